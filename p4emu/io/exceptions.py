@@ -1,0 +1,11 @@
+"""Errors raised by p4emu's port I/O."""
+
+from __future__ import annotations
+
+
+class PortIOError(Exception):
+    """A port driver could not be opened or used (names the port and the cause)."""
+
+
+class PortSpecError(PortIOError):
+    """A ``-i PORT@IFACE`` specification is malformed."""
