@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+from p4emu.exceptions import P4EmuError
 
-class PortIOError(Exception):
+
+class PortIOError(P4EmuError):
     """A port driver could not be opened or used (names the port and the cause)."""
 
 

@@ -1,0 +1,193 @@
+"""The ``p4emu-switch`` command line, shaped like ``simple_switch_grpc``'s.
+
+::
+
+    p4emu-switch [--device-id N] [-i PORT@IFACE]... [--cpu-port N] [--priority-queues N]
+                 [--queue-depth N] [--queue-rate PPS] [--log-console] [-L LEVEL] [--pcap [DIR]]
+                 [--thrift-port N] (--no-p4 | PROGRAM.p4) [-- --grpc-server-addr HOST:PORT
+                 [--cpu-port N] [--priority-queues N] [--drop-port N]]
+
+Target options after ``--`` follow BMv2 (``--cpu-port`` and ``--priority-queues`` are accepted
+on either side, as scripts use both). ``--thrift-port`` is accepted and ignored: p4emu has no
+Thrift server; program it over P4Runtime.
+"""
+
+from __future__ import annotations
+
+import argparse
+import ipaddress
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from p4emu.io.drivers import InterfaceSpec, parse_interface_spec
+from p4emu.io.exceptions import PortSpecError
+from p4emu.server.exceptions import OptionsError
+
+DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
+DEFAULT_DROP_PORT = 511
+LOG_LEVELS = ("trace", "debug", "info", "warn", "error", "off")
+PROGRAM_SUFFIXES = (".p4", ".p4_16")
+
+
+@dataclass(frozen=True)
+class SwitchOptions:
+    program: Path | None
+    interfaces: tuple[InterfaceSpec, ...] = ()
+    device_id: int = 0
+    cpu_port: int | None = None
+    priority_queues: int = 1
+    queue_depth: int = 64
+    queue_rate_pps: float | None = None
+    drop_port: int = DEFAULT_DROP_PORT
+    log_console: bool = False
+    log_level: str = "info"
+    log_file: Path | None = None
+    pcap_dir: Path | None = None
+    grpc_host: str = "127.0.0.1"
+    grpc_port: int = 9559
+    seed: int = 0
+    ignored: tuple[str, ...] = field(default=())
+
+    @property
+    def grpc_address(self) -> str:
+        host = f"[{self.grpc_host}]" if ":" in self.grpc_host else self.grpc_host
+        return f"{host}:{self.grpc_port}"
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str) -> None:  # type: ignore[override]
+        raise OptionsError(f"{self.prog}: {message}")
+
+
+def _port_number(text: str) -> int:
+    value = int(text, 0)
+    if not 0 <= value <= 511:
+        raise argparse.ArgumentTypeError(f"port {value} is outside 0..511 (ports are bit<9>)")
+    return value
+
+
+def _positive_int(text: str) -> int:
+    value = int(text, 0)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
+    return value
+
+
+def _positive_float(text: str) -> float:
+    value = float(text)
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
+    return value
+
+
+def _main_parser() -> _Parser:
+    parser = _Parser(prog="p4emu-switch", description="p4emu drop-in for simple_switch_grpc")
+    parser.add_argument("--device-id", type=int, default=0)
+    parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE")
+    parser.add_argument("--cpu-port", type=_port_number)
+    parser.add_argument("--priority-queues", type=_positive_int)
+    parser.add_argument("--queue-depth", type=_positive_int, default=64, metavar="PACKETS")
+    parser.add_argument("--queue-rate", type=_positive_float, metavar="PPS")
+    parser.add_argument("--drop-port", type=_port_number)
+    parser.add_argument("--log-console", action="store_true")
+    parser.add_argument("-L", "--log-level", choices=LOG_LEVELS, default="info")
+    parser.add_argument("--log-file", type=Path)
+    parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR")
+    parser.add_argument("--thrift-port", type=int, help="accepted for compatibility; ignored")
+    parser.add_argument("--seed", type=int, default=0, help="seed of random() and hash random")
+    parser.add_argument("--no-p4", action="store_true", help="start without a program")
+    parser.add_argument("program", nargs="?", type=Path)
+    return parser
+
+
+def _target_parser() -> _Parser:
+    parser = _Parser(prog="p4emu-switch (target options after --)")
+    parser.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR, metavar="HOST:PORT")
+    parser.add_argument("--cpu-port", type=_port_number)
+    parser.add_argument("--priority-queues", type=_positive_int)
+    parser.add_argument("--drop-port", type=_port_number)
+    return parser
+
+
+def split_grpc_address(text: str) -> tuple[str, int]:
+    host, sep, port_text = text.rpartition(":")
+    if not sep or not host:
+        raise OptionsError(f"--grpc-server-addr {text!r}: expected HOST:PORT")
+    host = host.strip("[]")
+    if host not in ("localhost",):
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise OptionsError(
+                f"--grpc-server-addr {text!r}: {host!r} is not an IP address"
+            ) from None
+    try:
+        port = int(port_text)
+    except ValueError:
+        raise OptionsError(
+            f"--grpc-server-addr {text!r}: port {port_text!r} is not a number"
+        ) from None
+    if not 0 <= port <= 65535:
+        raise OptionsError(f"--grpc-server-addr {text!r}: port {port} out of range")
+    return host, port
+
+
+def parse_options(argv: list[str]) -> SwitchOptions:
+    """Parses a full command line (without the program name); raises OptionsError."""
+    if "--" in argv:
+        split = argv.index("--")
+        main_args, target_args = argv[:split], argv[split + 1 :]
+    else:
+        main_args, target_args = argv, []
+    main = _main_parser().parse_args(main_args)
+    target = _target_parser().parse_args(target_args)
+    if main.no_p4 and main.program is not None:
+        raise OptionsError("p4emu-switch: give either --no-p4 or a PROGRAM.p4, not both")
+    if not main.no_p4 and main.program is None:
+        raise OptionsError("p4emu-switch: a PROGRAM.p4 (or --no-p4) is required")
+    if main.program is not None:
+        if main.program.suffix == ".json":
+            raise OptionsError(
+                f"p4emu-switch: {main.program} looks like p4c's BMv2 JSON, which p4emu does not "
+                "run; give the P4_16 source file instead"
+            )
+        if not main.program.is_file():
+            raise OptionsError(f"p4emu-switch: program file {main.program} does not exist")
+    interfaces: list[InterfaceSpec] = []
+    for text in main.interface:
+        try:
+            spec = parse_interface_spec(text)
+        except PortSpecError as exc:
+            raise OptionsError(f"p4emu-switch: -i {exc}") from None
+        if any(existing.port == spec.port for existing in interfaces):
+            raise OptionsError(f"p4emu-switch: port {spec.port} is given twice with -i")
+        interfaces.append(spec)
+    cpu_port = target.cpu_port if target.cpu_port is not None else main.cpu_port
+    priority_queues = target.priority_queues or main.priority_queues or 1
+    drop_port = target.drop_port if target.drop_port is not None else main.drop_port
+    drop_port = DEFAULT_DROP_PORT if drop_port is None else drop_port
+    for spec in interfaces:
+        if spec.port in (cpu_port, drop_port):
+            role = "CPU" if spec.port == cpu_port else "drop"
+            raise OptionsError(
+                f"p4emu-switch: port {spec.port} is the {role} port; it cannot have -i"
+            )
+    host, port = split_grpc_address(target.grpc_server_addr)
+    return SwitchOptions(
+        program=main.program,
+        interfaces=tuple(interfaces),
+        device_id=main.device_id,
+        cpu_port=cpu_port,
+        priority_queues=priority_queues,
+        queue_depth=main.queue_depth,
+        queue_rate_pps=main.queue_rate,
+        drop_port=drop_port,
+        log_console=main.log_console,
+        log_level=main.log_level,
+        log_file=main.log_file,
+        pcap_dir=Path(main.pcap) if main.pcap is not None else None,
+        grpc_host=host,
+        grpc_port=port,
+        seed=main.seed,
+        ignored=("--thrift-port",) if main.thrift_port is not None else (),
+    )

@@ -1,0 +1,81 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from p4emu.server.exceptions import OptionsError
+from p4emu.server.options import parse_options
+
+
+@pytest.fixture
+def program(tmp_path: Path) -> Path:
+    path = tmp_path / "prog.p4"
+    path.write_text("// empty\n")
+    return path
+
+
+def test_simple_switch_grpc_style_command_line(program: Path, tmp_path: Path) -> None:
+    options = parse_options(
+        [
+            "--device-id", "3", "-i", "1@veth1", "-i", "2@udp:40001->40002",
+            "--log-console", "-L", "debug", "--pcap", str(tmp_path), "--thrift-port", "9090",
+            str(program), "--", "--grpc-server-addr", "127.0.0.1:50051", "--cpu-port", "510",
+            "--priority-queues", "8",
+        ]
+    )  # fmt: skip
+    assert options.device_id == 3
+    assert [(i.port, i.interface, i.udp_local) for i in options.interfaces] == [
+        (1, "veth1", None),
+        (2, None, ("127.0.0.1", 40001)),
+    ]
+    assert (options.cpu_port, options.priority_queues, options.drop_port) == (510, 8, 511)
+    assert options.grpc_address == "127.0.0.1:50051"
+    assert options.log_level == "debug" and options.log_console
+    assert options.pcap_dir == tmp_path
+    assert options.ignored == ("--thrift-port",)
+    assert options.program == program
+
+
+def test_defaults_bind_loopback_only() -> None:
+    options = parse_options(["--no-p4"])
+    assert options.program is None
+    assert options.grpc_address == "127.0.0.1:9559"
+    assert (options.queue_depth, options.queue_rate_pps, options.priority_queues) == (64, None, 1)
+
+
+def test_ipv6_grpc_address(program: Path) -> None:
+    options = parse_options([str(program), "--", "--grpc-server-addr", "[::1]:9600"])
+    assert (options.grpc_host, options.grpc_port, options.grpc_address) == (
+        "::1",
+        9600,
+        "[::1]:9600",
+    )
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--no-p4", "--bogus"], "unrecognized arguments: --bogus"),
+        (["--no-p4", "--", "--bogus-target"], "unrecognized arguments: --bogus-target"),
+        ([], "a PROGRAM.p4 \\(or --no-p4\\) is required"),
+        (["/nonexistent/x.p4"], "program file /nonexistent/x.p4 does not exist"),
+        (["prog.json"], "BMv2 JSON"),
+        (["--no-p4", "-i", "1"], "expected PORT@IFACE"),
+        (["--no-p4", "-i", "1@a", "-i", "1@b"], "port 1 is given twice"),
+        (["--no-p4", "--cpu-port", "600"], "outside 0..511"),
+        (["--no-p4", "--cpu-port", "5", "-i", "5@veth0"], "port 5 is the CPU port"),
+        (["--no-p4", "--queue-depth", "0"], "must be a positive integer"),
+        (["--no-p4", "--", "--grpc-server-addr", "nohost"], "expected HOST:PORT"),
+        (["--no-p4", "--", "--grpc-server-addr", "example.com:1"], "not an IP address"),
+        (["--no-p4", "--", "--grpc-server-addr", "1.2.3.4:99999"], "out of range"),
+    ],
+)
+def test_bad_command_lines_are_specific(argv: list[str], message: str) -> None:
+    with pytest.raises(OptionsError, match=message):
+        parse_options(argv)
+
+
+def test_program_and_no_p4_conflict(program: Path) -> None:
+    with pytest.raises(OptionsError, match=r"either --no-p4 or a PROGRAM\.p4"):
+        parse_options(["--no-p4", str(program)])
