@@ -63,6 +63,10 @@ class Arbiter:
     def role_of(self, client: object) -> str | None:
         return self._client_role.get(client)
 
+    def election_id_of(self, client: object) -> ElectionId | None:
+        role = self._client_role.get(client)
+        return None if role is None else self._roles[role].clients[client]
+
     # --- events --------------------------------------------------------------------------
     def update(
         self, client: object, device_id: int, role: str, election_id: ElectionId

@@ -1,0 +1,400 @@
+"""The P4Runtime v1 gRPC service of p4emu-switch.
+
+Transport concerns live here: device ids, arbitration and primary checks, stream plumbing and
+error encoding. Everything about the pipeline and its entities is the :class:`Device`'s.
+All device calls are serialised by one lock, so a Write is atomic with respect to Reads.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from collections.abc import Iterator
+from dataclasses import dataclass
+
+import grpc
+from finsy.proto import p4r, p4r_grpc, rpc_code
+
+from p4emu.server.arbitration import Arbiter, ArbitrationError, ElectionId
+from p4emu.server.device import Device, DeviceError
+from p4emu.server.status import set_batch_error, set_error
+
+P4RUNTIME_API_VERSION = "1.4.0"
+READ_BATCH = 1000
+log = logging.getLogger("p4emu.server")
+
+
+def _election_id(message: p4r.Uint128 | None, present: bool) -> ElectionId | None:
+    if message is None or not present:
+        return None
+    return (message.high, message.low)
+
+
+@dataclass(frozen=True)
+class _EndStream:
+    code: int
+    message: str
+
+
+class _Stream:
+    """One StreamChannel: an outbox the gRPC generator drains."""
+
+    def __init__(self, peer: str) -> None:
+        self.peer = peer
+        self.outbox: queue.Queue[p4r.StreamMessageResponse | _EndStream | None] = queue.Queue()
+
+    def send(self, message: p4r.StreamMessageResponse) -> None:
+        self.outbox.put(message)
+
+    def end(self, code: int = rpc_code.OK, message: str = "") -> None:
+        self.outbox.put(_EndStream(code, message) if code else None)
+
+    def __repr__(self) -> str:
+        return f"<stream {self.peer}>"
+
+
+class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
+    def __init__(self, device: Device) -> None:
+        self.device = device
+        self.arbiter = Arbiter(device.device_id)
+        self.lock = threading.RLock()
+        self._saved_pipeline: object | None = None
+        self._primary_stream: _Stream | None = None
+        self._streams: set[_Stream] = set()
+
+    # --- helpers -------------------------------------------------------------------------
+    def _check_device(self, device_id: int, context: grpc.ServicerContext) -> bool:
+        if device_id != self.device.device_id:
+            set_error(
+                context,
+                rpc_code.NOT_FOUND,
+                f"device id {device_id} does not exist (this is device {self.device.device_id})",
+            )
+            return False
+        return True
+
+    def _check_primary(
+        self, role: str, election: ElectionId | None, context: grpc.ServicerContext
+    ) -> bool:
+        if self.arbiter.is_primary(election, role):
+            return True
+        primary = self.arbiter.primary_election_id(role)
+        who = (
+            "no primary client"
+            if primary is None
+            else f"the primary's election id is {(primary[0] << 64) | primary[1]}"
+        )
+        given = (
+            "no election id"
+            if election is None
+            else f"election id {(election[0] << 64) | election[1]}"
+        )
+        set_error(
+            context,
+            rpc_code.PERMISSION_DENIED,
+            f"only the primary client of role {role!r} may write ({who}; request has {given})",
+        )
+        return False
+
+    def _check_pipeline(self, context: grpc.ServicerContext) -> bool:
+        if not self.device.has_pipeline():
+            set_error(
+                context,
+                rpc_code.FAILED_PRECONDITION,
+                "no forwarding pipeline is set; call SetForwardingPipelineConfig first",
+            )
+            return False
+        return True
+
+    # --- unary RPCs ----------------------------------------------------------------------
+    def Capabilities(
+        self, request: p4r.CapabilitiesRequest, context: grpc.ServicerContext
+    ) -> p4r.CapabilitiesResponse:
+        return p4r.CapabilitiesResponse(p4runtime_api_version=P4RUNTIME_API_VERSION)
+
+    def Write(self, request: p4r.WriteRequest, context: grpc.ServicerContext) -> p4r.WriteResponse:
+        election = _election_id(request.election_id, request.HasField("election_id"))
+        with self.lock:
+            if not (
+                self._check_device(request.device_id, context)
+                and self._check_primary(request.role, election, context)
+                and self._check_pipeline(context)
+            ):
+                return p4r.WriteResponse()
+            if request.atomicity not in p4r.WriteRequest.Atomicity.values():
+                set_error(
+                    context, rpc_code.INVALID_ARGUMENT, f"unknown atomicity {request.atomicity}"
+                )
+                return p4r.WriteResponse()
+            try:
+                errors = self.device.write(list(request.updates), request.atomicity)
+            except DeviceError as exc:
+                set_error(context, exc.code, exc.message)
+                return p4r.WriteResponse()
+        set_batch_error(context, errors)
+        return p4r.WriteResponse()
+
+    def Read(
+        self, request: p4r.ReadRequest, context: grpc.ServicerContext
+    ) -> Iterator[p4r.ReadResponse]:
+        with self.lock:
+            if not (
+                self._check_device(request.device_id, context) and self._check_pipeline(context)
+            ):
+                return
+            try:
+                entities = list(self.device.read(list(request.entities)))
+            except DeviceError as exc:
+                set_error(context, exc.code, exc.message)
+                return
+        for start in range(0, len(entities), READ_BATCH):
+            yield p4r.ReadResponse(entities=entities[start : start + READ_BATCH])
+        if not entities:
+            yield p4r.ReadResponse()
+
+    def SetForwardingPipelineConfig(
+        self, request: p4r.SetForwardingPipelineConfigRequest, context: grpc.ServicerContext
+    ) -> p4r.SetForwardingPipelineConfigResponse:
+        action = request.action
+        actions = p4r.SetForwardingPipelineConfigRequest.Action
+        election = _election_id(request.election_id, request.HasField("election_id"))
+        response = p4r.SetForwardingPipelineConfigResponse()
+        with self.lock:
+            if not (
+                self._check_device(request.device_id, context)
+                and self._check_primary(request.role, election, context)
+            ):
+                return response
+            try:
+                if action == actions.VERIFY:
+                    self.device.verify_pipeline(request.config)
+                elif action == actions.VERIFY_AND_SAVE:
+                    self._saved_pipeline = self.device.verify_pipeline(request.config)
+                elif action in (actions.VERIFY_AND_COMMIT, actions.RECONCILE_AND_COMMIT):
+                    prepared = self.device.verify_pipeline(request.config)
+                    self.device.commit_pipeline(
+                        prepared, reconcile=action == actions.RECONCILE_AND_COMMIT
+                    )
+                    self._saved_pipeline = None
+                elif action == actions.COMMIT:
+                    if self._saved_pipeline is None:
+                        set_error(
+                            context,
+                            rpc_code.FAILED_PRECONDITION,
+                            "COMMIT without a saved pipeline (use VERIFY_AND_SAVE first)",
+                        )
+                        return response
+                    self.device.commit_pipeline(self._saved_pipeline, reconcile=False)
+                    self._saved_pipeline = None
+                else:
+                    set_error(
+                        context,
+                        rpc_code.INVALID_ARGUMENT,
+                        f"unsupported SetForwardingPipelineConfig action {action}",
+                    )
+                    return response
+            except DeviceError as exc:
+                set_error(context, exc.code, exc.message)
+        return response
+
+    def GetForwardingPipelineConfig(
+        self, request: p4r.GetForwardingPipelineConfigRequest, context: grpc.ServicerContext
+    ) -> p4r.GetForwardingPipelineConfigResponse:
+        types = p4r.GetForwardingPipelineConfigRequest.ResponseType
+        response = p4r.GetForwardingPipelineConfigResponse()
+        with self.lock:
+            if not (
+                self._check_device(request.device_id, context) and self._check_pipeline(context)
+            ):
+                return response
+            config = self.device.pipeline_config()
+        if config is None:
+            set_error(context, rpc_code.FAILED_PRECONDITION, "no forwarding pipeline is set")
+            return response
+        kind = request.response_type
+        if kind not in types.values():
+            set_error(context, rpc_code.INVALID_ARGUMENT, f"unknown response_type {kind}")
+            return response
+        if config.HasField("cookie"):
+            response.config.cookie.CopyFrom(config.cookie)
+        if kind in (types.ALL, types.P4INFO_AND_COOKIE):
+            response.config.p4info.CopyFrom(config.p4info)
+        if kind in (types.ALL, types.DEVICE_CONFIG_AND_COOKIE):
+            response.config.p4_device_config = config.p4_device_config
+        return response
+
+    # --- stream --------------------------------------------------------------------------
+    def StreamChannel(
+        self, request_iterator: Iterator[p4r.StreamMessageRequest], context: grpc.ServicerContext
+    ) -> Iterator[p4r.StreamMessageResponse]:
+        stream = _Stream(context.peer())
+        with self.lock:
+            self._streams.add(stream)
+        reader = threading.Thread(
+            target=self._read_stream,
+            args=(stream, request_iterator),
+            name=f"p4rt-stream-{stream.peer}",
+            daemon=True,
+        )
+        reader.start()
+        context.add_callback(lambda: stream.end())
+        try:
+            while True:
+                item = stream.outbox.get()
+                if item is None:
+                    return
+                if isinstance(item, _EndStream):
+                    set_error(context, item.code, item.message)
+                    return
+                yield item
+        finally:
+            self._close_stream(stream)
+
+    def _read_stream(self, stream: _Stream, requests: Iterator[p4r.StreamMessageRequest]) -> None:
+        try:
+            for request in requests:
+                kind = request.WhichOneof("update")
+                if kind == "arbitration":
+                    if not self._arbitrate(stream, request.arbitration):
+                        return
+                elif kind == "packet":
+                    self._packet_out(stream, request.packet)
+                elif kind == "digest_ack":
+                    self._digest_ack(stream, request.digest_ack)
+                else:
+                    stream.send(
+                        self._stream_error(
+                            rpc_code.UNIMPLEMENTED, f"stream message {kind!r} is not supported"
+                        )
+                    )
+        except grpc.RpcError:
+            log.debug("stream %s: client went away", stream.peer)
+        finally:
+            stream.end()
+
+    def _arbitrate(self, stream: _Stream, update: p4r.MasterArbitrationUpdate) -> bool:
+        election = (update.election_id.high, update.election_id.low)
+        with self.lock:
+            try:
+                notifications = self.arbiter.update(
+                    stream, update.device_id, update.role.name, election
+                )
+            except ArbitrationError as exc:
+                stream.end(exc.code, exc.message)
+                return False
+            self._deliver(notifications)
+        return True
+
+    def _deliver(self, notifications) -> None:
+        for note in notifications:
+            message = p4r.StreamMessageResponse()
+            arbitration = message.arbitration
+            arbitration.device_id = self.device.device_id
+            arbitration.role.name = note.role
+            if note.election_id is not None:
+                arbitration.election_id.high, arbitration.election_id.low = note.election_id
+            arbitration.status.code = note.code
+            note.client.send(message)
+        primary = None
+        for stream in self._streams:
+            role = self.arbiter.role_of(stream)
+            if role == "" and self.arbiter.is_primary(self._election_of(stream), ""):
+                primary = stream
+        if primary is not self._primary_stream:
+            self._primary_stream = primary
+            self.device.set_stream_listener(primary.send if primary is not None else None)
+
+    def _election_of(self, stream: _Stream) -> ElectionId | None:
+        return self.arbiter.election_id_of(stream)
+
+    def _packet_out(self, stream: _Stream, packet: p4r.PacketOut) -> None:
+        with self.lock:
+            if stream is not self._primary_stream:
+                stream.send(
+                    self._stream_error(
+                        rpc_code.PERMISSION_DENIED,
+                        "only the primary client may send PacketOut",
+                        packet_out=packet,
+                    )
+                )
+                return
+            if not self.device.has_pipeline():
+                stream.send(
+                    self._stream_error(
+                        rpc_code.FAILED_PRECONDITION,
+                        "no forwarding pipeline is set",
+                        packet_out=packet,
+                    )
+                )
+                return
+            try:
+                self.device.packet_out(packet)
+            except DeviceError as exc:
+                stream.send(self._stream_error(exc.code, exc.message, packet_out=packet))
+
+    def _digest_ack(self, stream: _Stream, ack: p4r.DigestListAck) -> None:
+        with self.lock:
+            if stream is not self._primary_stream:
+                stream.send(
+                    self._stream_error(
+                        rpc_code.PERMISSION_DENIED,
+                        "only the primary client may ack digests",
+                        digest_ack=ack,
+                    )
+                )
+                return
+            try:
+                self.device.digest_ack(ack)
+            except DeviceError as exc:
+                stream.send(self._stream_error(exc.code, exc.message, digest_ack=ack))
+
+    @staticmethod
+    def _stream_error(
+        code: int,
+        message: str,
+        *,
+        packet_out: p4r.PacketOut | None = None,
+        digest_ack: p4r.DigestListAck | None = None,
+    ) -> p4r.StreamMessageResponse:
+        response = p4r.StreamMessageResponse()
+        response.error.canonical_code = code
+        response.error.message = message
+        if packet_out is not None:
+            response.error.packet_out.packet_out.CopyFrom(packet_out)
+        if digest_ack is not None:
+            response.error.digest_list_ack.digest_list_ack.CopyFrom(digest_ack)
+        return response
+
+    def _close_stream(self, stream: _Stream) -> None:
+        with self.lock:
+            self._streams.discard(stream)
+            self._deliver(self.arbiter.disconnect(stream))
+
+
+def start_grpc_server(
+    service: P4RuntimeService, address: str, *, max_workers: int = 16
+) -> tuple[grpc.Server, int]:
+    """Starts a gRPC server for ``service`` on ``address`` (``HOST:PORT``, port 0 = any free).
+
+    Returns the server and the bound port; raises DeviceError if the address cannot be bound.
+    """
+    from concurrent.futures import ThreadPoolExecutor
+
+    server = grpc.server(
+        ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+        options=[
+            ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+            ("grpc.max_send_message_length", 256 * 1024 * 1024),
+            ("grpc.so_reuseport", 0),
+        ],
+    )
+    p4r_grpc.add_P4RuntimeServicer_to_server(service, server)
+    try:
+        port = server.add_insecure_port(address)
+    except RuntimeError as exc:
+        raise DeviceError(rpc_code.UNAVAILABLE, f"cannot listen on {address}: {exc}") from exc
+    if port == 0:
+        raise DeviceError(rpc_code.UNAVAILABLE, f"cannot listen on {address} (address in use?)")
+    server.start()
+    return server, port
