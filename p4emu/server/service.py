@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code
+from finsy.proto import gnmi_grpc, p4r, p4r_grpc, rpc_code
 
 from p4emu.server.arbitration import Arbiter, ArbitrationError, ElectionId
 from p4emu.server.device import Device, DeviceError
@@ -373,9 +373,15 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
 
 def start_grpc_server(
-    service: P4RuntimeService, address: str, *, max_workers: int = 16
+    service: P4RuntimeService,
+    address: str,
+    *,
+    gnmi_service: gnmi_grpc.gNMIServicer | None = None,
+    max_workers: int = 16,
 ) -> tuple[grpc.Server, int]:
-    """Starts a gRPC server for ``service`` on ``address`` (``HOST:PORT``, port 0 = any free).
+    """Starts a gRPC server for ``service`` (and gNMI port control) on ``address``.
+
+    ``address`` is ``HOST:PORT``; port 0 picks any free port.
 
     Returns the server and the bound port; raises DeviceError if the address cannot be bound.
     """
@@ -390,6 +396,8 @@ def start_grpc_server(
         ],
     )
     p4r_grpc.add_P4RuntimeServicer_to_server(service, server)
+    if gnmi_service is not None:
+        gnmi_grpc.add_gNMIServicer_to_server(gnmi_service, server)
     try:
         port = server.add_insecure_port(address)
     except RuntimeError as exc:
