@@ -15,7 +15,7 @@ ALLOWED: dict[str, set[str]] = {
     "mrc_wire": set(),
     "topologies": set(),
     "p4emu": set(),
-    "controller": {"topologies", "mrc_wire"},
+    "controller": {"topologies", "mrc_wire", "p4emu"},  # p4emu builds P4Info/device configs
     "nic_emu": {"topologies", "mrc_wire"},
     "testbed": PROJECT_PACKAGES,
 }

@@ -1,0 +1,165 @@
+"""The ``p4_device_config`` format p4emu accepts in SetForwardingPipelineConfig.
+
+BMv2 expects p4c's JSON there; p4emu compiles P4_16 source itself, so it expects source.
+Two forms are accepted (documented in docs/p4emu-switch.md):
+
+1. Plain UTF-8 P4_16 source of a self-contained program (only ``<core.p4>``/``<v1model.p4>``
+   and other p4emu-bundled system includes).
+2. A *source bundle* for programs split over files: UTF-8 JSON
+   ``{"format": "p4emu-source-bundle", "version": 1, "main": "prog.p4",
+   "files": {"prog.p4": "...", "include/headers.p4": "..."}}`` — every file that a quoted
+   ``#include "..."`` reaches, by path relative to the main file's directory.
+
+p4c's BMv2 JSON is recognised and refused with a clear error.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from p4emu.exceptions import P4EmuError
+
+BUNDLE_FORMAT = "p4emu-source-bundle"
+BUNDLE_VERSION = 1
+PLAIN_SOURCE_NAME = "program.p4"
+_QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+
+
+class DeviceConfigError(P4EmuError):
+    """A p4_device_config that p4emu cannot use; the message says why."""
+
+
+@dataclass(frozen=True)
+class SourceBundle:
+    main: str
+    files: dict[str, str]
+
+    def to_bytes(self) -> bytes:
+        document = {
+            "format": BUNDLE_FORMAT,
+            "version": BUNDLE_VERSION,
+            "main": self.main,
+            "files": self.files,
+        }
+        return json.dumps(document, sort_keys=True).encode()
+
+    def materialize(self, directory: Path) -> Path:
+        """Writes the files under ``directory``; returns the main file's path."""
+        for name, text in self.files.items():
+            target = directory / name
+            target.parent.mkdir(parents=True, exist_ok=True)
+            target.write_text(text, encoding="utf-8")
+        return directory / self.main
+
+
+def bundle_program(path: str | Path) -> SourceBundle:
+    """Collects ``path`` and every file its quoted includes reach (recursively)."""
+    main = Path(path).resolve()
+    if not main.is_file():
+        raise DeviceConfigError(f"P4 program {path} does not exist")
+    root = main.parent
+    files: dict[str, str] = {}
+    pending = [main]
+    while pending:
+        current = pending.pop()
+        try:
+            relative = current.relative_to(root).as_posix()
+        except ValueError:
+            raise DeviceConfigError(
+                f"{current} is included from outside the program's directory {root}; a bundle cannot carry it"
+            ) from None
+        if relative in files:
+            continue
+        try:
+            text = current.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError) as exc:
+            raise DeviceConfigError(f"cannot read {current}: {exc}") from exc
+        files[relative] = text
+        for included in _QUOTED_INCLUDE.findall(text):
+            candidate = (current.parent / included).resolve()
+            if candidate.is_file():
+                pending.append(candidate)
+            # An include that does not resolve here is reported by the front end on load.
+    return SourceBundle(main=main.relative_to(root).as_posix(), files=files)
+
+
+def device_config_for(path: str | Path) -> bytes:
+    """The p4_device_config to send p4emu for the program at ``path``."""
+    bundle = bundle_program(path)
+    if len(bundle.files) == 1:
+        return bundle.files[bundle.main].encode()
+    return bundle.to_bytes()
+
+
+def parse_device_config(data: bytes) -> SourceBundle:
+    """Decodes a p4_device_config into a bundle; raises DeviceConfigError."""
+    if not data.strip():
+        raise DeviceConfigError(
+            "p4_device_config is empty: p4emu needs the P4_16 source of the program"
+        )
+    try:
+        text = data.decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise DeviceConfigError(
+            f"p4_device_config is not UTF-8 text (byte {exc.start}): p4emu needs P4_16 source"
+        ) from None
+    if text.lstrip()[:1] in ("{", "["):
+        try:
+            document = json.loads(text)
+        except json.JSONDecodeError as exc:
+            raise DeviceConfigError(
+                f"p4_device_config looks like JSON but does not parse: {exc}"
+            ) from None
+        if not isinstance(document, dict):
+            raise DeviceConfigError("p4_device_config JSON must be an object")
+        if document.get("format") != BUNDLE_FORMAT:
+            if "pipelines" in document or "header_types" in document:
+                raise DeviceConfigError(
+                    "p4_device_config is p4c's BMv2 JSON, which is not supported by p4emu: "
+                    "send the P4_16 source or a p4emu source bundle (see docs/p4emu-switch.md)"
+                )
+            raise DeviceConfigError(f"p4_device_config JSON is not a {BUNDLE_FORMAT!r}")
+        return _bundle_from_document(document)
+    return SourceBundle(main=PLAIN_SOURCE_NAME, files={PLAIN_SOURCE_NAME: text})
+
+
+def _bundle_from_document(document: dict[str, object]) -> SourceBundle:
+    if document.get("version") != BUNDLE_VERSION:
+        raise DeviceConfigError(
+            f"source bundle version {document.get('version')!r} is not supported (expected {BUNDLE_VERSION})"
+        )
+    main, files = document.get("main"), document.get("files")
+    if not isinstance(files, dict) or not all(
+        isinstance(k, str) and isinstance(v, str) for k, v in files.items()
+    ):
+        raise DeviceConfigError("source bundle 'files' must map relative paths to source text")
+    if not isinstance(main, str) or main not in files:
+        raise DeviceConfigError(f"source bundle 'main' ({main!r}) must name one of its files")
+    for name in files:
+        pure = PurePosixPath(name)
+        if pure.is_absolute() or ".." in pure.parts or not name:
+            raise DeviceConfigError(
+                f"source bundle path {name!r} must be relative and stay inside the bundle"
+            )
+    return SourceBundle(main=main, files=dict(files))
+
+
+class MaterializedBundle:
+    """A bundle written to a temporary directory for the front end; removed on close."""
+
+    def __init__(self, bundle: SourceBundle) -> None:
+        self._directory = tempfile.TemporaryDirectory(prefix="p4emu-bundle-")
+        self.main = bundle.materialize(Path(self._directory.name))
+
+    def close(self) -> None:
+        self._directory.cleanup()
+
+    def __enter__(self) -> MaterializedBundle:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
