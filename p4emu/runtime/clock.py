@@ -1,0 +1,86 @@
+"""Clocks for everything time-related in the runtime (meters, queues, idle timeouts).
+
+Time is kept as integer **nanoseconds** since the clock's origin (the switch start, as
+BMv2's ``get_ts()``), and exposed in **microseconds** too, the unit of every v1model
+timestamp (``ingress_global_timestamp``, ``enq_timestamp``, ``deq_timedelta``...).
+Microsecond values are truncated, like BMv2's ``duration_cast<microseconds>``.
+
+- :class:`RealClock` follows ``time.monotonic_ns()``; origin = construction time.
+- :class:`VirtualClock` only moves when told to (:meth:`VirtualClock.advance`), so tests
+  and simulations are deterministic.
+"""
+
+from __future__ import annotations
+
+import time
+from typing import Protocol, runtime_checkable
+
+from p4emu.runtime.exceptions import RuntimeP4Error
+
+NS_PER_US = 1_000
+NS_PER_S = 1_000_000_000
+
+
+@runtime_checkable
+class Clock(Protocol):
+    """Anything that tells the time since the switch started."""
+
+    def now_ns(self) -> int:
+        """Nanoseconds since the clock's origin."""
+        ...
+
+    def now_us(self) -> int:
+        """Microseconds since the clock's origin (truncated)."""
+        ...
+
+
+class RealClock:
+    """Wall-clock time from ``time.monotonic_ns()``, 0 at construction."""
+
+    __slots__ = ("_origin_ns",)
+
+    def __init__(self) -> None:
+        self._origin_ns = time.monotonic_ns()
+
+    def now_ns(self) -> int:
+        return time.monotonic_ns() - self._origin_ns
+
+    def now_us(self) -> int:
+        return (time.monotonic_ns() - self._origin_ns) // NS_PER_US
+
+
+class VirtualClock:
+    """A deterministic clock that only moves forward when advanced."""
+
+    __slots__ = ("_ns",)
+
+    def __init__(self, start_us: float = 0) -> None:
+        if start_us < 0:
+            raise RuntimeP4Error(f"VirtualClock cannot start before 0 (got {start_us} us)")
+        self._ns = round(start_us * NS_PER_US)
+
+    def now_ns(self) -> int:
+        return self._ns
+
+    def now_us(self) -> int:
+        return self._ns // NS_PER_US
+
+    def advance(self, us: float) -> int:
+        """Move forward by ``us`` microseconds (fractions allowed); returns the new ``now_ns``."""
+        if us < 0:
+            raise RuntimeP4Error(f"a clock cannot go backwards (advance by {us} us)")
+        self._ns += round(us * NS_PER_US)
+        return self._ns
+
+    def advance_ns(self, ns: int) -> int:
+        """Move forward by ``ns`` nanoseconds; returns the new ``now_ns``."""
+        if ns < 0:
+            raise RuntimeP4Error(f"a clock cannot go backwards (advance by {ns} ns)")
+        self._ns += ns
+        return self._ns
+
+    def set_ns(self, ns: int) -> None:
+        """Jump to an absolute time, which must not be in the past."""
+        if ns < self._ns:
+            raise RuntimeP4Error(f"a clock cannot go backwards (from {self._ns} ns to {ns} ns)")
+        self._ns = ns

@@ -1,0 +1,160 @@
+"""Errors raised by p4emu's runtime primitives (tables, externs, queues, PRE, STF files).
+
+Every error a user can cause (a bad table entry, a bad index from the control plane, a
+malformed STF file...) is a subclass of :class:`RuntimeP4Error` and carries a specific,
+human-readable message. Errors that a *packet* causes inside the data plane (a register
+index out of range, a packet too short for a header) follow BMv2 instead: they are
+logged or reported to the parser, never raised into the pipeline, except
+:class:`PacketTooShort`, which the parser catches to set ``parser_error``.
+"""
+
+from __future__ import annotations
+
+from p4emu.exceptions import P4EmuError
+
+
+class RuntimeP4Error(P4EmuError):
+    """Base class of every error raised by ``p4emu.runtime``."""
+
+
+# --- packet buffers ---------------------------------------------------------------------
+
+
+class PacketTooShort(RuntimeP4Error):
+    """The packet ends before the bits a header (or varbit field) needs.
+
+    BMv2 semantics: the parser stops, sets ``standard_metadata.parser_error`` to
+    ``error.PacketTooShort`` and keeps the headers extracted so far valid.
+    """
+
+    def __init__(self, needed_bits: int, available_bits: int, what: str = "header") -> None:
+        self.needed_bits = needed_bits
+        self.available_bits = available_bits
+        super().__init__(
+            f"packet too short for {what}: needs {needed_bits} bits from the cursor, "
+            f"only {available_bits} left"
+        )
+
+
+class HeaderTooShort(RuntimeP4Error):
+    """A varbit field's run-time size exceeds its declared maximum (``error.HeaderTooShort``)."""
+
+    def __init__(self, size_bits: int, max_bits: int) -> None:
+        self.size_bits = size_bits
+        self.max_bits = max_bits
+        super().__init__(f"varbit size {size_bits} bits exceeds the declared maximum {max_bits}")
+
+
+class FieldValueError(RuntimeP4Error):
+    """A value does not fit the declared bit width of the field it is written to."""
+
+
+class HeaderLayoutError(RuntimeP4Error):
+    """A header layout (list of field widths) is unusable (empty, zero or negative width)."""
+
+
+# --- tables -----------------------------------------------------------------------------
+
+
+class TableError(RuntimeP4Error):
+    """Base class of table errors; ``table`` names the table."""
+
+    def __init__(self, table: str, message: str) -> None:
+        self.table = table
+        super().__init__(f"table {table}: {message}")
+
+
+class TableDefinitionError(TableError):
+    """A table's key declaration is not supported (e.g. two lpm fields outside a ternary table)."""
+
+
+class InvalidEntryError(TableError):
+    """An entry is malformed: wrong key arity, value out of range, bits outside the mask,
+    missing/forbidden priority, action not allowed in this scope..."""
+
+
+class DuplicateEntryError(TableError):
+    """An entry with the same match key (and priority) already exists (P4Runtime ALREADY_EXISTS)."""
+
+
+class EntryNotFoundError(TableError):
+    """No entry has this match key (P4Runtime NOT_FOUND)."""
+
+
+class TableFullError(TableError):
+    """The table already holds ``size`` entries; BMv2 rejects further inserts."""
+
+
+class ConstEntryError(TableError):
+    """The entry (or the whole table, for ``const entries``) is immutable."""
+
+
+class ConstDefaultActionError(TableError):
+    """The table's default action is declared ``const`` and cannot be changed."""
+
+
+# --- externs ----------------------------------------------------------------------------
+
+
+class ExternError(RuntimeP4Error):
+    """Base class of extern errors caused by the control plane (bad index, bad config)."""
+
+
+class ExternIndexError(ExternError):
+    """A control-plane read/write used an index outside ``[0, size)``."""
+
+    def __init__(self, kind: str, name: str, index: int, size: int) -> None:
+        self.index = index
+        self.size = size
+        super().__init__(f"{kind} {name}: index {index} out of range [0, {size})")
+
+
+class MeterConfigError(ExternError):
+    """A meter configuration is invalid (negative rate/burst, PIR below CIR...)."""
+
+
+class LogMsgFormatError(ExternError):
+    """A ``log_msg`` format string does not match its argument list."""
+
+
+class HashError(RuntimeP4Error):
+    """An unknown hash algorithm or an invalid custom CRC configuration."""
+
+
+# --- traffic manager --------------------------------------------------------------------
+
+
+class TrafficManagerError(RuntimeP4Error):
+    """A traffic-manager configuration is invalid (negative depth, bad priority count...)."""
+
+
+# --- packet replication engine ----------------------------------------------------------
+
+
+class PreError(RuntimeP4Error):
+    """Base class of packet replication engine errors."""
+
+
+class PreEntryExistsError(PreError):
+    """A multicast group or clone session with this id already exists (ALREADY_EXISTS)."""
+
+
+class PreEntryNotFoundError(PreError):
+    """No multicast group / clone session / node with this id (NOT_FOUND)."""
+
+
+class PreInvalidEntryError(PreError):
+    """An id out of range, a duplicate replica, a bad port... (INVALID_ARGUMENT)."""
+
+
+# --- STF files --------------------------------------------------------------------------
+
+
+class StfSyntaxError(RuntimeP4Error):
+    """A line of an STF file cannot be parsed; ``str()`` is ``file:line: message``."""
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
+        super().__init__(f"{file}:{line}: {message}")

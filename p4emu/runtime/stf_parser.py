@@ -1,0 +1,765 @@
+"""Parser for p4c's STF ("simple test framework") packet-test files.
+
+The grammar is that of p4c ``tools/stf/stf_parser.py`` extended by
+``backends/bmv2/bmv2stf.py`` (BMv2 ``simple_switch_CLI`` pass-through commands), one
+command per line, ``#`` starts a comment, keywords are case-insensitive::
+
+    add TABLE [PRIORITY] KEY:VALUE... ACTION(ARG:VALUE, ...) [= HANDLE]
+    setdefault TABLE ACTION(ARG:VALUE, ...)
+    remove all
+    packet PORT HEX...
+    expect PORT [HEX-OR-*...] [$]        (no data: any packet on PORT; $: exact length)
+    no_packet
+    wait
+    check_counter COUNTER(INDEX|HANDLE) [packets|bytes OP NUMBER]
+    mirroring_add SESSION PORT      mirroring_add_mc SESSION GROUP
+    mirroring_delete SESSION        mirroring_get SESSION
+    mc_mgrp_create GROUP            mc_node_create RID PORT...
+    mc_node_update NODE PORT...     mc_node_associate GROUP NODE
+    counter_read NAME INDEX         counter_write NAME INDEX PACKETS BYTES
+    register_read NAME INDEX        register_write NAME INDEX VALUE
+    register_reset NAME
+    meter_get_rates NAME INDEX      meter_set_rates NAME INDEX RATE:BURST RATE:BURST
+    meter_array_set_rates NAME RATE:BURST RATE:BURST
+
+p4emu extensions: a ternary value may be written ``VALUE&&&MASK`` (besides hex/binary
+digits with ``*`` wildcards), and ``check_register NAME(INDEX) OP NUMBER`` checks a
+register cell (OP is one of ``== != < <= > >=``).
+
+Values: decimal, ``0x`` hex, ``0b`` binary (hex/binary may contain ``*`` don't-care
+digits). Key and argument names are kept as written (they may carry a control prefix,
+``$valid$`` suffixes, ``[N]`` stack indices): resolving them against the program is the
+runner's job. STF priorities are passed through unchanged: p4c's BMv2 runner maps them
+so that a larger STF priority wins, the P4Runtime convention the table engine uses.
+
+:func:`parse_stf` returns a list of typed commands, each with its 1-based ``line``; a bad
+line raises :class:`~p4emu.runtime.exceptions.StfSyntaxError` (``file:line: message``).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import NoReturn
+
+from p4emu.runtime.exceptions import StfSyntaxError
+
+# --- values ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StfNumber:
+    """A literal as written: value with ``*`` digits as 0, and what the spelling implies.
+
+    ``mask`` is the don't-care mask implied by ``*`` digits or an explicit ``&&&MASK``
+    (None when neither was written); ``literal_bits`` is the number of bits the digits
+    spell (4 per hex digit, 1 per binary digit; None for decimal).
+    """
+
+    text: str
+    value: int
+    mask: int | None = None
+    literal_bits: int | None = None
+    prefix_len: int | None = None
+
+    def as_exact(self) -> int:
+        return self.value
+
+    def as_ternary(self, width: int) -> tuple[int, int]:
+        """``(value, mask)`` for a ternary key of ``width`` bits, as p4c's BMv2 runner
+        builds it (``makeMask``): an explicit ``&&&`` mask wins; otherwise each written
+        hex/binary digit contributes all-ones (zero for ``*``) to the mask, so digits not
+        written are don't-care; a decimal value matches the whole width exactly."""
+        full = (1 << width) - 1
+        if self.mask is not None:
+            return self.value & full, self.mask & full
+        if self.literal_bits is not None:
+            return self.value & full, ((1 << self.literal_bits) - 1) & full
+        return self.value & full, full
+
+    def as_lpm(self, width: int) -> tuple[int, int]:
+        """``(value, prefix_len)``: an explicit ``/len`` wins; otherwise the written
+        digits that are not ``*`` times the bits per digit (p4c's ``makeLpm``); a decimal
+        value is a full-width prefix."""
+        if self.prefix_len is not None:
+            return self.value, min(self.prefix_len, width)
+        if self.literal_bits is None:
+            return self.value, width
+        digits = len(self.text) - 2
+        bits_per_digit = self.literal_bits // digits if digits else 4
+        wildcards = self.text.count("*")
+        return self.value, min(width, (digits - wildcards) * bits_per_digit)
+
+
+@dataclass(frozen=True)
+class StfMatch:
+    field: str
+    value: StfNumber
+
+
+@dataclass(frozen=True)
+class StfArg:
+    name: str
+    value: StfNumber
+
+
+@dataclass(frozen=True)
+class StfActionCall:
+    name: str
+    args: tuple[StfArg, ...] = ()
+
+
+# --- commands ---------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class StfCommand:
+    line: int
+
+
+@dataclass(frozen=True)
+class StfAdd(StfCommand):
+    table: str
+    priority: int | None
+    matches: tuple[StfMatch, ...]
+    action: StfActionCall
+    handle: str | None = None
+
+
+@dataclass(frozen=True)
+class StfSetDefault(StfCommand):
+    table: str
+    action: StfActionCall
+
+
+@dataclass(frozen=True)
+class StfRemoveAll(StfCommand):
+    pass
+
+
+@dataclass(frozen=True)
+class StfPacket(StfCommand):
+    port: int
+    data: bytes
+
+
+@dataclass(frozen=True)
+class StfExpect(StfCommand):
+    """An expected output packet; ``pattern`` is upper-case hex nibbles with ``*`` wildcards,
+    None meaning "any packet(s) on this port". ``exact``: the length must match too."""
+
+    port: int
+    pattern: str | None
+    exact: bool = False
+
+    def mismatch(self, data: bytes) -> str | None:
+        """None if ``data`` matches, else why not (p4c ``comparePacket`` semantics)."""
+        if self.pattern is None:
+            return None
+        received = data.hex().upper()
+        if len(received) < len(self.pattern):
+            return (
+                f"received packet too short: {len(received) // 2} bytes, "
+                f"expected {(len(self.pattern) + 1) // 2}"
+            )
+        if self.exact and len(received) != len(self.pattern):
+            return (
+                f"received packet has {len(received) // 2} bytes, expected exactly "
+                f"{(len(self.pattern) + 1) // 2}"
+            )
+        for i, want in enumerate(self.pattern):
+            if want != "*" and want != received[i]:
+                return (
+                    f"packet differs at nibble {i} (byte {i // 2}): expected {want}, "
+                    f"received {received[i]}"
+                )
+        return None
+
+    def matches(self, data: bytes) -> bool:
+        return self.mismatch(data) is None
+
+
+@dataclass(frozen=True)
+class StfNoPacket(StfCommand):
+    pass
+
+
+@dataclass(frozen=True)
+class StfWait(StfCommand):
+    pass
+
+
+@dataclass(frozen=True)
+class StfCheckCounter(StfCommand):
+    """``check_counter NAME(INDEX) [TYPE OP VALUE]``; without a check written, p4c's
+    parser yields ``count_type=None, op="==", value=0`` and so does this one."""
+
+    counter: str
+    index: int | str  # an int, or a handle name given with "add ... = NAME"
+    count_type: str | None
+    op: str
+    value: int
+
+
+@dataclass(frozen=True)
+class StfCheckRegister(StfCommand):
+    register: str
+    index: int
+    op: str
+    value: int
+
+
+@dataclass(frozen=True)
+class StfMirroringAdd(StfCommand):
+    session: int
+    port: int
+
+
+@dataclass(frozen=True)
+class StfMirroringAddMc(StfCommand):
+    session: int
+    group: int
+
+
+@dataclass(frozen=True)
+class StfMirroringDelete(StfCommand):
+    session: int
+
+
+@dataclass(frozen=True)
+class StfMirroringGet(StfCommand):
+    session: int
+
+
+@dataclass(frozen=True)
+class StfMcGroupCreate(StfCommand):
+    group: int
+
+
+@dataclass(frozen=True)
+class StfMcNodeCreate(StfCommand):
+    rid: int
+    ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StfMcNodeUpdate(StfCommand):
+    node: int
+    ports: tuple[int, ...]
+
+
+@dataclass(frozen=True)
+class StfMcNodeAssociate(StfCommand):
+    group: int
+    node: int
+
+
+@dataclass(frozen=True)
+class StfCounterRead(StfCommand):
+    counter: str
+    index: int
+
+
+@dataclass(frozen=True)
+class StfCounterWrite(StfCommand):
+    counter: str
+    index: int
+    packets: int
+    bytes: int
+
+
+@dataclass(frozen=True)
+class StfRegisterRead(StfCommand):
+    register: str
+    index: int
+
+
+@dataclass(frozen=True)
+class StfRegisterWrite(StfCommand):
+    register: str
+    index: int
+    value: int
+
+
+@dataclass(frozen=True)
+class StfRegisterReset(StfCommand):
+    register: str
+
+
+@dataclass(frozen=True)
+class StfMeterRate:
+    """A BMv2 CLI meter rate: ``rate`` in units per microsecond, ``burst`` in units."""
+
+    rate: float
+    burst: int
+
+
+@dataclass(frozen=True)
+class StfMeterGetRates(StfCommand):
+    meter: str
+    index: int
+
+
+@dataclass(frozen=True)
+class StfMeterSetRates(StfCommand):
+    meter: str
+    index: int | None  # None for meter_array_set_rates (every index)
+    rates: tuple[StfMeterRate, ...] = field(default_factory=tuple)
+
+
+# --- lexer ------------------------------------------------------------------------------
+
+_TOKEN = re.compile(
+    r"""
+    (?P<ws>\s+)
+  | (?P<ternop>&&&)
+  | (?P<op>==|!=|<=|>=|<|>)
+  | (?P<number>0[xX][0-9a-fA-F*]+|0[bB][01*]+|[0-9]+(?:\.[0-9]+)?)
+  | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
+  | (?P<punct>[:,.\[\]()/=])
+    """,
+    re.VERBOSE,
+)
+
+_COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
+
+
+@dataclass
+class _Tok:
+    kind: str
+    text: str
+
+
+class _Line:
+    """Token cursor over one command line."""
+
+    def __init__(self, text: str, file: str, lineno: int) -> None:
+        self.file = file
+        self.lineno = lineno
+        self.toks: list[_Tok] = []
+        pos = 0
+        while pos < len(text):
+            m = _TOKEN.match(text, pos)
+            if m is None:
+                self.fail(f"unexpected character {text[pos]!r}")
+            pos = m.end()
+            kind = m.lastgroup
+            assert kind is not None
+            if kind != "ws":
+                self.toks.append(_Tok(kind, m.group()))
+        self.pos = 0
+
+    def fail(self, message: str) -> NoReturn:
+        raise StfSyntaxError(self.file, self.lineno, message)
+
+    def peek(self, offset: int = 0) -> _Tok | None:
+        index = self.pos + offset
+        return self.toks[index] if index < len(self.toks) else None
+
+    def next(self, what: str) -> _Tok:
+        tok = self.peek()
+        if tok is None:
+            self.fail(f"expected {what}, found end of line")
+        self.pos += 1
+        return tok  # type: ignore[return-value]
+
+    def expect_punct(self, text: str) -> None:
+        tok = self.next(f"'{text}'")
+        if tok.text != text:
+            self.fail(f"expected '{text}', found {tok.text!r}")
+
+    def accept_punct(self, text: str) -> bool:
+        tok = self.peek()
+        if tok is not None and tok.kind in ("punct", "ternop") and tok.text == text:
+            self.pos += 1
+            return True
+        return False
+
+    def at_end(self) -> bool:
+        return self.pos >= len(self.toks)
+
+    def end(self) -> None:
+        tok = self.peek()
+        if tok is not None:
+            self.fail(f"unexpected {tok.text!r} at end of command")
+
+    def ident(self, what: str) -> str:
+        tok = self.next(what)
+        if tok.kind != "ident":
+            self.fail(f"expected {what}, found {tok.text!r}")
+        return tok.text
+
+    def qualified_name(self, what: str) -> str:
+        parts = [self._name_part(what)]
+        while self.accept_punct("."):
+            parts.append(self._name_part(what))
+        return ".".join(parts)
+
+    def _name_part(self, what: str) -> str:
+        name = self.ident(what)
+        while self.accept_punct("["):
+            tok = self.next("a stack index")
+            if tok.kind != "number" or not tok.text.isdigit():
+                self.fail(f"expected a stack index, found {tok.text!r}")
+            self.expect_punct("]")
+            name += f"[{tok.text}]"
+        return name
+
+    def number(self, what: str) -> StfNumber:
+        tok = self.next(what)
+        if tok.kind != "number":
+            self.fail(f"expected {what}, found {tok.text!r}")
+        return _parse_number(tok.text, self)
+
+    def integer(self, what: str) -> int:
+        num = self.number(what)
+        if num.mask is not None or "." in num.text:
+            self.fail(f"expected {what} without wildcards, found {num.text!r}")
+        return num.value
+
+    def comparison(self) -> str:
+        tok = self.next("a comparison (== != < <= > >=)")
+        if tok.kind != "op":
+            self.fail(f"expected a comparison (== != < <= > >=), found {tok.text!r}")
+        return tok.text
+
+
+def _parse_number(text: str, line: _Line) -> StfNumber:
+    if "." in text:
+        return StfNumber(text, 0)  # only meaningful to meter rates; read via float(text)
+    lower = text.lower()
+    if lower.startswith("0x") or lower.startswith("0b"):
+        digits = text[2:]
+        bits_per_digit = 4 if lower.startswith("0x") else 1
+        base = 16 if bits_per_digit == 4 else 2
+        if "*" in digits:
+            value = int(digits.replace("*", "0"), base)
+            mask_digit = "f" if base == 16 else "1"
+            mask = int("".join("0" if c == "*" else mask_digit for c in digits), base)
+        else:
+            value = int(digits, base)
+            mask = None
+        return StfNumber(text, value, mask, bits_per_digit * len(digits))
+    return StfNumber(text, int(text))
+
+
+# --- parser -----------------------------------------------------------------------------
+
+
+def parse_stf(text: str, file: str = "<stf>") -> list[StfCommand]:
+    """Parse STF source text; ``file`` is used in error messages."""
+    commands: list[StfCommand] = []
+    for lineno, raw in enumerate(text.splitlines(), start=1):
+        content = raw.split("#", 1)[0].strip()
+        if not content:
+            continue
+        commands.append(_parse_line(content, file, lineno))
+    return commands
+
+
+def parse_stf_file(path: str | Path) -> list[StfCommand]:
+    """Parse an STF file (errors name the file)."""
+    path = Path(path)
+    try:
+        text = path.read_text(encoding="utf-8")
+    except OSError as exc:
+        raise StfSyntaxError(str(path), 0, f"cannot read STF file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise StfSyntaxError(str(path), 0, "STF file is not UTF-8 text") from None
+    return parse_stf(text, str(path))
+
+
+def _parse_line(content: str, file: str, lineno: int) -> StfCommand:
+    keyword, _, rest = content.partition(" ")
+    keyword = keyword.strip().lower()
+    rest = rest.strip()
+    # packet data has its own lexical rules (bare hex digits)
+    if keyword == "packet":
+        return _parse_packet(rest, file, lineno)
+    if keyword == "expect":
+        return _parse_expect(rest, file, lineno)
+    line = _Line(rest, file, lineno)
+    handler = _HANDLERS.get(keyword)
+    if handler is None:
+        line.fail(f"unknown STF command {keyword!r}")
+    command = handler(line, lineno)  # type: ignore[misc]
+    line.end()
+    return command
+
+
+def _port(text: str, file: str, lineno: int) -> int:
+    if not text.isdigit():
+        raise StfSyntaxError(file, lineno, f"expected a decimal port number, found {text!r}")
+    return int(text)
+
+
+def _parse_packet(rest: str, file: str, lineno: int) -> StfPacket:
+    port_text, _, data = rest.partition(" ")
+    if not port_text:
+        raise StfSyntaxError(file, lineno, "packet: missing port")
+    port = _port(port_text, file, lineno)
+    hexdigits = "".join(data.split())
+    if not hexdigits:
+        raise StfSyntaxError(file, lineno, "packet: missing packet data")
+    if not re.fullmatch(r"[0-9a-fA-F]+", hexdigits):
+        bad = re.search(r"[^0-9a-fA-F]", hexdigits)
+        assert bad is not None
+        raise StfSyntaxError(file, lineno, f"packet: invalid packet data character {bad.group()!r}")
+    if len(hexdigits) % 2:
+        raise StfSyntaxError(file, lineno, f"packet: odd number of hex digits ({len(hexdigits)})")
+    return StfPacket(lineno, port, bytes.fromhex(hexdigits))
+
+
+def _parse_expect(rest: str, file: str, lineno: int) -> StfExpect:
+    port_text, _, data = rest.partition(" ")
+    if not port_text:
+        raise StfSyntaxError(file, lineno, "expect: missing port")
+    port = _port(port_text, file, lineno)
+    pattern = "".join(data.split())
+    exact = pattern.endswith("$")
+    if exact:
+        pattern = pattern[:-1]
+    if not re.fullmatch(r"[0-9a-fA-F*]*", pattern):
+        bad = re.search(r"[^0-9a-fA-F*]", pattern)
+        assert bad is not None
+        raise StfSyntaxError(file, lineno, f"expect: invalid packet data character {bad.group()!r}")
+    if not pattern:
+        if exact:
+            raise StfSyntaxError(file, lineno, "expect: '$' needs packet data before it")
+        return StfExpect(lineno, port, None, False)
+    return StfExpect(lineno, port, pattern.upper(), exact)
+
+
+def _value(line: _Line, what: str) -> StfNumber:
+    """A match value: number [/ prefix] or number &&& mask."""
+    num = line.number(what)
+    if "." in num.text:
+        line.fail(f"expected {what}, found {num.text!r}")
+    if line.accept_punct("/"):
+        prefix = line.integer("a prefix length")
+        return StfNumber(num.text + f"/{prefix}", num.value, num.mask, num.literal_bits, prefix)
+    if line.accept_punct("&&&"):
+        mask = line.integer("a ternary mask")
+        return StfNumber(f"{num.text}&&&{mask:#x}", num.value, mask, num.literal_bits)
+    return num
+
+
+def _action(line: _Line) -> StfActionCall:
+    name = line.qualified_name("an action name")
+    line.expect_punct("(")
+    args: list[StfArg] = []
+    if not line.accept_punct(")"):
+        while True:
+            arg_name = line.ident("an action argument name")
+            line.expect_punct(":")
+            args.append(StfArg(arg_name, _value(line, f"a value for argument {arg_name}")))
+            if line.accept_punct(")"):
+                break
+            line.expect_punct(",")
+    return StfActionCall(name, tuple(args))
+
+
+def _cmd_add(line: _Line, lineno: int) -> StfAdd:
+    table = line.qualified_name("a table name")
+    priority = None
+    tok = line.peek()
+    if tok is not None and tok.kind == "number":
+        priority = line.integer("a priority")
+    matches: list[StfMatch] = []
+    while True:
+        if line.at_end():
+            line.fail("add: missing action call")
+        # look ahead: NAME '(' starts the action, NAME ':' a key
+        start = line.pos
+        name = line.qualified_name("a key field or action name")
+        if line.accept_punct(":"):
+            matches.append(StfMatch(name, _value(line, f"a value for key {name}")))
+            continue
+        line.pos = start
+        action = _action(line)
+        break
+    handle = None
+    if line.accept_punct("="):
+        handle = line.ident("an entry handle name")
+    if not matches:
+        line.fail("add: no key fields before the action")
+    return StfAdd(lineno, table, priority, tuple(matches), action, handle)
+
+
+def _cmd_setdefault(line: _Line, lineno: int) -> StfSetDefault:
+    table = line.qualified_name("a table name")
+    return StfSetDefault(lineno, table, _action(line))
+
+
+def _cmd_remove(line: _Line, lineno: int) -> StfRemoveAll:
+    word = line.ident("'all'")
+    if word.lower() != "all":
+        line.fail(f"only 'remove all' is supported, found 'remove {word}'")
+    return StfRemoveAll(lineno)
+
+
+def _cmd_no_packet(line: _Line, lineno: int) -> StfNoPacket:
+    return StfNoPacket(lineno)
+
+
+def _cmd_wait(line: _Line, lineno: int) -> StfWait:
+    return StfWait(lineno)
+
+
+def _cmd_check_counter(line: _Line, lineno: int) -> StfCheckCounter:
+    name = line.qualified_name("a counter name")
+    line.expect_punct("(")
+    tok = line.peek()
+    index: int | str
+    if tok is not None and tok.kind == "ident":
+        index = line.ident("a handle")
+    else:
+        index = line.integer("a counter index")
+    line.expect_punct(")")
+    if line.at_end():
+        return StfCheckCounter(lineno, name, index, None, "==", 0)
+    kind = line.ident("'packets' or 'bytes'").lower()
+    if kind not in ("packets", "bytes"):
+        line.fail(f"expected 'packets' or 'bytes', found {kind!r}")
+    op = line.comparison()
+    return StfCheckCounter(lineno, name, index, kind, op, line.integer("a count"))
+
+
+def _cmd_check_register(line: _Line, lineno: int) -> StfCheckRegister:
+    name = line.qualified_name("a register name")
+    line.expect_punct("(")
+    index = line.integer("a register index")
+    line.expect_punct(")")
+    op = line.comparison()
+    return StfCheckRegister(lineno, name, index, op, line.integer("a value"))
+
+
+def _cmd_mirroring_add(line: _Line, lineno: int) -> StfMirroringAdd:
+    return StfMirroringAdd(lineno, line.integer("a session id"), line.integer("a port"))
+
+
+def _cmd_mirroring_add_mc(line: _Line, lineno: int) -> StfMirroringAddMc:
+    return StfMirroringAddMc(lineno, line.integer("a session id"), line.integer("a group id"))
+
+
+def _cmd_mirroring_delete(line: _Line, lineno: int) -> StfMirroringDelete:
+    return StfMirroringDelete(lineno, line.integer("a session id"))
+
+
+def _cmd_mirroring_get(line: _Line, lineno: int) -> StfMirroringGet:
+    return StfMirroringGet(lineno, line.integer("a session id"))
+
+
+def _cmd_mc_mgrp_create(line: _Line, lineno: int) -> StfMcGroupCreate:
+    return StfMcGroupCreate(lineno, line.integer("a multicast group id"))
+
+
+def _ports(line: _Line) -> tuple[int, ...]:
+    ports = []
+    while not line.at_end():
+        ports.append(line.integer("a port"))
+    if not ports:
+        line.fail("expected at least one port")
+    return tuple(ports)
+
+
+def _cmd_mc_node_create(line: _Line, lineno: int) -> StfMcNodeCreate:
+    rid = line.integer("a replication id")
+    return StfMcNodeCreate(lineno, rid, _ports(line))
+
+
+def _cmd_mc_node_update(line: _Line, lineno: int) -> StfMcNodeUpdate:
+    node = line.integer("a node handle")
+    return StfMcNodeUpdate(lineno, node, _ports(line))
+
+
+def _cmd_mc_node_associate(line: _Line, lineno: int) -> StfMcNodeAssociate:
+    return StfMcNodeAssociate(lineno, line.integer("a group id"), line.integer("a node handle"))
+
+
+def _cmd_counter_read(line: _Line, lineno: int) -> StfCounterRead:
+    return StfCounterRead(lineno, line.qualified_name("a counter name"), line.integer("an index"))
+
+
+def _cmd_counter_write(line: _Line, lineno: int) -> StfCounterWrite:
+    name = line.qualified_name("a counter name")
+    return StfCounterWrite(
+        lineno,
+        name,
+        line.integer("an index"),
+        line.integer("a packet count"),
+        line.integer("a byte count"),
+    )
+
+
+def _cmd_register_read(line: _Line, lineno: int) -> StfRegisterRead:
+    return StfRegisterRead(lineno, line.qualified_name("a register name"), line.integer("an index"))
+
+
+def _cmd_register_write(line: _Line, lineno: int) -> StfRegisterWrite:
+    name = line.qualified_name("a register name")
+    return StfRegisterWrite(lineno, name, line.integer("an index"), line.integer("a value"))
+
+
+def _cmd_register_reset(line: _Line, lineno: int) -> StfRegisterReset:
+    return StfRegisterReset(lineno, line.qualified_name("a register name"))
+
+
+def _meter_rates(line: _Line) -> tuple[StfMeterRate, ...]:
+    rates = []
+    while not line.at_end():
+        rate_tok = line.next("a rate")
+        if rate_tok.kind != "number" or "*" in rate_tok.text:
+            line.fail(f"expected a rate, found {rate_tok.text!r}")
+        if "." in rate_tok.text:
+            rate = float(rate_tok.text)
+        else:
+            rate = float(_parse_number(rate_tok.text, line).value)
+        line.expect_punct(":")
+        rates.append(StfMeterRate(rate, line.integer("a burst size")))
+    if not rates:
+        line.fail("expected RATE:BURST pairs")
+    return tuple(rates)
+
+
+def _cmd_meter_get_rates(line: _Line, lineno: int) -> StfMeterGetRates:
+    return StfMeterGetRates(lineno, line.qualified_name("a meter name"), line.integer("an index"))
+
+
+def _cmd_meter_set_rates(line: _Line, lineno: int) -> StfMeterSetRates:
+    name = line.qualified_name("a meter name")
+    index = line.integer("an index")
+    return StfMeterSetRates(lineno, name, index, _meter_rates(line))
+
+
+def _cmd_meter_array_set_rates(line: _Line, lineno: int) -> StfMeterSetRates:
+    name = line.qualified_name("a meter name")
+    return StfMeterSetRates(lineno, name, None, _meter_rates(line))
+
+
+_HANDLERS = {
+    "add": _cmd_add,
+    "setdefault": _cmd_setdefault,
+    "remove": _cmd_remove,
+    "no_packet": _cmd_no_packet,
+    "wait": _cmd_wait,
+    "check_counter": _cmd_check_counter,
+    "check_register": _cmd_check_register,
+    "mirroring_add": _cmd_mirroring_add,
+    "mirroring_add_mc": _cmd_mirroring_add_mc,
+    "mirroring_delete": _cmd_mirroring_delete,
+    "mirroring_get": _cmd_mirroring_get,
+    "mc_mgrp_create": _cmd_mc_mgrp_create,
+    "mc_node_create": _cmd_mc_node_create,
+    "mc_node_update": _cmd_mc_node_update,
+    "mc_node_associate": _cmd_mc_node_associate,
+    "counter_read": _cmd_counter_read,
+    "counter_write": _cmd_counter_write,
+    "register_read": _cmd_register_read,
+    "register_write": _cmd_register_write,
+    "register_reset": _cmd_register_reset,
+    "meter_get_rates": _cmd_meter_get_rates,
+    "meter_set_rates": _cmd_meter_set_rates,
+    "meter_array_set_rates": _cmd_meter_array_set_rates,
+}

@@ -1,0 +1,424 @@
+"""The traffic manager between ingress and egress: per-port, per-priority FIFO queues.
+
+Model (BMv2 ``simple_switch`` with ``QueueingLogicPriRL``; see docs/simple_switch.md and
+``include/bm/bm_sim/queueing.h``):
+
+- Each egress port has ``priority_queues`` FIFOs (``--priority-queues N``, default 1).
+  ``standard_metadata.priority`` picks the queue; queue N-1 is served first, 0 last. A
+  priority >= N drops the packet ("Priority out of range, dropping packet").
+- Each queue holds at most ``depth`` packets (default 64, BMv2's default capacity;
+  ``set_queue_depth`` per port or per port and priority). A full queue drops the new
+  packet (tail drop), counted per (port, priority, reason).
+- A queue is unlimited by default: its packets leave as soon as they arrive. With a rate
+  (``set_queue_rate``), departures are spaced: in packets/s as BMv2 (one packet every
+  ``1/rate`` s), or in bits/s (a packet occupies the link ``8*length/rate`` s), a p4emu
+  extension.
+- Rate scope :attr:`RateScope.queue` (default, BMv2-exact): every (port, priority) queue
+  has its own shaper and a packet's departure time is fixed when it is enqueued:
+  ``send = max(now, previous_send + gap)``, with BMv2's quirk that a queue first touched
+  by a packet (not configured before) delays its first packet by one gap. Packets due at
+  the same instant leave highest priority first.
+  Rate scope :attr:`RateScope.port` (p4emu extension): one shaper per port shared by its
+  priority queues; at each departure the highest-priority non-empty queue is served —
+  a strict-priority link, as a hardware switch behaves.
+
+Metadata given to egress (:class:`QueuedPacket`), BMv2 definitions, times in µs since
+the clock's origin: ``enq_timestamp`` (at enqueue), ``enq_qdepth`` (packets already in
+the packet's queue at enqueue), ``deq_timedelta`` (µs between enqueue and departure),
+``deq_qdepth`` (packets left in the queue just after departure), ``qid`` (the priority).
+
+Time: departures are computed exactly, in the order they happen, whatever the clock.
+With a :class:`~p4emu.runtime.clock.VirtualClock`, ``clock.advance()`` then
+:meth:`TrafficManager.poll` yields exactly the packets the rate lets out. With a real
+clock a driver loops on :meth:`next_departure_ns` (sleep until then) and :meth:`poll`.
+Calls must come in non-decreasing time (``enqueue`` settles the port's departures up
+to now first, so occupancy at each event is exact).
+"""
+
+from __future__ import annotations
+
+import enum
+import logging
+from collections import deque
+from dataclasses import dataclass
+
+from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock
+from p4emu.runtime.exceptions import TrafficManagerError
+
+log = logging.getLogger("p4emu.runtime")
+
+DEFAULT_QUEUE_DEPTH = 64
+
+
+class RateUnit(enum.Enum):
+    packets_per_second = "pps"
+    bits_per_second = "bps"
+
+
+class RateScope(enum.Enum):
+    queue = "queue"
+    port = "port"
+
+
+class DropReason(enum.Enum):
+    queue_full = "queue_full"
+    priority_out_of_range = "priority_out_of_range"
+
+
+class QueuedPacket:
+    """A packet held by the traffic manager, with the queueing metadata egress reads.
+
+    ``item`` is whatever the caller enqueued (opaque). Dequeue fields are set when the
+    packet leaves (returned by :meth:`TrafficManager.poll`).
+    """
+
+    __slots__ = (
+        "departure_seq",
+        "deq_ns",
+        "deq_qdepth",
+        "deq_timedelta",
+        "enq_ns",
+        "enq_qdepth",
+        "enq_timestamp",
+        "item",
+        "length",
+        "port",
+        "priority",
+        "send_ns",
+        "seq",
+    )
+
+    def __init__(
+        self, item: object, port: int, priority: int, length: int, enq_ns: int, seq: int
+    ) -> None:
+        self.item = item
+        self.port = port
+        self.priority = priority
+        self.length = length
+        self.enq_ns = enq_ns
+        self.enq_timestamp = enq_ns // NS_PER_US
+        self.enq_qdepth = 0
+        self.send_ns = enq_ns
+        self.seq = seq
+        self.deq_ns = 0
+        self.departure_seq = 0
+        self.deq_timedelta = 0
+        self.deq_qdepth = 0
+
+    @property
+    def qid(self) -> int:
+        return self.priority
+
+    def __repr__(self) -> str:
+        return (
+            f"QueuedPacket(port={self.port}, priority={self.priority}, length={self.length}, "
+            f"enq_timestamp={self.enq_timestamp}, enq_qdepth={self.enq_qdepth}, "
+            f"deq_timedelta={self.deq_timedelta}, deq_qdepth={self.deq_qdepth})"
+        )
+
+
+@dataclass(frozen=True)
+class QueueRate:
+    value: float
+    unit: RateUnit
+
+    def gap_ns(self, length: int) -> int:
+        """Time the shaper keeps after a packet of ``length`` bytes (BMv2 truncates to ns)."""
+        if self.unit is RateUnit.packets_per_second:
+            return int((1.0 / self.value) * NS_PER_S)
+        return int(length * 8 * NS_PER_S / self.value)
+
+
+class _Queue:
+    __slots__ = ("capacity", "fifo", "last_length", "last_send_ns", "rate")
+
+    def __init__(self, capacity: int, rate: QueueRate | None, created_ns: int) -> None:
+        self.fifo: deque[QueuedPacket] = deque()
+        self.capacity = capacity
+        self.rate = rate
+        # BMv2 starts last_sent at the queue's creation and spaces the next packet by the
+        # per-packet delay; a bits/s shaper has sent nothing yet.
+        self.last_send_ns = created_ns
+        self.last_length = 1 if rate is None or rate.unit is RateUnit.packets_per_second else 0
+
+
+class _Port:
+    __slots__ = ("backlog", "next_free_ns", "port", "queues", "rate")
+
+    def __init__(self, port: int, queues: list[_Queue], rate: QueueRate | None) -> None:
+        self.port = port
+        self.queues = queues
+        self.backlog = 0
+        self.next_free_ns = 0
+        self.rate = rate  # port scope only
+
+
+class TrafficManager:
+    """Egress queues of one switch; see the module docstring."""
+
+    def __init__(
+        self,
+        clock: Clock,
+        *,
+        priority_queues: int = 1,
+        default_depth: int = DEFAULT_QUEUE_DEPTH,
+        rate_scope: RateScope = RateScope.queue,
+    ) -> None:
+        if priority_queues < 1:
+            raise TrafficManagerError(f"priority_queues must be >= 1, got {priority_queues}")
+        if default_depth < 0:
+            raise TrafficManagerError(f"queue depth must not be negative, got {default_depth}")
+        self.clock = clock
+        self.priority_queues = priority_queues
+        self.rate_scope = rate_scope
+        self._default_depth = default_depth
+        self._default_rate: QueueRate | None = None
+        self._ports: dict[int, _Port] = {}
+        self._active: set[int] = set()
+        self._ready: list[QueuedPacket] = []
+        self._seq = 0
+        self._departures = 0
+        self.drops: dict[tuple[int, int, DropReason], int] = {}
+        self.total_drops = 0
+        self.total_enqueued = 0
+
+    # --- configuration ----------------------------------------------------------------
+
+    def set_queue_depth(self, port: int, depth: int, priority: int | None = None) -> None:
+        """Capacity in packets of one port's queues (all priorities, or one)."""
+        if depth < 0:
+            raise TrafficManagerError(f"queue depth must not be negative, got {depth}")
+        for queue in self._select(port, priority):
+            queue.capacity = depth
+
+    def set_all_queue_depths(self, depth: int) -> None:
+        """Capacity of every queue, current and future (BMv2 ``set_queue_depth DEPTH``)."""
+        if depth < 0:
+            raise TrafficManagerError(f"queue depth must not be negative, got {depth}")
+        self._default_depth = depth
+        for port in self._ports.values():
+            for queue in port.queues:
+                queue.capacity = depth
+
+    def set_queue_rate(
+        self,
+        port: int,
+        rate: float | None,
+        unit: RateUnit = RateUnit.packets_per_second,
+        priority: int | None = None,
+    ) -> None:
+        """Drain rate of a port (``None`` or 0: unlimited).
+
+        Queue scope: sets the rate of the port's queues (all priorities, or one).
+        Port scope: sets the port's shared rate (``priority`` must be None).
+        """
+        queue_rate = self._make_rate(rate, unit)
+        if self.rate_scope is RateScope.port:
+            if priority is not None:
+                raise TrafficManagerError(
+                    "with rate_scope=port the rate is per port, not per priority"
+                )
+            self._port(port).rate = queue_rate
+            return
+        for queue in self._select(port, priority):
+            queue.rate = queue_rate
+
+    def set_all_queue_rates(
+        self, rate: float | None, unit: RateUnit = RateUnit.packets_per_second
+    ) -> None:
+        """Rate of every port/queue, current and future (BMv2 ``set_queue_rate RATE``)."""
+        queue_rate = self._make_rate(rate, unit)
+        self._default_rate = queue_rate
+        for port in self._ports.values():
+            port.rate = queue_rate
+            for queue in port.queues:
+                queue.rate = queue_rate
+
+    def queue_depth_limit(self, port: int, priority: int = 0) -> int:
+        return self._select(port, priority)[0].capacity
+
+    # --- packet path ------------------------------------------------------------------
+
+    def enqueue(self, port: int, item: object, length: int, priority: int = 0) -> DropReason | None:
+        """Queue ``item`` (a packet of ``length`` bytes) for ``port``.
+
+        Returns None if queued, else the :class:`DropReason` (also counted in ``drops``).
+        """
+        now = self.clock.now_ns()
+        if not 0 <= priority < self.priority_queues:
+            log.error("Priority out of range, dropping packet (priority %d)", priority)
+            self._drop(port, priority, DropReason.priority_out_of_range)
+            return DropReason.priority_out_of_range
+        state = self._ports.get(port)
+        if state is None:
+            state = self._port(port)
+        elif state.backlog:
+            self._settle(state, now)
+        queue = state.queues[priority]
+        fifo = queue.fifo
+        if len(fifo) >= queue.capacity:
+            self._drop(port, priority, DropReason.queue_full)
+            return DropReason.queue_full
+        self._seq += 1
+        packet = QueuedPacket(item, port, priority, length, now, self._seq)
+        packet.enq_qdepth = len(fifo)
+        rate = queue.rate
+        if rate is not None and self.rate_scope is RateScope.queue:
+            send = queue.last_send_ns + rate.gap_ns(queue.last_length)
+            if send < now:
+                send = now
+            packet.send_ns = queue.last_send_ns = send
+            queue.last_length = length
+        fifo.append(packet)
+        state.backlog += 1
+        self._active.add(port)
+        self.total_enqueued += 1
+        return None
+
+    def poll(self, now_ns: int | None = None) -> list[QueuedPacket]:
+        """Packets whose departure time is <= now, in departure order.
+
+        Ties (same instant): within a port, the order the queues released them (highest
+        priority first); across ports, lower port number first unless one was already
+        settled by an earlier enqueue.
+        """
+        now = self.clock.now_ns() if now_ns is None else now_ns
+        for port in sorted(self._active):
+            self._settle(self._ports[port], now)
+        ready = self._ready
+        if not ready:
+            return []
+        self._ready = []
+        if len(ready) > 1:
+            ready.sort(key=_departure_order)
+        return ready
+
+    def next_departure_ns(self) -> int | None:
+        """Earliest time a packet will leave (may be in the past), or None when all empty."""
+        best: int | None = None
+        if self._ready:
+            best = min(p.deq_ns for p in self._ready)
+        for port in self._active:
+            candidate = self._next_departure(self._ports[port])
+            if candidate is not None and (best is None or candidate < best):
+                best = candidate
+        return best
+
+    # --- observation ----------------------------------------------------------------
+
+    def queue_depth(self, port: int, priority: int | None = None) -> int:
+        """Packets in the port's queue(s) now (one priority, or all)."""
+        state = self._ports.get(port)
+        if state is None:
+            return 0
+        if state.backlog:
+            self._settle(state, self.clock.now_ns())
+        if priority is None:
+            return state.backlog
+        return len(self._select(port, priority)[0].fifo)
+
+    def dropped(self, port: int | None = None, reason: DropReason | None = None) -> int:
+        """Number of drops, optionally filtered by port and/or reason."""
+        return sum(
+            count
+            for (p, _prio, r), count in self.drops.items()
+            if (port is None or p == port) and (reason is None or r is reason)
+        )
+
+    # --- internals --------------------------------------------------------------------
+
+    def _make_rate(self, rate: float | None, unit: RateUnit) -> QueueRate | None:
+        if rate is None or rate == 0:
+            return None
+        if rate < 0:
+            raise TrafficManagerError(f"queue rate must not be negative, got {rate}")
+        return QueueRate(float(rate), unit)
+
+    def _port(self, port: int) -> _Port:
+        state = self._ports.get(port)
+        if state is None:
+            if port < 0:
+                raise TrafficManagerError(f"port must not be negative, got {port}")
+            created = self.clock.now_ns()
+            queues = [
+                _Queue(self._default_depth, self._default_rate, created)
+                for _ in range(self.priority_queues)
+            ]
+            state = self._ports[port] = _Port(port, queues, self._default_rate)
+        return state
+
+    def _select(self, port: int, priority: int | None) -> list[_Queue]:
+        state = self._port(port)
+        if priority is None:
+            return state.queues
+        if not 0 <= priority < self.priority_queues:
+            raise TrafficManagerError(
+                f"priority {priority} out of range [0, {self.priority_queues})"
+            )
+        return [state.queues[priority]]
+
+    def _drop(self, port: int, priority: int, reason: DropReason) -> None:
+        key = (port, priority, reason)
+        self.drops[key] = self.drops.get(key, 0) + 1
+        self.total_drops += 1
+
+    def _depart(self, state: _Port, queue: _Queue, when: int) -> None:
+        packet = queue.fifo.popleft()
+        state.backlog -= 1
+        packet.deq_ns = when
+        self._departures += 1
+        packet.departure_seq = self._departures
+        packet.deq_timedelta = when // NS_PER_US - packet.enq_timestamp
+        packet.deq_qdepth = len(queue.fifo)
+        self._ready.append(packet)
+
+    def _settle(self, state: _Port, now: int) -> None:
+        """Move every packet of ``state`` that leaves at or before ``now`` to the ready list."""
+        queues = state.queues
+        if self.rate_scope is RateScope.queue:
+            if len(queues) == 1:
+                queue = queues[0]
+                fifo = queue.fifo
+                while fifo and fifo[0].send_ns <= now:
+                    self._depart(state, queue, fifo[0].send_ns)
+            else:
+                while state.backlog:
+                    best: _Queue | None = None
+                    best_send = 0
+                    for queue in reversed(queues):  # highest priority wins ties
+                        if queue.fifo:
+                            send = queue.fifo[0].send_ns
+                            if best is None or send < best_send:
+                                best, best_send = queue, send
+                    if best is None or best_send > now:
+                        break
+                    self._depart(state, best, best_send)
+        else:
+            rate = state.rate
+            while state.backlog:
+                earliest = min(q.fifo[0].enq_ns for q in queues if q.fifo)
+                when = state.next_free_ns if state.next_free_ns > earliest else earliest
+                if when > now:
+                    break
+                for queue in reversed(queues):
+                    if queue.fifo and queue.fifo[0].enq_ns <= when:
+                        length = queue.fifo[0].length
+                        self._depart(state, queue, when)
+                        state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
+                        break
+        if not state.backlog:
+            self._active.discard(state.port)
+
+    def _next_departure(self, state: _Port) -> int | None:
+        heads = [q.fifo[0] for q in state.queues if q.fifo]
+        if not heads:
+            return None
+        if self.rate_scope is RateScope.queue:
+            return min(p.send_ns for p in heads)
+        earliest = min(p.enq_ns for p in heads)
+        return state.next_free_ns if state.next_free_ns > earliest else earliest
+
+
+def _departure_order(packet: QueuedPacket) -> tuple[int, int]:
+    # settling is in time order per port; equal times keep the order they were settled
+    return (packet.deq_ns, packet.departure_seq)

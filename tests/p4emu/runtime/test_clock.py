@@ -1,0 +1,35 @@
+"""Real and virtual clocks."""
+
+from __future__ import annotations
+
+import pytest
+
+from p4emu.runtime.clock import Clock, RealClock, VirtualClock
+from p4emu.runtime.exceptions import RuntimeP4Error
+
+
+def test_virtual_clock_moves_only_when_advanced() -> None:
+    clock = VirtualClock()
+    assert (clock.now_ns(), clock.now_us()) == (0, 0)
+    clock.advance(1.5)
+    assert (clock.now_ns(), clock.now_us()) == (1500, 1)
+    clock.advance_ns(500)
+    assert clock.now_us() == 2
+    clock.set_ns(10_000)
+    assert clock.now_us() == 10
+    with pytest.raises(RuntimeP4Error):
+        clock.advance(-1)
+    with pytest.raises(RuntimeP4Error):
+        clock.set_ns(5)
+    with pytest.raises(RuntimeP4Error):
+        VirtualClock(start_us=-1)
+    assert VirtualClock(start_us=3).now_ns() == 3000
+
+
+def test_real_clock_is_monotonic_from_zero() -> None:
+    clock = RealClock()
+    first = clock.now_ns()
+    second = clock.now_ns()
+    assert 0 <= first <= second
+    assert clock.now_us() >= 0
+    assert isinstance(clock, Clock) and isinstance(VirtualClock(), Clock)

@@ -1,0 +1,212 @@
+"""Egress queues: build-up under oversubscription, tail drop, priorities, timestamps."""
+
+from __future__ import annotations
+
+import itertools
+
+import pytest
+
+from p4emu.runtime.clock import VirtualClock
+from p4emu.runtime.exceptions import TrafficManagerError
+from p4emu.runtime.traffic_manager import (
+    DropReason,
+    RateScope,
+    RateUnit,
+    TrafficManager,
+)
+
+
+def test_unlimited_queue_dequeues_immediately() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    for i in range(3):
+        assert tm.enqueue(1, f"p{i}", 100) is None
+    out = tm.poll()
+    assert [p.item for p in out] == ["p0", "p1", "p2"]
+    assert all(p.deq_timedelta == 0 for p in out)
+    # an unlimited queue is empty again by the next arrival, even at the same instant
+    assert [p.enq_qdepth for p in out] == [0, 0, 0]
+    assert tm.next_departure_ns() is None
+
+
+def test_two_line_rate_flows_oversubscribe_a_port() -> None:
+    """Two flows of R pps each into a port drained at R pps: the queue fills, then drops."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    rate = 1000  # pps -> one departure per ms
+    tm.set_queue_rate(3, rate)
+    clock.advance(10_000)
+    departed = []
+    enq_depths = []
+    for n in range(400):  # 2000 pps offered for 200 ms
+        flow = n % 2
+        result = tm.enqueue(3, (flow, n), 1000)
+        if result is None:
+            enq_depths.append(tm.queue_depth(3) - 1)
+        clock.advance(500)
+        departed.extend(tm.poll())
+    assert tm.queue_depth(3) >= 63  # full at the default depth (64) between departures
+    assert max(enq_depths) == 63
+    drops = tm.dropped(3, DropReason.queue_full)
+    assert drops > 0
+    assert drops == tm.total_drops
+    assert len(departed) + tm.queue_depth(3) + drops == 400
+    # departures are spaced by exactly 1 ms
+    gaps = {b.deq_ns - a.deq_ns for a, b in itertools.pairwise(departed)}
+    assert gaps == {1_000_000}
+    # queueing delay grows while the queue fills, then stays at depth/rate
+    deltas = [p.deq_timedelta for p in departed]
+    assert deltas[0] == 0
+    assert deltas == sorted(deltas)
+    assert deltas[-1] >= 63_000
+    # enq_qdepth / deq_qdepth agree with the queue as seen by each packet
+    last = departed[-1]
+    assert last.enq_qdepth >= 62
+    assert last.deq_qdepth >= 62
+
+
+def test_enq_metadata_and_timestamps_in_microseconds() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 100)  # 10 ms per packet
+    clock.advance(1_000_000)
+    tm.enqueue(1, "a", 64)
+    clock.advance(1)
+    tm.enqueue(1, "b", 64)
+    clock.advance(2)
+    tm.enqueue(1, "c", 64)
+    assert tm.next_departure_ns() == 1_000_000_000  # "a" leaves at once
+    clock.advance(25_000)
+    out = tm.poll()
+    assert [p.item for p in out] == ["a", "b", "c"]
+    a, b, c = out
+    assert (a.enq_timestamp, b.enq_timestamp, c.enq_timestamp) == (1_000_000, 1_000_001, 1_000_003)
+    assert (a.enq_qdepth, b.enq_qdepth, c.enq_qdepth) == (0, 0, 1)  # "a" had left when "b" came
+    assert (a.deq_timedelta, b.deq_timedelta, c.deq_timedelta) == (0, 9_999, 19_997)
+    assert (a.deq_qdepth, b.deq_qdepth, c.deq_qdepth) == (0, 1, 0)
+    assert a.qid == 0
+
+
+def test_first_packet_of_an_unconfigured_queue_waits_one_gap_like_bmv2() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_all_queue_rates(1000)  # applies to queues created later, BMv2-style
+    clock.advance(5_000)
+    tm.enqueue(2, "x", 64)  # queue created now: send = now + 1 ms
+    assert tm.next_departure_ns() == 6_000_000
+
+
+def test_bits_per_second_rate() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 8_000_000, RateUnit.bits_per_second)  # 1 byte per us
+    clock.advance(100)
+    for length in (1000, 500, 250):
+        tm.enqueue(1, length, length)
+    clock.advance(10_000)
+    out = tm.poll()
+    assert [p.deq_ns // 1000 for p in out] == [100, 1100, 1600]
+
+
+def test_tail_drop_at_configured_depth() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 10)
+    tm.set_queue_depth(1, 3)
+    clock.advance(1_000_000)
+    results = [tm.enqueue(1, i, 64) for i in range(6)]
+    # the first leaves at once, so four fit before the queue holds three
+    assert results == [None, None, None, None, DropReason.queue_full, DropReason.queue_full]
+    assert tm.dropped(1) == 2
+    assert tm.queue_depth(1) == 3
+    assert tm.queue_depth_limit(1) == 3
+
+
+def test_priority_out_of_range_is_dropped() -> None:
+    tm = TrafficManager(VirtualClock(), priority_queues=2)
+    assert tm.enqueue(1, "x", 64, priority=2) is DropReason.priority_out_of_range
+    assert tm.dropped(reason=DropReason.priority_out_of_range) == 1
+
+
+def test_port_scope_strict_priority_serves_highest_queue_first() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=8, rate_scope=RateScope.port)
+    tm.set_queue_rate(1, 1000)
+    clock.advance(1000)
+    tm.enqueue(1, "low-0", 64, priority=0)  # departs at once (link idle)
+    tm.enqueue(1, "low-1", 64, priority=0)
+    tm.enqueue(1, "low-2", 64, priority=0)
+    tm.enqueue(1, "mid", 64, priority=3)
+    tm.enqueue(1, "high", 64, priority=7)
+    clock.advance(10_000)
+    out = tm.poll()
+    assert [p.item for p in out] == ["low-0", "high", "mid", "low-1", "low-2"]
+    assert [p.qid for p in out] == [0, 7, 3, 0, 0]
+    gaps = {b.deq_ns - a.deq_ns for a, b in itertools.pairwise(out)}
+    assert gaps == {1_000_000}
+    with pytest.raises(TrafficManagerError):
+        tm.set_queue_rate(1, 10, priority=3)
+
+
+def test_queue_scope_priority_ties_and_independent_shapers() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=2)
+    tm.set_queue_rate(1, 1000)  # each priority queue gets its own 1000 pps (BMv2)
+    clock.advance(5_000)
+    tm.enqueue(1, "low", 64, priority=0)
+    tm.enqueue(1, "low2", 64, priority=0)
+    tm.enqueue(1, "high", 64, priority=1)
+    tm.enqueue(1, "high2", 64, priority=1)
+    clock.advance(5_000)
+    out = tm.poll()
+    # both shapers release their second packet at the same instant: highest priority first
+    assert [p.item for p in out] == ["low", "high", "high2", "low2"]
+    assert out[0].deq_ns == out[1].deq_ns
+    assert out[2].deq_ns == out[3].deq_ns == out[0].deq_ns + 1_000_000
+
+
+def test_ports_are_independent_and_merged_in_time_order() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 1000)
+    tm.set_queue_rate(2, 500)
+    clock.advance(10_000)
+    for _ in range(3):
+        tm.enqueue(1, "p1", 64)
+        tm.enqueue(2, "p2", 64)
+    clock.advance(10_000)
+    out = tm.poll()
+    assert [p.deq_ns // 1000 for p in out] == [10_000, 10_000, 11_000, 12_000, 12_000, 14_000]
+    assert [p.port for p in out] == [1, 2, 1, 1, 2, 2]
+
+
+def test_real_time_driver_api() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 1000)
+    clock.advance(5_000)
+    tm.enqueue(1, "a", 64)
+    tm.enqueue(1, "b", 64)
+    first = tm.next_departure_ns()
+    assert first == clock.now_ns()
+    assert [p.item for p in tm.poll()] == ["a"]
+    nxt = tm.next_departure_ns()
+    assert nxt == first + 1_000_000
+    assert tm.poll() == []
+    clock.set_ns(nxt)
+    assert [p.item for p in tm.poll()] == ["b"]
+
+
+def test_configuration_errors() -> None:
+    clock = VirtualClock()
+    with pytest.raises(TrafficManagerError):
+        TrafficManager(clock, priority_queues=0)
+    tm = TrafficManager(clock)
+    with pytest.raises(TrafficManagerError):
+        tm.set_queue_depth(1, -1)
+    with pytest.raises(TrafficManagerError):
+        tm.set_queue_rate(1, -5)
+    with pytest.raises(TrafficManagerError):
+        tm.set_queue_depth(1, 4, priority=1)
+    tm.set_all_queue_depths(8)
+    assert tm.queue_depth_limit(9) == 8
