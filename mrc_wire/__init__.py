@@ -1,0 +1,66 @@
+"""mrc_wire: the MRC wire format (docs/wire-format.md).
+
+- ``mrc_wire.constants``: every port, opcode, DSCP code point, NACK reason and size.
+- ``mrc_wire.codec``: fast struct codec (``decode``, ``encode_*``) and reference models
+  of the switch rewrites (``trim_frame``, ``mark_ce``). Re-exported here.
+- ``mrc_wire.scapy_layers``: scapy dissectors; import it explicitly (it pulls in scapy).
+"""
+
+from __future__ import annotations
+
+from mrc_wire.codec import (
+    DataPacket,
+    Envelope,
+    Message,
+    Nack,
+    Probe,
+    Sack,
+    decode,
+    encode,
+    encode_data,
+    encode_nack,
+    encode_probe,
+    encode_sack,
+    header_length,
+    ipv6_bytes,
+    mark_ce,
+    trim_frame,
+)
+from mrc_wire.constants import (
+    EV_PROBE_QPN,
+    MRC_UDP_PORT,
+    Dscp,
+    Ecn,
+    NackReason,
+    Opcode,
+)
+from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket, MrcWireError
+
+__all__ = [
+    "EV_PROBE_QPN",
+    "MRC_UDP_PORT",
+    "DataPacket",
+    "Dscp",
+    "Ecn",
+    "EncodeError",
+    "Envelope",
+    "Malformation",
+    "MalformedPacket",
+    "Message",
+    "MrcWireError",
+    "Nack",
+    "NackReason",
+    "Opcode",
+    "Probe",
+    "Sack",
+    "decode",
+    "encode",
+    "encode_data",
+    "encode_nack",
+    "encode_probe",
+    "encode_sack",
+    "header_length",
+    "ipv6_bytes",
+    "mark_ce",
+    "trim_frame",
+]

@@ -1,0 +1,848 @@
+"""Fast MRC frame codec on precompiled ``struct.Struct`` objects (no scapy on this path).
+
+A frame is Ethernet / outer IPv6 [/ SRH] / inner IPv6 / UDP 4791 / BTH / MRC headers /
+payload; docs/wire-format.md gives every byte. ``decode`` turns a frame into one of
+``DataPacket``, ``Sack``, ``Nack`` or ``Probe``; the ``encode_*`` functions do the
+reverse. Addresses are raw bytes (6 for a MAC, 16 for an IPv6 address) so neither side
+converts on the hot path; ``ipv6_bytes`` converts once from text or an integer.
+
+The module also holds byte-exact reference models of the two rewrites a fabric switch
+makes, ``trim_frame`` and ``mark_ce``, so tests of the P4 program can compare against them.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass
+from ipaddress import IPv6Address
+
+from mrc_wire.constants import (
+    BTH_ACK_REQ,
+    BTH_LEN,
+    BTH_PKEY,
+    BTH_VERSION,
+    DEFAULT_HOP_LIMIT,
+    ETH_LEN,
+    ETHERTYPE_IPV6,
+    EV_MASK,
+    EV_PROBE_QPN,
+    IMMDT_LEN,
+    INNER_HOP_LIMIT,
+    IPPROTO_IPV6,
+    IPPROTO_ROUTING,
+    IPPROTO_UDP,
+    IPV6_LEN,
+    MAC_LEN,
+    MRC_UDP_PORT,
+    NACK_LEN,
+    PROBE_LEN,
+    PSN_MASK,
+    QPN_MASK,
+    RETH_LEN,
+    SACK_LEN,
+    SID_LEN,
+    SRH_FIXED_LEN,
+    SRH_ROUTING_TYPE,
+    TSETH_LEN,
+    UDP_CHECKSUM,
+    UDP_LEN,
+    BthFlag,
+    Dscp,
+    Ecn,
+    NackFlag,
+    Opcode,
+    ProbeFlag,
+    SackFlag,
+)
+from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket
+
+__all__ = [
+    "DataPacket",
+    "Envelope",
+    "Message",
+    "Nack",
+    "Probe",
+    "Sack",
+    "decode",
+    "encode",
+    "encode_data",
+    "encode_nack",
+    "encode_probe",
+    "encode_sack",
+    "header_length",
+    "ipv6_bytes",
+    "mark_ce",
+    "trim_frame",
+]
+
+# --- Precompiled layouts (network byte order) -------------------------------------------
+# Ethernet + outer IPv6 + inner IPv6 + UDP, the whole prefix of a frame without an SRH.
+_HEAD = struct.Struct("!6s6sH IHBB16s16s IHBB16s16s HHHH")
+# Ethernet + outer IPv6 (used with an SRH, and by decode).
+_ETH_IP6 = struct.Struct("!6s6sH IHBB16s16s")
+# Inner IPv6 + UDP.
+_IP6_UDP = struct.Struct("!IHBB16s16s HHHH")
+# Inner IPv6 + UDP + BTH, read in one call by decode.
+_IP6_UDP_BTH = struct.Struct("!IHBB16s16s HHHH BBHII")
+_SRH = struct.Struct("!BBBBBBH")
+_BTH_RETH = struct.Struct("!BBHII QII")
+_BTH_TS_RETH = struct.Struct("!BBHII I QII")
+_TSETH = struct.Struct("!I")
+_RETH = struct.Struct("!QII")
+_IMMDT = struct.Struct("!I")
+_BTH_SACK = struct.Struct("!BBHII BBHQIIIIHH")
+_SACK = struct.Struct("!BBHQIIIIHH")
+_BTH_NACK = struct.Struct("!BBHII BBBBIII")
+_NACK = struct.Struct("!BBBBIII")
+_BTH_PROBE = struct.Struct("!BBHII BBHIII")
+_PROBE = struct.Struct("!BBHIII")
+_U16 = struct.Struct("!H")
+_U32 = struct.Struct("!I")
+
+assert _HEAD.size == ETH_LEN + 2 * IPV6_LEN + UDP_LEN
+assert _IP6_UDP_BTH.size == IPV6_LEN + UDP_LEN + BTH_LEN
+assert _SACK.size == SACK_LEN and _NACK.size == NACK_LEN and _PROBE.size == PROBE_LEN
+assert _BTH_TS_RETH.size == BTH_LEN + TSETH_LEN + RETH_LEN
+
+_IPV6_VERSION_BITS = 6 << 28
+_MAX_IPV6_PAYLOAD = 0xFFFF
+_BTH_VERSION_MASK = 0x0F
+_BTH_FLAG_RTX = int(BthFlag.RTX)
+_BTH_FLAG_TS = int(BthFlag.TS)
+_BTH_FLAG_LAST = int(BthFlag.LAST)
+_OP_WRITE = int(Opcode.WRITE)
+_OP_WRITE_IMM = int(Opcode.WRITE_IMM)
+_OP_SACK = int(Opcode.SACK)
+_OP_NACK = int(Opcode.NACK)
+_OP_PROBE = int(Opcode.PROBE)
+# Plain ints: operations on IntFlag/IntEnum members build enum objects (slow).
+_SACK_ECN_ECHO = int(SackFlag.ECN_ECHO)
+_SACK_ALWAYS_SKIP = int(SackFlag.ALWAYS_SKIP)
+_SACK_TS_VALID = int(SackFlag.TS_VALID)
+_SACK_PROBE_REPLY = int(SackFlag.PROBE_REPLY)
+_NACK_ECN_ECHO = int(NackFlag.ECN_ECHO)
+_NACK_TS_VALID = int(NackFlag.TS_VALID)
+_PROBE_REPLY = int(ProbeFlag.REPLY)
+_DSCP_TRIMMED = int(Dscp.TRIMMED)
+_DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
+_MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
+
+
+# --- Messages -------------------------------------------------------------------------------
+
+
+@dataclass(slots=True, kw_only=True)
+class Envelope:
+    """Fields every MRC frame has: Ethernet, outer IPv6 (+SRH), inner IPv6, UDP, BTH DQPN.
+
+    ``dscp``/``ecn``/``hop_limit`` are the outer header's (what the fabric sets and the
+    receiver reads). ``ev`` is the 32-bit entropy value: high 16 bits in the UDP source
+    port, low 16 bits in the flow label. ``segments`` is the SRH segment list as on the
+    wire (Segment List[0] first); empty means no SRH.
+    """
+
+    dst_mac: bytes
+    src_mac: bytes
+    outer_src: bytes
+    outer_dst: bytes
+    inner_src: bytes
+    inner_dst: bytes
+    ev: int
+    dscp: int
+    ecn: int
+    hop_limit: int = DEFAULT_HOP_LIMIT
+    segments: tuple[bytes, ...] = ()
+    segments_left: int = 0
+    dqpn: int
+
+
+@dataclass(slots=True, kw_only=True)
+class DataPacket(Envelope):
+    """RDMA WRITE data: opcode WRITE, or WRITE_IMM with ``immediate`` (the ImmDt).
+
+    ``dma_length`` is the RETH length: the payload bytes this packet carries, or carried
+    before a switch trimmed it. ``timestamp`` is the TSETH value (None: no TSETH). A
+    trimmed WRITE_IMM keeps its opcode but has lost its ImmDt (``immediate`` is None).
+    """
+
+    dscp: int = Dscp.TRIMMABLE
+    ecn: int = Ecn.ECT0
+    opcode: int = Opcode.WRITE
+    psn: int
+    va: int
+    rkey: int
+    dma_length: int
+    rtx: bool = False
+    ack_req: bool = False
+    last: bool = False
+    timestamp: int | None = None
+    immediate: int | None = None
+    payload: bytes = b""
+
+    @property
+    def trimmed(self) -> bool:
+        """True when a switch cut this packet to its header (DSCP TRIMMED[_LASTHOP])."""
+        return self.dscp == _DSCP_TRIMMED or self.dscp == _DSCP_TRIMMED_LASTHOP
+
+    @property
+    def trimmed_lasthop(self) -> bool:
+        return self.dscp == _DSCP_TRIMMED_LASTHOP
+
+
+@dataclass(slots=True, kw_only=True)
+class Sack(Envelope):
+    """Selective ACK. ``cum_psn`` is the next PSN expected (all before it received); bit i
+    of ``bitmap`` (LSB = bit 0) stands for PSN ``cum_psn + sack_offset + i`` (mod 2^24)."""
+
+    dscp: int = Dscp.CONTROL
+    ecn: int = Ecn.NOT_ECT
+    cum_psn: int
+    sack_offset: int = 0
+    bitmap: int = 0
+    echoed_ev: int
+    echoed_psn: int = 0
+    echoed_ts: int | None = None
+    rcvd_bytes: int = 0
+    ecn_echo: bool = False
+    always_skip: bool = False
+    probe_reply: bool = False
+    port_status: int = 0xFF
+    rcv_cwnd_pen: int = 0
+    ooo_count: int = 0
+
+
+@dataclass(slots=True, kw_only=True)
+class Nack(Envelope):
+    """Negative ACK of ``nack_psn`` with a UET reason code (``NackReason``)."""
+
+    dscp: int = Dscp.CONTROL
+    ecn: int = Ecn.NOT_ECT
+    cum_psn: int
+    nack_psn: int
+    reason: int
+    echoed_ev: int
+    echoed_ts: int | None = None
+    ecn_echo: bool = False
+    port_status: int = 0xFF
+
+
+@dataclass(slots=True, kw_only=True)
+class Probe(Envelope):
+    """Reliability probe (to the peer's QPN; answered by a SACK with ``probe_reply``) or EV
+    probe (to QPN 0x2; answered by a Probe with ``reply`` set and the same ``probe_id``,
+    ``probe_ev`` and ``timestamp``). ``psn`` is informative: probes consume no PSN."""
+
+    dscp: int = Dscp.NO_TRIM
+    ecn: int = Ecn.NOT_ECT
+    psn: int = 0
+    reply: bool = False
+    probe_id: int = 0
+    probe_ev: int = 0
+    timestamp: int = 0
+    port_status: int = 0xFF
+
+    @property
+    def is_ev_probe(self) -> bool:
+        return self.dqpn == EV_PROBE_QPN
+
+
+Message = DataPacket | Sack | Nack | Probe
+
+
+# --- Helpers --------------------------------------------------------------------------------
+
+
+def ipv6_bytes(address: str | int | IPv6Address | bytes) -> bytes:
+    """The 16 wire bytes of an IPv6 address given as text, integer, IPv6Address or bytes."""
+    if isinstance(address, bytes):
+        if len(address) != 16:
+            raise EncodeError(f"an IPv6 address is 16 bytes, got {len(address)}")
+        return address
+    try:
+        return IPv6Address(address).packed
+    except ValueError as exc:
+        raise EncodeError(f"{address!r} is not an IPv6 address: {exc}") from None
+
+
+def header_length(segments: int = 0, timestamp: bool = False) -> int:
+    """Bytes a trimmed data packet keeps: everything up to and including the RETH."""
+    srh = SRH_FIXED_LEN + SID_LEN * segments if segments else 0
+    return (
+        ETH_LEN
+        + IPV6_LEN
+        + srh
+        + IPV6_LEN
+        + UDP_LEN
+        + BTH_LEN
+        + (TSETH_LEN if timestamp else 0)
+        + RETH_LEN
+    )
+
+
+def _bad(reason: Malformation, detail: str) -> MalformedPacket:
+    return MalformedPacket(reason, detail)
+
+
+def _check_range(name: str, value: int, limit: int) -> None:
+    if not 0 <= value <= limit:
+        raise EncodeError(f"{name} must be in 0..{limit:#x}, got {value!r}")
+
+
+def _check_envelope(m: Envelope) -> None:
+    # struct's "16s" silently pads or cuts, so lengths are checked by hand.
+    if len(m.dst_mac) != MAC_LEN or len(m.src_mac) != MAC_LEN:
+        raise EncodeError(
+            f"MAC addresses are 6 bytes, got dst {len(m.dst_mac)} / src {len(m.src_mac)}"
+        )
+    for name in ("outer_src", "outer_dst", "inner_src", "inner_dst"):
+        if len(getattr(m, name)) != 16:
+            raise EncodeError(f"{name} must be 16 bytes, got {len(getattr(m, name))}")
+    _check_range("ev", m.ev, EV_MASK)
+    _check_range("dscp", m.dscp, 0x3F)
+    _check_range("ecn", m.ecn, 0x3)
+    _check_range("hop_limit", m.hop_limit, 0xFF)
+    _check_range("dqpn", m.dqpn, QPN_MASK)
+    if m.segments:
+        if len(m.segments) > _MAX_SRH_SIDS:
+            raise EncodeError(f"an SRH holds at most {_MAX_SRH_SIDS} segments")
+        for sid in m.segments:
+            if len(sid) != SID_LEN:
+                raise EncodeError(f"an SRH segment is 16 bytes, got {len(sid)}")
+        _check_range("segments_left", m.segments_left, len(m.segments))
+    elif m.segments_left:
+        raise EncodeError("segments_left is set but there are no SRH segments")
+
+
+def _wrap(m: Envelope, transport: bytes, payload: bytes = b"") -> bytes:
+    """Put Ethernet / outer IPv6 [/ SRH] / inner IPv6 / UDP in front of the transport
+    headers (BTH and after) and the payload, copying the payload once."""
+    _check_envelope(m)
+    ev = m.ev
+    udp_len = UDP_LEN + len(transport) + len(payload)
+    # The inner header copies the outer traffic class and flow label (docs/wire-format.md).
+    vtcfl = _IPV6_VERSION_BITS | (m.dscp << 22) | (m.ecn << 20) | (ev & 0xFFFF)
+    if not m.segments:
+        if IPV6_LEN + udp_len > _MAX_IPV6_PAYLOAD:
+            raise EncodeError(f"payload too large: outer IPv6 payload {IPV6_LEN + udp_len}")
+        head = _HEAD.pack(
+            m.dst_mac,
+            m.src_mac,
+            ETHERTYPE_IPV6,
+            vtcfl,
+            IPV6_LEN + udp_len,
+            IPPROTO_IPV6,
+            m.hop_limit,
+            m.outer_src,
+            m.outer_dst,
+            vtcfl,
+            udp_len,
+            IPPROTO_UDP,
+            INNER_HOP_LIMIT,
+            m.inner_src,
+            m.inner_dst,
+            ev >> 16,
+            MRC_UDP_PORT,
+            udp_len,
+            UDP_CHECKSUM,
+        )
+        return b"".join((head, transport, payload))
+    nsids = len(m.segments)
+    srh = _SRH.pack(IPPROTO_IPV6, 2 * nsids, SRH_ROUTING_TYPE, m.segments_left, nsids - 1, 0, 0)
+    outer_payload = len(srh) + SID_LEN * nsids + IPV6_LEN + udp_len
+    if outer_payload > _MAX_IPV6_PAYLOAD:
+        raise EncodeError(f"payload too large: outer IPv6 payload {outer_payload}")
+    outer = _ETH_IP6.pack(
+        m.dst_mac,
+        m.src_mac,
+        ETHERTYPE_IPV6,
+        vtcfl,
+        outer_payload,
+        IPPROTO_ROUTING,
+        m.hop_limit,
+        m.outer_src,
+        m.outer_dst,
+    )
+    inner = _IP6_UDP.pack(
+        vtcfl,
+        udp_len,
+        IPPROTO_UDP,
+        INNER_HOP_LIMIT,
+        m.inner_src,
+        m.inner_dst,
+        ev >> 16,
+        MRC_UDP_PORT,
+        udp_len,
+        UDP_CHECKSUM,
+    )
+    return b"".join((outer, srh, *m.segments, inner, transport, payload))
+
+
+# --- Encoders -------------------------------------------------------------------------------
+
+
+def encode_data(p: DataPacket) -> bytes:
+    """Encode a data packet. An untrimmed packet must carry exactly ``dma_length`` bytes;
+    a trimmed one (DSCP TRIMMED/TRIMMED_LASTHOP) carries none and no ImmDt."""
+    _check_range("psn", p.psn, PSN_MASK)
+    _check_range("va", p.va, 0xFFFF_FFFF_FFFF_FFFF)
+    _check_range("rkey", p.rkey, 0xFFFF_FFFF)
+    _check_range("dma_length", p.dma_length, 0xFFFF_FFFF)
+    opcode = p.opcode
+    if opcode != _OP_WRITE and opcode != _OP_WRITE_IMM:
+        raise EncodeError(f"a data packet's opcode is WRITE or WRITE_IMM, not {opcode!r}")
+    trimmed = p.dscp == _DSCP_TRIMMED or p.dscp == _DSCP_TRIMMED_LASTHOP
+    if trimmed:
+        if p.payload or p.immediate is not None:
+            raise EncodeError("a trimmed data packet carries no payload and no immediate")
+    else:
+        if len(p.payload) != p.dma_length:
+            raise EncodeError(
+                f"dma_length {p.dma_length} must equal the payload length {len(p.payload)}"
+            )
+        if (opcode == _OP_WRITE_IMM) != (p.immediate is not None):
+            raise EncodeError("opcode WRITE_IMM needs an immediate, WRITE must not have one")
+    flags = BTH_VERSION
+    if p.rtx:
+        flags |= _BTH_FLAG_RTX
+    if p.last:
+        flags |= _BTH_FLAG_LAST
+    psn_word = p.psn | (BTH_ACK_REQ << 24 if p.ack_req else 0)
+    try:
+        if p.timestamp is None:
+            head = _BTH_RETH.pack(
+                opcode, flags, BTH_PKEY, p.dqpn, psn_word, p.va, p.rkey, p.dma_length
+            )
+        else:
+            head = _BTH_TS_RETH.pack(
+                opcode,
+                flags | _BTH_FLAG_TS,
+                BTH_PKEY,
+                p.dqpn,
+                psn_word,
+                p.timestamp,
+                p.va,
+                p.rkey,
+                p.dma_length,
+            )
+        if p.immediate is not None:
+            head += _IMMDT.pack(p.immediate)
+    except struct.error as exc:
+        raise EncodeError(f"data packet field out of range: {exc}") from None
+    return _wrap(p, head, p.payload)
+
+
+def encode_sack(s: Sack) -> bytes:
+    _check_range("cum_psn", s.cum_psn, PSN_MASK)
+    _check_range("echoed_psn", s.echoed_psn, PSN_MASK)
+    _check_range("rcv_cwnd_pen", s.rcv_cwnd_pen, 0x7F)
+    flags = 0
+    if s.ecn_echo:
+        flags |= _SACK_ECN_ECHO
+    if s.always_skip:
+        flags |= _SACK_ALWAYS_SKIP
+    if s.echoed_ts is not None:
+        flags |= _SACK_TS_VALID
+    if s.probe_reply:
+        flags |= _SACK_PROBE_REPLY
+    try:
+        body = _BTH_SACK.pack(
+            _OP_SACK,
+            BTH_VERSION,
+            BTH_PKEY,
+            s.dqpn,
+            s.cum_psn,
+            flags,
+            s.port_status,
+            s.sack_offset,
+            s.bitmap,
+            s.echoed_ev,
+            0 if s.echoed_ts is None else s.echoed_ts,
+            s.rcvd_bytes,
+            (s.rcv_cwnd_pen << 24) | s.echoed_psn,
+            s.ooo_count,
+            0,
+        )
+    except struct.error as exc:
+        raise EncodeError(f"SACK field out of range: {exc}") from None
+    return _wrap(s, body)
+
+
+def encode_nack(n: Nack) -> bytes:
+    _check_range("cum_psn", n.cum_psn, PSN_MASK)
+    _check_range("nack_psn", n.nack_psn, PSN_MASK)
+    flags = 0
+    if n.ecn_echo:
+        flags |= _NACK_ECN_ECHO
+    if n.echoed_ts is not None:
+        flags |= _NACK_TS_VALID
+    try:
+        body = _BTH_NACK.pack(
+            _OP_NACK,
+            BTH_VERSION,
+            BTH_PKEY,
+            n.dqpn,
+            n.cum_psn,
+            n.reason,
+            flags,
+            n.port_status,
+            0,
+            n.echoed_ev,
+            0 if n.echoed_ts is None else n.echoed_ts,
+            n.nack_psn,
+        )
+    except struct.error as exc:
+        raise EncodeError(f"NACK field out of range: {exc}") from None
+    return _wrap(n, body)
+
+
+def encode_probe(p: Probe) -> bytes:
+    _check_range("psn", p.psn, PSN_MASK)
+    try:
+        body = _BTH_PROBE.pack(
+            _OP_PROBE,
+            BTH_VERSION,
+            BTH_PKEY,
+            p.dqpn,
+            p.psn,
+            _PROBE_REPLY if p.reply else 0,
+            p.port_status,
+            0,
+            p.probe_id,
+            p.probe_ev,
+            p.timestamp,
+        )
+    except struct.error as exc:
+        raise EncodeError(f"probe field out of range: {exc}") from None
+    return _wrap(p, body)
+
+
+def encode(message: Message) -> bytes:
+    """Encode any message (dispatch on its type)."""
+    if isinstance(message, DataPacket):
+        return encode_data(message)
+    if isinstance(message, Sack):
+        return encode_sack(message)
+    if isinstance(message, Nack):
+        return encode_nack(message)
+    if isinstance(message, Probe):
+        return encode_probe(message)
+    raise EncodeError(f"cannot encode a {type(message).__name__}")
+
+
+# --- Decoder --------------------------------------------------------------------------------
+
+
+def _parse_srh(frame: bytes, n: int, off: int) -> tuple[tuple[bytes, ...], int, int]:
+    """Validate the SRH at ``off``; return (segments, segments_left, offset after it)."""
+    if n - off < SRH_FIXED_LEN:
+        raise _bad(Malformation.TOO_SHORT, f"{n - off} bytes left for an 8-byte SRH")
+    nh, ext_len, rtype, seg_left, last_entry, _flags, _tag = _SRH.unpack_from(frame, off)
+    if rtype != SRH_ROUTING_TYPE:
+        raise _bad(Malformation.BAD_SRH, f"routing type {rtype} (expected {SRH_ROUTING_TYPE})")
+    nsids = last_entry + 1
+    if ext_len != 2 * nsids:
+        raise _bad(
+            Malformation.BAD_SRH,
+            f"hdr_ext_len {ext_len} does not match last_entry {last_entry} "
+            f"(expected {2 * nsids}; SRH TLVs are not used by MRC)",
+        )
+    if seg_left > nsids:
+        raise _bad(Malformation.BAD_SRH, f"segments_left {seg_left} exceeds the {nsids} segments")
+    if nh != IPPROTO_IPV6:
+        raise _bad(
+            Malformation.WRONG_NEXT_HEADER,
+            f"SRH next header {nh} (expected IPv6 {IPPROTO_IPV6})",
+        )
+    start = off + SRH_FIXED_LEN
+    end = start + SID_LEN * nsids
+    if end > n:
+        raise _bad(Malformation.TOO_SHORT, f"SRH lists {nsids} segments past the frame end")
+    segments = tuple(bytes(frame[i : i + SID_LEN]) for i in range(start, end, SID_LEN))
+    return segments, seg_left, end
+
+
+def decode(frame: bytes | bytearray | memoryview) -> Message:
+    """Decode one Ethernet frame; raise ``MalformedPacket`` for anything else."""
+    n = len(frame)
+    if n < ETH_LEN + IPV6_LEN:
+        raise _bad(Malformation.TOO_SHORT, f"{n} bytes, need at least 54 for Ethernet + IPv6")
+    dst_mac, src_mac, ethertype, vtcfl, plen, nh, hop, osrc, odst = _ETH_IP6.unpack_from(frame, 0)
+    if ethertype != ETHERTYPE_IPV6:
+        raise _bad(Malformation.WRONG_ETHERTYPE, f"ethertype {ethertype:#06x} (expected 0x86dd)")
+    if vtcfl >> 28 != 6:
+        raise _bad(Malformation.WRONG_IP_VERSION, f"outer IP version {vtcfl >> 28}")
+    off = ETH_LEN + IPV6_LEN
+    if plen != n - off:
+        raise _bad(
+            Malformation.LENGTH_MISMATCH,
+            f"outer IPv6 payload length {plen} but {n - off} bytes follow the header",
+        )
+    segments: tuple[bytes, ...] = ()
+    seg_left = 0
+    if nh == IPPROTO_ROUTING:
+        segments, seg_left, off = _parse_srh(frame, n, off)
+    elif nh != IPPROTO_IPV6:
+        raise _bad(
+            Malformation.WRONG_NEXT_HEADER,
+            f"outer next header {nh} (expected IPv6 {IPPROTO_IPV6} or routing {IPPROTO_ROUTING})",
+        )
+    if n - off < IPV6_LEN + UDP_LEN + BTH_LEN:
+        raise _bad(
+            Malformation.TOO_SHORT,
+            f"{n - off} bytes left for inner IPv6 + UDP + BTH (need 60)",
+        )
+    (
+        ivtcfl,
+        iplen,
+        inh,
+        _ihop,
+        isrc,
+        idst,
+        sport,
+        dport,
+        ulen,
+        _csum,
+        opcode,
+        bflags,
+        _pkey,
+        dqpn_word,
+        psn_word,
+    ) = _IP6_UDP_BTH.unpack_from(frame, off)
+    if ivtcfl >> 28 != 6:
+        raise _bad(Malformation.WRONG_IP_VERSION, f"inner IP version {ivtcfl >> 28}")
+    if iplen != n - off - IPV6_LEN:
+        raise _bad(
+            Malformation.LENGTH_MISMATCH,
+            f"inner IPv6 payload length {iplen} but {n - off - IPV6_LEN} bytes follow",
+        )
+    if inh != IPPROTO_UDP:
+        raise _bad(
+            Malformation.WRONG_NEXT_HEADER, f"inner next header {inh} (expected UDP {IPPROTO_UDP})"
+        )
+    if dport != MRC_UDP_PORT:
+        raise _bad(Malformation.BAD_UDP_PORT, f"UDP destination port {dport} (expected 4791)")
+    if ulen != iplen:
+        raise _bad(
+            Malformation.LENGTH_MISMATCH,
+            f"UDP length {ulen} but inner IPv6 payload length {iplen}",
+        )
+    if bflags & _BTH_VERSION_MASK != BTH_VERSION:
+        raise _bad(Malformation.UNSUPPORTED_VERSION, f"BTH version {bflags & _BTH_VERSION_MASK}")
+    off += IPV6_LEN + UDP_LEN + BTH_LEN
+    rest = n - off
+    dscp = (vtcfl >> 22) & 0x3F
+    ecn = (vtcfl >> 20) & 0x3
+    ev = (sport << 16) | (vtcfl & 0xFFFF)
+    dqpn = dqpn_word & QPN_MASK
+    psn = psn_word & PSN_MASK
+
+    if opcode in (_OP_WRITE, _OP_WRITE_IMM):
+        timestamp = None
+        if bflags & _BTH_FLAG_TS:
+            if rest < TSETH_LEN + RETH_LEN:
+                raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for TSETH + RETH")
+            (timestamp,) = _TSETH.unpack_from(frame, off)
+            off += TSETH_LEN
+            rest -= TSETH_LEN
+        elif rest < RETH_LEN:
+            raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the 16-byte RETH")
+        va, rkey, dma_length = _RETH.unpack_from(frame, off)
+        off += RETH_LEN
+        rest -= RETH_LEN
+        immediate = None
+        if dscp in (_DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP):
+            if rest:
+                raise _bad(
+                    Malformation.LENGTH_MISMATCH,
+                    f"trimmed packet (DSCP {dscp}) has {rest} bytes after the RETH; "
+                    "a trimmed packet ends at the RETH",
+                )
+            payload = b""
+        else:
+            if opcode == _OP_WRITE_IMM:
+                if rest < IMMDT_LEN:
+                    raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the ImmDt")
+                (immediate,) = _IMMDT.unpack_from(frame, off)
+                off += IMMDT_LEN
+                rest -= IMMDT_LEN
+            if rest != dma_length:
+                raise _bad(
+                    Malformation.LENGTH_MISMATCH,
+                    f"RETH length {dma_length} but {rest} payload bytes",
+                )
+            payload = bytes(frame[off:])
+        return DataPacket(
+            dst_mac=dst_mac,
+            src_mac=src_mac,
+            outer_src=osrc,
+            outer_dst=odst,
+            inner_src=isrc,
+            inner_dst=idst,
+            ev=ev,
+            dscp=dscp,
+            ecn=ecn,
+            hop_limit=hop,
+            segments=segments,
+            segments_left=seg_left,
+            dqpn=dqpn,
+            psn=psn,
+            va=va,
+            rkey=rkey,
+            dma_length=dma_length,
+            opcode=opcode,
+            rtx=bool(bflags & _BTH_FLAG_RTX),
+            ack_req=bool(psn_word >> 31),
+            last=bool(bflags & _BTH_FLAG_LAST),
+            timestamp=timestamp,
+            immediate=immediate,
+            payload=payload,
+        )
+    if opcode == _OP_SACK:
+        _expect_length("SACK", rest, SACK_LEN)
+        (
+            sflags,
+            port_status,
+            sack_offset,
+            bitmap,
+            echoed_ev,
+            echoed_ts,
+            rcvd_bytes,
+            pen_psn,
+            ooo_count,
+            _reserved,
+        ) = _SACK.unpack_from(frame, off)
+        return Sack(
+            dst_mac=dst_mac,
+            src_mac=src_mac,
+            outer_src=osrc,
+            outer_dst=odst,
+            inner_src=isrc,
+            inner_dst=idst,
+            ev=ev,
+            dscp=dscp,
+            ecn=ecn,
+            hop_limit=hop,
+            segments=segments,
+            segments_left=seg_left,
+            dqpn=dqpn,
+            cum_psn=psn,
+            sack_offset=sack_offset,
+            bitmap=bitmap,
+            echoed_ev=echoed_ev,
+            echoed_psn=pen_psn & PSN_MASK,
+            echoed_ts=echoed_ts if sflags & _SACK_TS_VALID else None,
+            rcvd_bytes=rcvd_bytes,
+            ecn_echo=bool(sflags & _SACK_ECN_ECHO),
+            always_skip=bool(sflags & _SACK_ALWAYS_SKIP),
+            probe_reply=bool(sflags & _SACK_PROBE_REPLY),
+            port_status=port_status,
+            rcv_cwnd_pen=(pen_psn >> 24) & 0x7F,
+            ooo_count=ooo_count,
+        )
+    if opcode == _OP_NACK:
+        _expect_length("NACK", rest, NACK_LEN)
+        reason, nflags, port_status, _r0, echoed_ev, echoed_ts, nack_word = _NACK.unpack_from(
+            frame, off
+        )
+        return Nack(
+            dst_mac=dst_mac,
+            src_mac=src_mac,
+            outer_src=osrc,
+            outer_dst=odst,
+            inner_src=isrc,
+            inner_dst=idst,
+            ev=ev,
+            dscp=dscp,
+            ecn=ecn,
+            hop_limit=hop,
+            segments=segments,
+            segments_left=seg_left,
+            dqpn=dqpn,
+            cum_psn=psn,
+            nack_psn=nack_word & PSN_MASK,
+            reason=reason,
+            echoed_ev=echoed_ev,
+            echoed_ts=echoed_ts if nflags & _NACK_TS_VALID else None,
+            ecn_echo=bool(nflags & _NACK_ECN_ECHO),
+            port_status=port_status,
+        )
+    if opcode == _OP_PROBE:
+        _expect_length("probe", rest, PROBE_LEN)
+        pflags, port_status, _r0, probe_id, probe_ev, timestamp = _PROBE.unpack_from(frame, off)
+        return Probe(
+            dst_mac=dst_mac,
+            src_mac=src_mac,
+            outer_src=osrc,
+            outer_dst=odst,
+            inner_src=isrc,
+            inner_dst=idst,
+            ev=ev,
+            dscp=dscp,
+            ecn=ecn,
+            hop_limit=hop,
+            segments=segments,
+            segments_left=seg_left,
+            dqpn=dqpn,
+            psn=psn,
+            reply=bool(pflags & _PROBE_REPLY),
+            probe_id=probe_id,
+            probe_ev=probe_ev,
+            timestamp=timestamp,
+            port_status=port_status,
+        )
+    raise _bad(Malformation.UNKNOWN_OPCODE, f"BTH opcode {opcode:#04x}")
+
+
+def _expect_length(kind: str, rest: int, size: int) -> None:
+    if rest < size:
+        raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the {size}-byte {kind} header")
+    if rest > size:
+        raise _bad(
+            Malformation.LENGTH_MISMATCH,
+            f"{rest - size} bytes after the {size}-byte {kind} header",
+        )
+
+
+# --- Reference models of the switch's rewrites -------------------------------------------
+
+
+def trim_frame(frame: bytes, *, last_hop: bool = False) -> bytes:
+    """What the fabric switch emits when it trims ``frame`` (p4src/mrc_switch.p4).
+
+    Keeps everything up to and including the RETH; rewrites the outer DSCP to TRIMMED
+    (TRIMMED_LASTHOP when ``last_hop``), the outer and inner IPv6 payload lengths and the
+    UDP length to the kept bytes, and the UDP checksum to 0. ECN, hop limit, EV and RETH
+    (whose length still says how much payload was cut) are untouched.
+    """
+    packet = decode(frame)
+    if not isinstance(packet, DataPacket):
+        raise EncodeError(f"only data packets are trimmed, not a {type(packet).__name__}")
+    if packet.trimmed:
+        raise EncodeError("the packet is already trimmed")
+    srh_len = SRH_FIXED_LEN + SID_LEN * len(packet.segments) if packet.segments else 0
+    keep = header_length(len(packet.segments), packet.timestamp is not None)
+    out = bytearray(frame[:keep])
+    inner_off = ETH_LEN + IPV6_LEN + srh_len
+    udp_off = inner_off + IPV6_LEN
+    udp_len = keep - udp_off
+    (vtcfl,) = _U32.unpack_from(out, ETH_LEN)
+    dscp = _DSCP_TRIMMED_LASTHOP if last_hop else _DSCP_TRIMMED
+    _U32.pack_into(out, ETH_LEN, (vtcfl & ~(0x3F << 22)) | (dscp << 22))
+    _U16.pack_into(out, ETH_LEN + 4, keep - ETH_LEN - IPV6_LEN)
+    _U16.pack_into(out, inner_off + 4, udp_len)
+    _U16.pack_into(out, udp_off + 4, udp_len)
+    _U16.pack_into(out, udp_off + 6, 0)
+    return bytes(out)
+
+
+def mark_ce(frame: bytes) -> bytes:
+    """The switch's ECN mark: outer ECN ECT(0)/ECT(1) -> CE; other frames unchanged."""
+    if len(frame) < ETH_LEN + IPV6_LEN:
+        raise _bad(Malformation.TOO_SHORT, f"{len(frame)} bytes, need 54 to reach the ECN bits")
+    (vtcfl,) = _U32.unpack_from(frame, ETH_LEN)
+    ecn = (vtcfl >> 20) & 0x3
+    if ecn not in (Ecn.ECT0, Ecn.ECT1):
+        return bytes(frame)
+    out = bytearray(frame)
+    _U32.pack_into(out, ETH_LEN, vtcfl | (int(Ecn.CE) << 20))
+    return bytes(out)
