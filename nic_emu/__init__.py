@@ -1,0 +1,69 @@
+"""nic_emu: the emulated MRC NIC (docs/nic-emu.md).
+
+- :class:`NicCore` / :class:`Connection`: the sans-IO transport core.
+- :class:`SimNetwork`: the in-memory driver (simulated fabric, virtual clock).
+- :class:`LoopbackPair`: two cores wired back to back.
+- :func:`repath_time`: measurements from the event log.
+"""
+
+from __future__ import annotations
+
+from nic_emu.analysis import Repath, repath_time
+from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.config import CcConfig, NicConfig, TransportMode
+from nic_emu.connection import Connection, QpState
+from nic_emu.core import NicCore
+from nic_emu.driver import NicDriver, service
+from nic_emu.events import EventLog, EventRecord, read_jsonl
+from nic_emu.evs import EvState
+from nic_emu.exceptions import (
+    AnalysisError,
+    ConfigError,
+    ConnectionFailedError,
+    ConnectionSetupError,
+    EvManagementError,
+    FabricError,
+    MemoryAccessError,
+    NicEmuError,
+    UnknownConnectionError,
+)
+from nic_emu.fabric import Fabric, FabricConfig, LinkFault
+from nic_emu.loopback import LoopbackPair
+from nic_emu.memory import MemoryRegion
+from nic_emu.sim import SimNetwork
+
+__all__ = [
+    "AnalysisError",
+    "AppEvent",
+    "CcConfig",
+    "ConfigError",
+    "Connection",
+    "ConnectionFailed",
+    "ConnectionFailedError",
+    "ConnectionSetupError",
+    "EvManagementError",
+    "EvState",
+    "EventLog",
+    "EventRecord",
+    "Fabric",
+    "FabricConfig",
+    "FabricError",
+    "LinkFault",
+    "LoopbackPair",
+    "MemoryAccessError",
+    "MemoryRegion",
+    "NicConfig",
+    "NicCore",
+    "NicDriver",
+    "NicEmuError",
+    "QpState",
+    "Repath",
+    "SimNetwork",
+    "TransportMode",
+    "UnknownConnectionError",
+    "WriteCompleted",
+    "WriteReceived",
+    "read_jsonl",
+    "repath_time",
+    "service",
+]

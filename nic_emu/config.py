@@ -1,0 +1,171 @@
+"""Configuration of an emulated MRC NIC, its connections and its congestion control.
+
+Every default that the public record does not fix is chosen here once and explained in
+docs/nic-emu.md ("Defaults and their sources"). Times are integer nanoseconds, sizes
+bytes, rates bits per second.
+"""
+
+from __future__ import annotations
+
+import enum
+from dataclasses import dataclass, field, fields
+
+from nic_emu.exceptions import ConfigError
+
+ACK_TIMEOUT_UNIT_NS = 1024  # mrc.h: ACK timeout = 1.024 us x 2^t
+ACK_TIMEOUT_MAX_EXP = 24  # mrc.h: t <= 24
+
+
+class TransportMode(enum.Enum):
+    """How a connection uses the fabric."""
+
+    MRC = "mrc"  # sprayed over an EV set, selective retransmit, EV state machine
+    ROCE = "roce"  # baseline: one path by 5-tuple hash, go-back-N, no trim reaction
+
+
+@dataclass(frozen=True, slots=True)
+class CcConfig:
+    """NSCC parameters (UET 1.0 / uet-htsim defaults, see docs/nic-emu.md)."""
+
+    enabled: bool = True
+    target_qdelay_rtts: float = 0.75  # target queueing delay, base RTTs (with trimming)
+    max_window_bdps: float = 1.5  # ceiling and initial window, BDPs
+    gamma: float = 0.8  # multiplicative-decrease gain
+    max_md_jump: float = 0.5  # smallest factor one decrease may scale the window by
+    fair_increase_mtus: float = 5.0  # additive increase per window of acks (x scaling_a)
+    fast_increase_scale: float = 0.25  # bytes added per byte acked on a clear path (x scaling_a)
+    eta_mtus: float = 0.15  # extra additive increase per adjust period (x scaling_a)
+    alpha: float = 4.0  # proportional-increase gain (x scaling_a x scaling_b per target)
+    adjust_bytes_mtus: int = 8  # apply accumulated increases after this many bytes acked
+    adjust_period_rtts: float = 1.0  # ... or at least once per this many base RTTs
+    clear_delay_ns: int = 1000  # queueing delay under which fast increase may start
+
+    def __post_init__(self) -> None:
+        _positive(self, "target_qdelay_rtts", "max_window_bdps", "adjust_period_rtts")
+        _non_negative(
+            self,
+            "fair_increase_mtus",
+            "fast_increase_scale",
+            "eta_mtus",
+            "alpha",
+            "adjust_bytes_mtus",
+            "clear_delay_ns",
+        )
+        for name in ("gamma", "max_md_jump"):
+            value = getattr(self, name)
+            if not 0.0 < value < 1.0:
+                raise ConfigError(f"CcConfig.{name} must be in (0, 1), got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class NicConfig:
+    """Per-NIC transport parameters, shared by all the NIC's connections."""
+
+    mtu_payload: int = 4096  # RDMA payload bytes per data packet
+    evs_per_connection: int = 256  # active EV set, split equally across planes
+    backup_evs_per_connection: int = 64  # replacements, split equally across planes
+    reverse_evs_per_plane: int = 2  # EVs a receiver uses for SACK/NACK, per plane
+    ev_min_active: int = 0  # floor of usable EVs per plane (mrc_ctl.h); 0 = no floor
+    ev_skip_ns: int = 50_000  # how long an ECN-echoed EV is skipped
+    probe_interval_ns: int = 32_000  # EV probe period for ASSUMED_BAD EVs (= probe timeout,
+    # so at least base_rtt_ns)
+    probe_success_threshold: int = 3  # consecutive probe successes that revive an EV
+    ack_timeout_exp: int = 6  # RTO = 1.024 us x 2^t (t=6: 65.5 us)
+    rto_linear_retries: int = 2  # backoff grows linearly for this many retries, then doubles
+    max_retries: int = 7  # consecutive timeouts without any acknowledgement before failing
+    max_packet_transmissions: int = 16  # transmissions of one PSN before failing
+    no_usable_ev_timeout_ns: int = 1_000_000  # no GOOD/SKIP EV for this long -> fail
+    reorder_threshold_pkts: int = 16  # a gap is a loss once this many later sends are acked
+    reorder_window_ns: int = 8_000  # ... and left at least this much later (or 2x the
+    # current queueing delay, if larger: see nic_emu.sender)
+    receive_window_psns: int = 1024  # PSNs past the cumulative point a receiver accepts
+    sack_every_pkts: int = 4  # coalesce in-order SACKs up to this many data packets
+    sack_delay_ns: int = 2_000  # ... or this long
+    reverse_refresh_ns: int = 50_000  # replace a reverse EV from arriving traffic this often
+    reverse_plane_stale_ns: int = 200_000  # SACK only on planes heard from this recently
+    port_rate_bps: int = 100_000_000_000  # per plane (one NIC port per plane)
+    base_rtt_ns: int = 12_000  # configured base RTT (sizes the CC window)
+    cc: CcConfig = field(default_factory=CcConfig)
+    mode: TransportMode = TransportMode.MRC
+    trace_packets: bool = False  # record a "tx" event for every data packet sent
+
+    def __post_init__(self) -> None:
+        _positive(
+            self,
+            "mtu_payload",
+            "evs_per_connection",
+            "reverse_evs_per_plane",
+            "ev_skip_ns",
+            "probe_interval_ns",
+            "probe_success_threshold",
+            "max_retries",
+            "max_packet_transmissions",
+            "no_usable_ev_timeout_ns",
+            "reorder_threshold_pkts",
+            "receive_window_psns",
+            "sack_every_pkts",
+            "sack_delay_ns",
+            "reverse_refresh_ns",
+            "reverse_plane_stale_ns",
+            "port_rate_bps",
+            "base_rtt_ns",
+        )
+        _non_negative(
+            self,
+            "backup_evs_per_connection",
+            "ev_min_active",
+            "rto_linear_retries",
+            "reorder_window_ns",
+        )
+        if not 0 <= self.ack_timeout_exp <= ACK_TIMEOUT_MAX_EXP:
+            raise ConfigError(
+                f"NicConfig.ack_timeout_exp must be in 0..{ACK_TIMEOUT_MAX_EXP} "
+                f"(mrc.h), got {self.ack_timeout_exp!r}"
+            )
+        if self.receive_window_psns > 4096 or self.receive_window_psns % 128:
+            raise ConfigError(
+                "NicConfig.receive_window_psns must be a multiple of 128 up to 4096, "
+                f"got {self.receive_window_psns!r}"
+            )
+        if self.probe_interval_ns < self.base_rtt_ns:
+            raise ConfigError(
+                f"NicConfig.probe_interval_ns ({self.probe_interval_ns}) is also the probe "
+                f"timeout and must be at least base_rtt_ns ({self.base_rtt_ns})"
+            )
+        if self.mtu_payload > 9000:
+            raise ConfigError(f"NicConfig.mtu_payload must be <= 9000, got {self.mtu_payload}")
+        if not isinstance(self.cc, CcConfig):
+            raise ConfigError(f"NicConfig.cc must be a CcConfig, got {type(self.cc).__name__}")
+        if not isinstance(self.mode, TransportMode):
+            raise ConfigError(f"NicConfig.mode must be a TransportMode, got {self.mode!r}")
+
+    @property
+    def rto_base_ns(self) -> int:
+        return ACK_TIMEOUT_UNIT_NS << self.ack_timeout_exp
+
+
+def _positive(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+            raise ConfigError(f"{type(obj).__name__}.{name} must be > 0, got {value!r}")
+
+
+def _non_negative(obj: object, *names: str) -> None:
+    for name in names:
+        value = getattr(obj, name)
+        if isinstance(value, bool) or not isinstance(value, int | float) or value < 0:
+            raise ConfigError(f"{type(obj).__name__}.{name} must be >= 0, got {value!r}")
+
+
+def config_as_dict(config: NicConfig) -> dict[str, object]:
+    """The configuration as plain JSON-serialisable values (for run records)."""
+    out: dict[str, object] = {}
+    for f in fields(config):
+        value = getattr(config, f.name)
+        if isinstance(value, CcConfig):
+            value = {g.name: getattr(value, g.name) for g in fields(value)}
+        elif isinstance(value, enum.Enum):
+            value = value.value
+        out[f.name] = value
+    return out

@@ -1,0 +1,452 @@
+"""The sans-IO core of an emulated MRC NIC (modelled on h11 / aioquic).
+
+A :class:`NicCore` is a pure state machine. A driver feeds it
+
+- frames from the wire: :meth:`NicCore.receive_frame` (Ethernet frames, one port per plane),
+- time: every call takes ``now`` in nanoseconds; :meth:`NicCore.next_timer` says when
+  the core next needs :meth:`NicCore.handle_timer`,
+- port state: :meth:`NicCore.set_port_state`,
+
+and collects
+
+- frames to put on the wire: :meth:`NicCore.frames_to_send` -> ``[(plane, frame)]``,
+- application events: :meth:`NicCore.events` (WRITE completions, arrivals, failures).
+
+The core has no socket, thread or clock. Everything a driver must do is in
+:class:`nic_emu.driver.NicDriver`'s docstring; :func:`nic_emu.driver.service` is the
+loop body every driver shares.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+
+from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
+from mrc_wire.exceptions import MalformedPacket, MrcWireError
+from nic_emu import events as ev_kinds
+from nic_emu.completions import AppEvent
+from nic_emu.config import NicConfig, TransportMode
+from nic_emu.connection import TS_MASK, Connection, QpState
+from nic_emu.events import EventLog
+from nic_emu.evs import EvEntry
+from nic_emu.exceptions import ConfigError, ConnectionSetupError, UnknownConnectionError
+from nic_emu.memory import MemoryRegion, MemoryTable
+from nic_emu.psn import PSN_MASK
+from topologies import AddressPlan, Path, mac_bytes
+from topologies.exceptions import TopologyError
+
+FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
+MAX_QPN = 0xFF_FFFF
+PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
+
+
+class NicCore:
+    """One emulated NIC: its ports (one per plane), memory regions and connections.
+
+    ``name`` is the NIC's name in ``plan``'s topology (e.g. ``"nic0"``). ``seed`` makes
+    every pseudo-random choice (EV rotation order) reproducible. ``log`` may be shared
+    by many cores; a fresh one is made if omitted.
+    """
+
+    def __init__(
+        self,
+        name: str,
+        plan: AddressPlan,
+        config: NicConfig | None = None,
+        *,
+        seed: int = 0,
+        log: EventLog | None = None,
+    ) -> None:
+        self.config = config if config is not None else NicConfig()
+        if not isinstance(self.config, NicConfig):
+            raise ConfigError(f"config must be a NicConfig, got {type(config).__name__}")
+        self.plan = plan
+        topo = plan.topology
+        try:
+            nic = topo.nic(name)
+        except TopologyError as exc:
+            raise ConfigError(f"cannot build NIC {name!r}: {exc}") from None
+        self.name = nic.name
+        self.index = nic.index
+        self.seed = seed
+        self.log = log if log is not None else EventLog()
+        self.trace_packets = self.config.trace_packets
+        self.plane_count = topo.plane_count
+        if self.config.evs_per_connection < self.plane_count:
+            raise ConfigError(
+                f"evs_per_connection={self.config.evs_per_connection} cannot be split across "
+                f"{self.plane_count} planes (need at least one EV per plane)"
+            )
+        planes = range(self.plane_count)
+        self.addrs = [plan.nic_address(self.name, p).packed for p in planes]
+        self._addr_set = frozenset(self.addrs)
+        self.macs = [mac_bytes(plan.nic_mac(self.name, p)) for p in planes]
+        self.gateway_macs = [
+            mac_bytes(plan.switch_mac(topo.nic_port(self.name, p).t0)) for p in planes
+        ]
+        self.port_up = [True] * self.plane_count
+        self.port_free_at = [0] * self.plane_count  # data transmit pacing per port
+        self.ns_per_byte = 8e9 / self.config.port_rate_bps
+        self._rr = 0
+        self.port_status_bits = self._status_bits()
+        self.memory = MemoryTable()
+        self.connections: dict[int, Connection] = {}
+        self.out: list[tuple[int, bytes]] = []
+        self._events: deque[AppEvent] = deque()
+        self._next_qpn = FIRST_QPN
+        self._peer_ports: dict[str, list[bool]] = {}
+        self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
+        self._path_cache: dict[tuple[str, int], Path] = {}
+        self._probes: dict[int, tuple[Connection, EvEntry]] = {}
+        self._next_probe_id = 1
+        self.plane_tx = [0] * self.plane_count
+        self.plane_rx = [0] * self.plane_count
+        self.counters: dict[str, int] = dict.fromkeys(
+            (
+                "rx_frames",
+                "rx_malformed",
+                "rx_foreign",
+                "rx_unknown_qpn",
+                "rx_dropped",
+                "rx_port_down",
+                "tx_probe_reply",
+                "rx_probe_reply_unknown",
+            ),
+            0,
+        )
+        self.drop_reasons: dict[str, int] = {}
+
+    # ------------------------------------------------------------------ application API
+
+    def register_memory(self, length: int) -> MemoryRegion:
+        """A zeroed memory region of ``length`` bytes that peers may WRITE into."""
+        return self.memory.register(length)
+
+    def create_connection(
+        self,
+        peer: str,
+        *,
+        peer_qpn: int,
+        qpn: int | None = None,
+        mode: TransportMode | None = None,
+        send_psn: int = 0,
+        recv_psn: int = 0,
+        now: int = 0,
+    ) -> Connection:
+        """Open a queue pair to ``peer``'s QP ``peer_qpn`` (set up out of band, as RDMA
+        QPs are). ``send_psn`` is this side's first PSN, ``recv_psn`` the peer's."""
+        try:
+            peer_name = self.plan.topology.nic(peer).name
+        except TopologyError as exc:
+            raise ConnectionSetupError(f"{self.name}: unknown peer {peer!r}: {exc}") from None
+        if peer_name == self.name:
+            raise ConnectionSetupError(f"{self.name}: a connection to itself cannot use the fabric")
+        if qpn is None:
+            qpn = self.allocate_qpn()
+        for label, value in (("qpn", qpn), ("peer_qpn", peer_qpn)):
+            if isinstance(value, bool) or not isinstance(value, int):
+                raise ConnectionSetupError(f"{label} must be an integer, got {value!r}")
+            if not FIRST_QPN <= value <= MAX_QPN:
+                raise ConnectionSetupError(
+                    f"{label} {value:#x} is outside {FIRST_QPN:#x}..{MAX_QPN:#x} "
+                    "(lower QPNs are reserved, 0x2 is the EV-probe QPN)"
+                )
+        if qpn in self.connections:
+            raise ConnectionSetupError(f"{self.name}: QPN {qpn:#x} is already in use")
+        for label, value in (("send_psn", send_psn), ("recv_psn", recv_psn)):
+            if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= PSN_MASK:
+                raise ConnectionSetupError(f"{label} must be a 24-bit PSN, got {value!r}")
+        mode = self.config.mode if mode is None else mode
+        if not isinstance(mode, TransportMode):
+            raise ConnectionSetupError(f"mode must be a TransportMode, got {mode!r}")
+        conn = Connection(self, qpn, peer_name, peer_qpn, mode, send_psn, recv_psn, now)
+        self.connections[qpn] = conn
+        peer_up = self.peer_port_up(peer_name)
+        for p in range(self.plane_count):
+            if not self.port_up[p]:
+                conn.plane_down(p, now, remote=False)
+            if not peer_up[p]:
+                conn.plane_down(p, now, remote=True)
+        return conn
+
+    def allocate_qpn(self) -> int:
+        """A QPN no connection of this NIC uses (and that no later call returns)."""
+        while self._next_qpn in self.connections:
+            self._next_qpn += 1
+        qpn = self._next_qpn
+        self._next_qpn += 1
+        return qpn
+
+    def connection(self, qpn: int) -> Connection:
+        conn = self.connections.get(qpn)
+        if conn is None:
+            raise UnknownConnectionError(f"{self.name} has no connection with QPN {qpn!r}")
+        return conn
+
+    def post_write(
+        self, qpn: int, data: bytes | bytearray | memoryview, remote_va: int, rkey: int, now: int
+    ) -> int:
+        """Post an RDMA WRITE on connection ``qpn``; returns its work-request id."""
+        return self.connection(qpn).post_write(data, remote_va, rkey, now)
+
+    def deny_ev(self, qpn: int, ev: int, now: int) -> None:
+        """Management: never use ``ev`` on connection ``qpn`` (state DENIED)."""
+        self.connection(qpn).deny_ev(ev, now)
+
+    def allow_ev(self, qpn: int, ev: int, now: int) -> None:
+        """Management: lift a DENIED state."""
+        self.connection(qpn).allow_ev(ev, now)
+
+    def events(self) -> list[AppEvent]:
+        """Application events since the last call, oldest first."""
+        if not self._events:
+            return []
+        out = list(self._events)
+        self._events.clear()
+        return out
+
+    # ------------------------------------------------------------------ driver API
+
+    def receive_frame(self, frame: bytes, plane: int, now: int) -> None:
+        """One Ethernet frame arrived on the port of ``plane``. Never raises for bad frames:
+        they are counted (``counters``, ``drop_reasons``) and logged as ``rx_drop``."""
+        counters = self.counters
+        counters["rx_frames"] += 1
+        if not 0 <= plane < self.plane_count:
+            self.drop(now, "bad_port", None)
+            return
+        if not self.port_up[plane]:
+            counters["rx_port_down"] += 1
+            return
+        try:
+            m = decode(frame)
+        except MrcWireError as exc:
+            counters["rx_malformed"] += 1
+            reason = exc.reason.value if isinstance(exc, MalformedPacket) else "undecodable"
+            self.drop(now, "malformed", plane, detail=reason)
+            return
+        if m.inner_dst not in self._addr_set:
+            counters["rx_foreign"] += 1
+            self.drop(now, "not_for_this_nic", plane)
+            return
+        self.plane_rx[plane] += 1
+        kind = type(m)
+        dqpn = m.dqpn
+        if kind is Probe and dqpn == EV_PROBE_QPN:
+            self._on_ev_probe(m, plane, now)  # type: ignore[arg-type]
+            return
+        conn = self.connections.get(dqpn)
+        if conn is None:
+            counters["rx_unknown_qpn"] += 1
+            self.drop(now, "unknown_qpn", plane, qpn=dqpn)
+            return
+        if kind is DataPacket:
+            conn.on_data(m, plane, now)  # type: ignore[arg-type]
+        elif kind is Sack:
+            conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+        elif kind is Nack:
+            conn.on_nack(m, plane, now)  # type: ignore[arg-type]
+        else:
+            conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+
+    def frames_to_send(self, now: int) -> list[tuple[int, bytes]]:
+        """Every frame ready to go, as (plane, frame); the driver sends each on that port."""
+        out = self.out
+        ready = [c for c in self.connections.values() if c.state is QpState.READY]
+        for conn in ready:
+            conn.pace_at = None
+        if len(ready) == 1:
+            send_one = ready[0].send_one
+            while send_one(now, out):
+                pass
+        elif ready:
+            # One packet per connection per turn, starting with a different one each call.
+            start = self._rr % len(ready)
+            self._rr += 1
+            turn = ready[start:] + ready[:start]
+            while turn:
+                turn = [c for c in turn if c.send_one(now, out)]
+        self.out = []
+        return out
+
+    def next_timer(self) -> int | None:
+        """When :meth:`handle_timer` must next be called (None: nothing pending)."""
+        best: int | None = None
+        for conn in self.connections.values():
+            t = conn.next_deadline()
+            if t is not None and (best is None or t < best):
+                best = t
+        return best
+
+    def handle_timer(self, now: int) -> None:
+        for conn in list(self.connections.values()):
+            t = conn.next_deadline()
+            if t is not None and t <= now:
+                conn.on_timer(now)
+
+    def set_port_state(self, plane: int, up: bool, now: int) -> None:
+        """The link of port ``plane`` went down or came back (driver-detected)."""
+        if not 0 <= plane < self.plane_count:
+            raise ConfigError(f"{self.name} has ports 0..{self.plane_count - 1}, not {plane}")
+        if self.port_up[plane] == up:
+            return
+        self.port_up[plane] = up
+        self.port_status_bits = self._status_bits()
+        self.log.record(now, self.name, ev_kinds.PORT_UP if up else ev_kinds.PORT_DOWN, plane=plane)
+        for conn in self.connections.values():
+            if up:
+                conn.plane_up(plane, now, remote=False)
+            else:
+                conn.plane_down(plane, now, remote=False)
+
+    # ------------------------------------------------------------------ services for connections
+
+    def emit(self, event: AppEvent) -> None:
+        self._events.append(event)
+
+    def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None:
+        self.counters["rx_dropped"] += 1
+        self.drop_reasons[reason] = self.drop_reasons.get(reason, 0) + 1
+        qpn = detail.pop("qpn", None)
+        psn = detail.pop("psn", None)
+        self.log.record(
+            now,
+            self.name,
+            ev_kinds.RX_DROP,
+            qpn=qpn,
+            plane=plane,
+            psn=psn,
+            reason=reason,
+            **detail,  # type: ignore[arg-type]
+        )
+
+    def path(self, peer: str, ev: int) -> Path:
+        key = (peer, ev)
+        found = self._path_cache.get(key)
+        if found is None:
+            found = self.plan.path_for_ev(self.name, peer, ev)
+            self._path_cache[key] = found
+        return found
+
+    def path_or_none(self, peer: str, ev: int) -> bytes | None:
+        try:
+            return self.path(peer, ev).carrier_bytes
+        except TopologyError:
+            return None
+
+    def plan_ev_plane(self, ev: int) -> int:
+        return (ev >> 28) % self.plane_count if 0 <= ev <= 0xFFFF_FFFF else -1
+
+    def peer_port_up(self, peer: str) -> list[bool]:
+        found = self._peer_ports.get(peer)
+        if found is None:
+            found = [True] * self.plane_count
+            self._peer_ports[peer] = found
+        return found
+
+    def note_peer_ports(self, peer: str, bits: int, now: int) -> None:
+        """A port-status bitmap from ``peer``: planes whose bit changed go down / come up."""
+        if self._peer_bits.get(peer) == bits:
+            return
+        self._peer_bits[peer] = bits
+        current = self.peer_port_up(peer)
+        for p in range(min(self.plane_count, PORT_STATUS_BITS)):
+            up = bool((bits >> p) & 1)
+            if current[p] == up:
+                continue
+            current[p] = up
+            self.log.record(now, self.name, ev_kinds.REMOTE_PORT, plane=p, peer=peer, up=up)
+            for conn in self.connections.values():
+                if conn.peer == peer:
+                    if up:
+                        conn.plane_up(p, now, remote=True)
+                    else:
+                        conn.plane_down(p, now, remote=True)
+
+    def register_probe(self, conn: Connection, entry: EvEntry) -> int:
+        probe_id = self._next_probe_id
+        self._next_probe_id = (probe_id + 1) & 0xFFFF_FFFF or 1
+        self._probes[probe_id] = (conn, entry)
+        return probe_id
+
+    def forget_probe(self, probe_id: int) -> None:
+        self._probes.pop(probe_id, None)
+
+    # ------------------------------------------------------------------ EV probes
+
+    def _on_ev_probe(self, p: Probe, plane: int, now: int) -> None:
+        try:
+            requester, _ = self.plan.nic_for_address(p.inner_src)
+        except TopologyError:
+            self.counters["rx_foreign"] += 1
+            self.drop(now, "probe_from_unknown_nic", plane)
+            return
+        if requester == self.name:
+            self.drop(now, "probe_from_self", plane)
+            return
+        self.note_peer_ports(requester, p.port_status, now)
+        if p.reply:
+            found = self._probes.pop(p.probe_id, None)
+            if found is None:
+                self.counters["rx_probe_reply_unknown"] += 1
+                return
+            conn, entry = found
+            if conn.state is QpState.READY and entry.probe_seq == p.probe_id:
+                conn.on_probe_answer(entry, now)
+            return
+        # Answer on the same EV, so the reply tests the reverse direction of that path.
+        carrier = self.path_or_none(requester, p.ev)
+        reply_plane = self.plan_ev_plane(p.ev)
+        if carrier is None or reply_plane < 0 or not self.port_up[reply_plane]:
+            self.drop(now, "probe_unanswerable", plane)
+            return
+        reply = Probe(
+            dst_mac=self.gateway_macs[reply_plane],
+            src_mac=self.macs[reply_plane],
+            outer_src=self.addrs[reply_plane],
+            outer_dst=carrier,
+            inner_src=self.addrs[reply_plane],
+            inner_dst=p.inner_src,
+            ev=p.ev,
+            dqpn=EV_PROBE_QPN,
+            reply=True,
+            probe_id=p.probe_id,
+            probe_ev=p.probe_ev,
+            timestamp=p.timestamp & TS_MASK,
+            port_status=self.port_status_bits,
+        )
+        self.out.append((reply_plane, encode_probe(reply)))
+        self.counters["tx_probe_reply"] += 1
+
+    # ------------------------------------------------------------------ counters
+
+    def _status_bits(self) -> int:
+        bits = 0
+        for p in range(PORT_STATUS_BITS):
+            # Planes beyond this NIC (or beyond the 8-bit field) are reported up.
+            if p >= self.plane_count or self.port_up[p]:
+                bits |= 1 << p
+        return bits
+
+    def snapshot(self) -> dict[str, object]:
+        """All counters as plain JSON-serialisable data."""
+        return {
+            "nic": self.name,
+            "counters": dict(self.counters),
+            "drop_reasons": dict(self.drop_reasons),
+            "plane_tx": list(self.plane_tx),
+            "plane_rx": list(self.plane_rx),
+            "ports_up": list(self.port_up),
+            "connections": {
+                qpn: {
+                    "peer": c.peer,
+                    "peer_qpn": c.peer_qpn,
+                    "mode": c.mode.value,
+                    "state": c.state.value,
+                    "cwnd": c.cc.cwnd,
+                    "counters": dict(c.counters),
+                    "planes": c.plane_counters(),
+                }
+                for qpn, c in self.connections.items()
+            },
+        }

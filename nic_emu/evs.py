@@ -1,0 +1,358 @@
+"""Per-connection entropy-value (EV) set and its state machine.
+
+A connection sprays its packets over an *active* EV set split equally across planes,
+keeps a *backup* set per plane to replace EVs it stops trusting, and probes retired
+EVs in the background until they prove healthy again.
+
+States (MRC spec reading, docs/mrc-reference.md section 4):
+
+- GOOD: used by the rotation.
+- SKIP: an ECN mark was echoed for it; avoided until ``skip_until`` (used only when no
+  GOOD EV is left anywhere).
+- ASSUMED_BAD: a packet sent on it was lost without a trim (or its plane is down);
+  never used, probed, revived after ``probe_success_threshold`` consecutive successes.
+- DENIED: retired by the management API; never used or probed until allowed again.
+
+The rotation is one ring over all active EVs, interleaved plane by plane (round r holds
+the r-th EV of every plane, planes in a shuffled order; EVs within a plane shuffled),
+so a healthy set spreads packets equally over planes and EVs, and a plane that lost EVs
+automatically carries proportionally less.
+"""
+
+from __future__ import annotations
+
+import enum
+import random
+from collections.abc import Callable, Hashable, Iterable
+from dataclasses import dataclass
+
+from nic_emu.exceptions import EvManagementError
+
+
+class EvState(enum.IntEnum):
+    GOOD = 0
+    SKIP = 1
+    ASSUMED_BAD = 2
+    DENIED = 3
+
+
+GOOD = EvState.GOOD
+SKIP = EvState.SKIP
+ASSUMED_BAD = EvState.ASSUMED_BAD
+DENIED = EvState.DENIED
+
+
+@dataclass(slots=True, eq=False)
+class EvEntry:
+    """One EV of one connection, with its state and per-EV counters."""
+
+    ev: int
+    plane: int
+    path: Hashable  # what the address plan says this EV crosses (e.g. plane and T1)
+    state: EvState = GOOD
+    active: bool = False
+    skip_until: int = 0
+    probe_seq: int = -1  # sequence of the outstanding probe, -1 when none
+    probe_successes: int = 0
+    wire: object = None  # per-EV header template cached by the core
+    tx_packets: int = 0
+    tx_bytes: int = 0
+    acked_packets: int = 0
+    ecn_marks: int = 0
+    nacks: int = 0
+    losses: int = 0
+    probes_sent: int = 0
+    probes_ok: int = 0
+    first_tx_ns: int = -1
+    last_tx_ns: int = -1
+    state_changes: int = 0
+
+    def counters(self) -> dict[str, object]:
+        return {
+            "ev": self.ev,
+            "plane": self.plane,
+            "path": str(self.path),
+            "state": self.state.name,
+            "active": self.active,
+            "tx_packets": self.tx_packets,
+            "tx_bytes": self.tx_bytes,
+            "acked_packets": self.acked_packets,
+            "ecn_marks": self.ecn_marks,
+            "nacks": self.nacks,
+            "losses": self.losses,
+            "probes_sent": self.probes_sent,
+            "probes_ok": self.probes_ok,
+            "last_tx_ns": self.last_tx_ns,
+        }
+
+
+# (entry, old state, new state, reason, now_ns)
+ChangeCallback = Callable[[EvEntry, EvState, EvState, str, int], None]
+FloorCallback = Callable[[EvEntry, str, int], None]
+
+
+class EvSet:
+    """The EV state machine of one connection (sans-IO: every call takes ``now``)."""
+
+    def __init__(
+        self,
+        active: dict[int, list[EvEntry]],
+        backup: dict[int, list[EvEntry]],
+        *,
+        min_active_per_plane: int,
+        skip_ns: int,
+        rng: random.Random,
+        on_change: ChangeCallback | None = None,
+        on_floor_hold: FloorCallback | None = None,
+    ) -> None:
+        self.planes: list[int] = sorted(active)
+        self.min_active = min_active_per_plane
+        self.skip_ns = skip_ns
+        self._rng = rng
+        self._on_change = on_change
+        self._on_floor_hold = on_floor_hold
+        self.by_ev: dict[int, EvEntry] = {}
+        self.backup: dict[int, list[EvEntry]] = {p: list(backup.get(p, [])) for p in self.planes}
+        self.local_down: set[int] = set()
+        self.remote_down: set[int] = set()
+        for plane, entries in active.items():
+            for e in entries:
+                self._register(e, plane, True)
+        for plane, entries in self.backup.items():
+            for e in entries:
+                self._register(e, plane, False)
+        self.ring: list[EvEntry] = self._interleave(active)
+        self._pos = 0
+        self._last = 0
+        self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
+
+    def _register(self, e: EvEntry, plane: int, active: bool) -> None:
+        if e.plane != plane:
+            raise EvManagementError(f"EV {e.ev:#x} is on plane {e.plane}, listed under {plane}")
+        if e.ev in self.by_ev:
+            raise EvManagementError(f"EV {e.ev:#x} appears twice in the EV set")
+        e.active = active
+        self.by_ev[e.ev] = e
+
+    def _interleave(self, active: dict[int, list[EvEntry]]) -> list[EvEntry]:
+        per_plane = {p: list(active[p]) for p in self.planes}
+        for entries in per_plane.values():
+            self._rng.shuffle(entries)
+        ring: list[EvEntry] = []
+        depth = max((len(v) for v in per_plane.values()), default=0)
+        for r in range(depth):
+            order = list(self.planes)
+            self._rng.shuffle(order)
+            ring.extend(per_plane[p][r] for p in order if r < len(per_plane[p]))
+        return ring
+
+    # -- selection ---------------------------------------------------------------
+
+    def pick(self, now: int) -> EvEntry | None:
+        """The next EV of the rotation: GOOD first, an expired SKIP becomes GOOD."""
+        ring = self.ring
+        n = len(ring)
+        i = self._pos
+        for _ in range(n):
+            e = ring[i]
+            self._last = i
+            i += 1
+            if i == n:
+                i = 0
+            state = e.state
+            if state is GOOD:
+                self._pos = i
+                return e
+            if state is SKIP and now >= e.skip_until:
+                self._set(e, GOOD, "skip_expired", now)
+                self._pos = i
+                return e
+        self._last = self._pos
+        # No GOOD EV anywhere: a skipped EV is still better than not sending.
+        best: EvEntry | None = None
+        for e in ring:
+            if e.state is SKIP and (best is None or e.skip_until < best.skip_until):
+                best = e
+        return best
+
+    def unpick(self) -> None:
+        """Undo the last :meth:`pick`: the same EV comes first next time (its port was busy)."""
+        self._pos = self._last
+
+    def has_usable(self) -> bool:
+        return any(e.state <= SKIP for e in self.ring)
+
+    def plane_usable(self, plane: int) -> bool:
+        return plane not in self.local_down and plane not in self.remote_down
+
+    # -- signals -----------------------------------------------------------------
+
+    def mark_skip(self, e: EvEntry, now: int) -> None:
+        """ECN echoed for this EV: avoid it for ``skip_ns``."""
+        e.ecn_marks += 1
+        if e.state is GOOD:
+            e.skip_until = now + self.skip_ns
+            self._set(e, SKIP, "ecn", now)
+        elif e.state is SKIP:
+            e.skip_until = now + self.skip_ns
+
+    def mark_bad(self, e: EvEntry, reason: str, now: int) -> bool:
+        """Loss without a trim: stop using the EV now and replace it from the backups.
+
+        Returns False when the ``ev_min_active`` floor kept the EV in service.
+        """
+        if e.state >= ASSUMED_BAD:
+            return True
+        if e.active:
+            replacement = self._best_backup(e.plane, e.path, allow_suspect=False)
+            if replacement is None and self._usable_in_plane(e.plane) - 1 < self.min_active:
+                if self._on_floor_hold is not None:
+                    self._on_floor_hold(e, reason, now)
+                return False
+            self._set(e, ASSUMED_BAD, reason, now)
+            if replacement is not None:
+                self._swap(e, replacement)
+        else:
+            self._set(e, ASSUMED_BAD, reason, now)
+        return True
+
+    def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
+        """A port (local or the peer's, from its port-status bitmap) went down."""
+        (self.remote_down if remote else self.local_down).add(plane)
+        reason = "remote_port_down" if remote else "local_port_down"
+        for e in self._plane_entries(plane):
+            if e.state <= SKIP:
+                self._set(e, ASSUMED_BAD, reason, now)
+
+    def plane_up(self, plane: int, *, remote: bool) -> None:
+        """The port is back; its EVs stay ASSUMED_BAD until probes revive them."""
+        (self.remote_down if remote else self.local_down).discard(plane)
+
+    # -- probing -----------------------------------------------------------------
+
+    def probe_candidates(self) -> list[EvEntry]:
+        """ASSUMED_BAD EVs on planes that are up at both ends."""
+        if not self.bad_count:
+            return []
+        return [
+            e for e in self.by_ev.values() if e.state is ASSUMED_BAD and self.plane_usable(e.plane)
+        ]
+
+    def probe_answered(self, e: EvEntry, threshold: int, now: int) -> bool:
+        """A probe on ``e`` came back; returns True when that revived the EV."""
+        e.probe_seq = -1
+        e.probes_ok += 1
+        if e.state is not ASSUMED_BAD or not self.plane_usable(e.plane):
+            return False
+        e.probe_successes += 1
+        if e.probe_successes < threshold:
+            return False
+        self._set(e, GOOD, "probes_ok", now)
+        if not e.active:
+            slot = self._dead_slot(e.plane)
+            if slot is not None:
+                self._swap(self.ring[slot], e)
+        return True
+
+    def probe_unanswered(self, e: EvEntry) -> None:
+        e.probe_seq = -1
+        e.probe_successes = 0
+
+    # -- management --------------------------------------------------------------
+
+    def deny(self, ev: int, now: int) -> EvEntry:
+        e = self._lookup(ev)
+        if e.state is not DENIED:
+            self._set(e, DENIED, "management", now)
+            if e.active:
+                replacement = self._best_backup(e.plane, None, allow_suspect=True)
+                if replacement is not None:
+                    self._swap(e, replacement)
+        return e
+
+    def allow(self, ev: int, now: int) -> EvEntry:
+        e = self._lookup(ev)
+        if e.state is DENIED:
+            new = GOOD if self.plane_usable(e.plane) else ASSUMED_BAD
+            self._set(e, new, "management", now)
+        return e
+
+    # -- counters ----------------------------------------------------------------
+
+    def state_counts(self) -> dict[int, dict[str, int]]:
+        """Per plane: how many active and backup EVs are in each state."""
+        out: dict[int, dict[str, int]] = {}
+        for p in self.planes:
+            counts = {
+                f"{s.name.lower()}_{kind}": 0 for s in EvState for kind in ("active", "backup")
+            }
+            out[p] = counts
+        for e in self.by_ev.values():
+            out[e.plane][f"{e.state.name.lower()}_{'active' if e.active else 'backup'}"] += 1
+        return out
+
+    def entries(self) -> Iterable[EvEntry]:
+        return self.by_ev.values()
+
+    # -- internals ---------------------------------------------------------------
+
+    def _set(self, e: EvEntry, new: EvState, reason: str, now: int) -> None:
+        old = e.state
+        if old is new:
+            return
+        if old is ASSUMED_BAD:
+            self.bad_count -= 1
+        if new is ASSUMED_BAD:
+            self.bad_count += 1
+            e.probe_successes = 0
+            e.probe_seq = -1
+        e.state = new
+        e.state_changes += 1
+        if self._on_change is not None:
+            self._on_change(e, old, new, reason, now)
+
+    def _lookup(self, ev: int) -> EvEntry:
+        e = self.by_ev.get(ev)
+        if e is None:
+            raise EvManagementError(f"EV {ev:#x} is not in this connection's EV set")
+        return e
+
+    def _plane_entries(self, plane: int) -> list[EvEntry]:
+        return [e for e in self.by_ev.values() if e.plane == plane]
+
+    def _usable_in_plane(self, plane: int) -> int:
+        return sum(1 for e in self.ring if e.plane == plane and e.state <= SKIP)
+
+    def _best_backup(
+        self, plane: int, exclude_path: Hashable | None, *, allow_suspect: bool
+    ) -> EvEntry | None:
+        """A GOOD backup of the plane on a path with no retired EV (a path that just lost a
+        packet is likely dead for its sibling EVs too); a suspect one only if allowed."""
+        candidates = [e for e in self.backup[plane] if e.state is GOOD]
+        if not candidates:
+            return None
+        suspect = {
+            e.path for e in self.by_ev.values() if e.plane == plane and e.state is ASSUMED_BAD
+        }
+        if exclude_path is not None:
+            suspect.add(exclude_path)
+        for e in candidates:
+            if e.path not in suspect:
+                return e
+        return candidates[0] if allow_suspect else None
+
+    def _dead_slot(self, plane: int) -> int | None:
+        for i, e in enumerate(self.ring):
+            if e.plane == plane and e.state >= ASSUMED_BAD:
+                return i
+        return None
+
+    def _swap(self, out: EvEntry, into: EvEntry) -> None:
+        """Put backup ``into`` in the ring slot of active ``out``; ``out`` becomes backup."""
+        slot = self.ring.index(out)
+        self.ring[slot] = into
+        pool = self.backup[out.plane]
+        pool.remove(into)
+        pool.append(out)
+        into.active = True
+        out.active = False

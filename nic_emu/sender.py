@@ -1,0 +1,296 @@
+"""Send side of a connection: segmentation, in-flight tracking, loss detection, RTO.
+
+Packets are segmented lazily from posted WRITE requests when the window opens. Every
+transmission gets a monotonic ``tx_seq``; ``outstanding`` lists transmissions in send
+order, so both loss detectors look only at its front:
+
+- SACK-driven (RACK-like): a packet is lost once a transmission sent at least
+  ``reorder_threshold_pkts`` sends *and* ``reorder_window_ns`` later has been
+  acknowledged. Time-ordered evidence copes with the reordering that spraying over
+  planes with different queue depths causes; counting sends alone does not.
+- Timeout: a packet unacknowledged ``rto`` after its (re)transmission.
+
+Lost packets go to a min-heap of PSNs: retransmission is oldest gap first.
+"""
+
+from __future__ import annotations
+
+import heapq
+from collections import deque
+from dataclasses import dataclass
+
+from nic_emu.evs import EvEntry
+
+IN_FLIGHT = 0
+LOST = 1  # queued for retransmission, not counted in flight
+ACKED = 2
+
+
+@dataclass(slots=True, eq=False)
+class WriteRequest:
+    """One RDMA WRITE posted by the application."""
+
+    wr_id: int
+    data: memoryview
+    remote_va: int
+    rkey: int
+    npkts: int
+    posted_ns: int
+    first_psn: int = -1
+    last_psn: int = -1
+    next_offset: int = 0  # bytes segmented into packets so far
+    segmented: int = 0  # packets segmented so far
+    acked_pkts: int = 0
+
+    @property
+    def done(self) -> bool:
+        return self.acked_pkts == self.npkts
+
+
+class TxPacket:
+    """One data packet (one PSN), reused across its retransmissions.
+
+    A plain slotted class rather than a dataclass: one is built per packet sent, and
+    its constructor is on the hot path.
+    """
+
+    __slots__ = (
+        "entry",
+        "first",
+        "last",
+        "length",
+        "offset",
+        "psn",
+        "sent_ns",
+        "state",
+        "transmissions",
+        "tx_seq",
+        "wr",
+    )
+
+    def __init__(
+        self, psn: int, wr: WriteRequest, offset: int, length: int, first: bool, last: bool
+    ) -> None:
+        self.psn = psn
+        self.wr = wr
+        self.offset = offset
+        self.length = length
+        self.first = first
+        self.last = last
+        self.entry: EvEntry | None = None  # EV of the latest transmission
+        self.sent_ns = 0
+        self.tx_seq = -1
+        self.transmissions = 0
+        self.state = IN_FLIGHT
+
+    def __repr__(self) -> str:
+        return (
+            f"TxPacket(psn={self.psn}, length={self.length}, state={self.state}, "
+            f"transmissions={self.transmissions})"
+        )
+
+
+class SendState:
+    """Selective-repeat (or go-back-N) sender bookkeeping; no policy about EVs or CC."""
+
+    def __init__(self, initial_psn: int, mtu: int, window_psns: int) -> None:
+        self.mtu = mtu
+        self.window_psns = window_psns
+        self.next_psn = initial_psn
+        self.snd_una = initial_psn
+        self.unacked: dict[int, TxPacket] = {}
+        self.rtx_heap: list[int] = []
+        self.inflight_bytes = 0
+        self.tx_seq = 0
+        self.outstanding: deque[tuple[int, TxPacket]] = deque()
+        self.acked_max_tx_seq = -1
+        self.acked_max_sent_ns = -1
+        self.pending: deque[WriteRequest] = deque()  # WRs with bytes not yet segmented
+        self.incomplete: deque[WriteRequest] = deque()  # WRs not fully acknowledged
+        self.retransmissions = 0
+
+    # -- application -------------------------------------------------------------
+
+    def post(self, wr: WriteRequest) -> None:
+        self.pending.append(wr)
+        self.incomplete.append(wr)
+
+    def has_work(self) -> bool:
+        return bool(self.rtx_heap) or bool(self.pending)
+
+    def idle(self) -> bool:
+        return not self.incomplete
+
+    # -- transmission ------------------------------------------------------------
+
+    def next_packet(self) -> TxPacket | None:
+        """The next packet to send: the oldest lost PSN, else new data within the window."""
+        heap = self.rtx_heap
+        while heap:
+            pkt = self.unacked.get(heapq.heappop(heap))
+            if pkt is not None and pkt.state == LOST:
+                return pkt
+        if not self.pending or self.next_psn - self.snd_una >= self.window_psns:
+            return None
+        wr = self.pending[0]
+        offset = wr.next_offset
+        total = len(wr.data)
+        length = min(self.mtu, total - offset)
+        psn = self.next_psn
+        self.next_psn = psn + 1
+        if wr.segmented == 0:
+            wr.first_psn = psn
+        wr.segmented += 1
+        wr.next_offset = offset + length
+        last = wr.segmented == wr.npkts
+        if last:
+            wr.last_psn = psn
+            self.pending.popleft()
+        pkt = TxPacket(psn, wr, offset, length, offset == 0, last)
+        self.unacked[psn] = pkt
+        return pkt
+
+    def sent(self, pkt: TxPacket, entry: EvEntry | None, now: int) -> None:
+        seq = self.tx_seq
+        self.tx_seq = seq + 1
+        pkt.tx_seq = seq
+        pkt.sent_ns = now
+        pkt.entry = entry
+        if pkt.transmissions:
+            self.retransmissions += 1
+        pkt.transmissions += 1
+        pkt.state = IN_FLIGHT
+        self.inflight_bytes += pkt.length
+        self.outstanding.append((seq, pkt))
+
+    # -- acknowledgement -----------------------------------------------------------
+
+    def ack(self, psn: int) -> TxPacket | None:
+        """Mark one PSN acknowledged; returns the packet if this is news."""
+        pkt = self.unacked.pop(psn, None)
+        if pkt is None:
+            return None
+        if pkt.state == IN_FLIGHT:
+            self.inflight_bytes -= pkt.length
+        pkt.state = ACKED
+        pkt.wr.acked_pkts += 1
+        if pkt.tx_seq > self.acked_max_tx_seq:
+            self.acked_max_tx_seq = pkt.tx_seq
+            self.acked_max_sent_ns = pkt.sent_ns
+        return pkt
+
+    def ack_below(self, cumulative: int) -> int:
+        """Acknowledge every PSN below ``cumulative``; returns the bytes newly acknowledged."""
+        unacked = self.unacked
+        acked = 0
+        max_seq = self.acked_max_tx_seq
+        max_sent = self.acked_max_sent_ns
+        for psn in range(self.snd_una, min(cumulative, self.next_psn)):
+            pkt = unacked.pop(psn, None)
+            if pkt is None:
+                continue
+            length = pkt.length
+            if pkt.state == IN_FLIGHT:
+                self.inflight_bytes -= length
+            pkt.state = ACKED
+            pkt.wr.acked_pkts += 1
+            acked += length
+            if pkt.entry is not None:
+                pkt.entry.acked_packets += 1
+            if pkt.tx_seq > max_seq:
+                max_seq = pkt.tx_seq
+                max_sent = pkt.sent_ns
+        self.acked_max_tx_seq = max_seq
+        self.acked_max_sent_ns = max_sent
+        return acked
+
+    def advance_una(self, cumulative: int) -> bool:
+        """Move ``snd_una`` past acknowledged PSNs; True if it moved."""
+        old = self.snd_una
+        una = max(old, min(cumulative, self.next_psn))
+        unacked = self.unacked
+        nxt = self.next_psn
+        while una < nxt and una not in unacked:
+            una += 1
+        self.snd_una = una
+        return una != old
+
+    def completed_writes(self) -> list[WriteRequest]:
+        """WRs now fully acknowledged, in posting order (RDMA completes in order)."""
+        out = []
+        q = self.incomplete
+        while q and q[0].acked_pkts == q[0].npkts:
+            out.append(q.popleft())
+        return out
+
+    # -- loss ----------------------------------------------------------------------
+
+    def _front(self) -> TxPacket | None:
+        q = self.outstanding
+        while q:
+            seq, pkt = q[0]
+            if pkt.tx_seq == seq and pkt.state == IN_FLIGHT:
+                return pkt
+            q.popleft()
+        return None
+
+    def detect_losses(self, threshold_pkts: int, window_ns: int) -> list[TxPacket]:
+        """Packets the SACK evidence shows lost (now queued for retransmission)."""
+        lost: list[TxPacket] = []
+        max_seq = self.acked_max_tx_seq - threshold_pkts
+        max_sent = self.acked_max_sent_ns - window_ns
+        while True:
+            pkt = self._front()
+            if pkt is None or pkt.tx_seq > max_seq or pkt.sent_ns > max_sent:
+                return lost
+            self.outstanding.popleft()
+            self.mark_lost(pkt)
+            lost.append(pkt)
+
+    def lost_before(self, sent_ns_limit: int) -> list[TxPacket]:
+        """In-flight packets sent at or before ``sent_ns_limit``, now LOST (tail probe)."""
+        lost: list[TxPacket] = []
+        while True:
+            pkt = self._front()
+            if pkt is None or pkt.sent_ns > sent_ns_limit:
+                return lost
+            self.outstanding.popleft()
+            self.mark_lost(pkt)
+            lost.append(pkt)
+
+    def oldest_sent_ns(self) -> int | None:
+        pkt = self._front()
+        return None if pkt is None else pkt.sent_ns
+
+    def pop_expired(self, deadline_sent_ns: int) -> TxPacket | None:
+        """The oldest in-flight packet sent at or before ``deadline_sent_ns``, now LOST."""
+        pkt = self._front()
+        if pkt is None or pkt.sent_ns > deadline_sent_ns:
+            return None
+        self.outstanding.popleft()
+        self.mark_lost(pkt)
+        return pkt
+
+    def rewind(self, from_psn: int) -> int:
+        """Go-back-N: every in-flight PSN >= ``from_psn`` is resent; returns how many."""
+        count = 0
+        for psn in range(max(from_psn, self.snd_una), self.next_psn):
+            pkt = self.unacked.get(psn)
+            if pkt is not None and pkt.state == IN_FLIGHT:
+                self.mark_lost(pkt)
+                count += 1
+        return count
+
+    def mark_lost(self, pkt: TxPacket) -> None:
+        """Take an in-flight packet out of flight and queue it for retransmission."""
+        pkt.state = LOST
+        self.inflight_bytes -= pkt.length
+        heapq.heappush(self.rtx_heap, pkt.psn)
+
+    def in_flight_on_plane(self, plane: int) -> list[TxPacket]:
+        """In-flight packets whose latest transmission went out on ``plane``."""
+        return [
+            p
+            for p in self.unacked.values()
+            if p.state == IN_FLIGHT and p.entry is not None and p.entry.plane == plane
+        ]

@@ -1,0 +1,179 @@
+"""The EV state machine: rotation, SKIP, ASSUMED_BAD with backups and floor, probes."""
+
+from __future__ import annotations
+
+import random
+from collections import Counter
+from itertools import pairwise
+
+import pytest
+
+from nic_emu.evs import ASSUMED_BAD, DENIED, GOOD, SKIP, EvEntry, EvSet
+from nic_emu.exceptions import EvManagementError
+
+
+def make_set(
+    planes: int = 4,
+    active_per_plane: int = 8,
+    backup_per_plane: int = 2,
+    t1s: int = 4,
+    floor: int = 0,
+    log: list | None = None,
+) -> EvSet:
+    active: dict[int, list[EvEntry]] = {}
+    backup: dict[int, list[EvEntry]] = {}
+    for p in range(planes):
+        entries = [
+            EvEntry(ev=(p << 28) | (i % t1s) << 16 | i, plane=p, path=(p, i % t1s))
+            for i in range(active_per_plane + backup_per_plane)
+        ]
+        active[p] = entries[:active_per_plane]
+        backup[p] = entries[active_per_plane:]
+
+    def on_change(e, old, new, reason, now):
+        if log is not None:
+            log.append((e.ev, old, new, reason, now))
+
+    return EvSet(
+        active,
+        backup,
+        min_active_per_plane=floor,
+        skip_ns=1000,
+        rng=random.Random(7),
+        on_change=on_change,
+    )
+
+
+def test_rotation_is_even_across_planes_and_evs() -> None:
+    evs = make_set()
+    picks = [evs.pick(0) for _ in range(32 * 10)]
+    per_plane = Counter(e.plane for e in picks)
+    per_ev = Counter(e.ev for e in picks)
+    assert set(per_plane.values()) == {80}
+    assert len(per_ev) == 32 and set(per_ev.values()) == {10}
+    # Consecutive packets never reuse an EV and never stay on one plane for long.
+    assert all(a is not b for a, b in pairwise(picks))
+    assert max(len(list(g)) for g in _runs([e.plane for e in picks])) <= 2
+
+
+def _runs(seq: list[int]) -> list[list[int]]:
+    out: list[list[int]] = []
+    for item in seq:
+        if out and out[-1][0] == item:
+            out[-1].append(item)
+        else:
+            out.append([item])
+    return out
+
+
+def test_skip_avoids_ev_until_it_expires() -> None:
+    log: list = []
+    evs = make_set(planes=1, active_per_plane=4, backup_per_plane=0, log=log)
+    target = evs.ring[0]
+    evs.mark_skip(target, now=100)
+    assert target.state is SKIP and target.skip_until == 1100
+    assert all(evs.pick(500) is not target for _ in range(12))
+    later = [evs.pick(1100) for _ in range(4)]
+    assert target in later and target.state is GOOD
+    assert (target.ev, GOOD, SKIP, "ecn", 100) in log
+    assert (target.ev, SKIP, GOOD, "skip_expired", 1100) in log
+
+
+def test_all_skipped_falls_back_to_a_skipped_ev() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=0)
+    for e in list(evs.ring):
+        evs.mark_skip(e, now=0)
+    assert evs.pick(10) is not None
+
+
+def test_assumed_bad_is_replaced_from_same_plane_backup_on_another_path() -> None:
+    evs = make_set(planes=2, active_per_plane=4, backup_per_plane=4, t1s=4)
+    victim = evs.ring[0]
+    assert evs.mark_bad(victim, "loss", now=5)
+    assert victim.state is ASSUMED_BAD and not victim.active
+    newcomers = [e for e in evs.ring if e.plane == victim.plane]
+    assert len(newcomers) == 4 and victim not in newcomers
+    replacement = next(e for e in newcomers if e not in evs.backup[victim.plane])
+    assert replacement.path != victim.path
+    assert all(evs.pick(10) is not victim for _ in range(40))
+
+
+def test_backup_on_the_failed_path_is_not_swapped_in() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=1, t1s=2)
+    backup = evs.backup[0][0]
+    victim = next(e for e in evs.ring if e.path == backup.path)
+    evs.mark_bad(victim, "loss", 0)
+    assert victim.state is ASSUMED_BAD and victim.active and not backup.active
+
+
+def test_floor_keeps_minimum_usable_evs_per_plane() -> None:
+    held = []
+    evs = make_set(planes=2, active_per_plane=3, backup_per_plane=0, floor=2)
+    evs._on_floor_hold = lambda e, reason, now: held.append(e.ev)
+    plane0 = [e for e in evs.ring if e.plane == 0]
+    assert evs.mark_bad(plane0[0], "loss", 0)
+    assert not evs.mark_bad(plane0[1], "loss", 0)
+    assert not evs.mark_bad(plane0[2], "loss", 0)
+    assert [e.state for e in plane0] == [ASSUMED_BAD, GOOD, GOOD]
+    assert held == [plane0[1].ev, plane0[2].ev]
+
+
+def test_probes_revive_after_consecutive_successes_and_failure_resets() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=0)
+    e = evs.ring[0]
+    evs.mark_bad(e, "timeout", 0)
+    assert evs.probe_candidates() == [e]
+    assert not evs.probe_answered(e, 3, 1)
+    evs.probe_unanswered(e)
+    assert e.probe_successes == 0
+    assert not evs.probe_answered(e, 3, 2)
+    assert not evs.probe_answered(e, 3, 3)
+    assert evs.probe_answered(e, 3, 4)
+    assert e.state is GOOD and evs.probe_candidates() == []
+
+
+def test_revived_backup_takes_a_dead_ring_slot() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=1, t1s=3)
+    a, b = evs.ring
+    evs.mark_bad(a, "loss", 0)  # replaced by the backup
+    evs.mark_bad(b, "loss", 0)  # a is in the backup pool now, no GOOD backup left
+    assert b.active and b.state is ASSUMED_BAD
+    for t in range(3):
+        evs.probe_answered(a, 3, t)
+    assert a.state is GOOD and a.active and not b.active
+
+
+def test_plane_down_and_up_local_and_remote() -> None:
+    evs = make_set(planes=2, active_per_plane=4, backup_per_plane=1)
+    evs.plane_down(1, 10, remote=True)
+    assert all(e.state is ASSUMED_BAD for e in evs.by_ev.values() if e.plane == 1)
+    assert all(evs.pick(11).plane == 0 for _ in range(20))
+    assert all(e.plane == 0 for e in evs.probe_candidates()) and not evs.probe_candidates()
+    evs.plane_up(1, remote=True)
+    assert {e.plane for e in evs.probe_candidates()} == {1}
+
+
+def test_deny_and_allow_by_management_only() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=1)
+    target = evs.ring[0]
+    evs.deny(target.ev, 0)
+    assert target.state is DENIED and target not in evs.ring
+    assert target not in evs.probe_candidates()
+    evs.mark_bad(target, "loss", 1)  # losses never touch a DENIED EV
+    assert target.state is DENIED
+    evs.allow(target.ev, 2)
+    assert target.state is GOOD
+    with pytest.raises(EvManagementError, match="not in this connection's EV set"):
+        evs.deny(0xDEAD, 0)
+
+
+def test_no_usable_ev_returns_none() -> None:
+    evs = make_set(planes=1, active_per_plane=2, backup_per_plane=0)
+    evs.plane_down(0, 0, remote=False)
+    assert evs.pick(1) is None and not evs.has_usable()
+
+
+def test_duplicate_ev_rejected() -> None:
+    e = EvEntry(ev=1, plane=0, path=(0, 0))
+    with pytest.raises(EvManagementError, match="appears twice"):
+        EvSet({0: [e]}, {0: [e]}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))

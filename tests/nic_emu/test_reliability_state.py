@@ -1,0 +1,119 @@
+"""Receiver bitmap, message tracking, sender loss detection and PSN unwrapping."""
+
+from __future__ import annotations
+
+import random
+
+from nic_emu.psn import PSN_MOD, unwrap
+from nic_emu.receiver import (
+    DUPLICATE,
+    NEW_IN_ORDER,
+    NEW_OUT_OF_ORDER,
+    OUT_OF_WINDOW,
+    GoBackNReceiveState,
+    MessageTracker,
+    ReceiveState,
+)
+from nic_emu.sender import ACKED, LOST, SendState, WriteRequest
+
+
+def test_unwrap_near_reference_across_the_24_bit_boundary() -> None:
+    assert unwrap(5, PSN_MOD - 3) == PSN_MOD + 5
+    assert unwrap(PSN_MOD - 2, PSN_MOD + 1) == PSN_MOD - 2
+    assert unwrap(1000, 990) == 1000
+
+
+def test_receive_state_in_any_order_and_duplicates() -> None:
+    rs = ReceiveState(100, 1024)
+    order = list(range(100, 400))
+    random.Random(3).shuffle(order)
+    results = [rs.accept(p) for p in order]
+    assert rs.rcv_nxt == 400 and rs.ooo == 0
+    assert results.count(NEW_IN_ORDER) + results.count(NEW_OUT_OF_ORDER) == 300
+    assert rs.accept(150) == DUPLICATE
+    assert rs.accept(400 + 1024) == OUT_OF_WINDOW
+    assert rs.accept(405) == NEW_OUT_OF_ORDER and rs.accept(405) == DUPLICATE
+
+
+def test_sack_view_covers_the_trigger() -> None:
+    rs = ReceiveState(0, 1024)
+    for p in (2, 3, 70, 200):
+        rs.accept(p)
+    base, bits = rs.sack_view(3)
+    assert base == 0 and bits == 0b1100
+    base, bits = rs.sack_view(200)
+    assert base == 200 - 63 and bits == 1 << 63
+
+
+def test_message_tracker_completes_in_psn_order() -> None:
+    mt = MessageTracker(0)
+    for psn in range(3):
+        mt.note(psn, 0x1000 + 4096 * psn)
+    mt.note_last(2, 7, 0x1000 + 10000)
+    mt.note(3, 0x9000)
+    mt.note_last(3, 7, 0x9000 + 5)
+    assert mt.completed(2) == []
+    assert mt.completed(4) == [(0, 2, 7, 0x1000, 10000), (3, 3, 7, 0x9000, 5)]
+
+
+def test_go_back_n_receiver_accepts_only_next() -> None:
+    rs = GoBackNReceiveState(0, 64)
+    assert rs.accept(1) == NEW_OUT_OF_ORDER and rs.rcv_nxt == 0
+    assert rs.accept(0) == NEW_IN_ORDER and rs.accept(0) == DUPLICATE
+
+
+def _sender(npkts: int = 10, mtu: int = 100) -> tuple[SendState, WriteRequest]:
+    ss = SendState(0, mtu, 1024)
+    data = memoryview(bytes(range(256)) * 4)[: npkts * mtu - 50]
+    wr = WriteRequest(1, data, 0x1000, 5, npkts, 0)
+    ss.post(wr)
+    return ss, wr
+
+
+def test_segmentation_and_completion() -> None:
+    ss, wr = _sender()
+    pkts = []
+    while (p := ss.next_packet()) is not None:
+        ss.sent(p, None, 0)
+        pkts.append(p)
+    assert [p.length for p in pkts] == [100] * 9 + [50]
+    assert pkts[0].first and pkts[-1].last and wr.last_psn == 9
+    assert ss.inflight_bytes == 950
+    for p in reversed(pkts):
+        ss.ack(p.psn)
+    assert ss.advance_una(0) and ss.snd_una == 10
+    assert ss.completed_writes() == [wr] and ss.inflight_bytes == 0
+
+
+def test_rack_style_loss_needs_both_count_and_time() -> None:
+    ss, _ = _sender(npkts=40, mtu=10)
+    pkts = []
+    for t in range(40):
+        p = ss.next_packet()
+        ss.sent(p, None, t * 100)
+        pkts.append(p)
+    for p in pkts[1:20]:
+        ss.ack(p.psn)
+    # 19 later sends acked, but the latest left only 1900 ns after PSN 0
+    assert ss.detect_losses(16, 5000) == []
+    for p in pkts[20:]:
+        ss.ack(p.psn)
+    lost = ss.detect_losses(16, 3000)
+    assert [p.psn for p in lost] == [0] and lost[0].state == LOST
+    assert ss.next_packet() is lost[0]
+    ss.sent(lost[0], None, 5000)
+    assert ss.detect_losses(16, 3000) == []  # the retransmission is not blamed on old acks
+    ss.ack(0)
+    assert lost[0].state == ACKED and ss.advance_una(0) and ss.snd_una == 40
+
+
+def test_timeout_pops_oldest_and_rewind_resends_everything() -> None:
+    ss, _ = _sender(npkts=5, mtu=10)
+    for t in range(5):
+        ss.sent(ss.next_packet(), None, t)
+    assert ss.oldest_sent_ns() == 0
+    assert ss.pop_expired(-1) is None
+    first = ss.pop_expired(0)
+    assert first is not None and first.psn == 0
+    assert ss.rewind(2) == 3
+    assert [ss.next_packet().psn for _ in range(4)] == [0, 2, 3, 4]

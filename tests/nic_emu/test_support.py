@@ -1,0 +1,153 @@
+"""Config validation, congestion control, memory regions, event log, virtual clock."""
+
+from __future__ import annotations
+
+import io
+
+import pytest
+
+from nic_emu.analysis import count_kinds, repath_time
+from nic_emu.config import CcConfig, NicConfig, config_as_dict
+from nic_emu.congestion import FixedWindow, Nscc, make_congestion_control
+from nic_emu.events import LOSS, TX, EventLog, read_jsonl
+from nic_emu.exceptions import AnalysisError, ConfigError, FabricError, MemoryAccessError
+from nic_emu.memory import MemoryTable
+from nic_emu.vclock import EventLoop
+
+
+@pytest.mark.parametrize(
+    ("kwargs", "message"),
+    [
+        ({"evs_per_connection": 0}, "evs_per_connection must be > 0"),
+        ({"ack_timeout_exp": 25}, "ack_timeout_exp must be in 0..24"),
+        ({"receive_window_psns": 100}, "multiple of 128"),
+        ({"ev_min_active": -1}, "ev_min_active must be >= 0"),
+        ({"mtu_payload": 10000}, "mtu_payload must be <= 9000"),
+        ({"cc": "nscc"}, "cc must be a CcConfig"),
+        ({"probe_interval_ns": 5_000}, "must be at least base_rtt_ns"),
+    ],
+)
+def test_bad_config_rejected(kwargs: dict, message: str) -> None:
+    with pytest.raises(ConfigError, match=message):
+        NicConfig(**kwargs)
+
+
+def test_cc_config_range_and_rto() -> None:
+    with pytest.raises(ConfigError, match=r"gamma must be in \(0, 1\)"):
+        CcConfig(gamma=1.5)
+    assert NicConfig(ack_timeout_exp=6).rto_base_ns == 65_536
+    assert config_as_dict(NicConfig())["cc"]["gamma"] == 0.8
+
+
+def _nscc() -> Nscc:
+    return Nscc(CcConfig(), 4096, 150_000, 12_000, 0)
+
+
+def test_nscc_starts_at_max_and_decreases_on_ecn_with_delay_once_per_rtt() -> None:
+    cc = _nscc()
+    assert cc.cwnd == cc.max_wnd == 225_000
+    cc.on_ack(4096, False, 12_000, 1_000)  # sets the base RTT
+    cc.on_ack(4096, True, 40_000, 30_000)  # ECN and 28 us queueing delay
+    first = cc.cwnd
+    assert first < 225_000 and cc.decreases == 1
+    cc.on_ack(4096, True, 40_000, 31_000)  # within one base RTT: no second cut
+    assert cc.decreases == 1
+    cc.on_ack(4096, True, 40_000, 50_000)
+    assert cc.decreases == 2 and cc.cwnd < first
+
+
+def test_nscc_ecn_below_target_leaves_window() -> None:
+    cc = _nscc()
+    cc.on_ack(4096, False, 12_000, 1_000)
+    cc.cwnd = 100_000
+    cc.on_ack(4096, True, 13_000, 2_000)
+    assert cc.cwnd == 100_000
+
+
+def test_nscc_increases_without_ecn_and_nack_shrinks() -> None:
+    cc = _nscc()
+    cc.cwnd = 50_000
+    t = 0
+    for _ in range(200):
+        t += 100
+        cc.on_ack(4096, False, 12_000 + 5_000, t)  # below target: proportional increase
+    assert cc.cwnd > 50_000
+    grown = cc.cwnd
+    cc.on_nack(4096, t)
+    assert cc.cwnd == grown - 4096
+    cc.cwnd = 5000
+    cc.on_loss(4096, t)
+    assert cc.cwnd == 4096  # never below one MTU
+
+
+def test_disabled_cc_is_fixed() -> None:
+    cc = make_congestion_control(CcConfig(enabled=False), 4096, 150_000, 12_000, 0)
+    assert isinstance(cc, FixedWindow)
+    cc.on_nack(4096, 0)
+    cc.on_ack(10, True, 99_999, 1)
+    assert cc.cwnd == 225_000
+
+
+def test_memory_regions() -> None:
+    table = MemoryTable()
+    a = table.register(100)
+    b = table.register(5000)
+    assert a.rkey != b.rkey and b.va >= a.va + 100
+    assert table.lookup(a.rkey, a.va + 90, 10) is a
+    assert table.lookup(a.rkey, a.va + 91, 10) is None
+    assert table.lookup(0xBAD, a.va, 1) is None
+    with pytest.raises(MemoryAccessError, match="positive length"):
+        table.register(0)
+    with pytest.raises(MemoryAccessError, match="outside region"):
+        a.read(a.va - 1, 4)
+    table.deregister(a.rkey)
+    with pytest.raises(MemoryAccessError, match="no memory region"):
+        table.deregister(a.rkey)
+
+
+def test_event_log_round_trip_and_errors() -> None:
+    log = EventLog()
+    log.record(5, "nic0", TX, qpn=1, plane=0, ev=7, psn=3, bytes=100, rtx=False)
+    log.record(9, "nic0", LOSS, qpn=1, plane=0, ev=7, psn=3, sent_ns=5, reason="timeout")
+    buf = io.StringIO()
+    assert log.write_jsonl(buf) == 2
+    back = read_jsonl(buf.getvalue().splitlines())
+    assert [r.as_dict() for r in back] == [r.as_dict() for r in log]
+    assert count_kinds(back) == {TX: 1, LOSS: 1}
+    with pytest.raises(AnalysisError, match="line 1 is not JSON"):
+        read_jsonl(["{oops"])
+    with pytest.raises(AnalysisError, match="lacks t_ns"):
+        read_jsonl(['{"a": 1}'])
+
+
+def test_repath_time_from_records() -> None:
+    log = EventLog()
+    for t in (100, 200, 300, 400):
+        log.record(t, "n", TX, ev=1, plane=0)
+    log.record(250, "n", TX, ev=2, plane=1)
+    log.record(500, "n", LOSS, ev=1, sent_ns=200)
+    log.record(600, "n", LOSS, ev=1, sent_ns=300)
+    result = repath_time(log, {1}, fault_ns=150)
+    assert result.repath_ns == 200 and result.packets_lost == 2
+    assert result.packets_sent_after_fault == 3
+    with pytest.raises(AnalysisError, match="trace_packets"):
+        repath_time([r for r in log if r.kind != TX], {1})
+    with pytest.raises(AnalysisError, match="never hit"):
+        repath_time(log, {2})
+    with pytest.raises(AnalysisError, match="at least one EV"):
+        repath_time(log, set())
+
+
+def test_event_loop_orders_and_stops() -> None:
+    loop = EventLoop()
+    seen: list[tuple[int, str]] = []
+    loop.at(10, lambda: seen.append((loop.now, "b")))
+    loop.at(5, lambda: seen.append((loop.now, "a")))
+    loop.at(10, lambda: seen.append((loop.now, "c")))
+    loop.at(50, lambda: seen.append((loop.now, "late")))
+    assert loop.run(until_ns=20) == 3
+    assert seen == [(5, "a"), (10, "b"), (10, "c")] and loop.now == 20
+    with pytest.raises(FabricError, match="already 20 ns"):
+        loop.at(3, lambda: None)
+    loop.run()
+    assert seen[-1] == (50, "late")
