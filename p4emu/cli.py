@@ -1,0 +1,147 @@
+"""The ``python -m p4emu`` command line.
+
+Subcommands are registered on a :class:`CommandRegistry`. The front end registers ``check``;
+other p4emu modules add theirs from one of :data:`COMMAND_MODULES` (modules that are not
+present are skipped) in either of two ways::
+
+    # a) a registration function
+    def register_commands(registry: CommandRegistry) -> None:
+        registry.add("stf", "run an STF test", configure, run)
+
+    # b) module attributes COMMAND (name), HELP, configure(parser) and run(args) -> int
+
+``run`` returns the exit status. Every :class:`p4emu.exceptions.P4EmuError` is printed as
+its message (exit 1); no traceback is ever shown.
+"""
+
+from __future__ import annotations
+
+import argparse
+import importlib
+import sys
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+
+from p4emu.exceptions import P4EmuError
+
+COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli", "p4emu.server.cli", "p4emu.switch.cli")
+"""Modules that may contribute subcommands through ``register_commands(registry)``."""
+
+
+@dataclass
+class Command:
+    name: str
+    help: str
+    configure: Callable[[argparse.ArgumentParser], None]
+    run: Callable[[argparse.Namespace], int]
+
+
+class CommandRegistry:
+    """Collects subcommands before the argument parser is built."""
+
+    def __init__(self) -> None:
+        self.commands: dict[str, Command] = {}
+
+    def add(
+        self,
+        name: str,
+        help: str,
+        configure: Callable[[argparse.ArgumentParser], None],
+        run: Callable[[argparse.Namespace], int],
+    ) -> None:
+        if name in self.commands:
+            raise ValueError(f"subcommand {name!r} registered twice")
+        self.commands[name] = Command(name, help, configure, run)
+
+
+def add_program_arguments(parser: argparse.ArgumentParser) -> None:
+    """The PROGRAM / -I / -D arguments shared by every command that loads a P4 program."""
+    parser.add_argument("program", metavar="PROGRAM.p4", help="P4_16 source file")
+    parser.add_argument(
+        "-I", dest="include_dirs", action="append", default=[], metavar="DIR",
+        help="add DIR to the #include search path",
+    )  # fmt: skip
+    parser.add_argument(
+        "-D", dest="defines", action="append", default=[], metavar="NAME[=VALUE]",
+        help="define a preprocessor macro (VALUE defaults to 1)",
+    )  # fmt: skip
+
+
+def parse_defines(values: Sequence[str]) -> dict[str, str]:
+    """``["A=1", "B"]`` -> ``{"A": "1", "B": "1"}``."""
+    defines: dict[str, str] = {}
+    for value in values:
+        name, sep, body = value.partition("=")
+        if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
+            raise P4EmuError(f"invalid macro definition -D {value!r}")
+        defines[name] = body if sep else "1"
+    return defines
+
+
+def load_from_args(args: argparse.Namespace):
+    """Load the program named by :func:`add_program_arguments` arguments."""
+    from p4emu.frontend import load_program
+
+    return load_program(args.program, args.include_dirs, parse_defines(args.defines))
+
+
+def _configure_check(parser: argparse.ArgumentParser) -> None:
+    add_program_arguments(parser)
+    parser.add_argument("-W", "--warnings", action="store_true", help="print warnings too")
+
+
+def _run_check(args: argparse.Namespace) -> int:
+    checked = load_from_args(args)
+    if args.warnings:
+        for warning in checked.warnings:
+            print(warning, file=sys.stderr)
+    print("ok")
+    return 0
+
+
+def default_registry() -> CommandRegistry:
+    registry = CommandRegistry()
+    registry.add(
+        "check", "preprocess, parse and type-check a v1model program", _configure_check, _run_check
+    )
+    for module_name in COMMAND_MODULES:
+        try:
+            module = importlib.import_module(module_name)
+        except ModuleNotFoundError as exc:
+            if exc.name is not None and module_name.startswith(exc.name):
+                continue  # that optional module does not exist (yet)
+            raise
+        register = getattr(module, "register_commands", None)
+        if register is not None:
+            register(registry)
+        elif all(hasattr(module, attr) for attr in ("COMMAND", "configure", "run")):
+            help_text = getattr(module, "HELP", module.COMMAND)
+            registry.add(module.COMMAND, help_text, module.configure, module.run)
+    return registry
+
+
+def build_parser(registry: CommandRegistry) -> argparse.ArgumentParser:
+    parser = argparse.ArgumentParser(prog="p4emu", description="Embedded P4_16 / v1model target")
+    subparsers = parser.add_subparsers(dest="command", metavar="COMMAND", required=True)
+    for command in registry.commands.values():
+        sub = subparsers.add_parser(command.name, help=command.help, description=command.help)
+        command.configure(sub)
+        sub.set_defaults(_run=command.run)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    try:
+        registry = default_registry()
+        parser = build_parser(registry)
+        args = parser.parse_args(argv)
+        return int(args._run(args))
+    except P4EmuError as exc:
+        print(str(exc), file=sys.stderr)
+        return 1
+    except KeyboardInterrupt:
+        print("interrupted", file=sys.stderr)
+        return 130
+    except Exception as exc:  # never show a traceback to a user
+        print(f"p4emu: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
+        return 2

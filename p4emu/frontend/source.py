@@ -1,0 +1,30 @@
+"""Source locations: every token and AST node remembers where it came from."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from p4emu.exceptions import P4SourceError, P4UnsupportedError
+
+
+@dataclass(frozen=True, slots=True)
+class SourceLocation:
+    """A position in an original (pre-preprocessing) source file; line and column are 1-based."""
+
+    file: str
+    line: int
+    column: int
+
+    def __str__(self) -> str:
+        return f"{self.file}:{self.line}:{self.column}"
+
+    def error(self, message: str) -> P4SourceError:
+        """Build (not raise) a source error at this location."""
+        return P4SourceError(self.file, self.line, self.column, message)
+
+    def unsupported(self, construct: str) -> P4UnsupportedError:
+        """Build (not raise) an unsupported-construct error at this location."""
+        return P4UnsupportedError(self.file, self.line, self.column, construct)
+
+
+UNKNOWN_LOCATION = SourceLocation("<builtin>", 0, 0)
