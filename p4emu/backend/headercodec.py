@@ -1,0 +1,245 @@
+"""Generated extract / emit code for header types (one ``struct`` call per header).
+
+BMv2 only handles headers whose size is a whole number of bytes, and parses at byte
+offsets, so the generated code works on byte offsets. Fields are grouped into
+byte-aligned *chunks* (a run of fields ending on a byte boundary); each chunk is read
+with big-endian ``struct`` codes (``Q``/``I``/``H``/``B`` greedily) so a whole header
+costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields.
+
+Headers with a ``varbit`` field get a generated helper function working on one big
+integer, since the field positions after the varbit are only known per packet.
+"""
+
+from __future__ import annotations
+
+import struct
+from dataclasses import dataclass, field
+
+from p4emu.backend.codewriter import py_attr
+from p4emu.backend.exceptions import CompileError
+from p4emu.frontend import types as t
+
+_CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
+
+
+@dataclass
+class _Field:
+    attr: str
+    width: int
+    kind: str  # "bits", "signed", "bool"
+
+
+@dataclass
+class _Chunk:
+    nbytes: int
+    fields: list[_Field]
+    parts: list[tuple[str, int]] = field(default_factory=list)  # (code, nbits)
+    first_part: int = 0
+
+
+def _field_kind(type_: t.Type) -> tuple[int, str]:
+    base = t.underlying_scalar(type_)
+    if isinstance(base, t.BoolType):
+        return 1, "bool"
+    if isinstance(base, t.BitsType):
+        return base.width, "signed" if base.signed else "bits"
+    raise CompileError(f"header field of type {type_.describe()} is not supported")
+
+
+def _chunks(fields: list[_Field], header: str) -> list[_Chunk]:
+    chunks: list[_Chunk] = []
+    current: list[_Field] = []
+    bits = 0
+    for f in fields:
+        current.append(f)
+        bits += f.width
+        if bits % 8 == 0:
+            chunks.append(_Chunk(bits // 8, current))
+            current, bits = [], 0
+    if current:
+        raise CompileError(
+            f"header {header} is not a whole number of bytes; BMv2 cannot parse or deparse it"
+        )
+    return _plan(chunks)
+
+
+def _plan(chunks: list[_Chunk]) -> list[_Chunk]:
+    index = 0
+    for chunk in chunks:
+        remaining = chunk.nbytes
+        chunk.first_part = index
+        while remaining:
+            for size, code in _CODES:
+                if size <= remaining:
+                    chunk.parts.append((code, size * 8))
+                    remaining -= size
+                    index += 1
+                    break
+    return chunks
+
+
+def _convert(expr: str, f: _Field) -> str:
+    """Convert an unsigned extracted value to the field's representation."""
+    if f.kind == "signed":
+        half = 1 << (f.width - 1)
+        return f"(({expr}) ^ {half}) - {half}"
+    if f.kind == "bool":
+        return f"({expr}) != 0"
+    return expr
+
+
+def _to_bits(expr: str, f: _Field) -> str:
+    if f.kind == "signed":
+        return f"({expr} & {(1 << f.width) - 1})"
+    if f.kind == "bool":
+        return f"(1 if {expr} else 0)"
+    return expr
+
+
+@dataclass
+class HeaderCodec:
+    """Extract/emit code for one fixed-size header type."""
+
+    type_: t.HeaderType
+    nbytes: int
+    struct_format: str
+    chunks: list[_Chunk]
+
+    def extract_lines(self, target: str, data: str, offset: str, struct_name: str) -> list[str]:
+        """Statements filling header object ``target`` from ``data`` at byte ``offset``
+        (length already checked) and marking it valid."""
+        lines: list[str] = []
+        targets: list[str] = []
+        post: list[str] = []
+        tmp_count = 0
+        for chunk in self.chunks:
+            single_direct = (
+                len(chunk.fields) == 1 and len(chunk.parts) == 1 and chunk.fields[0].kind == "bits"
+            )
+            if single_direct:
+                targets.append(f"{target}.{chunk.fields[0].attr}")
+                continue
+            part_names = []
+            for _ in chunk.parts:
+                tmp_count += 1
+                part_names.append(f"_x{tmp_count}")
+            targets.extend(part_names)
+            # combine parts into the chunk value
+            value = part_names[0]
+            consumed = chunk.parts[0][1]
+            for name, (_code, nbits) in zip(part_names[1:], chunk.parts[1:]):
+                value = f"({value} << {nbits}) | {name}"
+                consumed += nbits
+            if len(chunk.fields) == 1:
+                post.append(f"{target}.{chunk.fields[0].attr} = {_convert(value, chunk.fields[0])}")
+                continue
+            tmp_count += 1
+            cvar = f"_x{tmp_count}"
+            post.append(f"{cvar} = {value}")
+            shift = chunk.nbytes * 8
+            for index, f in enumerate(chunk.fields):
+                shift -= f.width
+                expr = f"{cvar} >> {shift}" if shift else cvar
+                if index:
+                    expr = f"({expr}) & {(1 << f.width) - 1}"
+                post.append(f"{target}.{f.attr} = {_convert(expr, f)}")
+        lines.append(
+            f"{', '.join(targets)}{',' if len(targets) == 1 else ''} = {struct_name}({data}, {offset})"
+        )
+        lines.extend(post)
+        lines.append(f"{target}.valid_ = True")
+        return lines
+
+    def emit_expr(self, source: str, pack_name: str) -> str:
+        """Expression giving the bytes of header object ``source``."""
+        parts: list[str] = []
+        for chunk in self.chunks:
+            if len(chunk.fields) == 1:
+                value = _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
+            else:
+                terms = []
+                shift = chunk.nbytes * 8
+                for f in chunk.fields:
+                    shift -= f.width
+                    bits = _to_bits(f"{source}.{f.attr}", f)
+                    terms.append(f"({bits} << {shift})" if shift else bits)
+                value = "(" + " | ".join(terms) + ")"
+            remaining = chunk.nbytes * 8
+            for _code, nbits in chunk.parts:
+                remaining -= nbits
+                piece = f"({value} >> {remaining})" if remaining else value
+                if remaining or len(chunk.parts) > 1:
+                    piece = f"({piece} & {(1 << nbits) - 1})"
+                parts.append(piece)
+        return f"{pack_name}({', '.join(parts)})"
+
+
+def header_codec(type_: t.HeaderType) -> HeaderCodec:
+    try:
+        return _header_codec(type_)
+    except CompileError as error:
+        loc = getattr(type_.decl, "loc", None)
+        if loc is None or error.file:
+            raise
+        raise CompileError(error.message, loc.file, loc.line, loc.column) from None
+
+
+def _header_codec(type_: t.HeaderType) -> HeaderCodec:
+    fields = []
+    for info in type_.fields:
+        width, kind = _field_kind(info.type)
+        fields.append(_Field(py_attr(info.name), width, kind))
+    if not fields:
+        raise CompileError(f"header {type_.name} has no field")
+    chunks = _chunks(fields, type_.name)
+    fmt = ">" + "".join(code for chunk in chunks for code, _ in chunk.parts)
+    struct.Struct(fmt)  # validate
+    return HeaderCodec(type_, sum(c.nbytes for c in chunks), fmt, chunks)
+
+
+def varbit_helpers(type_: t.HeaderType, cls: str) -> tuple[list[str], int, int]:
+    """Source of ``extract_vl_<cls>(h, data, off, vl_bits)`` and ``emit_vl_<cls>(h)`` for a
+    header with one varbit field; returns (lines, fixed bits, varbit max bits)."""
+    fixed = []
+    var_index = -1
+    var_max = 0
+    for index, info in enumerate(type_.fields):
+        if isinstance(info.type, t.VarbitType):
+            var_index = index
+            var_max = info.type.max_width
+            fixed.append(None)
+        else:
+            width, kind = _field_kind(info.type)
+            fixed.append(_Field(py_attr(info.name), width, kind))
+    fixed_bits = sum(f.width for f in fixed if f is not None)
+    var_attr = py_attr(type_.fields[var_index].name)
+    lines = [f"def extract_vl_{cls}(h, data, off, vl):"]
+    lines.append(f"    total = {fixed_bits} + vl")
+    lines.append("    nbytes = total >> 3")
+    lines.append("    v = int.from_bytes(data[off:off + nbytes], 'big')")
+    lines.append("    shift = nbytes * 8")
+    for f in fixed:
+        if f is None:
+            lines.append("    shift -= vl")
+            lines.append(f"    h.{var_attr} = (vl, (v >> shift) & ((1 << vl) - 1))")
+        else:
+            lines.append(f"    shift -= {f.width}")
+            lines.append(f"    h.{f.attr} = {_convert(f'(v >> shift) & {(1 << f.width) - 1}', f)}")
+    lines.append("    h.valid_ = True")
+    lines.append("    return nbytes")
+    lines.append("")
+    lines.append(f"def emit_vl_{cls}(h):")
+    lines.append("    acc = 0")
+    lines.append("    n = 0")
+    for f in fixed:
+        if f is None:
+            lines.append(f"    vl, vv = h.{var_attr}")
+            lines.append("    acc = (acc << vl) | vv")
+            lines.append("    n += vl")
+        else:
+            lines.append(f"    acc = (acc << {f.width}) | {_to_bits(f'h.{f.attr}', f)}")
+            lines.append(f"    n += {f.width}")
+    lines.append("    pad = -n & 7")
+    lines.append("    return (acc << pad).to_bytes((n + pad) >> 3, 'big')")
+    lines.append("")
+    return lines, fixed_bits, var_max

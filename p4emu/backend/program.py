@@ -1,0 +1,556 @@
+"""Compile a checked v1model program into Python functions, once.
+
+:func:`compile_program` returns a :class:`CompiledProgram`: the six v1model blocks as
+plain Python functions over generated ``__slots__`` objects, factories for the packet
+state, and the :class:`~p4emu.backend.objects.ProgramObjects` the control plane uses.
+All generated code lives in one source string (``CompiledProgram.source``, handy for
+debugging) executed once; runtime objects are bound as closure variables, so the
+per-packet code does no dictionary lookups for them.
+"""
+
+from __future__ import annotations
+
+import logging
+import struct
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+from p4emu.backend import rt
+from p4emu.backend.body import BodyCompiler, compile_error, function_return, literal, unsupported
+from p4emu.backend.codewriter import CodeWriter, Names, py_attr, sanitize
+from p4emu.backend.exceptions import CompileError, P4AssertionError
+from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
+from p4emu.backend.ids import ControlPlaneIds, assign_ids
+from p4emu.backend.objects import ProgramObjects
+from p4emu.backend.parsers import ParserGenerator
+from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
+from p4emu.backend.runtime_objects import RuntimeBuilder, TableRuntime
+from p4emu.backend.scope import Binding, Scope
+from p4emu.frontend import ast
+from p4emu.frontend import types as t
+from p4emu.runtime.clock import Clock, RealClock
+from p4emu.runtime.externs import DigestQueue, LogMsgFormat, RandomSource
+from p4emu.runtime.pre import ReplicationEngine
+
+log = logging.getLogger("p4emu.backend")
+
+
+class Hooks:
+    """Where generated code sends ``log_msg`` text and trace events (swappable)."""
+
+    def __init__(self) -> None:
+        self.log_sink: Callable[[str], None] = lambda text: log.info("log_msg: %s", text)
+        self.trace_sink: Callable[[str, Any, Any, Any], None] | None = None
+
+    def log_msg(self, text: str) -> None:
+        self.log_sink(text)
+
+    def trace(self, kind: str, name: Any, a: Any, b: Any) -> None:
+        if self.trace_sink is not None:
+            self.trace_sink(kind, name, a, b)
+
+
+@dataclass
+class CompiledProgram:
+    """A program ready to process packets (see module docs).
+
+    Block functions (``ctx`` is a :class:`p4emu.backend.rt.PacketContext`):
+
+    - ``parse(data, hdr, meta, sm, ctx) -> (payload_offset, error_code)``
+    - ``verify_checksum(hdr, meta, ctx)`` (sets ``ctx.checksum_error``)
+    - ``ingress(hdr, meta, sm, ctx)`` / ``egress(hdr, meta, sm, ctx)``
+    - ``compute_checksum(hdr, meta, ctx)``
+    - ``deparse(hdr, ctx) -> list[bytes]`` (the emitted headers, in order)
+    """
+
+    checked: ast.CheckedProgram
+    objects: ProgramObjects
+    source: str
+    hooks: Hooks
+    parse: Callable[..., tuple[int, int]]
+    verify_checksum: Callable[..., None]
+    ingress: Callable[..., None]
+    egress: Callable[..., None]
+    compute_checksum: Callable[..., None]
+    deparse: Callable[..., list[bytes]]
+    new_headers: Callable[[], Any]
+    new_metadata: Callable[[], Any]
+    new_standard_metadata: Callable[[], Any]
+    copy_headers: Callable[[Any], Any]
+    copy_metadata: Callable[[Any], Any]
+    copy_standard_metadata: Callable[[Any], Any]
+    error_codes: dict[str, int]
+    random: RandomSource
+    ids: ControlPlaneIds
+    field_list_copiers: dict[int, Callable[[Any, Any], None]] = field(default_factory=dict)
+    drop_port: int = 511
+
+    def error_name(self, code: int) -> str:
+        for name, value in self.error_codes.items():
+            if value == code:
+                return name
+        return str(code)
+
+
+def compile_program(
+    program: ast.CheckedProgram,
+    *,
+    clock: Clock | None = None,
+    pre: ReplicationEngine | None = None,
+    digest_queue: DigestQueue | None = None,
+    random: RandomSource | None = None,
+    drop_port: int = 511,
+    no_match_error: bool = False,
+    trace: bool = False,
+) -> CompiledProgram:
+    """Compile ``program`` (see :class:`CompiledProgram`).
+
+    ``no_match_error``: a ``select`` with no matching case sets ``error.NoMatch`` (P4
+    spec) instead of ending the parse without error (BMv2). ``trace``: generate calls to
+    ``hooks.trace`` (parser states, extracted headers, table lookups) for debugging.
+    """
+    clock = clock or RealClock()
+    compiler = ProgramCompiler(
+        program,
+        clock=clock,
+        pre=pre or ReplicationEngine(),
+        digest_queue=digest_queue or DigestQueue(clock),
+        random=random or RandomSource(0),
+        drop_port=drop_port,
+        no_match_error=no_match_error,
+        trace=trace,
+    )
+    return compiler.compile()
+
+
+class ProgramCompiler:
+    """Holds everything shared while generating the code of one program."""
+
+    def __init__(
+        self,
+        program: ast.CheckedProgram,
+        *,
+        clock: Clock,
+        pre: ReplicationEngine,
+        digest_queue: DigestQueue,
+        random: RandomSource,
+        drop_port: int,
+        no_match_error: bool,
+        trace: bool,
+    ) -> None:
+        self.program = program
+        self.clock = clock
+        self.random = random
+        self.drop_port = drop_port
+        self.no_match_error = no_match_error
+        self.trace = trace
+        self.names = Names()
+        self.types = TypeRegistry()
+        self.global_scope = Scope()
+        self.hooks = Hooks()
+        self.ns: dict[str, Any] = {}
+        self._bound: dict[int, str] = {}
+        self.ids = assign_ids(program)
+        self._rb = RuntimeBuilder(program, self.ids, clock, pre, digest_queue)
+        self.runtime = self._rb.build()
+        self.error_codes = {
+            name: member.code for name, member in program.error_type.members.items()
+        }
+        self._top_level_actions = {
+            id(d) for d in program.program.declarations if isinstance(d, ast.ActionDecl)
+        }
+        self._functions: dict[int, tuple[str, list[str]]] = {}
+        self._function_lines: list[str] = []
+        self._codecs: dict[int, tuple[HeaderCodec, str, str]] = {}
+        self._varbits: dict[int, tuple[list[str], int, int]] = {}
+        self._scratch: dict[int, str] = {}
+        self._copiers: dict[Any, str] = {}
+        self._log_formats: dict[str, str] = {}
+        self._table_names: dict[int, TableRuntime] = {}
+        self.extra_lines: list[str] = []
+        self.field_list_copiers: dict[int, Callable[[Any, Any], None]] = {}
+        self._metadata_type: t.StructType | None = None
+        self._hash_count = 0
+
+    # ------------------------------------------------------------------ binding
+
+    def bind(self, obj: Any, hint: str) -> str:
+        """A closure name for a runtime object used by generated code."""
+        found = self._bound.get(id(obj))
+        if found is not None:
+            return found
+        name = self.names.fresh("G_" + sanitize(hint)[:40])
+        self._bound[id(obj)] = name
+        self.ns[name] = obj
+        return name
+
+    # ------------------------------------------------------------------ lookups
+
+    def error_code(self, name: str) -> int:
+        return self.error_codes[name]
+
+    def table_runtime(self, block: ast.BlockInstance, decl: ast.TableDecl) -> TableRuntime:
+        runtime = self.runtime.tables.get((id(block), id(decl)))
+        if runtime is None:
+            raise CompileError(f"table {decl.name} of {block.name} has no runtime object")
+        if not runtime.table_name:
+            runtime.table_name = self.bind(runtime.table, "T_" + runtime.name)
+            runtime.apply_name = self.bind(runtime.table.apply, "Tapply_" + runtime.name)
+            if runtime.profile is not None:
+                runtime.profile_name = self.bind(runtime.profile, "AP_" + runtime.profile.name)
+        return runtime
+
+    def action_id(self, decl: ast.ActionDecl, block: ast.BlockInstance | None) -> int:
+        if id(decl) in self._top_level_actions:
+            return self._builder().action_id(decl, None)
+        return self._builder().action_id(decl, block)
+
+    def _builder(self) -> RuntimeBuilder:
+        return self._rb
+
+    def block_scope_of(self, action: ast.ActionDecl, scope: Scope) -> Scope:
+        if id(action) in self._top_level_actions:
+            return self.global_scope
+        current: Scope | None = scope
+        while current is not None:
+            if current._block is not None:
+                return current
+            current = current.parent
+        return self.global_scope
+
+    def child_block(
+        self, block: ast.BlockInstance | None, target: ast.BlockApply
+    ) -> ast.BlockInstance:
+        if block is None:
+            raise CompileError(f"{target.block.name}.apply() outside a block")
+        if target.instance is not None:
+            child = block.children.get(target.instance.name)
+            if child is not None:
+                return child
+        for child in block.children.values():
+            if child.decl is target.block and (
+                target.instance is None or child.instantiation is target.instance
+            ):
+                return child
+        raise CompileError(f"no instance of {target.block.name} inside {block.name}")
+
+    def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None:
+        decl = instance.decl
+        for param in decl.ctor_params:
+            if param.name in instance.constructor_args:
+                value = instance.constructor_args[param.name]
+                scope.bind(param, Binding("const", literal(value, param.type), param.type))
+
+    def extern_runtime(self, block: ast.BlockInstance | None, decl: Any, node: ast.Node) -> str:
+        key = (id(block) if block is not None else None, id(decl))
+        obj = self.runtime.externs.get(key)
+        if obj is None:
+            obj = self.runtime.externs.get((None, id(decl)))
+        if obj is None:
+            raise compile_error(node, f"extern instance {getattr(decl, 'name', '?')} not found")
+        return self.bind(obj, "X_" + getattr(obj, "name", "extern"))
+
+    def value_set_runtime(
+        self, block: ast.BlockInstance | None, decl: ast.ValueSetDecl, node: ast.Node
+    ) -> str:
+        obj = self.runtime.value_sets.get((id(block), id(decl)))
+        if obj is None:
+            raise compile_error(node, f"value set {decl.name} not found")
+        return self.bind(obj, "VS_" + obj.name)
+
+    def hash_function(self, algo_name: str, call: ast.Node) -> str:
+        self._hash_count += 1
+        site = f"{call.loc.file}:{call.loc.line}:{self._hash_count}"
+        fn = self._builder().hash_function(algo_name, site)
+        return self.bind(fn, "H_" + algo_name)
+
+    def digest_id(self, type_: t.Type, call: ast.Node) -> int:
+        return self._builder().digest(type_)
+
+    def log_format(self, fmt: str) -> str:
+        found = self._log_formats.get(fmt)
+        if found is None:
+            found = self._log_formats[fmt] = self.bind(LogMsgFormat(fmt), "FMT")
+        return found
+
+    def scratch_header(self, type_: t.Type) -> str:
+        found = self._scratch.get(id(type_))
+        if found is None:
+            cls = self.types.cls(type_)
+            name = self.names.fresh("SCRATCH")
+            self.extra_lines.append(f"{name} = {cls}()")
+            self._scratch[id(type_)] = name
+            found = name
+        return found
+
+    def header_codec(self, type_: t.HeaderType) -> tuple[HeaderCodec, str]:
+        found = self._codecs.get(id(type_))
+        if found is None:
+            codec = header_codec(type_)
+            packer = struct.Struct(codec.struct_format)
+            unpack = self.bind(packer.unpack_from, "unpack_" + type_.name)
+            pack = self.bind(packer.pack, "pack_" + type_.name)
+            found = self._codecs[id(type_)] = (codec, unpack, pack)
+        return found[0], found[1]
+
+    def header_emit(self, type_: t.HeaderType, code: str) -> str:
+        if type_.has_varbit:
+            self.varbit_helpers(type_)
+            return f"emit_vl_{self.types.cls(type_)}({code})"
+        codec, _ = self.header_codec(type_)
+        pack = self._codecs[id(type_)][2]
+        return codec.emit_expr(code, pack)
+
+    def varbit_helpers(self, type_: t.HeaderType) -> tuple[list[str], int, int]:
+        found = self._varbits.get(id(type_))
+        if found is None:
+            cls = self.types.cls(type_)
+            found = self._varbits[id(type_)] = varbit_helpers(type_, cls)
+            self.extra_lines.extend(found[0])
+        return found
+
+    def function(self, fn: ast.FunctionDecl) -> tuple[str, list[str]]:
+        found = self._functions.get(id(fn))
+        if found is not None:
+            return found
+        name = self.names.fresh("fn_" + fn.name)
+        self._functions[id(fn)] = (name, [])
+        self._compile_function(fn, name)
+        return self._functions[id(fn)]
+
+    def field_list_copier(self, index: int) -> str:
+        key = ("index", index)
+        found = self._copiers.get(key)
+        if found is not None:
+            return found
+        meta_type = self._metadata_type
+        lines = []
+        fn_name = self.names.fresh(f"copy_fields_{index}")
+        lines.append(f"def {fn_name}(src, dst):")
+        count = 0
+        if meta_type is not None:
+            for path, type_ in field_list_paths(meta_type, index):
+                lines.append("    " + self.types.assign(f"dst.{path}", f"src.{path}", type_))
+                count += 1
+        if not count:
+            lines.append("    pass")
+        lines.append("")
+        self.extra_lines.extend(lines)
+        self._copiers[key] = fn_name
+        self._pending_copiers.append((index, fn_name))
+        return fn_name
+
+    def data_copier(self, data: ast.Expr | None, bc: BodyCompiler) -> str:
+        """Copier for the deprecated ``resubmit(data)`` / ``clone3`` forms: the listed
+        lvalues that are fields of the user metadata are preserved."""
+        meta_type = self._metadata_type
+        paths: list[tuple[str, t.Type]] = []
+        elements = data.elements if isinstance(data, ast.ListExpr) else ([data] if data else [])
+        for element in elements:
+            path = _metadata_path(element, meta_type)
+            if path is not None:
+                paths.append((path, element.type))  # type: ignore[arg-type]
+        key = ("data", tuple(p for p, _ in paths))
+        found = self._copiers.get(key)
+        if found is not None:
+            return found
+        fn_name = self.names.fresh("copy_data")
+        lines = [f"def {fn_name}(src, dst):"]
+        for path, type_ in paths:
+            lines.append("    " + self.types.assign(f"dst.{path}", f"src.{path}", type_))
+        if not paths:
+            lines.append("    pass")
+        lines.append("")
+        self.extra_lines.extend(lines)
+        self._copiers[key] = fn_name
+        return fn_name
+
+    # ------------------------------------------------------------------ functions
+
+    def _compile_function(self, fn: ast.FunctionDecl, name: str) -> None:
+        w = CodeWriter()
+        scope = self.global_scope.child()
+        params = ["ctx"]
+        outs: list[str] = []
+        for param in fn.params:
+            local = self.names.fresh(param.name)
+            params.append(local)
+            scope.bind(param, Binding("var", local, param.type))
+            if param.direction in ("out", "inout") and not is_aggregate(param.type):  # type: ignore[arg-type]
+                outs.append(local)
+        self._functions[id(fn)] = (name, outs)
+        returns_value = not isinstance(fn.return_type.resolved, t.VoidType)
+        w.line(f"def {name}({', '.join(params)}):")
+        w.level += 1
+        bc = BodyCompiler(self, w, scope, where="function")
+        bc.returns.append(("function", outs, returns_value))
+        bc.stmts(fn.body.statements)
+        w.line(function_return("None" if returns_value else None, outs, returns_value))
+        w.level -= 1
+        w.line("")
+        self._function_lines.extend(w.lines)
+
+    # ------------------------------------------------------------------ blocks
+
+    def _control_function(self, instance: ast.BlockInstance, fn_name: str) -> list[str]:
+        decl = instance.decl
+        if not isinstance(decl, ast.ControlDecl):
+            raise CompileError(f"{instance.name} is not a control")
+        w = CodeWriter()
+        scope = Scope(self.global_scope, instance)
+        self.bind_constructor_params(scope, instance)
+        params = []
+        deparser = False
+        for position, param in enumerate(decl.params):
+            ptype = param.type
+            if isinstance(ptype, t.ExternType) and ptype.name == "packet_out":
+                scope.bind(param, Binding("packet_out", ""))
+                deparser = True
+                continue
+            local = f"p{position}"
+            scope.bind(param, Binding("var", local, ptype))
+            params.append(local)
+        w.line(f"def {fn_name}({', '.join(params)}, ctx):")
+        w.level += 1
+        bc = BodyCompiler(self, w, scope, where="deparser" if deparser else "control")
+        if deparser:
+            w.line("out = []")
+            w.line("OUT_APPEND = out.append")
+        body_writer = w
+        with body_writer.block("try:"):
+            bc.declare_locals(decl.locals)
+            bc.run_unit(scope, decl.body, [])
+        with body_writer.block("except ExitSignal:"):
+            w.line("pass")
+        if deparser:
+            w.line("return out")
+        w.level -= 1
+        w.line("")
+        return w.lines
+
+    def compile(self) -> CompiledProgram:
+        program = self.program
+        self._pending_copiers: list[tuple[int, str]] = []
+        ingress_decl = program.ingress.decl
+        self._meta_param = ingress_decl.params[1] if len(ingress_decl.params) > 1 else None
+        meta_type = self._meta_param.type if self._meta_param is not None else None
+        self._metadata_type = meta_type if isinstance(meta_type, t.StructType) else None
+
+        parser_decl = program.parser.decl
+        header_type = parser_decl.params[1].type
+        sm_type = parser_decl.params[3].type if len(parser_decl.params) > 3 else None
+        if not isinstance(header_type, t.StructType) or not isinstance(sm_type, t.StructType):
+            raise CompileError("the parser does not have the v1model signature")
+
+        blocks: list[str] = []
+        blocks.extend(ParserGenerator(self, program.parser, "parse_block").generate())
+        blocks.extend(self._control_function(program.verify_checksum, "verify_block"))
+        blocks.extend(self._control_function(program.ingress, "ingress_block"))
+        blocks.extend(self._control_function(program.egress, "egress_block"))
+        blocks.extend(self._control_function(program.compute_checksum, "compute_block"))
+        blocks.extend(self._control_function(program.deparser, "deparse_block"))
+
+        hdr_cls = self.types.cls(header_type)
+        meta_cls = self.types.cls(meta_type) if self._metadata_type is not None else None
+        sm_cls = self.types.cls(sm_type)
+
+        source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls)
+        namespace: dict[str, Any] = {}
+        main_file = program.source_files[0] if program.source_files else "program"
+        code = compile(source, f"<p4emu {main_file}>", "exec")
+        exec(code, namespace)
+        made = namespace["__make__"](self.ns)
+        for index, name in self._pending_copiers:
+            self.field_list_copiers[index] = made["copiers"][name]
+        return CompiledProgram(
+            checked=program,
+            objects=self.runtime.objects,
+            source=source,
+            hooks=self.hooks,
+            parse=made["parse_block"],
+            verify_checksum=made["verify_block"],
+            ingress=made["ingress_block"],
+            egress=made["egress_block"],
+            compute_checksum=made["compute_block"],
+            deparse=made["deparse_block"],
+            new_headers=made["new_headers"],
+            new_metadata=made["new_metadata"],
+            new_standard_metadata=made["new_standard_metadata"],
+            copy_headers=made["copy_headers"],
+            copy_metadata=made["copy_metadata"],
+            copy_standard_metadata=made["copy_standard_metadata"],
+            error_codes=dict(self.error_codes),
+            random=self.random,
+            ids=self.ids,
+            field_list_copiers=self.field_list_copiers,
+            drop_port=self.drop_port,
+        )
+
+    def _assemble(self, blocks: list[str], hdr_cls: str, meta_cls: str | None, sm_cls: str) -> str:
+        self.ns.update(
+            {
+                "ONCE": rt.ONCE,
+                "EXIT": rt.EXIT,
+                "ExitSignal": rt.ExitSignal,
+                "stack_at": rt.stack_at,
+                "stack_last": rt.stack_last,
+                "div_u": rt.div_u,
+                "mod_u": rt.mod_u,
+                "div_s": rt.div_s,
+                "mod_s": rt.mod_s,
+                "P4AssertionError": P4AssertionError,
+                "LOG_MSG": self.hooks.log_msg,
+                "TRACE": self.hooks.trace,
+                "RANDOM": self.random.uniform,
+            }
+        )
+        out = ["def __make__(NS):"]
+        body: list[str] = []
+        for name in self.ns:
+            body.append(f"{name} = NS[{name!r}]")
+        body.extend(self.types.lines)
+        body.extend(self.extra_lines)
+        body.extend(self._function_lines)
+        body.extend(blocks)
+        if meta_cls is None:
+            body.append("class _NoMeta:")
+            body.append("    __slots__ = ()")
+            body.append("def copy__NoMeta(s):")
+            body.append("    return s")
+            meta_cls = "_NoMeta"
+        copiers = ", ".join(f"{name!r}: {name}" for _, name in self._pending_copiers)
+        body.append(
+            "return {"
+            "'parse_block': parse_block, 'verify_block': verify_block, "
+            "'ingress_block': ingress_block, 'egress_block': egress_block, "
+            "'compute_block': compute_block, 'deparse_block': deparse_block, "
+            f"'new_headers': {hdr_cls}, 'new_metadata': {meta_cls}, "
+            f"'new_standard_metadata': {sm_cls}, "
+            f"'copy_headers': copy_{hdr_cls}, 'copy_metadata': copy_{meta_cls}, "
+            f"'copy_standard_metadata': copy_{sm_cls}, "
+            f"'copiers': {{{copiers}}}}}"
+        )
+        out.extend("    " + line if line else "" for line in body)
+        return "\n".join(out) + "\n"
+
+
+def _metadata_path(expr: ast.Expr, meta_type: t.StructType | None) -> str | None:
+    """``meta.a.b`` -> ``"a.b"`` when ``expr`` is a field path of a parameter of the
+    user metadata type."""
+    parts: list[str] = []
+    current = expr
+    while isinstance(current, ast.Member) and current.kind == ast.MEMBER_FIELD:
+        parts.append(py_attr(current.member))
+        current = current.expr
+    if (
+        isinstance(current, ast.PathExpr)
+        and isinstance(current.decl, ast.Parameter)
+        and meta_type is not None
+        and current.type is meta_type
+    ):
+        return ".".join(reversed(parts)) if parts else None
+    return None
+
+
+__all__ = ["CompiledProgram", "Hooks", "compile_program", "unsupported"]

@@ -1,0 +1,321 @@
+"""Python representation of P4 values, and the classes generated for aggregate types.
+
+Scalars are plain Python values:
+
+============================  ==========================================================
+``bit<W>``                    ``int`` in ``[0, 2**W)``
+``int<W>``                    ``int`` in ``[-2**(W-1), 2**(W-1))`` (two's complement value)
+``bool``                      ``bool``
+``int`` (arbitrary precision) ``int``
+``error``                     ``int`` (the error code, BMv2 numbering)
+serializable ``enum``         ``int`` (the underlying value)
+other ``enum``                ``int`` (member index)
+``varbit<N>``                 ``(nbits, value)`` tuple
+``string``                    ``str``
+new ``type``                  as its underlying type
+tuple / list expression       ``tuple``
+============================  ==========================================================
+
+Aggregates are objects of generated ``__slots__`` classes, one per P4 type: a header has
+one attribute per field plus ``valid_``; a struct one attribute per field (nested
+aggregates are objects); a header union one attribute per member header; a stack
+``items`` (list of element objects) and ``nxt`` (the next index). Every storage location
+of aggregate type owns its object and assignment copies *into* it (``assign_<cls>``), so
+references to a location stay valid; this is what lets the compiler pass aggregates to
+inlined actions and sub-blocks by reference.
+
+Header assignment follows BMv2's ``assign_header``: an invalid source only invalidates
+the destination; ``setValid()`` on an invalid header zeroes its fields (BMv2
+``add_header``); ``setInvalid()`` keeps them.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+
+from p4emu.backend.codewriter import py_attr, sanitize
+from p4emu.backend.exceptions import CompileError
+from p4emu.frontend import types as t
+
+
+def scalar_type(type_: t.Type) -> t.Type:
+    """Strip new types and serializable enums to their representation type."""
+    return t.underlying_scalar(type_)
+
+
+def is_aggregate(type_: t.Type) -> bool:
+    return isinstance(type_, (t.HeaderType, t.StructType, t.HeaderUnionType, t.HeaderStackType))
+
+
+def bit_width(type_: t.Type) -> int | None:
+    """Width in bits of a scalar (bool = 1), None when not fixed-width scalar."""
+    base = scalar_type(type_)
+    if isinstance(base, t.BitsType):
+        return base.width
+    if isinstance(base, t.BoolType):
+        return 1
+    return None
+
+
+def default_scalar(type_: t.Type) -> str:
+    """Python literal of the initial value of a scalar of ``type_``."""
+    base = scalar_type(type_)
+    if isinstance(base, t.BoolType):
+        return "False"
+    if isinstance(base, t.VarbitType):
+        return "(0, 0)"
+    if isinstance(base, t.StringType):
+        return "''"
+    if isinstance(base, t.TupleType):
+        return "(" + "".join(default_scalar(e) + ", " for e in base.elements) + ")"
+    return "0"
+
+
+class TypeRegistry:
+    """Generates (once) the class and helper functions of every aggregate type used."""
+
+    def __init__(self) -> None:
+        self._names: dict[int, str] = {}
+        self._stack_names: dict[str, str] = {}
+        self._keep: list[t.Type] = []  # keep types alive: ids must stay unique
+        self.lines: list[str] = []
+        self._count = 0
+
+    # --- public -----------------------------------------------------------------------
+
+    def cls(self, type_: t.Type) -> str:
+        """Name of the generated class of aggregate ``type_``."""
+        key = id(type_)
+        if isinstance(type_, t.HeaderStackType):
+            # stacks are structural: one class per (element, size)
+            element = self.cls(type_.element)
+            skey = f"{element}[{type_.size}]"
+            found = self._stack_names.get(skey)
+            if found is not None:
+                return found
+            name = self._name("K", f"{type_.element.name}_{type_.size}")
+            self._stack_names[skey] = name
+            self._emit_stack(name, type_, element)
+            return name
+        found = self._names.get(key)  # type: ignore[arg-type]
+        if found is not None:
+            return found
+        if isinstance(type_, t.HeaderType):
+            name = self._name("H", type_.name)
+            self._names[key] = name  # type: ignore[index]
+            self._keep.append(type_)
+            self._emit_header(name, type_)
+        elif isinstance(type_, t.HeaderUnionType):
+            name = self._name("U", type_.name)
+            self._names[key] = name  # type: ignore[index]
+            self._keep.append(type_)
+            members = [(py_attr(f.name), self.cls(f.type)) for f in type_.fields]
+            self._emit_union(name, members)
+        elif isinstance(type_, t.StructType):
+            name = self._name("S", type_.name)
+            self._names[key] = name  # type: ignore[index]
+            self._keep.append(type_)
+            self._emit_struct(name, type_)
+        else:
+            raise CompileError(f"no runtime class for type {type_.describe()}")
+        return name
+
+    def new(self, type_: t.Type) -> str:
+        """Expression creating a fresh value of ``type_`` (all zero, headers invalid)."""
+        if is_aggregate(type_):
+            return f"{self.cls(type_)}()"
+        return default_scalar(type_)
+
+    def copy(self, code: str, type_: t.Type) -> str:
+        """Expression for an independent copy of the value ``code``."""
+        if is_aggregate(type_):
+            return f"copy_{self.cls(type_)}({code})"
+        return code
+
+    def assign(self, dst: str, src: str, type_: t.Type) -> str:
+        """Statement storing ``src`` into the existing location ``dst``."""
+        if is_aggregate(type_):
+            return f"assign_{self.cls(type_)}({dst}, {src})"
+        return f"{dst} = {src}"
+
+    def eq(self, left: str, right: str, type_: t.Type) -> str:
+        if is_aggregate(type_):
+            return f"eq_{self.cls(type_)}({left}, {right})"
+        return f"({left} == {right})"
+
+    # --- generation -------------------------------------------------------------------
+
+    def _name(self, prefix: str, hint: str) -> str:
+        self._count += 1
+        return f"{prefix}{self._count}_{sanitize(hint)}"
+
+    def _field_default(self, type_: t.Type) -> str:
+        return self.new(type_)
+
+    def _emit_header(self, name: str, type_: t.HeaderType) -> None:
+        attrs = [py_attr(f.name) for f in type_.fields]
+        defaults = [default_scalar(f.type) for f in type_.fields]
+        slots = ", ".join(repr(a) for a in ["valid_", *attrs])
+        out = self.lines
+        out.append(f"class {name}:")
+        out.append(f"    __slots__ = ({slots},)")
+        out.append(f"    p4_type = {type_.name!r}")
+        out.append("    def __init__(self):")
+        out.append("        self.valid_ = False")
+        for attr, default in zip(attrs, defaults):
+            out.append(f"        self.{attr} = {default}")
+        out.append("    def __repr__(self):")
+        fields = " + ', ' + ".join(f"'{a}=' + repr(self.{a})" for a in attrs) or "''"
+        out.append(
+            f"        return '{type_.name}(' + ('valid, ' if self.valid_ else 'invalid, ') + {fields} + ')'"
+        )
+        out.append("")
+        # assign: BMv2 assign_header
+        out.append(f"def assign_{name}(d, s):")
+        out.append("    if s.valid_:")
+        out.append("        d.valid_ = True")
+        for attr in attrs:
+            out.append(f"        d.{attr} = s.{attr}")
+        out.append("    else:")
+        out.append("        d.valid_ = False")
+        out.append("")
+        out.append(f"def copy_{name}(s):")
+        out.append(f"    d = {name}.__new__({name})")
+        out.append("    d.valid_ = s.valid_")
+        for attr in attrs:
+            out.append(f"    d.{attr} = s.{attr}")
+        out.append("    return d")
+        out.append("")
+        # setValid (BMv2 add_header): zero the fields when the header was invalid
+        out.append(f"def reset_{name}(h):")
+        for attr, default in zip(attrs, defaults):
+            out.append(f"    h.{attr} = {default}")
+        out.append("")
+        out.append(f"def eq_{name}(a, b):")
+        out.append("    if not a.valid_ or not b.valid_:")
+        out.append("        return a.valid_ == b.valid_")
+        cmp = " and ".join(f"a.{a} == b.{a}" for a in attrs) or "True"
+        out.append(f"    return {cmp}")
+        out.append("")
+
+    def _emit_union(self, name: str, members: list[tuple[str, str]]) -> None:
+        out = self.lines
+        slots = ", ".join(repr(a) for a, _ in members)
+        out.append(f"class {name}:")
+        out.append(f"    __slots__ = ({slots},)")
+        out.append("    def __init__(self):")
+        for attr, cls in members:
+            out.append(f"        self.{attr} = {cls}()")
+        out.append("")
+        out.append(f"def assign_{name}(d, s):")
+        for attr, cls in members:
+            out.append(f"    assign_{cls}(d.{attr}, s.{attr})")
+        out.append("")
+        out.append(f"def copy_{name}(s):")
+        out.append(f"    d = {name}.__new__({name})")
+        for attr, cls in members:
+            out.append(f"    d.{attr} = copy_{cls}(s.{attr})")
+        out.append("    return d")
+        out.append("")
+        out.append(f"def valid_{name}(u):")
+        cond = " or ".join(f"u.{attr}.valid_" for attr, _ in members) or "False"
+        out.append(f"    return {cond}")
+        out.append("")
+        out.append(f"def eq_{name}(a, b):")
+        cmp = " and ".join(f"eq_{cls}(a.{attr}, b.{attr})" for attr, cls in members) or "True"
+        out.append(f"    return {cmp}")
+        out.append("")
+
+    def _emit_struct(self, name: str, type_: t.StructType) -> None:
+        fields = [(py_attr(f.name), f.type) for f in type_.fields]
+        inits = [(attr, self._field_default(ftype)) for attr, ftype in fields]
+        out = self.lines
+        slots = ", ".join(repr(a) for a, _ in fields)
+        out.append(f"class {name}:")
+        out.append(f"    __slots__ = ({slots}{',' if fields else ''})")
+        out.append(f"    p4_type = {type_.name!r}")
+        out.append("    def __init__(self):")
+        if not fields:
+            out.append("        pass")
+        for attr, init in inits:
+            out.append(f"        self.{attr} = {init}")
+        out.append("    def __repr__(self):")
+        shown = " + ', ' + ".join(f"'{a}=' + repr(self.{a})" for a, _ in fields) or "''"
+        out.append(f"        return '{type_.name}(' + {shown} + ')'")
+        out.append("")
+        out.append(f"def assign_{name}(d, s):")
+        if not fields:
+            out.append("    pass")
+        for attr, ftype in fields:
+            if is_aggregate(ftype):
+                out.append(f"    assign_{self.cls(ftype)}(d.{attr}, s.{attr})")
+            else:
+                out.append(f"    d.{attr} = s.{attr}")
+        out.append("")
+        out.append(f"def copy_{name}(s):")
+        out.append(f"    d = {name}.__new__({name})")
+        for attr, ftype in fields:
+            if is_aggregate(ftype):
+                out.append(f"    d.{attr} = copy_{self.cls(ftype)}(s.{attr})")
+            else:
+                out.append(f"    d.{attr} = s.{attr}")
+        out.append("    return d")
+        out.append("")
+        out.append(f"def eq_{name}(a, b):")
+        parts = []
+        for attr, ftype in fields:
+            if is_aggregate(ftype):
+                parts.append(f"eq_{self.cls(ftype)}(a.{attr}, b.{attr})")
+            else:
+                parts.append(f"a.{attr} == b.{attr}")
+        out.append(f"    return {' and '.join(parts) or 'True'}")
+        out.append("")
+
+    def _emit_stack(self, name: str, type_: t.HeaderStackType, element: str) -> None:
+        out = self.lines
+        out.append(f"class {name}:")
+        out.append("    __slots__ = ('items', 'nxt')")
+        out.append(f"    size = {type_.size}")
+        out.append(f"    element = {element}")
+        out.append("    def __init__(self):")
+        out.append(f"        self.items = [{element}() for _ in range({type_.size})]")
+        out.append("        self.nxt = 0")
+        out.append("    def __repr__(self):")
+        out.append("        return 'stack(next=%d, %r)' % (self.nxt, self.items)")
+        out.append("")
+        out.append(f"def assign_{name}(d, s):")
+        out.append("    d.nxt = s.nxt")
+        out.append("    for a, b in zip(d.items, s.items):")
+        out.append(f"        assign_{element}(a, b)")
+        out.append("")
+        out.append(f"def copy_{name}(s):")
+        out.append(f"    d = {name}.__new__({name})")
+        out.append("    d.nxt = s.nxt")
+        out.append(f"    d.items = [copy_{element}(x) for x in s.items]")
+        out.append("    return d")
+        out.append("")
+        out.append(f"def eq_{name}(a, b):")
+        out.append(f"    return all(eq_{element}(x, y) for x, y in zip(a.items, b.items))")
+        out.append("")
+
+
+def field_list_paths(
+    type_: t.StructType, index: int, prefix: str = ""
+) -> Iterator[tuple[str, t.Type]]:
+    """``(attribute path, type)`` of the fields of ``type_`` annotated ``@field_list(index)``.
+
+    A nested struct annotated with the index is preserved as a whole.
+    """
+    for info in type_.fields:
+        path = f"{prefix}{py_attr(info.name)}"
+        marked = False
+        for annotation in info.annotations:
+            if annotation.name != "field_list" or not annotation.args:
+                continue
+            for arg in annotation.args:
+                if getattr(arg, "value", None) == index:
+                    marked = True
+        if marked:
+            yield path, info.type
+        elif isinstance(info.type, t.StructType):
+            yield from field_list_paths(info.type, index, path + ".")

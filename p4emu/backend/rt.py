@@ -1,0 +1,115 @@
+"""Run-time support for generated code: the per-packet context and small helpers.
+
+:class:`PacketContext` plays the role of BMv2's per-packet registers
+(``RegisterAccess``): what the externs of one pipeline pass request (clone, resubmit,
+recirculate, digest, truncate) and the lengths BMv2 tracks. The switch reads it at the
+end of ingress / egress, exactly where ``simple_switch.cpp`` reads its registers.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+#: one-iteration sequence: ``for _ in ONCE:`` lets ``return`` become ``break``
+ONCE = (0,)
+
+
+class ExitSignal(Exception):
+    """Raised by P4 ``exit``; caught at the end of the current top-level control."""
+
+
+EXIT = ExitSignal()
+
+#: a field-list copier: ``copier(src_meta, dst_meta)`` copies the preserved fields
+FieldListCopier = Callable[[object, object], None]
+
+
+class PacketContext:
+    """Per-packet, per-pass state that is not in the P4 program's own variables."""
+
+    __slots__ = (
+        "checksum_error",
+        "clone_copier",
+        "clone_session",
+        "digest",
+        "ingress_length",
+        "length_reg",
+        "payload",
+        "recirculate",
+        "resubmit",
+        "truncate",
+    )
+
+    def __init__(self, ingress_length: int = 0, payload: bytes = b"") -> None:
+        #: BMv2 ``get_ingress_length()``: counters and meters count these bytes
+        self.ingress_length = ingress_length
+        #: BMv2 packet register 0: length, updated by setValid()/setInvalid()
+        self.length_reg = ingress_length
+        #: the unparsed payload (``*_checksum_with_payload``)
+        self.payload = payload
+        self.checksum_error = 0
+        #: clone session requested by clone()/clone_preserving_field_list() (None: none)
+        self.clone_session: int | None = None
+        self.clone_copier: FieldListCopier | None = None
+        #: resubmit / recirculate requests: the field-list copier (a no-op copier if none)
+        self.resubmit: FieldListCopier | None = None
+        self.recirculate: FieldListCopier | None = None
+        #: (digest id, sampler) of the last digest() call; sampled at the end of ingress
+        self.digest: tuple[int, Callable[[], tuple[int, ...]]] | None = None
+        #: truncate(len) request, bytes
+        self.truncate: int | None = None
+
+    def reset_requests(self) -> None:
+        self.clone_session = None
+        self.clone_copier = None
+        self.resubmit = None
+        self.recirculate = None
+        self.digest = None
+
+
+def no_fields(src: object, dst: object) -> None:
+    """Field-list copier of an empty field list."""
+
+
+def stack_at(stack, index: int, scratch):
+    """``stack[index]`` with a run-time index; out of range gives a scratch invalid header
+    (BMv2 stops with an out-of-range exception; p4emu keeps going)."""
+    items = stack.items
+    if 0 <= index < len(items):
+        return items[index]
+    scratch.valid_ = False
+    return scratch
+
+
+def stack_last(stack, scratch):
+    """``stack.last``: the element before ``nextIndex`` (scratch invalid header if none)."""
+    n = stack.nxt
+    if n > 0:
+        return stack.items[n - 1]
+    scratch.valid_ = False
+    return scratch
+
+
+def div_u(a: int, b: int) -> int:
+    """Unsigned ``/`` with BMv2's division by zero giving 0 instead of crashing."""
+    return a // b if b else 0
+
+
+def mod_u(a: int, b: int) -> int:
+    return a % b if b else 0
+
+
+def div_s(a: int, b: int) -> int:
+    """Signed ``/`` truncating toward zero (C / BMv2 Bignum semantics); b == 0 gives 0."""
+    if not b:
+        return 0
+    q = abs(a) // abs(b)
+    return q if (a >= 0) == (b >= 0) else -q
+
+
+def mod_s(a: int, b: int) -> int:
+    """Signed ``%`` with the sign of the dividend (C semantics); b == 0 gives 0."""
+    if not b:
+        return 0
+    r = abs(a) % abs(b)
+    return r if a >= 0 else -r

@@ -1,0 +1,151 @@
+"""Code generation for ``table.apply()``: key, lookup, indirect resolution, action dispatch.
+
+Generated shape (direct table)::
+
+    e = T_apply((key1, key2), ctx.ingress_length)   # runtime Table.apply
+    a = e.action_id
+    if a == <id of action 1>:
+        p1, p2 = e.args
+        <action 1 body, inlined>
+        <switch case body for action 1, if any>
+    elif a == <id of action 2>:
+        ...
+    else:
+        <switch default body, if any>
+
+Indirect tables (action profile / selector) first map ``MEMBER_REF``/``GROUP_REF``
+entries to the member's action; a direct meter attached to the table is executed at
+lookup time on a hit (BMv2 executes direct meters in the match table), and
+``direct_meter.read()`` inside the action reads that color.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from p4emu.backend.body import compile_error, to_unsigned, unsupported
+from p4emu.frontend import ast
+
+if TYPE_CHECKING:
+    from p4emu.backend.body import BodyCompiler
+
+
+def emit_table_apply(
+    bc: BodyCompiler,
+    call: ast.Call,
+    *,
+    want_hit: bool,
+    switch: ast.SwitchStmt | None,
+) -> str:
+    target = call.target
+    assert isinstance(target, ast.TableApply)
+    decl = target.table
+    block = bc.scope.block
+    if block is None:
+        raise compile_error(call, f"table {decl.name} applied outside a control")
+    runtime = bc.pc.table_runtime(block, decl)
+    w = bc.w
+
+    keys = []
+    for element in runtime.key_elements:
+        code = to_unsigned(bc.ex(element.expr), element.expr.type)  # type: ignore[arg-type]
+        keys.append(code)
+    selector = [
+        to_unsigned(bc.ex(element.expr), element.expr.type)  # type: ignore[arg-type]
+        for element in runtime.selector_elements
+    ]
+    entry = bc.fresh("e")
+    key_tuple = "(" + "".join(k + ", " for k in keys) + ")"
+    if bc.pc.trace:
+        w.line(f"{entry} = {runtime.apply_name}({key_tuple}, ctx.ingress_length)")
+        w.line(f"TRACE('table', {runtime.name!r}, {key_tuple}, {entry})")
+    else:
+        w.line(f"{entry} = {runtime.apply_name}({key_tuple}, ctx.ingress_length)")
+    action = bc.fresh("a")
+    args = bc.fresh("args")
+    w.line(f"{action} = {entry}.action_id")
+    w.line(f"{args} = {entry}.args")
+    hit = bc.fresh("hit")
+    if want_hit:
+        w.line(f"{hit} = {entry}.hit")
+    if runtime.profile_name is not None:
+        member = bc.fresh("m")
+        with w.block(f"if {action} < 0:"):
+            sel = "(" + "".join(s + ", " for s in selector) + ")"
+            w.line(f"{member} = {runtime.profile_name}.resolve({action}, {args}, {sel})")
+            with w.block(f"if {member} is None:"):
+                w.line(f"{action} = {runtime.table_name}.default_action.action_id")
+                w.line(f"{args} = {runtime.table_name}.default_action.args")
+            with w.block("else:"):
+                w.line(f"{action} = {member}.action_id")
+                w.line(f"{args} = {member}.args")
+    saved_color = bc.meter_color
+    if runtime.has_direct_meter:
+        color = bc.fresh("color")
+        w.line(
+            f"{color} = {runtime.table_name}.direct_meter_color({entry}, ctx.ingress_length, None)"
+        )
+        bc.meter_color = color
+
+    cases, default_body = _switch_bodies(switch, call) if switch is not None else ({}, None)
+    first = True
+    for ref in runtime.action_refs:
+        action_decl = ref.action
+        if action_decl is None:
+            continue
+        action_id = bc.pc.action_id(action_decl, block)
+        header = f"{'if' if first else 'elif'} {action} == {action_id}:"
+        first = False
+        with w.block(header):
+            bc.inline_table_action(action_decl, args, ref, call)
+            body = cases.get(id(action_decl), default_body) if switch is not None else None
+            if body is not None:
+                bc.stmt_scoped(body)
+    extra_default = runtime.implicit_default
+    if extra_default is not None and all(
+        r.action is not extra_default for r in runtime.action_refs
+    ):
+        # the implicit NoAction default of a table without default_action
+        action_id = bc.pc.action_id(extra_default, block)
+        with w.block(f"{'if' if first else 'elif'} {action} == {action_id}:"):
+            if switch is not None:
+                body = cases.get(id(extra_default), default_body)
+                if body is not None:
+                    bc.stmt_scoped(body)
+        first = False
+    if switch is not None and default_body is not None:
+        if first:
+            bc.stmt_scoped(default_body)
+        else:
+            with w.block("else:"):
+                bc.stmt_scoped(default_body)
+    bc.meter_color = saved_color
+    return hit
+
+
+def _switch_bodies(
+    switch: ast.SwitchStmt, call: ast.Call
+) -> tuple[dict[int, ast.Statement], ast.Statement | None]:
+    """Map action decl id -> case body (fall-through labels resolved), plus default."""
+    cases: dict[int, ast.Statement] = {}
+    default_body: ast.Statement | None = None
+    pending: list[ast.ActionDecl] = []
+    pending_default = False
+    for case in switch.cases:
+        is_default = case.label is None or isinstance(case.label, ast.DefaultExpr)
+        if is_default:
+            pending_default = True
+        else:
+            if case.action is None:
+                raise unsupported(case, "switch label that is not an action of the table")
+            pending.append(case.action)
+        if case.body is not None:
+            for action in pending:
+                cases[id(action)] = case.body
+            if pending_default:
+                default_body = case.body
+            pending = []
+            pending_default = False
+    if pending or pending_default:
+        raise compile_error(call, "switch ends with a label without a body")
+    return cases, default_body

@@ -1,0 +1,396 @@
+"""Code generation for v1model / core extern calls with BMv2 (simple_switch) semantics.
+
+References: behavioral-model ``targets/simple_switch/primitives.cpp``,
+``src/bm_sim/core/primitives.cpp``, ``simple_switch.cpp`` and p4c's BMv2 backend.
+
+- ``mark_to_drop(sm)``: ``egress_spec`` = drop port, ``mcast_grp`` = 0.
+- ``clone``/``clone_preserving_field_list``, ``resubmit_preserving_field_list``,
+  ``recirculate_preserving_field_list``, ``digest``, ``truncate`` only *record* the
+  request in the packet context; the switch acts at the end of ingress/egress like
+  ``simple_switch.cpp`` (the last call of each kind wins, as BMv2 overwrites its
+  registers). ``digest`` data is sampled at the end of ingress (BMv2 learns after the
+  ingress pipeline).
+- ``hash``: ``result = base + H(fields) % max`` (max 0 treated as 1, as BMv2).
+- ``verify_checksum``: a mismatch sets ``standard_metadata.checksum_error`` (through the
+  context); ``update_checksum`` writes the field when the condition holds.
+- Registers/counters/meters use :mod:`p4emu.runtime.externs` (out-of-range indices are
+  logged and ignored, the destination keeps its value).
+- ``assert``/``assume``: a false condition aborts BMv2; p4emu raises
+  :class:`p4emu.backend.exceptions.P4AssertionError` out of the switch call.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from p4emu.backend.body import (
+    compile_error,
+    const_int,
+    fit,
+    from_unsigned,
+    to_unsigned,
+    unsupported,
+)
+from p4emu.backend.pytypes import bit_width, scalar_type
+from p4emu.frontend import ast
+from p4emu.frontend import types as t
+
+if TYPE_CHECKING:
+    from p4emu.backend.body import BodyCompiler
+
+
+def _args(call: ast.Call) -> dict[str, ast.BoundArg]:
+    return {b.param.name: b for b in call.bound_args}
+
+
+def _arg_list(call: ast.Call) -> list[ast.BoundArg]:
+    return list(call.bound_args)
+
+
+def extern_statement(bc: BodyCompiler, call: ast.Call) -> None:
+    target = call.target
+    if isinstance(target, ast.ExternFunctionCall):
+        name = target.function.name
+        handler = _FUNCTIONS.get(name)
+        if handler is None:
+            raise unsupported(call, f"extern function {name}")
+        handler(bc, call)
+        return
+    assert isinstance(target, ast.ExternMethodCall)
+    extern = target.extern.name
+    method = target.method.name
+    if extern == "packet_in":
+        from p4emu.backend.parsers import packet_in_statement
+
+        packet_in_statement(bc, call, target)
+        return
+    if extern == "packet_out" and method == "emit":
+        emit_statement(bc, call)
+        return
+    handler = _METHODS.get((extern, method))
+    if handler is None:
+        raise unsupported(call, f"extern method {extern}.{method}")
+    handler(bc, call, target)
+
+
+def extern_method_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall) -> str:
+    if target.extern.name == "packet_in":
+        from p4emu.backend.parsers import packet_in_value
+
+        return packet_in_value(bc, e, target)
+    raise unsupported(e, f"value of {target.extern.name}.{target.method.name}()")
+
+
+def extern_function_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternFunctionCall) -> str:
+    if e.const_value is not None:
+        from p4emu.backend.body import literal
+
+        return literal(e.const_value, e.type)
+    raise unsupported(e, f"value of extern function {target.function.name}()")
+
+
+def _instance(bc: BodyCompiler, target: ast.ExternMethodCall, call: ast.Call) -> str:
+    instance = target.instance
+    if not isinstance(instance, ast.PathExpr):
+        raise unsupported(call, "extern method on an expression that is not an instance name")
+    block = bc.scope.block
+    return bc.pc.extern_runtime(block, instance.decl, call)
+
+
+# --------------------------------------------------------------------------- functions
+
+
+def _mark_to_drop(bc: BodyCompiler, call: ast.Call) -> None:
+    args = _arg_list(call)
+    if not args or args[0].expr is None:
+        raise unsupported(call, "mark_to_drop() without standard_metadata (deprecated form)")
+    sm = bc.ex(args[0].expr)
+    bc.w.line(f"{sm}.egress_spec = {bc.pc.drop_port}")
+    bc.w.line(f"{sm}.mcast_grp = 0")
+
+
+def _verify(bc: BodyCompiler, call: ast.Call) -> None:
+    if bc.where != "parser":
+        raise unsupported(call, "verify() outside a parser")
+    from p4emu.backend.parsers import parser_verify
+
+    parser_verify(bc, call)
+
+
+def _hash(bc: BodyCompiler, call: ast.Call) -> None:
+    a = _args(call)
+    result = a["result"]
+    algo = a["algo"].expr
+    algo_name = _enum_name(algo, call)
+    fn = bc.pc.hash_function(algo_name, call)
+    data = bc.field_list_bytes(a["data"].expr)  # type: ignore[arg-type]
+    base = bc.ex(a["base"].expr)  # type: ignore[arg-type]
+    max_expr = a["max"].expr
+    max_const = const_int(max_expr.const_value) if max_expr is not None else None
+    if max_const is not None:
+        modulus = str(max_const if max_const else 1)
+    else:
+        modulus = f"({bc.ex(max_expr)} or 1)"  # type: ignore[arg-type]
+    value = f"{base} + {fn}({data}) % {modulus}"
+    out_type = result.param_type or result.expr.type  # type: ignore[union-attr]
+    bc.assign(result.expr, fit(value, out_type), out_type)  # type: ignore[arg-type]
+
+
+def _random(bc: BodyCompiler, call: ast.Call) -> None:
+    a = _args(call)
+    result = a["result"]
+    out_type = result.param_type or result.expr.type  # type: ignore[union-attr]
+    lo = bc.ex(a["lo"].expr)  # type: ignore[arg-type]
+    hi = bc.ex(a["hi"].expr)  # type: ignore[arg-type]
+    bc.assign(result.expr, fit(f"RANDOM({lo}, {hi})", out_type), out_type)  # type: ignore[arg-type]
+
+
+def _checksum(bc: BodyCompiler, call: ast.Call, *, update: bool, payload: bool) -> None:
+    a = _args(call)
+    condition = bc.ex(a["condition"].expr)  # type: ignore[arg-type]
+    algo_name = _enum_name(a["algo"].expr, call)
+    fn = bc.pc.hash_function(algo_name, call)
+    field = a["checksum"]
+    field_type = field.param_type or field.expr.type  # type: ignore[union-attr]
+    width = bit_width(field_type)  # type: ignore[arg-type]
+    if width is None:
+        raise unsupported(call, "checksum field that is not a bit string")
+    with bc.w.block(f"if {condition}:"):
+        data = bc.field_list_bytes(a["data"].expr)  # type: ignore[arg-type]
+        if payload:
+            data = f"({data} + ctx.payload)"
+        value = f"({fn}({data}) & {(1 << width) - 1})"
+        if update:
+            bc.assign(field.expr, from_unsigned(value, field_type), field_type)  # type: ignore[arg-type]
+        else:
+            current = to_unsigned(bc.ex(field.expr), field_type)  # type: ignore[arg-type]
+            with bc.w.block(f"if {value} != {current}:"):
+                bc.w.line("ctx.checksum_error = 1")
+                if bc.pc.trace:
+                    bc.w.line("TRACE('checksum_error', None, None, None)")
+
+
+def _clone(bc: BodyCompiler, call: ast.Call, *, with_list: bool, legacy_data: bool) -> None:
+    a = _args(call)
+    session = bc.ex(a["session"].expr)  # type: ignore[arg-type]
+    bc.w.line(f"ctx.clone_session = {session}")
+    if with_list:
+        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call))
+    elif legacy_data:
+        copier = bc.pc.data_copier(a["data"].expr, bc)
+    else:
+        copier = "None"
+    bc.w.line(f"ctx.clone_copier = {copier}")
+
+
+def _resubmit_like(bc: BodyCompiler, call: ast.Call, *, attribute: str, legacy: bool) -> None:
+    a = _args(call)
+    if legacy:
+        copier = bc.pc.data_copier(a["data"].expr, bc)
+    else:
+        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call))
+    bc.w.line(f"ctx.{attribute} = {copier}")
+
+
+def _truncate(bc: BodyCompiler, call: ast.Call) -> None:
+    length = bc.ex(_arg_list(call)[0].expr)  # type: ignore[arg-type]
+    bc.w.line(f"ctx.truncate = {length}")
+
+
+def _digest(bc: BodyCompiler, call: ast.Call) -> None:
+    a = _args(call)
+    data = a["data"]
+    type_ = data.param_type or data.expr.type  # type: ignore[union-attr]
+    digest_id = bc.pc.digest_id(type_, call)
+    values = []
+    for code, width, _validity in bc.field_list(data.expr):  # type: ignore[arg-type]
+        if width is None:
+            raise unsupported(call, "varbit field in a digest")
+        if not _attribute_chain(code):
+            tmp = bc.fresh("dg")
+            bc.w.line(f"{tmp} = {code}")
+            code = tmp
+        values.append(code)
+    sample = "(" + "".join(v + ", " for v in values) + ")"
+    bc.w.line(f"ctx.digest = ({digest_id}, lambda: {sample})")
+
+
+def _log_msg(bc: BodyCompiler, call: ast.Call) -> None:
+    args = _arg_list(call)
+    message = args[0].expr
+    if not isinstance(message, ast.StringLiteral):
+        raise unsupported(call, "log_msg with a non-literal format")
+    fmt = bc.pc.log_format(message.value)
+    values: list[str] = []
+    if len(args) > 1 and args[1].expr is not None:
+        data = args[1].expr
+        elements = data.elements if isinstance(data, ast.ListExpr) else [data]
+        for element in elements:
+            code = bc.ex(element)
+            if isinstance(scalar_type(element.type), t.BoolType):  # type: ignore[arg-type]
+                code = f"(1 if {code} else 0)"
+            values.append(code)
+    tuple_code = "(" + "".join(v + ", " for v in values) + ")"
+    bc.w.line(f"LOG_MSG({fmt}.render({tuple_code}))")
+
+
+def _assert(bc: BodyCompiler, call: ast.Call, kind: str) -> None:
+    condition = bc.ex(_arg_list(call)[0].expr)  # type: ignore[arg-type]
+    source = ast.expr_to_source(_arg_list(call)[0].expr)  # type: ignore[arg-type]
+    loc = call.loc
+    message = f"{kind} error: {kind.lower()}({source}) failed, file {loc.file}, line {loc.line}"
+    with bc.w.block(f"if not {condition}:"):
+        bc.w.line(f"raise P4AssertionError({message!r})")
+
+
+_FUNCTIONS = {
+    "mark_to_drop": _mark_to_drop,
+    "verify": _verify,
+    "hash": _hash,
+    "random": _random,
+    "verify_checksum": lambda bc, c: _checksum(bc, c, update=False, payload=False),
+    "update_checksum": lambda bc, c: _checksum(bc, c, update=True, payload=False),
+    "verify_checksum_with_payload": lambda bc, c: _checksum(bc, c, update=False, payload=True),
+    "update_checksum_with_payload": lambda bc, c: _checksum(bc, c, update=True, payload=True),
+    "clone": lambda bc, c: _clone(bc, c, with_list=False, legacy_data=False),
+    "clone_preserving_field_list": lambda bc, c: _clone(bc, c, with_list=True, legacy_data=False),
+    "clone3": lambda bc, c: _clone(bc, c, with_list=False, legacy_data=True),
+    "resubmit_preserving_field_list": lambda bc, c: _resubmit_like(
+        bc, c, attribute="resubmit", legacy=False
+    ),
+    "recirculate_preserving_field_list": lambda bc, c: _resubmit_like(
+        bc, c, attribute="recirculate", legacy=False
+    ),
+    "resubmit": lambda bc, c: _resubmit_like(bc, c, attribute="resubmit", legacy=True),
+    "recirculate": lambda bc, c: _resubmit_like(bc, c, attribute="recirculate", legacy=True),
+    "truncate": _truncate,
+    "digest": _digest,
+    "log_msg": _log_msg,
+    "assert": lambda bc, c: _assert(bc, c, "Assert"),
+    "assume": lambda bc, c: _assert(bc, c, "Assume"),
+}
+
+
+# --------------------------------------------------------------------------- methods
+
+
+def _register_read(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    obj = _instance(bc, target, call)
+    a = _args(call)
+    result = a["result"]
+    type_ = result.param_type or result.expr.type  # type: ignore[union-attr]
+    index = bc.ex(a["index"].expr)  # type: ignore[arg-type]
+    current = to_unsigned(bc.ex(result.expr), type_)  # type: ignore[arg-type]
+    value = from_unsigned(f"{obj}.read({index}, {current})", type_)  # type: ignore[arg-type]
+    bc.assign(result.expr, value, type_)  # type: ignore[arg-type]
+
+
+def _register_write(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    obj = _instance(bc, target, call)
+    a = _args(call)
+    value = a["value"]
+    type_ = value.param_type or value.expr.type  # type: ignore[union-attr]
+    index = bc.ex(a["index"].expr)  # type: ignore[arg-type]
+    bc.w.line(f"{obj}.write({index}, {to_unsigned(bc.ex(value.expr), type_)})")  # type: ignore[arg-type]
+
+
+def _counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    obj = _instance(bc, target, call)
+    index = bc.ex(_args(call)["index"].expr)  # type: ignore[arg-type]
+    bc.w.line(f"{obj}.count({index}, ctx.ingress_length)")
+
+
+def _direct_counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    # BMv2 counts every hit of the table's entries; count() itself does nothing
+    return
+
+
+def _meter_execute(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    obj = _instance(bc, target, call)
+    a = _args(call)
+    result = a["result"]
+    type_ = result.param_type or result.expr.type  # type: ignore[union-attr]
+    index = bc.ex(a["index"].expr)  # type: ignore[arg-type]
+    current = to_unsigned(bc.ex(result.expr), type_)  # type: ignore[arg-type]
+    value = fit(f"{obj}.execute({index}, ctx.ingress_length, {current})", type_)  # type: ignore[arg-type]
+    bc.assign(result.expr, value, type_)  # type: ignore[arg-type]
+
+
+def _direct_meter_read(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
+    a = _args(call)
+    result = a["result"]
+    type_ = result.param_type or result.expr.type  # type: ignore[union-attr]
+    color = bc.meter_color
+    if color is None:
+        # read() outside an action of the meter's table: BMv2 has no color to give
+        return
+    with bc.w.block(f"if {color} is not None:"):
+        bc.assign(result.expr, fit(color, type_), type_)  # type: ignore[arg-type]
+
+
+_METHODS = {
+    ("register", "read"): _register_read,
+    ("register", "write"): _register_write,
+    ("counter", "count"): _counter_count,
+    ("direct_counter", "count"): _direct_counter_count,
+    ("meter", "execute_meter"): _meter_execute,
+    ("direct_meter", "read"): _direct_meter_read,
+}
+
+
+# --------------------------------------------------------------------------- deparser
+
+
+def emit_statement(bc: BodyCompiler, call: ast.Call) -> None:
+    if bc.where != "deparser":
+        raise unsupported(call, "packet_out.emit outside a deparser")
+    arg = _arg_list(call)[0].expr
+    if arg is None:
+        raise compile_error(call, "emit() needs an argument")
+    emit_value(bc, bc.ex(arg), arg.type, call)  # type: ignore[arg-type]
+
+
+def emit_value(bc: BodyCompiler, code: str, type_: t.Type, node: ast.Node) -> None:
+    """Append the wire bytes of a header / stack / union / struct value to ``out``."""
+    w = bc.w
+    if isinstance(type_, t.HeaderType):
+        emit = bc.pc.header_emit(type_, code)
+        w.line(f"if {code}.valid_: OUT_APPEND({emit})")
+    elif isinstance(type_, t.HeaderStackType):
+        item = bc.fresh("it")
+        with w.block(f"for {item} in {code}.items:"):
+            emit_value(bc, item, type_.element, node)
+    elif isinstance(type_, (t.HeaderUnionType, t.StructType)):
+        for info in type_.fields:
+            emit_value(bc, f"{code}.{_attr(info.name)}", info.type, node)
+    else:
+        raise unsupported(node, f"emit of {type_.describe()}")
+
+
+def _attr(name: str) -> str:
+    from p4emu.backend.codewriter import py_attr
+
+    return py_attr(name)
+
+
+# --------------------------------------------------------------------------- helpers
+
+
+def _enum_name(expr: ast.Expr | None, call: ast.Call) -> str:
+    value = expr.const_value if expr is not None else None
+    if isinstance(value, t.EnumMemberInfo):
+        return value.name
+    raise unsupported(call, "a hash algorithm that is not a constant")
+
+
+def _list_index(expr: ast.Expr | None, call: ast.Call) -> int:
+    value = const_int(expr.const_value) if expr is not None else None
+    if value is None:
+        raise unsupported(call, "a field list index that is not a constant")
+    return value
+
+
+def _attribute_chain(code: str) -> bool:
+    return all(part.isidentifier() for part in code.split(".")) or (
+        code.startswith("(") is False and "[" in code and "(" not in code
+    )

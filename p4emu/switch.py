@@ -1,0 +1,604 @@
+"""In-process v1model switch: the BMv2 ``simple_switch`` pipeline around a compiled program.
+
+Packet flow (``targets/simple_switch/simple_switch.cpp``)::
+
+    inject(port, frame) -> Parser -> VerifyChecksum -> Ingress
+        -> I2E clones, digest, resubmit, multicast, drop (egress_spec == drop port)
+        -> traffic manager (per port / priority FIFO, depth, rate, tail drop)
+        -> Egress -> E2E clones, drop -> ComputeChecksum -> Deparser
+        -> recirculate, truncate -> output(port, frame)
+
+``standard_metadata`` as BMv2 sets it: all fields 0 for a new packet except
+``ingress_port``, ``packet_length`` and ``ingress_global_timestamp`` (µs since the switch
+started); ``parser_error``/``checksum_error`` after parsing; at egress ``egress_port``,
+``egress_spec`` reset to ``(drop_port + 1) & 0x1FF``, ``packet_length`` (ingress length
+plus/minus headers added/removed by ``setValid``/``setInvalid`` in ingress), the queueing
+fields (``enq_timestamp``, ``enq_qdepth``, ``deq_timedelta``, ``deq_qdepth``) and
+``egress_global_timestamp``. Copies (clones, resubmitted and recirculated packets) start
+with all metadata reset, except ``instance_type`` and the fields of the preserved field
+list, exactly like BMv2 (``copy_field_list_and_set_type``). ``instance_type`` values:
+NORMAL 0, INGRESS_CLONE 1, EGRESS_CLONE 2, RECIRC 4, REPLICATION 5, RESUBMIT 6.
+
+Time: with a :class:`~p4emu.runtime.clock.VirtualClock` nothing moves until
+:meth:`Switch.advance`; departures from rate-limited queues happen at their exact
+times, so ``enq_qdepth``/``deq_timedelta`` show real queue build-up. With the default
+real clock, :meth:`Switch.run_until_idle` sleeps until pending departures are due.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from collections import deque
+from collections.abc import Callable
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from p4emu.backend.exceptions import SwitchError
+from p4emu.backend.objects import ProgramObjects
+from p4emu.backend.program import CompiledProgram, compile_program
+from p4emu.backend.rt import ExitSignal, PacketContext
+from p4emu.frontend import load_program
+from p4emu.frontend.ast import CheckedProgram
+from p4emu.runtime.clock import NS_PER_US, Clock, RealClock, VirtualClock
+from p4emu.runtime.externs import DigestQueue, RandomSource
+from p4emu.runtime.pre import ReplicationEngine
+from p4emu.runtime.traffic_manager import (
+    DropReason,
+    QueuedPacket,
+    RateScope,
+    RateUnit,
+    TrafficManager,
+)
+
+log = logging.getLogger("p4emu.switch")
+
+PKT_INSTANCE_TYPE_NORMAL = 0
+PKT_INSTANCE_TYPE_INGRESS_CLONE = 1
+PKT_INSTANCE_TYPE_EGRESS_CLONE = 2
+PKT_INSTANCE_TYPE_COALESCED = 3
+PKT_INSTANCE_TYPE_RECIRC = 4
+PKT_INSTANCE_TYPE_REPLICATION = 5
+PKT_INSTANCE_TYPE_RESUBMIT = 6
+
+MAX_PORT = 511
+
+#: drop reasons counted in :attr:`Switch.drops` (keyed ``(port, reason)``)
+DROP_INGRESS = "ingress_drop"  # egress_spec == drop port at the end of ingress
+DROP_EGRESS = "egress_drop"  # egress_spec == drop port at the end of egress
+DROP_QUEUE_FULL = "queue_full"
+DROP_PRIORITY = "priority_out_of_range"
+DROP_PORT_DOWN_RX = "port_down_rx"
+DROP_PORT_DOWN_TX = "port_down_tx"
+DROP_NO_REPLICA = "multicast_no_replica"  # mcast_grp set but the group has no replica
+
+OutputCallback = Callable[[int, bytes], None]
+PacketInCallback = Callable[[bytes, dict[str, int]], None]
+
+
+@dataclass
+class _InFlight:
+    """A packet between ingress and egress (what BMv2 keeps in its Packet + PHV)."""
+
+    hdr: Any
+    meta: Any
+    sm: Any
+    ctx: PacketContext
+    payload: bytes
+
+
+class Switch:
+    """A software v1model switch running one P4 program (see the module docs).
+
+    ``program``: a path to a P4 source, or an already checked program. Options mirror
+    ``simple_switch``: ``drop_port`` (511), ``priority_queues`` (``--priority-queues``),
+    ``queue_depth`` (packets per queue, 64), ``queue_rate_pps`` (None: unlimited),
+    ``cpu_port`` (``--cpu-port``). ``queue_rate_scope``: :attr:`RateScope.queue` (BMv2:
+    every priority queue has its own shaper) or :attr:`RateScope.port` (one shaper per
+    port, strict priority between its queues). ``seed`` seeds ``random()``.
+    ``no_match_error`` and ``trace`` are passed to :func:`p4emu.backend.compile_program`
+    (``trace=True`` also reports pipeline events, see :func:`format_trace`).
+
+    Not thread-safe: one thread (or a lock held by the caller) drives a switch.
+    """
+
+    def __init__(
+        self,
+        program: str | Path | CheckedProgram,
+        *,
+        clock: Clock | None = None,
+        cpu_port: int | None = None,
+        drop_port: int = 511,
+        priority_queues: int = 1,
+        queue_depth: int = 64,
+        queue_rate_pps: float | None = None,
+        queue_rate_scope: RateScope = RateScope.queue,
+        seed: int = 0,
+        include_dirs: tuple[str | Path, ...] = (),
+        defines: dict[str, str] | None = None,
+        no_match_error: bool = False,
+        trace: bool = False,
+    ) -> None:
+        if not 0 <= drop_port <= MAX_PORT:
+            raise SwitchError(f"drop port {drop_port} out of range [0, {MAX_PORT}]")
+        if cpu_port is not None and not 0 <= cpu_port <= MAX_PORT:
+            raise SwitchError(f"CPU port {cpu_port} out of range [0, {MAX_PORT}]")
+        if cpu_port is not None and cpu_port == drop_port:
+            raise SwitchError(f"CPU port and drop port are both {cpu_port}")
+        checked = (
+            program
+            if isinstance(program, CheckedProgram)
+            else load_program(program, include_dirs, defines)
+        )
+        self.clock: Clock = clock or RealClock()
+        self.drop_port = drop_port
+        self.cpu_port = cpu_port
+        self.pre = ReplicationEngine()
+        self.digest_queue = DigestQueue(self.clock)
+        self.random = RandomSource(seed)
+        self.program: CompiledProgram = compile_program(
+            checked,
+            clock=self.clock,
+            pre=self.pre,
+            digest_queue=self.digest_queue,
+            random=self.random,
+            drop_port=drop_port,
+            no_match_error=no_match_error,
+            trace=trace,
+        )
+        self.objects: ProgramObjects = self.program.objects
+        self.tm = TrafficManager(
+            self.clock,
+            priority_queues=priority_queues,
+            default_depth=queue_depth,
+            rate_scope=queue_rate_scope,
+        )
+        if queue_rate_pps:
+            self.tm.set_all_queue_rates(queue_rate_pps, RateUnit.packets_per_second)
+        self._hi: deque[tuple[int, bytes, int, Any, Any]] = deque()  # resubmit/recirc
+        self._outputs: list[tuple[int, bytes]] = []
+        self.output_callback: OutputCallback | None = None
+        self.packet_in_callback: PacketInCallback | None = None
+        self.log_callback: Callable[[str], None] | None = None
+        self.trace_callback: Callable[[str, Any, Any, Any], None] | None = None
+        self.program.hooks.log_sink = self._log_msg
+        self.program.hooks.trace_sink = self._trace
+        self._trace_enabled = trace
+        self._down: set[int] = set()
+        self.drops: dict[tuple[int, str], int] = {}
+        self.packets_in = 0
+        self.packets_out = 0
+        self._ingress_fn = self.program.ingress
+        self._egress_fn = self.program.egress
+
+    # ------------------------------------------------------------------ properties
+
+    @property
+    def p4info(self) -> Any:
+        """The program's ``p4.config.v1.P4Info`` (None if P4Runtime cannot describe it)."""
+        return self.objects.p4info
+
+    # ------------------------------------------------------------------ packet I/O
+
+    def inject(self, port: int, data: bytes) -> None:
+        """Receive ``data`` on ``port``: run ingress now, then everything that is due."""
+        if not 0 <= port <= MAX_PORT:
+            raise SwitchError(f"ingress port {port} out of range [0, {MAX_PORT}]")
+        if port in self._down:
+            self._drop(port, DROP_PORT_DOWN_RX)
+            return
+        self.packets_in += 1
+        self._ingress(port, bytes(data), PKT_INSTANCE_TYPE_NORMAL, None, None)
+        self._run_hi()
+        self._drain()
+
+    def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
+        """P4Runtime PacketOut: prepend the ``packet_out`` header, inject on the CPU port."""
+        if self.cpu_port is None:
+            raise SwitchError("packet_out needs a CPU port (Switch(cpu_port=...))")
+        header = self.objects.controller_headers.get("packet_out")
+        if header is None:
+            if metadata:
+                raise SwitchError('the program has no @controller_header("packet_out") header')
+            frame = bytes(payload)
+        else:
+            frame = header.encode(metadata or {}) + bytes(payload)
+        self.inject(self.cpu_port, frame)
+
+    def collect(self, port: int | None = None) -> list[tuple[int, bytes]]:
+        """Frames transmitted so far (and not collected yet), optionally for one port."""
+        if port is None:
+            out, self._outputs = self._outputs, []
+            return out
+        out = [item for item in self._outputs if item[0] == port]
+        self._outputs = [item for item in self._outputs if item[0] != port]
+        return out
+
+    def poll(self) -> None:
+        """Process everything due now (departures, resubmits, recirculations) without
+        waiting; a real-time driver calls it when :meth:`next_departure_ns` is reached."""
+        self._run_hi()
+        self._drain()
+
+    def next_departure_ns(self) -> int | None:
+        """Clock time (ns) of the next queued departure, None when every queue is empty."""
+        return self.tm.next_departure_ns()
+
+    def run_until_idle(self, max_wait_s: float = 60.0) -> None:
+        """Process until no packet is waiting anywhere (sleeping on a real clock, jumping
+        a virtual clock to each departure)."""
+        deadline = time.monotonic() + max_wait_s
+        while True:
+            self._run_hi()
+            self._drain()
+            due = self.tm.next_departure_ns()
+            if due is None and not self._hi:
+                return
+            if due is None:
+                continue
+            now = self.clock.now_ns()
+            if due > now:
+                if isinstance(self.clock, VirtualClock):
+                    self.clock.set_ns(due)
+                else:
+                    if time.monotonic() > deadline:
+                        raise SwitchError("run_until_idle: packets still queued after max_wait_s")
+                    time.sleep((due - now) / 1e9)
+
+    def advance(self, us: float) -> None:
+        """Move a virtual clock forward by ``us`` µs, processing departures on the way."""
+        if not isinstance(self.clock, VirtualClock):
+            raise SwitchError("advance() needs a VirtualClock (Switch(clock=VirtualClock()))")
+        target = self.clock.now_ns() + round(us * NS_PER_US)
+        while True:
+            self._run_hi()
+            self._drain()
+            due = self.tm.next_departure_ns()
+            if due is None or due > target:
+                break
+            if due > self.clock.now_ns():
+                self.clock.set_ns(due)
+        if target > self.clock.now_ns():
+            self.clock.set_ns(target)
+        self._run_hi()
+        self._drain()
+
+    # ------------------------------------------------------------------ ports
+
+    def set_port_up(self, port: int, up: bool) -> None:
+        """A down port drops frames received on it and frames sent to it (counted)."""
+        if not 0 <= port <= MAX_PORT:
+            raise SwitchError(f"port {port} out of range [0, {MAX_PORT}]")
+        if up:
+            self._down.discard(port)
+        else:
+            self._down.add(port)
+
+    def is_port_up(self, port: int) -> bool:
+        return port not in self._down
+
+    # ------------------------------------------------------------------ queues
+
+    def set_queue_depth(
+        self, depth: int, port: int | None = None, priority: int | None = None
+    ) -> None:
+        """``set_queue_depth`` of simple_switch_CLI (all ports, one port, or one queue)."""
+        if port is None:
+            self.tm.set_all_queue_depths(depth)
+        else:
+            self.tm.set_queue_depth(port, depth, priority)
+
+    def set_queue_rate(
+        self,
+        rate: float | None,
+        port: int | None = None,
+        priority: int | None = None,
+        unit: RateUnit = RateUnit.packets_per_second,
+    ) -> None:
+        """``set_queue_rate`` (packets/s by default; None or 0: unlimited)."""
+        if port is None:
+            self.tm.set_all_queue_rates(rate, unit)
+        else:
+            self.tm.set_queue_rate(port, rate, unit, priority)
+
+    # ------------------------------------------------------------------ statistics
+
+    def dropped(self, port: int | None = None, reason: str | None = None) -> int:
+        return sum(
+            count
+            for (p, r), count in self.drops.items()
+            if (port is None or p == port) and (reason is None or r == reason)
+        )
+
+    # ------------------------------------------------------------------ pipeline
+
+    def _ingress(
+        self,
+        port: int,
+        data: bytes,
+        instance_type: int,
+        preserved: Any,
+        copier: Any,
+    ) -> None:
+        prog = self.program
+        hdr = prog.new_headers()
+        meta = prog.new_metadata()
+        sm = prog.new_standard_metadata()
+        length = len(data)
+        ctx = PacketContext(length)
+        sm.instance_type = instance_type
+        sm.packet_length = length
+        if instance_type == PKT_INSTANCE_TYPE_NORMAL:
+            sm.ingress_port = port
+            sm.ingress_global_timestamp = self.clock.now_us() & 0xFFFFFFFFFFFF
+        elif copier is not None and preserved is not None:
+            copier(preserved, meta)
+        if self._trace_enabled:
+            self._trace("ingress", port, instance_type, data)
+        offset, error = prog.parse(data, hdr, meta, sm, ctx)
+        payload = data[offset:]
+        ctx.payload = payload
+        sm.parser_error = error
+        prog.verify_checksum(hdr, meta, ctx)
+        sm.checksum_error = ctx.checksum_error
+        self._ingress_fn(hdr, meta, sm, ctx)
+
+        # INGRESS CLONING
+        session = ctx.clone_session
+        if session is not None:
+            clone_copier = ctx.clone_copier
+            ctx.clone_session = None
+            ctx.clone_copier = None
+            replicas, truncate = self.pre.clone(session & 0xFFFF)
+            if replicas:
+                c_hdr = prog.new_headers()
+                c_meta = prog.new_metadata()
+                c_sm = prog.new_standard_metadata()
+                c_ctx = PacketContext(length)
+                c_sm.ingress_port = port  # the parser may branch on it (BMv2 sets it too)
+                c_off, _ = prog.parse(data, c_hdr, c_meta, c_sm, c_ctx)
+                c_ctx.payload = data[c_off:]
+                # copy_field_list_and_set_type: metadata reset, field list copied
+                c_meta = prog.new_metadata()
+                c_sm = prog.new_standard_metadata()
+                if clone_copier is not None:
+                    clone_copier(meta, c_meta)
+                c_sm.instance_type = PKT_INSTANCE_TYPE_INGRESS_CLONE
+                c_ctx.length_reg = length
+                if truncate:
+                    c_ctx.truncate = truncate
+                self._replicate(
+                    _InFlight(c_hdr, c_meta, c_sm, c_ctx, c_ctx.payload), replicas, port
+                )
+
+        # LEARNING
+        if ctx.digest is not None:
+            digest_id, sampler = ctx.digest
+            ctx.digest = None
+            self.digest_queue.push(digest_id, sampler())
+
+        # RESUBMIT
+        if ctx.resubmit is not None:
+            resubmit_copier = ctx.resubmit
+            ctx.resubmit = None
+            self._hi.append((port, data, PKT_INSTANCE_TYPE_RESUBMIT, meta, resubmit_copier))
+            return
+
+        packet = _InFlight(hdr, meta, sm, ctx, payload)
+        # MULTICAST
+        mgid = sm.mcast_grp
+        if mgid:
+            sm.instance_type = PKT_INSTANCE_TYPE_REPLICATION
+            replicas = self.pre.replicate(mgid)
+            if not replicas:
+                self._drop(port, DROP_NO_REPLICA)
+            self._replicate(packet, replicas, port)
+            return
+        egress_port = sm.egress_spec
+        if egress_port == self.drop_port:
+            self._drop(port, DROP_INGRESS)
+            if self._trace_enabled:
+                self._trace("drop", port, DROP_INGRESS, None)
+            return
+        sm.instance_type = PKT_INSTANCE_TYPE_NORMAL
+        self._enqueue(egress_port, packet)
+
+    def _replicate(self, packet: _InFlight, replicas: Any, port: int) -> None:
+        """Copies of ``packet`` (PHV copied), one per replica, ``egress_rid`` = instance."""
+        prog = self.program
+        for replica in replicas:
+            copy = _InFlight(
+                prog.copy_headers(packet.hdr),
+                prog.copy_metadata(packet.meta),
+                prog.copy_standard_metadata(packet.sm),
+                _copy_ctx(packet.ctx),
+                packet.payload,
+            )
+            copy.sm.egress_rid = replica.instance
+            self._enqueue(replica.egress_port, copy)
+
+    def _enqueue(self, port: int, packet: _InFlight) -> None:
+        reason = self.tm.enqueue(port, packet, packet.ctx.length_reg, packet.sm.priority)
+        if reason is DropReason.queue_full:
+            self._drop(port, DROP_QUEUE_FULL)
+        elif reason is DropReason.priority_out_of_range:
+            self._drop(port, DROP_PRIORITY)
+        elif self._trace_enabled:
+            self._trace("enqueue", port, packet.sm.priority, None)
+
+    def _drain(self) -> None:
+        while True:
+            ready = self.tm.poll()
+            if not ready:
+                return
+            for queued in ready:
+                self._egress(queued)
+            self._run_hi()
+
+    def _run_hi(self) -> None:
+        hi = self._hi
+        while hi:
+            port, data, instance_type, preserved, copier = hi.popleft()
+            self._ingress(port, data, instance_type, preserved, copier)
+
+    def _egress(self, queued: QueuedPacket) -> None:
+        packet: _InFlight = queued.item  # type: ignore[assignment]
+        prog = self.program
+        hdr, meta, sm, ctx = packet.hdr, packet.meta, packet.sm, packet.ctx
+        port = queued.port
+        sm.egress_global_timestamp = (queued.deq_ns // NS_PER_US) & 0xFFFFFFFFFFFF
+        sm.enq_timestamp = queued.enq_timestamp & 0xFFFFFFFF
+        sm.enq_qdepth = queued.enq_qdepth & 0x7FFFF
+        sm.deq_timedelta = queued.deq_timedelta & 0xFFFFFFFF
+        sm.deq_qdepth = queued.deq_qdepth & 0x7FFFF
+        sm.egress_port = port
+        sm.egress_spec = (self.drop_port + 1) & 0x1FF
+        sm.packet_length = ctx.length_reg & 0xFFFFFFFF
+        if self._trace_enabled:
+            self._trace("egress", port, sm.instance_type, None)
+        self._egress_fn(hdr, meta, sm, ctx)
+
+        # EGRESS CLONING
+        session = ctx.clone_session
+        if session is not None:
+            clone_copier = ctx.clone_copier
+            ctx.clone_session = None
+            ctx.clone_copier = None
+            replicas, truncate = self.pre.clone(session & 0xFFFF)
+            if replicas:
+                c_meta = prog.new_metadata()
+                c_sm = prog.new_standard_metadata()
+                if clone_copier is not None:
+                    clone_copier(meta, c_meta)
+                c_sm.instance_type = PKT_INSTANCE_TYPE_EGRESS_CLONE
+                c_ctx = PacketContext(ctx.ingress_length, packet.payload)
+                c_ctx.length_reg = ctx.length_reg
+                if truncate:
+                    c_ctx.truncate = truncate
+                clone = _InFlight(prog.copy_headers(hdr), c_meta, c_sm, c_ctx, packet.payload)
+                self._replicate(clone, replicas, port)
+
+        if sm.egress_spec == self.drop_port:
+            self._drop(port, DROP_EGRESS)
+            if self._trace_enabled:
+                self._trace("drop", port, DROP_EGRESS, None)
+            return
+        prog.compute_checksum(hdr, meta, ctx)
+        frame = b"".join(prog.deparse(hdr, ctx)) + packet.payload
+
+        # RECIRCULATE
+        if ctx.recirculate is not None:
+            recirc_copier = ctx.recirculate
+            ctx.recirculate = None
+            self._hi.append((0, frame, PKT_INSTANCE_TYPE_RECIRC, meta, recirc_copier))
+            return
+        truncate = ctx.truncate
+        if truncate is not None and truncate < len(frame):
+            frame = frame[:truncate]
+        self._transmit(port, frame)
+
+    def _transmit(self, port: int, frame: bytes) -> None:
+        if port in self._down:
+            self._drop(port, DROP_PORT_DOWN_TX)
+            return
+        self.packets_out += 1
+        if self._trace_enabled:
+            self._trace("transmit", port, len(frame), frame)
+        if port == self.cpu_port and self.packet_in_callback is not None:
+            header = self.objects.controller_headers.get("packet_in")
+            if header is None:
+                self.packet_in_callback(frame, {})
+            else:
+                try:
+                    metadata, payload = header.decode(frame)
+                except Exception as error:
+                    log.error("frame to the CPU port cannot be decoded: %s", error)
+                    self._drop(port, "packet_in_malformed")
+                    return
+                self.packet_in_callback(payload, metadata)
+            return
+        if self.output_callback is not None:
+            self.output_callback(port, frame)
+        else:
+            self._outputs.append((port, frame))
+
+    def _drop(self, port: int, reason: str) -> None:
+        key = (port, reason)
+        self.drops[key] = self.drops.get(key, 0) + 1
+
+    # ------------------------------------------------------------------ hooks
+
+    def _log_msg(self, text: str) -> None:
+        if self.log_callback is not None:
+            self.log_callback(text)
+        else:
+            log.info("%s", text)
+
+    def _trace(self, kind: str, name: Any, a: Any, b: Any) -> None:
+        if self.trace_callback is not None:
+            self.trace_callback(kind, name, a, b)
+        elif log.isEnabledFor(logging.DEBUG):
+            log.debug("%s", format_trace(kind, name, a, b, self.objects))
+
+
+def format_trace(
+    kind: str, name: Any, a: Any, b: Any, objects: ProgramObjects | None = None
+) -> str:
+    """One line of text for a trace event, in the spirit of BMv2's ``--log-console``.
+
+    Events: ``ingress`` (port, instance type, frame), ``state`` (parser state, offset),
+    ``extract`` (header type, offset after, header), ``table`` (name, key, entry or
+    default action), ``checksum_error``, ``drop`` (port, reason), ``enqueue`` (port,
+    priority), ``egress`` (port, instance type), ``transmit`` (port, length, frame).
+    """
+    if kind == "ingress":
+        return f"Processing packet received on port {name} (instance type {a}, {len(b)} bytes)"
+    if kind == "state":
+        return f"Parser entering state '{name}' at byte {a}"
+    if kind == "extract":
+        return f"Extracted header {name}: {b!r}"
+    if kind == "table":
+        action = getattr(b, "action_id", None)
+        action_name = action
+        if objects is not None and action in objects.names_by_id:
+            action_name = objects.names_by_id[action]
+        outcome = "hit" if getattr(b, "hit", False) else "miss"
+        return (
+            f"Table '{name}': key {a!r}, {outcome}, action {action_name} {getattr(b, 'args', ())!r}"
+        )
+    if kind == "checksum_error":
+        return "Checksum verification failed"
+    if kind == "drop":
+        return f"Dropping packet (port {name}, {a})"
+    if kind == "enqueue":
+        return f"Egress port is {name}, priority {a}"
+    if kind == "egress":
+        return f"Egress processing on port {name} (instance type {a})"
+    if kind == "transmit":
+        return f"Transmitting packet of size {a} out of port {name}"
+    return f"{kind} {name} {a!r} {b!r}"
+
+
+def _copy_ctx(ctx: PacketContext) -> PacketContext:
+    """A replica's registers: cleared (BMv2 ``RegisterAccess::clear_all``), lengths kept."""
+    copy = PacketContext(ctx.ingress_length, ctx.payload)
+    copy.length_reg = ctx.length_reg
+    copy.truncate = ctx.truncate
+    return copy
+
+
+__all__ = [
+    "DROP_EGRESS",
+    "DROP_INGRESS",
+    "DROP_NO_REPLICA",
+    "DROP_PORT_DOWN_RX",
+    "DROP_PORT_DOWN_TX",
+    "DROP_PRIORITY",
+    "DROP_QUEUE_FULL",
+    "ExitSignal",
+    "RateScope",
+    "RateUnit",
+    "Switch",
+    "format_trace",
+]

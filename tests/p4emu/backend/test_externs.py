@@ -1,0 +1,192 @@
+"""v1model externs in the generated code: registers, counters, meters, hash, random,
+digest, checksums, log_msg, assert, truncate, mark_to_drop."""
+
+from __future__ import annotations
+
+import pytest
+from backend_helpers import Harness, switch_for
+
+from p4emu.backend.exceptions import P4AssertionError
+from p4emu.runtime import hashes
+from p4emu.runtime.bitbuf import pack_bits
+from p4emu.runtime.clock import VirtualClock
+from p4emu.runtime.externs import MeterConfig
+
+
+def test_registers_counters_and_meters() -> None:
+    harness = Harness(
+        "bit<8> idx; bit<8> val;",
+        "bit<32> before; bit<32> after; int<16> signed; bit<8> color; bit<32> oob;",
+        """
+        reg.read(hdr.o.before, (bit<32>)hdr.i.idx);
+        reg.write((bit<32>)hdr.i.idx, hdr.o.before + (bit<32>)hdr.i.val);
+        reg.read(hdr.o.after, (bit<32>)hdr.i.idx);
+        sreg.write(0, -16s5);
+        sreg.read(hdr.o.signed, 0);
+        hdr.o.oob = 77;
+        reg.read(hdr.o.oob, 32w1000);
+        cnt.count((bit<32>)hdr.i.idx);
+        hdr.o.color = 5;
+        mtr.execute_meter((bit<32>)hdr.i.idx, hdr.o.color);
+        """,
+        locals_="""
+        register<bit<32>>(16) reg;
+        register<int<16>>(1) sreg;
+        counter(16, CounterType.packets_and_bytes) cnt;
+        meter(16, MeterType.packets) mtr;
+        """,
+        clock=VirtualClock(),
+    )
+    objects = harness.switch.objects
+    objects.meters["Ing.mtr"].configure(3, MeterConfig(cir=1, cburst=1, pir=1, pburst=1))
+    first = harness.run(idx=3, val=10)
+    second = harness.run(idx=3, val=5)
+    assert (first["before"], first["after"]) == (0, 10)
+    assert (second["before"], second["after"]) == (10, 15)
+    assert first["signed"] == 0xFFFB  # -5 as int<16>
+    assert first["oob"] == 77  # out-of-range read leaves the destination unchanged
+    assert objects.registers["Ing.reg"].get(3) == 15
+    assert objects.counters["Ing.cnt"].read(3) == (2, 4)
+    assert (first["color"], second["color"]) == (0, 2)  # one-packet buckets: then red
+    assert harness.run(idx=4, val=0)["color"] == 0  # unconfigured meter: green
+
+
+HASH_FIELDS = "bit<16> a; bit<8> b; bit<4> c; bit<4> d;"
+
+
+@pytest.mark.parametrize("algo", ["crc32", "crc16", "identity", "csum16", "xor16", "crc16_custom"])
+def test_hash_matches_the_runtime_hash_over_bmv2_field_lists(algo: str) -> None:
+    harness = Harness(
+        HASH_FIELDS + " bit<8> pad;",
+        "bit<32> h; bit<32> based; bit<16> zero_max;",
+        f"""
+        hash(hdr.o.h, HashAlgorithm.{algo}, 32w0, {{ hdr.i.a, hdr.i.b, hdr.i.c }}, 32w0xFFFFFFFF);
+        hash(hdr.o.based, HashAlgorithm.{algo}, 32w100, {{ hdr.i.a, hdr.i.d }}, 32w7);
+        hash(hdr.o.zero_max, HashAlgorithm.{algo}, 16w5, {{ hdr.i.b }}, 16w0);
+        """,
+    )
+    a, b, c, d = 0xBEEF, 0x42, 0x9, 0x3
+    out = harness.run(a=a, b=b, c=c, d=d)
+    fn = hashes.hash_function(hashes.HashAlgorithm(algo))
+    assert out["h"] == fn(pack_bits([(a, 16), (b, 8), (c, 4)])) % 0xFFFFFFFF
+    assert out["based"] == 100 + fn(pack_bits([(a, 16), (d, 4)])) % 7
+    assert out["zero_max"] == 5  # max 0 is treated as 1 (BMv2)
+
+
+def test_hash_skips_fields_of_invalid_headers_and_custom_crc_is_reconfigurable() -> None:
+    harness = Harness(
+        "bit<16> a;",
+        "bit<32> with_invalid; bit<32> custom;",
+        """
+        opt_t o;
+        hash(hdr.o.with_invalid, HashAlgorithm.crc32, 32w0, { hdr.i.a, o.x }, 32w0xFFFFFFFF);
+        hash(hdr.o.custom, HashAlgorithm.crc32_custom, 32w0, { hdr.i.a }, 32w0xFFFFFFFF);
+        """,
+        decls="header opt_t { bit<16> x; }",
+    )
+    out = harness.run(a=0x1234)
+    assert out["with_invalid"] == hashes.crc32(b"\x12\x34") % 0xFFFFFFFF
+    assert out["custom"] == hashes.crc32(b"\x12\x34") % 0xFFFFFFFF
+    [crc] = harness.switch.objects.hash_crcs.values()
+    crc.configure(hashes.CrcConfig(0x04C11DB7, 0, 0, False, False))
+    assert harness.run(a=0x1234)["custom"] != out["custom"]
+
+
+def test_random_is_seeded_and_within_bounds() -> None:
+    source = dict(
+        in_fields="bit<8> a;",
+        out_fields="bit<16> r1; bit<16> r2; bit<16> r3;",
+        body="""
+        random(hdr.o.r1, 16w10, 16w20);
+        random(hdr.o.r2, 16w0, 16w65535);
+        random(hdr.o.r3, 16w7, 16w7);
+        """,
+    )
+    first = Harness(source["in_fields"], source["out_fields"], source["body"], seed=3)
+    second = Harness(source["in_fields"], source["out_fields"], source["body"], seed=3)
+    runs = [first.run(a=0) for _ in range(20)]
+    assert runs == [second.run(a=0) for _ in range(20)]
+    assert all(10 <= r["r1"] <= 20 and r["r3"] == 7 for r in runs)
+    assert len({r["r2"] for r in runs}) > 1
+
+
+def test_digest_samples_fields_at_the_end_of_ingress() -> None:
+    harness = Harness(
+        "bit<48> mac; bit<8> a;",
+        "bit<8> r;",
+        """
+        meta.port = 3;
+        digest<learn_t>(1, { hdr.i.mac, meta.port });
+        meta.port = 4;
+        """,
+        decls="struct learn_t { bit<48> mac; bit<9> port; }",
+        meta_fields="bit<9> port; bit<7> pad;",
+    )
+    harness.run(mac=0xAABBCCDDEEFF, a=0)
+    [batch] = harness.switch.digest_queue.poll()
+    assert batch.samples == [(0xAABBCCDDEEFF, 4)]
+    info = harness.switch.objects.digests["learn_t"]
+    assert batch.digest_id == info.id
+    assert info.fields == (("mac", 48), ("port", 9))
+
+
+CHECKSUM_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<16> a; bit<16> b; bit<16> sum; }
+header flag_t { bit<8> err; }
+struct headers_t { h_t h; flag_t f; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) {
+    apply {
+        verify_checksum(hdr.h.isValid(), { hdr.h.a, hdr.h.b }, hdr.h.sum, HashAlgorithm.csum16);
+    }
+}
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.f.setValid();
+        hdr.f.err = (bit<8>)sm.checksum_error;
+        hdr.h.b = hdr.h.b + 1;
+        sm.egress_spec = 1;
+        log_msg("a={} b={}", { hdr.h.a, hdr.h.b });
+        assert(hdr.h.a != 0xDEAD);
+        if (hdr.h.a == 0xFFFF) { truncate(3); }
+        if (hdr.h.a == 0) { mark_to_drop(sm); }
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) {
+    apply {
+        update_checksum_with_payload(hdr.h.isValid(), { hdr.h.a, hdr.h.b }, hdr.h.sum,
+                                     HashAlgorithm.csum16);
+    }
+}
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); pkt.emit(hdr.f); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def test_checksums_log_msg_assert_truncate_and_mark_to_drop() -> None:
+    switch = switch_for(CHECKSUM_PROGRAM, "checksum.p4")
+    logs: list[str] = []
+    switch.log_callback = logs.append
+    good = hashes.csum16(b"\x12\x34\x00\x05")
+    switch.inject(0, b"\x12\x34\x00\x05" + good.to_bytes(2, "big") + b"pay")
+    [(port, frame)] = switch.collect()
+    assert port == 1
+    assert frame[6] == 0  # checksum_error
+    expected = hashes.csum16(b"\x12\x34\x00\x06" + b"pay")  # with payload
+    assert frame[:6] == b"\x12\x34\x00\x06" + expected.to_bytes(2, "big")
+    assert frame[7:] == b"pay"
+    assert logs == ["a=4660 b=6"]
+    switch.inject(0, b"\x12\x34\x00\x05\x00\x00")
+    assert switch.collect()[0][1][6] == 1  # bad checksum reported, packet still forwarded
+    switch.inject(0, b"\xff\xff\x00\x00\x00\x00")
+    assert switch.collect()[0][1] == b"\xff\xff\x00"  # truncate(3)
+    switch.inject(0, b"\x00\x00\x00\x00\x00\x00")
+    assert switch.collect() == [] and switch.dropped(reason="ingress_drop") == 1
+    with pytest.raises(P4AssertionError, match=r"Assert error: assert\(hdr.h.a != 0xDEAD\) failed"):
+        switch.inject(0, b"\xde\xad\x00\x00\x00\x00")
