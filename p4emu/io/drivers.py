@@ -168,20 +168,21 @@ class InterfaceSpec:
 
 
 _UDP_SPEC = re.compile(
-    r"^udp:(?:(?P<lhost>[\d.]+):)?(?P<lport>\d+)(?:->|:)(?:(?P<phost>[\d.]+):)?(?P<pport>\d+)$"
+    r"^udp:(?:(?P<lhost>[\d.]+):)?(?P<lport>\d+)(?:/|->)(?:(?P<phost>[\d.]+):)?(?P<pport>\d+)$"
 )
 _IFNAME = re.compile(r"^[^\s/:]{1,15}$")
 MAX_PORT = 511  # ports are bit<9>
 
 
 def parse_interface_spec(spec: str) -> InterfaceSpec:
-    """Parses ``PORT@IFACE`` (Linux interface) or ``PORT@udp:[HOST:]LPORT->[HOST:]PPORT``.
+    """Parses ``PORT@IFACE`` (Linux interface) or ``PORT@udp:[HOST:]LPORT/[HOST:]PPORT``.
 
-    ``PORT@udp:40001->40002`` binds 127.0.0.1:40001 and sends to 127.0.0.1:40002.
+    ``PORT@udp:40001/40002`` binds 127.0.0.1:40001 and sends to 127.0.0.1:40002 (``->`` is
+    accepted in place of ``/`` where no shell is involved).
     """
     port_text, at, target = spec.partition("@")
     if not at or not port_text or not target:
-        raise PortSpecError(f"bad interface {spec!r}: expected PORT@IFACE or PORT@udp:LPORT->PPORT")
+        raise PortSpecError(f"bad interface {spec!r}: expected PORT@IFACE or PORT@udp:LPORT/PPORT")
     try:
         port = int(port_text, 0)
     except ValueError:
@@ -192,7 +193,7 @@ def parse_interface_spec(spec: str) -> InterfaceSpec:
         match = _UDP_SPEC.match(target)
         if not match:
             raise PortSpecError(
-                f"bad interface {spec!r}: expected udp:[HOST:]LOCALPORT->[HOST:]PEERPORT"
+                f"bad interface {spec!r}: expected udp:[HOST:]LOCALPORT/[HOST:]PEERPORT"
             )
         lport, pport = int(match["lport"]), int(match["pport"])
         for value in (lport, pport):

@@ -42,10 +42,10 @@ def test_parse_linux_interface() -> None:
 
 
 def test_parse_udp_link_with_and_without_hosts() -> None:
-    spec = parse_interface_spec("1@udp:40001->40002")
+    spec = parse_interface_spec("1@udp:40001/40002")
     assert spec.udp_local == ("127.0.0.1", 40001)
     assert spec.udp_peer == ("127.0.0.1", 40002)
-    spec = parse_interface_spec("7@udp:127.0.0.2:5000->127.0.0.3:6000")
+    spec = parse_interface_spec("7@udp:127.0.0.2:5000/127.0.0.3:6000")
     assert (spec.port, spec.udp_local, spec.udp_peer) == (
         7,
         ("127.0.0.2", 5000),
@@ -60,7 +60,7 @@ def test_parse_udp_link_with_and_without_hosts() -> None:
         ("x@veth0", "port 'x' is not a number"),
         ("600@veth0", "port 600 is outside"),
         ("1@udp:abc", "expected udp:"),
-        ("1@udp:70000->1", "UDP port 70000 out of range"),
+        ("1@udp:70000/1", "UDP port 70000 out of range"),
         ("1@bad/name", "not a valid interface name"),
         ("1@", "expected PORT@IFACE"),
     ],

@@ -18,7 +18,7 @@ def program(tmp_path: Path) -> Path:
 def test_simple_switch_grpc_style_command_line(program: Path, tmp_path: Path) -> None:
     options = parse_options(
         [
-            "--device-id", "3", "-i", "1@veth1", "-i", "2@udp:40001->40002",
+            "--device-id", "3", "-i", "1@veth1", "-i", "2@udp:40001/40002",
             "--log-console", "-L", "debug", "--pcap", str(tmp_path), "--thrift-port", "9090",
             str(program), "--", "--grpc-server-addr", "127.0.0.1:50051", "--cpu-port", "510",
             "--priority-queues", "8",

@@ -1,0 +1,258 @@
+"""P4Runtime bytestrings, match fields, action parameters and ``P4Data`` values.
+
+Bytestrings (P4Runtime spec "Bytestrings"): a value is sent big-endian in any number of
+bytes as long as it fits the P4Info bitwidth once leading zero bytes (sign-extension
+bytes for ``int<W>``) are removed, so ``\\x00\\x63`` is accepted for ``bit<8>`` 99.
+Replies always use the canonical (shortest) form; zero is ``\\x00``. A value that does
+not fit, and an empty string, are refused with INVALID_ARGUMENT (the code PI's
+``bytestring_p4rt_to_pi`` uses; PI pads an empty string to zero, the specification
+rejects it, p4emu follows the specification).
+
+Match fields (spec "Match Format"): a don't-care field is omitted; writing one
+explicitly (ternary mask 0, lpm prefix 0, full range) is INVALID_ARGUMENT, as are an
+lpm value with bits past the prefix, a ternary value with bits outside the mask, a range
+with low > high, a field id that is unknown or repeated, a match type that is not the
+field's, and a missing exact field.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+
+from finsy.proto import p4d, p4r
+
+from p4emu.p4rt.exceptions import invalid, unimplemented
+from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
+
+# --------------------------------------------------------------------------- bytestrings
+
+
+def decode_unsigned(data: bytes, width: int, what: str) -> int:
+    """The ``bit<width>`` value of a P4Runtime bytestring (INVALID_ARGUMENT if it does not fit)."""
+    if not data:
+        raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
+    value = int.from_bytes(data, "big")
+    if value.bit_length() > width:
+        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in {width} bits")
+    return value
+
+
+def encode_unsigned(value: int) -> bytes:
+    """Canonical bytestring of a non-negative value: shortest form, zero is ``\\x00``."""
+    if value < 0:
+        raise ValueError(f"encode_unsigned needs a non-negative value, got {value}")
+    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+
+
+def decode_signed(data: bytes, width: int, what: str) -> int:
+    """The ``int<width>`` value (a Python int, possibly negative) of a bytestring."""
+    if not data:
+        raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
+    value = int.from_bytes(data, "big", signed=True)
+    if not -(1 << (width - 1)) <= value < (1 << (width - 1)):
+        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in int<{width}>")
+    return value
+
+
+def encode_signed(value: int) -> bytes:
+    """Canonical two's-complement bytestring of a signed value (shortest, sign-extended)."""
+    nbits = (value.bit_length() if value >= 0 else (~value).bit_length()) + 1
+    return value.to_bytes(max(1, (nbits + 7) // 8), "big", signed=True)
+
+
+# --------------------------------------------------------------------------- match fields
+
+
+@dataclass(frozen=True)
+class MatchSpec:
+    """A match field as P4Runtime sees it: P4Info id, name, bitwidth, match kind name."""
+
+    id: int
+    name: str
+    width: int
+    kind: str  # exact | lpm | ternary | range | optional
+
+
+_ONEOF_OF_KIND = {
+    "exact": "exact",
+    "lpm": "lpm",
+    "ternary": "ternary",
+    "range": "range",
+    "optional": "optional",
+}
+
+
+def decode_matches(
+    matches: Iterable[p4r.FieldMatch], specs: Sequence[MatchSpec], where: str
+) -> list[MatchValue]:
+    """Runtime match values (one per spec, ``None`` = don't care) of P4Runtime matches."""
+    by_id = {spec.id: index for index, spec in enumerate(specs)}
+    out: list[MatchValue] = [None] * len(specs)
+    seen: set[int] = set()
+    for match in matches:
+        index = by_id.get(match.field_id)
+        if index is None:
+            raise invalid(f"{where}: unknown match field id {match.field_id}")
+        if match.field_id in seen:
+            raise invalid(f"{where}: match field id {match.field_id} given twice")
+        seen.add(match.field_id)
+        out[index] = _decode_match(match, specs[index], where)
+    for spec, value in zip(specs, out):
+        if value is None and spec.kind == "exact":
+            raise invalid(f"{where}: exact match field {spec.name} (id {spec.id}) is missing")
+    return out
+
+
+def _decode_match(match: p4r.FieldMatch, spec: MatchSpec, where: str) -> MatchValue:
+    kind = match.WhichOneof("field_match_type")
+    what = f"{where}: match field {spec.name} (id {spec.id}, {spec.kind}, {spec.width} bits)"
+    if kind is None:
+        raise invalid(f"{what}: no match value set")
+    if kind == "other":
+        raise unimplemented(f"{what}: 'other' match types are not supported")
+    if kind != _ONEOF_OF_KIND.get(spec.kind):
+        raise invalid(f"{what}: got a {kind} match for a {spec.kind} field")
+    width = spec.width
+    full = (1 << width) - 1
+    if kind == "exact":
+        return Exact(decode_unsigned(match.exact.value, width, f"{what} value"))
+    if kind == "optional":
+        return OptionalMatch(decode_unsigned(match.optional.value, width, f"{what} value"))
+    if kind == "lpm":
+        value = decode_unsigned(match.lpm.value, width, f"{what} value")
+        prefix = match.lpm.prefix_len
+        if prefix < 0 or prefix > width:
+            raise invalid(f"{what}: prefix length {prefix} out of [1, {width}]")
+        if prefix == 0:
+            raise invalid(f"{what}: a don't-care lpm match must be omitted, not given prefix 0")
+        if value & ((1 << (width - prefix)) - 1):
+            raise invalid(f"{what}: value 0x{value:x} has bits set past the /{prefix} prefix")
+        return Lpm(value, prefix)
+    if kind == "ternary":
+        value = decode_unsigned(match.ternary.value, width, f"{what} value")
+        mask = decode_unsigned(match.ternary.mask, width, f"{what} mask")
+        if mask == 0:
+            raise invalid(f"{what}: a don't-care ternary match must be omitted, not given mask 0")
+        if value & ~mask:
+            raise invalid(f"{what}: value 0x{value:x} has bits outside mask 0x{mask:x}")
+        return Ternary(value, mask)
+    # range
+    low = decode_unsigned(match.range.low, width, f"{what} low")
+    high = decode_unsigned(match.range.high, width, f"{what} high")
+    if low > high:
+        raise invalid(f"{what}: range low {low} > high {high}")
+    if low == 0 and high == full:
+        raise invalid(f"{what}: a don't-care range match must be omitted, not given [0, {full}]")
+    return Range(low, high)
+
+
+def encode_matches(
+    values: Sequence[MatchValue], specs: Sequence[MatchSpec]
+) -> list[p4r.FieldMatch]:
+    """Canonical P4Runtime matches (don't-care fields omitted) of runtime match values."""
+    out = []
+    for spec, value in zip(specs, values):
+        if value is None:
+            continue
+        match = p4r.FieldMatch(field_id=spec.id)
+        if isinstance(value, Exact):
+            if spec.kind == "lpm":
+                match.lpm.value = encode_unsigned(value.value)
+                match.lpm.prefix_len = spec.width
+            elif spec.kind == "ternary":
+                match.ternary.value = encode_unsigned(value.value)
+                match.ternary.mask = encode_unsigned((1 << spec.width) - 1)
+            elif spec.kind == "optional":
+                match.optional.value = encode_unsigned(value.value)
+            elif spec.kind == "range":
+                match.range.low = match.range.high = encode_unsigned(value.value)
+            else:
+                match.exact.value = encode_unsigned(value.value)
+        elif isinstance(value, Lpm):
+            match.lpm.value = encode_unsigned(value.value)
+            match.lpm.prefix_len = value.prefix_len
+        elif isinstance(value, Ternary):
+            match.ternary.value = encode_unsigned(value.value)
+            match.ternary.mask = encode_unsigned(value.mask)
+        elif isinstance(value, Range):
+            match.range.low = encode_unsigned(value.low)
+            match.range.high = encode_unsigned(value.high)
+        else:
+            match.optional.value = encode_unsigned(value.value)
+        out.append(match)
+    return out
+
+
+# --------------------------------------------------------------------------- actions
+
+
+@dataclass(frozen=True)
+class ParamSpec:
+    id: int
+    name: str
+    width: int
+
+
+def decode_params(
+    params: Iterable[p4r.Action.Param], specs: Sequence[ParamSpec], where: str
+) -> tuple[int, ...]:
+    """Argument values in parameter order; every parameter must be given exactly once."""
+    by_id = {spec.id: index for index, spec in enumerate(specs)}
+    values: list[int | None] = [None] * len(specs)
+    for param in params:
+        index = by_id.get(param.param_id)
+        if index is None:
+            raise invalid(f"{where}: unknown parameter id {param.param_id}")
+        if values[index] is not None:
+            raise invalid(f"{where}: parameter id {param.param_id} given twice")
+        spec = specs[index]
+        values[index] = decode_unsigned(
+            param.value, spec.width, f"{where}: parameter {spec.name} (id {spec.id})"
+        )
+    missing = [spec.name for spec, value in zip(specs, values) if value is None]
+    if missing:
+        raise invalid(f"{where}: missing parameter(s) {', '.join(missing)}")
+    return tuple(values)  # type: ignore[arg-type]
+
+
+def encode_params(args: Sequence[int], specs: Sequence[ParamSpec]) -> list[p4r.Action.Param]:
+    return [
+        p4r.Action.Param(param_id=spec.id, value=encode_unsigned(arg))
+        for spec, arg in zip(specs, args)
+    ]
+
+
+# --------------------------------------------------------------------------- P4Data
+
+
+@dataclass(frozen=True)
+class BitstringType:
+    """The P4Data shape p4emu supports for register cells: ``bit<W>`` or ``int<W>``."""
+
+    width: int
+    signed: bool = False
+
+
+def decode_p4data(data: p4d.P4Data, type_: BitstringType, what: str) -> int:
+    """The cell value (stored as an unsigned ``width``-bit int) of a ``P4Data``."""
+    kind = data.WhichOneof("data")
+    if kind != "bitstring":
+        shown = kind or "nothing"
+        raise invalid(f"{what}: expected a bitstring P4Data for {_type_name(type_)}, got {shown}")
+    if type_.signed:
+        value = decode_signed(data.bitstring, type_.width, what)
+        return value & ((1 << type_.width) - 1)
+    return decode_unsigned(data.bitstring, type_.width, what)
+
+
+def encode_p4data(value: int, type_: BitstringType) -> p4d.P4Data:
+    if type_.signed and value >> (type_.width - 1):
+        return p4d.P4Data(bitstring=encode_signed(value - (1 << type_.width)))
+    if type_.signed:
+        return p4d.P4Data(bitstring=encode_signed(value))
+    return p4d.P4Data(bitstring=encode_unsigned(value))
+
+
+def _type_name(type_: BitstringType) -> str:
+    return f"{'int' if type_.signed else 'bit'}<{type_.width}>"

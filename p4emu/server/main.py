@@ -1,0 +1,252 @@
+"""``p4emu-switch``: the process — port drivers, the switch, and the gRPC server together.
+
+Threads: the I/O reactor runs the packet path (frames in → pipeline → frames out, queue
+departures, periodic digest/idle-timeout work); gRPC threads run control-plane requests.
+Both go through :class:`SwitchDevice`, whose lock serialises them.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import signal
+import sys
+import threading
+import time
+from pathlib import Path
+from typing import TextIO
+
+from finsy.proto import p4r
+
+from p4emu.bundle import DeviceConfigError, device_config_for
+from p4emu.exceptions import P4EmuError
+from p4emu.io import PcapWriter, PortDriver, PortIOError, Reactor
+from p4emu.server.device import DeviceError
+from p4emu.server.exceptions import OptionsError, ServerError
+from p4emu.server.options import SwitchOptions, parse_options
+from p4emu.server.ports import GnmiPortService, PortStatus
+from p4emu.server.service import P4RuntimeService, start_grpc_server
+from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+
+log = logging.getLogger("p4emu.server")
+HOUSEKEEPING_PERIOD_S = 0.01
+_LEVELS = {
+    "trace": logging.DEBUG,
+    "debug": logging.DEBUG,
+    "info": logging.INFO,
+    "warn": logging.WARNING,
+    "error": logging.ERROR,
+    "off": logging.CRITICAL + 10,
+}
+
+
+class JsonLogFormatter(logging.Formatter):
+    """One JSON object per line: ``{"ts": ..., "level": ..., "logger": ..., "msg": ...}``."""
+
+    def format(self, record: logging.LogRecord) -> str:
+        entry = {
+            "ts": round(record.created, 6),
+            "level": record.levelname.lower(),
+            "logger": record.name,
+            "msg": record.getMessage(),
+        }
+        if record.exc_info:
+            entry["exc"] = self.formatException(record.exc_info)
+        return json.dumps(entry)
+
+
+def configure_logging(options: SwitchOptions, stream: TextIO = sys.stderr) -> None:
+    root = logging.getLogger("p4emu")
+    root.setLevel(_LEVELS[options.log_level])
+    root.handlers.clear()
+    if options.log_console:
+        console = logging.StreamHandler(stream)
+        console.setFormatter(logging.Formatter("%(asctime)s %(levelname)s %(name)s: %(message)s"))
+        root.addHandler(console)
+    if options.log_file is not None:
+        handler = logging.FileHandler(options.log_file)
+        handler.setFormatter(JsonLogFormatter())
+        root.addHandler(handler)
+    if not root.handlers:
+        quiet = logging.StreamHandler(stream)
+        quiet.setLevel(logging.WARNING)
+        quiet.setFormatter(logging.Formatter("p4emu-switch: %(levelname)s: %(message)s"))
+        root.addHandler(quiet)
+
+
+class SwitchProcess:
+    """Everything one p4emu-switch runs; :meth:`close` is idempotent."""
+
+    def __init__(self, options: SwitchOptions) -> None:
+        self.options = options
+        self.device = SwitchDevice(
+            SwitchSettings(
+                device_id=options.device_id,
+                cpu_port=options.cpu_port,
+                drop_port=options.drop_port,
+                priority_queues=options.priority_queues,
+                queue_depth=options.queue_depth,
+                queue_rate_pps=options.queue_rate_pps,
+                seed=options.seed,
+                trace=options.log_level == "trace",
+            )
+        )
+        self.reactor = Reactor(self._on_frame)
+        self.drivers: dict[int, PortDriver] = {}
+        self.pcaps: dict[tuple[int, str], PcapWriter] = {}
+        self.server = None
+        self.grpc_port = 0
+        self._closed = False
+        self._next_tick: float | None = None
+        self.device.transmit = self._transmit
+        try:
+            self._open_ports()
+            if options.program is not None:
+                self._load_initial_program(options.program)
+            service = P4RuntimeService(self.device)
+            self.server, self.grpc_port = start_grpc_server(
+                service, options.grpc_address, gnmi_service=GnmiPortService(self)
+            )
+        except BaseException:
+            self.close()
+            raise
+
+    # --- setup ---------------------------------------------------------------------------
+    def _open_ports(self) -> None:
+        for spec in self.options.interfaces:
+            driver = spec.open()
+            self.drivers[spec.port] = driver
+            self.reactor.add(driver)
+            if self.options.pcap_dir is not None:
+                for direction in ("in", "out"):
+                    path = self.options.pcap_dir / f"port{spec.port}_{direction}.pcap"
+                    self.pcaps[(spec.port, direction)] = PcapWriter(path)
+
+    def _load_initial_program(self, program: Path) -> None:
+        from p4emu.frontend import load_program
+        from p4emu.p4info import p4info_for_program
+
+        try:
+            p4info = p4info_for_program(load_program(program))
+            config = p4r.ForwardingPipelineConfig(
+                p4info=p4info, p4_device_config=device_config_for(program)
+            )
+            self.device.commit_pipeline(self.device.verify_pipeline(config), reconcile=False)
+        except (DeviceConfigError, DeviceError) as exc:
+            raise ServerError(f"{program}: {getattr(exc, 'message', exc)}") from None
+
+    # --- packet path ---------------------------------------------------------------------
+    def _on_frame(self, port: int, frame: bytes) -> None:
+        pcap = self.pcaps.get((port, "in"))
+        if pcap is not None:
+            pcap.write(frame, time.time_ns() // 1000)
+        if not self.device.is_port_up(port):
+            return  # a cut cable: nothing arrives (counted by the switch when it has a pipeline)
+        self.device.receive(port, frame)
+        self._schedule()
+
+    def _transmit(self, port: int, frame: bytes) -> None:
+        driver = self.drivers.get(port)
+        if driver is None:
+            return  # no interface on that port: the frame leaves into nothing, as in BMv2
+        pcap = self.pcaps.get((port, "out"))
+        if pcap is not None:
+            pcap.write(frame, time.time_ns() // 1000)
+        try:
+            driver.send(frame)
+        except PortIOError as exc:
+            log.error("%s", exc)
+
+    def _schedule(self) -> None:
+        delay_ns = self.device.poll()
+        if delay_ns is None:
+            return
+        when = time.monotonic() + delay_ns / 1e9
+        if self._next_tick is None or when < self._next_tick:
+            self._next_tick = when
+            self.reactor.call_at(when, self._tick)
+
+    def _tick(self) -> None:
+        self._next_tick = None
+        self._schedule()
+
+    def _housekeeping(self) -> None:
+        try:
+            self._schedule()
+            self.device.housekeeping()
+        except Exception:
+            log.exception("housekeeping failed")
+        self.reactor.call_at(time.monotonic() + HOUSEKEEPING_PERIOD_S, self._housekeeping)
+
+    # --- PortControl (gNMI) --------------------------------------------------------------
+    def port_statuses(self) -> list[PortStatus]:
+        counters = self.device.counters
+        statuses = []
+        for port, driver in sorted(self.drivers.items()):
+            name = getattr(driver, "interface", None) or str(port)
+            statuses.append(
+                PortStatus(
+                    port,
+                    name,
+                    self.device.is_port_up(port),
+                    {
+                        "in-pkts": counters.per_port_rx.get(port, 0),
+                        "out-pkts": counters.per_port_tx.get(port, 0),
+                    },
+                )
+            )
+        return statuses
+
+    def set_port_up(self, port: int, up: bool) -> None:
+        self.device.set_port_up(port, up)
+        log.info("port %d set %s", port, "up" if up else "down")
+
+    # --- lifecycle -----------------------------------------------------------------------
+    def start(self) -> None:
+        self.reactor.call_soon(self._housekeeping)
+        self.reactor.start()
+
+    def close(self) -> None:
+        if self._closed:
+            return
+        self._closed = True
+        if self.server is not None:
+            self.server.stop(grace=0.5).wait(2)
+        self.reactor.stop()
+        for pcap in self.pcaps.values():
+            pcap.close()
+
+
+def main(argv: list[str] | None = None) -> int:
+    args = sys.argv[1:] if argv is None else argv
+    try:
+        options = parse_options(args)
+    except OptionsError as exc:
+        print(exc, file=sys.stderr)
+        return 2
+    configure_logging(options)
+    stop = threading.Event()
+    for signum in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(signum, lambda *_: stop.set())
+    try:
+        process = SwitchProcess(options)
+    except (P4EmuError, DeviceError) as exc:
+        print(f"p4emu-switch: {getattr(exc, 'message', exc)}", file=sys.stderr)
+        return 2
+    process.start()
+    ports = ", ".join(f"{p}@{d.description}" for p, d in sorted(process.drivers.items())) or "none"
+    program = options.program or "no program (--no-p4)"
+    host = options.grpc_host if ":" not in options.grpc_host else f"[{options.grpc_host}]"
+    ready = f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}, ports {ports}, {program}"
+    log.info("%s", ready)
+    print(f"p4emu-switch {ready}", flush=True)
+    try:
+        while not stop.wait(0.2):
+            continue
+    finally:
+        process.close()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
