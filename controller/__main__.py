@@ -1,0 +1,9 @@
+"""``python -m controller`` = ``mrc-controller``."""
+
+from __future__ import annotations
+
+import sys
+
+from controller.cli import main
+
+sys.exit(main())
