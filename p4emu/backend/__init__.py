@@ -5,14 +5,19 @@
 - :class:`ProgramObjects` (:mod:`p4emu.backend.objects`): what the control plane reads
   and writes, by fully-qualified P4Info name and by id.
 
-The in-process switch built on it is :class:`p4emu.switch.Switch`.
+The in-process switch built on it is :class:`p4emu.switch.Switch`. The compiler is
+imported on first use, so the control-plane objects stay cheap to import.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, Any
+
 from p4emu.backend.exceptions import BackendError, CompileError, P4AssertionError, SwitchError
-from p4emu.backend.objects import ProgramObjects
-from p4emu.backend.program import CompiledProgram, Hooks, compile_program
+
+if TYPE_CHECKING:
+    from p4emu.backend.objects import ProgramObjects
+    from p4emu.backend.program import CompiledProgram, Hooks, compile_program
 
 __all__ = [
     "BackendError",
@@ -24,3 +29,19 @@ __all__ = [
     "SwitchError",
     "compile_program",
 ]
+
+_LAZY = {
+    "ProgramObjects": "p4emu.backend.objects",
+    "CompiledProgram": "p4emu.backend.program",
+    "Hooks": "p4emu.backend.program",
+    "compile_program": "p4emu.backend.program",
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'p4emu.backend' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)

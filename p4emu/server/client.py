@@ -64,7 +64,12 @@ class P4RuntimeClient:
     # --- connection ----------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> P4RuntimeClient:
         self._channel = grpc.insecure_channel(
-            self.address, options=[("grpc.max_receive_message_length", 256 * 1024 * 1024)]
+            self.address,
+            options=[
+                ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+                # A failed large batch carries one p4.v1.Error per update in a trailer.
+                ("grpc.max_metadata_size", 16 * 1024 * 1024),
+            ],
         )
         try:
             grpc.channel_ready_future(self._channel).result(timeout=timeout)

@@ -215,3 +215,18 @@ def test_stream_garbage_gets_stream_errors_and_the_primary_keeps_working(server)
         client.table_entry(TABLE, {"hdr.ethernet.dst": 0xABC}, "DemoIngress.forward", {"port": 4})
     )
     client.delete(client.table_entry(TABLE, {"hdr.ethernet.dst": 0xABC}))
+
+
+def test_a_large_failed_batch_reports_every_update_error(server) -> None:
+    client, _, _ = server
+    duplicate = client.table_entry(
+        TABLE, {"hdr.ethernet.dst": 0xD00D}, "DemoIngress.forward", {"port": 1}
+    )
+    client.insert(duplicate)
+    broken = corrupt(random.Random(1), duplicate)
+    broken.table_entry.table_id = 1
+    with pytest.raises(WriteError) as info:
+        client.write([(p4r.Update.INSERT, broken)] * 400)
+    assert len(info.value.errors) == 400
+    assert all(e.canonical_code == rpc_code.INVALID_ARGUMENT for e in info.value.errors)
+    client.delete(duplicate)
