@@ -58,6 +58,7 @@ class P4RuntimeClient:
         self._arbitration: queue.Queue[p4r.MasterArbitrationUpdate] = queue.Queue()
         self.packet_ins: queue.Queue[p4r.PacketIn] = queue.Queue()
         self.digests: queue.Queue[p4r.DigestList] = queue.Queue()
+        self.idle_timeouts: queue.Queue[p4r.IdleTimeoutNotification] = queue.Queue()
         self.stream_errors: queue.Queue[p4r.StreamError] = queue.Queue()
         self._stream: grpc.Future | None = None
 
@@ -114,6 +115,8 @@ class P4RuntimeClient:
                     self.packet_ins.put(message.packet)
                 elif kind == "digest":
                     self.digests.put(message.digest)
+                elif kind == "idle_timeout_notification":
+                    self.idle_timeouts.put(message.idle_timeout_notification)
                 elif kind == "error":
                     self.stream_errors.put(message.error)
         except grpc.RpcError as exc:
