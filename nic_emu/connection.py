@@ -28,6 +28,7 @@ from __future__ import annotations
 import enum
 import random
 import zlib
+from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from mrc_wire import (
@@ -48,6 +49,7 @@ from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS, TransportMo
 from nic_emu.congestion import make_congestion_control
 from nic_emu.evs import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
+from nic_emu.memory import MemoryRegion
 from nic_emu.psn import PSN_MASK, unwrap
 from nic_emu.receiver import (
     DUPLICATE,
@@ -151,6 +153,7 @@ class Connection:
         self._sack_every = cfg.sack_every_pkts
         self._sack_delay = cfg.sack_delay_ns
         self._regions = nic.memory.regions
+        self._provide_region: Callable[[int, int, int], MemoryRegion | None] | None = None
         self._sack_trigger: tuple[int, int, int | None, bool] = (0, recv_psn, None, False)
 
         # -- reverse EV set (SACK/NACK path)
@@ -324,6 +327,16 @@ class Connection:
         self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
         return wr_id
 
+    def attach_responder_memory(
+        self, provide: Callable[[int, int, int], MemoryRegion | None]
+    ) -> None:
+        """Place this QP's incoming WRITEs in memory of its own instead of the NIC's
+        registered regions: ``provide(rkey, va, length)`` is asked for a region holding
+        [va, va+length) whenever this QP's regions do not (it may grow and return the same
+        region); None drops the packet as a memory access error."""
+        self._regions = {}
+        self._provide_region = provide
+
     def deny_ev(self, ev: int, now: int) -> None:
         self.evs.deny(ev, now)
 
@@ -460,9 +473,14 @@ class Connection:
         region = self._regions.get(m.rkey)
         offset = va - region.va if region is not None else -1
         if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
-            counters["rx_access_error"] += 1
-            nic.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
-            return
+            provide = self._provide_region
+            region = provide(m.rkey, va, length) if provide is not None else None
+            if region is None:
+                counters["rx_access_error"] += 1
+                nic.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
+                return
+            self._regions[m.rkey] = region
+            offset = va - region.va
         result = recv.accept(psn)
         if result == DUPLICATE:
             counters["rx_dup"] += 1

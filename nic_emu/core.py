@@ -20,6 +20,7 @@ loop body every driver shares.
 from __future__ import annotations
 
 from collections import deque
+from collections.abc import Callable
 
 from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
@@ -29,7 +30,12 @@ from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, Connection, QpState
 from nic_emu.events import EventLog
 from nic_emu.evs import EvEntry
-from nic_emu.exceptions import ConfigError, ConnectionSetupError, UnknownConnectionError
+from nic_emu.exceptions import (
+    ConfigError,
+    ConnectionSetupError,
+    NicEmuError,
+    UnknownConnectionError,
+)
 from nic_emu.memory import MemoryRegion, MemoryTable
 from nic_emu.psn import PSN_MASK
 from topologies import AddressPlan, Path, mac_bytes
@@ -115,6 +121,11 @@ class NicCore:
             0,
         )
         self.drop_reasons: dict[str, int] = {}
+        # Set by a driver whose peers open queue pairs out of band without telling this NIC
+        # (``nic-emu serve``): called as (source NIC, QPN, now) for a data packet or a
+        # reliability probe to a QPN with no connection; a Connection it returns takes the
+        # packet, None refuses it (dropped as ``unknown_qpn``).
+        self.accept_unknown_qp: Callable[[str, int, int], Connection | None] | None = None
 
     # ------------------------------------------------------------------ application API
 
@@ -167,6 +178,17 @@ class NicCore:
                 conn.plane_down(p, now, remote=False)
             if not peer_up[p]:
                 conn.plane_down(p, now, remote=True)
+        return conn
+
+    def destroy_connection(self, qpn: int) -> Connection:
+        """Destroy queue pair ``qpn`` (``ibv_destroy_qp``): it leaves the NIC, later packets
+        to it are dropped as ``unknown_qpn``, and its unfinished work never completes."""
+        conn = self.connection(qpn)
+        del self.connections[qpn]
+        for entry in conn.evs.entries():
+            if entry.probe_seq >= 0:
+                self.forget_probe(entry.probe_seq)
+                entry.probe_seq = -1
         return conn
 
     def allocate_qpn(self) -> int:
@@ -237,9 +259,12 @@ class NicCore:
             return
         conn = self.connections.get(dqpn)
         if conn is None:
-            counters["rx_unknown_qpn"] += 1
-            self.drop(now, "unknown_qpn", plane, qpn=dqpn)
-            return
+            if self.accept_unknown_qp is not None and (kind is DataPacket or kind is Probe):
+                conn = self._accept_unknown_qp(m.inner_src, dqpn, now)
+            if conn is None:
+                counters["rx_unknown_qpn"] += 1
+                self.drop(now, "unknown_qpn", plane, qpn=dqpn)
+                return
         if kind is DataPacket:
             conn.on_data(m, plane, now)  # type: ignore[arg-type]
         elif kind is Sack:
@@ -371,6 +396,19 @@ class NicCore:
 
     def forget_probe(self, probe_id: int) -> None:
         self._probes.pop(probe_id, None)
+
+    def _accept_unknown_qp(self, inner_src: bytes, qpn: int, now: int) -> Connection | None:
+        assert self.accept_unknown_qp is not None
+        try:
+            peer, _ = self.plan.nic_for_address(inner_src)
+        except TopologyError:
+            return None
+        if peer == self.name:
+            return None
+        try:
+            return self.accept_unknown_qp(peer, qpn, now)
+        except NicEmuError:
+            return None  # e.g. a reserved QPN: refused like any unknown one
 
     # ------------------------------------------------------------------ EV probes
 

@@ -54,3 +54,22 @@ class FabricError(NicEmuError):
 
 class AnalysisError(NicEmuError):
     """An event log does not hold what an analysis function needs."""
+
+
+class PortError(NicEmuError):
+    """A port driver cannot open its socket or interface, or the socket failed."""
+
+
+class ServeConfigError(NicEmuError):
+    """A ``nic-emu serve`` configuration file is invalid; ``key`` names the offending
+    entry (``ports.0.local``, ``transport.evs_per_connection``...)."""
+
+    def __init__(self, key: str, message: str) -> None:
+        self.key = key
+        self.message = " ".join(message.split())  # always one line
+        super().__init__(f"{key}: {self.message}")
+
+
+class ControlError(NicEmuError):
+    """A control-socket client could not talk to a ``nic-emu serve`` process, or the
+    process answered a request with an error."""

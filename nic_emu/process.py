@@ -1,0 +1,648 @@
+"""``nic-emu serve``: one emulated NIC as a process (docs/nic-emu-process.md).
+
+:class:`NicProcess` is a thin driver around :class:`nic_emu.core.NicCore` that follows
+:class:`nic_emu.driver.NicDriver`: one selector loop over the plane ports, the control
+socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock, and the core's
+``service`` step after every received frame, timer expiry, control request and port
+state change. A port taken down over the control socket is a cut cable: the core is told
+(``set_port_state``) and the driver neither sends nor delivers frames on it.
+
+The event log is drained after every step: each record becomes a JSON line in the
+``events`` file (flushed at once) and feeds the repath measurement of the transfer it
+belongs to; nothing accumulates in memory.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import os
+import selectors
+import signal
+import socket
+import sys
+import time
+from collections import deque
+from collections.abc import Callable, Iterator
+from concurrent.futures import ThreadPoolExecutor
+from typing import IO, Any
+
+from nic_emu.afpacket_driver import AfPacketPort
+from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.config import TransportMode
+from nic_emu.connection import Connection, QpState
+from nic_emu.control import ControlServer, Field, RequestError, check_fields
+from nic_emu.core import NicCore
+from nic_emu.driver import service
+from nic_emu.events import EventLog
+from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
+from nic_emu.ports import PortDriver
+from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
+from nic_emu.transfers import (
+    MAX_REGION_BYTES,
+    NS_PER_S,
+    TIMELINE_STEP_NS,
+    MemoryBudget,
+    Part,
+    QpnPlan,
+    ReceivedMessage,
+    ResponderQp,
+    SendTransfer,
+    split,
+    transfer_data,
+)
+from nic_emu.udp_driver import UdpPort
+from topologies.exceptions import TopologyError
+
+RX_ROUNDS = 1024  # frames read per port before timers and the control socket get a turn
+HOUSEKEEPING_NS = TIMELINE_STEP_NS
+RESPONDER_IDLE_RETIRE_NS = 30 * NS_PER_S  # a finished incoming QP is destroyed after this
+SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after this
+MAX_CONNECTIONS_PER_TRANSFER = 256
+MAX_TRANSFER_BYTES = 4 << 30
+
+SEND_FIELDS = {
+    "to": Field(str),
+    "bytes": Field(int),
+    "connections": Field(int, required=False, default=1),
+    "mode": Field(str, required=False, default="mrc"),
+    "seed": Field(int, required=False, default=1),
+}
+TRANSFER_FIELDS = {"id": Field(int)}
+PORT_FIELDS = {"plane": Field(int), "up": Field(bool)}
+
+
+class NicProcess:
+    """One NIC: its core, ports, control socket and event log."""
+
+    def __init__(self, config: ServeConfig) -> None:
+        self.config = config
+        self.name = config.nic
+        self.log = EventLog()
+        self.core = NicCore(
+            config.nic, config.plan, config.transport, seed=config.seed, log=self.log
+        )
+        self.core.accept_unknown_qp = self._accept_qp
+        self.nic_index = config.topology.nic(config.nic).index
+        self.qpns = QpnPlan(config.topology.nic_count)
+        self.ports: dict[int, PortDriver] = {}
+        self._port_readers: dict[int, tuple[int, PortDriver]] = {}
+        self.port_up = [False] * self.core.plane_count
+        self.selector: selectors.BaseSelector = selectors.SelectSelector()  # us timeouts
+        self.control = ControlServer(config.control, self.handle_request)
+        self.deadline: int | None = None
+        self.stopping = False
+        self.started_ns = time.monotonic_ns()
+        self.next_housekeeping = self.started_ns + HOUSEKEEPING_NS
+        self.transfers: dict[int, SendTransfer] = {}
+        self.transfer_of_qpn: dict[int, SendTransfer] = {}
+        self.responders: dict[int, ResponderQp] = {}
+        self.retired_qpns: set[int] = set()
+        self.messages: list[ReceivedMessage] = []
+        self.budget = MemoryBudget()
+        self.next_sequence = 0
+        self.jobs: deque[tuple[SendTransfer, Iterator[None]]] = deque()
+        self.retiring: deque[tuple[int, int]] = deque()  # (when, QPN) of finished QPs
+        self.hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nic-emu-sha256")
+        self.counters = dict.fromkeys(
+            ("tx_port_down", "rx_port_down", "records_logged", "records_not_logged"), 0
+        )
+        self.running: dict[int, SendTransfer] = {}  # transfers not finished yet
+        self._events_file: IO[str] | None = None
+        self._wake_r: socket.socket | None = None
+        self._wake_w: socket.socket | None = None
+        self._old_handlers: dict[int, Any] = {}
+        self._old_wakeup_fd: int | None = None
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def open(self) -> None:
+        """Open the ports, the event log and the control socket (ServeConfigError naming
+        the key on failure; whatever was opened is closed again)."""
+        try:
+            self._open()
+        except BaseException:
+            self.close()
+            raise
+
+    def _open(self) -> None:
+        now = time.monotonic_ns()
+        for plane, spec in sorted(self.config.ports.items()):
+            self.ports[plane] = self._open_port(spec)
+            self.port_up[plane] = True
+            self._port_readers[plane] = (plane, self.ports[plane])
+            self.selector.register(self.ports[plane], selectors.EVENT_READ, plane)
+        for plane in range(self.core.plane_count):
+            if plane not in self.ports:  # no cable on this plane
+                self.core.set_port_state(plane, False, now)
+        try:
+            self._events_file = open(self.config.events, "a", encoding="utf-8")  # noqa: SIM115
+        except OSError as exc:
+            raise ServeConfigError(
+                "events", f"cannot open {self.config.events}: {exc.strerror}"
+            ) from None
+        self._wake_r, self._wake_w = socket.socketpair()
+        self._wake_r.setblocking(False)
+        self._wake_w.setblocking(False)
+        self.selector.register(self._wake_r, selectors.EVENT_READ, self._on_wake)
+        if self._old_handlers:  # wake the loop at once when a signal arrives
+            self._old_wakeup_fd = signal.set_wakeup_fd(self._wake_w.fileno())
+        self.control.open()
+        self.control.register(self.selector)
+        self.log.record(
+            now,
+            self.name,
+            "nic_start",
+            pid=os.getpid(),
+            ports={str(p): port.description for p, port in self.ports.items()},
+        )
+        self._drain_log()
+
+    def _open_port(self, spec: UdpPortSpec | AfPacketPortSpec) -> PortDriver:
+        key = f"ports.{spec.plane}"
+        if isinstance(spec, UdpPortSpec):
+            try:
+                return UdpPort(spec.plane, spec.local, spec.peer)
+            except PortError as exc:
+                raise ServeConfigError(f"{key}.local", str(exc)) from None
+        try:
+            port = AfPacketPort(spec.plane, spec.interface)
+        except PortError as exc:
+            raise ServeConfigError(f"{key}.interface", str(exc)) from None
+        if port.max_frame < self.config.max_data_frame:
+            port.close()
+            raise ServeConfigError(
+                f"{key}.interface",
+                f"{spec.interface} has MTU {port.mtu}, too small for {self.config.max_data_frame}"
+                f"-byte data frames (mtu_payload {self.config.transport.mtu_payload}); raise "
+                f"the MTU to at least {self.config.max_data_frame - 14} or lower "
+                "transport.mtu_payload",
+            )
+        return port
+
+    def install_signal_handlers(self) -> None:
+        """SIGTERM/SIGINT stop the loop (main thread only; may be called before open())."""
+        for signum in (signal.SIGTERM, signal.SIGINT):
+            self._old_handlers[signum] = signal.signal(signum, self._on_signal)
+
+    def _on_signal(self, signum: int, frame: object) -> None:
+        self.stopping = True
+
+    def request_stop(self) -> None:
+        """Stop the loop from another thread."""
+        self.stopping = True
+        if self._wake_w is not None:
+            with contextlib.suppress(OSError):
+                self._wake_w.send(b"\0")
+
+    def close(self) -> None:
+        """Flush the log, close ports and the control socket (removing its file)."""
+        now = time.monotonic_ns()
+        if self._events_file is not None:
+            self.log.record(now, self.name, "nic_stop")
+            self._drain_log()
+        self.control.close()
+        for port in self.ports.values():
+            with contextlib.suppress(KeyError, ValueError):
+                self.selector.unregister(port)
+            port.close()
+        self.ports.clear()
+        for signum, handler in self._old_handlers.items():
+            signal.signal(signum, handler)
+        self._old_handlers.clear()
+        if self._old_wakeup_fd is not None:
+            signal.set_wakeup_fd(self._old_wakeup_fd)
+            self._old_wakeup_fd = None
+        for sock in (self._wake_r, self._wake_w):
+            if sock is not None:
+                sock.close()
+        self._wake_r = self._wake_w = None
+        if self._events_file is not None:
+            self._events_file.close()
+            self._events_file = None
+        self.selector.close()
+        self.hasher.shutdown(wait=False, cancel_futures=True)
+
+    # ------------------------------------------------------------------ the loop
+
+    def run(self) -> None:
+        """Serve until stopped (signal, ``shutdown`` or :meth:`request_stop`)."""
+        select = self.selector.select
+        readers = self._port_readers
+        while not self.stopping:
+            now = time.monotonic_ns()
+            wake = self.next_housekeeping
+            if self.deadline is not None and self.deadline < wake:
+                wake = self.deadline
+            timeout = max(0, wake - now) / NS_PER_S if not self.jobs else 0.0
+            port_ready = False
+            for key, mask in select(timeout):
+                if key.data in readers:
+                    port_ready = True
+                else:
+                    key.data(mask)
+            if port_ready:
+                self._read_ports()
+            now = time.monotonic_ns()
+            if self.deadline is not None and now >= self.deadline:
+                self.core.handle_timer(now)
+                self.service(now)
+            if now >= self.next_housekeeping:
+                self.housekeeping(now)
+            if self.jobs:
+                self._run_job()
+
+    def _read_ports(self) -> None:
+        """Frames from every port, one frame per port per round (so no plane's frames
+        overtake another's in bulk), until a round finds every port empty (at most
+        RX_ROUNDS rounds): acknowledgements that waited are read before any timer fires."""
+        receive_frame = self.core.receive_frame
+        clock = time.monotonic_ns
+        port_up = self.port_up
+        ports = list(self._port_readers.values())
+        for _ in range(RX_ROUNDS):
+            got = False
+            for plane, port in ports:
+                frame = port.receive()
+                if frame is None:
+                    continue
+                got = True
+                if not port_up[plane]:
+                    self.counters["rx_port_down"] += 1  # cut cable: drained, never delivered
+                    continue
+                now = clock()
+                receive_frame(frame, plane, now)
+                self.service(now)
+            if not got:
+                return
+
+    def service(self, now: int) -> None:
+        """The driver step: flush frames to the ports, keep the deadline, handle events."""
+        deadline, events = service(self.core, now, self._transmit)
+        self.deadline = deadline
+        if events:
+            self._on_app_events(events, now)
+        if self.log.records:
+            self._drain_log()
+
+    def _transmit(self, plane: int, frame: bytes) -> None:
+        port = self.ports.get(plane)
+        if port is None or not self.port_up[plane]:
+            self.counters["tx_port_down"] += 1
+            return
+        port.send(frame)
+
+    def _on_wake(self, mask: int) -> None:
+        assert self._wake_r is not None
+        with contextlib.suppress(OSError):
+            while self._wake_r.recv(4096):
+                pass
+
+    def housekeeping(self, now: int) -> None:
+        self.next_housekeeping = now + HOUSEKEEPING_NS
+        for transfer in self.running.values():
+            transfer.sample(now)
+        self._retire_idle_responders(now)
+        while self.retiring and self.retiring[0][0] <= now:
+            _, qpn = self.retiring.popleft()
+            if qpn in self.core.connections:
+                self.core.destroy_connection(qpn)
+        if self.log.records:
+            self._drain_log()
+
+    # ------------------------------------------------------------------ events
+
+    def _drain_log(self) -> None:
+        records = self.log.records
+        if not records:
+            return
+        for transfer in self.running.values():
+            transfer.repaths.feed(records)
+        handle = self._events_file
+        if handle is not None:
+            try:
+                handle.write("".join(rec.to_json() + "\n" for rec in records))
+                handle.flush()
+                self.counters["records_logged"] += len(records)
+            except OSError as exc:
+                # Say so once and keep the NIC running; the count shows what is missing.
+                print(
+                    f"nic-emu: {self.name}: cannot write the event log "
+                    f"{self.config.events}: {exc.strerror}; event logging stopped",
+                    file=sys.stderr,
+                )
+                self._events_file = None
+                with contextlib.suppress(OSError):
+                    handle.close()
+        if self._events_file is None:
+            self.counters["records_not_logged"] += len(records)
+        records.clear()
+
+    def _on_app_events(self, events: list[AppEvent], now: int) -> None:
+        finished: set[int] = set()
+        for event in events:
+            if isinstance(event, WriteReceived):
+                responder = self.responders.get(event.qpn)
+                if responder is not None:
+                    self.messages.append(responder.message(event.va, event.length, event.t_ns))
+                continue
+            transfer = self.transfer_of_qpn.get(event.qpn)
+            if transfer is None:
+                continue
+            if isinstance(event, WriteCompleted):
+                transfer.on_completed(event.qpn)
+            elif isinstance(event, ConnectionFailed):
+                transfer.on_failed(event.qpn, event.message)
+            finished.add(transfer.id)
+        for transfer_id in finished:
+            transfer = self.transfers[transfer_id]
+            if transfer.finish_if_over(now):
+                self._drain_log()  # the last records still belong to this transfer
+                del self.running[transfer.id]
+                for part in transfer.parts:
+                    # Kept a while so that late acknowledgements are absorbed, not dropped.
+                    self.retiring.append((now + SENDER_RETIRE_NS, part.conn.qpn))
+                    self.transfer_of_qpn.pop(part.conn.qpn, None)
+                report = transfer.report(now)
+                self.log.record(
+                    now,
+                    self.name,
+                    "transfer_failed" if transfer.failed else "transfer_done",
+                    transfer=transfer.id,
+                    to=transfer.to,
+                    bytes=transfer.size,
+                    bytes_acked=report["bytes_acked"],
+                    elapsed_s=report["elapsed_s"],
+                    goodput_gbps=report["goodput_gbps"],
+                    failed=transfer.failed,
+                )
+
+    # ------------------------------------------------------------------ incoming QPs
+
+    def _accept_qp(self, peer: str, qpn: int, now: int) -> Connection | None:
+        """A packet from ``peer`` for a QPN we do not have: its out-of-band setup."""
+        if qpn in self.retired_qpns:
+            return None
+        conn = self.core.create_connection(
+            peer, qpn=qpn, peer_qpn=qpn, mode=QpnPlan.mode_of(qpn), now=now
+        )
+        responder = ResponderQp(self.budget, conn, peer, self.hasher)
+        conn.attach_responder_memory(responder.provide)
+        self.responders[qpn] = responder
+        self.log.record(now, self.name, "qp_accepted", qpn=qpn, peer=peer, mode=conn.mode.value)
+        return conn
+
+    def _retire_idle_responders(self, now: int) -> None:
+        for qpn, responder in list(self.responders.items()):
+            conn = responder.conn
+            if responder.retired or responder.incomplete_bytes():
+                continue
+            heard = max(conn.rev_heard)
+            if conn.state is QpState.READY and now - heard < RESPONDER_IDLE_RETIRE_NS:
+                continue
+            if qpn in self.core.connections:
+                self.core.destroy_connection(qpn)
+            responder.release()
+            self.retired_qpns.add(qpn)
+
+    # ------------------------------------------------------------------ control ops
+
+    def handle_request(self, request: dict[str, Any]) -> dict[str, Any]:
+        op = request["op"]
+        handler = self._ops.get(op)
+        if handler is None:
+            known = ", ".join(sorted(self._ops))
+            raise RequestError(f"unknown op {op!r} (ops: {known})")
+        now = time.monotonic_ns()
+        result = handler(self, request, now)
+        self.service(time.monotonic_ns())
+        return result
+
+    def op_status(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        check_fields("status", request, {})
+        return {
+            "nic": self.name,
+            "planes": {str(p): "up" if self.port_up[p] else "down" for p in self.port_numbers()},
+            "connections": len(self.core.connections),
+            "uptime_s": (now - self.started_ns) / NS_PER_S,
+            "pid": os.getpid(),
+            "topology": self.config.topology.name,
+            "transfers": len(self.transfers),
+            "ports": {str(p): port.description for p, port in self.ports.items()},
+        }
+
+    def port_numbers(self) -> range:
+        return range(self.core.plane_count)
+
+    def op_send(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        args = check_fields("send", request, SEND_FIELDS)
+        topology = self.config.topology
+        try:
+            to = topology.nic(args["to"]).name
+        except TopologyError:
+            raise RequestError(
+                f"send: {args['to']!r} is not a NIC of topology {topology.name} "
+                f"(nic0..nic{topology.nic_count - 1})"
+            ) from None
+        if to == self.name:
+            raise RequestError(f"send: {to} cannot send to itself")
+        size, count = args["bytes"], args["connections"]
+        if not 1 <= count <= MAX_CONNECTIONS_PER_TRANSFER:
+            raise RequestError(
+                f"send: connections must be 1..{MAX_CONNECTIONS_PER_TRANSFER}, got {count}"
+            )
+        limit = min(MAX_TRANSFER_BYTES, count * MAX_REGION_BYTES)
+        if not count <= size <= limit:
+            raise RequestError(
+                f"send: bytes must be {count}..{limit} for {count} connection(s) "
+                f"(at most {MAX_REGION_BYTES} per connection), got {size}"
+            )
+        modes = {m.value: m for m in TransportMode}
+        if args["mode"] not in modes:
+            raise RequestError(f"send: mode must be 'mrc' or 'roce', got {args['mode']!r}")
+        mode = modes[args["mode"]]
+        qpns = [self.qpns.qpn(self.nic_index, self.next_sequence + i, mode) for i in range(count)]
+        self.next_sequence += count
+        transfer = SendTransfer(
+            id=len(self.transfers) + 1,
+            nic=self.name,
+            to=to,
+            mode=mode,
+            seed=args["seed"],
+            size=size,
+            mtu=self.config.transport.mtu_payload,
+            planes=self.core.plane_count,
+            requested_ns=now,
+        )
+        self.transfers[transfer.id] = transfer
+        self.running[transfer.id] = transfer
+        # Making (and hashing) the data and the QPs takes a while for big transfers: it
+        # is done a step at a time between frames, so no other traffic of this NIC waits.
+        self.jobs.append((transfer, self._prepare(transfer, qpns)))
+        return {"transfer": transfer.id, "qpns": qpns}
+
+    def _prepare(self, transfer: SendTransfer, qpns: list[int]) -> Iterator[None]:
+        """Make the data a chunk per step, open the QPs, post one WRITE per QP."""
+        shares = split(transfer.size, len(qpns))
+        data = bytearray(transfer.size)
+        total = hashlib.sha256()
+        part_hashes = [hashlib.sha256() for _ in shares] if len(shares) > 1 else []
+        offset = 0
+        for chunk in transfer_data(transfer.seed, transfer.size):
+            end = offset + len(chunk)
+            data[offset:end] = chunk
+            total.update(chunk)
+            view = memoryview(chunk)
+            for (start, length), hasher in zip(shares, part_hashes):
+                lo, hi = max(start, offset), min(start + length, end)
+                if lo < hi:
+                    hasher.update(view[lo - offset : hi - offset])
+            offset = end
+            yield
+        conns = []
+        for qpn in qpns:
+            conns.append(
+                self.core.create_connection(
+                    transfer.to,
+                    qpn=qpn,
+                    peer_qpn=qpn,
+                    mode=transfer.mode,
+                    now=time.monotonic_ns(),
+                )
+            )
+            yield
+        digest = total.hexdigest()
+        now = time.monotonic_ns()
+        whole = memoryview(data)
+        for i, (conn, (start, length)) in enumerate(zip(conns, shares)):
+            part_digest = part_hashes[i].hexdigest() if part_hashes else digest
+            transfer.parts.append(Part(conn, start, length, part_digest))
+            transfer.repaths.watch(conn)
+            self.transfer_of_qpn[conn.qpn] = transfer
+            conn.post_write(whole[start : start + length], 0, conn.qpn, now)
+        transfer.start(digest, now)
+        self.log.record(
+            now,
+            self.name,
+            "transfer_start",
+            transfer=transfer.id,
+            to=transfer.to,
+            bytes=transfer.size,
+            connections=len(qpns),
+            mode=transfer.mode.value,
+            qpns=qpns,
+            sha256=digest,
+        )
+
+    def _run_job(self) -> None:
+        """One step of the oldest preparation."""
+        transfer, job = self.jobs[0]
+        try:
+            next(job)
+            return
+        except StopIteration:
+            pass
+        except NicEmuError as exc:
+            now = time.monotonic_ns()
+            transfer.fail_setup(f"cannot set the transfer up: {exc}", now)
+            self.running.pop(transfer.id, None)
+            for qpn in list(self.core.connections):
+                if self.transfer_of_qpn.get(qpn) is transfer:
+                    self.core.destroy_connection(qpn)
+            self.log.record(
+                now, self.name, "transfer_failed", transfer=transfer.id, failed=transfer.error
+            )
+        self.jobs.popleft()
+        self.service(time.monotonic_ns())
+
+    def op_transfer(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        args = check_fields("transfer", request, TRANSFER_FIELDS)
+        transfer = self.transfers.get(args["id"])
+        if transfer is None:
+            have = f"1..{len(self.transfers)}" if self.transfers else "none yet"
+            raise RequestError(f"transfer: no transfer {args['id']} on {self.name} ({have})")
+        return {"id": transfer.id, **transfer.report(now)}
+
+    def op_received(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        check_fields("received", request, {})
+        messages = [m.as_dict() for m in self.messages]
+        for qpn, responder in sorted(self.responders.items()):
+            pending = responder.incomplete_bytes()
+            if pending:
+                messages.append(
+                    {
+                        "from": responder.source,
+                        "qpn": qpn,
+                        "bytes": pending,
+                        "sha256": None,
+                        "complete": False,
+                    }
+                )
+        return {"messages": messages}
+
+    def op_port(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        args = check_fields("port", request, PORT_FIELDS)
+        plane, up = args["plane"], args["up"]
+        if plane not in self.ports:
+            if 0 <= plane < self.core.plane_count:
+                raise RequestError(f"port: plane {plane} has no port on {self.name}")
+            raise RequestError(
+                f"port: plane {plane} is out of range (planes 0..{self.core.plane_count - 1})"
+            )
+        self.port_up[plane] = up
+        self.core.set_port_state(plane, up, now)
+        return {"plane": plane, "up": up}
+
+    def op_stats(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        check_fields("stats", request, {})
+        snapshot = self.core.snapshot()
+        planes = {}
+        for p in self.port_numbers():
+            port = self.ports.get(p)
+            planes[str(p)] = {
+                "up": self.port_up[p],
+                "port": port.description if port is not None else None,
+                "driver": dict(port.counters) if port is not None else {},
+                "frames_tx": self.core.plane_tx[p],
+                "frames_rx": self.core.plane_rx[p],
+            }
+        return {
+            "nic": self.name,
+            "planes": planes,
+            "core": snapshot,
+            "evs": {str(qpn): c.ev_counters() for qpn, c in self.core.connections.items()},
+            "process": {
+                **self.counters,
+                "control_requests": self.control.requests,
+                "control_errors": self.control.errors,
+                "received_bytes_held": self.budget.used,
+                "region_refusals": self.budget.refused,
+            },
+        }
+
+    def op_shutdown(self, request: dict[str, Any], now: int) -> dict[str, Any]:
+        check_fields("shutdown", request, {})
+        self.stopping = True
+        return {}
+
+    _ops: dict[str, Callable[[NicProcess, dict[str, Any], int], dict[str, Any]]] = {
+        "status": op_status,
+        "send": op_send,
+        "transfer": op_transfer,
+        "received": op_received,
+        "port": op_port,
+        "stats": op_stats,
+        "shutdown": op_shutdown,
+    }
+
+
+def serve(config: ServeConfig, *, handle_signals: bool = True) -> None:
+    """Open, serve until stopped, close (the socket file is removed on every exit path)."""
+    process = NicProcess(config)
+    if handle_signals:
+        process.install_signal_handlers()
+    process.open()
+    try:
+        process.run()
+    finally:
+        process.close()

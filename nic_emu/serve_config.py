@@ -1,0 +1,338 @@
+"""The ``nic-emu serve --config FILE.json`` configuration (docs/nic-emu-process.md), checked.
+
+Every problem raises :class:`ServeConfigError` naming the offending key (``ports.0.local``,
+``transport.evs_per_connection``...) so the process can exit 2 with one line on stderr.
+Sockets are not opened here: ``nic_emu.process`` opens them and reports a port in use
+under the same key.
+
+Transport settings start from :data:`PROCESS_TRANSPORT_DEFAULTS` (NicConfig's hardware
+defaults slowed down to what a Python process on wall-clock time can keep up with, see
+docs/nic-emu.md section 12) and ``transport`` overrides them by name.
+"""
+
+from __future__ import annotations
+
+import difflib
+import ipaddress
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, fields, replace
+from pathlib import Path
+from typing import Any
+
+from nic_emu.config import CcConfig, NicConfig, TransportMode
+from nic_emu.core import NicCore
+from nic_emu.exceptions import ConfigError, ServeConfigError
+from topologies import AddressPlan, Topology, load
+from topologies.exceptions import TopologyError
+
+CONFIG_KEYS = ("nic", "topology", "ports", "control", "events", "seed", "transport")
+REQUIRED_KEYS = ("nic", "topology", "ports", "control", "events")
+UDP_PORT_KEYS = ("driver", "local", "peer")
+AFPACKET_PORT_KEYS = ("driver", "interface")
+UNIX_PATH_MAX = 107  # sun_path is 108 bytes including the terminating NUL
+IFNAMSIZ = 15
+# Ethernet 14 + outer IPv6 40 + inner IPv6 40 + UDP 8 + BTH 12 + TSETH 4 + RETH 16
+# (docs/wire-format.md section 1): the core always sends a TSETH.
+DATA_FRAME_OVERHEAD = 134
+ETHERNET_HEADER = 14
+
+# [P] NicConfig's defaults model a hardware NIC: 100 Gb/s ports, 12 us base RTT, 65.5 us
+# RTO, 32 us probes. A Python NIC process handles some 10^4..10^5 frames per second, and
+# on a shared machine its round trips over loopback UDP (and Python switches) take from
+# hundreds of microseconds to tens of milliseconds when the scheduler is busy. The
+# serving process keeps the hardware's window in packets (10 Gb/s x 100 us base RTT: 45
+# full packets per plane at 1.5 BDP; pacing never binds, since one step sends at most one
+# packet per port) and stretches every timer far beyond a loaded round trip, so that
+# only real loss retires EVs. Each value can be overridden by name in ``transport``.
+PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
+    "port_rate_bps": 10_000_000_000,
+    "base_rtt_ns": 100_000,
+    "ack_timeout_exp": 17,  # RTO 134 ms: many loaded round trips
+    "probe_interval_ns": 100_000_000,  # also the probe timeout; bounds probe traffic
+    "ev_skip_ns": 20_000_000,
+    "reorder_window_ns": 5_000_000,  # the floor of RACK's time window
+    "sack_delay_ns": 100_000,
+    "no_usable_ev_timeout_ns": 5_000_000_000,  # >> probe revival (3 x 100 ms)
+    "reverse_refresh_ns": 20_000_000,
+    "reverse_plane_stale_ns": 200_000_000,
+    "cc": CcConfig(clear_delay_ns=50_000),  # "no queue" at the process's timescale
+}
+
+
+@dataclass(frozen=True, slots=True)
+class UdpPortSpec:
+    plane: int
+    local: tuple[str, int]
+    peer: tuple[str, int]
+
+
+@dataclass(frozen=True, slots=True)
+class AfPacketPortSpec:
+    plane: int
+    interface: str
+
+
+PortSpec = UdpPortSpec | AfPacketPortSpec
+
+
+@dataclass(frozen=True, slots=True)
+class ServeConfig:
+    nic: str
+    topology: Topology
+    plan: AddressPlan
+    ports: dict[int, PortSpec]
+    control: Path
+    events: Path
+    seed: int
+    transport: NicConfig
+
+    @property
+    def max_data_frame(self) -> int:
+        """Bytes of the largest data frame this NIC sends (for interface MTU checks)."""
+        return DATA_FRAME_OVERHEAD + self.transport.mtu_payload
+
+
+def load_serve_config(path: str | os.PathLike[str]) -> ServeConfig:
+    """Read and check a configuration file."""
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise ServeConfigError("config", f"cannot read the file: {exc.strerror}") from None
+    except UnicodeDecodeError:
+        raise ServeConfigError("config", "the file is not UTF-8 text") from None
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise ServeConfigError(
+            "config", f"the file is not JSON: {exc.msg} at line {exc.lineno}"
+        ) from None
+    return parse_serve_config(data)
+
+
+def parse_serve_config(data: object) -> ServeConfig:
+    """Check a configuration already parsed from JSON."""
+    if not isinstance(data, dict):
+        raise ServeConfigError("config", f"must be a JSON object, got {_kind(data)}")
+    for key in data:
+        if key not in CONFIG_KEYS:
+            raise ServeConfigError(key, f"unknown key{_suggest(key, CONFIG_KEYS)}")
+    for key in REQUIRED_KEYS:
+        if key not in data:
+            raise ServeConfigError(key, "missing field")
+    topology_ref = _string(data, "topology")
+    try:
+        topology = load(topology_ref)
+    except TopologyError as exc:
+        raise ServeConfigError("topology", str(exc)) from None
+    except OSError as exc:
+        raise ServeConfigError("topology", f"cannot read {topology_ref}: {exc.strerror}") from None
+    nic_ref = _string(data, "nic")
+    try:
+        nic = topology.nic(nic_ref).name
+    except TopologyError:
+        raise ServeConfigError(
+            "nic",
+            f"{nic_ref!r} is not a NIC of topology {topology.name} "
+            f"(nic0..nic{topology.nic_count - 1})",
+        ) from None
+    ports = _ports(data["ports"], topology)
+    control = _path(data, "control", socket=True)
+    events = _path(data, "events", socket=False)
+    if control == events:
+        raise ServeConfigError("events", "must not be the control socket's path")
+    seed = data.get("seed", 0)
+    if isinstance(seed, bool) or not isinstance(seed, int) or seed < 0:
+        raise ServeConfigError("seed", f"must be a non-negative integer, got {seed!r}")
+    transport = transport_config(data.get("transport", {}))
+    plan = AddressPlan(topology)
+    try:
+        NicCore(nic, plan, transport)  # the core's own checks against the topology
+    except ConfigError as exc:
+        raise ServeConfigError(_blame(str(exc), data.get("transport", {})), str(exc)) from None
+    return ServeConfig(nic, topology, plan, ports, control, events, seed, transport)
+
+
+# ---------------------------------------------------------------------- transport
+
+
+def transport_config(overrides: object) -> NicConfig:
+    """:data:`PROCESS_TRANSPORT_DEFAULTS` with ``overrides`` (NicConfig field names; ``cc``
+    an object of CcConfig field names; ``mode`` ``"mrc"`` or ``"roce"``) applied."""
+    if not isinstance(overrides, dict):
+        raise ServeConfigError("transport", f"must be a JSON object, got {_kind(overrides)}")
+    base = replace(NicConfig(), **PROCESS_TRANSPORT_DEFAULTS)
+    known = {f.name: f for f in fields(NicConfig)}
+    values: dict[str, Any] = {}
+    for name, raw in overrides.items():
+        key = f"transport.{name}"
+        if name not in known:
+            raise ServeConfigError(key, f"unknown transport setting{_suggest(name, known)}")
+        if name == "cc":
+            value: Any = _cc_config(raw, base.cc)
+        elif name == "mode":
+            modes = [m.value for m in TransportMode]
+            if raw not in modes:
+                raise ServeConfigError(key, f"must be one of {modes}, got {raw!r}")
+            value = TransportMode(raw)
+        else:
+            value = _typed(key, raw, getattr(base, name))
+        try:
+            replace(base, **{name: value})  # blame a bad value on its own key
+        except ConfigError as exc:
+            raise ServeConfigError(key, str(exc)) from None
+        values[name] = value
+    try:
+        return replace(base, **values)
+    except ConfigError as exc:
+        raise ServeConfigError(_blame(str(exc), overrides), str(exc)) from None
+
+
+def _cc_config(raw: object, base: CcConfig) -> CcConfig:
+    if not isinstance(raw, dict):
+        raise ServeConfigError("transport.cc", f"must be a JSON object, got {_kind(raw)}")
+    known = [f.name for f in fields(CcConfig)]
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        key = f"transport.cc.{name}"
+        if name not in known:
+            raise ServeConfigError(
+                key, f"unknown congestion-control setting{_suggest(name, known)}"
+            )
+        values[name] = _typed(key, value, getattr(base, name))
+        try:
+            replace(base, **{name: values[name]})
+        except ConfigError as exc:
+            raise ServeConfigError(key, str(exc)) from None
+    return replace(base, **values)
+
+
+def _typed(key: str, raw: object, default: object) -> object:
+    """``raw`` checked against the type of the setting's default."""
+    if isinstance(default, bool):
+        if not isinstance(raw, bool):
+            raise ServeConfigError(key, f"must be true or false, got {raw!r}")
+    elif isinstance(default, int):
+        if isinstance(raw, bool) or not isinstance(raw, int):
+            raise ServeConfigError(key, f"must be an integer, got {raw!r}")
+    elif isinstance(default, float):
+        if isinstance(raw, bool) or not isinstance(raw, int | float):
+            raise ServeConfigError(key, f"must be a number, got {raw!r}")
+        return float(raw)
+    return raw
+
+
+def _blame(message: str, overrides: object) -> str:
+    """The ``transport.<name>`` key a cross-field error message is about, if one."""
+    if isinstance(overrides, dict):
+        named = [name for name in overrides if re.search(rf"\b{re.escape(name)}\b", message)]
+        if len(named) == 1:
+            return f"transport.{named[0]}"
+    return "transport"
+
+
+# ---------------------------------------------------------------------- ports
+
+
+def _ports(raw: object, topology: Topology) -> dict[int, PortSpec]:
+    if not isinstance(raw, dict):
+        raise ServeConfigError("ports", f"must be a JSON object, got {_kind(raw)}")
+    if not raw:
+        raise ServeConfigError("ports", "needs at least one plane's port")
+    planes = topology.plane_count
+    out: dict[int, PortSpec] = {}
+    for plane_text, spec in raw.items():
+        key = f"ports.{plane_text}"
+        if not re.fullmatch(r"\d{1,4}", plane_text):
+            raise ServeConfigError(key, "a port's key is its plane number")
+        plane = int(plane_text)
+        if plane >= planes:
+            raise ServeConfigError(
+                key,
+                f"plane {plane} is out of range: topology {topology.name} has planes "
+                f"0..{planes - 1}",
+            )
+        if plane in out:
+            raise ServeConfigError(key, f"plane {plane} is given twice")
+        out[plane] = _port(key, plane, spec)
+    return out
+
+
+def _port(key: str, plane: int, spec: object) -> PortSpec:
+    if not isinstance(spec, dict):
+        raise ServeConfigError(key, f"must be a JSON object, got {_kind(spec)}")
+    if "driver" not in spec:
+        raise ServeConfigError(f"{key}.driver", "missing field")
+    driver = spec["driver"]
+    if driver == "udp":
+        allowed: tuple[str, ...] = UDP_PORT_KEYS
+    elif driver == "afpacket":
+        allowed = AFPACKET_PORT_KEYS
+    else:
+        raise ServeConfigError(
+            f"{key}.driver", f"unknown driver {driver!r} (known: 'udp', 'afpacket')"
+        )
+    for name in spec:
+        if name not in allowed:
+            raise ServeConfigError(f"{key}.{name}", f"unknown key for a {driver} port")
+    for name in allowed:
+        if name not in spec:
+            raise ServeConfigError(f"{key}.{name}", "missing field")
+    if driver == "udp":
+        return UdpPortSpec(
+            plane, _address(f"{key}.local", spec["local"]), _address(f"{key}.peer", spec["peer"])
+        )
+    interface = spec["interface"]
+    if not isinstance(interface, str) or not re.fullmatch(rf"[^\s/:]{{1,{IFNAMSIZ}}}", interface):
+        raise ServeConfigError(
+            f"{key}.interface", f"{interface!r} is not a Linux interface name (1-15 characters)"
+        )
+    return AfPacketPortSpec(plane, interface)
+
+
+def _address(key: str, raw: object) -> tuple[str, int]:
+    if not isinstance(raw, str):
+        raise ServeConfigError(key, f"must be a string HOST:PORT, got {raw!r}")
+    host, colon, port_text = raw.rpartition(":")
+    try:
+        ipaddress.IPv4Address(host)
+    except ValueError:
+        raise ServeConfigError(key, f"{raw!r} is not IPV4-ADDRESS:PORT") from None
+    if not colon or not port_text.isdigit() or not 1 <= int(port_text) <= 65535:
+        raise ServeConfigError(key, f"{raw!r} does not end in a UDP port 1..65535")
+    return host, int(port_text)
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def _string(data: Mapping[str, object], key: str) -> str:
+    value = data[key]
+    if not isinstance(value, str) or not value:
+        raise ServeConfigError(key, f"must be a non-empty string, got {value!r}")
+    return value
+
+
+def _path(data: Mapping[str, object], key: str, *, socket: bool) -> Path:
+    path = Path(_string(data, key))
+    if socket and len(os.fsencode(path)) > UNIX_PATH_MAX:
+        raise ServeConfigError(
+            key, f"{path} is longer than {UNIX_PATH_MAX} bytes, the Unix socket path limit"
+        )
+    if not path.parent.is_dir():
+        raise ServeConfigError(key, f"directory {path.parent} does not exist")
+    if path.is_dir():
+        raise ServeConfigError(key, f"{path} is a directory")
+    return path
+
+
+def _kind(value: object) -> str:
+    names = {dict: "an object", list: "an array", str: "a string"}
+    return names.get(type(value), repr(value))
+
+
+def _suggest(name: str, known: Mapping[str, object] | tuple[str, ...] | list[str]) -> str:
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return f" (did you mean {close[0]!r}?)" if close else ""

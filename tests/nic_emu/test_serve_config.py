@@ -1,0 +1,246 @@
+"""``nic-emu serve`` configuration checks: every bad input names its key (exit 2)."""
+
+from __future__ import annotations
+
+import copy
+import json
+import socket
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from nic_emu.cli import main
+from nic_emu.config import NicConfig, TransportMode
+from nic_emu.exceptions import ServeConfigError
+from nic_emu.serve_config import (
+    DATA_FRAME_OVERHEAD,
+    PROCESS_TRANSPORT_DEFAULTS,
+    AfPacketPortSpec,
+    UdpPortSpec,
+    load_serve_config,
+    parse_serve_config,
+)
+
+from .serve_helpers import free_udp_ports, nic_config
+
+
+@pytest.fixture
+def good(tmp_path: Path) -> dict[str, Any]:
+    ports = free_udp_ports(4)
+    return nic_config(tmp_path, "nic0", {0: (ports[0], ports[1]), 1: (ports[2], ports[3])})
+
+
+def problem(config: object) -> ServeConfigError:
+    with pytest.raises(ServeConfigError) as info:
+        parse_serve_config(config)
+    assert "\n" not in str(info.value)
+    return info.value
+
+
+def edited(config: dict[str, Any], path: str, value: object) -> dict[str, Any]:
+    """A copy with ``path`` (dotted) set to ``value``; ``...`` as value deletes it."""
+    out = copy.deepcopy(config)
+    *parents, last = path.split(".")
+    node = out
+    for key in parents:
+        node = node[key]
+    if value is ...:
+        del node[last]
+    else:
+        node[last] = value
+    return out
+
+
+def test_a_good_config_parses_with_process_defaults_and_overrides(good: dict[str, Any]) -> None:
+    config = parse_serve_config(good)
+    assert config.nic == "nic0" and config.topology.name == "tiny"
+    assert isinstance(config.ports[0], UdpPortSpec) and config.ports[0].local[0] == "127.0.0.1"
+    assert config.transport.evs_per_connection == 16
+    assert config.transport.ack_timeout_exp == PROCESS_TRANSPORT_DEFAULTS["ack_timeout_exp"]
+    assert config.transport.ack_timeout_exp != NicConfig().ack_timeout_exp
+    assert config.seed == 1
+
+
+def test_transport_understands_mode_cc_floats_and_bools(good: dict[str, Any]) -> None:
+    config = parse_serve_config(
+        edited(
+            good,
+            "transport",
+            {"mode": "roce", "cc": {"gamma": 0.5, "enabled": False}, "trace_packets": True},
+        )
+    )
+    assert config.transport.mode is TransportMode.ROCE
+    assert config.transport.cc.gamma == 0.5 and not config.transport.cc.enabled
+    # cc overrides start from the process's cc defaults, not the hardware ones
+    assert config.transport.cc.clear_delay_ns == PROCESS_TRANSPORT_DEFAULTS["cc"].clear_delay_ns
+    assert config.transport.trace_packets
+
+
+def test_afpacket_port_spec(good: dict[str, Any]) -> None:
+    config = parse_serve_config(edited(good, "ports.1", {"driver": "afpacket", "interface": "v1"}))
+    assert config.ports[1] == AfPacketPortSpec(1, "v1")
+    assert config.max_data_frame == DATA_FRAME_OVERHEAD + 4096
+
+
+@pytest.mark.parametrize("key", ["nic", "topology", "ports", "control", "events"])
+def test_missing_field_is_named(good: dict[str, Any], key: str) -> None:
+    error = problem(edited(good, key, ...))
+    assert error.key == key and "missing field" in str(error)
+
+
+def test_unknown_key_is_named_with_a_suggestion(good: dict[str, Any]) -> None:
+    error = problem(edited(good, "tranport", {}))
+    assert error.key == "tranport" and "did you mean 'transport'" in str(error)
+
+
+def test_not_an_object() -> None:
+    assert problem([1, 2]).key == "config"
+
+
+def test_nic_not_in_topology(good: dict[str, Any]) -> None:
+    error = problem(edited(good, "nic", "nic9"))
+    assert error.key == "nic" and "nic9" in str(error) and "tiny" in str(error)
+    assert problem(edited(good, "nic", "p0-t0-0")).key == "nic"
+
+
+def test_unknown_topology(good: dict[str, Any]) -> None:
+    assert problem(edited(good, "topology", "/nonexistent/x.yaml")).key == "topology"
+
+
+@pytest.mark.parametrize(
+    ("path", "value", "key", "words"),
+    [
+        (
+            "ports.2",
+            {"driver": "udp", "local": "127.0.0.1:1", "peer": "127.0.0.1:2"},
+            "ports.2",
+            "out of range",
+        ),
+        ("ports.x", {"driver": "udp"}, "ports.x", "plane number"),
+        ("ports.0.driver", "tap", "ports.0.driver", "unknown driver"),
+        ("ports.0.driver", ..., "ports.0.driver", "missing field"),
+        ("ports.0.peer", ..., "ports.0.peer", "missing field"),
+        ("ports.0.speed", 10, "ports.0.speed", "unknown key"),
+        ("ports.0.local", "localhost:80", "ports.0.local", "IPV4-ADDRESS:PORT"),
+        ("ports.0.local", "127.0.0.1:70000", "ports.0.local", "UDP port"),
+        ("ports.0.peer", 4000, "ports.0.peer", "HOST:PORT"),
+        ("ports", {}, "ports", "at least one"),
+        ("ports", [1], "ports", "object"),
+        (
+            "ports.0",
+            {"driver": "afpacket", "interface": "has space"},
+            "ports.0.interface",
+            "interface name",
+        ),
+    ],
+)
+def test_bad_ports(good: dict[str, Any], path: str, value: object, key: str, words: str) -> None:
+    error = problem(edited(good, path, value))
+    assert error.key == key and words in str(error)
+
+
+@pytest.mark.parametrize(
+    ("transport", "key", "words"),
+    [
+        ({"evs_per_conection": 8}, "transport.evs_per_conection", "did you mean"),
+        ({"evs_per_connection": 0}, "transport.evs_per_connection", "> 0"),
+        ({"evs_per_connection": "many"}, "transport.evs_per_connection", "integer"),
+        ({"evs_per_connection": True}, "transport.evs_per_connection", "integer"),
+        ({"evs_per_connection": 1}, "transport.evs_per_connection", "planes"),
+        ({"mode": "tcp"}, "transport.mode", "mrc"),
+        ({"cc": {"gama": 0.5}}, "transport.cc.gama", "unknown"),
+        ({"cc": {"gamma": 2.0}}, "transport.cc.gamma", "(0, 1)"),
+        ({"cc": 3}, "transport.cc", "object"),
+        ({"trace_packets": 1}, "transport.trace_packets", "true or false"),
+        ({"base_rtt_ns": 10**9}, "transport.base_rtt_ns", "probe_interval_ns"),
+    ],
+)
+def test_bad_transport_override(
+    good: dict[str, Any], transport: dict[str, Any], key: str, words: str
+) -> None:
+    error = problem(edited(good, "transport", transport))
+    assert error.key == key and words in str(error)
+
+
+def test_bad_seed_control_and_events(good: dict[str, Any], tmp_path: Path) -> None:
+    assert problem(edited(good, "seed", -1)).key == "seed"
+    assert problem(edited(good, "seed", "1")).key == "seed"
+    assert problem(edited(good, "control", str(tmp_path / ("x" * 120)))).key == "control"
+    assert problem(edited(good, "control", "/nonexistent/dir/n.sock")).key == "control"
+    assert problem(edited(good, "events", "/nonexistent/dir/e.jsonl")).key == "events"
+    assert problem(edited(good, "events", good["control"])).key == "events"
+    assert problem(edited(good, "control", "")).key == "control"
+
+
+def test_load_reports_unreadable_and_non_json_files(tmp_path: Path) -> None:
+    with pytest.raises(ServeConfigError, match="cannot read"):
+        load_serve_config(tmp_path / "missing.json")
+    bad = tmp_path / "bad.json"
+    bad.write_text("{nope", encoding="utf-8")
+    with pytest.raises(ServeConfigError, match="not JSON"):
+        load_serve_config(bad)
+
+
+def run_serve(tmp_path: Path, config: dict[str, Any], capsys: pytest.CaptureFixture[str]) -> str:
+    path = tmp_path / "nic.json"
+    path.write_text(json.dumps(config), encoding="utf-8")
+    assert main(["serve", "--config", str(path)]) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and err.startswith("nic-emu: config ")
+    return err
+
+
+def test_cli_exits_2_with_one_line_naming_the_key(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = run_serve(tmp_path, edited(good, "transport", {"evs_per_connection": -3}), capsys)
+    assert "transport.evs_per_connection" in err
+
+
+def test_cli_reports_a_udp_port_in_use(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    taken = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    taken.bind(("127.0.0.1", 0))
+    try:
+        port = taken.getsockname()[1]
+        config = edited(good, "ports.1.local", f"127.0.0.1:{port}")
+        err = run_serve(tmp_path, config, capsys)
+    finally:
+        taken.close()
+    assert "ports.1.local" in err and "in use" in err
+    # nothing is left behind: the plane-0 port was closed again, no socket file
+    assert not Path(good["control"]).exists()
+    host, _, plane0_port = good["ports"]["0"]["local"].partition(":")
+    with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as rebind:
+        rebind.bind((host, int(plane0_port)))
+
+
+def test_cli_refuses_a_live_control_socket(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    live = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+    live.bind(good["control"])
+    live.listen(1)
+    try:
+        err = run_serve(tmp_path, good, capsys)
+    finally:
+        live.close()
+    assert "control" in err and "in use" in err
+
+
+def test_cli_refuses_a_control_path_that_is_not_a_socket(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    Path(good["control"]).write_text("not a socket", encoding="utf-8")
+    err = run_serve(tmp_path, good, capsys)
+    assert "control" in err and "not a socket" in err
+
+
+def test_cli_reports_an_interface_that_does_not_exist(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    config = edited(good, "ports.1", {"driver": "afpacket", "interface": "nonexist0"})
+    err = run_serve(tmp_path, config, capsys)
+    assert "ports.1.interface" in err

@@ -1,0 +1,187 @@
+"""Transfer bookkeeping of the serving process: QPN plan, repath events, per-plane bytes,
+responder memory."""
+
+from __future__ import annotations
+
+import hashlib
+from concurrent.futures import ThreadPoolExecutor
+
+import pytest
+
+from nic_emu.analysis import repath_time
+from nic_emu.config import TransportMode
+from nic_emu.core import FIRST_QPN, MAX_QPN
+from nic_emu.exceptions import ConnectionSetupError
+from nic_emu.memory import MemoryRegion
+from nic_emu.transfers import (
+    DATA_CHUNK_BYTES,
+    MAX_REGION_BYTES,
+    MemoryBudget,
+    Part,
+    QpnPlan,
+    RepathTracker,
+    ResponderQp,
+    SendTransfer,
+    split,
+    transfer_data,
+)
+
+from .conftest import finish, make_net, start_transfer
+
+
+def test_qpns_are_unique_per_source_nic_and_carry_the_mode() -> None:
+    plan = QpnPlan(32)
+    seen = set()
+    for nic in range(32):
+        for seq in (0, 1, plan.sequences - 1):
+            for mode in TransportMode:
+                qpn = plan.qpn(nic, seq, mode)
+                assert FIRST_QPN <= qpn <= MAX_QPN
+                assert QpnPlan.mode_of(qpn) is mode
+                seen.add(qpn)
+    assert len(seen) == 32 * 3 * 2
+    with pytest.raises(ConnectionSetupError, match="restart"):
+        plan.qpn(0, plan.sequences, TransportMode.MRC)
+    assert QpnPlan(1).qpn(0, 0, TransportMode.MRC) == FIRST_QPN
+
+
+def test_streamed_repath_events_match_the_analysis_of_the_full_log() -> None:
+    net = make_net()
+    t = start_transfer(net, size=4 << 20)
+    tracker = RepathTracker()
+    tracker.watch(t.sender)
+    net.run(until_ns=20_000)
+    net.fabric.set_link_state("p0-t0-0", "p0-t1-0", False)
+    assert finish(t) and t.delivered
+    tracker.feed(net.log.records)
+    (event,) = tracker.events(origin_ns=0)  # one failed path, never revived
+    failed = {e.ev for e in t.sender.evs.entries() if e.path == (0, "p0-t1-0")}
+    assert event["plane"] == 0 and event["ev"] in failed and event["packets_lost"] >= 1
+    assert 1 < event["evs"] <= len(failed)
+    # The whole log (fault_ns=0): the tracker knows no fault time, so a packet in flight
+    # when the link died is the first loss, as it should be.
+    expected = repath_time(net.log.records, failed, nic="nic0", qpn=t.sender.qpn)
+    assert event["repath_time_us"] == pytest.approx(expected.repath_ns / 1000)
+    assert 0 < event["repath_time_us"] < 50
+
+
+def test_repath_events_ignore_evs_that_lost_nothing() -> None:
+    net = make_net()
+    t = start_transfer(net, size=1 << 20, post=False)
+    tracker = RepathTracker()
+    tracker.watch(t.sender)
+    net.cores["nic0"].set_port_state(1, False, 0)  # no traffic in flight: no loss
+    tracker.feed(net.log.records)
+    assert tracker.events(0) == []
+
+
+def make_transfer(size: int, parts: int) -> tuple[SendTransfer, list]:
+    net = make_net()
+    conns = []
+    transfer = SendTransfer(
+        id=1,
+        nic="nic0",
+        to="nic2",
+        mode=TransportMode.MRC,
+        seed=0,
+        size=size,
+        mtu=net.cores["nic0"].config.mtu_payload,
+        planes=net.cores["nic0"].plane_count,
+        requested_ns=0,
+    )
+    data = bytes(range(256)) * (size // 256 + 1)
+    for i in range(parts):
+        sender, _ = net.connect("nic0", "nic2")
+        region = net.register_memory("nic2", size)
+        offset, end = size * i // parts, size * (i + 1) // parts
+        net.write(sender, data[offset:end], region)
+        transfer.parts.append(Part(sender, offset, end - offset, ""))
+        conns.append(sender)
+    assert transfer.report(0)["preparing"] and not transfer.finish_if_over(0)
+    transfer.start("digest", net.now)
+    return transfer, [net, *conns]
+
+
+def test_per_plane_bytes_and_timeline_add_up_to_the_bytes_sent() -> None:
+    size = 1_000_003  # short last packets
+    transfer, (net, *conns) = make_transfer(size, 3)
+    step = 50_000
+    while not transfer.finish_if_over(net.now):
+        net.run(until_ns=net.now + step)
+        for conn in conns:
+            if conn.idle:  # what the process does on WriteCompleted, before sampling
+                transfer.on_completed(conn.qpn)
+        transfer.sample(net.now)
+        assert transfer.bytes_acked() <= size
+    report = transfer.report(net.now)
+    assert report["bytes_acked"] == report["bytes_delivered_intact"] == size
+    assert sum(report["per_plane_bytes"].values()) == size
+    assert sum(entry[2] for entry in report["timeline"]) == size
+    assert all(entry[2] > 0 for entry in report["timeline"])
+    assert len({entry[1] for entry in report["timeline"]}) == transfer.planes
+    assert report["done"] and report["progress"] == 1.0
+
+
+def test_a_failed_part_fails_the_transfer() -> None:
+    transfer, (net, *conns) = make_transfer(10_000, 2)
+    transfer.on_failed(conns[0].qpn, "connection QPN 0x100 failed (max_retries): gone")
+    assert not transfer.finish_if_over(net.now)  # the other part is still running
+    transfer.on_completed(conns[1].qpn)
+    assert transfer.finish_if_over(net.now)
+    assert transfer.report(net.now)["failed"].startswith("connection QPN 0x100 failed")
+
+
+def test_transfer_data_is_seeded_chunked_and_split_evenly() -> None:
+    size = 2 * DATA_CHUNK_BYTES + 5
+    chunks = list(transfer_data(3, size))
+    assert [len(c) for c in chunks] == [DATA_CHUNK_BYTES, DATA_CHUNK_BYTES, 5]
+    assert b"".join(chunks) == b"".join(transfer_data(3, size))
+    assert b"".join(chunks) != b"".join(transfer_data(4, size))
+    assert split(10, 3) == [(0, 3), (3, 3), (6, 4)]
+    assert sum(length for _, length in split(1_000_003, 7)) == 1_000_003
+
+
+def test_setup_failure_finishes_the_transfer() -> None:
+    transfer, (net, *_) = make_transfer(10_000, 1)
+    transfer.fail_setup("cannot set the transfer up: no QPNs", net.now)
+    assert transfer.done and transfer.report(net.now)["failed"].startswith("cannot set")
+
+
+def test_responder_hashes_off_the_loop_and_still_grows_after() -> None:
+    net = make_net()
+    _, receiver = net.connect("nic0", "nic2")
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        responder = ResponderQp(MemoryBudget(), receiver, "nic0", pool)
+        region = responder.provide(1, 0, 1 << 20)
+        assert region is not None
+        region.buffer[:] = bytes(range(256)) * 4096
+        message = responder.message(0, 1 << 20, 0)
+        assert responder.provide(1, 1 << 20, 4096) is region  # waits for the hash first
+        assert message.sha256 == hashlib.sha256(bytes(range(256)) * 4096).hexdigest()
+        assert len(region.buffer) == (1 << 20) + 4096
+
+
+def test_responder_memory_grows_to_each_reth_and_refuses_what_it_must() -> None:
+    net = make_net()
+    _, receiver = net.connect("nic0", "nic2")
+    budget = MemoryBudget(limit=1 << 20)
+    responder = ResponderQp(budget, receiver, "nic0")
+    region = responder.provide(0x123, 8192, 4096)
+    assert isinstance(region, MemoryRegion) and len(region.buffer) == 12288
+    assert responder.provide(0x123, 0, 100) is region  # already covered
+    assert responder.provide(0x999, 0, 100) is None  # one region per (NIC, QPN)
+    assert responder.provide(0x123, MAX_REGION_BYTES, 1) is None
+    assert responder.provide(0x123, (1 << 20) - 10, 4096) is None  # over the budget
+    assert budget.used == 12288 and budget.refused == 1
+    region.buffer[8192:8197] = b"hello"
+    message = responder.message(8192, 5, 7)
+    assert message.sha256 == hashlib.sha256(b"hello").hexdigest()
+    assert message.as_dict() == {
+        "from": "nic0",
+        "qpn": receiver.qpn,
+        "bytes": 5,
+        "sha256": message.sha256,
+        "complete": True,
+    }
+    responder.release()
+    assert budget.used == 0 and responder.retired
