@@ -1,0 +1,292 @@
+"""``mrc-testbed demo``: a link failure under load, end to end, on the ``tiny`` fabric.
+
+1. bring ``tiny`` up locally (its own run name and ports, so it never collides with a
+   fabric you are running);
+2. start a transfer from ``nic0`` (under T0 0) to ``nic3`` (under T0 1), so every path
+   crosses a T1;
+3. when a third of it is acknowledged, cut the T0-T1 link ``p0-t0-0 -- p0-t1-0`` (a silent
+   fabric failure: the NICs are not told); restore it at two thirds;
+4. print what happened — bytes delivered intact, repath times, goodput before / during /
+   after the cut — and plot per-plane goodput over time to a PNG;
+5. tear the fabric down (``keep=True`` leaves it running).
+"""
+
+from __future__ import annotations
+
+import statistics
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from testbed import layout
+from testbed.exceptions import DemoError, NicControlError
+from testbed.fabric import Fabric
+from testbed.local import LocalOptions, up_local
+from testbed.rundir import teardown
+from testbed.traffic import delivered_intact, start_transfer
+
+DEMO_TOPOLOGY = "tiny"
+DEMO_RUN_NAME = "demo"
+# Away from the default ports, so the demo runs beside a fabric started with defaults.
+DEMO_UDP_BASE_PORT = layout.DEFAULT_UDP_BASE_PORT + 4000
+DEMO_GRPC_BASE_PORT = layout.DEFAULT_GRPC_BASE_PORT + 200
+DEFAULT_DEMO_BYTES = 64 * 1024 * 1024
+CUT_FRACTION = 1 / 3
+RESTORE_FRACTION = 2 / 3
+POLL_S = 0.02
+PLOT_BINS = 60
+MIN_BIN_S = 0.05  # narrower bins show the NIC's burstiness, not the goodput
+
+Progress = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class DemoOptions:
+    size: int = DEFAULT_DEMO_BYTES
+    src: str = "nic0"
+    dst: str = "nic3"
+    cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
+    plot: Path = Path("mrc-demo.png")
+    timeout: float = 300.0
+    keep: bool = False  # leave the fabric running afterwards
+    local: LocalOptions = field(
+        default_factory=lambda: LocalOptions(
+            name=DEMO_RUN_NAME,
+            udp_base_port=DEMO_UDP_BASE_PORT,
+            grpc_base_port=DEMO_GRPC_BASE_PORT,
+        )
+    )
+
+
+@dataclass
+class PhaseGoodput:
+    name: str
+    start_s: float
+    end_s: float
+    bytes: int
+
+    @property
+    def gbps(self) -> float:
+        span = self.end_s - self.start_s
+        return self.bytes * 8 / span / 1e9 if span > 0 else 0.0
+
+
+@dataclass
+class DemoResult:
+    topology: str
+    src: str
+    dst: str
+    size: int
+    link: tuple[str, str]
+    intact: bool
+    bytes_delivered_intact: int
+    cut_s: float
+    restore_s: float
+    elapsed_s: float
+    up_seconds: float
+    repath_us: list[float]
+    phases: list[PhaseGoodput]
+    per_plane_bytes: dict[str, int]
+    retransmissions: int
+    plot: Path | None
+
+    def lines(self) -> list[str]:
+        a, b = self.link
+        out = [
+            f"demo: {self.topology} fabric up in {self.up_seconds:.2f} s; {self.src} -> {self.dst}, "
+            f"{self.size:,} bytes",
+            f"  delivered intact: {self.bytes_delivered_intact:,} of {self.size:,} bytes"
+            + (" (SHA-256 matches)" if self.intact else " (DATA DAMAGED OR MISSING)"),
+            f"  link {a} -- {b}: cut at {self.cut_s:.3f} s, restored at {self.restore_s:.3f} s; "
+            f"transfer done at {self.elapsed_s:.3f} s",
+        ]
+        if self.repath_us:
+            out.append(
+                f"  repath: {len(self.repath_us)} events, median "
+                f"{statistics.median(self.repath_us):,.0f} us, max {max(self.repath_us):,.0f} us"
+            )
+        else:
+            out.append("  repath: no repath events reported")
+        out.append("  goodput: " + ", ".join(f"{p.name} {p.gbps:.3f} Gb/s" for p in self.phases))
+        out.append(
+            "  bytes per plane: "
+            + ", ".join(f"plane {p}: {n:,}" for p, n in sorted(self.per_plane_bytes.items()))
+            + f"; {self.retransmissions} retransmissions"
+        )
+        if self.plot is not None:
+            out.append(f"  plot: {self.plot}")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "topology": self.topology,
+            "src": self.src,
+            "dst": self.dst,
+            "bytes": self.size,
+            "link": list(self.link),
+            "intact": self.intact,
+            "bytes_delivered_intact": self.bytes_delivered_intact,
+            "cut_s": self.cut_s,
+            "restore_s": self.restore_s,
+            "elapsed_s": self.elapsed_s,
+            "up_seconds": self.up_seconds,
+            "repath_us": self.repath_us,
+            "goodput_gbps": {p.name: p.gbps for p in self.phases},
+            "per_plane_bytes": self.per_plane_bytes,
+            "retransmissions": self.retransmissions,
+            "plot": str(self.plot) if self.plot else None,
+        }
+
+
+def phase_goodput(
+    timeline: Sequence[Sequence[float]], cut_s: float, restore_s: float, end_s: float
+) -> list[PhaseGoodput]:
+    """Bytes delivered before the cut, while the link was down and after it came back."""
+    phases = [
+        PhaseGoodput("before", 0.0, cut_s, 0),
+        PhaseGoodput("during", cut_s, restore_s, 0),
+        PhaseGoodput("after", restore_s, max(end_s, restore_s), 0),
+    ]
+    for t, _plane, size in timeline:
+        index = 0 if t < cut_s else 1 if t < restore_s else 2
+        phases[index].bytes += int(size)
+    return phases
+
+
+def plane_series(
+    timeline: Sequence[Sequence[float]], end_s: float, bins: int = PLOT_BINS
+) -> tuple[list[float], dict[int, list[float]]]:
+    """Per-plane goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
+    width = max(end_s, 1e-6) / bins
+    series: dict[int, list[float]] = {}
+    for t, plane, size in timeline:
+        row = series.setdefault(int(plane), [0.0] * bins)
+        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
+    centres = [(i + 0.5) * width for i in range(bins)]
+    return centres, series
+
+
+def write_plot(
+    path: Path,
+    timeline: Sequence[Sequence[float]],
+    cut_s: float,
+    restore_s: float,
+    end_s: float,
+    title: str,
+) -> Path:
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bins = max(10, min(PLOT_BINS, int(end_s / MIN_BIN_S)))
+    centres, series = plane_series(timeline, end_s, bins)
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    for plane in sorted(series):
+        axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
+    axes.axvspan(cut_s, restore_s, color="red", alpha=0.12, label="link down")
+    axes.set_xlabel("time since transfer start (s)")
+    axes.set_ylabel("goodput (Gb/s)")
+    axes.set_title(title)
+    axes.legend(loc="upper right")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def _wait_acked(
+    fabric: Fabric, src: str, transfer_id: Any, target: int, deadline: float
+) -> dict[str, Any]:
+    """Polls until ``target`` bytes are acknowledged or the transfer is done."""
+    nic = fabric.nic(src)
+    while True:
+        info = nic.transfer(transfer_id)
+        if info.get("failed"):
+            raise DemoError(f"the transfer failed: {info['failed']}")
+        if info.get("done") or info.get("bytes_acked", 0) >= target:
+            return info
+        if time.monotonic() > deadline:
+            raise DemoError(
+                f"the transfer made too little progress: {info.get('bytes_acked', 0):,} of "
+                f"{info.get('bytes_total', 0):,} bytes acknowledged before the time limit"
+            )
+        time.sleep(POLL_S)
+
+
+def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
+    options = options if options is not None else DemoOptions()
+    say = progress if progress is not None else (lambda _text: None)
+    say(f"bringing up {DEMO_TOPOLOGY} locally")
+    result = up_local(DEMO_TOPOLOGY, options.local, say)
+    fabric = result.fabric
+    try:
+        return _run(fabric, options, result.seconds, say)
+    finally:
+        if not options.keep:
+            teardown(fabric.rundir)
+
+
+def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress) -> DemoResult:
+    deadline = time.monotonic() + options.timeout
+    a, b = options.cut
+    say(f"transfer {options.src} -> {options.dst}: {options.size:,} bytes")
+    transfer_id = start_transfer(fabric, options.src, options.dst, options.size)
+    t_start = time.monotonic()
+    info = _wait_acked(fabric, options.src, transfer_id, int(options.size * CUT_FRACTION), deadline)
+    if info.get("done"):
+        raise DemoError(
+            f"the transfer finished before the link could be cut ({options.size:,} bytes is too "
+            "little for this machine); give more with --bytes"
+        )
+    fabric.link_down(a, b)
+    cut_s = time.monotonic() - t_start
+    say(f"cut {a} -- {b} at {cut_s:.3f} s")
+    info = _wait_acked(
+        fabric, options.src, transfer_id, int(options.size * RESTORE_FRACTION), deadline
+    )
+    fabric.link_up(a, b)
+    restore_s = time.monotonic() - t_start
+    say(f"restored {a} -- {b} at {restore_s:.3f} s")
+    try:
+        info = fabric.nic(options.src).wait_transfer(
+            transfer_id, max(1.0, deadline - time.monotonic())
+        )
+    except NicControlError as exc:
+        raise DemoError(str(exc)) from None
+    if info.get("failed"):
+        raise DemoError(f"the transfer failed: {info['failed']}")
+    intact = delivered_intact(fabric, options.src, options.dst, info)
+    elapsed = float(info.get("elapsed_s", time.monotonic() - t_start))
+    timeline = info.get("timeline", [])
+    plot = write_plot(
+        options.plot,
+        timeline,
+        cut_s,
+        restore_s,
+        elapsed,
+        f"MRC on {fabric.topology.name}: {options.src} -> {options.dst}, link {a} -- {b} cut",
+    )
+    repaths = [float(event.get("repath_time_us", 0.0)) for event in info.get("repath_events", [])]
+    return DemoResult(
+        topology=fabric.topology.name,
+        src=options.src,
+        dst=options.dst,
+        size=options.size,
+        link=(a, b),
+        intact=intact,
+        bytes_delivered_intact=int(info.get("bytes_delivered_intact", 0)),
+        cut_s=cut_s,
+        restore_s=restore_s,
+        elapsed_s=elapsed,
+        up_seconds=up_seconds,
+        repath_us=repaths,
+        phases=phase_goodput(timeline, cut_s, restore_s, elapsed),
+        per_plane_bytes={str(k): int(v) for k, v in info.get("per_plane_bytes", {}).items()},
+        retransmissions=int(info.get("retransmissions", 0)),
+        plot=plot,
+    )

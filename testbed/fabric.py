@@ -1,0 +1,726 @@
+"""A running fabric, whatever the mode: programming through the controller, failures
+(link, switch, NIC port) and status. ``local.py`` and ``mininet_mode.py`` start the
+processes; everything after that is here, driven by the run directory's state.
+
+Failure model (docs/testbed.md, "Failures"):
+
+- **link down A B** (T0-T1): both switch ends of the link stop sending and accepting
+  (``ingress_port_status`` / ``egress_port_config`` ``up = 0``, written by the controller,
+  which works the same on p4emu and BMv2). The NICs are not told: in SRv6 mode a fabric
+  link failure is silent and the NIC finds it by loss (mrc-reference.md section 4).
+- **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
+  (control ``port``), as the NIC would see a dead link, and the T0 end of the link is
+  marked down too.
+- **switch down S**: SIGKILL of the switch process (a power cut: tables lost);
+  **switch up S** starts it again with the same command line and the controller
+  re-programs it with the fabric's current state (routes + whatever is down).
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import importlib.util
+import os
+import shlex
+import shutil
+import signal
+import socket
+import sys
+import time
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from finsy.proto import p4i
+
+from controller.artifacts import Pipeline
+from controller.client import SwitchClient
+from controller.endpoints import Endpoint
+from controller.exceptions import ControllerError
+from controller.plan import plan_fabric
+from controller.push import ConnectOptions, FabricReport, push_fabric
+from controller.reconcile import SyncOptions
+from controller.render import report_line, short_name
+from controller.show import SwitchView, read_switch
+from testbed import layout
+from testbed.exceptions import (
+    ModeError,
+    NicControlError,
+    ProcessStartError,
+    ProgrammingError,
+    RunDirError,
+    TestbedError,
+    UsageError,
+)
+from testbed.nicctl import NicControl
+from testbed.rundir import (
+    ProcessRecord,
+    RunDir,
+    RunState,
+    exit_code,
+    is_alive,
+    kill_record,
+    select_run,
+    spawn,
+)
+from testbed.zygote import Zygote
+from topologies import LinkKind, Topology, TopologyError
+from topologies import load as load_topology
+
+SWITCH_COMMAND_ENV = "MRC_TESTBED_SWITCH_COMMAND"
+NIC_COMMAND_ENV = "MRC_TESTBED_NIC_COMMAND"
+DEFAULT_START_TIMEOUT_S = 120.0
+DEFAULT_CONNECT_TIMEOUT_S = 30.0
+RETRY_PAUSE_S = 1.0
+START_RETRIES = 2  # up re-tries switches that failed to program (idempotent)
+LOG_TAIL_LINES = 15
+UNIX_PATH_MAX = 107  # sun_path is 108 bytes including the NUL
+
+
+# ---------------------------------------------------------------------- commands
+
+
+def _console_script(name: str) -> str | None:
+    """``name`` next to this Python (the venv's bin) or on PATH."""
+    beside = Path(sys.executable).parent / name
+    if beside.is_file() and os.access(beside, os.X_OK):
+        return str(beside)
+    return shutil.which(name)
+
+
+def _has_module(name: str) -> bool:
+    try:
+        return importlib.util.find_spec(name) is not None
+    except ModuleNotFoundError:
+        return False
+
+
+def switch_command(target: str, override: Sequence[str] | None = None) -> list[str]:
+    """The switch program's argv prefix: ``override``, ``$MRC_TESTBED_SWITCH_COMMAND``,
+    else ``p4emu-switch`` / ``simple_switch_grpc``."""
+    if override:
+        return list(override)
+    from_env = os.environ.get(SWITCH_COMMAND_ENV)
+    if from_env:
+        return shlex.split(from_env)
+    if target == "bmv2":
+        found = _console_script("simple_switch_grpc")
+        if found is None:
+            raise ModeError(
+                "--target bmv2 needs simple_switch_grpc on PATH (BMv2 with P4Runtime: "
+                "build p4lang/behavioral-model with --with-pi, see docs/testbed.md)"
+            )
+        return [found]
+    found = _console_script("p4emu-switch")
+    if found is not None:
+        return [found]
+    if _has_module("p4emu.server.main"):
+        return [
+            sys.executable,
+            "-c",
+            "import sys; from p4emu.server.main import main; sys.exit(main())",
+        ]
+    raise ModeError(
+        "p4emu-switch is not available: neither the p4emu-switch command nor the module "
+        "p4emu.server.main is installed"
+    )
+
+
+def nic_command(override: Sequence[str] | None = None) -> list[str]:
+    """The NIC emulator's argv prefix (``... serve --config FILE`` follows): ``override``,
+    ``$MRC_TESTBED_NIC_COMMAND``, else ``nic-emu``."""
+    if override:
+        return list(override)
+    from_env = os.environ.get(NIC_COMMAND_ENV)
+    if from_env:
+        return shlex.split(from_env)
+    found = _console_script("nic-emu")
+    if found is not None:
+        return [found]
+    if _has_module("nic_emu.__main__"):
+        return [sys.executable, "-m", "nic_emu"]
+    raise ModeError(
+        "nic-emu is not available: neither the nic-emu command nor the module "
+        "nic_emu.__main__ is installed"
+    )
+
+
+def use_fork_server(target: str, override: Sequence[str] | None) -> bool:
+    """Fork p4emu-switch processes from one zygote (testbed.zygote) unless the user chose
+    the switch program, or p4emu is not importable here."""
+    return (
+        target == "p4emu"
+        and not override
+        and not os.environ.get(SWITCH_COMMAND_ENV)
+        and _has_module("p4emu.server.main")
+    )
+
+
+@dataclass(frozen=True)
+class SwitchLaunch:
+    """One switch to start: its name, the arguments after the command, its log."""
+
+    name: str
+    args: list[str]
+    log: Path
+
+
+class SwitchStarter:
+    """Starts switch processes, through the fork server when ``fork_server`` (then
+    :meth:`close` ends the server; the switches keep running)."""
+
+    def __init__(
+        self,
+        rundir: RunDir,
+        state: RunState,
+        command: Sequence[str],
+        *,
+        fork_server: bool,
+        warm: Path | None = None,
+    ) -> None:
+        self.rundir = rundir
+        self.state = state
+        self.command = list(command)
+        self.zygote: Zygote | None = Zygote(rundir, state, warm) if fork_server else None
+
+    def start(self, launch: SwitchLaunch) -> ProcessRecord:
+        name = f"switch:{launch.name}"
+        if self.zygote is not None:
+            return self.zygote.fork(
+                self.rundir, self.state, name, self.command, launch.args, launch.log
+            )
+        return spawn(
+            self.rundir,
+            self.state,
+            name=name,
+            kind="switch",
+            argv=[*self.command, *launch.args],
+            log=launch.log,
+        )
+
+    def close(self) -> None:
+        if self.zygote is not None:
+            self.zygote.close()
+            self.zygote = None
+
+
+# ---------------------------------------------------------------------- helpers
+
+
+def log_tail(path: str | Path, lines: int = LOG_TAIL_LINES) -> str:
+    try:
+        text = Path(path).read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return "(no log)"
+    kept = text.strip().splitlines()[-lines:]
+    return "\n".join("    " + line for line in kept) if kept else "    (empty log)"
+
+
+def died_error(record: ProcessRecord, what: str) -> ProcessStartError:
+    code = exit_code(record)
+    status = f"exit status {code}" if code is not None else "exited"
+    return ProcessStartError(
+        f"{record.name} {status} {what}; last lines of {record.log}:\n{log_tail(record.log)}"
+    )
+
+
+def tcp_port_open(port: int, host: str = layout.LOOPBACK, timeout: float = 0.2) -> bool:
+    with contextlib.suppress(OSError), socket.create_connection((host, port), timeout=timeout):
+        return True
+    return False
+
+
+def check_socket_path(path: Path) -> None:
+    if len(str(path)) > UNIX_PATH_MAX:
+        raise RunDirError(
+            f"control socket path {path} is longer than {UNIX_PATH_MAX} bytes (a Unix socket "
+            "limit); use a shorter --run-dir"
+        )
+
+
+def wait_for_switches(
+    records: Sequence[ProcessRecord],
+    endpoints: dict[str, Endpoint],
+    timeout: float = DEFAULT_START_TIMEOUT_S,
+) -> None:
+    """Waits until every switch accepts TCP connections on its gRPC port."""
+    waiting = {record.node: record for record in records}
+    deadline = time.monotonic() + timeout
+    while waiting:
+        for name, record in list(waiting.items()):
+            if tcp_port_open(layout.grpc_port(endpoints[name])):
+                del waiting[name]
+            elif not is_alive(record):
+                raise died_error(record, "while starting")
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            names = ", ".join(sorted(waiting))
+            raise ProcessStartError(
+                f"switches not serving P4Runtime after {timeout:g} s: {names}; see their logs "
+                f"in {Path(next(iter(waiting.values())).log).parent}"
+            )
+        time.sleep(0.05)
+
+
+def wait_for_nics(
+    records: Sequence[ProcessRecord], controls: dict[str, NicControl], timeout: float
+) -> None:
+    """Waits until every NIC answers ``status`` on its control socket."""
+    waiting = {record.node: record for record in records}
+    deadline = time.monotonic() + timeout
+    while waiting:
+        for name, record in list(waiting.items()):
+            if controls[name].path.exists() and controls[name].ready():
+                del waiting[name]
+            elif not is_alive(record):
+                raise died_error(record, "while starting")
+        if not waiting:
+            return
+        if time.monotonic() > deadline:
+            raise ProcessStartError(
+                f"NICs not answering on their control sockets after {timeout:g} s: "
+                + ", ".join(sorted(waiting))
+            )
+        time.sleep(0.05)
+
+
+def save_pipeline(rundir: RunDir, pipeline: Pipeline) -> None:
+    """Keeps the pushed pipeline in the run directory, so later commands (switch up, link
+    down) re-use it without compiling again."""
+    directory = rundir.file("pipeline")
+    directory.mkdir(exist_ok=True)
+    (directory / "p4info.bin").write_bytes(pipeline.p4info.SerializeToString(deterministic=True))
+    (directory / "device_config.bin").write_bytes(pipeline.device_config)
+    (directory / "target").write_text(
+        f"{pipeline.target}\n{pipeline.description}\n", encoding="utf-8"
+    )
+
+
+def load_pipeline(rundir: RunDir) -> Pipeline:
+    directory = rundir.file("pipeline")
+    try:
+        info = p4i.P4Info.FromString((directory / "p4info.bin").read_bytes())
+        device_config = (directory / "device_config.bin").read_bytes()
+        target, description = (directory / "target").read_text(encoding="utf-8").splitlines()[:2]
+    except (OSError, ValueError) as exc:
+        raise RunDirError(
+            f"{directory}: the saved pipeline is missing or damaged ({exc})"
+        ) from None
+    return Pipeline(target, info, device_config, description)
+
+
+# ---------------------------------------------------------------------- status
+
+
+@dataclass
+class NodeStatus:
+    name: str
+    kind: str  # switch | nic
+    running: bool
+    detail: str
+    pid: int | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass
+class FabricStatus:
+    name: str
+    mode: str
+    target: str
+    phase: str
+    topology: str
+    run_dir: str
+    nodes: list[NodeStatus]
+    links_down: list[list[str]]
+    switches_down: list[str]
+    ports_down: list[list[Any]]
+
+    @property
+    def healthy(self) -> bool:
+        return (
+            all(node.running for node in self.nodes if node.name not in self.switches_down)
+            and self.phase == "ready"
+        )
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "mode": self.mode,
+            "target": self.target,
+            "phase": self.phase,
+            "healthy": self.healthy,
+            "topology": self.topology,
+            "run_dir": self.run_dir,
+            "nodes": [vars(node) for node in self.nodes],
+            "links_down": self.links_down,
+            "switches_down": self.switches_down,
+            "ports_down": self.ports_down,
+        }
+
+    def lines(self) -> list[str]:
+        out = [
+            f"run {self.name}: {self.topology}; {self.mode} mode, target {self.target}, "
+            f"{self.phase}{'' if self.healthy else ' (degraded)'}",
+            f"run directory: {self.run_dir}",
+        ]
+        for node in self.nodes:
+            state = "up" if node.running else "DOWN"
+            pid = f"pid {node.pid}" if node.pid else ""
+            out.append(f"  {node.kind:<6} {node.name:<10} {state:<5} {pid:<10} {node.detail}")
+        if self.links_down:
+            out.append("links down: " + ", ".join(f"{a} -- {b}" for a, b in self.links_down))
+        if self.ports_down:
+            out.append("NIC ports down: " + ", ".join(f"{n} plane {p}" for n, p in self.ports_down))
+        if self.switches_down:
+            out.append("switches down: " + ", ".join(self.switches_down))
+        return out
+
+
+# ---------------------------------------------------------------------- the fabric
+
+
+class Fabric:
+    """A run's fabric, as recorded in its run directory."""
+
+    def __init__(self, rundir: RunDir, state: RunState) -> None:
+        self.rundir = rundir
+        self.state = state
+        self._topology: Topology | None = None
+        self._pipeline: Pipeline | None = None
+
+    @classmethod
+    def open(cls, name: str | None = None, root: Path | None = None) -> Fabric:
+        rundir = select_run(name, root)
+        return cls(rundir, rundir.load())
+
+    # -------------------------------------------------------------- derived facts
+
+    @property
+    def topology(self) -> Topology:
+        if self._topology is None:
+            try:
+                self._topology = load_topology(self.state.topology_file)
+            except TopologyError as exc:
+                raise RunDirError(
+                    f"{self.rundir.path}: cannot reload the topology: {exc}"
+                ) from None
+        return self._topology
+
+    @property
+    def endpoints(self) -> dict[str, Endpoint]:
+        return layout.grpc_endpoints(self.topology, int(self.state.settings["grpc_base_port"]))
+
+    @property
+    def pipeline(self) -> Pipeline:
+        if self._pipeline is None:
+            self._pipeline = load_pipeline(self.rundir)
+        return self._pipeline
+
+    def set_pipeline(self, pipeline: Pipeline) -> None:
+        self._pipeline = pipeline
+
+    def switch_record(self, name: str) -> ProcessRecord:
+        record = self.state.processes.get(f"switch:{name}")
+        if record is None:
+            raise UsageError(self._unknown_switch(name))
+        return record
+
+    def nic_record(self, name: str) -> ProcessRecord:
+        record = self.state.processes.get(f"nic:{name}")
+        if record is None:
+            nics = [r.node for r in self.state.processes_of("nic")]
+            raise UsageError(f"{self.topology.name} has no NIC {name!r} (NICs: {_span(nics)})")
+        return record
+
+    def _unknown_switch(self, name: str) -> str:
+        switches = [sw.name for sw in self.topology.switches]
+        return f"{self.topology.name} has no switch {name!r} (switches: {_span(switches)})"
+
+    def nic(self, name: str, timeout: float = 10.0) -> NicControl:
+        self.nic_record(name)
+        return NicControl(name, self.rundir.file("nics", f"{name}.sock"), timeout)
+
+    def save(self) -> None:
+        self.rundir.save(self.state)
+
+    # -------------------------------------------------------------- programming
+
+    def down_links(self) -> list[tuple[str, str]]:
+        """Links whose switch ends must be down: cut links and the links of NIC ports down."""
+        links = [(a, b) for a, b in self.state.links_down]
+        for nic, plane in self.state.ports_down:
+            port = self.topology.nic_port(nic, int(plane))
+            links.append((nic, port.t0))
+        return links
+
+    def live_switches(self) -> list[str]:
+        return [sw.name for sw in self.topology.switches if sw.name not in self.state.switches_down]
+
+    def program(
+        self,
+        switches: Iterable[str] | None = None,
+        *,
+        connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
+        dry_run: bool = False,
+        retries: int = 0,
+    ) -> FabricReport:
+        """Reconciles ``switches`` (default: every switch not down) with the plan of the
+        topology and its current failures; ProgrammingError if any switch fails.
+
+        ``retries``: switches that fail are reconciled again (after RETRY_PAUSE_S) up to
+        this many times; reconciling is idempotent, and a loaded machine can make a freshly
+        started switch miss a deadline."""
+        selected = list(switches) if switches is not None else self.live_switches()
+        if not selected:
+            return FabricReport()
+        combined = FabricReport()
+        started = time.perf_counter()
+        for attempt in range(retries + 1):
+            try:
+                plan = plan_fabric(self.topology, down_links=self.down_links(), switches=selected)
+                report = asyncio.run(
+                    push_fabric(
+                        plan,
+                        self.pipeline,
+                        self.endpoints,
+                        connect=ConnectOptions(connect_timeout=connect_timeout),
+                        sync=SyncOptions(dry_run=dry_run),
+                    )
+                )
+            except ControllerError as exc:
+                raise ProgrammingError(f"controller: {exc}") from None
+            combined.reports = [r for r in combined.reports if r.switch not in selected]
+            combined.reports.extend(report.reports)
+            if report.ok or attempt == retries:
+                break
+            selected = [r.switch for r in report.failed]
+            time.sleep(RETRY_PAUSE_S)
+        combined.seconds = time.perf_counter() - started
+        if not combined.ok:
+            lines = "\n".join("  " + report_line(r) for r in combined.failed)
+            raise ProgrammingError(
+                f"{len(combined.failed)} switches could not be programmed:\n{lines}"
+            )
+        return combined
+
+    # -------------------------------------------------------------- failures
+
+    def _link(self, a: str, b: str) -> tuple[str, str, LinkKind]:
+        try:
+            link = self.topology.link(a, b)
+        except TopologyError as exc:
+            raise UsageError(str(exc)) from None
+        return link.a.node, link.b.node, link.kind
+
+    def _switch_ends(self, *names: str) -> list[str]:
+        return [n for n in names if not n.startswith("nic") and n not in self.state.switches_down]
+
+    # Each change is recorded first, then applied; a change that is already recorded is
+    # applied again, so repeating a command after a failure (a switch that did not answer)
+    # finishes the job instead of reporting "already done".
+
+    def link_down(self, a: str, b: str) -> str:
+        lower, upper, kind = self._link(a, b)
+        if kind is LinkKind.ACCESS:
+            return self.port_down(lower, self.topology.link(lower, upper).plane)
+        already = [lower, upper] in self.state.links_down
+        if not already:
+            self.state.links_down.append([lower, upper])
+            self.save()
+        self.program(self._switch_ends(lower, upper))
+        return f"link {lower} -- {upper} {'was already' if already else 'is now'} down"
+
+    def link_up(self, a: str, b: str) -> str:
+        lower, upper, kind = self._link(a, b)
+        if kind is LinkKind.ACCESS:
+            return self.port_up(lower, self.topology.link(lower, upper).plane)
+        already = [lower, upper] not in self.state.links_down
+        if not already:
+            self.state.links_down.remove([lower, upper])
+            self.save()
+        self.program(self._switch_ends(lower, upper))
+        return f"link {lower} -- {upper} {'was already' if already else 'is now'} up"
+
+    def _nic_plane(self, nic: str, plane: int | str) -> tuple[str, int]:
+        self.nic_record(nic)
+        try:
+            number = int(plane)
+        except ValueError:
+            raise UsageError(f"plane {plane!r} is not a number") from None
+        if not 0 <= number < self.topology.plane_count:
+            raise UsageError(
+                f"{self.topology.name} has planes 0..{self.topology.plane_count - 1}, not {number}"
+            )
+        return nic, number
+
+    def port_down(self, nic: str, plane: int | str) -> str:
+        nic, number = self._nic_plane(nic, plane)
+        already = [nic, number] in self.state.ports_down
+        if not already:
+            self.state.ports_down.append([nic, number])
+            self.save()
+        self.nic(nic).set_port(number, False)
+        t0 = self.topology.nic_port(nic, number).t0
+        self.program(self._switch_ends(t0))
+        state = "was already" if already else "is now"
+        return f"{nic} port {number} {state} down (and {t0}'s end of the link)"
+
+    def port_up(self, nic: str, plane: int | str) -> str:
+        nic, number = self._nic_plane(nic, plane)
+        already = [nic, number] not in self.state.ports_down
+        if not already:
+            self.state.ports_down.remove([nic, number])
+            self.save()
+        t0 = self.topology.nic_port(nic, number).t0
+        self.program(self._switch_ends(t0))
+        self.nic(nic).set_port(number, True)
+        return f"{nic} port {number} {'was already' if already else 'is now'} up"
+
+    def switch_down(self, name: str) -> str:
+        record = self.switch_record(name)
+        if name in self.state.switches_down and not is_alive(record):
+            return f"{name} is already down"
+        kill_record(record, signal.SIGKILL)
+        if name not in self.state.switches_down:
+            self.state.switches_down.append(name)
+        self.save()
+        return f"{name} down (process {record.pid} killed)"
+
+    def switch_up(self, name: str, timeout: float = DEFAULT_START_TIMEOUT_S) -> str:
+        record = self.switch_record(name)
+        if is_alive(record):
+            if name in self.state.switches_down:
+                self.state.switches_down.remove(name)
+                self.save()
+            self.program([name])
+            return f"{name} is already running (re-programmed)"
+        fresh = spawn(
+            self.rundir,
+            self.state,
+            name=record.name,
+            kind=record.kind,
+            argv=record.argv,
+            log=Path(record.log),
+            netns_pid=record.netns_pid,
+        )
+        wait_for_switches([fresh], self.endpoints, timeout)
+        if name in self.state.switches_down:
+            self.state.switches_down.remove(name)
+        self.save()
+        report = self.program([name])
+        entries = sum(r.inserted for r in report.reports)
+        return f"{name} up (pid {fresh.pid}, {entries} entries installed)"
+
+    # -------------------------------------------------------------- reading switches
+
+    def read_switch(self, name: str, *, counters: bool = True) -> SwitchView:
+        """What switch ``name`` holds now: its tables and (``counters``) its counters."""
+        self.switch_record(name)
+
+        async def read() -> SwitchView:
+            client = SwitchClient(name, self.endpoints[name], connect_timeout=5.0)
+            try:
+                await client.connect()
+                return await read_switch(client, counters=counters)
+            finally:
+                await client.close()
+
+        try:
+            return asyncio.run(read())
+        except ControllerError as exc:
+            raise ProgrammingError(f"cannot read {name}: {exc}") from None
+
+    def counters(self, name: str) -> dict[tuple[str, int], int]:
+        """Packet counts of switch ``name``: ``(counter short name, index) -> packets``."""
+        view = self.read_switch(name, counters=True)
+        return {(short_name(c.counter), c.index): c.packets for c in view.counters}
+
+    # -------------------------------------------------------------- status
+
+    def status(self, *, check: bool = False) -> FabricStatus:
+        """Processes, reachability and (``check``) whether each switch matches the plan."""
+        nodes: list[NodeStatus] = []
+        endpoints = self.endpoints
+        drift: dict[str, str] = {}
+        if check:
+            drift = self._drift()
+        for record in self.state.processes_of("switch"):
+            alive = is_alive(record)
+            address = endpoints[record.node].address
+            if not alive:
+                detail = (
+                    "stopped (switch down)"
+                    if record.node in self.state.switches_down
+                    else "process gone"
+                )
+            elif not tcp_port_open(layout.grpc_port(endpoints[record.node])):
+                detail = f"P4Runtime {address} not answering"
+            else:
+                detail = f"P4Runtime {address}" + (
+                    f", {drift[record.node]}" if record.node in drift else ""
+                )
+            nodes.append(
+                NodeStatus(record.node, "switch", alive, detail, record.pid if alive else None)
+            )
+        for record in self.state.processes_of("nic"):
+            alive = is_alive(record)
+            detail = "process gone"
+            extra: dict[str, Any] = {}
+            if alive:
+                try:
+                    extra = self.nic(record.node, timeout=2.0).status()
+                    planes = extra.get("planes", {})
+                    detail = "planes " + " ".join(f"{p}:{s}" for p, s in sorted(planes.items()))
+                except NicControlError as exc:
+                    detail = str(exc)
+            nodes.append(
+                NodeStatus(record.node, "nic", alive, detail, record.pid if alive else None, extra)
+            )
+        return FabricStatus(
+            self.state.name,
+            self.state.mode,
+            self.state.target,
+            self.state.phase,
+            self.topology.summary(),
+            str(self.rundir.path),
+            nodes,
+            list(self.state.links_down),
+            list(self.state.switches_down),
+            list(self.state.ports_down),
+        )
+
+    def _drift(self) -> dict[str, str]:
+        live = [
+            r.node
+            for r in self.state.processes_of("switch")
+            if is_alive(r) and r.node not in self.state.switches_down
+        ]
+        try:
+            report = self.program(live, dry_run=True, connect_timeout=10.0)
+        except ProgrammingError as exc:
+            return {name: f"check failed: {exc}" for name in live}
+        result = {}
+        for r in report.reports:
+            result[r.switch] = (
+                "tables match the plan"
+                if not r.changes
+                else f"{len(r.changes)} entries differ from the plan"
+            )
+        return result
+
+
+def _span(names: Sequence[str]) -> str:
+    if len(names) <= 6:
+        return ", ".join(names)
+    return f"{', '.join(names[:3])}, ..., {', '.join(names[-2:])}"
+
+
+def require_ready(fabric: Fabric) -> None:
+    if fabric.state.phase != "ready":
+        raise TestbedError(
+            f"{fabric.state.name} is {fabric.state.phase}, not ready; run mrc-testbed down "
+            "and up again"
+        )

@@ -1,0 +1,142 @@
+"""Pure functions that place a topology on this machine: UDP port numbers of every link
+(local mode), gRPC addresses of every switch, Linux interface names (Mininet mode) and the
+queue rate that stands for a link's bit rate. Nothing here does I/O, so the same topology
+and base ports always give the same numbers (docs/testbed.md, "Port numbers").
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from controller.endpoints import DEFAULT_BASE_PORT as DEFAULT_GRPC_BASE_PORT
+from controller.endpoints import Endpoint, default_endpoints
+from controller.exceptions import EndpointError
+from testbed.exceptions import PortPlanError
+from topologies import Link, Topology
+
+__all__ = [
+    "DEFAULT_GRPC_BASE_PORT",
+    "DEFAULT_UDP_BASE_PORT",
+    "LOOPBACK",
+    "NOMINAL_FRAME_BYTES",
+    "UdpEnd",
+    "grpc_endpoints",
+    "link_interface_names",
+    "nic_interface",
+    "queue_rate_pps",
+    "switch_interface",
+    "udp_link_ports",
+]
+
+LOOPBACK = "127.0.0.1"
+# Below Linux's default ephemeral range (32768..60999), so an outgoing connection's
+# source port never takes a link's port: 20000 + 2 x 6383 links still ends below 32768.
+DEFAULT_UDP_BASE_PORT = 20000
+MAX_PORT = 65535
+MIN_BASE_PORT = 1024  # never ask for a privileged port
+# One full data packet on the wire: 4096 B RDMA payload (nic_emu's default MTU payload) +
+# Ethernet 14 + outer IPv6 40 + inner IPv6 40 + UDP 8 + BTH 12 + RETH 16 = 4226 bytes.
+NOMINAL_FRAME_BYTES = 4096 + 14 + 40 + 40 + 8 + 12 + 16
+IFNAMSIZ = 15  # Linux interface names are at most 15 characters
+
+
+@dataclass(frozen=True, slots=True)
+class UdpEnd:
+    """One end of a loopback-UDP link: ``node``'s ``port`` (switch port, or the plane for
+    a NIC) binds ``local`` and sends to ``peer`` (both on 127.0.0.1)."""
+
+    node: str
+    port: int
+    local: int
+    peer: int
+
+    def switch_arg(self) -> str:
+        """p4emu-switch's ``-i PORT@udp:LOCAL->PEER``."""
+        return f"{self.port}@udp:{self.local}->{self.peer}"
+
+    def nic_port_config(self) -> dict[str, str]:
+        """The port entry of a nic-emu config (docs/nic-emu-process.md)."""
+        return {
+            "driver": "udp",
+            "local": f"{LOOPBACK}:{self.local}",
+            "peer": f"{LOOPBACK}:{self.peer}",
+        }
+
+
+def udp_link_ports(
+    topology: Topology, base_port: int = DEFAULT_UDP_BASE_PORT
+) -> dict[tuple[str, int], UdpEnd]:
+    """Every link end's UDP ports, keyed by ``(node, port)``.
+
+    Link ``i`` in ``topology.links()`` order (per plane, per T0: its NIC links, then its T1
+    links) uses ``base_port + 2i`` on its lower end (NIC or T0) and ``base_port + 2i + 1``
+    on its upper end (T0 or T1)."""
+    count = topology.link_count
+    last = base_port + 2 * count - 1
+    if base_port < MIN_BASE_PORT or last > MAX_PORT:
+        raise PortPlanError(
+            f"{topology.name}: {count} links need UDP ports {base_port}..{last}, which must lie "
+            f"within {MIN_BASE_PORT}..{MAX_PORT}; choose another --base-port"
+        )
+    ends: dict[tuple[str, int], UdpEnd] = {}
+    for i, link in enumerate(topology.links()):
+        lower, upper = base_port + 2 * i, base_port + 2 * i + 1
+        ends[(link.a.node, link.a.port)] = UdpEnd(link.a.node, link.a.port, lower, upper)
+        ends[(link.b.node, link.b.port)] = UdpEnd(link.b.node, link.b.port, upper, lower)
+    return ends
+
+
+def grpc_endpoints(
+    topology: Topology, base_port: int = DEFAULT_GRPC_BASE_PORT
+) -> dict[str, Endpoint]:
+    """Switch ``i`` (topology order) serves P4Runtime at ``127.0.0.1:base_port + i``: the
+    controller's own convention (controller.endpoints), so ``mrc-controller`` finds them."""
+    if base_port < MIN_BASE_PORT:
+        raise PortPlanError(f"gRPC base port {base_port} is below {MIN_BASE_PORT}")
+    try:
+        return default_endpoints(topology, LOOPBACK, base_port)
+    except EndpointError as exc:
+        raise PortPlanError(str(exc)) from None
+
+
+def grpc_port(endpoint: Endpoint) -> int:
+    return int(endpoint.address.rpartition(":")[2])
+
+
+def queue_rate_pps(links: Iterable[Link], rate_scale: float = 1.0) -> float:
+    """Packets per second that stand for the slowest of ``links`` (rate x scale), counted in
+    full data frames of :data:`NOMINAL_FRAME_BYTES`."""
+    rates = [link.rate_gbps for link in links]
+    if not rates:
+        raise PortPlanError("a switch without links has no queue rate")
+    return min(rates) * rate_scale * 1e9 / (8 * NOMINAL_FRAME_BYTES)
+
+
+def switch_interface(switch: str, port: int) -> str:
+    """Mininet interface of a switch port: ``<switch>-eth<port>`` (Mininet's convention)."""
+    return _checked(f"{switch}-eth{port}")
+
+
+def nic_interface(nic: str, plane: int) -> str:
+    """Interface of a NIC's port on ``plane`` inside its host: ``<nic>-p<plane>``."""
+    return _checked(f"{nic}-p{plane}")
+
+
+def link_interface_names(topology: Topology, link: Link) -> tuple[str, str]:
+    """(lower end, upper end) interface names of a link."""
+    lower = (
+        nic_interface(link.a.node, link.a.port)
+        if link.a.node.startswith("nic")
+        else switch_interface(link.a.node, link.a.port)
+    )
+    return lower, switch_interface(link.b.node, link.b.port)
+
+
+def _checked(name: str) -> str:
+    if len(name) > IFNAMSIZ:
+        raise PortPlanError(
+            f"interface name {name!r} is longer than Linux's {IFNAMSIZ} characters; "
+            "this fabric is too large for Mininet mode"
+        )
+    return name

@@ -1,0 +1,369 @@
+"""Local mode: the whole fabric as ordinary processes on this machine, no root needed.
+
+Each switch is a ``p4emu-switch`` process whose ports are loopback-UDP links
+(``-i PORT@udp:LOCAL->PEER``, docs/p4emu-switch.md), each NIC a ``nic-emu serve`` process
+whose plane ports are the other ends of the same links (docs/nic-emu-process.md). UDP ports
+come from :func:`testbed.layout.udp_link_ports`, gRPC ports from the controller's
+convention. The controller then installs the pipeline and every route, and ``up`` returns
+once every NIC answers on its control socket.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import socket
+import time
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import yaml
+
+from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
+from controller.exceptions import ControllerError
+from testbed import layout
+from testbed.exceptions import AlreadyRunningError, PortInUseError, ProgrammingError, TestbedError
+from testbed.fabric import (
+    DEFAULT_START_TIMEOUT_S,
+    START_RETRIES,
+    Fabric,
+    SwitchLaunch,
+    SwitchStarter,
+    check_socket_path,
+    nic_command,
+    save_pipeline,
+    switch_command,
+    use_fork_server,
+    wait_for_nics,
+    wait_for_switches,
+)
+from testbed.rundir import RunDir, RunState, is_alive, run_dir, spawn, teardown
+from topologies import Topology, TopologyError, to_mapping
+from topologies import load as load_topology
+
+Progress = Callable[[str], None]
+PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
+
+
+@dataclass(frozen=True)
+class LocalOptions:
+    name: str | None = None  # run name; default: the topology's name
+    root: Path | None = None  # where run directories live (rundir.default_root())
+    udp_base_port: int = layout.DEFAULT_UDP_BASE_PORT
+    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
+    rate_scale: float = 1.0  # multiplies every link rate before it becomes --queue-rate
+    program: Path | None = None  # P4 program (default p4src/mrc_switch.p4)
+    switch_command: Sequence[str] | None = None
+    nic_command: Sequence[str] | None = None
+    transport: Mapping[str, Any] = field(default_factory=dict)  # nic-emu transport overrides
+    seed: int = 1
+    start_timeout: float = DEFAULT_START_TIMEOUT_S
+    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
+
+    def __post_init__(self) -> None:
+        if not self.rate_scale > 0:
+            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
+
+
+@dataclass
+class UpResult:
+    fabric: Fabric
+    seconds: float  # from the call to every route installed and every NIC answering
+    phases: dict[str, float]  # cumulative seconds at the end of each phase
+    entries: int  # table entries written
+    notes: list[str]
+
+    def lines(self) -> list[str]:
+        topo = self.fabric.topology
+        out = [
+            f"{self.fabric.state.name}: ready in {self.seconds:.2f} s — {topo.switch_count} "
+            f"switches, {topo.nic_count} NICs, {topo.link_count} links, "
+            f"{self.entries} table entries installed",
+            f"run directory: {self.fabric.rundir.path}",
+        ]
+        out.extend(f"note: {note}" for note in self.notes)
+        return out
+
+
+def resolve_topology(topology: str | Path | Topology) -> Topology:
+    if isinstance(topology, Topology):
+        return topology
+    try:
+        return load_topology(topology)
+    except TopologyError as exc:
+        raise TestbedError(str(exc)) from None
+
+
+def check_ports_free(udp_ports: Sequence[int], tcp_ports: Sequence[int]) -> None:
+    """PortInUseError naming the first port another process holds."""
+    for port in udp_ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_DGRAM) as probe:
+            try:
+                probe.bind((layout.LOOPBACK, port))
+            except OSError as exc:
+                raise PortInUseError(
+                    f"UDP port {port} (a link of the fabric) is in use: {exc.strerror}; choose "
+                    "another --base-port"
+                ) from None
+    for port in tcp_ports:
+        with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
+            probe.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)  # TIME_WAIT is fine
+            try:
+                probe.bind((layout.LOOPBACK, port))
+            except OSError as exc:
+                raise PortInUseError(
+                    f"TCP port {port} (a switch's P4Runtime server) is in use: {exc.strerror}; "
+                    "choose another --grpc-base-port"
+                ) from None
+
+
+def prepare_rundir(rundir: RunDir) -> None:
+    """Refuses a run that is still alive; clears the remains of a stopped or crashed one."""
+    if not rundir.exists():
+        return
+    if rundir.has_state():
+        try:
+            state = rundir.load()
+        except TestbedError:
+            state = None
+        if state is not None and any(is_alive(r) for r in state.processes.values()):
+            raise AlreadyRunningError(
+                f"{rundir.name} is already running ({rundir.path}); run "
+                f"'mrc-testbed down --name {rundir.name}' first or choose another --name"
+            )
+    teardown(rundir)
+
+
+def write_topology(rundir: RunDir, topology: Topology) -> Path:
+    path = rundir.file("topology.yaml")
+    path.write_text(yaml.safe_dump(to_mapping(topology), sort_keys=False), encoding="utf-8")
+    return path
+
+
+def nic_config(
+    rundir: RunDir,
+    topology_file: Path,
+    nic: str,
+    ports: Mapping[str, Mapping[str, str]],
+    seed: int,
+    transport: Mapping[str, Any],
+) -> dict[str, Any]:
+    """A nic-emu config (docs/nic-emu-process.md)."""
+    control = rundir.file("nics", f"{nic}.sock")
+    check_socket_path(control)
+    return {
+        "nic": nic,
+        "topology": str(topology_file),
+        "ports": {plane: dict(port) for plane, port in ports.items()},
+        "control": str(control),
+        "events": str(rundir.file("nics", f"{nic}.events.jsonl")),
+        "seed": seed,
+        "transport": dict(transport),
+    }
+
+
+def switch_args(
+    topology: Topology,
+    switch: str,
+    udp: Mapping[tuple[str, int], layout.UdpEnd],
+    grpc_address: str,
+    rate_scale: float,
+    seed: int,
+) -> list[str]:
+    """p4emu-switch's arguments for one switch of the local fabric."""
+    sw = topology.switch(switch)
+    settings = topology.switch_settings
+    links = topology.links_of(switch)
+    args = ["--device-id", "0"]
+    for port in sw.ports:
+        args += ["-i", udp[(switch, port)].switch_arg()]
+    args += [
+        "--cpu-port",
+        str(settings.cpu_port),
+        "--drop-port",
+        str(settings.drop_port),
+        "--priority-queues",
+        str(PRIORITY_QUEUES),
+        "--queue-depth",
+        str(min(link.queue_packets for link in links)),
+        "--queue-rate",
+        f"{layout.queue_rate_pps(links, rate_scale):.0f}",
+        "--seed",
+        str(seed),
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        grpc_address,
+    ]
+    return args
+
+
+def switch_argv(
+    command: Sequence[str],
+    topology: Topology,
+    switch: str,
+    udp: Mapping[tuple[str, int], layout.UdpEnd],
+    grpc_address: str,
+    rate_scale: float,
+    seed: int,
+) -> list[str]:
+    """p4emu-switch's full command line for one switch of the local fabric."""
+    return [*command, *switch_args(topology, switch, udp, grpc_address, rate_scale, seed)]
+
+
+def local_notes(topology: Topology, rate_scale: float) -> list[str]:
+    links = list(topology.links())
+    rates = sorted({link.rate_gbps for link in links})
+    delays = sorted({link.delay_us for link in links})
+    pps = layout.queue_rate_pps(links[:1], rate_scale) if links else 0.0
+    notes = [
+        f"link rate {', '.join(f'{r:g}' for r in rates)} Gb/s x {rate_scale:g} is each switch's "
+        f"egress queue rate (--queue-rate, e.g. {pps:,.0f} packets/s of "
+        f"{layout.NOMINAL_FRAME_BYTES} B; p4emu-switch sets it per switch, so a switch uses its "
+        "slowest link); the Python switches forward far fewer packets per second than that"
+    ]
+    if any(delay > 0 for delay in delays):
+        notes.append(
+            f"link delay {', '.join(f'{d:g}' for d in delays)} us is not emulated in local mode "
+            "(p4emu-switch has no per-port delay); each hop costs what loopback UDP and the "
+            "switch process cost"
+        )
+    return notes
+
+
+def up_local(
+    topology_ref: str | Path | Topology,
+    options: LocalOptions | None = None,
+    progress: Progress | None = None,
+    pipeline: Pipeline | None = None,
+) -> UpResult:
+    """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
+    options = options if options is not None else LocalOptions()
+    say = progress if progress is not None else (lambda _text: None)
+    started = time.perf_counter()
+    phases: dict[str, float] = {}
+    topology = resolve_topology(topology_ref)
+    rundir = run_dir(options.name or topology.name, options.root)
+    switch_cmd = switch_command("p4emu", options.switch_command)
+    nic_cmd = nic_command(options.nic_command)
+    udp = layout.udp_link_ports(topology, options.udp_base_port)
+    endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
+
+    with rundir.locked():
+        prepare_rundir(rundir)
+        check_ports_free(
+            sorted(end.local for end in udp.values()),
+            [layout.grpc_port(e) for e in endpoints.values()],
+        )
+        run_id = rundir.create()
+        topology_file = write_topology(rundir, topology)
+        state = RunState(
+            name=rundir.name,
+            run_id=run_id,
+            mode="local",
+            target="p4emu",
+            topology_file=str(topology_file),
+            created=time.time(),
+            launcher_pid=os.getpid(),
+            settings={
+                "udp_base_port": options.udp_base_port,
+                "grpc_base_port": options.grpc_base_port,
+                "rate_scale": options.rate_scale,
+                "topology_source": str(topology_ref)
+                if not isinstance(topology_ref, Topology)
+                else topology.name,
+            },
+        )
+        rundir.save(state)
+        fabric = Fabric(rundir, state)
+        try:
+            say(f"starting {topology.switch_count} switches and {topology.nic_count} NICs")
+            # The fork server imports p4emu while the NICs start and the pipeline compiles.
+            starter = SwitchStarter(
+                rundir,
+                state,
+                switch_cmd,
+                fork_server=options.fork_server
+                and use_fork_server("p4emu", options.switch_command),
+                warm=options.program or DEFAULT_PROGRAM,
+            )
+            try:
+                nic_records = []
+                for nic in topology.nics:
+                    ports = {
+                        str(plane): udp[(nic.name, plane)].nic_port_config()
+                        for plane in range(topology.plane_count)
+                    }
+                    config = nic_config(
+                        rundir,
+                        topology_file,
+                        nic.name,
+                        ports,
+                        options.seed + nic.index,
+                        options.transport,
+                    )
+                    config_path = rundir.file("nics", f"{nic.name}.json")
+                    config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+                    nic_records.append(
+                        spawn(
+                            rundir,
+                            state,
+                            name=f"nic:{nic.name}",
+                            kind="nic",
+                            argv=[*nic_cmd, "serve", "--config", str(config_path)],
+                            log=rundir.file("nics", f"{nic.name}.log"),
+                        )
+                    )
+                if pipeline is None:
+                    try:
+                        pipeline = p4emu_pipeline(options.program)
+                    except ControllerError as exc:
+                        raise ProgrammingError(str(exc)) from None
+                save_pipeline(rundir, pipeline)
+                fabric.set_pipeline(pipeline)
+                phases["pipeline"] = time.perf_counter() - started
+                switch_records = [
+                    starter.start(
+                        SwitchLaunch(
+                            sw.name,
+                            switch_args(
+                                topology,
+                                sw.name,
+                                udp,
+                                endpoints[sw.name].address,
+                                options.rate_scale,
+                                options.seed + i,
+                            ),
+                            rundir.file("switches", f"{sw.name}.log"),
+                        )
+                    )
+                    for i, sw in enumerate(topology.switches)
+                ]
+            finally:
+                starter.close()
+            phases["spawned"] = time.perf_counter() - started
+            wait_for_switches(switch_records, endpoints, options.start_timeout)
+            phases["switches_serving"] = time.perf_counter() - started
+            say("switches serving P4Runtime; installing the pipeline and routes")
+            report = fabric.program(connect_timeout=options.start_timeout, retries=START_RETRIES)
+            phases["routes_installed"] = time.perf_counter() - started
+            controls = {nic.name: fabric.nic(nic.name) for nic in topology.nics}
+            wait_for_nics(nic_records, controls, options.start_timeout)
+            phases["nics_ready"] = time.perf_counter() - started
+            state.phase = "ready"
+            rundir.save(state)
+        except BaseException:
+            state.phase = "failed"
+            rundir.save(state)
+            teardown(rundir, keep_dir=True)
+            raise
+    entries = report.totals()["inserted"]
+    return UpResult(
+        fabric,
+        time.perf_counter() - started,
+        phases,
+        entries,
+        local_notes(topology, options.rate_scale),
+    )

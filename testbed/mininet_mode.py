@@ -1,0 +1,510 @@
+"""Mininet mode: the fabric as a Mininet network (root).
+
+- Every switch is a :class:`P4Switch` — a Mininet ``Switch`` in the root namespace whose
+  ``start()`` runs ``p4emu-switch`` (or BMv2's ``simple_switch_grpc``) with one
+  ``-i PORT@<switch>-eth<PORT>`` per veth port. P4Runtime listens on 127.0.0.1, as in
+  local mode, so the same controller code programs it.
+- Every NIC is a Mininet ``Host`` (its own network namespace) with one interface per plane,
+  ``<nic>-p<plane>``, and runs ``nic-emu serve`` with ``afpacket`` ports inside that
+  namespace (``mnexec -a``).
+- Every link is a veth pair with offloads off (checksum/segmentation offloads would hand
+  the switches frames that never exist on a wire), IPv6 off (no kernel ND/MLD frames in
+  the fabric) and a 9,000-byte MTU (MRC data frames are 4,230 bytes). Its rate is a tc ``htb`` class on both ends (rate x ``rate_scale``); tc
+  ``netem`` is not available on this kernel, so link **delay and loss are not emulated**
+  in this mode (reported at ``up``).
+
+The network outlives the launcher: switch processes and NIC processes are detached and
+recorded in the run directory; each NIC process keeps its host's namespace alive after the
+Mininet shell exits. ``mrc-testbed down`` stops the processes (which frees the namespaces
+and the veth pairs that end in them) and deletes the recorded root-namespace interfaces.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import shutil
+import subprocess
+import time
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from controller.artifacts import DEFAULT_PROGRAM, Pipeline, pipeline_for
+from controller.exceptions import ControllerError
+from testbed import layout
+from testbed.exceptions import ModeError, PortPlanError, ProgrammingError, TestbedError
+from testbed.fabric import (
+    DEFAULT_START_TIMEOUT_S,
+    START_RETRIES,
+    Fabric,
+    SwitchLaunch,
+    SwitchStarter,
+    nic_command,
+    save_pipeline,
+    switch_command,
+    use_fork_server,
+    wait_for_nics,
+    wait_for_switches,
+)
+from testbed.local import (
+    PRIORITY_QUEUES,
+    UpResult,
+    check_ports_free,
+    nic_config,
+    prepare_rundir,
+    resolve_topology,
+    write_topology,
+)
+from testbed.rundir import RUN_ENV, ProcessRecord, RunDir, RunState, run_dir, spawn, teardown
+from topologies import AddressPlan, Topology
+
+Progress = Callable[[str], None]
+DEFAULT_THRIFT_BASE_PORT = 9090  # BMv2's default Thrift port, + switch index
+TARGETS = ("p4emu", "bmv2")
+# Jumbo frames: an MRC data frame is 4,230 bytes (4,096 B payload + headers), more with an
+# SRH; veth's default 1,500 would drop it.
+VETH_MTU = 9000
+
+
+@dataclass(frozen=True)
+class MininetOptions:
+    name: str | None = None
+    root: Path | None = None
+    target: str = "p4emu"
+    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
+    thrift_base_port: int = DEFAULT_THRIFT_BASE_PORT  # bmv2 only
+    rate_scale: float = 1.0
+    program: Path | None = None
+    bmv2_json: Path | None = None  # with p4info: p4c's output, instead of running p4c
+    p4info: Path | None = None
+    switch_command: Sequence[str] | None = None
+    nic_command: Sequence[str] | None = None
+    transport: Mapping[str, Any] = field(default_factory=dict)
+    seed: int = 1
+    start_timeout: float = DEFAULT_START_TIMEOUT_S
+    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
+
+    def __post_init__(self) -> None:
+        if self.target not in TARGETS:
+            raise TestbedError(f"unknown target {self.target!r} (known: {', '.join(TARGETS)})")
+        if not self.rate_scale > 0:
+            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
+
+
+def check_environment() -> None:
+    """ModeError unless this process can build a Mininet network."""
+    if os.geteuid() != 0:
+        raise ModeError(
+            "--mode mininet needs root (network namespaces, veth pairs, tc); run it with sudo, "
+            "or use --mode local"
+        )
+    for tool, package in (
+        ("mnexec", "mininet"),
+        ("ip", "iproute2"),
+        ("tc", "iproute2"),
+        ("ethtool", "ethtool"),
+    ):
+        if shutil.which(tool) is None:
+            raise ModeError(f"--mode mininet needs {tool} (Debian package {package})")
+    try:
+        import mininet.net  # noqa: F401
+    except ImportError:
+        raise ModeError(
+            "--mode mininet needs the mininet Python library: pip install mininet "
+            "(Debian's mininet package provides mnexec)"
+        ) from None
+
+
+def link_rate_mbit(rate_gbps: float, rate_scale: float) -> float:
+    return rate_gbps * 1000.0 * rate_scale
+
+
+def interface_commands(name: str, rate_mbit: float) -> list[str]:
+    """Shell commands that prepare one veth end: IPv6 off, jumbo MTU, offloads off, htb rate, up."""
+    return [
+        f"sysctl -q -w net.ipv6.conf.{name}.disable_ipv6=1",
+        f"ip link set {name} mtu {VETH_MTU}",
+        f"ethtool -K {name} rx off tx off sg off tso off gso off gro off",
+        f"tc qdisc replace dev {name} root handle 5: htb default 1",
+        f"tc class replace dev {name} parent 5: classid 5:1 htb rate {rate_mbit:.3f}mbit burst 15k",
+        f"ip link set {name} up",
+    ]
+
+
+def _run_root(command: str) -> str:
+    result = subprocess.run(command, shell=True, capture_output=True, text=True, check=False)
+    return result.stdout + result.stderr if result.returncode else ""
+
+
+def _configure(run: Callable[[str], str], name: str, rate_mbit: float) -> None:
+    for command in interface_commands(name, rate_mbit):
+        output = run(command)
+        # ethtool refuses features a veth cannot change; everything else must succeed.
+        if command.startswith(("tc ", "ip ")) and "rror" in output:
+            raise ModeError(f"{command!r} failed: {output.strip()}")
+
+
+def switch_args(
+    target: str,
+    topology: Topology,
+    switch: str,
+    ports: Mapping[int, str],
+    grpc_address: str,
+    thrift_port: int,
+    seed: int,
+) -> list[str]:
+    """The switch process's arguments for ``ports`` (port number -> interface)."""
+    settings = topology.switch_settings
+    links = topology.links_of(switch)
+    argv = ["--device-id", "0"]
+    for port, interface in sorted(ports.items()):
+        argv += ["-i", f"{port}@{interface}"]
+    argv += ["--thrift-port", str(thrift_port)]
+    if target == "p4emu":
+        argv += [
+            "--queue-depth",
+            str(min(link.queue_packets for link in links)),
+            "--seed",
+            str(seed),
+        ]
+    argv += [
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        grpc_address,
+        "--cpu-port",
+        str(settings.cpu_port),
+        "--priority-queues",
+        str(PRIORITY_QUEUES),
+    ]
+    return argv
+
+
+@contextlib.contextmanager
+def _marked_environment(run_id: str) -> Iterator[None]:
+    """Processes Mininet starts itself (node shells) carry the run id, like ours."""
+    previous = os.environ.get(RUN_ENV)
+    os.environ[RUN_ENV] = run_id
+    try:
+        yield
+    finally:
+        if previous is None:
+            os.environ.pop(RUN_ENV, None)
+        else:
+            os.environ[RUN_ENV] = previous
+
+
+def _switch_class() -> type:
+    from mininet.node import Switch
+
+    class P4Switch(Switch):  # type: ignore[misc]
+        """A Mininet switch whose datapath is a P4Runtime switch process on its veths."""
+
+        def __init__(
+            self, name: str, launch: Callable[[Any], None] | None = None, **params: Any
+        ) -> None:
+            params["inNamespace"] = False  # P4Runtime on 127.0.0.1, as in local mode
+            super().__init__(name, **params)
+            self.launch = launch
+
+        def start(self, controllers: Sequence[Any]) -> None:
+            if self.launch is not None:
+                self.launch(self)
+
+        def stop(self, deleteIntfs: bool = True) -> None:
+            # The process belongs to the run directory (mrc-testbed down), not to Mininet.
+            if deleteIntfs:
+                self.deleteIntfs()
+
+    return P4Switch
+
+
+def _notes(topology: Topology, rate_scale: float) -> list[str]:
+    links = list(topology.links())
+    rates = sorted({link.rate_gbps for link in links})
+    delays = sorted({link.delay_us for link in links})
+    notes = [
+        f"link rate {', '.join(f'{r:g}' for r in rates)} Gb/s x {rate_scale:g} is a tc htb "
+        "class on both ends of each veth pair"
+    ]
+    if any(delay > 0 for delay in delays):
+        notes.append(
+            f"link delay {', '.join(f'{d:g}' for d in delays)} us and loss are not emulated in "
+            "Mininet mode (tc netem is not available on this kernel)"
+        )
+    return notes
+
+
+def up_mininet(
+    topology_ref: str | Path | Topology,
+    options: MininetOptions | None = None,
+    progress: Progress | None = None,
+    pipeline: Pipeline | None = None,
+) -> UpResult:
+    """Builds ``topology`` as a Mininet network, programs it, returns once NICs answer."""
+    options = options if options is not None else MininetOptions()
+    say = progress if progress is not None else (lambda _text: None)
+    started = time.perf_counter()
+    check_environment()
+    topology = resolve_topology(topology_ref)
+    addresses = AddressPlan(topology)
+    rundir = run_dir(options.name or topology.name, options.root)
+    switch_cmd = switch_command(options.target, options.switch_command)
+    nic_cmd = nic_command(options.nic_command)
+    endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
+    links = list(topology.links())
+    names = {
+        (link.a.node, link.a.port, link.b.node, link.b.port): layout.link_interface_names(
+            topology, link
+        )
+        for link in links
+    }
+    thrift_ports = {sw.name: options.thrift_base_port + i for i, sw in enumerate(topology.switches)}
+    grpc_ports = [layout.grpc_port(e) for e in endpoints.values()]
+    tcp_ports = grpc_ports + (list(thrift_ports.values()) if options.target == "bmv2" else [])
+    if len(set(tcp_ports)) != len(tcp_ports):
+        raise PortPlanError(
+            "the Thrift ports (--thrift-base-port) overlap the gRPC ports (--grpc-base-port)"
+        )
+    phases: dict[str, float] = {}
+
+    with rundir.locked():
+        prepare_rundir(rundir)
+        for interface in (n for pair in names.values() for n in pair if not n.startswith("nic")):
+            if Path("/sys/class/net", interface).exists():
+                raise ModeError(
+                    f"interface {interface} already exists (another Mininet network or a "
+                    "leftover of a crashed one? 'mrc-testbed down' or 'mn -c' removes it)"
+                )
+        check_ports_free([], tcp_ports)
+        if pipeline is None:
+            try:
+                pipeline = pipeline_for(
+                    options.target,
+                    options.program,
+                    p4info=options.p4info,
+                    bmv2_json=options.bmv2_json,
+                )
+            except ControllerError as exc:
+                raise ProgrammingError(str(exc)) from None
+        phases["pipeline"] = time.perf_counter() - started
+        run_id = rundir.create()
+        topology_file = write_topology(rundir, topology)
+        save_pipeline(rundir, pipeline)
+        state = RunState(
+            name=rundir.name,
+            run_id=run_id,
+            mode="mininet",
+            target=options.target,
+            topology_file=str(topology_file),
+            created=time.time(),
+            launcher_pid=os.getpid(),
+            settings={
+                "grpc_base_port": options.grpc_base_port,
+                "rate_scale": options.rate_scale,
+                "topology_source": str(topology_ref)
+                if not isinstance(topology_ref, Topology)
+                else topology.name,
+            },
+        )
+        rundir.save(state)
+        fabric = Fabric(rundir, state)
+        fabric.set_pipeline(pipeline)
+        try:
+            with _marked_environment(run_id):
+                try:
+                    switch_records, nic_records = _build(
+                        topology,
+                        addresses,
+                        options,
+                        rundir,
+                        state,
+                        switch_cmd,
+                        nic_cmd,
+                        endpoints,
+                        thrift_ports,
+                        names,
+                        say,
+                    )
+                except TestbedError:
+                    raise
+                except Exception as exc:  # Mininet reports its failures as bare Exceptions
+                    raise ModeError(f"building the Mininet network failed: {exc}") from exc
+            phases["network_built"] = time.perf_counter() - started
+            wait_for_switches(switch_records, endpoints, options.start_timeout)
+            phases["switches_serving"] = time.perf_counter() - started
+            say("switches serving P4Runtime; installing the pipeline and routes")
+            report = fabric.program(connect_timeout=options.start_timeout, retries=START_RETRIES)
+            phases["routes_installed"] = time.perf_counter() - started
+            controls = {nic.name: fabric.nic(nic.name) for nic in topology.nics}
+            wait_for_nics(nic_records, controls, options.start_timeout)
+            phases["nics_ready"] = time.perf_counter() - started
+            state.phase = "ready"
+            rundir.save(state)
+        except BaseException:
+            state.phase = "failed"
+            rundir.save(state)
+            teardown(rundir, keep_dir=True)
+            raise
+    entries = report.totals()["inserted"]
+    return UpResult(
+        fabric, time.perf_counter() - started, phases, entries, _notes(topology, options.rate_scale)
+    )
+
+
+def _record_shell(rundir: RunDir, state: RunState, kind: str, node: Any) -> None:
+    from testbed.rundir import start_ticks
+
+    ticks = start_ticks(node.pid)
+    state.processes[f"shell:{node.name}"] = ProcessRecord(
+        f"shell:{node.name}",
+        "shell",
+        node.pid,
+        ticks if ticks is not None else -1,
+        ["mnexec", kind, node.name],
+        "",
+    )
+    rundir.save(state)
+
+
+def _build(
+    topology: Topology,
+    addresses: AddressPlan,
+    options: MininetOptions,
+    rundir: RunDir,
+    state: RunState,
+    switch_cmd: Sequence[str],
+    nic_cmd: Sequence[str],
+    endpoints: Mapping[str, Any],
+    thrift_ports: Mapping[str, int],
+    names: Mapping[tuple[str, int, str, int], tuple[str, str]],
+    say: Progress,
+) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+    from mininet.link import Link
+    from mininet.net import Mininet
+    from mininet.node import Host
+
+    P4Switch = _switch_class()
+    switch_records: list[ProcessRecord] = []
+    seeds = {sw.name: options.seed + i for i, sw in enumerate(topology.switches)}
+
+    starter: SwitchStarter | None = None
+
+    def launch(node: Any) -> None:
+        assert starter is not None
+        ports = {port: intf.name for port, intf in node.intfs.items() if port != 0}
+        args = switch_args(
+            options.target,
+            topology,
+            node.name,
+            ports,
+            endpoints[node.name].address,
+            thrift_ports[node.name],
+            seeds[node.name],
+        )
+        switch_records.append(
+            starter.start(
+                SwitchLaunch(node.name, args, rundir.file("switches", f"{node.name}.log"))
+            )
+        )
+
+    say(
+        f"building a Mininet network: {topology.switch_count} switches, {topology.nic_count} hosts, {topology.link_count} veth pairs"
+    )
+    net = Mininet(
+        topo=None,
+        build=False,
+        controller=None,
+        autoSetMacs=False,
+        autoStaticArp=False,
+        waitConnected=False,
+    )
+    hosts = {}
+    for nic in topology.nics:
+        host = net.addHost(nic.name, cls=Host, ip=None)
+        _record_shell(rundir, state, "host", host)
+        # New interfaces in this namespace start with IPv6 off: no ND/MLD frames at all.
+        host.cmd("sysctl -q -w net.ipv6.conf.default.disable_ipv6=1")
+        hosts[nic.name] = host
+    for i, sw in enumerate(topology.switches):
+        node = net.addSwitch(sw.name, cls=P4Switch, launch=launch, dpid=f"{i + 1:x}")
+        _record_shell(rundir, state, "switch", node)
+    for link in topology.links():
+        lower_name, upper_name = names[(link.a.node, link.a.port, link.b.node, link.b.port)]
+        for interface in (lower_name, upper_name):
+            if not interface.startswith("nic") and interface not in state.interfaces:
+                state.interfaces.append(interface)
+        rundir.save(state)
+        lower_is_nic = link.a.node.startswith("nic")
+        lower_mac = (
+            addresses.nic_mac(link.a.node, link.a.port)
+            if lower_is_nic
+            else addresses.switch_mac(link.a.node)
+        )
+        net.addLink(
+            link.a.node,
+            link.b.node,
+            port1=link.a.port,
+            port2=link.b.port,
+            intfName1=lower_name,
+            intfName2=upper_name,
+            cls=Link,
+            addr1=lower_mac,
+            addr2=addresses.switch_mac(link.b.node),
+        )
+        rate = link_rate_mbit(link.rate_gbps, options.rate_scale)
+        lower_run = hosts[link.a.node].cmd if lower_is_nic else _run_root
+        _configure(lower_run, lower_name, rate)
+        _configure(_run_root, upper_name, rate)
+    say("starting switch processes")
+    starter = SwitchStarter(
+        rundir,
+        state,
+        switch_cmd,
+        fork_server=options.fork_server and use_fork_server(options.target, options.switch_command),
+        warm=options.program or DEFAULT_PROGRAM,
+    )
+    try:
+        net.start()
+    finally:
+        starter.close()
+    nic_records = []
+    for nic in topology.nics:
+        host = hosts[nic.name]
+        ports = {
+            str(plane): {"driver": "afpacket", "interface": layout.nic_interface(nic.name, plane)}
+            for plane in range(topology.plane_count)
+        }
+        config = nic_config(
+            rundir,
+            Path(state.topology_file),
+            nic.name,
+            ports,
+            options.seed + nic.index,
+            options.transport,
+        )
+        config_path = rundir.file("nics", f"{nic.name}.json")
+        config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+        nic_records.append(
+            spawn(
+                rundir,
+                state,
+                name=f"nic:{nic.name}",
+                kind="nic",
+                argv=[
+                    "mnexec",
+                    "-a",
+                    str(host.pid),
+                    *nic_cmd,
+                    "serve",
+                    "--config",
+                    str(config_path),
+                ],
+                log=rundir.file("nics", f"{nic.name}.log"),
+                netns_pid=host.pid,
+            )
+        )
+    return switch_records, nic_records

@@ -1,0 +1,41 @@
+"""Mininet mode on BMv2 (root, simple_switch_grpc and p4c on PATH; tests/conftest.py skips
+``bmv2`` tests where simple_switch_grpc is missing)."""
+
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import pytest
+
+from testbed import rundir as rd
+from testbed.mininet_mode import MininetOptions, up_mininet
+from testbed.traffic import run_transfer
+from topologies import load
+
+from .conftest import free_bases, nic_program
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.bmv2,
+    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet mode needs root"),
+]
+
+
+def test_tiny_on_bmv2_forwards_and_survives_a_link_cut() -> None:
+    tiny = load("tiny")
+    _udp, grpc = free_bases(tiny)
+    with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
+        options = MininetOptions(
+            root=Path(root), target="bmv2", grpc_base_port=grpc, nic_command=nic_program()
+        )
+        fabric = up_mininet("tiny", options).fabric
+        try:
+            assert fabric.state.target == "bmv2"
+            assert run_transfer(fabric, "nic0", "nic3", 64 * 1024, timeout=60).intact
+            fabric.link_down("p0-t0-0", "p0-t1-0")
+            assert run_transfer(fabric, "nic0", "nic3", 64 * 1024, timeout=60).intact
+            fabric.link_up("p0-t0-0", "p0-t1-0")
+        finally:
+            rd.teardown(fabric.rundir)

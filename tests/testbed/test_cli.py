@@ -1,0 +1,82 @@
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testbed import cli
+
+
+def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
+    try:
+        code = cli.main(argv)
+    except SystemExit as exc:  # argparse usage errors
+        code = int(exc.code or 0)
+    captured = capsys.readouterr()
+    return code, captured.out, captured.err
+
+
+def test_bad_topology_is_one_line_not_a_traceback(capsys, run_root: Path) -> None:
+    code, _out, err = run(["up", "no-such-topo", "--run-dir", str(run_root)], capsys)
+    assert code == 1
+    assert err.startswith("mrc-testbed up: no-such-topo: no such topology file")
+    assert "Traceback" not in err
+
+
+def test_invalid_topology_file_reports_the_key(capsys, run_root: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.yaml"
+    bad.write_text("planes: 2\nt0_per_plane: 2\nt1_per_plane: -2\nnics_per_t0: 2\n")
+    code, _out, err = run(["up", str(bad), "--run-dir", str(run_root)], capsys)
+    assert code == 1
+    assert "t1_per_plane: must be a positive integer, got -2" in err
+
+
+def test_bmv2_needs_mininet_mode(capsys, run_root: Path) -> None:
+    code, _out, err = run(["up", "tiny", "--target", "bmv2", "--run-dir", str(run_root)], capsys)
+    assert code == 1
+    assert "--target bmv2 needs --mode mininet" in err
+
+
+def test_usage_errors_exit_2(capsys) -> None:
+    assert run(["up"], capsys)[0] == 2
+    assert run(["link", "sideways", "a", "b"], capsys)[0] == 2
+    code, _out, err = run(["send", "nic0", "nic1", "--bytes", "lots"], capsys)
+    assert code == 2 and "'lots' is not a size" in err
+    code, _out, err = run(["up", "tiny", "--base-port", "80"], capsys)
+    assert code == 2 and "port 80 is outside 1024..65535" in err
+    code, _out, err = run(["up", "tiny", "--transport", "[1]"], capsys)
+    assert code == 2 and "--transport must be a JSON object" in err
+
+
+def test_sizes_accept_units() -> None:
+    assert cli._size("64K") == 65536
+    assert cli._size("16M") == 16 << 20
+    assert cli._size("1.5KiB") == 1536
+    assert cli._size("100") == 100
+
+
+def test_commands_on_no_run_say_so(capsys, run_root: Path) -> None:
+    code, _out, err = run(["status", "--run-dir", str(run_root)], capsys)
+    assert code == 1 and "no fabric is running" in err
+    code, _out, err = run(
+        ["link", "down", "p0-t0-0", "p0-t1-0", "--run-dir", str(run_root)], capsys
+    )
+    assert code == 1 and "no fabric is running" in err
+
+
+def test_down_with_nothing_running_succeeds(capsys, run_root: Path) -> None:
+    code, out, _err = run(["down", "--run-dir", str(run_root)], capsys)
+    assert (code, out.strip()) == (0, "nothing to stop")
+    code, out, _err = run(["down", "--all", "--run-dir", str(run_root)], capsys)
+    assert code == 0 and "nothing to stop" in out
+    code, out, _err = run(["down", "--name", "ghost", "--run-dir", str(run_root)], capsys)
+    assert (code, out.strip()) == (0, "ghost: nothing to stop")
+
+
+def test_mininet_mode_without_root_is_refused(
+    capsys, run_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr("os.geteuid", lambda: 1000)
+    code, _out, err = run(["up", "tiny", "--mode", "mininet", "--run-dir", str(run_root)], capsys)
+    assert code == 1
+    assert "--mode mininet needs root" in err

@@ -1,0 +1,118 @@
+"""``mrc-testbed down`` after the launcher was killed in the middle of ``up``."""
+
+from __future__ import annotations
+
+import shlex
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+from testbed import cli, layout
+from testbed import rundir as rd
+from topologies import load
+
+from .conftest import free_bases, nic_program, udp_port_taken
+
+# A "switch" that never serves P4Runtime: the launcher waits for it until it is killed.
+HANGING_SWITCH = shlex.join([sys.executable, "-c", "import time; time.sleep(600)"])
+
+
+@pytest.mark.integration
+def test_down_after_a_killed_launcher_leaves_nothing(short_root: Path) -> None:
+    tiny = load("tiny")
+    udp, grpc = free_bases(tiny)
+    log = (short_root / "launcher.log").open("wb")
+    launcher = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "testbed",
+            "up",
+            "tiny",
+            "--run-dir",
+            str(short_root),
+            "--base-port",
+            str(udp),
+            "--grpc-base-port",
+            str(grpc),
+            "--switch-command",
+            HANGING_SWITCH,
+            "--nic-command",
+            shlex.join(nic_program()),
+            "--timeout-start",
+            "600",
+        ],
+        stdout=log,
+        stderr=subprocess.STDOUT,
+        start_new_session=True,
+    )
+    run = rd.run_dir("tiny", short_root)
+    expected = tiny.switch_count + tiny.nic_count
+    deadline = time.monotonic() + 60
+    state = None
+    while time.monotonic() < deadline:
+        if run.has_state():
+            state = run.load()
+            sockets = list(run.path.glob("nics/*.sock"))
+            if len(state.processes) == expected and len(sockets) == tiny.nic_count:
+                break
+        time.sleep(0.05)
+    else:
+        launcher.kill()
+        output = (short_root / "launcher.log").read_text()
+        pytest.fail(f"the launcher did not start every process within 60 s:\n{output}")
+    launcher.kill()  # a crash: no cleanup of its own
+    launcher.wait()
+    assert state is not None
+    orphans = rd.marked_pids(state.run_id)
+    assert len(orphans) >= expected
+    assert any(udp_port_taken(udp + i) for i in range(2 * tiny.link_count))
+
+    assert cli.main(["down", "--run-dir", str(short_root)]) == 0
+
+    assert rd.marked_pids(state.run_id) == []
+    assert not run.path.exists()
+    assert not any(udp_port_taken(udp + i) for i in range(2 * tiny.link_count))
+    assert all(rd.start_ticks(pid) is None for pid in orphans)
+    assert cli.main(["down", "--run-dir", str(short_root)]) == 0  # idempotent
+
+
+@pytest.mark.integration
+def test_a_failed_up_stops_what_it_started(
+    short_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """A switch program that exits at once: up fails with its log, and nothing keeps running."""
+    tiny = load("tiny")
+    udp, grpc = free_bases(tiny)
+    crashing = shlex.join(
+        [sys.executable, "-c", "import sys; print('boom: bad flag'); sys.exit(3)"]
+    )
+    code = cli.main(
+        [
+            "up",
+            "tiny",
+            "--run-dir",
+            str(short_root),
+            "--base-port",
+            str(udp),
+            "--grpc-base-port",
+            str(grpc),
+            "--switch-command",
+            crashing,
+            "--nic-command",
+            shlex.join(nic_program()),
+        ]
+    )
+    err = capsys.readouterr().err
+    assert code == 1
+    assert "exit status 3 while starting" in err and "boom: bad flag" in err
+    run = rd.run_dir("tiny", short_root)
+    state = run.load()
+    assert state.phase == "failed"
+    assert rd.marked_pids(state.run_id) == []
+    assert cli.main(["down", "--run-dir", str(short_root)]) == 0
+    assert not run.path.exists()
+    assert not udp_port_taken(layout.udp_link_ports(tiny, udp)[("nic0", 0)].local)

@@ -1,0 +1,117 @@
+"""``mrc-testbed demo`` and the CLI flow, end to end in local mode."""
+
+from __future__ import annotations
+
+import json
+import shlex
+from pathlib import Path
+
+import pytest
+
+from testbed import cli
+from testbed import rundir as rd
+from testbed.demo import DemoOptions, run_demo
+from testbed.exceptions import ModeError
+from testbed.fabric import switch_command
+from testbed.local import LocalOptions
+from topologies import load
+
+from .conftest import free_bases, nic_program
+
+
+def _p4emu_switch_missing() -> bool:
+    try:
+        switch_command("p4emu")
+    except ModeError:
+        return True
+    return False
+
+
+pytestmark = [
+    pytest.mark.integration,
+    pytest.mark.skipif(
+        _p4emu_switch_missing(), reason="p4emu-switch (p4emu.server.main) is not installed yet"
+    ),
+]
+
+
+def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
+    udp, grpc = free_bases(load("tiny"))
+    local = LocalOptions(
+        name="demo",
+        root=short_root,
+        udp_base_port=udp,
+        grpc_base_port=grpc,
+        nic_command=nic_program(),
+    )
+    plot = short_root / "demo.png"
+    result = run_demo(DemoOptions(size=2 * 1024 * 1024, plot=plot, local=local))
+    assert result.intact
+    assert result.bytes_delivered_intact == result.size
+    assert 0 < result.cut_s < result.restore_s <= result.elapsed_s + 1.0
+    assert [p.name for p in result.phases] == ["before", "during", "after"]
+    assert sum(p.bytes for p in result.phases) == result.size
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    assert not rd.run_dir("demo", short_root).exists()  # torn down
+
+
+def test_cli_up_status_break_send_down(
+    short_root: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    udp, grpc = free_bases(load("tiny"))
+    base = ["--run-dir", str(short_root)]
+    nic = ["--nic-command", shlex.join(nic_program())]
+    assert (
+        cli.main(
+            [
+                "up",
+                "tiny",
+                *base,
+                "--base-port",
+                str(udp),
+                "--grpc-base-port",
+                str(grpc),
+                *nic,
+                "--json",
+            ]
+        )
+        == 0
+    )
+    up = json.loads(capsys.readouterr().out)
+    assert up["entries"] > 0 and set(up["phases"]) >= {"routes_installed", "nics_ready"}
+    try:
+        assert (
+            cli.main(
+                ["up", "tiny", *base, "--base-port", str(udp), "--grpc-base-port", str(grpc), *nic]
+            )
+            == 1
+        )
+        assert "tiny is already running" in capsys.readouterr().err
+        assert cli.main(["link", "down", "p1-t1-0", "p1-t0-1", *base]) == 0
+        assert capsys.readouterr().out.strip() == "link p1-t0-1 -- p1-t1-0 is now down"
+        assert cli.main(["port", "down", "nic2", "0", *base]) == 0
+        assert cli.main(["switch", "down", "p0-t1-1", *base]) == 0
+        capsys.readouterr()
+        assert cli.main(["status", "--json", *base]) == 0
+        status = json.loads(capsys.readouterr().out)
+        assert status["links_down"] == [["p1-t0-1", "p1-t1-0"]]
+        assert status["ports_down"] == [["nic2", 0]]
+        assert status["switches_down"] == ["p0-t1-1"]
+        assert cli.main(["send", "nic2", "nic0", "--bytes", "64K", *base]) == 0
+        assert "intact" in capsys.readouterr().out
+        assert cli.main(["link", "down", "p0-t0-0", "p1-t1-0", *base]) == 1
+        assert "there is no link" in capsys.readouterr().err
+        for command in (
+            ["switch", "up", "p0-t1-1"],
+            ["port", "up", "nic2", "0"],
+            ["link", "up", "p1-t0-1", "p1-t1-0"],
+        ):
+            assert cli.main([*command, *base]) == 0
+        capsys.readouterr()
+        assert cli.main(["status", "--check", *base]) == 0
+        output = capsys.readouterr().out
+        assert output.count("tables match the plan") == 8, output
+    finally:
+        assert cli.main(["down", *base]) == 0
+    assert "12 processes stopped" in capsys.readouterr().out
+    assert rd.list_runs(short_root) == []
