@@ -18,10 +18,11 @@
 #include "include/parser.p4"
 
 /*
- * Packets queued per egress port as ingress sees it: egress writes deq_qdepth (the
- * exact depth left behind by the packet being sent), ingress adds one for every packet
- * it sends to the port. Shared by both pipelines, hence declared at the top level.
- * Internal state: the control plane never writes it.
+ * Packets in the data queue (priority DATA_PRIORITY) of each egress port, as ingress
+ * sees it: egress writes deq_qdepth (the exact depth that queue keeps after a data
+ * packet leaves), ingress adds one for every packet it puts in that queue. Shared by
+ * both pipelines, hence declared at the top level. Internal state: the control plane
+ * never writes it. docs/switch-queues.md section 3.
  */
 register<bit<32>>(MAX_PORTS) port_qdepth_est;
 

@@ -1,8 +1,8 @@
 /*
  * mrc_switch: egress.
  *
- * 1. Resynchronise the ingress-side queue estimate: port_qdepth_est[port] = deq_qdepth
- *    (the packets still queued at this port after this one left).
+ * 1. Resynchronise the ingress-side estimate of the data queue: on a data-queue
+ *    departure, port_qdepth_est[port] = deq_qdepth (the packets still in that queue).
  * 2. RED-like ECN marking on the exact enq_qdepth, data queue only, per port class
  *    (parameters bridged from ingress in metadata).
  * 3. Optional MAC rewrite per egress port; counters.
@@ -35,8 +35,12 @@ control MrcEgress(inout headers_t hdr,
     }
 
     apply {
-        port_qdepth_est.write((bit<32>)standard_metadata.egress_port,
-                              (bit<32>)standard_metadata.deq_qdepth);
+        /* deq_qdepth counts this packet's own priority queue: only a data-queue
+         * departure resynchronises the data-queue estimate. */
+        if (meta.in_data_queue == 1) {
+            port_qdepth_est.write((bit<32>)standard_metadata.egress_port,
+                                  (bit<32>)standard_metadata.deq_qdepth);
+        }
 
         /* Mark probability: 0 up to ecn_min_qdepth, rising linearly to
          * ecn_max_prob / 65536 just below ecn_max_qdepth, 1 from ecn_max_qdepth on.

@@ -149,8 +149,9 @@ struct metadata_t {
     bit<16>      queue_limit;
 
     /* Queueing and trimming. */
-    bit<32>      queue_estimate;      /* packets queued at egress_spec, from port_qdepth_est */
+    bit<32>      queue_estimate;      /* data-queue packets at egress_spec (port_qdepth_est) */
     bit<1>       high_priority;       /* goes to the control queue */
+    bit<1>       in_data_queue;       /* enqueued at DATA_PRIORITY: tracked by port_qdepth_est */
     bit<16>      srh_bytes;
     bit<16>      l4_bytes;            /* UDP + BTH [+ TSETH] + RETH */
 }

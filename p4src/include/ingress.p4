@@ -13,9 +13,10 @@
  *    A route miss is a counted no-route drop (or a punt). Headers are rewritten (shift,
  *    End, hop limit) only once the packet is known to leave on a front-panel port.
  * 4. Egress-port status and class (egress_port_config, port_class_params).
- * 5. Queue: read the occupancy estimate of the egress port (register port_qdepth_est,
- *    kept by egress); trim trimmable data over the trim threshold (truncate + TRIMMED
- *    DSCP + control queue), drop other data over the queue limit, pick the priority.
+ * 5. Queue: read the data-queue occupancy estimate of the egress port (register
+ *    port_qdepth_est, kept by egress); trim trimmable data over the trim threshold
+ *    (truncate + TRIMMED DSCP + control queue), drop other data over the queue limit,
+ *    pick the priority.
  *    docs/switch-queues.md explains why this happens here and not in egress.
  */
 #ifndef MRC_INGRESS_P4
@@ -192,6 +193,7 @@ control MrcIngress(inout headers_t hdr,
         meta.egress_port_class = PORT_CLASS_FABRIC;
         meta.egress_port_up = 1;
         meta.high_priority = 0;
+        meta.in_data_queue = 0;
 
         switch_config.apply();
 
@@ -265,7 +267,9 @@ control MrcIngress(inout headers_t hdr,
                         } else {
                             drop_packet(DROP_NO_ROUTE, standard_metadata.ingress_port);
                         }
-                    } else if (meta.route_to_cpu == 1) {
+                    } else if (meta.route_to_cpu == 1
+                               || standard_metadata.egress_spec == CPU_PORT) {
+                        /* to_cpu, or forward(CPU_PORT): a punt, carried as received */
                         punt_packet(PUNT_ROUTE_TO_CPU);
                     } else if (hdr.ipv6.hop_limit <= 1) {
                         if (meta.punt_hop_limit == 1) {
@@ -375,13 +379,19 @@ control MrcIngress(inout headers_t hdr,
                 drop_local.count((bit<32>)meta.drop_port);
             }
         } else {
-            /* One more packet queued at egress_spec until egress resynchronises. */
-            port_qdepth_est.write((bit<32>)standard_metadata.egress_spec,
-                                  meta.queue_estimate + 1);
             if (meta.high_priority == 1) {
                 standard_metadata.priority = meta.control_priority;
             } else {
                 standard_metadata.priority = DATA_PRIORITY;
+            }
+            /* The estimate follows the data queue only (enq_qdepth / deq_qdepth count
+             * the packet's own priority queue): one more packet there until egress
+             * resynchronises. With control_priority = DATA_PRIORITY everything shares
+             * that queue and counts. */
+            if (standard_metadata.priority == DATA_PRIORITY) {
+                meta.in_data_queue = 1;
+                port_qdepth_est.write((bit<32>)standard_metadata.egress_spec,
+                                      meta.queue_estimate + 1);
             }
             if (meta.verdict == VERDICT_PUNT) {
                 hdr.cpu_in.setValid();

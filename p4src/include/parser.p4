@@ -15,7 +15,8 @@
 
 error {
     Ipv6VersionNotSix,          /* ethertype 0x86DD but version != 6 */
-    SrhSegmentsLeftTooLarge     /* segments_left > last_entry + 1 (RFC 8754 4.3.1) */
+    SrhSegmentsLeftTooLarge,    /* segments_left > last_entry + 1 (RFC 8754 4.3.1.1) */
+    SrhListExceedsHeader        /* last_entry > hdr_ext_len / 2 - 1 (RFC 8754 4.3.1.1) */
 }
 
 parser MrcParser(packet_in packet,
@@ -63,9 +64,14 @@ parser MrcParser(packet_in packet,
         }
     }
 
+    /* RFC 8754 4.3.1.1 checks: the segment list must fit in the header (hdr_ext_len,
+     * in 8-byte units, holds 2 per SID) and segments_left must index it. Without the
+     * first check the SID loop would read the inner header as SIDs. */
     state parse_srh_type4 {
         verify((bit<9>)hdr.srh.segments_left <= (bit<9>)hdr.srh.last_entry + 1,
                error.SrhSegmentsLeftTooLarge);
+        verify((bit<9>)hdr.srh.last_entry + 1 <= (bit<9>)(hdr.srh.hdr_ext_len >> 1),
+               error.SrhListExceedsHeader);
         meta.srh_sids_total = hdr.srh.last_entry + 1;
         /* wraps to 255 when segments_left == 0: then no SID is saved, none is needed */
         meta.srh_next_sid_idx = hdr.srh.segments_left - 1;
