@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
+from finsy.proto import p4r, p4r_grpc, rpc_code
 
 from controller.artifacts import Pipeline
 from controller.endpoints import Endpoint
@@ -29,8 +29,8 @@ from controller.exceptions import (
     UnreachableError,
     WriteError,
 )
+from p4emu.server.status import decode_batch_error
 
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
 DEFAULT_ELECTION_ID = 1
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
 DEFAULT_RPC_TIMEOUT_S = 60.0
@@ -67,17 +67,7 @@ def _from_uint128(message: p4r.Uint128) -> int:
 
 def per_update_errors(error: grpc.RpcError) -> list[p4r.Error]:
     """The ``p4.v1.Error`` of each update of a failed Write (empty if none are attached)."""
-    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in metadata or ():
-        if key == STATUS_DETAILS_KEY:
-            status = rpc_status.Status.FromString(value)
-            errors = []
-            for detail in status.details:
-                item = p4r.Error()
-                if detail.Unpack(item):
-                    errors.append(item)
-            return errors
-    return []
+    return decode_batch_error(error)
 
 
 def describe_rpc_error(error: grpc.RpcError) -> tuple[str, str]:

@@ -52,7 +52,8 @@ def _summary(failed: Sequence[p4r.Error], total: int) -> str:
 
 def decode_batch_error(error: grpc.RpcError) -> list[p4r.Error]:
     """Client side: the per-update errors of a failed Write (empty if none are attached)."""
-    for key, value in error.trailing_metadata() or ():
+    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in metadata or ():
         if key == STATUS_DETAILS_KEY:
             status = rpc_status.Status.FromString(value)
             errors = []
