@@ -805,9 +805,8 @@ class BodyCompiler:
             if expr is None:
                 if param.default is not None:
                     expr = param.default
-                elif param.direction == "out" or param.is_optional:
-                    pass
-                else:
+                elif param.direction != "out" and not param.is_optional:
+                    # an omitted `out` or optional argument is simply left unbound
                     raise compile_error(node, f"missing argument for {param.name}")
             if isinstance(type_, t.ExternType) or (
                 isinstance(type_, t.SpecializedType) and isinstance(type_.base, t.ExternType)

@@ -29,7 +29,9 @@ from p4emu.server.service import P4RuntimeService, start_grpc_server
 from p4emu.server.switch_device import SwitchDevice, SwitchSettings
 
 log = logging.getLogger("p4emu.server")
-HOUSEKEEPING_PERIOD_S = 0.01
+# Digest batching, idle timeouts and late departures are checked this often; hundreds of idle
+# switches in local mode must not keep the CPUs busy.
+HOUSEKEEPING_PERIOD_S = 0.05
 _LEVELS = {
     "trace": logging.DEBUG,
     "debug": logging.DEBUG,
