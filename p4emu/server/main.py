@@ -151,6 +151,20 @@ class SwitchProcess:
         driver = self.drivers.get(port)
         if driver is None:
             return  # no interface on that port: the frame leaves into nothing, as in BMv2
+        delay_us = self.options.link_delays_us.get(port)
+        if delay_us:
+            # Link delay: the frame goes on the wire delay_us after it left the switch. The
+            # timer is set on the reactor thread (this may run on a gRPC thread: PacketOut).
+            due = time.monotonic() + delay_us / 1e6
+            self.reactor.call_soon(
+                lambda: self.reactor.call_at(due, lambda: self._send(port, driver, frame))
+            )
+            return
+        self._send(port, driver, frame)
+
+    def _send(self, port: int, driver: PortDriver, frame: bytes) -> None:
+        if not self.device.is_port_up(port):
+            return  # the cable was cut while the frame was in flight
         pcap = self.pcaps.get((port, "out"))
         if pcap is not None:
             pcap.write(frame, time.time_ns() // 1000)

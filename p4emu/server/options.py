@@ -46,6 +46,7 @@ class SwitchOptions:
     grpc_host: str = "127.0.0.1"
     grpc_port: int = 9559
     seed: int = 0
+    link_delays_us: dict[int, float] = field(default_factory=dict)
     ignored: tuple[str, ...] = field(default=())
 
     @property
@@ -95,6 +96,13 @@ def _main_parser() -> _Parser:
     parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR")
     parser.add_argument("--thrift-port", type=int, help="accepted for compatibility; ignored")
     parser.add_argument("--seed", type=int, default=0, help="seed of random() and hash random")
+    parser.add_argument(
+        "--link-delay-us",
+        action="append",
+        default=[],
+        metavar="PORT=US",
+        help="hold frames sent on PORT for US microseconds (link delay emulation)",
+    )
     parser.add_argument("--no-p4", action="store_true", help="start without a program")
     parser.add_argument("program", nargs="?", type=Path)
     return parser
@@ -172,6 +180,7 @@ def parse_options(argv: list[str]) -> SwitchOptions:
             raise OptionsError(
                 f"p4emu-switch: port {spec.port} is the {role} port; it cannot have -i"
             )
+    link_delays = _link_delays(main.link_delay_us, {spec.port for spec in interfaces})
     host, port = split_grpc_address(target.grpc_server_addr)
     return SwitchOptions(
         program=main.program,
@@ -189,5 +198,30 @@ def parse_options(argv: list[str]) -> SwitchOptions:
         grpc_host=host,
         grpc_port=port,
         seed=main.seed,
+        link_delays_us=link_delays,
         ignored=("--thrift-port",) if main.thrift_port is not None else (),
     )
+
+
+def _link_delays(items: list[str], ports: set[int]) -> dict[int, float]:
+    delays: dict[int, float] = {}
+    for item in items:
+        port_text, eq, value_text = item.partition("=")
+        try:
+            port, delay = int(port_text, 0), float(value_text)
+        except ValueError:
+            raise OptionsError(
+                f"p4emu-switch: --link-delay-us {item!r}: expected PORT=MICROSECONDS"
+            ) from None
+        if not eq or not delay >= 0 or delay != delay or delay == float("inf"):
+            raise OptionsError(
+                f"p4emu-switch: --link-delay-us {item!r}: the delay must be a finite number >= 0"
+            )
+        if port not in ports:
+            raise OptionsError(
+                f"p4emu-switch: --link-delay-us {item!r}: port {port} has no -i interface"
+            )
+        if port in delays:
+            raise OptionsError(f"p4emu-switch: --link-delay-us: port {port} is given twice")
+        delays[port] = delay
+    return delays

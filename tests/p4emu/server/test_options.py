@@ -79,3 +79,42 @@ def test_bad_command_lines_are_specific(argv: list[str], message: str) -> None:
 def test_program_and_no_p4_conflict(program: Path) -> None:
     with pytest.raises(OptionsError, match=r"either --no-p4 or a PROGRAM\.p4"):
         parse_options(["--no-p4", str(program)])
+
+
+def test_link_delays_per_port(program: Path) -> None:
+    options = parse_options(
+        [
+            "-i",
+            "1@veth1",
+            "-i",
+            "2@veth2",
+            "--link-delay-us",
+            "1=5.5",
+            "--link-delay-us",
+            "2=0",
+            str(program),
+        ]
+    )
+    assert options.link_delays_us == {1: 5.5, 2: 0.0}
+
+
+@pytest.mark.parametrize(
+    ("value", "message"),
+    [
+        ("1", "expected PORT=MICROSECONDS"),
+        ("x=1", "expected PORT=MICROSECONDS"),
+        ("1=-2", "finite number >= 0"),
+        ("1=nan", "finite number >= 0"),
+        ("3=1", "port 3 has no -i interface"),
+    ],
+)
+def test_bad_link_delays(value: str, message: str) -> None:
+    with pytest.raises(OptionsError, match=message):
+        parse_options(["--no-p4", "-i", "1@veth1", "--link-delay-us", value])
+
+
+def test_link_delay_given_twice() -> None:
+    with pytest.raises(OptionsError, match="port 1 is given twice"):
+        parse_options(
+            ["--no-p4", "-i", "1@veth1", "--link-delay-us", "1=1", "--link-delay-us", "1=2"]
+        )

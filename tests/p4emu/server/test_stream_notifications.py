@@ -115,3 +115,58 @@ def test_idle_entries_are_reported_once_until_hit_again(rig) -> None:
     host.send(frame(0x333))  # a hit re-arms the timeout
     collect(0.6)
     assert len(notifications) == 2
+
+
+def test_link_delay_holds_frames_in_order() -> None:
+    """--link-delay-us: frames leave the port no earlier than the delay, in order."""
+    program = Path(__file__).parent / "programs" / "p4rt_demo.p4"
+    hosts = []
+    specs = []
+    for port in (1, 2):
+        host = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+        host.bind(("127.0.0.1", 0))
+        switch_side = free_udp_port()
+        host.connect(("127.0.0.1", switch_side))
+        host.settimeout(5)
+        hosts.append(host)
+        specs.append(f"--interface={port}@udp:{switch_side}/{host.getsockname()[1]}")
+    delay_s = 0.25
+    options = parse_options(
+        [
+            *specs,
+            "--link-delay-us",
+            f"2={delay_s * 1e6}",
+            str(program),
+            "--",
+            "--grpc-server-addr",
+            "127.0.0.1:0",
+        ]
+    )
+    process = SwitchProcess(options)
+    process.start()
+    try:
+        with P4RuntimeClient(f"127.0.0.1:{process.grpc_port}") as client:
+            client.fetch_p4info()
+            client.insert(
+                client.table_entry(
+                    "DemoIngress.l2_fwd",
+                    {"hdr.ethernet.dst": 0xB},
+                    "DemoIngress.forward",
+                    {"port": 2},
+                )
+            )
+        frames = [
+            (0xB).to_bytes(6, "big") + bytes(6) + b"\x88\xb5" + bytes([i]) * 20 for i in range(5)
+        ]
+        sent_at = time.monotonic()
+        for item in frames:
+            hosts[0].send(item)
+        received = [hosts[1].recv(2048)]
+        first_arrival = time.monotonic()
+        received += [hosts[1].recv(2048) for _ in frames[1:]]
+        assert received == frames
+        assert first_arrival - sent_at >= delay_s
+    finally:
+        process.close()
+        for host in hosts:
+            host.close()
