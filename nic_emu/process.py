@@ -7,6 +7,11 @@ socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock, and the cor
 state change. A port taken down over the control socket is a cut cable: the core is told
 (``set_port_state``) and the driver neither sends nor delivers frames on it.
 
+A port with a link delay (``delay_us``) holds each transmitted frame in its
+:class:`~nic_emu.delay_line.DelayLine` and puts it on the wire once the delay has passed:
+the loop wakes for the earliest held frame as it does for the core's timer, and a port
+taken down drops what it holds (frames still on the cable).
+
 The event log is drained after every step: each record becomes a JSON line in the
 ``events`` file (flushed at once) and feeds the repath measurement of the transfer it
 belongs to; nothing accumulates in memory.
@@ -33,6 +38,7 @@ from nic_emu.config import TransportMode
 from nic_emu.connection import Connection, QpState
 from nic_emu.control import ControlServer, Field, RequestError, check_fields
 from nic_emu.core import NicCore
+from nic_emu.delay_line import DelayLine, delay_ns
 from nic_emu.driver import service
 from nic_emu.events import EventLog
 from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
@@ -88,6 +94,9 @@ class NicProcess:
         self.ports: dict[int, PortDriver] = {}
         self._port_readers: dict[int, tuple[int, PortDriver]] = {}
         self.port_up = [False] * self.core.plane_count
+        self.delay_lines: dict[int, DelayLine] = {}  # planes whose link has a delay
+        self.release_at: int | None = None  # when the earliest held frame is due
+        self._now = 0  # the time of the service step in progress (for _transmit)
         self.selector: selectors.BaseSelector = selectors.SelectSelector()  # us timeouts
         self.control = ControlServer(config.control, self.handle_request)
         self.deadline: int | None = None
@@ -105,7 +114,15 @@ class NicProcess:
         self.retiring: deque[tuple[int, int]] = deque()  # (when, QPN) of finished QPs
         self.hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nic-emu-sha256")
         self.counters = dict.fromkeys(
-            ("tx_port_down", "rx_port_down", "records_logged", "records_not_logged"), 0
+            (
+                "tx_port_down",
+                "rx_port_down",
+                "tx_delayed",
+                "tx_held_dropped",
+                "records_logged",
+                "records_not_logged",
+            ),
+            0,
         )
         self.running: dict[int, SendTransfer] = {}  # transfers not finished yet
         self._events_file: IO[str] | None = None
@@ -130,6 +147,8 @@ class NicProcess:
         for plane, spec in sorted(self.config.ports.items()):
             self.ports[plane] = self._open_port(spec)
             self.port_up[plane] = True
+            if spec.delay_us > 0:
+                self.delay_lines[plane] = DelayLine(delay_ns(spec.delay_us))
             self._port_readers[plane] = (plane, self.ports[plane])
             self.selector.register(self.ports[plane], selectors.EVENT_READ, plane)
         for plane in range(self.core.plane_count):
@@ -234,6 +253,8 @@ class NicProcess:
             wake = self.next_housekeeping
             if self.deadline is not None and self.deadline < wake:
                 wake = self.deadline
+            if self.release_at is not None and self.release_at < wake:
+                wake = self.release_at
             timeout = max(0, wake - now) / NS_PER_S if not self.jobs else 0.0
             port_ready = False
             for key, mask in select(timeout):
@@ -244,6 +265,8 @@ class NicProcess:
             if port_ready:
                 self._read_ports()
             now = time.monotonic_ns()
+            if self.release_at is not None and now >= self.release_at:
+                self.release_due(now)
             if self.deadline is not None and now >= self.deadline:
                 self.core.handle_timer(now)
                 self.service(now)
@@ -278,6 +301,9 @@ class NicProcess:
 
     def service(self, now: int) -> None:
         """The driver step: flush frames to the ports, keep the deadline, handle events."""
+        if self.release_at is not None and now >= self.release_at:
+            self.release_due(now)  # held frames go first, also during long bursts of input
+        self._now = now
         deadline, events = service(self.core, now, self._transmit)
         self.deadline = deadline
         if events:
@@ -285,12 +311,53 @@ class NicProcess:
         if self.log.records:
             self._drain_log()
 
+    def transmit(self, plane: int, frame: bytes, now: int) -> None:
+        """Put ``frame``, transmitted at ``now``, on plane ``plane``'s port: at once, or
+        held for the port's link delay."""
+        self._now = now
+        self._transmit(plane, frame)
+
     def _transmit(self, plane: int, frame: bytes) -> None:
         port = self.ports.get(plane)
         if port is None or not self.port_up[plane]:
             self.counters["tx_port_down"] += 1
             return
-        port.send(frame)
+        line = self.delay_lines.get(plane)
+        if line is None:
+            port.send(frame)
+            return
+        due = line.push(frame, self._now)
+        self.counters["tx_delayed"] += 1
+        if self.release_at is None or due < self.release_at:
+            self.release_at = due
+
+    def release_due(self, now: int) -> None:
+        """Put on the wire every held frame whose delay has passed at ``now`` (per port,
+        oldest first) and move :attr:`release_at` to the next one due."""
+        release_at: int | None = None
+        for plane, line in self.delay_lines.items():
+            frames = line.pop_due(now)
+            if frames:
+                send = self.ports[plane].send
+                for frame in frames:
+                    send(frame)
+            due = line.next_due()
+            if due is not None and (release_at is None or due < release_at):
+                release_at = due
+        self.release_at = release_at
+
+    def drop_held(self, plane: int) -> int:
+        """A port went down: the frames it holds were on the cable and are lost."""
+        line = self.delay_lines.get(plane)
+        if line is None:
+            return 0
+        dropped = line.clear()
+        self.counters["tx_held_dropped"] += dropped
+        self.release_at = min(
+            (due for due in (ln.next_due() for ln in self.delay_lines.values()) if due is not None),
+            default=None,
+        )
+        return dropped
 
     def _on_wake(self, mask: int) -> None:
         assert self._wake_r is not None
@@ -590,6 +657,8 @@ class NicProcess:
                 f"port: plane {plane} is out of range (planes 0..{self.core.plane_count - 1})"
             )
         self.port_up[plane] = up
+        if not up:
+            self.drop_held(plane)
         self.core.set_port_state(plane, up, now)
         return {"plane": plane, "up": up}
 
@@ -605,6 +674,8 @@ class NicProcess:
                 "driver": dict(port.counters) if port is not None else {},
                 "frames_tx": self.core.plane_tx[p],
                 "frames_rx": self.core.plane_rx[p],
+                "delay_us": self.delay_lines[p].delay_ns / 1000 if p in self.delay_lines else 0.0,
+                "frames_held": len(self.delay_lines[p]) if p in self.delay_lines else 0,
             }
         return {
             "nic": self.name,

@@ -15,6 +15,7 @@ from __future__ import annotations
 import difflib
 import ipaddress
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -32,6 +33,7 @@ CONFIG_KEYS = ("nic", "topology", "ports", "control", "events", "seed", "transpo
 REQUIRED_KEYS = ("nic", "topology", "ports", "control", "events")
 UDP_PORT_KEYS = ("driver", "local", "peer")
 AFPACKET_PORT_KEYS = ("driver", "interface")
+OPTIONAL_PORT_KEYS = ("delay_us",)  # one-way link delay added by this sender, default 0
 UNIX_PATH_MAX = 107  # sun_path is 108 bytes including the terminating NUL
 IFNAMSIZ = 15
 # Ethernet 14 + outer IPv6 40 + inner IPv6 40 + UDP 8 + BTH 12 + TSETH 4 + RETH 16
@@ -67,12 +69,14 @@ class UdpPortSpec:
     plane: int
     local: tuple[str, int]
     peer: tuple[str, int]
+    delay_us: float = 0.0  # frames go on the socket this long after they are transmitted
 
 
 @dataclass(frozen=True, slots=True)
 class AfPacketPortSpec:
     plane: int
     interface: str
+    delay_us: float = 0.0
 
 
 PortSpec = UdpPortSpec | AfPacketPortSpec
@@ -275,21 +279,36 @@ def _port(key: str, plane: int, spec: object) -> PortSpec:
             f"{key}.driver", f"unknown driver {driver!r} (known: 'udp', 'afpacket')"
         )
     for name in spec:
-        if name not in allowed:
-            raise ServeConfigError(f"{key}.{name}", f"unknown key for a {driver} port")
+        if name not in allowed and name not in OPTIONAL_PORT_KEYS:
+            known = (*allowed, *OPTIONAL_PORT_KEYS)
+            raise ServeConfigError(
+                f"{key}.{name}", f"unknown key for a {driver} port{_suggest(name, known)}"
+            )
     for name in allowed:
         if name not in spec:
             raise ServeConfigError(f"{key}.{name}", "missing field")
+    delay_us = _delay_us(f"{key}.delay_us", spec.get("delay_us", 0.0))
     if driver == "udp":
         return UdpPortSpec(
-            plane, _address(f"{key}.local", spec["local"]), _address(f"{key}.peer", spec["peer"])
+            plane,
+            _address(f"{key}.local", spec["local"]),
+            _address(f"{key}.peer", spec["peer"]),
+            delay_us,
         )
     interface = spec["interface"]
     if not isinstance(interface, str) or not re.fullmatch(rf"[^\s/:]{{1,{IFNAMSIZ}}}", interface):
         raise ServeConfigError(
             f"{key}.interface", f"{interface!r} is not a Linux interface name (1-15 characters)"
         )
-    return AfPacketPortSpec(plane, interface)
+    return AfPacketPortSpec(plane, interface, delay_us)
+
+
+def _delay_us(key: str, raw: object) -> float:
+    if isinstance(raw, bool) or not isinstance(raw, int | float):
+        raise ServeConfigError(key, f"must be a number of microseconds >= 0, got {raw!r}")
+    if not math.isfinite(raw) or raw < 0:
+        raise ServeConfigError(key, f"must be a finite number of microseconds >= 0, got {raw!r}")
+    return float(raw)
 
 
 def _address(key: str, raw: object) -> tuple[str, int]:

@@ -22,8 +22,10 @@ __all__ = [
     "NOMINAL_FRAME_BYTES",
     "UdpEnd",
     "grpc_endpoints",
+    "link_delay_args",
     "link_interface_names",
     "nic_interface",
+    "port_delays_us",
     "queue_rate_pps",
     "switch_interface",
     "udp_link_ports",
@@ -55,12 +57,14 @@ class UdpEnd:
         """p4emu-switch's ``-i PORT@udp:LOCAL->PEER``."""
         return f"{self.port}@udp:{self.local}->{self.peer}"
 
-    def nic_port_config(self) -> dict[str, str]:
-        """The port entry of a nic-emu config (docs/nic-emu-process.md)."""
+    def nic_port_config(self, delay_us: float = 0.0) -> dict[str, str | float]:
+        """The port entry of a nic-emu config (docs/nic-emu-process.md); the NIC delays
+        the frames it sends on this link by ``delay_us``."""
         return {
             "driver": "udp",
             "local": f"{LOOPBACK}:{self.local}",
             "peer": f"{LOOPBACK}:{self.peer}",
+            "delay_us": delay_us,
         }
 
 
@@ -85,6 +89,22 @@ def udp_link_ports(
         ends[(link.a.node, link.a.port)] = UdpEnd(link.a.node, link.a.port, lower, upper)
         ends[(link.b.node, link.b.port)] = UdpEnd(link.b.node, link.b.port, upper, lower)
     return ends
+
+
+def port_delays_us(topology: Topology, node: str) -> dict[int, float]:
+    """The one-way delay (us) of the link on each port of ``node`` (a switch port, or a
+    NIC's plane), per-link overrides included: what that end adds to the frames it sends."""
+    return {link.endpoint(node).port: link.delay_us for link in topology.links_of(node)}
+
+
+def link_delay_args(topology: Topology, switch: str) -> list[str]:
+    """p4emu-switch's ``--link-delay-us PORT=US`` for each port of ``switch`` whose link
+    has a delay (ports without one are left out: no delay is p4emu-switch's default)."""
+    args: list[str] = []
+    for port, delay in sorted(port_delays_us(topology, switch).items()):
+        if delay > 0:
+            args += ["--link-delay-us", f"{port}={delay!r}"]
+    return args
 
 
 def grpc_endpoints(

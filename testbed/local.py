@@ -146,7 +146,7 @@ def nic_config(
     rundir: RunDir,
     topology_file: Path,
     nic: str,
-    ports: Mapping[str, Mapping[str, str]],
+    ports: Mapping[str, Mapping[str, Any]],
     seed: int,
     transport: Mapping[str, Any],
 ) -> dict[str, Any]:
@@ -161,6 +161,18 @@ def nic_config(
         "events": str(rundir.file("nics", f"{nic}.events.jsonl")),
         "seed": seed,
         "transport": dict(transport),
+    }
+
+
+def nic_ports(
+    topology: Topology, nic: str, udp: Mapping[tuple[str, int], layout.UdpEnd]
+) -> dict[str, dict[str, Any]]:
+    """The ``ports`` of a NIC's config: one loopback-UDP port per plane, delaying what the
+    NIC sends by its link's ``delay_us``."""
+    delays = layout.port_delays_us(topology, nic)
+    return {
+        str(plane): udp[(nic, plane)].nic_port_config(delays[plane])
+        for plane in range(topology.plane_count)
     }
 
 
@@ -179,6 +191,7 @@ def switch_args(
     args = ["--device-id", "0"]
     for port in sw.ports:
         args += ["-i", udp[(switch, port)].switch_arg()]
+    args += layout.link_delay_args(topology, switch)  # each end delays what it sends
     args += [
         "--cpu-port",
         str(settings.cpu_port),
@@ -226,9 +239,9 @@ def local_notes(topology: Topology, rate_scale: float) -> list[str]:
     ]
     if any(delay > 0 for delay in delays):
         notes.append(
-            f"link delay {', '.join(f'{d:g}' for d in delays)} us is not emulated in local mode "
-            "(p4emu-switch has no per-port delay); each hop costs what loopback UDP and the "
-            "switch process cost"
+            f"link delay {', '.join(f'{d:g}' for d in delays)} us is added by each link's "
+            "sender (p4emu-switch --link-delay-us, nic-emu delay_us), on top of what loopback "
+            "UDP and the Python processes cost per hop"
         )
     return notes
 
@@ -292,15 +305,11 @@ def up_local(
             try:
                 nic_records = []
                 for nic in topology.nics:
-                    ports = {
-                        str(plane): udp[(nic.name, plane)].nic_port_config()
-                        for plane in range(topology.plane_count)
-                    }
                     config = nic_config(
                         rundir,
                         topology_file,
                         nic.name,
-                        ports,
+                        nic_ports(topology, nic.name, udp),
                         options.seed + nic.index,
                         options.transport,
                     )

@@ -77,6 +77,42 @@ def test_transport_understands_mode_cc_floats_and_bools(good: dict[str, Any]) ->
     assert config.transport.trace_packets
 
 
+def test_ports_take_an_optional_delay_us(good: dict[str, Any]) -> None:
+    assert parse_serve_config(good).ports[0].delay_us == 0.0  # default: no delay
+    config = parse_serve_config(edited(good, "ports.0.delay_us", 2))
+    assert config.ports[0].delay_us == 2.0 and config.ports[1].delay_us == 0.0
+    afpacket = edited(good, "ports.1", {"driver": "afpacket", "interface": "v0", "delay_us": 5.5})
+    assert parse_serve_config(afpacket).ports[1] == AfPacketPortSpec(1, "v0", 5.5)
+
+
+@pytest.mark.parametrize(
+    ("value", "words"),
+    [
+        (-1, "must be a finite number of microseconds >= 0"),
+        (float("inf"), "finite"),
+        (float("nan"), "finite"),
+        ("2", "must be a number of microseconds"),
+        (True, "must be a number of microseconds"),
+        (None, "must be a number of microseconds"),
+    ],
+)
+def test_a_bad_delay_us_is_named(good: dict[str, Any], value: object, words: str) -> None:
+    error = problem(edited(good, "ports.0.delay_us", value))
+    assert error.key == "ports.0.delay_us" and words in str(error)
+
+
+def test_a_misspelt_delay_is_an_unknown_key_with_a_suggestion(good: dict[str, Any]) -> None:
+    error = problem(edited(good, "ports.0.delay", 2))
+    assert error.key == "ports.0.delay" and "did you mean 'delay_us'" in str(error)
+
+
+def test_cli_names_a_bad_delay_us(
+    good: dict[str, Any], tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    err = run_serve(tmp_path, edited(good, "ports.1.delay_us", -0.5), capsys)
+    assert "ports.1.delay_us" in err
+
+
 def test_afpacket_port_spec(good: dict[str, Any]) -> None:
     config = parse_serve_config(edited(good, "ports.1", {"driver": "afpacket", "interface": "v1"}))
     assert config.ports[1] == AfPacketPortSpec(1, "v1")

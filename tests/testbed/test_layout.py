@@ -35,7 +35,9 @@ def test_first_link_gets_base_on_its_lower_end() -> None:
         "driver": "udp",
         "local": "127.0.0.1:30000",
         "peer": "127.0.0.1:30001",
+        "delay_us": 0.0,
     }
+    assert ends[("nic0", 0)].nic_port_config(2.5)["delay_us"] == 2.5
 
 
 def test_port_block_must_fit_below_65536() -> None:

@@ -6,12 +6,37 @@ from pathlib import Path
 
 import pytest
 
+from p4emu.server.options import parse_options
 from testbed import layout
 from testbed import rundir as rd
 from testbed.exceptions import PortInUseError, RunDirError, UsageError
 from testbed.fabric import Fabric
-from testbed.local import check_ports_free, local_notes, nic_config, switch_argv, write_topology
-from topologies import load
+from testbed.local import (
+    check_ports_free,
+    local_notes,
+    nic_config,
+    nic_ports,
+    switch_argv,
+    write_topology,
+)
+from topologies import load, loads
+
+# tiny with 3 us links, 0 us on plane 1 and overrides on one NIC link and one T0-T1 link.
+DELAYED = """
+name: delayed
+planes:
+  - {}
+  - link_defaults: {delay_us: 0}
+t0_per_plane: 2
+t1_per_plane: 2
+nics_per_t0: 2
+link_defaults: {delay_us: 3}
+links:
+  - between: [p0-t0-1, p0-t1-0]
+    delay_us: 5.5
+  - between: [nic3, p1-t0-1]
+    delay_us: 200
+"""
 
 
 def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
@@ -60,10 +85,49 @@ def test_ports_in_use_are_named() -> None:
             check_ports_free([], [port])
 
 
+def _delay_args(argv: list[str]) -> dict[str, str]:
+    """``--link-delay-us PORT=US`` options as {PORT: US}; they must come before ``--``."""
+    at = [i for i, arg in enumerate(argv) if arg == "--link-delay-us"]
+    assert all(i < argv.index("--") for i in at)
+    return dict(argv[i + 1].split("=") for i in at)
+
+
+def test_switch_command_lines_carry_each_ports_link_delay() -> None:
+    topo = loads(DELAYED)
+    ends = layout.udp_link_ports(topo, 30000)
+
+    def delays(switch: str) -> dict[str, str]:
+        return _delay_args(switch_argv(["p4emu-switch"], topo, switch, ends, "127.0.0.1:1", 1, 1))
+
+    # p0-t0-1: NICs 2, 3 on ports 1, 2; p0-t1-0 on port 3 (override), p0-t1-1 on port 4.
+    assert delays("p0-t0-1") == {"1": "3.0", "2": "3.0", "3": "5.5", "4": "3.0"}
+    # p0-t1-0: p0-t0-0 on port 1, p0-t0-1 on port 2 (the same override, from this end).
+    assert delays("p0-t1-0") == {"1": "3.0", "2": "5.5"}
+    assert delays("p1-t0-0") == {}  # plane 1 has no delay: no option at all
+    assert delays("p1-t0-1") == {"2": "200.0"}  # port 2 leads to nic3
+    assert delays("p1-t1-0") == {}
+
+
+def test_nic_configs_carry_each_planes_link_delay() -> None:
+    topo = loads(DELAYED)
+    ends = layout.udp_link_ports(topo, 30000)
+    for nic, expected in (("nic0", [3.0, 0.0]), ("nic3", [3.0, 200.0])):
+        ports = nic_ports(topo, nic, ends)
+        assert [ports[str(p)]["delay_us"] for p in range(2)] == expected
+        assert ports["1"] == ends[(nic, 1)].nic_port_config(expected[1])
+
+
+def test_p4emu_switch_reads_the_delays_the_launcher_writes() -> None:
+    topo = loads(DELAYED)
+    argv = switch_argv([], topo, "p0-t0-1", layout.udp_link_ports(topo, 30000), "1.2.3.4:5", 1, 1)
+    assert parse_options(argv).link_delays_us == {1: 3.0, 2: 3.0, 3: 5.5, 4: 3.0}
+
+
 def test_notes_say_what_is_and_is_not_emulated() -> None:
     notes = local_notes(load("tiny"), 0.01)
     assert "--queue-rate" in notes[0] and "100 Gb/s x 0.01" in notes[0]
-    assert "link delay 1 us is not emulated" in notes[1]
+    assert "link delay 1 us is added by each link's sender" in notes[1]
+    assert "not emulated" not in " ".join(notes)
 
 
 def _fabric(root: Path) -> Fabric:
