@@ -234,6 +234,12 @@ class TrafficManager:
             for queue in port.queues:
                 queue.rate = queue_rate
 
+    def queue_rate(self, port: int, priority: int = 0) -> float | None:
+        """The configured drain rate of a port's queue (None: unlimited), in its own unit."""
+        state = self._port(port)
+        rate = state.rate if self.rate_scope is RateScope.port else state.queues[priority].rate
+        return None if rate is None else rate.value
+
     def queue_depth_limit(self, port: int, priority: int = 0) -> int:
         return self._select(port, priority)[0].capacity
 

@@ -89,6 +89,7 @@ class SwitchProcess:
                 priority_queues=options.priority_queues,
                 queue_depth=options.queue_depth,
                 queue_rate_pps=options.queue_rate_pps,
+                port_queue_rates_pps=dict(options.port_queue_rates_pps),
                 seed=options.seed,
                 trace=options.log_level == "trace",
             )

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import ipaddress
+import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -47,6 +48,7 @@ class SwitchOptions:
     grpc_port: int = 9559
     seed: int = 0
     link_delays_us: dict[int, float] = field(default_factory=dict)
+    port_queue_rates_pps: dict[int, float] = field(default_factory=dict)
     ignored: tuple[str, ...] = field(default=())
 
     @property
@@ -96,6 +98,13 @@ def _main_parser() -> _Parser:
     parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR")
     parser.add_argument("--thrift-port", type=int, help="accepted for compatibility; ignored")
     parser.add_argument("--seed", type=int, default=0, help="seed of random() and hash random")
+    parser.add_argument(
+        "--port-queue-rate",
+        action="append",
+        default=[],
+        metavar="PORT=PPS",
+        help="drain rate of PORT's egress queues in packets/s (overrides --queue-rate there)",
+    )
     parser.add_argument(
         "--link-delay-us",
         action="append",
@@ -180,7 +189,13 @@ def parse_options(argv: list[str]) -> SwitchOptions:
             raise OptionsError(
                 f"p4emu-switch: port {spec.port} is the {role} port; it cannot have -i"
             )
-    link_delays = _link_delays(main.link_delay_us, {spec.port for spec in interfaces})
+    cabled = {spec.port for spec in interfaces}
+    link_delays = _port_values(
+        "--link-delay-us", "MICROSECONDS", main.link_delay_us, cabled, allow_zero=True
+    )
+    port_rates = _port_values(
+        "--port-queue-rate", "PACKETS_PER_SECOND", main.port_queue_rate, cabled, allow_zero=False
+    )
     host, port = split_grpc_address(target.grpc_server_addr)
     return SwitchOptions(
         program=main.program,
@@ -199,29 +214,30 @@ def parse_options(argv: list[str]) -> SwitchOptions:
         grpc_port=port,
         seed=main.seed,
         link_delays_us=link_delays,
+        port_queue_rates_pps=port_rates,
         ignored=("--thrift-port",) if main.thrift_port is not None else (),
     )
 
 
-def _link_delays(items: list[str], ports: set[int]) -> dict[int, float]:
-    delays: dict[int, float] = {}
+def _port_values(
+    flag: str, unit: str, items: list[str], ports: set[int], *, allow_zero: bool
+) -> dict[int, float]:
+    """Parses repeated ``PORT=VALUE`` options for ports that have an interface."""
+    values: dict[int, float] = {}
+    bound = ">= 0" if allow_zero else "> 0"
     for item in items:
         port_text, eq, value_text = item.partition("=")
         try:
-            port, delay = int(port_text, 0), float(value_text)
+            port, value = int(port_text, 0), float(value_text)
         except ValueError:
+            raise OptionsError(f"p4emu-switch: {flag} {item!r}: expected PORT={unit}") from None
+        if not eq or not math.isfinite(value) or value < 0 or (value == 0 and not allow_zero):
             raise OptionsError(
-                f"p4emu-switch: --link-delay-us {item!r}: expected PORT=MICROSECONDS"
-            ) from None
-        if not eq or not delay >= 0 or delay != delay or delay == float("inf"):
-            raise OptionsError(
-                f"p4emu-switch: --link-delay-us {item!r}: the delay must be a finite number >= 0"
+                f"p4emu-switch: {flag} {item!r}: the value must be a finite number {bound}"
             )
         if port not in ports:
-            raise OptionsError(
-                f"p4emu-switch: --link-delay-us {item!r}: port {port} has no -i interface"
-            )
-        if port in delays:
-            raise OptionsError(f"p4emu-switch: --link-delay-us: port {port} is given twice")
-        delays[port] = delay
-    return delays
+            raise OptionsError(f"p4emu-switch: {flag} {item!r}: port {port} has no -i interface")
+        if port in values:
+            raise OptionsError(f"p4emu-switch: {flag}: port {port} is given twice")
+        values[port] = value
+    return values

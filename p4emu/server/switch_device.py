@@ -41,6 +41,7 @@ class SwitchSettings:
     priority_queues: int = 1
     queue_depth: int = 64
     queue_rate_pps: float | None = None
+    port_queue_rates_pps: dict[int, float] = field(default_factory=dict)
     seed: int = 0
     trace: bool = False
 
@@ -153,6 +154,8 @@ class SwitchDevice:
             raise DeviceError(
                 rpc_code.INVALID_ARGUMENT, "the program has no P4Info p4emu can serve"
             )
+        for port, pps in settings.port_queue_rates_pps.items():
+            switch.set_queue_rate(pps, port)
         mismatch = p4info_mismatch(switch.p4info, config.p4info)
         if mismatch is not None:
             raise DeviceError(

@@ -210,3 +210,14 @@ def test_configuration_errors() -> None:
         tm.set_queue_depth(1, 4, priority=1)
     tm.set_all_queue_depths(8)
     assert tm.queue_depth_limit(9) == 8
+
+
+def test_queue_rate_reports_the_configured_rate_per_port() -> None:
+    from p4emu.runtime.clock import VirtualClock
+    from p4emu.runtime.traffic_manager import RateUnit, TrafficManager
+
+    tm = TrafficManager(VirtualClock(), priority_queues=2)
+    assert tm.queue_rate(1) is None
+    tm.set_all_queue_rates(1000, RateUnit.packets_per_second)
+    tm.set_queue_rate(2, 250, RateUnit.packets_per_second, priority=1)
+    assert (tm.queue_rate(1), tm.queue_rate(2, 0), tm.queue_rate(2, 1)) == (1000, 1000, 250)

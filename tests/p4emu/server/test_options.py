@@ -102,6 +102,7 @@ def test_link_delays_per_port(program: Path) -> None:
     ("value", "message"),
     [
         ("1", "expected PORT=MICROSECONDS"),
+        ("1=inf", "finite number >= 0"),
         ("x=1", "expected PORT=MICROSECONDS"),
         ("1=-2", "finite number >= 0"),
         ("1=nan", "finite number >= 0"),
@@ -118,3 +119,27 @@ def test_link_delay_given_twice() -> None:
         parse_options(
             ["--no-p4", "-i", "1@veth1", "--link-delay-us", "1=1", "--link-delay-us", "1=2"]
         )
+
+
+def test_port_queue_rates(program: Path) -> None:
+    options = parse_options(
+        [
+            "-i",
+            "1@veth1",
+            "-i",
+            "2@veth2",
+            "--queue-rate",
+            "1000",
+            "--port-queue-rate",
+            "2=50000",
+            str(program),
+        ]
+    )
+    assert (options.queue_rate_pps, options.port_queue_rates_pps) == (1000.0, {2: 50000.0})
+    for bad, message in (
+        ("2=0", "finite number > 0"),
+        ("9=5", "port 9 has no -i"),
+        ("2", "expected PORT=PACKETS_PER_SECOND"),
+    ):
+        with pytest.raises(OptionsError, match=message):
+            parse_options(["-i", "2@veth2", "--port-queue-rate", bad, str(program)])

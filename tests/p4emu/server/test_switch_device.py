@@ -122,3 +122,13 @@ def test_pipeline_without_p4info_is_refused(config) -> None:
         device.verify_pipeline(
             p4r.ForwardingPipelineConfig(p4_device_config=config.p4_device_config)
         )
+
+
+def test_port_queue_rates_apply_to_each_new_pipeline(config) -> None:
+    device = SwitchDevice(SwitchSettings(queue_rate_pps=1000, port_queue_rates_pps={2: 250.0}))
+    device.commit_pipeline(device.verify_pipeline(config), reconcile=False)
+    first = device.switch
+    device.commit_pipeline(device.verify_pipeline(config), reconcile=True)
+    assert device.switch is not first
+    tm = device.switch.tm
+    assert tm.queue_rate(2) == 250.0 and tm.queue_rate(1) == 1000.0
