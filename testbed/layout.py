@@ -1,12 +1,11 @@
 """Pure functions that place a topology on this machine: UDP port numbers of every link
-(local mode), gRPC addresses of every switch, Linux interface names (Mininet mode) and the
-queue rate that stands for a link's bit rate. Nothing here does I/O, so the same topology
+(local mode), gRPC addresses of every switch, Linux interface names (Mininet mode), and the
+per-port switch options that emulate each link's rate and delay. Nothing here does I/O, so the same topology
 and base ports always give the same numbers (docs/testbed.md, "Port numbers").
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable
 from dataclasses import dataclass
 
 from controller.endpoints import DEFAULT_BASE_PORT as DEFAULT_GRPC_BASE_PORT
@@ -24,9 +23,11 @@ __all__ = [
     "grpc_endpoints",
     "link_delay_args",
     "link_interface_names",
+    "link_rate_pps",
     "nic_interface",
     "port_delays_us",
-    "queue_rate_pps",
+    "port_queue_rate_args",
+    "port_rates_pps",
     "switch_interface",
     "udp_link_ports",
 ]
@@ -124,13 +125,28 @@ def grpc_port(endpoint: Endpoint) -> int:
     return int(endpoint.address.rpartition(":")[2])
 
 
-def queue_rate_pps(links: Iterable[Link], rate_scale: float = 1.0) -> float:
-    """Packets per second that stand for the slowest of ``links`` (rate x scale), counted in
-    full data frames of :data:`NOMINAL_FRAME_BYTES`."""
-    rates = [link.rate_gbps for link in links]
-    if not rates:
-        raise PortPlanError("a switch without links has no queue rate")
-    return min(rates) * rate_scale * 1e9 / (8 * NOMINAL_FRAME_BYTES)
+def link_rate_pps(rate_gbps: float, rate_scale: float = 1.0) -> float:
+    """Packets per second that stand for a link of ``rate_gbps`` (x ``rate_scale``), counted
+    in full data frames of :data:`NOMINAL_FRAME_BYTES`: the one Gb/s -> packets/s conversion."""
+    return rate_gbps * rate_scale * 1e9 / (8 * NOMINAL_FRAME_BYTES)
+
+
+def port_rates_pps(topology: Topology, switch: str, rate_scale: float = 1.0) -> dict[int, float]:
+    """The drain rate (packets/s, :func:`link_rate_pps`) of each port of ``switch``: its own
+    link's rate, per-link overrides included."""
+    return {
+        link.endpoint(switch).port: link_rate_pps(link.rate_gbps, rate_scale)
+        for link in topology.links_of(switch)
+    }
+
+
+def port_queue_rate_args(topology: Topology, switch: str, rate_scale: float = 1.0) -> list[str]:
+    """p4emu-switch's ``--port-queue-rate PORT=PPS`` for every port of ``switch`` (each port
+    has a link). The exact float is written, so a tiny rate never rounds to a refused 0."""
+    args: list[str] = []
+    for port, pps in sorted(port_rates_pps(topology, switch, rate_scale).items()):
+        args += ["--port-queue-rate", f"{port}={pps!r}"]
+    return args
 
 
 def switch_interface(switch: str, port: int) -> str:

@@ -53,7 +53,7 @@ class LocalOptions:
     root: Path | None = None  # where run directories live (rundir.default_root())
     udp_base_port: int = layout.DEFAULT_UDP_BASE_PORT
     grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
-    rate_scale: float = 1.0  # multiplies every link rate before it becomes --queue-rate
+    rate_scale: float = 1.0  # multiplies every link rate before it becomes --port-queue-rate
     program: Path | None = None  # P4 program (default p4src/mrc_switch.p4)
     switch_command: Sequence[str] | None = None
     nic_command: Sequence[str] | None = None
@@ -191,6 +191,9 @@ def switch_args(
     args = ["--device-id", "0"]
     for port in sw.ports:
         args += ["-i", udp[(switch, port)].switch_arg()]
+    # Each port drains at its own link's rate; every -i port has a link, so no --queue-rate
+    # default is needed (the CPU port is not a link and stays unlimited).
+    args += layout.port_queue_rate_args(topology, switch, rate_scale)
     args += layout.link_delay_args(topology, switch)  # each end delays what it sends
     args += [
         "--cpu-port",
@@ -201,8 +204,6 @@ def switch_args(
         str(PRIORITY_QUEUES),
         "--queue-depth",
         str(min(link.queue_packets for link in links)),
-        "--queue-rate",
-        f"{layout.queue_rate_pps(links, rate_scale):.0f}",
         "--seed",
         str(seed),
         "--no-p4",
@@ -226,16 +227,24 @@ def switch_argv(
     return [*command, *switch_args(topology, switch, udp, grpc_address, rate_scale, seed)]
 
 
+def rate_summary(topology: Topology, rate_scale: float) -> str:
+    """``100 Gb/s x 1 = 2,957,882 packets/s, 25 Gb/s x 1 = ...``, one per distinct link rate."""
+    parts = []
+    for rate in sorted({link.rate_gbps for link in topology.links()}, reverse=True):
+        pps = layout.link_rate_pps(rate, rate_scale)
+        shown = f"{pps:,.0f}" if pps >= 10 else f"{pps:.3g}"  # a scaled-down rate stays visible
+        parts.append(f"{rate:g} Gb/s x {rate_scale:g} = {shown} packets/s")
+    return ", ".join(parts)
+
+
 def local_notes(topology: Topology, rate_scale: float) -> list[str]:
-    links = list(topology.links())
-    rates = sorted({link.rate_gbps for link in links})
-    delays = sorted({link.delay_us for link in links})
-    pps = layout.queue_rate_pps(links[:1], rate_scale) if links else 0.0
+    delays = sorted({link.delay_us for link in topology.links()})
     notes = [
-        f"link rate {', '.join(f'{r:g}' for r in rates)} Gb/s x {rate_scale:g} is each switch's "
-        f"egress queue rate (--queue-rate, e.g. {pps:,.0f} packets/s of "
-        f"{layout.NOMINAL_FRAME_BYTES} B; p4emu-switch sets it per switch, so a switch uses its "
-        "slowest link); the Python switches forward far fewer packets per second than that"
+        f"link rate is each switch port's egress queue rate, that port's own link's rate "
+        f"(p4emu-switch --port-queue-rate PORT=PPS, per-link overrides included; "
+        f"{rate_summary(topology, rate_scale)} of {layout.NOMINAL_FRAME_BYTES} B; the CPU port "
+        "is not limited); the Python switches forward far fewer packets per second than a "
+        "full-speed link carries"
     ]
     if any(delay > 0 for delay in delays):
         notes.append(

@@ -9,9 +9,14 @@
   namespace (``mnexec -a``).
 - Every link is a veth pair with offloads off (checksum/segmentation offloads would hand
   the switches frames that never exist on a wire), IPv6 off (no kernel ND/MLD frames in
-  the fabric) and a 9,000-byte MTU (MRC data frames are 4,230 bytes). Its rate is a tc ``htb`` class on both ends (rate x ``rate_scale``); tc
-  ``netem`` is not available on this kernel, so link **delay and loss are not emulated**
-  in this mode (reported at ``up``).
+  the fabric) and a 9,000-byte MTU (MRC data frames are 4,230 bytes). Its rate is a tc
+  ``htb`` class on both ends (rate x ``rate_scale``), for both targets; the switches get no
+  queue rate of their own (a second limiter in series, counting frames rather than bytes,
+  would make two queues build instead of one).
+- Link delay (tc ``netem`` is not available on this kernel) is added by each link's sender,
+  as in local mode: with p4emu every switch port gets ``--link-delay-us PORT=US`` and every
+  NIC port ``delay_us``; BMv2 has no such option, so with ``--target bmv2`` only the frames
+  the NICs send are delayed (reported at ``up``). There is no random loss.
 
 The network outlives the launcher: switch processes and NIC processes are detached and
 recorded in the run directory; each NIC process keeps its host's namespace alive after the
@@ -164,6 +169,8 @@ def switch_args(
         argv += ["-i", f"{port}@{interface}"]
     argv += ["--thrift-port", str(thrift_port)]
     if target == "p4emu":
+        # Rate stays with tc htb on the veths (module docstring); delay is the sender's job.
+        argv += layout.link_delay_args(topology, switch)
         argv += [
             "--queue-depth",
             str(min(link.queue_packets for link in links)),
@@ -222,19 +229,44 @@ def _switch_class() -> type:
     return P4Switch
 
 
-def _notes(topology: Topology, rate_scale: float) -> list[str]:
+def nic_ports(topology: Topology, nic: str) -> dict[str, dict[str, Any]]:
+    """The ``ports`` of a NIC's config in Mininet mode: one ``afpacket`` port per plane on the
+    host's ``<nic>-p<plane>``, delaying what the NIC sends by its link's ``delay_us``."""
+    delays = layout.port_delays_us(topology, nic)
+    return {
+        str(plane): {
+            "driver": "afpacket",
+            "interface": layout.nic_interface(nic, plane),
+            "delay_us": delays[plane],
+        }
+        for plane in range(topology.plane_count)
+    }
+
+
+def mininet_notes(topology: Topology, rate_scale: float, target: str) -> list[str]:
     links = list(topology.links())
     rates = sorted({link.rate_gbps for link in links})
     delays = sorted({link.delay_us for link in links})
     notes = [
-        f"link rate {', '.join(f'{r:g}' for r in rates)} Gb/s x {rate_scale:g} is a tc htb "
-        "class on both ends of each veth pair"
+        f"link rate {', '.join(f'{r:g}' for r in rates)} Gb/s x {rate_scale:g} (per-link "
+        "overrides included) is a tc htb class on both ends of each veth pair; the switches "
+        "get no queue rate of their own (two limiters in series would build two queues)"
     ]
     if any(delay > 0 for delay in delays):
-        notes.append(
-            f"link delay {', '.join(f'{d:g}' for d in delays)} us and loss are not emulated in "
-            "Mininet mode (tc netem is not available on this kernel)"
-        )
+        shown = ", ".join(f"{d:g}" for d in delays)
+        if target == "p4emu":
+            notes.append(
+                f"link delay {shown} us is added by each link's sender (p4emu-switch "
+                "--link-delay-us, nic-emu delay_us), not by tc netem (not available on this "
+                "kernel)"
+            )
+        else:
+            notes.append(
+                f"link delay {shown} us is only half emulated with BMv2: the NICs delay what "
+                "they send (nic-emu delay_us), but BMv2 has no link delay option and tc netem "
+                "is not available on this kernel, so frames the switches send (T0 to NIC, "
+                "T0 to T1, T1 to T0) are not delayed"
+            )
     return notes
 
 
@@ -351,7 +383,11 @@ def up_mininet(
             raise
     entries = report.totals()["inserted"]
     return UpResult(
-        fabric, time.perf_counter() - started, phases, entries, _notes(topology, options.rate_scale)
+        fabric,
+        time.perf_counter() - started,
+        phases,
+        entries,
+        mininet_notes(topology, options.rate_scale, options.target),
     )
 
 
@@ -474,15 +510,11 @@ def _build(
     nic_records = []
     for nic in topology.nics:
         host = hosts[nic.name]
-        ports = {
-            str(plane): {"driver": "afpacket", "interface": layout.nic_interface(nic.name, plane)}
-            for plane in range(topology.plane_count)
-        }
         config = nic_config(
             rundir,
             Path(state.topology_file),
             nic.name,
-            ports,
+            nic_ports(topology, nic.name),
             options.seed + nic.index,
             options.transport,
         )

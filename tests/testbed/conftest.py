@@ -18,6 +18,30 @@ from topologies import Topology
 
 _bases = itertools.count(0)
 
+# tiny with 3 us / 100 Gb/s links, 0 us / 50 Gb/s on plane 1, and per-link overrides of
+# delay and rate on one NIC link and one T0-T1 link per plane.
+OVERRIDDEN = """
+name: overridden
+planes:
+  - {}
+  - link_defaults: {delay_us: 0, rate_gbps: 50}
+t0_per_plane: 2
+t1_per_plane: 2
+nics_per_t0: 2
+link_defaults: {delay_us: 3}
+links:
+  - between: [p0-t0-1, p0-t1-0]
+    delay_us: 5.5
+    rate_gbps: 40
+  - between: [nic3, p1-t0-1]
+    delay_us: 200
+    rate_gbps: 25
+  - between: [nic0, p0-t0-0]
+    rate_gbps: 10
+  - between: [p1-t0-0, p1-t1-1]
+    rate_gbps: 400
+"""
+
 
 def nic_program() -> list[str]:
     """The nic-emu process (``nic-emu``, else ``python -m nic_emu``)."""

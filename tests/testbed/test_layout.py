@@ -4,7 +4,9 @@ import pytest
 
 from testbed import layout
 from testbed.exceptions import PortPlanError
-from topologies import load
+from topologies import load, loads
+
+from .conftest import OVERRIDDEN
 
 
 def test_udp_ports_are_a_pure_function_of_topology_and_base() -> None:
@@ -60,12 +62,24 @@ def test_grpc_endpoints_follow_the_controller_convention() -> None:
     assert layout.grpc_port(endpoints["p0-t1-0"]) == 9561
 
 
-def test_queue_rate_is_the_slowest_link_in_full_frames() -> None:
-    topo = load("tiny")
-    links = topo.links_of("p0-t0-0")
-    pps = layout.queue_rate_pps(links)
+def test_link_rate_is_counted_in_full_frames() -> None:
+    pps = layout.link_rate_pps(100)
     assert pps == pytest.approx(100e9 / (8 * layout.NOMINAL_FRAME_BYTES))
-    assert layout.queue_rate_pps(links, 0.001) == pytest.approx(pps / 1000)
+    assert layout.link_rate_pps(100, 0.001) == pytest.approx(pps / 1000)
+
+
+def test_each_port_gets_its_own_links_rate() -> None:
+    topo = loads(OVERRIDDEN)
+    assert layout.port_rates_pps(topo, "p0-t1-0", 0.5) == {
+        1: layout.link_rate_pps(100, 0.5),
+        2: layout.link_rate_pps(40, 0.5),
+    }
+    assert layout.port_queue_rate_args(topo, "p0-t1-0") == [
+        "--port-queue-rate",
+        f"1={layout.link_rate_pps(100)!r}",
+        "--port-queue-rate",
+        f"2={layout.link_rate_pps(40)!r}",
+    ]
 
 
 def test_interface_names_and_length_limit() -> None:

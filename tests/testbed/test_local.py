@@ -21,22 +21,7 @@ from testbed.local import (
 )
 from topologies import load, loads
 
-# tiny with 3 us links, 0 us on plane 1 and overrides on one NIC link and one T0-T1 link.
-DELAYED = """
-name: delayed
-planes:
-  - {}
-  - link_defaults: {delay_us: 0}
-t0_per_plane: 2
-t1_per_plane: 2
-nics_per_t0: 2
-link_defaults: {delay_us: 3}
-links:
-  - between: [p0-t0-1, p0-t1-0]
-    delay_us: 5.5
-  - between: [nic3, p1-t0-1]
-    delay_us: 200
-"""
+from .conftest import OVERRIDDEN
 
 
 def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
@@ -50,6 +35,7 @@ def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
     assert argv[argv.index("--priority-queues") + 1] == "8"
     assert argv[argv.index("--queue-depth") + 1] == "64"
     assert argv[argv.index("--seed") + 1] == "7"
+    assert "--queue-rate" not in argv  # every port has its own --port-queue-rate
     assert argv[-4:] == ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]
 
 
@@ -93,7 +79,7 @@ def _delay_args(argv: list[str]) -> dict[str, str]:
 
 
 def test_switch_command_lines_carry_each_ports_link_delay() -> None:
-    topo = loads(DELAYED)
+    topo = loads(OVERRIDDEN)
     ends = layout.udp_link_ports(topo, 30000)
 
     def delays(switch: str) -> dict[str, str]:
@@ -109,7 +95,7 @@ def test_switch_command_lines_carry_each_ports_link_delay() -> None:
 
 
 def test_nic_configs_carry_each_planes_link_delay() -> None:
-    topo = loads(DELAYED)
+    topo = loads(OVERRIDDEN)
     ends = layout.udp_link_ports(topo, 30000)
     for nic, expected in (("nic0", [3.0, 0.0]), ("nic3", [3.0, 200.0])):
         ports = nic_ports(topo, nic, ends)
@@ -118,16 +104,75 @@ def test_nic_configs_carry_each_planes_link_delay() -> None:
 
 
 def test_p4emu_switch_reads_the_delays_the_launcher_writes() -> None:
-    topo = loads(DELAYED)
+    topo = loads(OVERRIDDEN)
     argv = switch_argv([], topo, "p0-t0-1", layout.udp_link_ports(topo, 30000), "1.2.3.4:5", 1, 1)
     assert parse_options(argv).link_delays_us == {1: 3.0, 2: 3.0, 3: 5.5, 4: 3.0}
 
 
+def _pps(gbps: float, scale: float = 1.0) -> float:
+    return gbps * scale * 1e9 / (8 * layout.NOMINAL_FRAME_BYTES)
+
+
+def _rate_args(argv: list[str]) -> dict[int, float]:
+    """``--port-queue-rate PORT=PPS`` options as {PORT: PPS}; they must come before ``--``."""
+    at = [i for i, arg in enumerate(argv) if arg == "--port-queue-rate"]
+    assert all(i < argv.index("--") for i in at)
+    pairs = [argv[i + 1].split("=") for i in at]
+    return {int(port): float(pps) for port, pps in pairs}
+
+
+def test_switch_command_lines_carry_each_ports_own_link_rate() -> None:
+    topo = loads(OVERRIDDEN)
+    ends = layout.udp_link_ports(topo, 30000)
+    scale = 0.001
+
+    def rates(switch: str) -> dict[int, float]:
+        return _rate_args(
+            switch_argv(["p4emu-switch"], topo, switch, ends, "127.0.0.1:1", scale, 1)
+        )
+
+    # p0-t0-0: nic0 (10 G override) on port 1, nic1 on 2, T1s on 3 and 4 at the default.
+    assert rates("p0-t0-0") == pytest.approx(
+        {1: _pps(10, scale), 2: _pps(100, scale), 3: _pps(100, scale), 4: _pps(100, scale)}
+    )
+    # p0-t0-1 -- p0-t1-0 is 40 G: port 3 of the T0, port 2 of the T1, nowhere else.
+    assert rates("p0-t0-1") == pytest.approx(
+        {1: _pps(100, scale), 2: _pps(100, scale), 3: _pps(40, scale), 4: _pps(100, scale)}
+    )
+    assert rates("p0-t1-0") == pytest.approx({1: _pps(100, scale), 2: _pps(40, scale)})
+    assert rates("p0-t1-1") == pytest.approx({1: _pps(100, scale), 2: _pps(100, scale)})
+    # plane 1 defaults to 50 G; nic3 (port 2 of p1-t0-1) is 25 G, p1-t0-0 -- p1-t1-1 400 G.
+    assert rates("p1-t0-1") == pytest.approx(
+        {1: _pps(50, scale), 2: _pps(25, scale), 3: _pps(50, scale), 4: _pps(50, scale)}
+    )
+    assert rates("p1-t0-0") == pytest.approx(
+        {1: _pps(50, scale), 2: _pps(50, scale), 3: _pps(50, scale), 4: _pps(400, scale)}
+    )
+    assert rates("p1-t1-1") == pytest.approx({1: _pps(400, scale), 2: _pps(50, scale)})
+
+
+def test_p4emu_switch_reads_the_rates_the_launcher_writes() -> None:
+    topo = loads(OVERRIDDEN)
+    ends = layout.udp_link_ports(topo, 30000)
+    options = parse_options(switch_argv([], topo, "p1-t0-1", ends, "1.2.3.4:5", 1e-6, 1))
+    assert options.queue_rate_pps is None  # the CPU port is not a link: no default rate
+    assert options.port_queue_rates_pps == {
+        1: _pps(50, 1e-6),
+        2: _pps(25, 1e-6),  # 0.74 packets/s: written exactly, never rounded to a refused 0
+        3: _pps(50, 1e-6),
+        4: _pps(50, 1e-6),
+    }
+    assert options.link_delays_us == {2: 200.0}
+
+
 def test_notes_say_what_is_and_is_not_emulated() -> None:
     notes = local_notes(load("tiny"), 0.01)
-    assert "--queue-rate" in notes[0] and "100 Gb/s x 0.01" in notes[0]
+    assert "--port-queue-rate" in notes[0] and "100 Gb/s x 0.01 = 29,579 packets/s" in notes[0]
     assert "link delay 1 us is added by each link's sender" in notes[1]
     assert "not emulated" not in " ".join(notes)
+    overridden = local_notes(loads(OVERRIDDEN), 1.0)[0]
+    for rate in ("400 Gb/s", "100 Gb/s", "50 Gb/s", "40 Gb/s", "25 Gb/s", "10 Gb/s"):
+        assert rate in overridden
 
 
 def _fabric(root: Path) -> Fabric:

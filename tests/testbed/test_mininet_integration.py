@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 import os
 import shlex
 import subprocess
@@ -78,6 +79,20 @@ def test_mininet_tiny_with_p4emu_switches_transfers_and_tears_down() -> None:
                 ["tc", "qdisc", "show", "dev", "p0-t0-0-eth3"], capture_output=True, text=True
             ).stdout
             assert "htb" in qdisc
+            # tiny's 1 us links: every switch port and every NIC port delays what it sends.
+            for record in fabric.state.processes_of("switch"):
+                delays = [
+                    record.argv[i + 1]
+                    for i, arg in enumerate(record.argv)
+                    if arg == "--link-delay-us"
+                ]
+                assert delays == [f"{p}=1.0" for p in tiny.switch(record.node).ports]
+                assert "--port-queue-rate" not in record.argv  # the rate is tc htb's
+            for nic in tiny.nics:
+                path = fabric.rundir.file("nics", f"{nic.name}.json")
+                ports = json.loads(path.read_text(encoding="utf-8"))["ports"]
+                assert {port["delay_us"] for port in ports.values()} == {1.0}
+            assert any("added by each link's sender" in note for note in result.notes)
             for src, dst in (("nic0", "nic3"), ("nic2", "nic1"), ("nic0", "nic1")):
                 assert run_transfer(fabric, src, dst, 64 * 1024, timeout=60).intact
         finally:

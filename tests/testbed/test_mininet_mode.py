@@ -1,0 +1,87 @@
+"""Mininet mode's pure parts: the switch command lines and NIC configs it writes, and the
+notes it prints (the network itself is in test_mininet_integration.py)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from nic_emu.serve_config import AfPacketPortSpec, parse_serve_config
+from p4emu.server.options import parse_options
+from testbed import layout
+from testbed import rundir as rd
+from testbed.local import nic_config, write_topology
+from testbed.mininet_mode import mininet_notes, nic_ports, switch_args
+from topologies import from_mapping, load, loads, to_mapping
+
+from .conftest import OVERRIDDEN
+
+
+def _argv(target: str, switch: str) -> list[str]:
+    topo = loads(OVERRIDDEN)
+    ports = {port: layout.switch_interface(switch, port) for port in topo.switch(switch).ports}
+    return switch_args(target, topo, switch, ports, "127.0.0.1:9559", 9090, 3)
+
+
+def test_p4emu_switches_get_each_ports_link_delay_and_p4emu_accepts_it() -> None:
+    expected = {
+        "p0-t0-1": {1: 3.0, 2: 3.0, 3: 5.5, 4: 3.0},  # port 3 leads to p0-t1-0 (override)
+        "p0-t1-0": {1: 3.0, 2: 5.5},  # the same link from the T1's end
+        "p1-t0-1": {2: 200.0},  # plane 1 has no delay but nic3's link on port 2
+        "p1-t0-0": {},
+    }
+    for switch, delays in expected.items():
+        options = parse_options(_argv("p4emu", switch))
+        assert options.link_delays_us == delays, switch
+        assert [spec.port for spec in options.interfaces] == list(
+            loads(OVERRIDDEN).switch(switch).ports
+        )
+
+
+def test_mininet_switches_leave_the_rate_to_tc_htb() -> None:
+    for target in ("p4emu", "bmv2"):
+        argv = _argv(target, "p0-t0-1")
+        assert "--queue-rate" not in argv and "--port-queue-rate" not in argv
+    assert parse_options(_argv("p4emu", "p0-t0-1")).port_queue_rates_pps == {}
+
+
+def test_bmv2_switches_get_no_p4emu_only_options() -> None:
+    argv = _argv("bmv2", "p0-t0-1")
+    assert "--link-delay-us" not in argv
+    assert "--queue-depth" not in argv and "--seed" not in argv
+
+
+def test_nic_configs_carry_each_planes_link_delay(short_root: Path) -> None:
+    topo = loads(OVERRIDDEN)
+    for nic, expected in (("nic0", [3.0, 0.0]), ("nic3", [3.0, 200.0]), ("nic2", [3.0, 0.0])):
+        ports = nic_ports(topo, nic)
+        assert ports == {
+            str(plane): {
+                "driver": "afpacket",
+                "interface": f"{nic}-p{plane}",
+                "delay_us": delay,
+            }
+            for plane, delay in enumerate(expected)
+        }
+    # nic-emu reads the config the launcher writes, delays included.
+    run = rd.run_dir("m", short_root)
+    run.create()
+    config = nic_config(run, write_topology(run, topo), "nic3", nic_ports(topo, "nic3"), 1, {})
+    parsed = parse_serve_config(config)
+    assert parsed.ports == {
+        0: AfPacketPortSpec(0, "nic3-p0", 3.0),
+        1: AfPacketPortSpec(1, "nic3-p1", 200.0),
+    }
+
+
+def test_notes_say_precisely_where_delay_is_emulated() -> None:
+    p4emu = mininet_notes(load("tiny"), 0.001, "p4emu")
+    assert "100 Gb/s x 0.001" in p4emu[0] and "tc htb" in p4emu[0]
+    assert "link delay 1 us is added by each link's sender" in p4emu[1]
+    assert "not emulated" not in " ".join(p4emu)
+    bmv2 = mininet_notes(load("tiny"), 1.0, "bmv2")
+    assert "only half emulated with BMv2: the NICs delay what they send" in bmv2[1]
+    assert "frames the switches send (T0 to NIC, T0 to T1, T1 to T0) are not delayed" in bmv2[1]
+    doc = to_mapping(load("tiny"))
+    doc["link_defaults"]["delay_us"] = 0
+    undelayed = from_mapping(doc, "tiny-undelayed", "tiny")
+    assert len(mininet_notes(undelayed, 1.0, "bmv2")) == 1  # nothing to say about delay
