@@ -283,7 +283,7 @@ class NicCore:
         if len(ready) == 1:
             send_one = ready[0].send_one
             while send_one(now, out):
-                pass
+                continue
         elif ready:
             # One packet per connection per turn, starting with a different one each call.
             start = self._rr % len(ready)

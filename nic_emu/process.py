@@ -363,7 +363,7 @@ class NicProcess:
         assert self._wake_r is not None
         with contextlib.suppress(OSError):
             while self._wake_r.recv(4096):
-                pass
+                continue
 
     def housekeeping(self, now: int) -> None:
         self.next_housekeeping = now + HOUSEKEEPING_NS
@@ -602,13 +602,12 @@ class NicProcess:
         )
 
     def _run_job(self) -> None:
-        """One step of the oldest preparation."""
+        """One step of the oldest preparation; a finished or failed one leaves the queue."""
         transfer, job = self.jobs[0]
         try:
             next(job)
-            return
         except StopIteration:
-            pass
+            self._finish_job()  # the preparation is complete
         except NicEmuError as exc:
             now = time.monotonic_ns()
             transfer.fail_setup(f"cannot set the transfer up: {exc}", now)
@@ -619,6 +618,9 @@ class NicProcess:
             self.log.record(
                 now, self.name, "transfer_failed", transfer=transfer.id, failed=transfer.error
             )
+            self._finish_job()
+
+    def _finish_job(self) -> None:
         self.jobs.popleft()
         self.service(time.monotonic_ns())
 

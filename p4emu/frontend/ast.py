@@ -139,27 +139,27 @@ class InfIntTypeRef(TypeRef):
 
 @dataclass(eq=False)
 class BoolTypeRef(TypeRef):
-    pass
+    """``bool`` written in the source."""
 
 
 @dataclass(eq=False)
 class StringTypeRef(TypeRef):
-    pass
+    """``string`` written in the source (``log_msg`` formats)."""
 
 
 @dataclass(eq=False)
 class VoidTypeRef(TypeRef):
-    pass
+    """``void`` written in the source."""
 
 
 @dataclass(eq=False)
 class ErrorTypeRef(TypeRef):
-    pass
+    """``error`` written in the source."""
 
 
 @dataclass(eq=False)
 class MatchKindTypeRef(TypeRef):
-    pass
+    """``match_kind`` written in the source."""
 
 
 @dataclass(eq=False)
@@ -562,7 +562,7 @@ class SwitchStmt(Statement):
 
 @dataclass(eq=False)
 class ExitStmt(Statement):
-    pass
+    """``exit;``"""
 
 
 @dataclass(eq=False)
@@ -572,7 +572,7 @@ class ReturnStmt(Statement):
 
 @dataclass(eq=False)
 class EmptyStmt(Statement):
-    pass
+    """``;`` on its own."""
 
 
 @dataclass(eq=False)

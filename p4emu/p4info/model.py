@@ -59,12 +59,12 @@ class VarbitSpec:
 
 @dataclass(frozen=True)
 class BoolSpec:
-    pass
+    """A ``bool`` in a P4Info type spec (no parameters)."""
 
 
 @dataclass(frozen=True)
 class ErrorSpec:
-    pass
+    """The ``error`` type in a P4Info type spec (no parameters)."""
 
 
 class NamedKind(Enum):

@@ -135,7 +135,7 @@ class StfSetDefault(StfCommand):
 
 @dataclass(frozen=True)
 class StfRemoveAll(StfCommand):
-    pass
+    """``remove all``: delete every table entry."""
 
 
 @dataclass(frozen=True)
@@ -182,12 +182,12 @@ class StfExpect(StfCommand):
 
 @dataclass(frozen=True)
 class StfNoPacket(StfCommand):
-    pass
+    """``no_packet``: no packet may be output (p4c STF)."""
 
 
 @dataclass(frozen=True)
 class StfWait(StfCommand):
-    pass
+    """``wait``: let everything in flight drain before the next command."""
 
 
 @dataclass(frozen=True)
