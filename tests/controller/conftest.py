@@ -207,10 +207,10 @@ class TableDevice:
         return sum(len(t) for t in self.entries.values())
 
     def packet_out(self, packet: p4r.PacketOut) -> None:
-        pass
+        """The controller sends no packets; this fake device has no data plane."""
 
     def digest_ack(self, ack: p4r.DigestListAck) -> None:
-        pass
+        """The controller enables no digests; nothing to acknowledge."""
 
     def set_stream_listener(self, listener: StreamListener | None) -> None:
         self.listener = listener
