@@ -28,7 +28,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -458,6 +458,29 @@ class Fabric:
 
     def live_switches(self) -> list[str]:
         return [sw.name for sw in self.topology.switches if sw.name not in self.state.switches_down]
+
+    def bring_up(
+        self,
+        switch_records: Sequence[ProcessRecord],
+        nic_records: Sequence[ProcessRecord],
+        endpoints: dict[str, Endpoint],
+        *,
+        timeout: float,
+        phases: dict[str, float],
+        started: float,
+        say: Callable[[str], None],
+    ) -> FabricReport:
+        """The end of ``up`` common to every mode: switches serving, routes installed, NICs
+        answering. Each step's time since ``started`` goes into ``phases``."""
+        wait_for_switches(switch_records, endpoints, timeout)
+        phases["switches_serving"] = time.perf_counter() - started
+        say("switches serving P4Runtime; installing the pipeline and routes")
+        report = self.program(connect_timeout=timeout, retries=START_RETRIES)
+        phases["routes_installed"] = time.perf_counter() - started
+        controls = {nic.name: self.nic(nic.name) for nic in self.topology.nics}
+        wait_for_nics(nic_records, controls, timeout)
+        phases["nics_ready"] = time.perf_counter() - started
+        return report
 
     def program(
         self,

@@ -43,7 +43,6 @@ from testbed import layout
 from testbed.exceptions import ModeError, PortPlanError, ProgrammingError, TestbedError
 from testbed.fabric import (
     DEFAULT_START_TIMEOUT_S,
-    START_RETRIES,
     Fabric,
     SwitchLaunch,
     SwitchStarter,
@@ -51,8 +50,6 @@ from testbed.fabric import (
     save_pipeline,
     switch_command,
     use_fork_server,
-    wait_for_nics,
-    wait_for_switches,
 )
 from testbed.local import (
     PRIORITY_QUEUES,
@@ -366,14 +363,15 @@ def up_mininet(
                 except Exception as exc:  # Mininet reports its failures as bare Exceptions
                     raise ModeError(f"building the Mininet network failed: {exc}") from exc
             phases["network_built"] = time.perf_counter() - started
-            wait_for_switches(switch_records, endpoints, options.start_timeout)
-            phases["switches_serving"] = time.perf_counter() - started
-            say("switches serving P4Runtime; installing the pipeline and routes")
-            report = fabric.program(connect_timeout=options.start_timeout, retries=START_RETRIES)
-            phases["routes_installed"] = time.perf_counter() - started
-            controls = {nic.name: fabric.nic(nic.name) for nic in topology.nics}
-            wait_for_nics(nic_records, controls, options.start_timeout)
-            phases["nics_ready"] = time.perf_counter() - started
+            report = fabric.bring_up(
+                switch_records,
+                nic_records,
+                endpoints,
+                timeout=options.start_timeout,
+                phases=phases,
+                started=started,
+                say=say,
+            )
             state.phase = "ready"
             rundir.save(state)
         except BaseException:
