@@ -31,7 +31,7 @@ def veth_pairs(count: int, mtu: int = JUMBO_MTU) -> Iterator[list[tuple[str, str
     if os.geteuid() != 0:
         pytest.skip("AF_PACKET ports and veth pairs need root")
     if shutil.which("ip") is None:
-        pytest.skip("the ip command (iproute2) is not installed")
+        pytest.fail("the ip command is missing: install apt-packages.txt (iproute2)")
     tag = f"ne{os.getpid() % 100000}"
     pairs = [(f"{tag}a{i}", f"{tag}b{i}") for i in range(count)]
     made: list[str] = []
@@ -40,7 +40,7 @@ def veth_pairs(count: int, mtu: int = JUMBO_MTU) -> Iterator[list[tuple[str, str
             try:
                 ip("link", "add", left, "type", "veth", "peer", "name", right)
             except subprocess.CalledProcessError as exc:
-                pytest.skip(f"cannot create veth pairs here: {exc.stderr.strip()}")
+                pytest.fail(f"cannot create veth pairs as root: {exc.stderr.strip()}")
             made.append(left)
             for end in (left, right):
                 ip("link", "set", end, "mtu", str(mtu))
