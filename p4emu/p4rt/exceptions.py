@@ -69,3 +69,7 @@ def out_of_range(message: str) -> P4RuntimeError:
 
 def unimplemented(message: str) -> P4RuntimeError:
     return P4RuntimeError(rpc_code.UNIMPLEMENTED, message)
+
+
+class EntityNameError(P4EmuError):
+    """Building an entity by name failed: unknown name, parameter, or a value too wide."""

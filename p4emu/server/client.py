@@ -10,18 +10,19 @@ simple_switch_grpc). Entities are built by *name* from the P4Info, never by nume
 
 from __future__ import annotations
 
+import contextlib
 import queue
 import threading
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
 
 import grpc
 from finsy.proto import p4i, p4r, p4r_grpc, rpc_code
 
 from p4emu.exceptions import P4EmuError
+from p4emu.p4rt.exceptions import EntityNameError
+from p4emu.p4rt.names import EntityNames, MatchSpec, encode_value
 from p4emu.server.status import decode_batch_error
-
-MatchSpec = int | tuple[int, int] | tuple[int, int, str]
 
 
 class ClientError(P4EmuError):
@@ -34,13 +35,6 @@ class WriteError(ClientError):
     def __init__(self, message: str, errors: list[p4r.Error]) -> None:
         super().__init__(message)
         self.errors = errors
-
-
-def encode_value(value: int, bitwidth: int) -> bytes:
-    """Canonical P4Runtime bytestring (shortest big-endian; zero is one zero byte)."""
-    if value < 0 or value >> bitwidth:
-        raise ClientError(f"value {value} does not fit bit<{bitwidth}>")
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
 class P4RuntimeClient:
@@ -61,6 +55,7 @@ class P4RuntimeClient:
         self.idle_timeouts: queue.Queue[p4r.IdleTimeoutNotification] = queue.Queue()
         self.stream_errors: queue.Queue[p4r.StreamError] = queue.Queue()
         self._stream: grpc.Future | None = None
+        self._names_cache: EntityNames | None = None
 
     # --- connection ----------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> P4RuntimeClient:
@@ -195,17 +190,23 @@ class P4RuntimeClient:
         self.p4info = self.stub.GetForwardingPipelineConfig(request).config.p4info
         return self.p4info
 
-    # --- names -> ids --------------------------------------------------------------------
-    def _schema(self) -> p4i.P4Info:
+    # --- names -> entities (p4emu.p4rt.names) ---------------------------------------------
+    @contextlib.contextmanager
+    def _naming(self) -> Iterator[EntityNames]:
+        """The entity builder for the current P4Info; its errors become ClientErrors."""
         if self.p4info is None:
             raise ClientError("no P4Info yet: set or fetch the pipeline first")
-        return self.p4info
+        if self._names_cache is None or self._names_cache.p4info is not self.p4info:
+            self._names_cache = EntityNames(self.p4info)
+        try:
+            yield self._names_cache
+        except EntityNameError as exc:
+            raise ClientError(str(exc)) from None
 
-    def _find(self, section: str, name: str):
-        for item in getattr(self._schema(), section):
-            if name in (item.preamble.name, item.preamble.alias):
-                return item
-        raise ClientError(f"no {section[:-1].replace('_', ' ')} named {name!r} in the P4Info")
+    def find(self, section: str, name: str):
+        """The P4Info object of ``section`` (e.g. ``"tables"``) named ``name`` or its alias."""
+        with self._naming() as names:
+            return names.find(section, name)
 
     def table_entry(
         self,
@@ -217,90 +218,26 @@ class P4RuntimeClient:
         priority: int = 0,
         default: bool = False,
     ) -> p4r.Entity:
-        info = self._find("tables", table)
-        entity = p4r.Entity()
-        entry = entity.table_entry
-        entry.table_id = info.preamble.id
-        entry.priority = priority
-        entry.is_default_action = default
-        fields = {f.name: f for f in info.match_fields}
-        for name, spec in match.items():
-            if name not in fields:
-                raise ClientError(f"table {table}: no match field {name!r} (has {sorted(fields)})")
-            field = fields[name]
-            item = entry.match.add(field_id=field.id)
-            kind = field.match_type
-            if kind == p4i.MatchField.EXACT:
-                item.exact.value = encode_value(int(spec), field.bitwidth)  # type: ignore[arg-type]
-            elif kind == p4i.MatchField.LPM:
-                value, prefix = spec  # type: ignore[misc]
-                item.lpm.value, item.lpm.prefix_len = encode_value(value, field.bitwidth), prefix
-            elif kind == p4i.MatchField.TERNARY:
-                value, mask = spec  # type: ignore[misc]
-                item.ternary.value, item.ternary.mask = (
-                    encode_value(value, field.bitwidth),
-                    encode_value(mask, field.bitwidth),
-                )
-            elif kind == p4i.MatchField.RANGE:
-                low, high = spec  # type: ignore[misc]
-                item.range.low, item.range.high = (
-                    encode_value(low, field.bitwidth),
-                    encode_value(high, field.bitwidth),
-                )
-            elif kind == p4i.MatchField.OPTIONAL:
-                item.optional.value = encode_value(int(spec), field.bitwidth)  # type: ignore[arg-type]
-            else:
-                raise ClientError(
-                    f"table {table}: match kind of {name} is not supported by this client"
-                )
-        if action is not None:
-            entry.action.action.CopyFrom(self.action(action, params or {}))
-        return entity
+        with self._naming() as names:
+            return names.table_entry(
+                table, match, action, params, priority=priority, default=default
+            )
 
     def action(self, name: str, params: Mapping[str, int]) -> p4r.Action:
-        info = self._find("actions", name)
-        action = p4r.Action(action_id=info.preamble.id)
-        known = {p.name: p for p in info.params}
-        for pname in params:
-            if pname not in known:
-                raise ClientError(f"action {name}: no parameter {pname!r} (has {sorted(known)})")
-        for param in info.params:
-            if param.name not in params:
-                raise ClientError(f"action {name}: parameter {param.name!r} is missing")
-            action.params.add(
-                param_id=param.id, value=encode_value(params[param.name], param.bitwidth)
-            )
-        return action
+        with self._naming() as names:
+            return names.action(name, params)
 
     def counter_entry(self, name: str, index: int | None = None) -> p4r.Entity:
-        entity = p4r.Entity()
-        entity.counter_entry.counter_id = self._find("counters", name).preamble.id
-        if index is not None:
-            entity.counter_entry.index.index = index
-        return entity
+        with self._naming() as names:
+            return names.counter_entry(name, index)
 
     def register_entry(
         self, name: str, index: int | None = None, value: int | None = None
     ) -> p4r.Entity:
-        info = self._find("registers", name)
-        entity = p4r.Entity()
-        entity.register_entry.register_id = info.preamble.id
-        if index is not None:
-            entity.register_entry.index.index = index
-        if value is not None:
-            entity.register_entry.data.bitstring = encode_value(
-                value, info.type_spec.bitstring.bit.bitwidth
-            )
-        return entity
+        with self._naming() as names:
+            return names.register_entry(name, index, value)
 
-    @staticmethod
-    def multicast_group(group_id: int, replicas: Iterable[tuple[int, int]] = ()) -> p4r.Entity:
-        entity = p4r.Entity()
-        group = entity.packet_replication_engine_entry.multicast_group_entry
-        group.multicast_group_id = group_id
-        for port, instance in replicas:
-            group.replicas.add(egress_port=port, instance=instance)
-        return entity
+    multicast_group = staticmethod(EntityNames.multicast_group)
 
     # --- write / read --------------------------------------------------------------------
     def write(
@@ -339,7 +276,7 @@ class P4RuntimeClient:
 
     # --- packet I/O ----------------------------------------------------------------------
     def packet_out(self, payload: bytes, **metadata: int) -> None:
-        info = self._find("controller_packet_metadata", "packet_out") if metadata else None
+        info = self.find("controller_packet_metadata", "packet_out") if metadata else None
         request = p4r.StreamMessageRequest()
         request.packet.payload = payload
         if info is not None:
@@ -358,10 +295,8 @@ class P4RuntimeClient:
             packet = self.packet_ins.get(timeout=timeout)
         except queue.Empty:
             raise ClientError(f"no PacketIn within {timeout:g} s") from None
-        names: dict[int, str] = {}
-        for info in self._schema().controller_packet_metadata:
-            if info.preamble.name == "packet_in":
-                names = {m.id: m.name for m in info.metadata}
+        info = self.find("controller_packet_metadata", "packet_in") if packet.metadata else None
+        names = {m.id: m.name for m in info.metadata} if info is not None else {}
         return bytes(packet.payload), {
             names.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big")
             for m in packet.metadata

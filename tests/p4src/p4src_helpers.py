@@ -30,6 +30,8 @@ from mrc_wire import Dscp, Ecn, Opcode
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.p4rt import P4RuntimeState
+from p4emu.p4rt.exceptions import EntityNameError
+from p4emu.p4rt.names import EntityNames, MatchSpec
 from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import Switch
 from topologies import AddressPlan, RouteKind, UsidRoute
@@ -76,14 +78,7 @@ def carrier(*usids: int, block: int = BLOCK) -> str:
     return str(IPv6Address(value))
 
 
-def _encode(value: int, bitwidth: int) -> bytes:
-    """Canonical P4Runtime bytestring (shortest big-endian; zero is one zero byte)."""
-    if value < 0 or value >> bitwidth:
-        raise HarnessError(f"value {value} does not fit bit<{bitwidth}>")
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
-
-
-MatchValue = int | tuple[int, int]
+MatchValue = MatchSpec
 
 
 class MrcSwitch:
@@ -117,27 +112,23 @@ class MrcSwitch:
         if info is None:
             raise HarnessError("mrc_switch.p4 has no P4Info")
         self.p4info: p4i.P4Info = info
+        self.names = EntityNames(info)
 
     # --- P4Info lookups ------------------------------------------------------------------
 
     def _find(self, section: str, name: str):
-        for item in getattr(self.p4info, section):
-            if name in (item.preamble.name, item.preamble.alias):
-                return item
-        raise HarnessError(f"no {section} entry named {name!r} in the P4Info")
+        try:
+            return self.names.find(section, name)
+        except EntityNameError as exc:
+            raise HarnessError(str(exc)) from None
 
-    # --- entities ----------------------------------------------------------------------
+    # --- entities (built by name: p4emu.p4rt.names) --------------------------------------
 
     def action(self, name: str, params: Mapping[str, int] | None = None) -> p4r.Action:
-        info = self._find("actions", name)
-        params = dict(params or {})
-        known = {p.name for p in info.params}
-        if set(params) != known:
-            raise HarnessError(f"action {name}: parameters {sorted(params)} != {sorted(known)}")
-        action = p4r.Action(action_id=info.preamble.id)
-        for param in info.params:
-            action.params.add(param_id=param.id, value=_encode(params[param.name], param.bitwidth))
-        return action
+        try:
+            return self.names.action(name, params or {})
+        except EntityNameError as exc:
+            raise HarnessError(str(exc)) from None
 
     def table_entry(
         self,
@@ -148,31 +139,10 @@ class MrcSwitch:
         *,
         default: bool = False,
     ) -> p4r.Entity:
-        info = self._find("tables", table)
-        entity = p4r.Entity()
-        entry = entity.table_entry
-        entry.table_id = info.preamble.id
-        entry.is_default_action = default
-        fields = {f.name: f for f in info.match_fields}
-        for name, value in match.items():
-            if name not in fields:
-                raise HarnessError(f"table {table}: no match field {name!r}")
-            field = fields[name]
-            if field.match_type == p4i.MatchField.LPM and value == (0, 0):
-                continue  # P4Runtime: a don't-care LPM match is omitted
-            item = entry.match.add(field_id=field.id)
-            if field.match_type == p4i.MatchField.EXACT:
-                assert isinstance(value, int)
-                item.exact.value = _encode(value, field.bitwidth)
-            elif field.match_type == p4i.MatchField.LPM:
-                assert isinstance(value, tuple)
-                prefix, length = value
-                item.lpm.value = _encode(prefix, field.bitwidth)
-                item.lpm.prefix_len = length
-            else:
-                raise HarnessError(f"table {table}: match kind of {name} not handled")
-        entry.action.action.CopyFrom(self.action(action, params))
-        return entity
+        try:
+            return self.names.table_entry(table, match, action, params or {}, default=default)
+        except EntityNameError as exc:
+            raise HarnessError(str(exc)) from None
 
     def write(self, update_type: int, *entities: p4r.Entity) -> None:
         updates = [p4r.Update(type=update_type, entity=e) for e in entities]
