@@ -8,7 +8,15 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = {"mrc_wire", "topologies", "p4emu", "controller", "nic_emu", "testbed"}
+PROJECT_PACKAGES = {
+    "mrc_wire",
+    "topologies",
+    "p4emu",
+    "controller",
+    "nic_emu",
+    "vfabric",
+    "testbed",
+}
 
 # package -> project packages it may import (besides itself)
 ALLOWED: dict[str, set[str]] = {
@@ -17,6 +25,8 @@ ALLOWED: dict[str, set[str]] = {
     "p4emu": set(),
     "controller": {"topologies", "mrc_wire", "p4emu"},  # p4emu builds P4Info/device configs
     "nic_emu": {"topologies", "mrc_wire"},
+    # the virtual-time fabric combines the P4 switches, the controller's plan and the NICs
+    "vfabric": {"topologies", "mrc_wire", "p4emu", "controller", "nic_emu"},
     "testbed": PROJECT_PACKAGES,
 }
 
