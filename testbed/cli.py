@@ -9,7 +9,7 @@
     mrc-testbed port down|up NIC PLANE
     mrc-testbed send SRC DST [--bytes N]
     mrc-testbed down [--all]
-    mrc-testbed demo [--bytes N] [--plot FILE] [--keep]
+    mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
 
 Every command but ``up`` and ``demo`` acts on the run named by ``--name`` (default: the only
 run under the run root). Errors are one line (or a short block) on stderr and exit status 1;
@@ -169,12 +169,31 @@ def build_parser() -> argparse.ArgumentParser:
     demo = sub.add_parser(
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
-    demo.add_argument("--bytes", type=_size, default=None, help="transfer size (default 64M)")
+    demo.add_argument(
+        "--mode",
+        choices=("virtual", *MODES),
+        default="virtual",
+        help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
+        "local / mininet: the process fabric",
+    )
+    demo.add_argument(
+        "--bytes", type=_size, default=None, help="transfer size (default 32M virtual, 64M else)"
+    )
+    demo.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="virtual mode: results directory (default: a new one under the run root)",
+    )
+    demo.add_argument(
+        "--pcap", action="store_true", help="virtual mode: one pcap per link direction"
+    )
     demo.add_argument(
         "--plot",
         type=Path,
         default=Path("mrc-demo.png"),
-        help="PNG to write (default mrc-demo.png)",
+        help="local/mininet mode: PNG to write (default mrc-demo.png)",
     )
     demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
     demo.add_argument("--timeout", type=_positive_float, default=300.0)
@@ -408,6 +427,8 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.mode == "virtual":
+        return _virtual_demo(args)
     from testbed.demo import (
         DEFAULT_DEMO_BYTES,
         DEMO_GRPC_BASE_PORT,
@@ -437,9 +458,32 @@ def cmd_demo(args: argparse.Namespace) -> int:
         plot=args.plot,
         timeout=args.timeout,
         keep=args.keep,
+        mode=args.mode,
         local=local,
     )
     result = run_demo(options, None if args.json else _progress)
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        _print(result.lines())
+    return 0 if result.intact else 1
+
+
+def _virtual_demo(args: argparse.Namespace) -> int:
+    from testbed.demo import VIRTUAL_DEFAULT_BYTES, VirtualDemoOptions, run_virtual_demo
+    from vfabric.exceptions import VirtualFabricError
+
+    options = VirtualDemoOptions(
+        size=args.bytes or VIRTUAL_DEFAULT_BYTES,
+        seed=args.seed if args.seed is not None else 0,
+        out_dir=args.out,
+        pcap=args.pcap,
+    )
+    try:
+        result = run_virtual_demo(options, None if args.json else _progress)
+    except VirtualFabricError as exc:
+        print(f"mrc-testbed demo: {exc}", file=sys.stderr)
+        return 1
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:
