@@ -10,8 +10,10 @@
     mrc-testbed send SRC DST [--bytes N]
     mrc-testbed down [--all]
     mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
 
-Every command but ``up`` and ``demo`` acts on the run named by ``--name`` (default: the only
+Every command but ``up``, ``demo``, ``run`` and ``compare`` acts on the run named by ``--name`` (default: the only
 run under the run root). Errors are one line (or a short block) on stderr and exit status 1;
 a bad command line exits with 2. No traceback is ever shown.
 """
@@ -30,6 +32,7 @@ from controller.exceptions import ControllerError
 from testbed import layout
 from testbed.exceptions import TestbedError
 from testbed.rundir import default_root, list_runs, select_run, teardown
+from testbed.scenario import cli as scenario_cli
 from topologies import TopologyError
 
 MODES = ("local", "mininet")
@@ -199,6 +202,7 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=_positive_float, default=300.0)
     _add_start_options(demo, udp_default=None, grpc_default=None)
     demo.add_argument("--json", action="store_true")
+    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
     return parser
 
 
@@ -491,7 +495,7 @@ def _virtual_demo(args: argparse.Namespace) -> int:
     return 0 if result.intact else 1
 
 
-COMMANDS = {
+COMMANDS: dict[str, Any] = {
     "up": cmd_up,
     "status": cmd_status,
     "link": cmd_link,
