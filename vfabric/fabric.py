@@ -277,7 +277,7 @@ class VirtualFabric:
         rng = random.Random(f"vfabric-fault:{self.seed}:{index}")
         fault.install(self, rng)
         self.faults.append(fault)
-        self.record(FABRIC, "fault_scheduled", index=index, **fault.describe())
+        self.record(FABRIC, "fault_scheduled", index=index, fault=fault.describe())
         return fault
 
     # ------------------------------------------------------------------ traffic

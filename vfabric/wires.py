@@ -81,6 +81,7 @@ class Wire:
         "filters",
         "kind",
         "link",
+        "lost_bins",
         "name",
         "pcap",
         "plane",
@@ -126,6 +127,7 @@ class Wire:
         self.data_bytes = 0
         self.drops: dict[str, int] = {}
         self.bins: dict[int, int] = {}  # time bin -> data payload bytes sent
+        self.lost_bins: dict[int, int] = {}  # time bin -> data payload bytes lost here
         self.pcap: NsPcapWriter | None = None
 
     def serialisation_ns(self, length: int) -> int:
@@ -134,11 +136,11 @@ class Wire:
     def receive(self, frame: bytes) -> None:
         """The one way in: ``frame`` is put on the wire now."""
         if not self.up:
-            self._drop("link_down")
+            self._drop("link_down", frame)
             return
         for flt in self.filters:
             if flt.drops(frame):
-                self._drop(flt.reason)
+                self._drop(flt.reason, frame)
                 return
         now = self.events.now
         start = self.busy_until if self.busy_until > now else now
@@ -158,9 +160,13 @@ class Wire:
 
     def _arrive(self, frame: bytes) -> None:
         if not self.up:  # cut while the frame was on it
-            self._drop("link_down")
+            self._drop("link_down", frame)
             return
         self.sink(self.dst_port, frame)  # type: ignore[misc]
 
-    def _drop(self, reason: str) -> None:
+    def _drop(self, reason: str, frame: bytes) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1
+        payload = data_bytes(frame)
+        if payload:
+            index = self.events.now // self.bin_ns
+            self.lost_bins[index] = self.lost_bins.get(index, 0) + payload

@@ -1,0 +1,25 @@
+"""Same topology, timeline and seed -> same event log; another seed -> another log, same
+verdicts."""
+
+from __future__ import annotations
+
+from .conftest import cut_run
+
+
+def _verdicts(results: dict) -> tuple:
+    t = results["transfers"][0]
+    return (t["intact"], t["failure"], bool(results["repaths"][0]["repath_us"]))
+
+
+def test_same_seed_same_hash_other_seed_other_hash_same_verdicts(tmp_path) -> None:
+    a = cut_run(seed=3, event_log=tmp_path / "a.jsonl")
+    b = cut_run(seed=3)
+    c = cut_run(seed=4)
+    ra, rb, rc = a.results(), b.results(), c.results()
+    assert ra["event_log_sha256"] == rb["event_log_sha256"]
+    assert ra["transfers"] == rb["transfers"] and ra["links"] == rb["links"]
+    assert rc["event_log_sha256"] != ra["event_log_sha256"]
+    assert _verdicts(ra) == _verdicts(rc) == (True, None, True)
+    a.close()
+    lines = (tmp_path / "a.jsonl").read_text().splitlines()
+    assert len(lines) == len(a.log.records) and '"kind":"link_down"' in "".join(lines)
