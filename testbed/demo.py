@@ -472,7 +472,7 @@ def run_virtual_demo(
     )
     a, b = options.cut
     topo = fabric.topology
-    rate_gbps = topo.link(a, b).rate_gbps
+    rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
     line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every plane port
     nominal_ns = int(options.size * 8 / line_rate)
     cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))

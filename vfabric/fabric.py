@@ -379,10 +379,12 @@ class VirtualFabric:
     # ------------------------------------------------------------------ running
 
     def run(self, until_ns: int | None = None, *, progress: Progress | None = None) -> bool:
-        """Run until every foreground transfer has finished or failed (True), or until
-        ``until_ns`` / nothing left to do (False). ``progress(now_ns)`` is called every
-        few tens of thousands of events."""
-        foreground = [t for t in self.transfers if not t.background]
+        """Run until every foreground transfer has finished or failed (returns True), or
+        until ``until_ns`` / nothing is left to do (False). When no foreground transfer
+        is unfinished at the call (all done already, or none), it simply runs until
+        ``until_ns`` (e.g. to let queues drain). ``progress(now_ns)`` is called every few
+        tens of thousands of events."""
+        foreground = [t for t in self.transfers if not t.background and not t.finished]
         counter = [0]
 
         def stop() -> bool:
