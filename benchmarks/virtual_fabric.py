@@ -1,0 +1,142 @@
+"""Speed of the virtual-time fabric (vfabric): P4 switches + MRC NICs in one event loop.
+
+Three runs, each reported with wall seconds, simulated switch traversals per wall second,
+simulated Gb/s (data delivered per virtual second) per wall second, and the process's peak
+RSS after it:
+
+- ``demo``: ``mrc-testbed demo``'s scenario (tiny, nic0 -> nic3, 32 MiB, a T0-T1 link cut
+  and restored), with its repath time compared with the base RTT;
+- ``tiny_64MiB``: 64 MiB nic0 -> nic3 on ``tiny``, no fault;
+- ``small_all_to_all``: every ordered pair of the 8 NICs of ``small`` (56 transfers,
+  ``--a2a-bytes`` each).
+
+Targets (docs/virtual-fabric.md): >= 20,000 traversals per wall second, demo <= 20 s wall,
+repath <= 2 RTTs after the first loss. Prints one JSON document.
+
+Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import resource
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from nic_emu.config import NicConfig  # noqa: E402
+from testbed.demo import VirtualDemoOptions, run_virtual_demo  # noqa: E402
+from vfabric import VirtualFabric  # noqa: E402
+
+TARGET_TRAVERSALS_PER_S = 20_000
+TARGET_DEMO_WALL_S = 20.0
+TARGET_REPATH_RTTS = 2.0
+
+
+def peak_rss_mib() -> float:
+    return resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+
+
+def measure(fabric: VirtualFabric) -> dict[str, Any]:
+    started = time.perf_counter()
+    finished = fabric.run()
+    wall = time.perf_counter() - started
+    delivered = sum(t.bytes_verified for t in fabric.transfers)
+    virtual_s = fabric.now / 1e9
+    gbps = delivered * 8 / virtual_s / 1e9 if virtual_s else 0.0
+    return {
+        "finished": finished,
+        "all_intact": all(t.intact for t in fabric.transfers),
+        "wall_s": round(wall, 3),
+        "virtual_us": round(fabric.now / 1000, 1),
+        "switch_traversals": fabric.traversals(),
+        "traversals_per_wall_s": round(fabric.traversals() / wall),
+        "simulated_gbps": round(gbps, 2),
+        "simulated_gbps_per_wall_s": round(gbps / wall, 2),
+        "bytes_delivered": delivered,
+        "event_log_sha256": fabric.event_log_sha256,
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+    }
+
+
+def bench_demo() -> dict[str, Any]:
+    with tempfile.TemporaryDirectory() as tmp:
+        started = time.perf_counter()
+        result = run_virtual_demo(VirtualDemoOptions(out_dir=Path(tmp)))
+        wall = time.perf_counter() - started
+        data = json.loads((Path(tmp) / "results.json").read_text())
+    traversals = int(data["switch_traversals"])
+    virtual_s = data["virtual_ns"] / 1e9
+    gbps = result.bytes_delivered_intact * 8 / virtual_s / 1e9
+    base_rtt_us = NicConfig().base_rtt_ns / 1000
+    repath = max(result.repath_us) if result.repath_us else None
+    return {
+        "intact": result.intact,
+        "wall_s": round(wall, 3),
+        "virtual_us": round(data["virtual_ns"] / 1000, 1),
+        "switch_traversals": traversals,
+        "traversals_per_wall_s": round(traversals / wall),
+        "simulated_gbps": round(gbps, 2),
+        "simulated_gbps_per_wall_s": round(gbps / wall, 2),
+        "repath_us": repath,
+        "base_rtt_us": base_rtt_us,
+        "repath_rtts": round(repath / base_rtt_us, 2) if repath is not None else None,
+        "goodput_fraction": result.goodput_fraction,
+        "event_log_sha256": result.event_log_sha256,
+        "peak_rss_mib": round(peak_rss_mib(), 1),
+        "meets_demo_wall_target": wall <= TARGET_DEMO_WALL_S,
+        "meets_repath_target": repath is not None and repath <= TARGET_REPATH_RTTS * base_rtt_us,
+    }
+
+
+def bench_tiny() -> dict[str, Any]:
+    fabric = VirtualFabric("tiny")
+    fabric.transfer("nic0", "nic3", 64 << 20)
+    return measure(fabric)
+
+
+def bench_all_to_all(nbytes: int) -> dict[str, Any]:
+    fabric = VirtualFabric("small")
+    names = [nic.name for nic in fabric.topology.nics]
+    for src in names:
+        for dst in names:
+            if src != dst:
+                fabric.transfer(src, dst, nbytes)
+    out = measure(fabric)
+    out["transfers"] = len(fabric.transfers)
+    out["bytes_each"] = nbytes
+    return out
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--a2a-bytes", type=int, default=1 << 20)
+    parser.add_argument("--skip", nargs="*", default=[], choices=["demo", "tiny", "a2a"])
+    args = parser.parse_args(argv)
+    report: dict[str, Any] = {
+        "targets": {
+            "traversals_per_wall_s": TARGET_TRAVERSALS_PER_S,
+            "demo_wall_s": TARGET_DEMO_WALL_S,
+            "repath_rtts": TARGET_REPATH_RTTS,
+        }
+    }
+    if "demo" not in args.skip:
+        report["demo"] = bench_demo()
+    if "tiny" not in args.skip:
+        report["tiny_64MiB"] = bench_tiny()
+    if "a2a" not in args.skip:
+        report["small_all_to_all"] = bench_all_to_all(args.a2a_bytes)
+    rates = [v["traversals_per_wall_s"] for k, v in report.items() if k != "targets"]
+    report["meets_traversal_target"] = bool(rates) and min(rates) >= TARGET_TRAVERSALS_PER_S
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
