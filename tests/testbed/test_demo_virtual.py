@@ -60,3 +60,25 @@ def test_demo_with_an_unknown_cut_link_names_it(tmp_path: Path) -> None:
     options = VirtualDemoOptions(size=1 << 20, cut=("p0-t0-0", "p0-t1-7"), out_dir=tmp_path)
     with pytest.raises(UnknownLinkError, match="p0-t1-7"):
         run_virtual_demo(options)
+
+
+def test_a_failed_demo_still_writes_what_it_has_and_says_where(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vfabric import VirtualFabric
+
+    real_run = VirtualFabric.run
+
+    def broken_run(self: VirtualFabric, until_ns: int | None = None, **kwargs: object) -> bool:
+        real_run(self, 30_000)
+        raise RuntimeError("simulated crash")
+
+    monkeypatch.setattr(VirtualFabric, "run", broken_run)
+    said: list[str] = []
+    with pytest.raises(RuntimeError, match="simulated crash"):
+        run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path), said.append)
+    assert any(str(tmp_path) in line and "failed" in line for line in said)
+    assert (tmp_path / "events.jsonl").read_text().count("\n") > 1
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["demo"]["failure"].startswith("RuntimeError")
+    assert (tmp_path / "demo.png").read_bytes()[:4] == b"\x89PNG"
