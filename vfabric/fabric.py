@@ -29,12 +29,12 @@ from vfabric.exceptions import (
     VirtualFabricError,
 )
 from vfabric.faults import Fault
-from vfabric.nodes import NicNode, SwitchNode
+from vfabric.nodes import EvStats, NicNode, SwitchNode
 from vfabric.pcap import NsPcapWriter
 from vfabric.program import program_switch, push_updates, shared_program
 from vfabric.queues import LinkTrafficManager
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
-from vfabric.wires import Wire
+from vfabric.wires import Wire, frame_ev, frame_inner_src
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
 PRIORITY_QUEUES = 8
@@ -177,6 +177,7 @@ class VirtualFabric:
                 )
                 node = self.nics.get(dst.node) or self.switches[dst.node]
                 wire.sink = node.receive
+                wire.on_drop = self._on_wire_drop
                 if src.node in self.switches:
                     self.switches[src.node].out[src.port] = wire
                     self._switch_ports[(src.node, src.port)] = wire
@@ -187,6 +188,22 @@ class VirtualFabric:
             self._links[key] = (ends[0], ends[1])
             self._link_kind[key] = link.kind
             self._down[key] = set()
+
+    def _on_wire_drop(self, reason: str, frame: bytes) -> None:
+        """Count a lost frame against the EV and NIC that sent it."""
+        ev = frame_ev(frame)
+        if ev is None:
+            return
+        try:
+            nic, _ = self.addresses.nic_for_address(frame_inner_src(frame))
+        except TopologyError:
+            return
+        node = self.nics.get(nic)
+        if node is not None:
+            stats = node.ev_tx.get(ev)
+            if stats is None:
+                stats = node.ev_tx[ev] = EvStats()
+            stats.dropped += 1
 
     def _open_pcaps(self, directory: Path) -> None:
         directory.mkdir(parents=True, exist_ok=True)

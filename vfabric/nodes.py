@@ -79,11 +79,21 @@ class SwitchNode:
 
 
 class EvStats:
-    """Per (NIC, EV) counters: sent by the NIC, and trimmed / CE-marked on arrival."""
+    """Per (NIC, EV) counters: sent by the NIC (and lost on a wire on the way), and
+    trimmed / CE-marked on arrival."""
 
-    __slots__ = ("ce_marked", "data_bytes", "rx_packets", "trimmed", "tx_bytes", "tx_packets")
+    __slots__ = (
+        "ce_marked",
+        "data_bytes",
+        "dropped",
+        "rx_packets",
+        "trimmed",
+        "tx_bytes",
+        "tx_packets",
+    )
 
     def __init__(self) -> None:
+        self.dropped = 0  # lost on a wire (link down, random loss, EV drop)
         self.tx_packets = 0
         self.tx_bytes = 0
         self.data_bytes = 0

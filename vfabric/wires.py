@@ -27,6 +27,7 @@ TRIMMED_DSCPS = frozenset({int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
 RETX_DSCP = int(Dscp.TRIMMABLE_RETX)
 _NH = ETH_LEN + 6
 _UDP_SPORT = ETH_LEN + 2 * IPV6_LEN
+_INNER_SRC = ETH_LEN + IPV6_LEN + 8
 _DQPN = ETH_LEN + 2 * IPV6_LEN + 8 + 5  # BTH destination QP (24 bits)
 
 Sink = Callable[[int, bytes], None]
@@ -50,6 +51,11 @@ def frame_ev(frame: bytes) -> int | None:
         | (frame[ETH_LEN + 2] << 8)
         | frame[ETH_LEN + 3]
     )
+
+
+def frame_inner_src(frame: bytes) -> bytes:
+    """The inner IPv6 source address (the sending NIC's), frames without an SRH."""
+    return frame[_INNER_SRC : _INNER_SRC + 16]
 
 
 def frame_dqpn(frame: bytes) -> int:
@@ -83,6 +89,7 @@ class Wire:
         "link",
         "lost_bins",
         "name",
+        "on_drop",
         "pcap",
         "plane",
         "rate_bps",
@@ -129,6 +136,7 @@ class Wire:
         self.bins: dict[int, int] = {}  # time bin -> data payload bytes sent
         self.lost_bins: dict[int, int] = {}  # time bin -> data payload bytes lost here
         self.pcap: NsPcapWriter | None = None
+        self.on_drop: Callable[[str, bytes], None] | None = None  # (reason, frame) of a loss
 
     def serialisation_ns(self, length: int) -> int:
         return int(length * 8 * NS_PER_S / self.rate_bps)
@@ -170,3 +178,5 @@ class Wire:
         if payload:
             index = self.events.now // self.bin_ns
             self.lost_bins[index] = self.lost_bins.get(index, 0) + payload
+        if self.on_drop is not None:
+            self.on_drop(reason, frame)

@@ -106,3 +106,14 @@ def test_bad_transfers_get_a_specific_error() -> None:
     ):
         with pytest.raises(VirtualFabricError, match=words):
             call()
+
+
+def test_ev_drop_is_counted_against_that_ev_only() -> None:
+    ev = encode_ev(1, 1, 3)
+    fabric = VirtualFabric("tiny", seed=7)
+    t = fabric.transfer("nic0", "nic3", SIZE)
+    fabric.schedule(EvDrop(0, "nic0", ev, 1.0))
+    assert fabric.run(until_ns=50_000_000) and t.intact
+    sent = fabric.ev_counters()["nic0"]["tx"]
+    assert sent[f"{ev:#010x}"]["dropped"] > 0
+    assert all(row["dropped"] == 0 for key, row in sent.items() if key != f"{ev:#010x}")
