@@ -17,7 +17,7 @@ class LinkTrafficManager(TrafficManager):
     """:class:`TrafficManager` that charges truncated packets their truncated length."""
 
     def enqueue(self, port: int, item: object, length: int, priority: int = 0) -> DropReason | None:
-        truncate = getattr(getattr(item, "ctx", None), "truncate", None)
+        truncate = item.ctx.truncate  # type: ignore[attr-defined]  # p4emu's _InFlight
         if truncate is not None and truncate < length:
             length = truncate
         return super().enqueue(port, item, length, priority)
