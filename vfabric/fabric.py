@@ -287,7 +287,6 @@ class VirtualFabric:
 
     def set_switch_state(self, name: str, up: bool, fault: Fault | None) -> None:
         self.record(FABRIC, "switch_up" if up else "switch_down", switch=name)
-        self.switches[name].down = not up
         for key in self.links_of(name):
             self.set_link_state(key, f"switch:{name}", up, fault)
 

@@ -32,14 +32,13 @@ class SwitchNode:
     through :meth:`receive` (ingress runs at once); departures from its traffic manager
     happen at their exact times, for which the node schedules its own wake-ups."""
 
-    __slots__ = ("_wakes", "down", "events", "name", "out", "switch", "traversals", "unwired")
+    __slots__ = ("_wakes", "events", "name", "out", "switch", "traversals", "unwired")
 
     def __init__(self, events: EventList, name: str, switch: Switch) -> None:
         self.events = events
         self.name = name
         self.switch = switch
         self.out: dict[int, Wire] = {}
-        self.down = False
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
