@@ -19,6 +19,7 @@ def test_same_seed_same_hash_other_seed_other_hash_same_verdicts(tmp_path) -> No
     assert ra["event_log_sha256"] == rb["event_log_sha256"]
     assert ra["transfers"] == rb["transfers"] and ra["links"] == rb["links"]
     assert rc["event_log_sha256"] != ra["event_log_sha256"]
+    assert rc["ev_states"] != ra["ev_states"]  # not just the seed in the first record
     assert _verdicts(ra) == _verdicts(rc) == (True, None, True)
     a.close()
     lines = (tmp_path / "a.jsonl").read_text().splitlines()
