@@ -340,7 +340,7 @@ class _Reader:
             description=str(data.get("description", "")),
             paper=str(data.get("paper", "")),
             source=self.source,
-            topology_ref=str(data["topology"]),
+            topology_ref=data["topology"] if isinstance(data["topology"], str) else "inline",
             topology=self.topology,
             seed=seed,
             duration_ns=duration,
@@ -359,12 +359,19 @@ class _Reader:
         )
 
     def load_topology(self, value: Any, fabric: Any) -> Topology:
-        ref = self.string(value, "topology")
-        candidate = Path(ref)
-        if not candidate.is_absolute() and (self.base_dir / candidate).is_file():
-            ref = str(self.base_dir / candidate)
+        """A bundled name, a path (relative to the scenario file) or an inline mapping in
+        the topology file format (docs/topology-format.md)."""
         try:
-            topology = topologies.load(ref)
+            if isinstance(value, dict):
+                topology = topologies.from_mapping(
+                    value, source=f"{self.source}: topology", default_name="inline"
+                )
+            else:
+                ref = self.string(value, "topology")
+                candidate = Path(ref)
+                if not candidate.is_absolute() and (self.base_dir / candidate).is_file():
+                    ref = str(self.base_dir / candidate)
+                topology = topologies.load(ref)
         except TopologyError as exc:
             raise self.error("topology", str(exc)) from None
         rate = fabric.get("rate_gbps") if isinstance(fabric, dict) else None
