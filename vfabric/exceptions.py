@@ -12,6 +12,11 @@ class VirtualFabricError(Exception):
     """Base class of every error raised by the ``vfabric`` package."""
 
 
+class FabricSetupError(VirtualFabricError):
+    """The fabric cannot be built: the topology, its plan, a NIC configuration, the
+    timeline resolution or an output path is unusable."""
+
+
 class UnknownLinkError(VirtualFabricError):
     """A fault or query names a link the topology does not have."""
 

@@ -9,6 +9,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
+from controller.exceptions import ControllerError
 from controller.plan import FabricPlan, plan_fabric
 from nic_emu import events as ev_kinds
 from nic_emu.completions import AppEvent
@@ -23,6 +24,7 @@ from topologies import LinkKind, Role, Topology, TopologyError
 from topologies import load as load_topology
 from vfabric.eventlist import EventList
 from vfabric.exceptions import (
+    FabricSetupError,
     TransferSetupError,
     UnknownLinkError,
     UnknownNodeError,
@@ -76,9 +78,9 @@ class VirtualFabric:
             try:
                 self.topology = load_topology(topology)
             except TopologyError as exc:
-                raise UnknownNodeError(f"topology {topology}: {exc}") from None
+                raise FabricSetupError(f"topology {topology}: {exc}") from None
         if isinstance(bin_ns, bool) or not isinstance(bin_ns, int) or bin_ns <= 0:
-            raise VirtualFabricError(f"bin_ns must be a positive integer, got {bin_ns!r}")
+            raise FabricSetupError(f"bin_ns must be a positive integer, got {bin_ns!r}")
         self.seed = seed
         self.bin_ns = bin_ns
         self.trimming = trimming
@@ -86,7 +88,10 @@ class VirtualFabric:
         self.clock = VirtualClock()
         self.events = EventList(self.clock)
         self.log = EventLog()
-        self.plan: FabricPlan = plan_fabric(self.topology)
+        try:
+            self.plan: FabricPlan = plan_fabric(self.topology)
+        except ControllerError as exc:
+            raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
         self.addresses = self.plan.addresses
         self.program = shared_program(program)
         self.switches: dict[str, SwitchNode] = {}
@@ -95,7 +100,6 @@ class VirtualFabric:
         self._links: dict[LinkKey, tuple[Wire, Wire]] = {}
         self._link_kind: dict[LinkKey, LinkKind] = {}
         self._down: dict[LinkKey, set[str]] = {}
-        self._switch_ports: dict[tuple[str, int], Wire] = {}
         self.faults: list[Fault] = []
         self.transfers: list[Transfer] = []
         self._by_qpn: dict[tuple[str, int], Transfer] = {}
@@ -110,8 +114,13 @@ class VirtualFabric:
         if pcap_dir is not None:
             self._open_pcaps(Path(pcap_dir))
         if self._log_path is not None:
-            self._log_path.parent.mkdir(parents=True, exist_ok=True)
-            self._log_sink = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+            try:
+                self._log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log_sink = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                raise FabricSetupError(
+                    f"cannot write the event log {self._log_path}: {exc.strerror}"
+                ) from None
         self.record(FABRIC, "start", topology=self.topology.name, seed=seed)
 
     # ------------------------------------------------------------------ construction
@@ -148,12 +157,17 @@ class VirtualFabric:
         if isinstance(config, Mapping):
             unknown = sorted(set(config) - {nic.name for nic in self.topology.nics})
             if unknown:
-                raise UnknownNodeError(
+                raise FabricSetupError(
                     f"nic_config names {unknown[0]!r}, which is not a NIC of {self.topology.name}"
                 )
         for i, nic in enumerate(self.topology.nics):
             cfg = config.get(nic.name) if isinstance(config, Mapping) else config
-            core = NicCore(nic.name, self.addresses, cfg, seed=self.seed * 1000 + i, log=self.log)
+            try:
+                core = NicCore(
+                    nic.name, self.addresses, cfg, seed=self.seed * 1000 + i, log=self.log
+                )
+            except NicEmuError as exc:
+                raise FabricSetupError(f"NIC {nic.name}: {exc}") from None
             self.nics[nic.name] = NicNode(self.events, core, self._on_app_event)
 
     def _build_wires(self) -> None:
@@ -180,7 +194,6 @@ class VirtualFabric:
                 wire.on_drop = self._on_wire_drop
                 if src.node in self.switches:
                     self.switches[src.node].out[src.port] = wire
-                    self._switch_ports[(src.node, src.port)] = wire
                 else:
                     self.nics[src.node].uplinks[link.plane] = wire
                 self.wires[(src.node, dst.node)] = wire
@@ -206,7 +219,10 @@ class VirtualFabric:
             stats.dropped += 1
 
     def _open_pcaps(self, directory: Path) -> None:
-        directory.mkdir(parents=True, exist_ok=True)
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FabricSetupError(f"cannot make the pcap directory {directory}: {exc}") from None
         for (src, dst), wire in self.wires.items():
             wire.pcap = NsPcapWriter(directory / f"{src}--{dst}.pcap")
             self._pcaps.append(wire.pcap)

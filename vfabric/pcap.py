@@ -6,7 +6,7 @@ from __future__ import annotations
 import struct
 from pathlib import Path
 
-from vfabric.exceptions import VirtualFabricError
+from vfabric.exceptions import FabricSetupError
 
 PCAP_MAGIC_NSEC = 0xA1B23C4D
 LINKTYPE_ETHERNET = 1
@@ -24,7 +24,7 @@ class NsPcapWriter:
         try:
             self._file = open(path, "wb")  # noqa: SIM115 - closed in close()
         except OSError as exc:
-            raise VirtualFabricError(f"cannot create pcap file {path}: {exc.strerror}") from None
+            raise FabricSetupError(f"cannot create pcap file {path}: {exc.strerror}") from None
         self._file.write(_GLOBAL.pack(PCAP_MAGIC_NSEC, 2, 4, 0, 0, SNAPLEN, LINKTYPE_ETHERNET))
         self.packets = 0
 
