@@ -676,6 +676,10 @@ class VirtualFabric:
             "event_log_sha256": self.event_log_sha256,
         }
 
+    def transfer_result(self, t: Transfer) -> dict[str, Any]:
+        """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""
+        return t.as_dict(self._retx_bytes(t))
+
     def _retx_bytes(self, t: Transfer) -> int:
         if t.receiver is None:
             return 0
