@@ -665,7 +665,7 @@ class VirtualFabric:
             "virtual_ns": self.now,
             "events_run": self.events.events_run,
             "switch_traversals": self.traversals(),
-            "transfers": [t.as_dict(self._retx_bytes(t)) for t in self.transfers],
+            "transfers": [self.transfer_result(t) for t in self.transfers],
             "faults": [f.describe() for f in self.faults],
             "repaths": self.repaths(),
             "planes": self.plane_counters(),
