@@ -78,7 +78,6 @@ TOP_KEYS = (
     "negative_controls",
     "sweep",
     "plot_bin",
-    "integration",
 )
 ASSERTION_KEYS = (
     "byte_exact",
@@ -355,7 +354,6 @@ class _Reader:
             plot_bin_ns=self.positive_time(
                 data.get("plot_bin", f"{DEFAULT_PLOT_BIN_NS}ns"), "plot_bin"
             ),
-            integration=self.boolean(data.get("integration", False), "integration"),
         )
 
     def load_topology(self, value: Any, fabric: Any) -> Topology:

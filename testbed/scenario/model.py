@@ -427,7 +427,6 @@ class Scenario:
     roce: Assertions | None = None  # compare: what must hold for the RoCE run
     sweep: Sweep | None = None
     plot_bin_ns: int = 10_000
-    integration: bool = False  # also on the process fabric (tests/failover -m integration)
 
     def flows(self, transport: str | None = None) -> list[Flow]:
         """Every transfer of the run; ``transport`` overrides what the file says (compare)."""
