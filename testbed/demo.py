@@ -353,7 +353,8 @@ class VirtualDemoResult:
     size: int
     link: tuple[str, str]
     seed: int
-    line_rate_gbps: float
+    line_rate_gbps: float  # the sender's, all planes together
+    planes: int
     intact: bool
     bytes_delivered_intact: int
     cut_ns: int
@@ -377,7 +378,8 @@ class VirtualDemoResult:
         )
         out = [
             f"demo (virtual time): {self.topology}, {self.src} -> {self.dst}, {self.size:,} bytes, "
-            f"{self.line_rate_gbps / 2:g} Gb/s per plane port, seed {self.seed}",
+            f"{self.planes} planes x {self.line_rate_gbps / self.planes:g} Gb/s NIC ports, "
+            f"seed {self.seed}",
             f"  delivered intact: {self.bytes_delivered_intact:,} of {self.size:,} bytes"
             + (" (byte-exact)" if self.intact else " (DATA DAMAGED OR MISSING)"),
             f"  link {a} -- {b}: cut at {self.cut_ns / 1000:,.1f} us, restored at "
@@ -409,6 +411,7 @@ class VirtualDemoResult:
             "link": list(self.link),
             "seed": self.seed,
             "line_rate_gbps": self.line_rate_gbps,
+            "planes": self.planes,
             "intact": self.intact,
             "bytes_delivered_intact": self.bytes_delivered_intact,
             "cut_ns": self.cut_ns,
@@ -534,6 +537,7 @@ def run_virtual_demo(
         link=(a, b),
         seed=options.seed,
         line_rate_gbps=line_rate,
+        planes=topo.plane_count,
         intact=transfer.intact,
         bytes_delivered_intact=transfer.bytes_verified,
         cut_ns=cut_ns,
