@@ -413,6 +413,8 @@ class Scenario:
     name: str
     description: str
     paper: str  # what the paper states, for docs/results.md ("" if beyond the paper)
+    scale: str  # how it is scaled down from the paper's setup (docs/results.md)
+    notes: str  # where our measurement differs from the paper, and why (docs/results.md)
     source: str  # file it came from
     topology_ref: str  # as written (name or path)
     topology: Any  # topologies.Topology (after fabric overrides)
