@@ -52,7 +52,7 @@ from testbed.scenario.model import (
     TrafficGoodputCheck,
 )
 from topologies import AddressPlan, Topology, TopologyError
-from topologies.loader import _DuplicateKeyError, _StrictLoader
+from topologies.loader import _DuplicateKeyError, _show, _StrictLoader
 
 BUNDLE_PACKAGE = "scenarios"
 DEFAULT_DURATION_NS = 20_000_000  # a run stops here even if transfers are still going
@@ -157,10 +157,6 @@ def loads(
 
 
 # ------------------------------------------------------------------ the reader
-
-
-def _show(value: Any) -> str:
-    return units._show(value)
 
 
 def _join(path: str, key: str | int) -> str:
