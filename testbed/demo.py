@@ -475,14 +475,18 @@ def run_virtual_demo(
     )
     a, b = options.cut
     topo = fabric.topology
-    rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
-    line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every plane port
-    nominal_ns = int(options.size * 8 / line_rate)
-    cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))
-    restore_ns = int(round(nominal_ns * RESTORE_FRACTION, -4))
-    transfer = fabric.transfer(options.src, options.dst, options.size)
-    fabric.schedule(LinkDown(cut_ns, a, b))
-    fabric.schedule(LinkUp(restore_ns, a, b))
+    try:
+        rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
+        line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every port
+        nominal_ns = int(options.size * 8 / line_rate)
+        cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))
+        restore_ns = int(round(nominal_ns * RESTORE_FRACTION, -4))
+        transfer = fabric.transfer(options.src, options.dst, options.size)
+        fabric.schedule(LinkDown(cut_ns, a, b))
+        fabric.schedule(LinkUp(restore_ns, a, b))
+    except Exception:
+        fabric.close()
+        raise
     say(
         f"virtual fabric {topo.name}: {options.src} -> {options.dst} {options.size:,} bytes, "
         f"cut {a} -- {b} at {cut_ns / 1000:g} us, restore at {restore_ns / 1000:g} us"
