@@ -85,6 +85,8 @@ def run_process(scenario: Scenario, variant: Variant, options: RunOptions) -> Ru
 def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
     name = f"scenario-{scenario.name}"
     if options.mode == "local":
+        if options.target != "p4emu":
+            raise ScenarioRunError("--target bmv2 needs --mode mininet")
         from testbed.local import LocalOptions, up_local
 
         local = LocalOptions(name=name, root=options.run_dir, seed=seed)
@@ -95,7 +97,7 @@ def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
         return up_local(scenario.topology, local)
     from testbed.mininet_mode import MininetOptions, up_mininet
 
-    mininet = MininetOptions(name=name, root=options.run_dir, seed=seed)
+    mininet = MininetOptions(name=name, root=options.run_dir, seed=seed, target=options.target)
     if options.grpc_base_port is not None:
         mininet = replace(mininet, grpc_base_port=options.grpc_base_port)
     return up_mininet(scenario.topology, mininet)

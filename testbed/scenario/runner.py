@@ -41,6 +41,7 @@ class RunOptions:
     run_dir: Path | None = None  # process fabric: where its run directory goes
     udp_base_port: int | None = None  # process fabric, local mode (None: the default)
     grpc_base_port: int | None = None  # process fabric (None: the default)
+    target: str = "p4emu"  # mininet mode: p4emu or bmv2 (simple_switch_grpc)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
