@@ -731,7 +731,7 @@ class _Reader:
         if "goodput" in data:
             where = _join(path, "goodput")
             for i, raw in enumerate(self.sequence(data["goodput"], where)):
-                goodput.append(self.goodput_check(raw, _join(where, i), timeline, traffic_names))
+                goodput.append(self.goodput_check(raw, _join(where, i), timeline))
         traffic_goodput = []
         if "traffic_goodput" in data:
             where = _join(path, "traffic_goodput")
@@ -782,17 +782,11 @@ class _Reader:
             raise self.error(_join(path, "max_fraction"), f"is below min_fraction ({low:g})")
         return low, high
 
-    def goodput_check(
-        self,
-        raw: Any,
-        path: str,
-        timeline: tuple[Event, ...],
-        traffic_names: tuple[str, ...],
-    ) -> GoodputCheck:
+    def goodput_check(self, raw: Any, path: str, timeline: tuple[Event, ...]) -> GoodputCheck:
         entry = self.mapping(
             raw,
             path,
-            ("event", "of", "min_fraction", "max_fraction", "window", "settle", "traffic"),
+            ("event", "of", "min_fraction", "max_fraction", "window", "settle"),
             ("event",),
         )
         if not timeline:
@@ -818,11 +812,6 @@ class _Reader:
             max_fraction=high,
             window_ns=window,
             settle_ns=self.time(entry.get("settle", 0), _join(path, "settle")),
-            traffic=(
-                self.choice(entry["traffic"], _join(path, "traffic"), traffic_names)
-                if "traffic" in entry
-                else None
-            ),
         )
 
     def negative_controls(self, value: Any, path: str) -> tuple[NegativeControl, ...]:

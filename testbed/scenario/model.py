@@ -338,8 +338,8 @@ class GoodputCheck:
     The window starts ``settle_ns`` after timeline event ``event`` and lasts
     ``window_ns``. The reference (``of``) is the same-length window just before the event
     (``before``), the same window of a run without the timeline (``baseline``) or the
-    line rate of the sending NIC ports (``line_rate``). ``traffic`` restricts it to one
-    traffic entry (None: all traffic).
+    line rate of the sending NIC ports (``line_rate``); all traffic together (a traffic
+    entry's own goodput: :class:`TrafficGoodputCheck`).
     """
 
     event: int
@@ -348,7 +348,6 @@ class GoodputCheck:
     max_fraction: float | None
     window_ns: int
     settle_ns: int
-    traffic: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
