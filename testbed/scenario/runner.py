@@ -152,6 +152,11 @@ class Comparison:
 
 def compare(scenario: Scenario, options: RunOptions, out_dir: Path | None = None) -> Comparison:
     """MRC and the RoCE baseline on the same fabric, timeline and seed."""
+    if scenario.sweep is not None:
+        raise ScenarioRunError(
+            f"{scenario.name}: a sweep runs one case per failure set; compare takes a "
+            "scenario with a timeline"
+        )
     mrc, _ = run_checked(
         scenario,
         Variant(name="mrc", transport="mrc"),

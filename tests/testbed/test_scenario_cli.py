@@ -121,3 +121,5 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     assert "Traceback" not in err
     code, _, err = run(["run"], capsys)
     assert code == 2
+    code, _, err = run(["compare", "pair-failures"], capsys)
+    assert code == 1 and "compare takes a scenario with a timeline" in err
