@@ -160,7 +160,7 @@ def render(summaries: list[dict[str, Any]]) -> str:
         "the file. The paper is the MRC white paper's section 5 (see docs/sources.md). Every",
         "figure below is deterministic: the same command gives the same numbers on any machine.",
         "",
-        "| scenario | the paper says | we measured | assertions |",
+        "| scenario | the paper says | we measured | our assertions |",
         "|---|---|---|---|",
     ]
     for s in summaries:
@@ -168,6 +168,14 @@ def render(summaries: list[dict[str, Any]]) -> str:
             f"| [{s['scenario']}](#{s['scenario']}) | {s['paper'] or '(beyond the paper)'} | "
             f"{_headline(s)} | {'hold' if s['ok'] else 'FAIL'} |"
         )
+    differ = [s["scenario"] for s in summaries if load(s["scenario"]).notes]
+    if differ:
+        lines += [
+            "",
+            "Where our figures differ from the paper's (" + ", ".join(differ) + "), the "
+            'scenario\'s section says how and why under "Where we differ". The assertions '
+            "check what we measure, with the paper's claim where it holds.",
+        ]
     lines.append("")
     for s in summaries:
         scenario = load(s["scenario"])
