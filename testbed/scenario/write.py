@@ -42,15 +42,20 @@ def plot_marks(
     scenario: Scenario, run: RunResult
 ) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
     """Vertical lines for point events, shaded spans for flapping and loss."""
-    marks, spans = [], []
+    marks: list[tuple[int, str]] = []
+    spans: dict[tuple[int, int], list[str]] = {}  # one shaded span per interval
     for event in run_events(scenario, run):
         if isinstance(event, Flap):
-            spans.append((event.at_ns, event.until_ns, event.describe()))
+            spans.setdefault((event.at_ns, event.until_ns), []).append(event.describe())
         elif isinstance(event, Loss):
-            spans.append((event.at_ns, event.until_ns or run.end_ns, event.describe()))
+            end = event.until_ns or run.end_ns
+            spans.setdefault((event.at_ns, end), []).append(event.describe())
         else:
             marks.append((event.at_ns, event.describe()))
-    return marks, spans
+    return marks, [
+        (start, end, labels[0] + (f" (+{len(labels) - 1} more)" if len(labels) > 1 else ""))
+        for (start, end), labels in spans.items()
+    ]
 
 
 def run_events(scenario: Scenario, run: RunResult) -> list[Any]:
@@ -81,7 +86,7 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
 
     marks, spans = plot_marks(scenario, run)
     nic = run.transfers[0].src if run.transfers else None
-    evs = scenario.nic.get("evs_per_connection", _default_evs())
+    evs = sum(scenario.nic.get(key, _default(key)) for key in _EV_COUNTS)  # backups change too
     senders = sum(1 for t in run.transfers if t.src == nic and t.transport == "mrc")
     return write_run_plot(
         path,
@@ -89,7 +94,7 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         run.ev_changes,
         total_evs=evs * max(senders, 1),
         end_ns=max(run.end_ns, 1),
-        title=f"{scenario.name} ({run.variant}, {run.mode}): {scenario.description}"[:110],
+        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})",
         nic=nic,
         marks=marks,
         spans=spans,
@@ -97,10 +102,13 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
     )
 
 
-def _default_evs() -> int:
+_EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
+
+
+def _default(key: str) -> int:
     from nic_emu import NicConfig
 
-    return NicConfig().evs_per_connection
+    return int(getattr(NicConfig(), key))
 
 
 # ------------------------------------------------------------------ compare report
