@@ -476,18 +476,28 @@ class _Reader:
         for key, needs in (("nics", "a pattern"), ("seed", "permutation"), ("senders", "incast")):
             if key in data and (form != "pattern" or (needs != "a pattern" and pattern != needs)):
                 raise self.error(_join(path, key), f"only used with pattern {needs}")
+        nbytes = self.size(data["bytes"], _join(path, "bytes"))
         return Traffic(
             name=self.string(data.get("name", f"traffic{index}"), _join(path, "name")),
             pattern=pattern,
             pairs=pairs,
-            nbytes=self.size(data["bytes"], _join(path, "bytes")),
-            messages=self.integer(data.get("messages", 1), _join(path, "messages"), 1),
+            nbytes=nbytes,
+            messages=self.messages(data, path, nbytes),
             connections=self.integer(data.get("connections", 1), _join(path, "connections"), 1),
             transport=self.choice(
                 data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
             ),
             start_ns=self.time(data.get("start", 0), _join(path, "start")),
         )
+
+    def messages(self, data: dict[str, Any], path: str, nbytes: int) -> int:
+        """How many messages the bytes are split into: 1..bytes."""
+        count = self.integer(data.get("messages", 1), _join(path, "messages"), 1)
+        if count > nbytes:
+            raise self.error(
+                _join(path, "messages"), f"{count} messages cannot split {nbytes} byte(s)"
+            )
+        return count
 
     def pairs(self, value: Any, path: str, *, single: bool = False) -> tuple[tuple[str, str], ...]:
         out = []
@@ -689,12 +699,13 @@ class _Reader:
             raise self.error(where, f"{dst} is the incast's destination and cannot send to itself")
         if len(set(senders)) != len(senders):
             raise self.error(where, "lists a NIC twice")
+        nbytes = self.size(data["bytes"], _join(path, "bytes"))
         return Incast(
             at_ns=at,
             senders=senders,
             dst=dst,
-            nbytes=self.size(data["bytes"], _join(path, "bytes")),
-            messages=self.integer(data.get("messages", 1), _join(path, "messages"), 1),
+            nbytes=nbytes,
+            messages=self.messages(data, path, nbytes),
             transport=self.choice(
                 data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
             ),
