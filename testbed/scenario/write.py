@@ -132,23 +132,24 @@ def write_comparison(comparison: Comparison, out_dir: Path) -> Path:
     return path
 
 
-def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, float]]:
-    """Per timeline event: goodput (Gb/s) while it lasts (until the next event) and after
-    it (the same length of time after that)."""
-    rows = []
+def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, float | None]]:
+    """Per timeline event: goodput (Gb/s) while it lasts (until the next event, its own end,
+    or the end of the traffic) and after it (as long again, within the traffic; None when
+    the traffic ended first)."""
+    rows: list[tuple[str, float, float | None]] = []
     timeline = list(scenario.timeline)
     end = run.completion_ns() or run.end_ns
     for i, event in enumerate(timeline):
         stop = timeline[i + 1].at_ns if i + 1 < len(timeline) else end
         if isinstance(event, Flap) or (isinstance(event, Loss) and event.until_ns is not None):
             stop = event.until_ns
-        stop = max(stop, event.at_ns + run.bin_ns)
-        span = stop - event.at_ns
+        stop = min(max(stop, event.at_ns + run.bin_ns), max(end, event.at_ns + run.bin_ns))
+        after_end = min(stop + (stop - event.at_ns), end)
         rows.append(
             (
                 f"{fmt(event.at_ns)}: {event.describe()}",
                 run.goodput_gbps(event.at_ns, stop),
-                run.goodput_gbps(stop, stop + span),
+                run.goodput_gbps(stop, after_end) if after_end > stop else None,
             )
         )
     return rows
@@ -183,7 +184,7 @@ def report_markdown(comparison: Comparison) -> str:
         phase_rows(scenario, mrc), phase_rows(scenario, roce)
     ):
         lines.append(f"| goodput during {label} | {m_during:.1f} Gb/s | {r_during:.1f} Gb/s |")
-        lines.append(f"| goodput after {label} | {m_after:.1f} Gb/s | {r_after:.1f} Gb/s |")
+        lines.append(f"| goodput after {label} | {_gbps(m_after)} | {_gbps(r_after)} |")
     m50, m99 = mrc.message_percentiles_ns()
     r50, r99 = roce.message_percentiles_ns()
     lines += [
@@ -220,6 +221,10 @@ def report_markdown(comparison: Comparison) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _gbps(value: float | None) -> str:
+    return "- (traffic over)" if value is None else f"{value:.1f} Gb/s"
 
 
 def _done(run: RunResult) -> str:
