@@ -32,6 +32,8 @@ log = logging.getLogger("p4emu.server")
 # Digest batching, idle timeouts and late departures are checked this often; hundreds of idle
 # switches in local mode must not keep the CPUs busy.
 HOUSEKEEPING_PERIOD_S = 0.05
+# Longest wait for gRPC to cancel its calls when stopping (it normally takes milliseconds).
+STOP_TIMEOUT_S = 1.0
 _LEVELS = {
     "trace": logging.DEBUG,
     "debug": logging.DEBUG,
@@ -106,9 +108,13 @@ class SwitchProcess:
             self._open_ports()
             if options.program is not None:
                 self._load_initial_program(options.program)
-            service = P4RuntimeService(self.device)
+            service = P4RuntimeService(self.device, options.policy)
             self.server, self.grpc_port = start_grpc_server(
-                service, options.grpc_address, gnmi_service=GnmiPortService(self)
+                service,
+                options.grpc_address,
+                gnmi_service=GnmiPortService(self, options.policy),
+                max_message_bytes=options.max_message_bytes,
+                tls=options.tls,
             )
         except BaseException:
             self.close()
@@ -228,7 +234,9 @@ class SwitchProcess:
             return
         self._closed = True
         if self.server is not None:
-            self.server.stop(grace=0.5).wait(2)
+            # No grace: a stopping switch answers nothing more; open streams are cancelled
+            # at once (their clients see the switch go away, as with simple_switch_grpc).
+            self.server.stop(grace=None).wait(STOP_TIMEOUT_S)
         self.reactor.stop()
         for pcap in self.pcaps.values():
             pcap.close()
@@ -258,10 +266,10 @@ def main(argv: list[str] | None = None) -> int:
     log.info("%s", ready)
     print(f"p4emu-switch {ready}", flush=True)
     try:
-        while not stop.wait(0.2):
-            continue
+        stop.wait()  # a signal handler sets it; the wait wakes at once
     finally:
         process.close()
+    log.info("stopped")
     return 0
 
 
