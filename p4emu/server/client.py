@@ -148,6 +148,16 @@ class P4RuntimeClient:
         self.is_primary = reply.status.code == rpc_code.OK
         return self
 
+    def arbitration_updates(self) -> list[p4r.MasterArbitrationUpdate]:
+        """Arbitration messages received since the last call (or since the connect reply):
+        a change of primary in this client's role, for instance."""
+        updates = []
+        while True:
+            try:
+                updates.append(self._arbitration.get_nowait())
+            except queue.Empty:
+                return updates
+
     def _pump(self) -> None:
         assert self._stream is not None
         try:
