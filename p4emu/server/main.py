@@ -98,7 +98,7 @@ class SwitchProcess:
                 trace=options.log_level == "trace",
             )
         )
-        self.reactor = Reactor(self._on_frame)
+        self.reactor = Reactor(self._on_frame, after_frames=self._schedule)
         self.drivers: dict[int, PortDriver] = {}
         self.pcaps: dict[tuple[int, str], PcapWriter] = {}
         self.server = None
@@ -148,13 +148,14 @@ class SwitchProcess:
 
     # --- packet path ---------------------------------------------------------------------
     def _on_frame(self, port: int, frame: bytes) -> None:
-        pcap = self.pcaps.get((port, "in"))
-        if pcap is not None:
-            pcap.write(frame, time.time_ns() // 1000)
+        # Departures that became due are scheduled once per batch (Reactor after_frames).
+        if self.pcaps:
+            pcap = self.pcaps.get((port, "in"))
+            if pcap is not None:
+                pcap.write(frame, time.time_ns() // 1000)
         if not self.device.is_port_up(port):
             return  # a cut cable: nothing arrives (counted by the switch when it has a pipeline)
         self.device.receive(port, frame)
-        self._schedule()
 
     def _transmit(self, port: int, frame: bytes) -> None:
         driver = self.drivers.get(port)
@@ -174,9 +175,10 @@ class SwitchProcess:
     def _send(self, port: int, driver: PortDriver, frame: bytes) -> None:
         if not self.device.is_port_up(port):
             return  # the cable was cut while the frame was in flight
-        pcap = self.pcaps.get((port, "out"))
-        if pcap is not None:
-            pcap.write(frame, time.time_ns() // 1000)
+        if self.pcaps:
+            pcap = self.pcaps.get((port, "out"))
+            if pcap is not None:
+                pcap.write(frame, time.time_ns() // 1000)
         try:
             driver.send(frame)
         except PortIOError as exc:
