@@ -287,16 +287,19 @@ def main(argv: list[str] | None = None) -> int:
             for i, frame in enumerate(frames):
                 writer.write(frame, i)
             writer.close()
+            sweeps: dict[str, list[list[dict[str, float]]]] = {t: [] for t in targets}
+            # Targets alternate, so that both see the same (possibly changing) machine load.
+            for _ in range(args.repeat):
+                for target in targets:
+                    sweeps[target].append(
+                        sweep(target, rates, args.seconds, pairs, ingress, egress, pcap_path,
+                              bin_dir, workdir)
+                    )  # fmt: skip
             for target in targets:
-                sweeps = [
-                    sweep(target, rates, args.seconds, pairs, ingress, egress, pcap_path,
-                          bin_dir, workdir)
-                    for _ in range(args.repeat)
-                ]  # fmt: skip
-                knees = [knee(points) for points in sweeps]
+                knees = [knee(points) for points in sweeps[target]]
                 result[f"{target}_knee_pps"] = max((k for k in knees if k), default=None)
                 result[f"{target}_knees"] = knees
-                result[f"{target}_sweeps"] = sweeps
+                result[f"{target}_sweeps"] = sweeps[target]
     except BenchError as exc:
         print(f"switch_io: {exc}", file=sys.stderr)
         return 1
