@@ -74,6 +74,12 @@ from p4emu.runtime.tables import ActionScope, MatchValue, TableEntry
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
 
 
+# Enum members looked up once: attribute access on an Enum class is a descriptor call,
+# paid twice per table write otherwise.
+_TABLE_ONLY = ActionScope.table_only
+_DEFAULT_ONLY = ActionScope.default_only
+
+
 @dataclass
 class _ActionPlan:
     """A validated ``TableAction``: what the entry will store, and any one-shot set."""
@@ -679,12 +685,12 @@ class TableEntries:
             scope = allowed.get(action_id)
             if scope is None:
                 raise invalid(f"{where}: action id {action_id} is not an action of the table")
-            if for_default and scope is ActionScope.table_only:
+            if for_default and scope is _TABLE_ONLY:
                 raise permission_denied(
                     f"{where}: action {self.ctx.action(action_id).name} is @tableonly and "
                     "cannot be the default action"
                 )
-            if not for_default and scope is ActionScope.default_only:
+            if not for_default and scope is _DEFAULT_ONLY:
                 raise permission_denied(
                     f"{where}: action {self.ctx.action(action_id).name} is @defaultonly and "
                     "cannot be used in an entry"
