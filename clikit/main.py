@@ -11,7 +11,8 @@
 
 A command may return other codes for its own results (``mrc-controller diff``: 1 when the
 switches differ; ``mrc-testbed status``: 3 when the fabric is degraded); its help says so.
-Expected errors (the exception types the script names) print ``prog: message``; an
+Expected errors (the exception types the script names) print ``prog: message`` followed by
+the exception's notes (``add_note``: where the logs of a failed run are kept); an
 unexpected exception is a bug: it prints ``prog: internal error: ...`` and, with
 ``$MRC_TRACEBACK=1``, the traceback too.
 """
@@ -45,6 +46,11 @@ def _silence_stdout() -> None:
 def _say(prog: str, text: str) -> None:
     with contextlib.suppress(OSError, ValueError):
         print(f"{prog}: {text}", file=sys.stderr, flush=True)
+
+
+def _with_notes(text: str, exc: BaseException) -> str:
+    """The message and the exception's notes (``add_note``: e.g. where the logs are)."""
+    return "\n".join([text, *getattr(exc, "__notes__", ())])
 
 
 def _code_for(exc: BaseException, codes: Mapping[type[BaseException], int]) -> int:
@@ -84,11 +90,11 @@ def run_main(
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_OK
-    except KeyboardInterrupt:
-        _say(prog, "interrupted")
+    except KeyboardInterrupt as exc:
+        _say(prog, _with_notes("interrupted", exc))
         return EXIT_INTERRUPTED
     except expected as exc:  # type: ignore[misc]
-        _say(prog, message(exc))
+        _say(prog, _with_notes(message(exc), exc))
         return _code_for(exc, code_map)
     except Exception as exc:  # a bug: say so in one line, traceback on request
         if os.environ.get(TRACEBACK_ENV):

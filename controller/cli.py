@@ -390,7 +390,8 @@ def _summary(report: FabricReport, verb: str) -> str:
     return (
         f"{verb} {totals['switches']} switches in {report.seconds:.2f} s: "
         f"{totals['switches'] - totals['failed']} ok, {totals['failed']} failed; "
-        f"+{totals['inserted']} ~{totals['modified']} -{totals['deleted']}, "
+        f"{totals['planned']} entries planned (as in 'plan'), written +{totals['inserted']} "
+        f"inserted ~{totals['modified']} modified -{totals['deleted']} deleted, "
         f"{totals['pipelines_set']} pipelines set"
     )
 

@@ -28,7 +28,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -54,7 +54,8 @@ from testbed.exceptions import (
     TestbedError,
     UsageError,
 )
-from testbed.nicctl import NicControl
+from testbed.nics import Nic
+from testbed.options import DEFAULT_START_TIMEOUT_S
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -71,7 +72,6 @@ from topologies import load as load_topology
 
 SWITCH_COMMAND_ENV = "MRC_TESTBED_SWITCH_COMMAND"
 NIC_COMMAND_ENV = "MRC_TESTBED_NIC_COMMAND"
-DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 RETRY_PAUSE_S = 1.0
 START_RETRIES = 2  # up re-tries switches that failed to program (idempotent)
@@ -156,6 +156,60 @@ def use_fork_server(target: str, override: Sequence[str] | None) -> bool:
         and not os.environ.get(SWITCH_COMMAND_ENV)
         and _has_module("p4emu.server.main")
     )
+
+
+PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
+
+
+def switch_args(
+    target: str,
+    topology: Topology,
+    switch: str,
+    ports: Mapping[int, str],
+    queue_rate_scale: float | None,
+    *,
+    grpc_address: str,
+    seed: int,
+    thrift_port: int | None = None,
+) -> list[str]:
+    """THE switch command line (after the program), for every mode and target.
+
+    The mode supplies only what differs: ``ports`` (port number -> what follows
+    ``-i PORT@``: ``udp:LOCAL->PEER`` in local mode, an interface name in Mininet mode) and
+    ``queue_rate_scale`` (each port drains at its link's rate x this; None where tc shapes
+    the links, so that no second limiter is in series). General
+    options come before ``--``, target options after it, as ``simple_switch_grpc`` wants
+    them (``p4emu-switch`` takes the same)."""
+    settings = topology.switch_settings
+    links = topology.links_of(switch)
+    argv = ["--device-id", "0"]
+    for port, where in sorted(ports.items()):
+        argv += ["-i", f"{port}@{where}"]
+    if target == "bmv2" and thrift_port is not None:
+        argv += ["--thrift-port", str(thrift_port)]
+    if target == "p4emu":
+        if queue_rate_scale is not None:  # every port has a link: the CPU port stays free
+            argv += layout.port_queue_rate_args(topology, switch, queue_rate_scale)
+        argv += layout.link_delay_args(topology, switch)  # each end delays what it sends
+        argv += [
+            "--queue-depth",
+            str(min(link.queue_packets for link in links)),
+            "--seed",
+            str(seed),
+        ]
+    return [
+        *argv,
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        grpc_address,
+        "--cpu-port",
+        str(settings.cpu_port),
+        "--drop-port",
+        str(settings.drop_port),
+        "--priority-queues",
+        str(PRIORITY_QUEUES),
+    ]
 
 
 @dataclass(frozen=True)
@@ -266,7 +320,7 @@ def wait_for_switches(
 
 
 def wait_for_nics(
-    records: Sequence[ProcessRecord], controls: dict[str, NicControl], timeout: float
+    records: Sequence[ProcessRecord], controls: dict[str, Nic], timeout: float
 ) -> None:
     """Waits until every NIC answers ``status`` on its control socket."""
     waiting = {record.node: record for record in records}
@@ -337,6 +391,12 @@ class FabricStatus:
     links_down: list[list[str]]
     switches_down: list[str]
     ports_down: list[list[Any]]
+    drifted: list[str] | None = None  # --check: switches whose tables differ (or unreadable)
+
+    @property
+    def in_sync(self) -> bool:
+        """Every checked switch holds the plan (True when not checked)."""
+        return not self.drifted
 
     @property
     def healthy(self) -> bool:
@@ -352,6 +412,9 @@ class FabricStatus:
             "target": self.target,
             "phase": self.phase,
             "healthy": self.healthy,
+            "checked": self.drifted is not None,
+            "in_sync": self.in_sync,
+            "drifted": self.drifted,
             "topology": self.topology,
             "run_dir": self.run_dir,
             "nodes": [vars(node) for node in self.nodes],
@@ -376,6 +439,8 @@ class FabricStatus:
             out.append("NIC ports down: " + ", ".join(f"{n} plane {p}" for n, p in self.ports_down))
         if self.switches_down:
             out.append("switches down: " + ", ".join(self.switches_down))
+        if self.drifted:
+            out.append("tables differ from the plan: " + ", ".join(self.drifted))
         return out
 
 
@@ -439,9 +504,9 @@ class Fabric:
         switches = [sw.name for sw in self.topology.switches]
         return f"{self.topology.name} has no switch {name!r} (switches: {_span(switches)})"
 
-    def nic(self, name: str, timeout: float = 10.0) -> NicControl:
-        self.nic_record(name)
-        return NicControl(name, self.rundir.file("nics", f"{name}.sock"), timeout)
+    def nic(self, name: str, timeout: float = 10.0) -> Nic:
+        record = self.nic_record(name)
+        return Nic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
 
     def save(self) -> None:
         self.rundir.save(self.state)
@@ -634,7 +699,7 @@ class Fabric:
             self.state.switches_down.remove(name)
         self.save()
         report = self.program([name])
-        entries = sum(r.inserted for r in report.reports)
+        entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"
 
     # -------------------------------------------------------------- reading switches
@@ -667,7 +732,7 @@ class Fabric:
         """Processes, reachability and (``check``) whether each switch matches the plan."""
         nodes: list[NodeStatus] = []
         endpoints = self.endpoints
-        drift: dict[str, str] = {}
+        drift: dict[str, tuple[bool, str]] = {}
         if check:
             drift = self._drift()
         for record in self.state.processes_of("switch"):
@@ -683,7 +748,7 @@ class Fabric:
                 detail = f"P4Runtime {address} not answering"
             else:
                 detail = f"P4Runtime {address}" + (
-                    f", {drift[record.node]}" if record.node in drift else ""
+                    f", {drift[record.node][1]}" if record.node in drift else ""
                 )
             nodes.append(
                 NodeStatus(record.node, "switch", alive, detail, record.pid if alive else None)
@@ -713,9 +778,11 @@ class Fabric:
             list(self.state.links_down),
             list(self.state.switches_down),
             list(self.state.ports_down),
+            sorted(name for name, (ok, _) in drift.items() if not ok) if check else None,
         )
 
-    def _drift(self) -> dict[str, str]:
+    def _drift(self) -> dict[str, tuple[bool, str]]:
+        """Per live switch: (tables equal the plan, what status shows)."""
         live = [
             r.node
             for r in self.state.processes_of("switch")
@@ -724,13 +791,13 @@ class Fabric:
         try:
             report = self.program(live, dry_run=True, connect_timeout=10.0)
         except ProgrammingError as exc:
-            return {name: f"check failed: {exc}" for name in live}
+            return {name: (False, f"check failed: {exc}") for name in live}
         result = {}
         for r in report.reports:
             result[r.switch] = (
-                "tables match the plan"
+                (True, f"tables match the plan ({r.planned} entries)")
                 if not r.changes
-                else f"{len(r.changes)} entries differ from the plan"
+                else (False, f"{len(r.changes)} of {r.planned} planned entries differ")
             )
         return result
 

@@ -106,6 +106,10 @@ def test_run_main_exit_codes(capsys: pytest.CaptureFixture[str]) -> None:
     assert run_main("p", lambda: _raise(Expected("bad")), expected=(Expected,), codes=codes) == 1
     assert capsys.readouterr().err == "p: bad\n"
     assert run_main("p", lambda: _raise(Usage("worse")), expected=(Expected,), codes=codes) == 2
+    noted = Expected("failed")
+    noted.add_note("logs: /x")
+    assert run_main("p", lambda: _raise(noted), expected=(Expected,)) == EXIT_FAILURE
+    assert capsys.readouterr().err.endswith("p: failed\nlogs: /x\n")
     assert run_main("p", lambda: _raise(ValueError("bug"))) == EXIT_FAILURE
     err = capsys.readouterr().err
     assert "internal error: ValueError: bug" in err and "Traceback" not in err

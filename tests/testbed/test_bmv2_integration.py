@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from testbed import rundir as rd
-from testbed.mininet_mode import MininetOptions, up_mininet
+from testbed.mininet_mode import up_mininet
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -27,8 +28,12 @@ def test_tiny_on_bmv2_forwards_and_survives_a_link_cut() -> None:
     tiny = load("tiny")
     _udp, grpc = free_bases(tiny)
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
-        options = MininetOptions(
-            root=Path(root), target="bmv2", grpc_base_port=grpc, nic_command=nic_program()
+        options = FabricOptions(
+            mode="mininet",
+            root=Path(root),
+            target="bmv2",
+            grpc_base_port=grpc,
+            nic_command=nic_program(),
         )
         fabric = up_mininet("tiny", options).fabric
         try:

@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from controller.plan import plan_fabric
 from testbed import cli
 from testbed import rundir as rd
 from testbed.demo import DemoOptions, run_demo
 from testbed.exceptions import ModeError
 from testbed.fabric import switch_command
-from testbed.local import LocalOptions
+from testbed.options import FabricOptions
 from topologies import load
 
 from .conftest import free_bases, nic_program
@@ -37,7 +38,7 @@ pytestmark = [
 
 def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
     udp, grpc = free_bases(load("tiny"))
-    local = LocalOptions(
+    local = FabricOptions(
         name="demo",
         root=short_root,
         udp_base_port=udp,
@@ -78,7 +79,10 @@ def test_cli_up_status_break_send_down(
         == 0
     )
     up = json.loads(capsys.readouterr().out)
-    assert up["entries"] > 0 and set(up["phases"]) >= {"routes_installed", "nics_ready"}
+    assert set(up["phases"]) >= {"routes_installed", "nics_ready"}
+    # The entry count agrees with mrc-controller plan (default actions included).
+    assert up["entries"] == plan_fabric(load("tiny")).entry_count()
+    assert up["written"]["inserted"] + up["written"]["modified"] == up["entries"]
     try:
         assert (
             cli.main(

@@ -10,18 +10,35 @@ from p4emu.server.options import parse_options
 from testbed import layout
 from testbed import rundir as rd
 from testbed.exceptions import PortInUseError, RunDirError, UsageError
-from testbed.fabric import Fabric
+from testbed.fabric import Fabric, switch_args
 from testbed.local import (
     check_ports_free,
     local_notes,
     nic_config,
     nic_ports,
-    switch_argv,
+    switch_ports,
     write_topology,
 )
-from topologies import load, loads
+from topologies import Topology, load, loads
 
 from .conftest import OVERRIDDEN
+
+
+def switch_argv(
+    command: list[str],
+    topology: Topology,
+    switch: str,
+    ends: dict[tuple[str, int], layout.UdpEnd],
+    grpc: str,
+    scale: float,
+    seed: int,
+) -> list[str]:
+    """A local-mode switch's command line, as up_local builds it."""
+    ports = switch_ports(topology, switch, ends)
+    return [
+        *command,
+        *switch_args("p4emu", topology, switch, ports, scale, grpc_address=grpc, seed=seed),
+    ]
 
 
 def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
@@ -36,19 +53,21 @@ def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
     assert argv[argv.index("--queue-depth") + 1] == "64"
     assert argv[argv.index("--seed") + 1] == "7"
     assert "--queue-rate" not in argv  # every port has its own --port-queue-rate
-    assert argv[-4:] == ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]
+    tail = argv[argv.index("--no-p4") :]
+    assert tail[:4] == ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]
+    assert argv.index("--cpu-port") > argv.index("--")  # target options, as BMv2 wants
 
 
 def test_nic_config_follows_the_contract(short_root: Path) -> None:
     run = rd.run_dir("r", short_root)
     run.create()
     config = nic_config(
-        run, Path("/t/tiny.yaml"), "nic1", {"0": {"driver": "udp"}}, 2, {"ev_count": 8}
+        run, Path("/t/tiny.yaml"), "nic1", {"0": {"driver": "udp"}}, 2, {"evs_per_connection": 8}
     )
     assert set(config) == {"nic", "topology", "ports", "control", "events", "seed", "transport"}
     assert config["control"] == str(run.file("nics", "nic1.sock"))
     assert config["events"].endswith("nics/nic1.events.jsonl")
-    assert config["transport"] == {"ev_count": 8}
+    assert config["transport"] == {"evs_per_connection": 8}
 
 
 def test_too_long_socket_path_is_refused(tmp_path: Path) -> None:

@@ -16,7 +16,8 @@ from controller import p4names
 from testbed import rundir as rd
 from testbed.exceptions import ModeError
 from testbed.fabric import Fabric, switch_command
-from testbed.local import LocalOptions, up_local
+from testbed.local import up_local
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -44,7 +45,7 @@ SIZE = 64 * 1024
 def tiny() -> Iterator[Fabric]:
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
         udp, grpc = free_bases(load("tiny"))
-        options = LocalOptions(
+        options = FabricOptions(
             root=Path(root), udp_base_port=udp, grpc_base_port=grpc, nic_command=nic_program()
         )
         result = up_local("tiny", options)
