@@ -13,8 +13,8 @@ A command may return other codes for its own results (``mrc-controller diff``: 1
 switches differ; ``mrc-testbed status``: 3 when the fabric is degraded); its help says so.
 Expected errors (the exception types the script names) print ``prog: message`` followed by
 the exception's notes (``add_note``: where the logs of a failed run are kept); an
-unexpected exception is a bug: it prints ``prog: internal error: ...`` and, with
-``$MRC_TRACEBACK=1``, the traceback too.
+unexpected exception is a bug: it prints ``prog: internal error: TYPE: MESSAGE`` (exit 1)
+and, with ``$MRC_TRACEBACK=1`` in the environment, the traceback before it.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ import os
 import sys
 import traceback
 from collections.abc import Callable, Mapping
+from typing import TextIO
 
 EXIT_OK = 0
 EXIT_FAILURE = 1
@@ -43,9 +44,10 @@ def _silence_stdout() -> None:
         os.close(devnull)
 
 
-def _say(prog: str, text: str) -> None:
+def _say(prog: str | None, text: str, stream: TextIO | None = None) -> None:
+    """``prog: text`` on stderr (``text`` alone when ``prog`` is None)."""
     with contextlib.suppress(OSError, ValueError):
-        print(f"{prog}: {text}", file=sys.stderr, flush=True)
+        print(f"{prog}: {text}" if prog else text, file=stream or sys.stderr, flush=True)
 
 
 def _with_notes(text: str, exc: BaseException) -> str:
@@ -67,13 +69,17 @@ def run_main(
     expected: ErrorTypes = (),
     codes: Mapping[type[BaseException], int] | None = None,
     message: Callable[[BaseException], str] = str,
+    bare: bool = False,
+    stderr: TextIO | None = None,
 ) -> int:
     """Runs ``body`` and returns its exit code (None counts as 0).
 
     ``expected``: exception types that are a user's or the environment's fault: printed as
     ``prog: <message(exc)>``, exit code from ``codes`` (looked up along the exception's
     class hierarchy), else 1. ``SystemExit`` (argparse: 0 for ``--help``, 2 for a bad
-    argument) passes its code through."""
+    argument) passes its code through. ``bare``: expected errors are printed without the
+    ``prog:`` prefix (compiler-style messages that start with ``FILE:LINE:COL:``).
+    ``stderr``: where messages go (default ``sys.stderr``)."""
     code_map = dict(codes or {})
     try:
         code = body()
@@ -85,23 +91,19 @@ def run_main(
             return EXIT_OK
         if isinstance(exc.code, int):
             return exc.code
-        _say(prog, str(exc.code))
+        _say(prog, str(exc.code), stderr)
         return EXIT_FAILURE
     except BrokenPipeError:
         _silence_stdout()
         return EXIT_OK
     except KeyboardInterrupt as exc:
-        _say(prog, _with_notes("interrupted", exc))
+        _say(prog, _with_notes("interrupted", exc), stderr)
         return EXIT_INTERRUPTED
     except expected as exc:  # type: ignore[misc]
-        _say(prog, _with_notes(message(exc), exc))
+        _say(None if bare else prog, _with_notes(message(exc), exc), stderr)
         return _code_for(exc, code_map)
     except Exception as exc:  # a bug: say so in one line, traceback on request
         if os.environ.get(TRACEBACK_ENV):
             traceback.print_exc()
-        _say(
-            prog,
-            f"internal error: {type(exc).__name__}: {exc} (set {TRACEBACK_ENV}=1 for the "
-            "traceback)",
-        )
+        _say(prog, f"internal error: {type(exc).__name__}: {exc}", stderr)
         return EXIT_FAILURE

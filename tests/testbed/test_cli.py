@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -113,3 +114,45 @@ def test_mininet_mode_without_root_is_refused(
     code, _out, err = run(["up", "tiny", "--mode", "mininet", "--run-dir", str(run_root)], capsys)
     assert code == 1
     assert "--mode mininet needs root" in err
+
+
+def _status(drifted: list[str] | None, running: bool = True) -> object:
+    from testbed.fabric import FabricStatus, NodeStatus
+
+    return FabricStatus(
+        "tiny",
+        "local",
+        "p4emu",
+        "ready",
+        "tiny: ...",
+        "/r/tiny",
+        [NodeStatus("p0-t0-0", "switch", running, "P4Runtime 127.0.0.1:1")],
+        [],
+        [],
+        [],
+        drifted,
+    )
+
+
+@pytest.mark.parametrize(
+    ("drifted", "running", "code"),
+    [(None, True, 0), ([], True, 0), (["p0-t0-0"], True, 3), (None, False, 3)],
+)
+def test_status_exit_codes(
+    capsys, monkeypatch: pytest.MonkeyPatch, drifted, running: bool, code: int
+) -> None:
+    """status exits 3 on a degraded fabric and, with --check, on tables that differ from
+    the plan (issue 15: it used to report drift and exit 0)."""
+    from testbed.fabric import Fabric
+
+    class Fake:
+        def status(self, *, check: bool) -> object:
+            return _status(drifted, running)
+
+    monkeypatch.setattr(Fabric, "open", classmethod(lambda cls, name, root: Fake()))
+    assert run(["status", "--check"], capsys)[0] == code
+    assert cli.main(["status", "--check", "--json"]) == code
+    document = json.loads(capsys.readouterr().out)
+    assert document["in_sync"] == (not drifted)
+    if drifted:
+        assert document["drifted"] == drifted
