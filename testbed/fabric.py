@@ -2,18 +2,20 @@
 (link, switch, NIC port) and status. ``local.py`` and ``mininet_mode.py`` start the
 processes; everything after that is here, driven by the run directory's state.
 
-Failure model (docs/testbed.md, "Failures"):
+Failure model (docs/testbed.md, "Failures"): a failure is physical, never a route change.
+The controller's routes are static (the NICs route around failures); a cut port is set
+down through the switch's management channel (:mod:`testbed.portctl`: gNMI on p4emu,
+the runtime CLI on BMv2), not through P4Runtime, so nothing the controller writes (push,
+``watch`` reconciling) revives it, and ``watch`` and ``link`` work at the same time.
 
-- **link down A B** (T0-T1): both switch ends of the link stop sending and accepting
-  (``ingress_port_status`` / ``egress_port_config`` ``up = 0``, written by the controller,
-  which works the same on p4emu and BMv2). The NICs are not told: in SRv6 mode a fabric
-  link failure is silent and the NIC finds it by loss (mrc-reference.md section 4).
+- **link down A B** (T0-T1): both switch ends of the link go down (frames are lost in both
+  directions, as on a cut cable). The NICs are not told: in SRv6 mode a fabric link
+  failure is silent and the NIC finds it by loss (docs/sources.md).
 - **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
-  (control ``port``), as the NIC would see a dead link, and the T0 end of the link is
-  marked down too.
+  (control ``port``), as the NIC would see a dead link, and the T0 end of the link too.
 - **switch down S**: SIGKILL of the switch process (a power cut: tables lost);
-  **switch up S** starts it again with the same command line and the controller
-  re-programs it with the fabric's current state (routes + whatever is down).
+  **switch up S** starts it again with the same command line, the controller programs it
+  (the same static routes) and the ports that are still cut are set down again.
 """
 
 from __future__ import annotations
@@ -48,6 +50,7 @@ from testbed import layout
 from testbed.exceptions import (
     ModeError,
     NicControlError,
+    PortControlError,
     ProcessStartError,
     ProgrammingError,
     RunDirError,
@@ -56,6 +59,7 @@ from testbed.exceptions import (
 )
 from testbed.nics import Nic
 from testbed.options import DEFAULT_START_TIMEOUT_S
+from testbed.portctl import bmv2_set_ports, gnmi_port_states, gnmi_set_ports
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -513,13 +517,42 @@ class Fabric:
 
     # -------------------------------------------------------------- programming
 
-    def down_links(self) -> list[tuple[str, str]]:
-        """Links whose switch ends must be down: cut links and the links of NIC ports down."""
-        links = [(a, b) for a, b in self.state.links_down]
-        for nic, plane in self.state.ports_down:
-            port = self.topology.nic_port(nic, int(plane))
-            links.append((nic, port.t0))
-        return links
+    def cut_ports(self) -> dict[str, set[int]]:
+        """Switch ports that are down now: both ends of every cut link, and the T0 end of
+        every NIC port that is down. Switch -> port numbers."""
+        cut: dict[str, set[int]] = {}
+        ends = [(a, b) for a, b in self.state.links_down]
+        ends += [
+            (nic, self.topology.nic_port(nic, int(plane)).t0)
+            for nic, plane in self.state.ports_down
+        ]
+        for a, b in ends:
+            link = self.topology.link(a, b)
+            for end in (link.a, link.b):
+                if not end.node.startswith("nic"):
+                    cut.setdefault(end.node, set()).add(end.port)
+        return cut
+
+    def set_ports(self, ports: Mapping[str, Iterable[int]], up: bool) -> None:
+        """Sets switch ports up or down through each switch's management channel (gNMI,
+        or BMv2's runtime CLI); switches that are down are skipped (they get the current
+        state when they come back, :meth:`switch_up`)."""
+        for switch, numbers in sorted(ports.items()):
+            numbers = sorted(set(numbers))
+            if not numbers or switch in self.state.switches_down:
+                continue
+            if self.state.target == "bmv2":
+                index = [sw.name for sw in self.topology.switches].index(switch)
+                thrift = int(self.state.settings["thrift_base_port"]) + index
+                interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
+                bmv2_set_ports(thrift, interfaces, up)
+            else:
+                gnmi_set_ports(self.endpoints[switch].address, numbers, up)
+
+    def _ends(self, *nodes: str) -> dict[str, set[int]]:
+        """The switch ports of the link between ``nodes[0]`` and ``nodes[1]``."""
+        link = self.topology.link(nodes[0], nodes[1])
+        return {end.node: {end.port} for end in (link.a, link.b) if not end.node.startswith("nic")}
 
     def live_switches(self) -> list[str]:
         return [sw.name for sw in self.topology.switches if sw.name not in self.state.switches_down]
@@ -568,7 +601,7 @@ class Fabric:
         started = time.perf_counter()
         for attempt in range(retries + 1):
             try:
-                plan = plan_fabric(self.topology, down_links=self.down_links(), switches=selected)
+                plan = plan_fabric(self.topology, switches=selected)  # static routes
                 report = asyncio.run(
                     push_fabric(
                         plan,
@@ -603,9 +636,6 @@ class Fabric:
             raise UsageError(str(exc)) from None
         return link.a.node, link.b.node, link.kind
 
-    def _switch_ends(self, *names: str) -> list[str]:
-        return [n for n in names if not n.startswith("nic") and n not in self.state.switches_down]
-
     # Each change is recorded first, then applied; a change that is already recorded is
     # applied again, so repeating a command after a failure (a switch that did not answer)
     # finishes the job instead of reporting "already done".
@@ -618,7 +648,7 @@ class Fabric:
         if not already:
             self.state.links_down.append([lower, upper])
             self.save()
-        self.program(self._switch_ends(lower, upper))
+        self.set_ports(self._ends(lower, upper), up=False)
         return f"link {lower} -- {upper} {'was already' if already else 'is now'} down"
 
     def link_up(self, a: str, b: str) -> str:
@@ -629,7 +659,7 @@ class Fabric:
         if not already:
             self.state.links_down.remove([lower, upper])
             self.save()
-        self.program(self._switch_ends(lower, upper))
+        self.set_ports(self._ends(lower, upper), up=True)
         return f"link {lower} -- {upper} {'was already' if already else 'is now'} up"
 
     def _nic_plane(self, nic: str, plane: int | str) -> tuple[str, int]:
@@ -652,7 +682,7 @@ class Fabric:
             self.save()
         self.nic(nic).set_port(number, False)
         t0 = self.topology.nic_port(nic, number).t0
-        self.program(self._switch_ends(t0))
+        self.set_ports(self._ends(nic, t0), up=False)
         state = "was already" if already else "is now"
         return f"{nic} port {number} {state} down (and {t0}'s end of the link)"
 
@@ -663,7 +693,7 @@ class Fabric:
             self.state.ports_down.remove([nic, number])
             self.save()
         t0 = self.topology.nic_port(nic, number).t0
-        self.program(self._switch_ends(t0))
+        self.set_ports(self._ends(nic, t0), up=True)
         self.nic(nic).set_port(number, True)
         return f"{nic} port {number} {'was already' if already else 'is now'} up"
 
@@ -684,6 +714,7 @@ class Fabric:
                 self.state.switches_down.remove(name)
                 self.save()
             self.program([name])
+            self.set_ports({name: self.cut_ports().get(name, set())}, up=False)
             return f"{name} is already running (re-programmed)"
         fresh = spawn(
             self.rundir,
@@ -699,6 +730,7 @@ class Fabric:
             self.state.switches_down.remove(name)
         self.save()
         report = self.program([name])
+        self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
         entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"
 
@@ -799,7 +831,27 @@ class Fabric:
                 if not r.changes
                 else (False, f"{len(r.changes)} of {r.planned} planned entries differ")
             )
+        if self.state.target == "p4emu":  # BMv2's CLI cannot list port states
+            cut = self.cut_ports()
+            for name in live:
+                _ok, text = result.get(name, (True, ""))
+                ports = self._port_drift(name, cut.get(name, set()))
+                if ports:
+                    result[name] = (False, f"{text}; {ports}" if text else ports)
         return result
+
+    def _port_drift(self, switch: str, cut: set[int]) -> str:
+        """What differs between ``switch``'s port states (gNMI) and the cuts recorded."""
+        try:
+            states = gnmi_port_states(self.endpoints[switch].address, timeout=10.0)
+        except PortControlError as exc:
+            return f"port states unreadable: {exc}"
+        wrong = [
+            f"port {port} is {'UP' if up else 'DOWN'}"
+            for port, up in sorted(states.items())
+            if up == (port in cut)
+        ]
+        return f"{', '.join(wrong)} against the recorded failures" if wrong else ""
 
 
 def _span(names: Sequence[str]) -> str:

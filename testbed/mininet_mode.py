@@ -269,6 +269,7 @@ def up_mininet(
             launcher_pid=os.getpid(),
             settings={
                 "grpc_base_port": options.grpc_base_port,
+                "thrift_base_port": options.thrift_base_port,
                 "rate_scale": options.rate_scale,
                 "topology_source": str(topology_ref)
                 if not isinstance(topology_ref, Topology)

@@ -233,8 +233,40 @@ def test_unknown_names_are_usage_errors(run_root: Path) -> None:
         fabric.port_up("nic0", "x")
 
 
-def test_down_links_include_the_links_of_ports_down(run_root: Path) -> None:
+def test_cut_ports_are_both_ends_of_cut_links_and_the_t0_end_of_nic_ports_down(
+    run_root: Path,
+) -> None:
     fabric = _fabric(run_root)
     fabric.state.links_down.append(["p0-t0-0", "p0-t1-1"])
     fabric.state.ports_down.append(["nic3", 1])
-    assert fabric.down_links() == [("p0-t0-0", "p0-t1-1"), ("nic3", "p1-t0-1")]
+    tiny = fabric.topology
+    uplink = tiny.link("p0-t0-0", "p0-t1-1")
+    access = tiny.link("nic3", "p1-t0-1")
+    assert fabric.cut_ports() == {
+        "p0-t0-0": {uplink.a.port},
+        "p0-t1-1": {uplink.b.port},
+        "p1-t0-1": {access.b.port},
+    }
+
+
+def test_port_changes_go_through_the_management_channel(
+    run_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gNMI for p4emu, BMv2's runtime CLI (port_remove / port_add) for BMv2; a switch that
+    is down is skipped (it gets the cuts when it comes back)."""
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(
+        "testbed.fabric.gnmi_set_ports", lambda *args, **kw: calls.append(("gnmi", *args))
+    )
+    monkeypatch.setattr(
+        "testbed.fabric.bmv2_set_ports", lambda *args, **kw: calls.append(("bmv2", *args))
+    )
+    fabric = _fabric(run_root)
+    fabric.state.switches_down.append("p0-t1-1")
+    fabric.set_ports({"p0-t0-0": [3, 3], "p0-t1-1": [1]}, up=False)
+    assert calls == [("gnmi", fabric.endpoints["p0-t0-0"].address, [3], False)]
+    calls.clear()
+    fabric.state.target = "bmv2"
+    fabric.state.settings["thrift_base_port"] = 9090
+    fabric.set_ports({"p0-t0-1": [4]}, up=True)
+    assert calls == [("bmv2", 9091, {4: "p0-t0-1-eth4"}, True)]
