@@ -59,7 +59,12 @@ from testbed.exceptions import (
 )
 from testbed.nics import Nic
 from testbed.options import DEFAULT_START_TIMEOUT_S
-from testbed.portctl import bmv2_set_ports, gnmi_port_states, gnmi_set_ports
+from testbed.portctl import (
+    bmv2_port_states,
+    bmv2_set_ports,
+    gnmi_port_states,
+    gnmi_set_ports,
+)
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -542,10 +547,8 @@ class Fabric:
             if not numbers or switch in self.state.switches_down:
                 continue
             if self.state.target == "bmv2":
-                index = [sw.name for sw in self.topology.switches].index(switch)
-                thrift = int(self.state.settings["thrift_base_port"]) + index
                 interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
-                bmv2_set_ports(thrift, interfaces, up)
+                bmv2_set_ports(self._thrift_port(switch), interfaces, up)
             else:
                 gnmi_set_ports(self.endpoints[switch].address, numbers, up)
 
@@ -831,19 +834,31 @@ class Fabric:
                 if not r.changes
                 else (False, f"{len(r.changes)} of {r.planned} planned entries differ")
             )
-        if self.state.target == "p4emu":  # BMv2's CLI cannot list port states
-            cut = self.cut_ports()
-            for name in live:
-                _ok, text = result.get(name, (True, ""))
-                ports = self._port_drift(name, cut.get(name, set()))
-                if ports:
-                    result[name] = (False, f"{text}; {ports}" if text else ports)
+        cut = self.cut_ports()
+        for name in live:
+            _ok, text = result.get(name, (True, ""))
+            ports = self._port_drift(name, cut.get(name, set()))
+            if ports:
+                result[name] = (False, f"{text}; {ports}" if text else ports)
         return result
+
+    def port_states(self, switch: str) -> dict[int, bool]:
+        """Every cabled port of ``switch``: number -> up, as the switch itself reports it
+        (gNMI oper-status; BMv2: attached and UP in ``show_ports``)."""
+        if self.state.target == "bmv2":
+            attached = bmv2_port_states(self._thrift_port(switch))
+        else:
+            attached = gnmi_port_states(self.endpoints[switch].address)
+        return {port: attached.get(port, False) for port in self.topology.switch(switch).ports}
+
+    def _thrift_port(self, switch: str) -> int:
+        index = [sw.name for sw in self.topology.switches].index(switch)
+        return int(self.state.settings["thrift_base_port"]) + index
 
     def _port_drift(self, switch: str, cut: set[int]) -> str:
         """What differs between ``switch``'s port states (gNMI) and the cuts recorded."""
         try:
-            states = gnmi_port_states(self.endpoints[switch].address, timeout=10.0)
+            states = self.port_states(switch)
         except PortControlError as exc:
             return f"port states unreadable: {exc}"
         wrong = [

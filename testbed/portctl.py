@@ -103,21 +103,10 @@ def _bmv2_env(cli: list[str]) -> dict[str, str]:
     return env
 
 
-def bmv2_set_ports(
-    thrift_port: int,
-    interfaces: Mapping[int, str],
-    up: bool,
-    timeout: float = DEFAULT_TIMEOUT_S,
-) -> None:
-    """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) for each of
-    ``interfaces`` (port -> veth) of the BMv2 switch whose Thrift server is ``thrift_port``."""
-    if not interfaces:
-        return
+def _bmv2_run(thrift_port: int, commands: str, timeout: float) -> str:
+    """Runs BMv2 runtime CLI ``commands`` against the switch at ``thrift_port``; its
+    output, or PortControlError naming the failing command."""
     cli = bmv2_cli()
-    commands = "".join(
-        f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
-        for port, iface in sorted(interfaces.items())
-    )
     try:
         result = subprocess.run(
             [*cli, "--thrift-port", str(thrift_port)],
@@ -137,3 +126,36 @@ def bmv2_set_ports(
     if result.returncode != 0 or failed:
         detail = "; ".join(failed) or output.strip()[-300:]
         raise PortControlError(f"{BMV2_CLI} --thrift-port {thrift_port}: {detail}")
+    return output
+
+
+def bmv2_set_ports(
+    thrift_port: int,
+    interfaces: Mapping[int, str],
+    up: bool,
+    timeout: float = DEFAULT_TIMEOUT_S,
+) -> None:
+    """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) for each of
+    ``interfaces`` (port -> veth) of the BMv2 switch whose Thrift server is ``thrift_port``."""
+    if interfaces:
+        commands = "".join(
+            f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
+            for port, iface in sorted(interfaces.items())
+        )
+        _bmv2_run(thrift_port, commands, timeout)
+
+
+def parse_show_ports(output: str) -> dict[int, bool]:
+    """``show_ports`` output -> attached port number -> status is UP."""
+    ports: dict[int, bool] = {}
+    for line in output.splitlines():
+        fields = line.replace("RuntimeCmd:", " ").split()
+        if len(fields) >= 3 and fields[0].isdigit():
+            ports[int(fields[0])] = fields[2] == "UP"
+    return ports
+
+
+def bmv2_port_states(thrift_port: int, timeout: float = DEFAULT_TIMEOUT_S) -> dict[int, bool]:
+    """The ports attached to the BMv2 switch at ``thrift_port``: number -> UP (a removed
+    port is absent)."""
+    return parse_show_ports(_bmv2_run(thrift_port, "show_ports\n", timeout))
