@@ -70,11 +70,14 @@ class NicConfig:
     probe_interval_ns: int = 32_000  # EV probe period for ASSUMED_BAD EVs (= probe timeout,
     # so at least base_rtt_ns)
     probe_success_threshold: int = 3  # consecutive probe successes that revive an EV
+    probes_per_path: int = 2  # EVs of one path probed per probe round (the probe rate limit)
     ack_timeout_exp: int = 6  # RTO = 1.024 us x 2^t (t=6: 65.5 us)
     rto_linear_retries: int = 2  # backoff grows linearly for this many retries, then doubles
     max_retries: int = 7  # consecutive timeouts without any acknowledgement before failing
     max_packet_transmissions: int = 16  # transmissions of one PSN before failing
     no_usable_ev_timeout_ns: int = 1_000_000  # no GOOD/SKIP EV for this long -> fail
+    peer_timeout_ns: int = 1_000_000  # nothing heard from the peer for this long while
+    # data is outstanding and a port is up -> fail as peer_unreachable
     reorder_threshold_pkts: int = 16  # a gap is a loss once this many later sends are acked
     reorder_window_ns: int = 8_000  # ... and left at least this much later (or 2x the
     # current queueing delay, if larger: see nic_emu.sender)
@@ -98,9 +101,11 @@ class NicConfig:
             "ev_skip_ns",
             "probe_interval_ns",
             "probe_success_threshold",
+            "probes_per_path",
             "max_retries",
             "max_packet_transmissions",
             "no_usable_ev_timeout_ns",
+            "peer_timeout_ns",
             "reorder_threshold_pkts",
             "receive_window_psns",
             "sack_every_pkts",

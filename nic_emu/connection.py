@@ -129,6 +129,7 @@ class Connection:
         self.backoff = 0  # consecutive silent timeouts
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.no_ev_since: int | None = None
+        self.quiet_since = now  # data outstanding and nothing heard from the peer since
         self.probe_next: int | None = None
         self.pace_at: int | None = None  # a port becomes free for the next packet
         self.last_tx_ns = now
@@ -161,6 +162,7 @@ class Connection:
         self.rev_pos = [0] * planes
         self.rev_refreshed = [now] * planes
         self.rev_heard = [-(1 << 62)] * planes
+        self.rev_last_ev: list[int | None] = [None] * planes  # latest EV heard per plane
         self.rev_carrier: dict[int, bytes] = {}
         self._refresh_ns = cfg.reverse_refresh_ns
         self._rev_plane_rr = 0
@@ -324,6 +326,8 @@ class Connection:
         self._next_wr_id += 1
         mtu = self.cfg.mtu_payload
         npkts = max(1, -(-len(view) // mtu))
+        if self.send.idle():
+            self.quiet_since = now  # the peer's silence counts from the first work posted
         self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
         return wr_id
 
@@ -444,6 +448,8 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         self.rev_heard[plane] = now
+        nic.heard_from(self.peer, m.ev, now)
+        self.rev_last_ev[plane] = m.ev
         if now - self.rev_refreshed[plane] >= self._refresh_ns:
             self._heard(plane, m.ev, now)
         recv = self.recv
@@ -547,6 +553,9 @@ class Connection:
         if p.inner_src not in self._peer_addr_set:
             self.nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
+        self.nic.heard_from(self.peer, p.ev, now)
+        self.rev_heard[plane] = now
+        self.rev_last_ev[plane] = p.ev
         self._send_sack(now, p.ev, self.recv.rcv_nxt - 1, p.timestamp, False, probe_reply=True)
 
     # ------------------------------------------------------------------ reverse path
@@ -587,13 +596,44 @@ class Connection:
                 continue
             if heard[p] >= stale:
                 self._rev_plane_rr = p + 1 if p + 1 < planes else 0
-                return p, self._next_rev_ev(p)
+                return p, self._fresh_rev_ev(p, stale)
             if fallback < 0:
                 fallback = p
         if fallback < 0:
             return None
         self._rev_plane_rr = (fallback + 1) % planes
         return fallback, self._next_rev_ev(fallback)
+
+    def _fresh_rev_ev(self, plane: int, stale: int) -> int:
+        """The next reverse EV of ``plane`` on a path the peer was heard on recently; if
+        no slot has one, the latest EV heard on the plane takes the oldest slot (a path
+        that just delivered from the peer is the best bet for the way back)."""
+        nic = self.nic
+        slots = self.rev_slots[plane]
+        n = len(slots)
+        start = self.rev_pos[plane]
+        for k in range(n):
+            i = (start + k) % n
+            ev = slots[i]
+            if nic.path_heard_ns(self.peer, nic.path_key(ev)) >= stale:
+                self.rev_pos[plane] = i + 1
+                return ev
+        last = self.rev_last_ev[plane]
+        if (
+            self.mrc
+            and last is not None
+            and nic.plan_ev_plane(last) == plane
+            and nic.path_heard_ns(self.peer, nic.path_key(last)) >= stale
+        ):
+            carrier = nic.path_or_none(self.peer, last)
+            if carrier is not None:
+                i = start % n
+                self.rev_carrier.pop(slots[i], None)
+                slots[i] = last
+                self.rev_carrier[last] = carrier
+                self.rev_pos[plane] = i + 1
+                return last
+        return self._next_rev_ev(plane)
 
     def _next_rev_ev(self, plane: int) -> int:
         slots = self.rev_slots[plane]
@@ -680,9 +720,11 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         nic.note_peer_ports(self.peer, s.port_status, now)
+        nic.heard_from(self.peer, s.ev, now)
         if self.state is not QpState.READY:
             return
         self.rev_heard[plane] = now
+        self.rev_last_ev[plane] = s.ev
         if now - self.rev_refreshed[plane] >= self._refresh_ns:
             self._heard(plane, s.ev, now)
         self.counters["rx_sack"] += 1
@@ -788,8 +830,10 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         nic.note_peer_ports(self.peer, n.port_status, now)
+        nic.heard_from(self.peer, n.ev, now)
         if self.state is not QpState.READY:
             return
+        self.rev_last_ev[plane] = n.ev
         self._heard(plane, n.ev, now)
         self.counters["rx_nack"] += 1
         send = self.send
@@ -929,7 +973,18 @@ class Connection:
             t = self.no_ev_since + self.cfg.no_usable_ev_timeout_ns
             if best is None or t < best:
                 best = t
+        t = self._peer_deadline()
+        if t is not None and (best is None or t < best):
+            best = t
         return best
+
+    def _peer_deadline(self) -> int | None:
+        """When silence from the peer fails this connection: MRC, data outstanding, and at
+        least one local port up (probes can ask every path)."""
+        if not self.mrc or self.send.idle() or True not in self.nic.port_up:
+            return None
+        heard = self.nic.peer_heard_ns.get(self.peer, self.quiet_since)
+        return max(heard, self.quiet_since) + self.cfg.peer_timeout_ns
 
     def on_timer(self, now: int) -> None:
         if self.state is not QpState.READY:
@@ -947,6 +1002,10 @@ class Connection:
             self._send_tail_probe(now)
         if self.probe_next is not None and now >= self.probe_next:
             self._probe_tick(now)
+        t = self._peer_deadline()
+        if t is not None and now >= t:
+            self.fail("peer_unreachable", self._unreachable_message(now), now)
+            return
         if (
             self.no_ev_since is not None
             and now - self.no_ev_since >= self.cfg.no_usable_ev_timeout_ns
@@ -956,9 +1015,41 @@ class Connection:
                 f"no GOOD or SKIP EV toward {self.peer} for "
                 f"{now - self.no_ev_since} ns (all ASSUMED_BAD or DENIED, or every plane down; "
                 f"local ports up: {self.nic.port_up}, peer ports up: "
-                f"{self.nic.peer_port_up(self.peer)})",
+                f"{self.nic.peer_port_up(self.peer)}); {self.path_report()}",
                 now,
             )
+
+    def _unreachable_message(self, now: int) -> str:
+        heard = self.nic.peer_heard_ns.get(self.peer)
+        since = "never heard from" if heard is None else f"last heard {now - heard} ns ago"
+        return (
+            f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
+            f"{now - max(self.quiet_since, heard or 0)} ns with data outstanding ({since}); "
+            f"the peer NIC is down or every path to it is cut; {self.path_report()}"
+        )
+
+    def path_report(self) -> str:
+        """Each path toward the peer: its EV states and probe answers, and the ports."""
+        nic = self.nic
+        parts = []
+        for path, entries in self.evs.by_path.items():
+            states: dict[str, int] = {}
+            for e in entries:
+                states[e.state.name] = states.get(e.state.name, 0) + 1
+            sent = sum(e.probes_sent for e in entries)
+            ok = sum(e.probes_ok for e in entries)
+            plane, t1 = path if isinstance(path, tuple) else (None, path)
+            label = f"plane {plane} via {t1 or 'its T0'}"
+            counts = " ".join(f"{n} {k}" for k, n in sorted(states.items()))
+            parts.append(f"{label}: {counts}, probes answered {ok}/{sent}")
+        peer_up = nic.peer_port_up(self.peer)
+        down = [p for p in range(nic.plane_count) if not nic.port_up[p]]
+        peer_down = [p for p in range(nic.plane_count) if not peer_up[p]]
+        return (
+            "paths: "
+            + "; ".join(parts)
+            + f"; local ports down: {down or 'none'}; peer ports down: {peer_down or 'none'}"
+        )
 
     def _check_timeouts(self, now: int) -> None:
         send = self.send
@@ -979,6 +1070,10 @@ class Connection:
             if pkt is None:
                 return
             silent = self.last_ack_ns <= pkt.sent_ns
+            if silent and pkt.entry is not None:
+                # Nothing came back at all: the whole path this packet took is suspect
+                # (its EVs cross the same links); probes tell when it works again.
+                self.evs.retire_path(pkt.entry.path, "timeout", now)
             self._lost(pkt, "timeout", now)
             if silent:
                 self._silent_timeout(now, f"PSN {pkt.psn & PSN_MASK:#x}")
@@ -1063,17 +1158,20 @@ class Connection:
 
     def _probe_tick(self, now: int) -> None:
         self.probe_next = None
-        candidates = self.evs.probe_candidates()
-        if not candidates:
-            return
         nic = self.nic
-        for e in candidates:
-            if e.probe_seq >= 0:
-                nic.forget_probe(e.probe_seq)
-                self.evs.probe_unanswered(e)
+        evs = self.evs
+        for e in evs.outstanding_probes():
+            # The probe interval is also the probe timeout.
+            nic.forget_probe(e.probe_seq)
+            evs.probe_unanswered(e)
+            if e.state is ASSUMED_BAD:
                 nic.log.record(
                     now, nic.name, ev_kinds.PROBE_LOST, qpn=self.qpn, plane=e.plane, ev=e.ev
                 )
+        candidates = evs.probe_candidates(self.cfg.probes_per_path)
+        if not candidates:
+            return
+        for e in candidates:
             if nic.port_up[e.plane]:
                 self._send_probe(e, now)
         self.probe_next = now + self.cfg.probe_interval_ns
@@ -1082,6 +1180,7 @@ class Connection:
         nic = self.nic
         probe_id = nic.register_probe(self, e)
         e.probe_seq = probe_id
+        e.probed_ns = now
         e.probes_sent += 1
         p = self._ptmpl[e.plane]
         p.dqpn = EV_PROBE_QPN
@@ -1097,6 +1196,7 @@ class Connection:
         nic.log.record(now, nic.name, ev_kinds.PROBE_TX, qpn=self.qpn, plane=e.plane, ev=e.ev)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
+        self.quiet_since = max(self.quiet_since, now)
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
         nic = self.nic
         nic.log.record(
