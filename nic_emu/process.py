@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any
+from typing import Any
 
 from nic_emu.afpacket_driver import AfPacketPort
 from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
@@ -40,6 +40,7 @@ from nic_emu.control import ControlServer, Field, RequestError, check_fields
 from nic_emu.core import NicCore
 from nic_emu.delay_line import DelayLine, delay_ns
 from nic_emu.driver import service
+from nic_emu.eventfile import EventFile
 from nic_emu.events import EventLog
 from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
 from nic_emu.ports import PortDriver
@@ -66,6 +67,7 @@ RESPONDER_IDLE_RETIRE_NS = 30 * NS_PER_S  # a finished incoming QP is destroyed 
 SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after this
 MAX_CONNECTIONS_PER_TRANSFER = 256
 MAX_TRANSFER_BYTES = 4 << 30
+MESSAGES_KEPT = 10_000  # received messages the `messages` op can report (the latest)
 
 SEND_FIELDS = {
     "to": Field(str),
@@ -107,7 +109,8 @@ class NicProcess:
         self.transfer_of_qpn: dict[int, SendTransfer] = {}
         self.responders: dict[int, ResponderQp] = {}
         self.retired_qpns: set[int] = set()
-        self.messages: list[ReceivedMessage] = []
+        # The latest messages received (what `messages` reports); older ones drop out.
+        self.messages: deque[ReceivedMessage] = deque(maxlen=MESSAGES_KEPT)
         self.budget = MemoryBudget()
         self.next_sequence = 0
         self.jobs: deque[tuple[SendTransfer, Iterator[None]]] = deque()
@@ -121,11 +124,13 @@ class NicProcess:
                 "tx_held_dropped",
                 "records_logged",
                 "records_not_logged",
+                "records_aggregated",
+                "event_log_rotations",
             ),
             0,
         )
         self.running: dict[int, SendTransfer] = {}  # transfers not finished yet
-        self._events_file: IO[str] | None = None
+        self._events_file: EventFile | None = None
         self._wake_r: socket.socket | None = None
         self._wake_w: socket.socket | None = None
         self._old_handlers: dict[int, Any] = {}
@@ -155,7 +160,7 @@ class NicProcess:
             if plane not in self.ports:  # no cable on this plane
                 self.core.set_port_state(plane, False, now)
         try:
-            self._events_file = open(self.config.events, "a", encoding="utf-8")  # noqa: SIM115
+            self._events_file = EventFile(self.config.events, self.config.events_max_bytes)
         except OSError as exc:
             raise ServeConfigError(
                 "events", f"cannot open {self.config.events}: {exc.strerror}"
@@ -388,9 +393,10 @@ class NicProcess:
         handle = self._events_file
         if handle is not None:
             try:
-                handle.write("".join(rec.to_json() + "\n" for rec in records))
-                handle.flush()
+                handle.write(records)
                 self.counters["records_logged"] += len(records)
+                self.counters["records_aggregated"] = handle.aggregated
+                self.counters["event_log_rotations"] = handle.rotations
             except OSError as exc:
                 # Say so once and keep the NIC running; the count shows what is missing.
                 print(

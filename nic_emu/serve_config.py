@@ -25,11 +25,21 @@ from typing import Any
 
 from nic_emu.config import CcConfig, NicConfig, TransportMode
 from nic_emu.core import NicCore
+from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES, MIN_EVENTS_MAX_BYTES
 from nic_emu.exceptions import ConfigError, ServeConfigError
 from topologies import AddressPlan, Topology, load
 from topologies.exceptions import TopologyError
 
-CONFIG_KEYS = ("nic", "topology", "ports", "control", "events", "seed", "transport")
+CONFIG_KEYS = (
+    "nic",
+    "topology",
+    "ports",
+    "control",
+    "events",
+    "events_max_bytes",
+    "seed",
+    "transport",
+)
 REQUIRED_KEYS = ("nic", "topology", "ports", "control", "events")
 UDP_PORT_KEYS = ("driver", "local", "peer")
 AFPACKET_PORT_KEYS = ("driver", "interface")
@@ -93,6 +103,7 @@ class ServeConfig:
     events: Path
     seed: int
     transport: NicConfig
+    events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES  # the event log rotates past this
 
     @property
     def max_data_frame(self) -> int:
@@ -157,7 +168,17 @@ def parse_serve_config(data: object) -> ServeConfig:
         NicCore(nic, plan, transport)  # the core's own checks against the topology
     except ConfigError as exc:
         raise ServeConfigError(_blame(str(exc), data.get("transport", {})), str(exc)) from None
-    return ServeConfig(nic, topology, plan, ports, control, events, seed, transport)
+    max_bytes = data.get("events_max_bytes", DEFAULT_EVENTS_MAX_BYTES)
+    if (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, int)
+        or max_bytes < MIN_EVENTS_MAX_BYTES
+    ):
+        raise ServeConfigError(
+            "events_max_bytes",
+            f"must be an integer of at least {MIN_EVENTS_MAX_BYTES} bytes, got {max_bytes!r}",
+        )
+    return ServeConfig(nic, topology, plan, ports, control, events, seed, transport, max_bytes)
 
 
 # ---------------------------------------------------------------------- transport
