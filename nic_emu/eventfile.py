@@ -17,14 +17,18 @@ from typing import IO
 
 from nic_emu.events import EventRecord
 
+# Detail fields that may differ inside a burst: the aggregate keeps their largest value
+# (``ev_state.last_tx_ns``: the last data packet sent on any EV of the burst).
+MERGED_MAX = ("last_tx_ns",)
 EVS_SHOWN = 8  # EVs listed in an aggregated record (``count`` says how many there were)
 DEFAULT_EVENTS_MAX_BYTES = 2 << 20  # [P] per file; with the rotated one, 4 MiB per NIC
 MIN_EVENTS_MAX_BYTES = 4096  # one file must hold at least a few records
 
 
 def aggregate(records: list[EventRecord]) -> list[EventRecord]:
-    """Records equal in everything but their EV, at the same time, become one record
-    (at the place of the first) with ``count`` and ``evs``; the rest pass unchanged."""
+    """Records equal in everything but their EV (and :data:`MERGED_MAX` fields), at the
+    same time, become one record (at the place of the first) with ``count`` and ``evs``;
+    the rest pass unchanged."""
     if len(records) < 2:
         return list(records)
     groups: dict[tuple[object, ...], list[EventRecord]] = {}
@@ -39,7 +43,7 @@ def aggregate(records: list[EventRecord]) -> list[EventRecord]:
             rec.plane,
             rec.psn,
             rec.ev is None,
-            json.dumps(detail, sort_keys=True, default=str) if detail else "",
+            _detail_key(detail),
         )
         found = groups.get(key)
         if found is None:
@@ -55,6 +59,9 @@ def aggregate(records: list[EventRecord]) -> list[EventRecord]:
             out.extend(group)
             continue
         detail = dict(first.detail or {})
+        for name in MERGED_MAX:
+            if name in detail:
+                detail[name] = max((r.detail or {}).get(name, detail[name]) for r in group)
         detail["count"] = len(group)
         detail["evs"] = [r.ev for r in group[:EVS_SHOWN]]
         out.append(
@@ -63,6 +70,13 @@ def aggregate(records: list[EventRecord]) -> list[EventRecord]:
             )
         )
     return out
+
+
+def _detail_key(detail: dict[str, object] | None) -> str:
+    if not detail:
+        return ""
+    kept = {k: v for k, v in detail.items() if k not in MERGED_MAX}
+    return json.dumps(kept, sort_keys=True, default=str)
 
 
 class EventFile:

@@ -73,3 +73,14 @@ def test_events_max_bytes_is_read_and_checked(tmp_path: Path) -> None:
             parse_serve_config(_config(tmp_path, events_max_bytes=bad))
         assert "4096" in str(info.value)
     assert parse_serve_config(_config(tmp_path)).events_max_bytes == 2 << 20  # the default
+
+
+def test_a_path_retirement_burst_keeps_the_latest_send_time() -> None:
+    recs = [
+        EventRecord(
+            9, "nic0", "ev_state", 0x100, 1, ev, None, {"new": "ASSUMED_BAD", "last_tx_ns": t}
+        )
+        for ev, t in ((1, 5), (2, 8), (3, -1))
+    ]
+    (one,) = aggregate(recs)
+    assert one.detail == {"new": "ASSUMED_BAD", "last_tx_ns": 8, "count": 3, "evs": [1, 2, 3]}
