@@ -347,6 +347,16 @@ class Connection:
     def allow_ev(self, ev: int, now: int) -> None:
         self.evs.allow(ev, now)
 
+    def release(self) -> None:
+        """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
+        views into their data), in-flight state, receive bookkeeping. Counters stay."""
+        for t in self._dtmpl:
+            t.payload = b""
+        self.send = SendState(self.send.next_psn, self._mtu, self._window)
+        self._regions = {}
+        self._provide_region = None
+        self.msgs = MessageTracker(self.recv.rcv_nxt)
+
     @property
     def idle(self) -> bool:
         """Nothing posted is still unacknowledged."""

@@ -197,6 +197,7 @@ class NicCore:
             if entry.probe_seq >= 0:
                 self.forget_probe(entry.probe_seq)
                 entry.probe_seq = -1
+        conn.release()
         return conn
 
     def allocate_qpn(self) -> int:

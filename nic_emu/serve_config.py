@@ -68,7 +68,7 @@ PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
     "reorder_window_ns": 5_000_000,  # the floor of RACK's time window
     "sack_delay_ns": 100_000,
     "no_usable_ev_timeout_ns": 5_000_000_000,  # >> probe revival (3 x 100 ms)
-    "peer_timeout_ns": 2_000_000_000,  # a dead peer: a few probe intervals and RTOs
+    "peer_timeout_ns": 5_000_000_000,  # a dead peer; > a stall of a loaded machine
     "reverse_refresh_ns": 20_000_000,
     "reverse_plane_stale_ns": 200_000_000,
     "cc": CcConfig(clear_delay_ns=50_000),  # "no queue" at the process's timescale
