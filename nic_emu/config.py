@@ -39,6 +39,10 @@ class CcConfig:
     adjust_bytes_mtus: int = 8  # apply accumulated increases after this many bytes acked
     adjust_period_rtts: float = 1.0  # ... or at least once per this many base RTTs
     clear_delay_ns: int = 1000  # queueing delay under which fast increase may start
+    # A queueing delay at or above the target counts as congestion even without an ECN
+    # mark (multiplicative decrease at most once per measured RTT): for fabrics whose
+    # queues cannot mark, such as the socket buffers in front of the Python switches.
+    delay_md: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "target_qdelay_rtts", "max_window_bdps", "adjust_period_rtts")
@@ -91,6 +95,13 @@ class NicConfig:
     cc: CcConfig = field(default_factory=CcConfig)
     mode: TransportMode = TransportMode.MRC
     trace_packets: bool = False  # record a "tx" event for every data packet sent
+    # Wall-clock modes (the nic-emu process): RTO and probe interval follow the measured
+    # RTT and its variance (RFC 6298); rto_base_ns and probe_interval_ns become the
+    # starting values and ceilings, the two below the floors (a floor above its ceiling
+    # is the ceiling).
+    adaptive_timers: bool = False
+    rto_min_ns: int = 65_536  # floor of the adaptive RTO
+    probe_interval_min_ns: int = 32_000  # floor of the adaptive probe interval
 
     def __post_init__(self) -> None:
         _positive(
@@ -114,6 +125,8 @@ class NicConfig:
             "reverse_plane_stale_ns",
             "port_rate_bps",
             "base_rtt_ns",
+            "rto_min_ns",
+            "probe_interval_min_ns",
         )
         _non_negative(
             self,
@@ -136,6 +149,10 @@ class NicConfig:
             raise ConfigError(
                 f"NicConfig.probe_interval_ns ({self.probe_interval_ns}) is also the probe "
                 f"timeout and must be at least base_rtt_ns ({self.base_rtt_ns})"
+            )
+        if not isinstance(self.adaptive_timers, bool):
+            raise ConfigError(
+                f"NicConfig.adaptive_timers must be true or false, got {self.adaptive_timers!r}"
             )
         if self.mtu_payload > 9000:
             raise ConfigError(f"NicConfig.mtu_payload must be <= 9000, got {self.mtu_payload}")

@@ -129,6 +129,9 @@ class Connection:
         self.backoff = 0  # consecutive silent timeouts
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.no_ev_since: int | None = None
+        # How long the connection may go without a usable EV (probing all along) before it
+        # fails; a driver may set it per connection (the process: the transfer deadline).
+        self.no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
         self.quiet_since = now  # data outstanding and nothing heard from the peer since
         self.probe_next: int | None = None
         self.pace_at: int | None = None  # a port becomes free for the next packet
@@ -137,7 +140,14 @@ class Connection:
         self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
         self._next_wr_id = 1
         self._mtu = mtu
-        self._rto_base = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self._rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self._rto_base = self._rto_ceiling  # the current RTO before backoff
+        self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
+        self._adaptive = cfg.adaptive_timers
+        self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
+        self.rttvar_ns = 0.0
+        self.probe_misses = 0  # probe rounds in a row that got no answer at all
+        self._probe_heard = False  # an answer arrived since the last probe round
         self._window = cfg.receive_window_psns
         self._port_free_at = nic.port_free_at
         self._ns_per_byte = nic.ns_per_byte
@@ -783,6 +793,7 @@ class Connection:
                 self.min_rtt_ns = rtt
             # Smoothed queueing delay (gain 1/8, as TCP's SRTT) sizes the reorder window.
             self.qdelay_ns += ((rtt - self.min_rtt_ns) - self.qdelay_ns) / 8
+            self._rtt_sample(rtt)
         if acked:
             self.last_ack_ns = now
             self.backoff = 0
@@ -810,7 +821,10 @@ class Connection:
         self._complete_writes(now)
 
     def _reorder_window(self) -> int:
-        return max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns))
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns))
+        if self._adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
+            window = max(window, int(self.srtt_ns) >> 2)
+        return window
 
     def _tail_probe_timeout(self) -> int:
         """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
@@ -955,7 +969,33 @@ class Connection:
             return self._rto_base
         linear = self.cfg.rto_linear_retries
         factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
-        return min(self.cfg.rto_base_ns * factor, RTO_CAP_NS)
+        return min(self._rto_base * factor, RTO_CAP_NS)
+
+    def probe_interval_ns(self) -> int:
+        """The EV probe period (also the probe timeout). Adaptive: SRTT + 4 RTTVAR (the
+        RTO without its floor: probes may be quicker than a retransmission timeout),
+        doubled for every probe round in a row that got no answer, within its floor and
+        ceiling."""
+        cfg = self.cfg
+        if not self._adaptive:
+            return cfg.probe_interval_ns
+        interval = self._rtt_bound << min(self.probe_misses, 16)
+        return min(max(cfg.probe_interval_min_ns, interval), cfg.probe_interval_ns)
+
+    def _rtt_sample(self, rtt: int) -> None:
+        """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
+        (rto_min_ns) and the ceiling (rto_base_ns). Fixed timers ignore it."""
+        if not self._adaptive:
+            return
+        if self.srtt_ns == 0.0:
+            self.srtt_ns = float(max(rtt, 1))
+            self.rttvar_ns = rtt / 2
+        else:
+            self.rttvar_ns += (abs(self.srtt_ns - rtt) - self.rttvar_ns) / 4
+            self.srtt_ns += (rtt - self.srtt_ns) / 8
+        rto = int(self.srtt_ns + 4 * self.rttvar_ns)
+        self._rtt_bound = rto
+        self._rto_base = min(max(self.cfg.rto_min_ns, rto), self._rto_ceiling)
 
     def next_deadline(self) -> int | None:
         if self.state is not QpState.READY:
@@ -980,7 +1020,7 @@ class Connection:
             if t is not None and (best is None or t < best):
                 best = t
         if self.no_ev_since is not None:
-            t = self.no_ev_since + self.cfg.no_usable_ev_timeout_ns
+            t = self.no_ev_since + self.no_ev_timeout_ns
             if best is None or t < best:
                 best = t
         t = self._peer_deadline()
@@ -1016,10 +1056,7 @@ class Connection:
         if t is not None and now >= t:
             self.fail("peer_unreachable", self._unreachable_message(now), now)
             return
-        if (
-            self.no_ev_since is not None
-            and now - self.no_ev_since >= self.cfg.no_usable_ev_timeout_ns
-        ):
+        if self.no_ev_since is not None and now - self.no_ev_since >= self.no_ev_timeout_ns:
             self.fail(
                 "no_usable_ev",
                 f"no GOOD or SKIP EV toward {self.peer} for "
@@ -1152,7 +1189,7 @@ class Connection:
             last_tx_ns=e.last_tx_ns,
         )
         if new is ASSUMED_BAD and self.probe_next is None:
-            self.probe_next = now + self.cfg.probe_interval_ns
+            self.probe_next = now + self.probe_interval_ns()
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
         nic = self.nic
@@ -1170,7 +1207,13 @@ class Connection:
         self.probe_next = None
         nic = self.nic
         evs = self.evs
-        for e in evs.outstanding_probes():
+        outstanding = evs.outstanding_probes()
+        if outstanding and not self._probe_heard:
+            self.probe_misses += 1  # nothing answered: back off (adaptive timers)
+        elif self._probe_heard:
+            self.probe_misses = 0
+        self._probe_heard = False
+        for e in outstanding:
             # The probe interval is also the probe timeout.
             nic.forget_probe(e.probe_seq)
             evs.probe_unanswered(e)
@@ -1184,7 +1227,7 @@ class Connection:
         for e in candidates:
             if nic.port_up[e.plane]:
                 self._send_probe(e, now)
-        self.probe_next = now + self.cfg.probe_interval_ns
+        self.probe_next = now + self.probe_interval_ns()
 
     def _send_probe(self, e: EvEntry, now: int) -> None:
         nic = self.nic
@@ -1207,6 +1250,7 @@ class Connection:
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
         self.quiet_since = max(self.quiet_since, now)
+        self._probe_heard = True
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
         nic = self.nic
         nic.log.record(
@@ -1238,7 +1282,7 @@ class Connection:
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
         if self.evs.bad_count and self.probe_next is None and self.state is QpState.READY:
-            self.probe_next = now + self.cfg.probe_interval_ns
+            self.probe_next = now + self.probe_interval_ns()
 
     # ------------------------------------------------------------------ failure
 

@@ -46,6 +46,7 @@ from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
 from nic_emu.ports import PortDriver
 from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
 from nic_emu.transfers import (
+    DEFAULT_TRANSFER_DEADLINE_S,
     MAX_REGION_BYTES,
     NS_PER_S,
     TIMELINE_STEP_NS,
@@ -75,6 +76,7 @@ SEND_FIELDS = {
     "connections": Field(int, required=False, default=1),
     "mode": Field(str, required=False, default="mrc"),
     "seed": Field(int, required=False, default=1),
+    "deadline_s": Field((int, float), required=False, default=DEFAULT_TRANSFER_DEADLINE_S),
 }
 TRANSFER_FIELDS = {"id": Field(int)}
 PORT_FIELDS = {"plane": Field(int), "up": Field(bool)}
@@ -374,6 +376,8 @@ class NicProcess:
         self.next_housekeeping = now + HOUSEKEEPING_NS
         for transfer in self.running.values():
             transfer.sample(now)
+            if now >= transfer.deadline_ns:
+                self._miss_deadline(transfer, now)
         self._retire_idle_responders(now)
         while self.retiring and self.retiring[0][0] <= now:
             _, qpn = self.retiring.popleft()
@@ -381,6 +385,20 @@ class NicProcess:
                 self.core.destroy_connection(qpn)
         if self.log.records:
             self._drain_log()
+
+    def _miss_deadline(self, transfer: SendTransfer, now: int) -> None:
+        """The transfer's deadline passed: its unfinished connections fail, each naming
+        the paths (EV states, probe answers) and ports it found down."""
+        seconds = (transfer.deadline_ns - transfer.requested_ns) / NS_PER_S
+        for part in transfer.parts:
+            conn = part.conn
+            if conn.state is QpState.READY and not conn.idle:
+                conn.fail(
+                    "deadline",
+                    f"transfer {transfer.id} to {transfer.to} not done within its deadline of "
+                    f"{seconds:g} s; {conn.path_report()}",
+                    now,
+                )
 
     # ------------------------------------------------------------------ events
 
@@ -530,6 +548,9 @@ class NicProcess:
                 f"send: bytes must be {count}..{limit} for {count} connection(s) "
                 f"(at most {MAX_REGION_BYTES} per connection), got {size}"
             )
+        deadline_s = args["deadline_s"]
+        if not 0 < deadline_s <= 86_400:
+            raise RequestError(f"send: deadline_s must be in (0, 86400] seconds, got {deadline_s}")
         modes = {m.value: m for m in TransportMode}
         if args["mode"] not in modes:
             raise RequestError(f"send: mode must be 'mrc' or 'roce', got {args['mode']!r}")
@@ -546,13 +567,14 @@ class NicProcess:
             mtu=self.config.transport.mtu_payload,
             planes=self.core.plane_count,
             requested_ns=now,
+            deadline_ns=now + int(deadline_s * NS_PER_S),
         )
         self.transfers[transfer.id] = transfer
         self.running[transfer.id] = transfer
         # Making (and hashing) the data and the QPs takes a while for big transfers: it
         # is done a step at a time between frames, so no other traffic of this NIC waits.
         self.jobs.append((transfer, self._prepare(transfer, qpns)))
-        return {"transfer": transfer.id, "qpns": qpns}
+        return {"transfer": transfer.id, "qpns": qpns, "deadline_s": deadline_s}
 
     def _prepare(self, transfer: SendTransfer, qpns: list[int]) -> Iterator[None]:
         """Make the data a chunk per step, open the QPs, post one WRITE per QP."""
@@ -583,6 +605,8 @@ class NicProcess:
                     now=time.monotonic_ns(),
                 )
             )
+            # No usable EV: keep probing until the transfer's deadline, not the core's.
+            conns[-1].no_ev_timeout_ns = max(1, transfer.deadline_ns - time.monotonic_ns())
             yield
         digest = total.hexdigest()
         now = time.monotonic_ns()
