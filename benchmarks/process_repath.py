@@ -27,7 +27,8 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.startup import free_bases
-from testbed.demo import DEMO_TOPOLOGY, DemoOptions
+from nic_emu.cli import byte_count
+from testbed.demo import DEMO_TOPOLOGY, DemoOptions, _wait_acked
 from testbed.exceptions import TestbedError
 from testbed.local import LocalOptions, up_local
 from testbed.rundir import teardown
@@ -39,30 +40,8 @@ CUT = DemoOptions.cut
 CUT_PATH = [0, CUT[1]]  # (plane, T1) of the cut T0-T1 link, as repath events name paths
 CUT_SLACK_S = 0.05  # the episode's start (its first retirement) follows the cut
 RUN_LIMIT_S = 300.0
-POLL_S = 0.01
 TARGET_MEDIAN_MS = 5.0
 TARGET_SPREAD = 2.0
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)
-
-
-def _wait_acked(fabric: Any, src: str, tid: Any, target: int, deadline: float) -> dict[str, Any]:
-    nic = fabric.nic(src)
-    while True:
-        info = nic.transfer(tid)
-        if info.get("failed"):
-            raise TestbedError(f"the transfer failed: {info['failed']}")
-        if info.get("done") or info.get("bytes_acked", 0) >= target:
-            return info
-        if time.monotonic() > deadline:
-            raise TestbedError("the transfer made too little progress before the time limit")
-        time.sleep(POLL_S)
 
 
 def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
@@ -129,7 +108,9 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="demo runs (default 5)")
-    parser.add_argument("--bytes", default="32M", help="transfer size per run (default 32M)")
+    parser.add_argument(
+        "--bytes", type=byte_count, default="32M", help="transfer size per run (default 32M)"
+    )
     parser.add_argument("--transport", default="{}", help="nic-emu transport overrides (JSON)")
     args = parser.parse_args(argv)
     if args.runs < 1:
@@ -140,7 +121,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--transport is not JSON: {exc}")
     if not isinstance(transport, dict):
         parser.error("--transport must be a JSON object")
-    runs = [one_run(i, parse_size(args.bytes), transport) for i in range(args.runs)]
+    runs = [one_run(i, args.bytes, transport) for i in range(args.runs)]
     medians = [r["cut_repath_ms"] for r in runs if r.get("cut_repath_ms") is not None]
     median = statistics.median(medians) if medians else None
     spread = max(medians) / min(medians) if medians and min(medians) > 0 else None

@@ -27,6 +27,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.startup import free_bases
+from nic_emu.cli import byte_count
 from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES
 from testbed.exceptions import TestbedError
 from testbed.fabric import Fabric
@@ -36,14 +37,6 @@ from testbed.traffic import start_transfer
 from topologies import load
 
 PAIRS = (("nic0", "nic3"), ("nic2", "nic1"), ("nic3", "nic0"), ("nic1", "nic2"))
-
-
-def parse_size(text: str) -> int:
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    text = text.strip().upper()
-    if text and text[-1] in units:
-        return int(float(text[:-1]) * units[text[-1]])
-    return int(text)
 
 
 def rss_kib(pid: int) -> tuple[int, int] | None:
@@ -119,7 +112,7 @@ def sample(fabric: Fabric) -> dict[str, dict[str, tuple[int, int]]]:
 
 def soak(args: argparse.Namespace) -> dict[str, Any]:
     topology = load("tiny")
-    size = parse_size(args.size)
+    size = args.size
     with tempfile.TemporaryDirectory(prefix="mrc-soak-", dir="/tmp") as root:
         udp, grpc = free_bases(topology)
         options = LocalOptions(root=Path(root), udp_base_port=udp, grpc_base_port=grpc)
@@ -232,7 +225,9 @@ def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="soak length (default 10)")
-    parser.add_argument("--size", default="4M", help="bytes per transfer (default 4M)")
+    parser.add_argument(
+        "--size", type=byte_count, default="4M", help="bytes per transfer (default 4M)"
+    )
     parser.add_argument("--concurrent", type=int, default=2, help="transfers at once (2)")
     parser.add_argument("--down-s", type=float, default=1.0, help="seconds a fault lasts (1)")
     parser.add_argument("--up-s", type=float, default=2.0, help="seconds between faults (2)")

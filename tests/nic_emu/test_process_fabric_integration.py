@@ -14,22 +14,13 @@ from pathlib import Path
 import pytest
 
 from testbed import rundir as rd
-from testbed.exceptions import ModeError
-from testbed.fabric import Fabric, switch_command
+from testbed.fabric import Fabric
 from testbed.local import LocalOptions, up_local
 from testbed.traffic import TransferError, run_transfer
 from topologies import load
 
 from ..testbed.conftest import free_bases, nic_program
-
-
-def _p4emu_switch_missing() -> bool:
-    try:
-        switch_command("p4emu")
-    except ModeError:
-        return True
-    return False
-
+from ..testbed.test_local_integration import _p4emu_switch_missing
 
 pytestmark = [
     pytest.mark.integration,
