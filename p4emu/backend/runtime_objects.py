@@ -166,6 +166,8 @@ class RuntimeBuilder:
         known = self.ids.action_params.get(instance.name)
         params = []
         cp_params = instance.decl.control_plane_params
+        if known is not None and not known:
+            cp_params = []  # only called directly: P4Info lists it without parameters (p4c)
         for position, param in enumerate(cp_params):
             width = bit_width(param.type) if param.type is not None else None
             if known is not None and position < len(known):
