@@ -57,6 +57,9 @@ from p4emu.runtime.tables import (
     Ternary,
 )
 
+ERROR_KEY_WIDTH = 32
+"""Width of an ``error`` table key: BMv2 holds error values (and ``parser_error``) in 32 bits."""
+
 _MATCH_KINDS = {
     "exact": MatchKind.exact,
     "lpm": MatchKind.lpm,
@@ -289,6 +292,8 @@ class RuntimeBuilder:
         position = 0
         for element in decl.key:
             width = bit_width(element.expr.type) if element.expr.type is not None else None
+            if isinstance(element.expr.type, t.ErrorType):
+                width = ERROR_KEY_WIDTH
             if width is None:
                 raise _loc_error(
                     element, f"table {name}: key {element.name} is not a bit-string/bool value"

@@ -118,6 +118,11 @@ class TypeChecker:
         self.errors.append(loc.error(message))
         return _Abort()
 
+    def unsupported(self, loc: SourceLocation, construct: str) -> _Abort:
+        """Valid P4_16 that p4emu does not implement (docs/conformance.md)."""
+        self.errors.append(loc.unsupported(construct))
+        return _Abort()
+
     def warn(self, loc: SourceLocation, message: str) -> None:
         self.warnings.append(f"{loc}: warning: {message}")
 
@@ -450,6 +455,11 @@ class TypeChecker:
         scalar = t.underlying_scalar(field_type)
         if isinstance(scalar, (t.BitsType, t.VarbitType, t.BoolType)):
             return
+        if isinstance(field_type, t.StructType):
+            raise self.unsupported(
+                struct_field.type_ref.loc,
+                f"struct-typed header field '{struct_field.name}' ({field_type}) in header {decl.name}",
+            )
         raise self.fail(
             struct_field.type_ref.loc,
             f"header {decl.name} field '{struct_field.name}' has type {field_type}; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
@@ -571,7 +581,7 @@ class TypeChecker:
     def check_function(self, decl: ast.FunctionDecl, scope: Scope) -> None:
         with self.type_params(decl.type_params, scope) as inner:
             return_type = self.resolve_type(decl.return_type, inner)
-            self.check_params(decl.params, inner, allow_directionless=False)
+            self.check_params(decl.params, inner, allow_directionless=True)
             body_scope = Scope(inner, "function")
             self.declare_params(decl.params, body_scope)
             ctx = Context("function", function=decl)
@@ -700,8 +710,12 @@ class TypeChecker:
         if isinstance(keyset, ast.Mask):
             self.check_expr(keyset.value, scope, ctx, key_type)
             keyset.value = self.coerce(keyset.value, key_type, "keyset value")
-            self.check_expr(keyset.mask, scope, ctx, key_type)
-            keyset.mask = self.coerce(keyset.mask, key_type, "keyset mask")
+            # a serializable enum's mask is a plain value of its underlying type (p4c)
+            mask_type: t.Type = key_type
+            if isinstance(key_type, t.EnumType) and key_type.underlying is not None:
+                mask_type = key_type.underlying
+            self.check_expr(keyset.mask, scope, ctx, mask_type)
+            keyset.mask = self.coerce(keyset.mask, mask_type, "keyset mask")
             self.require_const(keyset.value, "a select label")
             self.require_const(keyset.mask, "a select mask")
             keyset.type = t.SetType(key_type)
@@ -1611,11 +1625,9 @@ class TypeChecker:
                 f"cannot index a value of type {base_type} (only header stacks can be indexed)",
             )
         index_type = self.check_expr(expr.index, scope, ctx)
-        if not isinstance(index_type, (t.BitsType, t.InfIntType)) or (
-            isinstance(index_type, t.BitsType) and index_type.signed
-        ):
+        if not isinstance(index_type, (t.BitsType, t.InfIntType)):
             raise self.fail(
-                expr.index.loc, f"header stack index must be an unsigned integer, not {index_type}"
+                expr.index.loc, f"header stack index must be an integer, not {index_type}"
             )
         if isinstance(index_type, t.InfIntType):
             expr.index = self.coerce(expr.index, BIT32, "stack index")
@@ -2464,6 +2476,11 @@ class TypeChecker:
     ) -> t.Type:
         decl = block_type.decl
         if not isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
+            if isinstance(base, ast.PathExpr) and isinstance(base.decl, ast.Parameter):
+                raise self.unsupported(
+                    call.loc,
+                    f"applying '{base.decl.name}', a {block_type.name} passed as a constructor parameter",
+                )
             raise self.fail(call.loc, f"{block_type.name} has no implementation to apply")
         instance = (
             base.decl
