@@ -1145,20 +1145,26 @@ class TypeChecker:
             value = custom["priority_delta"].value.const_value
             if isinstance(value, int) and value > 0:
                 delta = value
-        # Spec 14.2.1.4: entries without an explicit priority continue from the previous one,
-        # so that earlier entries win; the first entry defaults to the highest priority.
+        # BMv2 as p4c (1.2.4.8) programs it: entries match in the order they are written,
+        # the first one winning; explicit priorities (`priority = N:` / @priority) do not
+        # reorder them, and p4c warns when they are out of that order (docs/conformance.md).
         count = len(entries)
-        previous: int | None = None
+        previous: ast.TableEntry | None = None
         for position, entry in enumerate(entries):
-            if entry.priority is not None:
-                entry.priority_value = int(entry.priority.const_value)
-            elif previous is None:
-                entry.priority_value = (
-                    (count - position) * delta if largest_wins else 1 + position * delta
-                )
-            else:
-                entry.priority_value = previous - delta if largest_wins else previous + delta
-            previous = entry.priority_value
+            entry.priority_value = (
+                (count - position) * delta if largest_wins else 1 + position * delta
+            )
+            if entry.priority is None:
+                continue
+            if previous is not None and previous.priority is not None:
+                before, now = int(previous.priority.const_value), int(entry.priority.const_value)
+                if (now > before) if largest_wins else (now < before):
+                    self.warn(
+                        entry.priority.loc,
+                        f"table {table.name}: entry priority {now} is out of order after "
+                        f"{before}; entries match in the order written, as on BMv2",
+                    )
+            previous = entry
 
     def check_entry_key(
         self,

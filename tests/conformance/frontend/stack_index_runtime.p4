@@ -1,6 +1,5 @@
-// Header-stack indices computed at run time, unsigned and signed. An index out of range
-// (including a negative one) reads and writes nothing: p4c turns a run-time index into a
-// comparison with each constant index (BMv2 has no run-time index).
+// Header-stack indices computed at run time, unsigned (bit<8>) and signed (int<8>), in
+// range. Out of range: see stack_index_out_of_range.p4.
 #include <core.p4>
 #include <v1model.p4>
 header idx_t { bit<8> i; int<8> s; }
