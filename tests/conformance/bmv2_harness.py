@@ -12,9 +12,13 @@ Binaries come from PATH or ``$MRC_P4LANG_BIN`` (tests/p4lang_tools.py).
 
 from __future__ import annotations
 
+import os
+import select
+import shutil
 import socket
 import subprocess
 import time
+import uuid
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -112,7 +116,7 @@ def run_on_bmv2(
     updates: Sequence[p4r.Update],
     packets: Sequence[tuple[int, bytes]],
     workdir: Path,
-    cpu_port: int | None = None,
+    target_options: Sequence[str] = (),
 ) -> list[tuple[int, bytes]]:
     """Frames BMv2 sends, per port in order, for ``packets`` after ``updates``."""
     binary = find_tool("simple_switch_grpc")
@@ -130,8 +134,7 @@ def run_on_bmv2(
     for port in PORTS:
         command += ["-i", f"{port}@p{port}"]
     command += [str(json_path), "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}"]
-    if cpu_port is not None:
-        command += ["--cpu-port", str(cpu_port)]
+    command += list(target_options)  # simple_switch_grpc's own (--cpu-port, --priority-queues)
     started = time.monotonic()
     process = subprocess.Popen(
         command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
@@ -176,6 +179,117 @@ class Bmv2Crash(AssertionError):
         self.status = status
         self.stderr = stderr
         super().__init__(f"simple_switch_grpc stopped with status {status}: {stderr}")
+
+
+PACKET_GAP_S = 0.01
+"""Gap between two packets sent over veth ports: BMv2 has finished one before the next."""
+
+
+def run_on_bmv2_veth(
+    program: Path,
+    updates: Sequence[p4r.Update],
+    packets: Sequence[tuple[int, bytes]],
+    workdir: Path,
+    ports: Sequence[int],
+    target_options: Sequence[str] = (),
+) -> list[tuple[int, bytes]]:
+    """Like :func:`run_on_bmv2` over veth pairs (needs root): packets go in one at a time,
+    ``PACKET_GAP_S`` apart, so queues never build up (pcap replay sends a burst)."""
+    binary = find_tool("simple_switch_grpc")
+    assert binary is not None
+    json_path, p4info_path = compile_with_p4c(program, workdir)
+    tag = uuid.uuid4().hex[:6]
+    pairs = {port: (f"c{tag}s{port}", f"c{tag}t{port}") for port in ports}
+    created: list[str] = []
+    sockets: dict[int, socket.socket] = {}
+    process = None
+    try:
+        for switch_end, test_end in pairs.values():
+            subprocess.run(
+                ["ip", "link", "add", switch_end, "type", "veth", "peer", "name", test_end],
+                check=True, capture_output=True,
+            )  # fmt: skip
+            created.append(switch_end)
+            for end in (switch_end, test_end):
+                _sysctl(f"net/ipv6/conf/{end}/disable_ipv6", "1")
+                subprocess.run(["ip", "link", "set", end, "up"], check=True, capture_output=True)
+        for port, (_, test_end) in pairs.items():
+            sock = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(0x0003))
+            sock.bind((test_end, 0))
+            sock.setblocking(False)
+            sockets[port] = sock
+        grpc_port, thrift_port = _free_port(), _free_port()
+        command = [binary, "--log-level", "off", "--thrift-port", str(thrift_port)]
+        for port, (switch_end, _) in pairs.items():
+            command += ["-i", f"{port}@{switch_end}"]
+        command += [str(json_path), "--", "--grpc-server-addr", f"127.0.0.1:{grpc_port}"]
+        command += list(target_options)
+        process = subprocess.Popen(
+            command, cwd=workdir, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE
+        )
+        client = P4RuntimeClient(f"127.0.0.1:{grpc_port}", device_id=0)
+        client.connect(timeout=20)
+        try:
+            client.set_pipeline(read_p4info(p4info_path), json_path.read_bytes())
+            for update in updates:
+                client.write([(update.type, update.entity)])
+            outputs: list[tuple[int, bytes]] = []
+            _drain(sockets, outputs, 0.2)
+            outputs.clear()  # nothing the kernel or BMv2 sent before the test counts
+            for port, data in packets:
+                sockets[port].send(data)
+                _drain(sockets, outputs, PACKET_GAP_S)
+            _drain(sockets, outputs, QUIET_S)
+        finally:
+            client.close()
+        if process.poll() is not None:
+            raise Bmv2Crash(process.returncode, process.communicate()[1].decode(errors="replace"))
+        return outputs
+    finally:
+        for sock in sockets.values():
+            sock.close()
+        if process is not None and process.poll() is None:
+            process.terminate()
+            try:
+                process.communicate(timeout=10)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.communicate()
+        for name in created:
+            subprocess.run(["ip", "link", "del", name], check=False, capture_output=True)
+
+
+def _sysctl(key: str, value: str) -> None:
+    with open(f"/proc/sys/{key}", "w", encoding="ascii") as stream:
+        stream.write(value)
+
+
+def _drain(sockets: dict[int, socket.socket], into: list[tuple[int, bytes]], wait: float) -> None:
+    """Read every frame that arrives on the test ends within ``wait`` seconds."""
+    deadline = time.monotonic() + wait
+    by_fd = {sock.fileno(): port for port, sock in sockets.items()}
+    while True:
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        ready, _, _ = select.select(list(by_fd), [], [], left)
+        for fd in ready:
+            port = by_fd[fd]
+            try:
+                data, address = sockets[port].recvfrom(65536)
+            except BlockingIOError:
+                continue
+            if address[2] != socket.PACKET_OUTGOING:
+                into.append((port, data))
+
+
+def veth_missing() -> str | None:
+    """Why veth ports cannot be made here, or None."""
+    if os.geteuid() != 0:
+        return "veth ports need root"
+    if shutil.which("ip") is None:
+        return "veth ports need iproute2 (ip)"
+    return None
 
 
 def _wait_quiet(workdir: Path, process: subprocess.Popen) -> None:
