@@ -10,6 +10,7 @@
     mrc-testbed send SRC DST [--bytes N]
     mrc-testbed down [--all]
     mrc-testbed demo [--bytes N] [--plot FILE] [--keep]
+    mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
 
 Every command but ``up`` and ``demo`` acts on the run named by ``--name`` (default: the only
 run under the run root). Errors are one line (or a short block) on stderr and exit status 1;
@@ -180,7 +181,39 @@ def build_parser() -> argparse.ArgumentParser:
     demo.add_argument("--timeout", type=_positive_float, default=300.0)
     _add_start_options(demo, udp_default=None, grpc_default=None)
     demo.add_argument("--json", action="store_true")
+    _add_export_parser(sub)
     return parser
+
+
+def _add_export_parser(sub: Any) -> None:
+    """``export TOPO --containerlab FILE``: the fabric for other platforms (testbed.containerlab)."""
+    export = sub.add_parser(
+        "export", help="write the fabric as a containerlab topology (docs/containerlab.md)"
+    )
+    export.add_argument("topology", metavar="TOPO", help="bundled topology name or YAML file")
+    export.add_argument(
+        "--containerlab",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="containerlab topology to write (its configuration goes to <lab>.config/ beside it)",
+    )
+    export.add_argument("--target", choices=TARGETS, default="p4emu")
+    export.add_argument("--image", help="node image (default mrc-testbed/TARGET:latest)")
+    export.add_argument("--lab", help="containerlab lab name (default mrc-TOPO)")
+    export.add_argument(
+        "--grpc-base-port",
+        type=_port,
+        default=layout.DEFAULT_GRPC_BASE_PORT,
+        help="host port publishing switch 0's P4Runtime, +i for switch i "
+        f"(default {layout.DEFAULT_GRPC_BASE_PORT})",
+    )
+    export.add_argument("--rate-scale", type=_positive_float, default=1.0)
+    export.add_argument("--seed", type=int, default=1)
+    export.add_argument(
+        "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
+    )
+    export.add_argument("--force", action="store_true", help="overwrite FILE and its configuration")
 
 
 def _add_start_options(
@@ -447,6 +480,23 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.intact else 1
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from testbed.containerlab import ClabOptions, export_containerlab
+
+    options = ClabOptions(
+        target=args.target,
+        image=args.image,
+        lab=args.lab,
+        grpc_base_port=args.grpc_base_port,
+        rate_scale=args.rate_scale,
+        seed=args.seed,
+        transport=args.transport,
+        force=args.force,
+    )
+    _print(export_containerlab(args.topology, args.containerlab, options).lines())
+    return 0
+
+
 COMMANDS = {
     "up": cmd_up,
     "status": cmd_status,
@@ -456,6 +506,7 @@ COMMANDS = {
     "send": cmd_send,
     "down": cmd_down,
     "demo": cmd_demo,
+    "export": cmd_export,
 }
 
 
