@@ -213,6 +213,14 @@ def _add_export_parser(sub: Any) -> None:
     export.add_argument(
         "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
     )
+    export.add_argument(
+        "--hosts",
+        type=lambda text: tuple(part.strip() for part in text.split(",")),
+        default=(),
+        metavar="IP,IP,...",
+        help="spread the lab over these hosts: plane p on host p mod N, NICs and controller on "
+        "the first; one FILE per host, VXLAN links between them",
+    )
     export.add_argument("--force", action="store_true", help="overwrite FILE and its configuration")
 
 
@@ -492,6 +500,7 @@ def cmd_export(args: argparse.Namespace) -> int:
         seed=args.seed,
         transport=args.transport,
         force=args.force,
+        hosts=args.hosts,
     )
     _print(export_containerlab(args.topology, args.containerlab, options).lines())
     return 0

@@ -23,10 +23,11 @@ so ``mrc-controller push TOPO`` on the containerlab host needs no endpoints file
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import re
 import shlex
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -55,6 +56,8 @@ NIC_RUN_DIR = Path("/run/mrc")
 CONTROLLER_NODE = "controller"
 CLAB_PREFIX = "clab"  # containerlab's default container-name prefix: clab-<lab>-<node>
 INTERFACE_WAIT_S = 0.2
+VXLAN_PORT = 4789  # IANA's VXLAN port
+VXLAN_FIRST_VNI = 1000  # link i (topology order) crossing hosts gets VNI 1000 + i
 # containerlab's rule for lab names (its schema's `name` pattern).
 LAB_NAME = re.compile(r"^[a-zA-Z0-9][a-zA-Z0-9-._]*$")
 
@@ -74,11 +77,14 @@ class ClabOptions:
     seed: int = 1
     transport: Mapping[str, Any] = field(default_factory=dict)
     force: bool = False  # overwrite FILE and its configuration directory
+    # Underlay addresses of the hosts (two or more: one lab file per host, VXLAN between).
+    hosts: tuple[str, ...] = ()
 
 
 @dataclass(frozen=True)
 class ClabExport:
-    path: Path
+    paths: tuple[Path, ...]  # one containerlab topology per host
+    hosts: tuple[str, ...]
     config_dir: Path
     lab: str
     switches: int
@@ -86,13 +92,19 @@ class ClabExport:
     links: int
 
     def lines(self) -> list[str]:
-        return [
-            f"wrote {self.path}: lab {self.lab}, {self.switches} switches, {self.nics} NICs, "
-            f"1 controller, {self.links} links",
+        out = [
+            f"wrote lab {self.lab}: {self.switches} switches, {self.nics} NICs, 1 controller, "
+            f"{self.links} links",
             f"controller configuration: {self.config_dir}/ (topology.yaml, endpoints.yaml, "
-            "nics/*.json)",
-            f"deploy: containerlab deploy -t {self.path}",
+            "nics/*.json, nodes/*.sh)",
         ]
+        if len(self.paths) == 1:
+            return [*out, f"deploy: containerlab deploy -t {self.paths[0]}"]
+        for path, host in zip(self.paths, self.hosts, strict=True):
+            out.append(
+                f"on {host} (with {self.config_dir.name}/ beside it): containerlab deploy -t {path}"
+            )
+        return out
 
 
 def lab_name(topology: Topology, options: ClabOptions) -> str:
@@ -108,11 +120,6 @@ def lab_name(topology: Topology, options: ClabOptions) -> str:
 def container_name(lab: str, node: str) -> str:
     """A node's container (and DNS) name on containerlab's management network."""
     return f"{CLAB_PREFIX}-{lab}-{node}"
-
-
-def controller_endpoints(topology: Topology, lab: str) -> dict[str, str]:
-    """The controller's endpoints file: every switch by its container name."""
-    return {sw.name: f"{container_name(lab, sw.name)}:{P4RUNTIME_PORT}" for sw in topology.switches}
 
 
 def _wait_and_configure(interfaces: Mapping[str, float]) -> list[str]:
@@ -226,30 +233,75 @@ def _node(image: str, config: str, group: str, role: str, name: str) -> dict[str
     }
 
 
+def _host_of(topology: Topology, node: str, hosts: int) -> int:
+    """Host index of a node: plane ``p`` on host ``p mod hosts``; NICs and the controller on
+    host 0 (a NIC has a port on every plane, so it cannot follow one)."""
+    if node in {sw.name for sw in topology.switches}:
+        return topology.switch(node).plane % hosts
+    return 0
+
+
+def _check_hosts(hosts: Sequence[str]) -> None:
+    for host in hosts:
+        try:
+            ipaddress.ip_address(host)
+        except ValueError:
+            raise TestbedError(
+                f"host {host!r} is not an IP address (containerlab's VXLAN links need the "
+                "underlay address of each host)"
+            ) from None
+    if len(set(hosts)) != len(hosts):
+        raise TestbedError(f"hosts must be distinct, got {', '.join(hosts)}")
+
+
+def lab_files(options: ClabOptions, path_name: str, hosts: int) -> list[str]:
+    """The containerlab topology file of each host: ``path_name`` itself for one host, else
+    ``<stem>.host<i>.clab.yml`` beside it."""
+    if hosts <= 1:
+        return [path_name]
+    stem = path_name.removesuffix(".yml").removesuffix(".yaml").removesuffix(".clab")
+    return [f"{stem}.host{i}.clab.yml" for i in range(hosts)]
+
+
 def containerlab_files(
     topology: Topology, options: ClabOptions, file_name: str
 ) -> tuple[str, dict[str, str]]:
-    """(lab name, files): ``file_name`` (the containerlab topology) and the configuration
-    directory's files, by path relative to the directory ``file_name`` is written to."""
+    """(lab name, files): the containerlab topology ``file_name`` (one per host with
+    ``options.hosts``, :func:`lab_files`) and the configuration directory's files, by path
+    relative to the directory ``file_name`` is written to."""
     if options.target not in TARGETS:
         raise TestbedError(f"target must be one of {', '.join(TARGETS)}, got {options.target!r}")
+    _check_hosts(options.hosts)
     lab = lab_name(topology, options)
     config = f"{lab}.config"
     image = options.image or default_image(options.target)
     names = [sw.name for sw in topology.switches] + [nic.name for nic in topology.nics]
     if CONTROLLER_NODE in names:
         raise TestbedError(f"the topology has a node named {CONTROLLER_NODE!r}, the controller's")
-    host_ports = layout.grpc_endpoints(topology, options.grpc_base_port)
+    host_count = max(len(options.hosts), 1)
+    published = layout.grpc_endpoints(topology, options.grpc_base_port)
+
+    def host_of(node: str) -> int:
+        return _host_of(topology, node, host_count)
 
     files: dict[str, str] = {}
-    nodes: dict[str, Any] = {}
+    nodes: list[dict[str, Any]] = [{} for _ in range(host_count)]
+    endpoints: dict[str, str] = {}
     for sw in topology.switches:
         node = _node(image, f"./{config}", f"plane-{sw.plane}", "switch", sw.name)
-        node["ports"] = [f"{layout.grpc_port(host_ports[sw.name])}:{P4RUNTIME_PORT}"]
-        nodes[sw.name] = node
+        host_port = layout.grpc_port(published[sw.name])
+        node["ports"] = [f"{host_port}:{P4RUNTIME_PORT}"]
+        nodes[host_of(sw.name)][sw.name] = node
         files[f"{config}/nodes/{sw.name}.sh"] = _switch_script(topology, sw.name, options)
+        # The controller (host 0) reaches its own host's switches by container name, the
+        # others at their host's published port.
+        endpoints[sw.name] = (
+            f"{container_name(lab, sw.name)}:{P4RUNTIME_PORT}"
+            if host_of(sw.name) == 0
+            else f"{options.hosts[host_of(sw.name)]}:{host_port}"
+        )
     for nic in topology.nics:
-        nodes[nic.name] = _node(image, f"./{config}", "nics", "nic", nic.name)
+        nodes[0][nic.name] = _node(image, f"./{config}", "nics", "nic", nic.name)
         files[f"{config}/nodes/{nic.name}.sh"] = _nic_script(topology, nic.name, options)
         nic_file = nic_config(
             RunDir(NIC_RUN_DIR),
@@ -260,45 +312,60 @@ def containerlab_files(
             options.transport,
         )
         files[f"{config}/nics/{nic.name}.json"] = json.dumps(nic_file, indent=1) + "\n"
-    nodes[CONTROLLER_NODE] = _node(
+    nodes[0][CONTROLLER_NODE] = _node(
         image, f"./{config}", "controller", "controller", CONTROLLER_NODE
     )
     files[f"{config}/nodes/{CONTROLLER_NODE}.sh"] = _controller_script(options.target)
     files[f"{config}/topology.yaml"] = yaml.safe_dump(to_mapping(topology), sort_keys=False)
-    files[f"{config}/endpoints.yaml"] = yaml.safe_dump(
-        controller_endpoints(topology, lab), sort_keys=False
-    )
-    links = [
-        {
-            "endpoints": [
-                f"{end.node}:{name}"
-                for end, name in zip(
-                    (link.a, link.b), layout.link_interface_names(topology, link), strict=True
-                )
-            ],
-            "mtu": VETH_MTU,
+    files[f"{config}/endpoints.yaml"] = yaml.safe_dump(endpoints, sort_keys=False)
+
+    links: list[list[dict[str, Any]]] = [[] for _ in range(host_count)]
+    for index, link in enumerate(topology.links()):
+        ends = list(zip((link.a, link.b), layout.link_interface_names(topology, link), strict=True))
+        sides = [host_of(end.node) for end, _ in ends]
+        if sides[0] == sides[1]:
+            links[sides[0]].append(
+                {"endpoints": [f"{end.node}:{name}" for end, name in ends], "mtu": VETH_MTU}
+            )
+            continue
+        # Across hosts: one VXLAN link on each side, the same VNI, each naming the other host.
+        for (end, name), here, there in zip(ends, sides, reversed(sides), strict=True):
+            links[here].append(
+                {
+                    "type": "vxlan",
+                    "endpoint": {"node": end.node, "interface": name},
+                    "remote": options.hosts[there],
+                    "vni": VXLAN_FIRST_VNI + index,
+                    "dst-port": VXLAN_PORT,
+                    "mtu": VETH_MTU,
+                }
+            )
+    for host, lab_file in enumerate(lab_files(options, file_name, host_count)):
+        document: dict[str, Any] = {
+            "name": lab,
+            "topology": {"nodes": nodes[host], "links": links[host]},
         }
-        for link in topology.links()
-    ]
-    document = {"name": lab, "topology": {"nodes": nodes, "links": links}}
-    files[file_name] = (
-        f"# containerlab topology of {topology.name}, written by `mrc-testbed export`"
-        " (docs/containerlab.md)\n" + yaml.safe_dump(document, sort_keys=False)
-    )
+        where = f" (host {host}: {options.hosts[host]})" if host_count > 1 else ""
+        files[lab_file] = (
+            f"# containerlab topology of {topology.name}{where}, written by `mrc-testbed export`"
+            " (docs/containerlab.md)\n" + yaml.safe_dump(document, sort_keys=False)
+        )
     return lab, files
 
 
 def export_containerlab(
     topology: str | Path | Topology, path: Path, options: ClabOptions | None = None
 ) -> ClabExport:
-    """Writes the containerlab topology to ``path`` and its configuration directory next
-    to it. Refuses to overwrite either unless ``options.force``."""
+    """Writes the containerlab topology to ``path`` (one file per host with
+    ``options.hosts``) and its configuration directory next to it. Refuses to overwrite
+    anything unless ``options.force``."""
     options = options if options is not None else ClabOptions()
     topo = resolve_topology(topology)
     lab, files = containerlab_files(topo, options, path.name)
     config_dir = path.parent / f"{lab}.config"
+    lab_paths = [path.parent / name for name in lab_files(options, path.name, len(options.hosts))]
     if not options.force:
-        for existing in (path, config_dir):
+        for existing in (*lab_paths, config_dir):
             if existing.exists():
                 raise TestbedError(f"{existing} exists; use --force to overwrite it")
     try:
@@ -308,12 +375,12 @@ def export_containerlab(
             target.write_text(content, encoding="utf-8")
     except OSError as exc:
         raise TestbedError(f"cannot write the containerlab export: {exc}") from None
-    links = yaml.safe_load(files[path.name])["topology"]["links"]
     return ClabExport(
-        path=path,
+        paths=tuple(lab_paths),
+        hosts=options.hosts,
         config_dir=config_dir,
         lab=lab,
         switches=len(topo.switches),
         nics=len(topo.nics),
-        links=len(links),
+        links=len(list(topo.links())),
     )

@@ -269,7 +269,7 @@ def test_cli_export_writes_the_lab_and_reports_it(
     path = tmp_path / "tiny.clab.yml"
     assert cli.main(["export", "tiny", "--containerlab", str(path), "--target", "bmv2"]) == 0
     out = capsys.readouterr().out
-    assert f"wrote {path}: lab mrc-tiny, 8 switches, 4 NICs, 1 controller, 16 links" in out
+    assert "wrote lab mrc-tiny: 8 switches, 4 NICs, 1 controller, 16 links" in out
     assert f"containerlab deploy -t {path}" in out
     document = yaml.safe_load(path.read_text())
     validate(document)
@@ -305,3 +305,111 @@ def test_cli_export_needs_the_containerlab_file(capsys: pytest.CaptureFixture[st
         cli.main(["export", "tiny"])
     assert exited.value.code == 2
     assert "--containerlab" in capsys.readouterr().err
+
+
+HOSTS = ("192.0.2.10", "192.0.2.11", "192.0.2.12")
+
+
+def lab_documents(tmp_path: Path, hosts: tuple[str, ...]) -> list[dict[str, Any]]:
+    return [
+        yaml.safe_load((tmp_path / f"lab.host{i}.clab.yml").read_text()) for i in range(len(hosts))
+    ]
+
+
+@pytest.mark.parametrize("hosts", [HOSTS[:2], HOSTS])
+def test_across_hosts_planes_spread_and_cross_host_links_are_vxlan_pairs(
+    tmp_path: Path, hosts: tuple[str, ...]
+) -> None:
+    topo = load("small")
+    export_containerlab("small", tmp_path / "lab.clab.yml", ClabOptions(hosts=hosts))
+    assert not (tmp_path / "lab.clab.yml").exists()
+    documents = lab_documents(tmp_path, hosts)
+    for document in documents:
+        validate(document)
+        assert document["name"] == "mrc-small"
+    placed = {name: i for i, d in enumerate(documents) for name in d["topology"]["nodes"]}
+    for sw in topo.switches:
+        assert placed[sw.name] == sw.plane % len(hosts)
+    for nic in topo.nics:
+        assert placed[nic.name] == 0
+    assert placed[CONTROLLER_NODE] == 0
+
+    seen: Counter[frozenset[str]] = Counter()
+    vxlan: dict[int, list[tuple[int, dict[str, Any]]]] = {}
+    for i, document in enumerate(documents):
+        for link in document["topology"]["links"]:
+            if link.get("type") == "vxlan":
+                vxlan.setdefault(link["vni"], []).append((i, link))
+            else:
+                assert {placed[e.split(":")[0]] for e in link["endpoints"]} == {i}
+                seen[frozenset(link["endpoints"])] += 1
+    for vni, sides in vxlan.items():
+        assert len(sides) == 2, vni
+        (here, a), (there, b) = sides
+        assert here != there
+        assert (a["remote"], b["remote"]) == (hosts[there], hosts[here])
+        assert a["dst-port"] == b["dst-port"] == 4789
+        ends = {f"{x['endpoint']['node']}:{x['endpoint']['interface']}" for x in (a, b)}
+        for end in ends:
+            assert placed[end.split(":")[0]] in (here, there)
+        seen[frozenset(ends)] += 1
+    expected = Counter(
+        frozenset(
+            f"{end.node}:{name}"
+            for end, name in zip(
+                (link.a, link.b), layout.link_interface_names(topo, link), strict=True
+            )
+        )
+        for link in topo.links()
+    )
+    assert seen == expected
+    # Only NIC links of planes away from host 0 cross hosts.
+    crossing = [
+        link
+        for link in topo.links()
+        if topo.switch(link.b.node).plane % len(hosts) != 0 and link.a.node.startswith("nic")
+    ]
+    assert len(vxlan) == len(crossing)
+
+
+def test_across_hosts_the_controller_reaches_remote_switches_at_their_published_port(
+    tmp_path: Path,
+) -> None:
+    topo = load("tiny")
+    export_containerlab("tiny", tmp_path / "lab.clab.yml", ClabOptions(hosts=HOSTS[:2]))
+    endpoints = load_endpoints(tmp_path / "mrc-tiny.config" / "endpoints.yaml", topo)
+    published = layout.grpc_endpoints(topo)
+    for sw in topo.switches:
+        expected = (
+            f"{container_name('mrc-tiny', sw.name)}:{P4RUNTIME_PORT}"
+            if sw.plane % 2 == 0
+            else f"{HOSTS[1]}:{layout.grpc_port(published[sw.name])}"
+        )
+        assert endpoints[sw.name].address == expected
+
+
+@pytest.mark.parametrize(
+    ("hosts", "message"),
+    [
+        (("192.0.2.1", "host-b"), "'host-b' is not an IP address"),
+        (("192.0.2.1", "192.0.2.1"), "hosts must be distinct"),
+    ],
+)
+def test_bad_hosts_are_refused_before_anything_is_written(
+    tmp_path: Path, hosts: tuple[str, ...], message: str
+) -> None:
+    with pytest.raises(TestbedError, match=message):
+        export_containerlab("tiny", tmp_path / "lab.clab.yml", ClabOptions(hosts=hosts))
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cli_export_across_hosts_says_where_each_file_goes(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    path = tmp_path / "tiny.clab.yml"
+    argv = ["export", "tiny", "--containerlab", str(path), "--hosts", "192.0.2.1,192.0.2.2"]
+    assert cli.main(argv) == 0
+    out = capsys.readouterr().out
+    for i, host in enumerate(("192.0.2.1", "192.0.2.2")):
+        assert f"on {host} (with mrc-tiny.config/ beside it): containerlab deploy -t " in out
+        assert (tmp_path / f"tiny.host{i}.clab.yml").is_file()
