@@ -12,6 +12,7 @@
     mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
     mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
     mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
+    mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
 
 Every command but ``up``, ``demo``, ``run`` and ``compare`` acts on the run named by
 ``--name`` (default: the only run under the run root, which never depends on the current
@@ -205,6 +206,7 @@ def build_parser() -> argparse.ArgumentParser:
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
     COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
+    _add_export_parser(sub)
     return parser
 
 
@@ -213,6 +215,45 @@ def _shown_root() -> str:
         return str(default_root())
     except (OSError, RuntimeError):  # no home directory
         return "unknown"
+
+
+def _add_export_parser(sub: Any) -> None:
+    """``export TOPO --containerlab FILE``: the fabric for other platforms (testbed.containerlab)."""
+    export = sub.add_parser(
+        "export", help="write the fabric as a containerlab topology (docs/containerlab.md)"
+    )
+    export.add_argument("topology", metavar="TOPO", help="bundled topology name or YAML file")
+    export.add_argument(
+        "--containerlab",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="containerlab topology to write (its configuration goes to <lab>.config/ beside it)",
+    )
+    export.add_argument("--target", choices=TARGETS, default="p4emu")
+    export.add_argument("--image", help="node image (default mrc-testbed/TARGET:latest)")
+    export.add_argument("--lab", help="containerlab lab name (default mrc-TOPO)")
+    export.add_argument(
+        "--grpc-base-port",
+        type=clikit.port_number,
+        default=layout.DEFAULT_GRPC_BASE_PORT,
+        help="host port publishing switch 0's P4Runtime, +i for switch i "
+        f"(default {layout.DEFAULT_GRPC_BASE_PORT})",
+    )
+    export.add_argument("--rate-scale", type=clikit.positive_float, default=1.0)
+    export.add_argument("--seed", type=int, default=1)
+    export.add_argument(
+        "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
+    )
+    export.add_argument(
+        "--hosts",
+        type=lambda text: tuple(part.strip() for part in text.split(",")),
+        default=(),
+        metavar="IP,IP,...",
+        help="spread the lab over these hosts: plane p on host p mod N, NICs and controller on "
+        "the first; one FILE per host, VXLAN links between them",
+    )
+    export.add_argument("--force", action="store_true", help="overwrite FILE and its configuration")
 
 
 def _add_start_options(
@@ -476,6 +517,24 @@ def _virtual_demo(args: argparse.Namespace) -> int:
     return 0 if result.intact else 1
 
 
+def cmd_export(args: argparse.Namespace) -> int:
+    from testbed.containerlab import ClabOptions, export_containerlab
+
+    options = ClabOptions(
+        target=args.target,
+        image=args.image,
+        lab=args.lab,
+        grpc_base_port=args.grpc_base_port,
+        rate_scale=args.rate_scale,
+        seed=args.seed,
+        transport=args.transport,
+        force=args.force,
+        hosts=args.hosts,
+    )
+    _print(export_containerlab(args.topology, args.containerlab, options).lines())
+    return 0
+
+
 COMMANDS: dict[str, Any] = {
     "up": cmd_up,
     "status": cmd_status,
@@ -485,6 +544,7 @@ COMMANDS: dict[str, Any] = {
     "send": cmd_send,
     "down": cmd_down,
     "demo": cmd_demo,
+    "export": cmd_export,
 }
 
 
