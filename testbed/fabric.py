@@ -7,7 +7,7 @@ Failure model (docs/testbed.md, "Failures"):
 - **link down A B** (T0-T1): both switch ends of the link stop sending and accepting
   (``ingress_port_status`` / ``egress_port_config`` ``up = 0``, written by the controller,
   which works the same on p4emu and BMv2). The NICs are not told: in SRv6 mode a fabric
-  link failure is silent and the NIC finds it by loss (mrc-reference.md section 4).
+  link failure is silent and the NIC finds it by loss (sources §4.3).
 - **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
   (control ``port``), as the NIC would see a dead link, and the T0 end of the link is
   marked down too.
