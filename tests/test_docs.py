@@ -348,6 +348,20 @@ def example_env(run_dir: str) -> dict[str, str]:
     return env
 
 
+def run_bash(
+    script: str, cwd: Path | str, env: dict[str, str], timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``script`` run by bash with errors, unset variables and failed pipes fatal."""
+    return subprocess.run(
+        ["bash", "-euo", "pipefail", "-c", script],
+        cwd=cwd,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
 def run_example(block: Block, timeout: float) -> None:
     """Run ``block`` from a scratch folder that links every top-level entry of the
     repository, so paths in examples work and files they write stay out of the checkout."""
@@ -357,14 +371,7 @@ def run_example(block: Block, timeout: float) -> None:
         for entry in ROOT.iterdir():
             if entry.name != ".git":
                 (scratch / entry.name).symlink_to(entry)
-        result = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", block.body],
-            cwd=scratch,
-            env=example_env(run_dir),
-            capture_output=True,
-            text=True,
-            timeout=timeout,
-        )
+        result = run_bash(block.body, scratch, example_env(run_dir), timeout)
         if result.returncode != 0 and shutil.which("mrc-testbed", path=str(VENV_BIN)):
             subprocess.run(
                 [str(VENV_BIN / "mrc-testbed"), "down", "--all"],
@@ -452,27 +459,62 @@ def test_readme_first_lines_run_in_a_fresh_clone() -> None:
         env = example_env(os.path.join(work, "runs"))
         env["PATH"] = env["PATH"].split(os.pathsep, 1)[1]  # not this checkout's venv
         script = clone.replace("<repository-url>", str(ROOT)) + "\n" + demo
-        result = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", script],
-            cwd=work,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
+        result = run_bash(script, work, env, timeout=1800)
         checkout = Path(work) / "mrc-testbed"
         assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
         assert (checkout / "mrc-demo.png").read_bytes()[:4] == b"\x89PNG"
         # The test command as written; PYTEST_ADDOPTS narrows it to one quick file, since
         # the whole suite is what is running this test.
         env["PYTEST_ADDOPTS"] = "tests/test_layering.py"
-        result = subprocess.run(
-            ["bash", "-euo", "pipefail", "-c", test],
-            cwd=checkout,
-            env=env,
-            capture_output=True,
-            text=True,
-            timeout=1800,
-        )
+        result = run_bash(test, checkout, env, timeout=1800)
         assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
         assert " passed" in result.stdout
+
+
+# --- .ci/run and MRC_P4LANG_BIN ------------------------------------------------------------
+
+
+def run_ci(tmp_path: Path, env: dict[str, str]) -> subprocess.CompletedProcess[str]:
+    """.ci/run in a copy of the repository whose scripts/test prints what it was given."""
+    clone = tmp_path / "clone"
+    (clone / ".ci").mkdir(parents=True, exist_ok=True)
+    (clone / "scripts").mkdir(exist_ok=True)
+    shutil.copy(ROOT / ".ci" / "run", clone / ".ci" / "run")
+    (clone / "scripts" / "test").write_text(
+        '#!/bin/sh\necho "bin=${MRC_P4LANG_BIN:-unset}"\necho "path=$PATH"\necho "args=$*"\n'
+    )
+    (clone / "scripts" / "test").chmod(0o755)
+    base = {"PATH": os.environ.get("PATH", "/usr/bin:/bin")}
+    return subprocess.run(
+        [str(clone / ".ci" / "run"), "-m", "bmv2"],
+        env=base | env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+    )
+
+
+def test_ci_run_without_p4lang_builds_leaves_path_alone(tmp_path: Path) -> None:
+    result = run_ci(tmp_path, {})
+    assert result.returncode == 0, result.stderr
+    assert "bin=unset" in result.stdout and "args=-m bmv2" in result.stdout
+
+
+def test_ci_run_finds_the_sibling_p4lang_builds(tmp_path: Path) -> None:
+    sibling = tmp_path / "shared" / "p4lang" / "bin"
+    sibling.mkdir(parents=True)
+    result = run_ci(tmp_path, {})
+    assert result.returncode == 0, result.stderr
+    assert f"bin={sibling}\n" in result.stdout
+    assert f"path={sibling}{os.pathsep}" in result.stdout
+
+
+def test_ci_run_prefers_mrc_p4lang_bin_and_checks_it(tmp_path: Path) -> None:
+    (tmp_path / "shared" / "p4lang" / "bin").mkdir(parents=True)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    result = run_ci(tmp_path, {"MRC_P4LANG_BIN": str(mine)})
+    assert f"bin={mine}\n" in result.stdout and f"path={mine}{os.pathsep}" in result.stdout
+    result = run_ci(tmp_path, {"MRC_P4LANG_BIN": str(tmp_path / "missing")})
+    assert result.returncode == 2 and "is not a directory" in result.stderr
+    assert result.stdout == ""
