@@ -348,12 +348,23 @@ def example_env(run_dir: str) -> dict[str, str]:
     return env
 
 
+def private_network() -> list[str]:
+    """A command prefix that runs in a new network namespace with only loopback, up, so
+    examples can use the default ports while other runs hold them (root, or an
+    unprivileged user namespace); empty where unshare is missing."""
+    if not shutil.which("unshare") or not shutil.which("ip"):
+        return []
+    user = [] if os.geteuid() == 0 else ["--user", "--map-root-user"]
+    return ["unshare", *user, "--net", "sh", "-c", 'ip link set lo up && exec "$@"', "sh"]
+
+
 def run_bash(
-    script: str, cwd: Path | str, env: dict[str, str], timeout: float
+    script: str, cwd: Path | str, env: dict[str, str], timeout: float, isolated: bool = False
 ) -> subprocess.CompletedProcess[str]:
-    """``script`` run by bash with errors, unset variables and failed pipes fatal."""
+    """``script`` run by bash with errors, unset variables and failed pipes fatal;
+    ``isolated``: in a private network namespace."""
     return subprocess.run(
-        ["bash", "-euo", "pipefail", "-c", script],
+        [*(private_network() if isolated else []), "bash", "-euo", "pipefail", "-c", script],
         cwd=cwd,
         env=env,
         capture_output=True,
@@ -362,7 +373,7 @@ def run_bash(
     )
 
 
-def run_example(block: Block, timeout: float) -> None:
+def run_example(block: Block, timeout: float, isolated: bool) -> None:
     """Run ``block`` from a scratch folder that links every top-level entry of the
     repository, so paths in examples work and files they write stay out of the checkout."""
     with tempfile.TemporaryDirectory(prefix="mrd-", dir="/tmp") as run_dir:
@@ -371,7 +382,7 @@ def run_example(block: Block, timeout: float) -> None:
         for entry in ROOT.iterdir():
             if entry.name != ".git":
                 (scratch / entry.name).symlink_to(entry)
-        result = run_bash(block.body, scratch, example_env(run_dir), timeout)
+        result = run_bash(block.body, scratch, example_env(run_dir), timeout, isolated)
         if result.returncode != 0 and shutil.which("mrc-testbed", path=str(VENV_BIN)):
             subprocess.run(
                 [str(VENV_BIN / "mrc-testbed"), "down", "--all"],
@@ -385,7 +396,8 @@ def run_example(block: Block, timeout: float) -> None:
 
 @pytest.mark.parametrize("block", runnable())
 def test_shell_example_runs(block: Block) -> None:
-    run_example(block, timeout=900 if "integration" in block.kinds else 120)
+    integration = "integration" in block.kinds
+    run_example(block, timeout=900 if integration else 120, isolated=integration)
 
 
 # --- the README's first lines ---------------------------------------------------------------
