@@ -530,3 +530,65 @@ def test_ci_run_prefers_mrc_p4lang_bin_and_checks_it(tmp_path: Path) -> None:
     result = run_ci(tmp_path, {"MRC_P4LANG_BIN": str(tmp_path / "missing")})
     assert result.returncode == 2 and "is not a directory" in result.stderr
     assert result.stdout == ""
+
+
+# --- the README's first lines on a minimal Debian 12 system (a container) ------------------
+
+DEBIAN_IMAGE = "mrc-testbed/debian:12"  # built by docker/base-image.sh (docs/docker.md)
+
+
+def debian_image() -> str:
+    """The minimal Debian 12 image, built if missing; skips where there is no Docker."""
+    if not shutil.which("docker"):
+        pytest.skip("docker is not installed")
+    if subprocess.run(["docker", "info"], capture_output=True, check=False).returncode != 0:
+        pytest.skip("the Docker engine is not running")
+    found = subprocess.run(["docker", "image", "inspect", DEBIAN_IMAGE], capture_output=True)
+    if found.returncode != 0:
+        subprocess.run([str(ROOT / "docker" / "base-image.sh"), DEBIAN_IMAGE], check=True)
+    return DEBIAN_IMAGE
+
+
+def in_debian(
+    checkout: Path, command: str, user: str, timeout: float
+) -> subprocess.CompletedProcess[str]:
+    """``command`` in a copy of ``checkout`` inside a fresh minimal Debian 12 container
+    (host network: the bridge may have no DNS; apt and PyPI must be reachable)."""
+    script = f"cp -r /src ~/mrc-testbed && cd ~/mrc-testbed && {command}"
+    return subprocess.run(
+        [
+            "docker",
+            "run",
+            "--rm",
+            "--network",
+            "host",
+            "--user",
+            user,
+            "-e",
+            "HOME=/tmp",
+            "-v",
+            f"{checkout}:/src:ro",
+            debian_image(),
+            "bash",
+            "-c",
+            script,
+        ],
+        capture_output=True,
+        text=True,
+        timeout=timeout,
+    )
+
+
+@pytest.mark.compose
+def test_readme_first_command_on_minimal_debian() -> None:
+    clone, demo, _ = quickstart()
+    with tempfile.TemporaryDirectory(prefix="mrk-") as work:
+        # The clone needs git, which the README names as the one prerequisite.
+        cloned = run_bash(clone.replace("<repository-url>", str(ROOT)), work, dict(os.environ), 300)
+        assert cloned.returncode == 0, cloned.stderr
+        checkout = Path(work) / "mrc-testbed"
+        as_user = in_debian(checkout, demo, "1000:1000", timeout=300)
+        assert as_user.returncode == 1 and as_user.stdout == ""
+        assert as_user.stderr.count("\n") == 1 and "python3-venv" in as_user.stderr
+        as_root = in_debian(checkout, demo, "0:0", timeout=1800)
+        assert as_root.returncode == 0, f"{as_root.stdout}\n{as_root.stderr}"
