@@ -10,7 +10,7 @@ the runtime CLI on BMv2), not through P4Runtime, so nothing the controller write
 
 - **link down A B** (T0-T1): both switch ends of the link go down (frames are lost in both
   directions, as on a cut cable). The NICs are not told: in SRv6 mode a fabric link
-  failure is silent and the NIC finds it by loss (docs/sources.md).
+  failure is silent and the NIC finds it by loss (sources §4.3).
 - **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
   (control ``port``), as the NIC would see a dead link, and the T0 end of the link too.
 - **switch down S**: SIGKILL of the switch process (a power cut: tables lost);
