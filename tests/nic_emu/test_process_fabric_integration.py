@@ -15,7 +15,8 @@ import pytest
 
 from testbed import rundir as rd
 from testbed.fabric import Fabric
-from testbed.local import LocalOptions, up_local
+from testbed.local import up_local
+from testbed.options import FabricOptions
 from testbed.traffic import TransferError, run_transfer
 from topologies import load
 
@@ -33,7 +34,7 @@ SIZE = 4 << 20
 def tiny() -> Iterator[Fabric]:
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
         udp, grpc = free_bases(load("tiny"))
-        options = LocalOptions(
+        options = FabricOptions(
             root=Path(root), udp_base_port=udp, grpc_base_port=grpc, nic_command=nic_program()
         )
         result = up_local("tiny", options)
