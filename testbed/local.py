@@ -15,7 +15,7 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -24,44 +24,30 @@ import yaml
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
 from controller.exceptions import ControllerError
 from testbed import layout
-from testbed.exceptions import AlreadyRunningError, PortInUseError, ProgrammingError, TestbedError
+from testbed.exceptions import (
+    AlreadyRunningError,
+    PortInUseError,
+    ProgrammingError,
+    TestbedError,
+    UsageError,
+)
 from testbed.fabric import (
-    DEFAULT_START_TIMEOUT_S,
     Fabric,
     SwitchLaunch,
     SwitchStarter,
     check_socket_path,
     nic_command,
     save_pipeline,
+    switch_args,
     switch_command,
     use_fork_server,
 )
-from testbed.rundir import RunDir, RunState, is_alive, run_dir, spawn, teardown
+from testbed.options import FabricOptions
+from testbed.rundir import RunDir, RunState, is_alive, retire_failed, run_dir, spawn, teardown
 from topologies import Topology, TopologyError, to_mapping
 from topologies import load as load_topology
 
 Progress = Callable[[str], None]
-PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
-
-
-@dataclass(frozen=True)
-class LocalOptions:
-    name: str | None = None  # run name; default: the topology's name
-    root: Path | None = None  # where run directories live (rundir.default_root())
-    udp_base_port: int = layout.DEFAULT_UDP_BASE_PORT
-    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
-    rate_scale: float = 1.0  # multiplies every link rate before it becomes --port-queue-rate
-    program: Path | None = None  # P4 program (default p4src/mrc_switch.p4)
-    switch_command: Sequence[str] | None = None
-    nic_command: Sequence[str] | None = None
-    transport: Mapping[str, Any] = field(default_factory=dict)  # nic-emu transport overrides
-    seed: int = 1
-    start_timeout: float = DEFAULT_START_TIMEOUT_S
-    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
-
-    def __post_init__(self) -> None:
-        if not self.rate_scale > 0:
-            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
 
 
 @dataclass
@@ -69,7 +55,8 @@ class UpResult:
     fabric: Fabric
     seconds: float  # from the call to every route installed and every NIC answering
     phases: dict[str, float]  # cumulative seconds at the end of each phase
-    entries: int  # table entries written
+    entries: int  # entries planned and installed, as ``mrc-controller plan`` counts them
+    written: dict[str, int]  # what the controller wrote: inserted / modified / deleted
     notes: list[str]
 
     def lines(self) -> list[str]:
@@ -77,7 +64,9 @@ class UpResult:
         out = [
             f"{self.fabric.state.name}: ready in {self.seconds:.2f} s — {topo.switch_count} "
             f"switches, {topo.nic_count} NICs, {topo.link_count} links, "
-            f"{self.entries} table entries installed",
+            f"{self.entries} entries installed (as 'mrc-controller plan' counts them; written "
+            f"+{self.written['inserted']} ~{self.written['modified']} "
+            f"-{self.written['deleted']}: default actions are modified, not inserted)",
             f"run directory: {self.fabric.rundir.path}",
         ]
         out.extend(f"note: {note}" for note in self.notes)
@@ -173,55 +162,12 @@ def nic_ports(
     }
 
 
-def switch_args(
-    topology: Topology,
-    switch: str,
-    udp: Mapping[tuple[str, int], layout.UdpEnd],
-    grpc_address: str,
-    rate_scale: float,
-    seed: int,
-) -> list[str]:
-    """p4emu-switch's arguments for one switch of the local fabric."""
-    sw = topology.switch(switch)
-    settings = topology.switch_settings
-    links = topology.links_of(switch)
-    args = ["--device-id", "0"]
-    for port in sw.ports:
-        args += ["-i", udp[(switch, port)].switch_arg()]
-    # Each port drains at its own link's rate; every -i port has a link, so no --queue-rate
-    # default is needed (the CPU port is not a link and stays unlimited).
-    args += layout.port_queue_rate_args(topology, switch, rate_scale)
-    args += layout.link_delay_args(topology, switch)  # each end delays what it sends
-    args += [
-        "--cpu-port",
-        str(settings.cpu_port),
-        "--drop-port",
-        str(settings.drop_port),
-        "--priority-queues",
-        str(PRIORITY_QUEUES),
-        "--queue-depth",
-        str(min(link.queue_packets for link in links)),
-        "--seed",
-        str(seed),
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        grpc_address,
-    ]
-    return args
-
-
-def switch_argv(
-    command: Sequence[str],
-    topology: Topology,
-    switch: str,
-    udp: Mapping[tuple[str, int], layout.UdpEnd],
-    grpc_address: str,
-    rate_scale: float,
-    seed: int,
-) -> list[str]:
-    """p4emu-switch's full command line for one switch of the local fabric."""
-    return [*command, *switch_args(topology, switch, udp, grpc_address, rate_scale, seed)]
+def switch_ports(
+    topology: Topology, switch: str, udp: Mapping[tuple[str, int], layout.UdpEnd]
+) -> dict[int, str]:
+    """What local mode gives :func:`testbed.fabric.switch_args` for ``switch``: every port
+    is a loopback-UDP link end."""
+    return {port: udp[(switch, port)].switch_port() for port in topology.switch(switch).ports}
 
 
 def rate_summary(topology: Topology, rate_scale: float) -> str:
@@ -254,12 +200,14 @@ def local_notes(topology: Topology, rate_scale: float) -> list[str]:
 
 def up_local(
     topology_ref: str | Path | Topology,
-    options: LocalOptions | None = None,
+    options: FabricOptions | None = None,
     progress: Progress | None = None,
     pipeline: Pipeline | None = None,
 ) -> UpResult:
     """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
-    options = options if options is not None else LocalOptions()
+    options = options if options is not None else FabricOptions()
+    if options.mode != "local":
+        raise UsageError(f"up_local was given options for {options.mode} mode")
     say = progress if progress is not None else (lambda _text: None)
     started = time.perf_counter()
     phases: dict[str, float] = {}
@@ -344,12 +292,13 @@ def up_local(
                         SwitchLaunch(
                             sw.name,
                             switch_args(
+                                "p4emu",
                                 topology,
                                 sw.name,
-                                udp,
-                                endpoints[sw.name].address,
+                                switch_ports(topology, sw.name, udp),
                                 options.rate_scale,
-                                options.seed + i,
+                                grpc_address=endpoints[sw.name].address,
+                                seed=options.seed + i,
                             ),
                             rundir.file("switches", f"{sw.name}.log"),
                         )
@@ -370,16 +319,14 @@ def up_local(
             )
             state.phase = "ready"
             rundir.save(state)
-        except BaseException:
-            state.phase = "failed"
-            rundir.save(state)
-            teardown(rundir, keep_dir=True)
-            raise
-    entries = report.totals()["inserted"]
+        except BaseException as exc:
+            raise retire_failed(rundir, state, exc) from exc.__cause__
+    totals = report.totals()
     return UpResult(
         fabric,
         time.perf_counter() - started,
         phases,
-        entries,
+        totals["planned"],
+        {key: totals[key] for key in ("inserted", "modified", "deleted")},
         local_notes(topology, options.rate_scale),
     )

@@ -33,26 +33,24 @@ import shutil
 import subprocess
 import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, pipeline_for
 from controller.exceptions import ControllerError
 from testbed import layout
-from testbed.exceptions import ModeError, PortPlanError, ProgrammingError, TestbedError
+from testbed.exceptions import ModeError, PortPlanError, ProgrammingError, TestbedError, UsageError
 from testbed.fabric import (
-    DEFAULT_START_TIMEOUT_S,
     Fabric,
     SwitchLaunch,
     SwitchStarter,
     nic_command,
     save_pipeline,
+    switch_args,
     switch_command,
     use_fork_server,
 )
 from testbed.local import (
-    PRIORITY_QUEUES,
     UpResult,
     check_ports_free,
     nic_config,
@@ -60,40 +58,14 @@ from testbed.local import (
     resolve_topology,
     write_topology,
 )
-from testbed.rundir import RUN_ENV, ProcessRecord, RunDir, RunState, run_dir, spawn, teardown
+from testbed.options import FabricOptions
+from testbed.rundir import RUN_ENV, ProcessRecord, RunDir, RunState, retire_failed, run_dir, spawn
 from topologies import AddressPlan, Topology
 
 Progress = Callable[[str], None]
-DEFAULT_THRIFT_BASE_PORT = 9090  # BMv2's default Thrift port, + switch index
-TARGETS = ("p4emu", "bmv2")
 # Jumbo frames: an MRC data frame is 4,230 bytes (4,096 B payload + headers), more with an
 # SRH; veth's default 1,500 would drop it.
 VETH_MTU = 9000
-
-
-@dataclass(frozen=True)
-class MininetOptions:
-    name: str | None = None
-    root: Path | None = None
-    target: str = "p4emu"
-    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
-    thrift_base_port: int = DEFAULT_THRIFT_BASE_PORT  # bmv2 only
-    rate_scale: float = 1.0
-    program: Path | None = None
-    bmv2_json: Path | None = None  # with p4info: p4c's output, instead of running p4c
-    p4info: Path | None = None
-    switch_command: Sequence[str] | None = None
-    nic_command: Sequence[str] | None = None
-    transport: Mapping[str, Any] = field(default_factory=dict)
-    seed: int = 1
-    start_timeout: float = DEFAULT_START_TIMEOUT_S
-    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
-
-    def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise TestbedError(f"unknown target {self.target!r} (known: {', '.join(TARGETS)})")
-        if not self.rate_scale > 0:
-            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
 
 
 def check_environment() -> None:
@@ -147,44 +119,6 @@ def _configure(run: Callable[[str], str], name: str, rate_mbit: float) -> None:
         # ethtool refuses features a veth cannot change; everything else must succeed.
         if command.startswith(("tc ", "ip ")) and "rror" in output:
             raise ModeError(f"{command!r} failed: {output.strip()}")
-
-
-def switch_args(
-    target: str,
-    topology: Topology,
-    switch: str,
-    ports: Mapping[int, str],
-    grpc_address: str,
-    thrift_port: int,
-    seed: int,
-) -> list[str]:
-    """The switch process's arguments for ``ports`` (port number -> interface)."""
-    settings = topology.switch_settings
-    links = topology.links_of(switch)
-    argv = ["--device-id", "0"]
-    for port, interface in sorted(ports.items()):
-        argv += ["-i", f"{port}@{interface}"]
-    argv += ["--thrift-port", str(thrift_port)]
-    if target == "p4emu":
-        # Rate stays with tc htb on the veths (module docstring); delay is the sender's job.
-        argv += layout.link_delay_args(topology, switch)
-        argv += [
-            "--queue-depth",
-            str(min(link.queue_packets for link in links)),
-            "--seed",
-            str(seed),
-        ]
-    argv += [
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        grpc_address,
-        "--cpu-port",
-        str(settings.cpu_port),
-        "--priority-queues",
-        str(PRIORITY_QUEUES),
-    ]
-    return argv
 
 
 @contextlib.contextmanager
@@ -269,12 +203,14 @@ def mininet_notes(topology: Topology, rate_scale: float, target: str) -> list[st
 
 def up_mininet(
     topology_ref: str | Path | Topology,
-    options: MininetOptions | None = None,
+    options: FabricOptions | None = None,
     progress: Progress | None = None,
     pipeline: Pipeline | None = None,
 ) -> UpResult:
     """Builds ``topology`` as a Mininet network, programs it, returns once NICs answer."""
-    options = options if options is not None else MininetOptions()
+    options = options if options is not None else FabricOptions(mode="mininet")
+    if options.mode != "mininet":
+        raise UsageError(f"up_mininet was given options for {options.mode} mode")
     say = progress if progress is not None else (lambda _text: None)
     started = time.perf_counter()
     check_environment()
@@ -333,6 +269,7 @@ def up_mininet(
             launcher_pid=os.getpid(),
             settings={
                 "grpc_base_port": options.grpc_base_port,
+                "thrift_base_port": options.thrift_base_port,
                 "rate_scale": options.rate_scale,
                 "topology_source": str(topology_ref)
                 if not isinstance(topology_ref, Topology)
@@ -374,17 +311,15 @@ def up_mininet(
             )
             state.phase = "ready"
             rundir.save(state)
-        except BaseException:
-            state.phase = "failed"
-            rundir.save(state)
-            teardown(rundir, keep_dir=True)
-            raise
-    entries = report.totals()["inserted"]
+        except BaseException as exc:
+            raise retire_failed(rundir, state, exc) from exc.__cause__
+    totals = report.totals()
     return UpResult(
         fabric,
         time.perf_counter() - started,
         phases,
-        entries,
+        totals["planned"],
+        {key: totals[key] for key in ("inserted", "modified", "deleted")},
         mininet_notes(topology, options.rate_scale, options.target),
     )
 
@@ -407,7 +342,7 @@ def _record_shell(rundir: RunDir, state: RunState, kind: str, node: Any) -> None
 def _build(
     topology: Topology,
     addresses: AddressPlan,
-    options: MininetOptions,
+    options: FabricOptions,
     rundir: RunDir,
     state: RunState,
     switch_cmd: Sequence[str],
@@ -435,9 +370,10 @@ def _build(
             topology,
             node.name,
             ports,
-            endpoints[node.name].address,
-            thrift_ports[node.name],
-            seeds[node.name],
+            None,  # tc htb on the veths is the link rate (module docstring)
+            grpc_address=endpoints[node.name].address,
+            seed=seeds[node.name],
+            thrift_port=thrift_ports[node.name],
         )
         switch_records.append(
             starter.start(

@@ -20,6 +20,7 @@ from typing import TextIO
 
 from finsy.proto import p4r
 
+from clikit import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, run_main
 from p4emu.bundle import DeviceConfigError, device_config_for
 from p4emu.exceptions import P4EmuError
 from p4emu.io import PcapWriter, PortDriver, PortIOError, Reactor
@@ -31,6 +32,7 @@ from p4emu.server.service import P4RuntimeService, start_grpc_server
 from p4emu.server.switch_device import SwitchDevice, SwitchSettings
 
 log = logging.getLogger("p4emu.server")
+PROG = "p4emu-switch"
 # Digest batching, idle timeouts and late departures are checked this often; hundreds of idle
 # switches in local mode must not keep the CPUs busy.
 HOUSEKEEPING_PERIOD_S = 0.05
@@ -247,35 +249,45 @@ class SwitchProcess:
 
 
 def main(argv: list[str] | None = None) -> int:
+    """Exit status (clikit): 0 stopped by SIGTERM, 2 a bad command line or a program /
+    port that cannot be loaded, 130 stopped by Ctrl-C (SIGINT); never a traceback."""
     args = sys.argv[1:] if argv is None else argv
-    try:
-        options = parse_options(args)
-    except OptionsError as exc:
-        print(exc, file=sys.stderr)
-        return 2
+    return run_main(
+        PROG,
+        lambda: _serve(args),
+        expected=(OptionsError, P4EmuError, DeviceError),
+        codes={OptionsError: EXIT_USAGE, P4EmuError: EXIT_USAGE, DeviceError: EXIT_USAGE},
+        message=lambda exc: str(getattr(exc, "message", exc)).removeprefix(f"{PROG}: "),
+    )
+
+
+def _serve(args: list[str]) -> int:
+    options = parse_options(args)
     configure_logging(options)
     stop = threading.Event()
+    received: list[int] = []
+
+    def on_signal(signum: int, _frame: object) -> None:
+        received.append(signum)
+        stop.set()
+
     for signum in (signal.SIGTERM, signal.SIGINT):
-        signal.signal(signum, lambda *_: stop.set())
-    try:
-        process = SwitchProcess(options)
-    except (P4EmuError, DeviceError) as exc:
-        print(f"p4emu-switch: {getattr(exc, 'message', exc)}", file=sys.stderr)
-        return 2
+        signal.signal(signum, on_signal)
+    process = SwitchProcess(options)
     process.start()
     ports = ", ".join(f"{p}@{d.description}" for p, d in sorted(process.drivers.items())) or "none"
     program = options.program or "no program (--no-p4)"
     host = options.grpc_host if ":" not in options.grpc_host else f"[{options.grpc_host}]"
     ready = f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}, ports {ports}, {program}"
     log.info("%s", ready)
-    print(f"p4emu-switch {ready}", flush=True)
+    print(f"{PROG} {ready}", flush=True)
     try:
         stop.wait()  # a signal handler sets it; the wait wakes at once
     finally:
         process.close()
     log.info("stopped")
-    _exit_now(0)
-    return 0
+    _exit_now(EXIT_INTERRUPTED if received and received[0] == signal.SIGINT else EXIT_OK)
+    return EXIT_OK
 
 
 def _exit_now(code: int) -> None:

@@ -81,15 +81,26 @@ def test_down_after_a_killed_launcher_leaves_nothing(short_root: Path) -> None:
 
 
 @pytest.mark.integration
-def test_a_failed_up_stops_what_it_started(
-    short_root: Path, capsys: pytest.CaptureFixture[str]
+@pytest.mark.parametrize("failure", ["crashing switch", "syntax error in --program"])
+def test_a_failed_up_stops_what_it_started_and_keeps_its_logs_aside(
+    short_root: Path, capsys: pytest.CaptureFixture[str], failure: str
 ) -> None:
-    """A switch program that exits at once: up fails with its log, and nothing keeps running."""
+    """A switch program that exits at once, or a P4 program that does not compile: up
+    fails naming the cause and where the logs are; nothing keeps running; the failed run
+    is kept under failed/ and does not block the next command (issue 17)."""
     tiny = load("tiny")
     udp, grpc = free_bases(tiny)
-    crashing = shlex.join(
-        [sys.executable, "-c", "import sys; print('boom: bad flag'); sys.exit(3)"]
-    )
+    if failure == "crashing switch":
+        crashing = shlex.join(
+            [sys.executable, "-c", "import sys; print('boom: bad flag'); sys.exit(3)"]
+        )
+        extra = ["--switch-command", crashing]
+        expected = ["exit status 3 while starting", "boom: bad flag"]
+    else:
+        program = short_root / "broken.p4"
+        program.write_text("#include <v1model.p4>\ncontrol c( { }\n")
+        extra = ["--program", str(program)]
+        expected = ["broken.p4:2"]
     code = cli.main(
         [
             "up",
@@ -100,19 +111,25 @@ def test_a_failed_up_stops_what_it_started(
             str(udp),
             "--grpc-base-port",
             str(grpc),
-            "--switch-command",
-            crashing,
             "--nic-command",
             shlex.join(nic_program()),
+            *extra,
         ]
     )
     err = capsys.readouterr().err
-    assert code == 1
-    assert "exit status 3 while starting" in err and "boom: bad flag" in err
-    run = rd.run_dir("tiny", short_root)
-    state = run.load()
+    assert code == 1, err
+    assert all(words in err for words in expected), err
+    assert "Traceback" not in err
+    kept = Path(err.split("logs and state of the failed run: ")[1].split()[0])
+    assert kept.parent == short_root / rd.FAILED_DIR
+    state = rd.RunDir(kept).load()
     assert state.phase == "failed"
     assert rd.marked_pids(state.run_id) == []
+    assert (kept / "nics" / "nic0.json").exists()  # the evidence stays
+    assert not rd.run_dir("tiny", short_root).path.exists()
+    assert rd.list_runs(short_root) == []
+    # The next command is not blocked by "several runs ...; choose one with --name".
+    assert cli.main(["status", "--run-dir", str(short_root)]) == 1
+    assert "no fabric is running" in capsys.readouterr().err
     assert cli.main(["down", "--run-dir", str(short_root)]) == 0
-    assert not run.path.exists()
     assert not udp_port_taken(layout.udp_link_ports(tiny, udp)[("nic0", 0)].local)

@@ -17,7 +17,8 @@ from testbed import cli, layout
 from testbed import rundir as rd
 from testbed.exceptions import ModeError
 from testbed.fabric import switch_command
-from testbed.mininet_mode import MininetOptions, up_mininet
+from testbed.mininet_mode import up_mininet
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -65,7 +66,9 @@ def test_mininet_tiny_with_p4emu_switches_transfers_and_tears_down() -> None:
     tiny = load("tiny")
     _udp, grpc = free_bases(tiny)
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
-        options = MininetOptions(root=Path(root), grpc_base_port=grpc, nic_command=nic_program())
+        options = FabricOptions(
+            mode="mininet", root=Path(root), grpc_base_port=grpc, nic_command=nic_program()
+        )
         result = up_mininet("tiny", options)
         fabric = result.fabric
         try:
