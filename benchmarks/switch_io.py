@@ -2,7 +2,7 @@
 
 Both switches run ``p4src/mrc_switch.p4`` as T0 ``p1-t0-0`` of the ``tiny`` topology, with
 the controller's entries (``mrc-controller push``), the command line the launcher gives
-them (``testbed.mininet_mode.switch_args``) and two ports on veth pairs: the NIC-facing
+them (``testbed.fabric.switch_args``) and two ports on veth pairs: the NIC-facing
 port receives MRC data frames (outer IPv6 uSID carrier, inner IPv6, UDP 4791, BTH, RETH,
 ``--payload`` bytes) that the program forwards to the T1-facing port. The same sender,
 ``tcpreplay`` at a fixed packet rate, offers each rate of a sweep for ``--seconds``; the
@@ -42,7 +42,7 @@ import grpc  # noqa: E402
 import topologies  # noqa: E402
 from mrc_wire.codec import DataPacket, encode_data  # noqa: E402
 from p4emu.io import PcapWriter  # noqa: E402
-from testbed.mininet_mode import switch_args  # noqa: E402
+from testbed.fabric import switch_args  # noqa: E402
 
 TOPOLOGY = "tiny"
 SWITCH = "p1-t0-0"
@@ -163,7 +163,10 @@ def running_switch(
     grpc_port, thrift_port = free_tcp_port(), free_tcp_port()
     address = f"127.0.0.1:{grpc_port}"
     topology = topologies.load(TOPOLOGY)
-    args = switch_args(target, topology, SWITCH, ports, address, thrift_port, seed=1)
+    # No queue rate: the veths are not shaped, both switches drain as fast as they can.
+    args = switch_args(
+        target, topology, SWITCH, ports, None, grpc_address=address, seed=1, thrift_port=thrift_port
+    )
     # Link delay emulation (p4emu only, and for ports this bench leaves unwired) is left out:
     # both switches forward as fast as they can.
     while "--link-delay-us" in args:
