@@ -278,7 +278,12 @@ def _serve(args: list[str]) -> int:
     ports = ", ".join(f"{p}@{d.description}" for p, d in sorted(process.drivers.items())) or "none"
     program = options.program or "no program (--no-p4)"
     host = options.grpc_host if ":" not in options.grpc_host else f"[{options.grpc_host}]"
-    ready = f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}, ports {ports}, {program}"
+    tls = options.tls
+    security = "" if tls is None else " (mutual TLS)" if tls.with_client_auth else " (TLS)"
+    ready = (
+        f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}{security}, "
+        f"ports {ports}, {program}"
+    )
     log.info("%s", ready)
     print(f"{PROG} {ready}", flush=True)
     try:
