@@ -417,7 +417,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
         plot=args.plot,
         timeout=args.timeout,
         keep=args.keep,
-        local=fabric_options(args, name=args.name or DEMO_RUN_NAME),
+        local=fabric_options(args, name=args.name or DEMO_RUN_NAME, mode="local"),
     )
     result = run_demo(options, None if args.json else _progress)
     if args.json:
