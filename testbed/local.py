@@ -339,7 +339,11 @@ def up(
     endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
     with rundir.locked():
         prepare_rundir(rundir)
-        mode.preflight()
+        try:
+            mode.preflight()
+        except BaseException:
+            rundir.discard_empty()  # refused before anything was made: leave nothing
+            raise
         run_id = rundir.create()
         state = RunState(
             name=rundir.name,
