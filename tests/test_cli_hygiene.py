@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -173,10 +172,22 @@ def test_ctrl_c_exits_130_without_a_traceback(script: str, tmp_path: Path) -> No
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(4.0)  # past the imports, into the command's body
+        # Wait until the command is in its body (not importing): a line it prints there,
+        # or (nic-emu) its connection to the control socket.
+        assert process.stdout is not None
+        first = ""
+        if script == "nic-emu":
+            silent_unix.settimeout(300)
+            stack.enter_context(silent_unix.accept()[0])
+        else:
+            first = process.stdout.readline()
+            if script == "mrc-controller":  # past "watching ...": its first event
+                first += process.stdout.readline()
+            assert first, process.communicate()
         assert process.poll() is None, process.communicate()
         process.send_signal(signal.SIGINT)
-        _out, err = process.communicate(timeout=30)
+        rest, err = process.communicate(timeout=60)
+        _out = first + rest
     if script == "mrc-controller":  # watch: Ctrl-C is the documented stop, a success
         assert process.returncode == EXIT_OK and "stopped;" in _out, err
     else:

@@ -157,6 +157,8 @@ def test_a_cut_survives_push_and_a_running_watch(tiny: Fabric) -> None:
                 "force",
                 "--election-id",
                 "7",
+                "--timeout",
+                "60",  # a loaded machine: a forced pipeline takes a while
                 "-q",
             ],
             capture_output=True,
@@ -237,3 +239,18 @@ def test_port_down_and_up(tiny: Fabric) -> None:
         return _planes_used(outcome.info) == {"0", "1"}
 
     assert _until(both_planes)
+
+
+def test_a_restarted_switch_gets_its_cut_ports_back_down(tiny: Fabric) -> None:
+    """A switch powered off and on comes back with every port up; the ports of links that
+    are still cut go down again (the cut is a fact of the cable, not of the switch)."""
+    link = tiny.topology.link("p0-t0-1", "p0-t1-1")
+    tiny.link_down("p0-t0-1", "p0-t1-1")
+    try:
+        tiny.switch_down("p0-t1-1")
+        tiny.switch_up("p0-t1-1")
+        assert _port(tiny, "p0-t1-1", link.b.port)["oper-status"] == "DOWN"
+        assert tiny.status(check=True).in_sync
+    finally:
+        tiny.link_up("p0-t0-1", "p0-t1-1")
+    assert _port(tiny, "p0-t1-1", link.b.port)["oper-status"] == "UP"
