@@ -313,10 +313,11 @@ def wait_for_switches(
     deadline = time.monotonic() + timeout
     while waiting:
         for name, record in list(waiting.items()):
+            # Alive first: on a shared machine the port may answer for another process.
+            if not is_alive(record):
+                raise died_error(record, "while starting")
             if tcp_port_open(layout.grpc_port(endpoints[name])):
                 del waiting[name]
-            elif not is_alive(record):
-                raise died_error(record, "while starting")
         if not waiting:
             return
         if time.monotonic() > deadline:
