@@ -171,7 +171,6 @@ def build_parser() -> argparse.ArgumentParser:
         help=f"transfer size (default {DEFAULT_DEMO_BYTES >> 20}M)",
     )
     demo.add_argument(
-        "-o",
         "--plot",
         type=Path,
         default=None,
