@@ -22,6 +22,7 @@ from typing import IO, Any
 from clikit import EXIT_USAGE, run_main
 from nic_emu.client import ControlClient
 from nic_emu.exceptions import ControlError, NicEmuError, ServeConfigError
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 
 PROG = "nic-emu"
 POLL_S = 0.1
@@ -62,6 +63,13 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--via", required=True, help="the sending NIC's control socket")
     send.add_argument(
         "--timeout", type=float, default=DEFAULT_SEND_TIMEOUT_S, help="give up after SECONDS"
+    )
+    send.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds the NIC keeps trying (probing paths that are down) before the transfer "
+        f"fails, naming what it found down (default {DEFAULT_TRANSFER_DEADLINE_S:g})",
     )
     send.add_argument("--json", action="store_true", help="print the final report as JSON")
     return parser
@@ -115,7 +123,9 @@ def run_send(args: argparse.Namespace) -> int:
                 connections=args.connections,
                 mode=args.mode,
                 seed=args.seed,
+                **({} if args.deadline is None else {"deadline_s": args.deadline}),
             )
+            print(f"transfer deadline: {started['deadline_s']:g} s", file=progress)
             report = follow(client, started["transfer"], args.timeout, progress)
     except ControlError as exc:
         print(f"{PROG} send: {exc}", file=sys.stderr)

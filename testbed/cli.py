@@ -9,11 +9,14 @@
     mrc-testbed port down|up NIC PLANE
     mrc-testbed send SRC DST [--bytes N]
     mrc-testbed down [--all]
-    mrc-testbed demo [--bytes N] [--plot FILE] [--keep]
+    mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
+    mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
 
-Every command but ``up`` and ``demo`` acts on the run named by ``--name`` (default: the
-only run under the run root, which never depends on the current directory:
-``testbed.rundir.default_root``).
+Every command but ``up``, ``demo``, ``run`` and ``compare`` acts on the run named by
+``--name`` (default: the only run under the run root, which never depends on the current
+directory: ``testbed.rundir.default_root``).
 
 Exit status (``clikit``): 0 success; 1 failure (one message on stderr, never a traceback;
 a failed ``up``, ``demo`` or ``send`` also says where its logs are); 2 bad command line;
@@ -50,6 +53,7 @@ from testbed.options import (
     check_transport,
 )
 from testbed.rundir import RESULTS_DIR, default_root, list_runs, select_run, teardown
+from testbed.scenario import cli as scenario_cli
 from testbed.traffic import DEFAULT_TRANSFER_TIMEOUT_S
 from topologies import TopologyError
 
@@ -165,17 +169,35 @@ def build_parser() -> argparse.ArgumentParser:
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
     demo.add_argument(
+        "--mode",
+        choices=("virtual", *MODES),
+        default="virtual",
+        help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
+        "local / mininet: the process fabric",
+    )
+    demo.add_argument(
         "--bytes",
         type=clikit.byte_size,
-        default=DEFAULT_DEMO_BYTES,
-        help=f"transfer size (default {DEFAULT_DEMO_BYTES >> 20}M)",
+        default=None,
+        help=f"transfer size (default 32M in virtual mode, {DEFAULT_DEMO_BYTES >> 20}M else)",
+    )
+    demo.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="results directory (virtual mode: default a new one under the run root; "
+        f"local/mininet: where {DEMO_PLOT_NAME} goes unless --plot is given)",
+    )
+    demo.add_argument(
+        "--pcap", action="store_true", help="virtual mode: one pcap per link direction"
     )
     demo.add_argument(
         "--plot",
         type=Path,
         default=None,
-        help=f"PNG to write (default ROOT/{RESULTS_DIR}/NAME/{DEMO_PLOT_NAME}, the run's "
-        "results directory; never the current directory)",
+        help=f"local/mininet mode: PNG to write (default ROOT/{RESULTS_DIR}/NAME/{DEMO_PLOT_NAME}, "
+        "the run's results directory; never the current directory)",
     )
     demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
     demo.add_argument(
@@ -183,6 +205,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
+    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
+    _add_export_parser(sub)
     return parser
 
 
@@ -191,6 +215,45 @@ def _shown_root() -> str:
         return str(default_root())
     except (OSError, RuntimeError):  # no home directory
         return "unknown"
+
+
+def _add_export_parser(sub: Any) -> None:
+    """``export TOPO --containerlab FILE``: the fabric for other platforms (testbed.containerlab)."""
+    export = sub.add_parser(
+        "export", help="write the fabric as a containerlab topology (docs/containerlab.md)"
+    )
+    export.add_argument("topology", metavar="TOPO", help="bundled topology name or YAML file")
+    export.add_argument(
+        "--containerlab",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="containerlab topology to write (its configuration goes to <lab>.config/ beside it)",
+    )
+    export.add_argument("--target", choices=TARGETS, default="p4emu")
+    export.add_argument("--image", help="node image (default mrc-testbed/TARGET:latest)")
+    export.add_argument("--lab", help="containerlab lab name (default mrc-TOPO)")
+    export.add_argument(
+        "--grpc-base-port",
+        type=clikit.port_number,
+        default=layout.DEFAULT_GRPC_BASE_PORT,
+        help="host port publishing switch 0's P4Runtime, +i for switch i "
+        f"(default {layout.DEFAULT_GRPC_BASE_PORT})",
+    )
+    export.add_argument("--rate-scale", type=clikit.positive_float, default=1.0)
+    export.add_argument("--seed", type=int, default=1)
+    export.add_argument(
+        "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
+    )
+    export.add_argument(
+        "--hosts",
+        type=lambda text: tuple(part.strip() for part in text.split(",")),
+        default=(),
+        metavar="IP,IP,...",
+        help="spread the lab over these hosts: plane p on host p mod N, NICs and controller on "
+        "the first; one FILE per host, VXLAN links between them",
+    )
+    export.add_argument("--force", action="store_true", help="overwrite FILE and its configuration")
 
 
 def _add_start_options(
@@ -409,14 +472,20 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
+    if args.mode == "virtual":
+        return _virtual_demo(args)
     from testbed.demo import DemoOptions, run_demo
 
+    plot = args.plot
+    if plot is None and args.out is not None:
+        plot = args.out / DEMO_PLOT_NAME
+
     options = DemoOptions(
-        size=args.bytes,
-        plot=args.plot,
+        size=args.bytes or DEFAULT_DEMO_BYTES,
+        plot=plot,
         timeout=args.timeout,
         keep=args.keep,
-        local=fabric_options(args, name=args.name or DEMO_RUN_NAME, mode="local"),
+        local=fabric_options(args, name=args.name or DEMO_RUN_NAME),
     )
     result = run_demo(options, None if args.json else _progress)
     if args.json:
@@ -426,7 +495,47 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.intact else 1
 
 
-COMMANDS = {
+def _virtual_demo(args: argparse.Namespace) -> int:
+    from testbed.demo import VIRTUAL_DEFAULT_BYTES, VirtualDemoOptions, run_virtual_demo
+    from vfabric.exceptions import VirtualFabricError
+
+    options = VirtualDemoOptions(
+        size=args.bytes or VIRTUAL_DEFAULT_BYTES,
+        seed=args.seed if args.seed is not None else 0,
+        out_dir=args.out,
+        pcap=args.pcap,
+    )
+    try:
+        result = run_virtual_demo(options, None if args.json else _progress)
+    except VirtualFabricError as exc:
+        print(f"mrc-testbed demo: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        _print(result.lines())
+    return 0 if result.intact else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from testbed.containerlab import ClabOptions, export_containerlab
+
+    options = ClabOptions(
+        target=args.target,
+        image=args.image,
+        lab=args.lab,
+        grpc_base_port=args.grpc_base_port,
+        rate_scale=args.rate_scale,
+        seed=args.seed,
+        transport=args.transport,
+        force=args.force,
+        hosts=args.hosts,
+    )
+    _print(export_containerlab(args.topology, args.containerlab, options).lines())
+    return 0
+
+
+COMMANDS: dict[str, Any] = {
     "up": cmd_up,
     "status": cmd_status,
     "link": cmd_link,
@@ -435,6 +544,7 @@ COMMANDS = {
     "send": cmd_send,
     "down": cmd_down,
     "demo": cmd_demo,
+    "export": cmd_export,
 }
 
 

@@ -1,5 +1,13 @@
 """``mrc-testbed demo``: a link failure under load, end to end, on the ``tiny`` fabric.
 
+Default mode ``virtual`` (:func:`run_virtual_demo`): the same story on :mod:`vfabric`, the
+P4 switches and MRC NICs in one deterministic event loop at 100 Gb/s and µs timers; the
+link is cut a third of the way through the transfer's line-rate time and restored at two
+thirds; it prints bytes intact, the repath time in µs, goodput before/during/after as a
+fraction of line rate and the event log's hash, and writes ``demo.png``, ``events.jsonl``
+and ``results.json`` to its results directory. Modes ``local`` / ``mininet`` run the
+process fabric, as follows:
+
 1. bring ``tiny`` up locally (its own run name and ports, so it never collides with a
    fabric you are running);
 2. start a transfer from ``nic0`` (under T0 0) to ``nic3`` (under T0 1), so every path
@@ -19,7 +27,9 @@ error says where both are.
 
 from __future__ import annotations
 
+import json
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -31,7 +41,7 @@ from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
 from testbed.local import up_local
 from testbed.options import FabricOptions
-from testbed.rundir import results_dir, retire, retire_failed, teardown
+from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import delivered_intact, start_transfer
 
 DEMO_TOPOLOGY = "tiny"
@@ -249,8 +259,14 @@ def plot_path(options: DemoOptions, run_name: str) -> Path:
 def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
     options = options if options is not None else DemoOptions()
     say = progress if progress is not None else (lambda _text: None)
-    say(f"bringing up {DEMO_TOPOLOGY} locally")
-    result = up_local(DEMO_TOPOLOGY, options.local, say)
+    if options.local.mode == "mininet":
+        from testbed.mininet_mode import up_mininet
+
+        say(f"bringing up {DEMO_TOPOLOGY} in Mininet")
+        result = up_mininet(DEMO_TOPOLOGY, options.local, say)
+    else:
+        say(f"bringing up {DEMO_TOPOLOGY} locally")
+        result = up_local(DEMO_TOPOLOGY, options.local, say)
     fabric = result.fabric
     trace = DemoTrace()
     try:
@@ -360,4 +376,228 @@ def _run(
         per_plane_bytes={str(k): int(v) for k, v in info.get("per_plane_bytes", {}).items()},
         retransmissions=int(info.get("retransmissions", 0)),
         plot=plot,
+    )
+
+
+# ---------------------------------------------------------------------- virtual mode
+
+VIRTUAL_DEFAULT_BYTES = 32 * 1024 * 1024
+VIRTUAL_BIN_NS = 10_000  # 10 us goodput bins
+
+
+@dataclass(frozen=True)
+class VirtualDemoOptions:
+    """The demo on :mod:`vfabric` (the default mode): same story, virtual time, 100 Gb/s."""
+
+    size: int = VIRTUAL_DEFAULT_BYTES
+    src: str = "nic0"
+    dst: str = "nic3"
+    cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
+    seed: int = 0
+    out_dir: Path | None = None  # default: a fresh directory under the run root
+    pcap: bool = False
+
+
+@dataclass
+class VirtualDemoResult:
+    topology: str
+    src: str
+    dst: str
+    size: int
+    link: tuple[str, str]
+    seed: int
+    line_rate_gbps: float
+    intact: bool
+    bytes_delivered_intact: int
+    cut_ns: int
+    restore_ns: int
+    completion_ns: int | None
+    repath_us: list[float]
+    goodput_fraction: dict[str, float]
+    retransmitted_bytes: int
+    event_log_sha256: str
+    out_dir: Path
+    plot: Path | None
+    wall_s: float
+    failure: str | None = None
+
+    def lines(self) -> list[str]:
+        a, b = self.link
+        done = (
+            f"transfer done at {self.completion_ns / 1000:,.1f} us"
+            if self.completion_ns is not None
+            else f"TRANSFER NOT DONE ({self.failure})"
+        )
+        out = [
+            f"demo (virtual time): {self.topology}, {self.src} -> {self.dst}, {self.size:,} bytes, "
+            f"{self.line_rate_gbps / 2:g} Gb/s per plane port, seed {self.seed}",
+            f"  delivered intact: {self.bytes_delivered_intact:,} of {self.size:,} bytes"
+            + (" (byte-exact)" if self.intact else " (DATA DAMAGED OR MISSING)"),
+            f"  link {a} -- {b}: cut at {self.cut_ns / 1000:,.1f} us, restored at "
+            f"{self.restore_ns / 1000:,.1f} us; {done}",
+        ]
+        if self.repath_us:
+            out.append(
+                f"  repath time: {max(self.repath_us):,.1f} us (first packet lost on the cut "
+                f"path -> last packet sent on it; {len(self.repath_us)} event(s))"
+            )
+        else:
+            out.append("  repath time: no repath event measured")
+        out.append(
+            f"  goodput (fraction of {self.line_rate_gbps:g} Gb/s line rate): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in self.goodput_fraction.items())
+            + f"; {self.retransmitted_bytes:,} bytes retransmitted"
+        )
+        out.append(f"  event-log sha256: {self.event_log_sha256}")
+        out.append(f"  results: {self.out_dir} (plot: {self.plot})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": "virtual",
+            "topology": self.topology,
+            "src": self.src,
+            "dst": self.dst,
+            "bytes": self.size,
+            "link": list(self.link),
+            "seed": self.seed,
+            "line_rate_gbps": self.line_rate_gbps,
+            "intact": self.intact,
+            "bytes_delivered_intact": self.bytes_delivered_intact,
+            "cut_ns": self.cut_ns,
+            "restore_ns": self.restore_ns,
+            "completion_ns": self.completion_ns,
+            "repath_us": self.repath_us,
+            "goodput_fraction": self.goodput_fraction,
+            "retransmitted_bytes": self.retransmitted_bytes,
+            "event_log_sha256": self.event_log_sha256,
+            "out_dir": str(self.out_dir),
+            "plot": str(self.plot) if self.plot else None,
+            "wall_s": self.wall_s,
+            "failure": self.failure,
+        }
+
+
+def default_results_dir(name: str = DEMO_RUN_NAME) -> Path:
+    """A fresh directory for the demo's results under the run root; never inside the
+    source tree (a run root that falls there is replaced by the system's temp dir)."""
+    root = default_root().resolve()
+    source = Path(__file__).resolve().parent.parent
+    if root == source or source in root.parents:
+        root = Path(tempfile.gettempdir()) / "mrc-testbed"
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-virtual-", dir=root)) / "results"
+
+
+def phase_fractions(
+    delivered: Sequence[float], bin_ns: int, bounds: Sequence[tuple[str, int, int]], rate: float
+) -> dict[str, float]:
+    """Goodput of each phase (start, end ns) as a fraction of ``rate`` Gb/s, from a
+    delivered-Gb/s series in bins of ``bin_ns``."""
+    out = {}
+    for name, start, end in bounds:
+        first, last = start // bin_ns, max(start // bin_ns, -(-end // bin_ns))
+        window = delivered[first:last]
+        span = (last - first) * bin_ns
+        out[name] = (sum(window) * bin_ns / span / rate) if span > 0 and window else 0.0
+    return out
+
+
+def run_virtual_demo(
+    options: VirtualDemoOptions | None = None, progress: Progress | None = None
+) -> VirtualDemoResult:
+    """The demo on the virtual-time fabric (see the module docstring)."""
+    from vfabric import VirtualFabric
+    from vfabric.faults import LinkDown, LinkUp
+    from vfabric.plots import write_run_plot
+
+    options = options if options is not None else VirtualDemoOptions()
+    say = progress if progress is not None else (lambda _text: None)
+    out_dir = options.out_dir if options.out_dir is not None else default_results_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    fabric = VirtualFabric(
+        DEMO_TOPOLOGY,
+        seed=options.seed,
+        event_log=out_dir / "events.jsonl",
+        pcap_dir=out_dir / "pcap" if options.pcap else None,
+        bin_ns=VIRTUAL_BIN_NS,
+    )
+    a, b = options.cut
+    topo = fabric.topology
+    rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
+    line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every plane port
+    nominal_ns = int(options.size * 8 / line_rate)
+    cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))
+    restore_ns = int(round(nominal_ns * RESTORE_FRACTION, -4))
+    transfer = fabric.transfer(options.src, options.dst, options.size)
+    fabric.schedule(LinkDown(cut_ns, a, b))
+    fabric.schedule(LinkUp(restore_ns, a, b))
+    say(
+        f"virtual fabric {topo.name}: {options.src} -> {options.dst} {options.size:,} bytes, "
+        f"cut {a} -- {b} at {cut_ns / 1000:g} us, restore at {restore_ns / 1000:g} us"
+    )
+    failure: str | None = None
+    plot: Path | None = None
+    try:
+        fabric.run(progress=lambda now: say(f"virtual time {now / 1000:,.0f} us"))
+        failure = transfer.failure
+    except Exception as exc:  # a failed run still writes what it has
+        failure = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        results = fabric.results()
+        results["demo"] = {"cut_ns": cut_ns, "restore_ns": restore_ns, "failure": failure}
+        (out_dir / "results.json").write_text(json.dumps(results, indent=1, default=str))
+        goodput = fabric.goodput()
+        total_evs = len(transfer.sender.evs.entries()) if transfer.sender is not None else 0
+        end_ns = max(fabric.now, restore_ns)
+        try:
+            plot = write_run_plot(
+                out_dir / "demo.png",
+                goodput,
+                [c for c in fabric.ev_state_changes() if c["nic"] == options.src],
+                total_evs=total_evs,
+                end_ns=end_ns,
+                title=f"MRC on {topo.name} (virtual time, P4 switches): {options.src} -> "
+                f"{options.dst}, {a} -- {b} cut and restored",
+                marks=[(cut_ns, "cut"), (restore_ns, "restore")],
+                spans=[(cut_ns, restore_ns, "link down")],
+                line_rate_gbps=rate_gbps,
+            )
+        finally:
+            fabric.close()
+            if failure is not None:
+                say(f"the run failed ({failure}); what it produced is in {out_dir}")
+    delivered = [sum(col) for col in zip(*goodput["per_plane"].values())]
+    end = transfer.completion_ns if transfer.completion_ns is not None else fabric.now
+    fractions = phase_fractions(
+        delivered,
+        goodput["bin_ns"],
+        [("before", 0, cut_ns), ("during", cut_ns, restore_ns), ("after", restore_ns, end)],
+        line_rate,
+    )
+    repath = [us for r in results["repaths"] for us in r["repath_us"]]
+    info = results["transfers"][transfer.id]
+    return VirtualDemoResult(
+        topology=topo.name,
+        src=options.src,
+        dst=options.dst,
+        size=options.size,
+        link=(a, b),
+        seed=options.seed,
+        line_rate_gbps=line_rate,
+        intact=transfer.intact,
+        bytes_delivered_intact=transfer.bytes_verified,
+        cut_ns=cut_ns,
+        restore_ns=restore_ns,
+        completion_ns=transfer.completion_ns,
+        repath_us=repath,
+        goodput_fraction=fractions,
+        retransmitted_bytes=int(info["retransmitted_bytes"]),
+        event_log_sha256=results["event_log_sha256"],
+        out_dir=out_dir,
+        plot=plot,
+        wall_s=time.perf_counter() - started,
+        failure=failure,
     )

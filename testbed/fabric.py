@@ -10,7 +10,7 @@ the runtime CLI on BMv2), not through P4Runtime, so nothing the controller write
 
 - **link down A B** (T0-T1): both switch ends of the link go down (frames are lost in both
   directions, as on a cut cable). The NICs are not told: in SRv6 mode a fabric link
-  failure is silent and the NIC finds it by loss (docs/sources.md).
+  failure is silent and the NIC finds it by loss (sources §4.3).
 - **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
   (control ``port``), as the NIC would see a dead link, and the T0 end of the link too.
 - **switch down S**: SIGKILL of the switch process (a power cut: tables lost);
@@ -59,12 +59,7 @@ from testbed.exceptions import (
 )
 from testbed.nics import Nic
 from testbed.options import DEFAULT_START_TIMEOUT_S
-from testbed.portctl import (
-    bmv2_port_states,
-    bmv2_set_ports,
-    gnmi_port_states,
-    gnmi_set_ports,
-)
+from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -849,8 +844,20 @@ class Fabric:
         if self.state.target == "bmv2":
             attached = bmv2_port_states(self._thrift_port(switch))
         else:
-            attached = gnmi_port_states(self.endpoints[switch].address)
+            attached = {
+                port: leaves["oper-status"] == "UP"
+                for port, leaves in self.gnmi_ports(switch).items()
+            }
         return {port: attached.get(port, False) for port in self.topology.switch(switch).ports}
+
+    def gnmi_ports(self, switch: str) -> dict[int, dict[str, Any]]:
+        """A p4emu switch's ports by number, as it reports them over gNMI (state and
+        counters). It names a port by its number, or by its interface in Mininet mode."""
+        names: dict[str, int] = {}
+        for port in self.topology.switch(switch).ports:
+            names[str(port)] = port
+            names[layout.switch_interface(switch, port)] = port
+        return gnmi_ports(self.endpoints[switch].address, names)
 
     def _thrift_port(self, switch: str) -> int:
         index = [sw.name for sw in self.topology.switches].index(switch)

@@ -15,6 +15,7 @@ PROJECT_PACKAGES = {
     "p4emu",
     "controller",
     "nic_emu",
+    "vfabric",
     "testbed",
 }
 
@@ -27,6 +28,8 @@ ALLOWED: dict[str, set[str]] = {
     "p4emu": {"clikit"},
     "controller": {"clikit", "topologies", "mrc_wire", "p4emu"},  # p4emu: P4Info/configs
     "nic_emu": {"clikit", "topologies", "mrc_wire"},
+    # the virtual-time fabric combines the P4 switches, the controller's plan and the NICs
+    "vfabric": {"clikit", "topologies", "mrc_wire", "p4emu", "controller", "nic_emu"},
     "testbed": PROJECT_PACKAGES,
 }
 

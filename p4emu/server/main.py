@@ -7,8 +7,10 @@ Both go through :class:`SwitchDevice`, whose lock serialises them.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
 import signal
 import sys
 import threading
@@ -34,6 +36,8 @@ PROG = "p4emu-switch"
 # Digest batching, idle timeouts and late departures are checked this often; hundreds of idle
 # switches in local mode must not keep the CPUs busy.
 HOUSEKEEPING_PERIOD_S = 0.05
+# Longest wait for gRPC to cancel its calls when stopping (it normally takes milliseconds).
+STOP_TIMEOUT_S = 1.0
 _LEVELS = {
     "trace": logging.DEBUG,
     "debug": logging.DEBUG,
@@ -108,9 +112,13 @@ class SwitchProcess:
             self._open_ports()
             if options.program is not None:
                 self._load_initial_program(options.program)
-            service = P4RuntimeService(self.device)
+            service = P4RuntimeService(self.device, options.policy)
             self.server, self.grpc_port = start_grpc_server(
-                service, options.grpc_address, gnmi_service=GnmiPortService(self)
+                service,
+                options.grpc_address,
+                gnmi_service=GnmiPortService(self, options.policy),
+                max_message_bytes=options.max_message_bytes,
+                tls=options.tls,
             )
         except BaseException:
             self.close()
@@ -230,7 +238,9 @@ class SwitchProcess:
             return
         self._closed = True
         if self.server is not None:
-            self.server.stop(grace=0.5).wait(2)
+            # No grace: a stopping switch answers nothing more; open streams are cancelled
+            # at once (their clients see the switch go away, as with simple_switch_grpc).
+            self.server.stop(grace=None).wait(STOP_TIMEOUT_S)
         self.reactor.stop()
         for pcap in self.pcaps.values():
             pcap.close()
@@ -270,11 +280,26 @@ def _serve(args: list[str]) -> int:
     log.info("%s", ready)
     print(f"{PROG} {ready}", flush=True)
     try:
-        while not stop.wait(0.2):
-            continue
+        stop.wait()  # a signal handler sets it; the wait wakes at once
     finally:
         process.close()
-    return EXIT_INTERRUPTED if received and received[0] == signal.SIGINT else EXIT_OK
+    log.info("stopped")
+    _exit_now(EXIT_INTERRUPTED if received and received[0] == signal.SIGINT else EXIT_OK)
+    return EXIT_OK
+
+
+def _exit_now(code: int) -> None:
+    """Ends the process once everything is closed and flushed.
+
+    Tearing down the interpreter (modules, the compiled pipeline, gRPC's core) takes
+    200-400 ms on a busy machine and achieves nothing for a process that is leaving; a
+    stopped switch must be gone within 200 ms of SIGTERM (docs/p4emu-switch.md).
+    """
+    logging.shutdown()
+    for stream in (sys.stdout, sys.stderr):
+        with contextlib.suppress(OSError, ValueError):
+            stream.flush()
+    os._exit(code)
 
 
 if __name__ == "__main__":

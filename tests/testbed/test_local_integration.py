@@ -22,7 +22,6 @@ from testbed.exceptions import ModeError, TestbedError
 from testbed.fabric import Fabric, switch_command
 from testbed.local import up_local
 from testbed.options import FabricOptions
-from testbed.portctl import gnmi_ports
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -94,7 +93,7 @@ def test_status_sees_every_process_and_tables_match_the_plan(tiny: Fabric) -> No
 
 def _port(fabric: Fabric, switch: str, port: int) -> dict[str, Any]:
     """The port's state leaves as the switch reports them over gNMI."""
-    return gnmi_ports(fabric.endpoints[switch].address)[port]
+    return fabric.gnmi_ports(switch)[port]
 
 
 def test_link_down_and_up_change_forwarding(tiny: Fabric) -> None:
