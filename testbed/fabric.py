@@ -59,12 +59,7 @@ from testbed.exceptions import (
 )
 from testbed.nics import Nic
 from testbed.options import DEFAULT_START_TIMEOUT_S
-from testbed.portctl import (
-    bmv2_port_states,
-    bmv2_set_ports,
-    gnmi_port_states,
-    gnmi_set_ports,
-)
+from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -313,10 +308,11 @@ def wait_for_switches(
     deadline = time.monotonic() + timeout
     while waiting:
         for name, record in list(waiting.items()):
+            # Alive first: on a shared machine the port may answer for another process.
+            if not is_alive(record):
+                raise died_error(record, "while starting")
             if tcp_port_open(layout.grpc_port(endpoints[name])):
                 del waiting[name]
-            elif not is_alive(record):
-                raise died_error(record, "while starting")
         if not waiting:
             return
         if time.monotonic() > deadline:
@@ -848,8 +844,20 @@ class Fabric:
         if self.state.target == "bmv2":
             attached = bmv2_port_states(self._thrift_port(switch))
         else:
-            attached = gnmi_port_states(self.endpoints[switch].address)
+            attached = {
+                port: leaves["oper-status"] == "UP"
+                for port, leaves in self.gnmi_ports(switch).items()
+            }
         return {port: attached.get(port, False) for port in self.topology.switch(switch).ports}
+
+    def gnmi_ports(self, switch: str) -> dict[int, dict[str, Any]]:
+        """A p4emu switch's ports by number, as it reports them over gNMI (state and
+        counters). It names a port by its number, or by its interface in Mininet mode."""
+        names: dict[str, int] = {}
+        for port in self.topology.switch(switch).ports:
+            names[str(port)] = port
+            names[layout.switch_interface(switch, port)] = port
+        return gnmi_ports(self.endpoints[switch].address, names)
 
     def _thrift_port(self, switch: str) -> int:
         index = [sw.name for sw in self.topology.switches].index(switch)

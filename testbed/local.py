@@ -17,11 +17,12 @@ import time
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import yaml
 
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
+from controller.endpoints import Endpoint
 from controller.exceptions import ControllerError
 from testbed import layout
 from testbed.exceptions import (
@@ -43,7 +44,16 @@ from testbed.fabric import (
     use_fork_server,
 )
 from testbed.options import FabricOptions
-from testbed.rundir import RunDir, RunState, is_alive, retire_failed, run_dir, spawn, teardown
+from testbed.rundir import (
+    ProcessRecord,
+    RunDir,
+    RunState,
+    is_alive,
+    retire_failed,
+    run_dir,
+    spawn,
+    teardown,
+)
 from topologies import Topology, TopologyError, to_mapping
 from topologies import load as load_topology
 
@@ -198,122 +208,171 @@ def local_notes(topology: Topology, rate_scale: float) -> list[str]:
     return notes
 
 
-def up_local(
+@dataclass
+class Launch:
+    """What ``up`` knows while it starts a run, whatever the mode: the mode's
+    :meth:`Mode.start` uses it to start processes."""
+
+    topology: Topology
+    options: FabricOptions
+    fabric: Fabric
+    endpoints: dict[str, Endpoint]
+    started: float  # perf_counter at the call to up
+    phases: dict[str, float]
+    say: Progress
+    pipeline: Pipeline | None = None  # given by the caller, else compiled by the mode
+
+    def phase(self, name: str) -> None:
+        self.phases[name] = time.perf_counter() - self.started
+
+    def start_nic(
+        self,
+        nic: str,
+        ports: Mapping[str, Mapping[str, Any]],
+        prefix: Sequence[str] = (),
+        netns_pid: int | None = None,
+    ) -> ProcessRecord:
+        """Writes a NIC's config and starts ``nic-emu serve`` for it (after ``prefix``, e.g.
+        ``mnexec -a PID`` to run it in a Mininet host)."""
+        rundir, state = self.fabric.rundir, self.fabric.state
+        index = self.topology.nic(nic).index
+        config = nic_config(
+            rundir,
+            Path(state.topology_file),
+            nic,
+            ports,
+            self.options.seed + index,
+            self.options.transport,
+        )
+        config_path = rundir.file("nics", f"{nic}.json")
+        config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+        return spawn(
+            rundir,
+            state,
+            name=f"nic:{nic}",
+            kind="nic",
+            argv=[
+                *prefix,
+                *nic_command(self.options.nic_command),
+                "serve",
+                "--config",
+                str(config_path),
+            ],
+            log=rundir.file("nics", f"{nic}.log"),
+            netns_pid=netns_pid,
+        )
+
+    def use_pipeline(self, compile_pipeline: Callable[[], Pipeline]) -> None:
+        """The caller's pipeline, else ``compile_pipeline()``; kept in the run directory."""
+        if self.pipeline is None:
+            try:
+                self.pipeline = compile_pipeline()
+            except ControllerError as exc:
+                raise ProgrammingError(str(exc)) from None
+        save_pipeline(self.fabric.rundir, self.pipeline)
+        self.fabric.set_pipeline(self.pipeline)
+        self.phase("pipeline")
+
+    def switch_starter(self) -> SwitchStarter:
+        options = self.options
+        return SwitchStarter(
+            self.fabric.rundir,
+            self.fabric.state,
+            switch_command(options.target, options.switch_command),
+            fork_server=options.fork_server
+            and use_fork_server(options.target, options.switch_command),
+            warm=options.program or DEFAULT_PROGRAM,
+        )
+
+
+class Mode(Protocol):
+    """What differs between modes; everything else is :func:`up`'s.
+
+    A mode supplies the ports and interfaces of its links (and so the ports in each
+    switch's command line, :func:`testbed.fabric.switch_args`), how link rates are
+    emulated, and the notes ``up`` prints."""
+
+    NAME: ClassVar[str]  # FabricOptions.mode
+
+    def __init__(self, topology: Topology, options: FabricOptions) -> None: ...
+
+    @staticmethod
+    def check(options: FabricOptions) -> None:
+        """Before anything: ModeError unless this machine can run the mode with
+        ``options`` (root, tools, the switch program)."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Mode-specific settings recorded in the state file."""
+        ...
+
+    def preflight(self) -> None:
+        """Under the run's lock, before anything is made: refuses what is in the way
+        (ports, interfaces)."""
+        ...
+
+    def start(self, launch: Launch) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+        """Starts the switches and NICs (and sets the pipeline); their records."""
+        ...
+
+    def notes(self) -> list[str]: ...
+
+
+def up(
     topology_ref: str | Path | Topology,
-    options: FabricOptions | None = None,
+    options: FabricOptions,
+    mode_class: type[Mode],
     progress: Progress | None = None,
     pipeline: Pipeline | None = None,
 ) -> UpResult:
-    """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
-    options = options if options is not None else FabricOptions()
-    if options.mode != "local":
-        raise UsageError(f"up_local was given options for {options.mode} mode")
-    say = progress if progress is not None else (lambda _text: None)
+    """The one build path of every mode: lock and clear the run directory, record the run,
+    let the mode start the processes, program the switches and wait for the NICs. A failure
+    anywhere stops what was started and keeps the run directory aside (rundir.retire)."""
     started = time.perf_counter()
-    phases: dict[str, float] = {}
+    if options.mode != mode_class.NAME:
+        raise UsageError(f"{mode_class.__name__} was given options for {options.mode} mode")
+    mode_class.check(options)
     topology = resolve_topology(topology_ref)
+    mode = mode_class(topology, options)
+    say = progress if progress is not None else (lambda _text: None)
     rundir = run_dir(options.name or topology.name, options.root)
-    switch_cmd = switch_command("p4emu", options.switch_command)
-    nic_cmd = nic_command(options.nic_command)
-    udp = layout.udp_link_ports(topology, options.udp_base_port)
     endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
-
     with rundir.locked():
         prepare_rundir(rundir)
-        check_ports_free(
-            sorted(end.local for end in udp.values()),
-            [layout.grpc_port(e) for e in endpoints.values()],
-        )
+        try:
+            mode.preflight()
+        except BaseException:
+            rundir.discard_empty()  # refused before anything was made: leave nothing
+            raise
         run_id = rundir.create()
-        topology_file = write_topology(rundir, topology)
         state = RunState(
             name=rundir.name,
             run_id=run_id,
-            mode="local",
-            target="p4emu",
-            topology_file=str(topology_file),
+            mode=options.mode,
+            target=options.target,
+            topology_file=str(write_topology(rundir, topology)),
             created=time.time(),
             launcher_pid=os.getpid(),
             settings={
-                "udp_base_port": options.udp_base_port,
                 "grpc_base_port": options.grpc_base_port,
                 "rate_scale": options.rate_scale,
-                "topology_source": str(topology_ref)
-                if not isinstance(topology_ref, Topology)
-                else topology.name,
+                "topology_source": topology.name
+                if isinstance(topology_ref, Topology)
+                else str(topology_ref),
+                **mode.settings(),
             },
         )
         rundir.save(state)
         fabric = Fabric(rundir, state)
+        launch = Launch(topology, options, fabric, endpoints, started, {}, say, pipeline)
         try:
-            say(f"starting {topology.switch_count} switches and {topology.nic_count} NICs")
-            # The fork server imports p4emu while the NICs start and the pipeline compiles.
-            starter = SwitchStarter(
-                rundir,
-                state,
-                switch_cmd,
-                fork_server=options.fork_server
-                and use_fork_server("p4emu", options.switch_command),
-                warm=options.program or DEFAULT_PROGRAM,
-            )
-            try:
-                nic_records = []
-                for nic in topology.nics:
-                    config = nic_config(
-                        rundir,
-                        topology_file,
-                        nic.name,
-                        nic_ports(topology, nic.name, udp),
-                        options.seed + nic.index,
-                        options.transport,
-                    )
-                    config_path = rundir.file("nics", f"{nic.name}.json")
-                    config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
-                    nic_records.append(
-                        spawn(
-                            rundir,
-                            state,
-                            name=f"nic:{nic.name}",
-                            kind="nic",
-                            argv=[*nic_cmd, "serve", "--config", str(config_path)],
-                            log=rundir.file("nics", f"{nic.name}.log"),
-                        )
-                    )
-                if pipeline is None:
-                    try:
-                        pipeline = p4emu_pipeline(options.program)
-                    except ControllerError as exc:
-                        raise ProgrammingError(str(exc)) from None
-                save_pipeline(rundir, pipeline)
-                fabric.set_pipeline(pipeline)
-                phases["pipeline"] = time.perf_counter() - started
-                switch_records = [
-                    starter.start(
-                        SwitchLaunch(
-                            sw.name,
-                            switch_args(
-                                "p4emu",
-                                topology,
-                                sw.name,
-                                switch_ports(topology, sw.name, udp),
-                                options.rate_scale,
-                                grpc_address=endpoints[sw.name].address,
-                                seed=options.seed + i,
-                            ),
-                            rundir.file("switches", f"{sw.name}.log"),
-                        )
-                    )
-                    for i, sw in enumerate(topology.switches)
-                ]
-            finally:
-                starter.close()
-            phases["spawned"] = time.perf_counter() - started
+            switch_records, nic_records = mode.start(launch)
             report = fabric.bring_up(
                 switch_records,
                 nic_records,
                 endpoints,
                 timeout=options.start_timeout,
-                phases=phases,
+                phases=launch.phases,
                 started=started,
                 say=say,
             )
@@ -325,8 +384,81 @@ def up_local(
     return UpResult(
         fabric,
         time.perf_counter() - started,
-        phases,
+        launch.phases,
         totals["planned"],
         {key: totals[key] for key in ("inserted", "modified", "deleted")},
-        local_notes(topology, options.rate_scale),
+        mode.notes(),
     )
+
+
+class LocalMode:
+    """Local mode: loopback-UDP links; each switch port drains at its link's rate."""
+
+    NAME = "local"
+
+    @staticmethod
+    def check(options: FabricOptions) -> None:
+        switch_command("p4emu", options.switch_command)  # ModeError now if it is missing
+        nic_command(options.nic_command)
+
+    def __init__(self, topology: Topology, options: FabricOptions) -> None:
+        self.topology = topology
+        self.options = options
+        self.udp = layout.udp_link_ports(topology, options.udp_base_port)
+
+    def settings(self) -> dict[str, Any]:
+        return {"udp_base_port": self.options.udp_base_port}
+
+    def preflight(self) -> None:
+        endpoints = layout.grpc_endpoints(self.topology, self.options.grpc_base_port)
+        check_ports_free(
+            sorted(end.local for end in self.udp.values()),
+            [layout.grpc_port(e) for e in endpoints.values()],
+        )
+
+    def start(self, launch: Launch) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+        topology, options = self.topology, self.options
+        launch.say(f"starting {topology.switch_count} switches and {topology.nic_count} NICs")
+        # The fork server imports p4emu while the NICs start and the pipeline compiles.
+        starter = launch.switch_starter()
+        try:
+            nic_records = [
+                launch.start_nic(nic.name, nic_ports(topology, nic.name, self.udp))
+                for nic in topology.nics
+            ]
+            launch.use_pipeline(lambda: p4emu_pipeline(options.program))
+            switch_records = [
+                starter.start(
+                    SwitchLaunch(
+                        sw.name,
+                        switch_args(
+                            "p4emu",
+                            topology,
+                            sw.name,
+                            switch_ports(topology, sw.name, self.udp),
+                            options.rate_scale,
+                            grpc_address=launch.endpoints[sw.name].address,
+                            seed=options.seed + i,
+                        ),
+                        launch.fabric.rundir.file("switches", f"{sw.name}.log"),
+                    )
+                )
+                for i, sw in enumerate(topology.switches)
+            ]
+        finally:
+            starter.close()
+        launch.phase("spawned")
+        return switch_records, nic_records
+
+    def notes(self) -> list[str]:
+        return local_notes(self.topology, self.options.rate_scale)
+
+
+def up_local(
+    topology_ref: str | Path | Topology,
+    options: FabricOptions | None = None,
+    progress: Progress | None = None,
+    pipeline: Pipeline | None = None,
+) -> UpResult:
+    """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
+    return up(topology_ref, options or FabricOptions(), LocalMode, progress, pipeline)

@@ -4,8 +4,9 @@ work at the same time, and nothing the controller writes can revive a cut link.
 
 - **p4emu-switch**: gNMI ``Set /interfaces/interface[name=PORT]/config/enabled`` on the
   switch's gRPC address (the gNMI service is served beside P4Runtime, the way Stratum does
-  it; docs/p4emu-switch.md). A disabled port loses frames in both directions, as a cut
-  cable. ``Get .../state/oper-status`` reads it back.
+  it; docs/p4emu-switch.md), through p4emu's own client (``PortClient``). A disabled port
+  loses frames in both directions, as a cut cable. ``Get .../state/oper-status`` reads it
+  back.
 - **BMv2** (``simple_switch_grpc``, Mininet mode): it has no gNMI; its runtime CLI over
   Thrift does the same job: ``port_remove PORT`` detaches the port (nothing is received
   from or sent to its veth), ``port_add IFACE PORT`` attaches it again.
@@ -21,60 +22,43 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
-import grpc
-from finsy.proto import gnmi, gnmi_grpc
-
-from p4emu.server.ports import interface_path
+from p4emu.server.client import ClientError, PortClient
 from testbed.exceptions import ModeError, PortControlError
 
 DEFAULT_TIMEOUT_S = 10.0
 BMV2_CLI = "simple_switch_CLI"
 
 
-def _gnmi(address: str, timeout: float, call: str, request: object) -> object:
-    with grpc.insecure_channel(address) as channel:
-        stub = gnmi_grpc.gNMIStub(channel)
-        try:
-            return getattr(stub, call)(request, timeout=timeout)
-        except grpc.RpcError as exc:
-            code = exc.code().name if hasattr(exc, "code") else "UNKNOWN"
-            detail = exc.details() if hasattr(exc, "details") else str(exc)
-            raise PortControlError(f"gNMI {call} at {address}: {code}: {detail}") from None
-
-
 def gnmi_set_ports(
     address: str, ports: Iterable[int], up: bool, timeout: float = DEFAULT_TIMEOUT_S
 ) -> None:
-    """Enables (``up``) or disables ``ports`` of the switch at ``address``, in one Set."""
-    request = gnmi.SetRequest()
-    for port in sorted(set(ports)):
-        update = request.update.add()
-        update.path.CopyFrom(interface_path(str(port), "config", "enabled"))
-        update.val.bool_val = up
-    if request.update:
-        _gnmi(address, timeout, "Set", request)
+    """Enables (``up``) or disables ``ports`` of the switch at ``address``, in one Set
+    (p4emu's own gNMI client, :class:`p4emu.server.client.PortClient`)."""
+    changes: dict[str | int, bool] = {port: up for port in sorted(set(ports))}
+    if changes:
+        try:
+            with PortClient(address, timeout=timeout) as client:
+                client.set_ports(changes)
+        except ClientError as exc:
+            raise PortControlError(str(exc)) from None
 
 
-def gnmi_ports(address: str, timeout: float = DEFAULT_TIMEOUT_S) -> dict[int, dict[str, Any]]:
-    """Every port of the switch at ``address``: port number -> its state leaves
-    (``oper-status`` "UP"/"DOWN", ``enabled``, ``in-pkts``, ``out-pkts``, ...)."""
-    request = gnmi.GetRequest(encoding=gnmi.Encoding.PROTO)
-    request.path.append(interface_path("*"))
-    response = _gnmi(address, timeout, "Get", request)
-    by_name: dict[str, dict[str, Any]] = {}
-    for notification in response.notification:  # type: ignore[attr-defined]
-        for update in notification.update:
-            name = update.path.elem[1].key["name"]
-            value = getattr(update.val, update.val.WhichOneof("value") or "string_val")
-            by_name.setdefault(name, {})[update.path.elem[-1].name] = value
-    return {int(leaves["ifindex"]): leaves for leaves in by_name.values() if "ifindex" in leaves}
-
-
-def gnmi_port_states(address: str, timeout: float = DEFAULT_TIMEOUT_S) -> dict[int, bool]:
-    """Every port of the switch at ``address``: port number -> oper-status is UP."""
+def gnmi_ports(
+    address: str, names: Mapping[str, int], timeout: float = DEFAULT_TIMEOUT_S
+) -> dict[int, dict[str, Any]]:
+    """The ports of the switch at ``address``, by number: ``oper-status`` ("UP"/"DOWN") and
+    counters (``in-pkts``, ``out-pkts``). ``names`` maps the names the switch reports (the
+    port number, or its interface) to port numbers."""
+    try:
+        with PortClient(address, timeout=timeout) as client:
+            states = client.ports()
+            counters = client.counters()
+    except ClientError as exc:
+        raise PortControlError(str(exc)) from None
     return {
-        port: leaves.get("oper-status") == "UP"
-        for port, leaves in gnmi_ports(address, timeout).items()
+        names[name]: {"oper-status": "UP" if up else "DOWN", **counters.get(name, {})}
+        for name, up in states.items()
+        if name in names
     }
 
 

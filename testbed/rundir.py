@@ -182,6 +182,13 @@ class RunDir:
         (self.path / RUN_ID_FILE).write_text(run_id + "\n", encoding="utf-8")
         return run_id
 
+    def discard_empty(self) -> None:
+        """Removes the directory if it holds nothing but its lock file (a command that
+        was refused before it made anything)."""
+        with contextlib.suppress(OSError):
+            if {entry.name for entry in self.path.iterdir()} <= {LOCK_FILE}:
+                shutil.rmtree(self.path)
+
     def run_id(self) -> str | None:
         try:
             return (self.path / RUN_ID_FILE).read_text(encoding="utf-8").strip() or None

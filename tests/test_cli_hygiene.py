@@ -13,7 +13,6 @@ import signal
 import socket
 import subprocess
 import sys
-import time
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
@@ -77,6 +76,60 @@ def test_bad_argument_exits_2_in_a_line(
     assert "Traceback" not in err
     last = err.strip().splitlines()[-1]  # argparse may print the usage first
     assert last.startswith(script) and ("--no-such-option-7" in last or "required" in last), err
+
+
+BAD_VALUE = "%bad-value%"
+
+
+def _parsers() -> dict[str, argparse.ArgumentParser]:
+    return {
+        "p4emu": p4emu.cli.build_parser(p4emu.cli.default_registry()),
+        "mrc-controller": controller.cli.build_parser(),
+        "nic-emu": nic_emu.cli.build_parser(),
+        "mrc-testbed": testbed.cli.build_parser(),
+    }
+
+
+def _refuses(kind: object, text: str) -> bool:
+    try:
+        kind(text)  # type: ignore[operator]
+    except (argparse.ArgumentTypeError, ValueError, TypeError):
+        return True
+    return False
+
+
+def _typed_options() -> list[tuple[str, str, str]]:
+    """(script, subcommand, option) for every option whose type refuses BAD_VALUE."""
+    found = []
+    for script, parser in _parsers().items():
+        for sub in (a for a in parser._actions if isinstance(a, argparse._SubParsersAction)):
+            for name, command in sorted(sub.choices.items()):
+                for action in command._actions:
+                    typed = action.option_strings and callable(action.type)
+                    if typed and _refuses(action.type, BAD_VALUE):
+                        found.append((script, name, action.option_strings[-1]))
+    return found
+
+
+TYPED = _typed_options()
+
+
+@pytest.mark.parametrize(("script", "sub", "option"), TYPED, ids=[" ".join(t) for t in TYPED])
+def test_a_bad_value_of_any_typed_option_exits_2_naming_it(
+    script: str, sub: str, option: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    """Every option with a checked type (numbers, sizes, ports, JSON ...) refuses a bad
+    value with one message naming the option, exit 2, before the command does anything."""
+    main = _scripts()[script][0]
+    assert main([sub, f"{option}={BAD_VALUE}"]) == EXIT_USAGE
+    err = capsys.readouterr().err
+    assert option in err and "Traceback" not in err, err
+
+
+def test_typed_options_are_found() -> None:
+    assert len(TYPED) > 20
+    assert ("mrc-testbed", "send", "--bytes") in TYPED
+    assert ("mrc-controller", "push", "--timeout") in TYPED
 
 
 def test_defaults_in_help_are_the_ones_used(capsys: pytest.CaptureFixture[str]) -> None:
@@ -173,10 +226,22 @@ def test_ctrl_c_exits_130_without_a_traceback(script: str, tmp_path: Path) -> No
             stderr=subprocess.PIPE,
             text=True,
         )
-        time.sleep(4.0)  # past the imports, into the command's body
+        # Wait until the command is in its body (not importing): a line it prints there,
+        # or (nic-emu) its connection to the control socket.
+        assert process.stdout is not None
+        first = ""
+        if script == "nic-emu":
+            silent_unix.settimeout(300)
+            stack.enter_context(silent_unix.accept()[0])
+        else:
+            first = process.stdout.readline()
+            if script == "mrc-controller":  # past "watching ...": its first event
+                first += process.stdout.readline()
+            assert first, process.communicate()
         assert process.poll() is None, process.communicate()
         process.send_signal(signal.SIGINT)
-        _out, err = process.communicate(timeout=30)
+        rest, err = process.communicate(timeout=60)
+        _out = first + rest
     if script == "mrc-controller":  # watch: Ctrl-C is the documented stop, a success
         assert process.returncode == EXIT_OK and "stopped;" in _out, err
     else:

@@ -156,3 +156,34 @@ def test_status_exit_codes(
     assert document["in_sync"] == (not drifted)
     if drifted:
         assert document["drifted"] == drifted
+
+
+def test_a_port_in_use_is_refused_and_leaves_nothing(capsys, run_root: Path) -> None:
+    """Refused before anything starts: the error names the port, and no directory is left
+    to block or confuse the next command (issue 17)."""
+    import socket
+
+    from topologies import load
+
+    from .conftest import free_bases
+
+    udp, _grpc = free_bases(load("tiny"))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        code, _out, err = run(
+            [
+                "up",
+                "tiny",
+                "--run-dir",
+                str(run_root),
+                "--base-port",
+                str(udp),
+                "--grpc-base-port",
+                str(port),
+            ],
+            capsys,
+        )
+    assert code == 1 and f"TCP port {port}" in err and "--grpc-base-port" in err
+    assert list(run_root.iterdir()) == []

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import shlex
+import signal
 import subprocess
 import sys
 import time
@@ -132,4 +133,45 @@ def test_a_failed_up_stops_what_it_started_and_keeps_its_logs_aside(
     assert cli.main(["status", "--run-dir", str(short_root)]) == 1
     assert "no fabric is running" in capsys.readouterr().err
     assert cli.main(["down", "--run-dir", str(short_root)]) == 0
+    assert not udp_port_taken(layout.udp_link_ports(tiny, udp)[("nic0", 0)].local)
+
+
+@pytest.mark.integration
+def test_ctrl_c_during_up_exits_130_and_keeps_the_run_aside(short_root: Path) -> None:
+    """Ctrl-C while up starts processes: exit 130, no traceback, nothing left running, the
+    partial run kept under failed/ (not a live run)."""
+    tiny = load("tiny")
+    udp, grpc = free_bases(tiny)
+    process = subprocess.Popen(
+        [
+            sys.executable,
+            "-m",
+            "testbed",
+            "up",
+            "tiny",
+            "--run-dir",
+            str(short_root),
+            "--base-port",
+            str(udp),
+            "--grpc-base-port",
+            str(grpc),
+            "--nic-command",
+            shlex.join(nic_program()),
+        ],
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
+    assert process.stderr is not None
+    first = process.stderr.readline()  # "... starting 8 switches and 4 NICs": in the body
+    assert first.startswith("... starting"), first
+    process.send_signal(signal.SIGINT)
+    _out, rest = process.communicate(timeout=120)
+    err = first + rest
+    assert process.returncode == 130, err
+    assert "Traceback" not in err and "interrupted" in err
+    assert "logs and state of the failed run: " in err
+    assert rd.list_runs(short_root) == []
+    kept = next((short_root / rd.FAILED_DIR).iterdir())
+    assert rd.marked_pids(rd.RunDir(kept).load().run_id) == []
     assert not udp_port_taken(layout.udp_link_ports(tiny, udp)[("nic0", 0)].local)

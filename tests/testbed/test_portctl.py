@@ -26,5 +26,5 @@ def test_show_ports_lists_attached_ports_and_their_status() -> None:
 
 
 def test_gnmi_errors_name_the_switch_address() -> None:
-    with pytest.raises(PortControlError, match=r"gNMI Set at 127.0.0.1:1: UNAVAILABLE"):
+    with pytest.raises(PortControlError, match=r"127.0.0.1:1: gNMI Set failed: UNAVAILABLE"):
         gnmi_set_ports("127.0.0.1:1", [1], False, timeout=2.0)
