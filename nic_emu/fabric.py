@@ -23,7 +23,7 @@ Queue model (per channel, per direction):
   packet is dropped once ``queue_limit_frac`` of the queue is used (60 of 64);
 - ECN: RED-style marking at enqueue, probability rising linearly from 0 at
   ``ecn_min_frac`` to 1 at ``ecn_max_frac`` *of the trim threshold* (10 and 38 packets;
-  uet-htsim marks between 0.2 and 0.8 BDP, docs/mrc-reference.md section 3); never on
+  uet-htsim marks between 0.2 and 0.8 BDP, sources §8.2); never on
   the last hop to a NIC (a mark then means path imbalance, not incast);
 - high-priority traffic (DSCP CONTROL, TRIMMED*: SACK, NACK, trimmed headers) bypasses
   the data FIFO: it leaves after its own serialisation time (a simplification of a

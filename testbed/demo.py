@@ -15,8 +15,14 @@ process fabric, as follows:
 3. when a third of it is acknowledged, cut the T0-T1 link ``p0-t0-0 -- p0-t1-0`` (a silent
    fabric failure: the NICs are not told); restore it at two thirds;
 4. print what happened — bytes delivered intact, repath times, goodput before / during /
-   after the cut — and plot per-plane goodput over time to a PNG;
+   after the cut — and plot per-plane goodput over time to a PNG in the run's results
+   directory (``<root>/results/<name>/mrc-demo.png``, or ``plot``), never the current
+   directory;
 5. tear the fabric down (``keep=True`` leaves it running).
+
+A failed demo keeps its evidence: the run directory (logs, NIC event logs, state) moves to
+``<root>/failed/<name>-<time>/``, the plot shows whatever the transfer got through, and the
+error says where both are.
 """
 
 from __future__ import annotations
@@ -31,10 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from testbed import layout
-from testbed.exceptions import DemoError, NicControlError
+from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
-from testbed.local import LocalOptions, up_local
-from testbed.rundir import default_root, teardown
+from testbed.local import up_local
+from testbed.options import FabricOptions
+from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import delivered_intact, start_transfer
 
 DEMO_TOPOLOGY = "tiny"
@@ -43,6 +50,7 @@ DEMO_RUN_NAME = "demo"
 DEMO_UDP_BASE_PORT = layout.DEFAULT_UDP_BASE_PORT + 4000
 DEMO_GRPC_BASE_PORT = layout.DEFAULT_GRPC_BASE_PORT + 200
 DEFAULT_DEMO_BYTES = 64 * 1024 * 1024
+DEMO_PLOT_NAME = "mrc-demo.png"
 CUT_FRACTION = 1 / 3
 RESTORE_FRACTION = 2 / 3
 POLL_S = 0.02
@@ -58,12 +66,11 @@ class DemoOptions:
     src: str = "nic0"
     dst: str = "nic3"
     cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
-    plot: Path = Path("mrc-demo.png")
+    plot: Path | None = None  # default: the run's results directory / DEMO_PLOT_NAME
     timeout: float = 300.0
     keep: bool = False  # leave the fabric running afterwards
-    mode: str = "local"  # the process fabric: local or mininet (same options)
-    local: LocalOptions = field(
-        default_factory=lambda: LocalOptions(
+    local: FabricOptions = field(
+        default_factory=lambda: FabricOptions(
             name=DEMO_RUN_NAME,
             udp_base_port=DEMO_UDP_BASE_PORT,
             grpc_base_port=DEMO_GRPC_BASE_PORT,
@@ -102,6 +109,7 @@ class DemoResult:
     per_plane_bytes: dict[str, int]
     retransmissions: int
     plot: Path | None
+    evidence: Path | None = None  # a failed run's directory, kept (rundir.retire)
 
     def lines(self) -> list[str]:
         a, b = self.link
@@ -128,6 +136,8 @@ class DemoResult:
         )
         if self.plot is not None:
             out.append(f"  plot: {self.plot}")
+        if self.evidence is not None:
+            out.append(f"  logs and state of the failed run: {self.evidence}")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -148,6 +158,7 @@ class DemoResult:
             "per_plane_bytes": self.per_plane_bytes,
             "retransmissions": self.retransmissions,
             "plot": str(self.plot) if self.plot else None,
+            "evidence": str(self.evidence) if self.evidence else None,
         }
 
 
@@ -229,48 +240,86 @@ def _wait_acked(
         time.sleep(POLL_S)
 
 
+@dataclass
+class DemoTrace:
+    """What the demo has seen so far, so that a failure can still be plotted."""
+
+    transfer_id: Any = None
+    t_start: float = 0.0
+    cut_s: float | None = None
+    restore_s: float | None = None
+
+
+def plot_path(options: DemoOptions, run_name: str) -> Path:
+    if options.plot is not None:
+        return options.plot
+    return results_dir(run_name, options.local.root) / DEMO_PLOT_NAME
+
+
 def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
     options = options if options is not None else DemoOptions()
     say = progress if progress is not None else (lambda _text: None)
-    if options.mode == "mininet":
-        from testbed.mininet_mode import MininetOptions, up_mininet
+    if options.local.mode == "mininet":
+        from testbed.mininet_mode import up_mininet
 
         say(f"bringing up {DEMO_TOPOLOGY} in Mininet")
-        local = options.local
-        result = up_mininet(
-            DEMO_TOPOLOGY,
-            MininetOptions(
-                name=local.name,
-                root=local.root,
-                grpc_base_port=local.grpc_base_port,
-                rate_scale=local.rate_scale,
-                program=local.program,
-                switch_command=local.switch_command,
-                nic_command=local.nic_command,
-                transport=local.transport,
-                seed=local.seed,
-                start_timeout=local.start_timeout,
-                fork_server=local.fork_server,
-            ),
-            say,
-        )
+        result = up_mininet(DEMO_TOPOLOGY, options.local, say)
     else:
         say(f"bringing up {DEMO_TOPOLOGY} locally")
         result = up_local(DEMO_TOPOLOGY, options.local, say)
     fabric = result.fabric
+    trace = DemoTrace()
     try:
-        return _run(fabric, options, result.seconds, say)
-    finally:
-        if not options.keep:
-            teardown(fabric.rundir)
+        outcome = _run(fabric, options, result.seconds, say, trace)
+    except BaseException as exc:
+        _plot_partial(fabric, options, trace, exc)
+        if options.keep:
+            exc.add_note(f"the fabric is left running (--keep): {fabric.rundir.path}")
+            raise
+        raise retire_failed(fabric.rundir, fabric.state, exc) from exc.__cause__
+    if not outcome.intact and not options.keep:
+        outcome.evidence = retire(fabric.rundir, "the demo's data did not arrive intact")
+    elif not options.keep:
+        teardown(fabric.rundir)
+    return outcome
 
 
-def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress) -> DemoResult:
+def _plot_partial(
+    fabric: Fabric, options: DemoOptions, trace: DemoTrace, exc: BaseException
+) -> None:
+    """After a failure: plots what the sender reports so far, and notes where."""
+    if trace.transfer_id is None:
+        return
+    try:
+        info = fabric.nic(options.src, timeout=2.0).transfer(trace.transfer_id)
+        end_s = float(info.get("elapsed_s", time.monotonic() - trace.t_start))
+        cut = trace.cut_s if trace.cut_s is not None else end_s
+        restore = trace.restore_s if trace.restore_s is not None else end_s
+        a, b = options.cut
+        path = write_plot(
+            plot_path(options, fabric.state.name),
+            info.get("timeline", []),
+            cut,
+            restore,
+            max(end_s, 1e-3),
+            f"FAILED: MRC on {fabric.topology.name}: {options.src} -> {options.dst}, "
+            f"link {a} -- {b} cut",
+        )
+    except (TestbedError, OSError, ValueError) as failure:
+        exc.add_note(f"no plot of the failed transfer: {failure}")
+        return
+    exc.add_note(f"plot of what the transfer got through: {path}")
+
+
+def _run(
+    fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress, trace: DemoTrace
+) -> DemoResult:
     deadline = time.monotonic() + options.timeout
     a, b = options.cut
     say(f"transfer {options.src} -> {options.dst}: {options.size:,} bytes")
     transfer_id = start_transfer(fabric, options.src, options.dst, options.size)
     t_start = time.monotonic()
+    trace.transfer_id, trace.t_start = transfer_id, t_start
     info = _wait_acked(fabric, options.src, transfer_id, int(options.size * CUT_FRACTION), deadline)
     if info.get("done"):
         raise DemoError(
@@ -279,16 +328,20 @@ def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress)
         )
     fabric.link_down(a, b)
     cut_s = time.monotonic() - t_start
+    trace.cut_s = cut_s
     say(f"cut {a} -- {b} at {cut_s:.3f} s")
     info = _wait_acked(
         fabric, options.src, transfer_id, int(options.size * RESTORE_FRACTION), deadline
     )
     fabric.link_up(a, b)
     restore_s = time.monotonic() - t_start
+    trace.restore_s = restore_s
     say(f"restored {a} -- {b} at {restore_s:.3f} s")
     try:
         info = fabric.nic(options.src).wait_transfer(
-            transfer_id, max(1.0, deadline - time.monotonic())
+            transfer_id,
+            max(1.0, deadline - time.monotonic()),
+            peers=(fabric.nic(options.dst),),
         )
     except NicControlError as exc:
         raise DemoError(str(exc)) from None
@@ -298,7 +351,7 @@ def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress)
     elapsed = float(info.get("elapsed_s", time.monotonic() - t_start))
     timeline = info.get("timeline", [])
     plot = write_plot(
-        options.plot,
+        plot_path(options, fabric.state.name),
         timeline,
         cut_s,
         restore_s,
