@@ -83,24 +83,26 @@ def run_process(scenario: Scenario, variant: Variant, options: RunOptions) -> Ru
 
 
 def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
-    name = f"scenario-{scenario.name}"
-    if options.mode == "local":
-        if options.target != "p4emu":
-            raise ScenarioRunError("--target bmv2 needs --mode mininet")
-        from testbed.local import LocalOptions, up_local
+    from testbed.options import FabricOptions
 
-        local = LocalOptions(name=name, root=options.run_dir, seed=seed)
-        if options.udp_base_port is not None:
-            local = replace(local, udp_base_port=options.udp_base_port)
-        if options.grpc_base_port is not None:
-            local = replace(local, grpc_base_port=options.grpc_base_port)
-        return up_local(scenario.topology, local)
-    from testbed.mininet_mode import MininetOptions, up_mininet
-
-    mininet = MininetOptions(name=name, root=options.run_dir, seed=seed, target=options.target)
+    fabric_options = FabricOptions(
+        name=f"scenario-{scenario.name}",
+        root=options.run_dir,
+        mode=options.mode,
+        target=options.target,
+        seed=seed,
+    )
+    if options.udp_base_port is not None:
+        fabric_options = replace(fabric_options, udp_base_port=options.udp_base_port)
     if options.grpc_base_port is not None:
-        mininet = replace(mininet, grpc_base_port=options.grpc_base_port)
-    return up_mininet(scenario.topology, mininet)
+        fabric_options = replace(fabric_options, grpc_base_port=options.grpc_base_port)
+    if options.mode == "local":
+        from testbed.local import up_local
+
+        return up_local(scenario.topology, fabric_options)
+    from testbed.mininet_mode import up_mininet
+
+    return up_mininet(scenario.topology, fabric_options)
 
 
 def _apply(fabric: Fabric, event: Event) -> None:
