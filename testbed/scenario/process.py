@@ -17,7 +17,6 @@ from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from testbed.exceptions import NicControlError
-from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
     Event,
@@ -233,7 +232,6 @@ def _drive(scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, mode
         counters={
             "nacks": sum(t.nacks for t in rows),
             "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
-            "down_links": [link_key(a, b) for a, b in fabric.down_links()],
         },
         ev_changes=[],
     )
