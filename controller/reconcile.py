@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from finsy.proto import p4r
 
-from controller import p4names
+import controller.p4names as p4names
 from controller.artifacts import Pipeline, pipeline_cookie
-from controller.client import SwitchClient
 from controller.entities import EntityCodec
 from controller.exceptions import (
     ControllerError,
@@ -28,8 +27,9 @@ from controller.exceptions import (
     SwitchError,
     UpdateFailure,
 )
+from controller.notation import format_entry
+from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, SwitchPlan
-from controller.render import format_entry
 
 DEFAULT_BATCH_SIZE = 500
 PIPELINE_MODES = ("auto", "keep", "force")

@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from controller.artifacts import Pipeline
-from controller.client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.entities import EntityCodec
 from controller.exceptions import SwitchError, UnreachableError
+from controller.p4rt_client import SwitchClient
 from controller.plan import FabricPlan, SwitchPlan
 from controller.push import ConnectOptions, make_client
 from controller.reconcile import SwitchReport, SyncOptions, pipeline_state, sync_switch

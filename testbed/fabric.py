@@ -38,7 +38,7 @@ from typing import Any
 from finsy.proto import p4i
 
 from controller.artifacts import Pipeline
-from controller.client import SwitchClient
+from controller.p4rt_client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.exceptions import ControllerError
 from controller.plan import plan_fabric

@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code
+from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
 
 from controller.artifacts import Pipeline
 from controller.endpoints import Endpoint
@@ -29,7 +29,6 @@ from controller.exceptions import (
     UnreachableError,
     WriteError,
 )
-from p4emu.server.status import decode_batch_error
 
 DEFAULT_ELECTION_ID = 1
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
@@ -46,6 +45,9 @@ GRPC_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
+# P4Runtime spec, "Error Reporting": a failed batch Write carries a google.rpc.Status in
+# this trailer, with one p4.v1.Error per update (in order; OK for those that succeeded).
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _RESPONSE_TYPES = p4r.GetForwardingPipelineConfigRequest.ResponseType
 _UNREACHABLE_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 
@@ -67,7 +69,13 @@ def _from_uint128(message: p4r.Uint128) -> int:
 
 def per_update_errors(error: grpc.RpcError) -> list[p4r.Error]:
     """The ``p4.v1.Error`` of each update of a failed Write (empty if none are attached)."""
-    return decode_batch_error(error)
+    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in metadata or ():
+        if key == STATUS_DETAILS_KEY:
+            details = rpc_status.Status.FromString(value).details
+            errors = [p4r.Error() for _ in details]
+            return [item for detail, item in zip(details, errors) if detail.Unpack(item)]
+    return []
 
 
 def describe_rpc_error(error: grpc.RpcError) -> tuple[str, str]:
