@@ -46,7 +46,7 @@ from controller.endpoints import (
     load_endpoints,
 )
 from controller.entities import EntityCodec
-from controller.exceptions import ControllerError, SwitchError
+from controller.exceptions import ControllerError, SwitchAccessError
 from controller.p4rt_client import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_ELECTION_ID, SwitchClient
 from controller.plan import FabricPlan, plan_fabric
 from controller.policy import DEFAULT_CONTROL_PRIORITY, DEFAULT_PUNTS, PUNT_KINDS, SwitchPolicy
@@ -560,7 +560,7 @@ def main(
         "mrc-controller",
         body,
         expected=(ControllerError,),
-        codes={SwitchError: EXIT_SWITCH_FAILED, ControllerError: EXIT_USAGE},
+        codes={SwitchAccessError: EXIT_SWITCH_FAILED, ControllerError: EXIT_USAGE},
         stderr=err,
     )
 

@@ -5,8 +5,8 @@ the controller needs to decide itself when a pipeline is (re)installed, to read 
 verbatim for the diff, and to map every failure to the switch and update that caused it
 (docs/controller.md, "Why raw stubs").
 
-Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchError`` carrying the
-gRPC status name and the server's message.
+Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchAccessError``
+carrying the gRPC status name and the server's message.
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ from controller.exceptions import (
     ArbitrationError,
     PipelineError,
     ReadError,
-    SwitchError,
+    SwitchAccessError,
     UnreachableError,
     WriteError,
 )
@@ -265,7 +265,7 @@ class SwitchClient:
                 "FAILED_PRECONDITION",
                 "PERMISSION_DENIED",
             ):
-                error: SwitchError = ArbitrationError(self.name, problem, code=code)
+                error: SwitchAccessError = ArbitrationError(self.name, problem, code=code)
             else:
                 error = UnreachableError(
                     self.name, f"{self.address}: {problem}", code=code or "UNAVAILABLE"
@@ -306,10 +306,12 @@ class SwitchClient:
 
     def _require_stub(self) -> p4r_grpc.P4RuntimeStub:
         if self._stub is None:
-            raise SwitchError(self.name, "not connected")
+            raise SwitchAccessError(self.name, "not connected")
         return self._stub
 
-    def _failure(self, exc: grpc.RpcError, what: str, kind: type[SwitchError]) -> SwitchError:
+    def _failure(
+        self, exc: grpc.RpcError, what: str, kind: type[SwitchAccessError]
+    ) -> SwitchAccessError:
         code, message = describe_rpc_error(exc)
         if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _UNREACHABLE_CODES:
             return UnreachableError(self.name, f"{what} failed: {code}: {message}", code=code)
