@@ -368,6 +368,27 @@ def test_every_package_is_checked_for_cycles() -> None:
     assert not set(CYCLE_FREE) & set(KNOWN_CYCLES)
 
 
+def facade_imports(graph: Mapping[str, set[str]]) -> list[str]:
+    """Modules that import their own top-level package (its ``__init__``, which re-exports
+    the package's modules: a module importing names from it depends on every module the
+    facade imports, a hidden cycle)."""
+    return sorted(
+        f"{module} imports {module.split('.')[0]}"
+        for module, targets in graph.items()
+        if "." in module and module.split(".")[0] in targets
+    )
+
+
+def test_facade_imports_on_a_synthetic_package() -> None:
+    graph = {"pkg": {"pkg.a"}, "pkg.a": set(), "pkg.b": {"pkg"}, "other.c": {"pkg"}}
+    assert facade_imports(graph) == ["pkg.b imports pkg"]
+
+
+def test_no_module_imports_its_own_package_facade(graph: dict[str, set[str]]) -> None:
+    offenders = facade_imports(graph)
+    assert not offenders, "\n".join(offenders)
+
+
 def test_controller_never_imports_p4emu_server(graph: dict[str, set[str]]) -> None:
     offenders = sorted(
         f"{module} imports {target}"
