@@ -327,7 +327,7 @@ def _bind_sub_params(
     saved = bc.scope
     bc.scope = caller_scope
     try:
-        return bc.bind_params(decl.params, call.bound_args, sub_scope, call)
+        return bc.bind_params(decl.params, bc.pc.apply_args(call, child), sub_scope, call)
     finally:
         bc.scope = saved
 

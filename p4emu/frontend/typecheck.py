@@ -2289,6 +2289,8 @@ class TypeChecker:
             and source.base is target
         ):
             return expr
+        if _implements(source, target):
+            return expr
         if assignment:
             raise self.fail(
                 expr.loc, f"cannot assign a value of type {source} to a target of type {target}"
@@ -2481,12 +2483,14 @@ class TypeChecker:
         ctx: Context,
     ) -> t.Type:
         decl = block_type.decl
+        if (
+            isinstance(decl, (ast.ParserTypeDecl, ast.ControlTypeDecl))
+            and isinstance(base, ast.PathExpr)
+            and isinstance(base.decl, ast.Parameter)
+            and base.decl.is_directionless
+        ):
+            return self.check_ctor_param_apply(call, decl, base.decl, scope, ctx)
         if not isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
-            if isinstance(base, ast.PathExpr) and isinstance(base.decl, ast.Parameter):
-                raise self.unsupported(
-                    call.loc,
-                    f"applying '{base.decl.name}', a {block_type.name} passed as a constructor parameter",
-                )
             raise self.fail(call.loc, f"{block_type.name} has no implementation to apply")
         instance = (
             base.decl
@@ -2512,6 +2516,33 @@ class TypeChecker:
             decl.params, call.args, call.loc, f"{decl.name}.apply", scope, ctx, bindings
         )
         call.target = ast.BlockApply(decl, instance)
+        return VOID
+
+    def check_ctor_param_apply(
+        self,
+        call: ast.Call,
+        decl: ast.ParserTypeDecl | ast.ControlTypeDecl,
+        param: ast.Parameter,
+        scope: Scope,
+        ctx: Context,
+    ) -> t.Type:
+        """``s.apply(...)`` of a constructor parameter ``s`` of a parser or control type."""
+        if isinstance(decl, ast.ParserTypeDecl) and not ctx.in_parser:
+            raise self.fail(
+                call.loc, f"parser {param.name} can only be applied from a parser state"
+            )
+        if isinstance(decl, ast.ControlTypeDecl) and ctx.kind != "apply":
+            raise self.fail(
+                call.loc, f"control {param.name} can only be applied from a control's apply block"
+            )
+        if decl.type_params:
+            raise self.unsupported(
+                call.loc, f"applying '{param.name}' of the generic type {decl.name}"
+            )
+        call.bound_args = self.bind_arguments(
+            decl.params, call.args, call.loc, f"{param.name}.apply", scope, ctx, _Bindings()
+        )
+        call.target = ast.BlockApply(decl, None, ctor_param=param)
         return VOID
 
     def check_extern_method_call(
@@ -2792,6 +2823,29 @@ class TypeChecker:
         )
 
 
+def _implements(source: t.Type, target: t.Type) -> bool:
+    """A parser/control implementation passed where its type declaration is expected
+    (``control Step(inout bit<8> v);`` <- ``Inc``): same apply parameters, in order."""
+    kinds = ((t.ControlType, ast.ControlTypeDecl), (t.ParserType, ast.ParserTypeDecl))
+    for type_kind, decl_kind in kinds:
+        if (
+            isinstance(source, type_kind)
+            and isinstance(target, type_kind)
+            and isinstance(target.decl, decl_kind)
+            and source.decl is not None
+            and not target.decl.type_params
+        ):
+            mine, theirs = source.decl.params, target.decl.params
+            return len(mine) == len(theirs) and all(
+                a.direction == b.direction
+                and a.type is not None
+                and b.type is not None
+                and t.types_equal(a.type, b.type)
+                for a, b in zip(mine, theirs, strict=True)
+            )
+    return False
+
+
 class _InstanceBuilder:
     """Builds the block-instance tree and the control-plane object lists."""
 
@@ -2849,6 +2903,7 @@ class _InstanceBuilder:
                         for b in local.bound_args
                     }
                     block.children[local.name] = child
+                    self.add_block_arguments(child, local.bound_args, depth)
                     self.populate(child, depth + 1)
                 elif isinstance(type_decl, ast.ExternDecl):
                     self.externs.append(
@@ -2865,6 +2920,25 @@ class _InstanceBuilder:
                 self.add_table(block, local)
         self.add_direct_invocations(block, depth)
 
+    def add_block_arguments(
+        self, block: ast.BlockInstance, bound_args: list[ast.BoundArg], depth: int
+    ) -> None:
+        """Constructor arguments that are parser/control instances (``Twice(Inc())``): each
+        becomes a child of ``block`` keyed by the parameter name, named ``block.param``."""
+        for bound in bound_args:
+            expr = bound.expr
+            if isinstance(expr, ast.ConstructorCall) and isinstance(
+                expr.decl, (ast.ParserDecl, ast.ControlDecl)
+            ):
+                name = f"{block.name}.{bound.param.name}"
+                child = ast.BlockInstance(expr.decl, name, expr, block)
+                child.constructor_args = {
+                    b.param.name: (b.expr.const_value if b.expr else None) for b in expr.bound_args
+                }
+                block.children[bound.param.name] = child
+                self.add_block_arguments(child, expr.bound_args, depth + 1)
+                self.populate(child, depth + 1)
+
     def add_direct_invocations(self, block: ast.BlockInstance, depth: int) -> None:
         """``Sub.apply()`` without an instance: an implicit instance named after the type."""
         decl = block.decl
@@ -2876,7 +2950,11 @@ class _InstanceBuilder:
                 if not (isinstance(node, ast.Call) and isinstance(node.target, ast.BlockApply)):
                     continue
                 target = node.target
-                if target.instance is not None or target.block.name in block.children:
+                if (
+                    target.instance is not None
+                    or target.ctor_param is not None
+                    or target.block.name in block.children
+                ):
                     continue
                 child = ast.BlockInstance(
                     target.block, block.qualified_name(target.block), None, block
