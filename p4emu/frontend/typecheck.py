@@ -104,6 +104,8 @@ class TypeChecker:
         self.main_file = main_file
         self.errors: list[P4SourceError] = []
         self.warnings: list[str] = []
+        # hdr.h.s (s a struct-typed header field) not followed by a field name, by id
+        self._whole_groups: dict[int, ast.Expr] = {}
         self.globals = Scope(None, "global")
         self.error_type = t.ErrorType()
         self.match_kind_type = t.MatchKindType()
@@ -420,6 +422,16 @@ class TypeChecker:
             info = t.FieldInfo(
                 struct_field.name, field_type, struct_field.annotations, None, struct_field
             )
+            if isinstance(decl, ast.HeaderDecl) and isinstance(field_type, t.StructType):
+                assert isinstance(struct_type, t.HeaderType)
+                for leaf in self.header_struct_leaves(
+                    decl, struct_field, struct_field.name, field_type, struct_type
+                ):
+                    leaf.offset_bits = offset
+                    width = leaf.type.width_bits
+                    offset = None if offset is None or width is None else offset + width
+                    struct_type.fields.append(leaf)
+                continue
             if isinstance(decl, ast.HeaderDecl):
                 self.check_header_field(decl, struct_field, field_type)
                 info.offset_bits = offset
@@ -449,17 +461,39 @@ class TypeChecker:
         ):
             raise self.fail(decl.loc, f"header {decl.name} has more than one varbit field")
 
+    def header_struct_leaves(
+        self,
+        decl: ast.HeaderDecl,
+        struct_field: ast.StructField,
+        prefix: str,
+        struct: t.StructType,
+        header: t.HeaderType,
+    ) -> list[t.FieldInfo]:
+        """The flattened leaves ``prefix.f`` of a struct-typed header field (p4c flattens
+        such fields; their bits follow each other in declaration order)."""
+        header.groups[prefix] = struct
+        leaves: list[t.FieldInfo] = []
+        for member in struct.fields:
+            name = f"{prefix}.{member.name}"
+            if isinstance(member.type, t.StructType):
+                leaves += self.header_struct_leaves(decl, struct_field, name, member.type, header)
+                continue
+            scalar = t.underlying_scalar(member.type)
+            if not isinstance(scalar, (t.BitsType, t.BoolType)):
+                raise self.fail(
+                    struct_field.type_ref.loc,
+                    f"header {decl.name} field '{name}' has type {member.type}; a struct inside "
+                    "a header may hold only bit<W>, int<W>, bool, serializable enums and structs",
+                )
+            leaves.append(t.FieldInfo(name, member.type, member.annotations, None, member.decl))
+        return leaves
+
     def check_header_field(
         self, decl: ast.HeaderDecl, struct_field: ast.StructField, field_type: t.Type
     ) -> None:
         scalar = t.underlying_scalar(field_type)
         if isinstance(scalar, (t.BitsType, t.VarbitType, t.BoolType)):
             return
-        if isinstance(field_type, t.StructType):
-            raise self.unsupported(
-                struct_field.type_ref.loc,
-                f"struct-typed header field '{struct_field.name}' ({field_type}) in header {decl.name}",
-            )
         raise self.fail(
             struct_field.type_ref.loc,
             f"header {decl.name} field '{struct_field.name}' has type {field_type}; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
@@ -1416,6 +1450,8 @@ class TypeChecker:
             raise self.fail(expr.loc, f"unexpected expression '{ast.expr_to_source(expr)}' here")
         result = method(expr, scope, ctx, expected)
         expr.type = result
+        if isinstance(result, t.HeaderGroupType):
+            self._whole_groups[id(expr)] = expr
         return result
 
     def expr_IntLiteral(
@@ -1554,6 +1590,17 @@ class TypeChecker:
                 expr.kind = ast.MEMBER_METHOD
                 return INT_TYPE
             raise self.fail(where, f"type {named} has no member '{name}'")
+        if isinstance(base_type, t.HeaderGroupType):
+            # hdr.h.s.f: the flattened leaf "s.f" of hdr.h (the inner Member is replaced)
+            inner = expr.expr
+            assert isinstance(inner, ast.Member)
+            self._whole_groups.pop(id(inner), None)
+            path = f"{base_type.prefix}.{name}"
+            expr.expr, expr.member = inner.expr, path
+            return self.member_type(expr, base_type.header)
+        if isinstance(base_type, t.HeaderType) and name in base_type.groups:
+            expr.kind = ast.MEMBER_FIELD
+            return t.HeaderGroupType(base_type, name, base_type.groups[name])
         if isinstance(base_type, (t.HeaderType, t.HeaderUnionType, t.StructType)):
             info = base_type.field(name)
             if info is not None:
@@ -2213,6 +2260,13 @@ class TypeChecker:
         Returns the expression to use (a new implicit Cast node for enum -> bits)."""
         source = expr.type
         assert source is not None, f"unchecked expression {expr!r}"
+        for side in (source, target):
+            if isinstance(side, t.HeaderGroupType):
+                raise self.unsupported(
+                    expr.loc,
+                    f"the struct-typed header field {side.header.name}.{side.prefix} used as "
+                    "a whole (use its fields)",
+                )
         if isinstance(target, (t.TypeVar, t.DontCareType)) or t.types_equal(source, target):
             return expr
         if isinstance(source, t.DontCareType):
@@ -2778,6 +2832,12 @@ class TypeChecker:
     # ------------------------------------------------------------------ checked program
 
     def build_checked_program(self) -> ast.CheckedProgram:
+        for whole in self._whole_groups.values():
+            raise self.unsupported(
+                whole.loc,
+                f"the struct-typed header field '{ast.expr_to_source(whole)}' used as a whole "
+                "(use its fields)",
+            )
         mains = self.globals.names.get("main")
         end = SourceLocation(self.main_file, 1, 1)
         if not mains or not isinstance(mains[0], ast.Instantiation):
