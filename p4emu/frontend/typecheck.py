@@ -2927,6 +2927,7 @@ class _InstanceBuilder:
             instance.constructor_args = {
                 b.param.name: (b.expr.const_value if b.expr else None) for b in value.bound_args
             }
+            self.add_block_arguments(instance, value.bound_args, 0)
         elif (
             isinstance(value, ast.PathExpr)
             and isinstance(value.decl, ast.Instantiation)
@@ -2939,6 +2940,7 @@ class _InstanceBuilder:
             instance.constructor_args = {
                 b.param.name: (b.expr.const_value if b.expr else None) for b in inst.bound_args
             }
+            self.add_block_arguments(instance, inst.bound_args, 0)
         else:
             raise self.checker.fail(
                 value.loc,
