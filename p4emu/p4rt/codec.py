@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from finsy.proto import p4d, p4r
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
@@ -28,14 +29,40 @@ from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, T
 # --------------------------------------------------------------------------- bytestrings
 
 
+# Bytes of a refused value quoted in an error message; the rest is summarised.
+_QUOTED_BYTES = 16
+
+
+def _quote(data: bytes) -> str:
+    """``0x...`` of a bytestring for an error message, shortened when long."""
+    if len(data) <= _QUOTED_BYTES:
+        return f"0x{data.hex()}"
+    return f"0x{data[:_QUOTED_BYTES].hex()}... ({len(data)} bytes)"
+
+
+def _significant_bits(data: bytes) -> int:
+    """Bits of the unsigned value of ``data`` (leading zeros dropped), without converting it."""
+    stripped = data.lstrip(b"\0")
+    if not stripped:
+        return 0
+    return (len(stripped) - 1) * 8 + stripped[0].bit_length()
+
+
 def decode_unsigned(data: bytes, width: int, what: str) -> int:
-    """The ``bit<width>`` value of a P4Runtime bytestring (INVALID_ARGUMENT if it does not fit)."""
+    """The ``bit<width>`` value of a P4Runtime bytestring (INVALID_ARGUMENT if it does not fit).
+
+    The width is checked on the bytes before any conversion, so a huge value costs nothing
+    and is reported by its length, not converted to a number.
+    """
     if not data:
         raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
-    value = int.from_bytes(data, "big")
-    if value.bit_length() > width:
-        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in {width} bits")
-    return value
+    bits = _significant_bits(data)
+    if bits > width:
+        raise invalid(
+            f"{what}: bytestring {_quote(data)} does not fit in {width} bits "
+            f"(it has {bits} significant bits)"
+        )
+    return int.from_bytes(data, "big")
 
 
 def encode_unsigned(value: int) -> bytes:
@@ -49,9 +76,19 @@ def decode_signed(data: bytes, width: int, what: str) -> int:
     """The ``int<width>`` value (a Python int, possibly negative) of a bytestring."""
     if not data:
         raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
-    value = int.from_bytes(data, "big", signed=True)
+    # Sign-extension bytes carry no information; what remains must fit in width bits (+1
+    # byte of slack for the sign), checked before the bytes become a number.
+    start = 0
+    while start + 1 < len(data) and (
+        (data[start] == 0x00 and data[start + 1] < 0x80)
+        or (data[start] == 0xFF and data[start + 1] >= 0x80)
+    ):
+        start += 1
+    if (len(data) - start) * 8 > width + 8:
+        raise invalid(f"{what}: bytestring {_quote(data)} does not fit in int<{width}>")
+    value = int.from_bytes(data[start:], "big", signed=True)
     if not -(1 << (width - 1)) <= value < (1 << (width - 1)):
-        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in int<{width}>")
+        raise invalid(f"{what}: bytestring {_quote(data)} ({value}) does not fit in int<{width}>")
     return value
 
 
@@ -151,24 +188,36 @@ def encode_matches(
     values: Sequence[MatchValue], specs: Sequence[MatchSpec]
 ) -> list[p4r.FieldMatch]:
     """Canonical P4Runtime matches (don't-care fields omitted) of runtime match values."""
-    out = []
+    holder = p4r.TableEntry()
+    add_matches(holder.match, values, specs)
+    return list(holder.match)
+
+
+def add_matches(
+    out: RepeatedCompositeFieldContainer[p4r.FieldMatch],
+    values: Sequence[MatchValue],
+    specs: Sequence[MatchSpec],
+) -> None:
+    """Appends the canonical matches of ``values`` to the repeated field ``out`` (building
+    them in place, without the copy ``extend`` makes)."""
     for spec, value in zip(specs, values):
         if value is None:
             continue
-        match = p4r.FieldMatch(field_id=spec.id)
+        match = out.add(field_id=spec.id)
         if isinstance(value, Exact):
-            if spec.kind == "lpm":
+            kind = spec.kind
+            if kind == "exact":
+                match.exact.value = encode_unsigned(value.value)
+            elif kind == "lpm":
                 match.lpm.value = encode_unsigned(value.value)
                 match.lpm.prefix_len = spec.width
-            elif spec.kind == "ternary":
+            elif kind == "ternary":
                 match.ternary.value = encode_unsigned(value.value)
                 match.ternary.mask = encode_unsigned((1 << spec.width) - 1)
-            elif spec.kind == "optional":
+            elif kind == "optional":
                 match.optional.value = encode_unsigned(value.value)
-            elif spec.kind == "range":
-                match.range.low = match.range.high = encode_unsigned(value.value)
             else:
-                match.exact.value = encode_unsigned(value.value)
+                match.range.low = match.range.high = encode_unsigned(value.value)
         elif isinstance(value, Lpm):
             match.lpm.value = encode_unsigned(value.value)
             match.lpm.prefix_len = value.prefix_len
@@ -180,8 +229,6 @@ def encode_matches(
             match.range.high = encode_unsigned(value.high)
         else:
             match.optional.value = encode_unsigned(value.value)
-        out.append(match)
-    return out
 
 
 # --------------------------------------------------------------------------- actions
@@ -221,6 +268,16 @@ def encode_params(args: Sequence[int], specs: Sequence[ParamSpec]) -> list[p4r.A
         p4r.Action.Param(param_id=spec.id, value=encode_unsigned(arg))
         for spec, arg in zip(specs, args)
     ]
+
+
+def add_params(
+    out: RepeatedCompositeFieldContainer[p4r.Action.Param],
+    args: Sequence[int],
+    specs: Sequence[ParamSpec],
+) -> None:
+    """Appends the canonical parameters to the repeated field ``out``, built in place."""
+    for spec, arg in zip(specs, args):
+        out.add(param_id=spec.id, value=encode_unsigned(arg))
 
 
 # --------------------------------------------------------------------------- P4Data
