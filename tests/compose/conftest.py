@@ -227,3 +227,20 @@ class Project:
         if image_id(f"{repository}:{tag}") is None:
             self.compose("build", "--force-rm", "fabric", timeout=BUILD_TIMEOUT_S)
             remove_older_tags(repository, tag)
+
+
+def image_env(target: str, base_image: str, *extra: str) -> dict[str, str]:
+    """The compose variables that select ``target``'s image, tagged by its inputs."""
+    return {
+        "TARGET": target,
+        "BASE_IMAGE": BASE_IMAGE,
+        "MRC_IMAGE_TAG": inputs_tag(target, base_image, *extra),
+    }
+
+
+@pytest.fixture(scope="session")
+def p4emu_image(base_image: str) -> str:
+    """mrc-testbed/p4emu:<input tag>, built unless it exists."""
+    env = image_env("p4emu", base_image)
+    Project(f"mrc-build-{os.getpid()}", env).build("p4emu")
+    return f"mrc-testbed/p4emu:{env['MRC_IMAGE_TAG']}"
