@@ -36,6 +36,8 @@ TRANSFER_BYTES = 256 * 1024
 HEALTHY_TIMEOUT_S = 600
 CUT = ("p0-t0-0", "p0-t1-0")  # a T0-T1 link of plane 0 on nic0 -> nic3's paths
 DOCKER_NETNS_DIR = "/var/run/docker/netns"
+ALL_PROFILES = ("--profile", "controller", "--profile", "scenario")
+CONTROLLER_TIMEOUT_S = 180
 
 
 def network_namespaces(container: str) -> set[int]:
@@ -99,6 +101,23 @@ def transfer(project: Project, results: Path, name: str) -> dict[str, object]:
     return json.loads((results / f"{name}.json").read_text())
 
 
+def controller_programs_every_switch(project: Project) -> None:
+    """The opt-in ``controller`` service: push, then watch, every switch of the fabric."""
+    project.compose("--profile", "controller", "up", "-d", "controller", timeout=300)
+    switches = [sw.name for sw in load("tiny").switches]
+    deadline = time.monotonic() + CONTROLLER_TIMEOUT_S
+    while True:
+        logs = project.compose("logs", "--no-color", "controller", check=False).stdout
+        watched = logs.partition("watching")[2].splitlines()
+        if all(
+            any(f" {sw} " in line and "programmed" in line for line in watched) for sw in switches
+        ):
+            return
+        if time.monotonic() > deadline:
+            pytest.fail(f"the controller service did not program every switch:\n{logs[-3000:]}")
+        time.sleep(2)
+
+
 def assert_byte_exact(outcome: dict[str, object]) -> None:
     assert outcome["intact"] is True, outcome
     assert outcome["bytes_delivered_intact"] == TRANSFER_BYTES
@@ -131,12 +150,13 @@ def bring_up_transfer_cut_and_tear_down(project: Project, results: Path) -> None
         assert [sorted(link) for link in status["links_down"]] == [sorted(CUT)]
 
         assert_byte_exact(transfer(project, results, "after-cut"))
+        controller_programs_every_switch(project)
         # The fabric's namespace and one per NIC (Mininet hosts), none of them the host's.
         namespaces = network_namespaces(container)
         assert len(namespaces) == 1 + len(load("tiny").nics)
         assert os.stat("/proc/self/ns/net").st_ino not in namespaces
     finally:
-        down = project.compose("down", "--volumes", "--timeout", "60", check=False)
+        down = project.compose(*ALL_PROFILES, "down", "--volumes", "--timeout", "60", check=False)
     assert down.returncode == 0, down.stderr
     assert project_objects(project.name) == {"containers": [], "networks": [], "volumes": []}
     # Every veth of the fabric lived in those namespaces: gone with them. (Interface names
@@ -156,6 +176,7 @@ def project_name() -> Iterator[str]:
             name,
             "-f",
             str(Path(__file__).parents[2] / "docker-compose.yml"),
+            *ALL_PROFILES,
             "down",
             "--volumes",
             "--timeout",
