@@ -69,6 +69,7 @@ def test_fabric_and_run_get_what_mininet_needs_without_privileged() -> None:
         assert {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"} <= set(service["cap_add"])
         assert service["network_mode"] == "none"  # its own namespace: nothing on the host
         assert service["entrypoint"] == ["/opt/mrc-testbed/docker/mininet-entrypoint.sh"]
+        assert service["cpu_shares"] > 1024  # a whole fabric in one cgroup (docs/docker.md)
     assert SERVICES["fabric"]["healthcheck"]["test"] == ["CMD", "mrc-testbed", "status"]
     entrypoint = ROOT / "docker" / "mininet-entrypoint.sh"
     script = entrypoint.read_text()
