@@ -37,13 +37,13 @@ import yaml
 from controller.artifacts import TARGETS
 from testbed import layout
 from testbed.exceptions import TestbedError
+from testbed.fabric import switch_args
 from testbed.local import nic_config, resolve_topology
 from testbed.mininet_mode import (
     VETH_MTU,
     interface_commands,
     link_rate_mbit,
     nic_ports,
-    switch_args,
 )
 from testbed.rundir import RunDir
 from topologies import Topology, to_mapping
@@ -176,9 +176,10 @@ def _switch_script(topology: Topology, switch: str, options: ClabOptions) -> str
             topology,
             switch,
             ports,
-            f"0.0.0.0:{P4RUNTIME_PORT}",
-            THRIFT_PORT,
-            options.seed,
+            None,  # link rates: tc on the container's veths, as in Mininet mode
+            grpc_address=f"0.0.0.0:{P4RUNTIME_PORT}",
+            seed=options.seed,
+            thrift_port=THRIFT_PORT,
         ),
     ]
     return _script(
