@@ -114,16 +114,23 @@ def test_controller_pushes_then_watches_the_same_topology_and_target(
         assert args.target == env.get("TARGET", "p4emu")
 
 
-@pytest.mark.parametrize("env", [{}, {"SCENARIO": "t1-down"}])
+@pytest.mark.parametrize("env", [{}, {"SCENARIO": "t1-down", "TARGET": "bmv2"}])
 def test_run_service_runs_a_failover_scenario_into_the_mounted_results_folder(
     env: dict[str, str],
 ) -> None:
     command = command_of("run", env)
-    scenario = env.get("SCENARIO", "link-restore")
-    assert command == ["mrc-testbed", "run", scenario, "--mode", "mininet", "-o", "/results"]
+    scenario, target = env.get("SCENARIO", "link-restore"), env.get("TARGET", "p4emu")
+    assert command == [
+        "mrc-testbed", "run", scenario, "--mode", "mininet", "--target", target, "-o", "/results"
+    ]  # fmt: skip
     assert "${MRC_RESULTS:-./results}:/results" in SERVICES["run"]["volumes"]
     args = launcher_parser().parse_args(command[1:])
-    assert (args.command, args.mode, str(args.output)) == ("run", "mininet", "/results")
+    assert (args.command, args.mode, args.target, str(args.output)) == (
+        "run",
+        "mininet",
+        target,
+        "/results",
+    )
 
 
 @pytest.mark.parametrize(
