@@ -80,6 +80,10 @@ class CompiledProgram:
     copy_headers: Callable[[Any], Any]
     copy_metadata: Callable[[Any], Any]
     copy_standard_metadata: Callable[[Any], Any]
+    # back to the state of a new object (all zero, headers invalid), in place
+    init_headers: Callable[[Any], None]
+    init_metadata: Callable[[Any], None]
+    init_standard_metadata: Callable[[Any], None]
     error_codes: dict[str, int]
     random: RandomSource
     ids: ControlPlaneIds
@@ -224,6 +228,11 @@ class ProgramCompiler:
     ) -> ast.BlockInstance:
         if block is None:
             raise CompileError(f"{target.block.name}.apply() outside a block")
+        if target.ctor_param is not None:
+            child = block.children.get(target.ctor_param.name)
+            if child is not None:
+                return child
+            raise CompileError(f"no instance passed for {target.ctor_param.name} in {block.name}")
         if target.instance is not None:
             child = block.children.get(target.instance.name)
             if child is not None:
@@ -235,9 +244,25 @@ class ProgramCompiler:
                 return child
         raise CompileError(f"no instance of {target.block.name} inside {block.name}")
 
+    @staticmethod
+    def apply_args(call: ast.Call, child: ast.BlockInstance) -> list[ast.BoundArg]:
+        """``call.bound_args`` against the parameters of the block actually applied: for a
+        constructor parameter they were bound to its type's parameters (same positions)."""
+        target = call.target
+        if not isinstance(target, ast.BlockApply) or target.ctor_param is None:
+            return call.bound_args
+        by_position = {id(p): i for i, p in enumerate(target.block.params)}
+        params = child.decl.params
+        return [
+            ast.BoundArg(params[by_position[id(b.param)]], b.expr, b.param_type)
+            for b in call.bound_args
+        ]
+
     def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None:
         decl = instance.decl
         for param in decl.ctor_params:
+            if isinstance(param.type, (t.ControlType, t.ParserType)):
+                continue  # an instance passed in: applied through instance.children
             if param.name in instance.constructor_args:
                 value = instance.constructor_args[param.name]
                 scope.bind(param, Binding("const", literal(value, param.type), param.type))
@@ -480,6 +505,9 @@ class ProgramCompiler:
             copy_headers=made["copy_headers"],
             copy_metadata=made["copy_metadata"],
             copy_standard_metadata=made["copy_standard_metadata"],
+            init_headers=made["init_headers"],
+            init_metadata=made["init_metadata"],
+            init_standard_metadata=made["init_standard_metadata"],
             error_codes=dict(self.error_codes),
             random=self.random,
             ids=self.ids,
@@ -518,6 +546,8 @@ class ProgramCompiler:
             body.append("    __slots__ = ()")
             body.append("def copy__NoMeta(s):")
             body.append("    return s")
+            body.append("def init__NoMeta(s):")
+            body.append("    pass")
             meta_cls = "_NoMeta"
         copiers = ", ".join(f"{name!r}: {name}" for _, name in self._pending_copiers)
         body.append(
@@ -529,6 +559,8 @@ class ProgramCompiler:
             f"'new_standard_metadata': {sm_cls}, "
             f"'copy_headers': copy_{hdr_cls}, 'copy_metadata': copy_{meta_cls}, "
             f"'copy_standard_metadata': copy_{sm_cls}, "
+            f"'init_headers': init_{hdr_cls}, 'init_metadata': init_{meta_cls}, "
+            f"'init_standard_metadata': init_{sm_cls}, "
             f"'copiers': {{{copiers}}}}}"
         )
         out.extend("    " + line if line else "" for line in body)
