@@ -31,7 +31,6 @@ hierarchicalNames}.cpp``. See docs/p4info.md.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
@@ -39,18 +38,24 @@ from finsy.proto import p4i
 
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
-from p4emu.frontend.lexer import EOF, STRING, LexError, lex_text
+from p4emu.p4info.annotations import (
+    documentation,
+    explicit_id,
+    kv_from_body,
+    listed_annotations,
+    preamble,
+    type_control_plane_name,
+)
 from p4emu.p4info.builder import build_p4info
-from p4emu.p4info.exceptions import P4InfoError
+from p4emu.p4info.exceptions import ExtractError
 from p4emu.p4info.ids import control_plane_name
+from p4emu.p4info.keys import key_name
 from p4emu.p4info.model import (
     Action,
     ActionParam,
     ActionProfile,
     ActionRef,
     ActionScope,
-    BitstringSpec,
-    BoolSpec,
     ControllerHeader,
     ControllerMetadata,
     ControlPlaneModel,
@@ -60,48 +65,22 @@ from p4emu.p4info.model import (
     Digest,
     DirectCounter,
     DirectMeter,
-    Documentation,
-    EnumDef,
-    ErrorSpec,
-    HeaderDef,
-    HeaderStackSpec,
-    HeaderUnionDef,
     MatchField,
     MatchType,
     Meter,
     MeterUnit,
-    NamedKind,
-    NamedSpec,
-    NewTypeDef,
     PkgInfo,
     Preamble,
     Register,
-    SerializableEnumDef,
-    StructDef,
     Table,
-    Translation,
-    TupleSpec,
-    TypeInfo,
-    TypeSpec,
     ValueSet,
     ValueSetMatch,
-    VarbitSpec,
 )
+from p4emu.p4info.typespecs import TypeCollector, control_plane_width, field_name, flatten_fields
 
 DEFAULT_TABLE_SIZE = 1024  # p4c: P4V1::V1Model tableAttributes.defaultTableSize
 NO_ACTION = "NoAction"
 
-# Annotations P4Info never lists as strings: represented elsewhere (p4RuntimeArchHandler.h).
-_NOT_LISTED = frozenset({"name", "id", "brief", "description"})
-# Annotations p4c parses into expressions; ToP4 prints their arguments joined by ", ".
-# Every other annotation body is printed token by token, separated by single spaces.
-_PARSED = frozenset(
-    {
-        "name", "deprecated", "noWarn", "length", "pkginfo", "controller_header", "id",
-        "brief", "description", "max_group_size", "p4runtime_translation", "match",
-        "priority", "tableonly", "defaultonly", "hidden", "atomic", "optional",
-    }
-)  # fmt: skip
 
 _MATCH_KINDS = {
     "exact": MatchType.EXACT,
@@ -120,14 +99,6 @@ _COUNTER_UNITS = {
 _METER_UNITS = {"packets": MeterUnit.PACKETS, "bytes": MeterUnit.BYTES}
 
 
-class ExtractError(P4InfoError):
-    """The program uses something P4Runtime cannot describe (p4c rejects it too)."""
-
-    def __init__(self, loc: object, message: str) -> None:
-        self.loc = loc
-        super().__init__(f"{loc}: error: {message}" if loc is not None else message)
-
-
 def extract_model(program: ast.CheckedProgram) -> ControlPlaneModel:
     """The control-plane model p4c would serialize for ``program``."""
     return _Extractor(program).run()
@@ -136,348 +107,6 @@ def extract_model(program: ast.CheckedProgram) -> ControlPlaneModel:
 def p4info_for_program(program: ast.CheckedProgram) -> p4i.P4Info:
     """The P4Info p4c generates for ``program`` (``extract_model`` + ``build_p4info``)."""
     return build_p4info(extract_model(program))
-
-
-# --------------------------------------------------------------------------- annotations
-
-
-def serialize_annotation(annotation: ast.Annotation) -> str:
-    """An annotation as p4c prints it into P4Info (``ToP4`` of the annotation)."""
-    if annotation.kv is not None:
-        pairs = ", ".join(
-            f"{key}={ast.expr_to_source(value)}" for key, value in annotation.kv.items()
-        )
-        return f"@{annotation.name}({pairs})"
-    if not annotation.body or not annotation.body.strip():
-        return f"@{annotation.name}"
-    tokens = _body_tokens(annotation)
-    if annotation.name in _PARSED:
-        groups: list[list[str]] = [[]]
-        depth = 0
-        for token in tokens:
-            if token in ("(", "[", "{", "<"):
-                depth += 1
-            elif token in (")", "]", "}", ">"):
-                depth -= 1
-            if token == "," and depth == 0:
-                groups.append([])
-            else:
-                groups[-1].append(token)
-        return f"@{annotation.name}(" + ", ".join(" ".join(g) for g in groups) + ")"
-    return f"@{annotation.name}(" + " ".join(tokens) + ")"
-
-
-def _body_tokens(annotation: ast.Annotation) -> list[str]:
-    try:
-        return [tok.text for tok in lex_text(annotation.body or "") if tok.kind != EOF]
-    except LexError:
-        return [annotation.body or ""]
-
-
-def listed_annotations(
-    annotations: list[ast.Annotation], *, skip: frozenset[str] = frozenset()
-) -> tuple[str, ...]:
-    """The ``annotations`` strings of a P4Info message (structured ``@x[...]`` ones are not
-    represented)."""
-    return tuple(
-        serialize_annotation(annotation)
-        for annotation in annotations
-        if annotation.name not in _NOT_LISTED
-        and annotation.name not in skip
-        and annotation.kv is None
-    )
-
-
-def documentation(annotations: list[ast.Annotation]) -> Documentation | None:
-    brief = ast.find_annotation(annotations, "brief")
-    description = ast.find_annotation(annotations, "description")
-    if brief is None and description is None:
-        return None
-    return Documentation(
-        brief=(brief.string_arg() or "") if brief else "",
-        description=(description.string_arg() or "") if description else "",
-    )
-
-
-def explicit_id(annotations: list[ast.Annotation]) -> int | None:
-    annotation = ast.find_annotation(annotations, "id")
-    if annotation is None:
-        return None
-    value = annotation.int_arg()
-    if value is None or value < 0:
-        raise ExtractError(annotation.loc, "@id should be an unsigned integer")
-    return value
-
-
-def preamble(name: str, decl: ast.Declaration | ast.Instantiation) -> Preamble:
-    return Preamble(
-        name=name,
-        explicit_id=explicit_id(decl.annotations),
-        annotations=listed_annotations(decl.annotations),
-        doc=documentation(decl.annotations),
-    )
-
-
-def type_control_plane_name(decl: ast.Declaration | None, fallback: str) -> str:
-    """``controlPlaneName()`` of a top-level type declaration."""
-    if decl is None:
-        return fallback
-    return control_plane_name(decl.name_annotation or decl.name)
-
-
-# --------------------------------------------------------------------------- types
-
-
-class TypeCollector:
-    """``TypeSpecConverter``: frontend types -> P4Info type specs plus ``type_info`` entries."""
-
-    def __init__(self) -> None:
-        self.info = TypeInfo()
-
-    def spec(self, type_: t.Type, loc: object = None) -> TypeSpec:
-        if isinstance(type_, t.BitsType):
-            return BitstringSpec(type_.width, type_.signed)
-        if isinstance(type_, t.VarbitType):
-            return VarbitSpec(type_.max_width)
-        if isinstance(type_, t.BoolType):
-            return BoolSpec()
-        if isinstance(type_, t.ErrorType):
-            if self.info.error_members is None:
-                self.info.error_members = tuple(type_.members)
-            return ErrorSpec()
-        if isinstance(type_, t.HeaderType):
-            return NamedSpec(NamedKind.HEADER, self.header(type_, loc))
-        if isinstance(type_, t.HeaderUnionType):
-            return NamedSpec(NamedKind.HEADER_UNION, self.header_union(type_, loc))
-        if isinstance(type_, t.StructType):
-            return NamedSpec(NamedKind.STRUCT, self.struct(type_, loc))
-        if isinstance(type_, t.HeaderStackType):
-            element = type_.element
-            if isinstance(element, t.HeaderUnionType):
-                return HeaderStackSpec(self.header_union(element, loc), type_.size, union=True)
-            return HeaderStackSpec(self.header(element, loc), type_.size)
-        if isinstance(type_, t.TupleType):
-            return TupleSpec(tuple(self.spec(element, loc) for element in type_.elements))
-        if isinstance(type_, t.EnumType):
-            name = self.enum(type_)
-            kind = NamedKind.ENUM if type_.underlying is None else NamedKind.SERIALIZABLE_ENUM
-            return NamedSpec(kind, name)
-        if isinstance(type_, t.NewType):
-            return NamedSpec(NamedKind.NEW_TYPE, self.new_type(type_, loc))
-        raise ExtractError(loc, f"type {type_.describe()} cannot be described in P4Info")
-
-    def struct(self, type_: t.StructType, loc: object) -> str:
-        name = type_control_plane_name(type_.decl, type_.name)
-        if name not in self.info.structs:
-            self.info.structs[name] = StructDef(())  # reserve: recursion-safe ordering
-            members = tuple((_field_name(info), self.spec(info.type, loc)) for info in type_.fields)
-            self.info.structs[name] = StructDef(members)
-        return name
-
-    def header(self, type_: t.HeaderType, loc: object) -> str:
-        name = type_control_plane_name(type_.decl, type_.name)
-        if name not in self.info.headers:
-            members: list[tuple[str, BitstringSpec | VarbitSpec]] = []
-            for path, info in _flatten_fields(type_):
-                if isinstance(info.type, t.BitsType):
-                    members.append((path, BitstringSpec(info.type.width, info.type.signed)))
-                elif isinstance(info.type, t.VarbitType):
-                    members.append((path, VarbitSpec(info.type.max_width)))
-                else:
-                    raise ExtractError(
-                        loc,
-                        f"header {name}: field '{path}' of type {info.type.describe()} "
-                        "cannot be described in P4Info (only bit<W>, int<W>, varbit<W>)",
-                    )
-            self.info.headers[name] = HeaderDef(tuple(members))
-        return name
-
-    def header_union(self, type_: t.HeaderUnionType, loc: object) -> str:
-        name = type_control_plane_name(type_.decl, type_.name)
-        if name not in self.info.header_unions:
-            members = []
-            for info in type_.fields:
-                if not isinstance(info.type, t.HeaderType):
-                    raise ExtractError(loc, f"header_union {name}: '{info.name}' is no header")
-                members.append((_field_name(info), self.header(info.type, loc)))
-            self.info.header_unions[name] = HeaderUnionDef(tuple(members))
-        return name
-
-    def enum(self, type_: t.EnumType) -> str:
-        name = type_control_plane_name(type_.decl, type_.name)
-        if type_.underlying is None:
-            self.info.enums.setdefault(name, EnumDef(tuple(type_.members)))
-        elif name not in self.info.serializable_enums:
-            self.info.serializable_enums[name] = SerializableEnumDef(
-                type_.underlying.width,
-                tuple((member.name, member.value or 0) for member in type_.members.values()),
-            )
-        return name
-
-    def new_type(self, type_: t.NewType, loc: object) -> str:
-        name = type_control_plane_name(type_.decl, type_.name)
-        if name in self.info.new_types:
-            return name
-        underlying = type_.underlying
-        while isinstance(underlying, t.NewType):
-            underlying = underlying.underlying
-        annotations = type_.decl.annotations if type_.decl is not None else []
-        translation = p4runtime_translation(type_)
-        if translation is not None and not isinstance(underlying, t.BitsType):
-            raise ExtractError(
-                loc,
-                f"{name}: P4Runtime requires the underlying type of a type with "
-                f"@p4runtime_translation to be bit<W>, not {underlying.describe()}",
-            )
-        original = None if translation is not None else self.spec(underlying, loc)
-        self.info.new_types[name] = NewTypeDef(
-            original=original,
-            translation=translation,
-            annotations=listed_annotations(annotations, skip=frozenset({"p4runtime_translation"})),
-        )
-        return name
-
-
-def _field_name(info: t.FieldInfo) -> str:
-    external = None
-    for annotation in info.annotations:
-        if annotation.name == "name":
-            external = annotation.string_arg()
-    return control_plane_name(external) if external else info.name
-
-
-def _flatten_fields(type_: t.StructLikeType, prefix: str = "") -> Iterator[tuple[str, t.FieldInfo]]:
-    """``FlattenHeader``: nested struct fields of a header become ``outer.inner``."""
-    for info in type_.fields:
-        path = prefix + _field_name(info)
-        if isinstance(info.type, t.StructType):
-            yield from _flatten_fields(info.type, path + ".")
-        else:
-            yield path, info
-
-
-def p4runtime_translation(type_: t.Type) -> Translation | None:
-    """The ``@p4runtime_translation(uri, bit<W> | W | string)`` of a new type, if any."""
-    if not isinstance(type_, t.NewType) or type_.decl is None:
-        return None
-    annotation = type_.decl.annotation("p4runtime_translation")
-    if annotation is None:
-        return None
-    tokens = _body_tokens(annotation)
-    try:
-        comma = tokens.index(",")
-    except ValueError:
-        comma = -1
-    uri_tokens, controller = tokens[:comma], tokens[comma + 1 :]
-    if comma < 0 or len(uri_tokens) != 1 or not uri_tokens[0].startswith('"'):
-        raise ExtractError(
-            annotation.loc, '@p4runtime_translation expects ("uri", bit<W> or string)'
-        )
-    uri = lex_text(uri_tokens[0])[0].value
-    if controller == ["string"]:
-        return Translation(str(uri), None)
-    digits = [tok for tok in controller if tok not in ("bit", "<", ">")]
-    if len(digits) == 1 and digits[0].isdigit():
-        return Translation(str(uri), int(digits[0]))
-    raise ExtractError(annotation.loc, '@p4runtime_translation expects ("uri", bit<W> or string)')
-
-
-def control_plane_width(type_: t.Type | None, loc: object, what: str) -> tuple[int, str | None]:
-    """p4c's ``getTypeWidth`` and ``getTypeName``: (bitwidth, new type name or None)."""
-    if isinstance(type_, t.NewType):
-        translation = p4runtime_translation(type_)
-        name = type_control_plane_name(type_.decl, type_.name)
-        if translation is not None:
-            return translation.sdn_bitwidth or 0, name
-        width = type_.width_bits
-        if width is None:
-            raise ExtractError(loc, f"{what} of type {type_.describe()} has no fixed width")
-        return width, name
-    if isinstance(type_, t.ErrorType):
-        return 0, None  # p4c treats error like a string
-    width = type_.width_bits if type_ is not None else None
-    if width is None:
-        described = type_.describe() if type_ is not None else "unknown type"
-        raise ExtractError(loc, f"{what} of type {described} has no fixed bit width")
-    return width, None
-
-
-# --------------------------------------------------------------------------- key names
-
-
-def key_name(element: ast.KeyElement) -> str:
-    """The match field name: ``@name`` of the key element, or p4c's ``TableKeyNames``."""
-    annotation = ast.find_annotation(element.annotations, "name")
-    if annotation is not None and annotation.string_arg() is not None:
-        return annotation.string_arg() or ""
-    name = _key_expr_name(element.expr)
-    if name is None:
-        raise ExtractError(
-            element.expr.loc,
-            f"{ast.expr_to_source(element.expr)}: complex key expression requires a @name "
-            "annotation",
-        )
-    return name
-
-
-def _key_expr_name(expr: ast.Expr) -> str | None:
-    if isinstance(expr, ast.PathExpr):
-        return ("." if expr.absolute else "") + expr.name
-    if isinstance(expr, ast.Member):
-        member = expr.member
-        if isinstance(expr.resolved, t.FieldInfo):
-            member = _field_name_external(expr.resolved) or member
-        if member.startswith("."):
-            return member[1:]
-        left = _key_expr_name(expr.expr)
-        return None if left is None else f"{left}.{member}"
-    if isinstance(expr, ast.Call):
-        callee = expr.callee
-        if (
-            isinstance(callee, ast.Member)
-            and callee.member == "isValid"
-            and not expr.args
-            and isinstance(callee.expr.type, (t.HeaderType, t.HeaderUnionType))
-        ):
-            left = _key_expr_name(callee.expr)
-            return None if left is None else f"{left}.$valid$"
-        return None
-    if isinstance(expr, ast.Index):
-        left, right = _key_expr_name(expr.expr), _key_expr_name(expr.index)
-        return None if left is None or right is None else f"{left}[{right}]"
-    if isinstance(expr, ast.IntLiteral):
-        return _constant_text(expr)
-    if isinstance(expr, ast.Slice):
-        parts = [_key_expr_name(expr.expr), _key_expr_name(expr.hi), _key_expr_name(expr.lo)]
-        if any(part is None for part in parts):
-            return None
-        return f"{parts[0]}[{parts[1]}:{parts[2]}]"
-    if isinstance(expr, ast.Binary) and expr.op == "&":
-        left, right = _key_expr_name(expr.left), _key_expr_name(expr.right)
-        return None if left is None or right is None else f"{left} & {right}"
-    return None
-
-
-def _field_name_external(info: t.FieldInfo) -> str | None:
-    for annotation in info.annotations:
-        if annotation.name == "name" and annotation.string_arg():
-            return annotation.string_arg()
-    return None
-
-
-def _constant_text(literal: ast.IntLiteral) -> str:
-    """p4c's ``Util::toString(value, 0, false, base)``: the literal's base, no width."""
-    match = re.match(r"^(?:\d+[ws])?(0[xbod])?", literal.text.lower().replace("_", ""))
-    prefix = match.group(1) if match else None
-    value = literal.value
-    sign, value = ("-", -value) if value < 0 else ("", value)
-    if prefix == "0x":
-        return f"{sign}0x{value:x}"
-    if prefix == "0b":
-        return f"{sign}0b{value:b}"
-    if prefix == "0o":
-        return f"{sign}0o{value:o}"
-    return f"{sign}{value}"
 
 
 # --------------------------------------------------------------------------- traversal
@@ -761,7 +390,7 @@ class _Extractor:
                         raise ExtractError(decl.loc, f"unsupported match type {kind} in @match")
                 matches.append(
                     ValueSetMatch(
-                        _field_name(info),
+                        field_name(info),
                         info.type.width,
                         match_type,
                         other,
@@ -1148,7 +777,7 @@ class _Extractor:
                 raise ExtractError(decl.loc, f"header {decl.name} was not type checked")
             metadata: list[ControllerMetadata] = []
             hidden = decl.has_annotation("hidden")
-            for path, info in _flatten_fields(header):
+            for path, info in flatten_fields(header):
                 what = f"field {path} of controller header {decl.name}"
                 if not isinstance(info.type, (t.BitsType, t.NewType, t.EnumType)):
                     raise ExtractError(
@@ -1183,7 +812,7 @@ class _Extractor:
         pkg = PkgInfo(arch=self.program.architecture)
         pkginfo = main.annotation("pkginfo")
         if pkginfo is not None:
-            for key, value in (pkginfo.kv or _kv_from_body(pkginfo)).items():
+            for key, value in (pkginfo.kv or kv_from_body(pkginfo)).items():
                 if not isinstance(value, ast.StringLiteral):
                     raise ExtractError(
                         pkginfo.loc, f"value for '{key}' key in @pkginfo is not a string"
@@ -1193,23 +822,6 @@ class _Extractor:
         pkg.annotations = listed_annotations(main.annotations, skip=frozenset({"pkginfo"}))
         pkg.doc = documentation(main.annotations)
         return pkg
-
-
-def _kv_from_body(annotation: ast.Annotation) -> dict[str, ast.Expr]:
-    """The ``key = value`` pairs of ``@pkginfo(name="x", version="1")`` (the front end keeps
-    the body as text because it is no expression list)."""
-    tokens = [tok for tok in lex_text(annotation.body or "") if tok.kind != EOF]
-    result: dict[str, ast.Expr] = {}
-    for start in range(0, len(tokens), 4):  # key = value [,]
-        group = tokens[start : start + 4]
-        if len(group) < 3 or group[1].text != "=" or (len(group) == 4 and group[3].text != ","):
-            raise ExtractError(annotation.loc, '@pkginfo expects key="value" pairs')
-        key, value = group[0], group[2]
-        if value.kind == STRING:
-            result[key.text] = ast.StringLiteral(str(value.value), loc=annotation.loc)
-        else:
-            result[key.text] = ast.PathExpr(value.text, loc=annotation.loc)
-    return result
 
 
 def _match_type(kind: str) -> tuple[MatchType, str]:
