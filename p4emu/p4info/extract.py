@@ -31,72 +31,26 @@ hierarchicalNames}.cpp``. See docs/p4info.md.
 
 from __future__ import annotations
 
-from collections.abc import Iterator
-from dataclasses import dataclass
-
 from finsy.proto import p4i
 
 from p4emu.frontend import ast
-from p4emu.frontend import types as t
 from p4emu.p4info.annotations import (
     documentation,
-    explicit_id,
     kv_from_body,
     listed_annotations,
-    preamble,
-    type_control_plane_name,
 )
 from p4emu.p4info.builder import build_p4info
 from p4emu.p4info.exceptions import ExtractError
-from p4emu.p4info.ids import control_plane_name
-from p4emu.p4info.keys import key_name
-from p4emu.p4info.model import (
-    Action,
-    ActionParam,
-    ActionProfile,
-    ActionRef,
-    ActionScope,
-    ControllerHeader,
-    ControllerMetadata,
-    ControlPlaneModel,
-    Counter,
-    CounterUnit,
-    DefaultAction,
-    Digest,
-    DirectCounter,
-    DirectMeter,
-    MatchField,
-    MatchType,
-    Meter,
-    MeterUnit,
-    PkgInfo,
-    Preamble,
-    Register,
-    Table,
-    ValueSet,
-    ValueSetMatch,
+from p4emu.p4info.extract_base import (
+    Local,
+    Visit,
 )
-from p4emu.p4info.typespecs import TypeCollector, control_plane_width, field_name, flatten_fields
-
-DEFAULT_TABLE_SIZE = 1024  # p4c: P4V1::V1Model tableAttributes.defaultTableSize
-NO_ACTION = "NoAction"
-
-
-_MATCH_KINDS = {
-    "exact": MatchType.EXACT,
-    "lpm": MatchType.LPM,
-    "ternary": MatchType.TERNARY,
-    "range": MatchType.RANGE,
-    "optional": MatchType.OPTIONAL,
-    "selector": MatchType.SELECTOR,
-}
-
-_COUNTER_UNITS = {
-    "packets": CounterUnit.PACKETS,
-    "bytes": CounterUnit.BYTES,
-    "packets_and_bytes": CounterUnit.BOTH,
-}
-_METER_UNITS = {"packets": MeterUnit.PACKETS, "bytes": MeterUnit.BYTES}
+from p4emu.p4info.extract_digests import DigestsExtractor
+from p4emu.p4info.extract_tables import TablesExtractor
+from p4emu.p4info.model import (
+    ControlPlaneModel,
+    PkgInfo,
+)
 
 
 def extract_model(program: ast.CheckedProgram) -> ControlPlaneModel:
@@ -112,44 +66,8 @@ def p4info_for_program(program: ast.CheckedProgram) -> p4i.P4Info:
 # --------------------------------------------------------------------------- traversal
 
 
-@dataclass
-class _Visit:
-    """A node of an apply body / parser state, with the block instance it belongs to."""
-
-    block: ast.BlockInstance
-    node: ast.Node
-
-
-@dataclass
-class _Local:
-    """One declaration of a flattened (inlined) block, with the instance that owns it."""
-
-    block: ast.BlockInstance
-    decl: ast.Declaration
-
-
-class _Extractor:
-    def __init__(self, program: ast.CheckedProgram) -> None:
-        self.program = program
-        self.model = ControlPlaneModel()
-        self.types = TypeCollector()
-        self.touched_type_info = False
-        self.tables_by_key = {(id(ti.block), id(ti.decl)): ti for ti in program.tables}
-        self.actions_by_decl: dict[int, list[ast.ActionInstance]] = {}
-        for instance in program.actions:
-            self.actions_by_decl.setdefault(id(instance.decl), []).append(instance)
-        self.externs_by_decl: dict[int, list[ast.ExternInstance]] = {}
-        for extern in program.extern_instances:
-            self.externs_by_decl.setdefault(id(extern.decl), []).append(extern)
-        self.value_sets_by_key = {(id(vs.block), id(vs.decl)): vs for vs in program.value_sets}
-        self.global_actions = {
-            id(decl) for decl in program.declarations(ast.ActionDecl) if decl is not None
-        }
-        self.no_action = self._find_no_action()
-        self.digest_auto_names: dict[int, str] = {}
-        self.table_actions: set[int] = set()  # id() of actions a live table refers to
-
-    # ------------------------------------------------------------------ entry point
+class _Extractor(TablesExtractor, DigestsExtractor):
+    """Walks the program as p4c's ``P4RuntimeSerializer`` walks its block tree."""
 
     def run(self) -> ControlPlaneModel:
         self._global_externs()
@@ -166,61 +84,13 @@ class _Extractor:
         self.model.type_info = self.types.info if self._type_info_present() else None
         return self.model
 
-    def _type_info_present(self) -> bool:
-        info = self.types.info
-        return self.touched_type_info or any(
-            (info.structs, info.headers, info.header_unions, info.enums,
-             info.serializable_enums, info.new_types, info.error_members is not None)
-        )  # fmt: skip
-
-    # ------------------------------------------------------------------ lookups
-
-    def _find_no_action(self) -> ast.ActionDecl | None:
-        for decl in self.program.declarations(ast.ActionDecl):
-            if decl.name == NO_ACTION:
-                assert isinstance(decl, ast.ActionDecl)
-                return decl
-        return None
-
-    def _action_name(self, decl: ast.ActionDecl, block: ast.BlockInstance | None) -> str:
-        candidates = self.actions_by_decl.get(id(decl), [])
-        for instance in candidates:
-            if instance.block is None or instance.block is block:
-                return instance.name
-        if candidates:
-            return candidates[0].name
-        # Not listed by the checker (e.g. never referenced): apply p4c's naming.
-        if block is None or self._is_global(decl):
-            return control_plane_name(decl.name_annotation or decl.name)
-        return block.qualified_name(decl)
-
-    def _is_global(self, decl: ast.ActionDecl) -> bool:
-        return id(decl) in self.global_actions
-
-    def _table_instance(self, block: ast.BlockInstance, decl: ast.TableDecl) -> ast.TableInstance:
-        instance = self.tables_by_key.get((id(block), id(decl)))
-        if instance is None:
-            raise ExtractError(decl.loc, f"table {decl.name} was not registered by the checker")
-        return instance
-
-    def _extern_for(
-        self, decl: ast.Instantiation | ast.ConstructorCall, block: ast.BlockInstance | None
-    ) -> ast.ExternInstance | None:
-        for instance in self.externs_by_decl.get(id(decl), []):
-            if instance.block is block:
-                return instance
-        candidates = self.externs_by_decl.get(id(decl), [])
-        return candidates[0] if len(candidates) == 1 else None
-
-    # ------------------------------------------------------------------ flattening
-
-    def _flatten(self, block: ast.BlockInstance, live: set[int]) -> list[_Local]:
+    def _flatten(self, block: ast.BlockInstance, live: set[int]) -> list[Local]:
         """The block's locals after inlining its *applied* sub-blocks (``live`` holds them)."""
-        result: list[_Local] = []
+        result: list[Local] = []
         own = block.decl.locals
         used_children: set[int] = set()
         for decl in own:
-            result.append(_Local(block, decl))
+            result.append(Local(block, decl))
             if isinstance(decl, ast.Instantiation):
                 child = block.children.get(decl.name)
                 if child is not None and child.instantiation is decl:
@@ -233,21 +103,21 @@ class _Extractor:
                 result.extend(self._flatten(child, live))
         return result
 
-    def _live_blocks(self, block: ast.BlockInstance) -> tuple[set[int], list[_Visit]]:
+    def _live_blocks(self, block: ast.BlockInstance) -> tuple[set[int], list[Visit]]:
         """Sub-blocks reachable through ``apply`` calls, and every node of the apply body
         (control) or states (parser) as p4c sees it after inlining: a sub-block's body
         right at the statement that applies it."""
         live = {id(block)}
-        visits: list[_Visit] = []
+        visits: list[Visit] = []
         self._visit_block(block, live, visits)
         return live, visits
 
-    def _visit_block(self, block: ast.BlockInstance, live: set[int], visits: list[_Visit]) -> None:
+    def _visit_block(self, block: ast.BlockInstance, live: set[int], visits: list[Visit]) -> None:
         decl = block.decl
         roots: list[ast.Node] = [decl.body] if isinstance(decl, ast.ControlDecl) else decl.states
         for root in roots:
             for node in ast.walk(root):
-                visits.append(_Visit(block, node))
+                visits.append(Visit(block, node))
                 if not (isinstance(node, ast.Call) and isinstance(node.target, ast.BlockApply)):
                     continue
                 child = self._child_for(block, node.target)
@@ -278,76 +148,6 @@ class _Extractor:
                 return child
         return None
 
-    # ------------------------------------------------------------------ externs
-
-    def _global_externs(self) -> None:
-        for decl in self.program.declarations(ast.Instantiation):
-            assert isinstance(decl, ast.Instantiation)
-            if decl is self.program.main:
-                continue
-            instance = self._extern_for(decl, None)
-            if instance is not None:
-                self._extern(instance)
-
-    def _extern(self, instance: ast.ExternInstance) -> None:
-        """An extern instance declared as a named instance (an ``ExternBlock``)."""
-        self.touched_type_info = True  # p4c: addExternInstance -> mutable_type_info()
-        decl = instance.decl
-        kind = instance.extern_name
-        if not isinstance(decl, ast.Instantiation):
-            return  # constructed inside a table: handled with its table
-        pre = preamble(instance.name, decl)
-        args = instance.constructor_args
-        if kind == "counter":
-            size = _int_arg(args, 0, decl, "size")
-            index_type = self._index_type_name(instance, 0)
-            self.model.counters.append(Counter(pre, _counter_unit(args, 1), size, index_type))
-        elif kind == "direct_counter":
-            self.model.direct_counters.append(DirectCounter(pre, _counter_unit(args, 0)))
-        elif kind == "meter":
-            size = _int_arg(args, 0, decl, "size")
-            index_type = self._index_type_name(instance, 0)
-            self.model.meters.append(Meter(pre, _meter_unit(args, 1), size, index_type))
-        elif kind == "direct_meter":
-            self.model.direct_meters.append(DirectMeter(pre, _meter_unit(args, 0)))
-        elif kind == "register":
-            if not instance.type_args:
-                raise ExtractError(decl.loc, f"register {instance.name} has no element type")
-            size = _int_arg(args, 0, decl, "size")
-            spec = self.types.spec(instance.type_args[0], decl.loc)
-            index_type = self._index_type_name(instance, 1)
-            self.model.registers.append(Register(pre, size, spec, index_type))
-        elif kind in ("action_profile", "action_selector"):
-            self.model.action_profiles.append(self._action_profile(instance, decl, pre))
-
-    def _index_type_name(self, instance: ast.ExternInstance, position: int) -> str | None:
-        """v1model >= 20200408 index type parameter: named in P4Info only if a new type."""
-        if len(instance.type_args) <= position or len(instance.extern.type_params) <= position:
-            return None
-        index_type = instance.type_args[position]
-        if isinstance(index_type, t.NewType):
-            return self.types.new_type(index_type, instance.decl.loc)
-        return None
-
-    def _action_profile(
-        self,
-        instance: ast.ExternInstance,
-        decl: ast.Instantiation | ast.ConstructorCall,
-        pre: Preamble,
-    ) -> ActionProfile:
-        with_selector = instance.extern_name == "action_selector"
-        position = 1 if with_selector else 0  # action_selector(algorithm, size, output_width)
-        size = _int_arg(instance.constructor_args, position, decl, "size")
-        max_group = 0
-        annotations = decl.annotations if isinstance(decl, ast.Instantiation) else []
-        max_annotation = ast.find_annotation(annotations, "max_group_size")
-        if max_annotation is not None and with_selector:
-            max_group = max_annotation.int_arg() or 0
-        pre.annotations = tuple(a for a in pre.annotations if not a.startswith("@max_group_size"))
-        return ActionProfile(pre, with_selector, size, max_group)
-
-    # ------------------------------------------------------------------ parsers
-
     def _parser(self, block: ast.BlockInstance) -> None:
         live, visits = self._live_blocks(block)
         used_sets = {
@@ -364,57 +164,6 @@ class _Extractor:
                 instance = self._extern_for(decl, local.block)
                 if instance is not None:
                     self._extern(instance)
-
-    def _value_set(self, block: ast.BlockInstance, decl: ast.ValueSetDecl) -> None:
-        instance = self.value_sets_by_key.get((id(block), id(decl)))
-        name = instance.name if instance is not None else block.qualified_name(decl)
-        element = decl.element_type.resolved
-        matches: list[ValueSetMatch] = []
-        sequential = False
-        if isinstance(element, t.BitsType):
-            matches.append(ValueSetMatch("", element.width))
-        elif isinstance(element, t.StructType):
-            for info in element.fields:
-                if not isinstance(info.type, t.BitsType):
-                    raise ExtractError(
-                        decl.loc,
-                        f"value set {name}: field '{info.name}' must be bit<W> for P4Runtime",
-                    )
-                annotations = info.annotations
-                match_annotation = ast.find_annotation(annotations, "match")
-                match_type, other = MatchType.EXACT, ""
-                if match_annotation is not None:
-                    kind = (match_annotation.body or "").strip()
-                    match_type, other = _match_type(kind)
-                    if match_type is MatchType.SELECTOR:
-                        raise ExtractError(decl.loc, f"unsupported match type {kind} in @match")
-                matches.append(
-                    ValueSetMatch(
-                        field_name(info),
-                        info.type.width,
-                        match_type,
-                        other,
-                        explicit_id(annotations),
-                        listed_annotations(annotations, skip=frozenset({"match"})),
-                        documentation(annotations),
-                    )
-                )
-        elif isinstance(element, t.EnumType) and element.underlying is not None:
-            sequential = True
-            for member in element.members.values():
-                matches.append(ValueSetMatch(member.name, element.underlying.width))
-        else:
-            described = element.describe() if element is not None else "?"
-            raise ExtractError(
-                decl.loc,
-                f"value set {name}: P4Runtime requires bit<W>, a struct of bit<W> fields or a "
-                f"serializable enum as element type, not {described}",
-            )
-        self.model.value_sets.append(
-            ValueSet(preamble(name, decl), decl.size_value, matches, sequential)
-        )
-
-    # ------------------------------------------------------------------ controls
 
     def _control(self, block: ast.BlockInstance) -> None:
         live, visits = self._live_blocks(block)
@@ -442,371 +191,6 @@ class _Extractor:
                 if instance is not None:
                     self._extern(instance)
 
-    def _control_actions(
-        self,
-        flat: list[_Local],
-        tables: list[tuple[ast.BlockInstance, ast.TableDecl]],
-        visits: list[_Visit],
-    ) -> list[tuple[ast.ActionDecl, ast.BlockInstance | None]]:
-        """Actions left in the control after the front end, in controlLocals order:
-        localized top-level actions first (first-use order), then the used local ones."""
-        used: set[int] = set()
-        global_order: list[ast.ActionDecl] = []
-
-        def use(action: ast.ActionDecl | None, by_table: bool = True) -> None:
-            if action is None:
-                return
-            used.add(id(action))
-            if by_table:
-                self.table_actions.add(id(action))
-            if self._is_global(action) and all(a is not action for a in global_order):
-                global_order.append(action)
-
-        for _, decl in tables:
-            for prop in decl.properties:
-                if prop.name == "actions":
-                    for ref in decl.actions:
-                        use(ref.action)
-                    if decl.default_action is None:
-                        use(self.no_action)  # CreateBuiltins appends @defaultonly NoAction
-                elif prop.name == "default_action" and decl.default_action is not None:
-                    use(decl.default_action.action)
-                elif prop.name == "entries" and decl.entries:
-                    for entry in decl.entries:
-                        use(entry.action.action)
-            if decl.default_action is None:
-                use(self.no_action)
-        for visit in visits:
-            node = visit.node
-            if isinstance(node, ast.Call) and isinstance(node.target, ast.ActionCall):
-                use(node.target.action, by_table=False)
-        result: list[tuple[ast.ActionDecl, ast.BlockInstance | None]] = [
-            (action, None) for action in global_order
-        ]
-        for local in flat:
-            if isinstance(local.decl, ast.ActionDecl) and id(local.decl) in used:
-                result.append((local.decl, local.block))
-        return result
-
-    def _emit_actions(self, actions: list[tuple[ast.ActionDecl, ast.BlockInstance | None]]) -> None:
-        for decl, block in actions:
-            name = self._action_name(decl, block)
-            params: list[ActionParam] = []
-            # An action only called directly has every argument bound at its call sites:
-            # p4c lists it without parameters (the control plane never supplies them).
-            if id(decl) in self.table_actions:
-                for param in decl.control_plane_params:
-                    params.append(self._action_param(name, param))
-            if params:
-                self.touched_type_info = True
-            self.model.actions.append(
-                Action(preamble(name, decl), params, hidden=decl.has_annotation("hidden"))
-            )
-
-    def _action_param(self, action: str, param: ast.Parameter) -> ActionParam:
-        type_ = param.type
-        what = f"parameter '{param.name}' of action {action}"
-        bitwidth: int | None
-        type_name: str | None = None
-        if isinstance(type_, t.EnumType) and type_.underlying is None:
-            bitwidth, type_name = None, self.types.enum(type_)
-        elif isinstance(type_, (t.BitsType, t.BoolType, t.NewType, t.EnumType)):
-            bitwidth, type_name = control_plane_width(type_, param.loc, what)
-            self._register_scalar_type(type_, param.loc)
-        else:
-            described = type_.describe() if type_ is not None else "?"
-            raise ExtractError(
-                param.loc,
-                f"{what} has type {described}; P4Runtime needs bit<>, int<>, bool, a new type "
-                "or an enum",
-            )
-        name = control_plane_name(param.name_annotation or param.name)
-        return ActionParam(
-            name,
-            bitwidth,
-            explicit_id(param.annotations),
-            listed_annotations(param.annotations),
-            documentation(param.annotations),
-            type_name,
-        )
-
-    def _register_scalar_type(self, type_: t.Type | None, loc: object) -> None:
-        """``TypeSpecConverter::convert`` side effect for match fields / params / metadata."""
-        if isinstance(type_, (t.NewType, t.EnumType, t.ErrorType)):
-            self.types.spec(type_, loc)
-
-    # ------------------------------------------------------------------ tables
-
-    def _table(self, block: ast.BlockInstance, decl: ast.TableDecl) -> None:
-        instance = self._table_instance(block, decl)
-        name = instance.name
-        self.touched_type_info = True  # p4c: getMatchFields(..., mutable_type_info())
-        fields = [self._match_field(name, element) for element in decl.key]
-        refs = [self._action_ref(name, block, ref) for ref in decl.actions]
-        default = decl.default_action
-        if default is None:
-            if self.no_action is None:
-                raise ExtractError(decl.loc, f"table {name} needs NoAction (include core.p4)")
-            no_action = self._action_name(self.no_action, None)
-            if all(ref.action is not self.no_action for ref in decl.actions):
-                refs.append(ActionRef(no_action, ActionScope.DEFAULT_ONLY, ("@defaultonly",)))
-            default_action = DefaultAction(no_action)
-        else:
-            default_action = self._default_action(name, block, default, decl.default_action_const)
-        size = decl.size if decl.size else DEFAULT_TABLE_SIZE
-        table = Table(
-            preamble(name, decl),
-            fields,
-            refs,
-            default_action,
-            size=size,
-            is_const_table=decl.entries is not None and decl.entries_const,
-            has_initial_entries=decl.entries is not None,
-            supports_timeout=decl.support_timeout,
-            hidden=decl.has_annotation("hidden"),
-        )
-        if not table.hidden:  # p4c adds table properties only for tables it emits
-            table.implementation = self._table_implementation(instance, decl)
-        table.direct_counter = self._direct_resource(instance, decl, "counters")
-        table.direct_meter = self._direct_resource(instance, decl, "meters")
-        self.model.tables.append(table)
-
-    def _match_field(self, table: str, element: ast.KeyElement) -> MatchField:
-        match_type, other = _match_type(element.match_kind)
-        name = key_name(element)
-        annotations = listed_annotations(element.annotations)
-        doc = documentation(element.annotations)
-        field_id = explicit_id(element.annotations)
-        if match_type is MatchType.SELECTOR:
-            return MatchField(name, 0, match_type, explicit_id=field_id)
-        type_ = element.expr.type
-        width, type_name = control_plane_width(type_, element.loc, f"key {name} of table {table}")
-        self._register_scalar_type(type_, element.loc)
-        return MatchField(name, width, match_type, other, field_id, annotations, doc, type_name)
-
-    def _action_ref(self, table: str, block: ast.BlockInstance, ref: ast.ActionRef) -> ActionRef:
-        if ref.action is None:
-            raise ExtractError(ref.loc, f"table {table}: unresolved action {ref.name}")
-        if ref.table_only and ref.default_only:
-            raise ExtractError(
-                ref.loc,
-                f"table '{table}' has an action reference ('{ref.name}') which is annotated "
-                "with both '@tableonly' and '@defaultonly'",
-            )
-        scope = ActionScope.TABLE_AND_DEFAULT
-        if ref.table_only:
-            scope = ActionScope.TABLE_ONLY
-        elif ref.default_only:
-            scope = ActionScope.DEFAULT_ONLY
-        owner = None if self._is_global(ref.action) else block
-        return ActionRef(
-            self._action_name(ref.action, owner), scope, listed_annotations(ref.annotations)
-        )
-
-    def _default_action(
-        self, table: str, block: ast.BlockInstance, ref: ast.ActionRef, is_const: bool
-    ) -> DefaultAction:
-        action = ref.action
-        if action is None:
-            raise ExtractError(ref.loc, f"table {table}: unresolved default action {ref.name}")
-        owner = None if self._is_global(action) else block
-        arguments: list[int | bool] = []
-        for bound in ref.bound_args:
-            if not bound.param.is_directionless:
-                continue
-            value = bound.expr.const_value if bound.expr is not None else None
-            if isinstance(value, t.EnumMemberInfo) and value.value is not None:
-                value = value.value
-            if isinstance(value, (bool, int)):
-                arguments.append(value)
-                continue
-            shown = ast.expr_to_source(bound.expr) if bound.expr is not None else "(missing)"
-            raise ExtractError(
-                ref.loc,
-                f"table {table}: default action argument {shown} is not a compile-time "
-                "integer, boolean or serializable enum value",
-            )
-        return DefaultAction(self._action_name(action, owner), tuple(arguments), is_const)
-
-    def _table_implementation(self, instance: ast.TableInstance, decl: ast.TableDecl) -> str | None:
-        target = decl.implementation
-        if target is None:
-            return None
-        extern = instance.implementation
-        if isinstance(target, ast.ConstructorCall):
-            name = self._in_place_name(instance.name, decl, "implementation")
-            if extern is None or extern.extern_name not in ("action_profile", "action_selector"):
-                raise ExtractError(
-                    target.loc, f"table {instance.name}: expected an action profile or selector"
-                )
-            # p4c emits a profile built inside the table right after the table is added.
-            profile = self._action_profile(extern, target, Preamble(name))
-            prop = decl.get_property("implementation")
-            annotations = prop.annotations if prop is not None else []
-            profile.preamble = Preamble(
-                name,
-                explicit_id(annotations),
-                listed_annotations(annotations, skip=frozenset({"max_group_size"})),
-                documentation(annotations),
-            )
-            max_annotation = ast.find_annotation(annotations, "max_group_size")
-            if max_annotation is not None and profile.with_selector:
-                profile.max_group_size = max_annotation.int_arg() or 0
-            self.model.action_profiles.append(profile)
-            return name
-        if extern is None:
-            raise ExtractError(target.loc, f"table {instance.name}: unknown implementation")
-        return extern.name
-
-    def _direct_resource(
-        self, instance: ast.TableInstance, decl: ast.TableDecl, prop_name: str
-    ) -> str | None:
-        target = decl.counters if prop_name == "counters" else decl.meters
-        if target is None:
-            return None
-        extern = instance.counters if prop_name == "counters" else instance.meters
-        expected = "direct_counter" if prop_name == "counters" else "direct_meter"
-        if extern is None or extern.extern_name != expected:
-            raise ExtractError(target.loc, f"table {instance.name}: expected a {expected}")
-        if isinstance(target, ast.ConstructorCall):
-            name = self._in_place_name(instance.name, decl, prop_name)
-            args = extern.constructor_args
-            prop = decl.get_property(prop_name)
-            annotations = prop.annotations if prop is not None else []
-            pre = Preamble(
-                name,
-                explicit_id(annotations),
-                listed_annotations(annotations),
-                documentation(annotations),
-            )
-            if prop_name == "counters":
-                self.model.direct_counters.append(DirectCounter(pre, _counter_unit(args, 0)))
-            else:
-                self.model.direct_meters.append(DirectMeter(pre, _meter_unit(args, 0)))
-            return name
-        return extern.name
-
-    def _in_place_name(self, table: str, decl: ast.TableDecl, prop_name: str) -> str:
-        prop = decl.get_property(prop_name)
-        annotation = ast.find_annotation(prop.annotations, "name") if prop is not None else None
-        external = annotation.string_arg() if annotation is not None else None
-        if not external:
-            raise ExtractError(
-                decl.loc,
-                f"table '{table}' has an anonymous table property '{prop_name}' with no name "
-                "annotation, which is not supported by P4Runtime",
-            )
-        return control_plane_name(external)
-
-    # ------------------------------------------------------------------ digests
-
-    def _digests(
-        self,
-        actions: list[tuple[ast.ActionDecl, ast.BlockInstance | None]],
-        visits: list[_Visit],
-    ) -> None:
-        # p4c scans every action of the control (with the actions they call already inlined
-        # by InlineActions), then the apply body (functions inlined, action calls not).
-        nodes: list[ast.Node] = []
-        for decl, _ in actions:
-            nodes.extend(self._walk_inlined(decl.body, into_actions=True))
-        for visit in visits:
-            nodes.append(visit.node)
-            if isinstance(visit.node, ast.Call) and isinstance(visit.node.target, ast.FunctionCall):
-                nodes.extend(self._walk_inlined(visit.node.target.function.body, False))
-        for node in nodes:
-            if self._note_extern_function(node):
-                assert isinstance(node, ast.Call)
-                target = node.target
-                assert isinstance(target, ast.ExternFunctionCall)
-                if target.function.name == "digest":
-                    self._digest(node, target)
-
-    def _walk_inlined(self, root: ast.Node, into_actions: bool) -> Iterator[ast.Node]:
-        """Walk ``root`` and the bodies of the functions (and, with ``into_actions``, the
-        actions) it calls: p4c's front end inlines those before generating P4Info."""
-        stack: list[ast.Node] = [root]
-        seen: set[int] = set()
-        while stack:
-            current = stack.pop()
-            for node in ast.walk(current):
-                yield node
-                if isinstance(node, ast.Call):
-                    callee = None
-                    if isinstance(node.target, ast.ActionCall) and into_actions:
-                        callee = node.target.action
-                    elif isinstance(node.target, ast.FunctionCall):
-                        callee = node.target.function
-                    if callee is not None and id(callee) not in seen:
-                        seen.add(id(callee))
-                        stack.append(callee.body)
-
-    def _note_extern_function(self, node: ast.Node) -> bool:
-        if isinstance(node, ast.Call) and isinstance(node.target, ast.ExternFunctionCall):
-            self.touched_type_info = True  # p4c: addExternFunction -> mutable_type_info()
-            return True
-        return False
-
-    def _digest(self, call: ast.Call, target: ast.ExternFunctionCall) -> None:
-        if not target.type_args:
-            raise ExtractError(call.loc, "digest() without a data type")
-        data_type = target.type_args[0]
-        if isinstance(data_type, t.StructLikeType):
-            name = type_control_plane_name(data_type.decl, data_type.name)
-        else:
-            # p4c auto-names digests of anonymous types (tuples) and warns.
-            name = self.digest_auto_names.setdefault(
-                id(call), f"digest_{len(self.digest_auto_names)}"
-            )
-        spec = self.types.spec(data_type, call.loc)
-        self.model.digests.append(Digest(Preamble(name), spec))
-
-    # ------------------------------------------------------------------ headers, package
-
-    def _controller_headers(self) -> None:
-        for decl in self.program.declarations(ast.HeaderDecl):
-            assert isinstance(decl, ast.HeaderDecl)
-            annotation = decl.annotation("controller_header")
-            if annotation is None:
-                continue
-            controller_name = annotation.string_arg()
-            if not controller_name:
-                raise ExtractError(annotation.loc, "@controller_header needs a string argument")
-            header = decl.type
-            if not isinstance(header, t.HeaderType):
-                raise ExtractError(decl.loc, f"header {decl.name} was not type checked")
-            metadata: list[ControllerMetadata] = []
-            hidden = decl.has_annotation("hidden")
-            for path, info in flatten_fields(header):
-                what = f"field {path} of controller header {decl.name}"
-                if not isinstance(info.type, (t.BitsType, t.NewType, t.EnumType)):
-                    raise ExtractError(
-                        decl.loc, f"{what} must be bit<>, int<>, a new type or a serializable enum"
-                    )
-                width, type_name = control_plane_width(info.type, decl.loc, what)
-                field_hidden = any(a.name == "hidden" for a in info.annotations)
-                if not hidden and not field_hidden:
-                    self.touched_type_info = True
-                    self._register_scalar_type(info.type, decl.loc)
-                metadata.append(
-                    ControllerMetadata(
-                        path,
-                        width,
-                        explicit_id(info.annotations),
-                        listed_annotations(info.annotations),
-                        type_name,
-                        field_hidden,
-                    )
-                )
-            self.model.controller_headers.append(
-                ControllerHeader(
-                    preamble(controller_name, decl),
-                    type_control_plane_name(decl, decl.name),
-                    metadata,
-                    hidden,
-                )
-            )
-
     def _pkg_info(self) -> PkgInfo:
         main = self.program.main
         pkg = PkgInfo(arch=self.program.architecture)
@@ -822,31 +206,3 @@ class _Extractor:
         pkg.annotations = listed_annotations(main.annotations, skip=frozenset({"pkginfo"}))
         pkg.doc = documentation(main.annotations)
         return pkg
-
-
-def _match_type(kind: str) -> tuple[MatchType, str]:
-    match_type = _MATCH_KINDS.get(kind)
-    if match_type is None:
-        return MatchType.OTHER, kind
-    return match_type, ""
-
-
-def _enum_member_name(args: list, position: int) -> str | None:
-    value = args[position] if len(args) > position else None
-    return value if isinstance(value, str) else getattr(value, "name", None)
-
-
-def _counter_unit(args: list, position: int) -> CounterUnit:
-    """``CounterType.packets`` etc.; anything else is UNSPECIFIED like p4c's mapUnitName."""
-    return _COUNTER_UNITS.get(_enum_member_name(args, position) or "", CounterUnit.UNSPECIFIED)
-
-
-def _meter_unit(args: list, position: int) -> MeterUnit:
-    return _METER_UNITS.get(_enum_member_name(args, position) or "", MeterUnit.UNSPECIFIED)
-
-
-def _int_arg(args: list, position: int, decl: ast.Node, what: str) -> int:
-    value = args[position] if len(args) > position else None
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise ExtractError(decl.loc, f"{what} argument must be a compile-time integer")
-    return value
