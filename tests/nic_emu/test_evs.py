@@ -177,3 +177,47 @@ def test_duplicate_ev_rejected() -> None:
     e = EvEntry(ev=1, plane=0, path=(0, 0))
     with pytest.raises(EvManagementError, match="appears twice"):
         EvSet({0: [e]}, {0: [e]}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
+
+
+def _path_entries(evs: EvSet, path: tuple[int, int]) -> list[EvEntry]:
+    return evs.by_path[path]
+
+
+def test_a_second_loss_on_a_path_with_nothing_acked_between_retires_the_path() -> None:
+    log: list = []
+    evs = make_set(log=log)
+    a, b, *rest = [e for e in _path_entries(evs, (0, 1))]
+    evs.mark_bad(a, "reorder", 1)
+    assert a.state is ASSUMED_BAD and all(e.state is GOOD for e in (b, *rest))
+    evs.mark_bad(b, "reorder", 2)
+    assert all(e.state is ASSUMED_BAD for e in _path_entries(evs, (0, 1)))
+    assert {r[3] for r in log if r[4] == 2} == {"path_reorder"}
+    # Other paths of the plane are untouched.
+    assert all(e.state is GOOD for e in _path_entries(evs, (0, 2)))
+
+
+def test_losses_with_acknowledgements_between_retire_single_evs() -> None:
+    evs = make_set()
+    a, b, c, *_ = _path_entries(evs, (1, 0))
+    evs.mark_bad(a, "reorder", 1)
+    c.acked_packets += 1  # the path delivered something since
+    evs.mark_bad(b, "reorder", 2)
+    assert (a.state, b.state, c.state) == (ASSUMED_BAD, ASSUMED_BAD, GOOD)
+
+
+def test_probes_are_limited_per_path_and_a_revival_revives_the_path() -> None:
+    evs = make_set(active_per_plane=8, backup_per_plane=8)
+    evs.retire_path((2, 3), "timeout", 1)
+    bad = _path_entries(evs, (2, 3))
+    assert len(bad) == 4 and all(e.state is ASSUMED_BAD for e in bad)
+    first = evs.probe_candidates(per_path=2)
+    assert len(first) == 2 and {e.path for e in first} == {(2, 3)}
+    assert len(evs.probe_candidates()) == 4  # no limit: every retired EV
+    for e in first:
+        e.probed_ns = 5
+    # The next round rotates to the EVs probed longest ago.
+    assert set(evs.probe_candidates(per_path=2)).isdisjoint(first)
+    streak = first[0]
+    for t in range(3):
+        revived = evs.probe_answered(streak, 3, 10 + t)
+    assert revived and all(e.state is GOOD for e in bad)
