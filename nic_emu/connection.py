@@ -598,7 +598,12 @@ class Connection:
         self.rev_carrier[ev] = carrier
 
     def _reverse_pick(self, now: int) -> tuple[int, int] | None:
-        """(plane, EV) for the next SACK/NACK: planes up at both ends, heard from recently."""
+        """(plane, EV) for the next SACK/NACK: planes up at both ends, heard from recently.
+
+        "Recently" is within ``reverse_plane_stale_ns`` of now and within
+        ``reverse_refresh_ns`` of the latest arrival (of any plane, then of the plane for
+        its paths): a plane or path that stopped delivering while the others go on is
+        skipped at once, not only when it goes stale."""
         nic = self.nic
         planes = nic.plane_count
         peer_up = nic.peer_port_up(self.peer)
@@ -606,6 +611,8 @@ class Connection:
         heard = self.rev_heard
         slots = self.rev_slots
         stale = now - self.cfg.reverse_plane_stale_ns
+        refresh = self._refresh_ns
+        fresh = max(stale, max(heard) - refresh)
         fallback = -1
         start = self._rev_plane_rr
         for i in range(planes):
@@ -614,9 +621,9 @@ class Connection:
                 p -= planes
             if not (port_up[p] and peer_up[p] and slots[p]):
                 continue
-            if heard[p] >= stale:
+            if heard[p] >= fresh:
                 self._rev_plane_rr = p + 1 if p + 1 < planes else 0
-                return p, self._fresh_rev_ev(p, stale)
+                return p, self._fresh_rev_ev(p, max(stale, heard[p] - refresh))
             if fallback < 0:
                 fallback = p
         if fallback < 0:
