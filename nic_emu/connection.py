@@ -110,6 +110,7 @@ class Connection:
         self.state = QpState.READY
         self.error: ConnectionFailedError | None = None
         self.created_ns = now
+        self._acked_per_plane: list[int] | None = None  # kept by release()
         self._rng = random.Random(f"{nic.seed}/{nic.name}/{qpn}")
         plan = nic.plan
         planes = nic.plane_count
@@ -359,13 +360,28 @@ class Connection:
 
     def release(self) -> None:
         """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
-        views into their data), in-flight state, receive bookkeeping. Counters stay."""
+        views into their data), in-flight state, receive bookkeeping, the EV set (its
+        per-plane acknowledged packets are kept). Counters stay."""
+        self._acked_per_plane = self.acked_per_plane()
+        planes = self.evs.planes
+        self.evs = EvSet(
+            {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
+        )
         for t in self._dtmpl:
             t.payload = b""
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
         self._regions = {}
         self._provide_region = None
         self.msgs = MessageTracker(self.recv.rcv_nxt)
+
+    def acked_per_plane(self) -> list[int]:
+        """Acknowledged data packets per plane (of their last transmission's EV)."""
+        if self._acked_per_plane is not None:
+            return list(self._acked_per_plane)
+        counts = [0] * self.nic.plane_count
+        for entry in self.evs.entries():
+            counts[entry.plane] += entry.acked_packets
+        return counts
 
     @property
     def idle(self) -> bool:

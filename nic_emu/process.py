@@ -495,6 +495,7 @@ class NicProcess:
                 self.core.destroy_connection(qpn)
             responder.release()
             self.retired_qpns.add(qpn)
+            del self.responders[qpn]  # its messages are in self.messages
 
     # ------------------------------------------------------------------ control ops
 

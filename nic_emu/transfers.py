@@ -217,10 +217,7 @@ class Part:
     @property
     def acked_packets(self) -> list[int]:
         """Acknowledged data packets per plane."""
-        counts = [0] * self.conn.nic.plane_count
-        for entry in self.conn.evs.entries():
-            counts[entry.plane] += entry.acked_packets
-        return counts
+        return self.conn.acked_per_plane()
 
     def packets(self, mtu: int) -> int:
         return max(1, -(-self.length // mtu))
