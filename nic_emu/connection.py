@@ -80,6 +80,14 @@ _PLACEHOLDER_ADDR = bytes(16)
 _PSN_HALF = 1 << 23
 
 
+def _span(ns: int) -> str:
+    """A duration for messages: ns, us, ms or s, three significant digits."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns} ns"
+
+
 class QpState(enum.Enum):
     READY = "ready"
     ERROR = "error"
@@ -1091,10 +1099,10 @@ class Connection:
 
     def _unreachable_message(self, now: int) -> str:
         heard = self.nic.peer_heard_ns.get(self.peer)
-        since = "never heard from" if heard is None else f"last heard {now - heard} ns ago"
+        since = "never heard from" if heard is None else f"last heard {_span(now - heard)} ago"
         return (
             f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
-            f"{now - max(self.quiet_since, heard or 0)} ns with data outstanding ({since}); "
+            f"{_span(now - max(self.quiet_since, heard or 0))} with data outstanding ({since}); "
             f"the peer NIC is down or every path to it is cut; {self.path_report()}"
         )
 
