@@ -30,7 +30,8 @@ from benchmarks.startup import free_bases
 from nic_emu.cli import byte_count
 from testbed.demo import DEMO_TOPOLOGY, DemoOptions, _wait_acked
 from testbed.exceptions import TestbedError
-from testbed.local import LocalOptions, up_local
+from testbed.local import up_local
+from testbed.options import FabricOptions
 from testbed.rundir import teardown
 from testbed.traffic import delivered_intact, start_transfer
 from topologies import load
@@ -50,7 +51,7 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
     load_before = os.getloadavg()[0]
     with tempfile.TemporaryDirectory(prefix="mrc-repath-", dir="/tmp") as root:
         udp, grpc = free_bases(load(DEMO_TOPOLOGY))
-        options = LocalOptions(
+        options = FabricOptions(
             name=f"repath{index}",
             root=Path(root),
             udp_base_port=udp,

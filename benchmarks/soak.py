@@ -31,7 +31,8 @@ from nic_emu.cli import byte_count
 from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES
 from testbed.exceptions import TestbedError
 from testbed.fabric import Fabric
-from testbed.local import LocalOptions, up_local
+from testbed.local import up_local
+from testbed.options import FabricOptions
 from testbed.rundir import teardown
 from testbed.traffic import start_transfer
 from topologies import load
@@ -115,7 +116,7 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
     size = args.size
     with tempfile.TemporaryDirectory(prefix="mrc-soak-", dir="/tmp") as root:
         udp, grpc = free_bases(topology)
-        options = LocalOptions(root=Path(root), udp_base_port=udp, grpc_base_port=grpc)
+        options = FabricOptions(root=Path(root), udp_base_port=udp, grpc_base_port=grpc)
         fabric = up_local("tiny", options).fabric
         try:
             return run(fabric, args, size)

@@ -73,7 +73,7 @@ def class_params_for(queue_packets: int) -> dict[int, ClassParams]:
         return ClassParams(ecn, ecn_min, ecn_max, ECN_MAX_PROB, trim_on, trim, limit)
 
     return {
-        # No ECN on the last hop: a mark then means path imbalance, not incast [C §2.1].
+        # No ECN on the last hop: a mark then means path imbalance, not incast [C, sources §3.2].
         p4names.PORT_CLASS_FABRIC: params(ecn=True, trim_on=True),
         p4names.PORT_CLASS_HOST: params(ecn=False, trim_on=True),
         p4names.PORT_CLASS_CPU: params(ecn=False, trim_on=False),

@@ -19,6 +19,7 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
+from clikit import EXIT_USAGE, run_main
 from nic_emu.client import ControlClient
 from nic_emu.exceptions import ControlError, NicEmuError, ServeConfigError
 from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
@@ -75,10 +76,15 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "serve":
-        return run_serve(args.config)
-    return run_send(args)
+    """clikit's exit codes: 0 ok, 1 failure, 2 usage or configuration, 130 Ctrl-C."""
+
+    def body() -> int:
+        args = build_parser().parse_args(argv)
+        if args.command == "serve":
+            return run_serve(args.config)
+        return run_send(args)
+
+    return run_main(PROG, body, expected=(NicEmuError,), codes={ServeConfigError: EXIT_USAGE})
 
 
 # ---------------------------------------------------------------------- serve

@@ -4,7 +4,7 @@ A connection sprays its packets over an *active* EV set split equally across pla
 keeps a *backup* set per plane to replace EVs it stops trusting, and probes retired
 EVs in the background until they prove healthy again.
 
-States (MRC spec reading, docs/mrc-reference.md section 4):
+States (MRC spec reading, docs/sources.md §4.3-§4.4):
 
 - GOOD: used by the rotation.
 - SKIP: an ECN mark was echoed for it; avoided until ``skip_until`` (used only when no

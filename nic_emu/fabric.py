@@ -1,4 +1,13 @@
-"""An in-memory multi-plane two-tier fabric over virtual time, with fault injection.
+"""TEST DOUBLE: a Python model of the switch, for fast transport unit tests only.
+
+The switch's behaviour has one source of truth, ``p4src/mrc_switch.p4``; the fabric that
+runs it with the NICs in virtual time is :mod:`vfabric` (docs/virtual-fabric.md), and
+that is what measurements and the demo use. This model exists because ``nic_emu`` may not
+import ``p4emu`` (docs/architecture.md) and its unit tests need a fabric that is fast and
+has no dependencies. ``tests/vfabric/test_differential.py`` checks that it agrees with the
+P4 program on the same scenarios, within the tolerances stated there.
+
+An in-memory multi-plane two-tier fabric over virtual time, with fault injection.
 
 Built from a ``topologies.Topology``: every link becomes two one-way channels with the
 link's rate, delay and queue depth; every switch forwards by the uN rule on the outer
@@ -14,7 +23,7 @@ Queue model (per channel, per direction):
   packet is dropped once ``queue_limit_frac`` of the queue is used (60 of 64);
 - ECN: RED-style marking at enqueue, probability rising linearly from 0 at
   ``ecn_min_frac`` to 1 at ``ecn_max_frac`` *of the trim threshold* (10 and 38 packets;
-  uet-htsim marks between 0.2 and 0.8 BDP, docs/mrc-reference.md section 3); never on
+  uet-htsim marks between 0.2 and 0.8 BDP, sources §8.2); never on
   the last hop to a NIC (a mark then means path imbalance, not incast);
 - high-priority traffic (DSCP CONTROL, TRIMMED*: SACK, NACK, trimmed headers) bypasses
   the data FIFO: it leaves after its own serialisation time (a simplification of a
@@ -156,7 +165,7 @@ class Channel:
 
     def __init__(
         self,
-        fabric: Fabric,
+        fabric: ModelFabric,
         name: str,
         plane: int,
         kind: str,
@@ -278,8 +287,9 @@ def _discard(frame: bytes) -> None:
     return None
 
 
-class SimSwitch:
-    """A uN forwarder: one node uSID, a static uSID -> egress channel table."""
+class ModelSwitch:
+    """A uN forwarder: one node uSID, a static uSID -> egress channel table (the Python
+    model of the P4 switch's forwarding; test double)."""
 
     __slots__ = ("drops", "forwarded", "locator", "name", "routes", "up")
 
@@ -330,8 +340,9 @@ class _NicAttachment:
     on_port: Callable[[int, bool], None]
 
 
-class Fabric:
-    """The switches and channels of a topology, driven by an :class:`EventLoop`."""
+class ModelFabric:
+    """The model switches and channels of a topology, driven by an :class:`EventLoop`
+    (test double: see the module docstring)."""
 
     def __init__(
         self,
@@ -347,13 +358,13 @@ class Fabric:
         self.plan = plan if plan is not None else AddressPlan(topology)
         self.config = config if config is not None else FabricConfig()
         self.rng = random.Random(seed)
-        self.switches: dict[str, SimSwitch] = {}
+        self.switches: dict[str, ModelSwitch] = {}
         self.channels: dict[tuple[str, str], Channel] = {}
         self._out_port: dict[tuple[str, int], Channel] = {}
         self._nic_tx: dict[tuple[str, int], Channel] = {}
         self._nics: dict[str, _NicAttachment] = {}
         for sw in topology.switches:
-            self.switches[sw.name] = SimSwitch(sw.name, self.plan.locator(sw.name))
+            self.switches[sw.name] = ModelSwitch(sw.name, self.plan.locator(sw.name))
         for link in topology.links():
             self._add_link(link)
         for sw in topology.switches:
@@ -512,3 +523,8 @@ class Fabric:
             for key, value in sw.drops.items():
                 switch_drops[key] = switch_drops.get(key, 0) + value
         return {"channels": totals, "switch_drops": switch_drops}
+
+
+# The names the model had before it became a test double.
+Fabric = ModelFabric
+SimSwitch = ModelSwitch

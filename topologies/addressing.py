@@ -36,7 +36,7 @@ BLOCK_BITS = 32
 USID_BITS = 16
 USID_MASK = 0xFFFF
 CARRIER_USIDS = (128 - BLOCK_BITS) // USID_BITS  # 6 uSIDs fit after the block
-END_OF_CARRIER = 0x0000  # the "end of carrier" uSID (mrc-reference.md section 2)
+END_OF_CARRIER = 0x0000  # the "end of carrier" uSID (sources §2.2)
 NIC_PREFIX_BITS = 48
 
 USID_PLANE_SHIFT = 12
@@ -554,7 +554,7 @@ class AddressPlan:
         return Path(plane, t1, (switch_name(plane, Role.T0, src.t0_index), t1, dst_t0), carrier)
 
     def path_for_ev(self, src_nic: NicRef, dst_nic: NicRef, ev: int) -> Path:
-        """The path ``ev`` selects from ``src_nic`` to ``dst_nic`` (mrc-reference.md section 2.3:
+        """The path ``ev`` selects from ``src_nic`` to ``dst_nic`` (sources §4.2:
         plane from the EV, the uplink choice names the T1, last uSID = dst downlink)."""
         fields = decode_ev(ev)
         plane = fields.plane % self.topology.plane_count

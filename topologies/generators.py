@@ -21,7 +21,7 @@ from topologies.model import (
     Topology,
 )
 
-# The paper's fabric (mrc-reference.md section 1): 8 planes of 512-port switches,
+# The paper's fabric (sources §1.2): 8 planes of 512-port switches,
 # 256 NIC downlinks + 256 uplinks per T0, 512 T0s per T1 -> 131,072 NICs.
 PAPER_PLANES = 8
 PAPER_T0_PER_PLANE = 512

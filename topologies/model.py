@@ -6,7 +6,7 @@ fabric (8 planes x 768 switches, 131,072 NICs, ~2 million links) costs a few tho
 small objects, not millions. The derivation rules are documented in
 docs/topology-format.md and are the single source of truth for port numbering.
 
-Shape rules (mrc-reference.md section 1):
+Shape rules (sources §1.1-§1.2):
 - planes are disjoint, identical copies: NIC ``i`` has one port per plane, attached to
   T0 ``i // nics_per_t0`` of every plane, on that T0's downlink ``i % nics_per_t0``;
 - inside a plane every T0 connects to every T1 (full bipartite two-tier fabric).
@@ -23,17 +23,17 @@ from typing import overload
 
 from topologies.exceptions import TopologySpecError, UnknownNameError
 
-# Link defaults: 100 Gb/s is one MRC NIC port per plane (mrc-reference.md section 1);
-# 64 packets is BMv2's default egress queue capacity (v1model-notes.md, Queues);
+# Link defaults: 100 Gb/s is one MRC NIC port per plane (sources §1.1);
+# 64 packets is BMv2's default egress queue capacity (sources §7.6);
 # 1 us per link is this project's choice (docs/topology-format.md).
 DEFAULT_RATE_GBPS = 100.0
 DEFAULT_DELAY_US = 1.0
 DEFAULT_QUEUE_PACKETS = 64
-# The paper's switch is a 512-port 51.2T box (mrc-reference.md section 1).
+# The paper's switch is a 512-port 51.2T box (sources §1.2).
 DEFAULT_RADIX = 512
-# v1model ports are bit<9>; 511 is BMv2's drop port (v1model-notes.md, Pipeline and ports).
+# v1model ports are bit<9>; 511 is BMv2's drop port (sources §7.1, §7.3).
 DEFAULT_PORT_BITS = 9
-# Port 0 is where an ingress that forgets to set egress_spec sends packets (v1model-notes.md),
+# Port 0 is where an ingress that forgets to set egress_spec sends packets (sources §7.2),
 # so no link uses it: a forwarding bug then drops instead of reaching a neighbour.
 DEFAULT_FIRST_PORT = 1
 DEFAULT_USID_BLOCK = IPv6Network("fcbb:bb00::/32")

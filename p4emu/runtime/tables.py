@@ -1,7 +1,7 @@
 """Match-action tables with BMv2 / P4Runtime semantics.
 
 A :class:`Table` is built once from its key fields (name, width, match kind). Its lookup
-strategy follows the BMv2 table type (simple_switch.md, "Table match kinds supported"):
+strategy follows the BMv2 table type (p4lang/behavioral-model/docs/simple_switch.md, "Table match kinds supported"):
 
 - **exact** (only exact keys): one dict keyed by the tuple of key values.
 - **lpm** (one lpm key, the rest exact): one dict per prefix length, scanned from the

@@ -1,6 +1,6 @@
 """The traffic manager between ingress and egress: per-port, per-priority FIFO queues.
 
-Model (BMv2 ``simple_switch`` with ``QueueingLogicPriRL``; see docs/simple_switch.md and
+Model (BMv2 ``simple_switch`` with ``QueueingLogicPriRL``; see p4lang/behavioral-model/docs/simple_switch.md and
 ``include/bm/bm_sim/queueing.h``):
 
 - Each egress port has ``priority_queues`` FIFOs (``--priority-queues N``, default 1).

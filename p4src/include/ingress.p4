@@ -320,7 +320,7 @@ control MrcIngress(inout headers_t hdr,
                 meta.ecn_enable = 1;
                 meta.trim_enable = 1;
             } else if (meta.egress_port_class == PORT_CLASS_HOST) {
-                meta.ecn_enable = 0;     /* no ECN on the last hop [C] */
+                meta.ecn_enable = 0;     /* no ECN on the last hop [C, sources §3.2] */
                 meta.trim_enable = 1;
             } else {
                 meta.ecn_enable = 0;

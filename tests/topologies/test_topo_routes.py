@@ -1,6 +1,6 @@
 """Walk every path hop by hop through the route plan, the way the switches will.
 
-Each switch does uN forwarding (mrc-reference.md section 3): if DA[127:80] is
+Each switch does uN forwarding (sources §3.1): if DA[127:80] is
 block + its uSID, shift the uSID part left by 16 (filling with 0), look the new active
 uSID up in its ``usid_route`` entries and send the packet out of that port. The walk
 uses only ``routes_for``, ``locator`` and ``Topology.peer``, so it checks the plan
