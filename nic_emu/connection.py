@@ -800,8 +800,11 @@ class Connection:
                 pkt = ack(psn)
                 if pkt is not None:
                     acked += pkt.length
-                    if pkt.entry is not None:
-                        pkt.entry.acked_packets += 1
+                    entry = pkt.entry
+                    if entry is not None:
+                        entry.acked_packets += 1
+                        if pkt.sent_ns > entry.acked_sent_ns:
+                            entry.acked_sent_ns = pkt.sent_ns
         send.advance_una(cum)
         ecn = s.ecn_echo
         if ecn:
@@ -968,7 +971,7 @@ class Connection:
                 reason=reason,
             )
             if self.mrc and reason != "port":
-                self.evs.mark_bad(entry, reason, now)
+                self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
         self.cc.on_loss(pkt.length, now)
         self._queue_retransmit(pkt, reason, now)
 

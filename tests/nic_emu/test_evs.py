@@ -183,26 +183,33 @@ def _path_entries(evs: EvSet, path: tuple[int, int]) -> list[EvEntry]:
     return evs.by_path[path]
 
 
-def test_a_second_loss_on_a_path_with_nothing_acked_between_retires_the_path() -> None:
+def test_a_path_that_delivers_nothing_after_two_losses_is_retired() -> None:
     log: list = []
     evs = make_set(log=log)
-    a, b, *rest = [e for e in _path_entries(evs, (0, 1))]
-    evs.mark_bad(a, "reorder", 1)
-    assert a.state is ASSUMED_BAD and all(e.state is GOOD for e in (b, *rest))
-    evs.mark_bad(b, "reorder", 2)
+    a, b, c, *rest = _path_entries(evs, (0, 1))
+    c.acked_sent_ns = 90  # the path last delivered a packet sent at 90
+    evs.mark_bad(a, "reorder", 1, sent_ns=100)
+    assert a.state is ASSUMED_BAD and all(e.state is GOOD for e in (b, c, *rest))
+    evs.mark_bad(b, "reorder", 2, sent_ns=105)
     assert all(e.state is ASSUMED_BAD for e in _path_entries(evs, (0, 1)))
     assert {r[3] for r in log if r[4] == 2} == {"path_reorder"}
-    # Other paths of the plane are untouched.
-    assert all(e.state is GOOD for e in _path_entries(evs, (0, 2)))
+    assert all(e.state is GOOD for e in _path_entries(evs, (0, 2)))  # other paths untouched
 
 
-def test_losses_with_acknowledgements_between_retire_single_evs() -> None:
-    evs = make_set()
-    a, b, c, *_ = _path_entries(evs, (1, 0))
-    evs.mark_bad(a, "reorder", 1)
-    c.acked_packets += 1  # the path delivered something since
-    evs.mark_bad(b, "reorder", 2)
-    assert (a.state, b.state, c.state) == (ASSUMED_BAD, ASSUMED_BAD, GOOD)
+def test_a_path_that_delivers_later_packets_loses_single_evs() -> None:
+    """Congestion: a queue drops some packets and passes others sent after them."""
+    evs = make_set(active_per_plane=16, backup_per_plane=4)
+    a, b, c, d, *_ = _path_entries(evs, (1, 0))
+    c.acked_sent_ns = 150  # sent after both lost packets, delivered
+    evs.mark_bad(a, "reorder", 1, sent_ns=100)
+    evs.mark_bad(b, "reorder", 2, sent_ns=120)
+    assert (a.state, b.state, c.state, d.state) == (ASSUMED_BAD, ASSUMED_BAD, GOOD, GOOD)
+    # Delivery between two undelivered losses restarts the count.
+    evs.mark_bad(d, "reorder", 3, sent_ns=200)
+    c.acked_sent_ns = 210
+    e = _path_entries(evs, (1, 0))[4]
+    evs.mark_bad(e, "reorder", 4, sent_ns=205)
+    assert e.state is ASSUMED_BAD and c.state is GOOD  # one undelivered loss only: no path
 
 
 def test_probes_are_limited_per_path_and_a_revival_revives_the_path() -> None:
