@@ -80,6 +80,14 @@ _PLACEHOLDER_ADDR = bytes(16)
 _PSN_HALF = 1 << 23
 
 
+def _span(ns: int) -> str:
+    """A duration for messages: ns, us, ms or s, three significant digits."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns} ns"
+
+
 class QpState(enum.Enum):
     READY = "ready"
     ERROR = "error"
@@ -110,6 +118,7 @@ class Connection:
         self.state = QpState.READY
         self.error: ConnectionFailedError | None = None
         self.created_ns = now
+        self._acked_per_plane: list[int] | None = None  # kept by release()
         self._rng = random.Random(f"{nic.seed}/{nic.name}/{qpn}")
         plan = nic.plan
         planes = nic.plane_count
@@ -359,13 +368,28 @@ class Connection:
 
     def release(self) -> None:
         """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
-        views into their data), in-flight state, receive bookkeeping. Counters stay."""
+        views into their data), in-flight state, receive bookkeeping, the EV set (its
+        per-plane acknowledged packets are kept). Counters stay."""
+        self._acked_per_plane = self.acked_per_plane()
+        planes = self.evs.planes
+        self.evs = EvSet(
+            {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
+        )
         for t in self._dtmpl:
             t.payload = b""
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
         self._regions = {}
         self._provide_region = None
         self.msgs = MessageTracker(self.recv.rcv_nxt)
+
+    def acked_per_plane(self) -> list[int]:
+        """Acknowledged data packets per plane (of their last transmission's EV)."""
+        if self._acked_per_plane is not None:
+            return list(self._acked_per_plane)
+        counts = [0] * self.nic.plane_count
+        for entry in self.evs.entries():
+            counts[entry.plane] += entry.acked_packets
+        return counts
 
     @property
     def idle(self) -> bool:
@@ -598,7 +622,12 @@ class Connection:
         self.rev_carrier[ev] = carrier
 
     def _reverse_pick(self, now: int) -> tuple[int, int] | None:
-        """(plane, EV) for the next SACK/NACK: planes up at both ends, heard from recently."""
+        """(plane, EV) for the next SACK/NACK: planes up at both ends, heard from recently.
+
+        "Recently" is within ``reverse_plane_stale_ns`` of now and within
+        ``reverse_refresh_ns`` of the latest arrival (of any plane, then of the plane for
+        its paths): a plane or path that stopped delivering while the others go on is
+        skipped at once, not only when it goes stale."""
         nic = self.nic
         planes = nic.plane_count
         peer_up = nic.peer_port_up(self.peer)
@@ -606,6 +635,8 @@ class Connection:
         heard = self.rev_heard
         slots = self.rev_slots
         stale = now - self.cfg.reverse_plane_stale_ns
+        refresh = self._refresh_ns
+        fresh = max(stale, max(heard) - refresh)
         fallback = -1
         start = self._rev_plane_rr
         for i in range(planes):
@@ -614,9 +645,9 @@ class Connection:
                 p -= planes
             if not (port_up[p] and peer_up[p] and slots[p]):
                 continue
-            if heard[p] >= stale:
+            if heard[p] >= fresh:
                 self._rev_plane_rr = p + 1 if p + 1 < planes else 0
-                return p, self._fresh_rev_ev(p, stale)
+                return p, self._fresh_rev_ev(p, max(stale, heard[p] - refresh))
             if fallback < 0:
                 fallback = p
         if fallback < 0:
@@ -769,8 +800,11 @@ class Connection:
                 pkt = ack(psn)
                 if pkt is not None:
                     acked += pkt.length
-                    if pkt.entry is not None:
-                        pkt.entry.acked_packets += 1
+                    entry = pkt.entry
+                    if entry is not None:
+                        entry.acked_packets += 1
+                        if pkt.sent_ns > entry.acked_sent_ns:
+                            entry.acked_sent_ns = pkt.sent_ns
         send.advance_una(cum)
         ecn = s.ecn_echo
         if ecn:
@@ -937,7 +971,7 @@ class Connection:
                 reason=reason,
             )
             if self.mrc and reason != "port":
-                self.evs.mark_bad(entry, reason, now)
+                self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
         self.cc.on_loss(pkt.length, now)
         self._queue_retransmit(pkt, reason, now)
 
@@ -1068,10 +1102,10 @@ class Connection:
 
     def _unreachable_message(self, now: int) -> str:
         heard = self.nic.peer_heard_ns.get(self.peer)
-        since = "never heard from" if heard is None else f"last heard {now - heard} ns ago"
+        since = "never heard from" if heard is None else f"last heard {_span(now - heard)} ago"
         return (
             f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
-            f"{now - max(self.quiet_since, heard or 0)} ns with data outstanding ({since}); "
+            f"{_span(now - max(self.quiet_since, heard or 0))} with data outstanding ({since}); "
             f"the peer NIC is down or every path to it is cut; {self.path_report()}"
         )
 

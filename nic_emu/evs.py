@@ -55,6 +55,7 @@ class EvEntry:
     probe_seq: int = -1  # sequence of the outstanding probe, -1 when none
     probe_successes: int = 0
     probed_ns: int = -1  # when its last probe left (probes rotate over a path's EVs)
+    acked_sent_ns: int = -1  # send time of the latest-sent packet acknowledged on it
     wire: object = None  # per-EV header template cached by the core
     tx_packets: int = 0
     tx_bytes: int = 0
@@ -130,8 +131,9 @@ class EvSet:
         self.by_path: dict[Hashable, list[EvEntry]] = {}
         for e in self.by_ev.values():
             self.by_path.setdefault(e.path, []).append(e)
-        # Acknowledged packets of a path at its last loss verdict (see mark_bad).
-        self._acked_at_loss: dict[Hashable, int] = {}
+        # Per path: (send time of the first lost packet, losses) while nothing sent on the
+        # path after that packet has been acknowledged (see mark_bad).
+        self._undelivered: dict[Hashable, tuple[int, int]] = {}
 
     def _register(self, e: EvEntry, plane: int, active: bool) -> None:
         if e.plane != plane:
@@ -203,19 +205,28 @@ class EvSet:
         elif e.state is SKIP:
             e.skip_until = now + self.skip_ns
 
-    def mark_bad(self, e: EvEntry, reason: str, now: int) -> bool:
+    def mark_bad(self, e: EvEntry, reason: str, now: int, *, sent_ns: int | None = None) -> bool:
         """Loss without a trim: stop using the EV now and replace it from the backups.
 
-        A second loss on the same path with no packet of that path acknowledged in
-        between retires the whole path (:meth:`retire_path`): its EVs cross the same
-        links, and a path that only loses is cut, not unlucky. Returns False when the
-        ``ev_min_active`` floor kept the EV in service.
+        With the lost packet's ``sent_ns``: when its path has delivered nothing sent after
+        the first of two such losses, the whole path is retired (:meth:`retire_path`): its
+        EVs cross the same links, and a path that delivers nothing is cut. A path that
+        delivered later packets (a congested queue drops some, passes others) loses only
+        the EV. Returns False when the ``ev_min_active`` floor kept the EV in service.
         """
-        path = e.path
-        acked = sum(x.acked_packets for x in self.by_path[path])
-        if self._acked_at_loss.get(path) == acked:
-            self.retire_path(path, reason, now)
-        self._acked_at_loss[path] = acked
+        if sent_ns is not None:
+            path = e.path
+            delivered = max(x.acked_sent_ns for x in self.by_path[path])
+            if delivered > sent_ns:
+                self._undelivered.pop(path, None)
+            else:
+                first, count = self._undelivered.get(path, (sent_ns, 0))
+                if delivered > first:  # something sent after the first loss got through
+                    first, count = sent_ns, 0
+                count += 1
+                self._undelivered[path] = (min(first, sent_ns), count)
+                if count >= 2:
+                    self.retire_path(path, reason, now)
         return self._retire(e, reason, now)
 
     def retire_path(self, path: Hashable, reason: str, now: int) -> int:

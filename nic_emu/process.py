@@ -449,6 +449,7 @@ class NicProcess:
             transfer = self.transfers[transfer_id]
             if transfer.finish_if_over(now):
                 self._drain_log()  # the last records still belong to this transfer
+                transfer.repaths.close()
                 del self.running[transfer.id]
                 for part in transfer.parts:
                     # Kept a while so that late acknowledgements are absorbed, not dropped.
@@ -495,6 +496,7 @@ class NicProcess:
                 self.core.destroy_connection(qpn)
             responder.release()
             self.retired_qpns.add(qpn)
+            del self.responders[qpn]  # its messages are in self.messages
 
     # ------------------------------------------------------------------ control ops
 

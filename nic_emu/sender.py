@@ -195,8 +195,11 @@ class SendState:
             pkt.state = ACKED
             pkt.wr.acked_pkts += 1
             acked += length
-            if pkt.entry is not None:
-                pkt.entry.acked_packets += 1
+            entry = pkt.entry
+            if entry is not None:
+                entry.acked_packets += 1
+                if pkt.sent_ns > entry.acked_sent_ns:
+                    entry.acked_sent_ns = pkt.sent_ns
             if pkt.tx_seq > max_seq:
                 max_seq = pkt.tx_seq
                 max_sent = pkt.sent_ns

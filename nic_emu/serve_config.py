@@ -55,14 +55,14 @@ ETHERNET_HEADER = 14
 # RTO, 32 us probes. A NIC process on wall-clock time runs behind Python switches that
 # forward a few thousand packets per second, with round trips from about a millisecond
 # (idle machine) to tens of milliseconds (busy one). So (docs/nic-emu.md section 12):
-# the window is sized for that fabric (1 Gb/s x 100 us: 1.5 BDP = 4.5 full packets per
-# plane, which fills Python switches without queueing milliseconds in their socket
-# buffers, and queueing is what delays loss detection), RTO and probe interval follow
+# NSCC takes a queueing delay above 1 ms as its congestion signal (the switches' socket
+# buffers cannot mark ECN, and queueing there delays every acknowledgement, hence loss
+# detection), the window starts at 1.5 x (10 Gb/s x 100 us), RTO and probe interval follow
 # the measured RTT (RFC 6298) between floors and ceilings, and loss detection needs 3
 # later packets (not 16: at a few thousand packets per second 16 take milliseconds).
 # Each value can be overridden by name in ``transport``.
 PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
-    "port_rate_bps": 1_000_000_000,
+    "port_rate_bps": 10_000_000_000,
     "base_rtt_ns": 100_000,
     "adaptive_timers": True,  # RTO and probe interval follow the measured RTT
     "ack_timeout_exp": 17,  # RTO 134 ms: the first RTO and the ceiling
@@ -77,7 +77,9 @@ PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
     "peer_timeout_ns": 5_000_000_000,  # a dead peer; > a stall of a loaded machine
     "reverse_refresh_ns": 20_000_000,
     "reverse_plane_stale_ns": 200_000_000,
-    "cc": CcConfig(clear_delay_ns=50_000),  # "no queue" at the process's timescale
+    # Queueing delay above 1 ms (10 x 100 us) is the congestion signal: the Python
+    # switches' socket buffers cannot mark ECN. "No queue" below 50 us.
+    "cc": CcConfig(clear_delay_ns=50_000, delay_md=True, target_qdelay_rtts=10),
 }
 
 

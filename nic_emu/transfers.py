@@ -159,6 +159,13 @@ class RepathTracker:
                     self._open.pop(key, None)  # the path delivers again
                     self._losses.pop(key, None)
 
+    def close(self) -> None:
+        """No more records will come (the transfer is over): drop the per-EV maps, keep
+        the episodes for reports."""
+        self._paths.clear()
+        self._losses.clear()
+        self._open.clear()
+
     def events(self, origin_ns: int) -> list[dict[str, Any]]:
         """``[{"ev", "plane", "repath_time_us", ...}]``; ``t_s`` counts from ``origin_ns``."""
         out = []
@@ -217,10 +224,7 @@ class Part:
     @property
     def acked_packets(self) -> list[int]:
         """Acknowledged data packets per plane."""
-        counts = [0] * self.conn.nic.plane_count
-        for entry in self.conn.evs.entries():
-            counts[entry.plane] += entry.acked_packets
-        return counts
+        return self.conn.acked_per_plane()
 
     def packets(self, mtu: int) -> int:
         return max(1, -(-self.length // mtu))

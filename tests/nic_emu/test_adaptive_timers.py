@@ -74,7 +74,7 @@ def test_a_floor_above_its_ceiling_is_the_ceiling() -> None:
 
 def test_the_process_defaults_are_adaptive_and_the_hardware_ones_are_not() -> None:
     process = transport_config({})
-    assert process.adaptive_timers
+    assert process.adaptive_timers and process.cc.delay_md
     assert process.rto_min_ns < process.rto_base_ns
     assert process.probe_interval_min_ns < process.probe_interval_ns
     hardware = NicConfig()

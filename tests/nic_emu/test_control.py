@@ -127,6 +127,11 @@ def test_an_oversized_line_is_refused_and_closes_the_connection(pair: Any) -> No
         ({"to": "nic3", "bytes": 2, "connections": 3}, "bytes must be"),
         ({"to": "nic3", "bytes": 10, "mode": "tcp"}, "mode must be"),
         ({"to": "nic3", "bytes": 10, "seed": "x"}, "'seed' must be an integer"),
+        ({"to": "nic3", "bytes": 10, "deadline_s": 0}, "deadline_s must be in (0, 86400]"),
+        ({"to": "nic3", "bytes": 10, "deadline_s": -1.5}, "deadline_s must be in (0, 86400]"),
+        ({"to": "nic3", "bytes": 10, "deadline_s": 1e9}, "deadline_s must be in (0, 86400]"),
+        ({"to": "nic3", "bytes": 10, "deadline_s": True}, "'deadline_s' must be"),
+        ({"to": "nic3", "bytes": 10, "deadline_s": "soon"}, "'deadline_s' must be"),
     ],
 )
 def test_send_refuses_bad_fields(pair: Any, fields: dict[str, Any], words: str) -> None:

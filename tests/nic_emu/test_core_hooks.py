@@ -137,6 +137,12 @@ def test_a_destroyed_qp_keeps_no_reference_to_the_data_it_sent() -> None:
     del data
     gc.collect()
     assert watch() is not None  # still in flight: the QP needs it
+    entry = next(e for e in conn.evs.entries() if e.tx_packets)
+    entry.acked_packets = 7  # as if acknowledged
+    acked = conn.acked_per_plane()
     a.destroy_connection(QPN_A)
     gc.collect()
     assert watch() is None and conn.counters["tx_data"] >= 1
+    # The EV set goes too (hundreds of entries per QP); what reports need stays.
+    assert not list(conn.evs.entries()) and conn.acked_per_plane() == acked
+    assert acked[entry.plane] == 7

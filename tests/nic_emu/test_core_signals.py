@@ -287,3 +287,23 @@ def test_receiver_drops_packets_beyond_its_window() -> None:
     other = _by_psn(frames)[100]
     pair.deliver(pair.b, [other], 6)
     assert pair.cb.counters["rx_out_of_window"] == 1 and pair.b.frames_to_send(6) == []
+
+
+def test_sacks_leave_a_plane_that_stopped_delivering_while_others_go_on() -> None:
+    """Issue 17: a plane (or path) the peer was heard on 60 us ago, while the other planes
+    deliver now, is skipped by the reverse path at once (reverse_refresh_ns, 50 us), not
+    after reverse_plane_stale_ns (200 us)."""
+    pair = Pair()
+    pair.write(bytes(64 * 4096))
+    frames = pair.a.frames_to_send(0)
+    on0 = [f for f in frames if f[0] == 0]
+    others = [f for f in frames if f[0] != 0]
+    assert on0 and others
+    pair.deliver(pair.b, on0, 1)
+    early = pair.b.frames_to_send(1)
+    assert {plane for plane, _ in early} == {0}  # only plane 0 was heard so far
+    pair.deliver(pair.b, others, 60_000)
+    sacks = pair.b.frames_to_send(60_000)
+    assert sacks and all(isinstance(m, Sack) for m in decoded(sacks))
+    assert 0 not in {plane for plane, _ in sacks}
+    assert len({plane for plane, _ in sacks}) == 3  # still spread over the live planes

@@ -177,3 +177,54 @@ def test_duplicate_ev_rejected() -> None:
     e = EvEntry(ev=1, plane=0, path=(0, 0))
     with pytest.raises(EvManagementError, match="appears twice"):
         EvSet({0: [e]}, {0: [e]}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
+
+
+def _path_entries(evs: EvSet, path: tuple[int, int]) -> list[EvEntry]:
+    return evs.by_path[path]
+
+
+def test_a_path_that_delivers_nothing_after_two_losses_is_retired() -> None:
+    log: list = []
+    evs = make_set(log=log)
+    a, b, c, *rest = _path_entries(evs, (0, 1))
+    c.acked_sent_ns = 90  # the path last delivered a packet sent at 90
+    evs.mark_bad(a, "reorder", 1, sent_ns=100)
+    assert a.state is ASSUMED_BAD and all(e.state is GOOD for e in (b, c, *rest))
+    evs.mark_bad(b, "reorder", 2, sent_ns=105)
+    assert all(e.state is ASSUMED_BAD for e in _path_entries(evs, (0, 1)))
+    assert {r[3] for r in log if r[4] == 2} == {"path_reorder"}
+    assert all(e.state is GOOD for e in _path_entries(evs, (0, 2)))  # other paths untouched
+
+
+def test_a_path_that_delivers_later_packets_loses_single_evs() -> None:
+    """Congestion: a queue drops some packets and passes others sent after them."""
+    evs = make_set(active_per_plane=16, backup_per_plane=4)
+    a, b, c, d, *_ = _path_entries(evs, (1, 0))
+    c.acked_sent_ns = 150  # sent after both lost packets, delivered
+    evs.mark_bad(a, "reorder", 1, sent_ns=100)
+    evs.mark_bad(b, "reorder", 2, sent_ns=120)
+    assert (a.state, b.state, c.state, d.state) == (ASSUMED_BAD, ASSUMED_BAD, GOOD, GOOD)
+    # Delivery between two undelivered losses restarts the count.
+    evs.mark_bad(d, "reorder", 3, sent_ns=200)
+    c.acked_sent_ns = 210
+    e = _path_entries(evs, (1, 0))[4]
+    evs.mark_bad(e, "reorder", 4, sent_ns=205)
+    assert e.state is ASSUMED_BAD and c.state is GOOD  # one undelivered loss only: no path
+
+
+def test_probes_are_limited_per_path_and_a_revival_revives_the_path() -> None:
+    evs = make_set(active_per_plane=8, backup_per_plane=8)
+    evs.retire_path((2, 3), "timeout", 1)
+    bad = _path_entries(evs, (2, 3))
+    assert len(bad) == 4 and all(e.state is ASSUMED_BAD for e in bad)
+    first = evs.probe_candidates(per_path=2)
+    assert len(first) == 2 and {e.path for e in first} == {(2, 3)}
+    assert len(evs.probe_candidates()) == 4  # no limit: every retired EV
+    for e in first:
+        e.probed_ns = 5
+    # The next round rotates to the EVs probed longest ago.
+    assert set(evs.probe_candidates(per_path=2)).isdisjoint(first)
+    streak = first[0]
+    for t in range(3):
+        revived = evs.probe_answered(streak, 3, 10 + t)
+    assert revived and all(e.state is GOOD for e in bad)

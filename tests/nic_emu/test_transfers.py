@@ -63,6 +63,8 @@ def test_streamed_repath_events_match_the_analysis_of_the_full_log() -> None:
     expected = repath_time(net.log.records, failed, nic="nic0", qpn=t.sender.qpn)
     assert event["repath_time_us"] == pytest.approx(expected.repath_ns / 1000)
     assert 0 < event["repath_time_us"] < 50
+    tracker.close()  # the transfer is over: the per-EV maps go, the episodes stay
+    assert tracker.events(origin_ns=0) == [event] and not tracker._paths
 
 
 def test_repath_events_ignore_evs_that_lost_nothing() -> None:
