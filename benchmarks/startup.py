@@ -29,7 +29,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from testbed import layout
 from testbed.exceptions import PortInUseError, TestbedError
-from testbed.local import LocalOptions, check_ports_free, up_local
+from testbed.local import check_ports_free, up_local
+from testbed.options import FabricOptions
 from testbed.rundir import teardown
 from testbed.traffic import TransferError, run_transfer
 from topologies import Topology, load, two_tier
@@ -67,7 +68,7 @@ def free_bases(topology: Topology) -> tuple[int, int]:
 def measure(topology: Topology, nic_command: list[str] | None, limit_s: float) -> dict[str, Any]:
     udp, grpc = free_bases(topology)
     with tempfile.TemporaryDirectory(prefix="mrt-bench-", dir="/tmp") as root:
-        options = LocalOptions(
+        options = FabricOptions(
             name="bench",
             root=Path(root),
             udp_base_port=udp,

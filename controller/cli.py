@@ -8,8 +8,10 @@
     mrc-controller watch TOPO
     mrc-controller show SWITCH [--counters]
 
-Exit status: 0 success (diff: in sync), 1 diff found differences, 2 bad usage or input
-(topology, artefacts, P4Info, endpoints), 3 at least one switch failed. docs/controller.md.
+Exit status (clikit, plus this command's own): 0 success (diff: in sync), 1 diff found
+differences, 2 bad usage or input (topology, artefacts, P4Info, endpoints), 3 at least one
+switch failed, 130 interrupted (Ctrl-C); no traceback, also not on a closed pipe.
+docs/controller.md.
 """
 
 from __future__ import annotations
@@ -26,6 +28,14 @@ from pathlib import Path
 from typing import TextIO
 
 import topologies
+from clikit import (
+    EXIT_OK,
+    EXIT_USAGE,
+    non_negative_float,
+    positive_float,
+    positive_int,
+    run_main,
+)
 from controller.artifacts import TARGETS, Pipeline, pipeline_for
 from controller.client import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_ELECTION_ID, SwitchClient
 from controller.endpoints import (
@@ -59,11 +69,8 @@ from controller.watch import (
 )
 from topologies import Topology, TopologyError
 
-EXIT_OK = 0
-EXIT_DIFFERENCES = 1
-EXIT_USAGE = 2
-EXIT_SWITCH_FAILED = 3
-EXIT_INTERRUPTED = 130
+EXIT_DIFFERENCES = 1  # diff: the switches differ from the plan
+EXIT_SWITCH_FAILED = 3  # at least one switch failed
 PROGRESS_EVERY_S = 2.0
 PER_SWITCH_LINES_UP_TO = 32  # bigger pushes print a progress line instead
 
@@ -74,40 +81,11 @@ class UsageError(ControllerError):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> None:  # type: ignore[override]
-        raise UsageError(f"{self.prog}: {message}")
+        command = self.prog.removeprefix("mrc-controller").strip()  # main() adds the name
+        raise UsageError(f"{command}: {message}" if command else message)
 
 
 # ---------------------------------------------------------------------- arguments
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def _non_negative_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number, got {text!r}") from None
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be >= 0, got {text}")
-    return value
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text, 0)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected an integer, got {text!r}") from None
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {text}")
-    return value
 
 
 def _add_plan_options(parser: argparse.ArgumentParser) -> None:
@@ -141,7 +119,7 @@ def _add_plan_options(parser: argparse.ArgumentParser) -> None:
     )
     policy.add_argument(
         "--queue-packets",
-        type=_positive_int,
+        type=positive_int,
         help="queue depth the thresholds are scaled to (default: from the topology)",
     )
     policy.add_argument(
@@ -166,25 +144,25 @@ def _add_target_options(parser: argparse.ArgumentParser) -> None:
     _add_endpoint_options(conn)
     conn.add_argument(
         "--election-id",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_ELECTION_ID,
         help=f"P4Runtime election id (default {DEFAULT_ELECTION_ID})",
     )
     conn.add_argument(
         "--timeout",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_CONNECT_TIMEOUT_S,
         help=f"seconds to wait for a switch to answer (default {DEFAULT_CONNECT_TIMEOUT_S:g})",
     )
     conn.add_argument(
         "--concurrency",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_CONCURRENCY,
         help=f"switches programmed at once (default {DEFAULT_CONCURRENCY})",
     )
     conn.add_argument(
         "--batch-size",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BATCH_SIZE,
         help=f"updates per Write (default {DEFAULT_BATCH_SIZE})",
     )
@@ -200,7 +178,7 @@ def _add_endpoint_options(group: argparse._ArgumentGroup) -> None:
     )
     group.add_argument(
         "--grpc-base-port",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_BASE_PORT,
         help=f"switch i listens on base + i (default {DEFAULT_BASE_PORT})",
     )
@@ -243,24 +221,24 @@ def build_parser() -> argparse.ArgumentParser:
     _add_target_options(watch)
     watch.add_argument(
         "--interval",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_CHECK_INTERVAL_S,
         help=f"seconds between pipeline checks (default {DEFAULT_CHECK_INTERVAL_S:g})",
     )
     watch.add_argument(
         "--retry",
-        type=_positive_float,
+        type=positive_float,
         default=DEFAULT_RETRY_INTERVAL_S,
         help=f"seconds between reconnect attempts (default {DEFAULT_RETRY_INTERVAL_S:g})",
     )
     watch.add_argument(
         "--resync",
-        type=_non_negative_float,
+        type=non_negative_float,
         default=0.0,
         help="also re-read and repair every switch this often (seconds; default 0: never)",
     )
     watch.add_argument(
-        "--duration", type=_positive_float, help="stop after this many seconds (default: never)"
+        "--duration", type=positive_float, help="stop after this many seconds (default: never)"
     )
 
     show = commands.add_parser("show", help="print what one switch holds")
@@ -272,7 +250,7 @@ def build_parser() -> argparse.ArgumentParser:
     show.add_argument("--device-id", type=int, default=0, help="device id for HOST:PORT")
     show.add_argument("--counters", action="store_true", help="also print non-zero counters")
     show.add_argument(
-        "--timeout", type=_positive_float, default=DEFAULT_CONNECT_TIMEOUT_S, help="seconds"
+        "--timeout", type=positive_float, default=DEFAULT_CONNECT_TIMEOUT_S, help="seconds"
     )
     return parser
 
@@ -390,7 +368,8 @@ def _summary(report: FabricReport, verb: str) -> str:
     return (
         f"{verb} {totals['switches']} switches in {report.seconds:.2f} s: "
         f"{totals['switches'] - totals['failed']} ok, {totals['failed']} failed; "
-        f"+{totals['inserted']} ~{totals['modified']} -{totals['deleted']}, "
+        f"{totals['planned']} entries planned (as in 'plan'), written +{totals['inserted']} "
+        f"inserted ~{totals['modified']} modified -{totals['deleted']} deleted, "
         f"{totals['pipelines_set']} pipelines set"
     )
 
@@ -562,7 +541,8 @@ def main(
 ) -> int:
     out = out if out is not None else sys.stdout
     err = err if err is not None else sys.stderr
-    try:
+
+    def body() -> int:
         args = build_parser().parse_args(argv)
         if args.command == "plan":
             return cmd_plan(args, out)
@@ -573,17 +553,16 @@ def main(
         if args.command == "watch":
             return cmd_watch(args, out)
         return cmd_show(args, out)
-    except SwitchError as exc:
-        err.write(f"mrc-controller: {exc}\n")
-        return EXIT_SWITCH_FAILED
-    except ControllerError as exc:
-        err.write(f"mrc-controller: {exc}\n")
-        return EXIT_USAGE
-    except BrokenPipeError:
-        return EXIT_OK
-    except KeyboardInterrupt:
-        err.write("mrc-controller: interrupted\n")
-        return EXIT_INTERRUPTED
+
+    # clikit's codes, with this command's own: bad input is a usage error (2), a switch
+    # that failed is 3 (module docstring).
+    return run_main(
+        "mrc-controller",
+        body,
+        expected=(ControllerError,),
+        codes={SwitchError: EXIT_SWITCH_FAILED, ControllerError: EXIT_USAGE},
+        stderr=err,
+    )
 
 
 if __name__ == "__main__":

@@ -95,7 +95,14 @@ class FabricPlan:
             raise PlanError(f"{self.topology.name}: no switch {name!r} in this plan") from None
 
     def entry_count(self) -> int:
+        """Every planned entry: table entries plus tables' default actions (what ``push``
+        reports as ``planned``; a fresh switch takes the entries as inserts and the default
+        actions as modifies)."""
         return sum(len(sw.entries) for sw in self.switches.values())
+
+    def default_action_count(self) -> int:
+        """How many of :meth:`entry_count` are tables' default actions."""
+        return sum(entry.is_default for sw in self.switches.values() for entry in sw.entries)
 
     def count_by_table(self) -> dict[str, int]:
         totals: Counter[str] = Counter()

@@ -66,6 +66,7 @@ class FabricReport:
         return {
             "switches": len(self.reports),
             "failed": len(self.failed),
+            "planned": sum(r.planned for r in self.reports),
             "inserted": sum(r.inserted for r in self.reports),
             "modified": sum(r.modified for r in self.reports),
             "deleted": sum(r.deleted for r in self.reports),

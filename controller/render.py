@@ -111,7 +111,9 @@ def switch_heading(plan: FabricPlan, sw: SwitchPlan) -> str:
 
 def write_plan_text(plan: FabricPlan, out: TextIO) -> None:
     out.write(
-        f"# {plan.topology.name}: {len(plan)} switches, {plan.entry_count()} entries; "
+        f"# {plan.topology.name}: {len(plan)} switches, {plan.entry_count()} entries "
+        f"({plan.entry_count() - plan.default_action_count()} table entries + "
+        f"{plan.default_action_count()} default actions); "
         f"uSID block {plan.addresses.block}\n"
     )
     if plan.down_links:

@@ -19,8 +19,10 @@ import time
 from collections.abc import Sequence
 from typing import IO, Any
 
+from clikit import EXIT_USAGE, run_main
 from nic_emu.client import ControlClient
 from nic_emu.exceptions import ControlError, NicEmuError, ServeConfigError
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 
 PROG = "nic-emu"
 POLL_S = 0.1
@@ -62,15 +64,27 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument(
         "--timeout", type=float, default=DEFAULT_SEND_TIMEOUT_S, help="give up after SECONDS"
     )
+    send.add_argument(
+        "--deadline",
+        type=float,
+        default=None,
+        help="seconds the NIC keeps trying (probing paths that are down) before the transfer "
+        f"fails, naming what it found down (default {DEFAULT_TRANSFER_DEADLINE_S:g})",
+    )
     send.add_argument("--json", action="store_true", help="print the final report as JSON")
     return parser
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    if args.command == "serve":
-        return run_serve(args.config)
-    return run_send(args)
+    """clikit's exit codes: 0 ok, 1 failure, 2 usage or configuration, 130 Ctrl-C."""
+
+    def body() -> int:
+        args = build_parser().parse_args(argv)
+        if args.command == "serve":
+            return run_serve(args.config)
+        return run_send(args)
+
+    return run_main(PROG, body, expected=(NicEmuError,), codes={ServeConfigError: EXIT_USAGE})
 
 
 # ---------------------------------------------------------------------- serve
@@ -109,7 +123,9 @@ def run_send(args: argparse.Namespace) -> int:
                 connections=args.connections,
                 mode=args.mode,
                 seed=args.seed,
+                **({} if args.deadline is None else {"deadline_s": args.deadline}),
             )
+            print(f"transfer deadline: {started['deadline_s']:g} s", file=progress)
             report = follow(client, started["transfer"], args.timeout, progress)
     except ControlError as exc:
         print(f"{PROG} send: {exc}", file=sys.stderr)

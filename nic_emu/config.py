@@ -39,6 +39,10 @@ class CcConfig:
     adjust_bytes_mtus: int = 8  # apply accumulated increases after this many bytes acked
     adjust_period_rtts: float = 1.0  # ... or at least once per this many base RTTs
     clear_delay_ns: int = 1000  # queueing delay under which fast increase may start
+    # A queueing delay at or above the target counts as congestion even without an ECN
+    # mark (multiplicative decrease at most once per measured RTT): for fabrics whose
+    # queues cannot mark, such as the socket buffers in front of the Python switches.
+    delay_md: bool = False
 
     def __post_init__(self) -> None:
         _positive(self, "target_qdelay_rtts", "max_window_bdps", "adjust_period_rtts")
@@ -70,11 +74,14 @@ class NicConfig:
     probe_interval_ns: int = 32_000  # EV probe period for ASSUMED_BAD EVs (= probe timeout,
     # so at least base_rtt_ns)
     probe_success_threshold: int = 3  # consecutive probe successes that revive an EV
+    probes_per_path: int = 2  # EVs of one path probed per probe round (the probe rate limit)
     ack_timeout_exp: int = 6  # RTO = 1.024 us x 2^t (t=6: 65.5 us)
     rto_linear_retries: int = 2  # backoff grows linearly for this many retries, then doubles
     max_retries: int = 7  # consecutive timeouts without any acknowledgement before failing
     max_packet_transmissions: int = 16  # transmissions of one PSN before failing
     no_usable_ev_timeout_ns: int = 1_000_000  # no GOOD/SKIP EV for this long -> fail
+    peer_timeout_ns: int = 1_000_000  # nothing heard from the peer for this long while
+    # data is outstanding and a port is up -> fail as peer_unreachable
     reorder_threshold_pkts: int = 16  # a gap is a loss once this many later sends are acked
     reorder_window_ns: int = 8_000  # ... and left at least this much later (or 2x the
     # current queueing delay, if larger: see nic_emu.sender)
@@ -88,6 +95,13 @@ class NicConfig:
     cc: CcConfig = field(default_factory=CcConfig)
     mode: TransportMode = TransportMode.MRC
     trace_packets: bool = False  # record a "tx" event for every data packet sent
+    # Wall-clock modes (the nic-emu process): RTO and probe interval follow the measured
+    # RTT and its variance (RFC 6298); rto_base_ns and probe_interval_ns become the
+    # starting values and ceilings, the two below the floors (a floor above its ceiling
+    # is the ceiling).
+    adaptive_timers: bool = False
+    rto_min_ns: int = 65_536  # floor of the adaptive RTO
+    probe_interval_min_ns: int = 32_000  # floor of the adaptive probe interval
 
     def __post_init__(self) -> None:
         _positive(
@@ -98,9 +112,11 @@ class NicConfig:
             "ev_skip_ns",
             "probe_interval_ns",
             "probe_success_threshold",
+            "probes_per_path",
             "max_retries",
             "max_packet_transmissions",
             "no_usable_ev_timeout_ns",
+            "peer_timeout_ns",
             "reorder_threshold_pkts",
             "receive_window_psns",
             "sack_every_pkts",
@@ -109,6 +125,8 @@ class NicConfig:
             "reverse_plane_stale_ns",
             "port_rate_bps",
             "base_rtt_ns",
+            "rto_min_ns",
+            "probe_interval_min_ns",
         )
         _non_negative(
             self,
@@ -131,6 +149,10 @@ class NicConfig:
             raise ConfigError(
                 f"NicConfig.probe_interval_ns ({self.probe_interval_ns}) is also the probe "
                 f"timeout and must be at least base_rtt_ns ({self.base_rtt_ns})"
+            )
+        if not isinstance(self.adaptive_timers, bool):
+            raise ConfigError(
+                f"NicConfig.adaptive_timers must be true or false, got {self.adaptive_timers!r}"
             )
         if self.mtu_payload > 9000:
             raise ConfigError(f"NicConfig.mtu_payload must be <= 9000, got {self.mtu_payload}")

@@ -12,6 +12,10 @@ yes            at or above          multiplicative decrease, at most once per ba
 yes            below                none here: the EV state machine moves the path
 =============  ===================  ==========================================
 
+With ``CcConfig.delay_md`` (the nic-emu process, whose Python switches cannot mark ECN
+for the queues that matter: their socket buffers), a delay at or above the target is
+treated as a mark, and decreases are spaced by the measured RTT.
+
 A NACK for a trimmed packet removes the NACKed bytes from the window; so does a loss.
 Increases are accumulated and applied every ``adjust_bytes`` acknowledged or every
 ``adjust_period``. QuickAdapt (a window reset after a trim burst) is not modelled.
@@ -88,6 +92,8 @@ class Nscc:
         self.fast_count = 0
         self.fast_mode = False
         self.decreases = 0
+        self.delay_md = cfg.delay_md
+        self.last_rtt_ns = base_rtt_ns
 
     def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int) -> None:
         self.acked_since_adjust += nbytes
@@ -100,6 +106,10 @@ class Nscc:
             self.avg_delay += weight * (delay - self.avg_delay)
             self.last_delay_ns = now
             target = self.target_ns
+            if self.delay_md:
+                self.last_rtt_ns = rtt_ns
+                if delay >= target:
+                    ecn = True  # no switch marks here: the delay is the signal
             if not ecn:
                 if delay >= target:
                     self.inc_bytes += self.fair_inc * nbytes
@@ -135,7 +145,8 @@ class Nscc:
     def _multiplicative_decrease(self, now: int) -> None:
         self.fast_mode = False
         self.fast_count = 0
-        if self.avg_delay > self.target_ns and now - self.last_decrease_ns > self.base_rtt_ns:
+        spacing = max(self.base_rtt_ns, self.last_rtt_ns) if self.delay_md else self.base_rtt_ns
+        if self.avg_delay > self.target_ns and now - self.last_decrease_ns > spacing:
             factor = max(
                 1.0 - self.gamma * (self.avg_delay - self.target_ns) / self.avg_delay,
                 self.max_md_jump,

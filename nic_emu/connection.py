@@ -129,6 +129,10 @@ class Connection:
         self.backoff = 0  # consecutive silent timeouts
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.no_ev_since: int | None = None
+        # How long the connection may go without a usable EV (probing all along) before it
+        # fails; a driver may set it per connection (the process: the transfer deadline).
+        self.no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
+        self.quiet_since = now  # data outstanding and nothing heard from the peer since
         self.probe_next: int | None = None
         self.pace_at: int | None = None  # a port becomes free for the next packet
         self.last_tx_ns = now
@@ -136,7 +140,14 @@ class Connection:
         self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
         self._next_wr_id = 1
         self._mtu = mtu
-        self._rto_base = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self._rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self._rto_base = self._rto_ceiling  # the current RTO before backoff
+        self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
+        self._adaptive = cfg.adaptive_timers
+        self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
+        self.rttvar_ns = 0.0
+        self.probe_misses = 0  # probe rounds in a row that got no answer at all
+        self._probe_heard = False  # an answer arrived since the last probe round
         self._window = cfg.receive_window_psns
         self._port_free_at = nic.port_free_at
         self._ns_per_byte = nic.ns_per_byte
@@ -161,6 +172,7 @@ class Connection:
         self.rev_pos = [0] * planes
         self.rev_refreshed = [now] * planes
         self.rev_heard = [-(1 << 62)] * planes
+        self.rev_last_ev: list[int | None] = [None] * planes  # latest EV heard per plane
         self.rev_carrier: dict[int, bytes] = {}
         self._refresh_ns = cfg.reverse_refresh_ns
         self._rev_plane_rr = 0
@@ -324,6 +336,8 @@ class Connection:
         self._next_wr_id += 1
         mtu = self.cfg.mtu_payload
         npkts = max(1, -(-len(view) // mtu))
+        if self.send.idle():
+            self.quiet_since = now  # the peer's silence counts from the first work posted
         self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
         return wr_id
 
@@ -342,6 +356,16 @@ class Connection:
 
     def allow_ev(self, ev: int, now: int) -> None:
         self.evs.allow(ev, now)
+
+    def release(self) -> None:
+        """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
+        views into their data), in-flight state, receive bookkeeping. Counters stay."""
+        for t in self._dtmpl:
+            t.payload = b""
+        self.send = SendState(self.send.next_psn, self._mtu, self._window)
+        self._regions = {}
+        self._provide_region = None
+        self.msgs = MessageTracker(self.recv.rcv_nxt)
 
     @property
     def idle(self) -> bool:
@@ -444,6 +468,8 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         self.rev_heard[plane] = now
+        nic.heard_from(self.peer, m.ev, now)
+        self.rev_last_ev[plane] = m.ev
         if now - self.rev_refreshed[plane] >= self._refresh_ns:
             self._heard(plane, m.ev, now)
         recv = self.recv
@@ -547,6 +573,9 @@ class Connection:
         if p.inner_src not in self._peer_addr_set:
             self.nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
+        self.nic.heard_from(self.peer, p.ev, now)
+        self.rev_heard[plane] = now
+        self.rev_last_ev[plane] = p.ev
         self._send_sack(now, p.ev, self.recv.rcv_nxt - 1, p.timestamp, False, probe_reply=True)
 
     # ------------------------------------------------------------------ reverse path
@@ -587,13 +616,44 @@ class Connection:
                 continue
             if heard[p] >= stale:
                 self._rev_plane_rr = p + 1 if p + 1 < planes else 0
-                return p, self._next_rev_ev(p)
+                return p, self._fresh_rev_ev(p, stale)
             if fallback < 0:
                 fallback = p
         if fallback < 0:
             return None
         self._rev_plane_rr = (fallback + 1) % planes
         return fallback, self._next_rev_ev(fallback)
+
+    def _fresh_rev_ev(self, plane: int, stale: int) -> int:
+        """The next reverse EV of ``plane`` on a path the peer was heard on recently; if
+        no slot has one, the latest EV heard on the plane takes the oldest slot (a path
+        that just delivered from the peer is the best bet for the way back)."""
+        nic = self.nic
+        slots = self.rev_slots[plane]
+        n = len(slots)
+        start = self.rev_pos[plane]
+        for k in range(n):
+            i = (start + k) % n
+            ev = slots[i]
+            if nic.path_heard_ns(self.peer, nic.path_key(ev)) >= stale:
+                self.rev_pos[plane] = i + 1
+                return ev
+        last = self.rev_last_ev[plane]
+        if (
+            self.mrc
+            and last is not None
+            and nic.plan_ev_plane(last) == plane
+            and nic.path_heard_ns(self.peer, nic.path_key(last)) >= stale
+        ):
+            carrier = nic.path_or_none(self.peer, last)
+            if carrier is not None:
+                i = start % n
+                self.rev_carrier.pop(slots[i], None)
+                slots[i] = last
+                self.rev_carrier[last] = carrier
+                self.rev_pos[plane] = i + 1
+                return last
+        return self._next_rev_ev(plane)
 
     def _next_rev_ev(self, plane: int) -> int:
         slots = self.rev_slots[plane]
@@ -680,9 +740,11 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         nic.note_peer_ports(self.peer, s.port_status, now)
+        nic.heard_from(self.peer, s.ev, now)
         if self.state is not QpState.READY:
             return
         self.rev_heard[plane] = now
+        self.rev_last_ev[plane] = s.ev
         if now - self.rev_refreshed[plane] >= self._refresh_ns:
             self._heard(plane, s.ev, now)
         self.counters["rx_sack"] += 1
@@ -731,6 +793,7 @@ class Connection:
                 self.min_rtt_ns = rtt
             # Smoothed queueing delay (gain 1/8, as TCP's SRTT) sizes the reorder window.
             self.qdelay_ns += ((rtt - self.min_rtt_ns) - self.qdelay_ns) / 8
+            self._rtt_sample(rtt)
         if acked:
             self.last_ack_ns = now
             self.backoff = 0
@@ -758,7 +821,10 @@ class Connection:
         self._complete_writes(now)
 
     def _reorder_window(self) -> int:
-        return max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns))
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns))
+        if self._adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
+            window = max(window, int(self.srtt_ns) >> 2)
+        return window
 
     def _tail_probe_timeout(self) -> int:
         """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
@@ -788,8 +854,10 @@ class Connection:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
         nic.note_peer_ports(self.peer, n.port_status, now)
+        nic.heard_from(self.peer, n.ev, now)
         if self.state is not QpState.READY:
             return
+        self.rev_last_ev[plane] = n.ev
         self._heard(plane, n.ev, now)
         self.counters["rx_nack"] += 1
         send = self.send
@@ -901,7 +969,33 @@ class Connection:
             return self._rto_base
         linear = self.cfg.rto_linear_retries
         factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
-        return min(self.cfg.rto_base_ns * factor, RTO_CAP_NS)
+        return min(self._rto_base * factor, RTO_CAP_NS)
+
+    def probe_interval_ns(self) -> int:
+        """The EV probe period (also the probe timeout). Adaptive: SRTT + 4 RTTVAR (the
+        RTO without its floor: probes may be quicker than a retransmission timeout),
+        doubled for every probe round in a row that got no answer, within its floor and
+        ceiling."""
+        cfg = self.cfg
+        if not self._adaptive:
+            return cfg.probe_interval_ns
+        interval = self._rtt_bound << min(self.probe_misses, 16)
+        return min(max(cfg.probe_interval_min_ns, interval), cfg.probe_interval_ns)
+
+    def _rtt_sample(self, rtt: int) -> None:
+        """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
+        (rto_min_ns) and the ceiling (rto_base_ns). Fixed timers ignore it."""
+        if not self._adaptive:
+            return
+        if self.srtt_ns == 0.0:
+            self.srtt_ns = float(max(rtt, 1))
+            self.rttvar_ns = rtt / 2
+        else:
+            self.rttvar_ns += (abs(self.srtt_ns - rtt) - self.rttvar_ns) / 4
+            self.srtt_ns += (rtt - self.srtt_ns) / 8
+        rto = int(self.srtt_ns + 4 * self.rttvar_ns)
+        self._rtt_bound = rto
+        self._rto_base = min(max(self.cfg.rto_min_ns, rto), self._rto_ceiling)
 
     def next_deadline(self) -> int | None:
         if self.state is not QpState.READY:
@@ -926,10 +1020,21 @@ class Connection:
             if t is not None and (best is None or t < best):
                 best = t
         if self.no_ev_since is not None:
-            t = self.no_ev_since + self.cfg.no_usable_ev_timeout_ns
+            t = self.no_ev_since + self.no_ev_timeout_ns
             if best is None or t < best:
                 best = t
+        t = self._peer_deadline()
+        if t is not None and (best is None or t < best):
+            best = t
         return best
+
+    def _peer_deadline(self) -> int | None:
+        """When silence from the peer fails this connection: MRC, data outstanding, and at
+        least one local port up (probes can ask every path)."""
+        if not self.mrc or self.send.idle() or True not in self.nic.port_up:
+            return None
+        heard = self.nic.peer_heard_ns.get(self.peer, self.quiet_since)
+        return max(heard, self.quiet_since) + self.cfg.peer_timeout_ns
 
     def on_timer(self, now: int) -> None:
         if self.state is not QpState.READY:
@@ -947,18 +1052,51 @@ class Connection:
             self._send_tail_probe(now)
         if self.probe_next is not None and now >= self.probe_next:
             self._probe_tick(now)
-        if (
-            self.no_ev_since is not None
-            and now - self.no_ev_since >= self.cfg.no_usable_ev_timeout_ns
-        ):
+        t = self._peer_deadline()
+        if t is not None and now >= t:
+            self.fail("peer_unreachable", self._unreachable_message(now), now)
+            return
+        if self.no_ev_since is not None and now - self.no_ev_since >= self.no_ev_timeout_ns:
             self.fail(
                 "no_usable_ev",
                 f"no GOOD or SKIP EV toward {self.peer} for "
                 f"{now - self.no_ev_since} ns (all ASSUMED_BAD or DENIED, or every plane down; "
                 f"local ports up: {self.nic.port_up}, peer ports up: "
-                f"{self.nic.peer_port_up(self.peer)})",
+                f"{self.nic.peer_port_up(self.peer)}); {self.path_report()}",
                 now,
             )
+
+    def _unreachable_message(self, now: int) -> str:
+        heard = self.nic.peer_heard_ns.get(self.peer)
+        since = "never heard from" if heard is None else f"last heard {now - heard} ns ago"
+        return (
+            f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
+            f"{now - max(self.quiet_since, heard or 0)} ns with data outstanding ({since}); "
+            f"the peer NIC is down or every path to it is cut; {self.path_report()}"
+        )
+
+    def path_report(self) -> str:
+        """Each path toward the peer: its EV states and probe answers, and the ports."""
+        nic = self.nic
+        parts = []
+        for path, entries in self.evs.by_path.items():
+            states: dict[str, int] = {}
+            for e in entries:
+                states[e.state.name] = states.get(e.state.name, 0) + 1
+            sent = sum(e.probes_sent for e in entries)
+            ok = sum(e.probes_ok for e in entries)
+            plane, t1 = path if isinstance(path, tuple) else (None, path)
+            label = f"plane {plane} via {t1 or 'its T0'}"
+            counts = " ".join(f"{n} {k}" for k, n in sorted(states.items()))
+            parts.append(f"{label}: {counts}, probes answered {ok}/{sent}")
+        peer_up = nic.peer_port_up(self.peer)
+        down = [p for p in range(nic.plane_count) if not nic.port_up[p]]
+        peer_down = [p for p in range(nic.plane_count) if not peer_up[p]]
+        return (
+            "paths: "
+            + "; ".join(parts)
+            + f"; local ports down: {down or 'none'}; peer ports down: {peer_down or 'none'}"
+        )
 
     def _check_timeouts(self, now: int) -> None:
         send = self.send
@@ -979,6 +1117,10 @@ class Connection:
             if pkt is None:
                 return
             silent = self.last_ack_ns <= pkt.sent_ns
+            if silent and pkt.entry is not None:
+                # Nothing came back at all: the whole path this packet took is suspect
+                # (its EVs cross the same links); probes tell when it works again.
+                self.evs.retire_path(pkt.entry.path, "timeout", now)
             self._lost(pkt, "timeout", now)
             if silent:
                 self._silent_timeout(now, f"PSN {pkt.psn & PSN_MASK:#x}")
@@ -1047,7 +1189,7 @@ class Connection:
             last_tx_ns=e.last_tx_ns,
         )
         if new is ASSUMED_BAD and self.probe_next is None:
-            self.probe_next = now + self.cfg.probe_interval_ns
+            self.probe_next = now + self.probe_interval_ns()
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
         nic = self.nic
@@ -1063,25 +1205,35 @@ class Connection:
 
     def _probe_tick(self, now: int) -> None:
         self.probe_next = None
-        candidates = self.evs.probe_candidates()
-        if not candidates:
-            return
         nic = self.nic
-        for e in candidates:
-            if e.probe_seq >= 0:
-                nic.forget_probe(e.probe_seq)
-                self.evs.probe_unanswered(e)
+        evs = self.evs
+        outstanding = evs.outstanding_probes()
+        if outstanding and not self._probe_heard:
+            self.probe_misses += 1  # nothing answered: back off (adaptive timers)
+        elif self._probe_heard:
+            self.probe_misses = 0
+        self._probe_heard = False
+        for e in outstanding:
+            # The probe interval is also the probe timeout.
+            nic.forget_probe(e.probe_seq)
+            evs.probe_unanswered(e)
+            if e.state is ASSUMED_BAD:
                 nic.log.record(
                     now, nic.name, ev_kinds.PROBE_LOST, qpn=self.qpn, plane=e.plane, ev=e.ev
                 )
+        candidates = evs.probe_candidates(self.cfg.probes_per_path)
+        if not candidates:
+            return
+        for e in candidates:
             if nic.port_up[e.plane]:
                 self._send_probe(e, now)
-        self.probe_next = now + self.cfg.probe_interval_ns
+        self.probe_next = now + self.probe_interval_ns()
 
     def _send_probe(self, e: EvEntry, now: int) -> None:
         nic = self.nic
         probe_id = nic.register_probe(self, e)
         e.probe_seq = probe_id
+        e.probed_ns = now
         e.probes_sent += 1
         p = self._ptmpl[e.plane]
         p.dqpn = EV_PROBE_QPN
@@ -1097,6 +1249,8 @@ class Connection:
         nic.log.record(now, nic.name, ev_kinds.PROBE_TX, qpn=self.qpn, plane=e.plane, ev=e.ev)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
+        self.quiet_since = max(self.quiet_since, now)
+        self._probe_heard = True
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
         nic = self.nic
         nic.log.record(
@@ -1128,7 +1282,7 @@ class Connection:
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
         if self.evs.bad_count and self.probe_next is None and self.state is QpState.READY:
-            self.probe_next = now + self.cfg.probe_interval_ns
+            self.probe_next = now + self.probe_interval_ns()
 
     # ------------------------------------------------------------------ failure
 

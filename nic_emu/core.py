@@ -39,11 +39,13 @@ from nic_emu.exceptions import (
 from nic_emu.memory import MemoryRegion, MemoryTable
 from nic_emu.psn import PSN_MASK
 from topologies import AddressPlan, Path, mac_bytes
+from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 from topologies.exceptions import TopologyError
 
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
+NEVER = -(1 << 62)  # "long ago" for last-heard times
 
 
 class NicCore:
@@ -103,6 +105,12 @@ class NicCore:
         self._peer_ports: dict[str, list[bool]] = {}
         self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
         self._path_cache: dict[tuple[str, int], Path] = {}
+        # When each peer was last heard from, in all and per path (plane, T1 index): a
+        # path that just carried a frame from the peer carries frames back to it (faults
+        # of links, ports and switches cut both directions).
+        self.peer_heard_ns: dict[str, int] = {}
+        self._peer_paths: dict[str, dict[int, int]] = {}
+        self._t1_counts = [p.t1_count for p in topo.planes]
         self._probes: dict[int, tuple[Connection, EvEntry]] = {}
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
@@ -189,6 +197,7 @@ class NicCore:
             if entry.probe_seq >= 0:
                 self.forget_probe(entry.probe_seq)
                 entry.probe_seq = -1
+        conn.release()
         return conn
 
     def allocate_qpn(self) -> int:
@@ -388,6 +397,30 @@ class NicCore:
                     else:
                         conn.plane_down(p, now, remote=True)
 
+    def path_key(self, ev: int) -> int:
+        """The path an EV of this fabric names (plane and T1 index), -1 for EVs whose
+        fields lie beyond the fabric (never one of ours)."""
+        plane = ev >> EV_PLANE_SHIFT
+        if not 0 <= plane < self.plane_count:
+            return -1
+        key = ev >> EV_T1_SHIFT
+        return key if key & 0xFFF < self._t1_counts[plane] else -1
+
+    def heard_from(self, peer: str, ev: int, now: int) -> None:
+        """A frame from ``peer`` arrived on ``ev``: the peer is alive and that path works."""
+        self.peer_heard_ns[peer] = now
+        key = self.path_key(ev)
+        if key >= 0:
+            paths = self._peer_paths.get(peer)
+            if paths is None:
+                paths = self._peer_paths[peer] = {}
+            paths[key] = now
+
+    def path_heard_ns(self, peer: str, key: int) -> int:
+        """When a frame from ``peer`` last arrived on path ``key`` (very negative: never)."""
+        paths = self._peer_paths.get(peer)
+        return paths.get(key, NEVER) if paths is not None else NEVER
+
     def register_probe(self, conn: Connection, entry: EvEntry) -> int:
         probe_id = self._next_probe_id
         self._next_probe_id = (probe_id + 1) & 0xFFFF_FFFF or 1
@@ -423,6 +456,7 @@ class NicCore:
             self.drop(now, "probe_from_self", plane)
             return
         self.note_peer_ports(requester, p.port_status, now)
+        self.heard_from(requester, p.ev, now)
         if p.reply:
             found = self._probes.pop(p.probe_id, None)
             if found is None:

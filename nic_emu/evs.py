@@ -54,6 +54,7 @@ class EvEntry:
     skip_until: int = 0
     probe_seq: int = -1  # sequence of the outstanding probe, -1 when none
     probe_successes: int = 0
+    probed_ns: int = -1  # when its last probe left (probes rotate over a path's EVs)
     wire: object = None  # per-EV header template cached by the core
     tx_packets: int = 0
     tx_bytes: int = 0
@@ -125,6 +126,12 @@ class EvSet:
         self._pos = 0
         self._last = 0
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
+        # The EVs of each path: they cross the same links, so they share a hard failure.
+        self.by_path: dict[Hashable, list[EvEntry]] = {}
+        for e in self.by_ev.values():
+            self.by_path.setdefault(e.path, []).append(e)
+        # Acknowledged packets of a path at its last loss verdict (see mark_bad).
+        self._acked_at_loss: dict[Hashable, int] = {}
 
     def _register(self, e: EvEntry, plane: int, active: bool) -> None:
         if e.plane != plane:
@@ -199,8 +206,28 @@ class EvSet:
     def mark_bad(self, e: EvEntry, reason: str, now: int) -> bool:
         """Loss without a trim: stop using the EV now and replace it from the backups.
 
-        Returns False when the ``ev_min_active`` floor kept the EV in service.
+        A second loss on the same path with no packet of that path acknowledged in
+        between retires the whole path (:meth:`retire_path`): its EVs cross the same
+        links, and a path that only loses is cut, not unlucky. Returns False when the
+        ``ev_min_active`` floor kept the EV in service.
         """
+        path = e.path
+        acked = sum(x.acked_packets for x in self.by_path[path])
+        if self._acked_at_loss.get(path) == acked:
+            self.retire_path(path, reason, now)
+        self._acked_at_loss[path] = acked
+        return self._retire(e, reason, now)
+
+    def retire_path(self, path: Hashable, reason: str, now: int) -> int:
+        """Every usable EV of ``path`` -> ASSUMED_BAD (the floor still applies); returns
+        how many were retired. Probes revive them when the path works again."""
+        count = 0
+        for x in self.by_path.get(path, ()):
+            if x.state <= SKIP and self._retire(x, "path_" + reason, now):
+                count += 1
+        return count
+
+    def _retire(self, e: EvEntry, reason: str, now: int) -> bool:
         if e.state >= ASSUMED_BAD:
             return True
         if e.active:
@@ -230,16 +257,35 @@ class EvSet:
 
     # -- probing -----------------------------------------------------------------
 
-    def probe_candidates(self) -> list[EvEntry]:
-        """ASSUMED_BAD EVs on planes that are up at both ends."""
+    def probe_candidates(self, per_path: int | None = None) -> list[EvEntry]:
+        """ASSUMED_BAD EVs on planes that are up at both ends; with ``per_path``, at most
+        that many per path, the ones probed longest ago first (the probe rate limit: a
+        path's EVs share its fate, so probing a few of them tells about all)."""
         if not self.bad_count:
             return []
-        return [
-            e for e in self.by_ev.values() if e.state is ASSUMED_BAD and self.plane_usable(e.plane)
-        ]
+        if per_path is None:
+            return [
+                e
+                for e in self.by_ev.values()
+                if e.state is ASSUMED_BAD and self.plane_usable(e.plane)
+            ]
+        out: list[EvEntry] = []
+        for entries in self.by_path.values():
+            bad = [e for e in entries if e.state is ASSUMED_BAD and self.plane_usable(e.plane)]
+            if len(bad) > per_path:
+                # Keep probing the EVs that are on a success streak; rotate the rest.
+                bad.sort(key=lambda e: (-e.probe_successes, e.probed_ns))
+                bad = bad[:per_path]
+            out.extend(bad)
+        return out
+
+    def outstanding_probes(self) -> list[EvEntry]:
+        """EVs with a probe in flight."""
+        return [e for e in self.by_ev.values() if e.probe_seq >= 0]
 
     def probe_answered(self, e: EvEntry, threshold: int, now: int) -> bool:
-        """A probe on ``e`` came back; returns True when that revived the EV."""
+        """A probe on ``e`` came back; returns True when that revived the EV, and with it
+        the other ASSUMED_BAD EVs of its path (they cross the same links)."""
         e.probe_seq = -1
         e.probes_ok += 1
         if e.state is not ASSUMED_BAD or not self.plane_usable(e.plane):
@@ -247,12 +293,18 @@ class EvSet:
         e.probe_successes += 1
         if e.probe_successes < threshold:
             return False
-        self._set(e, GOOD, "probes_ok", now)
+        self._revive(e, "probes_ok", now)
+        for x in self.by_path[e.path]:
+            if x is not e and x.state is ASSUMED_BAD:
+                self._revive(x, "path_probes_ok", now)
+        return True
+
+    def _revive(self, e: EvEntry, reason: str, now: int) -> None:
+        self._set(e, GOOD, reason, now)
         if not e.active:
             slot = self._dead_slot(e.plane)
             if slot is not None:
                 self._swap(self.ring[slot], e)
-        return True
 
     def probe_unanswered(self, e: EvEntry) -> None:
         e.probe_seq = -1

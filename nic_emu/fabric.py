@@ -1,4 +1,13 @@
-"""An in-memory multi-plane two-tier fabric over virtual time, with fault injection.
+"""TEST DOUBLE: a Python model of the switch, for fast transport unit tests only.
+
+The switch's behaviour has one source of truth, ``p4src/mrc_switch.p4``; the fabric that
+runs it with the NICs in virtual time is :mod:`vfabric` (docs/virtual-fabric.md), and
+that is what measurements and the demo use. This model exists because ``nic_emu`` may not
+import ``p4emu`` (docs/architecture.md) and its unit tests need a fabric that is fast and
+has no dependencies. ``tests/vfabric/test_differential.py`` checks that it agrees with the
+P4 program on the same scenarios, within the tolerances stated there.
+
+An in-memory multi-plane two-tier fabric over virtual time, with fault injection.
 
 Built from a ``topologies.Topology``: every link becomes two one-way channels with the
 link's rate, delay and queue depth; every switch forwards by the uN rule on the outer
@@ -156,7 +165,7 @@ class Channel:
 
     def __init__(
         self,
-        fabric: Fabric,
+        fabric: ModelFabric,
         name: str,
         plane: int,
         kind: str,
@@ -278,8 +287,9 @@ def _discard(frame: bytes) -> None:
     return None
 
 
-class SimSwitch:
-    """A uN forwarder: one node uSID, a static uSID -> egress channel table."""
+class ModelSwitch:
+    """A uN forwarder: one node uSID, a static uSID -> egress channel table (the Python
+    model of the P4 switch's forwarding; test double)."""
 
     __slots__ = ("drops", "forwarded", "locator", "name", "routes", "up")
 
@@ -330,8 +340,9 @@ class _NicAttachment:
     on_port: Callable[[int, bool], None]
 
 
-class Fabric:
-    """The switches and channels of a topology, driven by an :class:`EventLoop`."""
+class ModelFabric:
+    """The model switches and channels of a topology, driven by an :class:`EventLoop`
+    (test double: see the module docstring)."""
 
     def __init__(
         self,
@@ -347,13 +358,13 @@ class Fabric:
         self.plan = plan if plan is not None else AddressPlan(topology)
         self.config = config if config is not None else FabricConfig()
         self.rng = random.Random(seed)
-        self.switches: dict[str, SimSwitch] = {}
+        self.switches: dict[str, ModelSwitch] = {}
         self.channels: dict[tuple[str, str], Channel] = {}
         self._out_port: dict[tuple[str, int], Channel] = {}
         self._nic_tx: dict[tuple[str, int], Channel] = {}
         self._nics: dict[str, _NicAttachment] = {}
         for sw in topology.switches:
-            self.switches[sw.name] = SimSwitch(sw.name, self.plan.locator(sw.name))
+            self.switches[sw.name] = ModelSwitch(sw.name, self.plan.locator(sw.name))
         for link in topology.links():
             self._add_link(link)
         for sw in topology.switches:
@@ -512,3 +523,8 @@ class Fabric:
             for key, value in sw.drops.items():
                 switch_drops[key] = switch_drops.get(key, 0) + value
         return {"channels": totals, "switch_drops": switch_drops}
+
+
+# The names the model had before it became a test double.
+Fabric = ModelFabric
+SimSwitch = ModelSwitch

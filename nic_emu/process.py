@@ -30,7 +30,7 @@ import time
 from collections import deque
 from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
-from typing import IO, Any
+from typing import Any
 
 from nic_emu.afpacket_driver import AfPacketPort
 from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
@@ -40,11 +40,13 @@ from nic_emu.control import ControlServer, Field, RequestError, check_fields
 from nic_emu.core import NicCore
 from nic_emu.delay_line import DelayLine, delay_ns
 from nic_emu.driver import service
+from nic_emu.eventfile import EventFile
 from nic_emu.events import EventLog
 from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
 from nic_emu.ports import PortDriver
 from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
 from nic_emu.transfers import (
+    DEFAULT_TRANSFER_DEADLINE_S,
     MAX_REGION_BYTES,
     NS_PER_S,
     TIMELINE_STEP_NS,
@@ -66,6 +68,7 @@ RESPONDER_IDLE_RETIRE_NS = 30 * NS_PER_S  # a finished incoming QP is destroyed 
 SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after this
 MAX_CONNECTIONS_PER_TRANSFER = 256
 MAX_TRANSFER_BYTES = 4 << 30
+MESSAGES_KEPT = 10_000  # received messages the `messages` op can report (the latest)
 
 SEND_FIELDS = {
     "to": Field(str),
@@ -73,6 +76,7 @@ SEND_FIELDS = {
     "connections": Field(int, required=False, default=1),
     "mode": Field(str, required=False, default="mrc"),
     "seed": Field(int, required=False, default=1),
+    "deadline_s": Field((int, float), required=False, default=DEFAULT_TRANSFER_DEADLINE_S),
 }
 TRANSFER_FIELDS = {"id": Field(int)}
 PORT_FIELDS = {"plane": Field(int), "up": Field(bool)}
@@ -107,7 +111,8 @@ class NicProcess:
         self.transfer_of_qpn: dict[int, SendTransfer] = {}
         self.responders: dict[int, ResponderQp] = {}
         self.retired_qpns: set[int] = set()
-        self.messages: list[ReceivedMessage] = []
+        # The latest messages received (what `messages` reports); older ones drop out.
+        self.messages: deque[ReceivedMessage] = deque(maxlen=MESSAGES_KEPT)
         self.budget = MemoryBudget()
         self.next_sequence = 0
         self.jobs: deque[tuple[SendTransfer, Iterator[None]]] = deque()
@@ -121,11 +126,13 @@ class NicProcess:
                 "tx_held_dropped",
                 "records_logged",
                 "records_not_logged",
+                "records_aggregated",
+                "event_log_rotations",
             ),
             0,
         )
         self.running: dict[int, SendTransfer] = {}  # transfers not finished yet
-        self._events_file: IO[str] | None = None
+        self._events_file: EventFile | None = None
         self._wake_r: socket.socket | None = None
         self._wake_w: socket.socket | None = None
         self._old_handlers: dict[int, Any] = {}
@@ -155,7 +162,7 @@ class NicProcess:
             if plane not in self.ports:  # no cable on this plane
                 self.core.set_port_state(plane, False, now)
         try:
-            self._events_file = open(self.config.events, "a", encoding="utf-8")  # noqa: SIM115
+            self._events_file = EventFile(self.config.events, self.config.events_max_bytes)
         except OSError as exc:
             raise ServeConfigError(
                 "events", f"cannot open {self.config.events}: {exc.strerror}"
@@ -369,6 +376,8 @@ class NicProcess:
         self.next_housekeeping = now + HOUSEKEEPING_NS
         for transfer in self.running.values():
             transfer.sample(now)
+            if now >= transfer.deadline_ns:
+                self._miss_deadline(transfer, now)
         self._retire_idle_responders(now)
         while self.retiring and self.retiring[0][0] <= now:
             _, qpn = self.retiring.popleft()
@@ -376,6 +385,20 @@ class NicProcess:
                 self.core.destroy_connection(qpn)
         if self.log.records:
             self._drain_log()
+
+    def _miss_deadline(self, transfer: SendTransfer, now: int) -> None:
+        """The transfer's deadline passed: its unfinished connections fail, each naming
+        the paths (EV states, probe answers) and ports it found down."""
+        seconds = (transfer.deadline_ns - transfer.requested_ns) / NS_PER_S
+        for part in transfer.parts:
+            conn = part.conn
+            if conn.state is QpState.READY and not conn.idle:
+                conn.fail(
+                    "deadline",
+                    f"transfer {transfer.id} to {transfer.to} not done within its deadline of "
+                    f"{seconds:g} s; {conn.path_report()}",
+                    now,
+                )
 
     # ------------------------------------------------------------------ events
 
@@ -388,9 +411,10 @@ class NicProcess:
         handle = self._events_file
         if handle is not None:
             try:
-                handle.write("".join(rec.to_json() + "\n" for rec in records))
-                handle.flush()
+                handle.write(records)
                 self.counters["records_logged"] += len(records)
+                self.counters["records_aggregated"] = handle.aggregated
+                self.counters["event_log_rotations"] = handle.rotations
             except OSError as exc:
                 # Say so once and keep the NIC running; the count shows what is missing.
                 print(
@@ -524,6 +548,9 @@ class NicProcess:
                 f"send: bytes must be {count}..{limit} for {count} connection(s) "
                 f"(at most {MAX_REGION_BYTES} per connection), got {size}"
             )
+        deadline_s = args["deadline_s"]
+        if not 0 < deadline_s <= 86_400:
+            raise RequestError(f"send: deadline_s must be in (0, 86400] seconds, got {deadline_s}")
         modes = {m.value: m for m in TransportMode}
         if args["mode"] not in modes:
             raise RequestError(f"send: mode must be 'mrc' or 'roce', got {args['mode']!r}")
@@ -540,13 +567,14 @@ class NicProcess:
             mtu=self.config.transport.mtu_payload,
             planes=self.core.plane_count,
             requested_ns=now,
+            deadline_ns=now + int(deadline_s * NS_PER_S),
         )
         self.transfers[transfer.id] = transfer
         self.running[transfer.id] = transfer
         # Making (and hashing) the data and the QPs takes a while for big transfers: it
         # is done a step at a time between frames, so no other traffic of this NIC waits.
         self.jobs.append((transfer, self._prepare(transfer, qpns)))
-        return {"transfer": transfer.id, "qpns": qpns}
+        return {"transfer": transfer.id, "qpns": qpns, "deadline_s": deadline_s}
 
     def _prepare(self, transfer: SendTransfer, qpns: list[int]) -> Iterator[None]:
         """Make the data a chunk per step, open the QPs, post one WRITE per QP."""
@@ -577,6 +605,8 @@ class NicProcess:
                     now=time.monotonic_ns(),
                 )
             )
+            # No usable EV: keep probing until the transfer's deadline, not the core's.
+            conns[-1].no_ev_timeout_ns = max(1, transfer.deadline_ns - time.monotonic_ns())
             yield
         digest = total.hexdigest()
         now = time.monotonic_ns()

@@ -25,11 +25,21 @@ from typing import Any
 
 from nic_emu.config import CcConfig, NicConfig, TransportMode
 from nic_emu.core import NicCore
+from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES, MIN_EVENTS_MAX_BYTES
 from nic_emu.exceptions import ConfigError, ServeConfigError
 from topologies import AddressPlan, Topology, load
 from topologies.exceptions import TopologyError
 
-CONFIG_KEYS = ("nic", "topology", "ports", "control", "events", "seed", "transport")
+CONFIG_KEYS = (
+    "nic",
+    "topology",
+    "ports",
+    "control",
+    "events",
+    "events_max_bytes",
+    "seed",
+    "transport",
+)
 REQUIRED_KEYS = ("nic", "topology", "ports", "control", "events")
 UDP_PORT_KEYS = ("driver", "local", "peer")
 AFPACKET_PORT_KEYS = ("driver", "interface")
@@ -42,22 +52,29 @@ DATA_FRAME_OVERHEAD = 134
 ETHERNET_HEADER = 14
 
 # [P] NicConfig's defaults model a hardware NIC: 100 Gb/s ports, 12 us base RTT, 65.5 us
-# RTO, 32 us probes. A Python NIC process handles some 10^4..10^5 frames per second, and
-# on a shared machine its round trips over loopback UDP (and Python switches) take from
-# hundreds of microseconds to tens of milliseconds when the scheduler is busy. The
-# serving process keeps the hardware's window in packets (10 Gb/s x 100 us base RTT: 45
-# full packets per plane at 1.5 BDP; pacing never binds, since one step sends at most one
-# packet per port) and stretches every timer far beyond a loaded round trip, so that
-# only real loss retires EVs. Each value can be overridden by name in ``transport``.
+# RTO, 32 us probes. A NIC process on wall-clock time runs behind Python switches that
+# forward a few thousand packets per second, with round trips from about a millisecond
+# (idle machine) to tens of milliseconds (busy one). So (docs/nic-emu.md section 12):
+# the window is sized for that fabric (1 Gb/s x 100 us: 1.5 BDP = 4.5 full packets per
+# plane, which fills Python switches without queueing milliseconds in their socket
+# buffers, and queueing is what delays loss detection), RTO and probe interval follow
+# the measured RTT (RFC 6298) between floors and ceilings, and loss detection needs 3
+# later packets (not 16: at a few thousand packets per second 16 take milliseconds).
+# Each value can be overridden by name in ``transport``.
 PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
-    "port_rate_bps": 10_000_000_000,
+    "port_rate_bps": 1_000_000_000,
     "base_rtt_ns": 100_000,
-    "ack_timeout_exp": 17,  # RTO 134 ms: many loaded round trips
-    "probe_interval_ns": 100_000_000,  # also the probe timeout; bounds probe traffic
+    "adaptive_timers": True,  # RTO and probe interval follow the measured RTT
+    "ack_timeout_exp": 17,  # RTO 134 ms: the first RTO and the ceiling
+    "rto_min_ns": 50_000_000,  # RTO floor: a stall of a loaded machine is not a loss
+    "probe_interval_ns": 100_000_000,  # ceiling of the probe period (= probe timeout)
+    "probe_interval_min_ns": 2_000_000,  # its floor; bounds probe traffic
     "ev_skip_ns": 20_000_000,
-    "reorder_window_ns": 5_000_000,  # the floor of RACK's time window
+    "reorder_threshold_pkts": 3,
+    "reorder_window_ns": 1_000_000,  # the floor of RACK's time window
     "sack_delay_ns": 100_000,
-    "no_usable_ev_timeout_ns": 5_000_000_000,  # >> probe revival (3 x 100 ms)
+    "no_usable_ev_timeout_ns": 5_000_000_000,  # the transfer deadline replaces it per QP
+    "peer_timeout_ns": 5_000_000_000,  # a dead peer; > a stall of a loaded machine
     "reverse_refresh_ns": 20_000_000,
     "reverse_plane_stale_ns": 200_000_000,
     "cc": CcConfig(clear_delay_ns=50_000),  # "no queue" at the process's timescale
@@ -92,6 +109,7 @@ class ServeConfig:
     events: Path
     seed: int
     transport: NicConfig
+    events_max_bytes: int = DEFAULT_EVENTS_MAX_BYTES  # the event log rotates past this
 
     @property
     def max_data_frame(self) -> int:
@@ -156,7 +174,17 @@ def parse_serve_config(data: object) -> ServeConfig:
         NicCore(nic, plan, transport)  # the core's own checks against the topology
     except ConfigError as exc:
         raise ServeConfigError(_blame(str(exc), data.get("transport", {})), str(exc)) from None
-    return ServeConfig(nic, topology, plan, ports, control, events, seed, transport)
+    max_bytes = data.get("events_max_bytes", DEFAULT_EVENTS_MAX_BYTES)
+    if (
+        isinstance(max_bytes, bool)
+        or not isinstance(max_bytes, int)
+        or max_bytes < MIN_EVENTS_MAX_BYTES
+    ):
+        raise ServeConfigError(
+            "events_max_bytes",
+            f"must be an integer of at least {MIN_EVENTS_MAX_BYTES} bytes, got {max_bytes!r}",
+        )
+    return ServeConfig(nic, topology, plan, ports, control, events, seed, transport, max_bytes)
 
 
 # ---------------------------------------------------------------------- transport

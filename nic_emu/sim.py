@@ -1,9 +1,11 @@
-"""The in-memory driver: many NIC cores on a simulated fabric, over virtual time.
+"""The in-memory driver: many NIC cores on the model fabric (a test double), over virtual time.
 
-:class:`SimNetwork` is the reference driver of :class:`nic_emu.core.NicCore`: it does
-exactly what :class:`nic_emu.driver.NicDriver` describes, with the fabric of
-:mod:`nic_emu.fabric` as the wire and an :class:`nic_emu.vclock.EventLoop` as the clock.
-Runs are deterministic for a given seed.
+:class:`SimNetwork` is the reference driver of :class:`nic_emu.core.NicCore` for fast
+transport unit tests: it does exactly what :class:`nic_emu.driver.NicDriver` describes,
+with the Python switch model of :mod:`nic_emu.fabric` (:class:`~nic_emu.fabric.ModelFabric`,
+a test double) as the wire and an :class:`nic_emu.vclock.EventLoop` as the clock. Runs are
+deterministic for a given seed. Measurements use :mod:`vfabric` instead, which runs the
+real switch program (docs/virtual-fabric.md).
 """
 
 from __future__ import annotations
@@ -17,14 +19,14 @@ from nic_emu.core import NicCore
 from nic_emu.driver import service
 from nic_emu.events import EventLog
 from nic_emu.exceptions import FabricError
-from nic_emu.fabric import Fabric, FabricConfig
+from nic_emu.fabric import FabricConfig, ModelFabric
 from nic_emu.memory import MemoryRegion
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan, Topology
 
 
 class SimNetwork:
-    """NIC cores attached to an in-memory fabric built from ``topology``.
+    """NIC cores attached to the model fabric (test double) built from ``topology``.
 
     ``nics``: which NICs get a core (default: all of the topology). ``config``: one
     :class:`NicConfig` for all, or a mapping NIC name -> config.
@@ -43,7 +45,7 @@ class SimNetwork:
         self.plan = AddressPlan(topology)
         self.loop = EventLoop()
         self.log = EventLog()
-        self.fabric = Fabric(self.loop, topology, self.plan, seed=seed, config=fabric_config)
+        self.fabric = ModelFabric(self.loop, topology, self.plan, seed=seed, config=fabric_config)
         names = [n.name for n in topology.nics] if nics is None else list(nics)
         self.cores: dict[str, NicCore] = {}
         self.app_events: dict[str, list[AppEvent]] = {}

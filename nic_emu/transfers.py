@@ -40,6 +40,10 @@ MAX_RECEIVED_BYTES = 4 << 30  # [P] all regions a NIC holds for its peers togeth
 TIMELINE_STEP_NS = 10_000_000  # delivery timeline resolution (10 ms)
 DATA_CHUNK_BYTES = 1 << 20  # data is made (and hashed) this much per event-loop step
 NS_PER_S = 1_000_000_000
+# [P] A transfer not done by then fails, naming the paths it found down; until then a
+# connection without a usable EV keeps probing (with backoff). Generous: the process
+# fabric is slow and a user may cut and restore links by hand in the meantime.
+DEFAULT_TRANSFER_DEADLINE_S = 300.0
 
 
 class QpnPlan:
@@ -235,6 +239,7 @@ class SendTransfer:
     mtu: int
     planes: int
     requested_ns: int
+    deadline_ns: int = 1 << 62  # not done by then: the transfer fails
     started_ns: int | None = None  # when the WRITEs were posted (the data is ready)
     sha256: str | None = None  # known once the data is made
     error: str | None = None  # the transfer could not be set up
@@ -369,6 +374,8 @@ class SendTransfer:
             "progress": acked / self.size,
             "preparing": started is None and self.error is None,
             "elapsed_s": elapsed,
+            "started_ns": started,  # time.monotonic_ns() of the NIC process (system-wide)
+            "deadline_s": (self.deadline_ns - self.requested_ns) / NS_PER_S,
             "goodput_gbps": acked * 8 / elapsed / 1e9 if elapsed > 0 else 0.0,
             "retransmissions": sum(c["tx_rtx"] for c in counters),
             "nacks": sum(c["rx_nack"] for c in counters),

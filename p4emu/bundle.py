@@ -11,6 +11,11 @@ Two forms are accepted (documented in docs/p4emu-switch.md):
    ``#include "..."`` reaches, by path relative to the main file's directory.
 
 p4c's BMv2 JSON is recognised and refused with a clear error.
+
+Limits: the whole p4_device_config is at most :data:`MAX_DEVICE_CONFIG_BYTES`, a bundle has
+at most :data:`MAX_BUNDLE_FILES` files, each at most the front end's per-file limit. When the
+program loads, includes resolve only inside the bundle and p4emu's own ``core.p4`` /
+``v1model.p4`` (the front end's include confinement, p4emu.frontend.preprocessor).
 """
 
 from __future__ import annotations
@@ -22,10 +27,15 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from p4emu.exceptions import P4EmuError
+from p4emu.frontend.preprocessor import MAX_SOURCE_FILE_BYTES, MAX_TOTAL_SOURCE_BYTES
 
 BUNDLE_FORMAT = "p4emu-source-bundle"
 BUNDLE_VERSION = 1
 PLAIN_SOURCE_NAME = "program.p4"
+MAX_DEVICE_CONFIG_BYTES = 2 * MAX_TOTAL_SOURCE_BYTES
+"""Largest p4_device_config (source, or bundle JSON with its escaping) p4emu decodes."""
+MAX_BUNDLE_FILES = 1024
+"""Most files one source bundle may carry."""
 _QUOTED_INCLUDE = re.compile(r'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 
 
@@ -97,6 +107,10 @@ def device_config_for(path: str | Path) -> bytes:
 
 def parse_device_config(data: bytes) -> SourceBundle:
     """Decodes a p4_device_config into a bundle; raises DeviceConfigError."""
+    if len(data) > MAX_DEVICE_CONFIG_BYTES:
+        raise DeviceConfigError(
+            f"p4_device_config is {len(data)} bytes, over the limit of {MAX_DEVICE_CONFIG_BYTES}"
+        )
     if not data.strip():
         raise DeviceConfigError(
             "p4_device_config is empty: p4emu needs the P4_16 source of the program"
@@ -124,7 +138,16 @@ def parse_device_config(data: bytes) -> SourceBundle:
                 )
             raise DeviceConfigError(f"p4_device_config JSON is not a {BUNDLE_FORMAT!r}")
         return _bundle_from_document(document)
+    _check_size(PLAIN_SOURCE_NAME, text)
     return SourceBundle(main=PLAIN_SOURCE_NAME, files={PLAIN_SOURCE_NAME: text})
+
+
+def _check_size(name: str, text: str) -> None:
+    size = len(text.encode("utf-8"))
+    if size > MAX_SOURCE_FILE_BYTES:
+        raise DeviceConfigError(
+            f"source file {name!r} is {size} bytes, over the per-file limit of {MAX_SOURCE_FILE_BYTES}"
+        )
 
 
 def _bundle_from_document(document: dict[str, object]) -> SourceBundle:
@@ -139,12 +162,35 @@ def _bundle_from_document(document: dict[str, object]) -> SourceBundle:
         raise DeviceConfigError("source bundle 'files' must map relative paths to source text")
     if not isinstance(main, str) or main not in files:
         raise DeviceConfigError(f"source bundle 'main' ({main!r}) must name one of its files")
-    for name in files:
+    if len(files) > MAX_BUNDLE_FILES:
+        raise DeviceConfigError(
+            f"source bundle has {len(files)} files, over the limit of {MAX_BUNDLE_FILES}"
+        )
+    total = 0
+    for name, text in files.items():
         pure = PurePosixPath(name)
-        if pure.is_absolute() or ".." in pure.parts or not name:
+        if (
+            not name
+            or pure.is_absolute()
+            or pure.as_posix() != name
+            or any(part in (".", "..") for part in pure.parts)
+            or "\x00" in name
+        ):
             raise DeviceConfigError(
-                f"source bundle path {name!r} must be relative and stay inside the bundle"
+                f"source bundle path {name!r} must be a plain relative path inside the bundle "
+                "(no leading '/', no '.' or '..' components)"
             )
+        for parent in pure.parents:
+            if parent.as_posix() in files:
+                raise DeviceConfigError(
+                    f"source bundle path {name!r} is below {parent.as_posix()!r}, which is a file"
+                )
+        _check_size(name, text)
+        total += len(text.encode("utf-8"))
+    if total > MAX_TOTAL_SOURCE_BYTES:
+        raise DeviceConfigError(
+            f"source bundle holds {total} bytes of source, over the limit of {MAX_TOTAL_SOURCE_BYTES}"
+        )
     return SourceBundle(main=main, files=dict(files))
 
 

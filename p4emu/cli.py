@@ -11,7 +11,8 @@ present are skipped) in either of two ways::
     # b) module attributes COMMAND (name), HELP, configure(parser) and run(args) -> int
 
 ``run`` returns the exit status. Every :class:`p4emu.exceptions.P4EmuError` is printed as
-its message (exit 1); no traceback is ever shown.
+its message (exit 1); :func:`clikit.run_main` gives the other exit codes; no traceback is
+ever shown.
 """
 
 from __future__ import annotations
@@ -22,6 +23,7 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
+from clikit import run_main
 from p4emu.exceptions import P4EmuError
 
 COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli", "p4emu.server.cli", "p4emu.switch.cli")
@@ -131,17 +133,18 @@ def build_parser(registry: CommandRegistry) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    try:
+    """Exit status (clikit): 0 ok, 1 an error in the program or the run (printed
+    compiler-style, ``FILE:LINE:COL: error: ...``), 2 a bad command line, 130 Ctrl-C; an
+    internal error prints ``p4emu: internal error: ...`` and exits 1."""
+
+    def body() -> int:
         registry = default_registry()
         parser = build_parser(registry)
         args = parser.parse_args(argv)
         return int(args._run(args))
-    except P4EmuError as exc:
-        print(str(exc), file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print("interrupted", file=sys.stderr)
-        return 130
-    except Exception as exc:  # never show a traceback to a user
-        print(f"p4emu: internal error: {type(exc).__name__}: {exc}", file=sys.stderr)
-        return 2
+
+    return run_main("p4emu", body, expected=(P4EmuError,), bare=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

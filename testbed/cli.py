@@ -9,86 +9,65 @@
     mrc-testbed port down|up NIC PLANE
     mrc-testbed send SRC DST [--bytes N]
     mrc-testbed down [--all]
-    mrc-testbed demo [--bytes N] [--plot FILE] [--keep]
+    mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
+    mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
 
-Every command but ``up`` and ``demo`` acts on the run named by ``--name`` (default: the only
-run under the run root). Errors are one line (or a short block) on stderr and exit status 1;
-a bad command line exits with 2. No traceback is ever shown.
+Every command but ``up``, ``demo``, ``run`` and ``compare`` acts on the run named by
+``--name`` (default: the only run under the run root, which never depends on the current
+directory: ``testbed.rundir.default_root``).
+
+Exit status (``clikit``): 0 success; 1 failure (one message on stderr, never a traceback;
+a failed ``up``, ``demo`` or ``send`` also says where its logs are); 2 bad command line;
+3 ``status`` found the fabric degraded (a process gone, the run not ready) or, with
+``--check``, a switch whose tables differ from the plan; 130 interrupted (Ctrl-C).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import clikit
 from controller.exceptions import ControllerError
 from testbed import layout
-from testbed.exceptions import TestbedError
-from testbed.rundir import default_root, list_runs, select_run, teardown
+from testbed.demo import (
+    DEFAULT_DEMO_BYTES,
+    DEMO_GRPC_BASE_PORT,
+    DEMO_PLOT_NAME,
+    DEMO_RUN_NAME,
+    DEMO_UDP_BASE_PORT,
+)
+from testbed.exceptions import TestbedError, UsageError
+from testbed.options import (
+    DEFAULT_START_TIMEOUT_S,
+    DEFAULT_THRIFT_BASE_PORT,
+    MODES,
+    TARGETS,
+    FabricOptions,
+    check_transport,
+)
+from testbed.rundir import RESULTS_DIR, default_root, list_runs, select_run, teardown
+from testbed.scenario import cli as scenario_cli
+from testbed.traffic import DEFAULT_TRANSFER_TIMEOUT_S
 from topologies import TopologyError
 
-MODES = ("local", "mininet")
-TARGETS = ("p4emu", "bmv2")
-
-
-def _size(text: str) -> int:
-    """``1048576``, ``64K``, ``16M``, ``1G`` (powers of 1024)."""
-    units = {"K": 1 << 10, "M": 1 << 20, "G": 1 << 30}
-    cleaned = text.strip().upper().removesuffix("B").removesuffix("I")
-    factor = 1
-    if cleaned and cleaned[-1] in units:
-        factor = units[cleaned[-1]]
-        cleaned = cleaned[:-1]
-    try:
-        value = int(float(cleaned) * factor)
-    except ValueError:
-        raise argparse.ArgumentTypeError(
-            f"{text!r} is not a size (e.g. 1048576, 64K, 16M)"
-        ) from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"size must be at least 1 byte, got {text!r}")
-    return value
-
-
-def _port(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a port number") from None
-    if not 1024 <= value <= 65535:
-        raise argparse.ArgumentTypeError(f"port {value} is outside 1024..65535")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a number") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be positive, got {text}")
-    return value
-
-
-def _command(text: str) -> list[str]:
-    parts = shlex.split(text)
-    if not parts:
-        raise argparse.ArgumentTypeError("an empty command")
-    return parts
+PROG = "mrc-testbed"
+EXIT_DEGRADED = 3  # status: degraded fabric, or (--check) tables that differ from the plan
 
 
 def _transport(text: str) -> dict[str, Any]:
+    """A JSON object of nic-emu transport settings, each checked by nic-emu's own rules."""
+    value = clikit.json_object(text)
     try:
-        value = json.loads(text)
-    except json.JSONDecodeError as exc:
-        raise argparse.ArgumentTypeError(f"--transport is not JSON: {exc}") from None
-    if not isinstance(value, dict):
-        raise argparse.ArgumentTypeError("--transport must be a JSON object")
+        check_transport(value)
+    except UsageError as exc:
+        raise argparse.ArgumentTypeError(str(exc).removeprefix("--transport: ")) from None
     return value
 
 
@@ -98,8 +77,9 @@ def build_parser() -> argparse.ArgumentParser:
         "--run-dir",
         type=Path,
         metavar="ROOT",
-        help="where run directories live (default: $MRC_TESTBED_RUN_DIR, "
-        "$XDG_RUNTIME_DIR/mrc-testbed, or ./runs)",
+        help="where run directories live (default: $MRC_TESTBED_RUN_DIR, else "
+        "/run/mrc-testbed for root, else $XDG_RUNTIME_DIR/mrc-testbed, else "
+        f"~/.local/state/mrc-testbed; here: {_shown_root()})",
     )
     common.add_argument(
         "--name", help="run name (default: the topology's name for up; the only run otherwise)"
@@ -115,14 +95,15 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "topology", metavar="TOPO", help="bundled topology name (tiny, small, ...) or YAML file"
     )
-    up.add_argument("--mode", choices=MODES, default="local")
-    up.add_argument("--target", choices=TARGETS, default="p4emu")
+    up.add_argument("--mode", choices=MODES, default="local", help="(default local)")
+    up.add_argument("--target", choices=TARGETS, default="p4emu", help="(default p4emu)")
     _add_start_options(up)
     up.add_argument(
         "--thrift-base-port",
-        type=_port,
-        default=9090,
-        help="BMv2 only: Thrift port of switch 0 (+i)",
+        type=clikit.port_number,
+        default=DEFAULT_THRIFT_BASE_PORT,
+        help=f"BMv2 only: Thrift port of switch 0, +i for switch i "
+        f"(default {DEFAULT_THRIFT_BASE_PORT})",
     )
     up.add_argument(
         "--bmv2-json",
@@ -134,7 +115,9 @@ def build_parser() -> argparse.ArgumentParser:
 
     status = sub.add_parser("status", parents=[common], help="show what runs and what is down")
     status.add_argument(
-        "--check", action="store_true", help="also diff every switch's tables against the plan"
+        "--check",
+        action="store_true",
+        help="also diff every switch's tables against the plan; exit 3 if any differs",
     )
     status.add_argument("--json", action="store_true")
 
@@ -153,70 +136,164 @@ def build_parser() -> argparse.ArgumentParser:
     )
     send.add_argument("src")
     send.add_argument("dst")
-    send.add_argument("--bytes", type=_size, default=1 << 20, help="size (default 1M)")
-    send.add_argument("--mode", choices=("mrc", "roce"), default="mrc", dest="transport_mode")
+    send.add_argument("--bytes", type=clikit.byte_size, default=1 << 20, help="size (default 1M)")
     send.add_argument(
-        "--connections", type=int, default=1, help="QPs sharing the bytes (default 1)"
+        "--mode",
+        choices=("mrc", "roce"),
+        default="mrc",
+        dest="transport_mode",
+        help="(default mrc)",
     )
-    send.add_argument("--timeout", type=_positive_float, default=120.0)
+    send.add_argument(
+        "--connections",
+        type=clikit.positive_int,
+        default=1,
+        help="QPs sharing the bytes (default 1)",
+    )
+    send.add_argument(
+        "--timeout",
+        type=clikit.positive_float,
+        default=DEFAULT_TRANSFER_TIMEOUT_S,
+        help=f"seconds (default {DEFAULT_TRANSFER_TIMEOUT_S:g})",
+    )
     send.add_argument("--json", action="store_true")
 
     down = sub.add_parser(
         "down", parents=[common], help="stop a fabric and remove everything it made"
     )
-    down.add_argument("--all", action="store_true", help="every run under the run root")
+    down.add_argument(
+        "--all", action="store_true", help="every run of this user (every run under the root)"
+    )
 
     demo = sub.add_parser(
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
-    demo.add_argument("--bytes", type=_size, default=None, help="transfer size (default 64M)")
+    demo.add_argument(
+        "--mode",
+        choices=("virtual", *MODES),
+        default="virtual",
+        help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
+        "local / mininet: the process fabric",
+    )
+    demo.add_argument(
+        "--bytes",
+        type=clikit.byte_size,
+        default=None,
+        help=f"transfer size (default 32M in virtual mode, {DEFAULT_DEMO_BYTES >> 20}M else)",
+    )
+    demo.add_argument(
+        "-o",
+        "--out",
+        type=Path,
+        default=None,
+        help="results directory (virtual mode: default a new one under the run root; "
+        f"local/mininet: where {DEMO_PLOT_NAME} goes unless --plot is given)",
+    )
+    demo.add_argument(
+        "--pcap", action="store_true", help="virtual mode: one pcap per link direction"
+    )
     demo.add_argument(
         "--plot",
         type=Path,
-        default=Path("mrc-demo.png"),
-        help="PNG to write (default mrc-demo.png)",
+        default=None,
+        help=f"local/mininet mode: PNG to write (default ROOT/{RESULTS_DIR}/NAME/{DEMO_PLOT_NAME}, "
+        "the run's results directory; never the current directory)",
     )
     demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
-    demo.add_argument("--timeout", type=_positive_float, default=300.0)
-    _add_start_options(demo, udp_default=None, grpc_default=None)
+    demo.add_argument(
+        "--timeout", type=clikit.positive_float, default=300.0, help="seconds (default 300)"
+    )
+    _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
+    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
+    _add_export_parser(sub)
     return parser
+
+
+def _shown_root() -> str:
+    try:
+        return str(default_root())
+    except (OSError, RuntimeError):  # no home directory
+        return "unknown"
+
+
+def _add_export_parser(sub: Any) -> None:
+    """``export TOPO --containerlab FILE``: the fabric for other platforms (testbed.containerlab)."""
+    export = sub.add_parser(
+        "export", help="write the fabric as a containerlab topology (docs/containerlab.md)"
+    )
+    export.add_argument("topology", metavar="TOPO", help="bundled topology name or YAML file")
+    export.add_argument(
+        "--containerlab",
+        type=Path,
+        required=True,
+        metavar="FILE",
+        help="containerlab topology to write (its configuration goes to <lab>.config/ beside it)",
+    )
+    export.add_argument("--target", choices=TARGETS, default="p4emu")
+    export.add_argument("--image", help="node image (default mrc-testbed/TARGET:latest)")
+    export.add_argument("--lab", help="containerlab lab name (default mrc-TOPO)")
+    export.add_argument(
+        "--grpc-base-port",
+        type=clikit.port_number,
+        default=layout.DEFAULT_GRPC_BASE_PORT,
+        help="host port publishing switch 0's P4Runtime, +i for switch i "
+        f"(default {layout.DEFAULT_GRPC_BASE_PORT})",
+    )
+    export.add_argument("--rate-scale", type=clikit.positive_float, default=1.0)
+    export.add_argument("--seed", type=int, default=1)
+    export.add_argument(
+        "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
+    )
+    export.add_argument(
+        "--hosts",
+        type=lambda text: tuple(part.strip() for part in text.split(",")),
+        default=(),
+        metavar="IP,IP,...",
+        help="spread the lab over these hosts: plane p on host p mod N, NICs and controller on "
+        "the first; one FILE per host, VXLAN links between them",
+    )
+    export.add_argument("--force", action="store_true", help="overwrite FILE and its configuration")
 
 
 def _add_start_options(
     parser: argparse.ArgumentParser,
-    udp_default: int | None = layout.DEFAULT_UDP_BASE_PORT,
-    grpc_default: int | None = layout.DEFAULT_GRPC_BASE_PORT,
+    udp_default: int = layout.DEFAULT_UDP_BASE_PORT,
+    grpc_default: int = layout.DEFAULT_GRPC_BASE_PORT,
 ) -> None:
     parser.add_argument(
         "--base-port",
-        type=_port,
+        type=clikit.port_number,
         default=udp_default,
-        help=f"local mode: first UDP port of the links (default {layout.DEFAULT_UDP_BASE_PORT})",
+        help=f"local mode: first UDP port of the links (default {udp_default})",
     )
     parser.add_argument(
         "--grpc-base-port",
-        type=_port,
+        type=clikit.port_number,
         default=grpc_default,
-        help=f"P4Runtime port of switch 0, +i for switch i (default {layout.DEFAULT_GRPC_BASE_PORT})",
+        help=f"P4Runtime port of switch 0, +i for switch i (default {grpc_default})",
     )
     parser.add_argument(
         "--rate-scale",
-        type=_positive_float,
+        type=clikit.positive_float,
         default=1.0,
-        help="multiply every link rate (e.g. 0.001 turns 100G into 100M)",
+        help="multiply every link rate (e.g. 0.001 turns 100G into 100M; default 1)",
     )
     parser.add_argument("--program", type=Path, help="P4 program (default p4src/mrc_switch.p4)")
     parser.add_argument(
         "--switch-command",
-        type=_command,
+        type=clikit.command_line,
         help="switch program to run instead of p4emu-switch / simple_switch_grpc",
     )
     parser.add_argument(
-        "--nic-command", type=_command, help="NIC program to run instead of nic-emu"
+        "--nic-command", type=clikit.command_line, help="NIC program to run instead of nic-emu"
     )
     parser.add_argument(
-        "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
+        "--transport",
+        type=_transport,
+        default={},
+        help="nic-emu transport overrides, a JSON object, e.g. '{\"evs_per_connection\": 64}' "
+        "(names as in docs/nic-emu-process.md; default: none)",
     )
     parser.add_argument(
         "--no-fork-server",
@@ -225,13 +302,13 @@ def _add_start_options(
         help="start every p4emu-switch as its own program instead of forking them from one "
         "process that imported p4emu once (slower; for debugging)",
     )
-    parser.add_argument("--seed", type=int, default=1)
+    parser.add_argument("--seed", type=int, default=1, help="seed of switches and NICs (default 1)")
     parser.add_argument(
         "--timeout-start",
-        type=_positive_float,
-        default=120.0,
+        type=clikit.positive_float,
+        default=DEFAULT_START_TIMEOUT_S,
         dest="start_timeout",
-        help="seconds to wait for processes to start",
+        help=f"seconds to wait for processes to start (default {DEFAULT_START_TIMEOUT_S:g})",
     )
 
 
@@ -244,53 +321,39 @@ def _progress(text: str) -> None:
     print(f"... {text}", file=sys.stderr, flush=True)
 
 
+def fabric_options(args: argparse.Namespace, **overrides: Any) -> FabricOptions:
+    """The one options type, from ``up``'s or ``demo``'s command line."""
+    fields: dict[str, Any] = {
+        "name": args.name,
+        "root": args.run_dir,
+        "mode": getattr(args, "mode", "local"),
+        "target": getattr(args, "target", "p4emu"),
+        "udp_base_port": args.base_port,
+        "grpc_base_port": args.grpc_base_port,
+        "thrift_base_port": getattr(args, "thrift_base_port", DEFAULT_THRIFT_BASE_PORT),
+        "rate_scale": args.rate_scale,
+        "program": args.program,
+        "bmv2_json": getattr(args, "bmv2_json", None),
+        "p4info": getattr(args, "p4info", None),
+        "switch_command": args.switch_command,
+        "nic_command": args.nic_command,
+        "transport": args.transport,
+        "seed": args.seed,
+        "start_timeout": args.start_timeout,
+        "fork_server": args.fork_server,
+    }
+    fields.update(overrides)
+    return FabricOptions(**fields)
+
+
 def cmd_up(args: argparse.Namespace) -> int:
-    from testbed.local import LocalOptions, up_local
-    from testbed.mininet_mode import MininetOptions, up_mininet
+    from testbed.local import up_local
+    from testbed.mininet_mode import up_mininet
 
     progress = None if args.json else _progress
-    if args.mode == "local":
-        if args.target == "bmv2":
-            raise TestbedError(
-                "--target bmv2 needs --mode mininet: simple_switch_grpc ports are Linux "
-                "interfaces, local mode links are loopback UDP"
-            )
-        if args.bmv2_json or args.p4info:
-            raise TestbedError("--bmv2-json / --p4info are for --target bmv2")
-        options = LocalOptions(
-            name=args.name,
-            root=args.run_dir,
-            udp_base_port=args.base_port,
-            grpc_base_port=args.grpc_base_port,
-            rate_scale=args.rate_scale,
-            program=args.program,
-            switch_command=args.switch_command,
-            nic_command=args.nic_command,
-            transport=args.transport,
-            seed=args.seed,
-            start_timeout=args.start_timeout,
-            fork_server=args.fork_server,
-        )
-        result = up_local(args.topology, options, progress)
-    else:
-        mininet_options = MininetOptions(
-            name=args.name,
-            root=args.run_dir,
-            target=args.target,
-            grpc_base_port=args.grpc_base_port,
-            thrift_base_port=args.thrift_base_port,
-            rate_scale=args.rate_scale,
-            program=args.program,
-            bmv2_json=args.bmv2_json,
-            p4info=args.p4info,
-            switch_command=args.switch_command,
-            nic_command=args.nic_command,
-            transport=args.transport,
-            seed=args.seed,
-            start_timeout=args.start_timeout,
-            fork_server=args.fork_server,
-        )
-        result = up_mininet(args.topology, mininet_options, progress)
+    options = fabric_options(args)
+    up = up_local if options.mode == "local" else up_mininet
+    result = up(args.topology, options, progress)
     if args.json:
         print(
             json.dumps(
@@ -300,6 +363,7 @@ def cmd_up(args: argparse.Namespace) -> int:
                     "seconds": result.seconds,
                     "phases": result.phases,
                     "entries": result.entries,
+                    "written": result.written,
                     "notes": result.notes,
                 },
                 indent=1,
@@ -327,7 +391,7 @@ def cmd_status(args: argparse.Namespace) -> int:
         print(json.dumps(status.to_json(), indent=1))
     else:
         _print(status.lines())
-    return 0 if status.healthy else 3
+    return 0 if status.healthy and status.in_sync else EXIT_DEGRADED
 
 
 def cmd_link(args: argparse.Namespace) -> int:
@@ -408,36 +472,20 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    from testbed.demo import (
-        DEFAULT_DEMO_BYTES,
-        DEMO_GRPC_BASE_PORT,
-        DEMO_RUN_NAME,
-        DEMO_UDP_BASE_PORT,
-        DemoOptions,
-        run_demo,
-    )
-    from testbed.local import LocalOptions
+    if args.mode == "virtual":
+        return _virtual_demo(args)
+    from testbed.demo import DemoOptions, run_demo
 
-    local = LocalOptions(
-        name=args.name or DEMO_RUN_NAME,
-        root=args.run_dir,
-        udp_base_port=args.base_port or DEMO_UDP_BASE_PORT,
-        grpc_base_port=args.grpc_base_port or DEMO_GRPC_BASE_PORT,
-        rate_scale=args.rate_scale,
-        program=args.program,
-        switch_command=args.switch_command,
-        nic_command=args.nic_command,
-        transport=args.transport,
-        seed=args.seed,
-        start_timeout=args.start_timeout,
-        fork_server=args.fork_server,
-    )
+    plot = args.plot
+    if plot is None and args.out is not None:
+        plot = args.out / DEMO_PLOT_NAME
+
     options = DemoOptions(
         size=args.bytes or DEFAULT_DEMO_BYTES,
-        plot=args.plot,
+        plot=plot,
         timeout=args.timeout,
         keep=args.keep,
-        local=local,
+        local=fabric_options(args, name=args.name or DEMO_RUN_NAME),
     )
     result = run_demo(options, None if args.json else _progress)
     if args.json:
@@ -447,7 +495,47 @@ def cmd_demo(args: argparse.Namespace) -> int:
     return 0 if result.intact else 1
 
 
-COMMANDS = {
+def _virtual_demo(args: argparse.Namespace) -> int:
+    from testbed.demo import VIRTUAL_DEFAULT_BYTES, VirtualDemoOptions, run_virtual_demo
+    from vfabric.exceptions import VirtualFabricError
+
+    options = VirtualDemoOptions(
+        size=args.bytes or VIRTUAL_DEFAULT_BYTES,
+        seed=args.seed if args.seed is not None else 0,
+        out_dir=args.out,
+        pcap=args.pcap,
+    )
+    try:
+        result = run_virtual_demo(options, None if args.json else _progress)
+    except VirtualFabricError as exc:
+        print(f"mrc-testbed demo: {exc}", file=sys.stderr)
+        return 1
+    if args.json:
+        print(json.dumps(result.to_json(), indent=1))
+    else:
+        _print(result.lines())
+    return 0 if result.intact else 1
+
+
+def cmd_export(args: argparse.Namespace) -> int:
+    from testbed.containerlab import ClabOptions, export_containerlab
+
+    options = ClabOptions(
+        target=args.target,
+        image=args.image,
+        lab=args.lab,
+        grpc_base_port=args.grpc_base_port,
+        rate_scale=args.rate_scale,
+        seed=args.seed,
+        transport=args.transport,
+        force=args.force,
+        hosts=args.hosts,
+    )
+    _print(export_containerlab(args.topology, args.containerlab, options).lines())
+    return 0
+
+
+COMMANDS: dict[str, Any] = {
     "up": cmd_up,
     "status": cmd_status,
     "link": cmd_link,
@@ -456,19 +544,21 @@ COMMANDS = {
     "send": cmd_send,
     "down": cmd_down,
     "demo": cmd_demo,
+    "export": cmd_export,
 }
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = build_parser().parse_args(argv)
-    try:
-        return COMMANDS[args.command](args)
-    except (TestbedError, TopologyError, ControllerError) as exc:
-        print(f"mrc-testbed {args.command}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:
-        print(f"mrc-testbed {args.command}: interrupted", file=sys.stderr)
-        return 130
+    parsed: list[argparse.Namespace] = []
+    code = clikit.run_main(PROG, lambda: parsed.append(build_parser().parse_args(argv)))
+    if code or not parsed:
+        return code
+    args = parsed[0]
+    return clikit.run_main(
+        f"{PROG} {args.command}",  # errors say which command failed
+        lambda: COMMANDS[args.command](args),
+        expected=(TestbedError, TopologyError, ControllerError),
+    )
 
 
 if __name__ == "__main__":

@@ -1,5 +1,13 @@
 """``mrc-testbed demo``: a link failure under load, end to end, on the ``tiny`` fabric.
 
+Default mode ``virtual`` (:func:`run_virtual_demo`): the same story on :mod:`vfabric`, the
+P4 switches and MRC NICs in one deterministic event loop at 100 Gb/s and µs timers; the
+link is cut a third of the way through the transfer's line-rate time and restored at two
+thirds; it prints bytes intact, the repath time in µs, goodput before/during/after as a
+fraction of line rate and the event log's hash, and writes ``demo.png``, ``events.jsonl``
+and ``results.json`` to its results directory. Modes ``local`` / ``mininet`` run the
+process fabric, as follows:
+
 1. bring ``tiny`` up locally (its own run name and ports, so it never collides with a
    fabric you are running);
 2. start a transfer from ``nic0`` (under T0 0) to ``nic3`` (under T0 1), so every path
@@ -7,13 +15,21 @@
 3. when a third of it is acknowledged, cut the T0-T1 link ``p0-t0-0 -- p0-t1-0`` (a silent
    fabric failure: the NICs are not told); restore it at two thirds;
 4. print what happened — bytes delivered intact, repath times, goodput before / during /
-   after the cut — and plot per-plane goodput over time to a PNG;
+   after the cut — and plot per-plane goodput over time to a PNG in the run's results
+   directory (``<root>/results/<name>/mrc-demo.png``, or ``plot``), never the current
+   directory;
 5. tear the fabric down (``keep=True`` leaves it running).
+
+A failed demo keeps its evidence: the run directory (logs, NIC event logs, state) moves to
+``<root>/failed/<name>-<time>/``, the plot shows whatever the transfer got through, and the
+error says where both are.
 """
 
 from __future__ import annotations
 
+import json
 import statistics
+import tempfile
 import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
@@ -21,10 +37,11 @@ from pathlib import Path
 from typing import Any
 
 from testbed import layout
-from testbed.exceptions import DemoError, NicControlError
+from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
-from testbed.local import LocalOptions, up_local
-from testbed.rundir import teardown
+from testbed.local import up_local
+from testbed.options import FabricOptions
+from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import delivered_intact, start_transfer
 
 DEMO_TOPOLOGY = "tiny"
@@ -33,6 +50,7 @@ DEMO_RUN_NAME = "demo"
 DEMO_UDP_BASE_PORT = layout.DEFAULT_UDP_BASE_PORT + 4000
 DEMO_GRPC_BASE_PORT = layout.DEFAULT_GRPC_BASE_PORT + 200
 DEFAULT_DEMO_BYTES = 64 * 1024 * 1024
+DEMO_PLOT_NAME = "mrc-demo.png"
 CUT_FRACTION = 1 / 3
 RESTORE_FRACTION = 2 / 3
 POLL_S = 0.02
@@ -48,11 +66,11 @@ class DemoOptions:
     src: str = "nic0"
     dst: str = "nic3"
     cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
-    plot: Path = Path("mrc-demo.png")
+    plot: Path | None = None  # default: the run's results directory / DEMO_PLOT_NAME
     timeout: float = 300.0
     keep: bool = False  # leave the fabric running afterwards
-    local: LocalOptions = field(
-        default_factory=lambda: LocalOptions(
+    local: FabricOptions = field(
+        default_factory=lambda: FabricOptions(
             name=DEMO_RUN_NAME,
             udp_base_port=DEMO_UDP_BASE_PORT,
             grpc_base_port=DEMO_GRPC_BASE_PORT,
@@ -91,6 +109,7 @@ class DemoResult:
     per_plane_bytes: dict[str, int]
     retransmissions: int
     plot: Path | None
+    evidence: Path | None = None  # a failed run's directory, kept (rundir.retire)
 
     def lines(self) -> list[str]:
         a, b = self.link
@@ -117,6 +136,8 @@ class DemoResult:
         )
         if self.plot is not None:
             out.append(f"  plot: {self.plot}")
+        if self.evidence is not None:
+            out.append(f"  logs and state of the failed run: {self.evidence}")
         return out
 
     def to_json(self) -> dict[str, Any]:
@@ -137,6 +158,7 @@ class DemoResult:
             "per_plane_bytes": self.per_plane_bytes,
             "retransmissions": self.retransmissions,
             "plot": str(self.plot) if self.plot else None,
+            "evidence": str(self.evidence) if self.evidence else None,
         }
 
 
@@ -218,25 +240,86 @@ def _wait_acked(
         time.sleep(POLL_S)
 
 
+@dataclass
+class DemoTrace:
+    """What the demo has seen so far, so that a failure can still be plotted."""
+
+    transfer_id: Any = None
+    t_start: float = 0.0
+    cut_s: float | None = None
+    restore_s: float | None = None
+
+
+def plot_path(options: DemoOptions, run_name: str) -> Path:
+    if options.plot is not None:
+        return options.plot
+    return results_dir(run_name, options.local.root) / DEMO_PLOT_NAME
+
+
 def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
     options = options if options is not None else DemoOptions()
     say = progress if progress is not None else (lambda _text: None)
-    say(f"bringing up {DEMO_TOPOLOGY} locally")
-    result = up_local(DEMO_TOPOLOGY, options.local, say)
+    if options.local.mode == "mininet":
+        from testbed.mininet_mode import up_mininet
+
+        say(f"bringing up {DEMO_TOPOLOGY} in Mininet")
+        result = up_mininet(DEMO_TOPOLOGY, options.local, say)
+    else:
+        say(f"bringing up {DEMO_TOPOLOGY} locally")
+        result = up_local(DEMO_TOPOLOGY, options.local, say)
     fabric = result.fabric
+    trace = DemoTrace()
     try:
-        return _run(fabric, options, result.seconds, say)
-    finally:
-        if not options.keep:
-            teardown(fabric.rundir)
+        outcome = _run(fabric, options, result.seconds, say, trace)
+    except BaseException as exc:
+        _plot_partial(fabric, options, trace, exc)
+        if options.keep:
+            exc.add_note(f"the fabric is left running (--keep): {fabric.rundir.path}")
+            raise
+        raise retire_failed(fabric.rundir, fabric.state, exc) from exc.__cause__
+    if not outcome.intact and not options.keep:
+        outcome.evidence = retire(fabric.rundir, "the demo's data did not arrive intact")
+    elif not options.keep:
+        teardown(fabric.rundir)
+    return outcome
 
 
-def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress) -> DemoResult:
+def _plot_partial(
+    fabric: Fabric, options: DemoOptions, trace: DemoTrace, exc: BaseException
+) -> None:
+    """After a failure: plots what the sender reports so far, and notes where."""
+    if trace.transfer_id is None:
+        return
+    try:
+        info = fabric.nic(options.src, timeout=2.0).transfer(trace.transfer_id)
+        end_s = float(info.get("elapsed_s", time.monotonic() - trace.t_start))
+        cut = trace.cut_s if trace.cut_s is not None else end_s
+        restore = trace.restore_s if trace.restore_s is not None else end_s
+        a, b = options.cut
+        path = write_plot(
+            plot_path(options, fabric.state.name),
+            info.get("timeline", []),
+            cut,
+            restore,
+            max(end_s, 1e-3),
+            f"FAILED: MRC on {fabric.topology.name}: {options.src} -> {options.dst}, "
+            f"link {a} -- {b} cut",
+        )
+    except (TestbedError, OSError, ValueError) as failure:
+        exc.add_note(f"no plot of the failed transfer: {failure}")
+        return
+    exc.add_note(f"plot of what the transfer got through: {path}")
+
+
+def _run(
+    fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress, trace: DemoTrace
+) -> DemoResult:
     deadline = time.monotonic() + options.timeout
     a, b = options.cut
     say(f"transfer {options.src} -> {options.dst}: {options.size:,} bytes")
     transfer_id = start_transfer(fabric, options.src, options.dst, options.size)
     t_start = time.monotonic()
+    trace.transfer_id, trace.t_start = transfer_id, t_start
     info = _wait_acked(fabric, options.src, transfer_id, int(options.size * CUT_FRACTION), deadline)
     if info.get("done"):
         raise DemoError(
@@ -245,16 +328,20 @@ def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress)
         )
     fabric.link_down(a, b)
     cut_s = time.monotonic() - t_start
+    trace.cut_s = cut_s
     say(f"cut {a} -- {b} at {cut_s:.3f} s")
     info = _wait_acked(
         fabric, options.src, transfer_id, int(options.size * RESTORE_FRACTION), deadline
     )
     fabric.link_up(a, b)
     restore_s = time.monotonic() - t_start
+    trace.restore_s = restore_s
     say(f"restored {a} -- {b} at {restore_s:.3f} s")
     try:
         info = fabric.nic(options.src).wait_transfer(
-            transfer_id, max(1.0, deadline - time.monotonic())
+            transfer_id,
+            max(1.0, deadline - time.monotonic()),
+            peers=(fabric.nic(options.dst),),
         )
     except NicControlError as exc:
         raise DemoError(str(exc)) from None
@@ -264,7 +351,7 @@ def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress)
     elapsed = float(info.get("elapsed_s", time.monotonic() - t_start))
     timeline = info.get("timeline", [])
     plot = write_plot(
-        options.plot,
+        plot_path(options, fabric.state.name),
         timeline,
         cut_s,
         restore_s,
@@ -289,4 +376,228 @@ def _run(fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress)
         per_plane_bytes={str(k): int(v) for k, v in info.get("per_plane_bytes", {}).items()},
         retransmissions=int(info.get("retransmissions", 0)),
         plot=plot,
+    )
+
+
+# ---------------------------------------------------------------------- virtual mode
+
+VIRTUAL_DEFAULT_BYTES = 32 * 1024 * 1024
+VIRTUAL_BIN_NS = 10_000  # 10 us goodput bins
+
+
+@dataclass(frozen=True)
+class VirtualDemoOptions:
+    """The demo on :mod:`vfabric` (the default mode): same story, virtual time, 100 Gb/s."""
+
+    size: int = VIRTUAL_DEFAULT_BYTES
+    src: str = "nic0"
+    dst: str = "nic3"
+    cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
+    seed: int = 0
+    out_dir: Path | None = None  # default: a fresh directory under the run root
+    pcap: bool = False
+
+
+@dataclass
+class VirtualDemoResult:
+    topology: str
+    src: str
+    dst: str
+    size: int
+    link: tuple[str, str]
+    seed: int
+    line_rate_gbps: float
+    intact: bool
+    bytes_delivered_intact: int
+    cut_ns: int
+    restore_ns: int
+    completion_ns: int | None
+    repath_us: list[float]
+    goodput_fraction: dict[str, float]
+    retransmitted_bytes: int
+    event_log_sha256: str
+    out_dir: Path
+    plot: Path | None
+    wall_s: float
+    failure: str | None = None
+
+    def lines(self) -> list[str]:
+        a, b = self.link
+        done = (
+            f"transfer done at {self.completion_ns / 1000:,.1f} us"
+            if self.completion_ns is not None
+            else f"TRANSFER NOT DONE ({self.failure})"
+        )
+        out = [
+            f"demo (virtual time): {self.topology}, {self.src} -> {self.dst}, {self.size:,} bytes, "
+            f"{self.line_rate_gbps / 2:g} Gb/s per plane port, seed {self.seed}",
+            f"  delivered intact: {self.bytes_delivered_intact:,} of {self.size:,} bytes"
+            + (" (byte-exact)" if self.intact else " (DATA DAMAGED OR MISSING)"),
+            f"  link {a} -- {b}: cut at {self.cut_ns / 1000:,.1f} us, restored at "
+            f"{self.restore_ns / 1000:,.1f} us; {done}",
+        ]
+        if self.repath_us:
+            out.append(
+                f"  repath time: {max(self.repath_us):,.1f} us (first packet lost on the cut "
+                f"path -> last packet sent on it; {len(self.repath_us)} event(s))"
+            )
+        else:
+            out.append("  repath time: no repath event measured")
+        out.append(
+            f"  goodput (fraction of {self.line_rate_gbps:g} Gb/s line rate): "
+            + ", ".join(f"{k} {v:.2f}" for k, v in self.goodput_fraction.items())
+            + f"; {self.retransmitted_bytes:,} bytes retransmitted"
+        )
+        out.append(f"  event-log sha256: {self.event_log_sha256}")
+        out.append(f"  results: {self.out_dir} (plot: {self.plot})")
+        return out
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "mode": "virtual",
+            "topology": self.topology,
+            "src": self.src,
+            "dst": self.dst,
+            "bytes": self.size,
+            "link": list(self.link),
+            "seed": self.seed,
+            "line_rate_gbps": self.line_rate_gbps,
+            "intact": self.intact,
+            "bytes_delivered_intact": self.bytes_delivered_intact,
+            "cut_ns": self.cut_ns,
+            "restore_ns": self.restore_ns,
+            "completion_ns": self.completion_ns,
+            "repath_us": self.repath_us,
+            "goodput_fraction": self.goodput_fraction,
+            "retransmitted_bytes": self.retransmitted_bytes,
+            "event_log_sha256": self.event_log_sha256,
+            "out_dir": str(self.out_dir),
+            "plot": str(self.plot) if self.plot else None,
+            "wall_s": self.wall_s,
+            "failure": self.failure,
+        }
+
+
+def default_results_dir(name: str = DEMO_RUN_NAME) -> Path:
+    """A fresh directory for the demo's results under the run root; never inside the
+    source tree (a run root that falls there is replaced by the system's temp dir)."""
+    root = default_root().resolve()
+    source = Path(__file__).resolve().parent.parent
+    if root == source or source in root.parents:
+        root = Path(tempfile.gettempdir()) / "mrc-testbed"
+    root.mkdir(parents=True, exist_ok=True)
+    return Path(tempfile.mkdtemp(prefix=f"{name}-virtual-", dir=root)) / "results"
+
+
+def phase_fractions(
+    delivered: Sequence[float], bin_ns: int, bounds: Sequence[tuple[str, int, int]], rate: float
+) -> dict[str, float]:
+    """Goodput of each phase (start, end ns) as a fraction of ``rate`` Gb/s, from a
+    delivered-Gb/s series in bins of ``bin_ns``."""
+    out = {}
+    for name, start, end in bounds:
+        first, last = start // bin_ns, max(start // bin_ns, -(-end // bin_ns))
+        window = delivered[first:last]
+        span = (last - first) * bin_ns
+        out[name] = (sum(window) * bin_ns / span / rate) if span > 0 and window else 0.0
+    return out
+
+
+def run_virtual_demo(
+    options: VirtualDemoOptions | None = None, progress: Progress | None = None
+) -> VirtualDemoResult:
+    """The demo on the virtual-time fabric (see the module docstring)."""
+    from vfabric import VirtualFabric
+    from vfabric.faults import LinkDown, LinkUp
+    from vfabric.plots import write_run_plot
+
+    options = options if options is not None else VirtualDemoOptions()
+    say = progress if progress is not None else (lambda _text: None)
+    out_dir = options.out_dir if options.out_dir is not None else default_results_dir()
+    out_dir.mkdir(parents=True, exist_ok=True)
+    started = time.perf_counter()
+    fabric = VirtualFabric(
+        DEMO_TOPOLOGY,
+        seed=options.seed,
+        event_log=out_dir / "events.jsonl",
+        pcap_dir=out_dir / "pcap" if options.pcap else None,
+        bin_ns=VIRTUAL_BIN_NS,
+    )
+    a, b = options.cut
+    topo = fabric.topology
+    rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
+    line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every plane port
+    nominal_ns = int(options.size * 8 / line_rate)
+    cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))
+    restore_ns = int(round(nominal_ns * RESTORE_FRACTION, -4))
+    transfer = fabric.transfer(options.src, options.dst, options.size)
+    fabric.schedule(LinkDown(cut_ns, a, b))
+    fabric.schedule(LinkUp(restore_ns, a, b))
+    say(
+        f"virtual fabric {topo.name}: {options.src} -> {options.dst} {options.size:,} bytes, "
+        f"cut {a} -- {b} at {cut_ns / 1000:g} us, restore at {restore_ns / 1000:g} us"
+    )
+    failure: str | None = None
+    plot: Path | None = None
+    try:
+        fabric.run(progress=lambda now: say(f"virtual time {now / 1000:,.0f} us"))
+        failure = transfer.failure
+    except Exception as exc:  # a failed run still writes what it has
+        failure = f"{type(exc).__name__}: {exc}"
+        raise
+    finally:
+        results = fabric.results()
+        results["demo"] = {"cut_ns": cut_ns, "restore_ns": restore_ns, "failure": failure}
+        (out_dir / "results.json").write_text(json.dumps(results, indent=1, default=str))
+        goodput = fabric.goodput()
+        total_evs = len(transfer.sender.evs.entries()) if transfer.sender is not None else 0
+        end_ns = max(fabric.now, restore_ns)
+        try:
+            plot = write_run_plot(
+                out_dir / "demo.png",
+                goodput,
+                [c for c in fabric.ev_state_changes() if c["nic"] == options.src],
+                total_evs=total_evs,
+                end_ns=end_ns,
+                title=f"MRC on {topo.name} (virtual time, P4 switches): {options.src} -> "
+                f"{options.dst}, {a} -- {b} cut and restored",
+                marks=[(cut_ns, "cut"), (restore_ns, "restore")],
+                spans=[(cut_ns, restore_ns, "link down")],
+                line_rate_gbps=rate_gbps,
+            )
+        finally:
+            fabric.close()
+            if failure is not None:
+                say(f"the run failed ({failure}); what it produced is in {out_dir}")
+    delivered = [sum(col) for col in zip(*goodput["per_plane"].values())]
+    end = transfer.completion_ns if transfer.completion_ns is not None else fabric.now
+    fractions = phase_fractions(
+        delivered,
+        goodput["bin_ns"],
+        [("before", 0, cut_ns), ("during", cut_ns, restore_ns), ("after", restore_ns, end)],
+        line_rate,
+    )
+    repath = [us for r in results["repaths"] for us in r["repath_us"]]
+    info = results["transfers"][transfer.id]
+    return VirtualDemoResult(
+        topology=topo.name,
+        src=options.src,
+        dst=options.dst,
+        size=options.size,
+        link=(a, b),
+        seed=options.seed,
+        line_rate_gbps=line_rate,
+        intact=transfer.intact,
+        bytes_delivered_intact=transfer.bytes_verified,
+        cut_ns=cut_ns,
+        restore_ns=restore_ns,
+        completion_ns=transfer.completion_ns,
+        repath_us=repath,
+        goodput_fraction=fractions,
+        retransmitted_bytes=int(info["retransmitted_bytes"]),
+        event_log_sha256=results["event_log_sha256"],
+        out_dir=out_dir,
+        plot=plot,
+        wall_s=time.perf_counter() - started,
+        failure=failure,
     )

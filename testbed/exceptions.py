@@ -59,3 +59,8 @@ class ModeError(TestbedError):
 
 class DemoError(TestbedError):
     """The demo's transfer failed or did not finish in time."""
+
+
+class PortControlError(TestbedError):
+    """A switch's management channel (gNMI, or BMv2's runtime CLI) refused or did not
+    answer a port state change."""

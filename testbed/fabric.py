@@ -2,18 +2,20 @@
 (link, switch, NIC port) and status. ``local.py`` and ``mininet_mode.py`` start the
 processes; everything after that is here, driven by the run directory's state.
 
-Failure model (docs/testbed.md, "Failures"):
+Failure model (docs/testbed.md, "Failures"): a failure is physical, never a route change.
+The controller's routes are static (the NICs route around failures); a cut port is set
+down through the switch's management channel (:mod:`testbed.portctl`: gNMI on p4emu,
+the runtime CLI on BMv2), not through P4Runtime, so nothing the controller writes (push,
+``watch`` reconciling) revives it, and ``watch`` and ``link`` work at the same time.
 
-- **link down A B** (T0-T1): both switch ends of the link stop sending and accepting
-  (``ingress_port_status`` / ``egress_port_config`` ``up = 0``, written by the controller,
-  which works the same on p4emu and BMv2). The NICs are not told: in SRv6 mode a fabric
-  link failure is silent and the NIC finds it by loss (sources §4.3).
+- **link down A B** (T0-T1): both switch ends of the link go down (frames are lost in both
+  directions, as on a cut cable). The NICs are not told: in SRv6 mode a fabric link
+  failure is silent and the NIC finds it by loss (sources §4.3).
 - **port down NIC PLANE** (or **link down NIC T0**): the NIC's port on that plane goes down
-  (control ``port``), as the NIC would see a dead link, and the T0 end of the link is
-  marked down too.
+  (control ``port``), as the NIC would see a dead link, and the T0 end of the link too.
 - **switch down S**: SIGKILL of the switch process (a power cut: tables lost);
-  **switch up S** starts it again with the same command line and the controller
-  re-programs it with the fabric's current state (routes + whatever is down).
+  **switch up S** starts it again with the same command line, the controller programs it
+  (the same static routes) and the ports that are still cut are set down again.
 """
 
 from __future__ import annotations
@@ -28,7 +30,7 @@ import signal
 import socket
 import sys
 import time
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -48,13 +50,16 @@ from testbed import layout
 from testbed.exceptions import (
     ModeError,
     NicControlError,
+    PortControlError,
     ProcessStartError,
     ProgrammingError,
     RunDirError,
     TestbedError,
     UsageError,
 )
-from testbed.nicctl import NicControl
+from testbed.nics import Nic
+from testbed.options import DEFAULT_START_TIMEOUT_S
+from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -71,7 +76,6 @@ from topologies import load as load_topology
 
 SWITCH_COMMAND_ENV = "MRC_TESTBED_SWITCH_COMMAND"
 NIC_COMMAND_ENV = "MRC_TESTBED_NIC_COMMAND"
-DEFAULT_START_TIMEOUT_S = 120.0
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 RETRY_PAUSE_S = 1.0
 START_RETRIES = 2  # up re-tries switches that failed to program (idempotent)
@@ -156,6 +160,60 @@ def use_fork_server(target: str, override: Sequence[str] | None) -> bool:
         and not os.environ.get(SWITCH_COMMAND_ENV)
         and _has_module("p4emu.server.main")
     )
+
+
+PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
+
+
+def switch_args(
+    target: str,
+    topology: Topology,
+    switch: str,
+    ports: Mapping[int, str],
+    queue_rate_scale: float | None,
+    *,
+    grpc_address: str,
+    seed: int,
+    thrift_port: int | None = None,
+) -> list[str]:
+    """THE switch command line (after the program), for every mode and target.
+
+    The mode supplies only what differs: ``ports`` (port number -> what follows
+    ``-i PORT@``: ``udp:LOCAL->PEER`` in local mode, an interface name in Mininet mode) and
+    ``queue_rate_scale`` (each port drains at its link's rate x this; None where tc shapes
+    the links, so that no second limiter is in series). General
+    options come before ``--``, target options after it, as ``simple_switch_grpc`` wants
+    them (``p4emu-switch`` takes the same)."""
+    settings = topology.switch_settings
+    links = topology.links_of(switch)
+    argv = ["--device-id", "0"]
+    for port, where in sorted(ports.items()):
+        argv += ["-i", f"{port}@{where}"]
+    if target == "bmv2" and thrift_port is not None:
+        argv += ["--thrift-port", str(thrift_port)]
+    if target == "p4emu":
+        if queue_rate_scale is not None:  # every port has a link: the CPU port stays free
+            argv += layout.port_queue_rate_args(topology, switch, queue_rate_scale)
+        argv += layout.link_delay_args(topology, switch)  # each end delays what it sends
+        argv += [
+            "--queue-depth",
+            str(min(link.queue_packets for link in links)),
+            "--seed",
+            str(seed),
+        ]
+    return [
+        *argv,
+        "--no-p4",
+        "--",
+        "--grpc-server-addr",
+        grpc_address,
+        "--cpu-port",
+        str(settings.cpu_port),
+        "--drop-port",
+        str(settings.drop_port),
+        "--priority-queues",
+        str(PRIORITY_QUEUES),
+    ]
 
 
 @dataclass(frozen=True)
@@ -250,10 +308,11 @@ def wait_for_switches(
     deadline = time.monotonic() + timeout
     while waiting:
         for name, record in list(waiting.items()):
+            # Alive first: on a shared machine the port may answer for another process.
+            if not is_alive(record):
+                raise died_error(record, "while starting")
             if tcp_port_open(layout.grpc_port(endpoints[name])):
                 del waiting[name]
-            elif not is_alive(record):
-                raise died_error(record, "while starting")
         if not waiting:
             return
         if time.monotonic() > deadline:
@@ -266,7 +325,7 @@ def wait_for_switches(
 
 
 def wait_for_nics(
-    records: Sequence[ProcessRecord], controls: dict[str, NicControl], timeout: float
+    records: Sequence[ProcessRecord], controls: dict[str, Nic], timeout: float
 ) -> None:
     """Waits until every NIC answers ``status`` on its control socket."""
     waiting = {record.node: record for record in records}
@@ -337,6 +396,12 @@ class FabricStatus:
     links_down: list[list[str]]
     switches_down: list[str]
     ports_down: list[list[Any]]
+    drifted: list[str] | None = None  # --check: switches whose tables differ (or unreadable)
+
+    @property
+    def in_sync(self) -> bool:
+        """Every checked switch holds the plan (True when not checked)."""
+        return not self.drifted
 
     @property
     def healthy(self) -> bool:
@@ -352,6 +417,9 @@ class FabricStatus:
             "target": self.target,
             "phase": self.phase,
             "healthy": self.healthy,
+            "checked": self.drifted is not None,
+            "in_sync": self.in_sync,
+            "drifted": self.drifted,
             "topology": self.topology,
             "run_dir": self.run_dir,
             "nodes": [vars(node) for node in self.nodes],
@@ -376,6 +444,8 @@ class FabricStatus:
             out.append("NIC ports down: " + ", ".join(f"{n} plane {p}" for n, p in self.ports_down))
         if self.switches_down:
             out.append("switches down: " + ", ".join(self.switches_down))
+        if self.drifted:
+            out.append("tables differ from the plan: " + ", ".join(self.drifted))
         return out
 
 
@@ -439,22 +509,49 @@ class Fabric:
         switches = [sw.name for sw in self.topology.switches]
         return f"{self.topology.name} has no switch {name!r} (switches: {_span(switches)})"
 
-    def nic(self, name: str, timeout: float = 10.0) -> NicControl:
-        self.nic_record(name)
-        return NicControl(name, self.rundir.file("nics", f"{name}.sock"), timeout)
+    def nic(self, name: str, timeout: float = 10.0) -> Nic:
+        record = self.nic_record(name)
+        return Nic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
 
     def save(self) -> None:
         self.rundir.save(self.state)
 
     # -------------------------------------------------------------- programming
 
-    def down_links(self) -> list[tuple[str, str]]:
-        """Links whose switch ends must be down: cut links and the links of NIC ports down."""
-        links = [(a, b) for a, b in self.state.links_down]
-        for nic, plane in self.state.ports_down:
-            port = self.topology.nic_port(nic, int(plane))
-            links.append((nic, port.t0))
-        return links
+    def cut_ports(self) -> dict[str, set[int]]:
+        """Switch ports that are down now: both ends of every cut link, and the T0 end of
+        every NIC port that is down. Switch -> port numbers."""
+        cut: dict[str, set[int]] = {}
+        ends = [(a, b) for a, b in self.state.links_down]
+        ends += [
+            (nic, self.topology.nic_port(nic, int(plane)).t0)
+            for nic, plane in self.state.ports_down
+        ]
+        for a, b in ends:
+            link = self.topology.link(a, b)
+            for end in (link.a, link.b):
+                if not end.node.startswith("nic"):
+                    cut.setdefault(end.node, set()).add(end.port)
+        return cut
+
+    def set_ports(self, ports: Mapping[str, Iterable[int]], up: bool) -> None:
+        """Sets switch ports up or down through each switch's management channel (gNMI,
+        or BMv2's runtime CLI); switches that are down are skipped (they get the current
+        state when they come back, :meth:`switch_up`)."""
+        for switch, numbers in sorted(ports.items()):
+            numbers = sorted(set(numbers))
+            if not numbers or switch in self.state.switches_down:
+                continue
+            if self.state.target == "bmv2":
+                interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
+                bmv2_set_ports(self._thrift_port(switch), interfaces, up)
+            else:
+                gnmi_set_ports(self.endpoints[switch].address, numbers, up)
+
+    def _ends(self, *nodes: str) -> dict[str, set[int]]:
+        """The switch ports of the link between ``nodes[0]`` and ``nodes[1]``."""
+        link = self.topology.link(nodes[0], nodes[1])
+        return {end.node: {end.port} for end in (link.a, link.b) if not end.node.startswith("nic")}
 
     def live_switches(self) -> list[str]:
         return [sw.name for sw in self.topology.switches if sw.name not in self.state.switches_down]
@@ -503,7 +600,7 @@ class Fabric:
         started = time.perf_counter()
         for attempt in range(retries + 1):
             try:
-                plan = plan_fabric(self.topology, down_links=self.down_links(), switches=selected)
+                plan = plan_fabric(self.topology, switches=selected)  # static routes
                 report = asyncio.run(
                     push_fabric(
                         plan,
@@ -538,9 +635,6 @@ class Fabric:
             raise UsageError(str(exc)) from None
         return link.a.node, link.b.node, link.kind
 
-    def _switch_ends(self, *names: str) -> list[str]:
-        return [n for n in names if not n.startswith("nic") and n not in self.state.switches_down]
-
     # Each change is recorded first, then applied; a change that is already recorded is
     # applied again, so repeating a command after a failure (a switch that did not answer)
     # finishes the job instead of reporting "already done".
@@ -553,7 +647,7 @@ class Fabric:
         if not already:
             self.state.links_down.append([lower, upper])
             self.save()
-        self.program(self._switch_ends(lower, upper))
+        self.set_ports(self._ends(lower, upper), up=False)
         return f"link {lower} -- {upper} {'was already' if already else 'is now'} down"
 
     def link_up(self, a: str, b: str) -> str:
@@ -564,7 +658,7 @@ class Fabric:
         if not already:
             self.state.links_down.remove([lower, upper])
             self.save()
-        self.program(self._switch_ends(lower, upper))
+        self.set_ports(self._ends(lower, upper), up=True)
         return f"link {lower} -- {upper} {'was already' if already else 'is now'} up"
 
     def _nic_plane(self, nic: str, plane: int | str) -> tuple[str, int]:
@@ -587,7 +681,7 @@ class Fabric:
             self.save()
         self.nic(nic).set_port(number, False)
         t0 = self.topology.nic_port(nic, number).t0
-        self.program(self._switch_ends(t0))
+        self.set_ports(self._ends(nic, t0), up=False)
         state = "was already" if already else "is now"
         return f"{nic} port {number} {state} down (and {t0}'s end of the link)"
 
@@ -598,7 +692,7 @@ class Fabric:
             self.state.ports_down.remove([nic, number])
             self.save()
         t0 = self.topology.nic_port(nic, number).t0
-        self.program(self._switch_ends(t0))
+        self.set_ports(self._ends(nic, t0), up=True)
         self.nic(nic).set_port(number, True)
         return f"{nic} port {number} {'was already' if already else 'is now'} up"
 
@@ -619,6 +713,7 @@ class Fabric:
                 self.state.switches_down.remove(name)
                 self.save()
             self.program([name])
+            self.set_ports({name: self.cut_ports().get(name, set())}, up=False)
             return f"{name} is already running (re-programmed)"
         fresh = spawn(
             self.rundir,
@@ -634,7 +729,8 @@ class Fabric:
             self.state.switches_down.remove(name)
         self.save()
         report = self.program([name])
-        entries = sum(r.inserted for r in report.reports)
+        self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
+        entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"
 
     # -------------------------------------------------------------- reading switches
@@ -667,7 +763,7 @@ class Fabric:
         """Processes, reachability and (``check``) whether each switch matches the plan."""
         nodes: list[NodeStatus] = []
         endpoints = self.endpoints
-        drift: dict[str, str] = {}
+        drift: dict[str, tuple[bool, str]] = {}
         if check:
             drift = self._drift()
         for record in self.state.processes_of("switch"):
@@ -683,7 +779,7 @@ class Fabric:
                 detail = f"P4Runtime {address} not answering"
             else:
                 detail = f"P4Runtime {address}" + (
-                    f", {drift[record.node]}" if record.node in drift else ""
+                    f", {drift[record.node][1]}" if record.node in drift else ""
                 )
             nodes.append(
                 NodeStatus(record.node, "switch", alive, detail, record.pid if alive else None)
@@ -713,9 +809,11 @@ class Fabric:
             list(self.state.links_down),
             list(self.state.switches_down),
             list(self.state.ports_down),
+            sorted(name for name, (ok, _) in drift.items() if not ok) if check else None,
         )
 
-    def _drift(self) -> dict[str, str]:
+    def _drift(self) -> dict[str, tuple[bool, str]]:
+        """Per live switch: (tables equal the plan, what status shows)."""
         live = [
             r.node
             for r in self.state.processes_of("switch")
@@ -724,15 +822,59 @@ class Fabric:
         try:
             report = self.program(live, dry_run=True, connect_timeout=10.0)
         except ProgrammingError as exc:
-            return {name: f"check failed: {exc}" for name in live}
+            return {name: (False, f"check failed: {exc}") for name in live}
         result = {}
         for r in report.reports:
             result[r.switch] = (
-                "tables match the plan"
+                (True, f"tables match the plan ({r.planned} entries)")
                 if not r.changes
-                else f"{len(r.changes)} entries differ from the plan"
+                else (False, f"{len(r.changes)} of {r.planned} planned entries differ")
             )
+        cut = self.cut_ports()
+        for name in live:
+            _ok, text = result.get(name, (True, ""))
+            ports = self._port_drift(name, cut.get(name, set()))
+            if ports:
+                result[name] = (False, f"{text}; {ports}" if text else ports)
         return result
+
+    def port_states(self, switch: str) -> dict[int, bool]:
+        """Every cabled port of ``switch``: number -> up, as the switch itself reports it
+        (gNMI oper-status; BMv2: attached and UP in ``show_ports``)."""
+        if self.state.target == "bmv2":
+            attached = bmv2_port_states(self._thrift_port(switch))
+        else:
+            attached = {
+                port: leaves["oper-status"] == "UP"
+                for port, leaves in self.gnmi_ports(switch).items()
+            }
+        return {port: attached.get(port, False) for port in self.topology.switch(switch).ports}
+
+    def gnmi_ports(self, switch: str) -> dict[int, dict[str, Any]]:
+        """A p4emu switch's ports by number, as it reports them over gNMI (state and
+        counters). It names a port by its number, or by its interface in Mininet mode."""
+        names: dict[str, int] = {}
+        for port in self.topology.switch(switch).ports:
+            names[str(port)] = port
+            names[layout.switch_interface(switch, port)] = port
+        return gnmi_ports(self.endpoints[switch].address, names)
+
+    def _thrift_port(self, switch: str) -> int:
+        index = [sw.name for sw in self.topology.switches].index(switch)
+        return int(self.state.settings["thrift_base_port"]) + index
+
+    def _port_drift(self, switch: str, cut: set[int]) -> str:
+        """What differs between ``switch``'s port states (gNMI) and the cuts recorded."""
+        try:
+            states = self.port_states(switch)
+        except PortControlError as exc:
+            return f"port states unreadable: {exc}"
+        wrong = [
+            f"port {port} is {'UP' if up else 'DOWN'}"
+            for port, up in sorted(states.items())
+            if up == (port in cut)
+        ]
+        return f"{', '.join(wrong)} against the recorded failures" if wrong else ""
 
 
 def _span(names: Sequence[str]) -> str:

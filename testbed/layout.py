@@ -56,7 +56,11 @@ class UdpEnd:
 
     def switch_arg(self) -> str:
         """p4emu-switch's ``-i PORT@udp:LOCAL->PEER``."""
-        return f"{self.port}@udp:{self.local}->{self.peer}"
+        return f"{self.port}@{self.switch_port()}"
+
+    def switch_port(self) -> str:
+        """What follows ``PORT@`` in p4emu-switch's ``-i``: ``udp:LOCAL->PEER``."""
+        return f"udp:{self.local}->{self.peer}"
 
     def nic_port_config(self, delay_us: float = 0.0) -> dict[str, str | float]:
         """The port entry of a nic-emu config (docs/nic-emu-process.md); the NIC delays

@@ -15,53 +15,49 @@ import os
 import socket
 import time
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar, Protocol
 
 import yaml
 
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
+from controller.endpoints import Endpoint
 from controller.exceptions import ControllerError
 from testbed import layout
-from testbed.exceptions import AlreadyRunningError, PortInUseError, ProgrammingError, TestbedError
+from testbed.exceptions import (
+    AlreadyRunningError,
+    PortInUseError,
+    ProgrammingError,
+    TestbedError,
+    UsageError,
+)
 from testbed.fabric import (
-    DEFAULT_START_TIMEOUT_S,
     Fabric,
     SwitchLaunch,
     SwitchStarter,
     check_socket_path,
     nic_command,
     save_pipeline,
+    switch_args,
     switch_command,
     use_fork_server,
 )
-from testbed.rundir import RunDir, RunState, is_alive, run_dir, spawn, teardown
+from testbed.options import FabricOptions
+from testbed.rundir import (
+    ProcessRecord,
+    RunDir,
+    RunState,
+    is_alive,
+    retire_failed,
+    run_dir,
+    spawn,
+    teardown,
+)
 from topologies import Topology, TopologyError, to_mapping
 from topologies import load as load_topology
 
 Progress = Callable[[str], None]
-PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
-
-
-@dataclass(frozen=True)
-class LocalOptions:
-    name: str | None = None  # run name; default: the topology's name
-    root: Path | None = None  # where run directories live (rundir.default_root())
-    udp_base_port: int = layout.DEFAULT_UDP_BASE_PORT
-    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
-    rate_scale: float = 1.0  # multiplies every link rate before it becomes --port-queue-rate
-    program: Path | None = None  # P4 program (default p4src/mrc_switch.p4)
-    switch_command: Sequence[str] | None = None
-    nic_command: Sequence[str] | None = None
-    transport: Mapping[str, Any] = field(default_factory=dict)  # nic-emu transport overrides
-    seed: int = 1
-    start_timeout: float = DEFAULT_START_TIMEOUT_S
-    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
-
-    def __post_init__(self) -> None:
-        if not self.rate_scale > 0:
-            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
 
 
 @dataclass
@@ -69,7 +65,8 @@ class UpResult:
     fabric: Fabric
     seconds: float  # from the call to every route installed and every NIC answering
     phases: dict[str, float]  # cumulative seconds at the end of each phase
-    entries: int  # table entries written
+    entries: int  # entries planned and installed, as ``mrc-controller plan`` counts them
+    written: dict[str, int]  # what the controller wrote: inserted / modified / deleted
     notes: list[str]
 
     def lines(self) -> list[str]:
@@ -77,7 +74,9 @@ class UpResult:
         out = [
             f"{self.fabric.state.name}: ready in {self.seconds:.2f} s — {topo.switch_count} "
             f"switches, {topo.nic_count} NICs, {topo.link_count} links, "
-            f"{self.entries} table entries installed",
+            f"{self.entries} entries installed (as 'mrc-controller plan' counts them; written "
+            f"+{self.written['inserted']} ~{self.written['modified']} "
+            f"-{self.written['deleted']}: default actions are modified, not inserted)",
             f"run directory: {self.fabric.rundir.path}",
         ]
         out.extend(f"note: {note}" for note in self.notes)
@@ -173,55 +172,12 @@ def nic_ports(
     }
 
 
-def switch_args(
-    topology: Topology,
-    switch: str,
-    udp: Mapping[tuple[str, int], layout.UdpEnd],
-    grpc_address: str,
-    rate_scale: float,
-    seed: int,
-) -> list[str]:
-    """p4emu-switch's arguments for one switch of the local fabric."""
-    sw = topology.switch(switch)
-    settings = topology.switch_settings
-    links = topology.links_of(switch)
-    args = ["--device-id", "0"]
-    for port in sw.ports:
-        args += ["-i", udp[(switch, port)].switch_arg()]
-    # Each port drains at its own link's rate; every -i port has a link, so no --queue-rate
-    # default is needed (the CPU port is not a link and stays unlimited).
-    args += layout.port_queue_rate_args(topology, switch, rate_scale)
-    args += layout.link_delay_args(topology, switch)  # each end delays what it sends
-    args += [
-        "--cpu-port",
-        str(settings.cpu_port),
-        "--drop-port",
-        str(settings.drop_port),
-        "--priority-queues",
-        str(PRIORITY_QUEUES),
-        "--queue-depth",
-        str(min(link.queue_packets for link in links)),
-        "--seed",
-        str(seed),
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        grpc_address,
-    ]
-    return args
-
-
-def switch_argv(
-    command: Sequence[str],
-    topology: Topology,
-    switch: str,
-    udp: Mapping[tuple[str, int], layout.UdpEnd],
-    grpc_address: str,
-    rate_scale: float,
-    seed: int,
-) -> list[str]:
-    """p4emu-switch's full command line for one switch of the local fabric."""
-    return [*command, *switch_args(topology, switch, udp, grpc_address, rate_scale, seed)]
+def switch_ports(
+    topology: Topology, switch: str, udp: Mapping[tuple[str, int], layout.UdpEnd]
+) -> dict[int, str]:
+    """What local mode gives :func:`testbed.fabric.switch_args` for ``switch``: every port
+    is a loopback-UDP link end."""
+    return {port: udp[(switch, port)].switch_port() for port in topology.switch(switch).ports}
 
 
 def rate_summary(topology: Topology, rate_scale: float) -> str:
@@ -252,134 +208,257 @@ def local_notes(topology: Topology, rate_scale: float) -> list[str]:
     return notes
 
 
-def up_local(
+@dataclass
+class Launch:
+    """What ``up`` knows while it starts a run, whatever the mode: the mode's
+    :meth:`Mode.start` uses it to start processes."""
+
+    topology: Topology
+    options: FabricOptions
+    fabric: Fabric
+    endpoints: dict[str, Endpoint]
+    started: float  # perf_counter at the call to up
+    phases: dict[str, float]
+    say: Progress
+    pipeline: Pipeline | None = None  # given by the caller, else compiled by the mode
+
+    def phase(self, name: str) -> None:
+        self.phases[name] = time.perf_counter() - self.started
+
+    def start_nic(
+        self,
+        nic: str,
+        ports: Mapping[str, Mapping[str, Any]],
+        prefix: Sequence[str] = (),
+        netns_pid: int | None = None,
+    ) -> ProcessRecord:
+        """Writes a NIC's config and starts ``nic-emu serve`` for it (after ``prefix``, e.g.
+        ``mnexec -a PID`` to run it in a Mininet host)."""
+        rundir, state = self.fabric.rundir, self.fabric.state
+        index = self.topology.nic(nic).index
+        config = nic_config(
+            rundir,
+            Path(state.topology_file),
+            nic,
+            ports,
+            self.options.seed + index,
+            self.options.transport,
+        )
+        config_path = rundir.file("nics", f"{nic}.json")
+        config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
+        return spawn(
+            rundir,
+            state,
+            name=f"nic:{nic}",
+            kind="nic",
+            argv=[
+                *prefix,
+                *nic_command(self.options.nic_command),
+                "serve",
+                "--config",
+                str(config_path),
+            ],
+            log=rundir.file("nics", f"{nic}.log"),
+            netns_pid=netns_pid,
+        )
+
+    def use_pipeline(self, compile_pipeline: Callable[[], Pipeline]) -> None:
+        """The caller's pipeline, else ``compile_pipeline()``; kept in the run directory."""
+        if self.pipeline is None:
+            try:
+                self.pipeline = compile_pipeline()
+            except ControllerError as exc:
+                raise ProgrammingError(str(exc)) from None
+        save_pipeline(self.fabric.rundir, self.pipeline)
+        self.fabric.set_pipeline(self.pipeline)
+        self.phase("pipeline")
+
+    def switch_starter(self) -> SwitchStarter:
+        options = self.options
+        return SwitchStarter(
+            self.fabric.rundir,
+            self.fabric.state,
+            switch_command(options.target, options.switch_command),
+            fork_server=options.fork_server
+            and use_fork_server(options.target, options.switch_command),
+            warm=options.program or DEFAULT_PROGRAM,
+        )
+
+
+class Mode(Protocol):
+    """What differs between modes; everything else is :func:`up`'s.
+
+    A mode supplies the ports and interfaces of its links (and so the ports in each
+    switch's command line, :func:`testbed.fabric.switch_args`), how link rates are
+    emulated, and the notes ``up`` prints."""
+
+    NAME: ClassVar[str]  # FabricOptions.mode
+
+    def __init__(self, topology: Topology, options: FabricOptions) -> None: ...
+
+    @staticmethod
+    def check(options: FabricOptions) -> None:
+        """Before anything: ModeError unless this machine can run the mode with
+        ``options`` (root, tools, the switch program)."""
+        ...
+
+    def settings(self) -> dict[str, Any]:
+        """Mode-specific settings recorded in the state file."""
+        ...
+
+    def preflight(self) -> None:
+        """Under the run's lock, before anything is made: refuses what is in the way
+        (ports, interfaces)."""
+        ...
+
+    def start(self, launch: Launch) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+        """Starts the switches and NICs (and sets the pipeline); their records."""
+        ...
+
+    def notes(self) -> list[str]: ...
+
+
+def up(
     topology_ref: str | Path | Topology,
-    options: LocalOptions | None = None,
+    options: FabricOptions,
+    mode_class: type[Mode],
     progress: Progress | None = None,
     pipeline: Pipeline | None = None,
 ) -> UpResult:
-    """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
-    options = options if options is not None else LocalOptions()
-    say = progress if progress is not None else (lambda _text: None)
+    """The one build path of every mode: lock and clear the run directory, record the run,
+    let the mode start the processes, program the switches and wait for the NICs. A failure
+    anywhere stops what was started and keeps the run directory aside (rundir.retire)."""
     started = time.perf_counter()
-    phases: dict[str, float] = {}
+    if options.mode != mode_class.NAME:
+        raise UsageError(f"{mode_class.__name__} was given options for {options.mode} mode")
+    mode_class.check(options)
     topology = resolve_topology(topology_ref)
+    mode = mode_class(topology, options)
+    say = progress if progress is not None else (lambda _text: None)
     rundir = run_dir(options.name or topology.name, options.root)
-    switch_cmd = switch_command("p4emu", options.switch_command)
-    nic_cmd = nic_command(options.nic_command)
-    udp = layout.udp_link_ports(topology, options.udp_base_port)
     endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
-
     with rundir.locked():
         prepare_rundir(rundir)
-        check_ports_free(
-            sorted(end.local for end in udp.values()),
-            [layout.grpc_port(e) for e in endpoints.values()],
-        )
+        try:
+            mode.preflight()
+        except BaseException:
+            rundir.discard_empty()  # refused before anything was made: leave nothing
+            raise
         run_id = rundir.create()
-        topology_file = write_topology(rundir, topology)
         state = RunState(
             name=rundir.name,
             run_id=run_id,
-            mode="local",
-            target="p4emu",
-            topology_file=str(topology_file),
+            mode=options.mode,
+            target=options.target,
+            topology_file=str(write_topology(rundir, topology)),
             created=time.time(),
             launcher_pid=os.getpid(),
             settings={
-                "udp_base_port": options.udp_base_port,
                 "grpc_base_port": options.grpc_base_port,
                 "rate_scale": options.rate_scale,
-                "topology_source": str(topology_ref)
-                if not isinstance(topology_ref, Topology)
-                else topology.name,
+                "topology_source": topology.name
+                if isinstance(topology_ref, Topology)
+                else str(topology_ref),
+                **mode.settings(),
             },
         )
         rundir.save(state)
         fabric = Fabric(rundir, state)
+        launch = Launch(topology, options, fabric, endpoints, started, {}, say, pipeline)
         try:
-            say(f"starting {topology.switch_count} switches and {topology.nic_count} NICs")
-            # The fork server imports p4emu while the NICs start and the pipeline compiles.
-            starter = SwitchStarter(
-                rundir,
-                state,
-                switch_cmd,
-                fork_server=options.fork_server
-                and use_fork_server("p4emu", options.switch_command),
-                warm=options.program or DEFAULT_PROGRAM,
-            )
-            try:
-                nic_records = []
-                for nic in topology.nics:
-                    config = nic_config(
-                        rundir,
-                        topology_file,
-                        nic.name,
-                        nic_ports(topology, nic.name, udp),
-                        options.seed + nic.index,
-                        options.transport,
-                    )
-                    config_path = rundir.file("nics", f"{nic.name}.json")
-                    config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
-                    nic_records.append(
-                        spawn(
-                            rundir,
-                            state,
-                            name=f"nic:{nic.name}",
-                            kind="nic",
-                            argv=[*nic_cmd, "serve", "--config", str(config_path)],
-                            log=rundir.file("nics", f"{nic.name}.log"),
-                        )
-                    )
-                if pipeline is None:
-                    try:
-                        pipeline = p4emu_pipeline(options.program)
-                    except ControllerError as exc:
-                        raise ProgrammingError(str(exc)) from None
-                save_pipeline(rundir, pipeline)
-                fabric.set_pipeline(pipeline)
-                phases["pipeline"] = time.perf_counter() - started
-                switch_records = [
-                    starter.start(
-                        SwitchLaunch(
-                            sw.name,
-                            switch_args(
-                                topology,
-                                sw.name,
-                                udp,
-                                endpoints[sw.name].address,
-                                options.rate_scale,
-                                options.seed + i,
-                            ),
-                            rundir.file("switches", f"{sw.name}.log"),
-                        )
-                    )
-                    for i, sw in enumerate(topology.switches)
-                ]
-            finally:
-                starter.close()
-            phases["spawned"] = time.perf_counter() - started
+            switch_records, nic_records = mode.start(launch)
             report = fabric.bring_up(
                 switch_records,
                 nic_records,
                 endpoints,
                 timeout=options.start_timeout,
-                phases=phases,
+                phases=launch.phases,
                 started=started,
                 say=say,
             )
             state.phase = "ready"
             rundir.save(state)
-        except BaseException:
-            state.phase = "failed"
-            rundir.save(state)
-            teardown(rundir, keep_dir=True)
-            raise
-    entries = report.totals()["inserted"]
+        except BaseException as exc:
+            raise retire_failed(rundir, state, exc) from exc.__cause__
+    totals = report.totals()
     return UpResult(
         fabric,
         time.perf_counter() - started,
-        phases,
-        entries,
-        local_notes(topology, options.rate_scale),
+        launch.phases,
+        totals["planned"],
+        {key: totals[key] for key in ("inserted", "modified", "deleted")},
+        mode.notes(),
     )
+
+
+class LocalMode:
+    """Local mode: loopback-UDP links; each switch port drains at its link's rate."""
+
+    NAME = "local"
+
+    @staticmethod
+    def check(options: FabricOptions) -> None:
+        switch_command("p4emu", options.switch_command)  # ModeError now if it is missing
+        nic_command(options.nic_command)
+
+    def __init__(self, topology: Topology, options: FabricOptions) -> None:
+        self.topology = topology
+        self.options = options
+        self.udp = layout.udp_link_ports(topology, options.udp_base_port)
+
+    def settings(self) -> dict[str, Any]:
+        return {"udp_base_port": self.options.udp_base_port}
+
+    def preflight(self) -> None:
+        endpoints = layout.grpc_endpoints(self.topology, self.options.grpc_base_port)
+        check_ports_free(
+            sorted(end.local for end in self.udp.values()),
+            [layout.grpc_port(e) for e in endpoints.values()],
+        )
+
+    def start(self, launch: Launch) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+        topology, options = self.topology, self.options
+        launch.say(f"starting {topology.switch_count} switches and {topology.nic_count} NICs")
+        # The fork server imports p4emu while the NICs start and the pipeline compiles.
+        starter = launch.switch_starter()
+        try:
+            nic_records = [
+                launch.start_nic(nic.name, nic_ports(topology, nic.name, self.udp))
+                for nic in topology.nics
+            ]
+            launch.use_pipeline(lambda: p4emu_pipeline(options.program))
+            switch_records = [
+                starter.start(
+                    SwitchLaunch(
+                        sw.name,
+                        switch_args(
+                            "p4emu",
+                            topology,
+                            sw.name,
+                            switch_ports(topology, sw.name, self.udp),
+                            options.rate_scale,
+                            grpc_address=launch.endpoints[sw.name].address,
+                            seed=options.seed + i,
+                        ),
+                        launch.fabric.rundir.file("switches", f"{sw.name}.log"),
+                    )
+                )
+                for i, sw in enumerate(topology.switches)
+            ]
+        finally:
+            starter.close()
+        launch.phase("spawned")
+        return switch_records, nic_records
+
+    def notes(self) -> list[str]:
+        return local_notes(self.topology, self.options.rate_scale)
+
+
+def up_local(
+    topology_ref: str | Path | Topology,
+    options: FabricOptions | None = None,
+    progress: Progress | None = None,
+    pipeline: Pipeline | None = None,
+) -> UpResult:
+    """Starts ``topology`` locally and returns once it is programmed and every NIC answers."""
+    return up(topology_ref, options or FabricOptions(), LocalMode, progress, pipeline)

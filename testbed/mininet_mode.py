@@ -27,73 +27,37 @@ and the veth pairs that end in them) and deletes the recorded root-namespace int
 from __future__ import annotations
 
 import contextlib
-import json
 import os
 import shutil
 import subprocess
-import time
 from collections.abc import Callable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from controller.artifacts import DEFAULT_PROGRAM, Pipeline, pipeline_for
-from controller.exceptions import ControllerError
+from controller.artifacts import Pipeline, pipeline_for
 from testbed import layout
-from testbed.exceptions import ModeError, PortPlanError, ProgrammingError, TestbedError
+from testbed.exceptions import ModeError, PortPlanError, TestbedError
 from testbed.fabric import (
-    DEFAULT_START_TIMEOUT_S,
-    Fabric,
     SwitchLaunch,
     SwitchStarter,
     nic_command,
-    save_pipeline,
+    switch_args,
     switch_command,
-    use_fork_server,
 )
 from testbed.local import (
-    PRIORITY_QUEUES,
+    Launch,
     UpResult,
     check_ports_free,
-    nic_config,
-    prepare_rundir,
-    resolve_topology,
-    write_topology,
+    up,
 )
-from testbed.rundir import RUN_ENV, ProcessRecord, RunDir, RunState, run_dir, spawn, teardown
+from testbed.options import FabricOptions
+from testbed.rundir import RUN_ENV, ProcessRecord, RunDir, RunState
 from topologies import AddressPlan, Topology
 
 Progress = Callable[[str], None]
-DEFAULT_THRIFT_BASE_PORT = 9090  # BMv2's default Thrift port, + switch index
-TARGETS = ("p4emu", "bmv2")
 # Jumbo frames: an MRC data frame is 4,230 bytes (4,096 B payload + headers), more with an
 # SRH; veth's default 1,500 would drop it.
 VETH_MTU = 9000
-
-
-@dataclass(frozen=True)
-class MininetOptions:
-    name: str | None = None
-    root: Path | None = None
-    target: str = "p4emu"
-    grpc_base_port: int = layout.DEFAULT_GRPC_BASE_PORT
-    thrift_base_port: int = DEFAULT_THRIFT_BASE_PORT  # bmv2 only
-    rate_scale: float = 1.0
-    program: Path | None = None
-    bmv2_json: Path | None = None  # with p4info: p4c's output, instead of running p4c
-    p4info: Path | None = None
-    switch_command: Sequence[str] | None = None
-    nic_command: Sequence[str] | None = None
-    transport: Mapping[str, Any] = field(default_factory=dict)
-    seed: int = 1
-    start_timeout: float = DEFAULT_START_TIMEOUT_S
-    fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
-
-    def __post_init__(self) -> None:
-        if self.target not in TARGETS:
-            raise TestbedError(f"unknown target {self.target!r} (known: {', '.join(TARGETS)})")
-        if not self.rate_scale > 0:
-            raise TestbedError(f"rate scale must be positive, got {self.rate_scale}")
 
 
 def check_environment() -> None:
@@ -147,44 +111,6 @@ def _configure(run: Callable[[str], str], name: str, rate_mbit: float) -> None:
         # ethtool refuses features a veth cannot change; everything else must succeed.
         if command.startswith(("tc ", "ip ")) and "rror" in output:
             raise ModeError(f"{command!r} failed: {output.strip()}")
-
-
-def switch_args(
-    target: str,
-    topology: Topology,
-    switch: str,
-    ports: Mapping[int, str],
-    grpc_address: str,
-    thrift_port: int,
-    seed: int,
-) -> list[str]:
-    """The switch process's arguments for ``ports`` (port number -> interface)."""
-    settings = topology.switch_settings
-    links = topology.links_of(switch)
-    argv = ["--device-id", "0"]
-    for port, interface in sorted(ports.items()):
-        argv += ["-i", f"{port}@{interface}"]
-    argv += ["--thrift-port", str(thrift_port)]
-    if target == "p4emu":
-        # Rate stays with tc htb on the veths (module docstring); delay is the sender's job.
-        argv += layout.link_delay_args(topology, switch)
-        argv += [
-            "--queue-depth",
-            str(min(link.queue_packets for link in links)),
-            "--seed",
-            str(seed),
-        ]
-    argv += [
-        "--no-p4",
-        "--",
-        "--grpc-server-addr",
-        grpc_address,
-        "--cpu-port",
-        str(settings.cpu_port),
-        "--priority-queues",
-        str(PRIORITY_QUEUES),
-    ]
-    return argv
 
 
 @contextlib.contextmanager
@@ -267,125 +193,82 @@ def mininet_notes(topology: Topology, rate_scale: float, target: str) -> list[st
     return notes
 
 
+class MininetMode:
+    """Mininet mode: veth links shaped by tc htb; switches in the root namespace, NICs in
+    their hosts' namespaces."""
+
+    NAME = "mininet"
+
+    @staticmethod
+    def check(options: FabricOptions) -> None:
+        check_environment()
+        switch_command(options.target, options.switch_command)  # refuses a missing program
+        nic_command(options.nic_command)
+
+    def __init__(self, topology: Topology, options: FabricOptions) -> None:
+        self.topology = topology
+        self.options = options
+        self.names = {
+            (link.a.node, link.a.port, link.b.node, link.b.port): layout.link_interface_names(
+                topology, link
+            )
+            for link in topology.links()
+        }
+        self.thrift_ports = {
+            sw.name: options.thrift_base_port + i for i, sw in enumerate(topology.switches)
+        }
+        endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
+        grpc_ports = [layout.grpc_port(e) for e in endpoints.values()]
+        bmv2 = options.target == "bmv2"
+        self.tcp_ports = grpc_ports + (list(self.thrift_ports.values()) if bmv2 else [])
+        if len(set(self.tcp_ports)) != len(self.tcp_ports):
+            raise PortPlanError(
+                "the Thrift ports (--thrift-base-port) overlap the gRPC ports (--grpc-base-port)"
+            )
+
+    def settings(self) -> dict[str, Any]:
+        return {"thrift_base_port": self.options.thrift_base_port}
+
+    def preflight(self) -> None:
+        for pair in self.names.values():
+            for interface in (name for name in pair if not name.startswith("nic")):
+                if Path("/sys/class/net", interface).exists():
+                    raise ModeError(
+                        f"interface {interface} already exists (another Mininet network or a "
+                        "leftover of a crashed one? 'mrc-testbed down' or 'mn -c' removes it)"
+                    )
+        check_ports_free([], self.tcp_ports)
+
+    def start(self, launch: Launch) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+        options = self.options
+        launch.use_pipeline(
+            lambda: pipeline_for(
+                options.target, options.program, p4info=options.p4info, bmv2_json=options.bmv2_json
+            )
+        )
+        with _marked_environment(launch.fabric.state.run_id):
+            try:
+                records = _build(launch, self.thrift_ports, self.names)
+            except TestbedError:
+                raise
+            except Exception as exc:  # Mininet reports its failures as bare Exceptions
+                raise ModeError(f"building the Mininet network failed: {exc}") from exc
+        launch.phase("network_built")
+        return records
+
+    def notes(self) -> list[str]:
+        return mininet_notes(self.topology, self.options.rate_scale, self.options.target)
+
+
 def up_mininet(
     topology_ref: str | Path | Topology,
-    options: MininetOptions | None = None,
+    options: FabricOptions | None = None,
     progress: Progress | None = None,
     pipeline: Pipeline | None = None,
 ) -> UpResult:
     """Builds ``topology`` as a Mininet network, programs it, returns once NICs answer."""
-    options = options if options is not None else MininetOptions()
-    say = progress if progress is not None else (lambda _text: None)
-    started = time.perf_counter()
-    check_environment()
-    topology = resolve_topology(topology_ref)
-    addresses = AddressPlan(topology)
-    rundir = run_dir(options.name or topology.name, options.root)
-    switch_cmd = switch_command(options.target, options.switch_command)
-    nic_cmd = nic_command(options.nic_command)
-    endpoints = layout.grpc_endpoints(topology, options.grpc_base_port)
-    links = list(topology.links())
-    names = {
-        (link.a.node, link.a.port, link.b.node, link.b.port): layout.link_interface_names(
-            topology, link
-        )
-        for link in links
-    }
-    thrift_ports = {sw.name: options.thrift_base_port + i for i, sw in enumerate(topology.switches)}
-    grpc_ports = [layout.grpc_port(e) for e in endpoints.values()]
-    tcp_ports = grpc_ports + (list(thrift_ports.values()) if options.target == "bmv2" else [])
-    if len(set(tcp_ports)) != len(tcp_ports):
-        raise PortPlanError(
-            "the Thrift ports (--thrift-base-port) overlap the gRPC ports (--grpc-base-port)"
-        )
-    phases: dict[str, float] = {}
-
-    with rundir.locked():
-        prepare_rundir(rundir)
-        for interface in (n for pair in names.values() for n in pair if not n.startswith("nic")):
-            if Path("/sys/class/net", interface).exists():
-                raise ModeError(
-                    f"interface {interface} already exists (another Mininet network or a "
-                    "leftover of a crashed one? 'mrc-testbed down' or 'mn -c' removes it)"
-                )
-        check_ports_free([], tcp_ports)
-        if pipeline is None:
-            try:
-                pipeline = pipeline_for(
-                    options.target,
-                    options.program,
-                    p4info=options.p4info,
-                    bmv2_json=options.bmv2_json,
-                )
-            except ControllerError as exc:
-                raise ProgrammingError(str(exc)) from None
-        phases["pipeline"] = time.perf_counter() - started
-        run_id = rundir.create()
-        topology_file = write_topology(rundir, topology)
-        save_pipeline(rundir, pipeline)
-        state = RunState(
-            name=rundir.name,
-            run_id=run_id,
-            mode="mininet",
-            target=options.target,
-            topology_file=str(topology_file),
-            created=time.time(),
-            launcher_pid=os.getpid(),
-            settings={
-                "grpc_base_port": options.grpc_base_port,
-                "rate_scale": options.rate_scale,
-                "topology_source": str(topology_ref)
-                if not isinstance(topology_ref, Topology)
-                else topology.name,
-            },
-        )
-        rundir.save(state)
-        fabric = Fabric(rundir, state)
-        fabric.set_pipeline(pipeline)
-        try:
-            with _marked_environment(run_id):
-                try:
-                    switch_records, nic_records = _build(
-                        topology,
-                        addresses,
-                        options,
-                        rundir,
-                        state,
-                        switch_cmd,
-                        nic_cmd,
-                        endpoints,
-                        thrift_ports,
-                        names,
-                        say,
-                    )
-                except TestbedError:
-                    raise
-                except Exception as exc:  # Mininet reports its failures as bare Exceptions
-                    raise ModeError(f"building the Mininet network failed: {exc}") from exc
-            phases["network_built"] = time.perf_counter() - started
-            report = fabric.bring_up(
-                switch_records,
-                nic_records,
-                endpoints,
-                timeout=options.start_timeout,
-                phases=phases,
-                started=started,
-                say=say,
-            )
-            state.phase = "ready"
-            rundir.save(state)
-        except BaseException:
-            state.phase = "failed"
-            rundir.save(state)
-            teardown(rundir, keep_dir=True)
-            raise
-    entries = report.totals()["inserted"]
-    return UpResult(
-        fabric,
-        time.perf_counter() - started,
-        phases,
-        entries,
-        mininet_notes(topology, options.rate_scale, options.target),
+    return up(
+        topology_ref, options or FabricOptions(mode="mininet"), MininetMode, progress, pipeline
     )
 
 
@@ -405,18 +288,14 @@ def _record_shell(rundir: RunDir, state: RunState, kind: str, node: Any) -> None
 
 
 def _build(
-    topology: Topology,
-    addresses: AddressPlan,
-    options: MininetOptions,
-    rundir: RunDir,
-    state: RunState,
-    switch_cmd: Sequence[str],
-    nic_cmd: Sequence[str],
-    endpoints: Mapping[str, Any],
+    launch: Launch,
     thrift_ports: Mapping[str, int],
     names: Mapping[tuple[str, int, str, int], tuple[str, str]],
-    say: Progress,
 ) -> tuple[list[ProcessRecord], list[ProcessRecord]]:
+    topology, options = launch.topology, launch.options
+    rundir, state = launch.fabric.rundir, launch.fabric.state
+    endpoints, say = launch.endpoints, launch.say
+    addresses = AddressPlan(topology)
     from mininet.link import Link
     from mininet.net import Mininet
     from mininet.node import Host
@@ -427,7 +306,7 @@ def _build(
 
     starter: SwitchStarter | None = None
 
-    def launch(node: Any) -> None:
+    def start_switch(node: Any) -> None:
         assert starter is not None
         ports = {port: intf.name for port, intf in node.intfs.items() if port != 0}
         args = switch_args(
@@ -435,9 +314,10 @@ def _build(
             topology,
             node.name,
             ports,
-            endpoints[node.name].address,
-            thrift_ports[node.name],
-            seeds[node.name],
+            None,  # tc htb on the veths is the link rate (module docstring)
+            grpc_address=endpoints[node.name].address,
+            seed=seeds[node.name],
+            thrift_port=thrift_ports[node.name],
         )
         switch_records.append(
             starter.start(
@@ -464,7 +344,7 @@ def _build(
         host.cmd("sysctl -q -w net.ipv6.conf.default.disable_ipv6=1")
         hosts[nic.name] = host
     for i, sw in enumerate(topology.switches):
-        node = net.addSwitch(sw.name, cls=P4Switch, launch=launch, dpid=f"{i + 1:x}")
+        node = net.addSwitch(sw.name, cls=P4Switch, launch=start_switch, dpid=f"{i + 1:x}")
         _record_shell(rundir, state, "switch", node)
     for link in topology.links():
         lower_name, upper_name = names[(link.a.node, link.a.port, link.b.node, link.b.port)]
@@ -494,47 +374,18 @@ def _build(
         _configure(lower_run, lower_name, rate)
         _configure(_run_root, upper_name, rate)
     say("starting switch processes")
-    starter = SwitchStarter(
-        rundir,
-        state,
-        switch_cmd,
-        fork_server=options.fork_server and use_fork_server(options.target, options.switch_command),
-        warm=options.program or DEFAULT_PROGRAM,
-    )
+    starter = launch.switch_starter()
     try:
         net.start()
     finally:
         starter.close()
-    nic_records = []
-    for nic in topology.nics:
-        host = hosts[nic.name]
-        config = nic_config(
-            rundir,
-            Path(state.topology_file),
+    nic_records = [
+        launch.start_nic(
             nic.name,
             nic_ports(topology, nic.name),
-            options.seed + nic.index,
-            options.transport,
+            prefix=["mnexec", "-a", str(hosts[nic.name].pid)],
+            netns_pid=hosts[nic.name].pid,
         )
-        config_path = rundir.file("nics", f"{nic.name}.json")
-        config_path.write_text(json.dumps(config, indent=1), encoding="utf-8")
-        nic_records.append(
-            spawn(
-                rundir,
-                state,
-                name=f"nic:{nic.name}",
-                kind="nic",
-                argv=[
-                    "mnexec",
-                    "-a",
-                    str(host.pid),
-                    *nic_cmd,
-                    "serve",
-                    "--config",
-                    str(config_path),
-                ],
-                log=rundir.file("nics", f"{nic.name}.log"),
-                netns_pid=host.pid,
-            )
-        )
+        for nic in topology.nics
+    ]
     return switch_records, nic_records

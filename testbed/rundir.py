@@ -2,7 +2,8 @@
 ``mrc-testbed`` command — or ``mrc-testbed down`` after the launcher crashed — can find and
 stop it.
 
-Layout of ``<root>/<name>/`` (``root`` from :func:`default_root`)::
+Layout of ``<root>/<name>/`` (``root`` from :func:`default_root`, never the current
+directory)::
 
     state.json          RunState: mode, settings, every process (pid + start time), what is
                         down, Linux interfaces/namespaces created; rewritten atomically after
@@ -48,6 +49,8 @@ RUN_ID_FILE = "run-id"
 LOCK_FILE = "lock"
 STATE_VERSION = 1
 DEFAULT_STOP_GRACE_S = 3.0
+FAILED_KEPT = 20  # failed runs kept under <root>/failed/ (oldest removed first)
+FAILURE_FILE = "FAILURE"  # in a failed run's directory: what went wrong
 PHASES = ("starting", "ready", "failed")
 
 # Popen objects of the processes this Python process started, so that they are reaped
@@ -56,16 +59,37 @@ _children: dict[int, subprocess.Popen[Any]] = {}
 _exit_codes: dict[int, int] = {}
 
 
+ROOT_RUN_DIR = Path("/run/mrc-testbed")  # root: the system's tmpfs for run state
+STATE_SUBDIR = Path(".local/state/mrc-testbed")  # under $HOME, when nothing else applies
+FAILED_DIR = "failed"  # <root>/failed/<name>-<time>/: what a failed up or demo left
+RESULTS_DIR = "results"  # <root>/results/<name>/: plots and summaries of a run
+RESERVED_NAMES = (FAILED_DIR, RESULTS_DIR)
+
+
 def default_root() -> Path:
-    """Where run directories live: ``$MRC_TESTBED_RUN_DIR``, else
-    ``$XDG_RUNTIME_DIR/mrc-testbed`` (per-user tmpfs, emptied at logout), else ``./runs``."""
+    """Where run directories live, whatever the current directory:
+    ``$MRC_TESTBED_RUN_DIR``, else ``/run/mrc-testbed`` for root, else
+    ``$XDG_RUNTIME_DIR/mrc-testbed`` (per-user tmpfs), else ``~/.local/state/mrc-testbed``.
+    Never the current directory, so every command finds the same runs from anywhere."""
     explicit = os.environ.get(ROOT_ENV)
     if explicit:
-        return Path(explicit)
+        return Path(explicit).expanduser().absolute()
+    if os.geteuid() == 0:
+        return ROOT_RUN_DIR
     runtime = os.environ.get("XDG_RUNTIME_DIR")
-    if runtime:
+    if runtime and Path(runtime).is_absolute():
         return Path(runtime) / "mrc-testbed"
-    return Path.cwd() / "runs"
+    return Path.home() / STATE_SUBDIR
+
+
+def results_dir(name: str, root: Path | None = None) -> Path:
+    """The results directory of run ``name`` (demo plots): ``<root>/results/<name>/``. It
+    is not part of the run directory, so it outlives ``down``."""
+    return _base(root) / RESULTS_DIR / name
+
+
+def _base(root: Path | None) -> Path:
+    return Path(root).absolute() if root is not None else default_root()
 
 
 @dataclass
@@ -158,6 +182,13 @@ class RunDir:
         (self.path / RUN_ID_FILE).write_text(run_id + "\n", encoding="utf-8")
         return run_id
 
+    def discard_empty(self) -> None:
+        """Removes the directory if it holds nothing but its lock file (a command that
+        was refused before it made anything)."""
+        with contextlib.suppress(OSError):
+            if {entry.name for entry in self.path.iterdir()} <= {LOCK_FILE}:
+                shutil.rmtree(self.path)
+
     def run_id(self) -> str | None:
         try:
             return (self.path / RUN_ID_FILE).read_text(encoding="utf-8").strip() or None
@@ -209,19 +240,26 @@ class RunDir:
 def run_dir(name: str, root: Path | None = None) -> RunDir:
     if not name or "/" in name or name in (".", ".."):
         raise RunDirError(f"run name {name!r} must be a plain directory name")
-    return RunDir((root if root is not None else default_root()) / name)
+    if name in RESERVED_NAMES:
+        raise RunDirError(
+            f"run name {name!r} is reserved (the run root keeps {FAILED_DIR}/ and "
+            f"{RESULTS_DIR}/ beside the runs); choose another --name"
+        )
+    return RunDir(_base(root) / name)
 
 
 def list_runs(root: Path | None = None) -> list[RunDir]:
     """Run directories under ``root`` (those with a state file or a run id), by name."""
-    base = root if root is not None else default_root()
+    base = _base(root)
     if not base.is_dir():
         return []
     return sorted(
         (
             RunDir(entry)
             for entry in base.iterdir()
-            if entry.is_dir() and ((entry / STATE_FILE).exists() or (entry / RUN_ID_FILE).exists())
+            if entry.is_dir()
+            and entry.name not in RESERVED_NAMES
+            and ((entry / STATE_FILE).exists() or (entry / RUN_ID_FILE).exists())
         ),
         key=lambda rd: rd.name,
     )
@@ -232,7 +270,7 @@ def select_run(name: str | None, root: Path | None = None) -> RunDir:
     if name is not None:
         return run_dir(name, root)
     runs = list_runs(root)
-    base = root if root is not None else default_root()
+    base = _base(root)
     if not runs:
         raise NotRunningError(f"no fabric is running (no run directory under {base})")
     if len(runs) > 1:
@@ -494,3 +532,50 @@ def teardown(
     if not keep_dir:
         shutil.rmtree(rundir.path, ignore_errors=True)
     return report
+
+
+def retire(rundir: RunDir, reason: str) -> Path:
+    """Stops whatever a failed run started and moves its directory (logs, NIC configs and
+    event logs, state) to ``<root>/failed/<name>-<UTC time>/``, with ``reason`` in its
+    FAILURE file: the evidence stays, but it is no longer a run that later commands must
+    choose from (``several runs ...; choose one with --name``). Returns the new path; the
+    oldest failed runs beyond :data:`FAILED_KEPT` are removed."""
+    teardown(rundir, keep_dir=True)
+    failed = rundir.path.parent / FAILED_DIR
+    stamp = time.strftime("%Y%m%d-%H%M%S", time.gmtime())
+    target = failed / f"{rundir.name}-{stamp}"
+    serial = 1
+    while target.exists():
+        serial += 1
+        target = failed / f"{rundir.name}-{stamp}-{serial}"
+    try:
+        failed.mkdir(parents=True, exist_ok=True)
+        (rundir.path / FAILURE_FILE).write_text(reason.rstrip() + "\n", encoding="utf-8")
+        (rundir.path / LOCK_FILE).unlink(missing_ok=True)
+        os.replace(rundir.path, target)
+    except OSError as exc:
+        raise RunDirError(
+            f"cannot move the failed run {rundir.path} to {target}: {exc.strerror or exc}"
+        ) from None
+    kept = sorted((p for p in failed.iterdir() if p.is_dir()), key=lambda p: p.stat().st_mtime)
+    for old in kept[: max(0, len(kept) - FAILED_KEPT)]:
+        shutil.rmtree(old, ignore_errors=True)
+    return target
+
+
+def retire_failed(rundir: RunDir, state: RunState | None, exc: BaseException) -> BaseException:
+    """What a failed ``up`` (or demo) does with its run: marks it failed, stops it,
+    :func:`retire` s its directory and adds to ``exc`` a note saying where the logs are.
+    Returns ``exc`` for the caller to raise."""
+    if state is not None:
+        state.phase = "failed"
+        with contextlib.suppress(TestbedError):
+            rundir.save(state)
+    reason = str(exc) or type(exc).__name__
+    try:
+        kept = retire(rundir, reason)
+    except TestbedError as failure:
+        exc.add_note(f"the failed run could not be cleaned up: {failure}")
+        return exc
+    exc.add_note(f"logs and state of the failed run: {kept}")
+    return exc

@@ -9,7 +9,7 @@ sent (docs/nic-emu-process.md).
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from testbed.exceptions import NicControlError, TestbedError, UsageError
@@ -30,6 +30,7 @@ class TransferOutcome:
     info: dict[str, Any]  # the sender's final ``transfer`` answer
     intact: bool
     seconds: float  # wall time seen by the launcher, from send to done
+    logs: list[str] = field(default_factory=list)  # where to look when not intact
 
     def line(self) -> str:
         goodput = self.info.get("goodput_gbps", 0.0)
@@ -37,6 +38,7 @@ class TransferOutcome:
         return (
             f"{self.src} -> {self.dst}: {self.size} bytes {verdict} in {self.seconds:.3f} s "
             f"({goodput:.3f} Gb/s, {self.info.get('retransmissions', 0)} retransmissions)"
+            + ("".join(f"\n  log: {path}" for path in self.logs))
         )
 
 
@@ -92,10 +94,37 @@ def run_transfer(
         fabric, src, dst, size, seed=seed, mode=mode, connections=connections
     )
     try:
-        info = fabric.nic(src).wait_transfer(transfer_id, timeout)
+        info = fabric.nic(src).wait_transfer(transfer_id, timeout, peers=(fabric.nic(dst),))
     except NicControlError as exc:
-        raise TransferError(str(exc)) from None
+        raise evidence(fabric, TransferError(str(exc)), src, dst) from None
     seconds = time.perf_counter() - started
     if info.get("failed"):
-        raise TransferError(f"{src} -> {dst}: transfer failed: {info['failed']}")
-    return TransferOutcome(src, dst, size, info, delivered_intact(fabric, src, dst, info), seconds)
+        raise evidence(
+            fabric, TransferError(f"{src} -> {dst}: transfer failed: {info['failed']}"), src, dst
+        )
+    outcome = TransferOutcome(
+        src, dst, size, info, delivered_intact(fabric, src, dst, info), seconds
+    )
+    if not outcome.intact:
+        outcome.logs = log_paths(fabric, src, dst)
+    return outcome
+
+
+def log_paths(fabric: Fabric, *nics: str) -> list[str]:
+    """The logs and event logs of ``nics`` in the run directory (they stay there: the
+    fabric keeps running after a failed transfer)."""
+    paths = []
+    for nic in nics:
+        for suffix in (".log", ".events.jsonl"):
+            path = fabric.rundir.file("nics", nic + suffix)
+            if path.exists():
+                paths.append(str(path))
+    return paths
+
+
+def evidence(fabric: Fabric, error: TransferError, *nics: str) -> TransferError:
+    """``error`` with a note naming the logs to look at."""
+    paths = log_paths(fabric, *nics)
+    if paths:
+        error.add_note("logs: " + ", ".join(paths))
+    return error

@@ -8,15 +8,28 @@ from pathlib import Path
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = {"mrc_wire", "topologies", "p4emu", "controller", "nic_emu", "testbed"}
+PROJECT_PACKAGES = {
+    "clikit",
+    "mrc_wire",
+    "topologies",
+    "p4emu",
+    "controller",
+    "nic_emu",
+    "vfabric",
+    "testbed",
+}
 
 # package -> project packages it may import (besides itself)
+# clikit (the one command-line kit) is the bottom layer: every package may import it.
 ALLOWED: dict[str, set[str]] = {
-    "mrc_wire": set(),
-    "topologies": set(),
-    "p4emu": set(),
-    "controller": {"topologies", "mrc_wire", "p4emu"},  # p4emu builds P4Info/device configs
-    "nic_emu": {"topologies", "mrc_wire"},
+    "clikit": set(),
+    "mrc_wire": {"clikit"},
+    "topologies": {"clikit"},
+    "p4emu": {"clikit"},
+    "controller": {"clikit", "topologies", "mrc_wire", "p4emu"},  # p4emu: P4Info/configs
+    "nic_emu": {"clikit", "topologies", "mrc_wire"},
+    # the virtual-time fabric combines the P4 switches, the controller's plan and the NICs
+    "vfabric": {"clikit", "topologies", "mrc_wire", "p4emu", "controller", "nic_emu"},
     "testbed": PROJECT_PACKAGES,
 }
 

@@ -121,6 +121,61 @@ def from_unsigned(code: str, type_: t.Type) -> str:
     return code
 
 
+def _lvalue_path(expr: ast.Expr | None) -> tuple[object, ...] | None:
+    """``hdr.h.a`` -> ``(id(hdr decl), "h", "a")``; a run-time index is ``"*"``; None when
+    ``expr`` is not an lvalue path."""
+    if isinstance(expr, ast.PathExpr):
+        return (id(expr.decl),)
+    if isinstance(expr, ast.Member):
+        base = _lvalue_path(expr.expr)
+        step = expr.member if expr.kind == ast.MEMBER_FIELD else "*"  # stack.next / .last
+        return None if base is None else (*base, step)
+    if isinstance(expr, ast.Index):
+        base = _lvalue_path(expr.expr)
+        value = expr.index.const_value
+        return None if base is None else (*base, value if isinstance(value, int) else "*")
+    if isinstance(expr, ast.Slice):
+        return _lvalue_path(expr.expr)
+    return None
+
+
+def _overlap(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
+    return all(x == y or "*" in (x, y) for x, y in zip(a, b, strict=False))
+
+
+def aliased_params(
+    params: list[ast.Parameter], by_param: dict[int, ast.BoundArg], body: ast.Node | None
+) -> set[int]:
+    """ids of the aggregate ``inout`` parameters whose argument overlaps another directional
+    argument, or whose argument's root variable ``body`` also uses directly."""
+    paths: list[tuple[ast.Parameter, tuple[object, ...]]] = []
+    for param in params:
+        arg = by_param.get(id(param))
+        if param.direction in ("out", "inout") and arg is not None:
+            path = _lvalue_path(arg.expr)
+            if path is not None:
+                paths.append((param, path))
+    candidates = [
+        (param, path)
+        for param, path in paths
+        if param.direction == "inout" and param.type is not None and is_aggregate(param.type)
+    ]
+    if not candidates:
+        return set()
+    used = (
+        {id(n.decl) for n in ast.walk(body) if isinstance(n, ast.PathExpr)}
+        if body is not None
+        else set()
+    )
+    aliased: set[int] = set()
+    for param, path in candidates:
+        if path[0] in used or any(
+            other is not param and _overlap(path, other_path) for other, other_path in paths
+        ):
+            aliased.add(id(param))
+    return aliased
+
+
 def contains_return(node: ast.Node) -> bool:
     return any(isinstance(sub, ast.ReturnStmt) for sub in ast.walk(node))
 
@@ -788,14 +843,18 @@ class BodyCompiler:
         bound: list[ast.BoundArg],
         scope: Scope,
         node: ast.Node,
+        body: ast.Node | None = None,
     ) -> list[tuple[ast.Expr, str, t.Type]]:
         """Bind directional parameters of an inlined unit to its arguments.
 
         Returns the copy-back list ``(argument lvalue, local, type)`` for scalar
-        ``out``/``inout`` parameters.
+        ``out``/``inout`` parameters. An aggregate ``inout`` argument is bound by reference
+        unless it may alias (:func:`aliased_params`; ``body`` is the unit's body): then it
+        is copied in and copied out like a scalar, as BMv2 (p4c) does.
         """
         by_param = {id(b.param): b for b in bound}
         copy_back: list[tuple[ast.Expr, str, t.Type]] = []
+        aliased = aliased_params(params, by_param, body)
         for param in params:
             arg = by_param.get(id(param))
             type_ = (arg.param_type if arg is not None else None) or param.type
@@ -830,6 +889,12 @@ class BodyCompiler:
                 if expr is None:
                     raise compile_error(node, f"missing argument for {param.name}")
                 ref = self.aggregate_value(expr, type_)
+                if id(param) in aliased:
+                    local = self.fresh(param.name)
+                    self.w.line(f"{local} = {self.pc.types.copy(ref, type_)}")
+                    scope.bind(param, Binding("var", local, type_))
+                    copy_back.append((expr, local, type_))
+                    continue
                 if param.direction in ("in", "") and not _is_simple(ref):
                     local = self.fresh(param.name)
                     self.w.line(f"{local} = {self.pc.types.copy(ref, type_)}")
@@ -901,7 +966,7 @@ class BodyCompiler:
                 directional.append(param)
                 if arg is not None:
                     bound_dir.append(arg)
-        copies = self.bind_params(directional, bound_dir, scope, call)
+        copies = self.bind_params(directional, bound_dir, scope, call, action.body)
         self.run_unit(scope, action.body, copies)
 
     def inline_table_action(
@@ -933,7 +998,7 @@ class BodyCompiler:
         if directional:
             bound = ref.bound_args if ref is not None else []
             copies = self.bind_params(
-                directional, [b for b in bound if b.expr is not None], scope, node
+                directional, [b for b in bound if b.expr is not None], scope, node, action.body
             )
         self.run_unit(scope, action.body, copies)
 

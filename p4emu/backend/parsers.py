@@ -434,6 +434,11 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
         _, fixed_bits, max_bits = pc.varbit_helpers(type_)
         vl = bc.fresh("vl")
         w.line(f"{vl} = {bc.ex(args[1].expr)}")
+        # BMv2 (extract_VL): a length that is negative as a 32-bit signed value or not a
+        # whole number of bytes is ParserInvalidArgument; one over the maximum HeaderTooShort
+        with w.block(f"if {vl} & 0x80000007:"):
+            w.line(f"err = {pc.error_code('ParserInvalidArgument')}")
+            w.line("break")
         with w.block(f"if {vl} > {max_bits}:"):
             w.line(f"err = {pc.error_code('HeaderTooShort')}")
             w.line("break")

@@ -57,6 +57,9 @@ from p4emu.runtime.tables import (
     Ternary,
 )
 
+ERROR_KEY_WIDTH = 32
+"""Width of an ``error`` table key: BMv2 holds error values (and ``parser_error``) in 32 bits."""
+
 _MATCH_KINDS = {
     "exact": MatchKind.exact,
     "lpm": MatchKind.lpm,
@@ -166,6 +169,8 @@ class RuntimeBuilder:
         known = self.ids.action_params.get(instance.name)
         params = []
         cp_params = instance.decl.control_plane_params
+        if known is not None and not known:
+            cp_params = []  # only called directly: P4Info lists it without parameters (p4c)
         for position, param in enumerate(cp_params):
             width = bit_width(param.type) if param.type is not None else None
             if known is not None and position < len(known):
@@ -287,6 +292,8 @@ class RuntimeBuilder:
         position = 0
         for element in decl.key:
             width = bit_width(element.expr.type) if element.expr.type is not None else None
+            if isinstance(element.expr.type, t.ErrorType):
+                width = ERROR_KEY_WIDTH
             if width is None:
                 raise _loc_error(
                     element, f"table {name}: key {element.name} is not a bit-string/bool value"

@@ -6,12 +6,21 @@ p4emu's own copies first), object-like and function-like ``#define`` (``#`` stri
 ``#else``/``#endif`` with integer expressions and ``defined``, ``#error``, ``#warning``,
 ``#pragma once`` (other pragmas are ignored), ``#line`` and GCC line markers.
 
+Includes are confined: a file is read only from the main program's directory (and below),
+the ``-I`` directories (and below) and p4emu's own ``core.p4`` / ``v1model.p4``. An include
+whose path is absolute or climbs (``..``) outside those roots, a symbolic link that leads
+outside them, a file that is not a regular file (a device, a FIFO) and a file over
+:data:`MAX_SOURCE_FILE_BYTES` are refused with an error naming the include as written and
+nothing else of the host (the refusal comes before any existence check).
+
 Tokens keep the location of their original file/line/column; tokens produced by a macro
 expansion take the location of the macro invocation.
 """
 
 from __future__ import annotations
 
+import os
+import stat
 from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,6 +50,14 @@ OTHER_ARCHITECTURES = frozenset(
 """Architecture includes of other targets: reported as unsupported, not as missing files."""
 
 MAX_INCLUDE_DEPTH = 100
+
+MAX_SOURCE_FILE_BYTES = 4 * 1024 * 1024
+"""Largest source file (the program or one include) the preprocessor reads."""
+
+MAX_TOTAL_SOURCE_BYTES = 16 * 1024 * 1024
+"""Largest total of all source files of one program (also the limit of a source bundle)."""
+
+_OUTSIDE = "it leads outside the program's directory and the include path (-I)"
 
 
 @dataclass
@@ -84,7 +101,9 @@ class Preprocessor:
         include_dirs: tuple[str | Path, ...] | list[str | Path] = (),
         defines: dict[str, str] | None = None,
     ) -> None:
-        self.include_dirs = [Path(d) for d in include_dirs]
+        self.include_dirs = [Path(os.path.abspath(d)) for d in include_dirs]
+        self._roots: list[Path] = [*self.include_dirs, BUILTIN_INCLUDE_DIR]
+        self._total_bytes = 0
         self.macros: dict[str, Macro] = {}
         self.files: list[str] = []
         self.warnings: list[str] = []
@@ -100,19 +119,30 @@ class Preprocessor:
     def run_file(self, path: str | Path) -> PreprocessedSource:
         path = Path(path)
         try:
-            text = path.read_text(encoding="utf-8")
+            info = path.stat()
+            if not stat.S_ISREG(info.st_mode):
+                raise P4SourceError(str(path), 1, 1, "the source is not a regular file")
+            data = self._read_bounded(path)
         except OSError as exc:
             reason = exc.strerror or str(exc)
             raise P4SourceError(str(path), 1, 1, f"cannot read source file: {reason}") from None
+        if data is None:
+            raise P4SourceError(str(path), 1, 1, self._too_large())
+        try:
+            text = data.decode("utf-8")
         except UnicodeDecodeError as exc:
             raise P4SourceError(
                 str(path), 1, 1, f"source file is not UTF-8 text: {exc.reason}"
             ) from None
-        tokens = self._process(text, str(path), path.resolve().parent)
+        directory = path.resolve().parent
+        self._roots.insert(0, directory)
+        tokens = self._process(text, str(path), directory)
         return self._finish(tokens, str(path))
 
     def run_text(self, text: str, filename: str = "<string>") -> PreprocessedSource:
-        tokens = self._process(text, filename, Path.cwd())
+        directory = Path.cwd()
+        self._roots.insert(0, directory)
+        tokens = self._process(text, filename, directory)
         return self._finish(tokens, filename)
 
     def _finish(self, tokens: list[Token], filename: str) -> PreprocessedSource:
@@ -362,24 +392,78 @@ class Preprocessor:
             candidates.append(BUILTIN_INCLUDE_DIR / target)
         else:
             raise LexError(loc, '#include expects "FILE" or <FILE>')
-        found = next((c for c in candidates if c.is_file()), None)
+        shown = f"{spec[0]}{target}{spec[len(target) + 1]}"
+        found = None
+        for candidate in candidates:
+            found = self._confined(candidate, loc, shown)
+            if found is not None:
+                break
         if found is None and target in OTHER_ARCHITECTURES:
             raise loc.unsupported(f"architecture {target} (p4emu implements v1model only)")
         if found is None:
-            raise LexError(loc, f"include file not found: {spec[0]}{target}{spec[len(target) + 1]}")
+            raise LexError(loc, f"include file not found: {shown}")
         if self._depth >= MAX_INCLUDE_DEPTH:
             raise LexError(
                 loc, f"#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"
             )
-        resolved = found.resolve()
-        if resolved in self._once:
+        if found in self._once:
             return
         try:
-            text = found.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError) as exc:
-            raise LexError(loc, f"cannot read include file {found}: {exc}") from None
-        label = str(found)
-        output.extend(self._process(text, label, resolved.parent))
+            data = self._read_bounded(found)
+        except OSError as exc:
+            raise LexError(loc, f"cannot read include file {shown}: {exc.strerror}") from None
+        if data is None:
+            raise LexError(loc, f"#include {shown} refused: {self._too_large()}")
+        try:
+            text = data.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            raise LexError(loc, f"include file {shown} is not UTF-8 text: {exc.reason}") from None
+        output.extend(self._process(text, str(candidate), found.parent))
+
+    def _within_roots(self, path: Path, resolve: bool) -> bool:
+        for root in self._roots:
+            base = Path(os.path.realpath(root)) if resolve else root
+            if path == base or base in path.parents:
+                return True
+        return False
+
+    def _confined(self, candidate: Path, loc: SourceLocation, shown: str) -> Path | None:
+        """The real path of include ``candidate`` if it is a readable regular file inside
+        the roots; None if it does not exist; a refusal (LexError) otherwise."""
+        lexical = Path(os.path.normpath(candidate))
+        if not self._within_roots(lexical, resolve=False):
+            raise LexError(loc, f"#include {shown} refused: {_OUTSIDE}")
+        if not os.path.lexists(lexical):
+            return None
+        real = Path(os.path.realpath(lexical))
+        if not self._within_roots(real, resolve=True):
+            raise LexError(loc, f"#include {shown} refused: a symbolic link; {_OUTSIDE}")
+        try:
+            info = real.stat()
+        except OSError:
+            return None
+        if stat.S_ISDIR(info.st_mode):
+            return None  # a directory of that name: look further along the include path
+        if not stat.S_ISREG(info.st_mode):
+            raise LexError(loc, f"#include {shown} refused: not a regular file")
+        return real
+
+    def _read_bounded(self, path: Path) -> bytes | None:
+        """The file's bytes, or None when it exceeds a source size limit."""
+        budget = min(MAX_SOURCE_FILE_BYTES, MAX_TOTAL_SOURCE_BYTES - self._total_bytes)
+        with path.open("rb") as stream:
+            data = stream.read(budget + 1)
+        if len(data) > budget:
+            return None
+        self._total_bytes += len(data)
+        return data
+
+    @staticmethod
+    def _too_large() -> str:
+        return (
+            f"larger than the source size limit ({MAX_SOURCE_FILE_BYTES} bytes per file, "
+            f"{MAX_TOTAL_SOURCE_BYTES} bytes in all)"
+        )
 
     # ------------------------------------------------------------------ expansion
 

@@ -118,6 +118,11 @@ class TypeChecker:
         self.errors.append(loc.error(message))
         return _Abort()
 
+    def unsupported(self, loc: SourceLocation, construct: str) -> _Abort:
+        """Valid P4_16 that p4emu does not implement (docs/conformance.md)."""
+        self.errors.append(loc.unsupported(construct))
+        return _Abort()
+
     def warn(self, loc: SourceLocation, message: str) -> None:
         self.warnings.append(f"{loc}: warning: {message}")
 
@@ -450,6 +455,11 @@ class TypeChecker:
         scalar = t.underlying_scalar(field_type)
         if isinstance(scalar, (t.BitsType, t.VarbitType, t.BoolType)):
             return
+        if isinstance(field_type, t.StructType):
+            raise self.unsupported(
+                struct_field.type_ref.loc,
+                f"struct-typed header field '{struct_field.name}' ({field_type}) in header {decl.name}",
+            )
         raise self.fail(
             struct_field.type_ref.loc,
             f"header {decl.name} field '{struct_field.name}' has type {field_type}; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
@@ -571,7 +581,7 @@ class TypeChecker:
     def check_function(self, decl: ast.FunctionDecl, scope: Scope) -> None:
         with self.type_params(decl.type_params, scope) as inner:
             return_type = self.resolve_type(decl.return_type, inner)
-            self.check_params(decl.params, inner, allow_directionless=False)
+            self.check_params(decl.params, inner, allow_directionless=True)
             body_scope = Scope(inner, "function")
             self.declare_params(decl.params, body_scope)
             ctx = Context("function", function=decl)
@@ -700,8 +710,12 @@ class TypeChecker:
         if isinstance(keyset, ast.Mask):
             self.check_expr(keyset.value, scope, ctx, key_type)
             keyset.value = self.coerce(keyset.value, key_type, "keyset value")
-            self.check_expr(keyset.mask, scope, ctx, key_type)
-            keyset.mask = self.coerce(keyset.mask, key_type, "keyset mask")
+            # a serializable enum's mask is a plain value of its underlying type (p4c)
+            mask_type: t.Type = key_type
+            if isinstance(key_type, t.EnumType) and key_type.underlying is not None:
+                mask_type = key_type.underlying
+            self.check_expr(keyset.mask, scope, ctx, mask_type)
+            keyset.mask = self.coerce(keyset.mask, mask_type, "keyset mask")
             self.require_const(keyset.value, "a select label")
             self.require_const(keyset.mask, "a select mask")
             keyset.type = t.SetType(key_type)
@@ -1131,20 +1145,26 @@ class TypeChecker:
             value = custom["priority_delta"].value.const_value
             if isinstance(value, int) and value > 0:
                 delta = value
-        # Spec 14.2.1.4: entries without an explicit priority continue from the previous one,
-        # so that earlier entries win; the first entry defaults to the highest priority.
+        # BMv2 as p4c (1.2.4.8) programs it: entries match in the order they are written,
+        # the first one winning; explicit priorities (`priority = N:` / @priority) do not
+        # reorder them, and p4c warns when they are out of that order (docs/conformance.md).
         count = len(entries)
-        previous: int | None = None
+        previous: ast.TableEntry | None = None
         for position, entry in enumerate(entries):
-            if entry.priority is not None:
-                entry.priority_value = int(entry.priority.const_value)
-            elif previous is None:
-                entry.priority_value = (
-                    (count - position) * delta if largest_wins else 1 + position * delta
-                )
-            else:
-                entry.priority_value = previous - delta if largest_wins else previous + delta
-            previous = entry.priority_value
+            entry.priority_value = (
+                (count - position) * delta if largest_wins else 1 + position * delta
+            )
+            if entry.priority is None:
+                continue
+            if previous is not None and previous.priority is not None:
+                before, now = int(previous.priority.const_value), int(entry.priority.const_value)
+                if (now > before) if largest_wins else (now < before):
+                    self.warn(
+                        entry.priority.loc,
+                        f"table {table.name}: entry priority {now} is out of order after "
+                        f"{before}; entries match in the order written, as on BMv2",
+                    )
+            previous = entry
 
     def check_entry_key(
         self,
@@ -1611,11 +1631,9 @@ class TypeChecker:
                 f"cannot index a value of type {base_type} (only header stacks can be indexed)",
             )
         index_type = self.check_expr(expr.index, scope, ctx)
-        if not isinstance(index_type, (t.BitsType, t.InfIntType)) or (
-            isinstance(index_type, t.BitsType) and index_type.signed
-        ):
+        if not isinstance(index_type, (t.BitsType, t.InfIntType)):
             raise self.fail(
-                expr.index.loc, f"header stack index must be an unsigned integer, not {index_type}"
+                expr.index.loc, f"header stack index must be an integer, not {index_type}"
             )
         if isinstance(index_type, t.InfIntType):
             expr.index = self.coerce(expr.index, BIT32, "stack index")
@@ -2464,6 +2482,11 @@ class TypeChecker:
     ) -> t.Type:
         decl = block_type.decl
         if not isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
+            if isinstance(base, ast.PathExpr) and isinstance(base.decl, ast.Parameter):
+                raise self.unsupported(
+                    call.loc,
+                    f"applying '{base.decl.name}', a {block_type.name} passed as a constructor parameter",
+                )
             raise self.fail(call.loc, f"{block_type.name} has no implementation to apply")
         instance = (
             base.decl

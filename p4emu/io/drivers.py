@@ -10,6 +10,7 @@ from __future__ import annotations
 import errno
 import re
 import socket
+import struct
 from dataclasses import dataclass
 from typing import Protocol
 
@@ -21,6 +22,33 @@ PACKET_IGNORE_OUTGOING = 23
 SOL_PACKET = 263
 MAX_FRAME = 65535
 SOCKET_BUFFER_BYTES = 4 * 1024 * 1024
+# linux/if_packet.h: per-frame auxiliary data (the VLAN tag the kernel took off the frame).
+PACKET_AUXDATA = 8
+TP_STATUS_VLAN_VALID = 1 << 4
+TP_STATUS_VLAN_TPID_VALID = 1 << 6
+ETH_P_8021Q = 0x8100
+# struct tpacket_auxdata: status, len, snaplen (u32); mac, net, vlan_tci, vlan_tpid (u16).
+_AUXDATA = struct.Struct("=IIIHHHH")
+_AUX_SPACE = socket.CMSG_SPACE(_AUXDATA.size)
+
+
+def restore_vlan_tag(frame: bytes, ancillary: list[tuple[int, int, bytes]]) -> bytes:
+    """The frame as it was on the wire: the 802.1Q tag the kernel stripped put back.
+
+    Linux removes the outer VLAN tag of received frames (hardware or software offload) and
+    reports it in PACKET_AUXDATA; libpcap re-inserts it after the MAC addresses, and so does
+    p4emu, so the program sees the tag that was on the wire.
+    """
+    for level, kind, data in ancillary:
+        if level != SOL_PACKET or kind != PACKET_AUXDATA or len(data) < _AUXDATA.size:
+            continue
+        status, _len, _snap, _mac, _net, tci, tpid = _AUXDATA.unpack_from(data)
+        if not status & TP_STATUS_VLAN_VALID or len(frame) < 12:
+            return frame
+        if not status & TP_STATUS_VLAN_TPID_VALID:
+            tpid = ETH_P_8021Q
+        return frame[:12] + struct.pack("!HH", tpid, tci) + frame[12:]
+    return frame
 
 
 class PortDriver(Protocol):
@@ -124,6 +152,7 @@ class AfPacketPort:
                 f"port {port}: kernel lacks PACKET_IGNORE_OUTGOING (needs Linux >= 4.20): {exc.strerror}"
             ) from exc
         self._socket.setsockopt(socket.SOL_SOCKET, socket.SO_RCVBUF, SOCKET_BUFFER_BYTES)
+        self._socket.setsockopt(SOL_PACKET, PACKET_AUXDATA, 1)
         self._socket.setblocking(False)
 
     def fileno(self) -> int:
@@ -139,13 +168,14 @@ class AfPacketPort:
 
     def receive(self) -> bytes | None:
         try:
-            return self._socket.recv(MAX_FRAME)
+            frame, ancillary, _flags, _address = self._socket.recvmsg(MAX_FRAME, _AUX_SPACE)
         except BlockingIOError:
             return None
         except OSError as exc:
             if exc.errno in (errno.ENETDOWN, errno.ENXIO):
                 return None
             raise PortIOError(f"port {self.port} ({self.interface}): {exc.strerror}") from exc
+        return restore_vlan_tag(frame, ancillary) if ancillary else frame
 
     def close(self) -> None:
         self._socket.close()

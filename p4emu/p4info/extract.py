@@ -518,6 +518,7 @@ class _Extractor:
         }
         self.no_action = self._find_no_action()
         self.digest_auto_names: dict[int, str] = {}
+        self.table_actions: set[int] = set()  # id() of actions a live table refers to
 
     # ------------------------------------------------------------------ entry point
 
@@ -821,10 +822,12 @@ class _Extractor:
         used: set[int] = set()
         global_order: list[ast.ActionDecl] = []
 
-        def use(action: ast.ActionDecl | None) -> None:
+        def use(action: ast.ActionDecl | None, by_table: bool = True) -> None:
             if action is None:
                 return
             used.add(id(action))
+            if by_table:
+                self.table_actions.add(id(action))
             if self._is_global(action) and all(a is not action for a in global_order):
                 global_order.append(action)
 
@@ -845,7 +848,7 @@ class _Extractor:
         for visit in visits:
             node = visit.node
             if isinstance(node, ast.Call) and isinstance(node.target, ast.ActionCall):
-                use(node.target.action)
+                use(node.target.action, by_table=False)
         result: list[tuple[ast.ActionDecl, ast.BlockInstance | None]] = [
             (action, None) for action in global_order
         ]
@@ -858,8 +861,11 @@ class _Extractor:
         for decl, block in actions:
             name = self._action_name(decl, block)
             params: list[ActionParam] = []
-            for param in decl.control_plane_params:
-                params.append(self._action_param(name, param))
+            # An action only called directly has every argument bound at its call sites:
+            # p4c lists it without parameters (the control plane never supplies them).
+            if id(decl) in self.table_actions:
+                for param in decl.control_plane_params:
+                    params.append(self._action_param(name, param))
             if params:
                 self.touched_type_info = True
             self.model.actions.append(

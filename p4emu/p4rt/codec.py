@@ -28,14 +28,40 @@ from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, T
 # --------------------------------------------------------------------------- bytestrings
 
 
+# Bytes of a refused value quoted in an error message; the rest is summarised.
+_QUOTED_BYTES = 16
+
+
+def _quote(data: bytes) -> str:
+    """``0x...`` of a bytestring for an error message, shortened when long."""
+    if len(data) <= _QUOTED_BYTES:
+        return f"0x{data.hex()}"
+    return f"0x{data[:_QUOTED_BYTES].hex()}... ({len(data)} bytes)"
+
+
+def _significant_bits(data: bytes) -> int:
+    """Bits of the unsigned value of ``data`` (leading zeros dropped), without converting it."""
+    stripped = data.lstrip(b"\0")
+    if not stripped:
+        return 0
+    return (len(stripped) - 1) * 8 + stripped[0].bit_length()
+
+
 def decode_unsigned(data: bytes, width: int, what: str) -> int:
-    """The ``bit<width>`` value of a P4Runtime bytestring (INVALID_ARGUMENT if it does not fit)."""
+    """The ``bit<width>`` value of a P4Runtime bytestring (INVALID_ARGUMENT if it does not fit).
+
+    The width is checked on the bytes before any conversion, so a huge value costs nothing
+    and is reported by its length, not converted to a number.
+    """
     if not data:
         raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
-    value = int.from_bytes(data, "big")
-    if value.bit_length() > width:
-        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in {width} bits")
-    return value
+    bits = _significant_bits(data)
+    if bits > width:
+        raise invalid(
+            f"{what}: bytestring {_quote(data)} does not fit in {width} bits "
+            f"(it has {bits} significant bits)"
+        )
+    return int.from_bytes(data, "big")
 
 
 def encode_unsigned(value: int) -> bytes:
@@ -49,9 +75,19 @@ def decode_signed(data: bytes, width: int, what: str) -> int:
     """The ``int<width>`` value (a Python int, possibly negative) of a bytestring."""
     if not data:
         raise invalid(f"{what}: empty bytestring (zero is encoded as \\x00)")
-    value = int.from_bytes(data, "big", signed=True)
+    # Sign-extension bytes carry no information; what remains must fit in width bits (+1
+    # byte of slack for the sign), checked before the bytes become a number.
+    start = 0
+    while start + 1 < len(data) and (
+        (data[start] == 0x00 and data[start + 1] < 0x80)
+        or (data[start] == 0xFF and data[start + 1] >= 0x80)
+    ):
+        start += 1
+    if (len(data) - start) * 8 > width + 8:
+        raise invalid(f"{what}: bytestring {_quote(data)} does not fit in int<{width}>")
+    value = int.from_bytes(data[start:], "big", signed=True)
     if not -(1 << (width - 1)) <= value < (1 << (width - 1)):
-        raise invalid(f"{what}: bytestring 0x{data.hex()} ({value}) does not fit in int<{width}>")
+        raise invalid(f"{what}: bytestring {_quote(data)} ({value}) does not fit in int<{width}>")
     return value
 
 

@@ -14,14 +14,16 @@ import contextlib
 import queue
 import threading
 from collections.abc import Iterator, Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from finsy.proto import p4i, p4r, p4r_grpc, rpc_code
+from finsy.proto import gnmi, gnmi_grpc, p4i, p4r, p4r_grpc, rpc_code
 
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt.exceptions import EntityNameError
 from p4emu.p4rt.names import EntityNames, MatchSpec, encode_value
+from p4emu.server.ports import interface_path
 from p4emu.server.status import decode_batch_error
 
 
@@ -37,11 +39,65 @@ class WriteError(ClientError):
         self.errors = errors
 
 
+@dataclass(frozen=True)
+class ClientTls:
+    """TLS towards a switch started with ``--grpc-server-ssl``.
+
+    ``cacert`` verifies the server (None: the system's roots); ``cert`` and ``key`` are the
+    client's own certificate for mutual TLS; ``server_name`` overrides the name checked in
+    the server's certificate (when connecting by IP address to a certificate for a name).
+    """
+
+    cacert: Path | None = None
+    cert: Path | None = None
+    key: Path | None = None
+    server_name: str | None = None
+
+    def credentials(self) -> grpc.ChannelCredentials:
+        def read(path: Path | None, what: str) -> bytes | None:
+            if path is None:
+                return None
+            try:
+                return Path(path).read_bytes()
+            except OSError as exc:
+                raise ClientError(f"TLS {what} {path}: {exc.strerror}") from None
+
+        return grpc.ssl_channel_credentials(
+            root_certificates=read(self.cacert, "CA certificate"),
+            private_key=read(self.key, "key"),
+            certificate_chain=read(self.cert, "certificate"),
+        )
+
+
+# A failed large batch carries one p4.v1.Error per update in a trailer.
+_CHANNEL_OPTIONS = [
+    ("grpc.max_receive_message_length", 256 * 1024 * 1024),
+    ("grpc.max_metadata_size", 16 * 1024 * 1024),
+]
+
+
+def open_channel(address: str, tls: ClientTls | None = None) -> grpc.Channel:
+    """A gRPC channel to a switch: plaintext, or TLS as ``tls`` says."""
+    if tls is None:
+        return grpc.insecure_channel(address, options=_CHANNEL_OPTIONS)
+    options = list(_CHANNEL_OPTIONS)
+    if tls.server_name is not None:
+        options.append(("grpc.ssl_target_name_override", tls.server_name))
+    return grpc.secure_channel(address, tls.credentials(), options=options)
+
+
 class P4RuntimeClient:
     def __init__(
-        self, address: str, *, device_id: int = 0, election_id: int = 1, role: str = ""
+        self,
+        address: str,
+        *,
+        device_id: int = 0,
+        election_id: int = 1,
+        role: str = "",
+        tls: ClientTls | None = None,
     ) -> None:
         self.address = address
+        self.tls = tls
         self.device_id = device_id
         self.election_id = election_id
         self.role = role
@@ -59,14 +115,7 @@ class P4RuntimeClient:
 
     # --- connection ----------------------------------------------------------------------
     def connect(self, timeout: float = 10.0) -> P4RuntimeClient:
-        self._channel = grpc.insecure_channel(
-            self.address,
-            options=[
-                ("grpc.max_receive_message_length", 256 * 1024 * 1024),
-                # A failed large batch carries one p4.v1.Error per update in a trailer.
-                ("grpc.max_metadata_size", 16 * 1024 * 1024),
-            ],
-        )
+        self._channel = open_channel(self.address, self.tls)
         try:
             grpc.channel_ready_future(self._channel).result(timeout=timeout)
         except grpc.FutureTimeoutError:
@@ -98,6 +147,16 @@ class P4RuntimeClient:
             )
         self.is_primary = reply.status.code == rpc_code.OK
         return self
+
+    def arbitration_updates(self) -> list[p4r.MasterArbitrationUpdate]:
+        """Arbitration messages received since the last call (or since the connect reply):
+        a change of primary in this client's role, for instance."""
+        updates = []
+        while True:
+            try:
+                updates.append(self._arbitration.get_nowait())
+            except queue.Empty:
+                return updates
 
     def _pump(self) -> None:
         assert self._stream is not None
@@ -301,3 +360,71 @@ class P4RuntimeClient:
             names.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big")
             for m in packet.metadata
         }
+
+
+class PortClient:
+    """Port state of a switch over its management channel (gNMI, docs/p4emu-switch.md).
+
+    Independent of P4Runtime arbitration: it works while another client is primary::
+
+        with PortClient("127.0.0.1:9559") as ports:
+            ports.set_port("veth3", False)      # or the port number, 3
+            ports.ports()                        # {"veth3": False, ...}
+    """
+
+    def __init__(self, address: str, *, tls: ClientTls | None = None, timeout: float = 10.0):
+        self.address = address
+        self.timeout = timeout
+        self._channel = open_channel(address, tls)
+        self._stub = gnmi_grpc.gNMIStub(self._channel)
+
+    def set_ports(self, changes: Mapping[str | int, bool]) -> None:
+        """Sets every named port up (True) or down (False) in one gNMI Set (all or none)."""
+        request = gnmi.SetRequest()
+        for name, up in changes.items():
+            update = request.update.add()
+            update.path.CopyFrom(interface_path(str(name), "config", "enabled"))
+            update.val.bool_val = bool(up)
+        try:
+            self._stub.Set(request, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            raise ClientError(
+                f"{self.address}: gNMI Set failed: {exc.code().name}: {exc.details()}"
+            ) from None
+
+    def set_port(self, name: str | int, up: bool) -> None:
+        self.set_ports({name: up})
+
+    def _get(self, name: str | int, *leaf: str) -> list[gnmi.Update]:
+        request = gnmi.GetRequest()
+        request.path.append(interface_path(str(name), *leaf))
+        try:
+            response = self._stub.Get(request, timeout=self.timeout)
+        except grpc.RpcError as exc:
+            raise ClientError(
+                f"{self.address}: gNMI Get failed: {exc.code().name}: {exc.details()}"
+            ) from None
+        return [update for n in response.notification for update in n.update]
+
+    def ports(self, name: str | int = "*") -> dict[str, bool]:
+        """``{port name: up}`` for every port (or the one named)."""
+        return {
+            u.path.elem[1].key["name"]: u.val.string_val == "UP"
+            for u in self._get(name, "state", "oper-status")
+        }
+
+    def counters(self, name: str | int = "*") -> dict[str, dict[str, int]]:
+        """``{port name: {counter: value}}`` (``in-pkts``, ``out-pkts``)."""
+        out: dict[str, dict[str, int]] = {}
+        for u in self._get(name, "state", "counters"):
+            out.setdefault(u.path.elem[1].key["name"], {})[u.path.elem[-1].name] = u.val.uint_val
+        return out
+
+    def close(self) -> None:
+        self._channel.close()
+
+    def __enter__(self) -> PortClient:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()

@@ -5,7 +5,11 @@
     p4emu-switch [--device-id N] [-i PORT@IFACE]... [--cpu-port N] [--priority-queues N]
                  [--queue-depth N] [--queue-rate PPS] [--log-console] [-L LEVEL] [--pcap [DIR]]
                  [--thrift-port N] (--no-p4 | PROGRAM.p4) [-- --grpc-server-addr HOST:PORT
-                 [--cpu-port N] [--priority-queues N] [--drop-port N]]
+                 [--cpu-port N] [--priority-queues N] [--drop-port N]
+                 [--grpc-server-ssl --grpc-server-cert PEM --grpc-server-key PEM
+                  [--grpc-server-cacert PEM] [--grpc-server-with-client-auth]]
+                 [--max-grpc-message-size BYTES] [--p4rt-roles ROLE,...]
+                 [--p4rt-controllers NAME,...]]
 
 Target options after ``--`` follow BMv2 (``--cpu-port`` and ``--priority-queues`` are accepted
 on either side, as scripts use both). ``--thrift-port`` is accepted and ignored: p4emu has no
@@ -23,6 +27,8 @@ from pathlib import Path
 from p4emu.io.drivers import InterfaceSpec, parse_interface_spec
 from p4emu.io.exceptions import PortSpecError
 from p4emu.server.exceptions import OptionsError
+from p4emu.server.policy import AccessPolicy
+from p4emu.server.transport import DEFAULT_MAX_MESSAGE_BYTES, TlsConfig
 
 DEFAULT_GRPC_ADDR = "127.0.0.1:9559"
 DEFAULT_DROP_PORT = 511
@@ -50,6 +56,9 @@ class SwitchOptions:
     link_delays_us: dict[int, float] = field(default_factory=dict)
     port_queue_rates_pps: dict[int, float] = field(default_factory=dict)
     ignored: tuple[str, ...] = field(default=())
+    tls: TlsConfig | None = None
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES
+    policy: AccessPolicy = field(default_factory=AccessPolicy)
 
     @property
     def grpc_address(self) -> str:
@@ -123,7 +132,80 @@ def _target_parser() -> _Parser:
     parser.add_argument("--cpu-port", type=_port_number)
     parser.add_argument("--priority-queues", type=_positive_int)
     parser.add_argument("--drop-port", type=_port_number)
+    parser.add_argument("--grpc-server-ssl", action="store_true", help="serve gRPC over TLS")
+    parser.add_argument("--grpc-server-cacert", type=Path, metavar="PEM")
+    parser.add_argument("--grpc-server-cert", type=Path, metavar="PEM")
+    parser.add_argument("--grpc-server-key", type=Path, metavar="PEM")
+    parser.add_argument("--grpc-server-with-client-auth", action="store_true")
+    parser.add_argument(
+        "--max-grpc-message-size",
+        type=_positive_int,
+        default=DEFAULT_MAX_MESSAGE_BYTES,
+        metavar="BYTES",
+        help=f"largest gRPC message accepted or sent (default {DEFAULT_MAX_MESSAGE_BYTES})",
+    )
+    parser.add_argument(
+        "--p4rt-roles", metavar="ROLE,...", help="roles clients may arbitrate for (default: any)"
+    )
+    parser.add_argument(
+        "--p4rt-controllers",
+        metavar="NAME,...",
+        help="certificate names allowed to arbitrate, write and set ports (needs client auth)",
+    )
     return parser
+
+
+def _tls_config(target: argparse.Namespace) -> TlsConfig | None:
+    files = {
+        "--grpc-server-cert": target.grpc_server_cert,
+        "--grpc-server-key": target.grpc_server_key,
+        "--grpc-server-cacert": target.grpc_server_cacert,
+    }
+    if not target.grpc_server_ssl:
+        given = [flag for flag, path in files.items() if path is not None]
+        if target.grpc_server_with_client_auth:
+            given.append("--grpc-server-with-client-auth")
+        if given:
+            raise OptionsError(f"p4emu-switch: {', '.join(given)} needs --grpc-server-ssl")
+        return None
+    for flag in ("--grpc-server-cert", "--grpc-server-key"):
+        if files[flag] is None:
+            raise OptionsError(f"p4emu-switch: --grpc-server-ssl needs {flag}")
+    if target.grpc_server_with_client_auth and target.grpc_server_cacert is None:
+        raise OptionsError(
+            "p4emu-switch: --grpc-server-with-client-auth needs --grpc-server-cacert "
+            "(the CA that signs client certificates)"
+        )
+    for flag, path in files.items():
+        if path is not None and not path.is_file():
+            raise OptionsError(f"p4emu-switch: {flag} {path}: no such file")
+    return TlsConfig(
+        cert=target.grpc_server_cert,
+        key=target.grpc_server_key,
+        cacert=target.grpc_server_cacert,
+        with_client_auth=target.grpc_server_with_client_auth,
+    )
+
+
+def _name_list(flag: str, text: str | None, *, allow_empty: bool) -> frozenset[str] | None:
+    if text is None:
+        return None
+    names = [name.strip() for name in text.split(",")]
+    if not allow_empty and any(not name for name in names):
+        raise OptionsError(f"p4emu-switch: {flag} {text!r}: empty name")
+    return frozenset(names)
+
+
+def _policy(target: argparse.Namespace, tls: TlsConfig | None) -> AccessPolicy:
+    # "--p4rt-roles ,ctl" allows the default role "" and "ctl".
+    roles = _name_list("--p4rt-roles", target.p4rt_roles, allow_empty=True)
+    controllers = _name_list("--p4rt-controllers", target.p4rt_controllers, allow_empty=False)
+    if controllers is not None and (tls is None or not tls.with_client_auth):
+        raise OptionsError(
+            "p4emu-switch: --p4rt-controllers names client certificates; it needs "
+            "--grpc-server-ssl with --grpc-server-with-client-auth"
+        )
+    return AccessPolicy(roles=roles, controllers=controllers)
 
 
 def split_grpc_address(text: str) -> tuple[str, int]:
@@ -197,6 +279,7 @@ def parse_options(argv: list[str]) -> SwitchOptions:
         "--port-queue-rate", "PACKETS_PER_SECOND", main.port_queue_rate, cabled, allow_zero=False
     )
     host, port = split_grpc_address(target.grpc_server_addr)
+    tls = _tls_config(target)
     return SwitchOptions(
         program=main.program,
         interfaces=tuple(interfaces),
@@ -216,6 +299,9 @@ def parse_options(argv: list[str]) -> SwitchOptions:
         link_delays_us=link_delays,
         port_queue_rates_pps=port_rates,
         ignored=("--thrift-port",) if main.thrift_port is not None else (),
+        tls=tls,
+        max_message_bytes=target.max_grpc_message_size,
+        policy=_policy(target, tls),
     )
 
 

@@ -20,7 +20,9 @@ from typing import Protocol
 import grpc
 from finsy.proto import gnmi, gnmi_grpc, rpc_code
 
+from p4emu.server.policy import AccessPolicy
 from p4emu.server.status import set_error
+from p4emu.server.transport import peer_identity
 
 
 @dataclass(frozen=True)
@@ -67,8 +69,9 @@ def interface_path(name: str, *leaf: str) -> gnmi.Path:
 
 
 class GnmiPortService(gnmi_grpc.gNMIServicer):
-    def __init__(self, ports: PortControl) -> None:
+    def __init__(self, ports: PortControl, policy: AccessPolicy | None = None) -> None:
         self.ports = ports
+        self.policy = policy or AccessPolicy()
 
     def _select(self, elems: list[gnmi.PathElem]) -> tuple[list[PortStatus], list[str]]:
         if len(elems) < 2 or elems[0].name != "interfaces" or elems[1].name != "interface":
@@ -112,6 +115,7 @@ class GnmiPortService(gnmi_grpc.gNMIServicer):
     def _leaves(status: PortStatus, leaf: list[str]) -> Iterator[tuple[list[str], gnmi.TypedValue]]:
         everything = {
             ("state", "oper-status"): gnmi.TypedValue(string_val="UP" if status.up else "DOWN"),
+            ("state", "admin-status"): gnmi.TypedValue(string_val="UP" if status.up else "DOWN"),
             ("config", "enabled"): gnmi.TypedValue(bool_val=status.up),
             ("state", "ifindex"): gnmi.TypedValue(uint_val=status.port),
         }
@@ -128,6 +132,10 @@ class GnmiPortService(gnmi_grpc.gNMIServicer):
             )
 
     def Set(self, request: gnmi.SetRequest, context: grpc.ServicerContext) -> gnmi.SetResponse:
+        refusal = self.policy.controller_refusal(peer_identity(context), "change port state")
+        if refusal is not None:
+            set_error(context, rpc_code.PERMISSION_DENIED, refusal)
+            return gnmi.SetResponse()
         if request.delete:
             set_error(
                 context,

@@ -14,11 +14,20 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import gnmi_grpc, p4r, p4r_grpc, rpc_code
+from finsy.proto import gnmi, gnmi_grpc, p4r, p4r_grpc, rpc_code
 
 from p4emu.server.arbitration import Arbiter, ArbitrationError, ElectionId
 from p4emu.server.device import Device, DeviceError
+from p4emu.server.policy import AccessPolicy
 from p4emu.server.status import set_batch_error, set_error
+from p4emu.server.transport import (
+    DEFAULT_MAX_MESSAGE_BYTES,
+    TlsConfig,
+    Undecodable,
+    add_service,
+    peer_identity,
+    server_options,
+)
 
 P4RUNTIME_API_VERSION = "1.4.0"
 READ_BATCH = 1000
@@ -40,8 +49,9 @@ class _EndStream:
 class _Stream:
     """One StreamChannel: an outbox the gRPC generator drains."""
 
-    def __init__(self, peer: str) -> None:
+    def __init__(self, peer: str, identity: str | None = None) -> None:
         self.peer = peer
+        self.identity = identity
         self.outbox: queue.Queue[p4r.StreamMessageResponse | _EndStream | None] = queue.Queue()
 
     def send(self, message: p4r.StreamMessageResponse) -> None:
@@ -55,8 +65,9 @@ class _Stream:
 
 
 class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
-    def __init__(self, device: Device) -> None:
+    def __init__(self, device: Device, policy: AccessPolicy | None = None) -> None:
         self.device = device
+        self.policy = policy or AccessPolicy()
         self.arbiter = Arbiter(device.device_id)
         self.lock = threading.RLock()
         self._saved_pipeline: object | None = None
@@ -75,8 +86,12 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         return True
 
     def _check_primary(
-        self, role: str, election: ElectionId | None, context: grpc.ServicerContext
+        self, role: str, election: ElectionId | None, context: grpc.ServicerContext, what: str
     ) -> bool:
+        refusal = self.policy.controller_refusal(peer_identity(context), what)
+        if refusal is not None:
+            set_error(context, rpc_code.PERMISSION_DENIED, refusal)
+            return False
         if self.arbiter.is_primary(election, role):
             return True
         primary = self.arbiter.primary_election_id(role)
@@ -118,7 +133,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         with self.lock:
             if not (
                 self._check_device(request.device_id, context)
-                and self._check_primary(request.role, election, context)
+                and self._check_primary(request.role, election, context, "write")
                 and self._check_pipeline(context)
             ):
                 return p4r.WriteResponse()
@@ -163,7 +178,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         with self.lock:
             if not (
                 self._check_device(request.device_id, context)
-                and self._check_primary(request.role, election, context)
+                and self._check_primary(
+                    request.role, election, context, "set the forwarding pipeline"
+                )
             ):
                 return response
             try:
@@ -228,7 +245,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def StreamChannel(
         self, request_iterator: Iterator[p4r.StreamMessageRequest], context: grpc.ServicerContext
     ) -> Iterator[p4r.StreamMessageResponse]:
-        stream = _Stream(context.peer())
+        stream = _Stream(context.peer(), peer_identity(context))
         with self.lock:
             self._streams.add(stream)
         reader = threading.Thread(
@@ -254,6 +271,9 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def _read_stream(self, stream: _Stream, requests: Iterator[p4r.StreamMessageRequest]) -> None:
         try:
             for request in requests:
+                if isinstance(request, Undecodable):
+                    stream.send(self._stream_error(rpc_code.INVALID_ARGUMENT, request.message))
+                    continue
                 kind = request.WhichOneof("update")
                 if kind == "arbitration":
                     if not self._arbitrate(stream, request.arbitration):
@@ -275,6 +295,12 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
 
     def _arbitrate(self, stream: _Stream, update: p4r.MasterArbitrationUpdate) -> bool:
         election = (update.election_id.high, update.election_id.low)
+        refusal = self.policy.role_refusal(update.role.name) or self.policy.controller_refusal(
+            stream.identity, "arbitrate"
+        )
+        if refusal is not None:
+            stream.end(rpc_code.PERMISSION_DENIED, refusal)
+            return False
         with self.lock:
             try:
                 notifications = self.arbiter.update(
@@ -378,10 +404,13 @@ def start_grpc_server(
     *,
     gnmi_service: gnmi_grpc.gNMIServicer | None = None,
     max_workers: int = 16,
+    max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
+    tls: TlsConfig | None = None,
 ) -> tuple[grpc.Server, int]:
     """Starts a gRPC server for ``service`` (and gNMI port control) on ``address``.
 
-    ``address`` is ``HOST:PORT``; port 0 picks any free port.
+    ``address`` is ``HOST:PORT``; port 0 picks any free port. Without ``tls`` the port is
+    plaintext (as ``simple_switch_grpc`` without ``--grpc-server-ssl``).
 
     Returns the server and the bound port; raises DeviceError if the address cannot be bound.
     """
@@ -389,17 +418,35 @@ def start_grpc_server(
 
     server = grpc.server(
         ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
-        options=[
-            ("grpc.max_receive_message_length", 256 * 1024 * 1024),
-            ("grpc.max_send_message_length", 256 * 1024 * 1024),
-            ("grpc.so_reuseport", 0),
-        ],
+        options=server_options(max_message_bytes),
     )
-    p4r_grpc.add_P4RuntimeServicer_to_server(service, server)
+    add_service(
+        server,
+        p4r_grpc.add_P4RuntimeServicer_to_server,
+        service,
+        {
+            "Write": p4r.WriteResponse,
+            "SetForwardingPipelineConfig": p4r.SetForwardingPipelineConfigResponse,
+            "GetForwardingPipelineConfig": p4r.GetForwardingPipelineConfigResponse,
+            "Capabilities": p4r.CapabilitiesResponse,
+        },
+    )
     if gnmi_service is not None:
-        gnmi_grpc.add_gNMIServicer_to_server(gnmi_service, server)
+        add_service(
+            server,
+            gnmi_grpc.add_gNMIServicer_to_server,
+            gnmi_service,
+            {
+                "Capabilities": gnmi.CapabilityResponse,
+                "Get": gnmi.GetResponse,
+                "Set": gnmi.SetResponse,
+            },
+        )
     try:
-        port = server.add_insecure_port(address)
+        if tls is None:
+            port = server.add_insecure_port(address)
+        else:
+            port = server.add_secure_port(address, tls.server_credentials())
     except RuntimeError as exc:
         raise DeviceError(rpc_code.UNAVAILABLE, f"cannot listen on {address}: {exc}") from exc
     if port == 0:

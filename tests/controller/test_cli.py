@@ -29,7 +29,10 @@ def endpoints_file(fabric, tmp_path: Path) -> Path:
 def test_plan_text() -> None:
     code, out, err = run("plan", "tiny")
     assert code == EXIT_OK and err == ""
-    assert out.startswith("# tiny: 8 switches, 128 entries; uSID block fcbb:bb00::/32")
+    assert out.startswith(
+        "# tiny: 8 switches, 128 entries (120 table entries + 8 default actions); "
+        "uSID block fcbb:bb00::/32"
+    )
     assert "p1-t1-0  T1 plane 1  uSID 0x1800  fcbb:bb00:1800::" in out
     assert "usid_route usid=0x0800 -> forward(port=3)  # p0-t1-0; port 3 -> p0-t1-0:1" in out
     assert "my_usid dst_prefix=fcbb:bb00:0400 -> usid_un()" in out
@@ -107,7 +110,12 @@ def test_push_diff_show_cycle(fabric, endpoints_file: Path) -> None:
     code, out, err = run("push", "tiny", *ep, "--verify")
     assert code == EXIT_OK, out + err
     assert "[1/8]" in err and "read-back verified" in err
-    assert "pushed 8 switches in" in out and "8 ok, 0 failed; +120 ~8 -0, 8 pipelines set" in out
+    assert "pushed 8 switches in" in out
+    # The same 128 as plan counts; a fresh switch takes the 8 default actions as modifies.
+    assert (
+        "8 ok, 0 failed; 128 entries planned (as in 'plan'), written +120 inserted "
+        "~8 modified -0 deleted, 8 pipelines set"
+    ) in out
 
     code, out, err = run("push", "tiny", *ep, "--json")
     assert code == EXIT_OK

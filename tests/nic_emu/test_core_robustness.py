@@ -160,13 +160,16 @@ def test_all_ports_down_fails_with_no_usable_ev() -> None:
     assert failure.reason == "no_usable_ev" and "every plane down" in failure.message
 
 
-def test_dead_peer_fails_with_max_retries_never_hangs() -> None:
+def test_a_silent_peer_is_reported_unreachable_within_peer_timeout_never_hangs() -> None:
     net = make_net()
     t = start_transfer(net, size=1 << 20, post=False)
     net.fabric.set_fault_everywhere(LinkFault(drop_prob=1.0))
     t.post()
     assert finish(t, limit_ns=1_000_000_000)
-    assert [f.reason for f in net.failures("nic0")] == ["max_retries"]
+    (failure,) = net.failures("nic0")
+    assert failure.reason == "peer_unreachable"
+    assert "nic2 is unreachable" in failure.message and "probes answered 0/" in failure.message
+    assert failure.t_ns <= net.cores["nic0"].config.peer_timeout_ns + 100_000
     assert t.sender.state.value == "error" and net.loop.pending() < 100
 
 

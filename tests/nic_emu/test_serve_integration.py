@@ -219,7 +219,9 @@ def test_send_command_prints_progress_and_a_summary(pair: list[ServeProcess]) ->
     a, b = pair
     done = run_send("--to", "nic3", "--bytes", "2M", "--connections", "2", "--via", a.control)
     assert done.returncode == 0, done.stderr
-    assert done.stderr.startswith("progress ")  # not a TTY: plain lines
+    first, second = done.stderr.splitlines()[:2]
+    assert first == "transfer deadline: 300 s"  # the default, said up front
+    assert second.startswith("progress ")  # not a TTY: plain lines
     assert "goodput:" in done.stdout and "per-plane share: plane 0:" in done.stdout
     assert "retransmissions:" in done.stdout and "repath events:" in done.stdout
     as_json = run_send("--to", "nic3", "--bytes", "64K", "--via", a.control, "--json")
@@ -258,3 +260,16 @@ def test_send_command_reports_a_failed_transfer(tmp_path: Path) -> None:
     assert done.returncode == 1
     assert "the transfer failed: connection QPN" in done.stderr
     assert "FAILED" in done.stdout
+
+
+def test_a_transfer_that_cannot_finish_fails_at_its_deadline_naming_the_paths(
+    tmp_path: Path,
+) -> None:
+    ports = free_udp_ports(4)
+    config = nic_config(tmp_path, "nic0", {0: (ports[0], ports[1]), 1: (ports[2], ports[3])})
+    with serving(tmp_path, config) as (a,):
+        done = run_send("--to", "nic3", "--bytes", "100K", "--via", a.control, "--deadline", "0.5")
+    assert done.returncode == 1
+    assert done.stderr.startswith("transfer deadline: 0.5 s")
+    assert "(deadline): transfer 1 to nic3 not done within its deadline of 0.5 s" in done.stderr
+    assert "paths: plane 0 via p0-t1-0:" in done.stderr and "probes answered" in done.stderr

@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from testbed import rundir as rd
-from testbed.mininet_mode import MininetOptions, up_mininet
+from testbed.mininet_mode import up_mininet
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -27,15 +28,26 @@ def test_tiny_on_bmv2_forwards_and_survives_a_link_cut() -> None:
     tiny = load("tiny")
     _udp, grpc = free_bases(tiny)
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
-        options = MininetOptions(
-            root=Path(root), target="bmv2", grpc_base_port=grpc, nic_command=nic_program()
+        options = FabricOptions(
+            mode="mininet",
+            root=Path(root),
+            target="bmv2",
+            grpc_base_port=grpc,
+            nic_command=nic_program(),
         )
         fabric = up_mininet("tiny", options).fabric
         try:
             assert fabric.state.target == "bmv2"
             assert run_transfer(fabric, "nic0", "nic3", 64 * 1024, timeout=60).intact
+            uplink = fabric.topology.link("p0-t0-0", "p0-t1-0")
             fabric.link_down("p0-t0-0", "p0-t1-0")
+            # Through BMv2's runtime CLI (port_remove), not the tables: both ends are down.
+            assert not fabric.port_states("p0-t0-0")[uplink.a.port]
+            assert not fabric.port_states("p0-t1-0")[uplink.b.port]
+            assert fabric.status(check=True).in_sync
             assert run_transfer(fabric, "nic0", "nic3", 64 * 1024, timeout=60).intact
             fabric.link_up("p0-t0-0", "p0-t1-0")
+            assert fabric.port_states("p0-t0-0")[uplink.a.port]
+            assert fabric.status(check=True).in_sync
         finally:
             rd.teardown(fabric.rundir)

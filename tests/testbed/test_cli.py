@@ -1,5 +1,6 @@
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -41,18 +42,51 @@ def test_usage_errors_exit_2(capsys) -> None:
     assert run(["up"], capsys)[0] == 2
     assert run(["link", "sideways", "a", "b"], capsys)[0] == 2
     code, _out, err = run(["send", "nic0", "nic1", "--bytes", "lots"], capsys)
-    assert code == 2 and "'lots' is not a size" in err
+    assert code == 2 and "'lots' is not a byte count" in err
     code, _out, err = run(["up", "tiny", "--base-port", "80"], capsys)
     assert code == 2 and "port 80 is outside 1024..65535" in err
     code, _out, err = run(["up", "tiny", "--transport", "[1]"], capsys)
-    assert code == 2 and "--transport must be a JSON object" in err
+    assert code == 2 and "--transport: must be a JSON object" in err
+    assert "Traceback" not in err
 
 
-def test_sizes_accept_units() -> None:
-    assert cli._size("64K") == 65536
-    assert cli._size("16M") == 16 << 20
-    assert cli._size("1.5KiB") == 1536
-    assert cli._size("100") == 100
+def test_bad_transport_key_is_refused_before_anything_starts(capsys, run_root: Path) -> None:
+    """A key nic-emu does not know is a usage error naming it (issue 17): no run directory
+    is made, so the next command is not blocked by a failed run."""
+    code, _out, err = run(
+        ["up", "tiny", "--run-dir", str(run_root), "--transport", '{"ev_count": 64}'], capsys
+    )
+    assert code == 2 and "transport.ev_count: unknown transport setting" in err
+    code, _out, err = run(
+        ["up", "tiny", "--run-dir", str(run_root), "--transport", '{"evs_per_connection": 0}'],
+        capsys,
+    )
+    assert code == 2 and "evs_per_connection must be > 0" in err
+    assert list(run_root.iterdir()) == []
+
+
+def test_docs_transport_example_parses() -> None:
+    """docs/testbed.md's own --transport example is accepted as written."""
+    text = (Path(__file__).resolve().parents[2] / "docs" / "testbed.md").read_text()
+    examples = [line for line in text.splitlines() if "--transport '" in line]
+    assert examples
+    for line in examples:
+        value = line.split("--transport '", 1)[1].split("'", 1)[0]
+        args = cli.build_parser().parse_args(["up", "tiny", "--transport", value])
+        assert args.transport
+
+
+def test_demo_help_shows_the_ports_it_uses(capsys) -> None:
+    from testbed.demo import DEMO_GRPC_BASE_PORT, DEMO_UDP_BASE_PORT
+
+    code, out, _err = run(["demo", "--help"], capsys)
+    assert code == 0
+    flat = " ".join(out.split())
+    assert f"(default {DEMO_UDP_BASE_PORT})" in flat
+    assert f"(default {DEMO_GRPC_BASE_PORT})" in flat
+    args = cli.build_parser().parse_args(["demo"])
+    assert (args.base_port, args.grpc_base_port) == (DEMO_UDP_BASE_PORT, DEMO_GRPC_BASE_PORT)
+    assert args.plot is None  # the run's results directory, never the current directory
 
 
 def test_commands_on_no_run_say_so(capsys, run_root: Path) -> None:
@@ -80,3 +114,76 @@ def test_mininet_mode_without_root_is_refused(
     code, _out, err = run(["up", "tiny", "--mode", "mininet", "--run-dir", str(run_root)], capsys)
     assert code == 1
     assert "--mode mininet needs root" in err
+
+
+def _status(drifted: list[str] | None, running: bool = True) -> object:
+    from testbed.fabric import FabricStatus, NodeStatus
+
+    return FabricStatus(
+        "tiny",
+        "local",
+        "p4emu",
+        "ready",
+        "tiny: ...",
+        "/r/tiny",
+        [NodeStatus("p0-t0-0", "switch", running, "P4Runtime 127.0.0.1:1")],
+        [],
+        [],
+        [],
+        drifted,
+    )
+
+
+@pytest.mark.parametrize(
+    ("drifted", "running", "code"),
+    [(None, True, 0), ([], True, 0), (["p0-t0-0"], True, 3), (None, False, 3)],
+)
+def test_status_exit_codes(
+    capsys, monkeypatch: pytest.MonkeyPatch, drifted, running: bool, code: int
+) -> None:
+    """status exits 3 on a degraded fabric and, with --check, on tables that differ from
+    the plan (issue 15: it used to report drift and exit 0)."""
+    from testbed.fabric import Fabric
+
+    class Fake:
+        def status(self, *, check: bool) -> object:
+            return _status(drifted, running)
+
+    monkeypatch.setattr(Fabric, "open", classmethod(lambda cls, name, root: Fake()))
+    assert run(["status", "--check"], capsys)[0] == code
+    assert cli.main(["status", "--check", "--json"]) == code
+    document = json.loads(capsys.readouterr().out)
+    assert document["in_sync"] == (not drifted)
+    if drifted:
+        assert document["drifted"] == drifted
+
+
+def test_a_port_in_use_is_refused_and_leaves_nothing(capsys, run_root: Path) -> None:
+    """Refused before anything starts: the error names the port, and no directory is left
+    to block or confuse the next command (issue 17)."""
+    import socket
+
+    from topologies import load
+
+    from .conftest import free_bases
+
+    udp, _grpc = free_bases(load("tiny"))
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen(1)
+        port = listener.getsockname()[1]
+        code, _out, err = run(
+            [
+                "up",
+                "tiny",
+                "--run-dir",
+                str(run_root),
+                "--base-port",
+                str(udp),
+                "--grpc-base-port",
+                str(port),
+            ],
+            capsys,
+        )
+    assert code == 1 and f"TCP port {port}" in err and "--grpc-base-port" in err
+    assert list(run_root.iterdir()) == []

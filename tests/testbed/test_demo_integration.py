@@ -8,12 +8,13 @@ from pathlib import Path
 
 import pytest
 
+from controller.plan import plan_fabric
 from testbed import cli
 from testbed import rundir as rd
-from testbed.demo import DemoOptions, run_demo
-from testbed.exceptions import ModeError
+from testbed.demo import DEMO_PLOT_NAME, DemoOptions, run_demo
+from testbed.exceptions import DemoError, ModeError
 from testbed.fabric import switch_command
-from testbed.local import LocalOptions
+from testbed.options import FabricOptions
 from topologies import load
 
 from .conftest import free_bases, nic_program
@@ -37,7 +38,7 @@ pytestmark = [
 
 def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
     udp, grpc = free_bases(load("tiny"))
-    local = LocalOptions(
+    local = FabricOptions(
         name="demo",
         root=short_root,
         udp_base_port=udp,
@@ -78,7 +79,10 @@ def test_cli_up_status_break_send_down(
         == 0
     )
     up = json.loads(capsys.readouterr().out)
-    assert up["entries"] > 0 and set(up["phases"]) >= {"routes_installed", "nics_ready"}
+    assert set(up["phases"]) >= {"routes_installed", "nics_ready"}
+    # The entry count agrees with mrc-controller plan (default actions included).
+    assert up["entries"] == plan_fabric(load("tiny")).entry_count()
+    assert up["written"]["inserted"] + up["written"]["modified"] == up["entries"]
     try:
         assert (
             cli.main(
@@ -115,3 +119,30 @@ def test_cli_up_status_break_send_down(
         assert cli.main(["down", *base]) == 0
     assert "12 processes stopped" in capsys.readouterr().out
     assert rd.list_runs(short_root) == []
+
+
+def test_a_failed_demo_keeps_its_evidence(short_root: Path) -> None:
+    """Failure leaves evidence (issue 15): a transfer too small to cut mid-way fails the
+    demo; the run directory (logs, NIC event logs) moves to failed/, the plot of what got
+    through goes to the run's results directory (not the current directory), and the error
+    says where both are."""
+    udp, grpc = free_bases(load("tiny"))
+    local = FabricOptions(
+        name="demo",
+        root=short_root,
+        udp_base_port=udp,
+        grpc_base_port=grpc,
+        nic_command=nic_program(),
+    )
+    with pytest.raises(DemoError, match="finished before the link could be cut") as info:
+        run_demo(DemoOptions(size=4096, local=local))
+    notes = "\n".join(info.value.__notes__)
+    plot = short_root / rd.RESULTS_DIR / "demo" / DEMO_PLOT_NAME
+    assert f"plot of what the transfer got through: {plot}" in notes
+    assert plot.read_bytes()[:4] == b"\x89PNG"
+    kept = Path(notes.split("logs and state of the failed run: ")[1].split()[0])
+    assert kept.parent == short_root / rd.FAILED_DIR
+    assert (kept / "nics" / "nic0.events.jsonl").exists()
+    assert "finished before the link could be cut" in (kept / rd.FAILURE_FILE).read_text()
+    assert rd.list_runs(short_root) == []
+    assert rd.marked_pids(rd.RunDir(kept).load().run_id) == []

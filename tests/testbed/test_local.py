@@ -10,18 +10,35 @@ from p4emu.server.options import parse_options
 from testbed import layout
 from testbed import rundir as rd
 from testbed.exceptions import PortInUseError, RunDirError, UsageError
-from testbed.fabric import Fabric
+from testbed.fabric import Fabric, switch_args
 from testbed.local import (
     check_ports_free,
     local_notes,
     nic_config,
     nic_ports,
-    switch_argv,
+    switch_ports,
     write_topology,
 )
-from topologies import load, loads
+from topologies import Topology, load, loads
 
 from .conftest import OVERRIDDEN
+
+
+def switch_argv(
+    command: list[str],
+    topology: Topology,
+    switch: str,
+    ends: dict[tuple[str, int], layout.UdpEnd],
+    grpc: str,
+    scale: float,
+    seed: int,
+) -> list[str]:
+    """A local-mode switch's command line, as up_local builds it."""
+    ports = switch_ports(topology, switch, ends)
+    return [
+        *command,
+        *switch_args("p4emu", topology, switch, ports, scale, grpc_address=grpc, seed=seed),
+    ]
 
 
 def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
@@ -36,19 +53,21 @@ def test_switch_argv_gives_every_port_and_the_queue_settings() -> None:
     assert argv[argv.index("--queue-depth") + 1] == "64"
     assert argv[argv.index("--seed") + 1] == "7"
     assert "--queue-rate" not in argv  # every port has its own --port-queue-rate
-    assert argv[-4:] == ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]
+    tail = argv[argv.index("--no-p4") :]
+    assert tail[:4] == ["--no-p4", "--", "--grpc-server-addr", "127.0.0.1:9559"]
+    assert argv.index("--cpu-port") > argv.index("--")  # target options, as BMv2 wants
 
 
 def test_nic_config_follows_the_contract(short_root: Path) -> None:
     run = rd.run_dir("r", short_root)
     run.create()
     config = nic_config(
-        run, Path("/t/tiny.yaml"), "nic1", {"0": {"driver": "udp"}}, 2, {"ev_count": 8}
+        run, Path("/t/tiny.yaml"), "nic1", {"0": {"driver": "udp"}}, 2, {"evs_per_connection": 8}
     )
     assert set(config) == {"nic", "topology", "ports", "control", "events", "seed", "transport"}
     assert config["control"] == str(run.file("nics", "nic1.sock"))
     assert config["events"].endswith("nics/nic1.events.jsonl")
-    assert config["transport"] == {"ev_count": 8}
+    assert config["transport"] == {"evs_per_connection": 8}
 
 
 def test_too_long_socket_path_is_refused(tmp_path: Path) -> None:
@@ -214,8 +233,40 @@ def test_unknown_names_are_usage_errors(run_root: Path) -> None:
         fabric.port_up("nic0", "x")
 
 
-def test_down_links_include_the_links_of_ports_down(run_root: Path) -> None:
+def test_cut_ports_are_both_ends_of_cut_links_and_the_t0_end_of_nic_ports_down(
+    run_root: Path,
+) -> None:
     fabric = _fabric(run_root)
     fabric.state.links_down.append(["p0-t0-0", "p0-t1-1"])
     fabric.state.ports_down.append(["nic3", 1])
-    assert fabric.down_links() == [("p0-t0-0", "p0-t1-1"), ("nic3", "p1-t0-1")]
+    tiny = fabric.topology
+    uplink = tiny.link("p0-t0-0", "p0-t1-1")
+    access = tiny.link("nic3", "p1-t0-1")
+    assert fabric.cut_ports() == {
+        "p0-t0-0": {uplink.a.port},
+        "p0-t1-1": {uplink.b.port},
+        "p1-t0-1": {access.b.port},
+    }
+
+
+def test_port_changes_go_through_the_management_channel(
+    run_root: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """gNMI for p4emu, BMv2's runtime CLI (port_remove / port_add) for BMv2; a switch that
+    is down is skipped (it gets the cuts when it comes back)."""
+    calls: list[tuple[object, ...]] = []
+    monkeypatch.setattr(
+        "testbed.fabric.gnmi_set_ports", lambda *args, **kw: calls.append(("gnmi", *args))
+    )
+    monkeypatch.setattr(
+        "testbed.fabric.bmv2_set_ports", lambda *args, **kw: calls.append(("bmv2", *args))
+    )
+    fabric = _fabric(run_root)
+    fabric.state.switches_down.append("p0-t1-1")
+    fabric.set_ports({"p0-t0-0": [3, 3], "p0-t1-1": [1]}, up=False)
+    assert calls == [("gnmi", fabric.endpoints["p0-t0-0"].address, [3], False)]
+    calls.clear()
+    fabric.state.target = "bmv2"
+    fabric.state.settings["thrift_base_port"] = 9090
+    fabric.set_ports({"p0-t0-1": [4]}, up=True)
+    assert calls == [("bmv2", 9091, {4: "p0-t0-1-eth4"}, True)]

@@ -13,7 +13,8 @@ import pytest
 from testbed import rundir as rd
 from testbed.exceptions import ModeError
 from testbed.fabric import Fabric, switch_command
-from testbed.local import LocalOptions, up_local
+from testbed.local import up_local
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import from_mapping, load, to_mapping
 
@@ -45,7 +46,7 @@ def delayed_tiny() -> Iterator[Fabric]:
     topology = from_mapping(doc, "tiny-delayed", "tiny")
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
         udp, grpc = free_bases(topology)
-        options = LocalOptions(
+        options = FabricOptions(
             root=Path(root), udp_base_port=udp, grpc_base_port=grpc, nic_command=nic_program()
         )
         result = up_local(topology, options)

@@ -17,7 +17,8 @@ from testbed import cli, layout
 from testbed import rundir as rd
 from testbed.exceptions import ModeError
 from testbed.fabric import switch_command
-from testbed.mininet_mode import MininetOptions, up_mininet
+from testbed.mininet_mode import up_mininet
+from testbed.options import FabricOptions
 from testbed.traffic import run_transfer
 from topologies import load
 
@@ -65,7 +66,9 @@ def test_mininet_tiny_with_p4emu_switches_transfers_and_tears_down() -> None:
     tiny = load("tiny")
     _udp, grpc = free_bases(tiny)
     with tempfile.TemporaryDirectory(prefix="mrt-", dir="/tmp") as root:
-        options = MininetOptions(root=Path(root), grpc_base_port=grpc, nic_command=nic_program())
+        options = FabricOptions(
+            mode="mininet", root=Path(root), grpc_base_port=grpc, nic_command=nic_program()
+        )
         result = up_mininet("tiny", options)
         fabric = result.fabric
         try:
@@ -95,6 +98,15 @@ def test_mininet_tiny_with_p4emu_switches_transfers_and_tears_down() -> None:
             assert any("added by each link's sender" in note for note in result.notes)
             for src, dst in (("nic0", "nic3"), ("nic2", "nic1"), ("nic0", "nic1")):
                 assert run_transfer(fabric, src, dst, 64 * 1024, timeout=60).intact
+            # A cut through gNMI, where p4emu names its ports by their veths.
+            uplink = tiny.link("p0-t0-0", "p0-t1-0")
+            fabric.link_down("p0-t0-0", "p0-t1-0")
+            assert not fabric.port_states("p0-t0-0")[uplink.a.port]
+            assert not fabric.port_states("p0-t1-0")[uplink.b.port]
+            assert fabric.status(check=True).in_sync
+            assert run_transfer(fabric, "nic0", "nic3", 64 * 1024, timeout=60).intact
+            fabric.link_up("p0-t0-0", "p0-t1-0")
+            assert fabric.port_states("p0-t0-0")[uplink.a.port]
         finally:
             report = rd.teardown(fabric.rundir)
         assert report.processes_stopped >= 12

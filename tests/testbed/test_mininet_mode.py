@@ -9,8 +9,9 @@ from nic_emu.serve_config import AfPacketPortSpec, parse_serve_config
 from p4emu.server.options import parse_options
 from testbed import layout
 from testbed import rundir as rd
+from testbed.fabric import switch_args
 from testbed.local import nic_config, write_topology
-from testbed.mininet_mode import mininet_notes, nic_ports, switch_args
+from testbed.mininet_mode import mininet_notes, nic_ports
 from topologies import from_mapping, load, loads, to_mapping
 
 from .conftest import OVERRIDDEN
@@ -19,7 +20,9 @@ from .conftest import OVERRIDDEN
 def _argv(target: str, switch: str) -> list[str]:
     topo = loads(OVERRIDDEN)
     ports = {port: layout.switch_interface(switch, port) for port in topo.switch(switch).ports}
-    return switch_args(target, topo, switch, ports, "127.0.0.1:9559", 9090, 3)
+    return switch_args(
+        target, topo, switch, ports, None, grpc_address="127.0.0.1:9559", seed=3, thrift_port=9090
+    )
 
 
 def test_p4emu_switches_get_each_ports_link_delay_and_p4emu_accepts_it() -> None:

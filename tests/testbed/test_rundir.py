@@ -81,17 +81,59 @@ def test_select_run_picks_the_only_one_or_asks(run_root: Path) -> None:
     assert rd.select_run("two", run_root).name == "two"
 
 
-def test_default_root_prefers_explicit_then_xdg(
+def test_default_root_never_depends_on_the_current_directory(
     monkeypatch: pytest.MonkeyPatch, tmp_path: Path
 ) -> None:
+    """$MRC_TESTBED_RUN_DIR, else /run/mrc-testbed for root, else $XDG_RUNTIME_DIR, else
+    ~/.local/state/mrc-testbed — the same answer from any directory (issue 15)."""
+    home = tmp_path / "home"
+    monkeypatch.setenv("HOME", str(home))
     monkeypatch.setenv(rd.ROOT_ENV, str(tmp_path / "x"))
     assert rd.default_root() == tmp_path / "x"
     monkeypatch.delenv(rd.ROOT_ENV)
-    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path))
-    assert rd.default_root() == tmp_path / "mrc-testbed"
+    monkeypatch.setattr(rd.os, "geteuid", lambda: 0)
+    monkeypatch.setenv("XDG_RUNTIME_DIR", str(tmp_path / "xdg"))
+    assert rd.default_root() == Path("/run/mrc-testbed")
+    monkeypatch.setattr(rd.os, "geteuid", lambda: 1000)
+    assert rd.default_root() == tmp_path / "xdg" / "mrc-testbed"
     monkeypatch.delenv("XDG_RUNTIME_DIR")
+    seen = set()
+    for where in (tmp_path, home.parent, Path("/")):
+        monkeypatch.chdir(where)
+        seen.add(rd.default_root())
+    assert seen == {home / ".local" / "state" / "mrc-testbed"}
+    monkeypatch.setenv(rd.ROOT_ENV, "relative")
     monkeypatch.chdir(tmp_path)
-    assert rd.default_root() == tmp_path / "runs"
+    assert rd.default_root() == tmp_path / "relative"  # made absolute once, at the start
+
+
+def test_reserved_names_and_retire(run_root: Path) -> None:
+    for name in rd.RESERVED_NAMES:
+        with pytest.raises(RunDirError, match="reserved"):
+            rd.run_dir(name, run_root)
+    run = rd.run_dir("broken", run_root)
+    run.create()
+    (run.file("switches", "s.log")).write_text("the evidence\n")
+    kept = rd.retire(run, "it broke")
+    assert not run.exists()
+    assert kept.parent == run_root / rd.FAILED_DIR and kept.name.startswith("broken-")
+    assert (kept / "switches" / "s.log").read_text() == "the evidence\n"
+    assert (kept / rd.FAILURE_FILE).read_text() == "it broke\n"
+    assert rd.list_runs(run_root) == []  # no longer a run to choose from
+    with pytest.raises(NotRunningError, match="no fabric is running"):
+        rd.select_run(None, run_root)
+    again = rd.run_dir("broken", run_root)
+    again.create()
+    assert rd.retire(again, "twice") != kept  # same second: a new name
+
+
+def test_failed_runs_are_bounded(run_root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(rd, "FAILED_KEPT", 2)
+    for i in range(4):
+        run = rd.run_dir(f"r{i}", run_root)
+        run.create()
+        rd.retire(run, "x")
+    assert len(list((run_root / rd.FAILED_DIR).iterdir())) == 2
 
 
 def test_start_ticks_of_a_missing_pid_is_none() -> None:

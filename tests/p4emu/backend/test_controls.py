@@ -249,7 +249,7 @@ def test_const_entries_priorities_and_const_default_action() -> None:
         """,
     )
     assert harness.run(a=0x11)["r"] == 1  # earlier entries win without explicit priorities
-    assert harness.run(a=0x12)["r"] == 3  # explicit higher priority
+    assert harness.run(a=0x12)["r"] == 1  # the order written wins over `priority = 100` (BMv2)
     assert harness.run(a=0x55)["r"] == 4
     objects = harness.switch.objects
     table = objects.tables["Ing.t"]

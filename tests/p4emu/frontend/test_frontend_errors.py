@@ -224,9 +224,9 @@ def test_stack_index_out_of_bounds() -> None:
 
 def test_header_field_type_restriction() -> None:
     expect_error(
-        "header bad_t field 's' has type st_t; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
-        "st_t s",
-        decls="struct st_t { bit<8> v; } header bad_t { st_t s; }",
+        "header bad_t field 's' has type ext_t; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
+        "ext_t s",
+        decls="extern ext_t { ext_t(); } header bad_t { ext_t s; }",
     )
 
 

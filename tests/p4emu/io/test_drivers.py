@@ -2,6 +2,7 @@ from __future__ import annotations
 
 import os
 import shutil
+import struct
 import subprocess
 import threading
 import time
@@ -16,6 +17,13 @@ from p4emu.io import (
     Reactor,
     UdpLinkPort,
     parse_interface_spec,
+)
+from p4emu.io.drivers import (
+    PACKET_AUXDATA,
+    SOL_PACKET,
+    TP_STATUS_VLAN_TPID_VALID,
+    TP_STATUS_VLAN_VALID,
+    restore_vlan_tag,
 )
 
 
@@ -172,6 +180,61 @@ def test_af_packet_port_over_a_veth_pair() -> None:
 
             assert wait_for(arrived)
             assert a.receive() is None  # our own transmission is not echoed back
+        finally:
+            a.close()
+            b.close()
+    finally:
+        subprocess.run(["ip", "link", "del", left], check=False)
+
+
+def _auxdata(status: int, tci: int = 0, tpid: int = 0) -> list[tuple[int, int, bytes]]:
+    return [(SOL_PACKET, PACKET_AUXDATA, struct.pack("=IIIHHHH", status, 60, 60, 0, 14, tci, tpid))]
+
+
+def test_restore_vlan_tag_puts_the_stripped_tag_back_after_the_macs() -> None:
+    untagged = bytes(range(12)) + b"\x86\xdd" + b"payload"
+    tagged = restore_vlan_tag(untagged, _auxdata(TP_STATUS_VLAN_VALID, tci=0x2064))
+    assert tagged == untagged[:12] + b"\x81\x00\x20\x64" + untagged[12:]
+    qinq = restore_vlan_tag(
+        untagged, _auxdata(TP_STATUS_VLAN_VALID | TP_STATUS_VLAN_TPID_VALID, 5, 0x88A8)
+    )
+    assert qinq == untagged[:12] + b"\x88\xa8\x00\x05" + untagged[12:]
+    # No tag reported (or no auxdata at all): the frame is unchanged.
+    assert restore_vlan_tag(untagged, _auxdata(0, tci=7)) == untagged
+    assert restore_vlan_tag(untagged, []) == untagged
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="needs root and iproute2")
+def test_af_packet_port_receives_vlan_tagged_frames_as_they_were_on_the_wire() -> None:
+    """The kernel strips the 802.1Q tag before AF_PACKET sees the frame; the port restores it
+    from PACKET_AUXDATA (as libpcap does), so the program sees the wire bytes."""
+    suffix = uuid.uuid4().hex[:6]
+    left, right = f"p4vA{suffix}", f"p4vB{suffix}"
+    subprocess.run(["ip", "link", "add", left, "type", "veth", "peer", "name", right], check=True)
+    try:
+        for name in (left, right):
+            subprocess.run(["ip", "link", "set", name, "up"], check=True)
+            subprocess.run(["sysctl", "-qw", f"net.ipv6.conf.{name}.disable_ipv6=1"], check=False)
+        a, b = AfPacketPort(1, left), AfPacketPort(2, right)
+        try:
+            macs = bytes.fromhex("020000000002020000000001")
+            frames = [
+                macs + bytes.fromhex("8100a064") + bytes.fromhex("86dd") + b"tagged" * 8,
+                macs + bytes.fromhex("88a80005") + bytes.fromhex("8100000a0800") + b"qinq" * 8,
+                macs + bytes.fromhex("88b5") + b"plain" * 10,
+            ]
+            for frame in frames:
+                a.send(frame)
+            got: list[bytes] = []
+
+            def arrived() -> bool:
+                while (data := b.receive()) is not None:
+                    got.append(data)
+                return len(got) >= len(frames)
+
+            assert wait_for(arrived)
+            assert got == frames
         finally:
             a.close()
             b.close()

@@ -176,3 +176,26 @@ def test_error_proto_carries_code_message_and_space() -> None:
         "ALL-sswitch-p4org",
     )
     assert str(error) == "NOT_FOUND: gone"
+
+
+@pytest.mark.parametrize(
+    ("decode", "data"),
+    [
+        (decode_unsigned, b"\x01" * 4096),
+        (decode_unsigned, b"\xff" * 100_000),
+        (decode_signed, b"\x01" * 4096),
+        (decode_signed, b"\x80" + b"\x00" * 4095),
+    ],
+)
+def test_huge_values_are_refused_by_length_with_a_short_message(decode, data: bytes) -> None:
+    with pytest.raises(P4RuntimeError) as caught:
+        decode(data, 32, "parameter x")
+    assert caught.value.code == rpc_code.INVALID_ARGUMENT
+    assert caught.value.message.startswith("parameter x: bytestring 0x")
+    assert f"({len(data)} bytes)" in caught.value.message and len(caught.value.message) < 200
+
+
+def test_long_sign_and_zero_extensions_still_fit() -> None:
+    assert decode_unsigned(b"\x00" * 5000 + b"\x2a", 8, "v") == 42
+    assert decode_signed(b"\xff" * 5000 + b"\xd6", 8, "v") == -42
+    assert decode_signed(b"\x00" * 5000 + b"\x2a", 8, "v") == 42

@@ -7,6 +7,7 @@ import signal
 import socket
 import subprocess
 import sys
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -15,7 +16,7 @@ import pytest
 from finsy.proto import gnmi, gnmi_grpc, p4r
 
 from p4emu.io import read_pcap
-from p4emu.server.client import ClientError, P4RuntimeClient, WriteError
+from p4emu.server.client import ClientError, P4RuntimeClient, PortClient, WriteError
 from p4emu.server.ports import interface_path
 
 pytestmark = pytest.mark.integration
@@ -326,3 +327,55 @@ def test_bad_pipeline_is_refused_with_the_source_error(start_switch, tmp_path: P
             client.set_pipeline(p4info, b'{"header_types": [], "pipelines": []}')
         client.set_pipeline(p4info, device_config_for(PROGRAM))
         assert client.read(p4r.Entity(table_entry=p4r.TableEntry())) == []
+
+
+def test_ports_change_over_gnmi_while_a_p4runtime_primary_holds_arbitration(start_switch) -> None:
+    """One truth for link state: port up/down goes through the management channel (gNMI),
+    never through P4Runtime arbitration, so a primary controller (e.g. ``mrc-controller
+    watch``) and port changes coexist; the primary keeps its role and its entries."""
+    h1, h2 = Host(), Host()
+    switch = start_switch(
+        h1.spec(1), h2.spec(2), str(PROGRAM), "--", "--grpc-server-addr", "127.0.0.1:0"
+    )
+    with P4RuntimeClient(switch.address, election_id=100) as primary:
+        assert primary.is_primary
+        primary.fetch_p4info()
+        entry = primary.table_entry(
+            "DemoIngress.l2_fwd", {"hdr.ethernet.dst": 0x0B}, "DemoIngress.forward", {"port": 2}
+        )
+        primary.insert(entry)
+        h1.send(eth(0x0B, payload=b"before"))
+        assert h2.receive() == eth(0x0B, payload=b"before")
+        with PortClient(switch.address) as ports:
+            ports.set_port(2, False)
+            assert ports.ports() == {"1": True, "2": False}
+            h1.send(eth(0x0B, payload=b"cut"))
+            assert h2.nothing()
+            # The primary is still primary and can write while the port is down.
+            primary.modify(
+                primary.table_entry(
+                    "DemoIngress.l2_fwd",
+                    {"hdr.ethernet.dst": 0x0B},
+                    "DemoIngress.forward",
+                    {"port": 2},
+                )
+            )
+            assert primary.arbitration_updates() == []  # no change of primary was announced
+            ports.set_port(2, True)
+            assert ports.ports() == {"1": True, "2": True}
+        h1.send(eth(0x0B, payload=b"after"))
+        assert h2.receive() == eth(0x0B, payload=b"after")
+        assert len(primary.read(primary.table_entry("DemoIngress.l2_fwd", {}))) == 1
+
+
+def test_sigterm_stops_the_switch_promptly(start_switch) -> None:
+    """p4emu-switch exits within 200 ms of SIGTERM on an idle machine; the bound checked here
+    is looser so that it holds on a loaded 2-core CI runner."""
+    switch = start_switch(str(PROGRAM), "--", "--grpc-server-addr", "127.0.0.1:0")
+    with P4RuntimeClient(switch.address) as client:  # an open stream must not delay the exit
+        assert client.is_primary
+        started = time.monotonic()
+        switch.proc.send_signal(signal.SIGTERM)
+        assert switch.proc.wait(10) == 0
+        elapsed = time.monotonic() - started
+    assert elapsed < 2.0, f"p4emu-switch took {elapsed:.2f} s to exit after SIGTERM"

@@ -1,0 +1,154 @@
+"""Repath time of the nic-emu processes on the local process fabric (issue 15).
+
+Runs the demo's steps with testbed's functions (``tiny`` in local mode, a transfer nic0
+-> nic3, the T0-T1 link p0-t0-0 -- p0-t1-0 cut silently when a third is acknowledged and
+restored at two thirds) ``--runs`` times, each on its own run directory and ports, and
+prints one JSON document: per run the repath time of the cut path (from the send time of
+the first packet lost on it to the last data packet sent on it, as the sender's NIC
+reports it), every repath event of the transfer (other paths retired on false alarms
+included), goodput and the load average; over the runs the median cut-path repath time
+and the spread (largest / smallest). Target: median <= 5 ms, spread <= 2.
+
+    python benchmarks/process_repath.py [--runs 5] [--bytes 32M] [--transport JSON]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import statistics
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from benchmarks.startup import free_bases
+from nic_emu.cli import byte_count
+from testbed.demo import DEMO_TOPOLOGY, DemoOptions, _wait_acked
+from testbed.exceptions import TestbedError
+from testbed.local import up_local
+from testbed.options import FabricOptions
+from testbed.rundir import teardown
+from testbed.traffic import delivered_intact, start_transfer
+from topologies import load
+
+SRC, DST = DemoOptions.src, DemoOptions.dst
+CUT = DemoOptions.cut
+CUT_PATH = [0, CUT[1]]  # (plane, T1) of the cut T0-T1 link, as repath events name paths
+CUT_SLACK_S = 0.05  # the episode's start (its first retirement) follows the cut
+RUN_LIMIT_S = 300.0
+TARGET_MEDIAN_MS = 5.0
+TARGET_SPREAD = 2.0
+
+
+def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
+    """The demo's steps (testbed functions): up, transfer, cut at 1/3, restore at 2/3."""
+    started = time.monotonic()
+    load_before = os.getloadavg()[0]
+    with tempfile.TemporaryDirectory(prefix="mrc-repath-", dir="/tmp") as root:
+        udp, grpc = free_bases(load(DEMO_TOPOLOGY))
+        options = FabricOptions(
+            name=f"repath{index}",
+            root=Path(root),
+            udp_base_port=udp,
+            grpc_base_port=grpc,
+            transport=transport,
+        )
+        fabric = up_local(DEMO_TOPOLOGY, options).fabric
+        try:
+            deadline = time.monotonic() + RUN_LIMIT_S
+            tid = start_transfer(fabric, SRC, DST, size)
+            info = _wait_acked(fabric, SRC, tid, size // 3, deadline)
+            if info.get("done"):
+                raise TestbedError(f"{size} bytes finished before the cut; give more --bytes")
+            fabric.link_down(*CUT)
+            cut_ns = time.monotonic_ns()
+            _wait_acked(fabric, SRC, tid, 2 * size // 3, deadline)
+            fabric.link_up(*CUT)
+            info = fabric.nic(SRC).wait_transfer(tid, max(1.0, deadline - time.monotonic()))
+            intact = delivered_intact(fabric, SRC, DST, info)
+        except TestbedError as exc:
+            return {
+                "run": index,
+                "error": str(exc),
+                "seconds": round(time.monotonic() - started, 2),
+            }
+        finally:
+            teardown(fabric.rundir)
+    if info.get("failed"):
+        return {
+            "run": index,
+            "error": info["failed"],
+            "seconds": round(time.monotonic() - started, 2),
+        }
+    events = info.get("repath_events", [])
+    cut_s = (cut_ns - int(info["started_ns"])) / 1e9
+    # The cut path's episode: the first one on it that starts after the cut.
+    cut_events = [e for e in events if e["path"] == CUT_PATH and e["t_s"] >= cut_s - CUT_SLACK_S]
+    all_ms = [round(e["repath_time_us"] / 1000, 3) for e in events]
+    cut_ms = round(cut_events[0]["repath_time_us"] / 1000, 3) if cut_events else None
+    return {
+        "run": index,
+        "intact": intact,
+        "cut_repath_ms": cut_ms,
+        "cut_packets_lost": cut_events[0]["packets_lost"] if cut_events else None,
+        "repath_events": len(events),
+        "repath_ms_all": all_ms,
+        "median_repath_ms_all": statistics.median(all_ms) if all_ms else None,
+        "goodput_gbps": round(size * 8 / float(info["elapsed_s"]) / 1e9, 4),
+        "retransmissions": info.get("retransmissions"),
+        "load_average_1m": round(load_before, 2),
+        "seconds": round(time.monotonic() - started, 2),
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--runs", type=int, default=5, help="demo runs (default 5)")
+    parser.add_argument(
+        "--bytes", type=byte_count, default="32M", help="transfer size per run (default 32M)"
+    )
+    parser.add_argument("--transport", default="{}", help="nic-emu transport overrides (JSON)")
+    args = parser.parse_args(argv)
+    if args.runs < 1:
+        parser.error(f"--runs must be at least 1, got {args.runs}")
+    try:
+        transport = json.loads(args.transport)
+    except json.JSONDecodeError as exc:
+        parser.error(f"--transport is not JSON: {exc}")
+    if not isinstance(transport, dict):
+        parser.error("--transport must be a JSON object")
+    runs = [one_run(i, args.bytes, transport) for i in range(args.runs)]
+    medians = [r["cut_repath_ms"] for r in runs if r.get("cut_repath_ms") is not None]
+    median = statistics.median(medians) if medians else None
+    spread = max(medians) / min(medians) if medians and min(medians) > 0 else None
+    failed = [r for r in runs if "error" in r or not r.get("intact")]
+    result = {
+        "benchmark": "process_repath",
+        "topology": DEMO_TOPOLOGY,
+        "runs": runs,
+        "median_repath_ms": median,  # of the runs' cut-path repath times
+        "spread": round(spread, 3) if spread is not None else None,
+        "target_median_ms": TARGET_MEDIAN_MS,
+        "target_spread": TARGET_SPREAD,
+        "meets_target": bool(
+            median is not None
+            and spread is not None
+            and median <= TARGET_MEDIAN_MS
+            and spread <= TARGET_SPREAD
+            and not failed
+            and len(medians) == len(runs)
+        ),
+        "failed_runs": len(failed),
+        "python": sys.version.split()[0],
+    }
+    print(json.dumps(result, indent=2))
+    return 0 if not failed else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

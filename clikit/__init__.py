@@ -1,0 +1,50 @@
+"""One command-line kit for every console script of the project (``p4emu``,
+``p4emu-switch``, ``mrc-controller``, ``nic-emu``, ``mrc-testbed``).
+
+The bottom layer: it imports no project package, so every package may import it.
+
+- :mod:`clikit.types`: argparse ``type=`` checkers (sizes, ports, positive numbers, a
+  command line, a JSON object) whose errors name the value and what was expected;
+- :mod:`clikit.main`: :func:`run_main`, the one wrapper around a command's body, with the
+  exit codes every script shares (``EXIT_OK`` 0, ``EXIT_FAILURE`` 1, ``EXIT_USAGE`` 2,
+  ``EXIT_INTERRUPTED`` 130), one line on stderr for an expected error and never a
+  traceback for a closed pipe (``| head``), Ctrl-C or a bad argument.
+"""
+
+from __future__ import annotations
+
+from clikit.main import (
+    EXIT_FAILURE,
+    EXIT_INTERRUPTED,
+    EXIT_OK,
+    EXIT_USAGE,
+    TRACEBACK_ENV,
+    run_main,
+)
+from clikit.types import (
+    byte_size,
+    command_line,
+    json_object,
+    non_negative_float,
+    non_negative_int,
+    port_number,
+    positive_float,
+    positive_int,
+)
+
+__all__ = [
+    "EXIT_FAILURE",
+    "EXIT_INTERRUPTED",
+    "EXIT_OK",
+    "EXIT_USAGE",
+    "TRACEBACK_ENV",
+    "byte_size",
+    "command_line",
+    "json_object",
+    "non_negative_float",
+    "non_negative_int",
+    "port_number",
+    "positive_float",
+    "positive_int",
+    "run_main",
+]

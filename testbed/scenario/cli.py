@@ -1,0 +1,208 @@
+"""``mrc-testbed run`` and ``mrc-testbed compare`` (registered by testbed/cli.py).
+
+::
+
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode ...] [--seed N] [-o DIR]
+
+SCENARIO is a bundled name (``mrc-testbed run --list``) or a YAML file. Results go to
+``DIR/<scenario>/`` (DIR defaults to ``results`` in the current directory). The exit
+status is 0 when every assertion holds, 1 otherwise.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+from collections.abc import Callable
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from testbed.scenario.model import MODES
+from testbed.scenario.units import format_time_ns as fmt
+
+if TYPE_CHECKING:  # the run machinery (vfabric, p4emu) loads only when a command runs
+    from testbed.scenario.results import Check, RunResult
+    from testbed.scenario.runner import RunOptions
+
+DEFAULT_RESULTS_ROOT = Path("results")
+
+
+def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..., int]]:
+    """Adds ``run`` and ``compare`` to the ``mrc-testbed`` parser; returns their handlers."""
+    for name, what in (
+        ("run", "run a failover scenario and check its assertions (docs/scenarios.md)"),
+        ("compare", "run a scenario with MRC and with RoCE and write report.md"),
+    ):
+        parser = sub.add_parser(name, parents=[common], help=what)
+        parser.add_argument(
+            "scenario",
+            metavar="SCENARIO",
+            nargs="?" if name == "run" else None,
+            help="bundled scenario name or YAML file",
+        )
+        parser.add_argument("--mode", choices=MODES, default="virtual")
+        parser.add_argument("--seed", type=int, help="override the scenario's seed")
+        parser.add_argument(
+            "-o",
+            "--output",
+            type=Path,
+            default=DEFAULT_RESULTS_ROOT,
+            metavar="DIR",
+            help="results root; the run writes DIR/<scenario>/ (default ./results)",
+        )
+        parser.add_argument("--json", action="store_true", help="print the result JSON")
+        if name == "run":
+            parser.add_argument(
+                "--controls",
+                action="store_true",
+                help="also run the negative controls (each must fail the assertions)",
+            )
+            parser.add_argument("--list", action="store_true", help="list bundled scenarios")
+    return {"run": cmd_run, "compare": cmd_compare}
+
+
+def _options(args: argparse.Namespace) -> RunOptions:
+    from testbed.scenario.runner import RunOptions
+
+    return RunOptions(mode=args.mode, seed=args.seed, progress=True, run_dir=args.run_dir)
+
+
+def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:
+    return [
+        f"{indent}{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.measured} (expected {c.expected})"
+        for c in checks
+    ]
+
+
+def summary_lines(run: RunResult) -> list[str]:
+    done = run.completion_ns()
+    total = sum(t.nbytes for t in run.transfers)
+    verified = sum(t.bytes_verified for t in run.transfers)
+    lines = [
+        f"{run.scenario} [{run.variant}, {run.mode}, seed {run.seed}]: "
+        + ("PASS" if run.ok else "FAIL"),
+        f"  {len(run.transfers)} transfer(s), {verified:,} of {total:,} bytes verified; "
+        + (f"done at {fmt(done)} virtual" if done is not None else "not all completed")
+        + f" ({run.wall_seconds:.1f} s wall)",
+    ]
+    for event in run.events:
+        repaths = [v for v in event.repath_ns if v is not None]
+        extra = f"; repath max {fmt(max(repaths))}" if repaths else ""
+        lines.append(f"  {fmt(event.at_ns)}: {event.description}{extra}")
+    if run.event_log_sha256:
+        lines.append(f"  event-log sha256: {run.event_log_sha256}")
+    return lines + _check_lines(run.checks)
+
+
+def cmd_run(args: argparse.Namespace) -> int:
+    from testbed.scenario.load import bundled_names, load
+    from testbed.scenario.runner import run_checked, run_controls
+    from testbed.scenario.virtual import Variant
+    from testbed.scenario.write import write_run
+
+    if args.list or args.scenario is None:
+        if not args.list:
+            print("mrc-testbed run: give a SCENARIO (bundled: see --list)", file=sys.stderr)
+            return 2
+        for name in bundled_names():
+            scenario = load(name)
+            print(f"{name:24} {scenario.description}")
+        return 0
+    scenario = load(args.scenario)
+    options = _options(args)
+    out_dir = args.output / scenario.name
+    if scenario.sweep is not None:
+        return _run_sweep(scenario, options, out_dir, args.json)
+    run, _ = run_checked(scenario, Variant(), options, out_dir=out_dir)
+    write_run(scenario, run, out_dir)
+    ok = run.ok
+    if args.json:
+        print(json.dumps(run.to_json(), indent=1))
+    else:
+        for line in summary_lines(run):
+            print(line)
+        print(f"  results: {out_dir}/")
+    if args.controls:
+        for control, control_run in run_controls(scenario, options):
+            caught = not control_run.ok
+            ok = ok and caught
+            print(
+                f"negative control {control.name} ({control.description}): "
+                + ("caught" if caught else "NOT CAUGHT: the assertions still pass")
+            )
+            for line in _check_lines([c for c in control_run.checks if not c.ok], "    "):
+                print(line)
+    return 0 if ok else 1
+
+
+def _run_sweep(scenario: Any, options: RunOptions, out_dir: Path, as_json: bool) -> int:
+    from testbed.scenario.runner import run_sweep
+
+    def say(text: str) -> None:
+        if not as_json:
+            print(f"... {text}", file=sys.stderr, flush=True)
+
+    options.progress = False
+    cases = run_sweep(scenario, options, say)
+    data = {
+        "scenario": scenario.name,
+        "ok": all(run.ok for _, run in cases),
+        "cases": [
+            {
+                "case": case.name,
+                "path_left": case.path_left,
+                "ok": run.ok,
+                "completion_ns": run.completion_ns(),
+                "failures": [t.failure for t in run.transfers if t.failure],
+                "checks": [vars(c) for c in run.checks],
+            }
+            for case, run in cases
+        ],
+    }
+    out_dir.mkdir(parents=True, exist_ok=True)
+    (out_dir / "result.json").write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+    if as_json:
+        print(json.dumps(data, indent=1))
+    else:
+        passed = sum(1 for _, run in cases if run.ok)
+        left = sum(1 for case, _ in cases if case.path_left)
+        print(
+            f"{scenario.name}: {passed} of {len(cases)} cases pass ({left} leave a path, "
+            f"{len(cases) - left} leave none)"
+        )
+        for case, run in cases:
+            if not run.ok:
+                print(f"  FAIL {case.name}")
+                for line in _check_lines([c for c in run.checks if not c.ok], "    "):
+                    print(line)
+        print(f"  results: {out_dir}/")
+    return 0 if data["ok"] else 1
+
+
+def cmd_compare(args: argparse.Namespace) -> int:
+    from testbed.scenario.load import load
+    from testbed.scenario.runner import compare
+    from testbed.scenario.write import write_comparison
+
+    scenario = load(args.scenario)
+    out_dir = args.output / scenario.name
+    comparison = compare(scenario, _options(args), out_dir)
+    report = write_comparison(comparison, out_dir)
+    if args.json:
+        print((out_dir / "compare.json").read_text("utf-8"))
+    else:
+        for run in (comparison.mrc, comparison.roce):
+            for line in summary_lines(run):
+                print(line)
+        ratio = comparison.completion_ratio
+        if ratio is not None:
+            print(
+                "RoCE / MRC completion time: "
+                + ("RoCE did not complete" if ratio == float("inf") else f"{ratio:.2f}")
+            )
+        for line in _check_lines(comparison.checks):
+            print(line)
+        print(f"report: {report}")
+    return 0 if comparison.ok else 1

@@ -1,0 +1,443 @@
+"""The scenario model: what a scenario file says, validated and resolved.
+
+A :class:`Scenario` is built by :mod:`testbed.scenario.load` from a YAML file (format:
+docs/scenarios.md). Everything in it is already checked against the topology: node
+names exist, links join the nodes they name, times are integer nanoseconds, sizes bytes.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field, replace
+from typing import Any, ClassVar
+
+TRANSPORTS = ("mrc", "roce")
+PATTERNS = ("pairs", "all_to_all", "permutation", "incast")
+MODES = ("virtual", "local", "mininet")
+
+
+@dataclass(frozen=True, slots=True)
+class LinkRef:
+    """A link by its two end nodes, as the topology names them."""
+
+    a: str
+    b: str
+
+    def __str__(self) -> str:
+        return f"{self.a} -- {self.b}"
+
+    def to_json(self) -> list[str]:
+        return [self.a, self.b]
+
+
+@dataclass(frozen=True, slots=True)
+class PortRef:
+    """One NIC port: the NIC's link to its T0 in ``plane``."""
+
+    nic: str
+    plane: int
+
+    def __str__(self) -> str:
+        return f"{self.nic} port {self.plane}"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"nic": self.nic, "plane": self.plane}
+
+
+Target = LinkRef | PortRef | str  # a link, a NIC port or a switch name
+
+
+def target_json(target: Target | None) -> Any:
+    if target is None or isinstance(target, str):
+        return target
+    return target.to_json()
+
+
+@dataclass(frozen=True, slots=True)
+class Flow:
+    """One transfer: ``nbytes`` from ``src`` to ``dst`` in ``messages`` messages."""
+
+    traffic: str  # the traffic entry (or timeline incast) it comes from
+    src: str
+    dst: str
+    nbytes: int
+    messages: int
+    connections: int
+    transport: str
+    start_ns: int
+
+    @property
+    def name(self) -> str:
+        return f"{self.traffic}:{self.src}->{self.dst}"
+
+
+@dataclass(frozen=True, slots=True)
+class Traffic:
+    """A traffic entry; patterns are expanded to ``pairs`` when the file is loaded."""
+
+    name: str
+    pattern: str
+    pairs: tuple[tuple[str, str], ...]
+    nbytes: int  # per pair
+    messages: int
+    connections: int
+    transport: str
+    start_ns: int
+
+    def flows(self) -> list[Flow]:
+        return [
+            Flow(
+                self.name,
+                src,
+                dst,
+                self.nbytes,
+                self.messages,
+                self.connections,
+                self.transport,
+                self.start_ns,
+            )
+            for src, dst in self.pairs
+        ]
+
+
+# ------------------------------------------------------------------ timeline events
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Event:
+    """Something that happens to the fabric at ``at_ns`` (virtual time since the start)."""
+
+    kind: ClassVar[str] = ""
+    at_ns: int
+
+    @property
+    def target(self) -> Target | None:
+        return None
+
+    def describe(self) -> str:
+        return self.kind.replace("_", " ")
+
+    def params(self) -> dict[str, Any]:
+        return {}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkDown(Event):
+    kind: ClassVar[str] = "link_down"
+    link: LinkRef
+
+    @property
+    def target(self) -> Target:
+        return self.link
+
+    def describe(self) -> str:
+        return f"link {self.link} down"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkUp(Event):
+    kind: ClassVar[str] = "link_up"
+    link: LinkRef
+
+    @property
+    def target(self) -> Target:
+        return self.link
+
+    def describe(self) -> str:
+        return f"link {self.link} up"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SwitchDown(Event):
+    kind: ClassVar[str] = "switch_down"
+    switch: str
+
+    @property
+    def target(self) -> Target:
+        return self.switch
+
+    def describe(self) -> str:
+        return f"switch {self.switch} down"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SwitchUp(Event):
+    kind: ClassVar[str] = "switch_up"
+    switch: str
+
+    @property
+    def target(self) -> Target:
+        return self.switch
+
+    def describe(self) -> str:
+        return f"switch {self.switch} up"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PortDown(Event):
+    kind: ClassVar[str] = "port_down"
+    port: PortRef
+
+    @property
+    def target(self) -> Target:
+        return self.port
+
+    def describe(self) -> str:
+        return f"{self.port} down"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PortUp(Event):
+    kind: ClassVar[str] = "port_up"
+    port: PortRef
+
+    @property
+    def target(self) -> Target:
+        return self.port
+
+    def describe(self) -> str:
+        return f"{self.port} up"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Flap(Event):
+    """``of`` goes down for ``down_ns`` at the start of every ``period_ns``, until
+    ``until_ns``, and is left up after that."""
+
+    kind: ClassVar[str] = "flap"
+    of: LinkRef | PortRef
+    period_ns: int
+    down_ns: int
+    until_ns: int
+
+    @property
+    def target(self) -> Target:
+        return self.of
+
+    def describe(self) -> str:
+        return f"{self.of} flapping"
+
+    def params(self) -> dict[str, Any]:
+        return {"period_ns": self.period_ns, "down_ns": self.down_ns, "until_ns": self.until_ns}
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Loss(Event):
+    """Random loss of ``rate`` of the packets on ``links`` (empty: every link), both
+    directions, from ``at_ns`` until ``until_ns`` (None: the end of the run)."""
+
+    kind: ClassVar[str] = "loss"
+    links: tuple[LinkRef, ...]
+    rate: float
+    until_ns: int | None = None
+
+    @property
+    def target(self) -> Target | None:
+        return self.links[0] if len(self.links) == 1 else None
+
+    def describe(self) -> str:
+        where = ", ".join(map(str, self.links)) if self.links else "every link"
+        return f"{self.rate:.2%} loss on {where}"
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "rate": self.rate,
+            "links": [link.to_json() for link in self.links],
+            "until_ns": self.until_ns,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class EvDrop(Event):
+    """Drop ``fraction`` of the packets that carry entropy value ``ev``, anywhere."""
+
+    kind: ClassVar[str] = "ev_drop"
+    nic: str  # the sender whose packets on ``ev`` are dropped
+    ev: int
+    plane: int
+    t1: int
+    fraction: float
+    until_ns: int | None = None
+
+    def describe(self) -> str:
+        return f"{self.fraction:.0%} drop on EV {self.ev:#010x} from {self.nic}"
+
+    @property
+    def target(self) -> Target:
+        return self.nic
+
+    def params(self) -> dict[str, Any]:
+        return {
+            "nic": self.nic,
+            "ev": self.ev,
+            "plane": self.plane,
+            "t1": self.t1,
+            "fraction": self.fraction,
+            "until_ns": self.until_ns,
+        }
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class Incast(Event):
+    """Background traffic: every sender sends ``nbytes`` to ``dst`` at once."""
+
+    kind: ClassVar[str] = "incast"
+    senders: tuple[str, ...]
+    dst: str
+    nbytes: int
+    messages: int
+    transport: str
+
+    def describe(self) -> str:
+        return f"{len(self.senders)}-to-1 incast into {self.dst}"
+
+    def params(self) -> dict[str, Any]:
+        return {"senders": list(self.senders), "dst": self.dst, "bytes": self.nbytes}
+
+    def flows(self, index: int) -> list[Flow]:
+        return [
+            Flow(
+                f"incast{index}",
+                s,
+                self.dst,
+                self.nbytes,
+                self.messages,
+                1,
+                self.transport,
+                self.at_ns,
+            )
+            for s in self.senders
+        ]
+
+
+EVENT_KINDS: dict[str, type[Event]] = {
+    cls.kind: cls
+    for cls in (
+        LinkDown,
+        LinkUp,
+        SwitchDown,
+        SwitchUp,
+        PortDown,
+        PortUp,
+        Flap,
+        Loss,
+        EvDrop,
+        Incast,
+    )
+}
+
+
+# ------------------------------------------------------------------ assertions
+
+GOODPUT_REFERENCES = ("before", "baseline", "line_rate")
+
+
+@dataclass(frozen=True, slots=True)
+class GoodputCheck:
+    """Goodput in a window after an event compared with a reference.
+
+    The window starts ``settle_ns`` after timeline event ``event`` and lasts
+    ``window_ns``. The reference (``of``) is the same-length window just before the event
+    (``before``), the same window of a run without the timeline (``baseline``) or the
+    line rate of the sending NIC ports (``line_rate``). ``traffic`` restricts it to one
+    traffic entry (None: all traffic).
+    """
+
+    event: int
+    of: str
+    min_fraction: float | None
+    max_fraction: float | None
+    window_ns: int
+    settle_ns: int
+    traffic: str | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class TrafficGoodputCheck:
+    """Average goodput of one traffic entry (its bytes over its completion time) as a
+    fraction of the same traffic's in the run without the timeline."""
+
+    traffic: str
+    min_fraction: float | None
+    max_fraction: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class Assertions:
+    byte_exact: bool = True
+    expect_failure_within_ns: int | None = None  # every transfer must fail by then
+    completion_max_ns: int | None = None
+    repath_max_ns: int | None = None
+    retransmit_max_fraction: float | None = None  # retransmitted / delivered bytes
+    goodput: tuple[GoodputCheck, ...] = ()
+    traffic_goodput: tuple[TrafficGoodputCheck, ...] = ()
+    ev_retired_within_ns: int | None = None  # an ev_drop's EV leaves service by then
+    revived_within_ns: int | None = None  # after a link/port up: EVs revived and data on it
+    trims_min: int | None = None
+    nacks_min: int | None = None
+    timeouts_max: int | None = None
+    roce_slower_by: float | None = None  # compare: RoCE completion >= factor x MRC's
+
+    def needs_baseline(self) -> bool:
+        return bool(self.traffic_goodput) or any(c.of == "baseline" for c in self.goodput)
+
+
+@dataclass(frozen=True, slots=True)
+class NegativeControl:
+    """A configuration under which the scenario's assertions must fail."""
+
+    name: str
+    description: str
+    nic: dict[str, Any] = field(default_factory=dict)
+    fabric: dict[str, Any] = field(default_factory=dict)
+
+
+@dataclass(frozen=True, slots=True)
+class FabricOptions:
+    trimming: bool = True
+    ecn: bool = True
+    rate_gbps: float | None = None  # override of every link's rate (topology link_defaults)
+
+
+@dataclass(frozen=True, slots=True)
+class Sweep:
+    """Every pair (or single) of simultaneous failures among ``of`` at ``at_ns``: one
+    run each; a run whose failures leave no path between a flow's ends must fail."""
+
+    kinds: tuple[str, ...]  # "switches", "links" (fabric links), "access_links"
+    size: int  # failures per case (1 or 2)
+    at_ns: int
+
+
+@dataclass(frozen=True, slots=True)
+class Scenario:
+    name: str
+    description: str
+    paper: str  # what the paper states, for docs/results.md ("" if beyond the paper)
+    source: str  # file it came from
+    topology_ref: str  # as written (name or path)
+    topology: Any  # topologies.Topology (after fabric overrides)
+    seed: int
+    duration_ns: int  # hard stop of a run (virtual time)
+    fabric: FabricOptions
+    nic: dict[str, Any]  # NicConfig overrides
+    traffic: tuple[Traffic, ...]
+    timeline: tuple[Event, ...]
+    assertions: Assertions
+    negative_controls: tuple[NegativeControl, ...]
+    roce: Assertions | None = None  # compare: what must hold for the RoCE run
+    sweep: Sweep | None = None
+    plot_bin_ns: int = 10_000
+    integration: bool = False  # also on the process fabric (tests/failover -m integration)
+
+    def flows(self, transport: str | None = None) -> list[Flow]:
+        """Every transfer of the run; ``transport`` overrides what the file says (compare)."""
+        flows = [f for t in self.traffic for f in t.flows()]
+        for index, event in enumerate(self.timeline):
+            if isinstance(event, Incast):
+                flows.extend(event.flows(index))
+        if transport is not None:
+            flows = [replace(f, transport=transport) for f in flows]
+        return flows
+
+    def without_timeline(self) -> Scenario:
+        return replace(self, timeline=(), sweep=None)

@@ -1,0 +1,190 @@
+"""What one run of a scenario produced, fabric-independent, and its JSON form.
+
+The schema is documented in docs/scenarios.md ("Results JSON"); ``SCHEMA`` names its
+version. Goodput series are Gb/s per bin of ``bin_ns``, keyed ``total``, ``plane:<p>``,
+``t1:<switch>``, ``link:<a>--<b>`` and ``traffic:<entry>`` (whichever the fabric reports).
+"""
+
+from __future__ import annotations
+
+import math
+import statistics
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+SCHEMA = "mrc-testbed/scenario-result/1"
+
+
+@dataclass
+class TransferResult:
+    name: str
+    traffic: str
+    src: str
+    dst: str
+    transport: str
+    nbytes: int
+    start_ns: int
+    completion_ns: int | None
+    bytes_delivered: int
+    bytes_verified: int
+    failure: str | None
+    message_completion_ns: list[int | None] = field(default_factory=list)
+    retransmitted_bytes: int = 0
+    nacks: int = 0
+    failed_at_ns: int | None = None  # when the transfer was declared failed
+    timeouts: int = 0  # retransmission timeouts of its sender
+
+    @property
+    def intact(self) -> bool:
+        return self.completion_ns is not None and self.bytes_verified == self.nbytes
+
+    @property
+    def duration_ns(self) -> int | None:
+        return None if self.completion_ns is None else self.completion_ns - self.start_ns
+
+    def message_latencies_ns(self) -> list[int]:
+        return [t - self.start_ns for t in self.message_completion_ns if t is not None]
+
+
+@dataclass
+class EventResult:
+    index: int
+    kind: str
+    at_ns: int
+    description: str
+    target: Any
+    params: dict[str, Any] = field(default_factory=dict)
+    repath_ns: list[int | None] = field(default_factory=list)  # per affected connection
+
+
+@dataclass
+class Check:
+    """One assertion evaluated on a run: what was expected and what was measured."""
+
+    name: str
+    ok: bool
+    expected: str
+    measured: str
+
+
+@dataclass
+class RunResult:
+    scenario: str
+    variant: str  # "mrc", "roce", "baseline", "control:<name>", "case:<...>"
+    mode: str
+    transport: str  # what the traffic used ("mrc", "roce" or "as-written")
+    seed: int
+    topology: str
+    end_ns: int
+    wall_seconds: float
+    transfers: list[TransferResult]
+    events: list[EventResult]
+    bin_ns: int
+    goodput: dict[str, list[float]]  # Gb/s per bin
+    counters: dict[str, Any]
+    ev_changes: list[dict[str, Any]]  # t_ns, nic, qpn, plane, ev, from, to, reason
+    event_log_sha256: str | None = None
+    checks: list[Check] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)  # what the run wrote, by role
+
+    @property
+    def ok(self) -> bool:
+        return all(c.ok for c in self.checks)
+
+    # -- measurements used by checks and reports
+
+    def completion_ns(self) -> int | None:
+        """When the last transfer completed (None if any did not)."""
+        ends = [t.completion_ns for t in self.transfers]
+        if not ends or any(e is None for e in ends):
+            return None
+        return max(e for e in ends if e is not None)
+
+    def message_percentiles_ns(self) -> tuple[float | None, float | None]:
+        latencies = sorted(x for t in self.transfers for x in t.message_latencies_ns())
+        if not latencies:
+            return None, None
+        return statistics.median(latencies), _percentile(latencies, 0.99)
+
+    def retransmitted_bytes(self) -> int:
+        return sum(t.retransmitted_bytes for t in self.transfers)
+
+    def goodput_gbps(self, start_ns: int, end_ns: int, key: str = "total") -> float:
+        """Mean goodput of series ``key`` over ``[start_ns, end_ns)`` (bins cut pro rata)."""
+        series = self.goodput.get(key, [])
+        if end_ns <= start_ns or not series:
+            return 0.0
+        total = 0.0
+        for i, value in enumerate(series):
+            lo, hi = i * self.bin_ns, (i + 1) * self.bin_ns
+            overlap = min(hi, end_ns) - max(lo, start_ns)
+            if overlap > 0:
+                total += value * overlap
+        return total / (end_ns - start_ns)
+
+    def to_json(self) -> dict[str, Any]:
+        p50, p99 = self.message_percentiles_ns()
+        return {
+            "schema": SCHEMA,
+            "scenario": self.scenario,
+            "variant": self.variant,
+            "mode": self.mode,
+            "transport": self.transport,
+            "seed": self.seed,
+            "topology": self.topology,
+            "ok": self.ok,
+            "end_ns": self.end_ns,
+            "wall_seconds": round(self.wall_seconds, 3),
+            "event_log_sha256": self.event_log_sha256,
+            "summary": {
+                "completion_ns": self.completion_ns(),
+                "bytes": sum(t.nbytes for t in self.transfers),
+                "bytes_delivered": sum(t.bytes_delivered for t in self.transfers),
+                "bytes_verified": sum(t.bytes_verified for t in self.transfers),
+                "retransmitted_bytes": self.retransmitted_bytes(),
+                "message_p50_ns": p50,
+                "message_p99_ns": p99,
+            },
+            "transfers": [
+                {**asdict(t), "intact": t.intact, "duration_ns": t.duration_ns}
+                for t in self.transfers
+            ],
+            "events": [asdict(e) for e in self.events],
+            "checks": [asdict(c) for c in self.checks],
+            "counters": self.counters,
+            "ev_changes": self.ev_changes,
+            "goodput": {"bin_ns": self.bin_ns, "unit": "Gb/s", "series": self.goodput},
+            "files": self.files,
+        }
+
+    @classmethod
+    def from_json(cls, data: dict[str, Any]) -> RunResult:
+        transfers = []
+        for raw in data["transfers"]:
+            raw = {k: v for k, v in raw.items() if k not in ("intact", "duration_ns")}
+            transfers.append(TransferResult(**raw))
+        return cls(
+            scenario=data["scenario"],
+            variant=data["variant"],
+            mode=data["mode"],
+            transport=data["transport"],
+            seed=data["seed"],
+            topology=data["topology"],
+            end_ns=data["end_ns"],
+            wall_seconds=data["wall_seconds"],
+            transfers=transfers,
+            events=[EventResult(**e) for e in data["events"]],
+            bin_ns=data["goodput"]["bin_ns"],
+            goodput=data["goodput"]["series"],
+            counters=data["counters"],
+            ev_changes=data["ev_changes"],
+            event_log_sha256=data.get("event_log_sha256"),
+            checks=[Check(**c) for c in data["checks"]],
+            files=data.get("files", {}),
+        )
+
+
+def _percentile(sorted_values: list[int], q: float) -> float:
+    """Nearest-rank percentile of an ascending list."""
+    rank = max(1, min(len(sorted_values), math.ceil(q * len(sorted_values))))
+    return float(sorted_values[rank - 1])

@@ -1,0 +1,242 @@
+"""Running scenarios: one run with its checks, its negative controls, a sweep, a compare.
+
+``mode`` picks the fabric: ``virtual`` (:mod:`testbed.scenario.virtual`, the default) or
+``local`` / ``mininet`` (:mod:`testbed.scenario.process`, the process fabric).
+"""
+
+from __future__ import annotations
+
+import itertools
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from testbed.scenario.checks import compare_checks, completion_ratio, evaluate
+from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.model import (
+    MODES,
+    Assertions,
+    Event,
+    LinkDown,
+    LinkRef,
+    NegativeControl,
+    Scenario,
+    SwitchDown,
+)
+from testbed.scenario.progress import ProgressBar
+from testbed.scenario.results import Check, RunResult
+from testbed.scenario.virtual import Variant, run_virtual
+from topologies import LinkKind, Role, Topology
+
+DEFAULT_FAILURE_BOUND_NS = 5_000_000  # a sweep case with no path left must fail by then
+
+Say = Callable[[str], None]
+
+
+@dataclass
+class RunOptions:
+    mode: str = "virtual"
+    seed: int | None = None
+    progress: bool = False  # a progress bar on stderr (drawn only on a TTY)
+    run_dir: Path | None = None  # process fabric: where its run directory goes
+
+    def __post_init__(self) -> None:
+        if self.mode not in MODES:
+            raise ScenarioRunError(f"unknown mode {self.mode!r} (known: {', '.join(MODES)})")
+
+
+def execute(
+    scenario: Scenario,
+    variant: Variant,
+    options: RunOptions,
+    out_dir: Path | None = None,
+) -> RunResult:
+    """One run of ``scenario`` as changed by ``variant``, without checks."""
+    bar = (
+        ProgressBar(scenario.duration_ns, f"{scenario.name} ({variant.name})")
+        if options.progress
+        else None
+    )
+    if out_dir is not None:
+        out_dir.mkdir(parents=True, exist_ok=True)
+    try:
+        if options.mode == "virtual":
+            return run_virtual(scenario, variant, seed=options.seed, out_dir=out_dir, progress=bar)
+        from testbed.scenario.process import run_process
+
+        return run_process(scenario, variant, options)
+    finally:
+        if bar is not None:
+            bar.close()
+
+
+def run_checked(
+    scenario: Scenario,
+    variant: Variant,
+    options: RunOptions,
+    *,
+    assertions: Assertions | None = None,
+    out_dir: Path | None = None,
+) -> tuple[RunResult, RunResult | None]:
+    """The run and, when an assertion compares with it, the run without the timeline;
+    the run's ``checks`` hold the evaluated assertions."""
+    assertions = assertions if assertions is not None else scenario.assertions
+    run = execute(scenario, variant, options, out_dir)
+    baseline = None
+    if assertions.needs_baseline():
+        baseline = execute(
+            scenario,
+            replace(variant, name=f"{variant.name}-baseline", timeline=()),
+            options,
+            out_dir / "baseline" if out_dir is not None else None,
+        )
+    run.checks = evaluate(scenario, assertions, run, baseline)
+    return run, baseline
+
+
+def control_variant(control: NegativeControl, base: Variant | None = None) -> Variant:
+    base = base or Variant()
+    return replace(
+        base,
+        name=f"control:{control.name}",
+        nic={**base.nic, **control.nic},
+        fabric={**base.fabric, **control.fabric},
+    )
+
+
+def run_controls(
+    scenario: Scenario, options: RunOptions
+) -> list[tuple[NegativeControl, RunResult]]:
+    """Each negative control's run; the scenario's assertions must fail on every one."""
+    return [
+        (control, run_checked(scenario, control_variant(control), options)[0])
+        for control in scenario.negative_controls
+    ]
+
+
+# ------------------------------------------------------------------ compare
+
+
+@dataclass
+class Comparison:
+    scenario: Scenario
+    mrc: RunResult
+    roce: RunResult
+    checks: list[Check] = field(default_factory=list)
+
+    @property
+    def ok(self) -> bool:
+        return self.mrc.ok and self.roce.ok and all(c.ok for c in self.checks)
+
+    @property
+    def completion_ratio(self) -> float | None:
+        return completion_ratio(self.mrc, self.roce)
+
+
+def compare(scenario: Scenario, options: RunOptions, out_dir: Path | None = None) -> Comparison:
+    """MRC and the RoCE baseline on the same fabric, timeline and seed."""
+    mrc, _ = run_checked(
+        scenario,
+        Variant(name="mrc", transport="mrc"),
+        options,
+        out_dir=out_dir / "mrc" if out_dir is not None else None,
+    )
+    roce, _ = run_checked(
+        scenario,
+        Variant(name="roce", transport="roce"),
+        options,
+        assertions=scenario.roce or Assertions(byte_exact=False),
+        out_dir=out_dir / "roce" if out_dir is not None else None,
+    )
+    return Comparison(scenario, mrc, roce, compare_checks(scenario.assertions, mrc, roce))
+
+
+# ------------------------------------------------------------------ sweeps
+
+
+@dataclass(frozen=True)
+class SweepCase:
+    name: str
+    timeline: tuple[Event, ...]
+    path_left: bool  # every flow still has a path between its ends
+
+
+def sweep_cases(scenario: Scenario) -> list[SweepCase]:
+    """Every combination of ``sweep.size`` simultaneous failures among ``sweep.of``."""
+    sweep = scenario.sweep
+    if sweep is None:
+        return []
+    topo = scenario.topology
+    elements: list[Event] = []
+    if "switches" in sweep.kinds:
+        elements += [SwitchDown(at_ns=sweep.at_ns, switch=s.name) for s in topo.switches]
+    for kind, wanted in (("links", LinkKind.FABRIC), ("access_links", LinkKind.ACCESS)):
+        if kind in sweep.kinds:
+            elements += [
+                LinkDown(at_ns=sweep.at_ns, link=LinkRef(link.a.node, link.b.node))
+                for link in topo.links()
+                if link.kind is wanted
+            ]
+    flows = scenario.flows()
+    cases = []
+    for combo in itertools.combinations(elements, sweep.size):
+        dead_switches = {e.switch for e in combo if isinstance(e, SwitchDown)}
+        dead_links = {frozenset((e.link.a, e.link.b)) for e in combo if isinstance(e, LinkDown)}
+        left = all(has_path(topo, f.src, f.dst, dead_switches, dead_links) for f in flows)
+        name = " + ".join(e.describe() for e in combo)
+        cases.append(SweepCase(name, tuple(combo), left))
+    return cases
+
+
+def has_path(
+    topo: Topology,
+    src: str,
+    dst: str,
+    dead_switches: set[str],
+    dead_links: set[frozenset[str]],
+) -> bool:
+    """Whether some plane still joins ``src`` and ``dst`` (T0 -> [T1 -> T0])."""
+
+    def up(a: str, b: str) -> bool:
+        return frozenset((a, b)) not in dead_links and not {a, b} & dead_switches
+
+    for plane in range(topo.plane_count):
+        t0_src = topo.nic_port(src, plane).t0
+        t0_dst = topo.nic_port(dst, plane).t0
+        if not (up(src, t0_src) and up(dst, t0_dst)):
+            continue
+        if t0_src == t0_dst:
+            return True
+        for t1 in _t1_names(topo, plane):
+            if up(t0_src, t1) and up(t1, t0_dst):
+                return True
+    return False
+
+
+def _t1_names(topo: Topology, plane: int) -> list[str]:
+    return [s.name for s in topo.switches if s.plane == plane and s.role is Role.T1]
+
+
+def sweep_assertions(scenario: Scenario, case: SweepCase) -> Assertions:
+    """A case with a path left keeps the scenario's assertions; one without must fail
+    promptly and specifically instead."""
+    if case.path_left:
+        return replace(scenario.assertions, expect_failure_within_ns=None)
+    bound = scenario.assertions.expect_failure_within_ns or DEFAULT_FAILURE_BOUND_NS
+    return Assertions(byte_exact=False, expect_failure_within_ns=bound)
+
+
+def run_sweep(
+    scenario: Scenario, options: RunOptions, say: Say | None = None
+) -> list[tuple[SweepCase, RunResult]]:
+    out = []
+    cases = sweep_cases(scenario)
+    for number, case in enumerate(cases, 1):
+        if say is not None:
+            say(f"case {number}/{len(cases)}: {case.name}")
+        variant = Variant(name=f"case:{case.name}", timeline=case.timeline)
+        run, _ = run_checked(
+            scenario, variant, options, assertions=sweep_assertions(scenario, case)
+        )
+        out.append((case, run))
+    return out

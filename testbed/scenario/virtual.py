@@ -1,0 +1,278 @@
+"""Runs a scenario on the virtual-time fabric (:mod:`vfabric`): deterministic, virtual ns.
+
+Each timeline event becomes one or more :mod:`vfabric.faults`; each flow a
+:meth:`vfabric.VirtualFabric.transfer` (a flow with ``connections: N`` is N transfers
+sharing its bytes). The fabric's measurements are turned into a
+:class:`~testbed.scenario.results.RunResult`.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+from typing import Any
+
+from nic_emu import NicConfig
+from testbed.scenario.checks import link_key
+from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.model import (
+    EvDrop,
+    Event,
+    Flap,
+    Flow,
+    LinkDown,
+    LinkRef,
+    LinkUp,
+    Loss,
+    PortDown,
+    PortRef,
+    PortUp,
+    Scenario,
+    SwitchDown,
+    SwitchUp,
+    target_json,
+)
+from testbed.scenario.results import EventResult, RunResult, TransferResult
+from topologies import Topology
+from vfabric import VirtualFabric, VirtualFabricError, faults
+
+Progress = Callable[[int], None]
+
+
+@dataclass(frozen=True)
+class Variant:
+    """How one run differs from the scenario as written."""
+
+    name: str = "mrc"
+    transport: str | None = None  # override every flow's transport (None: as written)
+    nic: dict[str, Any] = field(default_factory=dict)  # more NicConfig overrides
+    fabric: dict[str, Any] = field(default_factory=dict)  # trimming / ecn overrides
+    timeline: tuple[Event, ...] | None = None  # replaces the scenario's timeline
+
+
+def faults_for(scenario: Scenario, event: Event) -> list[faults.Fault]:
+    """The vfabric faults that make ``event`` happen."""
+    at = event.at_ns
+    if isinstance(event, LinkDown | LinkUp):
+        cls = faults.LinkDown if isinstance(event, LinkDown) else faults.LinkUp
+        return [cls(at, event.link.a, event.link.b)]
+    if isinstance(event, SwitchDown | SwitchUp):
+        cls_s = faults.SwitchDown if isinstance(event, SwitchDown) else faults.SwitchUp
+        return [cls_s(at, event.switch)]
+    if isinstance(event, PortDown | PortUp):
+        cls_p = faults.NicPortDown if isinstance(event, PortDown) else faults.NicPortUp
+        return [cls_p(at, event.port.nic, event.port.plane)]
+    if isinstance(event, Flap):
+        a, b = _link_ends(scenario, event.of)
+        return [faults.Flap(at, a, b, event.period_ns, event.down_ns, event.until_ns)]
+    if isinstance(event, Loss):
+        links = event.links or tuple(
+            LinkRef(link.a.node, link.b.node) for link in scenario.topology.links()
+        )
+        return [faults.LinkLoss(at, ln.a, ln.b, event.rate, event.until_ns) for ln in links]
+    if isinstance(event, EvDrop):
+        return [faults.EvDrop(at, event.nic, event.ev, event.fraction, event.until_ns)]
+    return []  # an incast is traffic, not a fault (Scenario.flows has its transfers)
+
+
+def _link_ends(scenario: Scenario, target: LinkRef | PortRef) -> tuple[str, str]:
+    if isinstance(target, LinkRef):
+        return target.a, target.b
+    return target.nic, scenario.topology.nic_port(target.nic, target.plane).t0
+
+
+def nic_config(scenario: Scenario, variant: Variant) -> NicConfig:
+    return NicConfig(**{**scenario.nic, **variant.nic})
+
+
+def run_virtual(
+    scenario: Scenario,
+    variant: Variant,
+    *,
+    seed: int | None = None,
+    out_dir: Path | None = None,
+    progress: Progress | None = None,
+) -> RunResult:
+    """One run; ``out_dir`` (if given) receives the JSON-lines event log."""
+    started = time.perf_counter()
+    seed = scenario.seed if seed is None else seed
+    if variant.timeline is not None:
+        scenario = replace(scenario, timeline=variant.timeline)
+    timeline = scenario.timeline
+    flows = scenario.flows(variant.transport)
+    fabric_options = {
+        "trimming": scenario.fabric.trimming,
+        "ecn": scenario.fabric.ecn,
+        **variant.fabric,
+    }
+    try:
+        fabric = VirtualFabric(
+            scenario.topology,
+            seed=seed,
+            nic_config=nic_config(scenario, variant),
+            trimming=fabric_options["trimming"],
+            ecn=fabric_options["ecn"],
+            event_log=out_dir / "events.jsonl" if out_dir is not None else None,
+            bin_ns=scenario.plot_bin_ns,
+        )
+    except VirtualFabricError as exc:
+        raise ScenarioRunError(f"{scenario.name}: cannot build the virtual fabric: {exc}") from None
+    try:
+        transfers = _start_flows(fabric, flows)
+        fault_of_event: dict[int, list[int]] = {}
+        for index, event in enumerate(timeline):
+            for fault in faults_for(scenario, event):
+                fault_of_event.setdefault(index, []).append(len(fabric.faults))
+                try:
+                    fabric.schedule(fault)
+                except VirtualFabricError as exc:
+                    raise ScenarioRunError(f"{scenario.source}: timeline[{index}]: {exc}") from None
+        fabric.run(until_ns=scenario.duration_ns, progress=progress)
+        return _result(
+            scenario, variant, seed, fabric, transfers, timeline, fault_of_event, started
+        )
+    finally:
+        fabric.close()
+
+
+def _start_flows(fabric: VirtualFabric, flows: list[Flow]) -> list[tuple[Flow, Any]]:
+    out = []
+    for flow in flows:
+        sizes = _split(flow.nbytes, flow.connections)
+        for size in sizes:
+            messages = max(1, min(flow.messages // len(sizes) or 1, size))
+            transfer = fabric.transfer(
+                flow.src,
+                flow.dst,
+                size,
+                start_ns=flow.start_ns,
+                messages=messages,
+                transport=flow.transport,
+            )
+            out.append((flow, transfer))
+    return out
+
+
+def _split(nbytes: int, parts: int) -> list[int]:
+    base, extra = divmod(nbytes, parts)
+    return [base + (1 if i < extra else 0) for i in range(parts) if base or i < extra]
+
+
+def _result(
+    scenario: Scenario,
+    variant: Variant,
+    seed: int,
+    fabric: VirtualFabric,
+    transfers: list[tuple[Flow, Any]],
+    timeline: tuple[Event, ...],
+    fault_of_event: dict[int, list[int]],
+    started: float,
+) -> RunResult:
+    failed_at = {
+        (rec.detail or {}).get("transfer"): rec.t_ns
+        for rec in fabric.records()
+        if rec.kind == "transfer_failed"
+    }
+    rows = []
+    for flow, t in transfers:
+        info = t.as_dict(fabric._retx_bytes(t))
+        sender = t.sender.counters if t.sender is not None else {}
+        rows.append(
+            TransferResult(
+                name=flow.name,
+                traffic=flow.traffic,
+                src=t.src,
+                dst=t.dst,
+                transport=t.transport,
+                nbytes=t.nbytes,
+                start_ns=t.start_ns,
+                completion_ns=t.completion_ns,
+                bytes_delivered=t.bytes_delivered,
+                bytes_verified=t.bytes_verified,
+                failure=t.failure,
+                message_completion_ns=list(info["message_completion_ns"]),
+                retransmitted_bytes=int(info["retransmitted_bytes"]),
+                nacks=int(info["nacks_received"]),
+                failed_at_ns=failed_at.get(t.id) if t.failure is not None else None,
+                timeouts=int(sender.get("losses_timeout", 0)),
+            )
+        )
+    repaths = {r["fault"]: r for r in fabric.repaths()}
+    events = []
+    for index, event in enumerate(timeline):
+        measured: list[int | None] = []
+        affected = 0
+        for fault_index in fault_of_event.get(index, []):
+            entry = repaths.get(fault_index)
+            if entry is not None:
+                affected += int(entry["affected_evs"])
+                measured.extend(round(us * 1000) for us in entry["repath_us"])
+        events.append(
+            EventResult(
+                index=index,
+                kind=event.kind,
+                at_ns=event.at_ns,
+                description=event.describe(),
+                target=target_json(event.target),
+                params={**event.params(), "affected_evs": affected},
+                repath_ns=measured,
+            )
+        )
+    links = fabric.link_counters()
+    counters: dict[str, Any] = {
+        "trims": sum(int(r["trims"]) for r in links.values()),
+        "ecn_marks": sum(int(r["ecn_marks"]) for r in links.values()),
+        "drops": sum(
+            int(r["queue_limit_drops"]) + int(r["tail_drops"]) + sum(r["drops"].values())
+            for r in links.values()
+        ),
+        "nacks": sum(t.nacks for t in rows),
+        "timeouts": sum(t.timeouts for t in rows),
+        "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
+        "switch_traversals": fabric.traversals(),
+        "per_plane": {str(p): c for p, c in fabric.plane_counters().items()},
+        "per_link": links,
+    }
+    goodput = fabric.goodput()
+    return RunResult(
+        scenario=scenario.name,
+        variant=variant.name,
+        mode="virtual",
+        transport=variant.transport or "as-written",
+        seed=seed,
+        topology=scenario.topology.name,
+        end_ns=fabric.now,
+        wall_seconds=time.perf_counter() - started,
+        transfers=rows,
+        events=events,
+        bin_ns=int(goodput["bin_ns"]),
+        goodput=goodput_series(goodput, scenario.topology),
+        counters=counters,
+        ev_changes=fabric.ev_state_changes(),
+        event_log_sha256=fabric.event_log_sha256,
+    )
+
+
+def goodput_series(goodput: dict[str, Any], topology: Topology) -> dict[str, list[float]]:
+    """vfabric's goodput timelines as result series (see testbed.scenario.results)."""
+    out: dict[str, list[float]] = {}
+    planes = goodput["per_plane"]
+    count = len(goodput["t_ns"])
+    out["total"] = [sum(series[i] for series in planes.values()) for i in range(count)]
+    for plane, series in planes.items():
+        out[f"plane:{plane}"] = list(series)
+    for t1, series in goodput["per_t1"].items():
+        out[f"t1:{t1}"] = list(series)
+    for name, series in goodput["per_link"].items():
+        link = topology.link(*name.split("->"))
+        key = link_key(link.a.node, link.b.node)
+        if key in out:
+            out[key] = [a + b for a, b in zip(out[key], series)]
+        else:
+            out[key] = list(series)
+    for key in [k for k in out if k.startswith("link:")]:
+        if not any(out[key]):
+            del out[key]  # links that carried no data: keep the JSON small
+    return out

@@ -1,0 +1,236 @@
+"""What ``mrc-testbed run`` and ``compare`` leave in ``results/<scenario>/``.
+
+- ``result.json``: :meth:`RunResult.to_json` (schema in docs/scenarios.md);
+- ``run.png``: goodput over time (per plane and per T1 of plane 0) with the events
+  marked, above the EV states of the first sender over time (:mod:`vfabric.plots`);
+- ``events.jsonl``: the fabric's event log (virtual mode);
+- compare: ``mrc/`` and ``roce/`` as above, ``compare.json`` and ``report.md``.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from testbed.scenario.checks import line_rate_gbps
+from testbed.scenario.model import Flap, Loss, Scenario
+from testbed.scenario.results import RunResult
+from testbed.scenario.runner import Comparison
+from testbed.scenario.units import format_size
+from testbed.scenario.units import format_time_ns as fmt
+
+RESULT_JSON = "result.json"
+RUN_PNG = "run.png"
+REPORT_MD = "report.md"
+COMPARE_JSON = "compare.json"
+
+
+def write_run(scenario: Scenario, run: RunResult, out_dir: Path) -> RunResult:
+    """Writes the run's JSON and plot into ``out_dir``; records them in ``run.files``."""
+    out_dir.mkdir(parents=True, exist_ok=True)
+    plot = write_plot(scenario, run, out_dir / RUN_PNG)
+    run.files["plot"] = plot.name
+    if (out_dir / "events.jsonl").is_file():
+        run.files["event_log"] = "events.jsonl"
+    run.files["result"] = RESULT_JSON
+    (out_dir / RESULT_JSON).write_text(json.dumps(run.to_json(), indent=1) + "\n", "utf-8")
+    return run
+
+
+def plot_marks(
+    scenario: Scenario, run: RunResult
+) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
+    """Vertical lines for point events, shaded spans for flapping and loss."""
+    marks, spans = [], []
+    for event in run_events(scenario, run):
+        if isinstance(event, Flap):
+            spans.append((event.at_ns, event.until_ns, event.describe()))
+        elif isinstance(event, Loss):
+            spans.append((event.at_ns, event.until_ns or run.end_ns, event.describe()))
+        else:
+            marks.append((event.at_ns, event.describe()))
+    return marks, spans
+
+
+def run_events(scenario: Scenario, run: RunResult) -> list[Any]:
+    """The timeline the run had (a sweep case has its own)."""
+    by_index = {e.index: e for e in run.events}
+    if len(by_index) == len(scenario.timeline) and all(
+        by_index[i].at_ns == ev.at_ns for i, ev in enumerate(scenario.timeline)
+    ):
+        return list(scenario.timeline)
+    return []
+
+
+def fabric_goodput(run: RunResult) -> dict[str, Any]:
+    """The run's series in the shape :mod:`vfabric.plots` draws."""
+    count = len(run.goodput.get("total", []))
+    return {
+        "bin_ns": run.bin_ns,
+        "t_ns": [i * run.bin_ns for i in range(count)],
+        "per_plane": {
+            int(k.split(":", 1)[1]): v for k, v in run.goodput.items() if k.startswith("plane:")
+        },
+        "per_t1": {k.split(":", 1)[1]: v for k, v in run.goodput.items() if k.startswith("t1:")},
+    }
+
+
+def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
+    from vfabric.plots import write_run_plot
+
+    marks, spans = plot_marks(scenario, run)
+    nic = run.transfers[0].src if run.transfers else None
+    evs = scenario.nic.get("evs_per_connection", _default_evs())
+    senders = sum(1 for t in run.transfers if t.src == nic and t.transport == "mrc")
+    return write_run_plot(
+        path,
+        fabric_goodput(run),
+        run.ev_changes,
+        total_evs=evs * max(senders, 1),
+        end_ns=max(run.end_ns, 1),
+        title=f"{scenario.name} ({run.variant}, {run.mode}): {scenario.description}"[:110],
+        nic=nic,
+        marks=marks,
+        spans=spans,
+        line_rate_gbps=scenario.topology.links_of(nic)[0].rate_gbps if nic else None,
+    )
+
+
+def _default_evs() -> int:
+    from nic_emu import NicConfig
+
+    return NicConfig().evs_per_connection
+
+
+# ------------------------------------------------------------------ compare report
+
+
+def write_comparison(comparison: Comparison, out_dir: Path) -> Path:
+    scenario = comparison.scenario
+    for run in (comparison.mrc, comparison.roce):
+        write_run(scenario, run, out_dir / run.variant)
+    data = {
+        "scenario": scenario.name,
+        "ok": comparison.ok,
+        "completion_ratio": comparison.completion_ratio,
+        "checks": [vars(c) for c in comparison.checks],
+        "mrc": f"mrc/{RESULT_JSON}",
+        "roce": f"roce/{RESULT_JSON}",
+    }
+    (out_dir / COMPARE_JSON).write_text(json.dumps(data, indent=1) + "\n", "utf-8")
+    path = out_dir / REPORT_MD
+    path.write_text(report_markdown(comparison), "utf-8")
+    return path
+
+
+def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, float]]:
+    """Per timeline event: goodput (Gb/s) while it lasts (until the next event) and after
+    it (the same length of time after that)."""
+    rows = []
+    timeline = list(scenario.timeline)
+    end = run.completion_ns() or run.end_ns
+    for i, event in enumerate(timeline):
+        stop = timeline[i + 1].at_ns if i + 1 < len(timeline) else end
+        if isinstance(event, Flap) or (isinstance(event, Loss) and event.until_ns is not None):
+            stop = event.until_ns
+        stop = max(stop, event.at_ns + run.bin_ns)
+        span = stop - event.at_ns
+        rows.append(
+            (
+                f"{fmt(event.at_ns)}: {event.describe()}",
+                run.goodput_gbps(event.at_ns, stop),
+                run.goodput_gbps(stop, stop + span),
+            )
+        )
+    return rows
+
+
+def report_markdown(comparison: Comparison) -> str:
+    scenario, mrc, roce = comparison.scenario, comparison.mrc, comparison.roce
+    lines = [
+        f"# {scenario.name}: MRC vs RoCE",
+        "",
+        scenario.description,
+        "",
+        f"Topology `{scenario.topology.name}` ({scenario.topology.summary()}), seed "
+        f"{mrc.seed}, {mrc.mode} fabric. Traffic: "
+        + "; ".join(
+            f"{t.name}: {t.pattern} ({len(t.pairs)} pair{'s' if len(t.pairs) != 1 else ''}), "
+            f"{format_size(t.nbytes)} each"
+            for t in scenario.traffic
+        )
+        + f". Senders' line rate {line_rate_gbps(scenario):g} Gb/s.",
+        "",
+    ]
+    if scenario.paper:
+        lines += [f"Paper: {scenario.paper}", ""]
+    lines += [
+        "| | MRC | RoCE |",
+        "|---|---|---|",
+        f"| completion time | {_done(mrc)} | {_done(roce)} |",
+        f"| bytes delivered intact | {_intact(mrc)} | {_intact(roce)} |",
+    ]
+    for (label, m_during, m_after), (_, r_during, r_after) in zip(
+        phase_rows(scenario, mrc), phase_rows(scenario, roce)
+    ):
+        lines.append(f"| goodput during {label} | {m_during:.1f} Gb/s | {r_during:.1f} Gb/s |")
+        lines.append(f"| goodput after {label} | {m_after:.1f} Gb/s | {r_after:.1f} Gb/s |")
+    m50, m99 = mrc.message_percentiles_ns()
+    r50, r99 = roce.message_percentiles_ns()
+    lines += [
+        f"| message completion p50 | {_opt(m50)} | {_opt(r50)} |",
+        f"| message completion p99 | {_opt(m99)} | {_opt(r99)} |",
+        f"| bytes retransmitted | {mrc.retransmitted_bytes():,} | {roce.retransmitted_bytes():,} |",
+        f"| trims / NACKs / timeouts | {_tnt(mrc)} | {_tnt(roce)} |",
+        "",
+    ]
+    ratio = comparison.completion_ratio
+    if ratio is not None:
+        lines += [
+            "RoCE took "
+            + ("forever (it did not complete)" if ratio == float("inf") else f"{ratio:.2f} x")
+            + " as long as MRC.",
+            "",
+        ]
+    lines += ["## Checks", ""]
+    for label, checks in (
+        ("MRC", mrc.checks),
+        ("RoCE", roce.checks),
+        ("MRC vs RoCE", comparison.checks),
+    ):
+        for c in checks:
+            verdict = "pass" if c.ok else "FAIL"
+            lines.append(f"- {label}: {c.name}: {verdict} (expected {c.expected}; {c.measured})")
+    lines += [
+        "",
+        "## Plots",
+        "",
+        f"MRC: ![MRC](mrc/{RUN_PNG})",
+        "",
+        f"RoCE: ![RoCE](roce/{RUN_PNG})",
+        "",
+    ]
+    return "\n".join(lines)
+
+
+def _done(run: RunResult) -> str:
+    done = run.completion_ns()
+    if done is not None:
+        return fmt(done)
+    failed = [t for t in run.transfers if t.failure]
+    return f"did not complete ({len(failed)} failed)" if failed else "did not complete"
+
+
+def _intact(run: RunResult) -> str:
+    total = sum(t.nbytes for t in run.transfers)
+    return f"{sum(t.bytes_verified for t in run.transfers):,} of {total:,}"
+
+
+def _opt(ns: float | None) -> str:
+    return "-" if ns is None else fmt(ns)
+
+
+def _tnt(run: RunResult) -> str:
+    c = run.counters
+    return f"{c.get('trims', 0):,} / {c.get('nacks', 0):,} / {c.get('timeouts', 0):,}"

@@ -1,0 +1,98 @@
+"""The conformance corpus agrees with docs/conformance.md, on p4emu and (``-m bmv2``) on BMv2."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bmv2_harness import by_port, run_on_bmv2, run_stf_recorded, tools_missing
+
+from p4emu.cli import main as p4emu_main
+from p4emu.stf.corpus import FAILED, PASSED, UNSUPPORTED, find_cases, run_corpus
+
+HERE = Path(__file__).parent
+DOC = HERE.parents[1] / "docs" / "conformance.md"
+_ROW = re.compile(r"^\|[^|]*\|\s*`([^`]+)`\s*\|\s*(\w+)\s*\|([^|]*)\|")
+STATUSES = {"supported": PASSED, "differs": PASSED, "unsupported": UNSUPPORTED}
+
+
+def documented() -> dict[str, tuple[str, str]]:
+    """``feature/name`` -> (status, BMv2 column) from the table in docs/conformance.md."""
+    rows: dict[str, tuple[str, str]] = {}
+    for line in DOC.read_text(encoding="utf-8").splitlines():
+        match = _ROW.match(line)
+        if match:
+            name, status, bmv2 = match.group(1), match.group(2), match.group(3).strip()
+            assert name not in rows, f"{name} has two rows in {DOC.name}"
+            assert status in STATUSES, f"{name}: unknown status {status!r}"
+            rows[name] = (status, bmv2)
+    return rows
+
+
+def case_name(program: Path) -> str:
+    return program.relative_to(HERE).with_suffix("").as_posix()
+
+
+ROWS = documented()
+CASES = {case_name(program): (program, stf) for program, stf in find_cases(HERE)}
+COMPARED = sorted(name for name, (_, bmv2) in ROWS.items() if bmv2 == "compared")
+
+
+def test_every_program_has_a_row_and_every_row_a_program() -> None:
+    assert sorted(ROWS) == sorted(CASES)
+
+
+def test_each_outcome_is_the_documented_status() -> None:
+    result = run_corpus(HERE)
+    outcomes = {case_name(case.program): case for case in result.cases}
+    for name, (status, _) in ROWS.items():
+        case = outcomes[name]
+        assert case.outcome == STATUSES[status], f"{name}: {case.outcome}\n{case.detail}"
+        if case.outcome == UNSUPPORTED:
+            assert "unsupported construct: " in case.detail
+            assert case.detail.startswith(f"{case.program}:")  # file:line:col
+    assert result.count(FAILED) == 0
+
+
+def test_directory_mode_prints_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
+    assert p4emu_main(["stf", "-q", str(HERE / "semantics")]) == 0
+    assert capsys.readouterr().out.splitlines()[-1] == "4 passed, 0 failed, 0 unsupported"
+
+
+def test_directory_mode_counts_failures_and_unsupported(
+    tmp_path: Path, capsys: pytest.CaptureFixture[str]
+) -> None:
+    program = HERE / "semantics" / "local_header.p4"
+    (tmp_path / "ok.p4").write_text(program.read_text())
+    (tmp_path / "ok.stf").write_text((HERE / "semantics" / "local_header.stf").read_text())
+    (tmp_path / "bad.p4").write_text(program.read_text())
+    (tmp_path / "bad.stf").write_text("packet 0 01 02 FF\nexpect 1 00\n")
+    (tmp_path / "no.p4").write_text((HERE / "frontend" / "struct_in_header.p4").read_text())
+    (tmp_path / "no.stf").write_text("packet 0 00\n")
+    (tmp_path / "helper.p4").write_text("// an include, no .stf: not a test\n")
+    assert p4emu_main(["stf", str(tmp_path)]) == 1
+    out = capsys.readouterr().out.splitlines()
+    assert out[-1] == "1 passed, 1 failed, 1 unsupported"
+    assert any(line.startswith("FAIL ") for line in out)
+    assert any(line.startswith("UNSUPPORTED ") for line in out)
+
+
+def test_directory_mode_errors(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert p4emu_main(["stf", str(tmp_path)]) == 1
+    assert "no PROGRAM.p4 with a PROGRAM.stf" in capsys.readouterr().err
+    assert p4emu_main(["stf", str(HERE), "x.stf"]) == 1
+    assert "is a directory: give no TEST.stf" in capsys.readouterr().err
+
+
+@pytest.mark.bmv2
+@pytest.mark.parametrize("name", COMPARED)
+def test_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
+    reason = tools_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    program, stf = CASES[name]
+    passed, report, recording = run_stf_recorded(program, stf)
+    assert passed, report
+    bmv2 = run_on_bmv2(program, recording.updates, recording.packets, tmp_path)
+    assert by_port(recording.outputs) == by_port(bmv2)

@@ -1,0 +1,57 @@
+"""Runs of the bundled scenarios on the virtual fabric, each made once per test session."""
+
+from __future__ import annotations
+
+from functools import cache
+
+from testbed.scenario.load import bundled_names, load
+from testbed.scenario.model import Scenario
+from testbed.scenario.results import RunResult
+from testbed.scenario.runner import (
+    Comparison,
+    RunOptions,
+    compare,
+    control_variant,
+    run_checked,
+)
+from testbed.scenario.virtual import Variant
+
+OPTIONS = RunOptions(mode="virtual")
+
+
+def compared(scenario: Scenario) -> bool:
+    """Whether the scenario says something about RoCE (then it runs as a comparison)."""
+    return scenario.roce is not None or scenario.assertions.roce_slower_by is not None
+
+
+@cache
+def scenario(name: str) -> Scenario:
+    return load(name)
+
+
+@cache
+def comparison(name: str) -> Comparison:
+    return compare(scenario(name), OPTIONS)
+
+
+@cache
+def main_run(name: str) -> RunResult:
+    s = scenario(name)
+    if compared(s):
+        return comparison(name).mrc
+    return run_checked(s, Variant(), OPTIONS)[0]
+
+
+@cache
+def control_run(name: str, control: str) -> RunResult:
+    s = scenario(name)
+    (wanted,) = [c for c in s.negative_controls if c.name == control]
+    return run_checked(s, control_variant(wanted), OPTIONS)[0]
+
+
+def plain_names() -> list[str]:
+    return [n for n in bundled_names() if scenario(n).sweep is None]
+
+
+def sweep_names() -> list[str]:
+    return [n for n in bundled_names() if scenario(n).sweep is not None]

@@ -1,0 +1,184 @@
+"""Assertions evaluated on hand-made results: each check passes and fails where it should."""
+
+from __future__ import annotations
+
+import pytest
+
+from testbed.scenario.checks import compare_checks, evaluate, line_rate_gbps
+from testbed.scenario.load import loads
+from testbed.scenario.model import Assertions
+from testbed.scenario.results import EventResult, RunResult, TransferResult
+
+SCENARIO = """
+name: c
+topology: tiny
+duration: 1ms
+traffic: [{name: main, src: nic0, dst: nic3, bytes: 1000, messages: 2}]
+timeline:
+  - {at: 100us, link_down: [p0-t0-0, p0-t1-0]}
+  - {at: 200us, link_up: [p0-t0-0, p0-t1-0]}
+  - {at: 300us, ev_drop: {nic: nic0, plane: 0, t1: 1, fraction: 0.2}}
+"""
+
+
+@pytest.fixture
+def scenario():
+    return loads(SCENARIO, source="c.yaml")
+
+
+def make_run(**changes) -> RunResult:
+    transfer = TransferResult(
+        name="main:nic0->nic3",
+        traffic="main",
+        src="nic0",
+        dst="nic3",
+        transport="mrc",
+        nbytes=1000,
+        start_ns=0,
+        completion_ns=500_000,
+        bytes_delivered=1000,
+        bytes_verified=1000,
+        failure=None,
+        message_completion_ns=[250_000, 500_000],
+        retransmitted_bytes=10,
+    )
+    run = RunResult(
+        scenario="c",
+        variant="mrc",
+        mode="virtual",
+        transport="mrc",
+        seed=1,
+        topology="tiny",
+        end_ns=600_000,
+        wall_seconds=0.1,
+        transfers=[transfer],
+        events=[EventResult(0, "link_down", 100_000, "cut", ["a", "b"], {}, [20_000])],
+        bin_ns=50_000,
+        goodput={"total": [100.0] * 2 + [90.0] * 10, "link:p0-t0-0--p0-t1-0": [5.0] * 12},
+        counters={"trims": 3, "nacks": 2, "timeouts": 0},
+        ev_changes=[
+            {"t_ns": 310_000, "nic": "nic0", "ev": 0x10000, "from": "GOOD", "to": "ASSUMED_BAD"},
+            {"t_ns": 250_000, "nic": "nic0", "ev": 5, "from": "ASSUMED_BAD", "to": "GOOD"},
+        ],
+    )
+    for key, value in changes.items():
+        setattr(run, key, value)
+    return run
+
+
+def names(checks) -> dict[str, bool]:
+    return {c.name.split(" (")[0]: c.ok for c in checks}
+
+
+def test_passing_assertions(scenario) -> None:
+    a = Assertions(
+        completion_max_ns=600_000,
+        repath_max_ns=30_000,
+        retransmit_max_fraction=0.05,
+        ev_retired_within_ns=20_000,
+        revived_within_ns=100_000,
+        trims_min=1,
+        nacks_min=1,
+        timeouts_max=0,
+    )
+    checks = evaluate(scenario, a, make_run())
+    assert all(c.ok for c in checks), [c for c in checks if not c.ok]
+    assert len(checks) == 9
+
+
+def test_failing_assertions(scenario) -> None:
+    a = Assertions(
+        completion_max_ns=400_000,
+        repath_max_ns=10_000,
+        retransmit_max_fraction=0.001,
+        ev_retired_within_ns=5_000,
+        trims_min=5,
+        nacks_min=3,
+        timeouts_max=0,
+    )
+    run = make_run(counters={"trims": 0, "nacks": 0, "timeouts": 4})
+    checks = evaluate(scenario, a, run)
+    assert not any(c.ok for c in checks[1:]), checks
+    assert "after 10 us" in next(c.measured for c in checks if "retired" in c.name)
+
+
+def test_byte_exact_names_the_broken_transfer(scenario) -> None:
+    run = make_run()
+    run.transfers[0].bytes_verified = 900
+    run.transfers[0].failure = "message 1 arrived damaged"
+    (check,) = evaluate(scenario, Assertions(), run)
+    assert not check.ok
+    assert (
+        "900 of 1,000 bytes verified; main:nic0->nic3: message 1 arrived damaged" in check.measured
+    )
+
+
+def test_expected_failure(scenario) -> None:
+    run = make_run()
+    a = Assertions(expect_failure_within_ns=1_000_000)
+    assert not evaluate(scenario, a, run)[0].ok  # it completed
+    t = run.transfers[0]
+    t.completion_ns, t.failure, t.failed_at_ns = None, "no_usable_ev", 900_000
+    assert evaluate(scenario, a, run)[0].ok
+    t.failed_at_ns = 2_000_000
+    assert not evaluate(scenario, a, run)[0].ok
+
+
+def test_repath_never_measured_fails(scenario) -> None:
+    run = make_run(events=[EventResult(0, "link_down", 100_000, "cut", None, {}, [])])
+    (_, check) = evaluate(scenario, Assertions(repath_max_ns=50_000), run)
+    assert not check.ok and check.measured == "no repath measured for any event"
+
+
+def test_goodput_windows(scenario) -> None:
+    good = loads(
+        SCENARIO + "assertions: {goodput: [{event: 0, min_fraction: 0.85, window: 50us}]}",
+        source="c",
+    )
+    run = make_run()
+    checks = evaluate(good, good.assertions, run)
+    assert checks[-1].ok and "90.0 of 100.0 Gb/s (90.0%)" in checks[-1].measured
+    strict = loads(
+        SCENARIO + "assertions: {goodput: [{event: 0, min_fraction: 0.95, window: 50us}]}",
+        source="c",
+    )
+    assert not evaluate(strict, strict.assertions, run)[-1].ok
+
+
+def test_baseline_and_traffic_goodput(scenario) -> None:
+    s = loads(
+        SCENARIO + "assertions: {traffic_goodput: [{traffic: main, min_fraction: 0.9}],"
+        " goodput: [{event: 0, of: baseline, min_fraction: 0.5}]}",
+        source="c",
+    )
+    run, baseline = make_run(), make_run()
+    baseline.transfers[0].completion_ns = 400_000
+    checks = evaluate(s, s.assertions, run, baseline)
+    by_name = names(checks)
+    assert by_name["goodput of main"] is False  # 0.8 of the baseline's
+    assert "goodput 0 ns..50 us after event 0" in by_name
+    missing = evaluate(s, s.assertions, run, None)
+    assert not any(c.ok for c in missing[1:])
+
+
+def test_compare_checks_and_line_rate(scenario) -> None:
+    mrc, roce = make_run(), make_run()
+    roce.transfers[0].completion_ns = 1_500_000
+    (check,) = compare_checks(Assertions(roce_slower_by=2.5), mrc, roce)
+    assert check.ok and check.measured == "3.00 x"
+    roce.transfers[0].completion_ns = None
+    (check,) = compare_checks(Assertions(roce_slower_by=2.5), mrc, roce)
+    assert check.ok and check.measured == "RoCE did not complete"
+    assert compare_checks(Assertions(), mrc, roce) == []
+    assert line_rate_gbps(scenario) == 200.0
+
+
+def test_result_json_round_trip() -> None:
+    run = make_run()
+    data = run.to_json()
+    assert data["summary"]["message_p50_ns"] == 375_000
+    assert data["summary"]["message_p99_ns"] == 500_000
+    again = RunResult.from_json(data)
+    assert again.to_json() == data
+    assert run.goodput_gbps(0, 100_000) == 100.0
+    assert run.goodput_gbps(75_000, 125_000) == pytest.approx(95.0)

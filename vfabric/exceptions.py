@@ -1,0 +1,41 @@
+"""Errors of the virtual-time fabric.
+
+Everything a user can get wrong (an unknown link or node in a fault, a time in the past, a
+bad fault parameter, an impossible transfer) raises a subclass of
+:class:`VirtualFabricError` whose message names the offending item.
+"""
+
+from __future__ import annotations
+
+
+class VirtualFabricError(Exception):
+    """Base class of every error raised by the ``vfabric`` package."""
+
+
+class FabricSetupError(VirtualFabricError):
+    """The fabric cannot be built: the topology, its plan, a NIC configuration, the
+    timeline resolution or an output path is unusable."""
+
+
+class UnknownLinkError(VirtualFabricError):
+    """A fault or query names a link the topology does not have."""
+
+
+class UnknownNodeError(VirtualFabricError):
+    """A fault or transfer names a switch, NIC or plane the topology does not have."""
+
+
+class FaultTimeError(VirtualFabricError):
+    """A fault is scheduled in the past, or its times are inconsistent (end before start)."""
+
+
+class FaultValueError(VirtualFabricError):
+    """A fault parameter is out of range (probability, period, fraction...)."""
+
+
+class TransferSetupError(VirtualFabricError):
+    """A transfer cannot be set up (same NIC at both ends, bad size, unknown transport)."""
+
+
+class ProgramError(VirtualFabricError):
+    """The P4 program cannot be loaded, or the controller's entries cannot be written."""

@@ -1,0 +1,689 @@
+"""The virtual-time fabric: P4 switches, wires and MRC NICs on one event list."""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections.abc import Callable, Iterable, Mapping
+from itertools import pairwise
+from pathlib import Path
+from typing import IO, Any
+
+from controller.exceptions import ControllerError
+from controller.plan import FabricPlan, plan_fabric
+from nic_emu import events as ev_kinds
+from nic_emu.completions import AppEvent
+from nic_emu.config import NicConfig
+from nic_emu.core import NicCore
+from nic_emu.events import EventLog, EventRecord
+from nic_emu.exceptions import NicEmuError
+from nic_emu.transfers import RepathTracker
+from p4emu.runtime.clock import VirtualClock
+from p4emu.switch import DROP_QUEUE_FULL, RateScope, RateUnit, Switch
+from topologies import LinkKind, Role, Topology, TopologyError
+from topologies import load as load_topology
+from vfabric.eventlist import EventList
+from vfabric.exceptions import (
+    FabricSetupError,
+    TransferSetupError,
+    UnknownLinkError,
+    UnknownNodeError,
+    VirtualFabricError,
+)
+from vfabric.faults import Fault
+from vfabric.nodes import EvStats, NicNode, SwitchNode
+from vfabric.pcap import NsPcapWriter
+from vfabric.program import program_switch, push_updates, shared_program
+from vfabric.queues import LinkTrafficManager
+from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
+from vfabric.wires import Wire, frame_ev, frame_inner_src
+
+#: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
+PRIORITY_QUEUES = 8
+DEFAULT_BIN_NS = 10_000  # goodput timeline resolution: 10 us
+PROGRESS_EVERY_EVENTS = 50_000
+FABRIC = "fabric"  # the ``nic`` field of the fabric's own event-log records
+
+Progress = Callable[[int], None]
+LinkKey = tuple[str, str]
+
+
+class VirtualFabric:
+    """One topology in virtual time (docs/virtual-fabric.md has the whole story).
+
+    ``topology``: a :class:`topologies.Topology`, a bundled name (``tiny``) or a YAML
+    path. ``nic_config``: one :class:`nic_emu.NicConfig` for every NIC or a mapping NIC
+    name -> config (missing NICs get the defaults). ``trimming`` / ``ecn``: switch the
+    P4 program's trimming / ECN marking off in every port class. ``pcap_dir``: write one
+    pcap (nanosecond timestamps) per link direction there. ``event_log``: write the
+    JSON-lines event log there. ``bin_ns``: resolution of the goodput timelines.
+    """
+
+    def __init__(
+        self,
+        topology: Topology | str | Path,
+        *,
+        seed: int = 0,
+        nic_config: NicConfig | Mapping[str, NicConfig] | None = None,
+        trimming: bool = True,
+        ecn: bool = True,
+        pcap_dir: str | Path | None = None,
+        event_log: str | Path | None = None,
+        bin_ns: int = DEFAULT_BIN_NS,
+        program: str | Path | None = None,
+    ) -> None:
+        if isinstance(topology, Topology):
+            self.topology = topology
+        else:
+            try:
+                self.topology = load_topology(topology)
+            except TopologyError as exc:
+                raise FabricSetupError(f"topology {topology}: {exc}") from None
+        if isinstance(bin_ns, bool) or not isinstance(bin_ns, int) or bin_ns <= 0:
+            raise FabricSetupError(f"bin_ns must be a positive integer, got {bin_ns!r}")
+        self.seed = seed
+        self.bin_ns = bin_ns
+        self.trimming = trimming
+        self.ecn = ecn
+        self.clock = VirtualClock()
+        self.events = EventList(self.clock)
+        self.log = EventLog()
+        try:
+            self.plan: FabricPlan = plan_fabric(self.topology)
+        except ControllerError as exc:
+            raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
+        self.addresses = self.plan.addresses
+        self.program = shared_program(program)
+        self.switches: dict[str, SwitchNode] = {}
+        self.nics: dict[str, NicNode] = {}
+        self.wires: dict[tuple[str, str], Wire] = {}  # (src node, dst node) -> wire
+        self._links: dict[LinkKey, tuple[Wire, Wire]] = {}
+        self._link_kind: dict[LinkKey, LinkKind] = {}
+        self._down: dict[LinkKey, set[str]] = {}
+        self.faults: list[Fault] = []
+        self.transfers: list[Transfer] = []
+        self._by_qpn: dict[tuple[str, int], Transfer] = {}
+        self._log_sink: IO[str] | None = None
+        self._log_path = Path(event_log) if event_log is not None else None
+        self._log_written = 0
+        self._hash = hashlib.sha256()
+        self._pcaps: list[NsPcapWriter] = []
+        self._build_switches()
+        self._build_nics(nic_config)
+        self._build_wires()
+        if pcap_dir is not None:
+            self._open_pcaps(Path(pcap_dir))
+        if self._log_path is not None:
+            try:
+                self._log_path.parent.mkdir(parents=True, exist_ok=True)
+                self._log_sink = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+            except OSError as exc:
+                raise FabricSetupError(
+                    f"cannot write the event log {self._log_path}: {exc.strerror}"
+                ) from None
+        self.record(FABRIC, "start", topology=self.topology.name, seed=seed)
+
+    # ------------------------------------------------------------------ construction
+
+    def _build_switches(self) -> None:
+        settings = self.topology.switch_settings
+        codec = self.program.codec
+        for index, sw in enumerate(self.topology.switches):
+            links = self.topology.links_of(sw.name)
+            switch = Switch(
+                self.program.checked,
+                clock=self.clock,
+                cpu_port=settings.cpu_port,
+                drop_port=settings.drop_port,
+                priority_queues=PRIORITY_QUEUES,
+                queue_depth=min(link.queue_packets for link in links),
+                queue_rate_scope=RateScope.port,
+                seed=self.seed * 1_000_003 + index,
+            )
+            switch.tm = LinkTrafficManager(
+                self.clock,
+                priority_queues=PRIORITY_QUEUES,
+                default_depth=min(link.queue_packets for link in links),
+                rate_scope=RateScope.port,
+            )
+            for link in links:
+                port = link.endpoint(sw.name).port
+                switch.set_queue_rate(link.rate_gbps * 1e9, port, unit=RateUnit.bits_per_second)
+            updates = push_updates(self.plan[sw.name], codec, trimming=self.trimming, ecn=self.ecn)
+            program_switch(switch, updates, sw.name)
+            self.switches[sw.name] = SwitchNode(self.events, sw.name, switch)
+
+    def _build_nics(self, config: NicConfig | Mapping[str, NicConfig] | None) -> None:
+        if isinstance(config, Mapping):
+            unknown = sorted(set(config) - {nic.name for nic in self.topology.nics})
+            if unknown:
+                raise FabricSetupError(
+                    f"nic_config names {unknown[0]!r}, which is not a NIC of {self.topology.name}"
+                )
+        for i, nic in enumerate(self.topology.nics):
+            cfg = config.get(nic.name) if isinstance(config, Mapping) else config
+            try:
+                core = NicCore(
+                    nic.name, self.addresses, cfg, seed=self.seed * 1000 + i, log=self.log
+                )
+            except NicEmuError as exc:
+                raise FabricSetupError(f"NIC {nic.name}: {exc}") from None
+            self.nics[nic.name] = NicNode(self.events, core, self._on_app_event)
+
+    def _build_wires(self) -> None:
+        for link in self.topology.links():
+            key = (link.a.node, link.b.node)
+            ends = []
+            for src, dst in ((link.a, link.b), (link.b, link.a)):
+                access = link.kind is LinkKind.ACCESS
+                wire = Wire(
+                    self.events,
+                    link=key,
+                    src=src.node,
+                    src_port=link.plane if access and src is link.a else src.port,
+                    dst=dst.node,
+                    dst_port=link.plane if access and dst is link.a else dst.port,
+                    plane=link.plane,
+                    kind=link.kind.value,
+                    rate_bps=link.rate_gbps * 1e9,
+                    delay_ns=round(link.delay_us * 1000),
+                    bin_ns=self.bin_ns,
+                )
+                node = self.nics.get(dst.node) or self.switches[dst.node]
+                wire.sink = node.receive
+                wire.on_drop = self._on_wire_drop
+                if src.node in self.switches:
+                    self.switches[src.node].out[src.port] = wire
+                else:
+                    self.nics[src.node].uplinks[link.plane] = wire
+                self.wires[(src.node, dst.node)] = wire
+                ends.append(wire)
+            self._links[key] = (ends[0], ends[1])
+            self._link_kind[key] = link.kind
+            self._down[key] = set()
+
+    def _on_wire_drop(self, reason: str, frame: bytes) -> None:
+        """Count a lost frame against the EV and NIC that sent it."""
+        ev = frame_ev(frame)
+        if ev is None:
+            return
+        try:
+            nic, _ = self.addresses.nic_for_address(frame_inner_src(frame))
+        except TopologyError:
+            return
+        node = self.nics.get(nic)
+        if node is not None:
+            stats = node.ev_tx.get(ev)
+            if stats is None:
+                stats = node.ev_tx[ev] = EvStats()
+            stats.dropped += 1
+
+    def _open_pcaps(self, directory: Path) -> None:
+        try:
+            directory.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise FabricSetupError(f"cannot make the pcap directory {directory}: {exc}") from None
+        for (src, dst), wire in self.wires.items():
+            wire.pcap = NsPcapWriter(directory / f"{src}--{dst}.pcap")
+            self._pcaps.append(wire.pcap)
+
+    # ------------------------------------------------------------------ names
+
+    @property
+    def now(self) -> int:
+        return self.events.now
+
+    def link_key(self, a: str, b: str) -> LinkKey:
+        """The topology's (lower, upper) names of the link a -- b."""
+        try:
+            link = self.topology.link(a, b)
+        except TopologyError as exc:
+            raise UnknownLinkError(f"link {a} -- {b}: {exc}") from None
+        return (link.a.node, link.b.node)
+
+    def wires_of(self, key: LinkKey) -> list[Wire]:
+        return list(self._links[key])
+
+    def switch_node(self, name: str) -> SwitchNode:
+        node = self.switches.get(name)
+        if node is None:
+            raise UnknownNodeError(f"no switch {name!r} in {self.topology.name}")
+        return node
+
+    def nic_node(self, name: str) -> NicNode:
+        node = self.nics.get(name)
+        if node is None:
+            raise UnknownNodeError(f"no NIC {name!r} in {self.topology.name}")
+        return node
+
+    def nic_link(self, nic: str, plane: int) -> LinkKey:
+        self.nic_node(nic)
+        if isinstance(plane, bool) or not isinstance(plane, int):
+            raise UnknownNodeError(f"plane must be an integer, got {plane!r}")
+        if not 0 <= plane < self.topology.plane_count:
+            raise UnknownNodeError(
+                f"{nic} has ports on planes 0..{self.topology.plane_count - 1}, not {plane}"
+            )
+        return self.link_key(nic, self.topology.nic_port(nic, plane).t0)
+
+    def links_of(self, node: str) -> list[LinkKey]:
+        return [(link.a.node, link.b.node) for link in self.topology.links_of(node)]
+
+    def nic_uplinks(self, nic: str) -> list[Wire]:
+        return [w for w in self.nic_node(nic).uplinks if w is not None]
+
+    # ------------------------------------------------------------------ state changes
+
+    def record(self, who: str, kind: str, **detail: Any) -> None:
+        """A fabric record in the event log at the current virtual time."""
+        self.log.record(self.events.now, who, kind, **detail)
+
+    def set_link_state(self, key: LinkKey, cause: str, up: bool, fault: Fault | None) -> None:
+        causes = self._down[key]
+        was_up = not causes
+        if up:
+            causes.discard(cause)
+        else:
+            causes.add(cause)
+        now_up = not causes
+        self.record(
+            FABRIC,
+            "link_up" if up else "link_down",
+            link=f"{key[0]}--{key[1]}",
+            cause=cause,
+            effective=was_up != now_up,
+        )
+        if was_up == now_up:
+            return
+        for wire in self._links[key]:
+            wire.up = now_up
+        if self._link_kind[key] is LinkKind.ACCESS:
+            node = self.nics[key[0]]
+            node.set_port(self._links[key][0].plane, now_up)
+
+    def set_switch_state(self, name: str, up: bool, fault: Fault | None) -> None:
+        self.record(FABRIC, "switch_up" if up else "switch_down", switch=name)
+        for key in self.links_of(name):
+            self.set_link_state(key, f"switch:{name}", up, fault)
+
+    def schedule(self, fault: Fault) -> Fault:
+        """Validate ``fault`` (a specific VirtualFabricError names what is wrong) and put
+        it on the timeline."""
+        if not isinstance(fault, Fault):
+            raise VirtualFabricError(f"schedule() takes a vfabric.faults.Fault, got {fault!r}")
+        fault.validate(self)
+        index = len(self.faults)
+        rng = random.Random(f"vfabric-fault:{self.seed}:{index}")
+        fault.install(self, rng)
+        self.faults.append(fault)
+        self.record(FABRIC, "fault_scheduled", index=index, fault=fault.describe())
+        return fault
+
+    # ------------------------------------------------------------------ traffic
+
+    def transfer(
+        self,
+        src: str,
+        dst: str,
+        nbytes: int,
+        *,
+        start_ns: int = 0,
+        messages: int = 1,
+        transport: str = "mrc",
+        background: bool = False,
+    ) -> Transfer:
+        """Schedule a WRITE of ``nbytes`` (split into ``messages``) from ``src`` to ``dst``
+        at ``start_ns``. ``background``: :meth:`run` does not wait for it."""
+        self.nic_node(src)
+        self.nic_node(dst)
+        if src == dst:
+            raise TransferSetupError(f"transfer from {src} to itself")
+        if isinstance(nbytes, bool) or not isinstance(nbytes, int) or nbytes < 1:
+            raise TransferSetupError(f"transfer size must be a positive integer, got {nbytes!r}")
+        if (
+            isinstance(messages, bool)
+            or not isinstance(messages, int)
+            or not 1 <= messages <= nbytes
+        ):
+            raise TransferSetupError(
+                f"messages must be an integer in 1..{nbytes} (the size), got {messages!r}"
+            )
+        if transport not in TRANSPORTS:
+            raise TransferSetupError(
+                f"unknown transport {transport!r} (known: {', '.join(TRANSPORTS)})"
+            )
+        if isinstance(start_ns, bool) or not isinstance(start_ns, int) or start_ns < self.now:
+            raise TransferSetupError(
+                f"start_ns={start_ns!r} is not an integer time at or after now ({self.now} ns)"
+            )
+        t = Transfer(
+            len(self.transfers), src, dst, nbytes, messages, transport, start_ns, background
+        )
+        self.transfers.append(t)
+        self.events.at(start_ns, self._start_transfer, t)
+        return t
+
+    def _start_transfer(self, t: Transfer) -> None:
+        now = self.now
+        a, b = self.nics[t.src], self.nics[t.dst]
+        mode = TRANSPORTS[t.transport]
+        try:
+            qpn_a, qpn_b = a.core.allocate_qpn(), b.core.allocate_qpn()
+            t.sender = a.core.create_connection(
+                t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
+            )
+            t.receiver = b.core.create_connection(
+                t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
+            )
+        except NicEmuError as exc:
+            t.failure = f"setup: {exc}"
+            self.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
+            return
+        self._by_qpn[(t.src, qpn_a)] = t
+        self._by_qpn[(t.dst, qpn_b)] = t
+        t.data = transfer_payload(self.seed, t.id, t.nbytes)
+        t.region = b.core.register_memory(t.nbytes)
+        offset = 0
+        for size in split_sizes(t.nbytes, t.messages):
+            t.message_offsets.append((offset, size))
+            t.message_done_ns.append(None)
+            t.message_received_ns.append(None)
+            t.wr_ids.append(
+                t.sender.post_write(
+                    memoryview(t.data)[offset : offset + size],
+                    t.region.va + offset,
+                    t.region.rkey,
+                    now,
+                )
+            )
+            offset += size
+        self.record(
+            FABRIC, "transfer_start", transfer=t.id, src=t.src, dst=t.dst, bytes=t.nbytes, qpn=qpn_a
+        )
+        a.service()
+        b.service()
+
+    def _on_app_event(self, nic: str, event: AppEvent) -> None:
+        t = self._by_qpn.get((nic, event.qpn))
+        if t is None:
+            return
+        was = t.finished
+        t.on_event(nic, event, self.now)
+        if t.finished and not was:
+            if t.failure is None:
+                self.record(FABRIC, "transfer_done", transfer=t.id, intact=t.intact)
+            else:
+                self.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
+
+    # ------------------------------------------------------------------ running
+
+    def run(self, until_ns: int | None = None, *, progress: Progress | None = None) -> bool:
+        """Run until every foreground transfer has finished or failed (returns True), or
+        until ``until_ns`` / nothing is left to do (False). When no foreground transfer
+        is unfinished at the call (all done already, or none), it simply runs until
+        ``until_ns`` (e.g. to let queues drain). ``progress(now_ns)`` is called every few
+        tens of thousands of events."""
+        foreground = [t for t in self.transfers if not t.background and not t.finished]
+        counter = [0]
+
+        def stop() -> bool:
+            if progress is not None:
+                counter[0] += 1
+                if counter[0] * 64 % PROGRESS_EVERY_EVENTS < 64:
+                    progress(self.now)
+            return bool(foreground) and all(t.finished for t in foreground)
+
+        try:
+            finished = self.events.run(until_ns, stop)
+        finally:
+            self.flush()
+        return finished
+
+    # ------------------------------------------------------------------ event log
+
+    def flush(self) -> None:
+        """Hash (and write, with ``event_log``) every record not yet flushed."""
+        records = self.log.records
+        sink = self._log_sink
+        update = self._hash.update
+        for rec in records[self._log_written :]:
+            line = rec.to_json() + "\n"
+            update(line.encode())
+            if sink is not None:
+                sink.write(line)
+        self._log_written = len(records)
+        if sink is not None:
+            sink.flush()
+        for pcap in self._pcaps:
+            pcap.flush()
+
+    @property
+    def event_log_sha256(self) -> str:
+        self.flush()
+        return self._hash.hexdigest()
+
+    def close(self) -> None:
+        self.flush()
+        if self._log_sink is not None:
+            self._log_sink.close()
+            self._log_sink = None
+        for pcap in self._pcaps:
+            pcap.close()
+
+    def __enter__(self) -> VirtualFabric:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    # ------------------------------------------------------------------ results
+
+    def ev_state_changes(self) -> list[dict[str, Any]]:
+        """Every EV state change: time, NIC, QPN, EV, plane, from, to, reason."""
+        return [
+            {
+                "t_ns": rec.t_ns,
+                "nic": rec.nic,
+                "qpn": rec.qpn,
+                "ev": rec.ev,
+                "plane": rec.plane,
+                "from": (rec.detail or {}).get("old"),
+                "to": (rec.detail or {}).get("new"),
+                "reason": (rec.detail or {}).get("reason"),
+            }
+            for rec in self.log.records
+            if rec.kind == ev_kinds.EV_STATE
+        ]
+
+    def link_counters(self) -> dict[str, dict[str, Any]]:
+        """Per link direction: bytes and packets sent, data bytes, drops on the wire by
+        reason, and what the sending switch's P4 counters say about that port (trims, ECN
+        marks, queue-limit drops) plus its traffic manager's tail drops."""
+        out: dict[str, dict[str, Any]] = {}
+        for wire in self.wires.values():
+            row: dict[str, Any] = {
+                "plane": wire.plane,
+                "kind": wire.kind,
+                "tx_packets": wire.tx_packets,
+                "tx_bytes": wire.tx_bytes,
+                "data_bytes": wire.data_bytes,
+                "drops": dict(sorted(wire.drops.items())),
+                "trims": 0,
+                "ecn_marks": 0,
+                "queue_limit_drops": 0,
+                "tail_drops": 0,
+            }
+            node = self.switches.get(wire.src)
+            if node is not None:
+                counters = node.switch.objects.counters
+                port = wire.src_port
+                row["trims"] = counters["MrcIngress.trimmed"].read(port)[0]
+                row["ecn_marks"] = counters["MrcEgress.ecn_marked"].read(port)[0]
+                row["queue_limit_drops"] = counters["MrcIngress.drop_queue_full"].read(port)[0]
+                row["tail_drops"] = node.switch.dropped(port, DROP_QUEUE_FULL)
+            out[wire.name] = row
+        return out
+
+    def plane_counters(self) -> dict[int, dict[str, int]]:
+        planes: dict[int, dict[str, int]] = {}
+        for row in self.link_counters().values():
+            agg = planes.setdefault(
+                int(row["plane"]),
+                {
+                    "tx_packets": 0,
+                    "tx_bytes": 0,
+                    "data_bytes": 0,
+                    "trims": 0,
+                    "ecn_marks": 0,
+                    "queue_limit_drops": 0,
+                    "tail_drops": 0,
+                    "wire_drops": 0,
+                },
+            )
+            for name in ("tx_packets", "tx_bytes", "data_bytes", "trims", "ecn_marks"):
+                agg[name] += int(row[name])
+            agg["queue_limit_drops"] += int(row["queue_limit_drops"])
+            agg["tail_drops"] += int(row["tail_drops"])
+            agg["wire_drops"] += sum(row["drops"].values())
+        return dict(sorted(planes.items()))
+
+    def ev_counters(self) -> dict[str, dict[str, dict[str, int]]]:
+        """Per NIC: per EV it sent on (``tx``) and per EV of what it received (``rx``)."""
+        return {
+            name: {
+                "tx": {f"{ev:#010x}": s.as_dict() for ev, s in sorted(node.ev_tx.items())},
+                "rx": {f"{ev:#010x}": s.as_dict() for ev, s in sorted(node.ev_rx.items())},
+            }
+            for name, node in self.nics.items()
+        }
+
+    def switch_counters(self) -> dict[str, dict[str, int]]:
+        return {
+            name: {
+                "traversals": node.traversals,
+                "packets_out": node.switch.packets_out,
+                "unwired": node.unwired,
+                **{f"drop_{r}": n for (_, r), n in sorted(node.switch.drops.items())},
+            }
+            for name, node in self.switches.items()
+        }
+
+    def traversals(self) -> int:
+        return sum(node.traversals for node in self.switches.values())
+
+    def goodput(self, bin_ns: int | None = None) -> dict[str, Any]:
+        """Data payload Gb/s over time: per plane (delivered to NICs), per T1 (leaving it)
+        and per link direction, in bins of ``bin_ns`` (a multiple of the fabric's)."""
+        width = self.bin_ns if bin_ns is None else bin_ns
+        if width % self.bin_ns:
+            raise VirtualFabricError(
+                f"bin_ns={width} is not a multiple of the fabric's bin ({self.bin_ns} ns)"
+            )
+        factor = width // self.bin_ns
+        end = max(self.now, 1)
+        count = (end + width - 1) // width
+        per_link: dict[str, list[float]] = {}
+        per_plane: dict[int, list[float]] = {}
+        per_t1: dict[str, list[float]] = {}
+        t1s = {sw.name for sw in self.topology.switches if sw.role is Role.T1}
+        for wire in self.wires.values():
+            series = [0.0] * count
+            for index, nbytes in wire.bins.items():
+                slot = index // factor
+                if slot < count:
+                    series[slot] += nbytes * 8 / width
+            per_link[wire.name] = series
+            if wire.dst in self.nics:
+                row = per_plane.setdefault(wire.plane, [0.0] * count)
+                for i, v in enumerate(series):
+                    row[i] += v
+            if wire.src in t1s:
+                row = per_t1.setdefault(wire.src, [0.0] * count)
+                for i, v in enumerate(series):
+                    row[i] += v
+        return {
+            "bin_ns": width,
+            "t_ns": [i * width for i in range(count)],
+            "per_plane": dict(sorted(per_plane.items())),
+            "per_t1": dict(sorted(per_t1.items())),
+            "per_link": per_link,
+        }
+
+    def repaths(self) -> list[dict[str, Any]]:
+        """Per fault that takes links out of service: the repath events of the transfers
+        whose EVs cross those links (from the first packet lost on such a path to the last
+        packet sent on it), in µs."""
+        tracker = RepathTracker()
+        for t in self.transfers:
+            if t.sender is not None:
+                tracker.watch(t.sender)
+        tracker.feed(self.log.records)
+        episodes = tracker.events(0)
+        out = []
+        for index, fault in enumerate(self.faults):
+            links = set(fault.links(self))
+            if not links:
+                continue
+            failed: set[tuple[int, int]] = set()
+            for t in self.transfers:
+                if t.sender is None:
+                    continue
+                for entry in t.sender.evs.entries():
+                    if self._ev_crosses(t.src, t.dst, entry.ev, links):
+                        failed.add((t.sender.qpn, entry.ev))
+            hits = [
+                e
+                for e in episodes
+                if e["t_s"] * 1e9 >= fault.start and (e["qpn"], e["ev"]) in failed
+            ]
+            out.append(
+                {
+                    "fault": index,
+                    "kind": fault.kind,
+                    "start_ns": fault.start,
+                    "affected_evs": len(failed),
+                    "repath_us": [e["repath_time_us"] for e in hits],
+                    "max_repath_us": max((e["repath_time_us"] for e in hits), default=None),
+                    "events": hits,
+                }
+            )
+        return out
+
+    def _ev_crosses(self, src: str, dst: str, ev: int, links: set[LinkKey]) -> bool:
+        try:
+            path = self.addresses.path_for_ev(src, dst, ev)
+        except TopologyError:
+            return False
+        hops = [src, *path.switches, dst]
+        return any((a, b) in links or (b, a) in links for a, b in pairwise(hops))
+
+    def results(self) -> dict[str, Any]:
+        """Everything a run measured, as JSON-serialisable data."""
+        return {
+            "topology": self.topology.name,
+            "seed": self.seed,
+            "virtual_ns": self.now,
+            "events_run": self.events.events_run,
+            "switch_traversals": self.traversals(),
+            "transfers": [self.transfer_result(t) for t in self.transfers],
+            "faults": [f.describe() for f in self.faults],
+            "repaths": self.repaths(),
+            "planes": self.plane_counters(),
+            "links": self.link_counters(),
+            "switches": self.switch_counters(),
+            "evs": self.ev_counters(),
+            "ev_states": self.ev_state_changes(),
+            "event_log_sha256": self.event_log_sha256,
+        }
+
+    def transfer_result(self, t: Transfer) -> dict[str, Any]:
+        """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""
+        return t.as_dict(self._retx_bytes(t))
+
+    def _retx_bytes(self, t: Transfer) -> int:
+        if t.receiver is None:
+            return 0
+        return self.nics[t.src].retx_bytes.get(t.receiver.qpn, 0)
+
+    def records(self) -> Iterable[EventRecord]:
+        return iter(self.log.records)

@@ -1,0 +1,191 @@
+"""Switches and NICs of a virtual fabric: each has one way in, ``receive(port, frame)``,
+and schedules its own events on the fabric's event list."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from nic_emu.completions import AppEvent
+from nic_emu.core import NicCore
+from nic_emu.driver import service
+from p4emu.switch import Switch
+from vfabric.wires import (
+    RETX_DSCP,
+    TRIMMED_DSCPS,
+    Wire,
+    data_bytes,
+    frame_dqpn,
+    frame_dscp,
+    frame_ecn,
+    frame_ev,
+)
+
+if TYPE_CHECKING:
+    from vfabric.eventlist import EventList
+
+ECN_CE = 3
+
+
+class SwitchNode:
+    """A p4emu :class:`~p4emu.switch.Switch` on the shared virtual clock. Frames arrive
+    through :meth:`receive` (ingress runs at once); departures from its traffic manager
+    happen at their exact times, for which the node schedules its own wake-ups."""
+
+    __slots__ = ("_wakes", "events", "name", "out", "switch", "traversals", "unwired")
+
+    def __init__(self, events: EventList, name: str, switch: Switch) -> None:
+        self.events = events
+        self.name = name
+        self.switch = switch
+        self.out: dict[int, Wire] = {}
+        self.traversals = 0
+        self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
+        self._wakes: set[int] = set()
+        switch.output_callback = self._output
+        switch.packet_in_callback = self._packet_in
+
+    def receive(self, port: int, frame: bytes) -> None:
+        self.traversals += 1
+        self.switch.inject(port, frame)
+        self._arm()
+
+    def _output(self, port: int, frame: bytes) -> None:
+        wire = self.out.get(port)
+        if wire is None:
+            self.unwired += 1
+            return
+        wire.receive(frame)
+
+    def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
+        self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
+
+    def _arm(self) -> None:
+        due = self.switch.tm.next_departure_ns()
+        if due is None:
+            return
+        now = self.events.now
+        if due < now:
+            due = now
+        if due not in self._wakes:
+            self._wakes.add(due)
+            self.events.at(due, self._wake, due)
+
+    def _wake(self, due: int) -> None:
+        self._wakes.discard(due)
+        self.switch.poll()
+        self._arm()
+
+
+class EvStats:
+    """Per (NIC, EV) counters: sent by the NIC (and lost on a wire on the way), and
+    trimmed / CE-marked on arrival."""
+
+    __slots__ = (
+        "ce_marked",
+        "data_bytes",
+        "dropped",
+        "rx_packets",
+        "trimmed",
+        "tx_bytes",
+        "tx_packets",
+    )
+
+    def __init__(self) -> None:
+        self.dropped = 0  # lost on a wire (link down, random loss, EV drop)
+        self.tx_packets = 0
+        self.tx_bytes = 0
+        self.data_bytes = 0
+        self.rx_packets = 0
+        self.trimmed = 0
+        self.ce_marked = 0
+
+    def as_dict(self) -> dict[str, int]:
+        return {name: getattr(self, name) for name in self.__slots__}
+
+
+AppSink = Callable[[str, AppEvent], None]
+
+
+class NicNode:
+    """A :class:`nic_emu.core.NicCore` driven as :class:`nic_emu.driver.NicDriver` says:
+    frames in through :meth:`receive`, frames out on the wire of their plane, one timer."""
+
+    __slots__ = (
+        "_timer_at",
+        "app_sink",
+        "core",
+        "ev_rx",
+        "ev_tx",
+        "events",
+        "name",
+        "retx_bytes",
+        "rx_data_bytes",
+        "uplinks",
+    )
+
+    def __init__(self, events: EventList, core: NicCore, app_sink: AppSink) -> None:
+        self.events = events
+        self.core = core
+        self.name = core.name
+        self.uplinks: list[Wire | None] = [None] * core.plane_count
+        self.app_sink = app_sink
+        self._timer_at: int | None = None
+        self.ev_tx: dict[int, EvStats] = {}  # EVs this NIC sends on (as the frames carry them)
+        self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
+        self.retx_bytes: dict[int, int] = {}  # peer QPN -> retransmitted payload bytes
+        self.rx_data_bytes = [0] * core.plane_count
+
+    def receive(self, port: int, frame: bytes) -> None:
+        ev = frame_ev(frame)
+        if ev is not None:
+            stats = self.ev_rx.get(ev)
+            if stats is None:
+                stats = self.ev_rx[ev] = EvStats()
+            stats.rx_packets += 1
+            if frame_dscp(frame) in TRIMMED_DSCPS:
+                stats.trimmed += 1
+            elif frame_ecn(frame) == ECN_CE:
+                stats.ce_marked += 1
+        self.rx_data_bytes[port] += data_bytes(frame)
+        self.core.receive_frame(frame, port, self.events.now)
+        self.service()
+
+    def _transmit(self, plane: int, frame: bytes) -> None:
+        ev = frame_ev(frame)
+        if ev is not None:
+            stats = self.ev_tx.get(ev)
+            if stats is None:
+                stats = self.ev_tx[ev] = EvStats()
+            stats.tx_packets += 1
+            stats.tx_bytes += len(frame)
+            payload = data_bytes(frame)
+            if payload:
+                stats.data_bytes += payload
+                if frame_dscp(frame) == RETX_DSCP:
+                    qpn = frame_dqpn(frame)
+                    self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
+        wire = self.uplinks[plane]
+        if wire is not None:
+            wire.receive(frame)
+
+    def service(self) -> None:
+        """Flush the core's frames onto the wires and (re)arm its timer."""
+        now = self.events.now
+        deadline, app_events = service(self.core, now, self._transmit)
+        for event in app_events:
+            self.app_sink(self.name, event)
+        if deadline is not None and deadline != self._timer_at:
+            self._timer_at = deadline
+            self.events.at(max(deadline, now), self._fire, deadline)
+
+    def _fire(self, deadline: int) -> None:
+        if self._timer_at != deadline:
+            return  # superseded by a later service()
+        self._timer_at = None
+        self.core.handle_timer(self.events.now)
+        self.service()
+
+    def set_port(self, plane: int, up: bool) -> None:
+        self.core.set_port_state(plane, up, self.events.now)
+        self.service()
