@@ -487,8 +487,8 @@ def test_readme_first_lines_run_in_a_fresh_clone() -> None:
         result = run_bash(script, work, env, timeout=1800)
         checkout = Path(work) / "mrc-testbed"
         assert result.returncode == 0, f"{result.stdout}\n{result.stderr}"
-        # The demo leaves its summary under the run root (docs/testbed.md, "Run directory").
-        assert list(Path(env["MRC_TESTBED_RUN_DIR"]).glob("results/*/results.json"))
+        # The demo leaves its summary under the run root (docs/testbed.md).
+        assert list(Path(env["MRC_TESTBED_RUN_DIR"]).rglob("results.json"))
         # The test command as written; PYTEST_ADDOPTS narrows it to one quick file, since
         # the whole suite is what is running this test.
         env["PYTEST_ADDOPTS"] = "tests/test_layering.py"
