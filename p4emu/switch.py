@@ -190,7 +190,8 @@ class Switch:
             return
         self.packets_in += 1
         self._ingress(port, bytes(data), PKT_INSTANCE_TYPE_NORMAL, None, None)
-        self._run_hi()
+        if self._hi:
+            self._run_hi()
         self._drain()
 
     def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
@@ -420,21 +421,25 @@ class Switch:
 
     def _enqueue(self, port: int, packet: _InFlight) -> None:
         reason = self.tm.enqueue(port, packet, packet.ctx.length_reg, packet.sm.priority)
-        if reason is DropReason.queue_full:
+        if reason is None:
+            if self._trace_enabled:
+                self._trace("enqueue", port, packet.sm.priority, None)
+        elif reason is DropReason.queue_full:
             self._drop(port, DROP_QUEUE_FULL)
         elif reason is DropReason.priority_out_of_range:
             self._drop(port, DROP_PRIORITY)
-        elif self._trace_enabled:
-            self._trace("enqueue", port, packet.sm.priority, None)
 
     def _drain(self) -> None:
+        poll = self.tm.poll
+        egress = self._egress
         while True:
-            ready = self.tm.poll()
+            ready = poll()
             if not ready:
                 return
             for queued in ready:
-                self._egress(queued)
-            self._run_hi()
+                egress(queued)
+            if self._hi:
+                self._run_hi()
 
     def _run_hi(self) -> None:
         hi = self._hi

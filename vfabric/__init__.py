@@ -21,7 +21,7 @@ Public API (stable; docs/virtual-fabric.md)::
     fabric.schedule(LinkDown(300_000, "p0-t0-0", "p0-t1-0"))
     fabric.schedule(LinkUp(600_000, "p0-t0-0", "p0-t1-0"))
     finished = fabric.run(until_ns=None, progress=None)   # True: every foreground done
-    t.intact, t.completion_ns, t.as_dict()                # per transfer
+    t.intact, t.completion_ns, fabric.transfer_result(t)  # per transfer
     fabric.results()            # transfers, repaths, planes, links, switches, evs,
                                 # ev_states, event_log_sha256
     fabric.goodput(bin_ns)      # Gb/s per plane, per T1, per link direction over time
@@ -30,7 +30,10 @@ Public API (stable; docs/virtual-fabric.md)::
     fabric.event_log_sha256     # hash of the JSON-lines event log
     fabric.close()
 
-Errors a user can cause are :class:`vfabric.exceptions.VirtualFabricError` subclasses.
+Errors a user can cause are :class:`vfabric.exceptions.VirtualFabricError` subclasses:
+``FabricSetupError`` (topology, plan, NIC config, outputs), ``UnknownLinkError``,
+``UnknownNodeError``, ``FaultTimeError``, ``FaultValueError``, ``TransferSetupError``,
+``ProgramError``.
 Plots: :mod:`vfabric.plots`.
 """
 

@@ -22,6 +22,7 @@ from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import DROP_QUEUE_FULL, RateScope, RateUnit, Switch
 from topologies import LinkKind, Role, Topology, TopologyError
 from topologies import load as load_topology
+from vfabric.addresses import RememberingAddressPlan
 from vfabric.eventlist import EventList
 from vfabric.exceptions import (
     FabricSetupError,
@@ -89,10 +90,10 @@ class VirtualFabric:
         self.events = EventList(self.clock)
         self.log = EventLog()
         try:
-            self.plan: FabricPlan = plan_fabric(self.topology)
-        except ControllerError as exc:
+            self.addresses = RememberingAddressPlan(self.topology)
+            self.plan: FabricPlan = plan_fabric(self.topology, addresses=self.addresses)
+        except (ControllerError, TopologyError) as exc:
             raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
-        self.addresses = self.plan.addresses
         self.program = shared_program(program)
         self.switches: dict[str, SwitchNode] = {}
         self.nics: dict[str, NicNode] = {}

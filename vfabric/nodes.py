@@ -11,6 +11,8 @@ from nic_emu.core import NicCore
 from nic_emu.driver import service
 from p4emu.switch import Switch
 from vfabric.wires import (
+    DATA_DSCPS,
+    DATA_HEADER_BYTES,
     RETX_DSCP,
     TRIMMED_DSCPS,
     Wire,
@@ -62,7 +64,7 @@ class SwitchNode:
 
     def _arm(self) -> None:
         due = self.switch.tm.next_departure_ns()
-        if due is None:
+        if due is None:  # the usual case: the packet left at once
             return
         now = self.events.now
         if due < now:
@@ -143,11 +145,15 @@ class NicNode:
             if stats is None:
                 stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
-            if frame_dscp(frame) in TRIMMED_DSCPS:
+            dscp = frame_dscp(frame)
+            if dscp in TRIMMED_DSCPS:
                 stats.trimmed += 1
             elif frame_ecn(frame) == ECN_CE:
                 stats.ce_marked += 1
-        self.rx_data_bytes[port] += data_bytes(frame)
+            if dscp in DATA_DSCPS and len(frame) > DATA_HEADER_BYTES:
+                # data_bytes(frame), inlined: frame_ev already checked the next header,
+                # and a frame without an EV (not IPv6-in-IPv6) carries no data
+                self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
         self.core.receive_frame(frame, port, self.events.now)
         self.service()
 

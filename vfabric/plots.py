@@ -57,8 +57,19 @@ def plot_goodput(
     names = list(t1s) if t1s is not None else [n for n in per_t1 if n.startswith(f"p{plane}-")]
     for name in names:
         axes.plot(centres, per_t1[name], linestyle="--", drawstyle="steps-mid", label=f"via {name}")
-    for p, series in goodput["per_plane"].items():
-        axes.plot(centres, series, drawstyle="steps-mid", linewidth=1.6, label=f"plane {p} total")
+    planes = list(goodput["per_plane"].items())
+    for rank, (p, series) in enumerate(planes):
+        # the plotted plane widest and on top, so equal totals stay visible
+        width = 3.2 if p == plane else 1.4
+        axes.plot(
+            centres,
+            series,
+            drawstyle="steps-mid",
+            linewidth=width,
+            alpha=0.75 if p == plane else 1.0,
+            zorder=3 if p == plane else 2 + rank / (len(planes) + 1),
+            label=f"plane {p} total",
+        )
     if line_rate_gbps:
         axes.axhline(line_rate_gbps, color="grey", linewidth=0.7, linestyle=":")
     _draw_marks(axes, marks, spans)

@@ -1076,7 +1076,7 @@ class BodyCompiler:
             raise unsupported(call, "applying a parser from a control")
         scope = Scope(self.pc.global_scope, instance)
         self.pc.bind_constructor_params(scope, instance)
-        copies = self.bind_params(decl.params, call.bound_args, scope, call)
+        copies = self.bind_params(decl.params, self.pc.apply_args(call, instance), scope, call)
         saved = self.scope
         self.scope = scope
         try:

@@ -15,7 +15,7 @@ RESERVED_ATTRIBUTES = frozenset({"valid_", "items", "nxt"})
 
 def py_attr(name: str) -> str:
     """The Python attribute holding the P4 field ``name``."""
-    attr = name
+    attr = name.replace(".", "_f_")  # a flattened struct field of a header: "s.f"
     while keyword.iskeyword(attr) or attr in RESERVED_ATTRIBUTES or attr.startswith("__"):
         attr = attr + "_"
     return attr

@@ -327,7 +327,7 @@ def _bind_sub_params(
     saved = bc.scope
     bc.scope = caller_scope
     try:
-        return bc.bind_params(decl.params, call.bound_args, sub_scope, call)
+        return bc.bind_params(decl.params, bc.pc.apply_args(call, child), sub_scope, call)
     finally:
         bc.scope = saved
 
@@ -345,12 +345,21 @@ def packet_in_statement(bc: BodyCompiler, call: ast.Call, target: ast.ExternMeth
         amount = call.bound_args[0].expr
         const = const_int(amount.const_value) if amount is not None else None
         w = bc.w
+        # BMv2: a number of bits that is not a whole number of bytes is
+        # ParserInvalidArgument (checked first), one past the packet PacketTooShort
         if const is not None:
             if const % 8:
-                raise unsupported(call, "advance by a number of bits that is not a multiple of 8")
+                w.line(f"err = {bc.pc.error_code('ParserInvalidArgument')}")
+                w.line("break")
+                return
             nbytes = str(const // 8)
         else:
-            nbytes = f"({bc.ex(amount)} >> 3)"  # type: ignore[arg-type]
+            bits = bc.fresh("bits")
+            w.line(f"{bits} = {bc.ex(amount)}")  # type: ignore[arg-type]
+            with w.block(f"if {bits} & 7:"):
+                w.line(f"err = {bc.pc.error_code('ParserInvalidArgument')}")
+                w.line("break")
+            nbytes = f"({bits} >> 3)"
         with w.block(f"if off + {nbytes} > dlen:"):
             w.line(f"err = {bc.pc.error_code('PacketTooShort')}")
             w.line("break")

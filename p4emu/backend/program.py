@@ -224,6 +224,11 @@ class ProgramCompiler:
     ) -> ast.BlockInstance:
         if block is None:
             raise CompileError(f"{target.block.name}.apply() outside a block")
+        if target.ctor_param is not None:
+            child = block.children.get(target.ctor_param.name)
+            if child is not None:
+                return child
+            raise CompileError(f"no instance passed for {target.ctor_param.name} in {block.name}")
         if target.instance is not None:
             child = block.children.get(target.instance.name)
             if child is not None:
@@ -235,9 +240,25 @@ class ProgramCompiler:
                 return child
         raise CompileError(f"no instance of {target.block.name} inside {block.name}")
 
+    @staticmethod
+    def apply_args(call: ast.Call, child: ast.BlockInstance) -> list[ast.BoundArg]:
+        """``call.bound_args`` against the parameters of the block actually applied: for a
+        constructor parameter they were bound to its type's parameters (same positions)."""
+        target = call.target
+        if not isinstance(target, ast.BlockApply) or target.ctor_param is None:
+            return call.bound_args
+        by_position = {id(p): i for i, p in enumerate(target.block.params)}
+        params = child.decl.params
+        return [
+            ast.BoundArg(params[by_position[id(b.param)]], b.expr, b.param_type)
+            for b in call.bound_args
+        ]
+
     def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None:
         decl = instance.decl
         for param in decl.ctor_params:
+            if isinstance(param.type, (t.ControlType, t.ParserType)):
+                continue  # an instance passed in: applied through instance.children
             if param.name in instance.constructor_args:
                 value = instance.constructor_args[param.name]
                 scope.bind(param, Binding("const", literal(value, param.type), param.type))

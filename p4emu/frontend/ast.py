@@ -504,8 +504,12 @@ class BlockApply(CallTarget):
     Instantiation; None for a direct invocation ``Ctrl.apply()``, whose implicit instance is
     the child BlockInstance keyed by the type name (``children["Ctrl"]``)."""
 
-    block: ParserDecl | ControlDecl
+    block: ParserDecl | ControlDecl | ParserTypeDecl | ControlTypeDecl
     instance: Instantiation | None
+    # ``s.apply(...)`` where ``s`` is a constructor parameter of a parser/control type: the
+    # block applied is the instance passed in (``children[s.name]``); ``block`` is then the
+    # type declaration whose parameters ``bound_args`` refer to.
+    ctor_param: Parameter | None = None
 
 
 # --------------------------------------------------------------------------- statements

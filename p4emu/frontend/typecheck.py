@@ -104,6 +104,8 @@ class TypeChecker:
         self.main_file = main_file
         self.errors: list[P4SourceError] = []
         self.warnings: list[str] = []
+        # hdr.h.s (s a struct-typed header field) not followed by a field name, by id
+        self._whole_groups: dict[int, ast.Expr] = {}
         self.globals = Scope(None, "global")
         self.error_type = t.ErrorType()
         self.match_kind_type = t.MatchKindType()
@@ -420,6 +422,16 @@ class TypeChecker:
             info = t.FieldInfo(
                 struct_field.name, field_type, struct_field.annotations, None, struct_field
             )
+            if isinstance(decl, ast.HeaderDecl) and isinstance(field_type, t.StructType):
+                assert isinstance(struct_type, t.HeaderType)
+                for leaf in self.header_struct_leaves(
+                    decl, struct_field, struct_field.name, field_type, struct_type
+                ):
+                    leaf.offset_bits = offset
+                    width = leaf.type.width_bits
+                    offset = None if offset is None or width is None else offset + width
+                    struct_type.fields.append(leaf)
+                continue
             if isinstance(decl, ast.HeaderDecl):
                 self.check_header_field(decl, struct_field, field_type)
                 info.offset_bits = offset
@@ -449,17 +461,39 @@ class TypeChecker:
         ):
             raise self.fail(decl.loc, f"header {decl.name} has more than one varbit field")
 
+    def header_struct_leaves(
+        self,
+        decl: ast.HeaderDecl,
+        struct_field: ast.StructField,
+        prefix: str,
+        struct: t.StructType,
+        header: t.HeaderType,
+    ) -> list[t.FieldInfo]:
+        """The flattened leaves ``prefix.f`` of a struct-typed header field (p4c flattens
+        such fields; their bits follow each other in declaration order)."""
+        header.groups[prefix] = struct
+        leaves: list[t.FieldInfo] = []
+        for member in struct.fields:
+            name = f"{prefix}.{member.name}"
+            if isinstance(member.type, t.StructType):
+                leaves += self.header_struct_leaves(decl, struct_field, name, member.type, header)
+                continue
+            scalar = t.underlying_scalar(member.type)
+            if not isinstance(scalar, (t.BitsType, t.BoolType)):
+                raise self.fail(
+                    struct_field.type_ref.loc,
+                    f"header {decl.name} field '{name}' has type {member.type}; a struct inside "
+                    "a header may hold only bit<W>, int<W>, bool, serializable enums and structs",
+                )
+            leaves.append(t.FieldInfo(name, member.type, member.annotations, None, member.decl))
+        return leaves
+
     def check_header_field(
         self, decl: ast.HeaderDecl, struct_field: ast.StructField, field_type: t.Type
     ) -> None:
         scalar = t.underlying_scalar(field_type)
         if isinstance(scalar, (t.BitsType, t.VarbitType, t.BoolType)):
             return
-        if isinstance(field_type, t.StructType):
-            raise self.unsupported(
-                struct_field.type_ref.loc,
-                f"struct-typed header field '{struct_field.name}' ({field_type}) in header {decl.name}",
-            )
         raise self.fail(
             struct_field.type_ref.loc,
             f"header {decl.name} field '{struct_field.name}' has type {field_type}; header fields must be bit<W>, int<W>, varbit<W>, bool or a serializable enum",
@@ -1416,6 +1450,8 @@ class TypeChecker:
             raise self.fail(expr.loc, f"unexpected expression '{ast.expr_to_source(expr)}' here")
         result = method(expr, scope, ctx, expected)
         expr.type = result
+        if isinstance(result, t.HeaderGroupType):
+            self._whole_groups[id(expr)] = expr
         return result
 
     def expr_IntLiteral(
@@ -1554,6 +1590,17 @@ class TypeChecker:
                 expr.kind = ast.MEMBER_METHOD
                 return INT_TYPE
             raise self.fail(where, f"type {named} has no member '{name}'")
+        if isinstance(base_type, t.HeaderGroupType):
+            # hdr.h.s.f: the flattened leaf "s.f" of hdr.h (the inner Member is replaced)
+            inner = expr.expr
+            assert isinstance(inner, ast.Member)
+            self._whole_groups.pop(id(inner), None)
+            path = f"{base_type.prefix}.{name}"
+            expr.expr, expr.member = inner.expr, path
+            return self.member_type(expr, base_type.header)
+        if isinstance(base_type, t.HeaderType) and name in base_type.groups:
+            expr.kind = ast.MEMBER_FIELD
+            return t.HeaderGroupType(base_type, name, base_type.groups[name])
         if isinstance(base_type, (t.HeaderType, t.HeaderUnionType, t.StructType)):
             info = base_type.field(name)
             if info is not None:
@@ -2213,6 +2260,13 @@ class TypeChecker:
         Returns the expression to use (a new implicit Cast node for enum -> bits)."""
         source = expr.type
         assert source is not None, f"unchecked expression {expr!r}"
+        for side in (source, target):
+            if isinstance(side, t.HeaderGroupType):
+                raise self.unsupported(
+                    expr.loc,
+                    f"the struct-typed header field {side.header.name}.{side.prefix} used as "
+                    "a whole (use its fields)",
+                )
         if isinstance(target, (t.TypeVar, t.DontCareType)) or t.types_equal(source, target):
             return expr
         if isinstance(source, t.DontCareType):
@@ -2288,6 +2342,8 @@ class TypeChecker:
             and isinstance(target, (t.ExternType, t.ParserType, t.ControlType))
             and source.base is target
         ):
+            return expr
+        if _implements(source, target):
             return expr
         if assignment:
             raise self.fail(
@@ -2481,12 +2537,14 @@ class TypeChecker:
         ctx: Context,
     ) -> t.Type:
         decl = block_type.decl
+        if (
+            isinstance(decl, (ast.ParserTypeDecl, ast.ControlTypeDecl))
+            and isinstance(base, ast.PathExpr)
+            and isinstance(base.decl, ast.Parameter)
+            and base.decl.is_directionless
+        ):
+            return self.check_ctor_param_apply(call, decl, base.decl, scope, ctx)
         if not isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
-            if isinstance(base, ast.PathExpr) and isinstance(base.decl, ast.Parameter):
-                raise self.unsupported(
-                    call.loc,
-                    f"applying '{base.decl.name}', a {block_type.name} passed as a constructor parameter",
-                )
             raise self.fail(call.loc, f"{block_type.name} has no implementation to apply")
         instance = (
             base.decl
@@ -2512,6 +2570,33 @@ class TypeChecker:
             decl.params, call.args, call.loc, f"{decl.name}.apply", scope, ctx, bindings
         )
         call.target = ast.BlockApply(decl, instance)
+        return VOID
+
+    def check_ctor_param_apply(
+        self,
+        call: ast.Call,
+        decl: ast.ParserTypeDecl | ast.ControlTypeDecl,
+        param: ast.Parameter,
+        scope: Scope,
+        ctx: Context,
+    ) -> t.Type:
+        """``s.apply(...)`` of a constructor parameter ``s`` of a parser or control type."""
+        if isinstance(decl, ast.ParserTypeDecl) and not ctx.in_parser:
+            raise self.fail(
+                call.loc, f"parser {param.name} can only be applied from a parser state"
+            )
+        if isinstance(decl, ast.ControlTypeDecl) and ctx.kind != "apply":
+            raise self.fail(
+                call.loc, f"control {param.name} can only be applied from a control's apply block"
+            )
+        if decl.type_params:
+            raise self.unsupported(
+                call.loc, f"applying '{param.name}' of the generic type {decl.name}"
+            )
+        call.bound_args = self.bind_arguments(
+            decl.params, call.args, call.loc, f"{param.name}.apply", scope, ctx, _Bindings()
+        )
+        call.target = ast.BlockApply(decl, None, ctor_param=param)
         return VOID
 
     def check_extern_method_call(
@@ -2747,6 +2832,12 @@ class TypeChecker:
     # ------------------------------------------------------------------ checked program
 
     def build_checked_program(self) -> ast.CheckedProgram:
+        for whole in self._whole_groups.values():
+            raise self.unsupported(
+                whole.loc,
+                f"the struct-typed header field '{ast.expr_to_source(whole)}' used as a whole "
+                "(use its fields)",
+            )
         mains = self.globals.names.get("main")
         end = SourceLocation(self.main_file, 1, 1)
         if not mains or not isinstance(mains[0], ast.Instantiation):
@@ -2792,6 +2883,29 @@ class TypeChecker:
         )
 
 
+def _implements(source: t.Type, target: t.Type) -> bool:
+    """A parser/control implementation passed where its type declaration is expected
+    (``control Step(inout bit<8> v);`` <- ``Inc``): same apply parameters, in order."""
+    kinds = ((t.ControlType, ast.ControlTypeDecl), (t.ParserType, ast.ParserTypeDecl))
+    for type_kind, decl_kind in kinds:
+        if (
+            isinstance(source, type_kind)
+            and isinstance(target, type_kind)
+            and isinstance(target.decl, decl_kind)
+            and source.decl is not None
+            and not target.decl.type_params
+        ):
+            mine, theirs = source.decl.params, target.decl.params
+            return len(mine) == len(theirs) and all(
+                a.direction == b.direction
+                and a.type is not None
+                and b.type is not None
+                and t.types_equal(a.type, b.type)
+                for a, b in zip(mine, theirs, strict=True)
+            )
+    return False
+
+
 class _InstanceBuilder:
     """Builds the block-instance tree and the control-plane object lists."""
 
@@ -2813,6 +2927,7 @@ class _InstanceBuilder:
             instance.constructor_args = {
                 b.param.name: (b.expr.const_value if b.expr else None) for b in value.bound_args
             }
+            self.add_block_arguments(instance, value.bound_args, 0)
         elif (
             isinstance(value, ast.PathExpr)
             and isinstance(value.decl, ast.Instantiation)
@@ -2825,6 +2940,7 @@ class _InstanceBuilder:
             instance.constructor_args = {
                 b.param.name: (b.expr.const_value if b.expr else None) for b in inst.bound_args
             }
+            self.add_block_arguments(instance, inst.bound_args, 0)
         else:
             raise self.checker.fail(
                 value.loc,
@@ -2849,6 +2965,7 @@ class _InstanceBuilder:
                         for b in local.bound_args
                     }
                     block.children[local.name] = child
+                    self.add_block_arguments(child, local.bound_args, depth)
                     self.populate(child, depth + 1)
                 elif isinstance(type_decl, ast.ExternDecl):
                     self.externs.append(
@@ -2865,6 +2982,25 @@ class _InstanceBuilder:
                 self.add_table(block, local)
         self.add_direct_invocations(block, depth)
 
+    def add_block_arguments(
+        self, block: ast.BlockInstance, bound_args: list[ast.BoundArg], depth: int
+    ) -> None:
+        """Constructor arguments that are parser/control instances (``Twice(Inc())``): each
+        becomes a child of ``block`` keyed by the parameter name, named ``block.param``."""
+        for bound in bound_args:
+            expr = bound.expr
+            if isinstance(expr, ast.ConstructorCall) and isinstance(
+                expr.decl, (ast.ParserDecl, ast.ControlDecl)
+            ):
+                name = f"{block.name}.{bound.param.name}"
+                child = ast.BlockInstance(expr.decl, name, expr, block)
+                child.constructor_args = {
+                    b.param.name: (b.expr.const_value if b.expr else None) for b in expr.bound_args
+                }
+                block.children[bound.param.name] = child
+                self.add_block_arguments(child, expr.bound_args, depth + 1)
+                self.populate(child, depth + 1)
+
     def add_direct_invocations(self, block: ast.BlockInstance, depth: int) -> None:
         """``Sub.apply()`` without an instance: an implicit instance named after the type."""
         decl = block.decl
@@ -2876,7 +3012,11 @@ class _InstanceBuilder:
                 if not (isinstance(node, ast.Call) and isinstance(node.target, ast.BlockApply)):
                     continue
                 target = node.target
-                if target.instance is not None or target.block.name in block.children:
+                if (
+                    target.instance is not None
+                    or target.ctor_param is not None
+                    or target.block.name in block.children
+                ):
                     continue
                 child = ast.BlockInstance(
                     target.block, block.qualified_name(target.block), None, block

@@ -199,7 +199,13 @@ class StructLikeType(Type):
 
 @dataclass(eq=False)
 class HeaderType(StructLikeType):
-    """``header``: fixed fields (bit/int/bool/serializable enum/varbit) plus a validity bit."""
+    """``header``: fixed fields (bit/int/bool/serializable enum/varbit) plus a validity bit.
+
+    A struct-typed field ``s`` (of bit-strings) is flattened, as p4c does: ``fields`` holds
+    its leaves as ``s.f`` (``s.t.g`` for nested structs) and ``groups`` maps ``s`` (and
+    ``s.t``) to the struct type, so that ``hdr.h.s.f`` resolves to the leaf ``s.f``."""
+
+    groups: dict[str, StructType] = field(default_factory=dict)
 
     @property
     def width_bits(self) -> int | None:
@@ -216,6 +222,19 @@ class HeaderType(StructLikeType):
     @property
     def has_varbit(self) -> bool:
         return any(isinstance(info.type, VarbitType) for info in self.fields)
+
+
+@dataclass(eq=False)
+class HeaderGroupType(Type):
+    """The type of ``hdr.h.s`` where ``s`` is a struct-typed header field: only its fields
+    can be used (``prefix`` is ``s``, or ``s.t`` for a nested struct)."""
+
+    header: HeaderType
+    prefix: str
+    struct: StructType
+
+    def describe(self) -> str:
+        return self.struct.describe()
 
 
 @dataclass(eq=False)

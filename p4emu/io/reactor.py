@@ -27,8 +27,18 @@ MAX_FRAMES_PER_READ = 64
 
 
 class Reactor:
-    def __init__(self, on_frame: FrameHandler, clock: Callable[[], float] = time.monotonic) -> None:
+    """``on_frame(port, frame)`` runs for every received frame; ``after_frames()`` (optional)
+    once after each wake-up that received any, so per-batch work (scheduling departures)
+    is not repeated per frame."""
+
+    def __init__(
+        self,
+        on_frame: FrameHandler,
+        clock: Callable[[], float] = time.monotonic,
+        after_frames: Callable[[], None] | None = None,
+    ) -> None:
         self._on_frame = on_frame
+        self._after_frames = after_frames
         self._clock = clock
         self._selector = selectors.DefaultSelector()
         self._drivers: dict[int, PortDriver] = {}
@@ -85,25 +95,31 @@ class Reactor:
         with self._pending_lock:
             if self._pending:
                 wait = 0.0
+        received = 0
         for key, _events in self._selector.select(wait):
             driver = key.data
             if driver is None:
                 self._drain_wake()
                 continue
-            self._read(driver)
+            received += self._read(driver)
+        if received and self._after_frames is not None:
+            self._after_frames()
         self._run_pending()
         self._run_due_timers()
 
-    def _read(self, driver: PortDriver) -> None:
-        for _ in range(MAX_FRAMES_PER_READ):
+    def _read(self, driver: PortDriver) -> int:
+        """Reads and delivers up to MAX_FRAMES_PER_READ frames; returns how many."""
+        on_frame, port, receive = self._on_frame, driver.port, driver.receive
+        for count in range(MAX_FRAMES_PER_READ):
             try:
-                frame = driver.receive()
+                frame = receive()
             except PortIOError as exc:
                 self._record_error(str(exc))
-                return
+                return count
             if frame is None:
-                return
-            self._on_frame(driver.port, frame)
+                return count
+            on_frame(port, frame)
+        return MAX_FRAMES_PER_READ
 
     def _drain_wake(self) -> None:
         with contextlib.suppress(OSError):

@@ -636,6 +636,8 @@ class _Extractor:
     def _child_for(
         self, block: ast.BlockInstance, target: ast.BlockApply
     ) -> ast.BlockInstance | None:
+        if target.ctor_param is not None:  # the instance passed as a constructor argument
+            return block.children.get(target.ctor_param.name)
         if target.instance is not None:
             child = block.children.get(target.instance.name)
             if child is not None:

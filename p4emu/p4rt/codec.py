@@ -21,6 +21,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from finsy.proto import p4d, p4r
+from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
@@ -187,24 +188,36 @@ def encode_matches(
     values: Sequence[MatchValue], specs: Sequence[MatchSpec]
 ) -> list[p4r.FieldMatch]:
     """Canonical P4Runtime matches (don't-care fields omitted) of runtime match values."""
-    out = []
+    holder = p4r.TableEntry()
+    add_matches(holder.match, values, specs)
+    return list(holder.match)
+
+
+def add_matches(
+    out: RepeatedCompositeFieldContainer[p4r.FieldMatch],
+    values: Sequence[MatchValue],
+    specs: Sequence[MatchSpec],
+) -> None:
+    """Appends the canonical matches of ``values`` to the repeated field ``out`` (building
+    them in place, without the copy ``extend`` makes)."""
     for spec, value in zip(specs, values):
         if value is None:
             continue
-        match = p4r.FieldMatch(field_id=spec.id)
+        match = out.add(field_id=spec.id)
         if isinstance(value, Exact):
-            if spec.kind == "lpm":
+            kind = spec.kind
+            if kind == "exact":
+                match.exact.value = encode_unsigned(value.value)
+            elif kind == "lpm":
                 match.lpm.value = encode_unsigned(value.value)
                 match.lpm.prefix_len = spec.width
-            elif spec.kind == "ternary":
+            elif kind == "ternary":
                 match.ternary.value = encode_unsigned(value.value)
                 match.ternary.mask = encode_unsigned((1 << spec.width) - 1)
-            elif spec.kind == "optional":
+            elif kind == "optional":
                 match.optional.value = encode_unsigned(value.value)
-            elif spec.kind == "range":
-                match.range.low = match.range.high = encode_unsigned(value.value)
             else:
-                match.exact.value = encode_unsigned(value.value)
+                match.range.low = match.range.high = encode_unsigned(value.value)
         elif isinstance(value, Lpm):
             match.lpm.value = encode_unsigned(value.value)
             match.lpm.prefix_len = value.prefix_len
@@ -216,8 +229,6 @@ def encode_matches(
             match.range.high = encode_unsigned(value.high)
         else:
             match.optional.value = encode_unsigned(value.value)
-        out.append(match)
-    return out
 
 
 # --------------------------------------------------------------------------- actions
@@ -257,6 +268,16 @@ def encode_params(args: Sequence[int], specs: Sequence[ParamSpec]) -> list[p4r.A
         p4r.Action.Param(param_id=spec.id, value=encode_unsigned(arg))
         for spec, arg in zip(specs, args)
     ]
+
+
+def add_params(
+    out: RepeatedCompositeFieldContainer[p4r.Action.Param],
+    args: Sequence[int],
+    specs: Sequence[ParamSpec],
+) -> None:
+    """Appends the canonical parameters to the repeated field ``out``, built in place."""
+    for spec, arg in zip(specs, args):
+        out.add(param_id=spec.id, value=encode_unsigned(arg))
 
 
 # --------------------------------------------------------------------------- P4Data

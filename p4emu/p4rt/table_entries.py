@@ -48,7 +48,7 @@ from finsy.proto import p4r
 from p4emu.backend.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
 from p4emu.backend.exceptions import ActionProfileError
 from p4emu.backend.objects import TableInfo
-from p4emu.p4rt.codec import decode_matches, decode_params, encode_matches, encode_params
+from p4emu.p4rt.codec import add_matches, add_params, decode_matches, decode_params
 from p4emu.p4rt.context import ACTION, Context, OneShotRecord, Undo, no_undo
 from p4emu.p4rt.exceptions import (
     P4RuntimeError,
@@ -72,6 +72,12 @@ from p4emu.runtime.externs import CounterType, MeterConfig
 from p4emu.runtime.tables import ActionScope, MatchValue, TableEntry
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+
+
+# Enum members looked up once: attribute access on an Enum class is a descriptor call,
+# paid twice per table write otherwise.
+_TABLE_ONLY = ActionScope.table_only
+_DEFAULT_ONLY = ActionScope.default_only
 
 
 @dataclass
@@ -379,7 +385,9 @@ class TableEntries:
         for entry in entries:
             if not self._passes_filters(info, entry, te):
                 continue
-            yield p4r.Entity(table_entry=self.encode_entry(info, entry, te))
+            entity = p4r.Entity()
+            self.encode_entry(info, entry, te, out=entity.table_entry)
+            yield entity
 
     def _passes_filters(self, info: TableInfo, entry: TableEntry, te: p4r.TableEntry) -> bool:
         if te.priority and entry.priority != te.priority:
@@ -407,13 +415,21 @@ class TableEntries:
         return True
 
     def encode_entry(
-        self, info: TableInfo, entry: TableEntry, request: p4r.TableEntry | None = None
+        self,
+        info: TableInfo,
+        entry: TableEntry,
+        request: p4r.TableEntry | None = None,
+        *,
+        out: p4r.TableEntry | None = None,
     ) -> p4r.TableEntry:
         """The canonical ``TableEntry`` of an installed entry (also used for idle-timeout
-        notifications, with ``request`` None: no direct resources)."""
+        notifications, with ``request`` None: no direct resources), built into ``out``
+        when given (a read fills its ``Entity`` in place instead of copying)."""
         table = info.table
-        out = p4r.TableEntry(table_id=info.id)
-        out.match.extend(encode_matches(table.match_of(entry), self.ctx.match_specs(info)))
+        if out is None:
+            out = p4r.TableEntry()
+        out.table_id = info.id
+        add_matches(out.match, table.match_of(entry), self.ctx.match_specs(info))
         if entry.priority:
             out.priority = entry.priority
         record = self.ctx.oneshots.get((info.name, entry.key, entry.priority))
@@ -424,13 +440,15 @@ class TableEntries:
         elif entry.action_id == GROUP_REF:
             out.action.action_profile_group_id = entry.args[0]
         else:
-            out.action.action.action_id = entry.action_id
-            out.action.action.params.extend(
-                encode_params(entry.args, self.ctx.param_specs(entry.action_id))
-            )
-        out.controller_metadata = entry.controller_metadata
-        out.metadata = entry.metadata
-        out.idle_timeout_ns = entry.idle_timeout_ns
+            action = out.action.action
+            action.action_id = entry.action_id
+            add_params(action.params, entry.args, self.ctx.param_specs(entry.action_id))
+        if entry.controller_metadata:
+            out.controller_metadata = entry.controller_metadata
+        if entry.metadata:
+            out.metadata = entry.metadata
+        if entry.idle_timeout_ns:
+            out.idle_timeout_ns = entry.idle_timeout_ns
         if entry.is_const or info.is_const:
             out.is_const = True
         if request is not None:
@@ -452,8 +470,8 @@ class TableEntries:
         out = p4r.TableEntry(table_id=info.id, is_default_action=True)
         if default.action_id in self.ctx.objects.names_by_id:
             out.action.action.action_id = default.action_id
-            out.action.action.params.extend(
-                encode_params(default.args, self.ctx.param_specs(default.action_id))
+            add_params(
+                out.action.action.params, default.args, self.ctx.param_specs(default.action_id)
             )
         meta = self.ctx.default_entry_meta.get(info.name)
         if meta is not None:
@@ -560,7 +578,7 @@ class TableEntries:
 
     def _entry_key_proto(self, info: TableInfo, entry: TableEntry) -> p4r.TableEntry:
         out = p4r.TableEntry(table_id=info.id)
-        out.match.extend(encode_matches(info.table.match_of(entry), self.ctx.match_specs(info)))
+        add_matches(out.match, info.table.match_of(entry), self.ctx.match_specs(info))
         if entry.priority:
             out.priority = entry.priority
         return out
@@ -667,12 +685,12 @@ class TableEntries:
             scope = allowed.get(action_id)
             if scope is None:
                 raise invalid(f"{where}: action id {action_id} is not an action of the table")
-            if for_default and scope is ActionScope.table_only:
+            if for_default and scope is _TABLE_ONLY:
                 raise permission_denied(
                     f"{where}: action {self.ctx.action(action_id).name} is @tableonly and "
                     "cannot be the default action"
                 )
-            if not for_default and scope is ActionScope.default_only:
+            if not for_default and scope is _DEFAULT_ONLY:
                 raise permission_denied(
                     f"{where}: action {self.ctx.action(action_id).name} is @defaultonly and "
                     "cannot be used in an entry"

@@ -143,13 +143,16 @@ class _Queue:
 
 
 class _Port:
-    __slots__ = ("backlog", "next_free_ns", "port", "queues", "rate")
+    __slots__ = ("backlog", "next_free_ns", "next_ns", "port", "queues", "rate")
 
     def __init__(self, port: int, queues: list[_Queue], rate: QueueRate | None) -> None:
         self.port = port
         self.queues = queues
         self.backlog = 0
         self.next_free_ns = 0
+        # time of the port's next departure while backlog > 0 (kept by enqueue and
+        # _settle, so polling a port with nothing due costs one comparison)
+        self.next_ns = 0
         self.rate = rate  # port scope only
 
 
@@ -268,13 +271,21 @@ class TrafficManager:
         self._seq += 1
         packet = QueuedPacket(item, port, priority, length, now, self._seq)
         packet.enq_qdepth = len(fifo)
-        rate = queue.rate
-        if rate is not None and self.rate_scope is RateScope.queue:
-            send = queue.last_send_ns + rate.gap_ns(queue.last_length)
-            if send < now:
-                send = now
-            packet.send_ns = queue.last_send_ns = send
-            queue.last_length = length
+        if self.rate_scope is RateScope.queue:
+            rate = queue.rate
+            if rate is not None:
+                send = queue.last_send_ns + rate.gap_ns(queue.last_length)
+                if send < now:
+                    send = now
+                packet.send_ns = queue.last_send_ns = send
+                queue.last_length = length
+            # another queue of the port may leave later than this packet
+            if not state.backlog or packet.send_ns < state.next_ns:
+                state.next_ns = packet.send_ns
+        elif not state.backlog:
+            # port scope: a queued packet (enqueued at or before now) already leaves no
+            # later than max(next_free, now), so only an idle port's next departure moves
+            state.next_ns = state.next_free_ns if state.next_free_ns > now else now
         fifo.append(packet)
         state.backlog += 1
         self._active.add(port)
@@ -289,8 +300,13 @@ class TrafficManager:
         settled by an earlier enqueue.
         """
         now = self.clock.now_ns() if now_ns is None else now_ns
-        for port in sorted(self._active):
-            self._settle(self._ports[port], now)
+        active = self._active
+        if active:
+            ports = self._ports
+            for port in sorted(active) if len(active) > 1 else tuple(active):
+                state = ports[port]
+                if state.next_ns <= now:
+                    self._settle(state, now)
         ready = self._ready
         if not ready:
             return []
@@ -304,9 +320,10 @@ class TrafficManager:
         best: int | None = None
         if self._ready:
             best = min(p.deq_ns for p in self._ready)
+        ports = self._ports
         for port in self._active:
-            candidate = self._next_departure(self._ports[port])
-            if candidate is not None and (best is None or candidate < best):
+            candidate = ports[port].next_ns
+            if best is None or candidate < best:
                 best = candidate
         return best
 
@@ -381,6 +398,8 @@ class TrafficManager:
     def _settle(self, state: _Port, now: int) -> None:
         """Move every packet of ``state`` that leaves at or before ``now`` to the ready list."""
         queues = state.queues
+        if state.next_ns > now:
+            return
         if self.rate_scope is RateScope.queue:
             if len(queues) == 1:
                 queue = queues[0]
@@ -400,25 +419,33 @@ class TrafficManager:
                         break
                     self._depart(state, best, best_send)
         else:
+            # at each departure (next_ns: max(next_free, earliest head)) the highest
+            # priority queue whose head has arrived by then is served
             rate = state.rate
-            while state.backlog:
-                earliest = min(q.fifo[0].enq_ns for q in queues if q.fifo)
-                when = state.next_free_ns if state.next_free_ns > earliest else earliest
-                if when > now:
-                    break
+            when = state.next_ns
+            while True:
                 for queue in reversed(queues):
-                    if queue.fifo and queue.fifo[0].enq_ns <= when:
-                        length = queue.fifo[0].length
+                    fifo = queue.fifo
+                    if fifo and fifo[0].enq_ns <= when:
+                        length = fifo[0].length
                         self._depart(state, queue, when)
                         state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
                         break
-        if not state.backlog:
+                if not state.backlog:
+                    break
+                when = state.next_ns = self._next_departure(state)
+                if when > now:
+                    return
+            self._active.discard(state.port)
+            return
+        if state.backlog:
+            state.next_ns = self._next_departure(state)
+        else:
             self._active.discard(state.port)
 
-    def _next_departure(self, state: _Port) -> int | None:
+    def _next_departure(self, state: _Port) -> int:
+        """Time of the next departure of a port with a backlog."""
         heads = [q.fifo[0] for q in state.queues if q.fifo]
-        if not heads:
-            return None
         if self.rate_scope is RateScope.queue:
             return min(p.send_ns for p in heads)
         earliest = min(p.enq_ns for p in heads)

@@ -100,7 +100,7 @@ class SwitchProcess:
                 trace=options.log_level == "trace",
             )
         )
-        self.reactor = Reactor(self._on_frame)
+        self.reactor = Reactor(self._on_frame, after_frames=self._schedule)
         self.drivers: dict[int, PortDriver] = {}
         self.pcaps: dict[tuple[int, str], PcapWriter] = {}
         self.server = None
@@ -150,13 +150,14 @@ class SwitchProcess:
 
     # --- packet path ---------------------------------------------------------------------
     def _on_frame(self, port: int, frame: bytes) -> None:
-        pcap = self.pcaps.get((port, "in"))
-        if pcap is not None:
-            pcap.write(frame, time.time_ns() // 1000)
+        # Departures that became due are scheduled once per batch (Reactor after_frames).
+        if self.pcaps:
+            pcap = self.pcaps.get((port, "in"))
+            if pcap is not None:
+                pcap.write(frame, time.time_ns() // 1000)
         if not self.device.is_port_up(port):
             return  # a cut cable: nothing arrives (counted by the switch when it has a pipeline)
         self.device.receive(port, frame)
-        self._schedule()
 
     def _transmit(self, port: int, frame: bytes) -> None:
         driver = self.drivers.get(port)
@@ -176,9 +177,10 @@ class SwitchProcess:
     def _send(self, port: int, driver: PortDriver, frame: bytes) -> None:
         if not self.device.is_port_up(port):
             return  # the cable was cut while the frame was in flight
-        pcap = self.pcaps.get((port, "out"))
-        if pcap is not None:
-            pcap.write(frame, time.time_ns() // 1000)
+        if self.pcaps:
+            pcap = self.pcaps.get((port, "out"))
+            if pcap is not None:
+                pcap.write(frame, time.time_ns() // 1000)
         try:
             driver.send(frame)
         except PortIOError as exc:
@@ -276,7 +278,12 @@ def _serve(args: list[str]) -> int:
     ports = ", ".join(f"{p}@{d.description}" for p, d in sorted(process.drivers.items())) or "none"
     program = options.program or "no program (--no-p4)"
     host = options.grpc_host if ":" not in options.grpc_host else f"[{options.grpc_host}]"
-    ready = f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}, ports {ports}, {program}"
+    tls = options.tls
+    security = "" if tls is None else " (mutual TLS)" if tls.with_client_auth else " (TLS)"
+    ready = (
+        f"ready: device {options.device_id}, P4Runtime on {host}:{process.grpc_port}{security}, "
+        f"ports {ports}, {program}"
+    )
     log.info("%s", ready)
     print(f"{PROG} {ready}", flush=True)
     try:

@@ -19,7 +19,7 @@ from finsy.proto import p4i, p4r, rpc_code
 from p4emu.backend.objects import ControllerHeader
 from p4emu.bundle import DeviceConfigError, MaterializedBundle, parse_device_config
 from p4emu.exceptions import P4EmuError
-from p4emu.p4rt.codec import encode_unsigned
+from p4emu.p4rt.codec import decode_unsigned, encode_unsigned
 from p4emu.p4rt.exceptions import P4RuntimeError
 from p4emu.p4rt.state import P4RuntimeState
 from p4emu.runtime.clock import Clock
@@ -270,12 +270,12 @@ class SwitchDevice:
                 raise DeviceError(
                     rpc_code.INVALID_ARGUMENT, f"packet_out has no metadata id {item.metadata_id}"
                 ) from None
-            value = int.from_bytes(item.value, "big")
-            if value >> spec.width:
-                raise DeviceError(
-                    rpc_code.INVALID_ARGUMENT,
-                    f"packet_out metadata {spec.name}: value does not fit bit<{spec.width}>",
+            try:  # width checked on the bytes, before conversion (an empty value is 0)
+                value = decode_unsigned(
+                    item.value or b"\0", spec.width, f"packet_out metadata {spec.name}"
                 )
+            except P4RuntimeError as exc:
+                raise DeviceError(exc.code, exc.message) from None
             if item.metadata_id in metadata:
                 raise DeviceError(
                     rpc_code.INVALID_ARGUMENT, f"packet_out metadata {spec.name} given twice"

@@ -190,16 +190,15 @@ def _goodput(
     event = scenario.timeline[check.event]
     start = event.at_ns + check.settle_ns
     end = start + check.window_ns
-    key = f"traffic:{check.traffic}" if check.traffic else "total"
-    value = run.goodput_gbps(start, end, key)
+    value = run.goodput_gbps(start, end)
     what = f"goodput {fmt(check.settle_ns)}..{fmt(check.settle_ns + check.window_ns)} after " + (
         f"event {check.event} ({event.describe()})"
     )
     if check.of == "before":
-        reference: float | None = run.goodput_gbps(event.at_ns - check.window_ns, event.at_ns, key)
+        reference: float | None = run.goodput_gbps(event.at_ns - check.window_ns, event.at_ns)
         ref_text = "the window before it"
     elif check.of == "baseline":
-        reference = baseline.goodput_gbps(start, end, key) if baseline is not None else None
+        reference = baseline.goodput_gbps(start, end) if baseline is not None else None
         ref_text = "the same window without the timeline"
     else:
         reference = line_rate_gbps(scenario)

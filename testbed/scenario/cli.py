@@ -2,7 +2,8 @@
 
 ::
 
-    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--seed N]
+                    [-o DIR] [--controls]
     mrc-testbed compare SCENARIO [--mode ...] [--seed N] [-o DIR]
 
 SCENARIO is a bundled name (``mrc-testbed run --list``) or a YAML file. Results go to
@@ -43,6 +44,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
             help="bundled scenario name or YAML file",
         )
         parser.add_argument("--mode", choices=MODES, default="virtual")
+        parser.add_argument(
+            "--target",
+            choices=("p4emu", "bmv2"),
+            default="p4emu",
+            help="mininet mode: the switch program (bmv2: simple_switch_grpc)",
+        )
         parser.add_argument("--seed", type=int, help="override the scenario's seed")
         parser.add_argument(
             "-o",
@@ -66,7 +73,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
 def _options(args: argparse.Namespace) -> RunOptions:
     from testbed.scenario.runner import RunOptions
 
-    return RunOptions(mode=args.mode, seed=args.seed, progress=True, run_dir=args.run_dir)
+    return RunOptions(
+        mode=args.mode, seed=args.seed, progress=True, run_dir=args.run_dir, target=args.target
+    )
 
 
 def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:

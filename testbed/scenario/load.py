@@ -52,7 +52,7 @@ from testbed.scenario.model import (
     TrafficGoodputCheck,
 )
 from topologies import AddressPlan, Topology, TopologyError
-from topologies.loader import _DuplicateKeyError, _StrictLoader
+from topologies.loader import _DuplicateKeyError, _show, _StrictLoader
 
 BUNDLE_PACKAGE = "scenarios"
 DEFAULT_DURATION_NS = 20_000_000  # a run stops here even if transfers are still going
@@ -66,6 +66,8 @@ TOP_KEYS = (
     "name",
     "description",
     "paper",
+    "scale",
+    "notes",
     "topology",
     "seed",
     "duration",
@@ -78,7 +80,6 @@ TOP_KEYS = (
     "negative_controls",
     "sweep",
     "plot_bin",
-    "integration",
 )
 ASSERTION_KEYS = (
     "byte_exact",
@@ -156,10 +157,6 @@ def loads(
 
 
 # ------------------------------------------------------------------ the reader
-
-
-def _show(value: Any) -> str:
-    return units._show(value)
 
 
 def _join(path: str, key: str | int) -> str:
@@ -339,6 +336,8 @@ class _Reader:
             name=name,
             description=str(data.get("description", "")),
             paper=str(data.get("paper", "")),
+            scale=str(data.get("scale", "")),
+            notes=str(data.get("notes", "")),
             source=self.source,
             topology_ref=data["topology"] if isinstance(data["topology"], str) else "inline",
             topology=self.topology,
@@ -355,7 +354,6 @@ class _Reader:
             plot_bin_ns=self.positive_time(
                 data.get("plot_bin", f"{DEFAULT_PLOT_BIN_NS}ns"), "plot_bin"
             ),
-            integration=self.boolean(data.get("integration", False), "integration"),
         )
 
     def load_topology(self, value: Any, fabric: Any) -> Topology:
@@ -478,18 +476,28 @@ class _Reader:
         for key, needs in (("nics", "a pattern"), ("seed", "permutation"), ("senders", "incast")):
             if key in data and (form != "pattern" or (needs != "a pattern" and pattern != needs)):
                 raise self.error(_join(path, key), f"only used with pattern {needs}")
+        nbytes = self.size(data["bytes"], _join(path, "bytes"))
         return Traffic(
             name=self.string(data.get("name", f"traffic{index}"), _join(path, "name")),
             pattern=pattern,
             pairs=pairs,
-            nbytes=self.size(data["bytes"], _join(path, "bytes")),
-            messages=self.integer(data.get("messages", 1), _join(path, "messages"), 1),
+            nbytes=nbytes,
+            messages=self.messages(data, path, nbytes),
             connections=self.integer(data.get("connections", 1), _join(path, "connections"), 1),
             transport=self.choice(
                 data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
             ),
             start_ns=self.time(data.get("start", 0), _join(path, "start")),
         )
+
+    def messages(self, data: dict[str, Any], path: str, nbytes: int) -> int:
+        """How many messages the bytes are split into: 1..bytes."""
+        count = self.integer(data.get("messages", 1), _join(path, "messages"), 1)
+        if count > nbytes:
+            raise self.error(
+                _join(path, "messages"), f"{count} messages cannot split {nbytes} byte(s)"
+            )
+        return count
 
     def pairs(self, value: Any, path: str, *, single: bool = False) -> tuple[tuple[str, str], ...]:
         out = []
@@ -691,12 +699,13 @@ class _Reader:
             raise self.error(where, f"{dst} is the incast's destination and cannot send to itself")
         if len(set(senders)) != len(senders):
             raise self.error(where, "lists a NIC twice")
+        nbytes = self.size(data["bytes"], _join(path, "bytes"))
         return Incast(
             at_ns=at,
             senders=senders,
             dst=dst,
-            nbytes=self.size(data["bytes"], _join(path, "bytes")),
-            messages=self.integer(data.get("messages", 1), _join(path, "messages"), 1),
+            nbytes=nbytes,
+            messages=self.messages(data, path, nbytes),
             transport=self.choice(
                 data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
             ),
@@ -733,7 +742,7 @@ class _Reader:
         if "goodput" in data:
             where = _join(path, "goodput")
             for i, raw in enumerate(self.sequence(data["goodput"], where)):
-                goodput.append(self.goodput_check(raw, _join(where, i), timeline, traffic_names))
+                goodput.append(self.goodput_check(raw, _join(where, i), timeline))
         traffic_goodput = []
         if "traffic_goodput" in data:
             where = _join(path, "traffic_goodput")
@@ -784,17 +793,11 @@ class _Reader:
             raise self.error(_join(path, "max_fraction"), f"is below min_fraction ({low:g})")
         return low, high
 
-    def goodput_check(
-        self,
-        raw: Any,
-        path: str,
-        timeline: tuple[Event, ...],
-        traffic_names: tuple[str, ...],
-    ) -> GoodputCheck:
+    def goodput_check(self, raw: Any, path: str, timeline: tuple[Event, ...]) -> GoodputCheck:
         entry = self.mapping(
             raw,
             path,
-            ("event", "of", "min_fraction", "max_fraction", "window", "settle", "traffic"),
+            ("event", "of", "min_fraction", "max_fraction", "window", "settle"),
             ("event",),
         )
         if not timeline:
@@ -820,11 +823,6 @@ class _Reader:
             max_fraction=high,
             window_ns=window,
             settle_ns=self.time(entry.get("settle", 0), _join(path, "settle")),
-            traffic=(
-                self.choice(entry["traffic"], _join(path, "traffic"), traffic_names)
-                if "traffic" in entry
-                else None
-            ),
         )
 
     def negative_controls(self, value: Any, path: str) -> tuple[NegativeControl, ...]:

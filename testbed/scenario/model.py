@@ -338,8 +338,8 @@ class GoodputCheck:
     The window starts ``settle_ns`` after timeline event ``event`` and lasts
     ``window_ns``. The reference (``of``) is the same-length window just before the event
     (``before``), the same window of a run without the timeline (``baseline``) or the
-    line rate of the sending NIC ports (``line_rate``). ``traffic`` restricts it to one
-    traffic entry (None: all traffic).
+    line rate of the sending NIC ports (``line_rate``); all traffic together (a traffic
+    entry's own goodput: :class:`TrafficGoodputCheck`).
     """
 
     event: int
@@ -348,7 +348,6 @@ class GoodputCheck:
     max_fraction: float | None
     window_ns: int
     settle_ns: int
-    traffic: str | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -413,6 +412,8 @@ class Scenario:
     name: str
     description: str
     paper: str  # what the paper states, for docs/results.md ("" if beyond the paper)
+    scale: str  # how it is scaled down from the paper's setup (docs/results.md)
+    notes: str  # where our measurement differs from the paper, and why (docs/results.md)
     source: str  # file it came from
     topology_ref: str  # as written (name or path)
     topology: Any  # topologies.Topology (after fabric overrides)
@@ -427,7 +428,6 @@ class Scenario:
     roce: Assertions | None = None  # compare: what must hold for the RoCE run
     sweep: Sweep | None = None
     plot_bin_ns: int = 10_000
-    integration: bool = False  # also on the process fabric (tests/failover -m integration)
 
     def flows(self, transport: str | None = None) -> list[Flow]:
         """Every transfer of the run; ``transport`` overrides what the file says (compare)."""

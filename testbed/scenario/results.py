@@ -2,7 +2,7 @@
 
 The schema is documented in docs/scenarios.md ("Results JSON"); ``SCHEMA`` names its
 version. Goodput series are Gb/s per bin of ``bin_ns``, keyed ``total``, ``plane:<p>``,
-``t1:<switch>``, ``link:<a>--<b>`` and ``traffic:<entry>`` (whichever the fabric reports).
+``t1:<switch>`` and ``link:<a>--<b>`` (whichever the fabric reports).
 """
 
 from __future__ import annotations

@@ -39,6 +39,9 @@ class RunOptions:
     seed: int | None = None
     progress: bool = False  # a progress bar on stderr (drawn only on a TTY)
     run_dir: Path | None = None  # process fabric: where its run directory goes
+    udp_base_port: int | None = None  # process fabric, local mode (None: the default)
+    grpc_base_port: int | None = None  # process fabric (None: the default)
+    target: str = "p4emu"  # mininet mode: p4emu or bmv2 (simple_switch_grpc)
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:
@@ -81,6 +84,8 @@ def run_checked(
     """The run and, when an assertion compares with it, the run without the timeline;
     the run's ``checks`` hold the evaluated assertions."""
     assertions = assertions if assertions is not None else scenario.assertions
+    if options.mode != "virtual":
+        assertions = wall_clock_assertions(assertions)
     run = execute(scenario, variant, options, out_dir)
     baseline = None
     if assertions.needs_baseline():
@@ -92,6 +97,18 @@ def run_checked(
         )
     run.checks = evaluate(scenario, assertions, run, baseline)
     return run, baseline
+
+
+def wall_clock_assertions(assertions: Assertions) -> Assertions:
+    """What the process fabric can check: the clock-independent assertions (its times are
+    stretched by ``PROCESS_TIME_SCALE`` and its NICs have ms-scale timers)."""
+    from testbed.scenario.process import PROCESS_TIME_SCALE
+
+    failure = assertions.expect_failure_within_ns
+    return Assertions(
+        byte_exact=assertions.byte_exact,
+        expect_failure_within_ns=None if failure is None else failure * PROCESS_TIME_SCALE,
+    )
 
 
 def control_variant(control: NegativeControl, base: Variant | None = None) -> Variant:
@@ -135,6 +152,11 @@ class Comparison:
 
 def compare(scenario: Scenario, options: RunOptions, out_dir: Path | None = None) -> Comparison:
     """MRC and the RoCE baseline on the same fabric, timeline and seed."""
+    if scenario.sweep is not None:
+        raise ScenarioRunError(
+            f"{scenario.name}: a sweep runs one case per failure set; compare takes a "
+            "scenario with a timeline"
+        )
     mrc, _ = run_checked(
         scenario,
         Variant(name="mrc", transport="mrc"),

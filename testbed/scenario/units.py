@@ -10,6 +10,8 @@ from __future__ import annotations
 import re
 from typing import Any
 
+from topologies.loader import _show  # the YAML way of showing a value, one home
+
 TIME_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 SIZE_UNITS = {
     "B": 1,
@@ -25,18 +27,6 @@ SIZE_EXAMPLE = "a size like 65536, '64KiB' or '4MiB'"
 FRACTION_EXAMPLE = "a fraction like 0.2 or '20%'"
 
 _NUMBER_UNIT = re.compile(r"^\s*([0-9]+(?:\.[0-9]*)?|\.[0-9]+)\s*([A-Za-zµ]+)\s*$")
-
-
-def _show(value: Any) -> str:
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
 
 
 def parse_time_ns(value: Any) -> int:

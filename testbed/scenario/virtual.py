@@ -120,7 +120,10 @@ def run_virtual(
     except VirtualFabricError as exc:
         raise ScenarioRunError(f"{scenario.name}: cannot build the virtual fabric: {exc}") from None
     try:
-        transfers = _start_flows(fabric, flows)
+        try:
+            transfers = _start_flows(fabric, flows)
+        except VirtualFabricError as exc:
+            raise ScenarioRunError(f"{scenario.source}: traffic: {exc}") from None
         fault_of_event: dict[int, list[int]] = {}
         for index, event in enumerate(timeline):
             for fault in faults_for(scenario, event):

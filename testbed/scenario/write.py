@@ -42,15 +42,20 @@ def plot_marks(
     scenario: Scenario, run: RunResult
 ) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
     """Vertical lines for point events, shaded spans for flapping and loss."""
-    marks, spans = [], []
+    marks: list[tuple[int, str]] = []
+    spans: dict[tuple[int, int], list[str]] = {}  # one shaded span per interval
     for event in run_events(scenario, run):
         if isinstance(event, Flap):
-            spans.append((event.at_ns, event.until_ns, event.describe()))
+            spans.setdefault((event.at_ns, event.until_ns), []).append(event.describe())
         elif isinstance(event, Loss):
-            spans.append((event.at_ns, event.until_ns or run.end_ns, event.describe()))
+            end = event.until_ns or run.end_ns
+            spans.setdefault((event.at_ns, end), []).append(event.describe())
         else:
             marks.append((event.at_ns, event.describe()))
-    return marks, spans
+    return marks, [
+        (start, end, labels[0] + (f" (+{len(labels) - 1} more)" if len(labels) > 1 else ""))
+        for (start, end), labels in spans.items()
+    ]
 
 
 def run_events(scenario: Scenario, run: RunResult) -> list[Any]:
@@ -81,7 +86,7 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
 
     marks, spans = plot_marks(scenario, run)
     nic = run.transfers[0].src if run.transfers else None
-    evs = scenario.nic.get("evs_per_connection", _default_evs())
+    evs = sum(scenario.nic.get(key, _default(key)) for key in _EV_COUNTS)  # backups change too
     senders = sum(1 for t in run.transfers if t.src == nic and t.transport == "mrc")
     return write_run_plot(
         path,
@@ -89,7 +94,7 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         run.ev_changes,
         total_evs=evs * max(senders, 1),
         end_ns=max(run.end_ns, 1),
-        title=f"{scenario.name} ({run.variant}, {run.mode}): {scenario.description}"[:110],
+        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})",
         nic=nic,
         marks=marks,
         spans=spans,
@@ -97,10 +102,13 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
     )
 
 
-def _default_evs() -> int:
+_EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
+
+
+def _default(key: str) -> int:
     from nic_emu import NicConfig
 
-    return NicConfig().evs_per_connection
+    return int(getattr(NicConfig(), key))
 
 
 # ------------------------------------------------------------------ compare report
@@ -124,23 +132,24 @@ def write_comparison(comparison: Comparison, out_dir: Path) -> Path:
     return path
 
 
-def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, float]]:
-    """Per timeline event: goodput (Gb/s) while it lasts (until the next event) and after
-    it (the same length of time after that)."""
-    rows = []
+def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, float | None]]:
+    """Per timeline event: goodput (Gb/s) while it lasts (until the next event, its own end,
+    or the end of the traffic) and after it (as long again, within the traffic; None when
+    the traffic ended first)."""
+    rows: list[tuple[str, float, float | None]] = []
     timeline = list(scenario.timeline)
     end = run.completion_ns() or run.end_ns
     for i, event in enumerate(timeline):
         stop = timeline[i + 1].at_ns if i + 1 < len(timeline) else end
         if isinstance(event, Flap) or (isinstance(event, Loss) and event.until_ns is not None):
             stop = event.until_ns
-        stop = max(stop, event.at_ns + run.bin_ns)
-        span = stop - event.at_ns
+        stop = min(max(stop, event.at_ns + run.bin_ns), max(end, event.at_ns + run.bin_ns))
+        after_end = min(stop + (stop - event.at_ns), end)
         rows.append(
             (
                 f"{fmt(event.at_ns)}: {event.describe()}",
                 run.goodput_gbps(event.at_ns, stop),
-                run.goodput_gbps(stop, stop + span),
+                run.goodput_gbps(stop, after_end) if after_end > stop else None,
             )
         )
     return rows
@@ -175,7 +184,7 @@ def report_markdown(comparison: Comparison) -> str:
         phase_rows(scenario, mrc), phase_rows(scenario, roce)
     ):
         lines.append(f"| goodput during {label} | {m_during:.1f} Gb/s | {r_during:.1f} Gb/s |")
-        lines.append(f"| goodput after {label} | {m_after:.1f} Gb/s | {r_after:.1f} Gb/s |")
+        lines.append(f"| goodput after {label} | {_gbps(m_after)} | {_gbps(r_after)} |")
     m50, m99 = mrc.message_percentiles_ns()
     r50, r99 = roce.message_percentiles_ns()
     lines += [
@@ -212,6 +221,10 @@ def report_markdown(comparison: Comparison) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _gbps(value: float | None) -> str:
+    return "- (traffic over)" if value is None else f"{value:.1f} Gb/s"
 
 
 def _done(run: RunResult) -> str:

@@ -181,8 +181,11 @@ class Bmv2Crash(AssertionError):
         super().__init__(f"simple_switch_grpc stopped with status {status}: {stderr}")
 
 
-PACKET_GAP_S = 0.01
-"""Gap between two packets sent over veth ports: BMv2 has finished one before the next."""
+PACKET_GAP_S = 0.03
+"""Quiet time after a packet sent over veth ports before the next one."""
+
+FRAME_WAIT_S = 2.0
+"""Longest wait for the frames a packet should produce (a loaded machine)."""
 
 
 def run_on_bmv2_veth(
@@ -192,9 +195,13 @@ def run_on_bmv2_veth(
     workdir: Path,
     ports: Sequence[int],
     target_options: Sequence[str] = (),
+    expected_counts: Sequence[int] | None = None,
 ) -> list[tuple[int, bytes]]:
-    """Like :func:`run_on_bmv2` over veth pairs (needs root): packets go in one at a time,
-    ``PACKET_GAP_S`` apart, so queues never build up (pcap replay sends a burst)."""
+    """Like :func:`run_on_bmv2` over veth pairs (needs root): packets go in one at a time so
+    queues never build up (pcap replay sends a burst). ``expected_counts[i]`` (what p4emu
+    sent for packet i) only paces the run: the next packet goes once that many frames came
+    out (at most ``FRAME_WAIT_S``), else after ``PACKET_GAP_S`` of quiet; the comparison
+    itself is the caller's."""
     binary = find_tool("simple_switch_grpc")
     assert binary is not None
     json_path, p4info_path = compile_with_p4c(program, workdir)
@@ -236,8 +243,12 @@ def run_on_bmv2_veth(
             outputs: list[tuple[int, bytes]] = []
             _drain(sockets, outputs, 0.2)
             outputs.clear()  # nothing the kernel or BMv2 sent before the test counts
-            for port, data in packets:
+            for index, (port, data) in enumerate(packets):
                 sockets[port].send(data)
+                want = len(outputs) + (expected_counts[index] if expected_counts else 0)
+                deadline = time.monotonic() + FRAME_WAIT_S
+                while len(outputs) < want and time.monotonic() < deadline:
+                    _drain(sockets, outputs, PACKET_GAP_S)
                 _drain(sockets, outputs, PACKET_GAP_S)
             _drain(sockets, outputs, QUIET_S)
         finally:

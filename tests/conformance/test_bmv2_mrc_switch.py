@@ -110,10 +110,13 @@ def test_mrc_switch_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
     sent = packets(name)
     ports = sorted({port for port, _ in sent})
     emu: list[tuple[int, bytes]] = []
+    counts: list[int] = []
     for port, frame in sent:  # one at a time, as BMv2 gets them over the veths
         switch.inject(port, frame)
         switch.run_until_idle()
-        emu.extend((p, d) for p, d in switch.collect() if p in ports)
+        out = [(p, d) for p, d in switch.collect() if p in ports]
+        emu.extend(out)
+        counts.append(len(out))
     assert emu, "nothing came out of p4emu: the test would compare nothing"
     bmv2 = run_on_bmv2_veth(
         PROGRAM,
@@ -122,5 +125,6 @@ def test_mrc_switch_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
         tmp_path,
         ports,
         ["--cpu-port", str(CPU_PORT), "--priority-queues", str(PRIORITY_QUEUES)],
+        expected_counts=counts,
     )
     assert by_port(emu) == by_port(bmv2)

@@ -57,7 +57,7 @@ def test_each_outcome_is_the_documented_status() -> None:
 
 def test_directory_mode_prints_the_summary(capsys: pytest.CaptureFixture[str]) -> None:
     assert p4emu_main(["stf", "-q", str(HERE / "semantics")]) == 0
-    assert capsys.readouterr().out.splitlines()[-1] == "4 passed, 0 failed, 0 unsupported"
+    assert capsys.readouterr().out.splitlines()[-1] == "5 passed, 0 failed, 0 unsupported"
 
 
 def test_directory_mode_counts_failures_and_unsupported(
@@ -68,7 +68,7 @@ def test_directory_mode_counts_failures_and_unsupported(
     (tmp_path / "ok.stf").write_text((HERE / "semantics" / "local_header.stf").read_text())
     (tmp_path / "bad.p4").write_text(program.read_text())
     (tmp_path / "bad.stf").write_text("packet 0 01 02 FF\nexpect 1 00\n")
-    (tmp_path / "no.p4").write_text((HERE / "frontend" / "struct_in_header.p4").read_text())
+    (tmp_path / "no.p4").write_text((HERE / "externs" / "extern_function.p4").read_text())
     (tmp_path / "no.stf").write_text("packet 0 00\n")
     (tmp_path / "helper.p4").write_text("// an include, no .stf: not a test\n")
     assert p4emu_main(["stf", str(tmp_path)]) == 1

@@ -121,3 +121,22 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     assert "Traceback" not in err
     code, _, err = run(["run"], capsys)
     assert code == 2
+    code, _, err = run(["compare", "pair-failures"], capsys)
+    assert code == 1 and "compare takes a scenario with a timeline" in err
+
+
+def test_a_sweep_writes_one_verdict_per_case(tmp_path: Path, capsys) -> None:
+    path = tmp_path / "sweep.yaml"
+    path.write_text(
+        "name: one-switch\ntopology: tiny\nduration: 20ms\n"
+        "traffic: [{src: nic0, dst: nic3, bytes: 64KiB}]\n"
+        "sweep: {of: [switches], size: 1, at: 5us}\n"
+        "assertions: {expect_failure_within: 15ms}\n"
+        "negative_controls: [{name: n, description: d, nic: {max_retries: 30}}]\n"
+    )
+    code, out, err = run(["run", str(path), "-o", str(tmp_path)], capsys)
+    assert code == 0, out + err
+    assert "one-switch: 8 of 8 cases pass (8 leave a path, 0 leave none)" in out
+    data = json.loads((tmp_path / "one-switch" / "result.json").read_text())
+    assert [c["path_left"] for c in data["cases"]] == [True] * 8
+    assert data["cases"][0]["case"] == "switch p0-t0-0 down"

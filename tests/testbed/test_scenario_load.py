@@ -108,6 +108,7 @@ CASES = [
     ),
     (_set("traffic[0].bytes", "lots"), "traffic[0].bytes: expected a size like 65536"),
     (_set("traffic[0].messages", 0), "traffic[0].messages: expected an integer >= 1, got 0"),
+    (_set("traffic[0].bytes", 2), "traffic[0].messages: 4 messages cannot split 2 byte(s)"),
     (
         _set("traffic[0].transport", "tcp"),
         "traffic[0].transport: expected one of mrc, roce, got 'tcp'",

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from nic_emu.config import NicConfig
 from topologies import encode_ev
 from vfabric import VirtualFabric
 from vfabric.exceptions import (
@@ -58,6 +59,16 @@ def test_after_repath_the_cut_link_carries_no_data() -> None:
     settled = 20_000 + int(max(repath["repath_us"]) * 1000) + 2 * 12_000
     late = {t: b for t, b in wire.lost_bins.items() if settled <= t * wire.bin_ns < 60_000}
     assert sum(wire.lost_bins.values()) > 0 and not late
+
+
+@pytest.mark.parametrize("seed", [1, 2])
+def test_repath_within_two_base_rtts_of_the_first_loss(seed: int) -> None:
+    """Issue 11's target: the sender leaves a silently cut path within 2 RTTs of the first
+    loss (nic_emu retires the path's other EVs, which cross the same link)."""
+    fabric = cut_run(seed=seed)
+    repath = fabric.repaths()[0]
+    assert repath["repath_us"], "no repath measured"
+    assert max(repath["repath_us"]) * 1000 <= 2 * NicConfig().base_rtt_ns, repath["repath_us"]
 
 
 def test_the_cut_link_carries_data_again_after_restore() -> None:

@@ -1,5 +1,6 @@
 // A control type as a constructor parameter: a control instantiated with another control
-// instance passed in (P4_16 v1.2.4). p4emu: unsupported.
+// instance passed in (P4_16 v1.2.4). Objects of the instance passed in are named
+// `<instance>.<parameter>.<name>`, as p4c names them (I.inc2.s.t).
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; }

@@ -593,3 +593,26 @@ def test_stack_next_outside_parser() -> None:
         headers="h_t[2] hs;",
         ingress="hdr.hs.next.a = 1;",
     )
+
+
+def test_struct_header_field_used_as_a_whole_is_unsupported() -> None:
+    source = v1_source(
+        decls="struct pair_t { bit<8> x; bit<8> y; }",
+        headers="hp_t hp;",
+        ingress="hdr.hp.p = { 1, 2 };",
+    ).replace("struct headers_t", "header hp_t { pair_t p; }\nstruct headers_t")
+    error = error_of(source)
+    assert isinstance(error, P4UnsupportedError)
+    assert str(error) == (
+        f"{location(source, '{ 1, 2 }')}: error: unsupported construct: the struct-typed "
+        "header field hp_t.p used as a whole (use its fields)"
+    )
+
+
+def test_struct_header_field_members_must_be_bit_strings() -> None:
+    expect_error(
+        "header bad_t field 's.v' has type varbit<8>; a struct inside a header may hold only "
+        "bit<W>, int<W>, bool, serializable enums and structs",
+        "st_t s",
+        decls="struct st_t { varbit<8> v; } header bad_t { st_t s; }",
+    )

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import itertools
+import random
 
 import pytest
 
@@ -221,3 +222,54 @@ def test_queue_rate_reports_the_configured_rate_per_port() -> None:
     tm.set_all_queue_rates(1000, RateUnit.packets_per_second)
     tm.set_queue_rate(2, 250, RateUnit.packets_per_second, priority=1)
     assert (tm.queue_rate(1), tm.queue_rate(2, 0), tm.queue_rate(2, 1)) == (1000, 1000, 250)
+
+
+@pytest.mark.parametrize("scope", [RateScope.queue, RateScope.port])
+def test_next_departure_is_exact_under_mixed_ports_and_priorities(scope: RateScope) -> None:
+    """After any enqueue or poll, nothing leaves before next_departure_ns() and something
+    leaves exactly then (each busy port keeps its next departure time incrementally)."""
+    rng = random.Random(7)
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=3, rate_scope=scope)
+    for port, rate in ((1, 1e9), (2, 4e9), (3, None)):
+        tm.set_queue_rate(port, rate, RateUnit.bits_per_second)
+    clock.advance(1_000)
+    sent = released = 0
+    for _ in range(400):
+        for _ in range(rng.randrange(4)):
+            prio = rng.randrange(3)
+            if tm.enqueue(rng.choice((1, 2, 3)), "x", rng.choice((64, 1500)), prio) is None:
+                sent += 1
+        due = tm.next_departure_ns()
+        if due is None:
+            clock.advance(rng.randrange(1, 5_000))
+            continue
+        if due > clock.now_ns():
+            clock.set_ns(due - 1)
+            assert tm.poll() == []
+            clock.set_ns(due)
+        out = tm.poll()
+        assert out and out[0].deq_ns == due
+        released += len(out)
+        clock.advance(rng.randrange(0, 3))
+    clock.advance(1_000_000_000)
+    released += len(tm.poll())
+    assert released == sent and tm.next_departure_ns() is None
+
+
+def test_queue_scope_new_packet_leaving_before_the_ports_other_queue() -> None:
+    """Queue scope: a packet of an idle queue can leave before the head of a backed-up
+    queue of the same port; next_departure_ns follows it."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=2)
+    tm.set_queue_rate(1, 1000, priority=0)  # 1 ms between departures of priority 0
+    clock.advance(5_000)
+    tm.enqueue(1, "slow-0", 64, priority=0)
+    tm.enqueue(1, "slow-1", 64, priority=0)
+    assert [p.item for p in tm.poll()] == ["slow-0"]
+    slow_due = tm.next_departure_ns()
+    assert slow_due == clock.now_ns() + 1_000_000
+    tm.enqueue(1, "fast", 64, priority=1)  # priority 1 is unlimited: leaves now
+    assert tm.next_departure_ns() == clock.now_ns()
+    assert [p.item for p in tm.poll()] == ["fast"]
+    assert tm.next_departure_ns() == slow_due

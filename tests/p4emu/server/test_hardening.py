@@ -20,7 +20,7 @@ from p4emu.server.client import (
     WriteError,
     open_channel,
 )
-from p4emu.server.exceptions import OptionsError
+from p4emu.server.exceptions import OptionsError, ServerError
 from p4emu.server.options import parse_options
 from p4emu.server.policy import AccessPolicy
 from p4emu.server.ports import GnmiPortService, PortStatus
@@ -322,3 +322,12 @@ def test_tls_and_policy_options_follow_bmv2_names(tmp_path: Path) -> None:
 def test_bad_tls_and_policy_options_are_one_line_errors(args: list[str], message: str) -> None:
     with pytest.raises(OptionsError, match=message.replace("(", r"\(")):
         parse_options(["--no-p4", "--", *args])
+
+
+def test_unreadable_or_non_pem_tls_files_are_named(tmp_path: Path) -> None:
+    (tmp_path / "cert.pem").write_text("not a certificate\n")
+    with pytest.raises(ServerError, match=r"--grpc-server-key .*key.pem: No such file"):
+        TlsConfig(cert=tmp_path / "cert.pem", key=tmp_path / "key.pem").server_credentials()
+    (tmp_path / "key.pem").write_text("-----BEGIN PRIVATE KEY-----\n")
+    with pytest.raises(ServerError, match=r"--grpc-server-cert .*cert.pem: not a PEM file"):
+        TlsConfig(cert=tmp_path / "cert.pem", key=tmp_path / "key.pem").server_credentials()

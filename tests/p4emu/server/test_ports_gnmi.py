@@ -4,6 +4,7 @@ import grpc
 import pytest
 from finsy.proto import gnmi, gnmi_grpc
 
+from p4emu.server.client import ClientError, PortClient
 from p4emu.server.ports import GnmiPortService, PortStatus, interface_path
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 
@@ -34,7 +35,7 @@ def gnmi_stub():
         P4RuntimeService(IdleDevice()), "127.0.0.1:0", gnmi_service=GnmiPortService(ports)
     )  # type: ignore[arg-type]
     channel = grpc.insecure_channel(f"127.0.0.1:{port}")
-    yield ports, gnmi_grpc.gNMIStub(channel)
+    yield ports, gnmi_grpc.gNMIStub(channel), f"127.0.0.1:{port}"
     channel.close()
     server.stop(None)
 
@@ -59,7 +60,7 @@ def oper_status(stub, name: str) -> dict[str, str]:
 
 
 def test_port_down_and_up_by_number_or_name(gnmi_stub) -> None:
-    ports, stub = gnmi_stub
+    ports, stub, _ = gnmi_stub
     set_enabled(stub, "1", False)
     assert ports.up == {1: False, 2: True}
     assert oper_status(stub, "*") == {"veth1": "DOWN", "veth2": "UP"}
@@ -68,7 +69,7 @@ def test_port_down_and_up_by_number_or_name(gnmi_stub) -> None:
 
 
 def test_counters_are_readable(gnmi_stub) -> None:
-    _, stub = gnmi_stub
+    _, stub, _ = gnmi_stub
     request = gnmi.GetRequest()
     request.path.append(interface_path("2", "state", "counters"))
     updates = [u for n in stub.Get(request).notification for u in n.update]
@@ -83,7 +84,7 @@ def test_counters_are_readable(gnmi_stub) -> None:
     ],
 )
 def test_bad_set_paths(gnmi_stub, name, leaf, code, message) -> None:
-    ports, stub = gnmi_stub
+    ports, stub, _ = gnmi_stub
     with pytest.raises(grpc.RpcError) as info:
         set_enabled(stub, name, False, leaf)
     assert info.value.code() == code and message in info.value.details()
@@ -91,7 +92,7 @@ def test_bad_set_paths(gnmi_stub, name, leaf, code, message) -> None:
 
 
 def test_set_needs_a_bool_and_paths_outside_interfaces_are_refused(gnmi_stub) -> None:
-    ports, stub = gnmi_stub
+    ports, stub, _ = gnmi_stub
     request = gnmi.SetRequest()
     update = request.update.add()
     update.path.CopyFrom(interface_path("1", "config", "enabled"))
@@ -104,3 +105,39 @@ def test_set_needs_a_bool_and_paths_outside_interfaces_are_refused(gnmi_stub) ->
         stub.Get(request)
     assert info.value.code() == grpc.StatusCode.NOT_FOUND
     assert ports.up == {1: True, 2: True}
+
+
+def test_port_client_sets_several_ports_all_or_nothing_and_reads_state(gnmi_stub) -> None:
+    ports, _, address = gnmi_stub
+    with PortClient(address) as client:
+        client.set_ports({1: False, "veth2": False})
+        assert ports.up == {1: False, 2: False}
+        assert client.ports() == {"veth1": False, "veth2": False}
+        with pytest.raises(ClientError, match=r"NOT_FOUND: no port named '7'"):
+            client.set_ports({1: True, 7: True})
+        assert ports.up == {1: False, 2: False}  # the valid half was not applied either
+        client.set_ports({"*": True})
+        assert client.ports() == {"veth1": True, "veth2": True}
+        assert client.ports("veth2") == {"veth2": True}
+        assert client.counters() == {"veth1": {"in-pkts": 10}, "veth2": {"in-pkts": 20}}
+
+
+def test_admin_status_and_enabled_follow_the_port(gnmi_stub) -> None:
+    _, stub, _ = gnmi_stub
+    set_enabled(stub, "2", False)
+    request = gnmi.GetRequest()
+    request.path.append(interface_path("veth2", "state"))
+    request.path.append(interface_path("veth2", "config", "enabled"))
+    leaves = {
+        "/".join(e.name for e in u.path.elem[2:]): u.val
+        for n in stub.Get(request).notification
+        for u in n.update
+    }
+    assert leaves["state/admin-status"].string_val == "DOWN"
+    assert leaves["state/oper-status"].string_val == "DOWN"
+    assert leaves["config/enabled"].bool_val is False
+
+
+def test_port_client_reports_an_unreachable_switch() -> None:
+    with PortClient("127.0.0.1:1", timeout=1.0) as client, pytest.raises(ClientError):
+        client.ports()

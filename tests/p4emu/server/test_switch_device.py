@@ -97,7 +97,7 @@ def test_packet_out_validation(config) -> None:
     assert info.value.code == rpc_code.INVALID_ARGUMENT
     wide = p4r.PacketOut(payload=b"x")
     wide.metadata.add(metadata_id=1, value=b"\x02\x00")
-    with pytest.raises(DeviceError, match="does not fit bit<9>"):
+    with pytest.raises(DeviceError, match=r"packet_out metadata .*does not fit in 9 bits"):
         device.packet_out(wide)
 
 
