@@ -100,21 +100,19 @@ def load_p4info(path: str | Path) -> p4i.P4Info:
 
 def p4emu_p4info(program: Path) -> p4i.P4Info:
     """The P4Info p4emu generates for ``program`` (same as ``python -m p4emu.p4info``)."""
-    from p4emu import frontend
-    from p4emu.exceptions import P4EmuError
-    from p4emu.p4info import build_p4info
-    from p4emu.p4info.extract import extract_model
+    from p4emu import P4EmuError, load_program
+    from p4emu.p4info import p4info_for_program
 
     try:
-        return build_p4info(extract_model(frontend.load_program(program)))
+        return p4info_for_program(load_program(program))
     except P4EmuError as exc:
         raise ArtifactError(f"cannot generate the P4Info of {program}:\n{exc}") from None
 
 
 def p4emu_pipeline(program: str | Path | None = None, p4info: str | Path | None = None) -> Pipeline:
     """p4emu's pipeline: the program's source (bundled with its includes) and its P4Info."""
+    from p4emu import P4EmuError
     from p4emu.bundle import device_config_for
-    from p4emu.exceptions import P4EmuError
 
     path = program_path(program)
     info = load_p4info(p4info) if p4info is not None else p4emu_p4info(path)

@@ -37,7 +37,6 @@ from clikit import (
     run_main,
 )
 from controller.artifacts import TARGETS, Pipeline, pipeline_for
-from controller.client import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_ELECTION_ID, SwitchClient
 from controller.endpoints import (
     DEFAULT_BASE_PORT,
     DEFAULT_HOST,
@@ -47,7 +46,8 @@ from controller.endpoints import (
     load_endpoints,
 )
 from controller.entities import EntityCodec
-from controller.exceptions import ControllerError, SwitchError
+from controller.exceptions import ControllerError, SwitchAccessError
+from controller.p4rt_client import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_ELECTION_ID, SwitchClient
 from controller.plan import FabricPlan, plan_fabric
 from controller.policy import DEFAULT_CONTROL_PRIORITY, DEFAULT_PUNTS, PUNT_KINDS, SwitchPolicy
 from controller.push import DEFAULT_CONCURRENCY, ConnectOptions, FabricReport, push_fabric
@@ -560,7 +560,7 @@ def main(
         "mrc-controller",
         body,
         expected=(ControllerError,),
-        codes={SwitchError: EXIT_SWITCH_FAILED, ControllerError: EXIT_USAGE},
+        codes={SwitchAccessError: EXIT_SWITCH_FAILED, ControllerError: EXIT_USAGE},
         stderr=err,
     )
 

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from finsy.proto import p4i, p4r
 
-from controller import p4names
+import controller.p4names as p4names
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
 from controller.plan import Entry, Lpm, SwitchPlan
 

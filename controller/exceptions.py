@@ -54,7 +54,7 @@ class UpdateFailure:
         return f"{self.update_type} {self.entity}: {self.code}: {self.message}"
 
 
-class SwitchError(ControllerError):
+class SwitchAccessError(ControllerError):
     """A switch could not be programmed or read. ``kind`` classifies the failure
     (``unreachable``, ``arbitration``, ``pipeline``, ``write``, ``read``), ``code`` is the
     gRPC status name when the switch answered."""
@@ -68,33 +68,33 @@ class SwitchError(ControllerError):
         super().__init__(f"{switch}: {message}")
 
 
-class UnreachableError(SwitchError):
+class UnreachableError(SwitchAccessError):
     """No P4Runtime server answered at the switch's address."""
 
     kind = "unreachable"
 
 
-class ArbitrationError(SwitchError):
+class ArbitrationError(SwitchAccessError):
     """The controller could not become the primary client (another one holds a higher
     election id, or the device id is wrong)."""
 
     kind = "arbitration"
 
 
-class PipelineError(SwitchError):
+class PipelineError(SwitchAccessError):
     """The switch refused the pipeline, or runs another one and ``--pipeline keep`` forbids
     replacing it."""
 
     kind = "pipeline"
 
 
-class ReadError(SwitchError):
+class ReadError(SwitchAccessError):
     """A Read or GetForwardingPipelineConfig failed."""
 
     kind = "read"
 
 
-class WriteError(SwitchError):
+class WriteError(SwitchAccessError):
     """A Write failed as a whole, or some of its updates failed (``failures``)."""
 
     kind = "write"

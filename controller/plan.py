@@ -19,7 +19,7 @@ from collections.abc import Iterable, Iterator, Mapping
 from dataclasses import dataclass
 from typing import NamedTuple
 
-from controller import p4names
+import controller.p4names as p4names
 from controller.exceptions import PlanError
 from controller.policy import ClassParams, SwitchPolicy, class_params_for
 from topologies import AddressPlan, Role, Switch, Topology, TopologyError, UsidRoute, mac_bytes

@@ -1,9 +1,9 @@
 """Per-switch settings the topology does not fix: punts, CPU routes, queue thresholds.
 
 Every default is the project's choice, explained in docs/controller.md ("Policy"). The
-queue thresholds follow docs/switch-queues.md section 6, scaled to the queue depth of the
-switch's links (the topology's ``queue_packets``), so that a 64-packet queue gets exactly
-the program's built-in defaults (ECN 10..38, trim 48, limit 60).
+queue thresholds are ``mrc_wire.queues`` (docs/switch-queues.md section 6) scaled to the
+queue depth of the switch's links (the topology's ``queue_packets``), so that a 64-packet
+queue gets exactly the program's built-in defaults (ECN 10..38, trim 48, limit 60).
 """
 
 from __future__ import annotations
@@ -11,25 +11,19 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from ipaddress import IPv6Network
 
-from controller import p4names
+import controller.p4names as p4names
 from controller.exceptions import PlanError
+from mrc_wire.queues import (
+    DEFAULT_CONTROL_PRIORITY,
+    ECN_MAX_PROB,
+    QueueDepthError,
+    queue_thresholds,
+)
 
-# Queue priority of control packets (docs/switch-queues.md section 7: 8 priority queues).
-DEFAULT_CONTROL_PRIORITY = 7
 # Link-local multicast (ND, MLD) and link-local unicast go to the switch's controller.
 DEFAULT_CPU_PREFIXES = ("ff02::/16", "fe80::/10")
 PUNT_KINDS = ("end-of-carrier", "no-route", "hop-limit", "non-ipv6")
 DEFAULT_PUNTS = frozenset({"end-of-carrier"})
-
-# docs/switch-queues.md section 6: trim at 3/4 of the queue, ECN band 0.2..0.8 of the trim
-# threshold, drop (counted) just below capacity. 65535/65536 ~ probability 1 at the top.
-TRIM_FRACTION = 0.75
-ECN_MIN_FRACTION = 0.2
-ECN_MAX_FRACTION = 0.8
-ECN_MAX_PROB = 0xFFFF
-QUEUE_LIMIT_HEADROOM = 1 / 16  # 64 -> 60
-MIN_QUEUE_PACKETS = 4  # below this the thresholds collapse onto each other
-MAX_QDEPTH_VALUE = 0xFFFF  # thresholds are bit<16>
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,18 +53,21 @@ class ClassParams:
 
 def class_params_for(queue_packets: int) -> dict[int, ClassParams]:
     """The three port classes' parameters for queues of ``queue_packets`` packets."""
-    if not MIN_QUEUE_PACKETS <= queue_packets <= MAX_QDEPTH_VALUE:
-        raise PlanError(
-            f"queue depth {queue_packets} packets is outside {MIN_QUEUE_PACKETS}.."
-            f"{MAX_QDEPTH_VALUE}: the trim and ECN thresholds need room below it"
-        )
-    trim = max(2, round(queue_packets * TRIM_FRACTION))
-    limit = queue_packets - max(1, round(queue_packets * QUEUE_LIMIT_HEADROOM))
-    ecn_min = max(1, round(trim * ECN_MIN_FRACTION))
-    ecn_max = max(ecn_min + 1, round(trim * ECN_MAX_FRACTION))
+    try:
+        t = queue_thresholds(queue_packets)
+    except QueueDepthError as exc:
+        raise PlanError(str(exc)) from None
 
     def params(ecn: bool, trim_on: bool) -> ClassParams:
-        return ClassParams(ecn, ecn_min, ecn_max, ECN_MAX_PROB, trim_on, trim, limit)
+        return ClassParams(
+            ecn,
+            t.ecn_min_qdepth,
+            t.ecn_max_qdepth,
+            ECN_MAX_PROB,
+            trim_on,
+            t.trim_qdepth,
+            t.queue_limit,
+        )
 
     return {
         # No ECN on the last hop: a mark then means path imbalance, not incast [C, sources §3.2].

@@ -14,15 +14,15 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from controller.artifacts import Pipeline
-from controller.client import (
+from controller.endpoints import Endpoint
+from controller.entities import EntityCodec
+from controller.exceptions import ControllerError, EndpointError, SwitchAccessError
+from controller.p4rt_client import (
     DEFAULT_CONNECT_TIMEOUT_S,
     DEFAULT_ELECTION_ID,
     DEFAULT_RPC_TIMEOUT_S,
     SwitchClient,
 )
-from controller.endpoints import Endpoint
-from controller.entities import EntityCodec
-from controller.exceptions import ControllerError, EndpointError, SwitchError
 from controller.plan import FabricPlan, SwitchPlan
 from controller.reconcile import SwitchReport, SyncOptions, sync_switch
 
@@ -106,7 +106,7 @@ async def sync_one(
         if not sync.dry_run:
             await client.become_primary()
         report = await sync_switch(client, codec, plan, pipeline, sync)
-    except SwitchError as exc:
+    except SwitchAccessError as exc:
         report = SwitchReport(plan.name, endpoint.address, planned=len(plan.entries)).fail(exc)
     finally:
         await client.close()

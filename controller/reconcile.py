@@ -15,9 +15,8 @@ from dataclasses import dataclass
 
 from finsy.proto import p4r
 
-from controller import p4names
+import controller.p4names as p4names
 from controller.artifacts import Pipeline, pipeline_cookie
-from controller.client import SwitchClient
 from controller.entities import EntityCodec
 from controller.exceptions import (
     ControllerError,
@@ -25,11 +24,12 @@ from controller.exceptions import (
     EncodeError,
     PipelineError,
     PlanError,
-    SwitchError,
+    SwitchAccessError,
     UpdateFailure,
 )
+from controller.notation import format_entry
+from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, SwitchPlan
-from controller.render import format_entry
 
 DEFAULT_BATCH_SIZE = 500
 PIPELINE_MODES = ("auto", "keep", "force")
@@ -144,7 +144,7 @@ class SwitchReport:
 
     def fail(self, error: ControllerError) -> SwitchReport:
         self.status = "failed"
-        self.error = error.message if isinstance(error, SwitchError) else str(error)
+        self.error = error.message if isinstance(error, SwitchAccessError) else str(error)
         self.error_kind = getattr(error, "kind", type(error).__name__)
         self.error_code = getattr(error, "code", None)
         if hasattr(error, "failures"):
@@ -288,7 +288,7 @@ async def sync_switch(
                     f"read-back differs from the plan after writing: {len(rest.changes)} "
                     f"entries, first: {rest.changes[0].kind} {format_entry(rest.changes[0].entry)}"
                 )
-    except (SwitchError, EncodeError, DecodeError, PlanError) as exc:
+    except (SwitchAccessError, EncodeError, DecodeError, PlanError) as exc:
         report.fail(exc)
     finally:
         report.seconds = time.perf_counter() - started

@@ -8,72 +8,28 @@ the uSID names and where the port leads (from the topology).
 from __future__ import annotations
 
 import json
-from collections.abc import Iterable, Iterator, Sequence
-from ipaddress import IPv6Address
-from typing import TYPE_CHECKING, Any, TextIO
+from collections.abc import Iterable, Iterator
+from typing import Any, TextIO
 
-from controller import p4names
+import controller.p4names as p4names
+from controller.entities import field_names, param_names
+from controller.notation import format_entry, format_value, padded_names, short_name
 from controller.plan import Entry, FabricPlan, Lpm, SwitchPlan
+from controller.reconcile import SwitchReport
 from topologies import Role, TopologyError
 
-if TYPE_CHECKING:
-    from controller.entities import EntityCodec
-    from controller.reconcile import SwitchReport
-
-_ADDRESS_FIELDS = {p4names.MY_SID_KEY, p4names.IPV6_ROUTE_KEY}
-_MAC_FIELDS = {p4names.SRC_MAC, p4names.DST_MAC}
-
-
-def short_name(name: str) -> str:
-    """``MrcIngress.usid_route`` -> ``usid_route``."""
-    return name.rpartition(".")[2]
-
-
-def format_value(name: str, value: int | Lpm) -> str:
-    if isinstance(value, Lpm):
-        return f"{IPv6Address(value.value)}/{value.prefix_len}"
-    if name in _ADDRESS_FIELDS:
-        return str(IPv6Address(value))
-    if name == p4names.MY_USID_KEY:
-        return ":".join(f"{value >> shift & 0xFFFF:04x}" for shift in (32, 16, 0))
-    if name == p4names.USID_ROUTE_KEY:
-        return f"0x{value:04x}"
-    if name in _MAC_FIELDS:
-        return ":".join(f"{value >> shift & 0xFF:02x}" for shift in range(40, -1, -8))
-    return str(value)
-
-
-def _names(codec: EntityCodec | None, entry: Entry) -> tuple[Sequence[str], Sequence[str]]:
-    from controller.entities import field_names, param_names
-
-    if codec is not None:
-        return codec.field_names(entry.table), codec.param_names(entry.action)
-    return field_names(entry.table), param_names(entry.action)
-
-
-def format_entry(entry: Entry, codec: EntityCodec | None = None) -> str:
-    """``usid_route usid=0x0800 -> forward(port=3)``."""
-    fields, params = _names(codec, entry)
-    if entry.is_default:
-        match = "(default)"
-    else:
-        match = " ".join(
-            f"{name}={format_value(name, value)}"
-            for name, value in zip(_padded(fields, len(entry.match)), entry.match)
-        )
-        if entry.priority:
-            match += f" priority={entry.priority}"
-    args = ", ".join(
-        f"{name}={format_value(name, value)}"
-        for name, value in zip(_padded(params, len(entry.params)), entry.params)
-    )
-    return f"{short_name(entry.table)} {match} -> {short_name(entry.action)}({args})"
-
-
-def _padded(names: Sequence[str], count: int) -> Sequence[str]:
-    if len(names) >= count:
-        return names
-    return [*names, *(f"#{i}" for i in range(len(names), count))]
+__all__ = [
+    "diff_lines",
+    "entry_to_json",
+    "format_entry",
+    "format_value",
+    "report_line",
+    "report_to_json",
+    "short_name",
+    "switch_heading",
+    "write_plan_json",
+    "write_plan_text",
+]
 
 
 def _annotation(plan: FabricPlan, sw: SwitchPlan, entry: Entry) -> str:
@@ -127,10 +83,8 @@ def write_plan_text(plan: FabricPlan, out: TextIO) -> None:
 
 
 def entry_to_json(entry: Entry) -> dict[str, Any]:
-    from controller.entities import field_names, param_names
-
-    fields = _padded(field_names(entry.table), len(entry.match))
-    params = _padded(param_names(entry.action), len(entry.params))
+    fields = padded_names(field_names(entry.table), len(entry.match))
+    params = padded_names(param_names(entry.action), len(entry.params))
     match: dict[str, Any] = {}
     for name, value in zip(fields, entry.match):
         match[name] = (

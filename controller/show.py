@@ -11,11 +11,11 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4r
 
-from controller.client import SwitchClient
 from controller.entities import EntityCodec
 from controller.exceptions import DecodeError, ReadError
+from controller.notation import format_entry, short_name
+from controller.p4rt_client import SwitchClient
 from controller.plan import Entry
-from controller.render import format_entry, short_name
 
 
 @dataclass(frozen=True)

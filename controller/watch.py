@@ -21,10 +21,10 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from controller.artifacts import Pipeline
-from controller.client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.entities import EntityCodec
-from controller.exceptions import SwitchError, UnreachableError
+from controller.exceptions import SwitchAccessError, UnreachableError
+from controller.p4rt_client import SwitchClient
 from controller.plan import FabricPlan, SwitchPlan
 from controller.push import ConnectOptions, make_client
 from controller.reconcile import SwitchReport, SyncOptions, pipeline_state, sync_switch
@@ -124,7 +124,7 @@ class FabricWatcher:
                 else:
                     # The switch answers but refuses us: retry, more and more slowly.
                     backoff = min(backoff * 2, MAX_BACKOFF_S)
-            except SwitchError as exc:
+            except SwitchAccessError as exc:
                 if exc.kind == "arbitration":
                     self._emit(sw.name, "not-primary", exc.message)
                     backoff = min(backoff * 2, MAX_BACKOFF_S)
@@ -179,7 +179,7 @@ class FabricWatcher:
                     return "no longer primary"
             try:
                 state = await pipeline_state(client, self.pipeline)
-            except SwitchError as exc:  # the switch went away between two checks
+            except SwitchAccessError as exc:  # the switch went away between two checks
                 return f"connection lost ({exc.message})"
             if state != "same":
                 return f"pipeline {state}; re-programming"

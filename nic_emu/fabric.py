@@ -50,6 +50,12 @@ from mrc_wire.constants import (
     Dscp,
 )
 from mrc_wire.exceptions import MrcWireError
+from mrc_wire.queues import (
+    ECN_MAX_FRACTION,
+    ECN_MIN_FRACTION,
+    QUEUE_LIMIT_FRACTION,
+    TRIM_FRACTION,
+)
 from nic_emu.exceptions import FabricError
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan, Link, LinkKind, Topology
@@ -70,12 +76,12 @@ FrameSink = Callable[[bytes], None]
 
 @dataclass(frozen=True, slots=True)
 class FabricConfig:
-    """Queue thresholds as fractions (defaults: the P4 switch's, docs/switch-queues.md)."""
+    """Queue thresholds as fractions (defaults: the P4 switch's, ``mrc_wire.queues``)."""
 
-    trim_frac: float = 0.75  # trim a trimmable packet at this fraction of queue_packets
-    queue_limit_frac: float = 0.9375  # drop any other data packet at this fraction
-    ecn_min_frac: float = 0.2  # ECN marking starts above this fraction of the trim depth
-    ecn_max_frac: float = 0.8  # ... and marks every packet above this fraction
+    trim_frac: float = TRIM_FRACTION  # trim a trimmable packet at this fraction of queue_packets
+    queue_limit_frac: float = QUEUE_LIMIT_FRACTION  # drop any other data packet at this fraction
+    ecn_min_frac: float = ECN_MIN_FRACTION  # ECN marking starts above this of the trim depth
+    ecn_max_frac: float = ECN_MAX_FRACTION  # ... and marks every packet above this fraction
     trimming: bool = True  # trim instead of drop at the trim depth
     ecn: bool = True
 

@@ -38,9 +38,9 @@ from typing import Any
 from finsy.proto import p4i
 
 from controller.artifacts import Pipeline
-from controller.client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.exceptions import ControllerError
+from controller.p4rt_client import SwitchClient
 from controller.plan import plan_fabric
 from controller.push import ConnectOptions, FabricReport, push_fabric
 from controller.reconcile import SyncOptions

@@ -4,11 +4,13 @@ end-to-end run is tests/compose/test_compose_up.py)."""
 
 from __future__ import annotations
 
+import fnmatch
 import os
 import re
 import shlex
 import shutil
 import subprocess
+import tomllib
 from pathlib import Path
 
 import pytest
@@ -57,19 +59,23 @@ def test_services_fabric_controller_and_run_share_one_image_with_an_init() -> No
         assert service["build"]["network"] == "host"
     assert "version" not in COMPOSE  # Compose Spec: read by compose v2 and docker-compose 1.29
     assert SERVICES["controller"]["network_mode"] == "service:fabric"
-    assert SERVICES["run"]["network_mode"] == "service:fabric"
-    assert SERVICES["run"]["pid"] == "service:fabric"
-    for name in ("controller", "run"):
-        assert SERVICES[name]["depends_on"]["fabric"]["condition"] == "service_healthy"
+    assert SERVICES["controller"]["depends_on"]["fabric"]["condition"] == "service_healthy"
 
 
-def test_fabric_gets_what_mininet_needs_without_privileged() -> None:
-    fabric = SERVICES["fabric"]
-    assert "privileged" not in fabric
-    assert {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"} <= set(fabric["cap_add"])
-    assert fabric["network_mode"] == "none"  # its own namespace: nothing lands on the host
-    assert fabric["healthcheck"]["test"] == ["CMD", "mrc-testbed", "status"]
-    assert SERVICES["run"]["cap_add"] == fabric["cap_add"]
+def test_fabric_and_run_get_what_mininet_needs_without_privileged() -> None:
+    for name in ("fabric", "run"):
+        service = SERVICES[name]
+        assert "privileged" not in service
+        assert {"NET_ADMIN", "NET_RAW", "SYS_ADMIN"} <= set(service["cap_add"])
+        assert service["network_mode"] == "none"  # its own namespace: nothing on the host
+        assert service["entrypoint"] == ["/opt/mrc-testbed/docker/mininet-entrypoint.sh"]
+        assert service["cpu_shares"] > 1024  # a whole fabric in one cgroup (docs/docker.md)
+    assert SERVICES["fabric"]["healthcheck"]["test"] == ["CMD", "mrc-testbed", "status"]
+    entrypoint = ROOT / "docker" / "mininet-entrypoint.sh"
+    script = entrypoint.read_text()
+    assert "mount -o remount,rw /proc/sys" in script and script.rstrip().endswith('exec "$@"')
+    assert os.access(entrypoint, os.X_OK)
+    assert re.search(r"^COPY \. /opt/mrc-testbed$", DOCKERFILE, flags=re.MULTILINE)
 
 
 @pytest.mark.parametrize(
@@ -108,24 +114,23 @@ def test_controller_pushes_then_watches_the_same_topology_and_target(
         assert args.target == env.get("TARGET", "p4emu")
 
 
-def test_run_service_writes_a_scenario_to_the_mounted_results_folder() -> None:
-    command = command_of("run", {"SCENARIO": "link-failover"})
-    assert command == ["mrc-testbed", "run", "link-failover", "--mode", "mininet", "-o", "/results"]
+@pytest.mark.parametrize("env", [{}, {"SCENARIO": "t1-down", "TARGET": "bmv2"}])
+def test_run_service_runs_a_failover_scenario_into_the_mounted_results_folder(
+    env: dict[str, str],
+) -> None:
+    command = command_of("run", env)
+    scenario, target = env.get("SCENARIO", "link-restore"), env.get("TARGET", "p4emu")
+    assert command == [
+        "mrc-testbed", "run", scenario, "--mode", "mininet", "--target", target, "-o", "/results"
+    ]  # fmt: skip
     assert "${MRC_RESULTS:-./results}:/results" in SERVICES["run"]["volumes"]
-    # The scenario runner (`mrc-testbed run`) is added on another branch; once it is in the
-    # parser, the service's command line must be one it accepts.
-    parser = launcher_parser()
-    subcommands = parser._subparsers._group_actions[0].choices  # type: ignore[union-attr]
-    if "run" in subcommands:
-        args = parser.parse_args(command[1:])
-        assert args.command == "run"
-
-
-def test_fabric_and_run_share_the_run_directory_the_image_points_to() -> None:
-    run_dir = re.search(r"^ENV MRC_TESTBED_RUN_DIR=(\S+)$", DOCKERFILE, flags=re.MULTILINE)[1]
-    for name in ("fabric", "run"):
-        assert f"rundir:{run_dir}" in SERVICES[name]["volumes"]
-    assert "rundir" in COMPOSE["volumes"]
+    args = launcher_parser().parse_args(command[1:])
+    assert (args.command, args.mode, args.target, str(args.output)) == (
+        "run",
+        "mininet",
+        target,
+        "/results",
+    )
 
 
 @pytest.mark.parametrize(
@@ -160,18 +165,34 @@ def test_base_image_defaults_agree() -> None:
     assert args["P4LANG_IMAGE"] == f"${{P4LANG_IMAGE:-{default_p4lang}}}"
 
 
-def test_the_build_context_holds_what_the_dockerfile_copies() -> None:
-    included = [
-        line[1:]
-        for line in (ROOT / ".dockerignore").read_text().splitlines()
-        if line.startswith("!")
-    ]
+def _excluded(name: str) -> bool:
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    patterns = [line for line in lines if line and not line.startswith(("#", "**/"))]
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def test_dockerignore_lines_are_top_level_patterns() -> None:
+    # tests/compose/conftest.py hashes the build context by this rule.
+    for line in (ROOT / ".dockerignore").read_text().splitlines():
+        if line and not line.startswith("#"):
+            assert "/" not in line or line in ("**/__pycache__", "**/*.pyc"), line
+
+
+def test_the_build_context_holds_what_the_image_needs() -> None:
     for source in re.findall(r"^COPY (?!--from)(\S+) ", DOCKERFILE, flags=re.MULTILINE):
-        assert source == "." or source in included, source
-    for package in ("controller", "mrc_wire", "nic_emu", "p4emu", "p4src", "testbed", "topologies"):
-        assert package in included
-    for entry in included:
-        assert (ROOT / entry).exists(), f".dockerignore includes {entry}, which does not exist"
+        assert source == "." or not _excluded(source.split("/")[0]), source
+    pyproject = tomllib.loads((ROOT / "pyproject.toml").read_text())
+    include = pyproject["tool"]["setuptools"]["packages"]["find"]["include"]
+    packages = [
+        entry.name
+        for entry in ROOT.iterdir()
+        if entry.is_dir() and any(fnmatch.fnmatch(entry.name, pattern) for pattern in include)
+    ]
+    assert {"controller", "nic_emu", "p4emu", "testbed", "topologies"} <= set(packages)
+    for name in [*packages, "p4src", "pyproject.toml", "README.md", "docker"]:
+        assert not _excluded(name), f".dockerignore leaves {name} out of the image"
+    for name in ("tests", "docs", ".git", ".venv", "benchmarks", "docker-compose.yml"):
+        assert _excluded(name), f"editing {name} would rebuild the image"
 
 
 def test_image_packages_provide_the_tools_mininet_mode_checks_for() -> None:

@@ -3,6 +3,7 @@ if none runs, stopped again afterwards) and images built only when their inputs 
 
 from __future__ import annotations
 
+import fnmatch
 import hashlib
 import os
 import shutil
@@ -92,22 +93,26 @@ def _sha256(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def context_excludes() -> list[str]:
+    """The top-level patterns of .dockerignore (its ``**/`` lines cover compiled Python)."""
+    lines = (ROOT / ".dockerignore").read_text().splitlines()
+    return [line for line in lines if line and not line.startswith(("#", "**/"))]
+
+
 def context_files() -> list[Path]:
-    """The files docker/Dockerfile's build context holds (the ``!`` lines of .dockerignore)."""
-    files = [ROOT / ".dockerignore", ROOT / "docker" / "Dockerfile"]
-    for line in (ROOT / ".dockerignore").read_text().splitlines():
-        if not line.startswith("!"):
+    """The files of docker/Dockerfile's build context, as .dockerignore selects them."""
+    excludes = context_excludes()
+    files = []
+    for entry in sorted(ROOT.iterdir()):
+        if any(fnmatch.fnmatch(entry.name, pattern) for pattern in excludes):
             continue
-        entry = ROOT / line[1:]
-        if entry.is_dir():
-            files.extend(
-                p
-                for p in sorted(entry.rglob("*"))
-                if p.is_file() and "__pycache__" not in p.parts and p.suffix != ".pyc"
-            )
-        else:
-            files.append(entry)
-    return files
+        candidates = sorted(entry.rglob("*")) if entry.is_dir() else [entry]
+        files.extend(
+            path
+            for path in candidates
+            if path.is_file() and "__pycache__" not in path.parts and path.suffix != ".pyc"
+        )
+    return [*files, ROOT / ".dockerignore"]
 
 
 def inputs_tag(*extra: str) -> str:
@@ -227,3 +232,20 @@ class Project:
         if image_id(f"{repository}:{tag}") is None:
             self.compose("build", "--force-rm", "fabric", timeout=BUILD_TIMEOUT_S)
             remove_older_tags(repository, tag)
+
+
+def image_env(target: str, base_image: str, *extra: str) -> dict[str, str]:
+    """The compose variables that select ``target``'s image, tagged by its inputs."""
+    return {
+        "TARGET": target,
+        "BASE_IMAGE": BASE_IMAGE,
+        "MRC_IMAGE_TAG": inputs_tag(target, base_image, *extra),
+    }
+
+
+@pytest.fixture(scope="session")
+def p4emu_image(base_image: str) -> str:
+    """mrc-testbed/p4emu:<input tag>, built unless it exists."""
+    env = image_env("p4emu", base_image)
+    Project(f"mrc-build-{os.getpid()}", env).build("p4emu")
+    return f"mrc-testbed/p4emu:{env['MRC_IMAGE_TAG']}"

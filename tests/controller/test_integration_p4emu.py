@@ -23,9 +23,9 @@ import topologies
 from controller import p4names
 from controller.artifacts import Pipeline
 from controller.cli import EXIT_OK, main
-from controller.client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.entities import EntityCodec, widen_port_fields
+from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, plan_fabric
 from controller.push import ConnectOptions, push
 from controller.reconcile import SyncOptions, read_owned

@@ -9,9 +9,9 @@ from finsy.proto import p4r
 import topologies
 from controller import p4names
 from controller.artifacts import Pipeline
-from controller.client import SwitchClient
 from controller.endpoints import Endpoint
 from controller.entities import EntityCodec
+from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, FabricPlan, plan_fabric
 from controller.push import ConnectOptions, FabricReport, push, push_fabric
 from controller.reconcile import SyncOptions, read_owned

@@ -1,6 +1,7 @@
 """The P4 program's copies of the wire format agree with mrc_wire.constants (the single
-source of truth), its header layouts have the sizes docs/wire-format.md gives, and
-p4src/README.md documents every table, counter and register the program declares."""
+source of truth), its built-in queue thresholds and priorities with mrc_wire.queues, its
+header layouts have the sizes docs/wire-format.md gives, and p4src/README.md documents
+every table, counter and register the program declares."""
 
 from __future__ import annotations
 
@@ -10,6 +11,9 @@ from pathlib import Path
 import pytest
 
 from mrc_wire import constants as c
+from mrc_wire import queues as q
+from mrc_wire.queues import QueueDepthError, queue_thresholds
+from topologies.model import DEFAULT_QUEUE_PACKETS
 
 P4SRC = Path(__file__).resolve().parents[2] / "p4src"
 DEFINES = (P4SRC / "include" / "defines.p4").read_text(encoding="utf-8")
@@ -62,6 +66,52 @@ def test_p4_constant_matches_mrc_wire(name: str) -> None:
     width, value = P4_CONSTS[name]
     assert value == EXPECTED[name], f"{name}: P4 has {value:#x}, mrc_wire {EXPECTED[name]:#x}"
     assert value < 1 << width, f"{name} = {value} does not fit bit<{width}>"
+
+
+# The program's built-in per-class defaults are the thresholds of the topologies' default
+# (and BMv2's) 64-packet queue.
+DEFAULT_THRESHOLDS = queue_thresholds(DEFAULT_QUEUE_PACKETS)
+EXPECTED_QUEUES: dict[str, int] = {
+    "DEFAULT_ECN_MIN_QDEPTH": DEFAULT_THRESHOLDS.ecn_min_qdepth,
+    "DEFAULT_ECN_MAX_QDEPTH": DEFAULT_THRESHOLDS.ecn_max_qdepth,
+    "DEFAULT_ECN_MAX_PROB": q.ECN_MAX_PROB,
+    "DEFAULT_TRIM_QDEPTH": DEFAULT_THRESHOLDS.trim_qdepth,
+    "DEFAULT_QUEUE_LIMIT": DEFAULT_THRESHOLDS.queue_limit,
+    "DATA_PRIORITY": q.DATA_PRIORITY,
+    "DEFAULT_CONTROL_PRIORITY": q.DEFAULT_CONTROL_PRIORITY,
+}
+
+
+@pytest.mark.parametrize("name", sorted(EXPECTED_QUEUES))
+def test_p4_queue_default_matches_mrc_wire_queues(name: str) -> None:
+    assert name in P4_CONSTS, f"{name} missing from p4src/include/defines.p4"
+    width, value = P4_CONSTS[name]
+    assert value == EXPECTED_QUEUES[name], (
+        f"{name}: P4 has {value}, mrc_wire.queues {EXPECTED_QUEUES[name]}"
+    )
+    assert value < 1 << width, f"{name} = {value} does not fit bit<{width}>"
+
+
+def test_queue_thresholds_of_the_default_queue() -> None:
+    assert (
+        DEFAULT_THRESHOLDS.ecn_min_qdepth,
+        DEFAULT_THRESHOLDS.ecn_max_qdepth,
+        DEFAULT_THRESHOLDS.trim_qdepth,
+        DEFAULT_THRESHOLDS.queue_limit,
+    ) == (10, 38, 48, 60)
+    assert DEFAULT_THRESHOLDS.queue_limit == q.QUEUE_LIMIT_FRACTION * DEFAULT_QUEUE_PACKETS
+
+
+@pytest.mark.parametrize("depth", [q.MIN_QUEUE_PACKETS - 1, q.MAX_QDEPTH_VALUE + 1])
+def test_queue_thresholds_reject_a_depth_out_of_range(depth: int) -> None:
+    with pytest.raises(QueueDepthError, match=f"queue depth {depth} packets is outside 4..65535"):
+        queue_thresholds(depth)
+
+
+@pytest.mark.parametrize("depth", [q.MIN_QUEUE_PACKETS, 8, 100, 1000, q.MAX_QDEPTH_VALUE])
+def test_queue_thresholds_are_ordered(depth: int) -> None:
+    t = queue_thresholds(depth)
+    assert 1 <= t.ecn_min_qdepth < t.ecn_max_qdepth <= t.trim_qdepth <= t.queue_limit < depth
 
 
 def test_srh_stack_bound_matches() -> None:

@@ -5,8 +5,8 @@ the controller needs to decide itself when a pipeline is (re)installed, to read 
 verbatim for the diff, and to map every failure to the switch and update that caused it
 (docs/controller.md, "Why raw stubs").
 
-Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchError`` carrying the
-gRPC status name and the server's message.
+Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchAccessError``
+carrying the gRPC status name and the server's message.
 """
 
 from __future__ import annotations
@@ -17,7 +17,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code
+from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
 
 from controller.artifacts import Pipeline
 from controller.endpoints import Endpoint
@@ -25,11 +25,10 @@ from controller.exceptions import (
     ArbitrationError,
     PipelineError,
     ReadError,
-    SwitchError,
+    SwitchAccessError,
     UnreachableError,
     WriteError,
 )
-from p4emu.server.status import decode_batch_error
 
 DEFAULT_ELECTION_ID = 1
 DEFAULT_CONNECT_TIMEOUT_S = 5.0
@@ -46,6 +45,9 @@ GRPC_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
+# P4Runtime spec, "Error Reporting": a failed batch Write carries a google.rpc.Status in
+# this trailer, with one p4.v1.Error per update (in order; OK for those that succeeded).
+STATUS_DETAILS_KEY = "grpc-status-details-bin"
 _RESPONSE_TYPES = p4r.GetForwardingPipelineConfigRequest.ResponseType
 _UNREACHABLE_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
 
@@ -67,7 +69,13 @@ def _from_uint128(message: p4r.Uint128) -> int:
 
 def per_update_errors(error: grpc.RpcError) -> list[p4r.Error]:
     """The ``p4.v1.Error`` of each update of a failed Write (empty if none are attached)."""
-    return decode_batch_error(error)
+    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
+    for key, value in metadata or ():
+        if key == STATUS_DETAILS_KEY:
+            details = rpc_status.Status.FromString(value).details
+            errors = [p4r.Error() for _ in details]
+            return [item for detail, item in zip(details, errors) if detail.Unpack(item)]
+    return []
 
 
 def describe_rpc_error(error: grpc.RpcError) -> tuple[str, str]:
@@ -257,7 +265,7 @@ class SwitchClient:
                 "FAILED_PRECONDITION",
                 "PERMISSION_DENIED",
             ):
-                error: SwitchError = ArbitrationError(self.name, problem, code=code)
+                error: SwitchAccessError = ArbitrationError(self.name, problem, code=code)
             else:
                 error = UnreachableError(
                     self.name, f"{self.address}: {problem}", code=code or "UNAVAILABLE"
@@ -298,10 +306,12 @@ class SwitchClient:
 
     def _require_stub(self) -> p4r_grpc.P4RuntimeStub:
         if self._stub is None:
-            raise SwitchError(self.name, "not connected")
+            raise SwitchAccessError(self.name, "not connected")
         return self._stub
 
-    def _failure(self, exc: grpc.RpcError, what: str, kind: type[SwitchError]) -> SwitchError:
+    def _failure(
+        self, exc: grpc.RpcError, what: str, kind: type[SwitchAccessError]
+    ) -> SwitchAccessError:
         code, message = describe_rpc_error(exc)
         if isinstance(exc, grpc.aio.AioRpcError) and exc.code() in _UNREACHABLE_CODES:
             return UnreachableError(self.name, f"{what} failed: {code}: {message}", code=code)
