@@ -1,8 +1,9 @@
 """mrc_wire: the MRC wire format (docs/wire-format.md).
 
 - ``mrc_wire.constants``: every port, opcode, DSCP code point, NACK reason and size.
-- ``mrc_wire.codec``: fast struct codec (``decode``, ``encode_*``) and reference models
-  of the switch rewrites (``trim_frame``, ``mark_ce``). Re-exported here.
+- ``mrc_wire.codec``: fast struct codec (``decode``, ``encode_*``). Re-exported here.
+- ``mrc_wire.reference``: reference models of the switch rewrites (``trim_frame``,
+  ``mark_ce``). Re-exported here.
 - ``mrc_wire.scapy_layers``: scapy dissectors; import it explicitly (it pulls in scapy).
 """
 
@@ -23,8 +24,6 @@ from mrc_wire.codec import (
     encode_sack,
     header_length,
     ipv6_bytes,
-    mark_ce,
-    trim_frame,
 )
 from mrc_wire.constants import (
     EV_PROBE_QPN,
@@ -35,6 +34,7 @@ from mrc_wire.constants import (
     Opcode,
 )
 from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket, MrcWireError
+from mrc_wire.reference import mark_ce, trim_frame
 
 __all__ = [
     "EV_PROBE_QPN",

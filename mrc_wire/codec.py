@@ -5,9 +5,6 @@ payload; docs/wire-format.md gives every byte. ``decode`` turns a frame into one
 ``DataPacket``, ``Sack``, ``Nack`` or ``Probe``; the ``encode_*`` functions do the
 reverse. Addresses are raw bytes (6 for a MAC, 16 for an IPv6 address) so neither side
 converts on the hot path; ``ipv6_bytes`` converts once from text or an integer.
-
-The module also holds byte-exact reference models of the two rewrites a fabric switch
-makes, ``trim_frame`` and ``mark_ce``, so tests of the P4 program can compare against them.
 """
 
 from __future__ import annotations
@@ -71,8 +68,6 @@ __all__ = [
     "encode_sack",
     "header_length",
     "ipv6_bytes",
-    "mark_ce",
-    "trim_frame",
 ]
 
 # --- Precompiled layouts (network byte order) -------------------------------------------
@@ -96,8 +91,6 @@ _BTH_NACK = struct.Struct("!BBHII BBBBIII")
 _NACK = struct.Struct("!BBBBIII")
 _BTH_PROBE = struct.Struct("!BBHII BBHIII")
 _PROBE = struct.Struct("!BBHIII")
-_U16 = struct.Struct("!H")
-_U32 = struct.Struct("!I")
 
 assert _HEAD.size == ETH_LEN + 2 * IPV6_LEN + UDP_LEN
 assert _IP6_UDP_BTH.size == IPV6_LEN + UDP_LEN + BTH_LEN
@@ -801,48 +794,3 @@ def _expect_length(kind: str, rest: int, size: int) -> None:
             Malformation.LENGTH_MISMATCH,
             f"{rest - size} bytes after the {size}-byte {kind} header",
         )
-
-
-# --- Reference models of the switch's rewrites -------------------------------------------
-
-
-def trim_frame(frame: bytes, *, last_hop: bool = False) -> bytes:
-    """What the fabric switch emits when it trims ``frame`` (p4src/mrc_switch.p4).
-
-    Keeps everything up to and including the RETH; rewrites the outer DSCP to TRIMMED
-    (TRIMMED_LASTHOP when ``last_hop``), the outer and inner IPv6 payload lengths and the
-    UDP length to the kept bytes, and the UDP checksum to 0. ECN, hop limit, EV and RETH
-    (whose length still says how much payload was cut) are untouched.
-    """
-    packet = decode(frame)
-    if not isinstance(packet, DataPacket):
-        raise EncodeError(f"only data packets are trimmed, not a {type(packet).__name__}")
-    if packet.trimmed:
-        raise EncodeError("the packet is already trimmed")
-    srh_len = SRH_FIXED_LEN + SID_LEN * len(packet.segments) if packet.segments else 0
-    keep = header_length(len(packet.segments), packet.timestamp is not None)
-    out = bytearray(frame[:keep])
-    inner_off = ETH_LEN + IPV6_LEN + srh_len
-    udp_off = inner_off + IPV6_LEN
-    udp_len = keep - udp_off
-    (vtcfl,) = _U32.unpack_from(out, ETH_LEN)
-    dscp = _DSCP_TRIMMED_LASTHOP if last_hop else _DSCP_TRIMMED
-    _U32.pack_into(out, ETH_LEN, (vtcfl & ~(0x3F << 22)) | (dscp << 22))
-    _U16.pack_into(out, ETH_LEN + 4, keep - ETH_LEN - IPV6_LEN)
-    _U16.pack_into(out, inner_off + 4, udp_len)
-    _U16.pack_into(out, udp_off + 4, udp_len)
-    _U16.pack_into(out, udp_off + 6, 0)
-    return bytes(out)
-
-
-def mark_ce(frame: bytes) -> bytes:
-    """The switch's ECN mark: outer ECN ECT(0)/ECT(1) -> CE; other frames unchanged."""
-    if len(frame) < ETH_LEN + IPV6_LEN:
-        raise _bad(Malformation.TOO_SHORT, f"{len(frame)} bytes, need 54 to reach the ECN bits")
-    (vtcfl,) = _U32.unpack_from(frame, ETH_LEN)
-    ecn = (vtcfl >> 20) & 0x3
-    if ecn not in (Ecn.ECT0, Ecn.ECT1):
-        return bytes(frame)
-    out = bytearray(frame)
-    _U32.pack_into(out, ETH_LEN, vtcfl | (int(Ecn.CE) << 20))
-    return bytes(out)

@@ -1,8 +1,8 @@
 """The ``python -m p4emu`` command line.
 
 Subcommands are registered on a :class:`CommandRegistry`. The front end registers ``check``;
-other p4emu modules add theirs from one of :data:`COMMAND_MODULES` (modules that are not
-present are skipped) in either of two ways::
+each module of :data:`COMMAND_MODULES` adds its own in one of two ways (a listed module that
+is missing, or that offers neither, is an error)::
 
     # a) a registration function
     def register_commands(registry: CommandRegistry) -> None:
@@ -26,8 +26,8 @@ from dataclasses import dataclass
 from clikit import run_main
 from p4emu.exceptions import P4EmuError
 
-COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli", "p4emu.server.cli", "p4emu.switch.cli")
-"""Modules that may contribute subcommands through ``register_commands(registry)``."""
+COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli")
+"""The modules that contribute subcommands (see the module docstring)."""
 
 
 @dataclass
@@ -101,24 +101,26 @@ def _run_check(args: argparse.Namespace) -> int:
     return 0
 
 
-def default_registry() -> CommandRegistry:
+def default_registry(modules: Sequence[str] = COMMAND_MODULES) -> CommandRegistry:
+    """``check`` plus the subcommands of ``modules``; a module that cannot be imported
+    raises its ImportError, one that offers no subcommand raises ValueError."""
     registry = CommandRegistry()
     registry.add(
         "check", "preprocess, parse and type-check a v1model program", _configure_check, _run_check
     )
-    for module_name in COMMAND_MODULES:
-        try:
-            module = importlib.import_module(module_name)
-        except ModuleNotFoundError as exc:
-            if exc.name is not None and module_name.startswith(exc.name):
-                continue  # that optional module does not exist (yet)
-            raise
+    for module_name in modules:
+        module = importlib.import_module(module_name)
         register = getattr(module, "register_commands", None)
         if register is not None:
             register(registry)
         elif all(hasattr(module, attr) for attr in ("COMMAND", "configure", "run")):
             help_text = getattr(module, "HELP", module.COMMAND)
             registry.add(module.COMMAND, help_text, module.configure, module.run)
+        else:
+            raise ValueError(
+                f"{module_name} offers no subcommand: it defines neither "
+                "register_commands(registry) nor COMMAND, configure and run"
+            )
     return registry
 
 

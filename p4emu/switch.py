@@ -171,6 +171,9 @@ class Switch:
         self.packets_out = 0
         self._ingress_fn = self.program.ingress
         self._egress_fn = self.program.egress
+        # (hdr, meta, sm) of transmitted packets, reset and reused by the next ingress:
+        # resetting in place is cheaper than allocating every header object again
+        self._spare: list[tuple[Any, Any, Any]] = []
 
     # ------------------------------------------------------------------ properties
 
@@ -323,9 +326,16 @@ class Switch:
         copier: Any,
     ) -> None:
         prog = self.program
-        hdr = prog.new_headers()
-        meta = prog.new_metadata()
-        sm = prog.new_standard_metadata()
+        spare = self._spare
+        if spare:
+            hdr, meta, sm = spare.pop()
+            prog.init_headers(hdr)
+            prog.init_metadata(meta)
+            prog.init_standard_metadata(sm)
+        else:
+            hdr = prog.new_headers()
+            meta = prog.new_metadata()
+            sm = prog.new_standard_metadata()
         length = len(data)
         ctx = PacketContext(length)
         sm.instance_type = instance_type
@@ -501,6 +511,7 @@ class Switch:
         truncate = ctx.truncate
         if truncate is not None and truncate < len(frame):
             frame = frame[:truncate]
+        self._spare.append((hdr, meta, sm))  # nothing refers to them any more
         self._transmit(port, frame)
 
     def _transmit(self, port: int, frame: bytes) -> None:

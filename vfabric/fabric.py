@@ -37,7 +37,7 @@ from vfabric.pcap import NsPcapWriter
 from vfabric.program import program_switch, push_updates, shared_program
 from vfabric.queues import LinkTrafficManager
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
-from vfabric.wires import Wire, frame_ev, frame_inner_src
+from vfabric.wires import LinkKey, Wire, frame_ev, frame_inner_src
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
 PRIORITY_QUEUES = 8
@@ -46,7 +46,6 @@ PROGRESS_EVERY_EVENTS = 50_000
 FABRIC = "fabric"  # the ``nic`` field of the fabric's own event-log records
 
 Progress = Callable[[int], None]
-LinkKey = tuple[str, str]
 
 
 class VirtualFabric:

@@ -15,13 +15,43 @@ from __future__ import annotations
 
 import random
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar
+from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
 from vfabric.exceptions import FaultTimeError, FaultValueError
+from vfabric.wires import LinkKey, PacketFilter, Wire, frame_ev
 
 if TYPE_CHECKING:
-    from vfabric.fabric import VirtualFabric
-    from vfabric.wires import Wire
+    from vfabric.eventlist import EventList
+
+
+class FaultTarget(Protocol):
+    """What a fault needs from the fabric it acts on (:class:`vfabric.VirtualFabric` is
+    one): name lookups that raise a specific error for an unknown name, the event list,
+    and the two state changes. Faults know only this, never the fabric module."""
+
+    @property
+    def events(self) -> EventList: ...
+
+    @property
+    def now(self) -> int: ...
+
+    def link_key(self, a: str, b: str) -> LinkKey: ...
+
+    def links_of(self, node: str) -> list[LinkKey]: ...
+
+    def nic_link(self, nic: str, plane: int) -> LinkKey: ...
+
+    def nic_node(self, name: str) -> object: ...
+
+    def switch_node(self, name: str) -> object: ...
+
+    def wires_of(self, key: LinkKey) -> list[Wire]: ...
+
+    def nic_uplinks(self, nic: str) -> list[Wire]: ...
+
+    def set_link_state(self, key: LinkKey, cause: str, up: bool, fault: Fault | None) -> None: ...
+
+    def set_switch_state(self, name: str, up: bool, fault: Fault | None) -> None: ...
 
 
 def _check_time(kind: str, name: str, value: int, now: int) -> None:
@@ -55,13 +85,13 @@ class Fault:
     def start(self) -> int:
         raise NotImplementedError
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         raise NotImplementedError
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         raise NotImplementedError
 
-    def links(self, fabric: VirtualFabric) -> list[tuple[str, str]]:
+    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         """The links this fault takes out of service (for repath attribution)."""
         return []
 
@@ -89,15 +119,15 @@ class LinkDown(Fault):
     def start(self) -> int:
         return self.at_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.link_key(self.a, self.b)
         _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         key = fabric.link_key(self.a, self.b)
         fabric.events.at(self.at_ns, lambda _: fabric.set_link_state(key, "link", self.up, self))
 
-    def links(self, fabric: VirtualFabric) -> list[tuple[str, str]]:
+    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         return [] if self.up else [fabric.link_key(self.a, self.b)]
 
 
@@ -123,14 +153,14 @@ class SwitchDown(Fault):
     def start(self) -> int:
         return self.at_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.switch_node(self.name)
         _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         fabric.events.at(self.at_ns, lambda _: fabric.set_switch_state(self.name, self.up, self))
 
-    def links(self, fabric: VirtualFabric) -> list[tuple[str, str]]:
+    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         return [] if self.up else fabric.links_of(self.name)
 
 
@@ -156,15 +186,15 @@ class NicPortDown(Fault):
     def start(self) -> int:
         return self.at_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.nic_link(self.nic, self.plane)
         _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         key = fabric.nic_link(self.nic, self.plane)
         fabric.events.at(self.at_ns, lambda _: fabric.set_link_state(key, "port", self.up, self))
 
-    def links(self, fabric: VirtualFabric) -> list[tuple[str, str]]:
+    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         return [] if self.up else [fabric.nic_link(self.nic, self.plane)]
 
 
@@ -193,7 +223,7 @@ class Flap(Fault):
     def start(self) -> int:
         return self.start_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.link_key(self.a, self.b)
         _check_time(self.kind, "start_ns", self.start_ns, fabric.now)
         for name in ("period_ns", "down_ns"):
@@ -206,7 +236,7 @@ class Flap(Fault):
             )
         _check_end(self.kind, self.start_ns, self.until_ns)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         key = fabric.link_key(self.a, self.b)
         t = self.start_ns
         while t < self.until_ns:
@@ -216,20 +246,11 @@ class Flap(Fault):
             )
             t += self.period_ns
 
-    def links(self, fabric: VirtualFabric) -> list[tuple[str, str]]:
+    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         return [fabric.link_key(self.a, self.b)]
 
 
 # ---------------------------------------------------------------------- packet loss
-
-
-class PacketFilter:
-    """Installed on a wire: ``drops(frame)`` decides, ``reason`` names the drop."""
-
-    __slots__ = ("reason",)
-
-    def drops(self, frame: bytes) -> bool:
-        raise NotImplementedError
 
 
 class _RandomLoss(PacketFilter):
@@ -254,13 +275,11 @@ class _EvLoss(PacketFilter):
         self.rng = rng
 
     def drops(self, frame: bytes) -> bool:
-        from vfabric.wires import frame_ev
-
         return frame_ev(frame) == self.ev and self.rng.random() < self.fraction
 
 
 def _install_filter(
-    fabric: VirtualFabric, wires: list[Wire], flt: PacketFilter, start: int, end: int | None
+    fabric: FaultTarget, wires: list[Wire], flt: PacketFilter, start: int, end: int | None
 ) -> None:
     def on(_: object) -> None:
         for wire in wires:
@@ -291,13 +310,13 @@ class LinkLoss(Fault):
     def start(self) -> int:
         return self.start_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.link_key(self.a, self.b)
         _check_time(self.kind, "start_ns", self.start_ns, fabric.now)
         _check_probability(self.kind, "probability", self.probability)
         _check_end(self.kind, self.start_ns, self.end_ns)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         key = fabric.link_key(self.a, self.b)
         wires = fabric.wires_of(key)
         _install_filter(
@@ -322,7 +341,7 @@ class EvDrop(Fault):
     def start(self) -> int:
         return self.start_ns
 
-    def validate(self, fabric: VirtualFabric) -> None:
+    def validate(self, fabric: FaultTarget) -> None:
         fabric.nic_node(self.nic)
         if isinstance(self.ev, bool) or not isinstance(self.ev, int) or not 0 <= self.ev < 1 << 32:
             raise FaultValueError(f"ev_drop: ev must be a 32-bit entropy value, got {self.ev!r}")
@@ -330,7 +349,7 @@ class EvDrop(Fault):
         _check_probability(self.kind, "fraction", self.fraction)
         _check_end(self.kind, self.start_ns, self.end_ns)
 
-    def install(self, fabric: VirtualFabric, rng: random.Random) -> None:
+    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
         wires = fabric.nic_uplinks(self.nic)
         _install_filter(
             fabric, wires, _EvLoss(self.ev, self.fraction, rng), self.start_ns, self.end_ns
@@ -356,6 +375,7 @@ __all__ = [
     "FAULT_KINDS",
     "EvDrop",
     "Fault",
+    "FaultTarget",
     "Flap",
     "LinkDown",
     "LinkLoss",

@@ -24,9 +24,9 @@ from controller.entities import EntityCodec
 from controller.exceptions import ControllerError
 from controller.plan import Entry, SwitchPlan
 from controller.reconcile import diff_entries, initial_defaults
+from p4emu import CheckedProgram
 from p4emu.exceptions import P4EmuError
 from p4emu.frontend import load_program
-from p4emu.frontend.ast import CheckedProgram
 from p4emu.p4rt import P4RuntimeState
 from p4emu.switch import Switch
 from vfabric.exceptions import ProgramError

@@ -17,7 +17,6 @@ from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN, Dscp
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
-    from vfabric.faults import PacketFilter
     from vfabric.pcap import NsPcapWriter
 
 NS_PER_S = 1_000_000_000
@@ -32,6 +31,17 @@ _INNER_SRC = ETH_LEN + IPV6_LEN + 8
 _DQPN = ETH_LEN + 2 * IPV6_LEN + 8 + 5  # BTH destination QP (24 bits)
 
 Sink = Callable[[int, bytes], None]
+LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
+
+
+class PacketFilter:
+    """Installed on a wire (by a fault, :mod:`vfabric.faults`): ``drops(frame)`` decides,
+    ``reason`` names the drop. The wire knows only this interface, never the faults."""
+
+    __slots__ = ("reason",)
+
+    def drops(self, frame: bytes) -> bool:
+        raise NotImplementedError
 
 
 def frame_dscp(frame: bytes) -> int:
@@ -106,7 +116,7 @@ class Wire:
         self,
         events: EventList,
         *,
-        link: tuple[str, str],
+        link: LinkKey,
         src: str,
         src_port: int,
         dst: str,

@@ -80,6 +80,10 @@ class CompiledProgram:
     copy_headers: Callable[[Any], Any]
     copy_metadata: Callable[[Any], Any]
     copy_standard_metadata: Callable[[Any], Any]
+    # back to the state of a new object (all zero, headers invalid), in place
+    init_headers: Callable[[Any], None]
+    init_metadata: Callable[[Any], None]
+    init_standard_metadata: Callable[[Any], None]
     error_codes: dict[str, int]
     random: RandomSource
     ids: ControlPlaneIds
@@ -501,6 +505,9 @@ class ProgramCompiler:
             copy_headers=made["copy_headers"],
             copy_metadata=made["copy_metadata"],
             copy_standard_metadata=made["copy_standard_metadata"],
+            init_headers=made["init_headers"],
+            init_metadata=made["init_metadata"],
+            init_standard_metadata=made["init_standard_metadata"],
             error_codes=dict(self.error_codes),
             random=self.random,
             ids=self.ids,
@@ -539,6 +546,8 @@ class ProgramCompiler:
             body.append("    __slots__ = ()")
             body.append("def copy__NoMeta(s):")
             body.append("    return s")
+            body.append("def init__NoMeta(s):")
+            body.append("    pass")
             meta_cls = "_NoMeta"
         copiers = ", ".join(f"{name!r}: {name}" for _, name in self._pending_copiers)
         body.append(
@@ -550,6 +559,8 @@ class ProgramCompiler:
             f"'new_standard_metadata': {sm_cls}, "
             f"'copy_headers': copy_{hdr_cls}, 'copy_metadata': copy_{meta_cls}, "
             f"'copy_standard_metadata': copy_{sm_cls}, "
+            f"'init_headers': init_{hdr_cls}, 'init_metadata': init_{meta_cls}, "
+            f"'init_standard_metadata': init_{sm_cls}, "
             f"'copiers': {{{copiers}}}}}"
         )
         out.extend("    " + line if line else "" for line in body)

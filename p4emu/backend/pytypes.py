@@ -191,6 +191,9 @@ class TypeRegistry:
         for attr, default in zip(attrs, defaults):
             out.append(f"    h.{attr} = {default}")
         out.append("")
+        out.append(f"def init_{name}(h):")
+        out.extend(f"    {line}" for line in _header_init("h", type_))
+        out.append("")
         out.append(f"def eq_{name}(a, b):")
         out.append("    if not a.valid_ or not b.valid_:")
         out.append("        return a.valid_ == b.valid_")
@@ -216,6 +219,12 @@ class TypeRegistry:
         for attr, cls in members:
             out.append(f"    d.{attr} = copy_{cls}(s.{attr})")
         out.append("    return d")
+        out.append("")
+        out.append(f"def init_{name}(u):")
+        for attr, cls in members:
+            out.append(f"    init_{cls}(u.{attr})")
+        if not members:
+            out.append("    pass")
         out.append("")
         out.append(f"def valid_{name}(u):")
         cond = " or ".join(f"u.{attr}.valid_" for attr, _ in members) or "False"
@@ -261,6 +270,25 @@ class TypeRegistry:
                 out.append(f"    d.{attr} = s.{attr}")
         out.append("    return d")
         out.append("")
+        out.append(f"def init_{name}(s):")
+        if not fields:
+            out.append("    pass")
+        for (attr, init), (_, ftype) in zip(inits, fields):
+            if isinstance(ftype, t.HeaderType):  # inlined: one call resets all headers
+                self.cls(ftype)
+                out.append(f"    h = s.{attr}")
+                out.extend(f"    {line}" for line in _header_init("h", ftype))
+            elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
+                self.cls(ftype)
+                out.append(f"    k = s.{attr}")
+                out.append("    k.nxt = 0")
+                out.append("    for h in k.items:")
+                out.extend(f"        {line}" for line in _header_init("h", ftype.element))
+            elif is_aggregate(ftype):
+                out.append(f"    init_{self.cls(ftype)}(s.{attr})")
+            else:
+                out.append(f"    s.{attr} = {init}")
+        out.append("")
         out.append(f"def eq_{name}(a, b):")
         parts = []
         for attr, ftype in fields:
@@ -294,9 +322,21 @@ class TypeRegistry:
         out.append(f"    d.items = [copy_{element}(x) for x in s.items]")
         out.append("    return d")
         out.append("")
+        out.append(f"def init_{name}(s):")
+        out.append("    s.nxt = 0")
+        out.append("    for x in s.items:")
+        out.append(f"        init_{element}(x)")
+        out.append("")
         out.append(f"def eq_{name}(a, b):")
         out.append(f"    return all(eq_{element}(x, y) for x, y in zip(a.items, b.items))")
         out.append("")
+
+
+def _header_init(var: str, type_: t.HeaderType) -> list[str]:
+    """Statements putting header ``var`` back in the state of a new one (invalid, zero)."""
+    lines = [f"{var}.valid_ = False"]
+    lines.extend(f"{var}.{py_attr(f.name)} = {default_scalar(f.type)}" for f in type_.fields)
+    return lines
 
 
 def field_list_paths(

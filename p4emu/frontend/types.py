@@ -13,10 +13,22 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
-if TYPE_CHECKING:
-    from p4emu.frontend import ast
+from p4emu.frontend.source import SourceLocation
+
+
+class SyntaxNode(Protocol):
+    """The AST node a resolved type points back to (a declaration, a struct field, an
+    annotation): ``p4emu.frontend.ast`` sits above this module and fills these fields in,
+    so they are typed by what every such node has, its name and its place in the source.
+    The objects are the AST nodes themselves (``ast.TableDecl``, ``ast.Annotation``...)."""
+
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def loc(self) -> SourceLocation: ...
 
 
 class Type:
@@ -167,9 +179,9 @@ class FieldInfo:
 
     name: str
     type: Type
-    annotations: list[ast.Annotation] = field(default_factory=list)
+    annotations: list[SyntaxNode] = field(default_factory=list)  # ast.Annotation
     offset_bits: int | None = None
-    decl: ast.StructField | None = None
+    decl: SyntaxNode | None = None  # ast.StructField
 
     def __repr__(self) -> str:
         return f"FieldInfo({self.name}: {self.type})"
@@ -181,8 +193,8 @@ class StructLikeType(Type):
 
     name: str
     fields: list[FieldInfo] = field(default_factory=list)
-    annotations: list[ast.Annotation] = field(default_factory=list)
-    decl: ast.Declaration | None = None
+    annotations: list[SyntaxNode] = field(default_factory=list)  # ast.Annotation
+    decl: SyntaxNode | None = None  # ast.Declaration
 
     def field(self, name: str) -> FieldInfo | None:
         for info in self.fields:
@@ -310,7 +322,7 @@ class EnumType(Type):
     name: str
     members: dict[str, EnumMemberInfo] = field(default_factory=dict)
     underlying: BitsType | None = None
-    decl: ast.EnumDecl | None = None
+    decl: SyntaxNode | None = None  # ast.EnumDecl
 
     def describe(self) -> str:
         return self.name
@@ -326,7 +338,7 @@ class NewType(Type):
 
     name: str
     underlying: Type
-    decl: ast.NewTypeDecl | None = None
+    decl: SyntaxNode | None = None  # ast.NewTypeDecl
 
     def describe(self) -> str:
         return self.name
@@ -369,7 +381,7 @@ class ExternType(Type):
 
     name: str
     type_params: list[TypeVar] = field(default_factory=list)
-    decl: ast.ExternDecl | None = None
+    decl: SyntaxNode | None = None  # ast.ExternDecl
 
     def describe(self) -> str:
         return self.name
@@ -381,7 +393,7 @@ class ParserType(Type):
 
     name: str
     type_params: list[TypeVar] = field(default_factory=list)
-    decl: ast.ParserDecl | ast.ParserTypeDecl | None = None
+    decl: SyntaxNode | None = None  # ast.ParserDecl | ast.ParserTypeDecl
 
     def describe(self) -> str:
         return self.name
@@ -393,7 +405,7 @@ class ControlType(Type):
 
     name: str
     type_params: list[TypeVar] = field(default_factory=list)
-    decl: ast.ControlDecl | ast.ControlTypeDecl | None = None
+    decl: SyntaxNode | None = None  # ast.ControlDecl | ast.ControlTypeDecl
 
     def describe(self) -> str:
         return self.name
@@ -403,7 +415,7 @@ class ControlType(Type):
 class PackageType(Type):
     name: str
     type_params: list[TypeVar] = field(default_factory=list)
-    decl: ast.PackageTypeDecl | None = None
+    decl: SyntaxNode | None = None  # ast.PackageTypeDecl
 
     def describe(self) -> str:
         return self.name
@@ -437,7 +449,7 @@ class SpecializedType(Type):
 class TableType(Type):
     """Type of a table name; ``apply()`` returns an :class:`ApplyResultType`."""
 
-    table: ast.TableDecl
+    table: SyntaxNode  # ast.TableDecl
 
     def describe(self) -> str:
         return f"table {self.table.name}"
@@ -447,7 +459,7 @@ class TableType(Type):
 class ActionEnumType(Type):
     """Type of ``t.apply().action_run``: one member per action of table ``t``."""
 
-    table: ast.TableDecl
+    table: SyntaxNode  # ast.TableDecl
 
     def describe(self) -> str:
         return f"action_list({self.table.name})"
@@ -457,7 +469,7 @@ class ActionEnumType(Type):
 class ApplyResultType(Type):
     """Result of ``t.apply()``: fields ``hit``, ``miss`` (bool) and ``action_run``."""
 
-    table: ast.TableDecl
+    table: SyntaxNode  # ast.TableDecl
 
     def describe(self) -> str:
         return f"apply_result({self.table.name})"
@@ -467,7 +479,7 @@ class ApplyResultType(Type):
 class ActionType(Type):
     """Type of an action name used as a value (action lists, default_action...)."""
 
-    action: ast.ActionDecl
+    action: SyntaxNode  # ast.ActionDecl
 
     def describe(self) -> str:
         return f"action {self.action.name}"

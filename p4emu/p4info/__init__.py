@@ -13,8 +13,8 @@ Typical use::
 from __future__ import annotations
 
 from p4emu.p4info.builder import build_p4info, build_symbol_table
-from p4emu.p4info.exceptions import P4InfoError
-from p4emu.p4info.extract import ExtractError, extract_model, p4info_for_program
+from p4emu.p4info.exceptions import ExtractError, P4InfoError
+from p4emu.p4info.extract import extract_model, p4info_for_program
 from p4emu.p4info.ids import ResourceType, SymbolTable, hashed_id
 from p4emu.p4info.model import ControlPlaneModel
 from p4emu.p4info.text import (

@@ -40,3 +40,11 @@ class ModelError(P4InfoError):
 
 class P4InfoTextError(P4InfoError):
     """A ``.p4info.txtpb`` file cannot be read or parsed."""
+
+
+class ExtractError(P4InfoError):
+    """The program uses something P4Runtime cannot describe (p4c rejects it too)."""
+
+    def __init__(self, loc: object, message: str) -> None:
+        self.loc = loc
+        super().__init__(f"{loc}: error: {message}" if loc is not None else message)

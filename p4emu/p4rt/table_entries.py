@@ -72,6 +72,7 @@ from p4emu.runtime.externs import CounterType, MeterConfig
 from p4emu.runtime.tables import ActionScope, MatchValue, TableEntry
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
+_ENTITY_FROM_BYTES = p4r.Entity.FromString
 
 
 # Enum members looked up once: attribute access on an Enum class is a descriptor call,
@@ -149,19 +150,20 @@ class TableEntries:
         if not te.HasField("action"):
             raise invalid(f"{where}: the action must be set for an INSERT")
         values, priority = self._key(info, te, where)
+        key = self._canonical(info, values, where)
         plan = self._plan_action(info, te.action, where, for_default=False)
         direct = self._plan_direct(info, te, where, inserting=True)
         self._check_idle_timeout(info, te.idle_timeout_ns, where)
-        if self._find(info, values, priority, where) is not None:
+        if table.find_canonical(key, priority) is not None:
             raise already_exists(f"{where}: an entry with this match key and priority exists")
         if len(table) >= table.size:
             raise resource_exhausted(f"{where}: the table is full ({table.size} entries)")
-        # --- commit
+        # --- commit: everything is validated above, so the table's trusted path is used
         undos: list[Undo] = []
         action_id, args, record = self._commit_action(info, plan, undos)
         try:
-            entry = table.insert(
-                values,
+            entry = table.insert_validated(
+                key,
                 action_id,
                 args,
                 priority=priority,
@@ -382,12 +384,45 @@ class TableEntries:
             entries = [entry] if entry is not None else []
         else:
             entries = info.table.entries()
+        direct = (
+            te.HasField("counter_data")
+            or te.HasField("meter_config")
+            or te.HasField("time_since_last_hit")
+        )
+        filtered = bool(
+            te.priority or te.controller_metadata or te.metadata or te.HasField("action")
+        )
         for entry in entries:
-            if not self._passes_filters(info, entry, te):
+            if filtered and not self._passes_filters(info, entry, te):
                 continue
-            entity = p4r.Entity()
-            self.encode_entry(info, entry, te, out=entity.table_entry)
+            entity = self._entity(info, entry)
+            if direct:
+                self._add_direct(info, entry, te, entity.table_entry)
             yield entity
+
+    def _entity(self, info: TableInfo, entry: TableEntry) -> p4r.Entity:
+        """A new ``Entity`` of an entry without direct resources. Its serialized form is
+        cached on the entry and used while the fields it was built from are unchanged
+        (a MODIFY, an undo or a new one-shot group changes them): the cache is checked
+        against those fields, so no writer has to invalidate it. Match and priority never
+        change for an entry."""
+        stamp = (
+            entry.action_id,
+            entry.args,
+            entry.controller_metadata,
+            entry.metadata,
+            entry.idle_timeout_ns,
+            self.ctx.oneshots.get((info.name, entry.key, entry.priority))
+            if entry.action_id == GROUP_REF
+            else None,
+        )
+        cached = entry.control_cache
+        if cached is not None and cached[0] == stamp:  # type: ignore[index]
+            return _ENTITY_FROM_BYTES(cached[1])  # type: ignore[index]
+        entity = p4r.Entity()
+        self.encode_entry(info, entry, out=entity.table_entry)
+        entry.control_cache = (stamp, entity.SerializeToString())
+        return entity
 
     def _passes_filters(self, info: TableInfo, entry: TableEntry, te: p4r.TableEntry) -> bool:
         if te.priority and entry.priority != te.priority:
@@ -452,18 +487,24 @@ class TableEntries:
         if entry.is_const or info.is_const:
             out.is_const = True
         if request is not None:
-            if request.HasField("counter_data") and info.direct_counter is not None:
-                out.counter_data.packet_count = entry.packets
-                out.counter_data.byte_count = entry.bytes
-            if request.HasField("meter_config") and entry.meter is not None:
-                config = entry.meter.config
-                if config is not None:
-                    out.meter_config.CopyFrom(encode_meter_config(config))
-            if request.HasField("time_since_last_hit"):
-                out.time_since_last_hit.elapsed_ns = max(
-                    0, self.ctx.objects.clock.now_ns() - entry.last_hit_ns
-                )
+            self._add_direct(info, entry, request, out)
         return out
+
+    def _add_direct(
+        self, info: TableInfo, entry: TableEntry, request: p4r.TableEntry, out: p4r.TableEntry
+    ) -> None:
+        """The direct resources and hit time ``request`` asks for, added to ``out``."""
+        if request.HasField("counter_data") and info.direct_counter is not None:
+            out.counter_data.packet_count = entry.packets
+            out.counter_data.byte_count = entry.bytes
+        if request.HasField("meter_config") and entry.meter is not None:
+            config = entry.meter.config
+            if config is not None:
+                out.meter_config.CopyFrom(encode_meter_config(config))
+        if request.HasField("time_since_last_hit"):
+            out.time_since_last_hit.elapsed_ns = max(
+                0, self.ctx.objects.clock.now_ns() - entry.last_hit_ns
+            )
 
     def encode_default(self, info: TableInfo) -> p4r.TableEntry:
         default = info.table.default_action
@@ -622,6 +663,14 @@ class TableEntries:
                 f"keys, got {priority}"
             )
         return values, priority
+
+    def _canonical(
+        self, info: TableInfo, values: Sequence[MatchValue], where: str
+    ) -> tuple[tuple[int, int], ...]:
+        try:
+            return info.table.canonicalize(values)
+        except TableError as error:
+            raise invalid(f"{where}: {error}") from None
 
     def _find(
         self, info: TableInfo, values: Sequence[MatchValue], priority: int, where: str

@@ -9,7 +9,6 @@ One module per concern; the backend's generated code calls these directly:
 - :mod:`~p4emu.runtime.clock` — :class:`RealClock` / :class:`VirtualClock`.
 - :mod:`~p4emu.runtime.traffic_manager` — egress queues with BMv2 queueing metadata.
 - :mod:`~p4emu.runtime.pre` — multicast groups and clone sessions.
-- :mod:`~p4emu.runtime.stf_parser` — p4c STF test files.
 
 Design notes and BMv2 references: ``docs/p4emu-runtime.md``.
 """

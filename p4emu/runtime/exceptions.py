@@ -145,16 +145,3 @@ class PreEntryNotFoundError(PreError):
 
 class PreInvalidEntryError(PreError):
     """An id out of range, a duplicate replica, a bad port... (INVALID_ARGUMENT)."""
-
-
-# --- STF files --------------------------------------------------------------------------
-
-
-class StfSyntaxError(RuntimeP4Error):
-    """A line of an STF file cannot be parsed; ``str()`` is ``file:line: message``."""
-
-    def __init__(self, file: str, line: int, message: str) -> None:
-        self.file = file
-        self.line = line
-        self.message = message
-        super().__init__(f"{file}:{line}: {message}")

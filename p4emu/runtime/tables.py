@@ -129,6 +129,7 @@ class TableEntry:
         "action_id",
         "args",
         "bytes",
+        "control_cache",
         "controller_metadata",
         "idle_notified",
         "idle_timeout_ns",
@@ -166,6 +167,9 @@ class TableEntry:
         self.idle_notified = False
         self.controller_metadata = 0
         self.metadata = b""
+        # Opaque to the table: the control plane may keep data derived from the entry
+        # here (P4Runtime keeps its encoding, checked against the fields it came from).
+        self.control_cache: object = None
 
     def __repr__(self) -> str:
         return (
@@ -511,10 +515,41 @@ class Table:
         canonical = self.canonicalize(match, strict=strict)
         return self._entries.get((canonical, priority if self.requires_priority else 0))
 
+    def find_canonical(
+        self, key: tuple[tuple[int, int], ...], priority: int = 0
+    ) -> TableEntry | None:
+        """Like :meth:`find` for a key already returned by :meth:`canonicalize`."""
+        return self._entries.get((key, priority if self.requires_priority else 0))
+
+    def insert_validated(
+        self,
+        key: tuple[tuple[int, int], ...],
+        action_id: int,
+        args: tuple[int, ...],
+        *,
+        priority: int,
+        idle_timeout_ns: int = 0,
+        controller_metadata: int = 0,
+        metadata: bytes = b"",
+    ) -> TableEntry:
+        """INSERT of an entry its caller has validated (the P4Runtime layer): ``key``
+        comes from :meth:`canonicalize`, and the priority, the action (allowed, in scope,
+        arguments fitting their widths) and the idle timeout were checked against this
+        table. Still refuses const tables, duplicates and a full table."""
+        if self.const_entries:
+            raise ConstEntryError(self.name, "entries are const (declared with 'const entries')")
+        return self._store(
+            key, priority, action_id, args, idle_timeout_ns, controller_metadata, metadata
+        )
+
     def match_of(self, entry: TableEntry) -> list[MatchValue]:
         """The entry's match as caller-level values; ``None`` for don't-care fields."""
+        return self.match_of_key(entry.key)
+
+    def match_of_key(self, key: tuple[tuple[int, int], ...]) -> list[MatchValue]:
+        """:meth:`match_of` of a canonical key."""
         out: list[MatchValue] = []
-        for field, (a, b) in zip(self.key_fields, entry.key):
+        for field, (a, b) in zip(self.key_fields, key):
             full = (1 << field.width) - 1
             kind = field.match_kind
             if kind is MatchKind.exact:
@@ -734,29 +769,46 @@ class Table:
         self._check_idle_timeout(idle_timeout_ns)
         if meter_config is not None:
             self._check_direct_meter()
-        identity = (canonical, priority)
-        if identity in self._entries:
-            raise DuplicateEntryError(
-                self.name, f"an entry matching {self._describe(match)} exists"
-            )
-        if len(self._entries) >= self.size:
-            raise TableFullError(self.name, f"table is full ({self.size} entries)")
-
-        self._seq += 1
-        entry = TableEntry(canonical, priority, action_id, args, self._seq)
+        entry = self._store(
+            canonical, priority, action_id, args, idle_timeout_ns, controller_metadata, metadata
+        )
         entry.is_const = is_const
+        if counter is not None:
+            entry.packets, entry.bytes = counter
+        if meter_config is not None:
+            entry.meter.configure(meter_config, f"direct meter of {self.name}")  # type: ignore[union-attr]
+        return entry
+
+    def _store(
+        self,
+        key: tuple[tuple[int, int], ...],
+        priority: int,
+        action_id: int,
+        args: tuple[int, ...],
+        idle_timeout_ns: int,
+        controller_metadata: int,
+        metadata: bytes,
+    ) -> TableEntry:
+        """Add a validated entry: refuses only a duplicate key and a full table."""
+        identity = (key, priority)
+        entries = self._entries
+        if identity in entries:
+            raise DuplicateEntryError(
+                self.name, f"an entry matching {self._describe(self.match_of_key(key))} exists"
+            )
+        if len(entries) >= self.size:
+            raise TableFullError(self.name, f"table is full ({self.size} entries)")
+        self._seq += 1
+        entry = TableEntry(key, priority, action_id, args, self._seq)
         entry.idle_timeout_ns = idle_timeout_ns
         entry.controller_metadata = controller_metadata
         entry.metadata = metadata
-        if counter is not None:
-            entry.packets, entry.bytes = counter
-        if self.clock is not None:
-            entry.last_hit_ns = self.clock.now_ns()
-        if self.direct_meter is not None:
-            entry.meter = MeterCell(self.direct_meter.type, self.clock.now_ns())  # type: ignore[union-attr]
-            if meter_config is not None:
-                entry.meter.configure(meter_config, f"direct meter of {self.name}")
-        self._entries[identity] = entry
+        clock = self.clock
+        if clock is not None:
+            entry.last_hit_ns = clock.now_ns()
+            if self.direct_meter is not None:
+                entry.meter = MeterCell(self.direct_meter.type, clock.now_ns())
+        entries[identity] = entry
         self._index(entry)
         return entry
 

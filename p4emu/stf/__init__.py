@@ -14,7 +14,7 @@ virtual clock. Semantics follow p4c's BMv2 runner (``bmv2stf.py``); see
 
 from __future__ import annotations
 
-from p4emu.stf.exceptions import StfCommandError, StfError
+from p4emu.stf.exceptions import StfCommandError, StfError, StfSyntaxError
 from p4emu.stf.runner import StfOptions, StfResult, StfRunner, StfTarget, run_stf
 
 __all__ = [
@@ -23,6 +23,7 @@ __all__ = [
     "StfOptions",
     "StfResult",
     "StfRunner",
+    "StfSyntaxError",
     "StfTarget",
     "run_stf",
 ]

@@ -24,3 +24,13 @@ class StfCommandError(StfError):
         self.message = message
         where = f"{file}:{line}: " if line else f"{file}: "
         super().__init__(where + message)
+
+
+class StfSyntaxError(StfError):
+    """A line of an STF file cannot be parsed; ``str()`` is ``file:line: message``."""
+
+    def __init__(self, file: str, line: int, message: str) -> None:
+        self.file = file
+        self.line = line
+        self.message = message
+        super().__init__(f"{file}:{line}: {message}")

@@ -51,7 +51,9 @@ from p4emu.p4rt.exceptions import code_name
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.exceptions import PreError, RuntimeP4Error
 from p4emu.runtime.externs import meter_config_from_bmv2_rates
-from p4emu.runtime.stf_parser import (
+from p4emu.stf.diff import first_difference, hexdump, packet_diff
+from p4emu.stf.exceptions import StfCommandError, StfError
+from p4emu.stf.parser import (
     StfAdd,
     StfArg,
     StfCheckCounter,
@@ -81,8 +83,6 @@ from p4emu.runtime.stf_parser import (
     StfWait,
     parse_stf,
 )
-from p4emu.stf.diff import first_difference, hexdump, packet_diff
-from p4emu.stf.exceptions import StfCommandError, StfError
 
 OPTIONS_MARKER = "p4emu-options:"
 

@@ -28,8 +28,8 @@ from p4lang_tools import find_tool
 
 from p4emu.io.pcap import PcapWriter, read_pcap
 from p4emu.p4info import read_p4info
-from p4emu.runtime.stf_parser import parse_stf
 from p4emu.server.client import P4RuntimeClient
+from p4emu.stf.parser import parse_stf
 from p4emu.stf.runner import StfOptions, StfRunner, StfTarget, options_from_text
 
 PORTS = range(16)

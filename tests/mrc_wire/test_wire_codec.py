@@ -1,5 +1,6 @@
-"""mrc_wire.codec: round trips of every message kind, field placement, encode errors,
-and the reference models of the switch rewrites (trim_frame, mark_ce)."""
+"""mrc_wire.codec: round trips of every message kind, field placement, encode errors;
+and mrc_wire.reference, the models of the switch rewrites (trim_frame, mark_ce), which
+share this module's message builders."""
 
 from __future__ import annotations
 
@@ -370,7 +371,7 @@ def test_ipv6_bytes() -> None:
         ipv6_bytes(b"\x00" * 4)
 
 
-# --- Reference models of the switch rewrites ------------------------------------------------
+# --- Reference models of the switch rewrites (mrc_wire.reference) --------------------------
 
 
 @pytest.mark.parametrize("timestamp", [None, 0x55])

@@ -88,6 +88,53 @@ def test_compiled_program_blocks_can_be_driven_directly() -> None:
     assert compiled.error_name(1) == "PacketTooShort"
 
 
+def test_init_functions_restore_the_state_of_new_objects() -> None:
+    # features.p4's headers hold a stack, a union and plain headers; metadata a struct
+    compiled = compile_program(load_program(PROGRAMS / "features.p4"), clock=VirtualClock())
+    hdr = compiled.new_headers()
+    meta = compiled.new_metadata()
+    sm = compiled.new_standard_metadata()
+    fresh = (repr(hdr), repr(meta), repr(sm))
+    frame = raw(Ether(src="02:00:00:00:00:01") / IP(dst="10.1.2.3", ttl=9) / UDP() / b"x")
+    sm.ingress_port = 3
+    ctx = PacketContext(len(frame))
+    compiled.parse(frame, hdr, meta, sm, ctx)
+    compiled.ingress(hdr, meta, sm, ctx)
+    hdr.vlans.items[1].valid_ = True
+    hdr.vlans.items[1].vid = 7
+    hdr.vlans.nxt = 2
+    assert (repr(hdr), repr(meta), repr(sm)) != fresh
+    compiled.init_headers(hdr)
+    compiled.init_metadata(meta)
+    compiled.init_standard_metadata(sm)
+    assert (repr(hdr), repr(meta), repr(sm)) == fresh
+
+
+def test_a_reused_packet_state_does_not_leak_into_the_next_packet() -> None:
+    # the switch resets and reuses the header and metadata objects of sent packets
+    def configured() -> Switch:
+        switch = Switch(PROGRAMS / "features.p4")
+        objects = switch.objects
+        objects.tables["MyIngress.tenants"].insert(
+            [Exact(0x020000000001), Exact(1), Ternary(10, 0xFF)],
+            objects.actions["MyIngress.fwd"].id,
+            [2],
+            priority=1,
+        )
+        return switch
+
+    first = Ether(dst="00:00:00:00:00:01", src="02:00:00:00:00:01") / IP(dst="10.1.2.3")
+    second = Ether(dst="00:00:00:00:00:01", src="02:00:00:00:00:01") / b"not ip"
+    reused = configured()
+    reused.inject(1, raw(first / UDP() / b"hello"))
+    assert len(reused.collect()) == 1 and reused._spare
+    reused.inject(1, raw(second))
+    alone = configured()
+    alone.inject(1, raw(second))
+    assert reused.collect() == alone.collect()
+    assert reused.drops == alone.drops
+
+
 def test_trace_reports_parser_states_tables_and_transmissions() -> None:
     switch = Switch(PROGRAMS / "basic.p4", trace=True)
     events: list[tuple[str, object]] = []

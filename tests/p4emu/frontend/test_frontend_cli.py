@@ -88,6 +88,20 @@ def test_default_registry_has_check() -> None:
     assert "check" in default_registry().commands
 
 
+def test_default_registry_has_every_listed_module_command() -> None:
+    assert {"check", "p4info", "stf"} <= set(default_registry().commands)
+
+
+def test_missing_command_module_is_an_error() -> None:
+    with pytest.raises(ModuleNotFoundError, match=r"p4emu\.no_such_cli"):
+        default_registry(("p4emu.no_such_cli",))
+
+
+def test_command_module_without_commands_is_an_error() -> None:
+    with pytest.raises(ValueError, match=r"p4emu\.exceptions offers no subcommand"):
+        default_registry(("p4emu.exceptions",))
+
+
 def test_internal_errors_are_not_tracebacks(
     monkeypatch: pytest.MonkeyPatch, capsys: pytest.CaptureFixture[str]
 ) -> None:

@@ -232,7 +232,7 @@ def test_internal_errors_become_internal_update_errors(monkeypatch: pytest.Monke
     def broken(*args: object, **kwargs: object) -> None:
         raise RuntimeError("boom")
 
-    monkeypatch.setattr(table, "insert", broken)
+    monkeypatch.setattr(table, "insert_validated", broken)
     [error] = state.write([insert(entry(T_EXACT, key(1), action(FWD, 1)))])
     assert error.canonical_code == rpc_code.INTERNAL and "boom" in error.message
 

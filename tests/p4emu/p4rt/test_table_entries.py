@@ -332,3 +332,34 @@ def test_runtime_key_values_match_the_written_entry() -> None:
     assert write_one(state, insert(entry(T_EXACT, exact_key(0x1, 2), action(FWD, 1)))) == "OK"
     table = state.objects.tables["MyIngress.t_exact"]
     assert table.find([Exact(1), Exact(2)]) is not None
+
+
+def test_reads_follow_every_change_of_an_entry_after_a_read() -> None:
+    """Reads reuse an entry's encoding: each change after a read must still show."""
+    state = new_state()
+    assert write_one(state, insert(entry(T_EXACT, exact_key(), action(FWD, 1)))) == "OK"
+    [first] = table_entries(state, T_EXACT)
+    first.action.action.params[0].value = b"\x63"  # a caller mutating its result
+    [again] = table_entries(state, T_EXACT)
+    assert again.action.action.params[0].value == b"\x01"
+    assert write_one(state, modify(entry(T_EXACT, exact_key(), action(FWD, 2)))) == "OK"
+    [got] = table_entries(state, T_EXACT)
+    assert got.action.action.params[0].value == b"\x02"
+    te = entry(T_EXACT, exact_key(), controller_metadata=9, metadata=b"x", idle_timeout_ns=5)
+    assert write_one(state, modify(te)) == "OK"
+    [got] = table_entries(state, T_EXACT)
+    assert (got.controller_metadata, got.metadata, got.idle_timeout_ns) == (9, b"x", 5)
+    # a rolled-back MODIFY leaves the entry (and what reads show) as before
+    batch = [
+        modify(entry(T_EXACT, exact_key(), action(SET_MAC, 0x112233445566))),
+        insert(entry(T_EXACT, exact_key(), action(FWD, 3))),  # ALREADY_EXISTS
+    ]
+    errors = state.write(batch, p4r.WriteRequest.ROLLBACK_ON_ERROR)
+    assert [e.canonical_code for e in errors] != [0, 0]
+    [got] = table_entries(state, T_EXACT)
+    assert got.action.action.action_id == FWD
+    assert got.action.action.params[0].value == b"\x02"
+    assert (got.controller_metadata, got.metadata, got.idle_timeout_ns) == (9, b"x", 5)
+    [with_counter] = table_entries(state, T_EXACT, counter_data=p4r.CounterData())
+    assert with_counter.HasField("counter_data")
+    assert not table_entries(state, T_EXACT)[0].HasField("counter_data")

@@ -399,3 +399,22 @@ def test_entries_iterate_in_insertion_order_and_find() -> None:
     assert table.find([Ternary(9, 0xFF), None, None], priority=9) is None
     key = [Ternary(1, 0xFF), None, None]
     assert table.find(key, priority=1) is table.get(key, priority=1)
+
+
+def test_insert_validated_stores_a_canonical_key_and_keeps_the_table_invariants() -> None:
+    table = lpm_table(size=2)
+    key = table.canonicalize([Lpm(ip("10.0.0.0"), 8)])
+    entry = table.insert_validated(key, FORWARD, (7,), priority=0, controller_metadata=3)
+    assert table.find_canonical(key) is entry
+    assert table.find([Lpm(ip("10.0.0.0"), 8)]) is entry
+    assert (entry.args, entry.controller_metadata) == ((7,), 3)
+    assert table.apply((ip("10.1.2.3"),)) is entry
+    with pytest.raises(DuplicateEntryError, match=r"hdr\.ipv4\.dstAddr=Lpm"):
+        table.insert_validated(key, FORWARD, (8,), priority=0)
+    table.insert_validated(table.canonicalize([Lpm(ip("11.0.0.0"), 8)]), DROP, (), priority=0)
+    with pytest.raises(TableFullError, match="full \\(2 entries\\)"):
+        table.insert_validated(table.canonicalize([Lpm(ip("12.0.0.0"), 8)]), DROP, (), priority=0)
+    const = Table("t", [KeyField("a", 8, MatchKind.exact)], const_entries=True)
+    with pytest.raises(ConstEntryError):
+        const.insert_validated(const.canonicalize([Exact(1)]), FORWARD, (), priority=0)
+    assert len(const) == 0

@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from p4emu.runtime.exceptions import StfSyntaxError
-from p4emu.runtime.stf_parser import (
+from p4emu.stf.exceptions import StfSyntaxError
+from p4emu.stf.parser import (
     StfAdd,
     StfCheckCounter,
     StfCheckRegister,

@@ -33,7 +33,7 @@ runner's job. STF priorities are passed through unchanged: p4c's BMv2 runner map
 so that a larger STF priority wins, the P4Runtime convention the table engine uses.
 
 :func:`parse_stf` returns a list of typed commands, each with its 1-based ``line``; a bad
-line raises :class:`~p4emu.runtime.exceptions.StfSyntaxError` (``file:line: message``).
+line raises :class:`~p4emu.stf.exceptions.StfSyntaxError` (``file:line: message``).
 """
 
 from __future__ import annotations
@@ -43,7 +43,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
 
-from p4emu.runtime.exceptions import StfSyntaxError
+from p4emu.stf.exceptions import StfSyntaxError
 
 # --- values ---------------------------------------------------------------------------
 
