@@ -69,6 +69,7 @@ SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after
 MAX_CONNECTIONS_PER_TRANSFER = 256
 MAX_TRANSFER_BYTES = 4 << 30
 MESSAGES_KEPT = 10_000  # received messages the `messages` op can report (the latest)
+FINISHED_TRANSFERS_KEPT = 1_000  # finished transfers the `transfer` op can still report
 
 SEND_FIELDS = {
     "to": Field(str),
@@ -107,7 +108,9 @@ class NicProcess:
         self.stopping = False
         self.started_ns = time.monotonic_ns()
         self.next_housekeeping = self.started_ns + HOUSEKEEPING_NS
-        self.transfers: dict[int, SendTransfer] = {}
+        self.transfers: dict[int, SendTransfer] = {}  # running + the latest finished ones
+        self.transfers_started = 0  # ids are 1, 2, ...; never reused
+        self.finished_ids: deque[int] = deque()  # oldest first; pruned past FINISHED_TRANSFERS_KEPT
         self.transfer_of_qpn: dict[int, SendTransfer] = {}
         self.responders: dict[int, ResponderQp] = {}
         self.retired_qpns: set[int] = set()
@@ -451,6 +454,7 @@ class NicProcess:
                 self._drain_log()  # the last records still belong to this transfer
                 transfer.repaths.close()
                 del self.running[transfer.id]
+                self._forget_old_transfers(transfer.id)
                 for part in transfer.parts:
                     # Kept a while so that late acknowledgements are absorbed, not dropped.
                     self.retiring.append((now + SENDER_RETIRE_NS, part.conn.qpn))
@@ -520,7 +524,7 @@ class NicProcess:
             "uptime_s": (now - self.started_ns) / NS_PER_S,
             "pid": os.getpid(),
             "topology": self.config.topology.name,
-            "transfers": len(self.transfers),
+            "transfers": self.transfers_started,
             "ports": {str(p): port.description for p, port in self.ports.items()},
         }
 
@@ -559,8 +563,9 @@ class NicProcess:
         mode = modes[args["mode"]]
         qpns = [self.qpns.qpn(self.nic_index, self.next_sequence + i, mode) for i in range(count)]
         self.next_sequence += count
+        self.transfers_started += 1
         transfer = SendTransfer(
-            id=len(self.transfers) + 1,
+            id=self.transfers_started,
             nic=self.name,
             to=to,
             mode=mode,
@@ -644,6 +649,7 @@ class NicProcess:
             now = time.monotonic_ns()
             transfer.fail_setup(f"cannot set the transfer up: {exc}", now)
             self.running.pop(transfer.id, None)
+            self._forget_old_transfers(transfer.id)
             for qpn in list(self.core.connections):
                 if self.transfer_of_qpn.get(qpn) is transfer:
                     self.core.destroy_connection(qpn)
@@ -651,6 +657,13 @@ class NicProcess:
                 now, self.name, "transfer_failed", transfer=transfer.id, failed=transfer.error
             )
             self._finish_job()
+
+    def _forget_old_transfers(self, finished_id: int) -> None:
+        """Keeps the reports of the latest finished transfers only: a NIC that runs for
+        days must not grow with every transfer it ever made (benchmarks/soak.py)."""
+        self.finished_ids.append(finished_id)
+        while len(self.finished_ids) > FINISHED_TRANSFERS_KEPT:
+            self.transfers.pop(self.finished_ids.popleft(), None)
 
     def _finish_job(self) -> None:
         self.jobs.popleft()
@@ -660,8 +673,14 @@ class NicProcess:
         args = check_fields("transfer", request, TRANSFER_FIELDS)
         transfer = self.transfers.get(args["id"])
         if transfer is None:
-            have = f"1..{len(self.transfers)}" if self.transfers else "none yet"
-            raise RequestError(f"transfer: no transfer {args['id']} on {self.name} ({have})")
+            wanted = args["id"]
+            if isinstance(wanted, int) and 1 <= wanted <= self.transfers_started:
+                raise RequestError(
+                    f"transfer: transfer {wanted} on {self.name} finished and was forgotten "
+                    f"(only the latest {FINISHED_TRANSFERS_KEPT} finished transfers are kept)"
+                )
+            have = f"1..{self.transfers_started}" if self.transfers_started else "none yet"
+            raise RequestError(f"transfer: no transfer {wanted} on {self.name} ({have})")
         return {"id": transfer.id, **transfer.report(now)}
 
     def op_received(self, request: dict[str, Any], now: int) -> dict[str, Any]:

@@ -174,6 +174,25 @@ def test_threaded_pair_moves_bytes_intact_and_reports(pair: Any) -> None:
         time.sleep(0.1)
 
 
+def test_only_the_latest_finished_transfers_are_kept(
+    pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A long-running NIC forgets old finished transfers (bounded memory, issue 17) and
+    says so when asked for one, instead of growing with every transfer it ever made."""
+    a, _ = pair
+    monkeypatch.setattr(process_module, "FINISHED_TRANSFERS_KEPT", 2)
+    ids = [a.request("send", to="nic3", bytes=20_000, seed=i)["transfer"] for i in range(3)]
+    for transfer_id in ids:
+        wait_done(a, transfer_id)
+    assert [a.request("transfer", id=i)["id"] for i in ids[1:]] == ids[1:]
+    with ControlClient(a.control, timeout=60) as client:
+        forgotten = client.raw({"op": "transfer", "id": ids[0]})
+        unknown = client.raw({"op": "transfer", "id": ids[-1] + 1})
+    assert forgotten["ok"] is False and "finished and was forgotten" in forgotten["error"]
+    assert unknown["ok"] is False and f"no transfer {ids[-1] + 1}" in unknown["error"]
+    assert a.request("status")["transfers"] == ids[-1]
+
+
 def wait_done(nic: Any, transfer_id: int) -> dict[str, Any]:
     deadline = time.monotonic() + 240
     while True:
