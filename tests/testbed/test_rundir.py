@@ -171,6 +171,11 @@ def test_teardown_finds_unrecorded_processes_by_run_id(run_root: Path) -> None:
     env = dict(os.environ, **{rd.RUN_ENV: state.run_id})
     orphan = subprocess.Popen(SLEEPER, env=env, start_new_session=True)
     try:
+        # Popen returns once exec has begun; the kernel shows the new environment in
+        # /proc/PID/environ a moment later (empty until then), so wait for it, bounded.
+        deadline = time.monotonic() + 30
+        while not rd.marked_pids(state.run_id) and time.monotonic() < deadline:
+            time.sleep(0.01)
         assert rd.marked_pids(state.run_id) == [orphan.pid]
         run.state_path.unlink()  # even without a state file: the run-id file is enough
         report = rd.teardown(run)
