@@ -55,7 +55,7 @@ DISTINCT_FRAMES = 1000  # the pcap tcpreplay loops over (PSNs and EVs vary)
 
 
 class BenchError(Exception):
-    pass
+    """The benchmark cannot run here (a missing tool, no root, a switch that did not start)."""
 
 
 def run(*argv: str, check: bool = True, **kwargs) -> subprocess.CompletedProcess:

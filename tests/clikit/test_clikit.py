@@ -84,11 +84,11 @@ def test_command_line_and_json_object() -> None:
 
 
 class Expected(Exception):
-    pass
+    """An error the wrapped command may raise on purpose (one line, exit 1)."""
 
 
 class Usage(Expected):
-    pass
+    """An expected error that is a usage error (exit 2)."""
 
 
 def _raise(exc: BaseException) -> int:
