@@ -78,6 +78,7 @@ SWITCH_COMMAND_ENV = "MRC_TESTBED_SWITCH_COMMAND"
 NIC_COMMAND_ENV = "MRC_TESTBED_NIC_COMMAND"
 DEFAULT_CONNECT_TIMEOUT_S = 30.0
 RETRY_PAUSE_S = 1.0
+KILL_WAIT_S = 10.0  # a SIGKILLed switch is gone well within this, even on a loaded machine
 START_RETRIES = 2  # up re-tries switches that failed to program (idempotent)
 LOG_TAIL_LINES = 15
 UNIX_PATH_MAX = 107  # sun_path is 108 bytes including the NUL
@@ -700,7 +701,11 @@ class Fabric:
         record = self.switch_record(name)
         if name in self.state.switches_down and not is_alive(record):
             return f"{name} is already down"
-        kill_record(record, signal.SIGKILL)
+        kill_record(record, signal.SIGKILL, wait=KILL_WAIT_S)
+        if is_alive(record):  # a killed process that lingers would pass for a running switch
+            raise TestbedError(
+                f"{name}: process {record.pid} still runs {KILL_WAIT_S:g} s after SIGKILL"
+            )
         if name not in self.state.switches_down:
             self.state.switches_down.append(name)
         self.save()
@@ -712,7 +717,7 @@ class Fabric:
             if name in self.state.switches_down:
                 self.state.switches_down.remove(name)
                 self.save()
-            self.program([name])
+            self.program([name], retries=START_RETRIES)
             self.set_ports({name: self.cut_ports().get(name, set())}, up=False)
             return f"{name} is already running (re-programmed)"
         fresh = spawn(
@@ -728,7 +733,12 @@ class Fabric:
         if name in self.state.switches_down:
             self.state.switches_down.remove(name)
         self.save()
-        report = self.program([name])
+        try:
+            report = self.program([name], retries=START_RETRIES)
+        except ProgrammingError:
+            if not is_alive(fresh):
+                raise died_error(fresh, "while being programmed") from None
+            raise
         self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
         entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"

@@ -181,9 +181,10 @@ def test_only_the_latest_finished_transfers_are_kept(
     says so when asked for one, instead of growing with every transfer it ever made."""
     a, _ = pair
     monkeypatch.setattr(process_module, "FINISHED_TRANSFERS_KEPT", 2)
-    ids = [a.request("send", to="nic3", bytes=20_000, seed=i)["transfer"] for i in range(3)]
-    for transfer_id in ids:
-        wait_done(a, transfer_id)
+    ids = []
+    for i in range(3):  # one at a time: "latest" is by finishing order
+        ids.append(a.request("send", to="nic3", bytes=20_000, seed=i)["transfer"])
+        wait_done(a, ids[-1])
     assert [a.request("transfer", id=i)["id"] for i in ids[1:]] == ids[1:]
     with ControlClient(a.control, timeout=60) as client:
         forgotten = client.raw({"op": "transfer", "id": ids[0]})
