@@ -89,22 +89,8 @@ P4EMU_ORDER: dict[str, set[str]] = {
     "server": {"exceptions", "frontend", "p4info", "runtime", "io", "bundle", "switch", "p4rt"},
 }
 P4EMU_ENTRY = "entry"
-# Where the order does not hold yet (issue 16: run-time objects still live in backend/).
-# Entries may disappear; a new violation fails.
-KNOWN_P4EMU_ORDER_VIOLATIONS = {
-    ("p4emu.p4rt.context", "p4emu.backend.action_profiles"),
-    ("p4emu.p4rt.context", "p4emu.backend.objects"),
-    ("p4emu.p4rt.profiles", "p4emu.backend.action_profiles"),
-    ("p4emu.p4rt.profiles", "p4emu.backend.exceptions"),
-    ("p4emu.p4rt.state", "p4emu.backend.objects"),
-    ("p4emu.p4rt.table_entries", "p4emu.backend.action_profiles"),
-    ("p4emu.p4rt.table_entries", "p4emu.backend.exceptions"),
-    ("p4emu.p4rt.table_entries", "p4emu.backend.objects"),
-    ("p4emu.p4rt.value_sets", "p4emu.backend.exceptions"),
-    ("p4emu.p4rt.value_sets", "p4emu.backend.objects"),
-    ("p4emu.server.switch_device", "p4emu.backend.objects"),
-    ("p4emu.stf.runner", "p4emu.backend.objects"),
-}
+# Where the order does not hold yet. Empty: a new violation fails.
+KNOWN_P4EMU_ORDER_VIOLATIONS: set[tuple[str, str]] = set()
 
 
 # ------------------------------------------------------------------ package level

@@ -2,7 +2,7 @@
 
 :func:`compile_program` returns a :class:`CompiledProgram`: the six v1model blocks as
 plain Python functions over generated ``__slots__`` objects, factories for the packet
-state, and the :class:`~p4emu.backend.objects.ProgramObjects` the control plane uses.
+state, and the :class:`~p4emu.runtime.objects.ProgramObjects` the control plane uses.
 All generated code lives in one source string (``CompiledProgram.source``, handy for
 debugging) executed once; runtime objects are bound as closure variables, so the
 per-packet code does no dictionary lookups for them.
@@ -23,7 +23,6 @@ from p4emu.backend.compile_helpers import compile_error, function_return, litera
 from p4emu.backend.exceptions import CompileError, P4AssertionError
 from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
-from p4emu.backend.objects import ProgramObjects
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
 from p4emu.backend.runtime_objects import RuntimeBuilder, TableRuntime
@@ -33,6 +32,7 @@ from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.runtime.clock import Clock, RealClock
 from p4emu.runtime.externs import DigestQueue, LogMsgFormat, RandomSource
+from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 
 log = logging.getLogger("p4emu.backend")
