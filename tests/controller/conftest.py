@@ -21,7 +21,7 @@ from finsy.proto import p4i, p4r, rpc_code
 
 import topologies
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from p4emu.bundle import DeviceConfigError, parse_device_config
 from p4emu.server.device import DeviceError, StreamListener
 from p4emu.server.service import P4RuntimeService, start_grpc_server
@@ -254,8 +254,8 @@ class FakeFabric:
     switches: dict[str, FakeSwitch] = field(default_factory=dict)
 
     @property
-    def endpoints(self) -> dict[str, Endpoint]:
-        return {name: Endpoint(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
+    def endpoints(self) -> dict[str, P4RuntimeTarget]:
+        return {name: P4RuntimeTarget(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
 
     def __getitem__(self, name: str) -> FakeSwitch:
         return self.switches[name]
