@@ -62,6 +62,8 @@ P4EMU_PUBLIC = {
     "p4emu.bundle",
     "p4emu.switch",
     "p4emu.p4rt",
+    "p4emu.p4rt.schema",
+    "p4emu.p4rt.messages",
     "p4emu.runtime.clock",
     "p4emu.runtime.traffic_manager",
     "p4emu.io",
