@@ -22,7 +22,7 @@ from finsy.proto import p4i, p4r, rpc_code
 
 import topologies
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.plan import Entry
 from p4emu.bundle import DeviceConfigError, parse_device_config
 from p4emu.frontend import load_program
@@ -276,8 +276,8 @@ class FakeFabric:
     switches: dict[str, FakeSwitch] = field(default_factory=dict)
 
     @property
-    def endpoints(self) -> dict[str, Endpoint]:
-        return {name: Endpoint(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
+    def endpoints(self) -> dict[str, P4RuntimeTarget]:
+        return {name: P4RuntimeTarget(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
 
     def __getitem__(self, name: str) -> FakeSwitch:
         return self.switches[name]

@@ -10,7 +10,7 @@ from controller import p4names
 from controller.artifacts import Pipeline
 from controller.entities import EntityCodec, canonical_bytes, widen_port_fields
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
-from controller.plan import Entry, Lpm, SwitchPlan, plan_fabric
+from controller.plan import Entry, LpmPrefix, SwitchPlan, plan_fabric
 from topologies import Role
 
 
@@ -102,17 +102,17 @@ def test_default_entry(codec: EntityCodec, pipeline: Pipeline) -> None:
 
 
 def test_lpm_encoding(codec: EntityCodec) -> None:
-    entry = Entry(p4names.IPV6_ROUTE, (Lpm(0xFF02 << 112, 16),), p4names.TO_CPU)
+    entry = Entry(p4names.IPV6_ROUTE, (LpmPrefix(0xFF02 << 112, 16),), p4names.TO_CPU)
     match = codec.encode(entry).table_entry.match[0]
     assert match.lpm.prefix_len == 16 and match.lpm.value == bytes.fromhex("ff02") + bytes(14)
-    everything = Entry(p4names.IPV6_ROUTE, (Lpm(0, 0),), p4names.TO_CPU)
+    everything = Entry(p4names.IPV6_ROUTE, (LpmPrefix(0, 0),), p4names.TO_CPU)
     assert not codec.encode(everything).table_entry.match  # don't-care: omitted
     assert codec.decode(codec.encode(everything)) == everything
     with pytest.raises(EncodeError, match="has bits set beyond the prefix"):
-        codec.encode(Entry(p4names.IPV6_ROUTE, (Lpm(0xFF02 << 112 | 1, 16),), p4names.TO_CPU))
+        codec.encode(Entry(p4names.IPV6_ROUTE, (LpmPrefix(0xFF02 << 112 | 1, 16),), p4names.TO_CPU))
     with pytest.raises(EncodeError, match=r"prefix length 129 is outside 0..128"):
-        codec.encode(Entry(p4names.IPV6_ROUTE, (Lpm(0, 129),), p4names.TO_CPU))
-    with pytest.raises(EncodeError, match="LPM match needs Lpm"):
+        codec.encode(Entry(p4names.IPV6_ROUTE, (LpmPrefix(0, 129),), p4names.TO_CPU))
+    with pytest.raises(EncodeError, match=r"LPM match needs \(value, prefix_len\)"):
         codec.encode(Entry(p4names.IPV6_ROUTE, (5,), p4names.TO_CPU))
 
 
@@ -130,7 +130,7 @@ def test_bad_entries_name_the_problem(codec: EntityCodec) -> None:
     with pytest.raises(EncodeError, match=r"no action MrcIngress.nope"):
         codec.encode(Entry(p4names.USID_ROUTE, (1,), "MrcIngress.nope"))
     with pytest.raises(EncodeError, match="exact match needs an integer"):
-        codec.encode(Entry(p4names.USID_ROUTE, (Lpm(1, 2),), p4names.TO_CPU))
+        codec.encode(Entry(p4names.USID_ROUTE, (LpmPrefix(1, 2),), p4names.TO_CPU))
 
 
 def test_delete_update_carries_only_the_key(codec: EntityCodec) -> None:
