@@ -1,7 +1,7 @@
 """The type checker's dispatch tables cover every node class, and its parts stay separate.
 
 The checker (p4emu/frontend/typecheck/) looks a node's handler up by the node's exact class,
-so a node class without an entry would be rejected as unexpected: these tests fail when
+so a node class without an entry would be rejected as unexpected or unsupported: these tests fail when
 an AST class is added without a handler, and when one part of the checker starts
 importing another instead of going through the composed class.
 """
@@ -18,6 +18,7 @@ from p4emu.frontend import ast
 from p4emu.frontend.typecheck import TypeChecker
 from p4emu.frontend.typecheck.declarations import TOP_LEVEL
 from p4emu.frontend.typecheck.statements import STATEMENTS
+from p4emu.frontend.typecheck.type_decls import TYPE_SYNTAX
 
 TYPECHECK_DIR = Path(inspect.getfile(TypeChecker)).parent
 PARTS = sorted(p.stem for p in TYPECHECK_DIR.glob("*.py") if p.stem not in ("__init__", "core"))
@@ -48,6 +49,11 @@ def test_every_expression_class_has_a_handler() -> None:
 
 def test_every_statement_class_has_a_handler() -> None:
     missing = _concrete_subclasses(ast.Statement) - set(STATEMENTS)
+    assert not missing, sorted(c.__name__ for c in missing)
+
+
+def test_every_type_syntax_class_has_a_handler() -> None:
+    missing = _concrete_subclasses(ast.TypeRef) - set(TYPE_SYNTAX)
     assert not missing, sorted(c.__name__ for c in missing)
 
 
