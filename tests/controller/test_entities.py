@@ -60,7 +60,8 @@ def _shifted_ids(info: p4i.P4Info, by: int) -> p4i.P4Info:
         table.preamble.id += by
         for ref in table.action_refs:
             ref.id += by
-        table.initial_default_action.action_id += by
+        if table.HasField("initial_default_action"):
+            table.initial_default_action.action_id += by
     for action in moved.actions:
         action.preamble.id += by
     return moved
@@ -76,19 +77,27 @@ def test_no_id_is_hard_coded(pipeline: Pipeline) -> None:
     assert moved.decode(moved.encode(entry)) == entry
 
 
-def test_default_entry(codec: EntityCodec) -> None:
+def test_default_entry(codec: EntityCodec, pipeline: Pipeline) -> None:
     entry = Entry(
         p4names.SWITCH_CONFIG, (), p4names.SET_SWITCH_CONFIG, (1, 7, 1, 0, 0, 0), is_default=True
     )
     message = codec.encode(entry).table_entry
     assert message.is_default_action and not message.match
     assert codec.decode(codec.encode(entry)) == entry
-    initial = codec.tables[p4names.SWITCH_CONFIG].initial_default
+    # p4c 1.2.4.8's P4Info (and p4emu's) has no initial_default_action: unknown
+    assert codec.tables[p4names.SWITCH_CONFIG].initial_default is None
+    # newer p4c's (P4Runtime 1.4) says it
+    newer = p4i.P4Info()
+    newer.CopyFrom(pipeline.p4info)
+    set_id = codec.actions[p4names.SET_SWITCH_CONFIG].id
+    for table in newer.tables:
+        if table.preamble.name == p4names.SWITCH_CONFIG:
+            table.initial_default_action.action_id = set_id
+            for param_id, value in enumerate((0, 7, 0, 0, 0, 0), start=1):
+                table.initial_default_action.arguments.add(param_id=param_id, value=bytes([value]))
+    initial = EntityCodec(newer).tables[p4names.SWITCH_CONFIG].initial_default
     assert initial == Entry(
         p4names.SWITCH_CONFIG, (), p4names.SET_SWITCH_CONFIG, (0, 7, 0, 0, 0, 0), is_default=True
-    )
-    assert codec.tables[p4names.USID_ROUTE].initial_default == Entry(
-        p4names.USID_ROUTE, (), p4names.NO_ACTION, (), is_default=True
     )
 
 

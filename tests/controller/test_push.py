@@ -32,7 +32,6 @@ def read_back(endpoint: P4RuntimeTarget, name: str, pipeline: Pipeline) -> list[
 
 
 def assert_switch_holds_plan(fabric, plan: FabricPlan, pipeline: Pipeline) -> None:
-    codec = EntityCodec(pipeline.p4info)
     for sw in plan:
         held = read_back(fabric.endpoints[sw.name], sw.name, pipeline)
         entries = {e for e in held if not e.is_default}
@@ -40,7 +39,7 @@ def assert_switch_holds_plan(fabric, plan: FabricPlan, pipeline: Pipeline) -> No
         defaults = {e.table: e for e in held if e.is_default}
         for table in p4names.OWNED_TABLES:
             planned = [e for e in sw.entries if e.is_default and e.table == table]
-            want = planned[0] if planned else codec.tables[table].initial_default
+            want = planned[0] if planned else fabric.declared_default(table)
             assert defaults[table] == want, (sw.name, table)
 
 
