@@ -1,4 +1,5 @@
-"""Calls of actions, functions, extern functions and methods, block applies; overload selection, argument binding and type-argument inference."""
+"""Calls of actions, functions, extern functions and methods, block applies; overload
+selection, argument binding and type-argument inference."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class CallChecks(CheckerCore):
-    """Calls, argument binding and type inference: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Calls, argument binding and type inference: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # ------------------------------------------------------------------ calls
 

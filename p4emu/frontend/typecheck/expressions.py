@@ -1,4 +1,5 @@
-"""Expressions (one handler per node class, in a dispatch table): literals, names, members, indexing, slices, lists, struct expressions, and implicit coercion to an expected type."""
+"""Expressions (one handler per node class, in a dispatch table): literals, names, members,
+indexing, slices, lists, struct expressions, and implicit coercion to an expected type."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class ExpressionChecks(CheckerCore):
-    """Expressions and implicit coercion: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Expressions and implicit coercion: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # expression class -> its handler: EXPRESSIONS below, extended by the composed checker
     # with the handlers of the other parts (operators)

@@ -18,7 +18,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class OperatorChecks(CheckerCore):
-    """Operators, casts and constant folding: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Operators, casts and constant folding: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     def expr_Unary(
         self, expr: ast.Unary, scope: Scope, ctx: Context, expected: t.Type | None

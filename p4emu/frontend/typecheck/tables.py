@@ -1,4 +1,5 @@
-"""Tables: keys, action lists and references, default actions, const entries and their priorities, other properties."""
+"""Tables: keys, action lists and references, default actions, const entries and their
+priorities, other properties."""
 
 from __future__ import annotations
 
