@@ -61,13 +61,16 @@ class TableChecks(CheckerCore):
             self.check_action_ref(ref, scope, table_ctx, table, mode="default")
             table.default_action = ref
             table.default_action_const = prop.is_const
+        entries: list[ast.TableProperty] = []
         for prop in table.properties:
             if prop.name in ("key", "actions", "default_action"):
                 continue
             if prop.name == "entries":
-                self.check_entries(table, prop, key_types, scope, table_ctx)
+                entries.append(prop)  # after priority_delta / largest_priority_wins, wherever
                 continue
             self.check_table_property(table, prop, scope, table_ctx)
+        for prop in entries:
+            self.check_entries(table, prop, key_types, scope, table_ctx)
 
     def check_key_element(
         self, element: ast.KeyElement, table: ast.TableDecl, scope: Scope, ctx: Context
