@@ -311,6 +311,27 @@ class TableChecks(CheckerCore):
             raise self.fail(keyset.loc, f"unexpected tuple for key '{element.name}'")
         return self.check_keyset(keyset, key_type, [key_type], scope, ctx)
 
+    def check_direct_meter_read(self, table: ast.TableDecl, meter: ast.Expr) -> None:
+        """p4c's rule: some action of a table with a direct meter reads it (``m.read(c)``)."""
+        assert isinstance(meter, ast.PathExpr)
+        for ref in table.actions or []:
+            if ref.action is None:
+                continue
+            for node in ast.walk(ref.action.body):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.callee, ast.Member)
+                    and node.callee.member == "read"
+                    and isinstance(node.callee.expr, ast.PathExpr)
+                    and node.callee.expr.decl is meter.decl
+                ):
+                    return
+        raise self.fail(
+            meter.loc,
+            f"table {table.name} has the direct meter {meter.name}, so one of its actions must "
+            f"read it ({meter.name}.read(...)), as p4c requires",
+        )
+
     def check_table_property(
         self, table: ast.TableDecl, prop: ast.TableProperty, scope: Scope, ctx: Context
     ) -> None:
@@ -325,6 +346,12 @@ class TableChecks(CheckerCore):
                 )
             table.size = size
             return
+        if name == "meters" and isinstance(value, ast.ConstructorCall):
+            raise self.fail(
+                value.loc,
+                f"table {table.name}: 'meters' must name a direct_meter declared in the control "
+                "(p4c: a direct meter is read through its name; it cannot be constructed here)",
+            )
         if name in ("counters", "meters", "implementation"):
             expected = {
                 "counters": ("direct_counter",),
@@ -353,6 +380,8 @@ class TableChecks(CheckerCore):
                 )
             setattr(table, name, instance)
             table.custom[name] = prop
+            if name == "meters":
+                self.check_direct_meter_read(table, value)
             return
         if name == "support_timeout":
             self.check_expr(value, scope, ctx, BOOL)
