@@ -6,8 +6,11 @@ restored at two thirds) ``--runs`` times, each on its own run directory and port
 prints one JSON document: per run the repath time of the cut path (from the send time of
 the first packet lost on it to the last data packet sent on it, as the sender's NIC
 reports it), every repath event of the transfer (other paths retired on false alarms
-included), goodput and the load average; over the runs the median cut-path repath time
-and the spread (largest / smallest). Target: median <= 5 ms, spread <= 2.
+included), goodput, the load average and how long the cut took to apply (``cut_call_ms``:
+the cut's episode is the first one on the cut path that starts after ``link_down`` was
+called); over the runs the median cut-path repath time and the spread (largest /
+smallest). Target: median <= 5 ms, spread <= 2. Where the time goes: docs/testbed.md,
+"Repath time on the process fabric".
 
     python benchmarks/process_repath.py [--runs 5] [--bytes 32M] [--transport JSON]
 """
