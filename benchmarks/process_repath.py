@@ -100,6 +100,8 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
         "intact": intact,
         "cut_repath_ms": cut_ms,
         "cut_packets_lost": cut_events[0]["packets_lost"] if cut_events else None,
+        # what found the cut: reorder (RACK), timeout (RTO), tail_probe...
+        "cut_reason": cut_events[0]["reason"] if cut_events else None,
         "cut_call_ms": round(cut_call_ms, 1),  # how long link_down took (gNMI to 2 switches)
         "repath_events": len(events),
         "repath_ms_all": all_ms,
