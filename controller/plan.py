@@ -33,14 +33,14 @@ from topologies import (
 )
 
 
-class Lpm(NamedTuple):
+class LpmPrefix(NamedTuple):
     """An LPM match value: ``value`` with its low ``128 - prefix_len`` bits zero."""
 
     value: int
     prefix_len: int
 
 
-MatchValue = int | Lpm
+MatchValue = int | LpmPrefix
 
 
 class Entry(NamedTuple):
@@ -149,7 +149,7 @@ class _Builder:
         self._cpu_entries = tuple(
             Entry(
                 p4names.IPV6_ROUTE,
-                (Lpm(int(prefix.network_address), prefix.prefixlen),),
+                (LpmPrefix(int(prefix.network_address), prefix.prefixlen),),
                 p4names.TO_CPU,
             )
             for prefix in policy.cpu_prefixes
