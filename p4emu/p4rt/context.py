@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 
 from finsy.proto import p4r
 
-from p4emu.backend.action_profiles import ActionProfile
-from p4emu.backend.objects import ActionInfo, ProgramObjects, TableInfo
 from p4emu.p4rt.codec import MatchSpec, ParamSpec
 from p4emu.p4rt.exceptions import invalid
+from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.externs import DigestConfig
+from p4emu.runtime.objects import ActionInfo, ProgramObjects, TableInfo
 
 Undo = Callable[[], None]
 

@@ -2,7 +2,7 @@
 
 The gRPC server (and the STF runner, and tests) hand it ``p4.v1.Update`` batches and
 ``p4.v1.Entity`` read requests; it applies them to the loaded program's
-:class:`~p4emu.backend.objects.ProgramObjects` with P4Runtime v1.4 semantics.
+:class:`~p4emu.runtime.objects.ProgramObjects` with P4Runtime v1.4 semantics.
 
 Write: one ``p4.v1.Error`` per update, in order (``canonical_code`` 0 for success), as
 the ``details`` of the ``Write`` status (:func:`errors_to_status` builds it). Atomicity:
@@ -34,7 +34,6 @@ from typing import Any
 
 from finsy.proto import p4r, rpc_code, rpc_status
 
-from p4emu.backend.objects import ProgramObjects
 from p4emu.p4rt.context import Context, Undo
 from p4emu.p4rt.exceptions import ERROR_SPACE, P4RuntimeError, invalid, unimplemented
 from p4emu.p4rt.externs import Externs
@@ -43,6 +42,7 @@ from p4emu.p4rt.profiles import ActionProfiles
 from p4emu.p4rt.table_entries import TableEntries
 from p4emu.p4rt.value_sets import ValueSets
 from p4emu.runtime.externs import DigestConfig
+from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.tables import TableEntry
 
 log = logging.getLogger("p4emu.p4rt")

@@ -45,9 +45,6 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4r
 
-from p4emu.backend.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
-from p4emu.backend.exceptions import ActionProfileError
-from p4emu.backend.objects import TableInfo
 from p4emu.p4rt.codec import add_matches, add_params, decode_matches, decode_params
 from p4emu.p4rt.context import ACTION, Context, OneShotRecord, Undo, no_undo
 from p4emu.p4rt.exceptions import (
@@ -67,8 +64,10 @@ from p4emu.p4rt.profiles import (
     plan_oneshot,
     profile_error,
 )
-from p4emu.runtime.exceptions import TableError
+from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
+from p4emu.runtime.exceptions import ActionProfileError, TableError
 from p4emu.runtime.externs import CounterType, MeterConfig
+from p4emu.runtime.objects import TableInfo
 from p4emu.runtime.tables import ActionScope, MatchValue, TableEntry
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE

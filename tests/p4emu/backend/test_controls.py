@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 from backend_helpers import Harness
 
-from p4emu.backend.action_profiles import GROUP_REF, MEMBER_REF
+from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF
 from p4emu.runtime.exceptions import ConstDefaultActionError, ConstEntryError
 from p4emu.runtime.externs import MeterConfig
 from p4emu.runtime.tables import Exact, Lpm, Ternary
