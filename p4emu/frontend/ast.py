@@ -522,8 +522,12 @@ class Statement(Node):
 
 @dataclass(eq=False)
 class AssignStmt(Statement):
+    """``lhs = rhs``. ``leaves`` (set by the checker when a struct-typed header field is
+    assigned as a whole, ``hdr.h.s = {...}``) are the per-field assignments that replace it."""
+
     lhs: Expr
     rhs: Expr
+    leaves: list[AssignStmt] | None = field(default=None, kw_only=True)
 
 
 @dataclass(eq=False)

@@ -12,8 +12,8 @@ from p4lang_tools import find_tool, missing_reason
 
 from p4emu.cli import main as p4emu_main
 from p4emu.exceptions import P4EmuError
-from p4emu.frontend import load_program
 from p4emu.stf.corpus import FAILED, PASSED, UNSUPPORTED, find_cases, run_corpus
+from p4emu.switch import Switch
 
 HERE = Path(__file__).parent
 DOC = HERE.parents[1] / "docs" / "conformance.md"
@@ -80,7 +80,7 @@ def test_directory_mode_counts_failures_and_unsupported(
     (tmp_path / "ok.stf").write_text((HERE / "semantics" / "local_header.stf").read_text())
     (tmp_path / "bad.p4").write_text(program.read_text())
     (tmp_path / "bad.stf").write_text("packet 0 01 02 FF\nexpect 1 00\n")
-    (tmp_path / "no.p4").write_text((HERE / "externs" / "extern_function.p4").read_text())
+    (tmp_path / "no.p4").write_text((HERE / "rejected" / "extern_function.p4").read_text())
     (tmp_path / "no.stf").write_text("packet 0 00\n")
     (tmp_path / "helper.p4").write_text("// an include, no .stf: not a test\n")
     assert p4emu_main(["stf", str(tmp_path)]) == 1
@@ -114,7 +114,7 @@ def test_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
 def test_p4emu_rejects_what_p4c_rejects(program: Path) -> None:
     message, _ = expected_errors(program)
     with pytest.raises(P4EmuError) as info:
-        load_program(program)
+        Switch(program)  # front end and back end
     assert re.match(rf"{re.escape(str(program))}:\d+:\d+: error: ", str(info.value)), info.value
     assert message in str(info.value)
 
