@@ -154,7 +154,7 @@ class ProgramCompiler:
         self.names = Names()
         self.types = TypeRegistry()
         self.global_scope = Scope()
-        # the code generators above body.py, handed down to every BodyCompiler
+        # the code generators above body/, handed down to every BodyCompiler
         self.emitters = CallEmitters(
             table_apply=emit_table_apply,
             extern_statement=v1model_externs.extern_statement,

@@ -4,7 +4,9 @@ their parts.
 Both find the handler of a node by the node's exact class (p4emu/frontend/typecheck/,
 p4emu/backend/body/): these tests fail when an AST class is added without a handler, and
 when one part of either starts importing another part instead of going through the class
-that composes them (docs/architecture.md, "p4emu's compiler").
+that composes them (docs/architecture.md, "p4emu's compiler"); and when a code generator
+uses something of the program compiler that ProgramContext, the one interface the code
+generators have to it, does not declare (or the program compiler does not provide).
 """
 
 from __future__ import annotations
@@ -15,9 +17,10 @@ from pathlib import Path
 
 import pytest
 
-from p4emu.backend.body import BodyCompiler
+from p4emu.backend.body import BodyCompiler, ProgramContext
 from p4emu.backend.body.expressions import EXPRESSIONS as BODY_EXPRESSIONS
 from p4emu.backend.body.statements import STATEMENTS as BODY_STATEMENTS
+from p4emu.backend.program import ProgramCompiler
 from p4emu.frontend import ast
 from p4emu.frontend.typecheck import TypeChecker
 from p4emu.frontend.typecheck.declarations import TOP_LEVEL
@@ -90,3 +93,65 @@ def test_a_part_imports_no_other_part_but_core(package: str, path: Path) -> None
     }
     siblings = {m for m in imported if m.startswith(package + ".")}
     assert siblings <= {package + ".core"}, siblings
+
+
+# The code generators below program.py: what they use of ``pc`` must be in ProgramContext.
+BACKEND = Path(inspect.getfile(ProgramCompiler)).parent
+CODE_GENERATORS = [
+    *sorted((BACKEND / "body").glob("*.py")),
+    BACKEND / "parsers.py",
+    BACKEND / "tables_codegen.py",
+    BACKEND / "v1model_externs.py",
+]
+
+
+def _context_members() -> set[str]:
+    return {
+        name
+        for klass in ProgramContext.__mro__
+        if klass.__module__ == ProgramContext.__module__
+        for name in (*vars(klass), *getattr(klass, "__annotations__", {}))
+        if not name.startswith("_")
+    }
+
+
+def _program_context_uses(path: Path) -> set[str]:
+    """``X`` of every ``pc.X``, ``self.pc.X`` and ``bc.pc.X`` in the module."""
+    used: set[str] = set()
+    for node in pyast.walk(pyast.parse(path.read_text(encoding="utf-8"))):
+        if not isinstance(node, pyast.Attribute):
+            continue
+        base = node.value
+        if (isinstance(base, pyast.Name) and base.id == "pc") or (
+            isinstance(base, pyast.Attribute) and base.attr == "pc"
+        ):
+            used.add(node.attr)
+    return used
+
+
+@pytest.mark.parametrize("path", CODE_GENERATORS, ids=lambda p: p.stem)
+def test_a_code_generator_uses_only_what_program_context_declares(path: Path) -> None:
+    undeclared = _program_context_uses(path) - _context_members()
+    assert not undeclared, sorted(undeclared)
+
+
+def test_the_code_generators_use_the_program_context() -> None:
+    # the scan above finds the uses (it would pass vacuously if it found none)
+    assert {"types", "bind", "table_runtime", "extern_runtime", "error_code"} <= set().union(
+        *map(_program_context_uses, CODE_GENERATORS)
+    )
+
+
+def test_the_program_compiler_provides_all_of_program_context() -> None:
+    # its methods, and the attributes its __init__ assigns
+    init = pyast.parse(inspect.getsource(ProgramCompiler.__init__).strip())
+    assigned = {
+        node.attr
+        for node in pyast.walk(init)
+        if isinstance(node, pyast.Attribute)
+        and isinstance(node.ctx, pyast.Store)
+        and isinstance(node.value, pyast.Name)
+        and node.value.id == "self"
+    }
+    provided = assigned | {name for name in _context_members() if hasattr(ProgramCompiler, name)}
+    assert _context_members() <= provided, sorted(_context_members() - provided)
