@@ -266,9 +266,10 @@ class CallChecks(CheckerCore):
         if isinstance(param.type, t.SpecializedType):  # Step<bit<8>> s: T is bit<8>
             bindings.values.update(param.type.bindings())
         elif decl.type_params:
-            raise self.unsupported(
-                call.loc,
-                f"applying '{param.name}' of the generic type {decl.name} without type arguments",
+            raise self.fail(
+                param.loc,
+                f"type parameters needed for {param.name}: its type {decl.name} is generic "
+                f"(write {decl.name}<...>)",
             )
         call.bound_args = self.bind_arguments(
             decl.params, call.args, call.loc, f"{param.name}.apply", scope, ctx, bindings
