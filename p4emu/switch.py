@@ -35,13 +35,13 @@ from pathlib import Path
 from typing import Any
 
 from p4emu.backend.exceptions import SwitchError
-from p4emu.backend.objects import ProgramObjects
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.rt import ExitSignal, PacketContext
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.runtime.clock import NS_PER_US, Clock, RealClock, VirtualClock
 from p4emu.runtime.externs import DigestQueue, RandomSource
+from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.traffic_manager import (
     DropReason,
