@@ -240,9 +240,10 @@ class SwitchDevice:
         except P4RuntimeError as exc:
             raise DeviceError(exc.code, exc.message) from None
 
-    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[p4r.Entity]:
+    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[bytes]:
+        """Serialized entities (the server frames them into ReadResponses unparsed)."""
         try:
-            return iter(self.state.read_all(entities))
+            return iter(self.state.read_encoded(entities))
         except P4RuntimeError as exc:
             raise DeviceError(exc.code, exc.message) from None
 

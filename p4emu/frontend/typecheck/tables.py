@@ -1,4 +1,5 @@
-"""Tables: keys, action lists and references, default actions, const entries and their priorities, other properties."""
+"""Tables: keys, action lists and references, default actions, const entries and their
+priorities, other properties."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from p4emu.frontend.typecheck.core import (
 )
 
 # entry forms (besides a plain value) each match kind accepts in const entries
+MAX_ENTRY_PRIORITY = 2**31 - 1
+"""The largest explicit entry priority p4c 1.2.4.8 accepts (a signed 32-bit int)."""
+
 MATCH_KIND_ENTRY_FORMS = {
     "exact": (),
     "lpm": (ast.Mask,),
@@ -57,13 +61,16 @@ class TableChecks(CheckerCore):
             self.check_action_ref(ref, scope, table_ctx, table, mode="default")
             table.default_action = ref
             table.default_action_const = prop.is_const
+        entries: list[ast.TableProperty] = []
         for prop in table.properties:
             if prop.name in ("key", "actions", "default_action"):
                 continue
             if prop.name == "entries":
-                self.check_entries(table, prop, key_types, scope, table_ctx)
+                entries.append(prop)  # after priority_delta / largest_priority_wins, wherever
                 continue
             self.check_table_property(table, prop, scope, table_ctx)
+        for prop in entries:
+            self.check_entries(table, prop, key_types, scope, table_ctx)
 
     def check_key_element(
         self, element: ast.KeyElement, table: ast.TableDecl, scope: Scope, ctx: Context
@@ -186,12 +193,6 @@ class TableChecks(CheckerCore):
                 entry.keyset[index] = self.check_entry_key(
                     entry.keyset[index], element, key_types[index], scope, ctx
                 )
-            legacy = ast.find_annotation(entry.annotations, "priority")
-            if entry.priority is None and legacy is not None:
-                # Older p4c programs write @priority(N) on the entry.
-                if not legacy.args or len(legacy.args) != 1:
-                    raise self.fail(legacy.loc, "@priority needs one integer argument")
-                entry.priority = legacy.args[0]
             if entry.priority is not None:
                 self.check_expr(entry.priority, scope, ctx, BIT32)
                 self.require_const(entry.priority, "an entry priority")
@@ -201,24 +202,72 @@ class TableChecks(CheckerCore):
                         f"table {table.name} has no ternary, range or optional key, so its entries cannot have priorities",
                     )
             self.check_action_ref(entry.action, scope, ctx, table, mode="entry")
+        self.check_priority_rules(table, entries)
         self.assign_priorities(table, entries)
+
+    def check_priority_rules(self, table: ast.TableDecl, entries: list[ast.TableEntry]) -> None:
+        """p4c 1.2.4.8's rules for explicit entry priorities (``priority = N:``): none in
+        ``const entries``; each in 1 .. 2**31-1; once one entry has one, the first entry has
+        one too and every later entry without one gets the previous priority minus
+        ``priority_delta`` (plus, with ``largest_priority_wins = false``), still >= 1."""
+        given = [entry for entry in entries if entry.priority is not None]
+        if not given:
+            return
+        if table.entries_const:
+            raise self.fail(
+                given[0].loc,
+                f"table {table.name}: entries of 'const entries' cannot have priorities "
+                "(p4c: \"Table with 'const' entries cannot have priorities\"); "
+                "write 'entries' without 'const'",
+            )
+        if entries[0].priority is None:
+            raise self.fail(
+                entries[0].loc,
+                f"table {table.name}: the first entry must have a priority when other entries "
+                "have one (later entries without one follow the one before)",
+            )
+        largest_wins, delta = self._priority_properties(table)
+        previous = 0
+        seen: set[int] = set()
+        for entry in entries:
+            if entry.priority is not None:
+                value = int(entry.priority.const_value)
+                if not 1 <= value <= MAX_ENTRY_PRIORITY:
+                    raise self.fail(
+                        entry.priority.loc,
+                        f"table {table.name}: entry priority {value} is out of range "
+                        f"(1 .. {MAX_ENTRY_PRIORITY}, as p4c)",
+                    )
+            else:
+                value = previous - delta if largest_wins else previous + delta
+                if value < 1:
+                    raise self.fail(
+                        entry.loc,
+                        f"table {table.name}: this entry's priority would be {value} (the one "
+                        f"before, {previous}, {'minus' if largest_wins else 'plus'} "
+                        f"priority_delta {delta}); priorities must be at least 1",
+                    )
+            if value in seen:
+                self.warn(entry.loc, f"table {table.name}: two entries have priority {value}")
+            seen.add(value)
+            previous = value
+
+    @staticmethod
+    def _priority_properties(table: ast.TableDecl) -> tuple[bool, int]:
+        """``largest_priority_wins`` (default true) and ``priority_delta`` (default 1)."""
+        custom = {p.name: p.value for p in table.properties}
+        wins, delta = custom.get("largest_priority_wins"), custom.get("priority_delta")
+        largest_wins = bool(wins.const_value) if isinstance(wins, ast.Expr) else True
+        step = delta.const_value if isinstance(delta, ast.Expr) else None
+        return largest_wins, step if isinstance(step, int) else 1
 
     def assign_priorities(self, table: ast.TableDecl, entries: list[ast.TableEntry]) -> None:
         if not table.needs_priority:
             return
-        largest_wins = True
-        delta = 1
-        custom = {p.name: p for p in table.properties}
-        if "largest_priority_wins" in custom and isinstance(
-            custom["largest_priority_wins"].value, ast.Expr
-        ):
-            largest_wins = bool(custom["largest_priority_wins"].value.const_value)
-        if "priority_delta" in custom and isinstance(custom["priority_delta"].value, ast.Expr):
-            value = custom["priority_delta"].value.const_value
-            if isinstance(value, int) and value > 0:
-                delta = value
+        largest_wins, delta = self._priority_properties(table)
+        delta = max(delta, 1)
         # BMv2 as p4c (1.2.4.8) programs it: entries match in the order they are written,
-        # the first one winning; explicit priorities (`priority = N:` / @priority) do not
+        # the first one winning; explicit priorities (`priority = N:`) do not
         # reorder them, and p4c warns when they are out of that order (docs/conformance.md).
         count = len(entries)
         previous: ast.TableEntry | None = None
@@ -262,6 +311,27 @@ class TableChecks(CheckerCore):
             raise self.fail(keyset.loc, f"unexpected tuple for key '{element.name}'")
         return self.check_keyset(keyset, key_type, [key_type], scope, ctx)
 
+    def check_direct_meter_read(self, table: ast.TableDecl, meter: ast.Expr) -> None:
+        """p4c's rule: some action of a table with a direct meter reads it (``m.read(c)``)."""
+        assert isinstance(meter, ast.PathExpr)
+        for ref in table.actions or []:
+            if ref.action is None:
+                continue
+            for node in ast.walk(ref.action.body):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.callee, ast.Member)
+                    and node.callee.member == "read"
+                    and isinstance(node.callee.expr, ast.PathExpr)
+                    and node.callee.expr.decl is meter.decl
+                ):
+                    return
+        raise self.fail(
+            meter.loc,
+            f"table {table.name} has the direct meter {meter.name}, so one of its actions must "
+            f"read it ({meter.name}.read(...)), as p4c requires",
+        )
+
     def check_table_property(
         self, table: ast.TableDecl, prop: ast.TableProperty, scope: Scope, ctx: Context
     ) -> None:
@@ -276,6 +346,12 @@ class TableChecks(CheckerCore):
                 )
             table.size = size
             return
+        if name == "meters" and isinstance(value, ast.ConstructorCall):
+            raise self.fail(
+                value.loc,
+                f"table {table.name}: 'meters' must name a direct_meter declared in the control "
+                "(p4c: a direct meter is read through its name; it cannot be constructed here)",
+            )
         if name in ("counters", "meters", "implementation"):
             expected = {
                 "counters": ("direct_counter",),
@@ -304,6 +380,8 @@ class TableChecks(CheckerCore):
                 )
             setattr(table, name, instance)
             table.custom[name] = prop
+            if name == "meters":
+                self.check_direct_meter_read(table, value)
             return
         if name == "support_timeout":
             self.check_expr(value, scope, ctx, BOOL)

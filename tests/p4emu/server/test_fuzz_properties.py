@@ -228,7 +228,7 @@ def _snapshot(device: SwitchDevice, info: p4i.P4Info) -> list[bytes]:
         entity.table_entry.table_id = table.preamble.id
         entity.table_entry.is_default_action = True
         queries.append(entity)
-    return sorted(e.SerializeToString(deterministic=True) for e in device.read(queries))
+    return sorted(e.SerializeToString(deterministic=True) for e in device.state.read_all(queries))
 
 
 # --------------------------------------------------------------------------- properties
