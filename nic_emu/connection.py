@@ -47,7 +47,7 @@ from nic_emu import events as ev_kinds
 from nic_emu.completions import ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS, TransportMode
 from nic_emu.congestion import make_congestion_control
-from nic_emu.evs import ASSUMED_BAD, EvEntry, EvSet, EvState
+from nic_emu.evs import ASSUMED_BAD, GOOD, EvEntry, EvSet, EvState
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
 from nic_emu.memory import MemoryRegion
 from nic_emu.psn import PSN_MASK, unwrap
@@ -140,10 +140,17 @@ class Connection:
         self.no_ev_since: int | None = None
         # How long the connection may go without a usable EV (probing all along) before it
         # fails; a driver may set it per connection (the process: the transfer deadline).
-        self.no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
+        self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
         self.quiet_since = now  # data outstanding and nothing heard from the peer since
         self.probe_next: int | None = None
         self.pace_at: int | None = None  # a port becomes free for the next packet
+        # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
+        self.created_seq = 0
+        self.ready_index = 0
+        self.sched_deadline: int | None = None
+        self.parked_plane = -1  # the host's queue of connections waiting for a port
+        self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
+        self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
         self.last_tx_ns = now
         self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
         self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
@@ -226,6 +233,16 @@ class Connection:
             ),
             0,
         )
+
+    @property
+    def no_ev_timeout_ns(self) -> int:
+        """How long the connection may go without a usable EV before it fails."""
+        return self._no_ev_timeout_ns
+
+    @no_ev_timeout_ns.setter
+    def no_ev_timeout_ns(self, value: int) -> None:
+        self._no_ev_timeout_ns = value
+        self.nic.touch(self)
 
     # ------------------------------------------------------------------ setup
 
@@ -348,6 +365,7 @@ class Connection:
         if self.send.idle():
             self.quiet_since = now  # the peer's silence counts from the first work posted
         self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
+        self.nic.touch(self)
         return wr_id
 
     def attach_responder_memory(
@@ -362,9 +380,11 @@ class Connection:
 
     def deny_ev(self, ev: int, now: int) -> None:
         self.evs.deny(ev, now)
+        self.nic.touch(self)
 
     def allow_ev(self, ev: int, now: int) -> None:
         self.evs.allow(ev, now)
+        self.nic.touch(self)
 
     def release(self) -> None:
         """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
@@ -398,6 +418,20 @@ class Connection:
 
     # ------------------------------------------------------------------ transmit
 
+    def window_blocked(self) -> bool:
+        """:meth:`send_one` would refuse at once, whatever the time: not READY, the
+        congestion window is full, or nothing is queued that the receive window allows.
+        Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
+        if self.state is not QpState.READY:
+            return True
+        send = self.send
+        inflight = send.inflight_bytes
+        if inflight and inflight + self._mtu > self.cc.cwnd:
+            return True
+        return not send.rtx_heap and not (
+            send.pending and send.next_psn - send.snd_una < self._window
+        )
+
     def send_one(self, now: int, out: list[tuple[int, bytes]]) -> bool:
         """Emit the next data packet if the window, an EV and that EV's port allow it.
 
@@ -422,6 +456,10 @@ class Connection:
             self.evs.unpick()
             if self.pace_at is None or free_at < self.pace_at:
                 self.pace_at = free_at
+            self.pace_plane = entry.plane
+            # A GOOD EV stays first in the rotation: until the port is free or an event
+            # touches this connection, every later call would end here the same way.
+            self.pace_fixed = entry.state is GOOD
             return False
         pkt = send.next_packet()
         if pkt is None:
@@ -1032,6 +1070,16 @@ class Connection:
         self._rto_base = min(max(self.cfg.rto_min_ns, rto), self._rto_ceiling)
 
     def next_deadline(self) -> int | None:
+        """When :meth:`on_timer` must next run (None: nothing pending)."""
+        best = self.timer_deadline()
+        t = self.pace_at
+        if t is not None and (best is None or t < best):
+            best = t
+        return best
+
+    def timer_deadline(self) -> int | None:
+        """:meth:`next_deadline` without the pacing wait (``pace_at``), which the host
+        tracks per port (NicCore.next_timer)."""
         if self.state is not QpState.READY:
             return None
         best = self.sack_deadline
@@ -1046,15 +1094,12 @@ class Connection:
         t = self.probe_next
         if t is not None and (best is None or t < best):
             best = t
-        t = self.pace_at
-        if t is not None and (best is None or t < best):
-            best = t
         if self.tlp_armed and not send.pending:
             t = self._tail_probe_deadline()
             if t is not None and (best is None or t < best):
                 best = t
         if self.no_ev_since is not None:
-            t = self.no_ev_since + self.no_ev_timeout_ns
+            t = self.no_ev_since + self._no_ev_timeout_ns
             if best is None or t < best:
                 best = t
         t = self._peer_deadline()
@@ -1090,7 +1135,7 @@ class Connection:
         if t is not None and now >= t:
             self.fail("peer_unreachable", self._unreachable_message(now), now)
             return
-        if self.no_ev_since is not None and now - self.no_ev_since >= self.no_ev_timeout_ns:
+        if self.no_ev_since is not None and now - self.no_ev_since >= self._no_ev_timeout_ns:
             self.fail(
                 "no_usable_ev",
                 f"no GOOD or SKIP EV toward {self.peer} for "
@@ -1331,6 +1376,7 @@ class Connection:
         self.pace_at = None
         self.no_ev_since = None
         nic = self.nic
+        nic.connection_failed(self)
         for e in self.evs.entries():
             if e.probe_seq >= 0:
                 nic.forget_probe(e.probe_seq)
