@@ -11,7 +11,7 @@ Documentation: docs/controller.md.
 from __future__ import annotations
 
 from controller.artifacts import Pipeline, bmv2_pipeline, p4c_command, p4emu_pipeline, pipeline_for
-from controller.endpoints import Endpoint, default_endpoints, load_endpoints
+from controller.endpoints import P4RuntimeTarget, default_endpoints, load_endpoints
 from controller.entities import EntityCodec
 from controller.exceptions import (
     ArbitrationError,
@@ -29,7 +29,7 @@ from controller.exceptions import (
     UpdateFailure,
     WriteError,
 )
-from controller.plan import Entry, FabricPlan, Lpm, SwitchPlan, plan_fabric
+from controller.plan import Entry, FabricPlan, LpmPrefix, SwitchPlan, plan_fabric
 from controller.policy import ClassParams, SwitchPolicy, class_params_for
 from controller.push import ConnectOptions, FabricReport, push, push_fabric
 from controller.reconcile import Change, Diff, SwitchReport, SyncOptions, diff_entries, sync_switch
@@ -45,15 +45,15 @@ __all__ = [
     "DecodeError",
     "Diff",
     "EncodeError",
-    "Endpoint",
     "EndpointError",
     "EntityCodec",
     "Entry",
     "FabricPlan",
     "FabricReport",
     "FabricWatcher",
-    "Lpm",
+    "LpmPrefix",
     "P4InfoMismatchError",
+    "P4RuntimeTarget",
     "Pipeline",
     "PipelineError",
     "PlanError",

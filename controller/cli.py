@@ -40,7 +40,7 @@ from controller.artifacts import TARGETS, Pipeline, pipeline_for
 from controller.endpoints import (
     DEFAULT_BASE_PORT,
     DEFAULT_HOST,
-    Endpoint,
+    P4RuntimeTarget,
     check_address,
     default_endpoints,
     load_endpoints,
@@ -292,7 +292,7 @@ def _plan(args: argparse.Namespace) -> FabricPlan:
 
 def _endpoints(
     args: argparse.Namespace, topology: Topology | None
-) -> tuple[Mapping[str, Endpoint], str]:
+) -> tuple[Mapping[str, P4RuntimeTarget], str]:
     if args.endpoints is not None:
         return load_endpoints(args.endpoints, topology), str(args.endpoints)
     if topology is None:
@@ -510,7 +510,7 @@ def cmd_show(args: argparse.Namespace, out: TextIO) -> int:
     name = args.switch
     if args.topology is None and args.endpoints is None:
         try:
-            endpoint = Endpoint(check_address(name, "SWITCH"), args.device_id)
+            endpoint = P4RuntimeTarget(check_address(name, "SWITCH"), args.device_id)
         except ControllerError:
             raise UsageError(
                 f"show {name}: a switch name needs -t TOPO or --endpoints FILE (or give HOST:PORT)"

@@ -30,7 +30,9 @@ MAX_TCP_PORT = 65535
 
 
 @dataclass(frozen=True, slots=True)
-class Endpoint:
+class P4RuntimeTarget:
+    """Where a switch's P4Runtime server listens: ``HOST:PORT`` and the device id."""
+
     address: str  # HOST:PORT ([v6]:PORT for an IPv6 literal)
     device_id: int = 0
 
@@ -57,7 +59,7 @@ def format_address(host: str, port: int) -> str:
 
 def default_endpoints(
     topology: Topology, host: str = DEFAULT_HOST, base_port: int = DEFAULT_BASE_PORT
-) -> dict[str, Endpoint]:
+) -> dict[str, P4RuntimeTarget]:
     """The convention: switch ``i`` (topology order) at ``host:base_port + i``, device 0."""
     last = base_port + topology.switch_count - 1
     if not base_port > 0 or last > MAX_TCP_PORT:
@@ -66,17 +68,17 @@ def default_endpoints(
             f"would need ports up to {last} (> {MAX_TCP_PORT})"
         )
     return {
-        sw.name: Endpoint(format_address(host, base_port + i))
+        sw.name: P4RuntimeTarget(format_address(host, base_port + i))
         for i, sw in enumerate(topology.switches)
     }
 
 
 def parse_endpoints(
     document: object, source: str, topology: Topology | None = None
-) -> dict[str, Endpoint]:
+) -> dict[str, P4RuntimeTarget]:
     if not isinstance(document, Mapping):
         raise EndpointError(f"{source}: expected a mapping of switch name -> HOST:PORT")
-    endpoints: dict[str, Endpoint] = {}
+    endpoints: dict[str, P4RuntimeTarget] = {}
     for name, value in document.items():
         where = f"{source}: {name}"
         if not isinstance(name, str):
@@ -84,7 +86,7 @@ def parse_endpoints(
         if topology is not None and not (topology.has_node(name) and not name.startswith("nic")):
             raise EndpointError(f"{where}: {topology.name} has no switch named {name!r}")
         if isinstance(value, str):
-            endpoints[name] = Endpoint(check_address(value, where))
+            endpoints[name] = P4RuntimeTarget(check_address(value, where))
         elif isinstance(value, Mapping):
             unknown = set(value) - {"address", "device_id"}
             if unknown:
@@ -97,13 +99,15 @@ def parse_endpoints(
             device_id = value.get("device_id", 0)
             if not isinstance(device_id, int) or isinstance(device_id, bool) or device_id < 0:
                 raise EndpointError(f"{where}.device_id: expected an integer >= 0")
-            endpoints[name] = Endpoint(check_address(address, f"{where}.address"), device_id)
+            endpoints[name] = P4RuntimeTarget(check_address(address, f"{where}.address"), device_id)
         else:
             raise EndpointError(f"{where}: expected HOST:PORT or {{address, device_id}}")
     return endpoints
 
 
-def load_endpoints(path: str | Path, topology: Topology | None = None) -> dict[str, Endpoint]:
+def load_endpoints(
+    path: str | Path, topology: Topology | None = None
+) -> dict[str, P4RuntimeTarget]:
     path = Path(path)
     try:
         text = path.read_text(encoding="utf-8")
@@ -116,7 +120,9 @@ def load_endpoints(path: str | Path, topology: Topology | None = None) -> dict[s
     return parse_endpoints(document if document is not None else {}, str(path), topology)
 
 
-def endpoint_of(endpoints: Mapping[str, Endpoint], switch: str, source: str) -> Endpoint:
+def endpoint_of(
+    endpoints: Mapping[str, P4RuntimeTarget], switch: str, source: str
+) -> P4RuntimeTarget:
     try:
         return endpoints[switch]
     except KeyError:

@@ -1,8 +1,12 @@
 """Plan entries <-> P4Runtime entities, by name, through a P4Info.
 
-:class:`EntityCodec` indexes a P4Info once (names -> ids, bit widths, match kinds) and then
-encodes :class:`controller.plan.Entry` values as ``p4.v1.Entity`` messages and decodes what
-a switch returns. No id is written anywhere in the controller: every id comes from here.
+:class:`EntityCodec` indexes a P4Info once (``p4emu.p4rt.schema.P4Schema``: names -> ids,
+bit widths, match kinds) and then encodes :class:`controller.plan.Entry` values as
+``p4.v1.Entity`` messages and decodes what a switch returns. No id is written anywhere in
+the controller: every id comes from here. Values and matches are encoded, and entities
+decoded, by p4emu's client stack (``p4emu.p4rt.schema``, ``p4emu.p4rt.messages``: the
+one value codec of the project); this module adds the controller's view — key fields and
+parameters in ``p4names.REQUIRED_TABLES`` order, plan entries, the P4Info check.
 
 Values are sent in P4Runtime's canonical binary form (shortest big-endian string, at least
 one byte; P4Runtime spec section 8.4) and accepted back in any width.
@@ -10,22 +14,17 @@ one byte; P4Runtime spec section 8.4) and accepted back in any width.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from finsy.proto import p4i, p4r
 
 import controller.p4names as p4names
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
-from controller.plan import Entry, Lpm, SwitchPlan
+from controller.plan import Entry, LpmPrefix, MatchValue, SwitchPlan
+from p4emu.p4rt.messages import EntityNameError, EntityNames
+from p4emu.p4rt.schema import CounterSchema, FieldSchema, encode_match, encode_value
 
-_MATCH_KINDS = {
-    p4i.MatchField.EXACT: "EXACT",
-    p4i.MatchField.LPM: "LPM",
-    p4i.MatchField.TERNARY: "TERNARY",
-    p4i.MatchField.RANGE: "RANGE",
-    p4i.MatchField.OPTIONAL: "OPTIONAL",
-}
 UPDATE_TYPES = {
     "INSERT": p4r.Update.INSERT,
     "MODIFY": p4r.Update.MODIFY,
@@ -34,47 +33,28 @@ UPDATE_TYPES = {
 
 
 @dataclass(frozen=True, slots=True)
-class FieldInfo:
-    name: str
-    id: int
-    bitwidth: int
-    kind: str  # EXACT, LPM, ...
-
-
-@dataclass(frozen=True, slots=True)
 class ActionInfo:
     name: str
     id: int
-    params: tuple[FieldInfo, ...]  # kind is "PARAM"
-    param_index: dict[int, int]  # param id -> position
+    params: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other actions)
 
 
 @dataclass(frozen=True, slots=True)
 class TableInfo:
     name: str
     id: int
-    fields: tuple[FieldInfo, ...]
-    field_index: dict[int, int]  # field id -> position
+    fields: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other tables)
     action_ids: frozenset[int]
     size: int
     initial_default: Entry | None
 
 
-@dataclass(frozen=True, slots=True)
-class CounterInfo:
-    name: str
-    id: int
-    size: int
-    unit: str  # BYTES, PACKETS, BOTH
-
-
-def canonical_bytes(value: int, bitwidth: int, what: str | Callable[[], str]) -> bytes:
-    """``value`` as P4Runtime's canonical binary string, after a width check. ``what`` names
-    the value in the error (a callable is only called then: encoding is hot)."""
-    if value < 0 or value >> bitwidth:
-        name = what() if callable(what) else what
-        raise EncodeError(f"{name}: value {value} ({value:#x}) does not fit bit<{bitwidth}>")
-    return value.to_bytes((value.bit_length() + 7) // 8 or 1, "big")
+def canonical_bytes(value: int, bitwidth: int, what: str) -> bytes:
+    """``value`` as P4Runtime's canonical binary string, after a width check."""
+    try:
+        return encode_value(value, bitwidth, what)
+    except EntityNameError as exc:
+        raise EncodeError(str(exc)) from None
 
 
 class EntityCodec:
@@ -87,64 +67,36 @@ class EntityCodec:
 
     def __init__(self, p4info: p4i.P4Info, *, require: bool = True) -> None:
         self.p4info = p4info
+        self.names = EntityNames(p4info)
+        schema = self.names.schema
         self.actions: dict[str, ActionInfo] = {}
-        self._actions_by_id: dict[int, ActionInfo] = {}
-        for action in p4info.actions:
-            name = action.preamble.name
-            order = self._param_order(name, [param.name for param in action.params])
-            by_name = {param.name: param for param in action.params}
-            params = tuple(FieldInfo(n, by_name[n].id, by_name[n].bitwidth, "PARAM") for n in order)
-            info = ActionInfo(
-                name, action.preamble.id, params, {p.id: i for i, p in enumerate(params)}
+        for action in schema.actions.values():
+            order = self._param_order(action.name, [p.name for p in action.params])
+            self.actions[action.name] = ActionInfo(
+                action.name, action.id, tuple(action.by_name[n] for n in order)
             )
-            self.actions[name] = info
-            self._actions_by_id[info.id] = info
         self.tables: dict[str, TableInfo] = {}
-        self._tables_by_id: dict[int, TableInfo] = {}
-        for table in p4info.tables:
-            name = table.preamble.name
-            order = self._field_order(name, [field.name for field in table.match_fields])
-            by_name = {field.name: field for field in table.match_fields}
-            fields = tuple(
-                FieldInfo(
-                    n,
-                    by_name[n].id,
-                    by_name[n].bitwidth,
-                    _MATCH_KINDS.get(by_name[n].match_type, "OTHER"),
-                )
-                for n in order
-            )
-            info = TableInfo(
-                name,
-                table.preamble.id,
-                fields,
-                {f.id: i for i, f in enumerate(fields)},
-                frozenset(ref.id for ref in table.action_refs),
+        for table in schema.tables.values():
+            order = self._field_order(table.name, [f.name for f in table.fields])
+            default = None
+            if table.info.HasField("initial_default_action"):
+                call = table.info.initial_default_action
+                try:
+                    name, params = self.names.decode_action_call(
+                        call.action_id, [(arg.param_id, arg.value) for arg in call.arguments]
+                    )
+                except EntityNameError as exc:
+                    raise DecodeError(f"{table.name}: initial default action: {exc}") from None
+                default = Entry(table.name, (), name, self._ordered_params(name, params), True)
+            self.tables[table.name] = TableInfo(
+                table.name,
+                table.id,
+                tuple(table.by_name[n] for n in order),
+                table.action_ids,
                 table.size,
-                None,
+                default,
             )
-            self.tables[name] = info
-            self._tables_by_id[info.id] = info
-        # Initial default actions need the table index complete (decode looks tables up).
-        for table in p4info.tables:
-            if table.HasField("initial_default_action"):
-                info = self.tables[table.preamble.name]
-                default = self._decode_action(
-                    info.name,
-                    table.initial_default_action.action_id,
-                    [(arg.param_id, arg.value) for arg in table.initial_default_action.arguments],
-                )
-                self.tables[info.name] = _replace_default(
-                    info, Entry(info.name, (), *default, True)
-                )
-                self._tables_by_id[info.id] = self.tables[info.name]
-        self.counters: dict[str, CounterInfo] = {}
-        self._counters_by_id: dict[int, CounterInfo] = {}
-        for counter in p4info.counters:
-            unit = p4i.CounterSpec.Unit.Name(counter.spec.unit)
-            info = CounterInfo(counter.preamble.name, counter.preamble.id, counter.size, unit)
-            self.counters[info.name] = info
-            self._counters_by_id[info.id] = info
+        self.counters: dict[str, CounterSchema] = dict(schema.counters)
         if require:
             problems = self.missing_names()
             if problems:
@@ -230,17 +182,14 @@ class EntityCodec:
         except KeyError:
             raise EncodeError(f"the P4Info has no action {name}") from None
 
-    def table_by_id(self, table_id: int) -> TableInfo:
+    def counter_by_id(self, counter_id: int) -> CounterSchema:
         try:
-            return self._tables_by_id[table_id]
-        except KeyError:
-            raise DecodeError(f"table id {table_id:#x} is not in the P4Info") from None
+            return self.names.schema.counter_by_id(counter_id)
+        except EntityNameError as exc:
+            raise DecodeError(str(exc)) from None
 
-    def counter_by_id(self, counter_id: int) -> CounterInfo:
-        try:
-            return self._counters_by_id[counter_id]
-        except KeyError:
-            raise DecodeError(f"counter id {counter_id:#x} is not in the P4Info") from None
+    def _ordered_params(self, action: str, params: dict[str, int]) -> tuple[int, ...]:
+        return tuple(params[p.name] for p in self.actions[action].params)
 
     # ------------------------------------------------------------------ encode
 
@@ -256,8 +205,7 @@ class EntityCodec:
                 f"{len(table.fields)} key fields ({', '.join(f.name for f in table.fields)})"
             )
         else:
-            for field, value in zip(table.fields, entry.match):
-                self._encode_match(entry.table, field, value, message)
+            self._encode_matches(table, entry.match, message)
         if entry.priority:
             message.priority = entry.priority
         action = self.action(entry.action)
@@ -270,46 +218,27 @@ class EntityCodec:
             )
         call = message.action.action
         call.action_id = action.id
-        for param, value in zip(action.params, entry.params):
-            added = call.params.add()
-            added.param_id = param.id
-            added.value = canonical_bytes(
-                value, param.bitwidth, lambda name=param.name: f"{entry.action}({name})"
-            )
+        try:
+            for param, value in zip(action.params, entry.params):
+                added = call.params.add()
+                added.param_id = param.id
+                added.value = encode_value(
+                    value, param.bitwidth, lambda name=param.name: f"{entry.action}({name})"
+                )
+        except EntityNameError as exc:
+            raise EncodeError(str(exc)) from None
 
     @staticmethod
-    def _encode_match(table: str, field: FieldInfo, value: object, message: p4r.TableEntry) -> None:
-        def what() -> str:  # only built for an error message: encoding is hot
-            return f"{table} key {field.name}"
-
-        if field.kind == "EXACT":
-            if not isinstance(value, int):
-                raise EncodeError(f"{what()}: exact match needs an integer, got {value!r}")
-            match = message.match.add()
-            match.field_id = field.id
-            match.exact.value = canonical_bytes(value, field.bitwidth, what)
-        elif field.kind == "LPM":
-            if not isinstance(value, Lpm):
-                raise EncodeError(
-                    f"{what()}: LPM match needs Lpm(value, prefix_len), got {value!r}"
+    def _encode_matches(
+        table: TableInfo, values: Iterable[MatchValue], message: p4r.TableEntry
+    ) -> None:
+        try:
+            for field, value in zip(table.fields, values):
+                encode_match(
+                    field, value, message.match, lambda name=field.name: f"{table.name} key {name}"
                 )
-            if not 0 <= value.prefix_len <= field.bitwidth:
-                raise EncodeError(
-                    f"{what()}: prefix length {value.prefix_len} is outside 0..{field.bitwidth}"
-                )
-            host_bits = field.bitwidth - value.prefix_len
-            if value.value & ((1 << host_bits) - 1):
-                raise EncodeError(
-                    f"{what()}: {value.value:#x}/{value.prefix_len} has bits set beyond the prefix"
-                )
-            if value.prefix_len == 0:
-                return  # a don't-care LPM field is omitted (P4Runtime spec 9.1.1)
-            match = message.match.add()
-            match.field_id = field.id
-            match.lpm.value = canonical_bytes(value.value, field.bitwidth, what)
-            match.lpm.prefix_len = value.prefix_len
-        else:
-            raise EncodeError(f"{what()}: {field.kind} match fields are not supported")
+        except EntityNameError as exc:
+            raise EncodeError(str(exc)) from None
 
     def encode(self, entry: Entry) -> p4r.Entity:
         entity = p4r.Entity()
@@ -322,8 +251,7 @@ class EntityCodec:
             table = self.table(entry.table)
             message = update.entity.table_entry
             message.table_id = table.id
-            for field, value in zip(table.fields, entry.match):
-                self._encode_match(entry.table, field, value, message)
+            self._encode_matches(table, entry.match, message)
             if entry.priority:
                 message.priority = entry.priority
             return update
@@ -362,61 +290,31 @@ class EntityCodec:
 
     def decode(self, entity: p4r.Entity) -> Entry:
         """A table entry read from a switch, as a plan Entry."""
-        if entity.WhichOneof("entity") != "table_entry":
-            raise DecodeError(f"expected a table entry, got {entity.WhichOneof('entity')}")
-        message = entity.table_entry
-        table = self.table_by_id(message.table_id)
-        kind = message.action.WhichOneof("type")
-        if kind != "action":
+        try:
+            named = self.names.decode_table_entry(entity)
+        except EntityNameError as exc:
+            raise DecodeError(str(exc)) from None
+        if named.action is None:
             raise DecodeError(
-                f"{table.name}: entry uses {kind or 'no action'}; the controller only "
-                "reads direct actions"
+                f"{named.table}: entry uses no action; the controller only reads direct actions"
             )
-        action, params = self._decode_action(
-            table.name,
-            message.action.action.action_id,
-            [(p.param_id, p.value) for p in message.action.action.params],
-        )
-        if message.is_default_action:
-            return Entry(table.name, (), action, params, True)
-        values: list[object] = [None] * len(table.fields)
-        for match in message.match:
-            position = table.field_index.get(match.field_id)
-            if position is None:
-                raise DecodeError(f"{table.name}: match field id {match.field_id} is unknown")
-            field = table.fields[position]
-            which = match.WhichOneof("field_match_type")
-            if which == "exact" and field.kind == "EXACT":
-                values[position] = int.from_bytes(match.exact.value, "big")
-            elif which == "lpm" and field.kind == "LPM":
-                values[position] = Lpm(int.from_bytes(match.lpm.value, "big"), match.lpm.prefix_len)
+        table = self.tables[named.table]
+        params = self._ordered_params(named.action, named.params)
+        if named.is_default:
+            return Entry(table.name, (), named.action, params, True)
+        values: list[MatchValue] = []
+        for field in table.fields:
+            value = named.match.get(field.name)
+            if field.kind == "LPM":
+                values.append(LpmPrefix(*value) if value is not None else LpmPrefix(0, 0))  # type: ignore[misc]
+            elif field.kind == "EXACT":
+                values.append(value)  # type: ignore[arg-type]
             else:
                 raise DecodeError(
-                    f"{table.name}: key {field.name} is {field.kind} but the entry has {which}"
+                    f"{table.name}: key {field.name} is {field.kind}; the controller reads "
+                    "EXACT and LPM keys only"
                 )
-        for position, field in enumerate(table.fields):
-            if values[position] is None:
-                if field.kind != "LPM":
-                    raise DecodeError(f"{table.name}: entry lacks key field {field.name}")
-                values[position] = Lpm(0, 0)
-        return Entry(table.name, tuple(values), action, params, False, message.priority)  # type: ignore[arg-type]
-
-    def _decode_action(
-        self, table: str, action_id: int, args: Sequence[tuple[int, bytes]]
-    ) -> tuple[str, tuple[int, ...]]:
-        action = self._actions_by_id.get(action_id)
-        if action is None:
-            raise DecodeError(f"{table}: action id {action_id:#x} is not in the P4Info")
-        values: list[int | None] = [None] * len(action.params)
-        for param_id, raw in args:
-            position = action.param_index.get(param_id)
-            if position is None:
-                raise DecodeError(f"{action.name}: parameter id {param_id} is unknown")
-            values[position] = int.from_bytes(raw, "big")
-        missing = [p.name for p, v in zip(action.params, values) if v is None]
-        if missing:
-            raise DecodeError(f"{action.name}: parameter {missing[0]} is missing")
-        return action.name, tuple(values)  # type: ignore[arg-type]
+        return Entry(table.name, tuple(values), named.action, params, False, named.priority)
 
     # ------------------------------------------------------------------ names for display
 
@@ -447,12 +345,6 @@ def param_names(action: str) -> tuple[str, ...]:
     return ()
 
 
-def _replace_default(info: TableInfo, default: Entry) -> TableInfo:
-    return TableInfo(
-        info.name, info.id, info.fields, info.field_index, info.action_ids, info.size, default
-    )
-
-
 def _fmt_fields(fields: Iterable[tuple[str, str]]) -> str:
     return "(" + ", ".join(f"{name}: {kind.lower()}" for name, kind in fields) + ")"
 
@@ -478,9 +370,7 @@ def widen_port_fields(p4info: p4i.P4Info, bits: int) -> p4i.P4Info:
 __all__ = [
     "UPDATE_TYPES",
     "ActionInfo",
-    "CounterInfo",
     "EntityCodec",
-    "FieldInfo",
     "TableInfo",
     "canonical_bytes",
     "field_names",

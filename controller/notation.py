@@ -19,7 +19,7 @@ from controller.p4names import (
     SRC_MAC,
     USID_ROUTE_KEY,
 )
-from controller.plan import Entry, Lpm
+from controller.plan import Entry, LpmPrefix
 
 _ADDRESS_FIELDS = {MY_SID_KEY, IPV6_ROUTE_KEY}
 _MAC_FIELDS = {SRC_MAC, DST_MAC}
@@ -30,8 +30,8 @@ def short_name(name: str) -> str:
     return name.rpartition(".")[2]
 
 
-def format_value(name: str, value: int | Lpm) -> str:
-    if isinstance(value, Lpm):
+def format_value(name: str, value: int | LpmPrefix) -> str:
+    if isinstance(value, LpmPrefix):
         return f"{IPv6Address(value.value)}/{value.prefix_len}"
     if name in _ADDRESS_FIELDS:
         return str(IPv6Address(value))

@@ -3,7 +3,9 @@
 Built on the raw generated stubs (``finsy.proto.p4r_grpc``) rather than ``finsy.Switch``:
 the controller needs to decide itself when a pipeline is (re)installed, to read tables back
 verbatim for the diff, and to map every failure to the switch and update that caused it
-(docs/controller.md, "Why raw stubs").
+(docs/controller.md, "Why raw stubs"). A thin asyncio transport: requests are built, and
+failed Writes decoded, by p4emu's client stack (``p4emu.p4rt.messages``, shared with the
+synchronous client of ``p4emu-switch``); the switch side (``p4emu.server``) is never used.
 
 Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchAccessError``
 carrying the gRPC status name and the server's message.
@@ -14,13 +16,12 @@ from __future__ import annotations
 import asyncio
 import contextlib
 from collections.abc import Sequence
-from dataclasses import dataclass
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code, rpc_status
+from finsy.proto import p4r, p4r_grpc, rpc_code
 
 from controller.artifacts import Pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.exceptions import (
     ArbitrationError,
     PipelineError,
@@ -28,6 +29,19 @@ from controller.exceptions import (
     SwitchAccessError,
     UnreachableError,
     WriteError,
+)
+from p4emu.p4rt.messages import (
+    FailedUpdate,
+    arbitration_request,
+    code_name,
+    describe_rpc_error,
+    failed_updates,
+    from_uint128,
+    get_pipeline_request,
+    per_update_errors,
+    read_request,
+    set_pipeline_request,
+    write_request,
 )
 
 DEFAULT_ELECTION_ID = 1
@@ -45,54 +59,7 @@ GRPC_OPTIONS = (
     ("grpc.min_reconnect_backoff_ms", 100),
     ("grpc.max_reconnect_backoff_ms", 1000),
 )
-# P4Runtime spec, "Error Reporting": a failed batch Write carries a google.rpc.Status in
-# this trailer, with one p4.v1.Error per update (in order; OK for those that succeeded).
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
-_RESPONSE_TYPES = p4r.GetForwardingPipelineConfigRequest.ResponseType
 _UNREACHABLE_CODES = {grpc.StatusCode.UNAVAILABLE, grpc.StatusCode.DEADLINE_EXCEEDED}
-
-
-def code_name(code: int) -> str:
-    try:
-        return rpc_code.Code.Name(code)
-    except ValueError:
-        return f"code {code}"
-
-
-def _uint128(value: int) -> p4r.Uint128:
-    return p4r.Uint128(high=value >> 64, low=value & ((1 << 64) - 1))
-
-
-def _from_uint128(message: p4r.Uint128) -> int:
-    return message.high << 64 | message.low
-
-
-def per_update_errors(error: grpc.RpcError) -> list[p4r.Error]:
-    """The ``p4.v1.Error`` of each update of a failed Write (empty if none are attached)."""
-    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in metadata or ():
-        if key == STATUS_DETAILS_KEY:
-            details = rpc_status.Status.FromString(value).details
-            errors = [p4r.Error() for _ in details]
-            return [item for detail, item in zip(details, errors) if detail.Unpack(item)]
-    return []
-
-
-def describe_rpc_error(error: grpc.RpcError) -> tuple[str, str]:
-    """(status name, message) of a failed call."""
-    code = error.code() if hasattr(error, "code") else None
-    details = error.details() if hasattr(error, "details") else None
-    name = code.name if isinstance(code, grpc.StatusCode) else "UNKNOWN"
-    return name, details or str(error)
-
-
-@dataclass(frozen=True)
-class UpdateResult:
-    """A failed update of a Write batch: its index in the batch and the switch's answer."""
-
-    index: int
-    code: str
-    message: str
 
 
 class SwitchClient:
@@ -103,7 +70,7 @@ class SwitchClient:
     def __init__(
         self,
         name: str,
-        endpoint: Endpoint,
+        endpoint: P4RuntimeTarget,
         *,
         election_id: int = DEFAULT_ELECTION_ID,
         connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S,
@@ -217,11 +184,8 @@ class SwitchClient:
 
     async def _send_arbitration(self) -> None:
         assert self._stream is not None
-        request = p4r.StreamMessageRequest()
-        request.arbitration.device_id = self.device_id
-        request.arbitration.election_id.CopyFrom(_uint128(self.election_id))
         try:
-            await self._stream.write(request)
+            await self._stream.write(arbitration_request(self.device_id, self.election_id))
         except grpc.RpcError as exc:
             code, message = describe_rpc_error(exc)
             raise UnreachableError(
@@ -274,7 +238,7 @@ class SwitchClient:
 
     async def _on_arbitration(self, update: p4r.MasterArbitrationUpdate) -> None:
         status = update.status.code
-        reported = _from_uint128(update.election_id)
+        reported = from_uint128(update.election_id)
         was_primary = self.is_primary
         self.is_primary = status == rpc_code.OK
         if was_primary != self.is_primary:
@@ -321,9 +285,7 @@ class SwitchClient:
         self, response_type: str = "COOKIE_ONLY"
     ) -> p4r.ForwardingPipelineConfig | None:
         """The running pipeline config, or None if the switch has none."""
-        request = p4r.GetForwardingPipelineConfigRequest(
-            device_id=self.device_id, response_type=_RESPONSE_TYPES.Value(response_type)
-        )
+        request = get_pipeline_request(self.device_id, response_type)
         try:
             response = await self._require_stub().GetForwardingPipelineConfig(
                 request, timeout=self.rpc_timeout
@@ -337,12 +299,7 @@ class SwitchClient:
         return config
 
     async def set_pipeline(self, pipeline: Pipeline) -> None:
-        request = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id,
-            action=p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
-        )
-        request.election_id.CopyFrom(_uint128(self.election_id))
-        request.config.CopyFrom(pipeline.config())
+        request = set_pipeline_request(self.device_id, self.election_id, pipeline.config())
         try:
             await self._require_stub().SetForwardingPipelineConfig(
                 request, timeout=self.rpc_timeout
@@ -353,7 +310,7 @@ class SwitchClient:
             ) from None
 
     async def read(self, entities: Sequence[p4r.Entity]) -> list[p4r.Entity]:
-        request = p4r.ReadRequest(device_id=self.device_id, entities=list(entities))
+        request = read_request(self.device_id, entities)
         result: list[p4r.Entity] = []
         try:
             async for response in self._require_stub().Read(request, timeout=self.rpc_timeout):
@@ -362,27 +319,18 @@ class SwitchClient:
             raise self._failure(exc, "Read", ReadError) from None
         return result
 
-    async def write(self, updates: Sequence[p4r.Update]) -> list[UpdateResult]:
+    async def write(self, updates: Sequence[p4r.Update]) -> list[FailedUpdate]:
         """Writes one batch (CONTINUE_ON_ERROR); returns the failed updates.
 
         Raises WriteError if the batch failed as a whole (no per-update details)."""
         if not updates:
             return []
-        request = p4r.WriteRequest(
-            device_id=self.device_id,
-            updates=list(updates),
-            atomicity=p4r.WriteRequest.CONTINUE_ON_ERROR,
-        )
-        request.election_id.CopyFrom(_uint128(self.election_id))
+        request = write_request(self.device_id, self.election_id, updates)
         try:
             await self._require_stub().Write(request, timeout=self.rpc_timeout)
         except grpc.aio.AioRpcError as exc:
             errors = per_update_errors(exc)
             if len(errors) == len(updates):
-                return [
-                    UpdateResult(i, code_name(e.canonical_code), e.message)
-                    for i, e in enumerate(errors)
-                    if e.canonical_code != rpc_code.OK
-                ]
+                return failed_updates(errors)
             raise self._failure(exc, "Write", WriteError) from None
         return []

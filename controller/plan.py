@@ -22,17 +22,25 @@ from typing import NamedTuple
 import controller.p4names as p4names
 from controller.exceptions import PlanError
 from controller.policy import ClassParams, SwitchPolicy, class_params_for
-from topologies import AddressPlan, Role, Switch, Topology, TopologyError, UsidRoute, mac_bytes
+from topologies import (
+    AddressPlan,
+    Role,
+    Topology,
+    TopologyError,
+    TopologySwitch,
+    UsidRoute,
+    mac_bytes,
+)
 
 
-class Lpm(NamedTuple):
+class LpmPrefix(NamedTuple):
     """An LPM match value: ``value`` with its low ``128 - prefix_len`` bits zero."""
 
     value: int
     prefix_len: int
 
 
-MatchValue = int | Lpm
+MatchValue = int | LpmPrefix
 
 
 class Entry(NamedTuple):
@@ -141,7 +149,7 @@ class _Builder:
         self._cpu_entries = tuple(
             Entry(
                 p4names.IPV6_ROUTE,
-                (Lpm(int(prefix.network_address), prefix.prefixlen),),
+                (LpmPrefix(int(prefix.network_address), prefix.prefixlen),),
                 p4names.TO_CPU,
             )
             for prefix in policy.cpu_prefixes
@@ -172,7 +180,7 @@ class _Builder:
             self._switch_macs[name] = mac
         return mac
 
-    def queue_packets(self, sw: Switch) -> int:
+    def queue_packets(self, sw: TopologySwitch) -> int:
         if self.policy.queue_packets is not None:
             return self.policy.queue_packets
         depth = self.topology.planes[sw.plane].link_defaults.queue_packets
@@ -192,7 +200,7 @@ class _Builder:
             self._class_entries[queue_packets] = entries
         return entries
 
-    def build(self, sw: Switch) -> SwitchPlan:
+    def build(self, sw: TopologySwitch) -> SwitchPlan:
         addresses, policy = self.addresses, self.policy
         usid = addresses.switch_usid(sw)
         down = self.down_ports.get(sw.name, frozenset())
@@ -233,7 +241,7 @@ class _Builder:
             entries.extend(self._mac_entries(sw))
         return SwitchPlan(sw.name, sw.role, sw.plane, usid, tuple(entries))
 
-    def _port_entries(self, sw: Switch, down: frozenset[int]) -> tuple[Entry, ...]:
+    def _port_entries(self, sw: TopologySwitch, down: frozenset[int]) -> tuple[Entry, ...]:
         """``egress_port_config`` of every cabled port: HOST on T0 downlinks, else FABRIC."""
         shape = (sw.role, sw.downlinks, tuple(sw.uplinks), down)
         entries = self._port_shapes.get(shape)
@@ -270,16 +278,16 @@ class _Builder:
             self._plane_mac_cache[plane] = macs
         return macs
 
-    def _mac_entries(self, sw: Switch) -> Iterator[Entry]:
+    def _mac_entries(self, sw: TopologySwitch) -> Iterator[Entry]:
         """src = this switch's MAC, dst = the MAC of whatever the port leads to."""
         own = self.switch_mac(sw.name)
         t0_macs, t1_macs = self._plane_macs(sw.plane)
         peers: list[tuple[int, int]] = []
         if sw.role is Role.T1:
-            # T1 downlink i leads to T0 i of the plane (topologies.Switch).
+            # T1 downlink i leads to T0 i of the plane (topologies.TopologySwitch).
             peers.extend(zip(sw.downlinks, t0_macs))
         else:
-            # T0 downlink k leads to NIC index*N + k, uplinks[j] to T1 j (topologies.Switch).
+            # T0 downlink k leads to NIC index*N + k, uplinks[j] to T1 j (topologies.TopologySwitch).
             first_nic = sw.index * self.topology.nics_per_t0
             nic_mac = self.addresses.nic_mac
             for k, port in enumerate(sw.downlinks):
@@ -312,7 +320,7 @@ def plan_fabric(
     links = tuple(parse_link(link) if isinstance(link, str) else tuple(link) for link in down_links)
     builder = _Builder(addresses, policy, links)  # type: ignore[arg-type]
     if switches is None:
-        selected: Iterable[Switch] = topology.switches
+        selected: Iterable[TopologySwitch] = topology.switches
     else:
         selected = []
         for name in switches:

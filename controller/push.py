@@ -14,7 +14,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 
 from controller.artifacts import Pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec
 from controller.exceptions import ControllerError, EndpointError, SwitchAccessError
 from controller.p4rt_client import (
@@ -77,7 +77,7 @@ class FabricReport:
 ReportCallback = Callable[[SwitchReport, int, int], None]
 
 
-def make_client(name: str, endpoint: Endpoint, options: ConnectOptions) -> SwitchClient:
+def make_client(name: str, endpoint: P4RuntimeTarget, options: ConnectOptions) -> SwitchClient:
     return SwitchClient(
         name,
         endpoint,
@@ -89,7 +89,7 @@ def make_client(name: str, endpoint: Endpoint, options: ConnectOptions) -> Switc
 
 async def sync_one(
     plan: SwitchPlan,
-    endpoint: Endpoint | None,
+    endpoint: P4RuntimeTarget | None,
     codec: EntityCodec,
     pipeline: Pipeline,
     connect: ConnectOptions,
@@ -117,7 +117,7 @@ async def sync_one(
 async def push_fabric(
     plan: FabricPlan,
     pipeline: Pipeline,
-    endpoints: Mapping[str, Endpoint],
+    endpoints: Mapping[str, P4RuntimeTarget],
     *,
     connect: ConnectOptions | None = None,
     sync: SyncOptions | None = None,
@@ -151,7 +151,7 @@ async def push_fabric(
 def push(
     plan: FabricPlan,
     pipeline: Pipeline,
-    endpoints: Mapping[str, Endpoint],
+    endpoints: Mapping[str, P4RuntimeTarget],
     **kwargs: object,
 ) -> FabricReport:
     """Synchronous :func:`push_fabric` (runs its own event loop)."""

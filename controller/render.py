@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import controller.p4names as p4names
 from controller.entities import field_names, param_names
 from controller.notation import format_entry, format_value, padded_names, short_name
-from controller.plan import Entry, FabricPlan, Lpm, SwitchPlan
+from controller.plan import Entry, FabricPlan, LpmPrefix, SwitchPlan
 from controller.reconcile import SwitchReport
 from topologies import Role, TopologyError
 
@@ -89,7 +89,7 @@ def entry_to_json(entry: Entry) -> dict[str, Any]:
     for name, value in zip(fields, entry.match):
         match[name] = (
             {"value": value.value, "prefix_len": value.prefix_len}
-            if isinstance(value, Lpm)
+            if isinstance(value, LpmPrefix)
             else value
         )
     document: dict[str, Any] = {

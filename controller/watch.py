@@ -21,7 +21,7 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 from controller.artifacts import Pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec
 from controller.exceptions import SwitchAccessError, UnreachableError
 from controller.p4rt_client import SwitchClient
@@ -63,7 +63,7 @@ class FabricWatcher:
         self,
         plan: FabricPlan,
         pipeline: Pipeline,
-        endpoints: Mapping[str, Endpoint],
+        endpoints: Mapping[str, P4RuntimeTarget],
         *,
         connect: ConnectOptions | None = None,
         sync: SyncOptions | None = None,
@@ -194,7 +194,7 @@ class FabricWatcher:
 async def watch_fabric(
     plan: FabricPlan,
     pipeline: Pipeline,
-    endpoints: Mapping[str, Endpoint],
+    endpoints: Mapping[str, P4RuntimeTarget],
     stop: asyncio.Event,
     **kwargs: object,
 ) -> FabricWatcher:

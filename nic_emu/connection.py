@@ -1202,6 +1202,15 @@ class Connection:
                 self.evs.retire_path(pkt.entry.path, "timeout", now)
             self._lost(pkt, "timeout", now)
             if silent:
+                # Every other packet past its own RTO is lost too: left in flight (one per
+                # backoff) they would keep the window full, as each loss shrinks cwnd by
+                # what it takes out of flight, and nothing, not even a retransmission,
+                # could be sent again (a blackout longer than the RTO became max_retries).
+                while self.state is QpState.READY:
+                    late = send.pop_expired(now - rto)
+                    if late is None:
+                        break
+                    self._lost(late, "timeout", now)
                 self._silent_timeout(now, f"PSN {pkt.psn & PSN_MASK:#x}")
                 return
 

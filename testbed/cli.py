@@ -7,9 +7,10 @@
     mrc-testbed link down|up A B
     mrc-testbed switch down|up S
     mrc-testbed port down|up NIC PLANE
-    mrc-testbed send SRC DST [--bytes N]
+    mrc-testbed send SRC DST [--bytes N] [--deadline SECONDS]
     mrc-testbed down [--all]
     mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
+                     [--deadline SECONDS]
     mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
     mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
     mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
@@ -54,7 +55,7 @@ from testbed.options import (
 )
 from testbed.rundir import RESULTS_DIR, default_root, list_runs, select_run, teardown
 from testbed.scenario import cli as scenario_cli
-from testbed.traffic import DEFAULT_TRANSFER_TIMEOUT_S
+from testbed.traffic import DEFAULT_TRANSFER_DEADLINE_S
 from topologies import TopologyError
 
 PROG = "mrc-testbed"
@@ -150,12 +151,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="QPs sharing the bytes (default 1)",
     )
-    send.add_argument(
-        "--timeout",
-        type=clikit.positive_float,
-        default=DEFAULT_TRANSFER_TIMEOUT_S,
-        help=f"seconds (default {DEFAULT_TRANSFER_TIMEOUT_S:g})",
-    )
+    _add_deadline(send)
     send.add_argument("--json", action="store_true")
 
     down = sub.add_parser(
@@ -200,14 +196,26 @@ def build_parser() -> argparse.ArgumentParser:
         "the run's results directory; never the current directory)",
     )
     demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
-    demo.add_argument(
-        "--timeout", type=clikit.positive_float, default=300.0, help="seconds (default 300)"
-    )
+    _add_deadline(demo)
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
     COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
     _add_export_parser(sub)
     return parser
+
+
+def _add_deadline(command: argparse.ArgumentParser) -> None:
+    command.add_argument(
+        "--deadline",
+        "--timeout",
+        dest="deadline",
+        type=clikit.positive_float,
+        default=DEFAULT_TRANSFER_DEADLINE_S,
+        metavar="SECONDS",
+        help="the transfer's deadline, printed first: until then a transfer with no usable "
+        "path keeps probing, then it fails naming the paths it found down (default "
+        f"{DEFAULT_TRANSFER_DEADLINE_S:g})",
+    )
 
 
 def _shown_root() -> str:
@@ -428,9 +436,10 @@ def cmd_port(args: argparse.Namespace) -> int:
 
 
 def cmd_send(args: argparse.Namespace) -> int:
-    from testbed.traffic import run_transfer
+    from testbed.traffic import deadline_line, run_transfer
 
     fabric = _fabric(args)
+    print(deadline_line(args.deadline), file=sys.stderr, flush=True)
     outcome = run_transfer(
         fabric,
         args.src,
@@ -438,7 +447,7 @@ def cmd_send(args: argparse.Namespace) -> int:
         args.bytes,
         mode=args.transport_mode,
         connections=args.connections,
-        timeout=args.timeout,
+        deadline_s=args.deadline,
     )
     if args.json:
         print(json.dumps({"intact": outcome.intact, "seconds": outcome.seconds, **outcome.info}))
@@ -483,7 +492,7 @@ def cmd_demo(args: argparse.Namespace) -> int:
     options = DemoOptions(
         size=args.bytes or DEFAULT_DEMO_BYTES,
         plot=plot,
-        timeout=args.timeout,
+        deadline=args.deadline,
         keep=args.keep,
         local=fabric_options(args, name=args.name or DEMO_RUN_NAME),
     )

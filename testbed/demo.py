@@ -42,7 +42,13 @@ from testbed.fabric import Fabric
 from testbed.local import up_local
 from testbed.options import FabricOptions
 from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
-from testbed.traffic import delivered_intact, start_transfer
+from testbed.traffic import (
+    DEADLINE_GRACE_S,
+    DEFAULT_TRANSFER_DEADLINE_S,
+    deadline_line,
+    delivered_intact,
+    start_transfer,
+)
 
 DEMO_TOPOLOGY = "tiny"
 DEMO_RUN_NAME = "demo"
@@ -67,7 +73,7 @@ class DemoOptions:
     dst: str = "nic3"
     cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
     plot: Path | None = None  # default: the run's results directory / DEMO_PLOT_NAME
-    timeout: float = 300.0
+    deadline: float = DEFAULT_TRANSFER_DEADLINE_S  # the transfer's, printed first
     keep: bool = False  # leave the fabric running afterwards
     local: FabricOptions = field(
         default_factory=lambda: FabricOptions(
@@ -110,6 +116,7 @@ class DemoResult:
     retransmissions: int
     plot: Path | None
     evidence: Path | None = None  # a failed run's directory, kept (rundir.retire)
+    deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S  # the transfer's deadline at its NIC
 
     def lines(self) -> list[str]:
         a, b = self.link
@@ -119,7 +126,7 @@ class DemoResult:
             f"  delivered intact: {self.bytes_delivered_intact:,} of {self.size:,} bytes"
             + (" (SHA-256 matches)" if self.intact else " (DATA DAMAGED OR MISSING)"),
             f"  link {a} -- {b}: cut at {self.cut_s:.3f} s, restored at {self.restore_s:.3f} s; "
-            f"transfer done at {self.elapsed_s:.3f} s",
+            f"transfer done at {self.elapsed_s:.3f} s (deadline {self.deadline_s:g} s)",
         ]
         if self.repath_us:
             out.append(
@@ -152,6 +159,7 @@ class DemoResult:
             "cut_s": self.cut_s,
             "restore_s": self.restore_s,
             "elapsed_s": self.elapsed_s,
+            "deadline_s": self.deadline_s,
             "up_seconds": self.up_seconds,
             "repath_us": self.repath_us,
             "goodput_gbps": {p.name: p.gbps for p in self.phases},
@@ -314,10 +322,13 @@ def _plot_partial(
 def _run(
     fabric: Fabric, options: DemoOptions, up_seconds: float, say: Progress, trace: DemoTrace
 ) -> DemoResult:
-    deadline = time.monotonic() + options.timeout
+    deadline = time.monotonic() + options.deadline + DEADLINE_GRACE_S
     a, b = options.cut
     say(f"transfer {options.src} -> {options.dst}: {options.size:,} bytes")
-    transfer_id = start_transfer(fabric, options.src, options.dst, options.size)
+    say(deadline_line(options.deadline))
+    transfer_id = start_transfer(
+        fabric, options.src, options.dst, options.size, deadline_s=options.deadline
+    )
     t_start = time.monotonic()
     trace.transfer_id, trace.t_start = transfer_id, t_start
     info = _wait_acked(fabric, options.src, transfer_id, int(options.size * CUT_FRACTION), deadline)
@@ -376,6 +387,7 @@ def _run(
         per_plane_bytes={str(k): int(v) for k, v in info.get("per_plane_bytes", {}).items()},
         retransmissions=int(info.get("retransmissions", 0)),
         plot=plot,
+        deadline_s=options.deadline,
     )
 
 

@@ -38,7 +38,7 @@ from typing import Any
 from finsy.proto import p4i
 
 from controller.artifacts import Pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.exceptions import ControllerError
 from controller.p4rt_client import SwitchClient
 from controller.plan import plan_fabric
@@ -301,7 +301,7 @@ def check_socket_path(path: Path) -> None:
 
 def wait_for_switches(
     records: Sequence[ProcessRecord],
-    endpoints: dict[str, Endpoint],
+    endpoints: dict[str, P4RuntimeTarget],
     timeout: float = DEFAULT_START_TIMEOUT_S,
 ) -> None:
     """Waits until every switch accepts TCP connections on its gRPC port."""
@@ -481,7 +481,7 @@ class Fabric:
         return self._topology
 
     @property
-    def endpoints(self) -> dict[str, Endpoint]:
+    def endpoints(self) -> dict[str, P4RuntimeTarget]:
         return layout.grpc_endpoints(self.topology, int(self.state.settings["grpc_base_port"]))
 
     @property
@@ -561,7 +561,7 @@ class Fabric:
         self,
         switch_records: Sequence[ProcessRecord],
         nic_records: Sequence[ProcessRecord],
-        endpoints: dict[str, Endpoint],
+        endpoints: dict[str, P4RuntimeTarget],
         *,
         timeout: float,
         phases: dict[str, float],

@@ -9,7 +9,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from controller.endpoints import DEFAULT_BASE_PORT as DEFAULT_GRPC_BASE_PORT
-from controller.endpoints import Endpoint, default_endpoints
+from controller.endpoints import P4RuntimeTarget, default_endpoints
 from controller.exceptions import EndpointError
 from testbed.exceptions import PortPlanError
 from topologies import Link, Topology
@@ -114,7 +114,7 @@ def link_delay_args(topology: Topology, switch: str) -> list[str]:
 
 def grpc_endpoints(
     topology: Topology, base_port: int = DEFAULT_GRPC_BASE_PORT
-) -> dict[str, Endpoint]:
+) -> dict[str, P4RuntimeTarget]:
     """Switch ``i`` (topology order) serves P4Runtime at ``127.0.0.1:base_port + i``: the
     controller's own convention (controller.endpoints), so ``mrc-controller`` finds them."""
     if base_port < MIN_BASE_PORT:
@@ -125,7 +125,7 @@ def grpc_endpoints(
         raise PortPlanError(str(exc)) from None
 
 
-def grpc_port(endpoint: Endpoint) -> int:
+def grpc_port(endpoint: P4RuntimeTarget) -> int:
     return int(endpoint.address.rpartition(":")[2])
 
 

@@ -22,7 +22,7 @@ from typing import Any, ClassVar, Protocol
 import yaml
 
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.exceptions import ControllerError
 from testbed import layout
 from testbed.exceptions import (
@@ -216,7 +216,7 @@ class Launch:
     topology: Topology
     options: FabricOptions
     fabric: Fabric
-    endpoints: dict[str, Endpoint]
+    endpoints: dict[str, P4RuntimeTarget]
     started: float  # perf_counter at the call to up
     phases: dict[str, float]
     say: Progress

@@ -16,6 +16,7 @@ from typing import Any
 
 from nic_emu.client import ControlClient
 from nic_emu.exceptions import ControlError
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 from testbed.exceptions import NicControlError
 from testbed.rundir import ProcessRecord, exit_code, is_alive
 
@@ -75,11 +76,25 @@ class Nic:
         return self.request("status")
 
     def send(
-        self, to: str, size: int, *, connections: int = 1, mode: str = "mrc", seed: int = 1
+        self,
+        to: str,
+        size: int,
+        *,
+        connections: int = 1,
+        mode: str = "mrc",
+        seed: int = 1,
+        deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
     ) -> Any:
-        """Starts a transfer; returns its id."""
+        """Starts a transfer that the NIC fails if not done ``deadline_s`` after the
+        request; returns its id."""
         reply = self.request(
-            "send", to=to, bytes=size, connections=connections, mode=mode, seed=seed
+            "send",
+            to=to,
+            bytes=size,
+            connections=connections,
+            mode=mode,
+            seed=seed,
+            deadline_s=deadline_s,
         )
         if "transfer" not in reply:
             raise NicControlError(f"{self.name}: the answer to send has no transfer id")

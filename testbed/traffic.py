@@ -12,10 +12,13 @@ import time
 from dataclasses import dataclass, field
 from typing import Any
 
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 from testbed.exceptions import NicControlError, TestbedError, UsageError
 from testbed.fabric import Fabric
 
-DEFAULT_TRANSFER_TIMEOUT_S = 120.0
+# The launcher waits this long past a transfer's deadline for the NIC's own verdict (the
+# NIC fails the transfer at its deadline, naming what it found down).
+DEADLINE_GRACE_S = 10.0
 
 
 class TransferError(TestbedError):
@@ -51,7 +54,10 @@ def start_transfer(
     seed: int = 1,
     mode: str = "mrc",
     connections: int = 1,
+    deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
 ) -> Any:
+    """Starts a transfer on ``src``'s NIC; returns its id. The NIC fails it if it is not
+    done ``deadline_s`` after it started (:func:`deadline_line` says so to the user)."""
     if src == dst:
         raise UsageError(f"a transfer needs two different NICs, got {src} twice")
     fabric.nic_record(dst)
@@ -59,7 +65,17 @@ def start_transfer(
         raise UsageError(f"transfer size must be at least 1 byte, got {size}")
     if connections < 1:
         raise UsageError(f"a transfer needs at least 1 connection, got {connections}")
-    return fabric.nic(src).send(dst, size, connections=connections, mode=mode, seed=seed)
+    return fabric.nic(src).send(
+        dst, size, connections=connections, mode=mode, seed=seed, deadline_s=deadline_s
+    )
+
+
+def deadline_line(deadline_s: float) -> str:
+    """What a transfer's deadline means, for the user (printed before it starts)."""
+    return (
+        f"transfer deadline: {deadline_s:g} s (until then a transfer with no usable path "
+        "keeps probing; then it fails, naming the paths it found down)"
+    )
 
 
 def delivered_intact(fabric: Fabric, src: str, dst: str, info: dict[str, Any]) -> bool:
@@ -86,13 +102,25 @@ def run_transfer(
     seed: int = 1,
     mode: str = "mrc",
     connections: int = 1,
-    timeout: float = DEFAULT_TRANSFER_TIMEOUT_S,
+    deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
+    timeout: float | None = None,
 ) -> TransferOutcome:
-    """Sends ``size`` bytes from ``src`` to ``dst``, waits for the end, checks the data."""
+    """Sends ``size`` bytes from ``src`` to ``dst``, waits for the end, checks the data.
+    The NIC fails the transfer at ``deadline_s``; the launcher waits ``timeout`` (default
+    the deadline plus :data:`DEADLINE_GRACE_S`) for its answer."""
     started = time.perf_counter()
     transfer_id = start_transfer(
-        fabric, src, dst, size, seed=seed, mode=mode, connections=connections
+        fabric,
+        src,
+        dst,
+        size,
+        seed=seed,
+        mode=mode,
+        connections=connections,
+        deadline_s=deadline_s,
     )
+    if timeout is None:
+        timeout = deadline_s + DEADLINE_GRACE_S
     try:
         info = fabric.nic(src).wait_transfer(transfer_id, timeout, peers=(fabric.nic(dst),))
     except NicControlError as exc:

@@ -129,7 +129,7 @@ class Plane:
 
 
 @dataclass(frozen=True, slots=True)
-class Switch:
+class TopologySwitch:
     """One switch. Port numbering (docs/topology-format.md):
 
     - T0: ``downlinks[k]`` = ``first_port + k`` leads to its k-th NIC;
@@ -244,7 +244,7 @@ class NicSequence(Sequence[Nic]):
         return Nic(nic_name(index), index, t0, k)
 
 
-SwitchRef = str | Switch
+SwitchRef = str | TopologySwitch
 NicRef = str | int | Nic
 
 
@@ -262,7 +262,7 @@ class Topology:
     source: str = "<topology>"
     description: str = ""
     # Derived indexes, built once in __post_init__.
-    _switches: tuple[Switch, ...] = field(init=False, repr=False, compare=False)
+    _switches: tuple[TopologySwitch, ...] = field(init=False, repr=False, compare=False)
     _plane_offsets: tuple[int, ...] = field(init=False, repr=False, compare=False)
     _override_params: dict[tuple[str, str], LinkOverride] = field(
         init=False, repr=False, compare=False
@@ -285,7 +285,7 @@ class Topology:
         )
         self._check_ports()
         offsets = []
-        switches: list[Switch] = []
+        switches: list[TopologySwitch] = []
         for plane in self.planes:
             offsets.append(len(switches))
             switches.extend(
@@ -573,12 +573,12 @@ class Topology:
         return self.planes[index]
 
     @property
-    def switches(self) -> tuple[Switch, ...]:
+    def switches(self) -> tuple[TopologySwitch, ...]:
         """Every switch: plane by plane, T0s then T1s, by index."""
         return self._switches
 
-    def switch(self, name: SwitchRef) -> Switch:
-        if isinstance(name, Switch):
+    def switch(self, name: SwitchRef) -> TopologySwitch:
+        if isinstance(name, TopologySwitch):
             name = name.name
         node = _parse_name(name)
         if node is None or node[0] == "nic":
@@ -592,14 +592,14 @@ class Topology:
         kind, plane, index = node
         return self._switch_at(plane, Role(kind), index)
 
-    def _switch_at(self, plane: int, role: Role, index: int) -> Switch:
+    def _switch_at(self, plane: int, role: Role, index: int) -> TopologySwitch:
         base = self._plane_offsets[plane]
         return self._switches[base + index if role is Role.T0 else base + self.t0_per_plane + index]
 
-    def t0(self, plane: int, index: int) -> Switch:
+    def t0(self, plane: int, index: int) -> TopologySwitch:
         return self.switch(switch_name(plane, Role.T0, index))
 
-    def t1(self, plane: int, index: int) -> Switch:
+    def t1(self, plane: int, index: int) -> TopologySwitch:
         return self.switch(switch_name(plane, Role.T1, index))
 
     def has_node(self, name: str) -> bool:
@@ -607,10 +607,10 @@ class Topology:
         node = _parse_name(name)
         return node is not None and self._node_problem(name, node) is None
 
-    def _make_switch(self, plane: int, role: Role, index: int) -> Switch:
+    def _make_switch(self, plane: int, role: Role, index: int) -> TopologySwitch:
         first = self.switch_settings.first_port
         if role is Role.T1:
-            return Switch(
+            return TopologySwitch(
                 switch_name(plane, role, index),
                 role,
                 plane,
@@ -618,7 +618,7 @@ class Topology:
                 range(first, first + self.t0_per_plane),
                 (),
             )
-        return Switch(
+        return TopologySwitch(
             switch_name(plane, role, index),
             role,
             plane,
@@ -781,7 +781,7 @@ class Topology:
 
     def peer(self, node: SwitchRef, port: int) -> Endpoint:
         """The far end of the link on ``node``'s ``port`` (for a NIC, port = plane)."""
-        if isinstance(node, Switch):
+        if isinstance(node, TopologySwitch):
             node = node.name
         parsed = _parse_name(node)
         problem = self._node_problem(node, parsed)

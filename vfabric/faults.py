@@ -105,30 +105,49 @@ class Fault:
 
 
 @dataclass(frozen=True)
-class LinkDown(Fault):
-    """The link a -- b goes down (both directions) at ``at_ns``. A NIC on it sees its port
-    go down; a T0-T1 link fails silently (the NICs are not told)."""
+class _StateChange(Fault):
+    """A state change at ``at_ns`` of the links a subclass names: down (``up`` False) or
+    back up. Subclasses say which links (:meth:`_links`, which also checks the names) and
+    how the change is applied (:meth:`_apply`)."""
 
     at_ns: int
-    a: str
-    b: str
-    kind: ClassVar[str] = "link_down"
     up: ClassVar[bool] = False
 
     @property
     def start(self) -> int:
         return self.at_ns
 
+    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
+        raise NotImplementedError
+
+    def _apply(self, fabric: FaultTarget) -> None:
+        raise NotImplementedError
+
     def validate(self, fabric: FaultTarget) -> None:
-        fabric.link_key(self.a, self.b)
+        self._links(fabric)
         _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
 
     def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        key = fabric.link_key(self.a, self.b)
-        fabric.events.at(self.at_ns, lambda _: fabric.set_link_state(key, "link", self.up, self))
+        fabric.events.at(self.at_ns, lambda _: self._apply(fabric))
 
     def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        return [] if self.up else [fabric.link_key(self.a, self.b)]
+        return [] if self.up else self._links(fabric)
+
+
+@dataclass(frozen=True)
+class LinkDown(_StateChange):
+    """The link a -- b goes down (both directions) at ``at_ns``. A NIC on it sees its port
+    go down; a T0-T1 link fails silently (the NICs are not told)."""
+
+    a: str
+    b: str
+    kind: ClassVar[str] = "link_down"
+
+    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
+        return [fabric.link_key(self.a, self.b)]
+
+    def _apply(self, fabric: FaultTarget) -> None:
+        fabric.set_link_state(fabric.link_key(self.a, self.b), "link", self.up, self)
 
 
 @dataclass(frozen=True)
@@ -140,28 +159,19 @@ class LinkUp(LinkDown):
 
 
 @dataclass(frozen=True)
-class SwitchDown(Fault):
+class SwitchDown(_StateChange):
     """Switch ``name`` dies at ``at_ns``: every link of it goes down (its neighbours, NICs
     included, lose the signal); its tables are kept."""
 
-    at_ns: int
     name: str
     kind: ClassVar[str] = "switch_down"
-    up: ClassVar[bool] = False
 
-    @property
-    def start(self) -> int:
-        return self.at_ns
-
-    def validate(self, fabric: FaultTarget) -> None:
+    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
         fabric.switch_node(self.name)
-        _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
+        return fabric.links_of(self.name)
 
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        fabric.events.at(self.at_ns, lambda _: fabric.set_switch_state(self.name, self.up, self))
-
-    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        return [] if self.up else fabric.links_of(self.name)
+    def _apply(self, fabric: FaultTarget) -> None:
+        fabric.set_switch_state(self.name, self.up, self)
 
 
 @dataclass(frozen=True)
@@ -173,29 +183,18 @@ class SwitchUp(SwitchDown):
 
 
 @dataclass(frozen=True)
-class NicPortDown(Fault):
+class NicPortDown(_StateChange):
     """The port of ``nic`` on ``plane`` goes down at ``at_ns`` (the NIC knows at once)."""
 
-    at_ns: int
     nic: str
     plane: int
     kind: ClassVar[str] = "nic_port_down"
-    up: ClassVar[bool] = False
 
-    @property
-    def start(self) -> int:
-        return self.at_ns
+    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
+        return [fabric.nic_link(self.nic, self.plane)]
 
-    def validate(self, fabric: FaultTarget) -> None:
-        fabric.nic_link(self.nic, self.plane)
-        _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
-
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        key = fabric.nic_link(self.nic, self.plane)
-        fabric.events.at(self.at_ns, lambda _: fabric.set_link_state(key, "port", self.up, self))
-
-    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        return [] if self.up else [fabric.nic_link(self.nic, self.plane)]
+    def _apply(self, fabric: FaultTarget) -> None:
+        fabric.set_link_state(fabric.nic_link(self.nic, self.plane), "port", self.up, self)
 
 
 @dataclass(frozen=True)

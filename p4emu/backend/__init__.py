@@ -2,7 +2,7 @@
 
 - :func:`compile_program` -> :class:`CompiledProgram` (the six v1model blocks as Python
   functions, packet-state factories, and the control-plane objects);
-- :class:`ProgramObjects` (:mod:`p4emu.backend.objects`): what the control plane reads
+- :class:`ProgramObjects` (:mod:`p4emu.runtime.objects`): what the control plane reads
   and writes, by fully-qualified P4Info name and by id.
 
 The in-process switch built on it is :class:`p4emu.switch.Switch`. The compiler is
@@ -16,8 +16,8 @@ from typing import TYPE_CHECKING, Any
 from p4emu.backend.exceptions import BackendError, CompileError, P4AssertionError, SwitchError
 
 if TYPE_CHECKING:
-    from p4emu.backend.objects import ProgramObjects
     from p4emu.backend.program import CompiledProgram, Hooks, compile_program
+    from p4emu.runtime.objects import ProgramObjects
 
 __all__ = [
     "BackendError",
@@ -31,7 +31,7 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ProgramObjects": "p4emu.backend.objects",
+    "ProgramObjects": "p4emu.runtime.objects",
     "CompiledProgram": "p4emu.backend.program",
     "Hooks": "p4emu.backend.program",
     "compile_program": "p4emu.backend.program",

@@ -23,17 +23,15 @@ parser.cpp``):
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
-from p4emu.backend.body import BodyCompiler, compile_error, const_int, to_unsigned, unsupported
+from p4emu.backend.body import BodyCompiler, ProgramContext
 from p4emu.backend.codewriter import CodeWriter
+from p4emu.backend.compile_helpers import compile_error, const_int, to_unsigned, unsupported
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
-
-if TYPE_CHECKING:
-    from p4emu.backend.program import ProgramCompiler
 
 END = "<end>"
 
@@ -57,7 +55,7 @@ class _State:
 class ParserFlattener:
     """Builds the flat state graph of a parser instance and its sub-parsers."""
 
-    def __init__(self, pc: ProgramCompiler) -> None:
+    def __init__(self, pc: ProgramContext) -> None:
         self.pc = pc
         self.states: dict[str, _State] = {}
         self._count = 0
@@ -118,7 +116,7 @@ class ParserFlattener:
 class ParserGenerator:
     """Emits the parse function of one top-level parser."""
 
-    def __init__(self, pc: ProgramCompiler, instance: ast.BlockInstance, fn_name: str) -> None:
+    def __init__(self, pc: ProgramContext, instance: ast.BlockInstance, fn_name: str) -> None:
         self.pc = pc
         self.instance = instance
         self.fn_name = fn_name

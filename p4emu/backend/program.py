@@ -2,7 +2,7 @@
 
 :func:`compile_program` returns a :class:`CompiledProgram`: the six v1model blocks as
 plain Python functions over generated ``__slots__`` objects, factories for the packet
-state, and the :class:`~p4emu.backend.objects.ProgramObjects` the control plane uses.
+state, and the :class:`~p4emu.runtime.objects.ProgramObjects` the control plane uses.
 All generated code lives in one source string (``CompiledProgram.source``, handy for
 debugging) executed once; runtime objects are bound as closure variables, so the
 per-packet code does no dictionary lookups for them.
@@ -16,21 +16,23 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4emu.backend import rt
-from p4emu.backend.body import BodyCompiler, compile_error, function_return, literal, unsupported
+from p4emu.backend import rt, v1model_externs
+from p4emu.backend.body import BodyCompiler, CallEmitters
 from p4emu.backend.codewriter import CodeWriter, Names, py_attr, sanitize
+from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
 from p4emu.backend.exceptions import CompileError, P4AssertionError
 from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
-from p4emu.backend.objects import ProgramObjects
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
 from p4emu.backend.runtime_objects import RuntimeBuilder, TableRuntime
 from p4emu.backend.scope import Binding, Scope
+from p4emu.backend.tables_codegen import emit_table_apply
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.runtime.clock import Clock, RealClock
 from p4emu.runtime.externs import DigestQueue, LogMsgFormat, RandomSource
+from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 
 log = logging.getLogger("p4emu.backend")
@@ -152,6 +154,13 @@ class ProgramCompiler:
         self.names = Names()
         self.types = TypeRegistry()
         self.global_scope = Scope()
+        # the code generators above body/, handed down to every BodyCompiler
+        self.emitters = CallEmitters(
+            table_apply=emit_table_apply,
+            extern_statement=v1model_externs.extern_statement,
+            extern_method_value=v1model_externs.extern_method_value,
+            extern_function_value=v1model_externs.extern_function_value,
+        )
         self.hooks = Hooks()
         self.ns: dict[str, Any] = {}
         self._bound: dict[int, str] = {}
@@ -261,8 +270,9 @@ class ProgramCompiler:
     def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None:
         decl = instance.decl
         for param in decl.ctor_params:
-            if isinstance(param.type, (t.ControlType, t.ParserType)):
-                continue  # an instance passed in: applied through instance.children
+            kind = param.type.base if isinstance(param.type, t.SpecializedType) else param.type
+            if isinstance(kind, (t.ControlType, t.ParserType)):
+                continue  # an instance passed in (Step s, Step<bit<8>> s): instance.children
             if param.name in instance.constructor_args:
                 value = instance.constructor_args[param.name]
                 scope.bind(param, Binding("const", literal(value, param.type), param.type))

@@ -10,10 +10,26 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4emu.backend.action_profiles import ActionProfile
 from p4emu.backend.exceptions import CompileError
 from p4emu.backend.ids import ControlPlaneIds
-from p4emu.backend.objects import (
+from p4emu.backend.pytypes import bit_width, scalar_type
+from p4emu.frontend import ast
+from p4emu.frontend import types as t
+from p4emu.p4info.ids import ResourceType
+from p4emu.runtime import hashes
+from p4emu.runtime.action_profiles import ActionProfile
+from p4emu.runtime.clock import Clock
+from p4emu.runtime.externs import (
+    Counter,
+    CounterType,
+    DigestQueue,
+    DirectCounter,
+    DirectMeter,
+    Meter,
+    MeterType,
+    Register,
+)
+from p4emu.runtime.objects import (
     ActionInfo,
     ActionParamInfo,
     ControllerField,
@@ -25,22 +41,6 @@ from p4emu.backend.objects import (
     TableInfo,
     ValueSet,
     ValueSetField,
-)
-from p4emu.backend.pytypes import bit_width, scalar_type
-from p4emu.frontend import ast
-from p4emu.frontend import types as t
-from p4emu.p4info.ids import ResourceType
-from p4emu.runtime import hashes
-from p4emu.runtime.clock import Clock
-from p4emu.runtime.externs import (
-    Counter,
-    CounterType,
-    DigestQueue,
-    DirectCounter,
-    DirectMeter,
-    Meter,
-    MeterType,
-    Register,
 )
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.tables import (

@@ -23,7 +23,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from p4emu.backend.body import compile_error, to_unsigned, unsupported
+from p4emu.backend.compile_helpers import compile_error, to_unsigned, unsupported
 from p4emu.frontend import ast
 
 if TYPE_CHECKING:

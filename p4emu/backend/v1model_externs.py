@@ -23,14 +23,17 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from p4emu.backend.body import (
+from p4emu.backend.codewriter import py_attr
+from p4emu.backend.compile_helpers import (
     compile_error,
     const_int,
     fit,
     from_unsigned,
+    literal,
     to_unsigned,
     unsupported,
 )
+from p4emu.backend.parsers import packet_in_statement, packet_in_value, parser_verify
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
@@ -60,8 +63,6 @@ def extern_statement(bc: BodyCompiler, call: ast.Call) -> None:
     extern = target.extern.name
     method = target.method.name
     if extern == "packet_in":
-        from p4emu.backend.parsers import packet_in_statement
-
         packet_in_statement(bc, call, target)
         return
     if extern == "packet_out" and method == "emit":
@@ -75,16 +76,12 @@ def extern_statement(bc: BodyCompiler, call: ast.Call) -> None:
 
 def extern_method_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall) -> str:
     if target.extern.name == "packet_in":
-        from p4emu.backend.parsers import packet_in_value
-
         return packet_in_value(bc, e, target)
     raise unsupported(e, f"value of {target.extern.name}.{target.method.name}()")
 
 
 def extern_function_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternFunctionCall) -> str:
     if e.const_value is not None:
-        from p4emu.backend.body import literal
-
         return literal(e.const_value, e.type)
     raise unsupported(e, f"value of extern function {target.function.name}()")
 
@@ -112,8 +109,6 @@ def _mark_to_drop(bc: BodyCompiler, call: ast.Call) -> None:
 def _verify(bc: BodyCompiler, call: ast.Call) -> None:
     if bc.where != "parser":
         raise unsupported(call, "verify() outside a parser")
-    from p4emu.backend.parsers import parser_verify
-
     parser_verify(bc, call)
 
 
@@ -362,15 +357,9 @@ def emit_value(bc: BodyCompiler, code: str, type_: t.Type, node: ast.Node) -> No
             emit_value(bc, item, type_.element, node)
     elif isinstance(type_, (t.HeaderUnionType, t.StructType)):
         for info in type_.fields:
-            emit_value(bc, f"{code}.{_attr(info.name)}", info.type, node)
+            emit_value(bc, f"{code}.{py_attr(info.name)}", info.type, node)
     else:
         raise unsupported(node, f"emit of {type_.describe()}")
-
-
-def _attr(name: str) -> str:
-    from p4emu.backend.codewriter import py_attr
-
-    return py_attr(name)
 
 
 # --------------------------------------------------------------------------- helpers

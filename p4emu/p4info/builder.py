@@ -199,14 +199,9 @@ class _Builder:
             action_ref.annotations.extend(ref.annotations)
             action_ref.scope = _SCOPES[ref.scope]
         default = table.default_action
-        if default is not None:
-            action_id = self.symbols.id(ResourceType.ACTION, default.action)
-            if default.is_const:
-                message.const_default_action_id = action_id
-            call = message.initial_default_action
-            call.action_id = action_id
-            for argument in self._default_arguments(table):
-                call.arguments.append(argument)
+        if default is not None and default.is_const:
+            # p4c 1.2.4.8 writes no initial_default_action (P4Runtime 1.4): neither do we.
+            message.const_default_action_id = self.symbols.id(ResourceType.ACTION, default.action)
         if table.implementation is not None:
             message.implementation_id = self.symbols.id(
                 ResourceType.ACTION_PROFILE, table.implementation
@@ -227,31 +222,6 @@ class _Builder:
             message.is_const_table = True
         if table.has_initial_entries:
             message.has_initial_entries = True
-
-    def _default_arguments(self, table: Table) -> list[p4i.TableActionCall.Argument]:
-        default = table.default_action
-        assert default is not None
-        action = self.actions[default.action]
-        where = f"default action '{action.name}' of table '{table.name}'"
-        if len(default.arguments) != len(action.params):
-            raise ModelError(
-                f"{where} has {len(default.arguments)} arguments, "
-                f"the action has {len(action.params)} parameters"
-            )
-        param_ids = allocate_field_ids(
-            [param.explicit_id for param in action.params],
-            f"parameters of action '{action.name}'",
-        )
-        arguments = []
-        for param, param_id, value in zip(action.params, param_ids, default.arguments):
-            if not param.bitwidth:
-                raise ModelError(f"{where}: argument for parameter '{param.name}' has no bit width")
-            arguments.append(
-                p4i.TableActionCall.Argument(
-                    param_id=param_id, value=encode_value(int(value), param.bitwidth)
-                )
-            )
-        return arguments
 
     # ------------------------------------------------------------------ actions
 

@@ -18,11 +18,11 @@ from typing import Any, TypeVar
 
 from finsy.proto import p4r
 
-from p4emu.backend.action_profiles import ActionProfile
-from p4emu.backend.objects import ActionInfo, ProgramObjects, TableInfo
-from p4emu.p4rt.codec import MatchSpec, ParamSpec
+from p4emu.p4rt.codec import MatchSpec, ParamSpec, Specs
 from p4emu.p4rt.exceptions import invalid
+from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.externs import DigestConfig
+from p4emu.runtime.objects import ActionInfo, ProgramObjects, TableInfo
 
 Undo = Callable[[], None]
 
@@ -82,8 +82,10 @@ class Context:
     mc_metadata: dict[int, bytes] = field(default_factory=dict)
     #: digest id -> configuration written by the controller (INSERT enables the digest)
     digest_configs: dict[int, DigestConfig] = field(default_factory=dict)
-    _match_specs: dict[str, tuple[MatchSpec, ...]] = field(default_factory=dict)
-    _param_specs: dict[int, tuple[ParamSpec, ...]] = field(default_factory=dict)
+    #: table name -> what the INSERT fast path needs of its key (p4rt.table_entries)
+    key_layouts: dict[str, object] = field(default_factory=dict)
+    _match_specs: dict[str, Specs] = field(default_factory=dict)
+    _param_specs: dict[int, Specs] = field(default_factory=dict)
     _ids: dict[tuple[int, str], int] = field(default_factory=dict)
 
     # --- lookups by P4Info id (unknown id -> INVALID_ARGUMENT, as PI) ---------------------
@@ -115,18 +117,18 @@ class Context:
     def profile(self, profile_id: int) -> tuple[str, ActionProfile]:
         return self.lookup(self.objects.action_profiles, profile_id, ACTION_PROFILE)
 
-    def match_specs(self, info: TableInfo) -> tuple[MatchSpec, ...]:
+    def match_specs(self, info: TableInfo) -> Specs:
         specs = self._match_specs.get(info.name)
         if specs is None:
-            specs = tuple(MatchSpec(f.id, f.name, f.width, f.match_kind) for f in info.key)
+            specs = Specs(MatchSpec(f.id, f.name, f.width, f.match_kind) for f in info.key)
             self._match_specs[info.name] = specs
         return specs
 
-    def param_specs(self, action_id: int) -> tuple[ParamSpec, ...]:
+    def param_specs(self, action_id: int) -> Specs:
         specs = self._param_specs.get(action_id)
         if specs is None:
             action = self.action(action_id)
-            specs = tuple(ParamSpec(p.id, p.name, p.width) for p in action.params)
+            specs = Specs(ParamSpec(p.id, p.name, p.width) for p in action.params)
             self._param_specs[action_id] = specs
         return specs
 

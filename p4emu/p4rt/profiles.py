@@ -30,15 +30,6 @@ from typing import Any
 
 from finsy.proto import p4r
 
-from p4emu.backend.action_profiles import ActionProfile
-from p4emu.backend.exceptions import (
-    ActionProfileError,
-    InvalidMemberError,
-    MemberExistsError,
-    MemberInUseError,
-    MemberNotFoundError,
-    ProfileFullError,
-)
 from p4emu.p4rt.codec import decode_params, decode_unsigned, encode_params, encode_unsigned
 from p4emu.p4rt.context import ACTION, ACTION_PROFILE, Context, Undo, no_undo
 from p4emu.p4rt.exceptions import (
@@ -49,6 +40,15 @@ from p4emu.p4rt.exceptions import (
     not_found,
     resource_exhausted,
     unimplemented,
+)
+from p4emu.runtime.action_profiles import ActionProfile
+from p4emu.runtime.exceptions import (
+    ActionProfileError,
+    InvalidMemberError,
+    MemberExistsError,
+    MemberInUseError,
+    MemberNotFoundError,
+    ProfileFullError,
 )
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE

@@ -2,7 +2,7 @@
 
 The gRPC server (and the STF runner, and tests) hand it ``p4.v1.Update`` batches and
 ``p4.v1.Entity`` read requests; it applies them to the loaded program's
-:class:`~p4emu.backend.objects.ProgramObjects` with P4Runtime v1.4 semantics.
+:class:`~p4emu.runtime.objects.ProgramObjects` with P4Runtime v1.4 semantics.
 
 Write: one ``p4.v1.Error`` per update, in order (``canonical_code`` 0 for success), as
 the ``details`` of the ``Write`` status (:func:`errors_to_status` builds it). Atomicity:
@@ -34,7 +34,6 @@ from typing import Any
 
 from finsy.proto import p4r, rpc_code, rpc_status
 
-from p4emu.backend.objects import ProgramObjects
 from p4emu.p4rt.context import Context, Undo
 from p4emu.p4rt.exceptions import ERROR_SPACE, P4RuntimeError, invalid, unimplemented
 from p4emu.p4rt.externs import Externs
@@ -43,6 +42,7 @@ from p4emu.p4rt.profiles import ActionProfiles
 from p4emu.p4rt.table_entries import TableEntries
 from p4emu.p4rt.value_sets import ValueSets
 from p4emu.runtime.externs import DigestConfig
+from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.tables import TableEntry
 
 log = logging.getLogger("p4emu.p4rt")
@@ -154,7 +154,7 @@ class P4RuntimeState:
                 self._apply(update)
         except P4RuntimeError as error:
             return error.to_proto()
-        return p4r.Error()
+        return _OK
 
     def _write_all_or_nothing(self, updates: Sequence[p4r.Update], hold: bool) -> list[p4r.Error]:
         undos: list[Undo] = []
@@ -219,6 +219,17 @@ class P4RuntimeState:
 
     def read(self, entity: p4r.Entity) -> Iterator[p4r.Entity]:
         """The entities matching ``entity`` (a query with wildcards), canonical."""
+        return self._read(entity, encoded=False)  # type: ignore[return-value]
+
+    def read_encoded(self, entities: Iterable[p4r.Entity]) -> list[bytes]:
+        """:meth:`read_all`, each entity serialized (the ``entities`` of a ReadResponse).
+        Table entries come from the encoding cached on each entry, never parsed."""
+        out: list[bytes] = []
+        for entity in entities:
+            out.extend(self._read(entity, encoded=True))  # type: ignore[arg-type]
+        return out
+
+    def _read(self, entity: p4r.Entity, *, encoded: bool) -> Iterator[p4r.Entity | bytes]:
         with self._control:
             self._require_pipeline()
             kind = entity.WhichOneof("entity")
@@ -229,9 +240,15 @@ class P4RuntimeState:
             handler = self._readers.get(kind)
             if handler is None:
                 raise unimplemented(f"{kind} entities are not supported")
+            query = getattr(entity, kind)
             with self._lock:
                 try:
-                    results = list(handler(getattr(entity, kind)))
+                    if not encoded:
+                        results: list[p4r.Entity] | list[bytes] = list(handler(query))
+                    elif kind == "table_entry":
+                        results = list(self._tables.read_encoded(query))
+                    else:
+                        results = [found.SerializeToString() for found in handler(query)]
                 except P4RuntimeError:
                     raise
                 except Exception as error:
@@ -260,6 +277,11 @@ class P4RuntimeState:
         (the server sends ``DigestList`` messages only for enabled digests)."""
         ctx = self._require_pipeline()
         return ctx.digest_configs.get(digest_id)
+
+
+#: The ``p4.v1.Error`` of every successful update of a CONTINUE_ON_ERROR batch: one shared
+#: message, not one per update (the list is read, packed into a status, never changed).
+_OK = p4r.Error()
 
 
 def _aborted(message: str) -> p4r.Error:

@@ -45,10 +45,7 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4r
 
-from p4emu.backend.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
-from p4emu.backend.exceptions import ActionProfileError
-from p4emu.backend.objects import TableInfo
-from p4emu.p4rt.codec import add_matches, add_params, decode_matches, decode_params
+from p4emu.p4rt.codec import add_matches, add_params, decode_matches, decode_params, fast_params
 from p4emu.p4rt.context import ACTION, Context, OneShotRecord, Undo, no_undo
 from p4emu.p4rt.exceptions import (
     P4RuntimeError,
@@ -67,8 +64,10 @@ from p4emu.p4rt.profiles import (
     plan_oneshot,
     profile_error,
 )
-from p4emu.runtime.exceptions import TableError
+from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
+from p4emu.runtime.exceptions import ActionProfileError, TableError
 from p4emu.runtime.externs import CounterType, MeterConfig
+from p4emu.runtime.objects import TableInfo
 from p4emu.runtime.tables import ActionScope, MatchValue, TableEntry
 
 INSERT, MODIFY, DELETE = p4r.Update.INSERT, p4r.Update.MODIFY, p4r.Update.DELETE
@@ -149,8 +148,12 @@ class TableEntries:
             raise invalid(f"{where}: the table has no key; only its default entry can be set")
         if not te.HasField("action"):
             raise invalid(f"{where}: the action must be set for an INSERT")
-        values, priority = self._key(info, te, where)
-        key = self._canonical(info, values, where)
+        key = self._fast_key(info, te.match)
+        if key is None:
+            values, priority = self._key(info, te, where)
+            key = self._canonical(info, values, where)
+        else:
+            priority = self._priority(info, te.priority, where)
         plan = self._plan_action(info, te.action, where, for_default=False)
         direct = self._plan_direct(info, te, where, inserting=True)
         self._check_idle_timeout(info, te.idle_timeout_ns, where)
@@ -181,10 +184,10 @@ class TableEntries:
             self.ctx.oneshots[identity] = record
 
         def undo() -> None:
-            current = table.find(values, priority=priority)
+            current = table.find_canonical(key, priority)
             if current is not None:
                 self._release(info, current.action_id, current.args)
-                table.delete(values, priority=priority)
+                table.delete(table.match_of_key(key), priority=priority)
             self.ctx.oneshots.pop(identity, None)
             _run(undos)
 
@@ -356,6 +359,15 @@ class TableEntries:
     # ======================================================================== reads
 
     def read(self, te: p4r.TableEntry) -> Iterator[p4r.Entity]:
+        return self._read(te, encoded=False)  # type: ignore[return-value]
+
+    def read_encoded(self, te: p4r.TableEntry) -> Iterator[bytes]:
+        """:meth:`read`, each entity serialized: an entry without direct resources asked
+        for is its cached encoding, never parsed (what a ``ReadResponse`` carries)."""
+        for item in self._read(te, encoded=True):
+            yield item if isinstance(item, bytes) else item.SerializeToString()
+
+    def _read(self, te: p4r.TableEntry, *, encoded: bool) -> Iterator[p4r.Entity | bytes]:
         if te.table_id == 0:
             if te.match:
                 raise invalid("a match filter needs a table_id")
@@ -363,9 +375,11 @@ class TableEntries:
         else:
             tables = [self.ctx.table(te.table_id)]
         for info in tables:
-            yield from self._read_table(info, te)
+            yield from self._read_table(info, te, encoded)
 
-    def _read_table(self, info: TableInfo, te: p4r.TableEntry) -> Iterator[p4r.Entity]:
+    def _read_table(
+        self, info: TableInfo, te: p4r.TableEntry, encoded: bool
+    ) -> Iterator[p4r.Entity | bytes]:
         where = f"table {info.name}"
         if te.HasField("meter_counter_data"):
             raise unimplemented(f"{where}: per-colour meter counters are not supported")
@@ -392,20 +406,24 @@ class TableEntries:
         filtered = bool(
             te.priority or te.controller_metadata or te.metadata or te.HasField("action")
         )
+        plain = encoded and not direct
         for entry in entries:
             if filtered and not self._passes_filters(info, entry, te):
                 continue
-            entity = self._entity(info, entry)
+            if plain:
+                yield self._entity_bytes(info, entry)
+                continue
+            entity = _ENTITY_FROM_BYTES(self._entity_bytes(info, entry))
             if direct:
                 self._add_direct(info, entry, te, entity.table_entry)
             yield entity
 
-    def _entity(self, info: TableInfo, entry: TableEntry) -> p4r.Entity:
-        """A new ``Entity`` of an entry without direct resources. Its serialized form is
-        cached on the entry and used while the fields it was built from are unchanged
-        (a MODIFY, an undo or a new one-shot group changes them): the cache is checked
-        against those fields, so no writer has to invalidate it. Match and priority never
-        change for an entry."""
+    def _entity_bytes(self, info: TableInfo, entry: TableEntry) -> bytes:
+        """The serialized ``Entity`` of an entry without direct resources. It is cached on
+        the entry and used while the fields it was built from are unchanged (a MODIFY, an
+        undo or a new one-shot group changes them): the cache is checked against those
+        fields, so no writer has to invalidate it. Match and priority never change for an
+        entry."""
         stamp = (
             entry.action_id,
             entry.args,
@@ -418,11 +436,12 @@ class TableEntries:
         )
         cached = entry.control_cache
         if cached is not None and cached[0] == stamp:  # type: ignore[index]
-            return _ENTITY_FROM_BYTES(cached[1])  # type: ignore[index]
+            return cached[1]  # type: ignore[index]
         entity = p4r.Entity()
         self.encode_entry(info, entry, out=entity.table_entry)
-        entry.control_cache = (stamp, entity.SerializeToString())
-        return entity
+        data = entity.SerializeToString()
+        entry.control_cache = (stamp, data)
+        return data
 
     def _passes_filters(self, info: TableInfo, entry: TableEntry, te: p4r.TableEntry) -> bool:
         if te.priority and entry.priority != te.priority:
@@ -650,7 +669,54 @@ class TableEntries:
 
     def _key(self, info: TableInfo, te: p4r.TableEntry, where: str) -> tuple[list[MatchValue], int]:
         values = decode_matches(te.match, self.ctx.match_specs(info), where)
-        priority = te.priority
+        return values, self._priority(info, te.priority, where)
+
+    def _fast_key(
+        self, info: TableInfo, matches: Sequence[p4r.FieldMatch]
+    ) -> tuple[tuple[int, int], ...] | None:
+        """The canonical key (what ``Table.canonicalize`` of the decoded matches gives) of
+        the usual INSERT — every field given, in P4Info order, exact / lpm / ternary values
+        in at most the field's own bytes, valid — or None for anything else: then the full
+        decode (:meth:`_key`, :meth:`_canonical`) decides, with its specific error."""
+        layout = self.ctx.key_layouts.get(info.name, _NO_LAYOUT)
+        if layout is _NO_LAYOUT:
+            layout = self.ctx.key_layouts[info.name] = _key_layout(info)
+        if layout is None or len(matches) != len(layout):
+            return None
+        key = []
+        for match, (field_id, kind, width, size) in zip(matches, layout):
+            if match.field_id != field_id:
+                return None
+            if kind == "exact":
+                data = match.exact.value  # b"" when another kind is set: the slow path decides
+                if not data or len(data) > size:
+                    return None
+                value = int.from_bytes(data, "big")
+                if value >> width:
+                    return None
+                key.append((value, (1 << width) - 1))
+            elif kind == "lpm":
+                lpm = match.lpm
+                data, prefix = lpm.value, lpm.prefix_len
+                if not data or len(data) > size or not 0 < prefix <= width:
+                    return None
+                value = int.from_bytes(data, "big")
+                host = (1 << (width - prefix)) - 1
+                if value >> width or value & host:
+                    return None
+                key.append((value, ((1 << width) - 1) ^ host))
+            else:  # ternary
+                ternary = match.ternary
+                data, mask_data = ternary.value, ternary.mask
+                if not data or not mask_data or len(data) > size or len(mask_data) > size:
+                    return None
+                value, mask = int.from_bytes(data, "big"), int.from_bytes(mask_data, "big")
+                if not mask or (value | mask) >> width or value & ~mask:
+                    return None
+                key.append((value, mask))
+        return tuple(key)
+
+    def _priority(self, info: TableInfo, priority: int, where: str) -> int:
         if info.table.requires_priority:
             if priority <= 0:
                 raise invalid(
@@ -662,7 +728,7 @@ class TableEntries:
                 f"{where}: priority must be 0 for a table without ternary/range/optional "
                 f"keys, got {priority}"
             )
-        return values, priority
+        return priority
 
     def _canonical(
         self, info: TableInfo, values: Sequence[MatchValue], where: str
@@ -727,9 +793,11 @@ class TableEntries:
                 f"{where}: the table has no action profile; member ids, group ids and action "
                 "sets are not allowed"
             )
-        action_id = action.action.action_id
-        self.ctx.lookup(self.ctx.objects.actions, action_id, ACTION)
+        call = action.action
+        action_id = call.action_id
         allowed = info.table.allowed_actions
+        if allowed is None or action_id not in allowed:  # an id of the table is an action's
+            self.ctx.lookup(self.ctx.objects.actions, action_id, ACTION)
         if allowed is not None:
             scope = allowed.get(action_id)
             if scope is None:
@@ -744,11 +812,12 @@ class TableEntries:
                     f"{where}: action {self.ctx.action(action_id).name} is @defaultonly and "
                     "cannot be used in an entry"
                 )
-        args = decode_params(
-            action.action.params,
-            self.ctx.param_specs(action_id),
-            f"{where}: action {self.ctx.action(action_id).name}",
-        )
+        specs = self.ctx.param_specs(action_id)
+        args = fast_params(call.params, specs)
+        if args is None:
+            args = decode_params(
+                call.params, specs, f"{where}: action {self.ctx.action(action_id).name}"
+            )
         return _ActionPlan(action_id, args)
 
     def _commit_action(
@@ -825,6 +894,18 @@ class TableEntries:
             raise invalid(
                 f"{where}: idle_timeout_ns must be 0, the table does not support idle timeouts"
             )
+
+
+_NO_LAYOUT = object()
+_FAST_KINDS = ("exact", "lpm", "ternary")
+
+
+def _key_layout(info: TableInfo) -> tuple[tuple[int, str, int, int], ...] | None:
+    """``(field id, match kind, width, bytes)`` per key field, for :meth:`_fast_key`; None
+    when a field's kind has no fast path (range, optional)."""
+    if any(f.match_kind not in _FAST_KINDS for f in info.key):
+        return None
+    return tuple((f.id, f.match_kind, f.width, (f.width + 7) >> 3) for f in info.key)
 
 
 def _set_counter(entry: TableEntry, update: tuple[int | None, int | None]) -> None:

@@ -15,11 +15,11 @@ from collections.abc import Iterator
 
 from finsy.proto import p4r
 
-from p4emu.backend.exceptions import ValueSetError, ValueSetFullError
-from p4emu.backend.objects import ValueSet
 from p4emu.p4rt.codec import MatchSpec, decode_matches, encode_matches
 from p4emu.p4rt.context import VALUE_SET, Context, Undo
 from p4emu.p4rt.exceptions import already_exists, invalid, resource_exhausted
+from p4emu.runtime.exceptions import ValueSetError, ValueSetFullError
+from p4emu.runtime.objects import ValueSet
 
 MODIFY = p4r.Update.MODIFY
 

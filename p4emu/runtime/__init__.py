@@ -9,6 +9,9 @@ One module per concern; the backend's generated code calls these directly:
 - :mod:`~p4emu.runtime.clock` — :class:`RealClock` / :class:`VirtualClock`.
 - :mod:`~p4emu.runtime.traffic_manager` — egress queues with BMv2 queueing metadata.
 - :mod:`~p4emu.runtime.pre` — multicast groups and clone sessions.
+- :mod:`~p4emu.runtime.objects` — :class:`ProgramObjects`, what the control plane reads and
+  writes (built by the backend once per program).
+- :mod:`~p4emu.runtime.action_profiles` — action profiles and selectors.
 
 Design notes and BMv2 references: ``docs/p4emu-runtime.md``.
 """

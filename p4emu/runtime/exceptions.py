@@ -1,7 +1,8 @@
-"""Errors raised by p4emu's runtime primitives (tables, externs, queues, PRE, STF files).
+"""Errors raised by p4emu's runtime primitives and run-time objects.
 
+Tables, externs, queues, PRE, action profiles, value sets, controller packet headers.
 Every error a user can cause (a bad table entry, a bad index from the control plane, a
-malformed STF file...) is a subclass of :class:`RuntimeP4Error` and carries a specific,
+bad action profile member...) is a subclass of :class:`RuntimeP4Error` and carries a specific,
 human-readable message. Errors that a *packet* causes inside the data plane (a register
 index out of range, a packet too short for a header) follow BMv2 instead: they are
 logged or reported to the parser, never raised into the pipeline, except
@@ -145,3 +146,56 @@ class PreEntryNotFoundError(PreError):
 
 class PreInvalidEntryError(PreError):
     """An id out of range, a duplicate replica, a bad port... (INVALID_ARGUMENT)."""
+
+
+# --- action profiles / selectors ----------------------------------------------------------
+
+
+class ActionProfileError(RuntimeP4Error):
+    """Base of action profile errors; ``profile`` names the profile."""
+
+    def __init__(self, profile: str, message: str) -> None:
+        self.profile = profile
+        super().__init__(f"action profile {profile}: {message}")
+
+
+class MemberExistsError(ActionProfileError):
+    """A member or group with this id already exists (P4Runtime ALREADY_EXISTS)."""
+
+
+class MemberNotFoundError(ActionProfileError):
+    """No member / group with this id (P4Runtime NOT_FOUND)."""
+
+
+class MemberInUseError(ActionProfileError):
+    """A member or group is still referenced by a table entry or a group (FAILED_PRECONDITION)."""
+
+
+class InvalidMemberError(ActionProfileError):
+    """A bad member/group: unknown action, bad arguments, group too large (INVALID_ARGUMENT)."""
+
+
+class ProfileFullError(ActionProfileError):
+    """The profile already holds ``size`` members (RESOURCE_EXHAUSTED)."""
+
+
+# --- value sets ---------------------------------------------------------------------------
+
+
+class ValueSetError(RuntimeP4Error):
+    """A bad value set write: wrong arity, value too wide, set full (``value_set`` named)."""
+
+    def __init__(self, value_set: str, message: str) -> None:
+        self.value_set = value_set
+        super().__init__(f"value set {value_set}: {message}")
+
+
+class ValueSetFullError(ValueSetError):
+    """The value set already holds ``size`` entries (RESOURCE_EXHAUSTED)."""
+
+
+# --- controller packet metadata -----------------------------------------------------------
+
+
+class ControllerHeaderError(RuntimeP4Error):
+    """A packet_out metadata dict or a packet_in frame does not fit the controller header."""

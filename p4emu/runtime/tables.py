@@ -814,7 +814,7 @@ class Table:
 
     def _index(self, entry: TableEntry) -> None:
         if self._kind is _Kind.exact:
-            self._exact[tuple(v for v, _ in entry.key)] = entry
+            self._exact[tuple([v for v, _ in entry.key])] = entry
         elif self._kind is _Kind.lpm:
             mask = entry.key[self._lpm_index][1]
             bucket = self._lpm.get(mask)

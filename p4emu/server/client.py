@@ -1,7 +1,9 @@
 """A small synchronous P4Runtime client, built on the current generated protos (finsy.proto).
 
 For tests, scripts and STF-style checks against any P4Runtime target (p4emu-switch or
-simple_switch_grpc). Entities are built by *name* from the P4Info, never by numeric id::
+simple_switch_grpc). A thin transport: requests, entities (by *name* from the P4Info,
+never by numeric id) and error decoding come from :mod:`p4emu.p4rt.messages`, shared with
+the controller's asyncio client::
 
     with P4RuntimeClient("127.0.0.1:9559") as client:
         client.set_pipeline_from_program("prog.p4")
@@ -21,10 +23,20 @@ import grpc
 from finsy.proto import gnmi, gnmi_grpc, p4i, p4r, p4r_grpc, rpc_code
 
 from p4emu.exceptions import P4EmuError
-from p4emu.p4rt.exceptions import EntityNameError
-from p4emu.p4rt.names import EntityNames, MatchSpec, encode_value
+from p4emu.p4rt.messages import (
+    EntityNameError,
+    EntityNames,
+    arbitration_request,
+    describe_rpc_error,
+    get_pipeline_request,
+    per_update_errors,
+    pipeline_config,
+    read_request,
+    set_pipeline_request,
+    write_request,
+)
+from p4emu.p4rt.schema import MatchValue
 from p4emu.server.ports import interface_path
-from p4emu.server.status import decode_batch_error
 
 
 class ClientError(P4EmuError):
@@ -86,6 +98,11 @@ def open_channel(address: str, tls: ClientTls | None = None) -> grpc.Channel:
     return grpc.secure_channel(address, tls.credentials(), options=options)
 
 
+def _failed(what: str, exc: grpc.RpcError) -> str:
+    code, message = describe_rpc_error(exc)
+    return f"{what} failed: {code}: {message}"
+
+
 class P4RuntimeClient:
     def __init__(
         self,
@@ -126,15 +143,7 @@ class P4RuntimeClient:
         self._stub = p4r_grpc.P4RuntimeStub(self._channel)
         self._stream = self._stub.StreamChannel(iter(self._requests.get, None))
         threading.Thread(target=self._pump, name=f"p4rt-client-{self.address}", daemon=True).start()
-        request = p4r.StreamMessageRequest()
-        arbitration = request.arbitration
-        arbitration.device_id = self.device_id
-        arbitration.role.name = self.role
-        arbitration.election_id.high, arbitration.election_id.low = (
-            self.election_id >> 64,
-            self.election_id & ((1 << 64) - 1),
-        )
-        self._requests.put(request)
+        self._requests.put(arbitration_request(self.device_id, self.election_id, self.role))
         try:
             reply = self._arbitration.get(timeout=timeout)
         except queue.Empty:
@@ -201,12 +210,6 @@ class P4RuntimeClient:
             raise ClientError("not connected")
         return self._stub
 
-    def _election(self, message) -> None:
-        message.election_id.high, message.election_id.low = (
-            self.election_id >> 64,
-            self.election_id & ((1 << 64) - 1),
-        )
-
     # --- pipeline ------------------------------------------------------------------------
     def set_pipeline(
         self,
@@ -216,19 +219,17 @@ class P4RuntimeClient:
         action: int = p4r.SetForwardingPipelineConfigRequest.VERIFY_AND_COMMIT,
         cookie: int = 0,
     ) -> None:
-        request = p4r.SetForwardingPipelineConfigRequest(
-            device_id=self.device_id, role=self.role, action=action
+        request = set_pipeline_request(
+            self.device_id,
+            self.election_id,
+            pipeline_config(p4info, device_config, cookie),
+            action=action,
+            role=self.role,
         )
-        self._election(request)
-        request.config.p4info.CopyFrom(p4info)
-        request.config.p4_device_config = device_config
-        request.config.cookie.cookie = cookie
         try:
             self.stub.SetForwardingPipelineConfig(request)
         except grpc.RpcError as exc:
-            raise ClientError(
-                f"SetForwardingPipelineConfig failed: {exc.code().name}: {exc.details()}"
-            ) from None
+            raise ClientError(_failed("SetForwardingPipelineConfig", exc)) from None
         self.p4info = p4info
 
     def set_pipeline_from_program(self, program: str | Path, **kwargs: object) -> None:
@@ -242,14 +243,14 @@ class P4RuntimeClient:
         )  # type: ignore[arg-type]
 
     def fetch_p4info(self) -> p4i.P4Info:
-        request = p4r.GetForwardingPipelineConfigRequest(
-            device_id=self.device_id,
-            response_type=p4r.GetForwardingPipelineConfigRequest.P4INFO_AND_COOKIE,
-        )
-        self.p4info = self.stub.GetForwardingPipelineConfig(request).config.p4info
+        request = get_pipeline_request(self.device_id, "P4INFO_AND_COOKIE")
+        try:
+            self.p4info = self.stub.GetForwardingPipelineConfig(request).config.p4info
+        except grpc.RpcError as exc:
+            raise ClientError(_failed("GetForwardingPipelineConfig", exc)) from None
         return self.p4info
 
-    # --- names -> entities (p4emu.p4rt.names) ---------------------------------------------
+    # --- names -> entities (p4emu.p4rt.messages) ---------------------------------------------
     @contextlib.contextmanager
     def _naming(self) -> Iterator[EntityNames]:
         """The entity builder for the current P4Info; its errors become ClientErrors."""
@@ -270,7 +271,7 @@ class P4RuntimeClient:
     def table_entry(
         self,
         table: str,
-        match: Mapping[str, MatchSpec],
+        match: Mapping[str, MatchValue],
         action: str | None = None,
         params: Mapping[str, int] | None = None,
         *,
@@ -305,16 +306,17 @@ class P4RuntimeClient:
         *,
         atomicity: int = p4r.WriteRequest.CONTINUE_ON_ERROR,
     ) -> None:
-        request = p4r.WriteRequest(device_id=self.device_id, role=self.role, atomicity=atomicity)
-        self._election(request)
-        for kind, entity in updates:
-            request.updates.add(type=kind, entity=entity)
+        request = write_request(
+            self.device_id,
+            self.election_id,
+            (p4r.Update(type=kind, entity=entity) for kind, entity in updates),
+            atomicity=atomicity,
+            role=self.role,
+        )
         try:
             self.stub.Write(request)
         except grpc.RpcError as exc:
-            raise WriteError(
-                f"Write failed: {exc.code().name}: {exc.details()}", decode_batch_error(exc)
-            ) from None
+            raise WriteError(_failed("Write", exc), per_update_errors(exc)) from None
 
     def insert(self, *entities: p4r.Entity) -> None:
         self.write([(p4r.Update.INSERT, e) for e in entities])
@@ -326,27 +328,16 @@ class P4RuntimeClient:
         self.write([(p4r.Update.DELETE, e) for e in entities])
 
     def read(self, *entities: p4r.Entity) -> list[p4r.Entity]:
-        request = p4r.ReadRequest(device_id=self.device_id, role=self.role)
-        request.entities.extend(entities)
+        request = read_request(self.device_id, entities, self.role)
         try:
             return [entity for response in self.stub.Read(request) for entity in response.entities]
         except grpc.RpcError as exc:
-            raise ClientError(f"Read failed: {exc.code().name}: {exc.details()}") from None
+            raise ClientError(_failed("Read", exc)) from None
 
     # --- packet I/O ----------------------------------------------------------------------
     def packet_out(self, payload: bytes, **metadata: int) -> None:
-        info = self.find("controller_packet_metadata", "packet_out") if metadata else None
-        request = p4r.StreamMessageRequest()
-        request.packet.payload = payload
-        if info is not None:
-            fields = {m.name: m for m in info.metadata}
-            for name, value in metadata.items():
-                if name not in fields:
-                    raise ClientError(f"packet_out has no metadata {name!r} (has {sorted(fields)})")
-                request.packet.metadata.add(
-                    metadata_id=fields[name].id, value=encode_value(value, fields[name].bitwidth)
-                )
-        self._requests.put(request)
+        with self._naming() as names:
+            self._requests.put(names.packet_out(payload, metadata))
 
     def packet_in(self, timeout: float = 5.0) -> tuple[bytes, dict[str, int]]:
         """The next PacketIn as ``(payload, {metadata name: value})``."""
@@ -354,12 +345,8 @@ class P4RuntimeClient:
             packet = self.packet_ins.get(timeout=timeout)
         except queue.Empty:
             raise ClientError(f"no PacketIn within {timeout:g} s") from None
-        info = self.find("controller_packet_metadata", "packet_in") if packet.metadata else None
-        names = {m.id: m.name for m in info.metadata} if info is not None else {}
-        return bytes(packet.payload), {
-            names.get(m.metadata_id, str(m.metadata_id)): int.from_bytes(m.value, "big")
-            for m in packet.metadata
-        }
+        with self._naming() as names:
+            return names.packet_in(packet)
 
 
 class PortClient:
@@ -388,9 +375,7 @@ class PortClient:
         try:
             self._stub.Set(request, timeout=self.timeout)
         except grpc.RpcError as exc:
-            raise ClientError(
-                f"{self.address}: gNMI Set failed: {exc.code().name}: {exc.details()}"
-            ) from None
+            raise ClientError(_failed(f"{self.address}: gNMI Set", exc)) from None
 
     def set_port(self, name: str | int, up: bool) -> None:
         self.set_ports({name: up})
@@ -401,9 +386,7 @@ class PortClient:
         try:
             response = self._stub.Get(request, timeout=self.timeout)
         except grpc.RpcError as exc:
-            raise ClientError(
-                f"{self.address}: gNMI Get failed: {exc.code().name}: {exc.details()}"
-            ) from None
+            raise ClientError(_failed(f"{self.address}: gNMI Get", exc)) from None
         return [update for n in response.notification for update in n.update]
 
     def ports(self, name: str | int = "*") -> dict[str, bool]:

@@ -48,8 +48,10 @@ class Device(Protocol):
         """Applies updates; returns one Error per update (canonical_code 0 for success)."""
         ...
 
-    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[p4r.Entity]:
-        """Matching entities; raises DeviceError for a malformed read."""
+    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[p4r.Entity | bytes]:
+        """Matching entities, as messages or already serialized (bytes: the server puts
+        them into ReadResponses without parsing them); raises DeviceError for a malformed
+        read."""
         ...
 
     def packet_out(self, packet: p4r.PacketOut) -> None:

@@ -13,7 +13,10 @@
 
 Target options after ``--`` follow BMv2 (``--cpu-port`` and ``--priority-queues`` are accepted
 on either side, as scripts use both). ``--thrift-port`` is accepted and ignored: p4emu has no
-Thrift server; program it over P4Runtime.
+Thrift server; program it over P4Runtime. ``--help`` lists both sets (the target options,
+TLS and access policy among them, in a section of their own). Value checks are clikit's
+shared argparse types; a bad command line is an :class:`OptionsError`, which the console
+script turns into exit code 2 (``clikit.run_main``).
 """
 
 from __future__ import annotations
@@ -24,6 +27,7 @@ import math
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from clikit import non_negative_int, positive_float, positive_int
 from p4emu.io.drivers import InterfaceSpec, parse_interface_spec
 from p4emu.io.exceptions import PortSpecError
 from p4emu.server.exceptions import OptionsError
@@ -71,42 +75,63 @@ class _Parser(argparse.ArgumentParser):
         raise OptionsError(f"{self.prog}: {message}")
 
 
-def _port_number(text: str) -> int:
-    value = int(text, 0)
-    if not 0 <= value <= 511:
-        raise argparse.ArgumentTypeError(f"port {value} is outside 0..511 (ports are bit<9>)")
+MAX_P4_PORT = 511  # v1model port numbers are bit<9>
+
+
+def _p4_port(text: str) -> int:
+    """A switch port number: 0..511 (clikit's ``non_negative_int``, then the bit<9> bound)."""
+    value = non_negative_int(text)
+    if value > MAX_P4_PORT:
+        raise argparse.ArgumentTypeError(
+            f"port {value} is outside 0..{MAX_P4_PORT} (ports are bit<9>)"
+        )
     return value
 
 
-def _positive_int(text: str) -> int:
-    value = int(text, 0)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be a positive integer, got {value}")
-    return value
-
-
-def _positive_float(text: str) -> float:
-    value = float(text)
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"must be a positive number, got {text}")
-    return value
+def _shared_port_options(parser: argparse.ArgumentParser) -> None:
+    """Options accepted before and after ``--`` (scripts use both); after wins."""
+    parser.add_argument(
+        "--cpu-port", type=_p4_port, help="packet_in/packet_out port (default none)"
+    )
+    parser.add_argument(
+        "--priority-queues", type=positive_int, help="egress queues per port (default 1)"
+    )
+    parser.add_argument(
+        "--drop-port", type=_p4_port, help=f"port that drops (default {DEFAULT_DROP_PORT})"
+    )
 
 
 def _main_parser() -> _Parser:
-    parser = _Parser(prog="p4emu-switch", description="p4emu drop-in for simple_switch_grpc")
-    parser.add_argument("--device-id", type=int, default=0)
+    parser = _Parser(
+        prog="p4emu-switch",
+        usage="%(prog)s [options] (--no-p4 | PROGRAM.p4) [-- TARGET OPTIONS]",
+        description="p4emu drop-in for simple_switch_grpc",
+        epilog=_target_parser().format_help(),
+        formatter_class=argparse.RawDescriptionHelpFormatter,
+    )
+    parser.add_argument(
+        "--device-id", type=non_negative_int, default=0, help="P4Runtime device id (default 0)"
+    )
     parser.add_argument("-i", "--interface", action="append", default=[], metavar="PORT@IFACE")
-    parser.add_argument("--cpu-port", type=_port_number)
-    parser.add_argument("--priority-queues", type=_positive_int)
-    parser.add_argument("--queue-depth", type=_positive_int, default=64, metavar="PACKETS")
-    parser.add_argument("--queue-rate", type=_positive_float, metavar="PPS")
-    parser.add_argument("--drop-port", type=_port_number)
+    _shared_port_options(parser)
+    parser.add_argument(
+        "--queue-depth",
+        type=positive_int,
+        default=64,
+        metavar="PACKETS",
+        help="egress queue depth (default 64)",
+    )
+    parser.add_argument("--queue-rate", type=positive_float, metavar="PPS")
     parser.add_argument("--log-console", action="store_true")
     parser.add_argument("-L", "--log-level", choices=LOG_LEVELS, default="info")
     parser.add_argument("--log-file", type=Path)
     parser.add_argument("--pcap", nargs="?", const=".", metavar="DIR")
-    parser.add_argument("--thrift-port", type=int, help="accepted for compatibility; ignored")
-    parser.add_argument("--seed", type=int, default=0, help="seed of random() and hash random")
+    parser.add_argument(
+        "--thrift-port", type=non_negative_int, help="accepted for compatibility; ignored"
+    )
+    parser.add_argument(
+        "--seed", type=non_negative_int, default=0, help="seed of random() and hash random"
+    )
     parser.add_argument(
         "--port-queue-rate",
         action="append",
@@ -127,19 +152,35 @@ def _main_parser() -> _Parser:
 
 
 def _target_parser() -> _Parser:
-    parser = _Parser(prog="p4emu-switch (target options after --)")
-    parser.add_argument("--grpc-server-addr", default=DEFAULT_GRPC_ADDR, metavar="HOST:PORT")
-    parser.add_argument("--cpu-port", type=_port_number)
-    parser.add_argument("--priority-queues", type=_positive_int)
-    parser.add_argument("--drop-port", type=_port_number)
+    parser = _Parser(
+        prog="p4emu-switch ... --",
+        usage="%(prog)s [TARGET OPTIONS]",
+        description="target options (after --, as simple_switch_grpc's): gRPC address, "
+        "TLS, P4Runtime access policy",
+    )
+    parser.add_argument(
+        "--grpc-server-addr",
+        default=DEFAULT_GRPC_ADDR,
+        metavar="HOST:PORT",
+        help=f"P4Runtime and gNMI address (default {DEFAULT_GRPC_ADDR})",
+    )
+    _shared_port_options(parser)
     parser.add_argument("--grpc-server-ssl", action="store_true", help="serve gRPC over TLS")
-    parser.add_argument("--grpc-server-cacert", type=Path, metavar="PEM")
-    parser.add_argument("--grpc-server-cert", type=Path, metavar="PEM")
-    parser.add_argument("--grpc-server-key", type=Path, metavar="PEM")
-    parser.add_argument("--grpc-server-with-client-auth", action="store_true")
+    parser.add_argument(
+        "--grpc-server-cacert", type=Path, metavar="PEM", help="CA that signs client certificates"
+    )
+    parser.add_argument(
+        "--grpc-server-cert", type=Path, metavar="PEM", help="server certificate (TLS)"
+    )
+    parser.add_argument("--grpc-server-key", type=Path, metavar="PEM", help="server key (TLS)")
+    parser.add_argument(
+        "--grpc-server-with-client-auth",
+        action="store_true",
+        help="require a client certificate signed by --grpc-server-cacert",
+    )
     parser.add_argument(
         "--max-grpc-message-size",
-        type=_positive_int,
+        type=positive_int,
         default=DEFAULT_MAX_MESSAGE_BYTES,
         metavar="BYTES",
         help=f"largest gRPC message accepted or sent (default {DEFAULT_MAX_MESSAGE_BYTES})",

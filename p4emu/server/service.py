@@ -10,7 +10,7 @@ from __future__ import annotations
 import logging
 import queue
 import threading
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import grpc
@@ -164,7 +164,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                 set_error(context, exc.code, exc.message)
                 return
         for start in range(0, len(entities), READ_BATCH):
-            yield p4r.ReadResponse(entities=entities[start : start + READ_BATCH])
+            yield read_response(entities[start : start + READ_BATCH])  # type: ignore[misc]
         if not entities:
             yield p4r.ReadResponse()
 
@@ -396,6 +396,30 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         with self.lock:
             self._streams.discard(stream)
             self._deliver(self.arbiter.disconnect(stream))
+
+
+def read_response(entities: Sequence[p4r.Entity | bytes]) -> bytes:
+    """A serialized ``ReadResponse`` of ``entities``, given as messages or serialized: each
+    is field 1 (``entities``, length-delimited), so serialized ones are framed as they are,
+    without a parse and a copy (the Read handler's serializer passes bytes through)."""
+    parts = []
+    for entity in entities:
+        data = entity if isinstance(entity, bytes) else entity.SerializeToString()
+        parts.append(_ENTITIES_TAG + _varint(len(data)))
+        parts.append(data)
+    return b"".join(parts)
+
+
+_ENTITIES_TAG = bytes([1 << 3 | 2])  # ReadResponse.entities: field 1, wire type 2
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def start_grpc_server(

@@ -2,7 +2,8 @@
 
 A batch Write that fails reports gRPC UNKNOWN with a ``google.rpc.Status`` in the
 ``grpc-status-details-bin`` trailer whose ``details`` hold one ``p4.v1.Error`` per update, in
-order, successful ones with ``canonical_code`` OK.
+order, successful ones with ``canonical_code`` OK. Clients decode it with
+:func:`p4emu.p4rt.messages.per_update_errors`.
 """
 
 from __future__ import annotations
@@ -12,7 +13,7 @@ from collections.abc import Sequence
 import grpc
 from finsy.proto import p4r, rpc_code, rpc_status
 
-STATUS_DETAILS_KEY = "grpc-status-details-bin"
+from p4emu.p4rt.messages import STATUS_DETAILS_KEY
 
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
@@ -48,18 +49,3 @@ def _summary(failed: Sequence[p4r.Error], total: int) -> str:
     if len(failed) == 1:
         return f"1 of {total} updates failed: {first}"
     return f"{len(failed)} of {total} updates failed; first: {first}"
-
-
-def decode_batch_error(error: grpc.RpcError) -> list[p4r.Error]:
-    """Client side: the per-update errors of a failed Write (empty if none are attached)."""
-    metadata = error.trailing_metadata() if hasattr(error, "trailing_metadata") else None
-    for key, value in metadata or ():
-        if key == STATUS_DETAILS_KEY:
-            status = rpc_status.Status.FromString(value)
-            errors = []
-            for detail in status.details:
-                item = p4r.Error()
-                if detail.Unpack(item):
-                    errors.append(item)
-            return errors
-    return []

@@ -16,13 +16,13 @@ from typing import TYPE_CHECKING
 
 from finsy.proto import p4i, p4r, rpc_code
 
-from p4emu.backend.objects import ControllerHeader
 from p4emu.bundle import DeviceConfigError, MaterializedBundle, parse_device_config
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt.codec import decode_unsigned, encode_unsigned
 from p4emu.p4rt.exceptions import P4RuntimeError
 from p4emu.p4rt.state import P4RuntimeState
 from p4emu.runtime.clock import Clock
+from p4emu.runtime.objects import ControllerHeader
 from p4emu.server.device import DeviceError, StreamListener
 
 if TYPE_CHECKING:
@@ -240,9 +240,10 @@ class SwitchDevice:
         except P4RuntimeError as exc:
             raise DeviceError(exc.code, exc.message) from None
 
-    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[p4r.Entity]:
+    def read(self, entities: Sequence[p4r.Entity]) -> Iterator[bytes]:
+        """Serialized entities (the server frames them into ReadResponses unparsed)."""
         try:
-            return iter(self.state.read_all(entities))
+            return iter(self.state.read_encoded(entities))
         except P4RuntimeError as exc:
             raise DeviceError(exc.code, exc.message) from None
 

@@ -134,6 +134,16 @@ class _Recorder:
         self.service, self.handlers = service, dict(handlers)
 
 
+def _pass_bytes(serialize: Callable[[Any], bytes]) -> Callable[[Any], bytes]:
+    """A response serializer that sends a response a handler serialized itself as it is
+    (``service.read_response``: ReadResponses framed from cached entity encodings)."""
+
+    def run(message: Any) -> bytes:
+        return message if isinstance(message, bytes) else serialize(message)
+
+    return run
+
+
 def add_service(
     server: grpc.Server,
     add_to_server: Callable[[Any, Any], None],
@@ -157,25 +167,25 @@ def add_service(
             handlers[name] = grpc.unary_unary_rpc_method_handler(
                 _guard_unary(handler.unary_unary, empty),
                 request_deserializer=decode,
-                response_serializer=handler.response_serializer,
+                response_serializer=_pass_bytes(handler.response_serializer),
             )
         elif not handler.request_streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
                 _guard_unary_stream(handler.unary_stream),
                 request_deserializer=decode,
-                response_serializer=handler.response_serializer,
+                response_serializer=_pass_bytes(handler.response_serializer),
             )
         elif handler.response_streaming:
             handlers[name] = grpc.stream_stream_rpc_method_handler(
                 handler.stream_stream,
                 request_deserializer=decode,
-                response_serializer=handler.response_serializer,
+                response_serializer=_pass_bytes(handler.response_serializer),
             )
         else:
             handlers[name] = grpc.stream_unary_rpc_method_handler(
                 handler.stream_unary,
                 request_deserializer=decode,
-                response_serializer=handler.response_serializer,
+                response_serializer=_pass_bytes(handler.response_serializer),
             )
     server.add_generic_rpc_handlers(
         (grpc.method_handlers_generic_handler(recorder.service, handlers),)

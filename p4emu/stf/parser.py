@@ -39,6 +39,7 @@ line raises :class:`~p4emu.stf.exceptions.StfSyntaxError` (``file:line: message`
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import NoReturn
@@ -599,14 +600,6 @@ def _cmd_remove(line: _Line, lineno: int) -> StfRemoveAll:
     return StfRemoveAll(lineno)
 
 
-def _cmd_no_packet(line: _Line, lineno: int) -> StfNoPacket:
-    return StfNoPacket(lineno)
-
-
-def _cmd_wait(line: _Line, lineno: int) -> StfWait:
-    return StfWait(lineno)
-
-
 def _cmd_check_counter(line: _Line, lineno: int) -> StfCheckCounter:
     name = line.qualified_name("a counter name")
     line.expect_punct("(")
@@ -635,26 +628,6 @@ def _cmd_check_register(line: _Line, lineno: int) -> StfCheckRegister:
     return StfCheckRegister(lineno, name, index, op, line.integer("a value"))
 
 
-def _cmd_mirroring_add(line: _Line, lineno: int) -> StfMirroringAdd:
-    return StfMirroringAdd(lineno, line.integer("a session id"), line.integer("a port"))
-
-
-def _cmd_mirroring_add_mc(line: _Line, lineno: int) -> StfMirroringAddMc:
-    return StfMirroringAddMc(lineno, line.integer("a session id"), line.integer("a group id"))
-
-
-def _cmd_mirroring_delete(line: _Line, lineno: int) -> StfMirroringDelete:
-    return StfMirroringDelete(lineno, line.integer("a session id"))
-
-
-def _cmd_mirroring_get(line: _Line, lineno: int) -> StfMirroringGet:
-    return StfMirroringGet(lineno, line.integer("a session id"))
-
-
-def _cmd_mc_mgrp_create(line: _Line, lineno: int) -> StfMcGroupCreate:
-    return StfMcGroupCreate(lineno, line.integer("a multicast group id"))
-
-
 def _ports(line: _Line) -> tuple[int, ...]:
     ports = []
     while not line.at_end():
@@ -662,48 +635,6 @@ def _ports(line: _Line) -> tuple[int, ...]:
     if not ports:
         line.fail("expected at least one port")
     return tuple(ports)
-
-
-def _cmd_mc_node_create(line: _Line, lineno: int) -> StfMcNodeCreate:
-    rid = line.integer("a replication id")
-    return StfMcNodeCreate(lineno, rid, _ports(line))
-
-
-def _cmd_mc_node_update(line: _Line, lineno: int) -> StfMcNodeUpdate:
-    node = line.integer("a node handle")
-    return StfMcNodeUpdate(lineno, node, _ports(line))
-
-
-def _cmd_mc_node_associate(line: _Line, lineno: int) -> StfMcNodeAssociate:
-    return StfMcNodeAssociate(lineno, line.integer("a group id"), line.integer("a node handle"))
-
-
-def _cmd_counter_read(line: _Line, lineno: int) -> StfCounterRead:
-    return StfCounterRead(lineno, line.qualified_name("a counter name"), line.integer("an index"))
-
-
-def _cmd_counter_write(line: _Line, lineno: int) -> StfCounterWrite:
-    name = line.qualified_name("a counter name")
-    return StfCounterWrite(
-        lineno,
-        name,
-        line.integer("an index"),
-        line.integer("a packet count"),
-        line.integer("a byte count"),
-    )
-
-
-def _cmd_register_read(line: _Line, lineno: int) -> StfRegisterRead:
-    return StfRegisterRead(lineno, line.qualified_name("a register name"), line.integer("an index"))
-
-
-def _cmd_register_write(line: _Line, lineno: int) -> StfRegisterWrite:
-    name = line.qualified_name("a register name")
-    return StfRegisterWrite(lineno, name, line.integer("an index"), line.integer("a value"))
-
-
-def _cmd_register_reset(line: _Line, lineno: int) -> StfRegisterReset:
-    return StfRegisterReset(lineno, line.qualified_name("a register name"))
 
 
 def _meter_rates(line: _Line) -> tuple[StfMeterRate, ...]:
@@ -723,43 +654,63 @@ def _meter_rates(line: _Line) -> tuple[StfMeterRate, ...]:
     return tuple(rates)
 
 
-def _cmd_meter_get_rates(line: _Line, lineno: int) -> StfMeterGetRates:
-    return StfMeterGetRates(lineno, line.qualified_name("a meter name"), line.integer("an index"))
+# The BMv2 CLI commands and the bare ones are a fixed sequence of arguments: each is read by
+# one of these, in order, and the command built from them.
+Reader = Callable[[_Line], object]
+Handler = Callable[[_Line, int], StfCommand]
 
 
-def _cmd_meter_set_rates(line: _Line, lineno: int) -> StfMeterSetRates:
-    name = line.qualified_name("a meter name")
-    index = line.integer("an index")
-    return StfMeterSetRates(lineno, name, index, _meter_rates(line))
+def _int(what: str) -> Reader:
+    return lambda line: line.integer(what)
 
 
-def _cmd_meter_array_set_rates(line: _Line, lineno: int) -> StfMeterSetRates:
-    name = line.qualified_name("a meter name")
-    return StfMeterSetRates(lineno, name, None, _meter_rates(line))
+def _name(what: str) -> Reader:
+    return lambda line: line.qualified_name(what)
 
 
-_HANDLERS = {
+def _fixed(command: Callable[..., StfCommand], *readers: Reader) -> Handler:
+    """The handler of a command made of ``readers``' arguments, in order."""
+
+    def handler(line: _Line, lineno: int) -> StfCommand:
+        return command(lineno, *[read(line) for read in readers])
+
+    return handler
+
+
+_SESSION = _int("a session id")
+_INDEX = _int("an index")
+
+
+_HANDLERS: dict[str, Handler] = {
     "add": _cmd_add,
     "setdefault": _cmd_setdefault,
     "remove": _cmd_remove,
-    "no_packet": _cmd_no_packet,
-    "wait": _cmd_wait,
+    "no_packet": _fixed(StfNoPacket),
+    "wait": _fixed(StfWait),
     "check_counter": _cmd_check_counter,
     "check_register": _cmd_check_register,
-    "mirroring_add": _cmd_mirroring_add,
-    "mirroring_add_mc": _cmd_mirroring_add_mc,
-    "mirroring_delete": _cmd_mirroring_delete,
-    "mirroring_get": _cmd_mirroring_get,
-    "mc_mgrp_create": _cmd_mc_mgrp_create,
-    "mc_node_create": _cmd_mc_node_create,
-    "mc_node_update": _cmd_mc_node_update,
-    "mc_node_associate": _cmd_mc_node_associate,
-    "counter_read": _cmd_counter_read,
-    "counter_write": _cmd_counter_write,
-    "register_read": _cmd_register_read,
-    "register_write": _cmd_register_write,
-    "register_reset": _cmd_register_reset,
-    "meter_get_rates": _cmd_meter_get_rates,
-    "meter_set_rates": _cmd_meter_set_rates,
-    "meter_array_set_rates": _cmd_meter_array_set_rates,
+    "mirroring_add": _fixed(StfMirroringAdd, _SESSION, _int("a port")),
+    "mirroring_add_mc": _fixed(StfMirroringAddMc, _SESSION, _int("a group id")),
+    "mirroring_delete": _fixed(StfMirroringDelete, _SESSION),
+    "mirroring_get": _fixed(StfMirroringGet, _SESSION),
+    "mc_mgrp_create": _fixed(StfMcGroupCreate, _int("a multicast group id")),
+    "mc_node_create": _fixed(StfMcNodeCreate, _int("a replication id"), _ports),
+    "mc_node_update": _fixed(StfMcNodeUpdate, _int("a node handle"), _ports),
+    "mc_node_associate": _fixed(StfMcNodeAssociate, _int("a group id"), _int("a node handle")),
+    "counter_read": _fixed(StfCounterRead, _name("a counter name"), _INDEX),
+    "counter_write": _fixed(
+        StfCounterWrite,
+        _name("a counter name"),
+        _INDEX,
+        _int("a packet count"),
+        _int("a byte count"),
+    ),
+    "register_read": _fixed(StfRegisterRead, _name("a register name"), _INDEX),
+    "register_write": _fixed(StfRegisterWrite, _name("a register name"), _INDEX, _int("a value")),
+    "register_reset": _fixed(StfRegisterReset, _name("a register name")),
+    "meter_get_rates": _fixed(StfMeterGetRates, _name("a meter name"), _INDEX),
+    "meter_set_rates": _fixed(StfMeterSetRates, _name("a meter name"), _INDEX, _meter_rates),
+    "meter_array_set_rates": _fixed(
+        StfMeterSetRates, _name("a meter name"), lambda line: None, _meter_rates
+    ),
 }

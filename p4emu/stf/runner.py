@@ -43,7 +43,6 @@ from pathlib import Path
 
 from finsy.proto import p4d, p4r, rpc_code
 
-from p4emu.backend.objects import ProgramObjects, TableInfo
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt import P4RuntimeError, P4RuntimeState
 from p4emu.p4rt.codec import encode_unsigned
@@ -51,6 +50,7 @@ from p4emu.p4rt.exceptions import code_name
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.exceptions import PreError, RuntimeP4Error
 from p4emu.runtime.externs import meter_config_from_bmv2_rates
+from p4emu.runtime.objects import ProgramObjects, TableInfo
 from p4emu.stf.diff import first_difference, hexdump, packet_diff
 from p4emu.stf.exceptions import StfCommandError, StfError
 from p4emu.stf.parser import (

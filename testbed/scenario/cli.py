@@ -21,11 +21,11 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testbed.scenario.model import MODES
+from testbed.scenario.run_options import RunOptions
 from testbed.scenario.units import format_time_ns as fmt
 
 if TYPE_CHECKING:  # the run machinery (vfabric, p4emu) loads only when a command runs
     from testbed.scenario.results import Check, RunResult
-    from testbed.scenario.runner import RunOptions
 
 DEFAULT_RESULTS_ROOT = Path("results")
 
@@ -71,8 +71,6 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
 
 
 def _options(args: argparse.Namespace) -> RunOptions:
-    from testbed.scenario.runner import RunOptions
-
     return RunOptions(
         mode=args.mode, seed=args.seed, progress=True, run_dir=args.run_dir, target=args.target
     )

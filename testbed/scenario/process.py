@@ -32,10 +32,10 @@ from testbed.scenario.model import (
     target_json,
 )
 from testbed.scenario.results import EventResult, RunResult, TransferResult
+from testbed.scenario.run_options import RunOptions
 
 if TYPE_CHECKING:
     from testbed.fabric import Fabric
-    from testbed.scenario.runner import RunOptions
     from testbed.scenario.virtual import Variant
 
 PROCESS_TIME_SCALE = 1000  # wall ns per scenario ns

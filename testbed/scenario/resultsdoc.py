@@ -17,8 +17,8 @@ from testbed.scenario.checks import completion_ratio
 from testbed.scenario.load import bundled_names, load
 from testbed.scenario.model import Scenario
 from testbed.scenario.results import Check, RunResult
+from testbed.scenario.run_options import RunOptions
 from testbed.scenario.runner import (
-    RunOptions,
     compare,
     control_variant,
     execute,

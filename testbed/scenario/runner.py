@@ -14,7 +14,6 @@ from pathlib import Path
 from testbed.scenario.checks import compare_checks, completion_ratio, evaluate
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
-    MODES,
     Assertions,
     Event,
     LinkDown,
@@ -23,29 +22,16 @@ from testbed.scenario.model import (
     Scenario,
     SwitchDown,
 )
+from testbed.scenario.process import PROCESS_TIME_SCALE, run_process
 from testbed.scenario.progress import ProgressBar
 from testbed.scenario.results import Check, RunResult
+from testbed.scenario.run_options import RunOptions
 from testbed.scenario.virtual import Variant, run_virtual
 from topologies import LinkKind, Role, Topology
 
 DEFAULT_FAILURE_BOUND_NS = 5_000_000  # a sweep case with no path left must fail by then
 
 Say = Callable[[str], None]
-
-
-@dataclass
-class RunOptions:
-    mode: str = "virtual"
-    seed: int | None = None
-    progress: bool = False  # a progress bar on stderr (drawn only on a TTY)
-    run_dir: Path | None = None  # process fabric: where its run directory goes
-    udp_base_port: int | None = None  # process fabric, local mode (None: the default)
-    grpc_base_port: int | None = None  # process fabric (None: the default)
-    target: str = "p4emu"  # mininet mode: p4emu or bmv2 (simple_switch_grpc)
-
-    def __post_init__(self) -> None:
-        if self.mode not in MODES:
-            raise ScenarioRunError(f"unknown mode {self.mode!r} (known: {', '.join(MODES)})")
 
 
 def execute(
@@ -65,8 +51,6 @@ def execute(
     try:
         if options.mode == "virtual":
             return run_virtual(scenario, variant, seed=options.seed, out_dir=out_dir, progress=bar)
-        from testbed.scenario.process import run_process
-
         return run_process(scenario, variant, options)
     finally:
         if bar is not None:
@@ -102,8 +86,6 @@ def run_checked(
 def wall_clock_assertions(assertions: Assertions) -> Assertions:
     """What the process fabric can check: the clock-independent assertions (its times are
     stretched by ``PROCESS_TIME_SCALE`` and its NICs have ms-scale timers)."""
-    from testbed.scenario.process import PROCESS_TIME_SCALE
-
     failure = assertions.expect_failure_within_ns
     return Assertions(
         byte_exact=assertions.byte_exact,

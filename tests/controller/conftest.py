@@ -9,6 +9,7 @@ are in ``test_integration_p4emu.py``.
 
 from __future__ import annotations
 
+import functools
 import socket
 import threading
 from collections.abc import Callable, Iterator, Sequence
@@ -21,8 +22,11 @@ from finsy.proto import p4i, p4r, rpc_code
 
 import topologies
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
+from controller.plan import Entry
 from p4emu.bundle import DeviceConfigError, parse_device_config
+from p4emu.frontend import load_program
+from p4emu.p4info import extract_model
 from p4emu.server.device import DeviceError, StreamListener
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 
@@ -31,6 +35,21 @@ OK = p4r.Error(canonical_code=rpc_code.OK)
 
 def _error(code: int, message: str) -> p4r.Error:
     return p4r.Error(canonical_code=code, message=message)
+
+
+@functools.cache
+def program_defaults() -> dict[str, tuple[str, tuple[int, ...]]]:
+    """Table name -> (default action name, its arguments) as DEFAULT_PROGRAM declares them:
+    what a switch holds after a pipeline is set (the P4Info does not say, as p4c's)."""
+    model = extract_model(load_program(DEFAULT_PROGRAM))
+    return {
+        table.preamble.name: (
+            table.default_action.action,
+            tuple(map(int, table.default_action.arguments)),
+        )
+        for table in model.tables
+        if table.default_action is not None
+    }
 
 
 class TableDevice:
@@ -77,12 +96,15 @@ class TableDevice:
         self.counters = {c.preamble.id: c for c in info.counters}
         self.entries = {table_id: {} for table_id in self.tables}
         self.defaults = {}
+        programmed = program_defaults()
+        action_ids = {a.preamble.name: a.preamble.id for a in info.actions}
         for table in info.tables:
             default = p4r.TableEntry(table_id=table.preamble.id, is_default_action=True)
-            initial = table.initial_default_action
-            default.action.action.action_id = initial.action_id
-            for arg in initial.arguments:
-                default.action.action.params.add(param_id=arg.param_id, value=arg.value)
+            action, arguments = programmed[table.preamble.name]
+            default.action.action.action_id = action_ids[action]
+            for param_id, value in enumerate(arguments, start=1):
+                data = value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
+                default.action.action.params.add(param_id=param_id, value=data)
             self.defaults[table.preamble.id] = default
 
     def pipeline_config(self) -> p4r.ForwardingPipelineConfig | None:
@@ -254,11 +276,17 @@ class FakeFabric:
     switches: dict[str, FakeSwitch] = field(default_factory=dict)
 
     @property
-    def endpoints(self) -> dict[str, Endpoint]:
-        return {name: Endpoint(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
+    def endpoints(self) -> dict[str, P4RuntimeTarget]:
+        return {name: P4RuntimeTarget(f"127.0.0.1:{sw.port}") for name, sw in self.switches.items()}
 
     def __getitem__(self, name: str) -> FakeSwitch:
         return self.switches[name]
+
+    @staticmethod
+    def declared_default(table: str) -> Entry:
+        """The default entry a switch holds for ``table`` until one is written."""
+        action, arguments = program_defaults()[table]
+        return Entry(table, (), action, arguments, True)
 
     def stop(self) -> None:
         for sw in self.switches.values():

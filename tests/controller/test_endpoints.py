@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 import topologies
-from controller.endpoints import Endpoint, default_endpoints, endpoint_of, load_endpoints
+from controller.endpoints import P4RuntimeTarget, default_endpoints, endpoint_of, load_endpoints
 from controller.exceptions import EndpointError
 
 
@@ -15,8 +15,8 @@ def test_convention_numbers_switches_in_topology_order() -> None:
     topo = topologies.load("tiny")
     endpoints = default_endpoints(topo)
     names = [sw.name for sw in topo.switches]
-    assert endpoints[names[0]] == Endpoint("127.0.0.1:9559")
-    assert endpoints[names[-1]] == Endpoint(f"127.0.0.1:{9559 + len(names) - 1}")
+    assert endpoints[names[0]] == P4RuntimeTarget("127.0.0.1:9559")
+    assert endpoints[names[-1]] == P4RuntimeTarget(f"127.0.0.1:{9559 + len(names) - 1}")
     assert default_endpoints(topo, "::1", 50000)["p0-t0-0"].address == "[::1]:50000"
 
 
@@ -30,8 +30,8 @@ def test_endpoints_file(tmp_path: Path) -> None:
     path.write_text("p0-t0-0: p0-t0-0:9559\np0-t1-0: {address: '[::1]:9560', device_id: 3}\n")
     endpoints = load_endpoints(path, topologies.load("tiny"))
     assert endpoints == {
-        "p0-t0-0": Endpoint("p0-t0-0:9559"),
-        "p0-t1-0": Endpoint("[::1]:9560", 3),
+        "p0-t0-0": P4RuntimeTarget("p0-t0-0:9559"),
+        "p0-t1-0": P4RuntimeTarget("[::1]:9560", 3),
     }
     assert str(endpoints["p0-t1-0"]) == "[::1]:9560 (device 3)"
     with pytest.raises(EndpointError, match=r"no P4Runtime address for p1-t0-0 in ep.yaml"):

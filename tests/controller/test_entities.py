@@ -10,7 +10,7 @@ from controller import p4names
 from controller.artifacts import Pipeline
 from controller.entities import EntityCodec, canonical_bytes, widen_port_fields
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
-from controller.plan import Entry, Lpm, SwitchPlan, plan_fabric
+from controller.plan import Entry, LpmPrefix, SwitchPlan, plan_fabric
 from topologies import Role
 
 
@@ -60,7 +60,8 @@ def _shifted_ids(info: p4i.P4Info, by: int) -> p4i.P4Info:
         table.preamble.id += by
         for ref in table.action_refs:
             ref.id += by
-        table.initial_default_action.action_id += by
+        if table.HasField("initial_default_action"):
+            table.initial_default_action.action_id += by
     for action in moved.actions:
         action.preamble.id += by
     return moved
@@ -76,34 +77,42 @@ def test_no_id_is_hard_coded(pipeline: Pipeline) -> None:
     assert moved.decode(moved.encode(entry)) == entry
 
 
-def test_default_entry(codec: EntityCodec) -> None:
+def test_default_entry(codec: EntityCodec, pipeline: Pipeline) -> None:
     entry = Entry(
         p4names.SWITCH_CONFIG, (), p4names.SET_SWITCH_CONFIG, (1, 7, 1, 0, 0, 0), is_default=True
     )
     message = codec.encode(entry).table_entry
     assert message.is_default_action and not message.match
     assert codec.decode(codec.encode(entry)) == entry
-    initial = codec.tables[p4names.SWITCH_CONFIG].initial_default
+    # p4c 1.2.4.8's P4Info (and p4emu's) has no initial_default_action: unknown
+    assert codec.tables[p4names.SWITCH_CONFIG].initial_default is None
+    # newer p4c's (P4Runtime 1.4) says it
+    newer = p4i.P4Info()
+    newer.CopyFrom(pipeline.p4info)
+    set_id = codec.actions[p4names.SET_SWITCH_CONFIG].id
+    for table in newer.tables:
+        if table.preamble.name == p4names.SWITCH_CONFIG:
+            table.initial_default_action.action_id = set_id
+            for param_id, value in enumerate((0, 7, 0, 0, 0, 0), start=1):
+                table.initial_default_action.arguments.add(param_id=param_id, value=bytes([value]))
+    initial = EntityCodec(newer).tables[p4names.SWITCH_CONFIG].initial_default
     assert initial == Entry(
         p4names.SWITCH_CONFIG, (), p4names.SET_SWITCH_CONFIG, (0, 7, 0, 0, 0, 0), is_default=True
-    )
-    assert codec.tables[p4names.USID_ROUTE].initial_default == Entry(
-        p4names.USID_ROUTE, (), p4names.NO_ACTION, (), is_default=True
     )
 
 
 def test_lpm_encoding(codec: EntityCodec) -> None:
-    entry = Entry(p4names.IPV6_ROUTE, (Lpm(0xFF02 << 112, 16),), p4names.TO_CPU)
+    entry = Entry(p4names.IPV6_ROUTE, (LpmPrefix(0xFF02 << 112, 16),), p4names.TO_CPU)
     match = codec.encode(entry).table_entry.match[0]
     assert match.lpm.prefix_len == 16 and match.lpm.value == bytes.fromhex("ff02") + bytes(14)
-    everything = Entry(p4names.IPV6_ROUTE, (Lpm(0, 0),), p4names.TO_CPU)
+    everything = Entry(p4names.IPV6_ROUTE, (LpmPrefix(0, 0),), p4names.TO_CPU)
     assert not codec.encode(everything).table_entry.match  # don't-care: omitted
     assert codec.decode(codec.encode(everything)) == everything
     with pytest.raises(EncodeError, match="has bits set beyond the prefix"):
-        codec.encode(Entry(p4names.IPV6_ROUTE, (Lpm(0xFF02 << 112 | 1, 16),), p4names.TO_CPU))
+        codec.encode(Entry(p4names.IPV6_ROUTE, (LpmPrefix(0xFF02 << 112 | 1, 16),), p4names.TO_CPU))
     with pytest.raises(EncodeError, match=r"prefix length 129 is outside 0..128"):
-        codec.encode(Entry(p4names.IPV6_ROUTE, (Lpm(0, 129),), p4names.TO_CPU))
-    with pytest.raises(EncodeError, match="LPM match needs Lpm"):
+        codec.encode(Entry(p4names.IPV6_ROUTE, (LpmPrefix(0, 129),), p4names.TO_CPU))
+    with pytest.raises(EncodeError, match=r"LPM match needs \(value, prefix_len\)"):
         codec.encode(Entry(p4names.IPV6_ROUTE, (5,), p4names.TO_CPU))
 
 
@@ -121,7 +130,7 @@ def test_bad_entries_name_the_problem(codec: EntityCodec) -> None:
     with pytest.raises(EncodeError, match=r"no action MrcIngress.nope"):
         codec.encode(Entry(p4names.USID_ROUTE, (1,), "MrcIngress.nope"))
     with pytest.raises(EncodeError, match="exact match needs an integer"):
-        codec.encode(Entry(p4names.USID_ROUTE, (Lpm(1, 2),), p4names.TO_CPU))
+        codec.encode(Entry(p4names.USID_ROUTE, (LpmPrefix(1, 2),), p4names.TO_CPU))
 
 
 def test_delete_update_carries_only_the_key(codec: EntityCodec) -> None:

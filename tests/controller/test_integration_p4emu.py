@@ -23,7 +23,7 @@ import topologies
 from controller import p4names
 from controller.artifacts import Pipeline
 from controller.cli import EXIT_OK, main
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec, widen_port_fields
 from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, plan_fabric
@@ -126,8 +126,8 @@ class Fabric:
     switches: dict[str, SwitchProcess] = field(default_factory=dict)
 
     @property
-    def endpoints(self) -> dict[str, Endpoint]:
-        return {name: Endpoint(sw.address) for name, sw in self.switches.items()}
+    def endpoints(self) -> dict[str, P4RuntimeTarget]:
+        return {name: P4RuntimeTarget(sw.address) for name, sw in self.switches.items()}
 
 
 @pytest.fixture
@@ -177,7 +177,7 @@ def one_switch(tmp_path: Path) -> Iterator[Fabric]:
 
 def held_entries(address: str, pipeline: Pipeline) -> list[Entry]:
     async def run() -> list[Entry]:
-        client = SwitchClient("probe", Endpoint(address), connect_timeout=10.0)
+        client = SwitchClient("probe", P4RuntimeTarget(address), connect_timeout=10.0)
         try:
             await client.connect()
             return await read_owned(client, EntityCodec(pipeline.p4info))
@@ -284,7 +284,7 @@ def test_error_cases_are_reported_per_switch(
 ) -> None:
     plan = plan_fabric(tiny)
     endpoints = dict(p4emu_fabric.endpoints)
-    endpoints["p1-t1-1"] = Endpoint(f"127.0.0.1:{free_port()}")  # nothing listens there
+    endpoints["p1-t1-1"] = P4RuntimeTarget(f"127.0.0.1:{free_port()}")  # nothing listens there
     report = push(plan, pipeline, endpoints, connect=FAST)
     failed = {r.switch: r for r in report.failed}
     assert list(failed) == ["p1-t1-1"] and failed["p1-t1-1"].error_kind == "unreachable"

@@ -14,7 +14,7 @@ import pytest
 import topologies
 from controller import p4names
 from controller.exceptions import PlanError
-from controller.plan import Entry, FabricPlan, Lpm, parse_link, plan_fabric
+from controller.plan import Entry, FabricPlan, LpmPrefix, parse_link, plan_fabric
 from controller.policy import SwitchPolicy
 from topologies import AddressPlan, Role, Topology
 
@@ -235,8 +235,8 @@ def test_cpu_rules_and_punts() -> None:
     plan = plan_fabric(topologies.load("tiny"))
     routes = plan["p0-t1-0"].entries_of(p4names.IPV6_ROUTE)
     assert {(e.match[0], e.action) for e in routes} == {
-        (Lpm(0xFF02 << 112, 16), p4names.TO_CPU),
-        (Lpm(0xFE80 << 112, 10), p4names.TO_CPU),
+        (LpmPrefix(0xFF02 << 112, 16), p4names.TO_CPU),
+        (LpmPrefix(0xFE80 << 112, 10), p4names.TO_CPU),
     }
     config = plan["p0-t1-0"].entries_of(p4names.SWITCH_CONFIG)[0]
     assert config.params == (0, 7, 1, 0, 0, 0)  # punt end-of-carrier only

@@ -9,7 +9,7 @@ from finsy.proto import p4r
 import topologies
 from controller import p4names
 from controller.artifacts import Pipeline
-from controller.endpoints import Endpoint
+from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec
 from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, FabricPlan, plan_fabric
@@ -19,7 +19,7 @@ from controller.reconcile import SyncOptions, read_owned
 FAST = ConnectOptions(connect_timeout=10.0)
 
 
-def read_back(endpoint: Endpoint, name: str, pipeline: Pipeline) -> list[Entry]:
+def read_back(endpoint: P4RuntimeTarget, name: str, pipeline: Pipeline) -> list[Entry]:
     async def main() -> list[Entry]:
         client = SwitchClient(name, endpoint, connect_timeout=10.0)
         try:
@@ -32,7 +32,6 @@ def read_back(endpoint: Endpoint, name: str, pipeline: Pipeline) -> list[Entry]:
 
 
 def assert_switch_holds_plan(fabric, plan: FabricPlan, pipeline: Pipeline) -> None:
-    codec = EntityCodec(pipeline.p4info)
     for sw in plan:
         held = read_back(fabric.endpoints[sw.name], sw.name, pipeline)
         entries = {e for e in held if not e.is_default}
@@ -40,7 +39,7 @@ def assert_switch_holds_plan(fabric, plan: FabricPlan, pipeline: Pipeline) -> No
         defaults = {e.table: e for e in held if e.is_default}
         for table in p4names.OWNED_TABLES:
             planned = [e for e in sw.entries if e.is_default and e.table == table]
-            want = planned[0] if planned else codec.tables[table].initial_default
+            want = planned[0] if planned else fabric.declared_default(table)
             assert defaults[table] == want, (sw.name, table)
 
 
@@ -214,7 +213,7 @@ def test_lower_election_id_after_a_departed_primary_takes_the_highest_seen(
 
 def test_wrong_device_id(fabric, pipeline, tiny) -> None:
     plan = plan_fabric(tiny, switches=["p0-t1-0"])
-    endpoints = {"p0-t1-0": Endpoint(fabric.endpoints["p0-t1-0"].address, device_id=4)}
+    endpoints = {"p0-t1-0": P4RuntimeTarget(fabric.endpoints["p0-t1-0"].address, device_id=4)}
     (failed,) = push(plan, pipeline, endpoints, connect=FAST).failed
     assert failed.error_kind == "arbitration" and failed.error_code == "NOT_FOUND"
     assert "device id 4 does not exist" in failed.error

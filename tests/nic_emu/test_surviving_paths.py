@@ -197,3 +197,28 @@ def test_oracle_knows_the_issue_case() -> None:
     assert replace(faults[0], a="p1-t1-1").breaks(walk)
     assert Fault("link", "p1-t1-1", "p1-t0-1").breaks(walk)
     assert not Fault("link", "p1-t0-0", "p1-t1-0").breaks(walk)
+
+
+@pytest.mark.parametrize("timers", ["hardware", "process"])
+def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str) -> None:
+    """Every link drops everything for a while, then every path is back. The window was
+    full when the blackout began: a silent timeout took one packet out of flight and
+    shrank cwnd by as much, so the window stayed full of lost packets, nothing (not even a
+    retransmission) could be sent, and after 7 backoffs the transfer failed with
+    max_retries (the process soak's 9.6 s without an acknowledgement)."""
+    config = TEST_CONFIG if timers == "hardware" else transport_config({})
+    blackout_ns = 4 * config.rto_base_ns
+    net = SimNetwork(TINY, config=config, seed=5)
+    sender, receiver = net.connect("nic0", "nic3")
+    sender.no_ev_timeout_ns = 100 * blackout_ns  # the process: the transfer deadline
+    data = payload(4 << 20, 5)
+    region = net.register_memory("nic3", len(data))
+    t = Transfer(net, sender, receiver, region, data)
+    # A quarter into the transfer (both ports at line rate), while the window is full.
+    start_ns = len(data) * 8_000_000_000 // (2 * config.port_rate_bps) // 4
+    net.loop.at(start_ns, net.fabric.set_fault_everywhere, LinkFault(drop_prob=1.0))
+    net.loop.at(start_ns + blackout_ns, net.fabric.set_fault_everywhere, None)
+    t.post()
+    assert net.run_until_idle([sender], limit_ns=100 * blackout_ns)
+    assert not net.failures("nic0"), net.failures("nic0")[0].message
+    assert t.delivered and sender.counters["rto_silent"] >= 1

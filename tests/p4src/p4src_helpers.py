@@ -31,7 +31,8 @@ from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.p4rt import P4RuntimeState
 from p4emu.p4rt.exceptions import EntityNameError
-from p4emu.p4rt.names import EntityNames, MatchSpec
+from p4emu.p4rt.messages import EntityNames
+from p4emu.p4rt.schema import MatchValue
 from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import Switch
 from topologies import AddressPlan, RouteKind, UsidRoute
@@ -78,9 +79,6 @@ def carrier(*usids: int, block: int = BLOCK) -> str:
     return str(IPv6Address(value))
 
 
-MatchValue = MatchSpec
-
-
 class MrcSwitch:
     """mrc_switch.p4 on p4emu, configured through P4Runtime messages.
 
@@ -122,7 +120,7 @@ class MrcSwitch:
         except EntityNameError as exc:
             raise HarnessError(str(exc)) from None
 
-    # --- entities (built by name: p4emu.p4rt.names) --------------------------------------
+    # --- entities (built by name: p4emu.p4rt.messages) --------------------------------------
 
     def action(self, name: str, params: Mapping[str, int] | None = None) -> p4r.Action:
         try:

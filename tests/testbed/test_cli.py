@@ -5,7 +5,9 @@ from pathlib import Path
 
 import pytest
 
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 from testbed import cli
+from testbed.traffic import deadline_line
 
 
 def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, str]:
@@ -48,6 +50,26 @@ def test_usage_errors_exit_2(capsys) -> None:
     code, _out, err = run(["up", "tiny", "--transport", "[1]"], capsys)
     assert code == 2 and "--transport: must be a JSON object" in err
     assert "Traceback" not in err
+
+
+def test_send_and_demo_take_a_transfer_deadline(capsys) -> None:
+    """The transfer deadline (issue 15): the NIC's default unless given, ``--timeout`` is
+    the same option under its former name, and a deadline must be positive."""
+    parser = cli.build_parser()
+    for command in (["send", "nic0", "nic1"], ["demo", "--mode", "local"]):
+        assert parser.parse_args(command).deadline == DEFAULT_TRANSFER_DEADLINE_S
+        assert parser.parse_args([*command, "--deadline", "7.5"]).deadline == 7.5
+        assert parser.parse_args([*command, "--timeout", "9"]).deadline == 9.0
+        code, _out, err = run([*command, "--deadline", "0"], capsys)
+        assert code == 2 and "--deadline" in err and "Traceback" not in err
+    code, out, _err = run(["send", "--help"], capsys)
+    assert code == 0 and f"(default {DEFAULT_TRANSFER_DEADLINE_S:g})" in " ".join(out.split())
+
+
+def test_deadline_line_says_what_the_deadline_does() -> None:
+    line = deadline_line(2.5)
+    assert line.startswith("transfer deadline: 2.5 s ")
+    assert "fails, naming the paths it found down" in line
 
 
 def test_bad_transport_key_is_refused_before_anything_starts(capsys, run_root: Path) -> None:

@@ -55,8 +55,11 @@ def test_summary_lines_report_every_number() -> None:
         per_plane_bytes={"0": 1000, "1": 2000},
         retransmissions=4,
         plot=Path("x.png"),
+        deadline_s=45.0,
     )
     text = "\n".join(result.lines())
+    assert "transfer done at 3.000 s (deadline 45 s)" in text
+    assert result.to_json()["deadline_s"] == 45.0
     assert "delivered intact: 3,000 of 3,000 bytes (SHA-256 matches)" in text
     assert "repath: 3 events, median 200 us, max 300 us" in text
     assert "goodput: before 0.000 Gb/s, during 0.000 Gb/s, after 0.000 Gb/s" in text

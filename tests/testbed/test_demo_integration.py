@@ -15,6 +15,7 @@ from testbed.demo import DEMO_PLOT_NAME, DemoOptions, run_demo
 from testbed.exceptions import DemoError, ModeError
 from testbed.fabric import switch_command
 from testbed.options import FabricOptions
+from testbed.traffic import DEFAULT_TRANSFER_DEADLINE_S, deadline_line
 from topologies import load
 
 from .conftest import free_bases, nic_program
@@ -46,8 +47,11 @@ def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
         nic_command=nic_program(),
     )
     plot = short_root / "demo.png"
-    result = run_demo(DemoOptions(size=2 * 1024 * 1024, plot=plot, local=local))
+    said: list[str] = []
+    result = run_demo(DemoOptions(size=2 * 1024 * 1024, plot=plot, local=local), said.append)
     assert result.intact
+    assert result.deadline_s == DEFAULT_TRANSFER_DEADLINE_S
+    assert deadline_line(DEFAULT_TRANSFER_DEADLINE_S) in said  # printed before the transfer
     assert result.bytes_delivered_intact == result.size
     assert 0 < result.cut_s < result.restore_s <= result.elapsed_s + 1.0
     assert [p.name for p in result.phases] == ["before", "during", "after"]
@@ -101,8 +105,21 @@ def test_cli_up_status_break_send_down(
         assert status["links_down"] == [["p1-t0-1", "p1-t1-0"]]
         assert status["ports_down"] == [["nic2", 0]]
         assert status["switches_down"] == ["p0-t1-1"]
-        assert cli.main(["send", "nic2", "nic0", "--bytes", "64K", *base]) == 0
-        assert "intact" in capsys.readouterr().out
+        assert cli.main(["send", "nic2", "nic0", "--bytes", "64K", "--deadline", "90", *base]) == 0
+        captured = capsys.readouterr()
+        assert "intact" in captured.out
+        assert captured.err.startswith(deadline_line(90))
+        # Both of nic2's ports down: no usable path, so the NIC fails it at its deadline.
+        assert cli.main(["port", "down", "nic2", "1", *base]) == 0
+        capsys.readouterr()
+        assert cli.main(["send", "nic2", "nic0", "--bytes", "64K", "--deadline", "1", *base]) == 1
+        err = capsys.readouterr().err
+        assert err.startswith(deadline_line(1)), err
+        # Whichever of the NIC's two checks of the deadline fires first.
+        assert "failed (deadline)" in err or "failed (no_usable_ev)" in err, err
+        assert "plane 0 via p0-t1-0: 80 ASSUMED_BAD" in err
+        assert "local ports down: [0, 1]" in err
+        assert cli.main(["port", "up", "nic2", "1", *base]) == 0
         assert cli.main(["link", "down", "p0-t0-0", "p1-t1-0", *base]) == 1
         assert "there is no link" in capsys.readouterr().err
         for command in (

@@ -257,3 +257,18 @@ def test_a_restarted_switch_gets_its_cut_ports_back_down(tiny: Fabric) -> None:
         raise
     tiny.link_up("p0-t0-1", "p0-t1-1")
     assert _port(tiny, "p0-t1-1", link.b.port)["oper-status"] == "UP"
+
+
+def test_a_switch_that_outlives_its_kill_is_reported_not_taken_for_down(
+    tiny: Fabric, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """If the killed switch process is still there after the wait, switch down says so and
+    does not record the switch as down (a later switch up would take the lingering process
+    for a running switch)."""
+    import testbed.fabric as fabric_module
+
+    monkeypatch.setattr(fabric_module, "kill_record", lambda record, sig, wait: None)
+    with pytest.raises(TestbedError, match=r"p0-t1-0: process \d+ still runs 10 s after SIGKILL"):
+        tiny.switch_down("p0-t1-0")
+    assert "p0-t1-0" not in tiny.state.switches_down
+    assert tiny.status(check=True).in_sync

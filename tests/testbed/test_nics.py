@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 from testbed import rundir as rd
 from testbed.exceptions import NicControlError
 from testbed.nics import Nic
@@ -69,7 +70,10 @@ def test_requests_and_answers(server) -> None:
         "connections": 1,
         "mode": "mrc",
         "seed": 5,
+        "deadline_s": DEFAULT_TRANSFER_DEADLINE_S,  # always said, never left to the NIC
     }
+    assert nic.send("nic3", 1000, deadline_s=12.5) == 7
+    assert seen[2]["deadline_s"] == 12.5
 
 
 @pytest.mark.parametrize(

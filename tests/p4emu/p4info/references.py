@@ -8,15 +8,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finsy.proto import p4i
-
 ROOT = Path(__file__).resolve().parents[3]
 REFERENCE_DIR = Path(__file__).resolve().parent / "reference"
 MANIFEST = REFERENCE_DIR / "programs.txt"
-
-NEWER_THAN_REFERENCE_P4C = ("initial_default_action",)
-"""Table fields p4emu emits (P4Runtime 1.4, later p4c releases) that the reference p4c
-(1.2.4.8) predates; cleared from p4emu's P4Info before the comparison (docs/p4info.md)."""
 
 
 def programs() -> list[Path]:
@@ -37,13 +31,3 @@ def reference_path(program: Path) -> Path:
     """``reference/<relative path with / -> __>.p4info.txtpb`` for ``program``."""
     relative = program.resolve().relative_to(ROOT).with_suffix("")
     return REFERENCE_DIR / ("__".join(relative.parts) + ".p4info.txtpb")
-
-
-def comparable(info: p4i.P4Info) -> p4i.P4Info:
-    """A copy of p4emu's ``info`` without the fields the reference p4c does not know."""
-    copy = p4i.P4Info()
-    copy.CopyFrom(info)
-    for table in copy.tables:
-        for field in NEWER_THAN_REFERENCE_P4C:
-            table.ClearField(field)
-    return copy

@@ -8,19 +8,8 @@ from __future__ import annotations
 
 from finsy.proto import p4i, p4r, p4t
 
-from p4emu.backend.action_profiles import ActionProfile
-from p4emu.backend.objects import (
-    ActionInfo,
-    ActionParamInfo,
-    DigestInfo,
-    DirectResourceInfo,
-    KeyFieldInfo,
-    ProgramObjects,
-    TableInfo,
-    ValueSet,
-    ValueSetField,
-)
 from p4emu.p4rt import P4RuntimeState
+from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.externs import (
     Counter,
@@ -31,6 +20,17 @@ from p4emu.runtime.externs import (
     Meter,
     MeterType,
     Register,
+)
+from p4emu.runtime.objects import (
+    ActionInfo,
+    ActionParamInfo,
+    DigestInfo,
+    DirectResourceInfo,
+    KeyFieldInfo,
+    ProgramObjects,
+    TableInfo,
+    ValueSet,
+    ValueSetField,
 )
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.tables import ActionScope, Exact, KeyField, MatchKind, ProgramEntry, Table

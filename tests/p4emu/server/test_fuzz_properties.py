@@ -20,9 +20,9 @@ from finsy.proto import p4i, p4r, rpc_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from p4emu.p4rt.messages import per_update_errors, write_request
 from p4emu.server.client import P4RuntimeClient
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.status import decode_batch_error
 from p4emu.server.switch_device import SwitchDevice, SwitchSettings
 
 PROGRAM = Path(__file__).parent / "programs" / "fuzz_target.p4"
@@ -228,7 +228,7 @@ def _snapshot(device: SwitchDevice, info: p4i.P4Info) -> list[bytes]:
         entity.table_entry.table_id = table.preamble.id
         entity.table_entry.is_default_action = True
         queries.append(entity)
-    return sorted(e.SerializeToString(deterministic=True) for e in device.read(queries))
+    return sorted(e.SerializeToString(deterministic=True) for e in device.state.read_all(queries))
 
 
 # --------------------------------------------------------------------------- properties
@@ -247,8 +247,7 @@ def test_random_write_batches_are_canonical_and_replayable(switch, seed, size) -
     client, device, replica, _ = switch
     rng = random.Random(seed)
     info = client.p4info
-    request = p4r.WriteRequest(device_id=0, atomicity=p4r.WriteRequest.CONTINUE_ON_ERROR)
-    client._election(request)
+    request = write_request(0, client.election_id, ())
     for _ in range(size):
         if HISTORY and rng.random() < 0.3:  # change or remove something that was written
             entity = rng.choice(HISTORY)
@@ -269,7 +268,7 @@ def test_random_write_batches_are_canonical_and_replayable(switch, seed, size) -
         codes = [rpc_code.OK] * size
     except grpc.RpcError as exc:
         assert exc.code() == grpc.StatusCode.UNKNOWN, exc.details()
-        errors = decode_batch_error(exc)
+        errors = per_update_errors(exc)
         assert len(errors) == size
         codes = [error.canonical_code for error in errors]
         for error in errors:

@@ -143,3 +143,44 @@ def test_port_queue_rates(program: Path) -> None:
     ):
         with pytest.raises(OptionsError, match=message):
             parse_options(["-i", "2@veth2", "--port-queue-rate", bad, str(program)])
+
+
+def test_help_lists_the_target_tls_and_policy_flags(capsys: pytest.CaptureFixture[str]) -> None:
+    from p4emu.server.main import main
+
+    assert main(["--help"]) == 0
+    text = capsys.readouterr().out
+    for flag in (
+        "--no-p4",
+        "--grpc-server-addr",
+        "--grpc-server-ssl",
+        "--grpc-server-cert",
+        "--grpc-server-key",
+        "--grpc-server-cacert",
+        "--grpc-server-with-client-auth",
+        "--p4rt-roles",
+        "--p4rt-controllers",
+        "--max-grpc-message-size",
+    ):
+        assert flag in text, flag
+    assert "default 127.0.0.1:9559" in text
+
+
+@pytest.mark.parametrize(
+    ("argv", "message"),
+    [
+        (["--no-p4", "--cpu-port", "x"], "argument --cpu-port: expected an integer, got 'x'"),
+        (["--no-p4", "--device-id", "-1"], "argument --device-id: must be >= 0, got -1"),
+        (["--no-p4", "--queue-rate", "0"], "argument --queue-rate: must be positive, got 0"),
+        (["--no-p4", "--", "--grpc-server-ssl"], "--grpc-server-ssl needs --grpc-server-cert"),
+    ],
+)
+def test_bad_command_lines_exit_2_with_one_line(
+    argv: list[str], message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    from p4emu.server.main import main
+
+    assert main(argv) == 2
+    err = capsys.readouterr().err
+    assert err.startswith("p4emu-switch: ") and message in err
+    assert "Traceback" not in err

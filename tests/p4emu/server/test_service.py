@@ -10,9 +10,9 @@ import grpc
 import pytest
 from finsy.proto import p4r, p4r_grpc, rpc_code
 
+from p4emu.p4rt.messages import per_update_errors
 from p4emu.server.device import DeviceError, StreamListener
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.status import decode_batch_error
 
 BAD_TABLE = 999
 
@@ -195,7 +195,7 @@ def test_batch_errors_carry_one_p4_error_per_update(rig) -> None:
     with pytest.raises(grpc.RpcError) as info:
         stub.Write(write_request(1, 1, BAD_TABLE, 3))
     assert info.value.code() == grpc.StatusCode.UNKNOWN
-    errors = decode_batch_error(info.value)
+    errors = per_update_errors(info.value)
     assert [e.canonical_code for e in errors] == [rpc_code.OK, rpc_code.NOT_FOUND, rpc_code.OK]
     assert "table id 999" in errors[1].message
     assert len(device.entries) == 2

@@ -3,12 +3,14 @@ selectors, controller packet headers, lookups by id."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
-from backend_helpers import PROGRAMS
 
 from p4emu.backend import compile_program
-from p4emu.backend.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
-from p4emu.backend.exceptions import (
+from p4emu.frontend import load_program
+from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
+from p4emu.runtime.exceptions import (
     ControllerHeaderError,
     InvalidMemberError,
     MemberExistsError,
@@ -18,9 +20,10 @@ from p4emu.backend.exceptions import (
     ValueSetError,
     ValueSetFullError,
 )
-from p4emu.backend.objects import ControllerField, ControllerHeader, ValueSet, ValueSetField
-from p4emu.frontend import load_program
+from p4emu.runtime.objects import ControllerField, ControllerHeader, ValueSet, ValueSetField
 from p4emu.runtime.tables import Exact, MatchKind, Range, Ternary
+
+PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
 
 def test_value_set_membership_limits_and_errors() -> None:

@@ -23,7 +23,7 @@ Contents (see each class for details):
 ``direct_counters`` name -> :class:`DirectResourceInfo` (the table that holds the cells).
 ``meters``          name -> :class:`p4emu.runtime.externs.Meter`.
 ``direct_meters``   name -> :class:`DirectResourceInfo`.
-``action_profiles`` name -> :class:`p4emu.backend.action_profiles.ActionProfile` (profiles
+``action_profiles`` name -> :class:`p4emu.runtime.action_profiles.ActionProfile` (profiles
                     and selectors; indirect table entries use ``MEMBER_REF``/``GROUP_REF``).
 ``value_sets``      name -> :class:`ValueSet` (parser ``value_set``).
 ``digests``         name (the digest struct type name, as P4Info) -> :class:`DigestInfo`;
@@ -44,10 +44,14 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4emu.backend.action_profiles import ActionProfile
-from p4emu.backend.exceptions import ControllerHeaderError, ValueSetError, ValueSetFullError
+from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.clock import Clock
-from p4emu.runtime.exceptions import InvalidEntryError
+from p4emu.runtime.exceptions import (
+    ControllerHeaderError,
+    InvalidEntryError,
+    ValueSetError,
+    ValueSetFullError,
+)
 from p4emu.runtime.externs import (
     Counter,
     DigestQueue,

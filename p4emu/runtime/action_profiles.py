@@ -33,14 +33,14 @@ from __future__ import annotations
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 
-from p4emu.backend.exceptions import (
+from p4emu.runtime.bitbuf import pack_bits
+from p4emu.runtime.exceptions import (
     InvalidMemberError,
     MemberExistsError,
     MemberInUseError,
     MemberNotFoundError,
     ProfileFullError,
 )
-from p4emu.runtime.bitbuf import pack_bits
 
 #: ``TableEntry.action_id`` of an indirect entry pointing at a member (``args[0]``).
 MEMBER_REF = -1
