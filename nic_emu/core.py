@@ -13,8 +13,7 @@ and collects
 - application events: :meth:`NicCore.events` (WRITE completions, arrivals, failures).
 
 The core has no socket, thread or clock. Everything a driver must do is in
-:class:`nic_emu.driver.NicDriver`'s docstring; :func:`nic_emu.driver.service` is the
-loop body every driver shares.
+:class:`NicDriver`'s docstring; :func:`service` is the loop body every driver shares.
 """
 
 from __future__ import annotations
@@ -22,15 +21,16 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
-from nic_emu import events as ev_kinds
-from nic_emu.completions import AppEvent
+from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, Connection, QpState
-from nic_emu.events import EventLog
-from nic_emu.evs import EvEntry
+from nic_emu.connection.host import AppEvent, ConnectionFailed
+from nic_emu.ev_set import EvEntry
+from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
     ConfigError,
     ConnectionSetupError,
@@ -38,7 +38,7 @@ from nic_emu.exceptions import (
     UnknownConnectionError,
 )
 from nic_emu.memory import MemoryRegion, MemoryTable
-from nic_emu.psn import PSN_MASK
+from nic_emu.sender import PSN_MASK
 from topologies import AddressPlan, Path, mac_bytes
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 from topologies.exceptions import TopologyError
@@ -123,7 +123,7 @@ class NicCore:
         self.peer_heard_ns: dict[str, int] = {}
         self._peer_paths: dict[str, dict[int, int]] = {}
         self._t1_counts = [p.t1_count for p in topo.planes]
-        self._probes: dict[int, tuple[Connection, EvEntry]] = {}
+        self._probes: dict[int, tuple[int, EvEntry]] = {}  # probe id -> (QPN, EV)
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
         self.plane_rx = [0] * self.plane_count
@@ -376,10 +376,11 @@ class NicCore:
             self._sendable.add(conn)
             self._stale.add(conn)
 
-    def connection_failed(self, conn: Connection) -> None:
-        """``conn`` went to ERROR: it leaves the turns, the port queues and the timers."""
-        self._unschedule(conn)
-        self._stale.add(conn)
+    def wake(self, qpn: int) -> None:
+        """An application call changed connection ``qpn`` (:class:`ConnectionHost`)."""
+        conn = self.connections.get(qpn)
+        if conn is not None:
+            self.touch(conn)
 
     def _unschedule(self, conn: Connection) -> None:
         self._ready = None
@@ -496,6 +497,12 @@ class NicCore:
 
     def emit(self, event: AppEvent) -> None:
         self._events.append(event)
+        if type(event) is ConnectionFailed:
+            # It went to ERROR: it leaves the turns, the port queues and the timers.
+            conn = self.connections.get(event.qpn)
+            if conn is not None:
+                self._unschedule(conn)
+                self._stale.add(conn)
 
     def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None:
         self.counters["rx_dropped"] += 1
@@ -585,10 +592,10 @@ class NicCore:
         paths = self._peer_paths.get(peer)
         return paths.get(key, NEVER) if paths is not None else NEVER
 
-    def register_probe(self, conn: Connection, entry: EvEntry) -> int:
+    def register_probe(self, qpn: int, entry: EvEntry) -> int:
         probe_id = self._next_probe_id
         self._next_probe_id = (probe_id + 1) & 0xFFFF_FFFF or 1
-        self._probes[probe_id] = (conn, entry)
+        self._probes[probe_id] = (qpn, entry)
         return probe_id
 
     def forget_probe(self, probe_id: int) -> None:
@@ -626,8 +633,9 @@ class NicCore:
             if found is None:
                 self.counters["rx_probe_reply_unknown"] += 1
                 return
-            conn, entry = found
-            if conn.state is QpState.READY and entry.probe_seq == p.probe_id:
+            qpn, entry = found
+            conn = self.connections.get(qpn)
+            if conn is not None and conn.state is QpState.READY and entry.probe_seq == p.probe_id:
                 conn.on_probe_answer(entry, now)
                 self.touch(conn)
             return
@@ -687,3 +695,43 @@ class NicCore:
                 for qpn, c in self.connections.items()
             },
         }
+
+
+# ---------------------------------------------------------------------- drivers
+
+
+class NicDriver(Protocol):
+    """The contract a driver implements for one NIC core.
+
+    1. On every frame received on port ``plane``: ``core.receive_frame(frame, plane, now)``,
+       then :func:`service`.
+    2. When the time returned by :func:`service` (``core.next_timer()``) is reached:
+       ``core.handle_timer(now)``, then :func:`service`. A later :func:`service` may move
+       the deadline earlier or later; only the latest one counts.
+    3. After every application call (``post_write``, ``create_connection``...):
+       :func:`service`.
+    4. When a port's link goes down or up: ``core.set_port_state(plane, up, now)``, then
+       :func:`service`.
+    5. Put each ``(plane, frame)`` that :func:`service` hands to ``transmit`` on that
+       port, in order; frames for a port that is down are dropped.
+    6. Hand the events :func:`service` returns to the application.
+
+    ``now`` is integer nanoseconds from any fixed origin, never decreasing.
+    """
+
+    core: NicCore
+
+    def now_ns(self) -> int: ...
+
+    def transmit(self, plane: int, frame: bytes) -> None: ...
+
+    def schedule_timer(self, deadline_ns: int | None) -> None: ...
+
+
+def service(
+    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
+) -> tuple[int | None, list[AppEvent]]:
+    """Flush the core's frames to ``transmit``; return (next timer deadline, app events)."""
+    for plane, frame in core.frames_to_send(now):
+        transmit(plane, frame)
+    return core.next_timer(), core.events()

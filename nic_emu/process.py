@@ -1,7 +1,7 @@
 """``nic-emu serve``: one emulated NIC as a process (docs/nic-emu-process.md).
 
 :class:`NicProcess` is a thin driver around :class:`nic_emu.core.NicCore` that follows
-:class:`nic_emu.driver.NicDriver`: one selector loop over the plane ports, the control
+:class:`nic_emu.core.NicDriver`: one selector loop over the plane ports, the control
 socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock, and the core's
 ``service`` step after every received frame, timer expiry, control request and port
 state change. A port taken down over the control socket is a cut cable: the core is told
@@ -33,18 +33,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nic_emu.afpacket_driver import AfPacketPort
-from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import TransportMode
 from nic_emu.connection import Connection, QpState
+from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.control import ControlServer, Field, RequestError, check_fields
-from nic_emu.core import NicCore
+from nic_emu.core import NicCore, service
 from nic_emu.delay_line import DelayLine, delay_ns
-from nic_emu.driver import service
+from nic_emu.event_log import EventLog
 from nic_emu.eventfile import EventFile
-from nic_emu.events import EventLog
 from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
-from nic_emu.ports import PortDriver
+from nic_emu.ports import AfPacketPort, PortDriver, UdpPort
 from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
 from nic_emu.transfers import (
     DEFAULT_TRANSFER_DEADLINE_S,
@@ -60,7 +58,6 @@ from nic_emu.transfers import (
     split,
     transfer_data,
 )
-from nic_emu.udp_driver import UdpPort
 from topologies.exceptions import TopologyError
 
 RX_ROUNDS = 1024  # frames read per port before timers and the control socket get a turn

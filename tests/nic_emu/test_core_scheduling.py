@@ -16,9 +16,8 @@ import pytest
 from nic_emu import sim
 from nic_emu.config import NicConfig
 from nic_emu.connection import QpState
-from nic_emu.core import NicCore
-from nic_emu.driver import service
-from nic_emu.fabric import LinkFault
+from nic_emu.core import NicCore, service
+from nic_emu.model_fabric import LinkFault
 from topologies import load
 
 
