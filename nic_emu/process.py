@@ -111,6 +111,7 @@ class NicProcess:
         self.control = ControlServer(config.control, self.handle_request)
         self.deadline: int | None = None
         self.stopping = False
+        self.stop_signal: int | None = None  # the signal that stopped the loop, if any
         self.started_ns = time.monotonic_ns()
         self.next_housekeeping = self.started_ns + HOUSEKEEPING_NS
         self.transfers: dict[int, SendTransfer] = {}  # running + the latest finished ones
@@ -221,6 +222,7 @@ class NicProcess:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopping = True
+        self.stop_signal = signum
 
     def request_stop(self) -> None:
         """Stop the loop from another thread."""
@@ -776,8 +778,9 @@ def fix_mmap_threshold() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
-def serve(config: ServeConfig, *, handle_signals: bool = True) -> None:
-    """Open, serve until stopped, close (the socket file is removed on every exit path)."""
+def serve(config: ServeConfig, *, handle_signals: bool = True) -> int | None:
+    """Open, serve until stopped, close (the socket file is removed on every exit path).
+    Returns the signal that stopped the NIC (SIGTERM, SIGINT), None for ``shutdown``."""
     fix_mmap_threshold()
     process = NicProcess(config)
     if handle_signals:
@@ -787,3 +790,4 @@ def serve(config: ServeConfig, *, handle_signals: bool = True) -> None:
         process.run()
     finally:
         process.close()
+    return process.stop_signal
