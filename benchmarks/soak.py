@@ -6,9 +6,12 @@ then for ``--minutes`` keeps transfers running between NIC pairs under different
 while it cuts and restores, in turn, a T0-T1 link, a NIC link and a NIC port
 (``--down-s`` down, ``--up-s`` up). Every ``--sample-s`` it reads the resident set
 size of each switch and NIC process (VmRSS, and VmHWM: the peak) and the size of each
-NIC's event log (with its rotated file). Prints one JSON document: peak RSS per process
-kind, RSS growth from a quarter into the run (after warm-up) to the end (flat memory
-shows as a small growth), the largest RSS over time, log sizes, transfers done and failed.
+NIC's event log (with its rotated file), and the receive buffers the NICs hold. Prints
+one JSON document: peak RSS per process kind, RSS growth from a quarter into the run
+(after warm-up) to the end, the largest RSS (and receive buffers) over time and per
+quarter of the run (flat memory: similar quarters after the first), log sizes,
+transfers done and failed (with the failures' messages; ``--keep-logs`` also keeps the
+event logs of a failed transfer's two NICs as they were when it failed).
 
     python benchmarks/soak.py [--minutes 10] [--size 4M] [--down-s 1] [--up-s 2]
 """
@@ -128,13 +131,71 @@ def soak(args: argparse.Namespace) -> dict[str, Any]:
             teardown(fabric.rundir)
 
 
+def keep_failure_logs(fabric: Fabric, nics: tuple[str, str], into: Path) -> None:
+    """Copy the event logs (with their rotated files) of a failed transfer's two NICs
+    into ``into`` at once, before later traffic rotates the failure out of them."""
+    into.mkdir(parents=True, exist_ok=True)
+    for nic in nics:
+        path = fabric.rundir.file("nics", f"{nic}.events.jsonl")
+        for log in (path.with_name(path.name + ".1"), path):
+            if log.exists():
+                (into / log.name).write_bytes(log.read_bytes())
+
+
+def poll(
+    fabric: Fabric,
+    running: dict[str, tuple[Any, str, float]],
+    failures: list[str],
+    keep_logs: Path | None,
+    done: int,
+    failed: int,
+) -> tuple[int, int]:
+    """Collect finished transfers; a failure's message is kept (and, with ``keep_logs``,
+    both NICs' event logs as they were when it was seen)."""
+    for src, (tid, dst, _started) in list(running.items()):
+        info = fabric.nic(src).transfer(tid)
+        if not (info.get("done") or info.get("failed")):
+            continue
+        del running[src]
+        if info.get("failed"):
+            failed += 1
+            failures.append(f"{src}->{dst} transfer {tid}: {info['failed']}")
+            if keep_logs is not None:
+                keep_failure_logs(fabric, (src, dst), keep_logs / f"failed-{failed}")
+        else:
+            done += 1
+    return done, failed
+
+
+def received_held_kib(fabric: Fabric) -> int:
+    """The most receive-buffer memory any NIC holds now (``received_bytes_held``: regions
+    of responder QPs, kept until they have been idle for a while), KiB."""
+    held = 0
+    for nic in fabric.topology.nics:
+        process = fabric.nic(nic.name).request("stats").get("process", {})
+        held = max(held, int(process.get("received_bytes_held", 0)))
+    return held // 1024
+
+
+def by_quarter(series: list[list[float]], column: int, minutes: float) -> list[int]:
+    """The largest value of ``column`` in each quarter of the run (flat memory: four
+    similar numbers once the first quarter's warm-up is over)."""
+    quarter = minutes * 60 / 4
+    out = [0, 0, 0, 0]
+    for row in series:
+        i = min(3, int(row[0] // quarter))
+        out[i] = max(out[i], int(row[column]))
+    return out
+
+
 def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
     flapper = Flapper(fabric, args.down_s, args.up_s)
     start = time.monotonic()
     end = start + args.minutes * 60
     warm_at = start + args.minutes * 60 / 4  # RSS "after warm-up": a quarter into the run
     first: dict[str, dict[str, tuple[int, int]]] | None = None
-    series: list[list[float]] = []  # [t_s, largest switch RSS, largest NIC RSS] (KiB)
+    # [t_s, largest switch RSS, largest NIC RSS, most receive buffers a NIC holds] (KiB)
+    series: list[list[float]] = []
     peak: dict[str, dict[str, int]] = {"switch": {}, "nic": {}}
     last = first
     next_sample = time.monotonic()
@@ -154,15 +215,7 @@ def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
                 seed += 1
                 tid = start_transfer(fabric, src, dst, size, seed=seed)
                 running[src] = (tid, dst, time.monotonic())
-        for src, (tid, dst, _started) in list(running.items()):
-            info = fabric.nic(src).transfer(tid)
-            if info.get("done") or info.get("failed"):
-                del running[src]
-                if info.get("failed"):
-                    failed += 1
-                    failures.append(f"{src}->{dst}: {info['failed']}"[:300])
-                else:
-                    done += 1
+        done, failed = poll(fabric, running, failures, args.keep_logs, done, failed)
         now = time.monotonic()
         if now >= next_sample:
             next_sample = now + args.sample_s
@@ -174,6 +227,7 @@ def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
                     round(now - start, 1),
                     max((v[0] for v in last["switch"].values()), default=0),
                     max((v[0] for v in last["nic"].values()), default=0),
+                    received_held_kib(fabric),
                 ]
             )
             for kind, procs in last.items():
@@ -185,12 +239,7 @@ def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
     flapper.restore()
     deadline = time.monotonic() + 120
     while running and time.monotonic() < deadline:
-        for src, (tid, _dst, _) in list(running.items()):
-            info = fabric.nic(src).transfer(tid)
-            if info.get("done") or info.get("failed"):
-                del running[src]
-                done += 0 if info.get("failed") else 1
-                failed += 1 if info.get("failed") else 0
+        done, failed = poll(fabric, running, failures, args.keep_logs, done, failed)
         time.sleep(0.1)
     last = sample(fabric)
     if first is None:
@@ -211,12 +260,17 @@ def run(fabric: Fabric, args: argparse.Namespace, size: int) -> dict[str, Any]:
         "transfer_bytes": size,
         "transfers_done": done,
         "transfers_failed": failed,
-        "failures": failures[:5],
+        "failures": [f[:2000] for f in failures[:5]],
         "flap_cycles": flapper.cycles,
         "peak_rss_kib": {kind: max(v.values(), default=0) for kind, v in peak.items()},
         "peak_rss_kib_per_process": peak,
         "rss_growth_kib_after_warmup": {"switch": growth("switch"), "nic": growth("nic")},
         "rss_series_kib": series,
+        "rss_kib_by_quarter": {
+            "switch": by_quarter(series, 1, args.minutes),
+            "nic": by_quarter(series, 2, args.minutes),
+            "nic_received_held": by_quarter(series, 3, args.minutes),
+        },
         "event_log_bytes_max": max_log,
         "event_log_cap_bytes": 2 * DEFAULT_EVENTS_MAX_BYTES,
         "python": sys.version.split()[0],
@@ -233,7 +287,12 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--down-s", type=float, default=1.0, help="seconds a fault lasts (1)")
     parser.add_argument("--up-s", type=float, default=2.0, help="seconds between faults (2)")
     parser.add_argument("--sample-s", type=float, default=2.0, help="sampling period (2)")
-    parser.add_argument("--keep-logs", type=Path, help="copy the NICs' event logs here")
+    parser.add_argument(
+        "--keep-logs",
+        type=Path,
+        help="copy the NICs' event logs here at the end; a failed transfer's two NICs' logs "
+        "go to failed-N/ there when it fails",
+    )
     args = parser.parse_args(argv)
     if args.minutes <= 0:
         parser.error(f"--minutes must be positive, got {args.minutes}")

@@ -31,7 +31,6 @@ import logging
 import time
 from collections import deque
 from collections.abc import Callable
-from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -77,15 +76,17 @@ OutputCallback = Callable[[int, bytes], None]
 PacketInCallback = Callable[[bytes, dict[str, int]], None]
 
 
-@dataclass
 class _InFlight:
     """A packet between ingress and egress (what BMv2 keeps in its Packet + PHV)."""
 
-    hdr: Any
-    meta: Any
-    sm: Any
-    ctx: PacketContext
-    payload: bytes
+    __slots__ = ("ctx", "hdr", "meta", "payload", "sm")
+
+    def __init__(self, hdr: Any, meta: Any, sm: Any, ctx: PacketContext, payload: bytes) -> None:
+        self.hdr = hdr
+        self.meta = meta
+        self.sm = sm
+        self.ctx = ctx
+        self.payload = payload
 
 
 class Switch:
@@ -430,7 +431,15 @@ class Switch:
             self._enqueue(replica.egress_port, copy)
 
     def _enqueue(self, port: int, packet: _InFlight) -> None:
-        reason = self.tm.enqueue(port, packet, packet.ctx.length_reg, packet.sm.priority)
+        """Hand ``packet`` to the traffic manager. A packet the program truncated is
+        charged its truncated length: it is cut when it leaves, and only those bytes
+        occupy a bits/s shaper (packets/s shaping, BMv2's, does not look at lengths)."""
+        ctx = packet.ctx
+        length = ctx.length_reg
+        truncate = ctx.truncate
+        if truncate is not None and truncate < length:
+            length = truncate
+        reason = self.tm.enqueue(port, packet, length, packet.sm.priority)
         if reason is None:
             if self._trace_enabled:
                 self._trace("enqueue", port, packet.sm.priority, None)
@@ -500,7 +509,9 @@ class Switch:
                 self._trace("drop", port, DROP_EGRESS, None)
             return
         prog.compute_checksum(hdr, meta, ctx)
-        frame = b"".join(prog.deparse(hdr, ctx)) + packet.payload
+        parts = prog.deparse(hdr, ctx)  # a new list per call
+        parts.append(packet.payload)
+        frame = b"".join(parts)
 
         # RECIRCULATE
         if ctx.recirculate is not None:

@@ -1,7 +1,7 @@
 """YAML topology files -> Topology, with errors that name the offending key path.
 
 The format is documented in docs/topology-format.md. The only I/O in the package is
-reading one YAML file here.
+reading YAML files, in :mod:`topologies.yamlfile` (shared with the scenario files).
 """
 
 from __future__ import annotations
@@ -10,13 +10,11 @@ import difflib
 import math
 import os
 from collections.abc import Mapping
-from importlib import resources
 from ipaddress import AddressValueError, IPv6Network, NetmaskValueError
 from pathlib import Path
 from typing import Any
 
-import yaml
-
+from topologies import yamlfile
 from topologies.addressing import BLOCK_BITS, NIC_PREFIX_BITS, usid_space_violation
 from topologies.exceptions import TopologyFileError, TopologySpecError
 from topologies.model import (
@@ -32,6 +30,7 @@ from topologies.model import (
     SwitchSettings,
     Topology,
 )
+from topologies.yamlfile import show
 
 TOP_LEVEL_KEYS = (
     "name",
@@ -51,6 +50,7 @@ SWITCH_KEYS = ("radix", "port_bits", "first_port", "cpu_port")
 ADDRESSING_KEYS = ("usid_block", "nic_prefix")
 LINK_KEYS = ("between", *LINK_PARAM_KEYS, "uplink_index")
 MAX_PORT_BITS = 32
+BUNDLE_PACKAGE = "topologies"
 
 
 # ------------------------------------------------------------------ entry points
@@ -58,52 +58,19 @@ MAX_PORT_BITS = 32
 
 def bundled_names() -> list[str]:
     """Names of the topology files shipped inside the package (``load`` accepts them)."""
-    return sorted(
-        entry.name.removesuffix(".yaml")
-        for entry in resources.files("topologies").iterdir()
-        if entry.name.endswith(".yaml")
-    )
+    return yamlfile.bundled_names(BUNDLE_PACKAGE)
 
 
 def load(name_or_path: str | os.PathLike[str]) -> Topology:
     """Load a topology from a YAML file path, or a bundled name (``tiny``, ``small``,
     ``paper-8plane``, with or without ``.yaml``). An existing file wins over a bundled name."""
-    path = Path(name_or_path)
-    if path.is_file():
-        return _load_file(path, str(name_or_path))
-    stem = str(name_or_path).removesuffix(".yaml")
-    if stem in bundled_names():
-        resource = resources.files("topologies").joinpath(f"{stem}.yaml")
-        return loads(resource.read_text(encoding="utf-8"), source=f"{stem}.yaml")
-    raise TopologyFileError(
-        f"{name_or_path}: no such topology file, and no bundled topology of that name "
-        f"(bundled: {', '.join(bundled_names())})"
-    )
-
-
-def _load_file(path: Path, shown: str) -> Topology:
-    try:
-        text = path.read_text(encoding="utf-8")
-    except OSError as exc:
-        raise TopologyFileError(f"{shown}: cannot read: {exc.strerror or exc}") from None
-    except UnicodeDecodeError as exc:
-        raise TopologyFileError(f"{shown}: not UTF-8 text ({exc.reason})") from None
-    return loads(text, source=shown, default_name=path.stem)
+    found = yamlfile.locate(name_or_path, BUNDLE_PACKAGE, "topology", TopologyFileError)
+    return loads(found.text, source=found.source, default_name=found.default_name)
 
 
 def loads(text: str, source: str = "<string>", default_name: str | None = None) -> Topology:
     """Parse YAML text into a Topology; ``source`` prefixes every error message."""
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)
-    except _DuplicateKeyError as exc:
-        raise TopologySpecError(source, f"line {exc.line}", f"duplicate key {exc.key!r}") from None
-    except yaml.YAMLError as exc:
-        where = ""
-        mark = getattr(exc, "problem_mark", None)
-        if mark is not None:
-            where = f" (line {mark.line + 1}, column {mark.column + 1})"
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise TopologyFileError(f"{source}: not valid YAML: {problem}{where}") from None
+    data = yamlfile.parse(text, source, file_error=TopologyFileError, spec_error=TopologySpecError)
     if default_name is None:
         default_name = Path(source).stem if source.endswith((".yaml", ".yml")) else "topology"
     return from_mapping(data, source=source, default_name=default_name)
@@ -166,52 +133,7 @@ def _params_mapping(params: LinkParams) -> dict[str, Any]:
     }
 
 
-# ------------------------------------------------------------------ strict YAML
-
-
-class _DuplicateKeyError(yaml.YAMLError):
-    def __init__(self, key: object, line: int) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key = key
-        self.line = line
-
-
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
-
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            duplicate = key in seen
-        except TypeError:  # unhashable key: let the base constructor report it
-            break
-        if duplicate:
-            raise _DuplicateKeyError(key, key_node.start_mark.line + 1)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
-
-
 # ------------------------------------------------------------------ validation
-
-
-def _show(value: Any) -> str:
-    """A value the way the user wrote it in YAML."""
-    if value is None:
-        return "nothing (null)"
-    if isinstance(value, bool):
-        return "true" if value else "false"
-    if isinstance(value, dict):
-        return "a mapping"
-    if isinstance(value, list):
-        return "a list"
-    return repr(value)
 
 
 def _join(path: str, key: str) -> str:
@@ -231,7 +153,7 @@ class _Reader:
         if value is None:
             return {}
         if not isinstance(value, dict):
-            raise self.error(path or "(top level)", f"must be a mapping, got {_show(value)}")
+            raise self.error(path or "(top level)", f"must be a mapping, got {show(value)}")
         for key in value:
             if key not in allowed:
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
@@ -249,7 +171,7 @@ class _Reader:
         if maximum is not None:
             wanted = f"an integer in {minimum}..{maximum}"
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(path, f"must be {wanted}, got {_show(value)}")
+            raise self.error(path, f"must be {wanted}, got {show(value)}")
         if value < minimum or (maximum is not None and value > maximum):
             raise self.error(path, f"must be {wanted}, got {value}")
         return value
@@ -257,20 +179,20 @@ class _Reader:
     def number(self, value: Any, path: str, *, positive: bool) -> float:
         wanted = "a positive number" if positive else "a non-negative number"
         if isinstance(value, bool) or not isinstance(value, int | float):
-            raise self.error(path, f"must be {wanted}, got {_show(value)}")
+            raise self.error(path, f"must be {wanted}, got {show(value)}")
         if not math.isfinite(value) or value < 0 or (positive and value == 0):
             raise self.error(path, f"must be {wanted}, got {value}")
         return float(value)
 
     def string(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise self.error(path, f"must be a non-empty string, got {_show(value)}")
+            raise self.error(path, f"must be a non-empty string, got {show(value)}")
         return value
 
     def prefix(self, value: Any, path: str, bits: int, example: str) -> IPv6Network:
         if not isinstance(value, str):
             raise self.error(
-                path, f"must be an IPv6 /{bits} prefix like '{example}', got {_show(value)}"
+                path, f"must be an IPv6 /{bits} prefix like '{example}', got {show(value)}"
             )
         try:
             network = IPv6Network(value)
@@ -402,7 +324,7 @@ class _Reader:
         if value is None:
             return ()
         if not isinstance(value, list):
-            raise self.error("links", f"must be a list of link overrides, got {_show(value)}")
+            raise self.error("links", f"must be a list of link overrides, got {show(value)}")
         overrides = []
         for i, entry in enumerate(value):
             path = f"links[{i}]"
@@ -417,7 +339,7 @@ class _Reader:
             ):
                 raise self.error(
                     f"{path}.between",
-                    f"must be a list of two node names like [p0-t0-0, p0-t1-1], got {_show(between)}",
+                    f"must be a list of two node names like [p0-t0-0, p0-t1-1], got {show(between)}",
                 )
             rate, delay, queue = self.param_values(data, path)
             uplink = None

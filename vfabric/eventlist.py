@@ -10,6 +10,7 @@ the same instant run in the order they were scheduled, which makes a run determi
 from __future__ import annotations
 
 import heapq
+import itertools
 from collections.abc import Callable
 from typing import Any
 
@@ -18,15 +19,21 @@ from vfabric.exceptions import FaultTimeError
 
 
 class EventList:
-    """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring."""
+    """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring.
 
-    __slots__ = ("_heap", "_seq", "clock", "events_run", "now")
+    Per-packet components (wires) skip :meth:`at`'s check, whose only job is to refuse a
+    time in the past: they push ``(t_ns, sequence(), fn, arg)`` onto :attr:`queue` with
+    ``heapq.heappush`` themselves, for a ``t_ns`` at or after :attr:`now`.
+    """
+
+    __slots__ = ("clock", "events_run", "now", "queue", "sequence")
 
     def __init__(self, clock: VirtualClock | None = None) -> None:
         self.clock = clock if clock is not None else VirtualClock()
         self.now = self.clock.now_ns()
-        self._heap: list[tuple[int, int, Callable[[Any], Any], Any]] = []
-        self._seq = 0
+        self.queue: list[tuple[int, int, Callable[[Any], Any], Any]] = []
+        #: the next tie-breaking number (scheduling order among events at one instant)
+        self.sequence: Callable[[], int] = itertools.count(1).__next__
         self.events_run = 0
 
     def at(self, t_ns: int, fn: Callable[[Any], Any], arg: Any = None) -> None:
@@ -35,36 +42,39 @@ class EventList:
             raise FaultTimeError(
                 f"cannot schedule at {t_ns} ns: virtual time is already {self.now} ns"
             )
-        self._seq += 1
-        heapq.heappush(self._heap, (t_ns, self._seq, fn, arg))
+        heapq.heappush(self.queue, (t_ns, self.sequence(), fn, arg))
 
     def next_time(self) -> int | None:
-        return self._heap[0][0] if self._heap else None
+        return self.queue[0][0] if self.queue else None
 
     def pending(self) -> int:
-        return len(self._heap)
+        return len(self.queue)
 
     def run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int = 64) -> bool:
         """Run events in time order until ``until_ns`` (inclusive) or until ``stop()`` is
         true (checked every ``check_every`` events) or nothing is left. Returns True when
         ``stop()`` ended the run."""
-        heap = self._heap
+        heap = self.queue
         pop = heapq.heappop
-        clock = self.clock
+        set_clock = self.clock.set_ns
         count = 0
+        now = self.now
         limit = until_ns if until_ns is not None else 1 << 62
+        if limit < now:  # every pending event is at or after now: none is due
+            heap = []
         try:
             while heap:
                 if count % check_every == 0 and stop():
                     return True
-                t, _, fn, arg = heap[0]
-                if t > limit:
-                    break
-                pop(heap)
-                if t != self.now:
-                    self.now = t
-                    clock.set_ns(t)
-                fn(arg)
+                event = pop(heap)
+                t = event[0]
+                if t != now:
+                    if t > limit:
+                        heapq.heappush(heap, event)  # the same entry: its place is unchanged
+                        break
+                    self.now = now = t
+                    set_clock(t)
+                event[2](event[3])
                 count += 1
         finally:
             self.events_run += count
@@ -72,5 +82,5 @@ class EventList:
             return True
         if until_ns is not None and self.now < until_ns:
             self.now = until_ns
-            clock.set_ns(until_ns)
+            self.clock.set_ns(until_ns)
         return False

@@ -35,7 +35,6 @@ from vfabric.faults import Fault
 from vfabric.nodes import EvStats, NicNode, SwitchNode
 from vfabric.pcap import NsPcapWriter
 from vfabric.program import program_switch, push_updates, shared_program
-from vfabric.queues import LinkTrafficManager
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
 from vfabric.wires import LinkKey, Wire, frame_ev, frame_inner_src
 
@@ -139,12 +138,6 @@ class VirtualFabric:
                 queue_depth=min(link.queue_packets for link in links),
                 queue_rate_scope=RateScope.port,
                 seed=self.seed * 1_000_003 + index,
-            )
-            switch.tm = LinkTrafficManager(
-                self.clock,
-                priority_queues=PRIORITY_QUEUES,
-                default_depth=min(link.queue_packets for link in links),
-                rate_scope=RateScope.port,
             )
             for link in links:
                 port = link.endpoint(sw.name).port

@@ -34,7 +34,17 @@ class SwitchNode:
     through :meth:`receive` (ingress runs at once); departures from its traffic manager
     happen at their exact times, for which the node schedules its own wake-ups."""
 
-    __slots__ = ("_wakes", "events", "name", "out", "switch", "traversals", "unwired")
+    __slots__ = (
+        "_inject",
+        "_next_departure",
+        "_wakes",
+        "events",
+        "name",
+        "out",
+        "switch",
+        "traversals",
+        "unwired",
+    )
 
     def __init__(self, events: EventList, name: str, switch: Switch) -> None:
         self.events = events
@@ -44,13 +54,17 @@ class SwitchNode:
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
+        self._inject = switch.inject
+        self._next_departure = switch.tm.next_departure_ns
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        self.switch.inject(port, frame)
-        self._arm()
+        self._inject(port, frame)
+        due = self._next_departure()
+        if due is not None:  # else the usual case: the packet left at once
+            self._arm(due)
 
     def _output(self, port: int, frame: bytes) -> None:
         wire = self.out.get(port)
@@ -62,10 +76,8 @@ class SwitchNode:
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
 
-    def _arm(self) -> None:
-        due = self.switch.tm.next_departure_ns()
-        if due is None:  # the usual case: the packet left at once
-            return
+    def _arm(self, due: int) -> None:
+        """Wake up at ``due`` (the traffic manager's next departure; now if overdue)."""
         now = self.events.now
         if due < now:
             due = now
@@ -76,7 +88,9 @@ class SwitchNode:
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
         self.switch.poll()
-        self._arm()
+        due = self._next_departure()
+        if due is not None:
+            self._arm(due)
 
 
 class EvStats:

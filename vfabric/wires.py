@@ -10,6 +10,7 @@ frames wait behind each other (the NIC's transmit queue is host memory, unbounde
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from mrc_wire import header_length
@@ -100,9 +101,11 @@ class Wire:
         "link",
         "lost_bins",
         "name",
+        "next_sequence",
         "on_drop",
         "pcap",
         "plane",
+        "queue",
         "rate_bps",
         "sink",
         "src",
@@ -128,6 +131,8 @@ class Wire:
         bin_ns: int,
     ) -> None:
         self.events = events
+        self.queue = events.queue  # see EventList: a wire pushes its arrivals itself
+        self.next_sequence = events.sequence
         self.link = link
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
         self.name = f"{src}->{dst}"
@@ -178,7 +183,7 @@ class Wire:
             bins[index] = bins.get(index, 0) + payload
         if self.pcap is not None:
             self.pcap.write(frame, start)
-        self.events.at(done + self.delay_ns, self._arrive, frame)
+        heappush(self.queue, (done + self.delay_ns, self.next_sequence(), self._arrive, frame))
 
     def _arrive(self, frame: bytes) -> None:
         if not self.up:  # cut while the frame was on it

@@ -154,7 +154,7 @@ class ProgramCompiler:
         self.names = Names()
         self.types = TypeRegistry()
         self.global_scope = Scope()
-        # the code generators above body.py, handed down to every BodyCompiler
+        # the code generators above body/, handed down to every BodyCompiler
         self.emitters = CallEmitters(
             table_apply=emit_table_apply,
             extern_statement=v1model_externs.extern_statement,
@@ -270,8 +270,9 @@ class ProgramCompiler:
     def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None:
         decl = instance.decl
         for param in decl.ctor_params:
-            if isinstance(param.type, (t.ControlType, t.ParserType)):
-                continue  # an instance passed in: applied through instance.children
+            kind = param.type.base if isinstance(param.type, t.SpecializedType) else param.type
+            if isinstance(kind, (t.ControlType, t.ParserType)):
+                continue  # an instance passed in (Step s, Step<bit<8>> s): instance.children
             if param.name in instance.constructor_args:
                 value = instance.constructor_args[param.name]
                 scope.bind(param, Binding("const", literal(value, param.type), param.type))

@@ -522,8 +522,12 @@ class Statement(Node):
 
 @dataclass(eq=False)
 class AssignStmt(Statement):
+    """``lhs = rhs``. ``leaves`` (set by the checker when a struct-typed header field is
+    assigned as a whole, ``hdr.h.s = {...}``) are the per-field assignments that replace it."""
+
     lhs: Expr
     rhs: Expr
+    leaves: list[AssignStmt] | None = field(default=None, kw_only=True)
 
 
 @dataclass(eq=False)
@@ -939,8 +943,9 @@ class TableEntry(Node):
     """A ``const entries`` / ``entries`` element. ``keyset`` has one expression per key
     element (an IntLiteral / Mask / Range / DontCare / DefaultExpr...). ``priority`` is the
     explicit ``priority = N:`` expression; ``priority_value`` the effective priority after
-    checking (explicit ``priority = N`` or ``@priority(N)``, else implicit from the entry order
-    with the first entry highest), None for tables without ternary/range/optional keys."""
+    checking (implicit from the entry order with the first entry highest, as p4c 1.2.4.8
+    programs BMv2), None for tables without ternary/range/optional keys. ``annotations`` are
+    those written after the action (``KEY : ACTION() @x;``)."""
 
     keyset: list[Expr]
     action: ActionRef

@@ -999,7 +999,12 @@ class Parser:
         self.expect("{")
         entries: list[ast.TableEntry] = []
         while not self.accept("}"):
-            annotations = self.parse_annotations()
+            if self.at("@"):
+                # P4_16 v1.2.4 (and p4c): KEYSET : ACTION ANNOTATIONS; nothing before the keyset
+                raise self.error(
+                    self.peek(),
+                    "annotations of a table entry go after its action ('KEY : ACTION() @x;')",
+                )
             start = self.peek()
             if start.kind == "const":
                 self.next()
@@ -1016,7 +1021,7 @@ class Parser:
             )
             self.expect(":")
             action = self.parse_action_ref()
-            action.annotations = self.parse_annotations()
+            annotations = self.parse_annotations()
             self.expect(";")
             entries.append(
                 ast.TableEntry(

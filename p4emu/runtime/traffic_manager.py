@@ -40,7 +40,7 @@ from __future__ import annotations
 import enum
 import logging
 from collections import deque
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock
 from p4emu.runtime.exceptions import TrafficManagerError
@@ -121,11 +121,20 @@ class QueuedPacket:
 class QueueRate:
     value: float
     unit: RateUnit
+    #: the per-packet gap of a packets/s rate, None for bits/s (set from value and unit)
+    packet_gap_ns: int | None = field(init=False, repr=False, compare=False)
+
+    def __post_init__(self) -> None:
+        gap = (
+            int((1.0 / self.value) * NS_PER_S) if self.unit is RateUnit.packets_per_second else None
+        )
+        object.__setattr__(self, "packet_gap_ns", gap)
 
     def gap_ns(self, length: int) -> int:
         """Time the shaper keeps after a packet of ``length`` bytes (BMv2 truncates to ns)."""
-        if self.unit is RateUnit.packets_per_second:
-            return int((1.0 / self.value) * NS_PER_S)
+        gap = self.packet_gap_ns
+        if gap is not None:
+            return gap
         return int(length * 8 * NS_PER_S / self.value)
 
 
@@ -143,11 +152,12 @@ class _Queue:
 
 
 class _Port:
-    __slots__ = ("backlog", "next_free_ns", "next_ns", "port", "queues", "rate")
+    __slots__ = ("backlog", "by_priority", "next_free_ns", "next_ns", "port", "queues", "rate")
 
     def __init__(self, port: int, queues: list[_Queue], rate: QueueRate | None) -> None:
         self.port = port
         self.queues = queues
+        self.by_priority = queues[::-1]  # highest priority first: the order queues are served
         self.backlog = 0
         self.next_free_ns = 0
         # time of the port's next departure while backlog > 0 (kept by enqueue and
@@ -173,7 +183,7 @@ class TrafficManager:
             raise TrafficManagerError(f"queue depth must not be negative, got {default_depth}")
         self.clock = clock
         self.priority_queues = priority_queues
-        self.rate_scope = rate_scope
+        self._port_scope = rate_scope is RateScope.port
         self._default_depth = default_depth
         self._default_rate: QueueRate | None = None
         self._ports: dict[int, _Port] = {}
@@ -184,6 +194,10 @@ class TrafficManager:
         self.drops: dict[tuple[int, int, DropReason], int] = {}
         self.total_drops = 0
         self.total_enqueued = 0
+
+    @property
+    def rate_scope(self) -> RateScope:
+        return RateScope.port if self._port_scope else RateScope.queue
 
     # --- configuration ----------------------------------------------------------------
 
@@ -216,7 +230,7 @@ class TrafficManager:
         Port scope: sets the port's shared rate (``priority`` must be None).
         """
         queue_rate = self._make_rate(rate, unit)
-        if self.rate_scope is RateScope.port:
+        if self._port_scope:
             if priority is not None:
                 raise TrafficManagerError(
                     "with rate_scope=port the rate is per port, not per priority"
@@ -240,7 +254,7 @@ class TrafficManager:
     def queue_rate(self, port: int, priority: int = 0) -> float | None:
         """The configured drain rate of a port's queue (None: unlimited), in its own unit."""
         state = self._port(port)
-        rate = state.rate if self.rate_scope is RateScope.port else state.queues[priority].rate
+        rate = state.rate if self._port_scope else state.queues[priority].rate
         return None if rate is None else rate.value
 
     def queue_depth_limit(self, port: int, priority: int = 0) -> int:
@@ -271,7 +285,28 @@ class TrafficManager:
         self._seq += 1
         packet = QueuedPacket(item, port, priority, length, now, self._seq)
         packet.enq_qdepth = len(fifo)
-        if self.rate_scope is RateScope.queue:
+        self.total_enqueued += 1
+        # a packet that leaves at once while no queue holds anything (so no other port
+        # has a departure due now, settled later) goes straight to the ready list: what
+        # queueing and settling it would do, without the queue
+        if self._port_scope:
+            if not state.backlog:
+                if state.next_free_ns <= now and not self._active:
+                    self._depart_at_once(packet, now)
+                    rate = state.rate
+                    if rate is not None:
+                        gap = rate.packet_gap_ns  # QueueRate.gap_ns, inlined
+                        state.next_free_ns = now + (
+                            gap if gap is not None else int(length * 8 * NS_PER_S / rate.value)
+                        )
+                    else:
+                        state.next_free_ns = now
+                    return None
+                # port scope: a queued packet (enqueued at or before now) already leaves
+                # no later than max(next_free, now), so only an idle port's next
+                # departure moves
+                state.next_ns = state.next_free_ns if state.next_free_ns > now else now
+        else:
             rate = queue.rate
             if rate is not None:
                 send = queue.last_send_ns + rate.gap_ns(queue.last_length)
@@ -279,17 +314,15 @@ class TrafficManager:
                     send = now
                 packet.send_ns = queue.last_send_ns = send
                 queue.last_length = length
+            if packet.send_ns == now and not self._active:
+                self._depart_at_once(packet, now)
+                return None
             # another queue of the port may leave later than this packet
             if not state.backlog or packet.send_ns < state.next_ns:
                 state.next_ns = packet.send_ns
-        elif not state.backlog:
-            # port scope: a queued packet (enqueued at or before now) already leaves no
-            # later than max(next_free, now), so only an idle port's next departure moves
-            state.next_ns = state.next_free_ns if state.next_free_ns > now else now
         fifo.append(packet)
         state.backlog += 1
         self._active.add(port)
-        self.total_enqueued += 1
         return None
 
     def poll(self, now_ns: int | None = None) -> list[QueuedPacket]:
@@ -303,10 +336,16 @@ class TrafficManager:
         active = self._active
         if active:
             ports = self._ports
-            for port in sorted(active) if len(active) > 1 else tuple(active):
+            if len(active) == 1:
+                (port,) = active
                 state = ports[port]
                 if state.next_ns <= now:
                     self._settle(state, now)
+            else:
+                for port in sorted(active):
+                    state = ports[port]
+                    if state.next_ns <= now:
+                        self._settle(state, now)
         ready = self._ready
         if not ready:
             return []
@@ -385,6 +424,13 @@ class TrafficManager:
         self.drops[key] = self.drops.get(key, 0) + 1
         self.total_drops += 1
 
+    def _depart_at_once(self, packet: QueuedPacket, now: int) -> None:
+        """``packet``, enqueued now into an empty queue, leaves now (queueing fields 0)."""
+        packet.deq_ns = now
+        self._departures += 1
+        packet.departure_seq = self._departures
+        self._ready.append(packet)
+
     def _depart(self, state: _Port, queue: _Queue, when: int) -> None:
         packet = queue.fifo.popleft()
         state.backlog -= 1
@@ -400,7 +446,7 @@ class TrafficManager:
         queues = state.queues
         if state.next_ns > now:
             return
-        if self.rate_scope is RateScope.queue:
+        if not self._port_scope:
             if len(queues) == 1:
                 queue = queues[0]
                 fifo = queue.fifo
@@ -422,14 +468,18 @@ class TrafficManager:
             # at each departure (next_ns: max(next_free, earliest head)) the highest
             # priority queue whose head has arrived by then is served
             rate = state.rate
+            packet_gap = rate.packet_gap_ns if rate is not None else 0
             when = state.next_ns
             while True:
-                for queue in reversed(queues):
+                for queue in state.by_priority:
                     fifo = queue.fifo
                     if fifo and fifo[0].enq_ns <= when:
-                        length = fifo[0].length
+                        if packet_gap is None:  # bits/s: QueueRate.gap_ns, inlined
+                            gap = int(fifo[0].length * 8 * NS_PER_S / rate.value)  # type: ignore[union-attr]
+                        else:
+                            gap = packet_gap
                         self._depart(state, queue, when)
-                        state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
+                        state.next_free_ns = when + gap
                         break
                 if not state.backlog:
                     break
@@ -446,7 +496,7 @@ class TrafficManager:
     def _next_departure(self, state: _Port) -> int:
         """Time of the next departure of a port with a backlog."""
         heads = [q.fifo[0] for q in state.queues if q.fifo]
-        if self.rate_scope is RateScope.queue:
+        if not self._port_scope:
             return min(p.send_ns for p in heads)
         earliest = min(p.enq_ns for p in heads)
         return state.next_free_ns if state.next_free_ns > earliest else earliest

@@ -14,11 +14,8 @@ import os
 import random
 from collections.abc import Callable
 from dataclasses import fields
-from importlib import resources
 from pathlib import Path
 from typing import Any
-
-import yaml
 
 import topologies
 from nic_emu import ConfigError, NicConfig
@@ -51,8 +48,8 @@ from testbed.scenario.model import (
     Traffic,
     TrafficGoodputCheck,
 )
-from topologies import AddressPlan, Topology, TopologyError
-from topologies.loader import _DuplicateKeyError, _show, _StrictLoader
+from topologies import AddressPlan, Topology, TopologyError, yamlfile
+from topologies.yamlfile import show
 
 BUNDLE_PACKAGE = "scenarios"
 DEFAULT_DURATION_NS = 20_000_000  # a run stops here even if transfers are still going
@@ -104,34 +101,16 @@ SWEEP_KINDS = ("switches", "links", "access_links")
 
 def bundled_names() -> list[str]:
     """The scenarios shipped with the package (``mrc-testbed run NAME`` finds them)."""
-    return sorted(
-        entry.name.removesuffix(".yaml")
-        for entry in resources.files(BUNDLE_PACKAGE).iterdir()
-        if entry.name.endswith(".yaml")
-    )
+    return yamlfile.bundled_names(BUNDLE_PACKAGE)
 
 
 def load(name_or_path: str | os.PathLike[str]) -> Scenario:
     """A scenario from a YAML file, or a bundled one by name (with or without ``.yaml``).
     An existing file wins over a bundled name."""
-    path = Path(name_or_path)
-    if path.is_file():
-        try:
-            text = path.read_text(encoding="utf-8")
-        except OSError as exc:
-            raise ScenarioFileError(f"{name_or_path}: cannot read: {exc.strerror or exc}") from None
-        except UnicodeDecodeError as exc:
-            raise ScenarioFileError(f"{name_or_path}: not UTF-8 text ({exc.reason})") from None
-        return loads(text, source=str(name_or_path), base_dir=path.parent, default_name=path.stem)
-    stem = str(name_or_path).removesuffix(".yaml")
-    if stem in bundled_names():
-        text = resources.files(BUNDLE_PACKAGE).joinpath(f"{stem}.yaml").read_text("utf-8")
-        return loads(text, source=f"{stem}.yaml", default_name=stem)
-    hint = difflib.get_close_matches(stem, bundled_names(), n=1)
-    raise ScenarioFileError(
-        f"{name_or_path}: no such scenario file, and no bundled scenario of that name"
-        + (f" (did you mean {hint[0]!r}?)" if hint else "")
-        + f"; bundled: {', '.join(bundled_names())}"
+    found = yamlfile.locate(name_or_path, BUNDLE_PACKAGE, "scenario", ScenarioFileError)
+    base_dir = found.path.parent if found.path is not None else None
+    return loads(
+        found.text, source=found.source, base_dir=base_dir, default_name=found.default_name
     )
 
 
@@ -144,15 +123,7 @@ def loads(
 ) -> Scenario:
     """Parse scenario YAML; ``source`` prefixes every error; a topology path in the file is
     relative to ``base_dir`` (default: the current directory)."""
-    try:
-        data = yaml.load(text, Loader=_StrictLoader)
-    except _DuplicateKeyError as exc:
-        raise ScenarioSpecError(source, f"line {exc.line}", f"duplicate key {exc.key!r}") from None
-    except yaml.YAMLError as exc:
-        mark = getattr(exc, "problem_mark", None)
-        where = f" (line {mark.line + 1}, column {mark.column + 1})" if mark is not None else ""
-        problem = getattr(exc, "problem", None) or str(exc)
-        raise ScenarioFileError(f"{source}: not valid YAML: {problem}{where}") from None
+    data = yamlfile.parse(text, source, file_error=ScenarioFileError, spec_error=ScenarioSpecError)
     return _Reader(source, base_dir or Path.cwd()).scenario(data, default_name)
 
 
@@ -185,7 +156,7 @@ class _Reader:
         required: tuple[str, ...] = (),
     ) -> dict[str, Any]:
         if not isinstance(value, dict):
-            raise self.error(path or "(top level)", f"must be a mapping, got {_show(value)}")
+            raise self.error(path or "(top level)", f"must be a mapping, got {show(value)}")
         for key in value:
             if key not in allowed:
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
@@ -201,24 +172,24 @@ class _Reader:
 
     def sequence(self, value: Any, path: str, *, non_empty: bool = True) -> list[Any]:
         if not isinstance(value, list):
-            raise self.error(path, f"must be a list, got {_show(value)}")
+            raise self.error(path, f"must be a list, got {show(value)}")
         if non_empty and not value:
             raise self.error(path, "must not be empty")
         return value
 
     def string(self, value: Any, path: str) -> str:
         if not isinstance(value, str) or not value.strip():
-            raise self.error(path, f"expected a non-empty string, got {_show(value)}")
+            raise self.error(path, f"expected a non-empty string, got {show(value)}")
         return value
 
     def boolean(self, value: Any, path: str) -> bool:
         if not isinstance(value, bool):
-            raise self.error(path, f"expected true or false, got {_show(value)}")
+            raise self.error(path, f"expected true or false, got {show(value)}")
         return value
 
     def integer(self, value: Any, path: str, minimum: int, maximum: int | None = None) -> int:
         if isinstance(value, bool) or not isinstance(value, int):
-            raise self.error(path, f"expected an integer, got {_show(value)}")
+            raise self.error(path, f"expected an integer, got {show(value)}")
         if value < minimum or (maximum is not None and value > maximum):
             bound = f"{minimum}..{maximum}" if maximum is not None else f">= {minimum}"
             raise self.error(path, f"expected an integer {bound}, got {value}")
@@ -226,12 +197,12 @@ class _Reader:
 
     def positive_number(self, value: Any, path: str) -> float:
         if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
-            raise self.error(path, f"expected a number > 0, got {_show(value)}")
+            raise self.error(path, f"expected a number > 0, got {show(value)}")
         return float(value)
 
     def choice(self, value: Any, path: str, choices: tuple[str, ...]) -> str:
         if value not in choices:
-            raise self.error(path, f"expected one of {', '.join(choices)}, got {_show(value)}")
+            raise self.error(path, f"expected one of {', '.join(choices)}, got {show(value)}")
         return str(value)
 
     def _unit(self, parse: Callable[[Any], Any], value: Any, path: str) -> Any:
@@ -246,7 +217,7 @@ class _Reader:
     def positive_time(self, value: Any, path: str) -> int:
         ns = self.time(value, path)
         if ns <= 0:
-            raise self.error(path, f"expected a time > 0, got {_show(value)}")
+            raise self.error(path, f"expected a time > 0, got {show(value)}")
         return ns
 
     def size(self, value: Any, path: str) -> int:
@@ -284,7 +255,7 @@ class _Reader:
 
     def link(self, value: Any, path: str) -> LinkRef:
         if not (isinstance(value, list) and len(value) == 2):
-            raise self.error(path, f"expected a link as [node, node], got {_show(value)}")
+            raise self.error(path, f"expected a link as [node, node], got {show(value)}")
         a, b = (self.string(v, _join(path, i)) for i, v in enumerate(value))
         try:
             self._topology().link(a, b)
@@ -303,7 +274,7 @@ class _Reader:
         else:
             raise self.error(
                 path,
-                f"expected a NIC port as {{nic: nic0, plane: 1}} or [nic0, 1], got {_show(value)}",
+                f"expected a NIC port as {{nic: nic0, plane: 1}} or [nic0, 1], got {show(value)}",
             )
         nic = self.nic(nic_value, nic_path)
         plane = self.integer(plane_value, plane_path, 0, self._topology().plane_count - 1)
@@ -504,7 +475,7 @@ class _Reader:
         for i, pair in enumerate(self.sequence(value, path)):
             where = path if single else _join(path, i)
             if not (isinstance(pair, list) and len(pair) == 2):
-                raise self.error(where, f"expected a pair [src, dst], got {_show(pair)}")
+                raise self.error(where, f"expected a pair [src, dst], got {show(pair)}")
             src_path = _join(path, "src") if single else _join(where, 0)
             dst_path = _join(path, "dst") if single else _join(where, 1)
             src, dst = self.nic(pair[0], src_path), self.nic(pair[1], dst_path)

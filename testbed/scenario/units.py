@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from topologies.loader import _show  # the YAML way of showing a value, one home
+from topologies.yamlfile import show  # the YAML way of showing a value, one home
 
 TIME_UNITS_NS = {"ns": 1, "us": 1_000, "µs": 1_000, "ms": 1_000_000, "s": 1_000_000_000}
 SIZE_UNITS = {
@@ -41,7 +41,7 @@ def parse_time_ns(value: Any) -> int:
                 raise ValueError(f"{value!r} is not a whole number of nanoseconds")
             return int(ns)
     hint = " (a number needs a unit: ns, us, ms or s)" if _is_number(value) else ""
-    raise ValueError(f"expected {TIME_EXAMPLE}, got {_show(value)}{hint}")
+    raise ValueError(f"expected {TIME_EXAMPLE}, got {show(value)}{hint}")
 
 
 def parse_size(value: Any) -> int:
@@ -59,9 +59,9 @@ def parse_size(value: Any) -> int:
             raise ValueError(f"{value!r} is not a whole number of bytes")
         nbytes = int(exact)
     else:
-        raise ValueError(f"expected {SIZE_EXAMPLE}, got {_show(value)}")
+        raise ValueError(f"expected {SIZE_EXAMPLE}, got {show(value)}")
     if nbytes < 1:
-        raise ValueError(f"expected at least 1 byte, got {_show(value)}")
+        raise ValueError(f"expected at least 1 byte, got {show(value)}")
     return nbytes
 
 
@@ -75,9 +75,9 @@ def parse_fraction(value: Any) -> float:
     elif _is_number(value):
         fraction = float(value)
     else:
-        raise ValueError(f"expected {FRACTION_EXAMPLE}, got {_show(value)}")
+        raise ValueError(f"expected {FRACTION_EXAMPLE}, got {show(value)}")
     if not 0.0 <= fraction <= 1.0:
-        raise ValueError(f"expected {FRACTION_EXAMPLE} between 0 and 1, got {_show(value)}")
+        raise ValueError(f"expected {FRACTION_EXAMPLE} between 0 and 1, got {show(value)}")
     return fraction
 
 

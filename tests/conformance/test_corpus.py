@@ -3,13 +3,17 @@
 from __future__ import annotations
 
 import re
+import subprocess
 from pathlib import Path
 
 import pytest
 from bmv2_harness import by_port, run_on_bmv2, run_stf_recorded, tools_missing
+from p4lang_tools import find_tool, missing_reason
 
 from p4emu.cli import main as p4emu_main
+from p4emu.exceptions import P4EmuError
 from p4emu.stf.corpus import FAILED, PASSED, UNSUPPORTED, find_cases, run_corpus
+from p4emu.switch import Switch
 
 HERE = Path(__file__).parent
 DOC = HERE.parents[1] / "docs" / "conformance.md"
@@ -37,6 +41,14 @@ def case_name(program: Path) -> str:
 ROWS = documented()
 CASES = {case_name(program): (program, stf) for program, stf in find_cases(HERE)}
 COMPARED = sorted(name for name, (_, bmv2) in ROWS.items() if bmv2 == "compared")
+REJECTED = sorted((HERE / "rejected").glob("*.p4"))
+"""Programs p4c rejects: line 1 ``// error: <p4emu's message>``, line 2 ``// p4c: <p4c's>``."""
+
+
+def expected_errors(program: Path) -> tuple[str, str]:
+    ours, theirs = program.read_text(encoding="utf-8").splitlines()[:2]
+    assert ours.startswith("// error: ") and theirs.startswith("// p4c: "), program
+    return ours.removeprefix("// error: "), theirs.removeprefix("// p4c: ")
 
 
 def test_every_program_has_a_row_and_every_row_a_program() -> None:
@@ -68,7 +80,7 @@ def test_directory_mode_counts_failures_and_unsupported(
     (tmp_path / "ok.stf").write_text((HERE / "semantics" / "local_header.stf").read_text())
     (tmp_path / "bad.p4").write_text(program.read_text())
     (tmp_path / "bad.stf").write_text("packet 0 01 02 FF\nexpect 1 00\n")
-    (tmp_path / "no.p4").write_text((HERE / "externs" / "extern_function.p4").read_text())
+    (tmp_path / "no.p4").write_text((HERE / "rejected" / "extern_function.p4").read_text())
     (tmp_path / "no.stf").write_text("packet 0 00\n")
     (tmp_path / "helper.p4").write_text("// an include, no .stf: not a test\n")
     assert p4emu_main(["stf", str(tmp_path)]) == 1
@@ -96,3 +108,31 @@ def test_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
     assert passed, report
     bmv2 = run_on_bmv2(program, recording.updates, recording.packets, tmp_path)
     assert by_port(recording.outputs) == by_port(bmv2)
+
+
+@pytest.mark.parametrize("program", REJECTED, ids=lambda p: p.stem)
+def test_p4emu_rejects_what_p4c_rejects(program: Path) -> None:
+    message, _ = expected_errors(program)
+    with pytest.raises(P4EmuError) as info:
+        Switch(program)  # front end and back end
+    assert re.match(rf"{re.escape(str(program))}:\d+:\d+: error: ", str(info.value)), info.value
+    assert message in str(info.value)
+
+
+def test_rejected_programs_are_documented() -> None:
+    text = DOC.read_text(encoding="utf-8")
+    assert REJECTED and all(f"`rejected/{program.stem}`" in text for program in REJECTED)
+
+
+@pytest.mark.bmv2
+@pytest.mark.parametrize("program", REJECTED, ids=lambda p: p.stem)
+def test_p4c_rejects_them_too(program: Path, tmp_path: Path) -> None:
+    p4c = find_tool("p4c")
+    if p4c is None:
+        pytest.skip(missing_reason("p4c"))
+    _, message = expected_errors(program)
+    result = subprocess.run(
+        [p4c, "--target", "bmv2", "--arch", "v1model", "-o", str(tmp_path), str(program)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert result.returncode != 0 and message in result.stderr + result.stdout, result.stderr

@@ -13,6 +13,8 @@ import yaml
 from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.scenario.load import bundled_names, load, loads
 from testbed.scenario.model import EvDrop, Flap, Incast, LinkDown, Loss, PortDown, SwitchDown
+from topologies import load as topology_load
+from topologies.exceptions import TopologyFileError, TopologySpecError
 
 BASE: dict[str, Any] = {
     "name": "base",
@@ -398,3 +400,21 @@ def test_event_kinds_and_patterns_resolve() -> None:
 def test_rate_override_changes_every_link() -> None:
     s = loads(scenario_text(lambda d: d.update(fabric={"rate_gbps": 25})), source="s.yaml")
     assert {link.rate_gbps for link in s.topology.links()} == {25.0}
+
+
+def test_topology_and_scenario_files_fail_alike_with_their_own_types(tmp_path: Path) -> None:
+    """The one reader behind both formats: same words, each format's own error types."""
+    duplicate = tmp_path / "dup.yaml"
+    duplicate.write_text("name: a\nname: b\n")
+    broken = tmp_path / "broken.yaml"
+    broken.write_text("name: [\n")
+    for reader, file_error, spec_error in (
+        (topology_load, TopologyFileError, TopologySpecError),
+        (load, ScenarioFileError, ScenarioSpecError),
+    ):
+        with pytest.raises(spec_error, match=r"dup\.yaml: line 2: duplicate key 'name'"):
+            reader(duplicate)
+        with pytest.raises(file_error, match=r"broken\.yaml: not valid YAML: .*\(line 2"):
+            reader(broken)
+        with pytest.raises(file_error, match=r"no such .* file, and no bundled"):
+            reader(tmp_path / "absent.yaml")

@@ -1,4 +1,5 @@
-"""Parsers (states, transitions, keysets), controls, their locals, and instantiation of parsers, controls, externs and packages."""
+"""Parsers (states, transitions, keysets), controls, their locals, and instantiation of
+parsers, controls, externs and packages."""
 
 from __future__ import annotations
 
@@ -16,7 +17,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class BlockChecks(CheckerCore):
-    """Parsers, controls and instantiations: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Parsers, controls and instantiations: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # ------------------------------------------------------------------ parsers
 

@@ -1,4 +1,5 @@
-"""Calls of actions, functions, extern functions and methods, block applies; overload selection, argument binding and type-argument inference."""
+"""Calls of actions, functions, extern functions and methods, block applies; overload
+selection, argument binding and type-argument inference."""
 
 from __future__ import annotations
 
@@ -20,7 +21,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class CallChecks(CheckerCore):
-    """Calls, argument binding and type inference: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Calls, argument binding and type inference: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # ------------------------------------------------------------------ calls
 
@@ -260,12 +262,16 @@ class CallChecks(CheckerCore):
             raise self.fail(
                 call.loc, f"control {param.name} can only be applied from a control's apply block"
             )
-        if decl.type_params:
+        bindings = Bindings()
+        if isinstance(param.type, t.SpecializedType):  # Step<bit<8>> s: T is bit<8>
+            bindings.values.update(param.type.bindings())
+        elif decl.type_params:
             raise self.unsupported(
-                call.loc, f"applying '{param.name}' of the generic type {decl.name}"
+                call.loc,
+                f"applying '{param.name}' of the generic type {decl.name} without type arguments",
             )
         call.bound_args = self.bind_arguments(
-            decl.params, call.args, call.loc, f"{param.name}.apply", scope, ctx, Bindings()
+            decl.params, call.args, call.loc, f"{param.name}.apply", scope, ctx, bindings
         )
         call.target = ast.BlockApply(decl, None, ctor_param=param)
         return VOID

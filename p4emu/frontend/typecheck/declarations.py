@@ -1,4 +1,5 @@
-"""Top-level declarations (one handler per kind, in a dispatch table), constants, variables, functions and actions."""
+"""Top-level declarations (one handler per kind, in a dispatch table), constants, variables,
+functions and actions."""
 
 from __future__ import annotations
 
@@ -15,7 +16,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class DeclarationChecks(CheckerCore):
-    """Top-level declarations, constants, variables, functions and actions: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Top-level declarations, constants, variables, functions and actions: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     def check_top_declaration(self, decl: ast.Declaration) -> None:
         handler = TOP_LEVEL.get(type(decl))

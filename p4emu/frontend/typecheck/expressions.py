@@ -1,4 +1,5 @@
-"""Expressions (one handler per node class, in a dispatch table): literals, names, members, indexing, slices, lists, struct expressions, and implicit coercion to an expected type."""
+"""Expressions (one handler per node class, in a dispatch table): literals, names, members,
+indexing, slices, lists, struct expressions, and implicit coercion to an expected type."""
 
 from __future__ import annotations
 
@@ -21,7 +22,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class ExpressionChecks(CheckerCore):
-    """Expressions and implicit coercion: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Expressions and implicit coercion: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # expression class -> its handler: EXPRESSIONS below, extended by the composed checker
     # with the handlers of the other parts (operators)
@@ -531,7 +533,13 @@ ExpressionChecks.expression_handlers = EXPRESSIONS
 
 def _implements(source: t.Type, target: t.Type) -> bool:
     """A parser/control implementation passed where its type declaration is expected
-    (``control Step(inout bit<8> v);`` <- ``Inc``): same apply parameters, in order."""
+    (``control Step(inout bit<8> v);`` <- ``Inc``): same apply parameters, in order. A
+    generic type declaration with its type arguments (``Step<bit<8>>``) is compared with
+    them substituted."""
+    bindings: dict[t.TypeVar, t.Type] = {}
+    if isinstance(target, t.SpecializedType):
+        bindings = target.bindings()
+        target = target.base
     kinds = ((t.ControlType, ast.ControlTypeDecl), (t.ParserType, ast.ParserTypeDecl))
     for type_kind, decl_kind in kinds:
         if (
@@ -539,14 +547,14 @@ def _implements(source: t.Type, target: t.Type) -> bool:
             and isinstance(target, type_kind)
             and isinstance(target.decl, decl_kind)
             and source.decl is not None
-            and not target.decl.type_params
+            and len(target.decl.type_params) == len(bindings)
         ):
             mine, theirs = source.decl.params, target.decl.params
             return len(mine) == len(theirs) and all(
                 a.direction == b.direction
                 and a.type is not None
                 and b.type is not None
-                and t.types_equal(a.type, b.type)
+                and t.types_equal(a.type, t.substitute(b.type, bindings))
                 for a, b in zip(mine, theirs, strict=True)
             )
     return False

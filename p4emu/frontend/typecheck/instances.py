@@ -1,4 +1,5 @@
-"""The block-instance tree under ``main`` and the control-plane object lists of the :class:`ast.CheckedProgram`."""
+"""The block-instance tree under ``main`` and the control-plane object lists of the
+:class:`ast.CheckedProgram`."""
 
 from __future__ import annotations
 
@@ -11,7 +12,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class InstanceChecks(CheckerCore):
-    """The checked program under ``main``: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """The checked program under ``main``: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # ------------------------------------------------------------------ checked program
 

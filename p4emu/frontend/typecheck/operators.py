@@ -6,6 +6,7 @@ from typing import Any
 
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
+from p4emu.frontend.header_groups import group_struct, leaf_expr, leaf_paths
 from p4emu.frontend.typecheck.core import (
     BOOL,
     INT_TYPE,
@@ -17,7 +18,8 @@ from p4emu.frontend.typecheck.core import (
 
 
 class OperatorChecks(CheckerCore):
-    """Operators, casts and constant folding: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Operators, casts and constant folding: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     def expr_Unary(
         self, expr: ast.Unary, scope: Scope, ctx: Context, expected: t.Type | None
@@ -85,6 +87,10 @@ class OperatorChecks(CheckerCore):
             return self.check_shift(expr, left_type, right_type, expected)
         if op == "++":
             return self.check_concat(expr, left_type, right_type)
+        if op in ("==", "!=") and (
+            isinstance(left_type, t.HeaderGroupType) or isinstance(right_type, t.HeaderGroupType)
+        ):
+            return self.check_group_comparison(expr, left_type, right_type, scope, ctx)
         if op in ("==", "!="):
             operand_type = self.unify_operands(expr, left_type, right_type, numeric=False)
             self.fold_comparison(expr)
@@ -104,6 +110,41 @@ class OperatorChecks(CheckerCore):
             raise self.fail(expr.loc, f"operator '{op}' is not defined on bool; use '&&' / '||'")
         self.fold_arithmetic(expr, operand_type)
         return operand_type
+
+    def check_group_comparison(
+        self, expr: ast.Binary, left_type: t.Type, right_type: t.Type, scope: Scope, ctx: Context
+    ) -> t.Type:
+        """``hdr.h.s == m.s`` (``s`` a struct-typed header field): field by field, as p4c;
+        ``expr`` becomes the ``&&`` (``||`` for ``!=``) of the leaf comparisons."""
+        struct = group_struct(left_type)
+        if struct is None or struct is not group_struct(right_type):
+            raise self.fail(expr.loc, f"cannot compare {left_type} with {right_type}")
+        for side in (expr.left, expr.right):
+            if not isinstance(side, (ast.PathExpr, ast.Member)):
+                raise self.unsupported(
+                    side.loc,
+                    f"'{ast.expr_to_source(side)}' compared with a struct-typed header field "
+                    "(compare with a variable)",
+                )
+            self._whole_groups.pop(id(side), None)
+        leaves = [
+            ast.Binary(
+                expr.op,
+                leaf_expr(expr.left, path, struct),
+                leaf_expr(expr.right, path, struct),
+                loc=expr.loc,
+            )
+            for path in leaf_paths(struct)
+        ]
+        if not leaves:
+            raise self.unsupported(expr.loc, f"comparing the empty struct {struct}")
+        combined = leaves[-1]
+        for leaf in reversed(leaves[:-1]):
+            combined = ast.Binary("&&" if expr.op == "==" else "||", leaf, combined, loc=expr.loc)
+        self.check_expr(combined, scope, ctx, BOOL)
+        expr.op, expr.left, expr.right = combined.op, combined.left, combined.right
+        expr.const_value = combined.const_value
+        return BOOL
 
     def unify_operands(
         self,

@@ -7,6 +7,7 @@ from typing import Any
 
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
+from p4emu.frontend.header_groups import group_struct, leaf_expr, leaf_paths
 from p4emu.frontend.typecheck.core import (
     BOOL,
     CheckerCore,
@@ -38,8 +39,46 @@ class StatementChecks(CheckerCore):
     def check_assign(self, statement: ast.AssignStmt, scope: Scope, ctx: Context) -> None:
         target_type = self.check_expr(statement.lhs, scope, ctx)
         self.check_lvalue(statement.lhs, "assign to")
-        self.check_expr(statement.rhs, scope, ctx, target_type)
+        expected = target_type.struct if isinstance(target_type, t.HeaderGroupType) else target_type
+        source_type = self.check_expr(statement.rhs, scope, ctx, expected)
+        if isinstance(target_type, t.HeaderGroupType) or isinstance(source_type, t.HeaderGroupType):
+            self.check_group_assign(statement, target_type, source_type, scope, ctx)
+            return
         statement.rhs = self.coerce(statement.rhs, target_type, "assignment", assignment=True)
+
+    def check_group_assign(
+        self,
+        statement: ast.AssignStmt,
+        target_type: t.Type,
+        source_type: t.Type,
+        scope: Scope,
+        ctx: Context,
+    ) -> None:
+        """A struct-typed header field assigned as a whole (``hdr.h.s = {...}``, ``= m.s``,
+        ``m.s = hdr.h.s``): one assignment per leaf field, in field order, as p4c."""
+        struct = group_struct(target_type)
+        if struct is None or struct is not group_struct(source_type):
+            raise self.fail(
+                statement.rhs.loc,
+                f"cannot assign a value of type {source_type} to a target of type {target_type}",
+            )
+        if not isinstance(statement.rhs, (ast.StructExpr, ast.ListExpr, ast.PathExpr, ast.Member)):
+            raise self.unsupported(
+                statement.rhs.loc,
+                f"'{ast.expr_to_source(statement.rhs)}' assigned to a struct-typed header field "
+                "(write a structure expression or a variable)",
+            )
+        for side in (statement.lhs, statement.rhs):
+            self._whole_groups.pop(id(side), None)
+        statement.leaves = []
+        for path in leaf_paths(struct):
+            leaf = ast.AssignStmt(
+                leaf_expr(statement.lhs, path, struct),
+                leaf_expr(statement.rhs, path, struct),
+                loc=statement.loc,
+            )
+            self.check_assign(leaf, scope, ctx)
+            statement.leaves.append(leaf)
 
     def check_call_statement(self, statement: ast.CallStmt, scope: Scope, ctx: Context) -> None:
         self.check_expr(statement.call, scope, ctx)

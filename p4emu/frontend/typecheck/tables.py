@@ -1,4 +1,5 @@
-"""Tables: keys, action lists and references, default actions, const entries and their priorities, other properties."""
+"""Tables: keys, action lists and references, default actions, const entries and their
+priorities, other properties."""
 
 from __future__ import annotations
 
@@ -14,6 +15,9 @@ from p4emu.frontend.typecheck.core import (
 )
 
 # entry forms (besides a plain value) each match kind accepts in const entries
+MAX_ENTRY_PRIORITY = 2**31 - 1
+"""The largest explicit entry priority p4c 1.2.4.8 accepts (a signed 32-bit int)."""
+
 MATCH_KIND_ENTRY_FORMS = {
     "exact": (),
     "lpm": (ast.Mask,),
@@ -186,12 +190,6 @@ class TableChecks(CheckerCore):
                 entry.keyset[index] = self.check_entry_key(
                     entry.keyset[index], element, key_types[index], scope, ctx
                 )
-            legacy = ast.find_annotation(entry.annotations, "priority")
-            if entry.priority is None and legacy is not None:
-                # Older p4c programs write @priority(N) on the entry.
-                if not legacy.args or len(legacy.args) != 1:
-                    raise self.fail(legacy.loc, "@priority needs one integer argument")
-                entry.priority = legacy.args[0]
             if entry.priority is not None:
                 self.check_expr(entry.priority, scope, ctx, BIT32)
                 self.require_const(entry.priority, "an entry priority")
@@ -201,24 +199,72 @@ class TableChecks(CheckerCore):
                         f"table {table.name} has no ternary, range or optional key, so its entries cannot have priorities",
                     )
             self.check_action_ref(entry.action, scope, ctx, table, mode="entry")
+        self.check_priority_rules(table, entries)
         self.assign_priorities(table, entries)
+
+    def check_priority_rules(self, table: ast.TableDecl, entries: list[ast.TableEntry]) -> None:
+        """p4c 1.2.4.8's rules for explicit entry priorities (``priority = N:``): none in
+        ``const entries``; each in 1 .. 2**31-1; once one entry has one, the first entry has
+        one too and every later entry without one gets the previous priority minus
+        ``priority_delta`` (plus, with ``largest_priority_wins = false``), still >= 1."""
+        given = [entry for entry in entries if entry.priority is not None]
+        if not given:
+            return
+        if table.entries_const:
+            raise self.fail(
+                given[0].loc,
+                f"table {table.name}: entries of 'const entries' cannot have priorities "
+                "(p4c: \"Table with 'const' entries cannot have priorities\"); "
+                "write 'entries' without 'const'",
+            )
+        if entries[0].priority is None:
+            raise self.fail(
+                entries[0].loc,
+                f"table {table.name}: the first entry must have a priority when other entries "
+                "have one (later entries without one follow the one before)",
+            )
+        largest_wins, delta = self._priority_properties(table)
+        previous = 0
+        seen: set[int] = set()
+        for entry in entries:
+            if entry.priority is not None:
+                value = int(entry.priority.const_value)
+                if not 1 <= value <= MAX_ENTRY_PRIORITY:
+                    raise self.fail(
+                        entry.priority.loc,
+                        f"table {table.name}: entry priority {value} is out of range "
+                        f"(1 .. {MAX_ENTRY_PRIORITY}, as p4c)",
+                    )
+            else:
+                value = previous - delta if largest_wins else previous + delta
+                if value < 1:
+                    raise self.fail(
+                        entry.loc,
+                        f"table {table.name}: this entry's priority would be {value} (the one "
+                        f"before, {previous}, {'minus' if largest_wins else 'plus'} "
+                        f"priority_delta {delta}); priorities must be at least 1",
+                    )
+            if value in seen:
+                self.warn(entry.loc, f"table {table.name}: two entries have priority {value}")
+            seen.add(value)
+            previous = value
+
+    @staticmethod
+    def _priority_properties(table: ast.TableDecl) -> tuple[bool, int]:
+        """``largest_priority_wins`` (default true) and ``priority_delta`` (default 1)."""
+        custom = {p.name: p.value for p in table.properties}
+        wins, delta = custom.get("largest_priority_wins"), custom.get("priority_delta")
+        largest_wins = bool(wins.const_value) if isinstance(wins, ast.Expr) else True
+        step = delta.const_value if isinstance(delta, ast.Expr) else None
+        return largest_wins, step if isinstance(step, int) else 1
 
     def assign_priorities(self, table: ast.TableDecl, entries: list[ast.TableEntry]) -> None:
         if not table.needs_priority:
             return
-        largest_wins = True
-        delta = 1
-        custom = {p.name: p for p in table.properties}
-        if "largest_priority_wins" in custom and isinstance(
-            custom["largest_priority_wins"].value, ast.Expr
-        ):
-            largest_wins = bool(custom["largest_priority_wins"].value.const_value)
-        if "priority_delta" in custom and isinstance(custom["priority_delta"].value, ast.Expr):
-            value = custom["priority_delta"].value.const_value
-            if isinstance(value, int) and value > 0:
-                delta = value
+        largest_wins, delta = self._priority_properties(table)
+        delta = max(delta, 1)
         # BMv2 as p4c (1.2.4.8) programs it: entries match in the order they are written,
-        # the first one winning; explicit priorities (`priority = N:` / @priority) do not
+        # the first one winning; explicit priorities (`priority = N:`) do not
         # reorder them, and p4c warns when they are out of that order (docs/conformance.md).
         count = len(entries)
         previous: ast.TableEntry | None = None

@@ -1,7 +1,9 @@
-"""Type syntax resolved to :mod:`p4emu.frontend.types`; headers, structs, enums, externs and parameter lists."""
+"""Type syntax resolved to :mod:`p4emu.frontend.types` (one handler per kind of syntax, in a
+dispatch table); headers, structs, enums, externs and parameter lists."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 from p4emu.frontend import ast
@@ -21,7 +23,8 @@ MAX_WIDTH = 1 << 16  # refuse absurd widths early
 
 
 class TypeDeclChecks(CheckerCore):
-    """Types, type declarations and parameter lists: a part of :class:`~p4emu.frontend.typecheck.TypeChecker`."""
+    """Types, type declarations and parameter lists: a part of
+    :class:`~p4emu.frontend.typecheck.TypeChecker`."""
 
     # ------------------------------------------------------------------ types
 
@@ -38,50 +41,49 @@ class TypeDeclChecks(CheckerCore):
         return value
 
     def _resolve_type(self, ref: ast.TypeRef, scope: Scope) -> t.Type:
-        if isinstance(ref, ast.BitTypeRef):
-            if ref.width is None:
-                return t.BitsType(1, False)
-            width = self.const_int(ref.width, scope, "a bit width")
-            if width < 0 or (ref.signed and width == 0) or width > MAX_WIDTH:
-                raise self.fail(
-                    ref.width.loc, f"invalid width {width} for {'int' if ref.signed else 'bit'}<W>"
-                )
-            return t.BitsType(width, ref.signed)
-        if isinstance(ref, ast.VarbitTypeRef):
-            width = self.const_int(ref.width, scope, "a varbit width")
-            if width <= 0 or width > MAX_WIDTH:
-                raise self.fail(ref.width.loc, f"invalid width {width} for varbit<W>")
-            return t.VarbitType(width)
-        if isinstance(ref, ast.InfIntTypeRef):
-            return INT_TYPE
-        if isinstance(ref, ast.BoolTypeRef):
-            return BOOL
-        if isinstance(ref, ast.StringTypeRef):
-            return STRING
-        if isinstance(ref, ast.VoidTypeRef):
-            return VOID
-        if isinstance(ref, ast.ErrorTypeRef):
-            return self.error_type
-        if isinstance(ref, ast.MatchKindTypeRef):
-            return self.match_kind_type
-        if isinstance(ref, ast.DontCareTypeRef):
-            return DONT_CARE
-        if isinstance(ref, ast.TupleTypeRef):
-            return t.TupleType(tuple(self.resolve_type(element, scope) for element in ref.elements))
-        if isinstance(ref, ast.StackTypeRef):
-            element = self.resolve_type(ref.element, scope)
-            if not isinstance(element, (t.HeaderType, t.HeaderUnionType)):
-                raise self.fail(
-                    ref.loc,
-                    f"header stack elements must be headers or header unions, not {element}",
-                )
-            size = self.const_int(ref.size, scope, "a header stack size")
-            if size <= 0:
-                raise self.fail(ref.size.loc, f"header stack size must be positive, not {size}")
-            return t.HeaderStackType(element, size)
-        if isinstance(ref, ast.NamedTypeRef):
-            return self.resolve_named_type(ref, scope)
-        raise self.fail(ref.loc, f"unsupported type syntax {type(ref).__name__}")
+        handler = TYPE_SYNTAX.get(type(ref))
+        if handler is None:
+            raise self.fail(ref.loc, f"unsupported type syntax {type(ref).__name__}")
+        return handler(self, ref, scope)
+
+    # one handler per kind of type syntax (TYPE_SYNTAX below)
+
+    def resolve_bits(self, ref: ast.BitTypeRef, scope: Scope) -> t.Type:
+        if ref.width is None:
+            return t.BitsType(1, False)
+        width = self.const_int(ref.width, scope, "a bit width")
+        if width < 0 or (ref.signed and width == 0) or width > MAX_WIDTH:
+            raise self.fail(
+                ref.width.loc, f"invalid width {width} for {'int' if ref.signed else 'bit'}<W>"
+            )
+        return t.BitsType(width, ref.signed)
+
+    def resolve_varbit(self, ref: ast.VarbitTypeRef, scope: Scope) -> t.Type:
+        width = self.const_int(ref.width, scope, "a varbit width")
+        if width <= 0 or width > MAX_WIDTH:
+            raise self.fail(ref.width.loc, f"invalid width {width} for varbit<W>")
+        return t.VarbitType(width)
+
+    def resolve_error(self, ref: ast.ErrorTypeRef, scope: Scope) -> t.Type:
+        return self.error_type
+
+    def resolve_match_kind(self, ref: ast.MatchKindTypeRef, scope: Scope) -> t.Type:
+        return self.match_kind_type
+
+    def resolve_tuple(self, ref: ast.TupleTypeRef, scope: Scope) -> t.Type:
+        return t.TupleType(tuple(self.resolve_type(element, scope) for element in ref.elements))
+
+    def resolve_stack(self, ref: ast.StackTypeRef, scope: Scope) -> t.Type:
+        element = self.resolve_type(ref.element, scope)
+        if not isinstance(element, (t.HeaderType, t.HeaderUnionType)):
+            raise self.fail(
+                ref.loc,
+                f"header stack elements must be headers or header unions, not {element}",
+            )
+        size = self.const_int(ref.size, scope, "a header stack size")
+        if size <= 0:
+            raise self.fail(ref.size.loc, f"header stack size must be positive, not {size}")
+        return t.HeaderStackType(element, size)
 
     def resolve_named_type(self, ref: ast.NamedTypeRef, scope: Scope) -> t.Type:
         found = (self.globals if ref.absolute else scope).lookup(ref.name)
@@ -311,3 +313,25 @@ class TypeDeclChecks(CheckerCore):
     def declare_params(self, params: list[ast.Parameter], scope: Scope) -> None:
         for param in params:
             self.declare(scope, param.name, param, param.loc)
+
+
+def _constant(type_: t.Type) -> Callable[[Any, ast.TypeRef, Scope], t.Type]:
+    """The handler of a type syntax that always means the same type (``bool``, ``int``)."""
+    return lambda checker, ref, scope: type_
+
+
+# type syntax class -> its handler (classes of the AST are final: exact-type lookup)
+TYPE_SYNTAX: dict[type, Callable[[Any, Any, Scope], t.Type]] = {
+    ast.BitTypeRef: TypeDeclChecks.resolve_bits,
+    ast.VarbitTypeRef: TypeDeclChecks.resolve_varbit,
+    ast.InfIntTypeRef: _constant(INT_TYPE),
+    ast.BoolTypeRef: _constant(BOOL),
+    ast.StringTypeRef: _constant(STRING),
+    ast.VoidTypeRef: _constant(VOID),
+    ast.ErrorTypeRef: TypeDeclChecks.resolve_error,
+    ast.MatchKindTypeRef: TypeDeclChecks.resolve_match_kind,
+    ast.DontCareTypeRef: _constant(DONT_CARE),
+    ast.TupleTypeRef: TypeDeclChecks.resolve_tuple,
+    ast.StackTypeRef: TypeDeclChecks.resolve_stack,
+    ast.NamedTypeRef: TypeDeclChecks.resolve_named_type,
+}

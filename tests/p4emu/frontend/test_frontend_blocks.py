@@ -222,15 +222,15 @@ def test_switch_on_value() -> None:
     assert [c.label.const_value if c.label else None for c in switch.cases] == [1, 2, 3, None]
 
 
-def test_const_entries_with_priorities() -> None:
+def test_entries_with_priorities() -> None:
     checked = check_v1(
         ingress_locals="""
     action set(bit<8> v) { hdr.h.a = v; }
     table t {
         key = { hdr.h.a: ternary; hdr.h.b: range; }
         actions = { set; NoAction; }
-        const entries = {
-            (1, 1 .. 10): set(1);
+        entries = {
+            priority = 40: (1, 1 .. 10): set(1);
             (0x10 &&& 0xf0, _): set(2);
             priority = 100: (_, 5): NoAction();
             (_, _): set(3);
@@ -239,7 +239,7 @@ def test_const_entries_with_priorities() -> None:
         ingress="t.apply();",
     )
     decl = checked.table("I.t").decl
-    assert decl.entries_const and decl.entries is not None
+    assert not decl.entries_const and decl.entries is not None
     # BMv2 (p4c 1.2.4.8): entries match in the order written; `priority = 100` does not
     # move the third entry ahead
     assert [e.priority_value for e in decl.entries] == [4, 3, 2, 1]
@@ -447,21 +447,22 @@ def test_v1model_version_2020_typed_indexes() -> None:
     assert reg.type_args == (BIT8, t.BitsType(4))
 
 
-def test_legacy_priority_annotation_on_entries() -> None:
+def test_priority_annotation_on_entries_is_only_an_annotation() -> None:
+    """p4c 1.2.4.8 reads ``@priority(N)`` after an entry's action as a plain annotation."""
     checked = check_v1(
         ingress_locals="""
     table t {
         key = { hdr.h.a: ternary; }
         actions = { NoAction; }
         const entries = {
-            @priority(7) 1 &&& 0xff: NoAction();
+            1 &&& 0xff: NoAction() @priority(7);
             _: NoAction();
         }
     }""",
         ingress="t.apply();",
     )
     entries = checked.table("I.t").decl.entries or []
-    assert entries[0].priority is not None and entries[0].priority.const_value == 7
+    assert entries[0].priority is None and entries[0].annotations[0].name == "priority"
     assert [e.priority_value for e in entries] == [2, 1]  # the order written decides (BMv2)
 
 

@@ -595,17 +595,42 @@ def test_stack_next_outside_parser() -> None:
     )
 
 
-def test_struct_header_field_used_as_a_whole_is_unsupported() -> None:
+def test_struct_header_field_as_an_argument_is_unsupported() -> None:
+    """Assigned and compared as a whole it works (conformance frontend/struct_in_header_whole)."""
     source = v1_source(
         decls="struct pair_t { bit<8> x; bit<8> y; }",
         headers="hp_t hp;",
-        ingress="hdr.hp.p = { 1, 2 };",
+        ingress='hdr.hp.p = { 1, 2 }; log_msg("{}", {hdr.hp.p});',
     ).replace("struct headers_t", "header hp_t { pair_t p; }\nstruct headers_t")
     error = error_of(source)
     assert isinstance(error, P4UnsupportedError)
     assert str(error) == (
-        f"{location(source, '{ 1, 2 }')}: error: unsupported construct: the struct-typed "
-        "header field hp_t.p used as a whole (use its fields)"
+        f"{location(source, 'hdr.hp.p})')}: error: unsupported construct: the struct-typed "
+        "header field 'hdr.hp.p' used as a whole (use its fields)"
+    )
+
+
+def test_struct_header_field_from_a_call_is_unsupported() -> None:
+    source = v1_source(
+        decls="struct pair_t { bit<8> x; bit<8> y; } pair_t mk() { return { 1, 2 }; }",
+        headers="hp_t hp;",
+        ingress="hdr.hp.p = mk();",
+    ).replace("struct headers_t", "header hp_t { pair_t p; }\nstruct headers_t")
+    error = error_of(source)
+    assert isinstance(error, P4UnsupportedError)
+    assert "'mk()' assigned to a struct-typed header field" in str(error)
+    assert str(error).startswith(f"{location(source, 'mk();')}: error: ")
+
+
+def test_struct_header_field_of_another_struct_type_is_an_error() -> None:
+    expect_error(
+        "cannot assign a value of type other_t to a target of type pair_t",
+        "meta.q;",
+        decls="struct pair_t { bit<8> x; bit<8> y; } struct other_t { bit<8> x; bit<8> y; } "
+        "header hp_t { pair_t p; }",
+        headers="hp_t hp;",
+        meta="other_t q;",
+        ingress="hdr.hp.p = meta.q;",
     )
 
 

@@ -1,5 +1,5 @@
 /* Externs: registers, counters, meters, direct counters/meters, hash, clone, digest,
- * an action selector, const entries with priorities, and a switch on action_run. */
+ * an action selector, const entries on a ternary key, and a switch on action_run. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -202,7 +202,7 @@ control FabricIngress(inout headers_t hdr,
         actions = { color_read; NoAction; }
         const default_action = NoAction();
         const entries = {
-            priority = 10: 1: color_read();
+            1: color_read();
             2: NoAction();
         }
     }

@@ -1,6 +1,6 @@
 /* Fuzz target (tests/p4emu/server/test_fuzz_properties.py): tests/p4emu/programs/stateful.p4 with names
  * on its in-place table properties, as P4Runtime needs. Externs: registers, counters, meters, direct counters/meters, hash, clone, digest,
- * an action selector, const entries with priorities, and a switch on action_run. */
+ * an action selector, const entries on a ternary key, and a switch on action_run. */
 #include <core.p4>
 #include <v1model.p4>
 
@@ -203,7 +203,7 @@ control FabricIngress(inout headers_t hdr,
         actions = { color_read; NoAction; }
         const default_action = NoAction();
         const entries = {
-            priority = 10: 1: color_read();
+            1: color_read();
             2: NoAction();
         }
     }

@@ -1,18 +1,18 @@
-// An extern object type the program declares itself: p4emu has no implementation and says
-// so, naming the method call.
+// error: has no ternary, range or optional key, so its entries cannot have priorities
+// p4c: does not require priorities
 #include <core.p4>
 #include <v1model.p4>
-header h_t { bit<8> a; }
+header h_t { bit<8> a; bit<8> b; }
 struct H { h_t h; }
 struct M { }
-extern void my_checksum(in bit<8> x, out bit<8> y);
-extern Thing { Thing(); bit<8> get(); }
 parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
     state start { pk.extract(hdr.h); transition accept; }
 }
 control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
-    Thing() thing;
-    apply { hdr.h.a = thing.get(); }
+    action port(bit<9> p) { sm.egress_spec = p; }
+    table t { key = { hdr.h.a: exact; } actions = { port; }
+        entries = { priority = 3 : 0x10 : port(1); priority = 4 : 0x12 : port(2); } }
+    apply { t.apply(); }
 }
 control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
 control V(inout H hdr, inout M m) { apply { } }

@@ -1,16 +1,18 @@
-// An extern function that neither core.p4 nor v1model.p4 declares (another module's): p4emu
-// has no implementation and says so, naming the call (p4c's BMv2 back end refuses it too).
+// error: annotations of a table entry go after its action
+// p4c: syntax error
 #include <core.p4>
 #include <v1model.p4>
-header h_t { bit<8> a; }
+header h_t { bit<8> a; bit<8> b; }
 struct H { h_t h; }
 struct M { }
-extern void my_checksum(in bit<8> x, out bit<8> y);
 parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
     state start { pk.extract(hdr.h); transition accept; }
 }
 control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
-    apply { my_checksum(hdr.h.a, hdr.h.a); }
+    action port(bit<9> p) { sm.egress_spec = p; }
+    table t { key = { hdr.h.a: ternary; } actions = { port; }
+        entries = { @priority(3) 0x10 &&& 0xF0 : port(1); } }
+    apply { t.apply(); }
 }
 control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
 control V(inout H hdr, inout M m) { apply { } }

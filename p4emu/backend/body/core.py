@@ -1,0 +1,115 @@
+"""What every part of the body compiler shares: the compiler's state (the program context,
+the code writer, the scope, where the code runs), the interfaces it has to the modules above
+it (:class:`ProgramContext`, :class:`CallEmitters`), and small helpers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+from p4emu.backend.codewriter import CodeWriter, Names
+from p4emu.backend.headercodec import HeaderCodec
+from p4emu.backend.pytypes import TypeRegistry
+from p4emu.backend.runtime_objects import TableRuntime
+from p4emu.backend.scope import Scope
+from p4emu.frontend import ast
+from p4emu.frontend import types as t
+
+
+@dataclass(frozen=True)
+class CallEmitters:
+    """The code generators a body hands calls to. They sit above this package (table
+    applies in :mod:`p4emu.backend.tables_codegen`, extern calls in
+    :mod:`p4emu.backend.v1model_externs`) and call back into the body compiler
+    (:class:`p4emu.backend.body.BodyCompiler`) they get; :mod:`p4emu.backend.program`
+    passes them in, so this package imports neither."""
+
+    # (body, call, *, want_hit, switch) -> the name of the application's hit variable
+    table_apply: Callable[..., str]
+    # (body, call): an extern function or method called as a statement
+    extern_statement: Callable[[BodyCore, ast.Call], None]
+    # (body, call, target) -> Python code of the value of an extern method call
+    extern_method_value: Callable[[BodyCore, ast.Call, ast.ExternMethodCall], str]
+    # (body, call, target) -> Python code of the value of an extern function call
+    extern_function_value: Callable[[BodyCore, ast.Call, ast.ExternFunctionCall], str]
+
+
+class ProgramContext(Protocol):
+    """What the code generators (this package and those above it) use of the compiler of
+    the whole program (:class:`p4emu.backend.program.ProgramCompiler`): shared names,
+    types and scopes, run-time objects bound into the generated code, and the emitters."""
+
+    names: Names
+    types: TypeRegistry
+    global_scope: Scope
+    emitters: CallEmitters
+    drop_port: int
+    no_match_error: bool
+    trace: bool
+
+    def bind(self, obj: Any, hint: str) -> str: ...
+    def function(self, fn: ast.FunctionDecl) -> tuple[str, list[str]]: ...
+    def scratch_header(self, type_: t.Type) -> str: ...
+    def block_scope_of(self, action: ast.ActionDecl, scope: Scope) -> Scope: ...
+    def child_block(
+        self, block: ast.BlockInstance | None, target: ast.BlockApply
+    ) -> ast.BlockInstance: ...
+    def apply_args(self, call: ast.Call, child: ast.BlockInstance) -> list[ast.BoundArg]: ...
+    def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None: ...
+    # parsers
+    def error_code(self, name: str) -> int: ...
+    def header_codec(self, type_: t.HeaderType) -> tuple[HeaderCodec, str]: ...
+    def varbit_helpers(self, type_: t.HeaderType) -> tuple[list[str], int, int]: ...
+    def value_set_runtime(
+        self, block: ast.BlockInstance | None, decl: ast.ValueSetDecl, node: ast.Node
+    ) -> str: ...
+    # tables
+    def table_runtime(self, block: ast.BlockInstance, decl: ast.TableDecl) -> TableRuntime: ...
+    def action_id(self, decl: ast.ActionDecl, block: ast.BlockInstance | None) -> int: ...
+    # externs
+    def extern_runtime(self, block: ast.BlockInstance | None, decl: Any, node: ast.Node) -> str: ...
+    def hash_function(self, algo_name: str, call: ast.Node) -> str: ...
+    def digest_id(self, type_: t.Type, call: ast.Node) -> int: ...
+    def log_format(self, fmt: str) -> str: ...
+    def header_emit(self, type_: t.HeaderType, code: str) -> str: ...
+    def field_list_copier(self, index: int) -> str: ...
+    def data_copier(self, data: ast.Expr | None, bc: BodyCore) -> str: ...
+
+
+class BodyCore:
+    """The state of one body compiler and the primitives on it (see the module docstring)."""
+
+    def __init__(
+        self,
+        pc: ProgramContext,
+        w: CodeWriter,
+        scope: Scope,
+        *,
+        where: str,
+    ) -> None:
+        self.pc = pc
+        self.emitters = pc.emitters
+        self.w = w
+        self.scope = scope
+        self.where = where  # "control" | "parser" | "deparser" | "function"
+        # return handling stack: ("break",) for inlined units, ("function", outs) for
+        # generated functions
+        self.returns: list[tuple[Any, ...]] = []
+        # name of the variable holding the direct meter color of the current table hit
+        self.meter_color: str | None = None
+        # parser-only: names of the data / offset / length / error locals
+        self.parser_state: Any = None
+
+    # ------------------------------------------------------------------ helpers
+
+    def fresh(self, hint: str = "t") -> str:
+        return self.pc.names.fresh(hint)
+
+    def bind_global(self, obj: Any, hint: str) -> str:
+        return self.pc.bind(obj, hint)
+
+
+def is_simple(code: str) -> bool:
+    """True for a name or attribute chain (safe to evaluate several times)."""
+    return code.replace(".", "").replace("_", "").isalnum() and not code[0].isdigit()

@@ -1,0 +1,404 @@
+"""Python code of P4 expressions (one method per node class, in a dispatch table),
+casts, aggregate values and initializers."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from p4emu.backend.body.core import BodyCore, is_simple
+from p4emu.backend.codewriter import CodeWriter, py_attr
+from p4emu.backend.compile_helpers import (
+    compile_error,
+    const_int,
+    fit,
+    from_unsigned,
+    literal,
+    to_unsigned,
+    unsupported,
+)
+from p4emu.backend.pytypes import (
+    bit_width,
+    is_aggregate,
+    scalar_type,
+)
+from p4emu.frontend import ast
+from p4emu.frontend import types as t
+
+_KEYSET_FORMS = (ast.Mask, ast.Range, ast.DefaultExpr, ast.DontCare)
+
+
+class ExpressionCode(BodyCore):
+    """Expressions: a part of
+    :class:`~p4emu.backend.body.BodyCompiler`."""
+
+    # ------------------------------------------------------------------ expressions
+
+    def ex(self, e: ast.Expr) -> str:
+        """Python expression computing ``e`` (hoisting side effects before it if needed)."""
+        type_ = e.type
+        if (
+            e.const_value is not None
+            and type_ is not None
+            and not is_aggregate(type_)
+            and not isinstance(e, _KEYSET_FORMS)
+        ):
+            return literal(e.const_value, type_)
+        handler = EXPRESSIONS.get(type(e))
+        if handler is None:
+            raise unsupported(e, f"expression {type(e).__name__}")
+        return handler(self, e)
+
+    def _ex_IntLiteral(self, e: ast.IntLiteral) -> str:
+        return literal(e.value, e.type)
+
+    def _ex_BoolLiteral(self, e: ast.BoolLiteral) -> str:
+        return "True" if e.value else "False"
+
+    def _ex_StringLiteral(self, e: ast.StringLiteral) -> str:
+        return repr(e.value)
+
+    def _ex_PathExpr(self, e: ast.PathExpr) -> str:
+        binding = self.scope.lookup(e.decl)
+        if binding is not None:
+            if binding.kind in ("var", "const"):
+                return binding.code
+            raise unsupported(e, f"{e.name} used as a value")
+        decl = e.decl
+        if isinstance(decl, ast.ConstDecl):
+            if decl.const_value is None:
+                raise compile_error(e, f"constant {e.name} has no compile-time value")
+            return literal(decl.const_value, e.type)
+        if isinstance(decl, ast.Parameter) and decl.default is not None:
+            return self.ex(decl.default)
+        raise compile_error(e, f"'{e.name}' is not available here")
+
+    def _ex_Member(self, e: ast.Member) -> str:
+        kind = e.kind
+        if kind == ast.MEMBER_FIELD:
+            return f"{self.ex(e.expr)}.{py_attr(e.member)}"
+        if kind in (ast.MEMBER_ENUM, ast.MEMBER_ERROR):
+            return literal(e.const_value if e.const_value is not None else e.resolved, e.type)
+        if kind == ast.MEMBER_STACK_SIZE:
+            return repr(e.expr.type.size)  # type: ignore[union-attr]
+        if kind == ast.MEMBER_STACK_LAST_INDEX:
+            return f"(({self.ex(e.expr)}.nxt - 1) & 4294967295)"
+        if kind == ast.MEMBER_STACK_LAST:
+            stack_type = e.expr.type
+            scratch = self.pc.scratch_header(stack_type.element)  # type: ignore[union-attr]
+            return f"stack_last({self.ex(e.expr)}, {scratch})"
+        if kind == ast.MEMBER_STACK_NEXT:
+            stack_type = e.expr.type
+            scratch = self.pc.scratch_header(stack_type.element)  # type: ignore[union-attr]
+            stack = self.ex(e.expr)
+            return f"stack_at({stack}, {stack}.nxt, {scratch})"
+        if kind in (ast.MEMBER_HIT, ast.MEMBER_MISS):
+            call = e.expr
+            if not isinstance(call, ast.Call) or not isinstance(call.target, ast.TableApply):
+                raise unsupported(e, "hit/miss of something other than a table apply")
+            hit = self.table_apply(call, want_hit=True)
+            return hit if kind == ast.MEMBER_HIT else f"(not {hit})"
+        raise unsupported(e, f"member access .{e.member}")
+
+    def _ex_Index(self, e: ast.Index) -> str:
+        stack_type = e.expr.type
+        if not isinstance(stack_type, t.HeaderStackType):
+            raise unsupported(e, "indexing a non-stack value")
+        stack = self.ex(e.expr)
+        index_value = const_int(e.index.const_value)
+        if index_value is not None and 0 <= index_value < stack_type.size:
+            return f"{stack}.items[{index_value}]"
+        scratch = self.pc.scratch_header(stack_type.element)
+        return f"stack_at({stack}, {self.ex(e.index)}, {scratch})"
+
+    def _ex_Slice(self, e: ast.Slice) -> str:
+        hi, lo = e.hi_value, e.lo_value
+        mask = (1 << (hi - lo + 1)) - 1
+        base = self.ex(e.expr)
+        if lo:
+            return f"(({base} >> {lo}) & {mask})"
+        return f"({base} & {mask})"
+
+    def _ex_Unary(self, e: ast.Unary) -> str:
+        operand = self.ex(e.operand)
+        base = scalar_type(e.type)  # type: ignore[arg-type]
+        if e.op == "!":
+            return f"(not {operand})"
+        if e.op == "+":
+            return operand
+        if e.op == "~":
+            if isinstance(base, t.BitsType) and not base.signed:
+                return f"({operand} ^ {(1 << base.width) - 1})"
+            return f"(~{operand})"
+        if e.op == "-":
+            if isinstance(base, t.BitsType):
+                return fit(f"-{operand}", base)
+            return f"(-{operand})"
+        raise unsupported(e, f"unary operator {e.op}")
+
+    def _ex_Binary(self, e: ast.Binary) -> str:
+        op = e.op
+        if op in ("&&", "||"):
+            left = self.ex(e.left)
+            right, lines = self.capture(e.right)
+            py = "and" if op == "&&" else "or"
+            if not lines:
+                return f"({left} {py} {right})"
+            # the right operand has side effects (a table apply, a call): keep them
+            # conditional, as P4's short-circuit evaluation requires
+            tmp = self.fresh("c")
+            self.w.line(f"{tmp} = {left}")
+            with self.w.block(f"if {tmp}:" if op == "&&" else f"if not {tmp}:"):
+                self.replay(lines)
+                self.w.line(f"{tmp} = {right}")
+            return tmp
+        left_type = e.left.type
+        if op in ("==", "!="):
+            if left_type is not None and is_aggregate(left_type):
+                eq = self.pc.types.eq(self.ex(e.left), self.ex(e.right), left_type)
+                return eq if op == "==" else f"(not {eq})"
+            return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
+        a = self.ex(e.left)
+        if op in ("<", ">", "<=", ">="):
+            return f"({a} {op} {self.ex(e.right)})"
+        b = self.ex(e.right)
+        result = scalar_type(e.type)  # type: ignore[arg-type]
+        if op == "++":
+            right_width = bit_width(e.right.type)  # type: ignore[arg-type]
+            if right_width is None:
+                raise unsupported(e, "concatenation of non bit-string values")
+            ua = to_unsigned(a, e.left.type)  # type: ignore[arg-type]
+            ub = to_unsigned(b, e.right.type)  # type: ignore[arg-type]
+            return from_unsigned(f"(({ua} << {right_width}) | {ub})", result)
+        if not isinstance(result, t.BitsType):
+            # arbitrary-precision int (only in constant contexts the checker did not fold)
+            py = {"/": "//"}.get(op, op)
+            if op in ("|+|", "|-|"):
+                py = op[1]
+            return f"({a} {py} {b})"
+        width = result.width
+        mask = (1 << width) - 1
+        signed = result.signed
+        if op in ("+", "-", "*"):
+            return fit(f"{a} {op} {b}", result)
+        if op in ("&", "|", "^"):
+            return f"({a} {op} {b})"
+        if op == "|+|":
+            if signed:
+                half = 1 << (width - 1)
+                return f"min(max({a} + {b}, {-half}), {half - 1})"
+            return f"min({a} + {b}, {mask})"
+        if op == "|-|":
+            if signed:
+                half = 1 << (width - 1)
+                return f"min(max({a} - {b}, {-half}), {half - 1})"
+            return f"max({a} - {b}, 0)"
+        if op in ("/", "%"):
+            divisor = const_int(e.right.const_value)
+            if divisor and not signed:
+                return f"({a} {'//' if op == '/' else '%'} {b})"
+            helper = {
+                ("/", False): "div_u",
+                ("%", False): "mod_u",
+                ("/", True): "div_s",
+                ("%", True): "mod_s",
+            }[(op, signed)]
+            return fit(f"{helper}({a}, {b})", result) if signed else f"{helper}({a}, {b})"
+        if op == "<<":
+            amount = const_int(e.right.const_value)
+            if amount is not None:
+                if amount >= width:
+                    return "0"
+                return fit(f"{a} << {amount}", result)
+            return f"({fit(f'{a} << {b}', result)} if {b} < {width} else 0)"
+        if op == ">>":
+            amount = const_int(e.right.const_value)
+            if amount is not None and amount >= width:
+                return "(-1 if " + a + " < 0 else 0)" if signed else "0"
+            return f"({a} >> {b})"
+        raise unsupported(e, f"binary operator {op}")
+
+    def _ex_Ternary(self, e: ast.Ternary) -> str:
+        if e.type is not None and is_aggregate(e.type):
+            raise unsupported(e, "conditional expression of aggregate type")
+        cond = self.ex(e.cond)
+        then, then_lines = self.capture(e.then)
+        otherwise, else_lines = self.capture(e.otherwise)
+        if not then_lines and not else_lines:
+            return f"({then} if {cond} else {otherwise})"
+        tmp = self.fresh("c")
+        with self.w.block(f"if {cond}:"):
+            self.replay(then_lines)
+            self.w.line(f"{tmp} = {then}")
+        with self.w.block("else:"):
+            self.replay(else_lines)
+            self.w.line(f"{tmp} = {otherwise}")
+        return tmp
+
+    def capture(self, e: ast.Expr) -> tuple[str, list[str]]:
+        """Compile ``e`` and return its code plus the statements it hoisted (not emitted)."""
+        saved = self.w
+        self.w = CodeWriter(saved.level)
+        try:
+            code = self.ex(e)
+            return code, self.w.lines
+        finally:
+            self.w = saved
+
+    def replay(self, lines: list[str]) -> None:
+        """Re-emit captured lines one level deeper than where they were captured."""
+        for text in lines:
+            self.w.lines.append(("    " + text) if text else text)
+
+    def _ex_Cast(self, e: ast.Cast) -> str:
+        target = e.type
+        source = e.expr.type
+        value = self.ex(e.expr)
+        if target is None or source is None:
+            return value
+        return self.cast(value, source, target, e)
+
+    def cast(self, value: str, source: t.Type, target: t.Type, node: ast.Node) -> str:
+        src = scalar_type(source)
+        dst = scalar_type(target)
+        if isinstance(dst, t.BoolType):
+            if isinstance(src, t.BoolType):
+                return value
+            return f"({value} != 0)"
+        if isinstance(dst, t.BitsType):
+            if isinstance(src, t.BoolType):
+                return f"(1 if {value} else 0)"
+            if isinstance(src, t.BitsType):
+                if src.signed == dst.signed and src.width <= dst.width:
+                    return value
+                if not src.signed and not dst.signed:
+                    return f"({value} & {(1 << dst.width) - 1})"
+                if not src.signed and dst.signed and src.width < dst.width:
+                    return value
+                return fit(value, dst)
+            if isinstance(src, t.InfIntType):
+                return fit(value, dst)
+            if isinstance(src, (t.ErrorType, t.EnumType)):
+                return fit(value, dst)
+        if isinstance(dst, (t.InfIntType, t.EnumType, t.ErrorType)):
+            return value
+        if types_same(src, dst):
+            return value
+        if is_aggregate(target) and isinstance(source, t.TupleType):
+            return value
+        raise unsupported(node, f"cast from {source.describe()} to {target.describe()}")
+
+    def _ex_Call(self, e: ast.Call) -> str:
+        target = e.target
+        if isinstance(target, ast.BuiltinMethodCall):
+            if target.name == "isValid":
+                return self.is_valid(target.object)
+            if target.name in ("minSizeInBits", "minSizeInBytes") and e.const_value is not None:
+                return literal(e.const_value, e.type)
+            raise unsupported(e, f"{target.name}() used as a value")
+        if isinstance(target, ast.FunctionCall):
+            return self.call_function(e, target)
+        if isinstance(target, ast.ExternMethodCall):
+            return self.emitters.extern_method_value(self, e, target)
+        if isinstance(target, ast.ExternFunctionCall):
+            return self.emitters.extern_function_value(self, e, target)
+        raise unsupported(e, "this call used as a value")
+
+    def is_valid(self, obj: ast.Expr) -> str:
+        type_ = obj.type
+        code = self.ex(obj)
+        if isinstance(type_, t.HeaderUnionType):
+            return f"valid_{self.pc.types.cls(type_)}({code})"
+        return f"{code}.valid_"
+
+    def _ex_ListExpr(self, e: ast.ListExpr) -> str:
+        type_ = e.type
+        if type_ is not None and is_aggregate(type_):
+            tmp = self.fresh("agg")
+            self.w.line(f"{tmp} = {self.pc.types.new(type_)}")
+            self.init_aggregate(tmp, type_, [(None, el) for el in e.elements], e)
+            return tmp
+        return "(" + "".join(self.ex(el) + ", " for el in e.elements) + ")"
+
+    def _ex_StructExpr(self, e: ast.StructExpr) -> str:
+        type_ = e.type
+        if type_ is None or not is_aggregate(type_):
+            raise unsupported(e, "structure expression without a struct/header type")
+        tmp = self.fresh("agg")
+        self.w.line(f"{tmp} = {self.pc.types.new(type_)}")
+        self.init_aggregate(tmp, type_, [(f.name, f.value) for f in e.fields], e)
+        return tmp
+
+    def init_aggregate(
+        self,
+        target: str,
+        type_: t.Type,
+        elements: list[tuple[str | None, ast.Expr]],
+        node: ast.Node,
+    ) -> None:
+        """Fill the existing aggregate object ``target`` from a list/struct expression."""
+        if not isinstance(type_, t.StructLikeType):
+            raise unsupported(node, f"initializer for {type_.describe()}")
+        fields = type_.fields
+        values: list[tuple[t.FieldInfo, ast.Expr]] = []
+        for position, (name, value) in enumerate(elements):
+            if name is None:
+                if position >= len(fields):
+                    raise compile_error(node, "too many initializer elements")
+                info = fields[position]
+            else:
+                found = type_.field(name)
+                if found is None:
+                    raise compile_error(node, f"{type_.name} has no field {name}")
+                info = found
+            values.append((info, value))
+        # evaluate everything first: the target may appear in the elements
+        computed = []
+        for info, value in values:
+            if is_aggregate(info.type):
+                computed.append((info, self.aggregate_value(value, info.type)))
+            else:
+                code = self.ex(value)
+                if not is_simple(code):
+                    tmp = self.fresh("v")
+                    self.w.line(f"{tmp} = {code}")
+                    code = tmp
+                computed.append((info, code))
+        for info, code in computed:
+            attr = f"{target}.{py_attr(info.name)}"
+            self.w.line(self.pc.types.assign(attr, code, info.type))
+        if isinstance(type_, t.HeaderType):
+            self.w.line(f"{target}.valid_ = True")
+
+    def aggregate_value(self, e: ast.Expr, type_: t.Type) -> str:
+        """An object holding the value of aggregate expression ``e`` (may be a reference
+        to an existing location; callers copy from it)."""
+        if isinstance(e, (ast.ListExpr, ast.StructExpr)):
+            return self.ex(e)
+        if isinstance(e, ast.Cast):
+            return self.aggregate_value(e.expr, type_)
+        return self.ex(e)
+
+
+# expression class -> the method generating its code (classes of the AST are final: exact-type
+# lookup)
+EXPRESSIONS: dict[type, Callable[[Any, Any], str]] = {
+    ast.IntLiteral: ExpressionCode._ex_IntLiteral,
+    ast.BoolLiteral: ExpressionCode._ex_BoolLiteral,
+    ast.StringLiteral: ExpressionCode._ex_StringLiteral,
+    ast.PathExpr: ExpressionCode._ex_PathExpr,
+    ast.Member: ExpressionCode._ex_Member,
+    ast.Index: ExpressionCode._ex_Index,
+    ast.Slice: ExpressionCode._ex_Slice,
+    ast.Unary: ExpressionCode._ex_Unary,
+    ast.Binary: ExpressionCode._ex_Binary,
+    ast.Ternary: ExpressionCode._ex_Ternary,
+    ast.Cast: ExpressionCode._ex_Cast,
+    ast.Call: ExpressionCode._ex_Call,
+    ast.ListExpr: ExpressionCode._ex_ListExpr,
+    ast.StructExpr: ExpressionCode._ex_StructExpr,
+}
+
+
+def types_same(a: t.Type, b: t.Type) -> bool:
+    return t.types_equal(a, b)
