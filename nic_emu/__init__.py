@@ -9,13 +9,12 @@
 from __future__ import annotations
 
 from nic_emu.analysis import Repath, repath_time
-from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import CcConfig, NicConfig, TransportMode
 from nic_emu.connection import Connection, QpState
-from nic_emu.core import NicCore
-from nic_emu.driver import NicDriver, service
-from nic_emu.events import EventLog, EventRecord, read_jsonl
-from nic_emu.evs import EvState
+from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.core import NicCore, NicDriver, service
+from nic_emu.ev_set import EvState
+from nic_emu.event_log import EventLog, EventRecord, read_jsonl
 from nic_emu.exceptions import (
     AnalysisError,
     ConfigError,
@@ -27,9 +26,9 @@ from nic_emu.exceptions import (
     NicEmuError,
     UnknownConnectionError,
 )
-from nic_emu.fabric import Fabric, FabricConfig, LinkFault
 from nic_emu.loopback import LoopbackPair
 from nic_emu.memory import MemoryRegion
+from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric
 from nic_emu.sim import SimNetwork
 
 __all__ = [
@@ -45,13 +44,13 @@ __all__ = [
     "EvState",
     "EventLog",
     "EventRecord",
-    "Fabric",
     "FabricConfig",
     "FabricError",
     "LinkFault",
     "LoopbackPair",
     "MemoryAccessError",
     "MemoryRegion",
+    "ModelFabric",
     "NicConfig",
     "NicCore",
     "NicDriver",

@@ -12,7 +12,7 @@ from collections import Counter
 from collections.abc import Collection, Iterable
 from dataclasses import dataclass
 
-from nic_emu.events import LOSS, TX, EventRecord
+from nic_emu.event_log import LOSS, TX, EventRecord
 from nic_emu.exceptions import AnalysisError
 
 

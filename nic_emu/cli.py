@@ -4,22 +4,32 @@
     nic-emu send --to NIC --bytes N [--connections K] [--mode mrc|roce] [--seed S]
                  --via SOCKET [--timeout SECONDS] [--json]
 
-Exit status: 0 success; 1 a transfer failed or the NIC could not be reached; 2 a bad
-command line or configuration (one line on stderr naming the offending option or key).
+Exit status (clikit's): 0 success (``serve``: stopped by ``shutdown`` or SIGTERM); 1 a
+transfer failed or the NIC could not be reached; 2 a bad command line or configuration
+(one line on stderr naming the offending option or key); 130 interrupted (Ctrl-C, SIGINT).
 """
 
 from __future__ import annotations
 
 import argparse
 import json
-import re
+import signal
 import statistics
 import sys
 import time
 from collections.abc import Sequence
 from typing import IO, Any
 
-from clikit import EXIT_USAGE, run_main
+from clikit import (
+    EXIT_FAILURE,
+    EXIT_OK,
+    EXIT_USAGE,
+    byte_size,
+    non_negative_int,
+    positive_float,
+    positive_int,
+    run_main,
+)
 from nic_emu.client import ControlClient
 from nic_emu.exceptions import ControlError, NicEmuError, ServeConfigError
 from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
@@ -29,24 +39,11 @@ POLL_S = 0.1
 PLAIN_PROGRESS_EVERY_S = 1.0
 BAR_WIDTH = 30
 DEFAULT_SEND_TIMEOUT_S = 600.0
-_SIZE = re.compile(r"^(\d+)([kKmMgG]?)(i?B)?$")
-_SIZE_UNITS = {"": 1, "k": 1 << 10, "m": 1 << 20, "g": 1 << 30}
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str) -> Any:  # one line, exit 2
         self.exit(2, f"{self.prog}: {message}\n")
-
-
-def byte_count(text: str) -> int:
-    """``4096``, ``64K``, ``16M``, ``1G`` (binary units), ``16MiB``."""
-    match = _SIZE.match(text.strip())
-    if not match:
-        raise argparse.ArgumentTypeError(f"{text!r} is not a byte count (e.g. 4096, 64K, 16M, 1G)")
-    value = int(match[1]) * _SIZE_UNITS[match[2].lower()]
-    if value < 1:
-        raise argparse.ArgumentTypeError("the byte count must be at least 1")
-    return value
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -56,17 +53,20 @@ def build_parser() -> argparse.ArgumentParser:
     serve.add_argument("--config", required=True, help="the NIC's JSON configuration")
     send = sub.add_parser("send", help="send bytes from a running NIC to another NIC")
     send.add_argument("--to", required=True, help="receiving NIC, e.g. nic3")
-    send.add_argument("--bytes", required=True, type=byte_count, help="e.g. 4096, 64K, 16M, 1G")
-    send.add_argument("--connections", type=int, default=1, help="queue pairs (default 1)")
+    send.add_argument("--bytes", required=True, type=byte_size, help="e.g. 4096, 64K, 16M, 1G")
+    send.add_argument("--connections", type=positive_int, default=1, help="queue pairs (default 1)")
     send.add_argument("--mode", choices=("mrc", "roce"), default="mrc")
-    send.add_argument("--seed", type=int, default=1, help="seed of the random data")
+    send.add_argument("--seed", type=non_negative_int, default=1, help="seed of the random data")
     send.add_argument("--via", required=True, help="the sending NIC's control socket")
     send.add_argument(
-        "--timeout", type=float, default=DEFAULT_SEND_TIMEOUT_S, help="give up after SECONDS"
+        "--timeout",
+        type=positive_float,
+        default=DEFAULT_SEND_TIMEOUT_S,
+        help="give up after SECONDS",
     )
     send.add_argument(
         "--deadline",
-        type=float,
+        type=positive_float,
         default=None,
         help="seconds the NIC keeps trying (probing paths that are down) before the transfer "
         f"fails, naming what it found down (default {DEFAULT_TRANSFER_DEADLINE_S:g})",
@@ -78,13 +78,24 @@ def build_parser() -> argparse.ArgumentParser:
 def main(argv: Sequence[str] | None = None) -> int:
     """clikit's exit codes: 0 ok, 1 failure, 2 usage or configuration, 130 Ctrl-C."""
 
+    config_path: list[str] = []
+
     def body() -> int:
         args = build_parser().parse_args(argv)
         if args.command == "serve":
+            config_path.append(args.config)
             return run_serve(args.config)
         return run_send(args)
 
-    return run_main(PROG, body, expected=(NicEmuError,), codes={ServeConfigError: EXIT_USAGE})
+    def message(exc: BaseException) -> str:
+        if isinstance(exc, ServeConfigError) and config_path:
+            where = exc.message if exc.key == "config" else str(exc)
+            return f"config {config_path[0]}: {where}"
+        return str(exc)
+
+    return run_main(
+        PROG, body, expected=(NicEmuError,), codes={ServeConfigError: EXIT_USAGE}, message=message
+    )
 
 
 # ---------------------------------------------------------------------- serve
@@ -94,19 +105,12 @@ def run_serve(config_path: str) -> int:
     from nic_emu.process import serve
     from nic_emu.serve_config import load_serve_config
 
-    try:
-        config = load_serve_config(config_path)
-        serve(config)
-    except ServeConfigError as exc:
-        where = exc.message if exc.key == "config" else str(exc)
-        print(f"{PROG}: config {config_path}: {where}", file=sys.stderr)
-        return 2
-    except NicEmuError as exc:
-        print(f"{PROG}: {exc}", file=sys.stderr)
-        return 1
-    except KeyboardInterrupt:  # before the signal handlers were in place
-        return 0
-    return 0
+    # Errors (a bad config: 2, anything else: 1) and a Ctrl-C before the signal handlers
+    # are in place (130) go to clikit.run_main.
+    config = load_serve_config(config_path)
+    if serve(config) == signal.SIGINT:
+        raise KeyboardInterrupt  # stopped cleanly by Ctrl-C: clikit's 130
+    return EXIT_OK
 
 
 # ---------------------------------------------------------------------- send
@@ -129,15 +133,15 @@ def run_send(args: argparse.Namespace) -> int:
             report = follow(client, started["transfer"], args.timeout, progress)
     except ControlError as exc:
         print(f"{PROG} send: {exc}", file=sys.stderr)
-        return 1
+        return EXIT_FAILURE
     if args.json:
         print(json.dumps(report, indent=1))
     else:
         print(summary(report))
     if report.get("failed"):
         print(f"{PROG} send: the transfer failed: {report['failed']}", file=sys.stderr)
-        return 1
-    return 0
+        return EXIT_FAILURE
+    return EXIT_OK
 
 
 def follow(client: ControlClient, transfer_id: int, timeout: float, out: IO[str]) -> dict[str, Any]:

@@ -13,23 +13,24 @@ and collects
 - application events: :meth:`NicCore.events` (WRITE completions, arrivals, failures).
 
 The core has no socket, thread or clock. Everything a driver must do is in
-:class:`nic_emu.driver.NicDriver`'s docstring; :func:`nic_emu.driver.service` is the
-loop body every driver shares.
+:class:`NicDriver`'s docstring; :func:`service` is the loop body every driver shares.
 """
 
 from __future__ import annotations
 
+import heapq
 from collections import deque
 from collections.abc import Callable
+from typing import Protocol
 
 from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
-from nic_emu import events as ev_kinds
-from nic_emu.completions import AppEvent
+from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, Connection, QpState
-from nic_emu.events import EventLog
-from nic_emu.evs import EvEntry
+from nic_emu.connection.host import AppEvent, ConnectionFailed
+from nic_emu.ev_set import EvEntry
+from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
     ConfigError,
     ConnectionSetupError,
@@ -37,7 +38,7 @@ from nic_emu.exceptions import (
     UnknownConnectionError,
 )
 from nic_emu.memory import MemoryRegion, MemoryTable
-from nic_emu.psn import PSN_MASK
+from nic_emu.sender import PSN_MASK
 from topologies import AddressPlan, Path, mac_bytes
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 from topologies.exceptions import TopologyError
@@ -99,6 +100,17 @@ class NicCore:
         self.port_status_bits = self._status_bits()
         self.memory = MemoryTable()
         self.connections: dict[int, Connection] = {}
+        # Incremental scheduling state (see frames_to_send / next_timer): connections an
+        # event touched since they last proved blocked, connections whose deadline must be
+        # recomputed, a heap of (deadline, push number, connection) with lazy invalidation,
+        # and the READY connections in creation order (None: rebuild).
+        self._sendable: set[Connection] = set()
+        self._stale: set[Connection] = set()
+        self._timers: list[tuple[int, int, Connection]] = []
+        self._pushes = 0
+        self._created = 0
+        self._ready: list[Connection] | None = None
+        self._parked: list[set[Connection]] = [set() for _ in planes]
         self.out: list[tuple[int, bytes]] = []
         self._events: deque[AppEvent] = deque()
         self._next_qpn = FIRST_QPN
@@ -111,7 +123,7 @@ class NicCore:
         self.peer_heard_ns: dict[str, int] = {}
         self._peer_paths: dict[str, dict[int, int]] = {}
         self._t1_counts = [p.t1_count for p in topo.planes]
-        self._probes: dict[int, tuple[Connection, EvEntry]] = {}
+        self._probes: dict[int, tuple[int, EvEntry]] = {}  # probe id -> (QPN, EV)
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
         self.plane_rx = [0] * self.plane_count
@@ -180,6 +192,10 @@ class NicCore:
             raise ConnectionSetupError(f"mode must be a TransportMode, got {mode!r}")
         conn = Connection(self, qpn, peer_name, peer_qpn, mode, send_psn, recv_psn, now)
         self.connections[qpn] = conn
+        self._created += 1
+        conn.created_seq = self._created
+        self._ready = None
+        self.touch(conn)
         peer_up = self.peer_port_up(peer_name)
         for p in range(self.plane_count):
             if not self.port_up[p]:
@@ -193,6 +209,9 @@ class NicCore:
         to it are dropped as ``unknown_qpn``, and its unfinished work never completes."""
         conn = self.connection(qpn)
         del self.connections[qpn]
+        self._unschedule(conn)
+        self._stale.discard(conn)
+        conn.sched_deadline = None  # its heap entries are stale from now on
         for entry in conn.evs.entries():
             if entry.probe_seq >= 0:
                 self.forget_probe(entry.probe_seq)
@@ -282,41 +301,181 @@ class NicCore:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
             conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+        if conn.state is QpState.READY:
+            self._sendable.add(conn)
+            self._stale.add(conn)
 
     def frames_to_send(self, now: int) -> list[tuple[int, bytes]]:
-        """Every frame ready to go, as (plane, frame); the driver sends each on that port."""
+        """Every frame ready to go, as (plane, frame); the driver sends each on that port.
+
+        Connections take turns, one packet each, starting with a different READY
+        connection on every call. Only connections that may have something to send are
+        asked. One that proved blocked by its window (:meth:`Connection.window_blocked`)
+        stays out until an event touches it (:meth:`touch`); one that waits for a busy
+        port with its next EV fixed waits in that port's queue until the port is free or
+        an event touches it. Asking either earlier would change nothing.
+        """
         out = self.out
-        ready = [c for c in self.connections.values() if c.state is QpState.READY]
-        for conn in ready:
-            conn.pace_at = None
-        if len(ready) == 1:
-            send_one = ready[0].send_one
-            while send_one(now, out):
-                continue
-        elif ready:
-            # One packet per connection per turn, starting with a different one each call.
-            start = self._rr % len(ready)
+        sendable = self._sendable
+        parked = self._parked
+        free = self.port_free_at
+        for p, group in enumerate(parked):
+            if group and free[p] <= now:
+                sendable.update(group)
+        ready = self._ready
+        if ready is None:
+            ready = self._ready_connections()
+        n = len(ready)
+        start = 0
+        if n > 1:
+            start = self._rr % n
             self._rr += 1
-            turn = ready[start:] + ready[:start]
-            while turn:
-                turn = [c for c in turn if c.send_one(now, out)]
+        if sendable:
+            if len(sendable) == 1:
+                turn = list(sendable)
+            else:
+                turn = sorted(sendable, key=lambda c: (c.ready_index - start) % n)
+            tried = turn
+            for conn in turn:
+                conn.pace_at = None
+                if conn.parked_plane >= 0:
+                    parked[conn.parked_plane].discard(conn)
+                    conn.parked_plane = -1
+            if len(turn) == 1:
+                send_one = turn[0].send_one
+                while send_one(now, out):
+                    continue
+            else:
+                while turn:
+                    turn = [c for c in turn if c.send_one(now, out)]
+            stale = self._stale
+            for conn in tried:
+                stale.add(conn)
+                if conn.pace_at is not None:
+                    p = conn.pace_plane
+                    parked[p].add(conn)
+                    conn.parked_plane = p
+                    if conn.pace_fixed:
+                        sendable.discard(conn)
+                elif conn.window_blocked():
+                    sendable.discard(conn)
         self.out = []
         return out
 
+    def _ready_connections(self) -> list[Connection]:
+        ready = [c for c in self.connections.values() if c.state is QpState.READY]
+        for i, conn in enumerate(ready):
+            conn.ready_index = i
+        self._ready = ready
+        return ready
+
+    def touch(self, conn: Connection) -> None:
+        """Something happened to ``conn`` (a frame, a timer, a port, an application
+        call): it may have something to send, and its deadline may have moved."""
+        if conn.state is QpState.READY and self.connections.get(conn.qpn) is conn:
+            self._sendable.add(conn)
+            self._stale.add(conn)
+
+    def wake(self, qpn: int) -> None:
+        """An application call changed connection ``qpn`` (:class:`ConnectionHost`)."""
+        conn = self.connections.get(qpn)
+        if conn is not None:
+            self.touch(conn)
+
+    def _unschedule(self, conn: Connection) -> None:
+        self._ready = None
+        self._sendable.discard(conn)
+        if conn.parked_plane >= 0:
+            self._parked[conn.parked_plane].discard(conn)
+            conn.parked_plane = -1
+
+    def _refresh_timers(self) -> None:
+        """Recompute the deadline of every touched connection; push the ones that moved.
+
+        Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
+        later than its :meth:`Connection.timer_deadline` (state shared between
+        connections only moves deadlines later: a peer heard from again), so the heap's
+        first valid entry, once confirmed, is the earliest deadline of all.
+        """
+        timers = self._timers
+        for conn in self._stale:
+            t = conn.timer_deadline()
+            if t != conn.sched_deadline:
+                conn.sched_deadline = t
+                if t is not None:
+                    self._pushes += 1
+                    heapq.heappush(timers, (t, self._pushes, conn))
+        self._stale.clear()
+        if len(timers) > 64 + 8 * len(self.connections):
+            # Compact: the one valid entry of each connection (duplicates agree).
+            keep = {e[2]: e for e in timers if e[2].sched_deadline == e[0]}
+            timers[:] = keep.values()
+            heapq.heapify(timers)
+
+    def _earliest(self) -> tuple[int, Connection] | None:
+        """The earliest confirmed (deadline, connection) in the heap, left on top."""
+        timers = self._timers
+        while timers:
+            d, _, conn = timers[0]
+            if conn.sched_deadline != d:
+                heapq.heappop(timers)  # superseded, or the connection is gone
+                continue
+            t = conn.timer_deadline()
+            if t == d:
+                return d, conn
+            heapq.heappop(timers)
+            conn.sched_deadline = t
+            if t is not None:
+                self._pushes += 1
+                heapq.heappush(timers, (t, self._pushes, conn))
+        return None
+
     def next_timer(self) -> int | None:
-        """When :meth:`handle_timer` must next be called (None: nothing pending)."""
-        best: int | None = None
-        for conn in self.connections.values():
-            t = conn.next_deadline()
-            if t is not None and (best is None or t < best):
-                best = t
+        """When :meth:`handle_timer` must next be called (None: nothing pending): the
+        earliest connection deadline, or a busy port that connections wait for."""
+        if self._stale:
+            self._refresh_timers()
+        found = self._earliest()
+        best = None if found is None else found[0]
+        free = self.port_free_at
+        for p, group in enumerate(self._parked):
+            if group and (best is None or free[p] < best):
+                best = free[p]
         return best
 
     def handle_timer(self, now: int) -> None:
-        for conn in list(self.connections.values()):
-            t = conn.next_deadline()
-            if t is not None and t <= now:
-                conn.on_timer(now)
+        """Run the timers of every connection whose deadline has come, in creation order."""
+        if self._stale:
+            self._refresh_timers()
+        sendable = self._sendable
+        free = self.port_free_at
+        for p, group in enumerate(self._parked):
+            if group and free[p] <= now:
+                # The port is free: its waiting connections try again (their on_timer
+                # would only clear pace_at).
+                for conn in group:
+                    conn.pace_at = None
+                    conn.parked_plane = -1
+                sendable.update(group)
+                group.clear()
+        due: list[Connection] = []
+        timers = self._timers
+        while True:
+            found = self._earliest()
+            if found is None or found[0] > now:
+                break
+            conn = found[1]
+            heapq.heappop(timers)
+            conn.sched_deadline = None
+            due.append(conn)
+        if len(due) > 1:
+            due.sort(key=lambda c: c.created_seq)
+        stale = self._stale
+        for conn in due:
+            conn.on_timer(now)
+            stale.add(conn)
+            if conn.state is QpState.READY:
+                sendable.add(conn)
 
     def set_port_state(self, plane: int, up: bool, now: int) -> None:
         """The link of port ``plane`` went down or came back (driver-detected)."""
@@ -332,11 +491,18 @@ class NicCore:
                 conn.plane_up(plane, now, remote=False)
             else:
                 conn.plane_down(plane, now, remote=False)
+            self.touch(conn)
 
     # ------------------------------------------------------------------ services for connections
 
     def emit(self, event: AppEvent) -> None:
         self._events.append(event)
+        if type(event) is ConnectionFailed:
+            # It went to ERROR: it leaves the turns, the port queues and the timers.
+            conn = self.connections.get(event.qpn)
+            if conn is not None:
+                self._unschedule(conn)
+                self._stale.add(conn)
 
     def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None:
         self.counters["rx_dropped"] += 1
@@ -355,7 +521,11 @@ class NicCore:
         )
 
     def path(self, peer: str, ev: int) -> Path:
-        key = (peer, ev)
+        """The path ``ev`` takes to ``peer``: a function of the EV's plane and T1 fields
+        only (its salt picks nothing), cached per peer and those fields."""
+        if not 0 <= ev <= 0xFFFF_FFFF:
+            return self.plan.path_for_ev(self.name, peer, ev)  # raises: not an EV
+        key = (peer, ev >> EV_T1_SHIFT)
         found = self._path_cache.get(key)
         if found is None:
             found = self.plan.path_for_ev(self.name, peer, ev)
@@ -396,6 +566,7 @@ class NicCore:
                         conn.plane_up(p, now, remote=True)
                     else:
                         conn.plane_down(p, now, remote=True)
+                    self.touch(conn)
 
     def path_key(self, ev: int) -> int:
         """The path an EV of this fabric names (plane and T1 index), -1 for EVs whose
@@ -421,10 +592,10 @@ class NicCore:
         paths = self._peer_paths.get(peer)
         return paths.get(key, NEVER) if paths is not None else NEVER
 
-    def register_probe(self, conn: Connection, entry: EvEntry) -> int:
+    def register_probe(self, qpn: int, entry: EvEntry) -> int:
         probe_id = self._next_probe_id
         self._next_probe_id = (probe_id + 1) & 0xFFFF_FFFF or 1
-        self._probes[probe_id] = (conn, entry)
+        self._probes[probe_id] = (qpn, entry)
         return probe_id
 
     def forget_probe(self, probe_id: int) -> None:
@@ -462,9 +633,11 @@ class NicCore:
             if found is None:
                 self.counters["rx_probe_reply_unknown"] += 1
                 return
-            conn, entry = found
-            if conn.state is QpState.READY and entry.probe_seq == p.probe_id:
+            qpn, entry = found
+            conn = self.connections.get(qpn)
+            if conn is not None and conn.state is QpState.READY and entry.probe_seq == p.probe_id:
                 conn.on_probe_answer(entry, now)
+                self.touch(conn)
             return
         # Answer on the same EV, so the reply tests the reverse direction of that path.
         carrier = self.path_or_none(requester, p.ev)
@@ -522,3 +695,43 @@ class NicCore:
                 for qpn, c in self.connections.items()
             },
         }
+
+
+# ---------------------------------------------------------------------- drivers
+
+
+class NicDriver(Protocol):
+    """The contract a driver implements for one NIC core.
+
+    1. On every frame received on port ``plane``: ``core.receive_frame(frame, plane, now)``,
+       then :func:`service`.
+    2. When the time returned by :func:`service` (``core.next_timer()``) is reached:
+       ``core.handle_timer(now)``, then :func:`service`. A later :func:`service` may move
+       the deadline earlier or later; only the latest one counts.
+    3. After every application call (``post_write``, ``create_connection``...):
+       :func:`service`.
+    4. When a port's link goes down or up: ``core.set_port_state(plane, up, now)``, then
+       :func:`service`.
+    5. Put each ``(plane, frame)`` that :func:`service` hands to ``transmit`` on that
+       port, in order; frames for a port that is down are dropped.
+    6. Hand the events :func:`service` returns to the application.
+
+    ``now`` is integer nanoseconds from any fixed origin, never decreasing.
+    """
+
+    core: NicCore
+
+    def now_ns(self) -> int: ...
+
+    def transmit(self, plane: int, frame: bytes) -> None: ...
+
+    def schedule_timer(self, deadline_ns: int | None) -> None: ...
+
+
+def service(
+    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
+) -> tuple[int | None, list[AppEvent]]:
+    """Flush the core's frames to ``transmit``; return (next timer deadline, app events)."""
+    for plane, frame in core.frames_to_send(now):
+        transmit(plane, frame)
+    return core.next_timer(), core.events()

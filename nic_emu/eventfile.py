@@ -15,7 +15,7 @@ import os
 from pathlib import Path
 from typing import IO
 
-from nic_emu.events import EventRecord
+from nic_emu.event_log import EventRecord
 
 # Detail fields that may differ inside a burst: the aggregate keeps their largest value
 # (``ev_state.last_tx_ns``: the last data packet sent on any EV of the burst).

@@ -7,12 +7,11 @@ the cores, not the fabric) and by tests that need a second, independent driver.
 
 from __future__ import annotations
 
-from nic_emu.completions import AppEvent
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import Connection, QpState
-from nic_emu.core import NicCore
-from nic_emu.driver import service
-from nic_emu.events import EventLog
+from nic_emu.connection.host import AppEvent
+from nic_emu.core import NicCore, service
+from nic_emu.event_log import EventLog
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan
 

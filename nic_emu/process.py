@@ -1,7 +1,7 @@
 """``nic-emu serve``: one emulated NIC as a process (docs/nic-emu-process.md).
 
 :class:`NicProcess` is a thin driver around :class:`nic_emu.core.NicCore` that follows
-:class:`nic_emu.driver.NicDriver`: one selector loop over the plane ports, the control
+:class:`nic_emu.core.NicDriver`: one selector loop over the plane ports, the control
 socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock, and the core's
 ``service`` step after every received frame, timer expiry, control request and port
 state change. A port taken down over the control socket is a cut cable: the core is told
@@ -33,18 +33,16 @@ from collections.abc import Callable, Iterator
 from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
-from nic_emu.afpacket_driver import AfPacketPort
-from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import TransportMode
 from nic_emu.connection import Connection, QpState
+from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.control import ControlServer, Field, RequestError, check_fields
-from nic_emu.core import NicCore
+from nic_emu.core import NicCore, service
 from nic_emu.delay_line import DelayLine, delay_ns
-from nic_emu.driver import service
+from nic_emu.event_log import EventLog
 from nic_emu.eventfile import EventFile
-from nic_emu.events import EventLog
 from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
-from nic_emu.ports import PortDriver
+from nic_emu.ports import AfPacketPort, PortDriver, UdpPort
 from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
 from nic_emu.transfers import (
     DEFAULT_TRANSFER_DEADLINE_S,
@@ -60,7 +58,6 @@ from nic_emu.transfers import (
     split,
     transfer_data,
 )
-from nic_emu.udp_driver import UdpPort
 from topologies.exceptions import TopologyError
 
 RX_ROUNDS = 1024  # frames read per port before timers and the control socket get a turn
@@ -114,6 +111,7 @@ class NicProcess:
         self.control = ControlServer(config.control, self.handle_request)
         self.deadline: int | None = None
         self.stopping = False
+        self.stop_signal: int | None = None  # the signal that stopped the loop, if any
         self.started_ns = time.monotonic_ns()
         self.next_housekeeping = self.started_ns + HOUSEKEEPING_NS
         self.transfers: dict[int, SendTransfer] = {}  # running + the latest finished ones
@@ -224,6 +222,7 @@ class NicProcess:
 
     def _on_signal(self, signum: int, frame: object) -> None:
         self.stopping = True
+        self.stop_signal = signum
 
     def request_stop(self) -> None:
         """Stop the loop from another thread."""
@@ -779,8 +778,9 @@ def fix_mmap_threshold() -> bool:
     return bool(mallopt(_M_MMAP_THRESHOLD, MMAP_THRESHOLD_BYTES))
 
 
-def serve(config: ServeConfig, *, handle_signals: bool = True) -> None:
-    """Open, serve until stopped, close (the socket file is removed on every exit path)."""
+def serve(config: ServeConfig, *, handle_signals: bool = True) -> int | None:
+    """Open, serve until stopped, close (the socket file is removed on every exit path).
+    Returns the signal that stopped the NIC (SIGTERM, SIGINT), None for ``shutdown``."""
     fix_mmap_threshold()
     process = NicProcess(config)
     if handle_signals:
@@ -790,3 +790,4 @@ def serve(config: ServeConfig, *, handle_signals: bool = True) -> None:
         process.run()
     finally:
         process.close()
+    return process.stop_signal

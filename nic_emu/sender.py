@@ -11,6 +11,10 @@ order, so both loss detectors look only at its front:
 - Timeout: a packet unacknowledged ``rto`` after its (re)transmission.
 
 Lost packets go to a min-heap of PSNs: retransmission is oldest gap first.
+
+PSNs: Inside the core PSNs are unbounded Python ints counted from the connection's initial
+PSN, so comparisons never wrap; only the wire carries them modulo 2^24. A received
+24-bit PSN is unwrapped to the unbounded value nearest to a reference.
 """
 
 from __future__ import annotations
@@ -19,7 +23,21 @@ import heapq
 from collections import deque
 from dataclasses import dataclass
 
-from nic_emu.evs import EvEntry
+from nic_emu.ev_set import EvEntry
+
+PSN_BITS = 24
+PSN_MOD = 1 << PSN_BITS
+PSN_MASK = PSN_MOD - 1
+_HALF = PSN_MOD >> 1
+
+
+def unwrap(psn24: int, reference: int) -> int:
+    """The unbounded PSN congruent to ``psn24`` (mod 2^24) nearest to ``reference``."""
+    delta = (psn24 - reference) & PSN_MASK
+    if delta >= _HALF:
+        delta -= PSN_MOD
+    return reference + delta
+
 
 IN_FLIGHT = 0
 LOST = 1  # queued for retransmission, not counted in flight

@@ -1,8 +1,8 @@
 """The in-memory driver: many NIC cores on the model fabric (a test double), over virtual time.
 
 :class:`SimNetwork` is the reference driver of :class:`nic_emu.core.NicCore` for fast
-transport unit tests: it does exactly what :class:`nic_emu.driver.NicDriver` describes,
-with the Python switch model of :mod:`nic_emu.fabric` (:class:`~nic_emu.fabric.ModelFabric`,
+transport unit tests: it does exactly what :class:`nic_emu.core.NicDriver` describes,
+with the Python switch model of :mod:`nic_emu.model_fabric` (:class:`~nic_emu.model_fabric.ModelFabric`,
 a test double) as the wire and an :class:`nic_emu.vclock.EventLoop` as the clock. Runs are
 deterministic for a given seed. Measurements use :mod:`vfabric` instead, which runs the
 real switch program (docs/virtual-fabric.md).
@@ -12,15 +12,14 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterable, Mapping
 
-from nic_emu.completions import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import Connection, QpState
-from nic_emu.core import NicCore
-from nic_emu.driver import service
-from nic_emu.events import EventLog
+from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.core import NicCore, service
+from nic_emu.event_log import EventLog
 from nic_emu.exceptions import FabricError
-from nic_emu.fabric import FabricConfig, ModelFabric
 from nic_emu.memory import MemoryRegion
+from nic_emu.model_fabric import FabricConfig, ModelFabric
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan, Topology
 

@@ -24,11 +24,11 @@ from concurrent.futures import Executor, Future
 from dataclasses import dataclass, field
 from typing import Any
 
-from nic_emu import events as ev_kinds
+from nic_emu import event_log as ev_kinds
 from nic_emu.analysis import Repath
 from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
-from nic_emu.events import EventRecord
+from nic_emu.event_log import EventRecord
 from nic_emu.exceptions import ConnectionSetupError
 from nic_emu.memory import MemoryRegion
 

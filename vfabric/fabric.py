@@ -11,11 +11,11 @@ from typing import IO, Any
 
 from controller.exceptions import ControllerError
 from controller.plan import FabricPlan, plan_fabric
-from nic_emu import events as ev_kinds
-from nic_emu.completions import AppEvent
+from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
+from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore
-from nic_emu.events import EventLog, EventRecord
+from nic_emu.event_log import EventLog, EventRecord
 from nic_emu.exceptions import NicEmuError
 from nic_emu.transfers import RepathTracker
 from p4emu.runtime.clock import VirtualClock

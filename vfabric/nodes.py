@@ -6,9 +6,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-from nic_emu.completions import AppEvent
-from nic_emu.core import NicCore
-from nic_emu.driver import service
+from nic_emu.connection.host import AppEvent
+from nic_emu.core import NicCore, service
 from p4emu.switch import Switch
 from vfabric.wires import (
     DATA_DSCPS,
@@ -124,7 +123,7 @@ AppSink = Callable[[str, AppEvent], None]
 
 
 class NicNode:
-    """A :class:`nic_emu.core.NicCore` driven as :class:`nic_emu.driver.NicDriver` says:
+    """A :class:`nic_emu.core.NicCore` driven as :class:`nic_emu.core.NicDriver` says:
     frames in through :meth:`receive`, frames out on the wire of their plane, one timer."""
 
     __slots__ = (

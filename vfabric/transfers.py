@@ -6,9 +6,9 @@ import hashlib
 from dataclasses import dataclass, field
 from typing import Any
 
-from nic_emu.completions import ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
+from nic_emu.connection.host import ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.memory import MemoryRegion
 
 TRANSPORTS = {"mrc": TransportMode.MRC, "roce": TransportMode.ROCE}

@@ -10,8 +10,8 @@ import pytest
 
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import Connection
-from nic_emu.fabric import FabricConfig
 from nic_emu.memory import MemoryRegion
+from nic_emu.model_fabric import FabricConfig
 from nic_emu.sim import SimNetwork
 from topologies import load
 

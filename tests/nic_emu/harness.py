@@ -7,7 +7,7 @@ from dataclasses import replace
 from mrc_wire import DataPacket, Message, decode
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.core import NicCore
-from nic_emu.events import EventLog
+from nic_emu.event_log import EventLog
 from topologies import AddressPlan, load
 
 QPN_A = 0x100

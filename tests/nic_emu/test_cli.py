@@ -37,18 +37,37 @@ def report(**changes: Any) -> dict[str, Any]:
     return {**base, **changes}
 
 
+SEND = ["send", "--to", "nic3", "--via", "x.sock"]
+
+
 @pytest.mark.parametrize(
     ("text", "value"),
     [("4096", 4096), ("64K", 65536), ("16M", 16 << 20), ("1G", 1 << 30), ("2MiB", 2 << 20)],
 )
 def test_byte_counts(text: str, value: int) -> None:
-    assert cli.byte_count(text) == value
+    assert cli.build_parser().parse_args([*SEND, "--bytes", text]).bytes == value
 
 
-@pytest.mark.parametrize("text", ["", "x", "-5", "0", "1.5M", "3T"])
-def test_bad_byte_counts(text: str) -> None:
-    with pytest.raises(Exception, match="byte count"):
-        cli.byte_count(text)
+@pytest.mark.parametrize(
+    ("option", "text", "complaint"),
+    [
+        ("--bytes", "x", "is not a byte count"),
+        ("--bytes", "0", "at least 1"),
+        ("--bytes", "3T", "is not a byte count"),
+        ("--connections", "0", "0"),
+        ("--connections", "two", "expected an integer"),
+        ("--seed", "-1", "-1"),
+        ("--timeout", "0", "0"),
+        ("--deadline", "soon", "expected a number"),
+    ],
+)
+def test_bad_send_options_exit_2_naming_the_option(
+    option: str, text: str, complaint: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    args = [*SEND, "--bytes", "10", option, text] if option != "--bytes" else [*SEND, option, text]
+    assert cli.main(args) == 2
+    err = capsys.readouterr().err
+    assert err.count("\n") == 1 and option in err and complaint in err
 
 
 def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

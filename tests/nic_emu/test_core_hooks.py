@@ -12,7 +12,7 @@ from mrc_wire import DataPacket, Sack, encode_data
 from nic_emu.config import NicConfig
 from nic_emu.connection import Connection
 from nic_emu.core import NicCore
-from nic_emu.events import EventLog
+from nic_emu.event_log import EventLog
 from nic_emu.exceptions import ConnectionSetupError, UnknownConnectionError
 from nic_emu.memory import MemoryRegion
 

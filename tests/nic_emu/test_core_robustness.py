@@ -9,8 +9,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from mrc_wire import DataPacket, Probe, Sack, decode, encode
-from nic_emu.completions import ConnectionFailed
 from nic_emu.config import NicConfig
+from nic_emu.connection.host import ConnectionFailed
 from nic_emu.core import NicCore
 from nic_emu.exceptions import (
     ConfigError,
@@ -19,7 +19,7 @@ from nic_emu.exceptions import (
     MemoryAccessError,
     UnknownConnectionError,
 )
-from nic_emu.fabric import LinkFault
+from nic_emu.model_fabric import LinkFault
 from topologies import AddressPlan, load
 
 from .conftest import finish, make_net, start_transfer

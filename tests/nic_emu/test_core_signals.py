@@ -7,9 +7,9 @@ from itertools import pairwise
 import pytest
 
 from mrc_wire import DataPacket, NackReason, Probe, Sack, mark_ce, trim_frame
-from nic_emu.completions import ConnectionFailed, WriteReceived
-from nic_emu.events import EV_STATE, LOSS, NACK_TX, PROBE_OK, RTO
-from nic_emu.evs import ASSUMED_BAD, DENIED, GOOD, SKIP
+from nic_emu.connection.host import ConnectionFailed, WriteReceived
+from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP
+from nic_emu.event_log import EV_STATE, LOSS, NACK_TX, PROBE_OK, RTO
 from nic_emu.exceptions import ConnectionFailedError
 
 from .harness import QPN_A, QPN_B, Pair, data_psns, decoded

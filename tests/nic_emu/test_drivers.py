@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import hashlib
 
-from nic_emu.completions import WriteCompleted, WriteReceived
 from nic_emu.config import NicConfig, TransportMode
-from nic_emu.core import NicCore
-from nic_emu.driver import service
+from nic_emu.connection.host import WriteCompleted, WriteReceived
+from nic_emu.core import NicCore, service
 from nic_emu.loopback import LoopbackPair
 from topologies import AddressPlan, load
 

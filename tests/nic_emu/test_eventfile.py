@@ -6,8 +6,8 @@ from pathlib import Path
 
 import pytest
 
+from nic_emu.event_log import EventRecord, read_jsonl
 from nic_emu.eventfile import EVS_SHOWN, EventFile, aggregate
-from nic_emu.events import EventRecord, read_jsonl
 from nic_emu.exceptions import ServeConfigError
 from nic_emu.serve_config import parse_serve_config
 

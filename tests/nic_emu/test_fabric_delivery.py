@@ -6,10 +6,10 @@ import io
 from collections import Counter
 
 from nic_emu.analysis import tx_per_plane
-from nic_emu.completions import WriteCompleted, WriteReceived
-from nic_emu.events import TX, read_jsonl
-from nic_emu.fabric import LinkFault
-from nic_emu.psn import PSN_MOD
+from nic_emu.connection.host import WriteCompleted, WriteReceived
+from nic_emu.event_log import TX, read_jsonl
+from nic_emu.model_fabric import LinkFault
+from nic_emu.sender import PSN_MOD
 from nic_emu.sim import SimNetwork
 
 from .conftest import finish, make_net, start_transfer

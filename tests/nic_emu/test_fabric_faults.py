@@ -4,9 +4,18 @@ from __future__ import annotations
 
 from nic_emu.analysis import repath_time
 from nic_emu.config import CcConfig
-from nic_emu.events import EV_FLOOR_HOLD, EV_STATE, LOSS, NACK_RX, PORT_DOWN, PORT_UP, PROBE_OK, TX
-from nic_emu.evs import ASSUMED_BAD, GOOD
-from nic_emu.fabric import LinkFault
+from nic_emu.ev_set import ASSUMED_BAD, GOOD
+from nic_emu.event_log import (
+    EV_FLOOR_HOLD,
+    EV_STATE,
+    LOSS,
+    NACK_RX,
+    PORT_DOWN,
+    PORT_UP,
+    PROBE_OK,
+    TX,
+)
+from nic_emu.model_fabric import LinkFault
 from nic_emu.sim import SimNetwork
 
 from .conftest import finish, make_net, start_transfer

@@ -8,9 +8,8 @@ import time
 
 import pytest
 
-from nic_emu.afpacket_driver import AfPacketPort
 from nic_emu.exceptions import PortError
-from nic_emu.udp_driver import UdpPort
+from nic_emu.ports import AfPacketPort, UdpPort
 
 from .serve_helpers import free_udp_ports
 

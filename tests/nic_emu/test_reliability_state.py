@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import random
 
-from nic_emu.psn import PSN_MOD, unwrap
 from nic_emu.receiver import (
     DUPLICATE,
     NEW_IN_ORDER,
@@ -14,7 +13,7 @@ from nic_emu.receiver import (
     MessageTracker,
     ReceiveState,
 )
-from nic_emu.sender import ACKED, LOST, SendState, WriteRequest
+from nic_emu.sender import ACKED, LOST, PSN_MOD, SendState, WriteRequest, unwrap
 
 
 def test_unwrap_near_reference_across_the_24_bit_boundary() -> None:

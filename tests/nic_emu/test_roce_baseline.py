@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nic_emu.config import TransportMode
-from nic_emu.events import NACK_RX, NACK_TX, RETRANSMIT, TX
-from nic_emu.fabric import LinkFault
+from nic_emu.event_log import NACK_RX, NACK_TX, RETRANSMIT, TX
+from nic_emu.model_fabric import LinkFault
 
 from .conftest import finish, make_net, start_transfer
 

@@ -169,13 +169,16 @@ def test_malformed_datagrams_are_counted_and_ignored(tmp_path: Path) -> None:
         relay.close()
 
 
-@pytest.mark.parametrize("signum", [signal.SIGTERM, signal.SIGINT])
-def test_signals_exit_cleanly(tmp_path: Path, signum: int) -> None:
+@pytest.mark.parametrize(
+    ("signum", "code", "stderr"),
+    [(signal.SIGTERM, 0, ""), (signal.SIGINT, 130, "nic-emu: interrupted\n")],  # clikit's codes
+)
+def test_signals_exit_cleanly(tmp_path: Path, signum: int, code: int, stderr: str) -> None:
     config_a, _ = back_to_back(tmp_path)
     with serving(tmp_path, config_a) as (a,):
-        assert a.signal(signum) == 0
+        assert a.signal(signum) == code
         _, err = a.proc.communicate()
-        assert err == ""
+        assert err == stderr
         assert not Path(a.control).exists()
         assert events_of(a)[-1]["kind"] == "nic_stop"
 

@@ -9,7 +9,7 @@ import pytest
 from nic_emu.analysis import count_kinds, repath_time
 from nic_emu.config import CcConfig, NicConfig, config_as_dict
 from nic_emu.congestion import FixedWindow, Nscc, make_congestion_control
-from nic_emu.events import LOSS, TX, EventLog, read_jsonl
+from nic_emu.event_log import LOSS, TX, EventLog, read_jsonl
 from nic_emu.exceptions import AnalysisError, ConfigError, FabricError, MemoryAccessError
 from nic_emu.memory import MemoryTable
 from nic_emu.vclock import EventLoop

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 import pytest
 
 from nic_emu.config import NicConfig
-from nic_emu.fabric import LinkFault
+from nic_emu.model_fabric import LinkFault
 from nic_emu.serve_config import transport_config
 from nic_emu.sim import SimNetwork
 from topologies import AddressPlan, Topology, load

@@ -1,4 +1,4 @@
-"""The Python switch model (``nic_emu.fabric``, a test double for fast transport tests)
+"""The Python switch model (``nic_emu.model_fabric``, a test double for fast transport tests)
 against the P4 program in vfabric, on the same scenarios.
 
 Stated tolerances (docs/virtual-fabric.md, "The test double"):

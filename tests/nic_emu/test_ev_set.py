@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from nic_emu.evs import ASSUMED_BAD, DENIED, GOOD, SKIP, EvEntry, EvSet
+from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, EvEntry, EvSet
 from nic_emu.exceptions import EvManagementError
 
 

@@ -529,8 +529,3 @@ class ModelFabric:
             for key, value in sw.drops.items():
                 switch_drops[key] = switch_drops.get(key, 0) + value
         return {"channels": totals, "switch_drops": switch_drops}
-
-
-# The names the model had before it became a test double.
-Fabric = ModelFabric
-SimSwitch = ModelSwitch

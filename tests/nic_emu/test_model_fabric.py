@@ -8,14 +8,14 @@ import pytest
 
 from mrc_wire import DataPacket, Dscp, Ecn, decode, encode
 from nic_emu.exceptions import FabricError
-from nic_emu.fabric import Fabric, FabricConfig, LinkFault, frame_ev
+from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric, frame_ev
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan, load
 
 
-def _fabric(**cfg: object) -> tuple[Fabric, dict[str, list[tuple[int, int, bytes]]]]:
+def _fabric(**cfg: object) -> tuple[ModelFabric, dict[str, list[tuple[int, int, bytes]]]]:
     loop = EventLoop()
-    fabric = Fabric(loop, load("small"), seed=3, config=FabricConfig(**cfg))  # type: ignore[arg-type]
+    fabric = ModelFabric(loop, load("small"), seed=3, config=FabricConfig(**cfg))  # type: ignore[arg-type]
     got: dict[str, list[tuple[int, int, bytes]]] = {}
     for nic in ("nic0", "nic2"):
         bucket = got.setdefault(nic, [])

@@ -1,0 +1,36 @@
+"""Constants and small types shared by the modules of :mod:`nic_emu.connection`."""
+
+from __future__ import annotations
+
+import enum
+
+from mrc_wire.constants import Dscp, Ecn, NackReason
+from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS
+
+TS_MASK = 0xFFFF_FFFF  # TSETH timestamps: nanoseconds modulo 2^32, opaque to the peer
+MAX_RTT_SAMPLE_NS = 1_000_000_000  # an echoed timestamp further back than this is bogus
+RTO_CAP_NS = ACK_TIMEOUT_UNIT_NS << ACK_TIMEOUT_MAX_EXP
+REVERSE_SALT_BASE = 0x8000  # reverse EVs use the upper half of the salt space
+_CE = int(Ecn.CE)
+_TRIMMABLE = int(Dscp.TRIMMABLE)
+_TRIMMABLE_RETX = int(Dscp.TRIMMABLE_RETX)
+_TRIMMED = int(Dscp.TRIMMED)
+_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
+_NACK_TRIMMED = int(NackReason.TRIMMED)
+_NACK_TRIMMED_LASTHOP = int(NackReason.TRIMMED_LASTHOP)
+_NACK_SEQUENCE = int(NackReason.ROD_OOO)  # go-back-N "expected PSN" NACK of the baseline
+_PLACEHOLDER_ADDR = bytes(16)
+_PSN_HALF = 1 << 23
+
+
+def _span(ns: int) -> str:
+    """A duration for messages: ns, us, ms or s, three significant digits."""
+    for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
+        if ns >= scale:
+            return f"{ns / scale:.3g} {unit}"
+    return f"{ns} ns"
+
+
+class QpState(enum.Enum):
+    READY = "ready"
+    ERROR = "error"

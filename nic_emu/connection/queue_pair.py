@@ -1,0 +1,330 @@
+"""One queue pair: its state, the application calls, failure and counters; the
+behaviour is composed from the mixins of this package (see its docstring).
+"""
+
+from __future__ import annotations
+
+import random
+from collections.abc import Callable
+
+from mrc_wire import (
+    EV_PROBE_QPN,
+    DataPacket,
+    Nack,
+    Probe,
+    Sack,
+)
+from nic_emu import event_log as ev_kinds
+from nic_emu.config import TransportMode
+from nic_emu.congestion import make_congestion_control
+from nic_emu.connection.common import (
+    _NACK_TRIMMED,
+    _PLACEHOLDER_ADDR,
+    RTO_CAP_NS,
+    QpState,
+)
+from nic_emu.connection.feedback import FeedbackMixin
+from nic_emu.connection.host import ConnectionFailed, ConnectionHost
+from nic_emu.connection.receive import ReceiveMixin
+from nic_emu.connection.repath import RepathMixin
+from nic_emu.connection.timers import TimerMixin
+from nic_emu.connection.transmit import TransmitMixin
+from nic_emu.ev_set import EvSet
+from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
+from nic_emu.memory import MemoryRegion
+from nic_emu.receiver import (
+    GoBackNReceiveState,
+    MessageTracker,
+    ReceiveState,
+)
+from nic_emu.sender import SendState, WriteRequest
+
+
+class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathMixin):
+    """A queue pair to one peer QP. Create it with :meth:`NicCore.create_connection`."""
+
+    def __init__(
+        self,
+        nic: ConnectionHost,
+        qpn: int,
+        peer: str,
+        peer_qpn: int,
+        mode: TransportMode,
+        send_psn: int,
+        recv_psn: int,
+        now: int,
+    ) -> None:
+        cfg = nic.config
+        self.nic = nic
+        self.cfg = cfg
+        self.qpn = qpn
+        self.peer = peer
+        self.peer_qpn = peer_qpn
+        self.mode = mode
+        self.mrc = mode is TransportMode.MRC
+        self.state = QpState.READY
+        self.error: ConnectionFailedError | None = None
+        self.created_ns = now
+        self._acked_per_plane: list[int] | None = None  # kept by release()
+        self._rng = random.Random(f"{nic.seed}/{nic.name}/{qpn}")
+        plan = nic.plan
+        planes = nic.plane_count
+        self.peer_addrs = [plan.nic_address(peer, p).packed for p in range(planes)]
+        self._peer_addr_set = frozenset(self.peer_addrs)
+
+        # -- send side
+        mtu = cfg.mtu_payload
+        self.send = SendState(send_psn, mtu, cfg.receive_window_psns)
+        self.evs = self._build_mrc_evs(now) if self.mrc else self._build_roce_ev(now)
+        used_planes = len(self.evs.planes)
+        bdp = used_planes * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
+        self.cc = make_congestion_control(cfg.cc, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
+        self.last_ack_ns = now
+        self.min_rtt_ns = 1 << 62
+        self.qdelay_ns = 0.0
+        self.backoff = 0  # consecutive silent timeouts
+        self.hold_until = 0  # no timeout fires before this (after a silent one)
+        self.no_ev_since: int | None = None
+        # How long the connection may go without a usable EV (probing all along) before it
+        # fails; a driver may set it per connection (the process: the transfer deadline).
+        self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
+        self.quiet_since = now  # data outstanding and nothing heard from the peer since
+        self.probe_next: int | None = None
+        self.pace_at: int | None = None  # a port becomes free for the next packet
+        # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
+        self.created_seq = 0
+        self.ready_index = 0
+        self.sched_deadline: int | None = None
+        self.parked_plane = -1  # the host's queue of connections waiting for a port
+        self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
+        self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
+        self.last_tx_ns = now
+        self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
+        self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
+        self._next_wr_id = 1
+        self._mtu = mtu
+        self._rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self._rto_base = self._rto_ceiling  # the current RTO before backoff
+        self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
+        self._adaptive = cfg.adaptive_timers
+        self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
+        self.rttvar_ns = 0.0
+        self.probe_misses = 0  # probe rounds in a row that got no answer at all
+        self._probe_heard = False  # an answer arrived since the last probe round
+        self._window = cfg.receive_window_psns
+        self._port_free_at = nic.port_free_at
+        self._ns_per_byte = nic.ns_per_byte
+
+        # -- receive side
+        window = cfg.receive_window_psns
+        self.recv: ReceiveState | GoBackNReceiveState = (
+            ReceiveState(recv_psn, window) if self.mrc else GoBackNReceiveState(recv_psn, window)
+        )
+        self.msgs = MessageTracker(recv_psn)
+        self.rcvd_bytes = 0
+        self.sack_pending = 0
+        self.sack_deadline: int | None = None
+        self._sack_every = cfg.sack_every_pkts
+        self._sack_delay = cfg.sack_delay_ns
+        self._regions = nic.memory.regions
+        self._provide_region: Callable[[int, int, int], MemoryRegion | None] | None = None
+        self._sack_trigger: tuple[int, int, int | None, bool] = (0, recv_psn, None, False)
+
+        # -- reverse EV set (SACK/NACK path)
+        self.rev_slots: list[list[int]] = []
+        self.rev_pos = [0] * planes
+        self.rev_refreshed = [now] * planes
+        self.rev_heard = [-(1 << 62)] * planes
+        self.rev_last_ev: list[int | None] = [None] * planes  # latest EV heard per plane
+        self.rev_carrier: dict[int, bytes] = {}
+        self._refresh_ns = cfg.reverse_refresh_ns
+        self._rev_plane_rr = 0
+        self._build_reverse_set()
+
+        # -- per-plane frame templates, mutated and encoded per packet
+        self._dtmpl = [self._template(DataPacket, p) for p in range(planes)]
+        self._stmpl = [self._template(Sack, p) for p in range(planes)]
+        self._ntmpl = [self._template(Nack, p) for p in range(planes)]
+        self._ptmpl = [self._template(Probe, p) for p in range(planes)]
+
+        self.counters: dict[str, int] = dict.fromkeys(
+            (
+                "tx_data",
+                "tx_rtx",
+                "tx_sack",
+                "tx_nack",
+                "tx_probe",
+                "rx_data",
+                "rx_dup",
+                "rx_out_of_order",
+                "rx_out_of_window",
+                "rx_trimmed",
+                "rx_trimmed_ignored",
+                "rx_access_error",
+                "rx_sack",
+                "rx_nack",
+                "rx_nack_stale",
+                "rx_bad_ack",
+                "ecn_echo_rx",
+                "losses_reorder",
+                "losses_timeout",
+                "losses_port",
+                "losses_tail_probe",
+                "tx_tail_probe",
+                "rto_silent",
+                "gobackn_rewinds",
+                "sack_no_path",
+                "bytes_placed",
+                "writes_completed",
+                "writes_received",
+            ),
+            0,
+        )
+
+    @property
+    def no_ev_timeout_ns(self) -> int:
+        """How long the connection may go without a usable EV before it fails."""
+        return self._no_ev_timeout_ns
+
+    @no_ev_timeout_ns.setter
+    def no_ev_timeout_ns(self, value: int) -> None:
+        self._no_ev_timeout_ns = value
+        self.nic.wake(self.qpn)
+
+    def _template(self, cls: type, plane: int) -> DataPacket | Sack | Nack | Probe:
+        nic = self.nic
+        common = {
+            "dst_mac": nic.gateway_macs[plane],
+            "src_mac": nic.macs[plane],
+            "outer_src": nic.addrs[plane],
+            "outer_dst": _PLACEHOLDER_ADDR,
+            "inner_src": nic.addrs[plane],
+            "inner_dst": self.peer_addrs[plane],
+            "ev": 0,
+            "dqpn": self.peer_qpn,
+        }
+        if cls is DataPacket:
+            return DataPacket(**common, psn=0, va=0, rkey=0, dma_length=0)
+        if cls is Sack:
+            return Sack(**common, cum_psn=0, echoed_ev=0)
+        if cls is Nack:
+            return Nack(**common, cum_psn=0, nack_psn=0, reason=_NACK_TRIMMED, echoed_ev=0)
+        common["dqpn"] = EV_PROBE_QPN
+        return Probe(**common)
+
+    def post_write(
+        self, data: bytes | bytearray | memoryview, remote_va: int, rkey: int, now: int
+    ) -> int:
+        """Queue an RDMA WRITE of ``data`` to the peer's [remote_va, +len) under ``rkey``."""
+        if self.state is QpState.ERROR:
+            assert self.error is not None
+            raise self.error
+        if not isinstance(data, bytes | bytearray | memoryview):
+            raise MemoryAccessError(f"WRITE data must be bytes-like, got {type(data).__name__}")
+        view = memoryview(data).cast("B")
+        if isinstance(remote_va, bool) or not isinstance(remote_va, int):
+            raise MemoryAccessError(f"remote VA must be an integer, got {remote_va!r}")
+        if remote_va < 0 or remote_va + len(view) > 1 << 64:
+            raise MemoryAccessError(
+                f"WRITE of {len(view)} bytes at VA {remote_va:#x} does not fit 64-bit addresses"
+            )
+        if isinstance(rkey, bool) or not isinstance(rkey, int) or not 0 <= rkey <= 0xFFFF_FFFF:
+            raise MemoryAccessError(f"R_Key must be a 32-bit unsigned integer, got {rkey!r}")
+        wr_id = self._next_wr_id
+        self._next_wr_id += 1
+        mtu = self.cfg.mtu_payload
+        npkts = max(1, -(-len(view) // mtu))
+        if self.send.idle():
+            self.quiet_since = now  # the peer's silence counts from the first work posted
+        self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
+        self.nic.wake(self.qpn)
+        return wr_id
+
+    def attach_responder_memory(
+        self, provide: Callable[[int, int, int], MemoryRegion | None]
+    ) -> None:
+        """Place this QP's incoming WRITEs in memory of its own instead of the NIC's
+        registered regions: ``provide(rkey, va, length)`` is asked for a region holding
+        [va, va+length) whenever this QP's regions do not (it may grow and return the same
+        region); None drops the packet as a memory access error."""
+        self._regions = {}
+        self._provide_region = provide
+
+    def deny_ev(self, ev: int, now: int) -> None:
+        self.evs.deny(ev, now)
+        self.nic.wake(self.qpn)
+
+    def allow_ev(self, ev: int, now: int) -> None:
+        self.evs.allow(ev, now)
+        self.nic.wake(self.qpn)
+
+    def release(self) -> None:
+        """Drop the buffers of a destroyed QP: posted WRITEs (and the frame templates'
+        views into their data), in-flight state, receive bookkeeping, the EV set (its
+        per-plane acknowledged packets are kept). Counters stay."""
+        self._acked_per_plane = self.acked_per_plane()
+        planes = self.evs.planes
+        self.evs = EvSet(
+            {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
+        )
+        for t in self._dtmpl:
+            t.payload = b""
+        self.send = SendState(self.send.next_psn, self._mtu, self._window)
+        self._regions = {}
+        self._provide_region = None
+        self.msgs = MessageTracker(self.recv.rcv_nxt)
+
+    def acked_per_plane(self) -> list[int]:
+        """Acknowledged data packets per plane (of their last transmission's EV)."""
+        if self._acked_per_plane is not None:
+            return list(self._acked_per_plane)
+        counts = [0] * self.nic.plane_count
+        for entry in self.evs.entries():
+            counts[entry.plane] += entry.acked_packets
+        return counts
+
+    @property
+    def idle(self) -> bool:
+        """Nothing posted is still unacknowledged."""
+        return self.send.idle()
+
+    def fail(self, reason: str, detail: str, now: int) -> None:
+        if self.state is QpState.ERROR:
+            return
+        self.state = QpState.ERROR
+        self.error = ConnectionFailedError(self.qpn, reason, detail)
+        pending = tuple(wr.wr_id for wr in self.send.incomplete)
+        self.sack_deadline = None
+        self.probe_next = None
+        self.pace_at = None
+        self.no_ev_since = None
+        nic = self.nic
+        for e in self.evs.entries():
+            if e.probe_seq >= 0:
+                nic.forget_probe(e.probe_seq)
+                e.probe_seq = -1
+        nic.emit(ConnectionFailed(self.qpn, reason, str(self.error), pending, now))
+        nic.log.record(
+            now, nic.name, ev_kinds.CONN_FAILED, qpn=self.qpn, reason=reason, message=detail
+        )
+
+    def ev_counters(self) -> list[dict[str, object]]:
+        return [e.counters() for e in self.evs.entries()]
+
+    def plane_counters(self) -> dict[int, dict[str, int]]:
+        """Per plane: data packets and bytes sent, acked, lost, NACKed, ECN-marked."""
+        out: dict[int, dict[str, int]] = {}
+        for e in self.evs.entries():
+            c = out.setdefault(
+                e.plane,
+                dict.fromkeys(("tx_packets", "tx_bytes", "acked", "losses", "nacks", "ecn"), 0),
+            )
+            c["tx_packets"] += e.tx_packets
+            c["tx_bytes"] += e.tx_bytes
+            c["acked"] += e.acked_packets
+            c["losses"] += e.losses
+            c["nacks"] += e.nacks
+            c["ecn"] += e.ecn_marks
+        for plane, counts in self.evs.state_counts().items():
+            out.setdefault(plane, {}).update(counts)
+        return out

@@ -1,0 +1,181 @@
+"""Repath: building the EV set (``nic_emu.ev_set``), its state changes, the EV probes
+that revive retired EVs, and ports going down and up (ours, or the peer's).
+"""
+
+from __future__ import annotations
+
+import zlib
+
+from mrc_wire import (
+    EV_PROBE_QPN,
+    encode_probe,
+)
+from nic_emu import event_log as ev_kinds
+from nic_emu.connection.common import (
+    TS_MASK,
+    QpState,
+)
+from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
+
+
+class RepathMixin:
+    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
+    ``__init__`` sets up the state used here."""
+
+    def _entry(self, ev: int, now: int) -> EvEntry:
+        path = self.nic.path(self.peer, ev)
+        e = EvEntry(ev=ev, plane=path.plane, path=(path.plane, path.t1))
+        e.wire = path.carrier_bytes
+        return e
+
+    def _build_mrc_evs(self, now: int) -> EvSet:
+        cfg = self.cfg
+        nic = self.nic
+        planes = nic.plane_count
+        active: dict[int, list[EvEntry]] = {}
+        backup: dict[int, list[EvEntry]] = {}
+        n_active, n_backup = cfg.evs_per_connection, cfg.backup_evs_per_connection
+        for p in range(planes):
+            want_active = n_active // planes + (p < n_active % planes)
+            want_backup = n_backup // planes + (p < n_backup % planes)
+            t1_count = nic.plan.topology.planes[p].t1_count
+            entries = []
+            for j in range(want_active + want_backup):
+                ev = nic.plan.make_ev(p, j % t1_count, j // t1_count)
+                entries.append(self._entry(ev, now))
+            active[p] = entries[:want_active]
+            backup[p] = entries[want_active:]
+        return EvSet(
+            active,
+            backup,
+            min_active_per_plane=cfg.ev_min_active,
+            skip_ns=cfg.ev_skip_ns,
+            rng=self._rng,
+            on_change=self._on_ev_change,
+            on_floor_hold=self._on_floor_hold,
+        )
+
+    def _build_roce_ev(self, now: int) -> EvSet:
+        """One EV from a hash of the 5-tuple, as ECMP would pick one path for a RoCE QP."""
+        nic = self.nic
+        key = f"{nic.name}|{self.peer}|{self.qpn}|{self.peer_qpn}|4791".encode()
+        h = zlib.crc32(key)
+        plane = h % nic.plane_count
+        t1 = (h >> 8) % nic.plan.topology.planes[plane].t1_count
+        e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF), now)
+        return EvSet(
+            {plane: [e]},
+            {},
+            min_active_per_plane=0,
+            skip_ns=self.cfg.ev_skip_ns,
+            rng=self._rng,
+            on_change=self._on_ev_change,
+        )
+
+    def _on_ev_change(self, e: EvEntry, old: EvState, new: EvState, reason: str, now: int) -> None:
+        nic = self.nic
+        nic.log.record(
+            now,
+            nic.name,
+            ev_kinds.EV_STATE,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            old=old.name,
+            new=new.name,
+            reason=reason,
+            last_tx_ns=e.last_tx_ns,
+        )
+        if new is ASSUMED_BAD and self.probe_next is None:
+            self.probe_next = now + self.probe_interval_ns()
+
+    def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
+        nic = self.nic
+        nic.log.record(
+            now,
+            nic.name,
+            ev_kinds.EV_FLOOR_HOLD,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            reason=reason,
+        )
+
+    def _probe_tick(self, now: int) -> None:
+        self.probe_next = None
+        nic = self.nic
+        evs = self.evs
+        outstanding = evs.outstanding_probes()
+        if outstanding and not self._probe_heard:
+            self.probe_misses += 1  # nothing answered: back off (adaptive timers)
+        elif self._probe_heard:
+            self.probe_misses = 0
+        self._probe_heard = False
+        for e in outstanding:
+            # The probe interval is also the probe timeout.
+            nic.forget_probe(e.probe_seq)
+            evs.probe_unanswered(e)
+            if e.state is ASSUMED_BAD:
+                nic.log.record(
+                    now, nic.name, ev_kinds.PROBE_LOST, qpn=self.qpn, plane=e.plane, ev=e.ev
+                )
+        candidates = evs.probe_candidates(self.cfg.probes_per_path)
+        if not candidates:
+            return
+        for e in candidates:
+            if nic.port_up[e.plane]:
+                self._send_probe(e, now)
+        self.probe_next = now + self.probe_interval_ns()
+
+    def _send_probe(self, e: EvEntry, now: int) -> None:
+        nic = self.nic
+        probe_id = nic.register_probe(self.qpn, e)
+        e.probe_seq = probe_id
+        e.probed_ns = now
+        e.probes_sent += 1
+        p = self._ptmpl[e.plane]
+        p.dqpn = EV_PROBE_QPN
+        p.psn = 0
+        p.ev = e.ev
+        p.outer_dst = e.wire
+        p.probe_id = probe_id
+        p.probe_ev = e.ev
+        p.timestamp = now & TS_MASK
+        p.port_status = nic.port_status_bits
+        nic.out.append((e.plane, encode_probe(p)))
+        self.counters["tx_probe"] += 1
+        nic.log.record(now, nic.name, ev_kinds.PROBE_TX, qpn=self.qpn, plane=e.plane, ev=e.ev)
+
+    def on_probe_answer(self, e: EvEntry, now: int) -> None:
+        self.quiet_since = max(self.quiet_since, now)
+        self._probe_heard = True
+        revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
+        nic = self.nic
+        nic.log.record(
+            now,
+            nic.name,
+            ev_kinds.PROBE_OK,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            successes=e.probe_successes,
+            revived=revived,
+        )
+
+    def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
+        """A port went down (ours, or the peer's per its port-status bitmap)."""
+        self.evs.plane_down(plane, now, remote=remote)
+        if self.state is not QpState.READY:
+            return
+        # Packets in flight on that plane are gone: resend them elsewhere now.
+        send = self.send
+        for pkt in send.in_flight_on_plane(plane):
+            send.mark_lost(pkt)
+            self._lost(pkt, "port", now)
+            if self.state is not QpState.READY:
+                return
+
+    def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
+        self.evs.plane_up(plane, remote=remote)
+        if self.evs.bad_count and self.probe_next is None and self.state is QpState.READY:
+            self.probe_next = now + self.probe_interval_ns()

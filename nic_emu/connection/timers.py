@@ -1,0 +1,255 @@
+"""Time: the RTO (fixed or RFC 6298 adaptive) and its backoff, tail-loss probes, the
+deadlines the host schedules (:meth:`TimerMixin.timer_deadline`), and what happens when
+they pass (retransmission timeouts, peer silence, no usable EV).
+"""
+
+from __future__ import annotations
+
+from mrc_wire import (
+    encode_probe,
+)
+from nic_emu import event_log as ev_kinds
+from nic_emu.connection.common import (
+    RTO_CAP_NS,
+    TS_MASK,
+    QpState,
+    _span,
+)
+from nic_emu.sender import PSN_MASK
+
+
+class TimerMixin:
+    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
+    ``__init__`` sets up the state used here."""
+
+    def rto_ns(self) -> int:
+        n = self.backoff
+        if not n:
+            return self._rto_base
+        linear = self.cfg.rto_linear_retries
+        factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
+        return min(self._rto_base * factor, RTO_CAP_NS)
+
+    def probe_interval_ns(self) -> int:
+        """The EV probe period (also the probe timeout). Adaptive: SRTT + 4 RTTVAR (the
+        RTO without its floor: probes may be quicker than a retransmission timeout),
+        doubled for every probe round in a row that got no answer, within its floor and
+        ceiling."""
+        cfg = self.cfg
+        if not self._adaptive:
+            return cfg.probe_interval_ns
+        interval = self._rtt_bound << min(self.probe_misses, 16)
+        return min(max(cfg.probe_interval_min_ns, interval), cfg.probe_interval_ns)
+
+    def _rtt_sample(self, rtt: int) -> None:
+        """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
+        (rto_min_ns) and the ceiling (rto_base_ns). Fixed timers ignore it."""
+        if not self._adaptive:
+            return
+        if self.srtt_ns == 0.0:
+            self.srtt_ns = float(max(rtt, 1))
+            self.rttvar_ns = rtt / 2
+        else:
+            self.rttvar_ns += (abs(self.srtt_ns - rtt) - self.rttvar_ns) / 4
+            self.srtt_ns += (rtt - self.srtt_ns) / 8
+        rto = int(self.srtt_ns + 4 * self.rttvar_ns)
+        self._rtt_bound = rto
+        self._rto_base = min(max(self.cfg.rto_min_ns, rto), self._rto_ceiling)
+
+    def next_deadline(self) -> int | None:
+        """When :meth:`on_timer` must next run (None: nothing pending)."""
+        best = self.timer_deadline()
+        t = self.pace_at
+        if t is not None and (best is None or t < best):
+            best = t
+        return best
+
+    def timer_deadline(self) -> int | None:
+        """:meth:`next_deadline` without the pacing wait (``pace_at``), which the host
+        tracks per port (NicCore.next_timer)."""
+        if self.state is not QpState.READY:
+            return None
+        best = self.sack_deadline
+        send = self.send
+        oldest = send.oldest_sent_ns()
+        if oldest is not None:
+            t = oldest + self.rto_ns()
+            if t < self.hold_until:
+                t = self.hold_until
+            if best is None or t < best:
+                best = t
+        t = self.probe_next
+        if t is not None and (best is None or t < best):
+            best = t
+        if self.tlp_armed and not send.pending:
+            t = self._tail_probe_deadline()
+            if t is not None and (best is None or t < best):
+                best = t
+        if self.no_ev_since is not None:
+            t = self.no_ev_since + self._no_ev_timeout_ns
+            if best is None or t < best:
+                best = t
+        t = self._peer_deadline()
+        if t is not None and (best is None or t < best):
+            best = t
+        return best
+
+    def _peer_deadline(self) -> int | None:
+        """When silence from the peer fails this connection: MRC, data outstanding, and at
+        least one local port up (probes can ask every path)."""
+        if not self.mrc or self.send.idle() or True not in self.nic.port_up:
+            return None
+        heard = self.nic.peer_heard_ns.get(self.peer, self.quiet_since)
+        return max(heard, self.quiet_since) + self.cfg.peer_timeout_ns
+
+    def on_timer(self, now: int) -> None:
+        if self.state is not QpState.READY:
+            return
+        if self.pace_at is not None and now >= self.pace_at:
+            self.pace_at = None  # frames_to_send() sends what the free port allows
+        if self.sack_deadline is not None and now >= self.sack_deadline:
+            ev, psn, ts, ecn = self._sack_trigger
+            self._send_sack(now, ev, psn, ts, ecn)
+        self._check_timeouts(now)
+        if self.state is not QpState.READY:
+            return
+        t = self._tail_probe_deadline()
+        if t is not None and now >= t:
+            self._send_tail_probe(now)
+        if self.probe_next is not None and now >= self.probe_next:
+            self._probe_tick(now)
+        t = self._peer_deadline()
+        if t is not None and now >= t:
+            self.fail("peer_unreachable", self._unreachable_message(now), now)
+            return
+        if self.no_ev_since is not None and now - self.no_ev_since >= self._no_ev_timeout_ns:
+            self.fail(
+                "no_usable_ev",
+                f"no GOOD or SKIP EV toward {self.peer} for "
+                f"{now - self.no_ev_since} ns (all ASSUMED_BAD or DENIED, or every plane down; "
+                f"local ports up: {self.nic.port_up}, peer ports up: "
+                f"{self.nic.peer_port_up(self.peer)}); {self.path_report()}",
+                now,
+            )
+
+    def _unreachable_message(self, now: int) -> str:
+        heard = self.nic.peer_heard_ns.get(self.peer)
+        since = "never heard from" if heard is None else f"last heard {_span(now - heard)} ago"
+        return (
+            f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
+            f"{_span(now - max(self.quiet_since, heard or 0))} with data outstanding ({since}); "
+            f"the peer NIC is down or every path to it is cut; {self.path_report()}"
+        )
+
+    def path_report(self) -> str:
+        """Each path toward the peer: its EV states and probe answers, and the ports."""
+        nic = self.nic
+        parts = []
+        for path, entries in self.evs.by_path.items():
+            states: dict[str, int] = {}
+            for e in entries:
+                states[e.state.name] = states.get(e.state.name, 0) + 1
+            sent = sum(e.probes_sent for e in entries)
+            ok = sum(e.probes_ok for e in entries)
+            plane, t1 = path if isinstance(path, tuple) else (None, path)
+            label = f"plane {plane} via {t1 or 'its T0'}"
+            counts = " ".join(f"{n} {k}" for k, n in sorted(states.items()))
+            parts.append(f"{label}: {counts}, probes answered {ok}/{sent}")
+        peer_up = nic.peer_port_up(self.peer)
+        down = [p for p in range(nic.plane_count) if not nic.port_up[p]]
+        peer_down = [p for p in range(nic.plane_count) if not peer_up[p]]
+        return (
+            "paths: "
+            + "; ".join(parts)
+            + f"; local ports down: {down or 'none'}; peer ports down: {peer_down or 'none'}"
+        )
+
+    def _check_timeouts(self, now: int) -> None:
+        send = self.send
+        while self.state is QpState.READY:
+            oldest = send.oldest_sent_ns()
+            if oldest is None:
+                return
+            rto = self.rto_ns()
+            if now < max(oldest + rto, self.hold_until):
+                return
+            if not self.mrc:
+                count = send.rewind(send.snd_una)
+                self.counters["gobackn_rewinds"] += 1
+                self.cc.on_loss(self.cfg.mtu_payload, now)
+                self._silent_timeout(now, f"go-back-N resend of {count} packets")
+                return
+            pkt = send.pop_expired(now - rto)
+            if pkt is None:
+                return
+            silent = self.last_ack_ns <= pkt.sent_ns
+            if silent and pkt.entry is not None:
+                # Nothing came back at all: the whole path this packet took is suspect
+                # (its EVs cross the same links); probes tell when it works again.
+                self.evs.retire_path(pkt.entry.path, "timeout", now)
+            self._lost(pkt, "timeout", now)
+            if silent:
+                # Every other packet past its own RTO is lost too: left in flight (one per
+                # backoff) they would keep the window full, as each loss shrinks cwnd by
+                # what it takes out of flight, and nothing, not even a retransmission,
+                # could be sent again (a blackout longer than the RTO became max_retries).
+                while self.state is QpState.READY:
+                    late = send.pop_expired(now - rto)
+                    if late is None:
+                        break
+                    self._lost(late, "timeout", now)
+                self._silent_timeout(now, f"PSN {pkt.psn & PSN_MASK:#x}")
+                return
+
+    def _tail_probe_deadline(self) -> int | None:
+        """When to send a tail-loss probe: in-flight data, nothing new to send, no probe out."""
+        if not self.mrc or not self.tlp_armed:
+            return None
+        send = self.send
+        if not send.inflight_bytes or send.pending or send.rtx_heap:
+            return None
+        return self.last_tx_ns + self._tail_probe_timeout()
+
+    def _tail_probe_timeout(self) -> int:
+        """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
+        srtt = (
+            self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < 1 << 62 else self.cfg.base_rtt_ns
+        )
+        return int(max(2 * srtt, srtt + self._reorder_window()))
+
+    def _send_tail_probe(self, now: int) -> None:
+        """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of
+        the last packets never arrived, without waiting for the retransmission timeout."""
+        self.tlp_armed = False
+        entry = self.evs.pick(now)
+        if entry is None:
+            return  # no path at all: the retransmission timeout takes over
+        self.tlp_sent_ns = now
+        p = self._ptmpl[entry.plane]
+        p.dqpn = self.peer_qpn
+        p.ev = entry.ev
+        p.outer_dst = entry.wire
+        p.psn = self.send.snd_una & PSN_MASK
+        p.probe_id = 0
+        p.probe_ev = entry.ev
+        p.timestamp = now & TS_MASK
+        p.port_status = self.nic.port_status_bits
+        self.nic.out.append((entry.plane, encode_probe(p)))
+        self.counters["tx_tail_probe"] += 1
+
+    def _silent_timeout(self, now: int, what: str) -> None:
+        """A timeout with no acknowledgement since the packet left: back off, maybe fail."""
+        self.backoff += 1
+        self.counters["rto_silent"] += 1
+        nic = self.nic
+        nic.log.record(now, nic.name, ev_kinds.RTO, qpn=self.qpn, backoff=self.backoff, blamed=what)
+        limit = self.cfg.max_retries
+        if self.backoff > limit:
+            self.fail(
+                "max_retries",
+                f"no acknowledgement from {self.peer} QPN {self.peer_qpn:#x} after "
+                f"{limit} retries (last ack {now - self.last_ack_ns} ns ago)",
+                now,
+            )
+            return
+        self.hold_until = now + self.rto_ns()

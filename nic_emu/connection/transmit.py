@@ -1,0 +1,123 @@
+"""Sending data: the turn of one connection (:meth:`TransmitMixin.send_one`), with
+pacing per port, and the data frame built from the per-plane template.
+"""
+
+from __future__ import annotations
+
+from mrc_wire import (
+    encode_data,
+)
+from nic_emu import event_log as ev_kinds
+from nic_emu.connection.common import (
+    _TRIMMABLE,
+    _TRIMMABLE_RETX,
+    TS_MASK,
+    QpState,
+)
+from nic_emu.ev_set import GOOD, EvEntry
+from nic_emu.sender import PSN_MASK, TxPacket
+
+
+class TransmitMixin:
+    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
+    ``__init__`` sets up the state used here."""
+
+    def window_blocked(self) -> bool:
+        """:meth:`send_one` would refuse at once, whatever the time: not READY, the
+        congestion window is full, or nothing is queued that the receive window allows.
+        Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
+        if self.state is not QpState.READY:
+            return True
+        send = self.send
+        inflight = send.inflight_bytes
+        if inflight and inflight + self._mtu > self.cc.cwnd:
+            return True
+        return not send.rtx_heap and not (
+            send.pending and send.next_psn - send.snd_una < self._window
+        )
+
+    def send_one(self, now: int, out: list[tuple[int, bytes]]) -> bool:
+        """Emit the next data packet if the window, an EV and that EV's port allow it.
+
+        Ports are paced at ``port_rate_bps``: a packet waits (``pace_at``) until the port
+        of the EV whose turn it is has finished the previous packet, as a NIC's transmit
+        scheduler would, so no queue builds up inside the NIC.
+        """
+        send = self.send
+        inflight = send.inflight_bytes
+        if inflight and inflight + self._mtu > self.cc.cwnd:
+            return False
+        if not send.rtx_heap and not (send.pending and send.next_psn - send.snd_una < self._window):
+            return False
+        entry = self.evs.pick(now)
+        if entry is None:
+            if self.no_ev_since is None:
+                self.no_ev_since = now
+            return False
+        self.no_ev_since = None
+        free_at = self._port_free_at[entry.plane]
+        if free_at > now:
+            self.evs.unpick()
+            if self.pace_at is None or free_at < self.pace_at:
+                self.pace_at = free_at
+            self.pace_plane = entry.plane
+            # A GOOD EV stays first in the rotation: until the port is free or an event
+            # touches this connection, every later call would end here the same way.
+            self.pace_fixed = entry.state is GOOD
+            return False
+        pkt = send.next_packet()
+        if pkt is None:
+            return False
+        self._transmit(pkt, entry, now, out)
+        return True
+
+    def _transmit(
+        self, pkt: TxPacket, entry: EvEntry, now: int, out: list[tuple[int, bytes]]
+    ) -> None:
+        plane = entry.plane
+        t = self._dtmpl[plane]
+        wr = pkt.wr
+        offset = pkt.offset
+        length = pkt.length
+        rtx = pkt.transmissions > 0
+        t.ev = entry.ev
+        t.outer_dst = entry.wire
+        t.psn = pkt.psn & PSN_MASK
+        t.va = wr.remote_va + offset
+        t.rkey = wr.rkey
+        t.dma_length = length
+        t.payload = wr.data[offset : offset + length]
+        t.rtx = rtx
+        t.dscp = _TRIMMABLE_RETX if rtx else _TRIMMABLE
+        t.last = pkt.last
+        t.ack_req = pkt.last or rtx
+        t.timestamp = now & TS_MASK
+        frame = encode_data(t)
+        out.append((plane, frame))
+        # Same rounding as the fabric's serialisation time, so the two never drift.
+        self._port_free_at[plane] = now + int(len(frame) * self._ns_per_byte)
+        self.last_tx_ns = now
+        self.send.sent(pkt, entry, now)
+        entry.tx_packets += 1
+        entry.tx_bytes += length
+        entry.last_tx_ns = now
+        if entry.first_tx_ns < 0:
+            entry.first_tx_ns = now
+        counters = self.counters
+        counters["tx_data"] += 1
+        if rtx:
+            counters["tx_rtx"] += 1
+        nic = self.nic
+        nic.plane_tx[plane] += 1
+        if nic.trace_packets:
+            nic.log.record(
+                now,
+                nic.name,
+                ev_kinds.TX,
+                qpn=self.qpn,
+                plane=plane,
+                ev=entry.ev,
+                psn=pkt.psn,
+                bytes=length,
+                rtx=rtx,
+            )
