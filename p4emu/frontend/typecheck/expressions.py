@@ -141,6 +141,12 @@ class ExpressionChecks(CheckerCore):
                 expr.member_loc or expr.loc,
                 f"'{ast.expr_to_source(expr)}' can only be used in a parser; index the stack instead",
             )
+        if expr.kind == ast.MEMBER_STACK_LAST_INDEX and not ctx.in_parser:
+            raise self.fail(
+                expr.member_loc or expr.loc,
+                f"'{ast.expr_to_source(expr)}' can only be used in a parser (p4c 1.2.4.8: "
+                "'lastIndex' for stacks can only be used in a parser)",
+            )
         if expr.kind == ast.MEMBER_ACTION_RUN and not self._switch_expression:
             raise self.fail(
                 expr.member_loc or expr.loc,

@@ -372,22 +372,15 @@ class OperatorChecks(CheckerCore):
         then_type = self.check_expr(expr.then, scope, ctx, expected)
         else_type = self.check_expr(expr.otherwise, scope, ctx, expected)
         if isinstance(then_type, t.InfIntType) and isinstance(else_type, t.InfIntType):
-            if (
-                expected is not None
-                and not isinstance(expected, t.InfIntType)
-                and isinstance(t.underlying_scalar(expected), t.BitsType)
-            ):
-                expr.then = self.coerce(expr.then, expected, "'?:' branch")
-                expr.otherwise = self.coerce(expr.otherwise, expected, "'?:' branch")
-                result: t.Type = expected
-            elif isinstance(expr.cond.const_value, bool):
-                result = INT_TYPE
-            else:
-                raise self.fail(
-                    expr.loc,
-                    "the branches of '?:' are integers without a width; give one of them a width",
-                )
-        elif isinstance(then_type, t.InfIntType):
+            # p4c 1.2.4.8 refuses this whatever the context (a cast or an assignment to a
+            # bit<W> does not give the branches a width; a constant condition neither)
+            raise self.fail(
+                expr.loc,
+                "the branches of '?:' are integers without a width; give one of them a width "
+                '(p4c: "Width must be specified for at least one of" them)',
+            )
+        result: t.Type
+        if isinstance(then_type, t.InfIntType):
             expr.then = self.coerce(expr.then, else_type, "'?:' branch")
             result = else_type
         elif isinstance(else_type, t.InfIntType):

@@ -188,9 +188,10 @@ def test_newtype_needs_casts() -> None:
 def test_stack_members() -> None:
     checked = check_v1(
         headers="h_t[3] hs;",
-        ingress="meta.z = hdr.hs.lastIndex; meta.z = hdr.hs.size; hdr.hs[1].a = 1; hdr.hs.push_front(2);",
+        states="state start { pkt.extract(hdr.hs.next); meta.z = hdr.hs.lastIndex; transition accept; }",
+        ingress="meta.z = hdr.hs.size; hdr.hs[1].a = 1; hdr.hs.push_front(2);",
     )
-    members = {m.member: m for m in nodes(checked.ingress.decl.body, ast.Member)}
+    members = {m.member: m for m in nodes(checked.program, ast.Member)}
     assert (
         members["lastIndex"].kind == ast.MEMBER_STACK_LAST_INDEX
         and members["lastIndex"].type == BIT32

@@ -247,7 +247,7 @@ control MyIngress(inout headers_t hdr,
         if ((bit<16>)hdr.ethernet.ether_type == 0x0800) {
             hdr.vlans.push_front(1);
             hdr.vlans[0].setValid();
-            hdr.vlans[0].vid = (bit<12>)(meta.tenant == (tenant_id_t)5 ? 1 : 2);
+            hdr.vlans[0].vid = meta.tenant == (tenant_id_t)5 ? 12w1 : 12w2;
         }
         random(meta.rnd, 32w0, 32w100);
         int<8> signed_value = -8s3;

@@ -117,7 +117,7 @@ control MyIngress(inout headers hdr,
         } else {
             drop();
         }
-        if (hdr.srcRoutes.lastIndex == 0 && hdr.srcRoutes.size == MAX_HOPS) {
+        if (!hdr.srcRoutes[1].isValid() && hdr.srcRoutes.size == MAX_HOPS) {
             hdr.srcRoutes.push_front(1);
             hdr.srcRoutes[0].setValid();
             hdr.srcRoutes[0].bos = 1;
