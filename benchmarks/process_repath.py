@@ -6,8 +6,11 @@ restored at two thirds) ``--runs`` times, each on its own run directory and port
 prints one JSON document: per run the repath time of the cut path (from the send time of
 the first packet lost on it to the last data packet sent on it, as the sender's NIC
 reports it), every repath event of the transfer (other paths retired on false alarms
-included), goodput and the load average; over the runs the median cut-path repath time
-and the spread (largest / smallest). Target: median <= 5 ms, spread <= 2.
+included), goodput, the load average and how long the cut took to apply (``cut_call_ms``:
+the cut's episode is the first one on the cut path that starts after ``link_down`` was
+called); over the runs the median cut-path repath time and the spread (largest /
+smallest). Target: median <= 5 ms, spread <= 2. Where the time goes: docs/testbed.md,
+"Repath time on the process fabric".
 
     python benchmarks/process_repath.py [--runs 5] [--bytes 32M] [--transport JSON]
 """
@@ -97,6 +100,8 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
         "intact": intact,
         "cut_repath_ms": cut_ms,
         "cut_packets_lost": cut_events[0]["packets_lost"] if cut_events else None,
+        # what found the cut: reorder (RACK), timeout (RTO), tail_probe...
+        "cut_reason": cut_events[0]["reason"] if cut_events else None,
         "cut_call_ms": round(cut_call_ms, 1),  # how long link_down took (gNMI to 2 switches)
         "repath_events": len(events),
         "repath_ms_all": all_ms,

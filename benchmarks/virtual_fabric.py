@@ -17,9 +17,11 @@ traversals per CPU second, and ``pipeline`` measures p4emu's bare pipeline (one 
 same program and entries, no fabric, no NICs) on a data frame of the same transfer in
 the same process: ``fabric_vs_pipeline`` is the fabric's traversal rate as a fraction of
 it (the issue asks for at least 0.5). The load average at the start and the end says how
-busy the machine was. Prints one JSON document.
+busy the machine was. ``--bytecodes`` adds the Python bytecodes run per traversal (1 MiB
+on ``tiny``, and the bare pipeline), a cost measure that the machine's load does not
+change. Prints one JSON document.
 
-Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...]``
+Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...] [--bytecodes]``
 """
 
 from __future__ import annotations
@@ -31,7 +33,9 @@ import resource
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
+from types import FrameType
 from typing import Any
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -121,8 +125,8 @@ def data_frame() -> bytes:
         return bytes(rdpcap(str(Path(tmp) / "nic0--p0-t0-0.pcap"))[0])
 
 
-def bench_pipeline(packets: int) -> dict[str, Any]:
-    """p4emu's bare pipeline: one T0 of tiny with its entries, no rate, no fabric."""
+def pipeline_switch() -> tuple[Any, int, bytes]:
+    """One T0 of tiny with its entries, no rate, no fabric; its NIC port and a data frame."""
     from p4emu.runtime.clock import VirtualClock
     from p4emu.switch import Switch
     from vfabric.fabric import PRIORITY_QUEUES
@@ -134,8 +138,12 @@ def bench_pipeline(packets: int) -> dict[str, Any]:
     )
     fabric = VirtualFabric("tiny")
     program_switch(switch, push_updates(fabric.plan["p0-t0-0"], program.codec), "p0-t0-0")
-    frame = data_frame()
-    port = fabric.topology.nic_port("nic0", 0).t0_port
+    return switch, fabric.topology.nic_port("nic0", 0).t0_port, data_frame()
+
+
+def bench_pipeline(packets: int) -> dict[str, Any]:
+    """p4emu's bare pipeline: one T0 of tiny with its entries, no rate, no fabric."""
+    switch, port, frame = pipeline_switch()
     started, cpu_started = time.perf_counter(), time.process_time()
     for _ in range(packets):
         switch.inject(port, frame)
@@ -149,6 +157,52 @@ def bench_pipeline(packets: int) -> dict[str, Any]:
         "cpu_s": round(cpu, 3),
         "traversals_per_wall_s": round(packets / wall),
         "traversals_per_cpu_s": round(packets / cpu),
+    }
+
+
+def count_bytecodes(run: Callable[[], Any]) -> int:
+    """Python bytecodes executed by ``run()`` (``sys.settrace`` opcode events): a cost
+    measure that, unlike CPU time, does not depend on the machine or its load."""
+    count = 0
+
+    def on_opcode(frame: FrameType, event: str, arg: Any) -> Any:
+        nonlocal count
+        if event == "opcode":
+            count += 1
+        return on_opcode
+
+    def on_call(frame: FrameType, event: str, arg: Any) -> Any:
+        frame.f_trace_opcodes = True
+        return on_opcode
+
+    sys.settrace(on_call)
+    try:
+        run()
+    finally:
+        sys.settrace(None)
+    return count
+
+
+def bench_bytecodes() -> dict[str, Any]:
+    """Bytecodes per switch traversal: 1 MiB nic0 -> nic3 on tiny, and the bare pipeline
+    (as :func:`bench_pipeline`, 200 packets after a warm-up)."""
+    fabric = VirtualFabric("tiny")
+    fabric.transfer("nic0", "nic3", 1 << 20)
+    fabric_codes = count_bytecodes(fabric.run) / fabric.traversals()
+    switch, port, frame = pipeline_switch()
+    packets = 200
+
+    def feed() -> None:
+        for _ in range(packets):
+            switch.inject(port, frame)
+            switch.collect()
+
+    feed()
+    pipeline_codes = count_bytecodes(feed) / packets
+    return {
+        "tiny_1MiB": round(fabric_codes),
+        "pipeline": round(pipeline_codes),
+        "fabric_vs_pipeline": round(pipeline_codes / fabric_codes, 2),
     }
 
 
@@ -176,6 +230,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--a2a-bytes", type=int, default=1 << 20)
     parser.add_argument("--pipeline-packets", type=int, default=5000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["demo", "tiny", "a2a"])
+    parser.add_argument(
+        "--bytecodes",
+        action="store_true",
+        help="also count Python bytecodes per traversal (fabric and bare pipeline)",
+    )
     args = parser.parse_args(argv)
     report: dict[str, Any] = {
         "load_average_at_start": [round(x, 1) for x in os.getloadavg()],
@@ -192,6 +251,8 @@ def main(argv: list[str] | None = None) -> int:
         report["tiny_64MiB"] = bench_tiny()
     if "a2a" not in args.skip:
         report["small_all_to_all"] = bench_all_to_all(args.a2a_bytes)
+    if args.bytecodes:
+        report["bytecodes_per_traversal"] = bench_bytecodes()
     runs = {k: report[k] for k in ("demo", "tiny_64MiB", "small_all_to_all") if k in report}
     pipeline = report["pipeline"]["traversals_per_cpu_s"]
     report["fabric_vs_pipeline"] = {

@@ -196,7 +196,7 @@ def build_parser() -> argparse.ArgumentParser:
         "the run's results directory; never the current directory)",
     )
     demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
-    _add_deadline(demo)
+    _add_deadline(demo, "local/mininet mode: ")
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
     COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
@@ -204,7 +204,7 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _add_deadline(command: argparse.ArgumentParser) -> None:
+def _add_deadline(command: argparse.ArgumentParser, where: str = "") -> None:
     command.add_argument(
         "--deadline",
         "--timeout",
@@ -212,7 +212,7 @@ def _add_deadline(command: argparse.ArgumentParser) -> None:
         type=clikit.positive_float,
         default=DEFAULT_TRANSFER_DEADLINE_S,
         metavar="SECONDS",
-        help="the transfer's deadline, printed first: until then a transfer with no usable "
+        help=f"{where}the transfer's deadline, printed first: until then a transfer with no usable "
         "path keeps probing, then it fails naming the paths it found down (default "
         f"{DEFAULT_TRANSFER_DEADLINE_S:g})",
     )

@@ -332,9 +332,9 @@ class TrafficManager:
         priority first); across ports, lower port number first unless one was already
         settled by an earlier enqueue.
         """
-        now = self.clock.now_ns() if now_ns is None else now_ns
         active = self._active
         if active:
+            now = self.clock.now_ns() if now_ns is None else now_ns
             ports = self._ports
             if len(active) == 1:
                 (port,) = active

@@ -106,7 +106,13 @@ def test_same_packets_out_as_bmv2(name: str, tmp_path: Path) -> None:
     program, stf = CASES[name]
     passed, report, recording = run_stf_recorded(program, stf)
     assert passed, report
-    bmv2 = run_on_bmv2(program, recording.updates, recording.packets, tmp_path)
+    bmv2 = run_on_bmv2(
+        program,
+        recording.updates,
+        recording.packets,
+        tmp_path,
+        expected_frames=len(recording.outputs),
+    )
     assert by_port(recording.outputs) == by_port(bmv2)
 
 

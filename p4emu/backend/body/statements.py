@@ -149,6 +149,9 @@ class StatementCode(BodyCore):
         self.w.line(self.pc.types.assign(target, self.aggregate_value(value, type_), type_))
 
     def _st_AssignStmt(self, s: ast.AssignStmt) -> None:
+        if s.leaves is not None:  # a struct-typed header field as a whole: field by field
+            self.stmts(s.leaves)
+            return
         type_ = s.lhs.type
         if type_ is None:
             raise compile_error(s, "assignment target has no type")

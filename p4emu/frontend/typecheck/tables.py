@@ -61,13 +61,16 @@ class TableChecks(CheckerCore):
             self.check_action_ref(ref, scope, table_ctx, table, mode="default")
             table.default_action = ref
             table.default_action_const = prop.is_const
+        entries: list[ast.TableProperty] = []
         for prop in table.properties:
             if prop.name in ("key", "actions", "default_action"):
                 continue
             if prop.name == "entries":
-                self.check_entries(table, prop, key_types, scope, table_ctx)
+                entries.append(prop)  # after priority_delta / largest_priority_wins, wherever
                 continue
             self.check_table_property(table, prop, scope, table_ctx)
+        for prop in entries:
+            self.check_entries(table, prop, key_types, scope, table_ctx)
 
     def check_key_element(
         self, element: ast.KeyElement, table: ast.TableDecl, scope: Scope, ctx: Context
@@ -308,6 +311,27 @@ class TableChecks(CheckerCore):
             raise self.fail(keyset.loc, f"unexpected tuple for key '{element.name}'")
         return self.check_keyset(keyset, key_type, [key_type], scope, ctx)
 
+    def check_direct_meter_read(self, table: ast.TableDecl, meter: ast.Expr) -> None:
+        """p4c's rule: some action of a table with a direct meter reads it (``m.read(c)``)."""
+        assert isinstance(meter, ast.PathExpr)
+        for ref in table.actions or []:
+            if ref.action is None:
+                continue
+            for node in ast.walk(ref.action.body):
+                if (
+                    isinstance(node, ast.Call)
+                    and isinstance(node.callee, ast.Member)
+                    and node.callee.member == "read"
+                    and isinstance(node.callee.expr, ast.PathExpr)
+                    and node.callee.expr.decl is meter.decl
+                ):
+                    return
+        raise self.fail(
+            meter.loc,
+            f"table {table.name} has the direct meter {meter.name}, so one of its actions must "
+            f"read it ({meter.name}.read(...)), as p4c requires",
+        )
+
     def check_table_property(
         self, table: ast.TableDecl, prop: ast.TableProperty, scope: Scope, ctx: Context
     ) -> None:
@@ -322,6 +346,12 @@ class TableChecks(CheckerCore):
                 )
             table.size = size
             return
+        if name == "meters" and isinstance(value, ast.ConstructorCall):
+            raise self.fail(
+                value.loc,
+                f"table {table.name}: 'meters' must name a direct_meter declared in the control "
+                "(p4c: a direct meter is read through its name; it cannot be constructed here)",
+            )
         if name in ("counters", "meters", "implementation"):
             expected = {
                 "counters": ("direct_counter",),
@@ -350,6 +380,8 @@ class TableChecks(CheckerCore):
                 )
             setattr(table, name, instance)
             table.custom[name] = prop
+            if name == "meters":
+                self.check_direct_meter_read(table, value)
             return
         if name == "support_timeout":
             self.check_expr(value, scope, ctx, BOOL)

@@ -287,12 +287,13 @@ def test_direct_counter_meter_and_selector() -> None:
     checked = check_v1(
         ingress_locals="""
     direct_counter(CounterType.packets_and_bytes) hits;
-    action nop() { }
+    direct_meter<bit<2>>(MeterType.bytes) rate;
+    action nop() { bit<2> color; rate.read(color); }
     table t {
         key = { hdr.h.a: exact; hdr.h.b: selector; }
         actions = { nop; }
         counters = hits;
-        meters = direct_meter<bit<2>>(MeterType.bytes);
+        meters = rate;
         implementation = action_selector(HashAlgorithm.crc32, 32w64, 32w10);
     }
     table u {
@@ -309,7 +310,7 @@ def test_direct_counter_meter_and_selector() -> None:
         and table.counters.table is table
     )
     assert table.meters is not None and table.meters.extern_name == "direct_meter"
-    assert table.meters.type_args == (t.BitsType(2),) and table.meters.name == "I.t"
+    assert table.meters.type_args == (t.BitsType(2),) and table.meters.name == "I.rate"
     assert (
         table.implementation is not None and table.implementation.extern_name == "action_selector"
     )

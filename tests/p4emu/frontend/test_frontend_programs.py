@@ -84,7 +84,7 @@ def test_stateful_program_objects() -> None:
     assert externs == [
         ("FabricIngress.acl_counter", "direct_counter"),
         ("FabricIngress.ecmp", "action_selector"),
-        ("FabricIngress.ecmp", "direct_meter"),
+        ("FabricIngress.ecmp_meter", "direct_meter"),
         ("FabricIngress.flow_bytes", "register"),
         ("FabricIngress.flow_meter", "meter"),
         ("FabricIngress.port_counter", "counter"),

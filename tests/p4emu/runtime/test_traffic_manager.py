@@ -273,3 +273,27 @@ def test_queue_scope_new_packet_leaving_before_the_ports_other_queue() -> None:
     assert tm.next_departure_ns() == clock.now_ns()
     assert [p.item for p in tm.poll()] == ["fast"]
     assert tm.next_departure_ns() == slow_due
+
+
+@pytest.mark.parametrize("scope", [RateScope.port, RateScope.queue])
+def test_a_packet_leaving_at_once_waits_for_an_unsettled_departure_of_another_port(
+    scope: RateScope,
+) -> None:
+    """A packet for an idle port leaves at once, but when a lower port's packet is due at
+    the same instant and not settled yet, the lower port still goes first (poll's order
+    across ports)."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, rate_scope=scope)
+    tm.set_queue_rate(2, 8e9, RateUnit.bits_per_second)  # 1,000 bytes per µs
+    assert tm.enqueue(2, "first", 1000) is None
+    clock.set_ns(tm.next_departure_ns() or 0)
+    assert [p.item for p in tm.poll()] == ["first"]
+    assert tm.enqueue(2, "queued", 1000) is None  # waits while "first" is on the link
+    due = tm.next_departure_ns()
+    assert due is not None and due > clock.now_ns()
+    clock.set_ns(due)
+    assert tm.enqueue(3, "idle port", 100) is None
+    out = tm.poll()
+    assert [(p.item, p.deq_ns) for p in out] == [("queued", due), ("idle port", due)]
+    assert [p.enq_qdepth for p in out] == [0, 0] and [p.deq_qdepth for p in out] == [0, 0]
+    assert tm.next_departure_ns() is None

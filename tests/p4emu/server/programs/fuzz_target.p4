@@ -125,6 +125,7 @@ control FabricIngress(inout headers_t hdr,
     counter(64, CounterType.packets_and_bytes) port_counter;
     meter(FLOW_SLOTS, MeterType.bytes) flow_meter;
     direct_counter(CounterType.packets) acl_counter;
+    direct_meter<bit<2>>(MeterType.packets) ecmp_meter;
 
     action drop() {
         mark_to_drop(std_meta);
@@ -182,6 +183,7 @@ control FabricIngress(inout headers_t hdr,
 
     action set_nhop(bit<9> port) {
         std_meta.egress_spec = port;
+        ecmp_meter.read(meta.color);
     }
 
     table ecmp {
@@ -191,7 +193,7 @@ control FabricIngress(inout headers_t hdr,
         }
         actions = { set_nhop; drop; }
         @name("ecmp_selector") implementation = action_selector(HashAlgorithm.crc16, 32w128, 32w14);
-        @name("ecmp_meter") meters = direct_meter<bit<2>>(MeterType.packets);
+        meters = ecmp_meter;
     }
 
     action color_read() {
