@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.startup import free_bases
-from nic_emu.cli import byte_count
+from clikit import byte_size
 from testbed.demo import DEMO_TOPOLOGY, DemoOptions, _wait_acked
 from testbed.exceptions import TestbedError
 from testbed.local import up_local
@@ -117,7 +117,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--runs", type=int, default=5, help="demo runs (default 5)")
     parser.add_argument(
-        "--bytes", type=byte_count, default="32M", help="transfer size per run (default 32M)"
+        "--bytes", type=byte_size, default="32M", help="transfer size per run (default 32M)"
     )
     parser.add_argument("--transport", default="{}", help="nic-emu transport overrides (JSON)")
     args = parser.parse_args(argv)

@@ -30,7 +30,7 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.startup import free_bases
-from nic_emu.cli import byte_count
+from clikit import byte_size
 from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES
 from testbed.exceptions import TestbedError
 from testbed.fabric import Fabric
@@ -281,7 +281,7 @@ def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--minutes", type=float, default=10.0, help="soak length (default 10)")
     parser.add_argument(
-        "--size", type=byte_count, default="4M", help="bytes per transfer (default 4M)"
+        "--size", type=byte_size, default="4M", help="bytes per transfer (default 4M)"
     )
     parser.add_argument("--concurrent", type=int, default=2, help="transfers at once (2)")
     parser.add_argument("--down-s", type=float, default=1.0, help="seconds a fault lasts (1)")

@@ -47,6 +47,7 @@ FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
 NEVER = -(1 << 62)  # "long ago" for last-heard times
+_NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 
 
 class NicCore:
@@ -389,8 +390,9 @@ class NicCore:
             self._parked[conn.parked_plane].discard(conn)
             conn.parked_plane = -1
 
-    def _refresh_timers(self) -> None:
+    def _refresh_timers(self) -> set[Connection]:
         """Recompute the deadline of every touched connection; push the ones that moved.
+        Returns those connections (their deadlines are current: no need to confirm them).
 
         Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
         later than its :meth:`Connection.timer_deadline` (state shared between
@@ -398,28 +400,33 @@ class NicCore:
         first valid entry, once confirmed, is the earliest deadline of all.
         """
         timers = self._timers
-        for conn in self._stale:
+        fresh = self._stale
+        self._stale = set()
+        for conn in fresh:
             t = conn.timer_deadline()
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
                     self._pushes += 1
                     heapq.heappush(timers, (t, self._pushes, conn))
-        self._stale.clear()
         if len(timers) > 64 + 8 * len(self.connections):
             # Compact: the one valid entry of each connection (duplicates agree).
             keep = {e[2]: e for e in timers if e[2].sched_deadline == e[0]}
             timers[:] = keep.values()
             heapq.heapify(timers)
+        return fresh
 
-    def _earliest(self) -> tuple[int, Connection] | None:
-        """The earliest confirmed (deadline, connection) in the heap, left on top."""
+    def _earliest(self, fresh: set[Connection]) -> tuple[int, Connection] | None:
+        """The earliest confirmed (deadline, connection) in the heap, left on top;
+        connections in ``fresh`` were just recomputed."""
         timers = self._timers
         while timers:
             d, _, conn = timers[0]
             if conn.sched_deadline != d:
                 heapq.heappop(timers)  # superseded, or the connection is gone
                 continue
+            if conn in fresh:
+                return d, conn
             t = conn.timer_deadline()
             if t == d:
                 return d, conn
@@ -433,9 +440,8 @@ class NicCore:
     def next_timer(self) -> int | None:
         """When :meth:`handle_timer` must next be called (None: nothing pending): the
         earliest connection deadline, or a busy port that connections wait for."""
-        if self._stale:
-            self._refresh_timers()
-        found = self._earliest()
+        fresh = self._refresh_timers() if self._stale else _NONE_FRESH
+        found = self._earliest(fresh)
         best = None if found is None else found[0]
         free = self.port_free_at
         for p, group in enumerate(self._parked):
@@ -445,8 +451,7 @@ class NicCore:
 
     def handle_timer(self, now: int) -> None:
         """Run the timers of every connection whose deadline has come, in creation order."""
-        if self._stale:
-            self._refresh_timers()
+        fresh = self._refresh_timers() if self._stale else _NONE_FRESH
         sendable = self._sendable
         free = self.port_free_at
         for p, group in enumerate(self._parked):
@@ -461,7 +466,7 @@ class NicCore:
         due: list[Connection] = []
         timers = self._timers
         while True:
-            found = self._earliest()
+            found = self._earliest(fresh)
             if found is None or found[0] > now:
                 break
             conn = found[1]

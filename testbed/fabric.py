@@ -57,7 +57,7 @@ from testbed.exceptions import (
     TestbedError,
     UsageError,
 )
-from testbed.nics import Nic
+from testbed.nics import RunningNic
 from testbed.options import DEFAULT_START_TIMEOUT_S
 from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
 from testbed.rundir import (
@@ -326,7 +326,7 @@ def wait_for_switches(
 
 
 def wait_for_nics(
-    records: Sequence[ProcessRecord], controls: dict[str, Nic], timeout: float
+    records: Sequence[ProcessRecord], controls: dict[str, RunningNic], timeout: float
 ) -> None:
     """Waits until every NIC answers ``status`` on its control socket."""
     waiting = {record.node: record for record in records}
@@ -510,9 +510,9 @@ class Fabric:
         switches = [sw.name for sw in self.topology.switches]
         return f"{self.topology.name} has no switch {name!r} (switches: {_span(switches)})"
 
-    def nic(self, name: str, timeout: float = 10.0) -> Nic:
+    def nic(self, name: str, timeout: float = 10.0) -> RunningNic:
         record = self.nic_record(name)
-        return Nic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
+        return RunningNic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
 
     def save(self) -> None:
         self.rundir.save(self.state)

@@ -34,7 +34,7 @@ def gone_error(record: ProcessRecord, what: str) -> NicControlError:
     )
 
 
-class Nic:
+class RunningNic:
     """One NIC of a running fabric."""
 
     def __init__(
@@ -114,7 +114,7 @@ class Nic:
         transfer_id: Any,
         timeout: float,
         *,
-        peers: tuple[Nic, ...] = (),
+        peers: tuple[RunningNic, ...] = (),
         poll: float = POLL_S,
     ) -> dict[str, Any]:
         """Polls until the transfer is done. NicControlError at once when this NIC's or a

@@ -4,14 +4,26 @@
 plain Python functions over generated ``__slots__`` objects, factories for the packet
 state, and the :class:`~p4emu.runtime.objects.ProgramObjects` the control plane uses.
 All generated code lives in one source string (``CompiledProgram.source``, handy for
-debugging) executed once; runtime objects are bound as closure variables, so the
-per-packet code does no dictionary lookups for them.
+debugging). Its module level holds what does not depend on run-time state (the generated
+aggregate classes with their copy/init/assign functions, the ``rt`` helpers); its
+``__make__(NS)`` binds one set of run-time objects (tables, externs, value sets, hooks,
+codecs, scratch headers) as closure variables and defines the block functions over them,
+so the per-packet code does no dictionary lookups for them.
+
+The source is compiled and its module level executed once per distinct source text
+(:class:`SharedCode`, kept while a compiled program uses it): every compile of the same
+checked program with the same options gives the same text, so programs compiled for
+several switches share one module and one set of code objects (CPython's per-code-object
+specialisation is not multiplied by the number of switches) while each gets its own
+``__make__`` call and therefore its own run-time state.
 """
 
 from __future__ import annotations
 
 import logging
 import struct
+import threading
+import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -53,6 +65,48 @@ class Hooks:
             self.trace_sink(kind, name, a, b)
 
 
+class SharedCode:
+    """One compiled and executed generated module: its ``__make__`` binds a set of
+    run-time objects and returns that set's block functions (see module docs)."""
+
+    def __init__(self, source: str, filename: str) -> None:
+        self.source = source
+        self.namespace: dict[str, Any] = dict(_SHARED_NAMES)
+        exec(compile(source, filename, "exec"), self.namespace)
+        self.make: Callable[[dict[str, Any]], dict[str, Any]] = self.namespace["__make__"]
+
+
+# what the module level of every generated program reads (no run-time state)
+_SHARED_NAMES: dict[str, Any] = {
+    "ONCE": rt.ONCE,
+    "EXIT": rt.EXIT,
+    "ExitSignal": rt.ExitSignal,
+    "stack_at": rt.stack_at,
+    "stack_last": rt.stack_last,
+    "div_u": rt.div_u,
+    "mod_u": rt.mod_u,
+    "div_s": rt.div_s,
+    "mod_s": rt.mod_s,
+    "P4AssertionError": P4AssertionError,
+}
+
+_shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
+    weakref.WeakValueDictionary()
+)
+_shared_lock = threading.Lock()
+
+
+def shared_code(source: str, filename: str) -> SharedCode:
+    """The :class:`SharedCode` of ``source``: compiled and executed on first use, then
+    reused as long as a compiled program holds it."""
+    key = (filename, source)
+    with _shared_lock:
+        found = _shared_code.get(key)
+        if found is None:
+            found = _shared_code[key] = SharedCode(source, filename)
+        return found
+
+
 @dataclass
 class CompiledProgram:
     """A program ready to process packets (see module docs).
@@ -91,6 +145,9 @@ class CompiledProgram:
     ids: ControlPlaneIds
     field_list_copiers: dict[int, Callable[[Any, Any], None]] = field(default_factory=dict)
     drop_port: int = 511
+    # the module the block functions were made from, shared by every compile of the
+    # same program (see module docs)
+    shared: SharedCode | None = None
 
     def error_name(self, code: int) -> str:
         for name, value in self.error_codes.items():
@@ -491,11 +548,9 @@ class ProgramCompiler:
         sm_cls = self.types.cls(sm_type)
 
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls)
-        namespace: dict[str, Any] = {}
         main_file = program.source_files[0] if program.source_files else "program"
-        code = compile(source, f"<p4emu {main_file}>", "exec")
-        exec(code, namespace)
-        made = namespace["__make__"](self.ns)
+        shared = shared_code(source, f"<p4emu {main_file}>")
+        made = shared.make(self.ns)
         for index, name in self._pending_copiers:
             self.field_list_copiers[index] = made["copiers"][name]
         return CompiledProgram(
@@ -523,42 +578,35 @@ class ProgramCompiler:
             ids=self.ids,
             field_list_copiers=self.field_list_copiers,
             drop_port=self.drop_port,
+            shared=shared,
         )
 
     def _assemble(self, blocks: list[str], hdr_cls: str, meta_cls: str | None, sm_cls: str) -> str:
         self.ns.update(
             {
-                "ONCE": rt.ONCE,
-                "EXIT": rt.EXIT,
-                "ExitSignal": rt.ExitSignal,
-                "stack_at": rt.stack_at,
-                "stack_last": rt.stack_last,
-                "div_u": rt.div_u,
-                "mod_u": rt.mod_u,
-                "div_s": rt.div_s,
-                "mod_s": rt.mod_s,
-                "P4AssertionError": P4AssertionError,
                 "LOG_MSG": self.hooks.log_msg,
                 "TRACE": self.hooks.trace,
                 "RANDOM": self.random.uniform,
             }
         )
-        out = ["def __make__(NS):"]
+        # module level: the aggregate classes and their functions, shared by every
+        # __make__ call (one class per type keeps attribute caches valid across switches)
+        out = list(self.types.lines)
+        if meta_cls is None:
+            out.append("class _NoMeta:")
+            out.append("    __slots__ = ()")
+            out.append("def copy__NoMeta(s):")
+            out.append("    return s")
+            out.append("def init__NoMeta(s):")
+            out.append("    pass")
+            meta_cls = "_NoMeta"
+        out.append("def __make__(NS):")
         body: list[str] = []
         for name in self.ns:
             body.append(f"{name} = NS[{name!r}]")
-        body.extend(self.types.lines)
         body.extend(self.extra_lines)
         body.extend(self._function_lines)
         body.extend(blocks)
-        if meta_cls is None:
-            body.append("class _NoMeta:")
-            body.append("    __slots__ = ()")
-            body.append("def copy__NoMeta(s):")
-            body.append("    return s")
-            body.append("def init__NoMeta(s):")
-            body.append("    pass")
-            meta_cls = "_NoMeta"
         copiers = ", ".join(f"{name!r}: {name}" for _, name in self._pending_copiers)
         body.append(
             "return {"

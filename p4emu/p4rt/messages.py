@@ -241,6 +241,11 @@ def from_uint128(message: p4r.Uint128) -> int:
     return message.high << 64 | message.low
 
 
+def _set_election_id(message: Any, election_id: int) -> None:
+    message.election_id.high = election_id >> 64
+    message.election_id.low = election_id & _UINT64
+
+
 def arbitration_request(
     device_id: int, election_id: int, role: str = ""
 ) -> p4r.StreamMessageRequest:
@@ -249,8 +254,7 @@ def arbitration_request(
     arbitration.device_id = device_id
     if role:
         arbitration.role.name = role
-    arbitration.election_id.high = election_id >> 64
-    arbitration.election_id.low = election_id & _UINT64
+    _set_election_id(arbitration, election_id)
     return request
 
 
@@ -263,8 +267,7 @@ def write_request(
     role: str = "",
 ) -> p4r.WriteRequest:
     request = p4r.WriteRequest(device_id=device_id, role=role, atomicity=atomicity)
-    request.election_id.high = election_id >> 64
-    request.election_id.low = election_id & _UINT64
+    _set_election_id(request, election_id)
     request.updates.extend(updates)
     return request
 
@@ -284,8 +287,7 @@ def set_pipeline_request(
     role: str = "",
 ) -> p4r.SetForwardingPipelineConfigRequest:
     request = p4r.SetForwardingPipelineConfigRequest(device_id=device_id, role=role, action=action)
-    request.election_id.high = election_id >> 64
-    request.election_id.low = election_id & _UINT64
+    _set_election_id(request, election_id)
     request.config.CopyFrom(config)
     return request
 

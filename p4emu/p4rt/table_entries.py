@@ -156,29 +156,36 @@ class TableEntries:
             priority = self._priority(info, te.priority, where)
         plan = self._plan_action(info, te.action, where, for_default=False)
         direct = self._plan_direct(info, te, where, inserting=True)
-        self._check_idle_timeout(info, te.idle_timeout_ns, where)
+        idle_timeout_ns = te.idle_timeout_ns
+        if idle_timeout_ns:
+            self._check_idle_timeout(info, idle_timeout_ns, where)
         if table.find_canonical(key, priority) is not None:
             raise already_exists(f"{where}: an entry with this match key and priority exists")
         if len(table) >= table.size:
             raise resource_exhausted(f"{where}: the table is full ({table.size} entries)")
         # --- commit: everything is validated above, so the table's trusted path is used
         undos: list[Undo] = []
-        action_id, args, record = self._commit_action(info, plan, undos)
+        if plan.oneshot is None:
+            action_id, args, record = plan.action_id, plan.args, None
+        else:
+            action_id, args, record = self._commit_action(info, plan, undos)
         try:
             entry = table.insert_validated(
                 key,
                 action_id,
                 args,
                 priority=priority,
-                idle_timeout_ns=te.idle_timeout_ns,
+                idle_timeout_ns=idle_timeout_ns,
                 controller_metadata=te.controller_metadata,
                 metadata=te.metadata,
             )
         except TableError as error:
             _run(undos)
             raise _table_error(error) from None
-        self._reference(info, action_id, args)
-        self._apply_direct(entry, direct, info)
+        if info.action_profile is not None:
+            self._reference(info, action_id, args)
+        if direct is not _NO_DIRECT:
+            self._apply_direct(entry, direct, info)
         identity = (info.name, entry.key, entry.priority)
         if record is not None:
             self.ctx.oneshots[identity] = record
@@ -859,6 +866,14 @@ class TableEntries:
     def _plan_direct(
         self, info: TableInfo, te: p4r.TableEntry, where: str, *, inserting: bool
     ) -> _DirectPlan:
+        if (
+            (inserting or info.direct_meter is None)
+            and not te.HasField("counter_data")
+            and not te.HasField("meter_config")
+        ):
+            if te.HasField("meter_counter_data"):
+                raise unimplemented(f"{where}: per-colour meter counters are not supported")
+            return _NO_DIRECT  # nothing to change (the usual INSERT)
         plan = _DirectPlan()
         if te.HasField("meter_counter_data"):
             raise unimplemented(f"{where}: per-colour meter counters are not supported")
@@ -897,6 +912,8 @@ class TableEntries:
 
 
 _NO_LAYOUT = object()
+#: The plan of an update that changes no direct resource (read only, never changed).
+_NO_DIRECT = _DirectPlan()
 _FAST_KINDS = ("exact", "lpm", "ternary")
 
 

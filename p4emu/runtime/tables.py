@@ -39,6 +39,7 @@ entry's direct counter (BMv2 counts every hit, whether or not the action calls
 from __future__ import annotations
 
 import enum
+import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
@@ -282,7 +283,7 @@ class Table:
         self._lpm_scan: list[tuple[int, dict[object, TableEntry]]] = []
         self._sorted: list[tuple[int, int, tuple[tuple[int, int, int], ...], TableEntry]] = []
         self._dirty = False
-        self._pack = _compile_packer([f.width for f in self.key_fields])
+        self._pack = _compile_packer(tuple(f.width for f in self.key_fields))
         self._field_shifts = _shifts([f.width for f in self.key_fields])
         self._count = direct_counter is not None
         self._track_hits = supports_idle_timeout
@@ -877,8 +878,10 @@ def _shifts(widths: Sequence[int]) -> list[int]:
     return out
 
 
-def _compile_packer(widths: Sequence[int]) -> Callable[[Sequence[int]], int]:
-    """``pack(key) -> int`` concatenating the key values (first field most significant)."""
+@functools.cache
+def _compile_packer(widths: tuple[int, ...]) -> Callable[[Sequence[int]], int]:
+    """``pack(key) -> int`` concatenating the key values (first field most significant).
+    Stateless, so one function per key shape serves every table and every switch."""
     if not widths:
         return lambda key: 0
     terms = []

@@ -294,13 +294,7 @@ class TrafficManager:
                 if state.next_free_ns <= now and not self._active:
                     self._depart_at_once(packet, now)
                     rate = state.rate
-                    if rate is not None:
-                        gap = rate.packet_gap_ns  # QueueRate.gap_ns, inlined
-                        state.next_free_ns = now + (
-                            gap if gap is not None else int(length * 8 * NS_PER_S / rate.value)
-                        )
-                    else:
-                        state.next_free_ns = now
+                    state.next_free_ns = now + (rate.gap_ns(length) if rate is not None else 0)
                     return None
                 # port scope: a queued packet (enqueued at or before now) already leaves
                 # no later than max(next_free, now), so only an idle port's next
@@ -468,18 +462,14 @@ class TrafficManager:
             # at each departure (next_ns: max(next_free, earliest head)) the highest
             # priority queue whose head has arrived by then is served
             rate = state.rate
-            packet_gap = rate.packet_gap_ns if rate is not None else 0
             when = state.next_ns
             while True:
                 for queue in state.by_priority:
                     fifo = queue.fifo
                     if fifo and fifo[0].enq_ns <= when:
-                        if packet_gap is None:  # bits/s: QueueRate.gap_ns, inlined
-                            gap = int(fifo[0].length * 8 * NS_PER_S / rate.value)  # type: ignore[union-attr]
-                        else:
-                            gap = packet_gap
+                        length = fifo[0].length
                         self._depart(state, queue, when)
-                        state.next_free_ns = when + gap
+                        state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
                         break
                 if not state.backlog:
                     break

@@ -307,12 +307,10 @@ class P4RuntimeClient:
         atomicity: int = p4r.WriteRequest.CONTINUE_ON_ERROR,
     ) -> None:
         request = write_request(
-            self.device_id,
-            self.election_id,
-            (p4r.Update(type=kind, entity=entity) for kind, entity in updates),
-            atomicity=atomicity,
-            role=self.role,
+            self.device_id, self.election_id, (), atomicity=atomicity, role=self.role
         )
+        for kind, entity in updates:  # built in place: one copy of each entity
+            request.updates.add(type=kind, entity=entity)
         try:
             self.stub.Write(request)
         except grpc.RpcError as exc:

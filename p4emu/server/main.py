@@ -29,7 +29,7 @@ from p4emu.server.exceptions import OptionsError, ServerError
 from p4emu.server.options import SwitchOptions, parse_options
 from p4emu.server.ports import GnmiPortService, PortStatus
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice
 
 log = logging.getLogger("p4emu.server")
 PROG = "p4emu-switch"
@@ -88,7 +88,7 @@ class SwitchProcess:
     def __init__(self, options: SwitchOptions) -> None:
         self.options = options
         self.device = SwitchDevice(
-            SwitchSettings(
+            DeviceSettings(
                 device_id=options.device_id,
                 cpu_port=options.cpu_port,
                 drop_port=options.drop_port,

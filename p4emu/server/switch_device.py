@@ -32,7 +32,7 @@ log = logging.getLogger("p4emu.server")
 
 
 @dataclass
-class SwitchSettings:
+class DeviceSettings:
     """Target options that outlive a pipeline change (from the command line)."""
 
     device_id: int = 0
@@ -99,7 +99,7 @@ class SwitchDevice:
     """Implements :class:`p4emu.server.device.Device` over p4emu's in-process switch."""
 
     def __init__(
-        self, settings: SwitchSettings, *, clock_factory: Callable[[], Clock] | None = None
+        self, settings: DeviceSettings, *, clock_factory: Callable[[], Clock] | None = None
     ) -> None:
         self.settings = settings
         self.device_id = settings.device_id

@@ -297,6 +297,14 @@ class StfRunner:
         if error.canonical_code != rpc_code.OK:
             raise self._error(f"{what} refused: {code_name(error.canonical_code)}: {error.message}")
 
+    def _write_pre(self, update_type: int, what: str, **entry) -> None:
+        """:meth:`_write` of a PacketReplicationEngineEntry (a clone session or a group)."""
+        self._write(
+            update_type,
+            what,
+            packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(**entry),
+        )
+
     def _read(self, what: str, **entity) -> list[p4r.Entity]:
         try:
             return list(self.state.read(p4r.Entity(**entity)))
@@ -447,12 +455,10 @@ class StfRunner:
         session = p4r.CloneSessionEntry(session_id=cmd.session)
         session.replicas.add(port=encode_unsigned(cmd.port), instance=0)
         exists = self._clone_session_exists(cmd.session)
-        self._write(
+        self._write_pre(
             p4r.Update.MODIFY if exists else p4r.Update.INSERT,
             f"mirroring session {cmd.session}",
-            packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-                clone_session_entry=session
-            ),
+            clone_session_entry=session,
         )
 
     def _mirroring_add_mc(self, cmd: StfMirroringAddMc) -> None:
@@ -464,12 +470,8 @@ class StfRunner:
 
     def _mirroring_delete(self, cmd: StfMirroringDelete) -> None:
         session = p4r.CloneSessionEntry(session_id=cmd.session)
-        self._write(
-            p4r.Update.DELETE,
-            f"mirroring session {cmd.session}",
-            packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-                clone_session_entry=session
-            ),
+        self._write_pre(
+            p4r.Update.DELETE, f"mirroring session {cmd.session}", clone_session_entry=session
         )
 
     def _mirroring_get(self, cmd: StfMirroringGet) -> None:
@@ -493,12 +495,8 @@ class StfRunner:
 
     def _mc_group_create(self, cmd: StfMcGroupCreate) -> None:
         group = p4r.MulticastGroupEntry(multicast_group_id=cmd.group)
-        self._write(
-            p4r.Update.INSERT,
-            f"multicast group {cmd.group}",
-            packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-                multicast_group_entry=group
-            ),
+        self._write_pre(
+            p4r.Update.INSERT, f"multicast group {cmd.group}", multicast_group_entry=group
         )
         self._group_nodes[cmd.group] = []
 
@@ -532,12 +530,8 @@ class StfRunner:
             rid, ports = self._nodes[handle]
             for port in ports:
                 group.replicas.add(port=encode_unsigned(port), instance=rid)
-        self._write(
-            p4r.Update.MODIFY,
-            f"multicast group {group_id}",
-            packet_replication_engine_entry=p4r.PacketReplicationEngineEntry(
-                multicast_group_entry=group
-            ),
+        self._write_pre(
+            p4r.Update.MODIFY, f"multicast group {group_id}", multicast_group_entry=group
         )
 
     # --- counters, registers, meters -----------------------------------------------------

@@ -8,15 +8,15 @@ from __future__ import annotations
 
 from testbed.scenario.model import (
     Assertions,
-    EvDrop,
+    EvDropEvent,
     Event,
     GoodputCheck,
     LinkRef,
-    LinkUp,
+    LinkUpEvent,
     PortRef,
-    PortUp,
+    PortUpEvent,
     Scenario,
-    SwitchUp,
+    SwitchUpEvent,
 )
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.units import format_time_ns as fmt
@@ -77,11 +77,11 @@ def evaluate(
         )
     if a.ev_retired_within_ns is not None:
         for event in scenario.timeline:
-            if isinstance(event, EvDrop):
+            if isinstance(event, EvDropEvent):
                 checks.append(_ev_retired(run, event, a.ev_retired_within_ns))
     if a.revived_within_ns is not None:
         for index, event in enumerate(scenario.timeline):
-            if isinstance(event, LinkUp | PortUp | SwitchUp):
+            if isinstance(event, LinkUpEvent | PortUpEvent | SwitchUpEvent):
                 checks.append(_revived(scenario, run, index, event, a.revived_within_ns))
     for name, key, bound, at_least in (
         ("trims", "trims", a.trims_min, True),
@@ -214,7 +214,7 @@ def _goodput(
     )
 
 
-def _ev_retired(run: RunResult, event: EvDrop, within_ns: int) -> Check:
+def _ev_retired(run: RunResult, event: EvDropEvent, within_ns: int) -> Check:
     retired = [
         c["t_ns"]
         for c in run.ev_changes

@@ -27,24 +27,24 @@ from testbed.scenario.model import (
     PATTERNS,
     TRANSPORTS,
     Assertions,
-    EvDrop,
+    EvDropEvent,
     Event,
-    FabricOptions,
-    Flap,
+    FabricSpec,
+    FlapEvent,
     GoodputCheck,
-    Incast,
-    LinkDown,
+    IncastEvent,
+    LinkDownEvent,
     LinkRef,
-    LinkUp,
-    Loss,
+    LinkUpEvent,
+    LossEvent,
     NegativeControl,
-    PortDown,
+    PortDownEvent,
     PortRef,
-    PortUp,
+    PortUpEvent,
     Scenario,
     Sweep,
-    SwitchDown,
-    SwitchUp,
+    SwitchDownEvent,
+    SwitchUpEvent,
     Traffic,
     TrafficGoodputCheck,
 )
@@ -353,9 +353,9 @@ class _Reader:
             override.pop("rate_gbps", None)
         return topologies.from_mapping(mapping, source=f"{topology.name} at {rate:g} Gb/s")
 
-    def fabric(self, value: Any, path: str) -> FabricOptions:
+    def fabric(self, value: Any, path: str) -> FabricSpec:
         data = self.mapping(value, path, ("trimming", "ecn", "rate_gbps"))
-        return FabricOptions(
+        return FabricSpec(
             trimming=self.boolean(data.get("trimming", True), _join(path, "trimming")),
             ecn=self.boolean(data.get("ecn", True), _join(path, "ecn")),
             rate_gbps=(
@@ -552,13 +552,13 @@ class _Reader:
         at = self.time(data["at"], _join(path, "at"))
         value, where = data[kind], _join(path, kind)
         if kind in ("link_down", "link_up"):
-            cls = LinkDown if kind == "link_down" else LinkUp
+            cls = LinkDownEvent if kind == "link_down" else LinkUpEvent
             return cls(at_ns=at, link=self.link(value, where))
         if kind in ("switch_down", "switch_up"):
-            cls_s = SwitchDown if kind == "switch_down" else SwitchUp
+            cls_s = SwitchDownEvent if kind == "switch_down" else SwitchUpEvent
             return cls_s(at_ns=at, switch=self.switch(value, where))
         if kind in ("port_down", "port_up"):
-            cls_p = PortDown if kind == "port_down" else PortUp
+            cls_p = PortDownEvent if kind == "port_down" else PortUpEvent
             return cls_p(at_ns=at, port=self.port(value, where))
         if kind == "flap":
             return self.flap(value, where, at)
@@ -580,7 +580,7 @@ class _Reader:
             )
         return until
 
-    def flap(self, value: Any, path: str, at: int) -> Flap:
+    def flap(self, value: Any, path: str, at: int) -> FlapEvent:
         data = self.mapping(
             value, path, ("link", "port", "period", "down", "until"), ("period", "until")
         )
@@ -602,9 +602,9 @@ class _Reader:
             )
         until = self.until(data, path, at)
         assert until is not None
-        return Flap(at_ns=at, of=target, period_ns=period, down_ns=down, until_ns=until)
+        return FlapEvent(at_ns=at, of=target, period_ns=period, down_ns=down, until_ns=until)
 
-    def loss(self, value: Any, path: str, at: int) -> Loss:
+    def loss(self, value: Any, path: str, at: int) -> LossEvent:
         data = self.mapping(value, path, ("rate", "link", "links", "until"), ("rate",))
         if "link" in data and "links" in data:
             raise self.error(path, "give 'link' or 'links', not both")
@@ -621,9 +621,9 @@ class _Reader:
         rate = self.fraction(data["rate"], _join(path, "rate"))
         if rate == 0.0:
             raise self.error(_join(path, "rate"), "a loss rate of 0 does nothing; remove the event")
-        return Loss(at_ns=at, links=links, rate=rate, until_ns=self.until(data, path, at))
+        return LossEvent(at_ns=at, links=links, rate=rate, until_ns=self.until(data, path, at))
 
-    def ev_drop(self, value: Any, path: str, at: int) -> EvDrop:
+    def ev_drop(self, value: Any, path: str, at: int) -> EvDropEvent:
         data = self.mapping(
             value,
             path,
@@ -643,7 +643,7 @@ class _Reader:
         fraction = self.fraction(data["fraction"], _join(path, "fraction"))
         if fraction == 0.0:
             raise self.error(_join(path, "fraction"), "dropping 0 of an EV does nothing")
-        return EvDrop(
+        return EvDropEvent(
             at_ns=at,
             nic=nic,
             ev=ev,
@@ -653,7 +653,7 @@ class _Reader:
             until_ns=self.until(data, path, at),
         )
 
-    def incast(self, value: Any, path: str, at: int) -> Incast:
+    def incast(self, value: Any, path: str, at: int) -> IncastEvent:
         data = self.mapping(
             value,
             path,
@@ -671,7 +671,7 @@ class _Reader:
         if len(set(senders)) != len(senders):
             raise self.error(where, "lists a NIC twice")
         nbytes = self.size(data["bytes"], _join(path, "bytes"))
-        return Incast(
+        return IncastEvent(
             at_ns=at,
             senders=senders,
             dst=dst,
@@ -700,10 +700,10 @@ class _Reader:
         def count(v: Any, p: str) -> int:
             return self.integer(v, p, 0)
 
-        if "ev_retired_within" in data and not any(isinstance(e, EvDrop) for e in timeline):
+        if "ev_retired_within" in data and not any(isinstance(e, EvDropEvent) for e in timeline):
             raise self.error(_join(path, "ev_retired_within"), "needs an ev_drop in the timeline")
         if "revived_within" in data and not any(
-            isinstance(e, LinkUp | PortUp | SwitchUp) for e in timeline
+            isinstance(e, LinkUpEvent | PortUpEvent | SwitchUpEvent) for e in timeline
         ):
             raise self.error(
                 _join(path, "revived_within"),

@@ -121,7 +121,7 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LinkDown(Event):
+class LinkDownEvent(Event):
     kind: ClassVar[str] = "link_down"
     link: LinkRef
 
@@ -134,7 +134,7 @@ class LinkDown(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LinkUp(Event):
+class LinkUpEvent(Event):
     kind: ClassVar[str] = "link_up"
     link: LinkRef
 
@@ -147,7 +147,7 @@ class LinkUp(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SwitchDown(Event):
+class SwitchDownEvent(Event):
     kind: ClassVar[str] = "switch_down"
     switch: str
 
@@ -160,7 +160,7 @@ class SwitchDown(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SwitchUp(Event):
+class SwitchUpEvent(Event):
     kind: ClassVar[str] = "switch_up"
     switch: str
 
@@ -173,7 +173,7 @@ class SwitchUp(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PortDown(Event):
+class PortDownEvent(Event):
     kind: ClassVar[str] = "port_down"
     port: PortRef
 
@@ -186,7 +186,7 @@ class PortDown(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PortUp(Event):
+class PortUpEvent(Event):
     kind: ClassVar[str] = "port_up"
     port: PortRef
 
@@ -199,7 +199,7 @@ class PortUp(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Flap(Event):
+class FlapEvent(Event):
     """``of`` goes down for ``down_ns`` at the start of every ``period_ns``, until
     ``until_ns``, and is left up after that."""
 
@@ -221,7 +221,7 @@ class Flap(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Loss(Event):
+class LossEvent(Event):
     """Random loss of ``rate`` of the packets on ``links`` (empty: every link), both
     directions, from ``at_ns`` until ``until_ns`` (None: the end of the run)."""
 
@@ -247,7 +247,7 @@ class Loss(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class EvDrop(Event):
+class EvDropEvent(Event):
     """Drop ``fraction`` of the packets that carry entropy value ``ev``, anywhere."""
 
     kind: ClassVar[str] = "ev_drop"
@@ -277,7 +277,7 @@ class EvDrop(Event):
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class Incast(Event):
+class IncastEvent(Event):
     """Background traffic: every sender sends ``nbytes`` to ``dst`` at once."""
 
     kind: ClassVar[str] = "incast"
@@ -312,16 +312,16 @@ class Incast(Event):
 EVENT_KINDS: dict[str, type[Event]] = {
     cls.kind: cls
     for cls in (
-        LinkDown,
-        LinkUp,
-        SwitchDown,
-        SwitchUp,
-        PortDown,
-        PortUp,
-        Flap,
-        Loss,
-        EvDrop,
-        Incast,
+        LinkDownEvent,
+        LinkUpEvent,
+        SwitchDownEvent,
+        SwitchUpEvent,
+        PortDownEvent,
+        PortUpEvent,
+        FlapEvent,
+        LossEvent,
+        EvDropEvent,
+        IncastEvent,
     )
 }
 
@@ -391,7 +391,7 @@ class NegativeControl:
 
 
 @dataclass(frozen=True, slots=True)
-class FabricOptions:
+class FabricSpec:
     trimming: bool = True
     ecn: bool = True
     rate_gbps: float | None = None  # override of every link's rate (topology link_defaults)
@@ -419,7 +419,7 @@ class Scenario:
     topology: Any  # topologies.Topology (after fabric overrides)
     seed: int
     duration_ns: int  # hard stop of a run (virtual time)
-    fabric: FabricOptions
+    fabric: FabricSpec
     nic: dict[str, Any]  # NicConfig overrides
     traffic: tuple[Traffic, ...]
     timeline: tuple[Event, ...]
@@ -433,7 +433,7 @@ class Scenario:
         """Every transfer of the run; ``transport`` overrides what the file says (compare)."""
         flows = [f for t in self.traffic for f in t.flows()]
         for index, event in enumerate(self.timeline):
-            if isinstance(event, Incast):
+            if isinstance(event, IncastEvent):
                 flows.extend(event.flows(index))
         if transport is not None:
             flows = [replace(f, transport=transport) for f in flows]

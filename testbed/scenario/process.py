@@ -20,15 +20,15 @@ from testbed.exceptions import NicControlError
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
     Event,
-    Flap,
-    Incast,
-    LinkDown,
-    LinkUp,
-    PortDown,
-    PortUp,
+    FlapEvent,
+    IncastEvent,
+    LinkDownEvent,
+    LinkUpEvent,
+    PortDownEvent,
+    PortUpEvent,
     Scenario,
-    SwitchDown,
-    SwitchUp,
+    SwitchDownEvent,
+    SwitchUpEvent,
     target_json,
 )
 from testbed.scenario.results import EventResult, RunResult, TransferResult
@@ -41,7 +41,15 @@ if TYPE_CHECKING:
 PROCESS_TIME_SCALE = 1000  # wall ns per scenario ns
 POLL_S = 0.02
 MIN_TIMEOUT_S = 120.0  # a process run gets at least this long, whatever the duration
-SUPPORTED = (LinkDown, LinkUp, SwitchDown, SwitchUp, PortDown, PortUp, Incast)
+SUPPORTED = (
+    LinkDownEvent,
+    LinkUpEvent,
+    SwitchDownEvent,
+    SwitchUpEvent,
+    PortDownEvent,
+    PortUpEvent,
+    IncastEvent,
+)
 
 
 def check_supported(scenario: Scenario, timeline: tuple[Event, ...]) -> None:
@@ -49,7 +57,7 @@ def check_supported(scenario: Scenario, timeline: tuple[Event, ...]) -> None:
         if not isinstance(event, SUPPORTED):
             hint = (
                 "; flap it with link/port down and up events instead"
-                if isinstance(event, Flap)
+                if isinstance(event, FlapEvent)
                 else ""
             )
             raise ScenarioRunError(
@@ -105,17 +113,17 @@ def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
 
 
 def _apply(fabric: Fabric, event: Event) -> None:
-    if isinstance(event, LinkDown):
+    if isinstance(event, LinkDownEvent):
         fabric.link_down(event.link.a, event.link.b)
-    elif isinstance(event, LinkUp):
+    elif isinstance(event, LinkUpEvent):
         fabric.link_up(event.link.a, event.link.b)
-    elif isinstance(event, SwitchDown):
+    elif isinstance(event, SwitchDownEvent):
         fabric.switch_down(event.switch)
-    elif isinstance(event, SwitchUp):
+    elif isinstance(event, SwitchUpEvent):
         fabric.switch_up(event.switch)
-    elif isinstance(event, PortDown):
+    elif isinstance(event, PortDownEvent):
         fabric.port_down(event.port.nic, event.port.plane)
-    elif isinstance(event, PortUp):
+    elif isinstance(event, PortUpEvent):
         fabric.port_up(event.port.nic, event.port.plane)
 
 
@@ -239,7 +247,7 @@ def _drive(scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, mode
 
 def _first_cut(timeline: tuple[Event, ...]) -> int:
     for index, event in enumerate(timeline):
-        if isinstance(event, LinkDown | SwitchDown | PortDown):
+        if isinstance(event, LinkDownEvent | SwitchDownEvent | PortDownEvent):
             return index
     return -1
 

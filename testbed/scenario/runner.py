@@ -16,11 +16,11 @@ from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
     Assertions,
     Event,
-    LinkDown,
+    LinkDownEvent,
     LinkRef,
     NegativeControl,
     Scenario,
-    SwitchDown,
+    SwitchDownEvent,
 )
 from testbed.scenario.process import PROCESS_TIME_SCALE, run_process
 from testbed.scenario.progress import ProgressBar
@@ -173,19 +173,21 @@ def sweep_cases(scenario: Scenario) -> list[SweepCase]:
     topo = scenario.topology
     elements: list[Event] = []
     if "switches" in sweep.kinds:
-        elements += [SwitchDown(at_ns=sweep.at_ns, switch=s.name) for s in topo.switches]
+        elements += [SwitchDownEvent(at_ns=sweep.at_ns, switch=s.name) for s in topo.switches]
     for kind, wanted in (("links", LinkKind.FABRIC), ("access_links", LinkKind.ACCESS)):
         if kind in sweep.kinds:
             elements += [
-                LinkDown(at_ns=sweep.at_ns, link=LinkRef(link.a.node, link.b.node))
+                LinkDownEvent(at_ns=sweep.at_ns, link=LinkRef(link.a.node, link.b.node))
                 for link in topo.links()
                 if link.kind is wanted
             ]
     flows = scenario.flows()
     cases = []
     for combo in itertools.combinations(elements, sweep.size):
-        dead_switches = {e.switch for e in combo if isinstance(e, SwitchDown)}
-        dead_links = {frozenset((e.link.a, e.link.b)) for e in combo if isinstance(e, LinkDown)}
+        dead_switches = {e.switch for e in combo if isinstance(e, SwitchDownEvent)}
+        dead_links = {
+            frozenset((e.link.a, e.link.b)) for e in combo if isinstance(e, LinkDownEvent)
+        }
         left = all(has_path(topo, f.src, f.dst, dead_switches, dead_links) for f in flows)
         name = " + ".join(e.describe() for e in combo)
         cases.append(SweepCase(name, tuple(combo), left))

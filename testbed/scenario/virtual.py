@@ -18,20 +18,20 @@ from nic_emu import NicConfig
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
-    EvDrop,
+    EvDropEvent,
     Event,
-    Flap,
+    FlapEvent,
     Flow,
-    LinkDown,
+    LinkDownEvent,
     LinkRef,
-    LinkUp,
-    Loss,
-    PortDown,
+    LinkUpEvent,
+    LossEvent,
+    PortDownEvent,
     PortRef,
-    PortUp,
+    PortUpEvent,
     Scenario,
-    SwitchDown,
-    SwitchUp,
+    SwitchDownEvent,
+    SwitchUpEvent,
     target_json,
 )
 from testbed.scenario.results import EventResult, RunResult, TransferResult
@@ -55,24 +55,24 @@ class Variant:
 def faults_for(scenario: Scenario, event: Event) -> list[faults.Fault]:
     """The vfabric faults that make ``event`` happen."""
     at = event.at_ns
-    if isinstance(event, LinkDown | LinkUp):
-        cls = faults.LinkDown if isinstance(event, LinkDown) else faults.LinkUp
+    if isinstance(event, LinkDownEvent | LinkUpEvent):
+        cls = faults.LinkDown if isinstance(event, LinkDownEvent) else faults.LinkUp
         return [cls(at, event.link.a, event.link.b)]
-    if isinstance(event, SwitchDown | SwitchUp):
-        cls_s = faults.SwitchDown if isinstance(event, SwitchDown) else faults.SwitchUp
+    if isinstance(event, SwitchDownEvent | SwitchUpEvent):
+        cls_s = faults.SwitchDown if isinstance(event, SwitchDownEvent) else faults.SwitchUp
         return [cls_s(at, event.switch)]
-    if isinstance(event, PortDown | PortUp):
-        cls_p = faults.NicPortDown if isinstance(event, PortDown) else faults.NicPortUp
+    if isinstance(event, PortDownEvent | PortUpEvent):
+        cls_p = faults.NicPortDown if isinstance(event, PortDownEvent) else faults.NicPortUp
         return [cls_p(at, event.port.nic, event.port.plane)]
-    if isinstance(event, Flap):
+    if isinstance(event, FlapEvent):
         a, b = _link_ends(scenario, event.of)
         return [faults.Flap(at, a, b, event.period_ns, event.down_ns, event.until_ns)]
-    if isinstance(event, Loss):
+    if isinstance(event, LossEvent):
         links = event.links or tuple(
             LinkRef(link.a.node, link.b.node) for link in scenario.topology.links()
         )
         return [faults.LinkLoss(at, ln.a, ln.b, event.rate, event.until_ns) for ln in links]
-    if isinstance(event, EvDrop):
+    if isinstance(event, EvDropEvent):
         return [faults.EvDrop(at, event.nic, event.ev, event.fraction, event.until_ns)]
     return []  # an incast is traffic, not a fault (Scenario.flows has its transfers)
 

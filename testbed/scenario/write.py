@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any
 
 from testbed.scenario.checks import line_rate_gbps
-from testbed.scenario.model import Flap, Loss, Scenario
+from testbed.scenario.model import FlapEvent, LossEvent, Scenario
 from testbed.scenario.results import RunResult
 from testbed.scenario.runner import Comparison
 from testbed.scenario.units import format_size
@@ -45,9 +45,9 @@ def plot_marks(
     marks: list[tuple[int, str]] = []
     spans: dict[tuple[int, int], list[str]] = {}  # one shaded span per interval
     for event in run_events(scenario, run):
-        if isinstance(event, Flap):
+        if isinstance(event, FlapEvent):
             spans.setdefault((event.at_ns, event.until_ns), []).append(event.describe())
-        elif isinstance(event, Loss):
+        elif isinstance(event, LossEvent):
             end = event.until_ns or run.end_ns
             spans.setdefault((event.at_ns, end), []).append(event.describe())
         else:
@@ -141,7 +141,9 @@ def phase_rows(scenario: Scenario, run: RunResult) -> list[tuple[str, float, flo
     end = run.completion_ns() or run.end_ns
     for i, event in enumerate(timeline):
         stop = timeline[i + 1].at_ns if i + 1 < len(timeline) else end
-        if isinstance(event, Flap) or (isinstance(event, Loss) and event.until_ns is not None):
+        if isinstance(event, FlapEvent) or (
+            isinstance(event, LossEvent) and event.until_ns is not None
+        ):
             stop = event.until_ns
         stop = min(max(stop, event.at_ns + run.bin_ns), max(end, event.at_ns + run.bin_ns))
         after_end = min(stop + (stop - event.at_ns), end)

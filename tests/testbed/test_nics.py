@@ -16,15 +16,15 @@ import pytest
 from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 from testbed import rundir as rd
 from testbed.exceptions import NicControlError
-from testbed.nics import Nic
+from testbed.nics import RunningNic
 
 
 @pytest.fixture
-def server(short_root: Path) -> Iterator[Callable[[Callable[[dict], bytes | None]], Nic]]:
+def server(short_root: Path) -> Iterator[Callable[[Callable[[dict], bytes | None]], RunningNic]]:
     """Starts a one-thread Unix server answering each request line with ``answer(request)``."""
     sockets: list[socket.socket] = []
 
-    def start(answer: Callable[[dict], bytes | None]) -> Nic:
+    def start(answer: Callable[[dict], bytes | None]) -> RunningNic:
         path = short_root / "n.sock"
         listener = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         listener.bind(str(path))
@@ -44,7 +44,7 @@ def server(short_root: Path) -> Iterator[Callable[[Callable[[dict], bytes | None
                         conn.sendall(reply)
 
         threading.Thread(target=serve, daemon=True).start()
-        return Nic("nic0", path, timeout=1.0)
+        return RunningNic("nic0", path, timeout=1.0)
 
     yield start
     for listener in sockets:
@@ -97,8 +97,8 @@ def test_errors_name_the_nic(server, reply: bytes | None, words: str) -> None:
 
 def test_absent_socket_is_named(short_root: Path) -> None:
     with pytest.raises(NicControlError, match=r"nic2: status: no control socket at .*absent"):
-        Nic("nic2", short_root / "absent.sock").status()
-    assert not Nic("nic2", short_root / "absent.sock").ready()
+        RunningNic("nic2", short_root / "absent.sock").status()
+    assert not RunningNic("nic2", short_root / "absent.sock").ready()
 
 
 def test_wait_transfer_times_out_with_progress(server) -> None:
@@ -116,7 +116,7 @@ def test_a_dead_nic_process_is_reported_at_once(server, short_root: Path) -> Non
     log = short_root / "nic3.log"
     record = rd.record_process(run, state, "nic:nic3", "nic", child, ["x"], log)
     child.wait()
-    peer = Nic("nic3", short_root / "nic3.sock", record=record)
+    peer = RunningNic("nic3", short_root / "nic3.sock", record=record)
     nic = server(lambda _r: b'{"ok": true, "done": false}\n')
     with pytest.raises(
         NicControlError,

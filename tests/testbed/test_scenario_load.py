@@ -12,7 +12,15 @@ import yaml
 
 from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.scenario.load import bundled_names, load, loads
-from testbed.scenario.model import EvDrop, Flap, Incast, LinkDown, Loss, PortDown, SwitchDown
+from testbed.scenario.model import (
+    EvDropEvent,
+    FlapEvent,
+    IncastEvent,
+    LinkDownEvent,
+    LossEvent,
+    PortDownEvent,
+    SwitchDownEvent,
+)
 from topologies import load as topology_load
 from topologies.exceptions import TopologyFileError, TopologySpecError
 
@@ -50,7 +58,7 @@ def test_the_base_scenario_loads() -> None:
     assert s.name == "base"
     assert s.duration_ns == 2_000_000
     assert [f.name for f in s.flows()] == ["main:nic0->nic3"]
-    assert isinstance(s.timeline[0], LinkDown)
+    assert isinstance(s.timeline[0], LinkDownEvent)
     assert s.assertions.repath_max_ns == 50_000
     assert s.negative_controls[0].nic == {"probe_interval_ns": 10_000_000_000}
 
@@ -387,11 +395,11 @@ def test_event_kinds_and_patterns_resolve() -> None:
     assert all(a != b for a, b in s.traffic[1].pairs) and len(s.traffic[1].pairs) == 4
     assert s.traffic[2].pairs == (("nic0", "nic3"), ("nic1", "nic3"))
     kinds = [type(e) for e in s.timeline]
-    assert kinds == [SwitchDown, PortDown, Flap, Loss, EvDrop, Incast]
+    assert kinds == [SwitchDownEvent, PortDownEvent, FlapEvent, LossEvent, EvDropEvent, IncastEvent]
     flap = s.timeline[2]
-    assert isinstance(flap, Flap) and flap.down_ns == 5_000
+    assert isinstance(flap, FlapEvent) and flap.down_ns == 5_000
     loss = s.timeline[3]
-    assert isinstance(loss, Loss) and loss.links == () and loss.rate == pytest.approx(0.01)
+    assert isinstance(loss, LossEvent) and loss.links == () and loss.rate == pytest.approx(0.01)
     assert [f.traffic for f in s.flows()][-2:] == ["incast5", "incast5"]
     assert {f.transport for f in s.flows("roce")} == {"roce"}
     assert s.without_timeline().flows()[-1].traffic == "in"

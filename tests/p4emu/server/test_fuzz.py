@@ -13,7 +13,7 @@ from finsy.proto import p4r, rpc_code
 
 from p4emu.server.client import P4RuntimeClient, WriteError
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice
 
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_demo.p4"
 TABLE = "DemoIngress.l2_fwd"
@@ -22,7 +22,7 @@ ROUNDS = int(os.environ.get("P4EMU_FUZZ_ROUNDS", "2000"))
 
 @pytest.fixture(scope="module")
 def server():
-    device = SwitchDevice(SwitchSettings(cpu_port=510))
+    device = SwitchDevice(DeviceSettings(cpu_port=510))
     grpc_server, port = start_grpc_server(P4RuntimeService(device), "127.0.0.1:0")
     client = P4RuntimeClient(f"127.0.0.1:{port}").connect()
     client.set_pipeline_from_program(PROGRAM)

@@ -23,7 +23,7 @@ from hypothesis import strategies as st
 from p4emu.p4rt.messages import per_update_errors, write_request
 from p4emu.server.client import P4RuntimeClient
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice
 
 PROGRAM = Path(__file__).parent / "programs" / "fuzz_target.p4"
 CPU_PORT = 64
@@ -39,13 +39,13 @@ WIDE = 4096  # bytes: the 4 KiB value that once got INTERNAL "Exceeds the limit 
 
 @pytest.fixture(scope="module")
 def switch():
-    device = SwitchDevice(SwitchSettings(cpu_port=CPU_PORT))
+    device = SwitchDevice(DeviceSettings(cpu_port=CPU_PORT))
     server, port = start_grpc_server(P4RuntimeService(device), "127.0.0.1:0")
     client = P4RuntimeClient(f"127.0.0.1:{port}")
     try:
         client.connect()
         client.set_pipeline_from_program(PROGRAM)
-        replica = SwitchDevice(SwitchSettings(cpu_port=CPU_PORT))
+        replica = SwitchDevice(DeviceSettings(cpu_port=CPU_PORT))
         config = device.pipeline_config()
         assert config is not None
         replica.commit_pipeline(replica.verify_pipeline(config), reconcile=False)

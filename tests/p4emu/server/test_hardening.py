@@ -25,7 +25,7 @@ from p4emu.server.options import parse_options
 from p4emu.server.policy import AccessPolicy
 from p4emu.server.ports import GnmiPortService, PortStatus
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice
 from p4emu.server.transport import DEFAULT_MAX_MESSAGE_BYTES, TlsConfig
 
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_demo.p4"
@@ -48,7 +48,7 @@ def start(
 ) -> tuple[grpc.Server, str, Ports]:
     ports = Ports()
     server, port = start_grpc_server(
-        P4RuntimeService(SwitchDevice(SwitchSettings(cpu_port=510)), policy),
+        P4RuntimeService(SwitchDevice(DeviceSettings(cpu_port=510)), policy),
         "127.0.0.1:0",
         gnmi_service=GnmiPortService(ports, policy),
         tls=tls,

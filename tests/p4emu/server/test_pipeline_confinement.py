@@ -14,14 +14,14 @@ from p4emu.frontend import load_program
 from p4emu.p4info import p4info_for_program
 from p4emu.server.client import ClientError, P4RuntimeClient
 from p4emu.server.service import P4RuntimeService, start_grpc_server
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice
 
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_demo.p4"
 
 
 @pytest.fixture(scope="module")
 def rig():
-    device = SwitchDevice(SwitchSettings(cpu_port=510))
+    device = SwitchDevice(DeviceSettings(cpu_port=510))
     grpc_server, port = start_grpc_server(P4RuntimeService(device), "127.0.0.1:0")
     client = P4RuntimeClient(f"127.0.0.1:{port}").connect()
     client.set_pipeline_from_program(PROGRAM)

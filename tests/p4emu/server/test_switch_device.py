@@ -11,7 +11,7 @@ from p4emu.bundle import device_config_for
 from p4emu.frontend import load_program
 from p4emu.p4info import p4info_for_program
 from p4emu.server.device import DeviceError
-from p4emu.server.switch_device import SwitchDevice, SwitchSettings, p4info_mismatch
+from p4emu.server.switch_device import DeviceSettings, SwitchDevice, p4info_mismatch
 
 PROGRAM = Path(__file__).parent / "programs" / "p4rt_demo.p4"
 
@@ -52,7 +52,7 @@ def state(device: SwitchDevice) -> tuple[int, int]:
 
 
 def test_reconcile_keeps_forwarding_state_and_commit_clears_it(config) -> None:
-    device = SwitchDevice(SwitchSettings(cpu_port=510))
+    device = SwitchDevice(DeviceSettings(cpu_port=510))
     device.commit_pipeline(device.verify_pipeline(config), reconcile=False)
     updates = [
         p4r.Update(type=p4r.Update.INSERT, entity=e)
@@ -69,7 +69,7 @@ def test_reconcile_keeps_forwarding_state_and_commit_clears_it(config) -> None:
 
 
 def test_port_down_survives_a_pipeline_change_and_drops_both_ways(config) -> None:
-    device = SwitchDevice(SwitchSettings(cpu_port=510))
+    device = SwitchDevice(DeviceSettings(cpu_port=510))
     sent: list[tuple[int, bytes]] = []
     device.transmit = lambda port, frame: sent.append((port, frame))
     device.commit_pipeline(device.verify_pipeline(config), reconcile=False)
@@ -86,7 +86,7 @@ def test_port_down_survives_a_pipeline_change_and_drops_both_ways(config) -> Non
 
 
 def test_packet_out_validation(config) -> None:
-    device = SwitchDevice(SwitchSettings(cpu_port=510))
+    device = SwitchDevice(DeviceSettings(cpu_port=510))
     with pytest.raises(DeviceError, match="no forwarding pipeline"):
         device.packet_out(p4r.PacketOut(payload=b"x"))
     device.commit_pipeline(device.verify_pipeline(config), reconcile=False)
@@ -117,7 +117,7 @@ def test_p4info_mismatch_names_the_difference(config) -> None:
 
 
 def test_pipeline_without_p4info_is_refused(config) -> None:
-    device = SwitchDevice(SwitchSettings())
+    device = SwitchDevice(DeviceSettings())
     with pytest.raises(DeviceError, match="has no P4Info"):
         device.verify_pipeline(
             p4r.ForwardingPipelineConfig(p4_device_config=config.p4_device_config)
@@ -125,7 +125,7 @@ def test_pipeline_without_p4info_is_refused(config) -> None:
 
 
 def test_port_queue_rates_apply_to_each_new_pipeline(config) -> None:
-    device = SwitchDevice(SwitchSettings(queue_rate_pps=1000, port_queue_rates_pps={2: 250.0}))
+    device = SwitchDevice(DeviceSettings(queue_rate_pps=1000, port_queue_rates_pps={2: 250.0}))
     device.commit_pipeline(device.verify_pipeline(config), reconcile=False)
     first = device.switch
     device.commit_pipeline(device.verify_pipeline(config), reconcile=True)
