@@ -81,7 +81,7 @@ class TimerMixin:
         t = self.probe_next
         if t is not None and (best is None or t < best):
             best = t
-        if self.tlp_armed and not send.pending:
+        if self.tlp_armed:
             t = self._tail_probe_deadline()
             if t is not None and (best is None or t < best):
                 best = t
@@ -202,12 +202,23 @@ class TimerMixin:
                 return
 
     def _tail_probe_deadline(self) -> int | None:
-        """When to send a tail-loss probe: in-flight data, nothing new to send, no probe out."""
+        """When to send a tail-loss probe: in-flight data, no probe out, and nothing new can
+        be sent, because nothing is queued or because the window is full (RFC 8985 section
+        7.2: application- or cwnd-limited). A window full of packets lost on a cut path
+        would otherwise wait for the retransmission timeout: no later packet is sent whose
+        acknowledgement would let RACK see the losses."""
         if not self.mrc or not self.tlp_armed:
             return None
         send = self.send
-        if not send.inflight_bytes or send.pending or send.rtx_heap:
+        inflight = send.inflight_bytes
+        if not inflight or send.rtx_heap:
             return None
+        if (
+            send.pending
+            and inflight + self._mtu <= self.cc.cwnd
+            and send.next_psn - send.snd_una < self._window
+        ):
+            return None  # new data can go: its acknowledgements drive RACK
         return self.last_tx_ns + self._tail_probe_timeout()
 
     def _tail_probe_timeout(self) -> int:

@@ -307,3 +307,26 @@ def test_sacks_leave_a_plane_that_stopped_delivering_while_others_go_on() -> Non
     assert sacks and all(isinstance(m, Sack) for m in decoded(sacks))
     assert 0 not in {plane for plane, _ in sacks}
     assert len({plane for plane, _ in sacks}) == 3  # still spread over the live planes
+
+
+def test_tail_loss_probe_also_fires_when_the_window_is_full_of_lost_packets() -> None:
+    """RFC 8985 section 7.2: a cwnd-limited sender probes too. A window whose packets were
+    all lost on a cut path sends nothing more, so no acknowledgement lets RACK see the
+    losses: without the probe only the retransmission timeout would."""
+    pair = Pair(port_rate_bps=25_000_000_000)  # a real window (1.5 BDP: 55 packets), paced
+    pair.write(bytes(200 * MTU))
+    send = pair.ca.send
+    now, sent = 0, 0
+    for _ in range(10_000):  # the ports pace: send until the window is full
+        if send.inflight_bytes + MTU > pair.ca.cc.cwnd:
+            break
+        sent += len(data_psns(pair.a.frames_to_send(now)))  # every frame is lost
+        now = pair.a.next_timer()
+    assert send.pending and sent * MTU >= pair.ca.cc.cwnd - MTU  # cwnd-limited, data queued
+    t = pair.a.next_timer()
+    assert t < send.oldest_sent_ns() + pair.ca.rto_ns()
+    pair.a.handle_timer(t)
+    probes = [m for m in decoded(pair.a.frames_to_send(t)) if isinstance(m, Probe)]
+    assert len(probes) == 1 and probes[0].psn == send.snd_una
+    assert pair.ca.counters["tx_tail_probe"] == 1
+    assert not pair.kinds(RTO)
