@@ -93,10 +93,10 @@ class Lab:
 
 def nic_python(lab: Lab, nic: str, code: str) -> Any:
     """Runs ``code`` in a NIC node with ``nic`` = the launcher's client of its control
-    socket (testbed.nics.Nic); returns what it prints."""
+    socket (testbed.nics.RunningNic); returns what it prints."""
     script = (
-        "import json; from testbed.nics import Nic; "
-        f"nic = Nic({nic!r}, '/run/mrc/nics/{nic}.sock', timeout=30); {code}"
+        "import json; from testbed.nics import RunningNic; "
+        f"nic = RunningNic({nic!r}, '/run/mrc/nics/{nic}.sock', timeout=30); {code}"
     )
     return json.loads(lab.exec(nic, "python3", "-c", script))
 
