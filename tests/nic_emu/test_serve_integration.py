@@ -111,11 +111,13 @@ def test_a_port_cut_mid_transfer_completes_on_the_other_plane(pair: list[ServePr
 class Relay:
     """Forwards plane-1 datagrams between two ports, and injects datagrams of its own."""
 
-    def __init__(self, a_port: int, b_port: int) -> None:
+    def __init__(self, a_port: int, b_port: int, own: tuple[int, int]) -> None:
         self.to_a = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # what A sends to
         self.to_b = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)  # what B sends to
-        self.to_a.bind(("127.0.0.1", 0))
-        self.to_b.bind(("127.0.0.1", 0))
+        # Ports picked with the NICs' (not port 0: the kernel could hand out one of the
+        # NICs' ports, just released by free_udp_ports, and a NIC would find it in use).
+        self.to_a.bind(("127.0.0.1", own[0]))
+        self.to_b.bind(("127.0.0.1", own[1]))
         self.a_addr = ("127.0.0.1", a_port)
         self.b_addr = ("127.0.0.1", b_port)
         self.stop = False
@@ -146,8 +148,8 @@ class Relay:
 
 
 def test_malformed_datagrams_are_counted_and_ignored(tmp_path: Path) -> None:
-    ports = free_udp_ports(4)
-    relay = Relay(ports[2], ports[3])
+    ports = free_udp_ports(6)
+    relay = Relay(ports[2], ports[3], own=(ports[4], ports[5]))
     relay_a, relay_b = relay.ports
     config_a = nic_config(tmp_path, "nic0", {0: (ports[0], ports[1]), 1: (ports[2], relay_a)})
     config_b = nic_config(tmp_path, "nic3", {0: (ports[1], ports[0]), 1: (ports[3], relay_b)})
