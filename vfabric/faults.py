@@ -14,6 +14,7 @@ the run.
 from __future__ import annotations
 
 import random
+from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
@@ -76,20 +77,23 @@ def _check_end(kind: str, start: int, end: int | None) -> None:
             raise FaultTimeError(f"{kind}: end_ns={end} is not after start_ns={start}")
 
 
-class Fault:
+class Fault(ABC):
     """Base class: ``validate`` names what is wrong, ``install`` schedules the events."""
 
     kind: ClassVar[str] = "fault"
 
     @property
+    @abstractmethod
     def start(self) -> int:
-        raise NotImplementedError
+        """The virtual time (ns) of the fault's first event."""
 
+    @abstractmethod
     def validate(self, fabric: FaultTarget) -> None:
-        raise NotImplementedError
+        """Raises a FaultError naming what does not fit ``fabric``."""
 
+    @abstractmethod
     def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        raise NotImplementedError
+        """Schedules the fault's events on ``fabric``'s event list."""
 
     def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
         """The links this fault takes out of service (for repath attribution)."""
@@ -117,11 +121,13 @@ class _StateChange(Fault):
     def start(self) -> int:
         return self.at_ns
 
+    @abstractmethod
     def _links(self, fabric: FaultTarget) -> list[LinkKey]:
-        raise NotImplementedError
+        """The links the change applies to (checking the names it was given)."""
 
+    @abstractmethod
     def _apply(self, fabric: FaultTarget) -> None:
-        raise NotImplementedError
+        """Applies the change to ``fabric`` at its time."""
 
     def validate(self, fabric: FaultTarget) -> None:
         self._links(fabric)

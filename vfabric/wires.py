@@ -9,6 +9,7 @@ frames wait behind each other (the NIC's transmit queue is host memory, unbounde
 
 from __future__ import annotations
 
+from abc import ABC, abstractmethod
 from collections.abc import Callable
 from heapq import heappush
 from typing import TYPE_CHECKING
@@ -35,14 +36,15 @@ Sink = Callable[[int, bytes], None]
 LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
 
 
-class PacketFilter:
+class PacketFilter(ABC):
     """Installed on a wire (by a fault, :mod:`vfabric.faults`): ``drops(frame)`` decides,
     ``reason`` names the drop. The wire knows only this interface, never the faults."""
 
     __slots__ = ("reason",)
 
+    @abstractmethod
     def drops(self, frame: bytes) -> bool:
-        raise NotImplementedError
+        """True if ``frame`` is dropped (counted under ``reason``)."""
 
 
 def frame_dscp(frame: bytes) -> int:
