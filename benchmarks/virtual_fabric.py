@@ -18,8 +18,8 @@ same program and entries, no fabric, no NICs) on a data frame of the same transf
 the same process: ``fabric_vs_pipeline`` is the fabric's traversal rate as a fraction of
 it (the issue asks for at least 0.5). The load average at the start and the end says how
 busy the machine was. ``--bytecodes`` adds the Python bytecodes run per traversal (1 MiB
-on ``tiny``, and the bare pipeline), a cost measure that the machine's load does not
-change. Prints one JSON document.
+on ``tiny``, all-to-all on ``small`` with 256 KiB each, and the bare pipeline), a cost
+measure that the machine's load does not change. Prints one JSON document.
 
 Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...] [--bytecodes]``
 """
@@ -184,11 +184,19 @@ def count_bytecodes(run: Callable[[], Any]) -> int:
 
 
 def bench_bytecodes() -> dict[str, Any]:
-    """Bytecodes per switch traversal: 1 MiB nic0 -> nic3 on tiny, and the bare pipeline
-    (as :func:`bench_pipeline`, 200 packets after a warm-up)."""
+    """Bytecodes per switch traversal: 1 MiB nic0 -> nic3 on tiny, all-to-all on small
+    (256 KiB each), and the bare pipeline (as :func:`bench_pipeline`, 200 packets after a
+    warm-up)."""
     fabric = VirtualFabric("tiny")
     fabric.transfer("nic0", "nic3", 1 << 20)
     fabric_codes = count_bytecodes(fabric.run) / fabric.traversals()
+    a2a = VirtualFabric("small")
+    names = [nic.name for nic in a2a.topology.nics]
+    for src in names:
+        for dst in names:
+            if src != dst:
+                a2a.transfer(src, dst, 256 << 10)
+    a2a_codes = count_bytecodes(a2a.run) / a2a.traversals()
     switch, port, frame = pipeline_switch()
     packets = 200
 
@@ -201,6 +209,7 @@ def bench_bytecodes() -> dict[str, Any]:
     pipeline_codes = count_bytecodes(feed) / packets
     return {
         "tiny_1MiB": round(fabric_codes),
+        "small_all_to_all_256KiB": round(a2a_codes),
         "pipeline": round(pipeline_codes),
         "fabric_vs_pipeline": round(pipeline_codes / fabric_codes, 2),
     }
