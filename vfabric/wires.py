@@ -22,6 +22,7 @@ if TYPE_CHECKING:
     from vfabric.pcap import NsPcapWriter
 
 NS_PER_S = 1_000_000_000
+_NS_BITS = 8 * NS_PER_S  # size * _NS_BITS / rate: the serialisation time in ns
 DATA_HEADER_BYTES = header_length(0)  # a data packet without an SRH: payload follows
 DATA_DSCPS = frozenset({int(Dscp.TRIMMABLE), int(Dscp.TRIMMABLE_RETX), int(Dscp.NO_TRIM)})
 TRIMMED_DSCPS = frozenset({int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
@@ -158,17 +159,14 @@ class Wire:
 
     def receive(self, frame: bytes) -> None:
         """The one way in: ``frame`` is put on the wire now."""
-        if not self.up:
-            self._drop("link_down", frame)
+        # a cut link and filters are both rare: one test for the usual case
+        if (not self.up or self.filters) and self._refused(frame):
             return
-        for flt in self.filters:
-            if flt.drops(frame):
-                self._drop(flt.reason, frame)
-                return
         now = self.events.now
-        start = self.busy_until if self.busy_until > now else now
+        busy = self.busy_until
+        start = busy if busy > now else now
         size = len(frame)
-        done = start + int(size * 8 * NS_PER_S / self.rate_bps)
+        done = start + int(size * _NS_BITS / self.rate_bps)
         self.busy_until = done
         self.tx_packets += 1
         self.tx_bytes += size
@@ -186,6 +184,17 @@ class Wire:
         if self.pcap is not None:
             self.pcap.write(frame, start)
         heappush(self.queue, (done + self.delay_ns, self.next_sequence(), self._arrive, frame))
+
+    def _refused(self, frame: bytes) -> bool:
+        """The link is down or a filter drops ``frame``: count the drop, True."""
+        if not self.up:
+            self._drop("link_down", frame)
+            return True
+        for flt in self.filters:
+            if flt.drops(frame):
+                self._drop(flt.reason, frame)
+                return True
+        return False
 
     def _arrive(self, frame: bytes) -> None:
         if not self.up:  # cut while the frame was on it
