@@ -399,13 +399,16 @@ class NicCore:
         Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
         later than its :meth:`Connection.timer_deadline` (state shared between
         connections only moves deadlines later: a peer heard from again), so the heap's
-        first valid entry, once confirmed, is the earliest deadline of all.
+        first valid entry, once confirmed, is the earliest deadline of all. Only a
+        deadline set by the peer's silence (``sched_by_peer``) needs confirming: every
+        other term changes only with the connection's own state, which marks it stale.
         """
         timers = self._timers
         fresh = self._stale
         self._stale = set()
         for conn in fresh:
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
@@ -427,9 +430,10 @@ class NicCore:
             if conn.sched_deadline != d:
                 heapq.heappop(timers)  # superseded, or the connection is gone
                 continue
-            if conn in fresh:
+            if not conn.sched_by_peer or conn in fresh:
                 return d, conn
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t == d:
                 return d, conn
             heapq.heappop(timers)
