@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4emu.backend import rt, v1model_externs
-from p4emu.backend.body import BodyCompiler, CallEmitters
+from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
 from p4emu.backend.codewriter import CodeWriter, Names, py_attr, sanitize
 from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
 from p4emu.backend.exceptions import CompileError, P4AssertionError
@@ -493,6 +493,7 @@ class ProgramCompiler:
         scope = Scope(self.global_scope, instance)
         self.bind_constructor_params(scope, instance)
         params = []
+        struct_params: set[str] = set()
         deparser = False
         for position, param in enumerate(decl.params):
             ptype = param.type
@@ -503,9 +504,12 @@ class ProgramCompiler:
             local = f"p{position}"
             scope.bind(param, Binding("var", local, ptype))
             params.append(local)
+            if isinstance(ptype, t.StructType):
+                struct_params.add(local)
         w.line(f"def {fn_name}({', '.join(params)}, ctx):")
         w.level += 1
         bc = BodyCompiler(self, w, scope, where="deparser" if deparser else "control")
+        bc.hoist = Hoist(frozenset(struct_params))
         if deparser:
             w.line("out = []")
             w.line("OUT_APPEND = out.append")
@@ -519,7 +523,7 @@ class ProgramCompiler:
             w.line("return out")
         w.level -= 1
         w.line("")
-        return w.lines
+        return bc.hoist.finish(w.lines, 1, "    ")
 
     def compile(self) -> CompiledProgram:
         program = self.program
