@@ -322,9 +322,10 @@ class NicCore:
         sendable = self._sendable
         parked = self._parked
         free = self.port_free_at
-        for p, group in enumerate(parked):
-            if group and free[p] <= now:
-                sendable.update(group)
+        if any(parked):
+            for p, group in enumerate(parked):
+                if group and free[p] <= now:
+                    sendable.update(group)
         ready = self._ready
         if ready is None:
             ready = self._ready_connections()
@@ -449,10 +450,12 @@ class NicCore:
         fresh = self._refresh_timers() if self._stale else _NONE_FRESH
         found = self._earliest(fresh)
         best = None if found is None else found[0]
-        free = self.port_free_at
-        for p, group in enumerate(self._parked):
-            if group and (best is None or free[p] < best):
-                best = free[p]
+        parked = self._parked
+        if any(parked):
+            free = self.port_free_at
+            for p, group in enumerate(parked):
+                if group and (best is None or free[p] < best):
+                    best = free[p]
         return best
 
     def handle_timer(self, now: int) -> None:

@@ -4,6 +4,7 @@ and schedules its own events on the fabric's event list."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from nic_emu.connection.host import AppEvent
@@ -33,6 +34,9 @@ class SwitchNode:
     __slots__ = (
         "_inject",
         "_next_departure",
+        "_poll",
+        "_queue",
+        "_sequence",
         "_wakes",
         "events",
         "name",
@@ -52,6 +56,9 @@ class SwitchNode:
         self._wakes: set[int] = set()
         self._inject = switch.inject
         self._next_departure = switch.tm.next_departure_ns
+        self._poll = switch.poll
+        self._queue = events.queue  # see EventList: wake-ups are pushed as wires push
+        self._sequence = events.sequence
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
@@ -77,13 +84,14 @@ class SwitchNode:
         now = self.events.now
         if due < now:
             due = now
-        if due not in self._wakes:
-            self._wakes.add(due)
-            self.events.at(due, self._wake, due)
+        wakes = self._wakes
+        if due not in wakes:
+            wakes.add(due)
+            heappush(self._queue, (due, self._sequence(), self._wake, due))
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
-        self.switch.poll()
+        self._poll()
         due = self._next_departure()
         if due is not None:
             self._arm(due)
