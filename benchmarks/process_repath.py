@@ -37,7 +37,7 @@ from testbed.local import up_local
 from testbed.options import FabricOptions
 from testbed.rundir import teardown
 from testbed.traffic import delivered_intact, start_transfer
-from topologies import load
+from topologies import AddressPlan, load
 
 SRC, DST = DemoOptions.src, DemoOptions.dst
 CUT = DemoOptions.cut
@@ -47,7 +47,124 @@ TARGET_MEDIAN_MS = 5.0
 TARGET_SPREAD = 2.0
 
 
-def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
+def _records(path: Path) -> list[dict[str, Any]]:
+    """The sender's event records (its rotated file first)."""
+    out: list[dict[str, Any]] = []
+    for f in (path.with_name(path.name + ".1"), path):
+        if f.exists():
+            out.extend(json.loads(line) for line in f.read_text().splitlines() if line)
+    return out
+
+
+def _ms(t: int | None, origin: int) -> float | None:
+    return None if t is None else round((t - origin) / 1e6, 3)
+
+
+def cut_timeline(records: list[dict[str, Any]], cut_ns: int) -> dict[str, Any]:
+    """The cut path's episode on the sender, in ms from the send time of its first lost
+    packet: the cut call, the first losses (sent, declared, by what, with SRTT, minimum
+    RTT, queueing delay and cwnd when declared), the EVs taken out, the path retired,
+    the last data packet sent on it, and what other paths lost meanwhile."""
+    plan = AddressPlan(load(DEMO_TOPOLOGY))
+    t1 = CUT_PATH[1]
+
+    def on_cut(rec: dict[str, Any]) -> bool:
+        evs = [rec["ev"]] if "ev" in rec else rec.get("evs", [])
+        return any(
+            plan.ev_plane(ev) == CUT_PATH[0] and plan.path_for_ev(SRC, DST, ev).t1 == t1
+            for ev in evs
+        )
+
+    losses = [
+        r
+        for r in records
+        if r["kind"] == "loss" and r["nic"] == SRC and r["t_ns"] >= cut_ns and on_cut(r)
+    ]
+    if not losses:
+        return {"error": "no loss on the cut path after the cut"}
+    first_sent = min(r["sent_ns"] for r in losses[:8])
+    first = min(losses[:8], key=lambda r: r["sent_ns"])
+    outs = [
+        r
+        for r in records
+        if r["kind"] == "ev_state"
+        and r["t_ns"] >= first["t_ns"]
+        and r.get("new") == "ASSUMED_BAD"
+        and on_cut(r)
+    ]
+    revived = next(
+        (
+            r["t_ns"]
+            for r in records
+            if r["kind"] == "ev_state"
+            and r["t_ns"] >= first["t_ns"]
+            and r.get("old") == "ASSUMED_BAD"
+            and on_cut(r)
+        ),
+        None,
+    )
+    if revived is not None:
+        outs = [r for r in outs if r["t_ns"] < revived]
+    path_out = next((r for r in outs if str(r.get("reason", "")).startswith("path_")), None)
+    end = path_out["t_ns"] if path_out else (outs[-1]["t_ns"] if outs else first["t_ns"])
+    other_losses = [
+        r for r in records if r["kind"] == "loss" and cut_ns <= r["t_ns"] <= end and not on_cut(r)
+    ]
+    suspects = [
+        r
+        for r in records
+        if r["kind"] in ("path_suspect", "path_cleared")
+        and first_sent - 20_000_000 <= r["t_ns"] <= end
+        and on_cut(r)
+    ]
+    return {
+        "cut_called_ms": _ms(cut_ns, first_sent),
+        "quarantine": [
+            {
+                "ms": _ms(r["t_ns"], first_sent),
+                "kind": r["kind"],
+                **(
+                    {"overdue_sent_ms": _ms(r["sent_ns"], first_sent)}
+                    if "sent_ns" in r
+                    else {"by": r.get("by"), "held_ms": round(r.get("suspect_ns", 0) / 1e6, 3)}
+                ),
+            }
+            for r in suspects[-6:]
+        ],
+        "losses": [
+            {
+                "sent_ms": _ms(r["sent_ns"], first_sent),
+                "declared_ms": _ms(r["t_ns"], first_sent),
+                "reason": r.get("reason"),
+                "srtt_ms": round(r["srtt_ns"] / 1e6, 3) if "srtt_ns" in r else None,
+                "min_rtt_ms": round(r["min_rtt_ns"] / 1e6, 3) if "min_rtt_ns" in r else None,
+                "qdelay_ms": round(r["qdelay_ns"] / 1e6, 3) if "qdelay_ns" in r else None,
+                "cwnd_pkts": round(r["cwnd"] / 4096, 1) if "cwnd" in r else None,
+                "acked_sent_ms": _ms(r.get("acked_sent_ns"), first_sent),
+            }
+            for r in losses[:4]
+        ],
+        "evs_out": [
+            {
+                "ms": _ms(r["t_ns"], first_sent),
+                "reason": r.get("reason"),
+                "count": r.get("count", 1),
+                "last_tx_ms": _ms(r.get("last_tx_ns"), first_sent),
+            }
+            for r in outs[:6]
+        ],
+        "path_retired_ms": _ms(path_out["t_ns"], first_sent) if path_out else None,
+        "last_sent_ms": _ms(max(r.get("last_tx_ns", -1) for r in outs), first_sent)
+        if outs
+        else None,
+        "other_path_losses_meanwhile": len(other_losses),
+        "rto_events": sum(1 for r in records if r["kind"] == "rto" and r["t_ns"] >= cut_ns),
+    }
+
+
+def one_run(
+    index: int, size: int, transport: dict[str, Any], timeline: bool = False
+) -> dict[str, Any]:
     """The demo's steps (testbed functions): up, transfer, cut at 1/3, restore at 2/3."""
     started = time.monotonic()
     load_before = os.getloadavg()[0]
@@ -74,6 +191,7 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
             fabric.link_up(*CUT)
             info = fabric.nic(SRC).wait_transfer(tid, max(1.0, deadline - time.monotonic()))
             intact = delivered_intact(fabric, SRC, DST, info)
+            records = _records(fabric.rundir.file("nics", f"{SRC}.events.jsonl"))
         except TestbedError as exc:
             return {
                 "run": index,
@@ -104,12 +222,17 @@ def one_run(index: int, size: int, transport: dict[str, Any]) -> dict[str, Any]:
         "cut_reason": cut_events[0]["reason"] if cut_events else None,
         "cut_call_ms": round(cut_call_ms, 1),  # how long link_down took (gNMI to 2 switches)
         "repath_events": len(events),
+        # quarantines (path_quarantine): paths held out at a first overdue packet, and how
+        # many of them delivered again (false alarms that cost no retirement)
+        "path_suspects": sum(1 for r in records if r["kind"] == "path_suspect"),
+        "path_suspects_cleared": sum(1 for r in records if r["kind"] == "path_cleared"),
         "repath_ms_all": all_ms,
         "median_repath_ms_all": statistics.median(all_ms) if all_ms else None,
         "goodput_gbps": round(size * 8 / float(info["elapsed_s"]) / 1e9, 4),
         "retransmissions": info.get("retransmissions"),
         "load_average_1m": round(load_before, 2),
         "seconds": round(time.monotonic() - started, 2),
+        **({"timeline": cut_timeline(records, cut_ns)} if timeline else {}),
     }
 
 
@@ -120,6 +243,11 @@ def main(argv: list[str] | None = None) -> int:
         "--bytes", type=byte_size, default="32M", help="transfer size per run (default 32M)"
     )
     parser.add_argument("--transport", default="{}", help="nic-emu transport overrides (JSON)")
+    parser.add_argument(
+        "--timeline",
+        action="store_true",
+        help="per run, the cut path's episode from the sender's event log",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
@@ -129,7 +257,7 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--transport is not JSON: {exc}")
     if not isinstance(transport, dict):
         parser.error("--transport must be a JSON object")
-    runs = [one_run(i, args.bytes, transport) for i in range(args.runs)]
+    runs = [one_run(i, args.bytes, transport, args.timeline) for i in range(args.runs)]
     medians = [r["cut_repath_ms"] for r in runs if r.get("cut_repath_ms") is not None]
     median = statistics.median(medians) if medians else None
     spread = max(medians) / min(medians) if medians and min(medians) > 0 else None

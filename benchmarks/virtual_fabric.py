@@ -5,7 +5,11 @@ simulated Gb/s (data delivered per virtual second) per wall second, and the proc
 RSS after it:
 
 - ``demo``: ``mrc-testbed demo``'s scenario (tiny, nic0 -> nic3, 32 MiB, a T0-T1 link cut
-  and restored), with its repath time compared with the base RTT;
+  and restored), with its repath time compared with the base RTT. ``wall_s`` is the whole
+  demo (building the fabric, the run, results, the plot: the 20 s target);
+  ``run_wall_s`` the simulation alone, over which its traversal and Gb/s rates are
+  counted, as for the other two runs (``traversals_per_demo_wall_s`` counts them over the
+  whole demo);
 - ``tiny_64MiB``: 64 MiB nic0 -> nic3 on ``tiny``, no fault;
 - ``small_all_to_all``: every ordered pair of the 8 NICs of ``small`` (56 transfers,
   ``--a2a-bytes`` each).
@@ -92,16 +96,19 @@ def bench_demo() -> dict[str, Any]:
     gbps = result.bytes_delivered_intact * 8 / virtual_s / 1e9
     base_rtt_us = NicConfig().base_rtt_ns / 1000
     repath = max(result.repath_us) if result.repath_us else None
+    run_wall = result.run_wall_s
     return {
         "intact": result.intact,
         "wall_s": round(wall, 3),
+        "run_wall_s": round(run_wall, 3),
         "cpu_s": round(cpu, 3),
         "virtual_us": round(data["virtual_ns"] / 1000, 1),
         "switch_traversals": traversals,
-        "traversals_per_wall_s": round(traversals / wall),
+        "traversals_per_wall_s": round(traversals / run_wall),
+        "traversals_per_demo_wall_s": round(traversals / wall),
         "traversals_per_cpu_s": round(traversals / cpu),
         "simulated_gbps": round(gbps, 2),
-        "simulated_gbps_per_wall_s": round(gbps / wall, 2),
+        "simulated_gbps_per_wall_s": round(gbps / run_wall, 2),
         "repath_us": repath,
         "base_rtt_us": base_rtt_us,
         "repath_rtts": round(repath / base_rtt_us, 2) if repath is not None else None,

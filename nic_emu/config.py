@@ -102,6 +102,10 @@ class NicConfig:
     adaptive_timers: bool = False
     rto_min_ns: int = 65_536  # floor of the adaptive RTO
     probe_interval_min_ns: int = 32_000  # floor of the adaptive probe interval
+    # Quarantine a path at its first overdue packet (docs/nic-emu.md section 3): no new
+    # data on it and a probe at once; delivery or the probe's answer clears it, no answer
+    # within a probe interval retires it.
+    path_quarantine: bool = False
 
     def __post_init__(self) -> None:
         _positive(
@@ -150,10 +154,11 @@ class NicConfig:
                 f"NicConfig.probe_interval_ns ({self.probe_interval_ns}) is also the probe "
                 f"timeout and must be at least base_rtt_ns ({self.base_rtt_ns})"
             )
-        if not isinstance(self.adaptive_timers, bool):
-            raise ConfigError(
-                f"NicConfig.adaptive_timers must be true or false, got {self.adaptive_timers!r}"
-            )
+        for name in ("adaptive_timers", "path_quarantine"):
+            if not isinstance(getattr(self, name), bool):
+                raise ConfigError(
+                    f"NicConfig.{name} must be true or false, got {getattr(self, name)!r}"
+                )
         if self.mtu_payload > 9000:
             raise ConfigError(f"NicConfig.mtu_payload must be <= 9000, got {self.mtu_payload}")
         if not isinstance(self.cc, CcConfig):

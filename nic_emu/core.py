@@ -46,6 +46,7 @@ from topologies.exceptions import TopologyError
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
+EvRoute = tuple[int, tuple[int, str | None], bytes]  # see NicCore.ev_route
 NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 
@@ -118,6 +119,7 @@ class NicCore:
         self._peer_ports: dict[str, list[bool]] = {}
         self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
         self._path_cache: dict[tuple[str, int], Path] = {}
+        self._route_cache: dict[tuple[str, int], EvRoute] = {}
         # When each peer was last heard from, in all and per path (plane, T1 index): a
         # path that just carried a frame from the peer carries frames back to it (faults
         # of links, ports and switches cut both directions).
@@ -537,9 +539,21 @@ class NicCore:
             self._path_cache[key] = found
         return found
 
+    def ev_route(self, peer: str, ev: int) -> EvRoute:
+        """(plane, path key (plane, T1), carrier bytes) of the path ``ev`` takes to
+        ``peer``: what an EV-set entry keeps. Cached as :meth:`path` is."""
+        key = (peer, ev >> EV_T1_SHIFT)
+        found = self._route_cache.get(key)
+        if found is None:
+            path = self.path(peer, ev)
+            found = (path.plane, (path.plane, path.t1), path.carrier_bytes)
+            if 0 <= ev <= 0xFFFF_FFFF:
+                self._route_cache[key] = found
+        return found
+
     def path_or_none(self, peer: str, ev: int) -> bytes | None:
         try:
-            return self.path(peer, ev).carrier_bytes
+            return self.ev_route(peer, ev)[2]
         except TopologyError:
             return None
 

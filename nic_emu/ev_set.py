@@ -117,12 +117,15 @@ class EvSet:
         self.backup: dict[int, list[EvEntry]] = {p: list(backup.get(p, [])) for p in self.planes}
         self.local_down: set[int] = set()
         self.remote_down: set[int] = set()
-        for plane, entries in active.items():
-            for e in entries:
-                self._register(e, plane, True)
-        for plane, entries in self.backup.items():
-            for e in entries:
-                self._register(e, plane, False)
+        by_ev = self.by_ev
+        for is_active, groups in ((True, active), (False, self.backup)):
+            for plane, entries in groups.items():
+                for e in entries:
+                    ev = e.ev
+                    if e.plane != plane or ev in by_ev:
+                        self._refuse(e, plane)
+                    e.active = is_active
+                    by_ev[ev] = e
         self.ring: list[EvEntry] = self._interleave(active)
         self._pos = 0
         self._last = 0
@@ -134,14 +137,15 @@ class EvSet:
         # Per path: (send time of the first lost packet, losses) while nothing sent on the
         # path after that packet has been acknowledged (see mark_bad).
         self._undelivered: dict[Hashable, tuple[int, int]] = {}
+        # Quarantined paths (see quarantine): path -> (send time of the overdue packet,
+        # when the quarantine began). Their EVs keep their state but are not picked.
+        self.quarantined: dict[Hashable, tuple[int, int]] = {}
 
-    def _register(self, e: EvEntry, plane: int, active: bool) -> None:
+    def _refuse(self, e: EvEntry, plane: int) -> None:
+        """Raise the error for an entry listed under the wrong plane, or twice."""
         if e.plane != plane:
             raise EvManagementError(f"EV {e.ev:#x} is on plane {e.plane}, listed under {plane}")
-        if e.ev in self.by_ev:
-            raise EvManagementError(f"EV {e.ev:#x} appears twice in the EV set")
-        e.active = active
-        self.by_ev[e.ev] = e
+        raise EvManagementError(f"EV {e.ev:#x} appears twice in the EV set")
 
     def _interleave(self, active: dict[int, list[EvEntry]]) -> list[EvEntry]:
         per_plane = {p: list(active[p]) for p in self.planes}
@@ -152,7 +156,7 @@ class EvSet:
         for r in range(depth):
             order = list(self.planes)
             self._rng.shuffle(order)
-            ring.extend(per_plane[p][r] for p in order if r < len(per_plane[p]))
+            ring.extend([per_plane[p][r] for p in order if r < len(per_plane[p])])
         return ring
 
     # -- selection ---------------------------------------------------------------
@@ -162,6 +166,7 @@ class EvSet:
         ring = self.ring
         n = len(ring)
         i = self._pos
+        held = self.quarantined
         for _ in range(n):
             e = ring[i]
             self._last = i
@@ -170,9 +175,13 @@ class EvSet:
                 i = 0
             state = e.state
             if state is GOOD:
+                if held and e.path in held:
+                    continue
                 self._pos = i
                 return e
             if state is SKIP and now >= e.skip_until:
+                if held and e.path in held:
+                    continue
                 self._set(e, GOOD, "skip_expired", now)
                 self._pos = i
                 return e
@@ -182,6 +191,9 @@ class EvSet:
         for e in ring:
             if e.state is SKIP and (best is None or e.skip_until < best.skip_until):
                 best = e
+        if best is None and held:
+            # Every usable path is quarantined: a suspect path beats not sending at all.
+            best = next((e for e in ring if e.state is GOOD), None)
         return best
 
     def unpick(self) -> None:
@@ -232,6 +244,7 @@ class EvSet:
     def retire_path(self, path: Hashable, reason: str, now: int) -> int:
         """Every usable EV of ``path`` -> ASSUMED_BAD (the floor still applies); returns
         how many were retired. Probes revive them when the path works again."""
+        self.quarantined.pop(path, None)
         count = 0
         for x in self.by_path.get(path, ()):
             if x.state <= SKIP and self._retire(x, "path_" + reason, now):
@@ -254,10 +267,37 @@ class EvSet:
             self._set(e, ASSUMED_BAD, reason, now)
         return True
 
+    def delivered_ns(self, path: Hashable) -> int:
+        """Send time of the latest-sent packet acknowledged on any EV of ``path``."""
+        return max(x.acked_sent_ns for x in self.by_path[path])
+
+    def usable_on_path(self, path: Hashable) -> EvEntry | None:
+        """A GOOD or SKIP EV of ``path`` (None: none left)."""
+        return next((x for x in self.by_path[path] if x.state <= SKIP), None)
+
+    def quarantine(self, path: Hashable, sent_ns: int, now: int) -> bool:
+        """A packet sent on ``path`` at ``sent_ns`` is overdue (later packets on other
+        paths came back well before it) and nothing sent on the path since has been
+        acknowledged: stop picking its EVs until :meth:`clear_quarantine` (it delivers
+        again) or :meth:`retire_path` (it does not). MRC's reaction to a loss without a
+        trim (sources §4.4) taken at the first sign, before the loss is certain: a path
+        that is only slow costs one round trip out of the rotation, not a retirement.
+        False if the path is already quarantined or has no usable EV."""
+        if path in self.quarantined or self.usable_on_path(path) is None:
+            return False
+        self.quarantined[path] = (sent_ns, now)
+        return True
+
+    def clear_quarantine(self, path: Hashable) -> tuple[int, int] | None:
+        """The path's EVs are picked again; returns what :meth:`quarantine` stored."""
+        return self.quarantined.pop(path, None)
+
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port (local or the peer's, from its port-status bitmap) went down."""
         (self.remote_down if remote else self.local_down).add(plane)
         reason = "remote_port_down" if remote else "local_port_down"
+        for path in [p for p in self.quarantined if self.by_path[p][0].plane == plane]:
+            del self.quarantined[path]
         for e in self._plane_entries(plane):
             if e.state <= SKIP:
                 self._set(e, ASSUMED_BAD, reason, now)
@@ -305,6 +345,7 @@ class EvSet:
         if e.probe_successes < threshold:
             return False
         self._revive(e, "probes_ok", now)
+        self.quarantined.pop(e.path, None)
         for x in self.by_path[e.path]:
             if x is not e and x.state is ASSUMED_BAD:
                 self._revive(x, "path_probes_ok", now)

@@ -70,6 +70,7 @@ PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
     "probe_interval_ns": 100_000_000,  # ceiling of the probe period (= probe timeout)
     "probe_interval_min_ns": 2_000_000,  # its floor; bounds probe traffic
     "ev_skip_ns": 20_000_000,
+    "path_quarantine": True,  # hold a path out at its first overdue packet, probe it
     "reorder_threshold_pkts": 3,
     "reorder_window_ns": 1_000_000,  # the floor of RACK's time window
     "sack_delay_ns": 100_000,

@@ -15,11 +15,8 @@ from vfabric.wires import (
     RETX_DSCP,
     TRIMMED_DSCPS,
     Wire,
-    data_bytes,
     frame_dqpn,
-    frame_dscp,
-    frame_ecn,
-    frame_ev,
+    frame_outer,
 )
 
 if TYPE_CHECKING:
@@ -152,36 +149,38 @@ class NicNode:
         self.rx_data_bytes = [0] * core.plane_count
 
     def receive(self, port: int, frame: bytes) -> None:
-        ev = frame_ev(frame)
-        if ev is not None:
+        fields = frame_outer(frame)
+        if fields is not None:
+            ev, dscp, ecn = fields
             stats = self.ev_rx.get(ev)
             if stats is None:
                 stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
-            dscp = frame_dscp(frame)
             if dscp in TRIMMED_DSCPS:
                 stats.trimmed += 1
-            elif frame_ecn(frame) == ECN_CE:
+            elif ecn == ECN_CE:
                 stats.ce_marked += 1
             if dscp in DATA_DSCPS and len(frame) > DATA_HEADER_BYTES:
-                # data_bytes(frame), inlined: frame_ev already checked the next header,
+                # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
         self.core.receive_frame(frame, port, self.events.now)
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:
-        ev = frame_ev(frame)
-        if ev is not None:
+        fields = frame_outer(frame)
+        if fields is not None:
+            ev, dscp, _ = fields
             stats = self.ev_tx.get(ev)
             if stats is None:
                 stats = self.ev_tx[ev] = EvStats()
+            size = len(frame)
             stats.tx_packets += 1
-            stats.tx_bytes += len(frame)
-            payload = data_bytes(frame)
-            if payload:
+            stats.tx_bytes += size
+            if dscp in DATA_DSCPS and size > DATA_HEADER_BYTES:  # data_bytes(frame), inlined
+                payload = size - DATA_HEADER_BYTES
                 stats.data_bytes += payload
-                if frame_dscp(frame) == RETX_DSCP:
+                if dscp == RETX_DSCP:
                     qpn = frame_dqpn(frame)
                     self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
         wire = self.uplinks[plane]

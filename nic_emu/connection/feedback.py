@@ -104,6 +104,10 @@ class FeedbackMixin:
                 self._lost(pkt, "reorder", now)
                 if self.state is not QpState.READY:
                     return
+            if self._quarantine:
+                if self.evs.quarantined:
+                    self._review_quarantine(now)
+                self._quarantine_overdue(now)
             if s.probe_reply and self.tlp_sent_ns >= 0:
                 # The probe left after these packets; if they are still missing when its
                 # answer comes back (allowing for reordering), they were lost.
@@ -212,19 +216,41 @@ class FeedbackMixin:
         self.counters["losses_" + reason] += 1
         if entry is not None:
             entry.losses += 1
-            nic.log.record(
-                now,
-                nic.name,
-                ev_kinds.LOSS,
-                qpn=self.qpn,
-                plane=entry.plane,
-                ev=entry.ev,
-                psn=pkt.psn,
-                sent_ns=pkt.sent_ns,
-                reason=reason,
-            )
+            if self._adaptive:
+                # Wall-clock modes: what the loss detection saw (the repath timeline of
+                # benchmarks/process_repath.py); the virtual-time records stay as they were.
+                nic.log.record(
+                    now,
+                    nic.name,
+                    ev_kinds.LOSS,
+                    qpn=self.qpn,
+                    plane=entry.plane,
+                    ev=entry.ev,
+                    psn=pkt.psn,
+                    sent_ns=pkt.sent_ns,
+                    reason=reason,
+                    srtt_ns=int(self.srtt_ns),
+                    min_rtt_ns=self.min_rtt_ns,
+                    qdelay_ns=int(self.qdelay_ns),
+                    cwnd=int(self.cc.cwnd),
+                    acked_sent_ns=self.send.acked_max_sent_ns,
+                )
+            else:
+                nic.log.record(
+                    now,
+                    nic.name,
+                    ev_kinds.LOSS,
+                    qpn=self.qpn,
+                    plane=entry.plane,
+                    ev=entry.ev,
+                    psn=pkt.psn,
+                    sent_ns=pkt.sent_ns,
+                    reason=reason,
+                )
             if self.mrc and reason != "port":
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
+                if self._quarantine and entry.path not in self.evs.quarantined:
+                    self._hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
         self.cc.on_loss(pkt.length, now)
         self._queue_retransmit(pkt, reason, now)
 

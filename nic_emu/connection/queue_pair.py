@@ -107,6 +107,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self._rto_base = self._rto_ceiling  # the current RTO before backoff
         self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
         self._adaptive = cfg.adaptive_timers
+        self._quarantine = cfg.path_quarantine and self.mrc
         self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
         self.rttvar_ns = 0.0
         self.probe_misses = 0  # probe rounds in a row that got no answer at all
@@ -171,6 +172,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
                 "losses_port",
                 "losses_tail_probe",
                 "tx_tail_probe",
+                "path_suspects",
+                "path_suspects_cleared",
                 "rto_silent",
                 "gobackn_rewinds",
                 "sack_no_path",

@@ -16,6 +16,8 @@ from nic_emu.connection.common import (
     QpState,
 )
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
+from nic_emu.sender import IN_FLIGHT
+from topologies import encode_ev
 
 
 class RepathMixin:
@@ -23,9 +25,9 @@ class RepathMixin:
     ``__init__`` sets up the state used here."""
 
     def _entry(self, ev: int, now: int) -> EvEntry:
-        path = self.nic.path(self.peer, ev)
-        e = EvEntry(ev=ev, plane=path.plane, path=(path.plane, path.t1))
-        e.wire = path.carrier_bytes
+        plane, path, wire = self.nic.ev_route(self.peer, ev)
+        e = EvEntry(ev=ev, plane=plane, path=path)
+        e.wire = wire
         return e
 
     def _build_mrc_evs(self, now: int) -> EvSet:
@@ -39,10 +41,11 @@ class RepathMixin:
             want_active = n_active // planes + (p < n_active % planes)
             want_backup = n_backup // planes + (p < n_backup % planes)
             t1_count = nic.plan.topology.planes[p].t1_count
-            entries = []
-            for j in range(want_active + want_backup):
-                ev = nic.plan.make_ev(p, j % t1_count, j // t1_count)
-                entries.append(self._entry(ev, now))
+            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check)
+            entries = [
+                self._entry(encode_ev(p, j % t1_count, j // t1_count), now)
+                for j in range(want_active + want_backup)
+            ]
             active[p] = entries[:want_active]
             backup[p] = entries[want_active:]
         return EvSet(
@@ -101,8 +104,100 @@ class RepathMixin:
             reason=reason,
         )
 
+    def _quarantine_overdue(self, now: int) -> None:
+        """Quarantine (:meth:`EvSet.quarantine`) the path of every in-flight packet that
+        is overdue: at least ``reorder_threshold_pkts`` later sends and one sent a
+        quarantine window later (``max(reorder_window_ns, SRTT/4)``: RACK's window
+        without the queueing term, which only the loss declaration needs) acknowledged,
+        with nothing sent on its path since acknowledged. A probe goes out on the path at
+        once."""
+        send = self.send
+        limit_seq = send.acked_max_tx_seq - self.cfg.reorder_threshold_pkts
+        limit_sent = send.acked_max_sent_ns - max(
+            self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2
+        )
+        evs = self.evs
+        for seq, pkt in send.outstanding:
+            if seq > limit_seq:
+                return
+            if pkt.tx_seq != seq:
+                continue  # sent again since: a later entry stands for it
+            if pkt.sent_ns > limit_sent:
+                return
+            if pkt.state != IN_FLIGHT:
+                continue
+            e = pkt.entry
+            if e is not None and e.path not in evs.quarantined:
+                self._hold_path(e, pkt.psn, pkt.sent_ns, "overdue", now)
+
+    def _hold_path(self, e: EvEntry, psn: int, sent_ns: int, why: str, now: int) -> None:
+        """Quarantine the path of ``e`` for a packet sent at ``sent_ns`` (overdue or
+        lost), unless the path delivered something sent since; probe it at once."""
+        evs = self.evs
+        if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
+            return
+        nic = self.nic
+        nic.log.record(
+            now,
+            nic.name,
+            ev_kinds.PATH_SUSPECT,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            psn=psn,
+            sent_ns=sent_ns,
+            why=why,
+        )
+        self.counters["path_suspects"] += 1
+        if nic.port_up[e.plane]:
+            probe = e if e.state is not ASSUMED_BAD else evs.usable_on_path(e.path)
+            if probe is not None and probe.probe_seq < 0:
+                self._send_probe(probe, now)
+        deadline = now + self.probe_interval_ns()
+        if self.probe_next is None or deadline < self.probe_next:
+            self.probe_next = deadline
+
+    def _review_quarantine(self, now: int) -> None:
+        """Clear the quarantined paths that delivered a packet sent at or after their
+        overdue one; retire those quarantined for a probe interval without that."""
+        evs = self.evs
+        timeout = self.probe_interval_ns()
+        for path, (sent_ns, since) in list(evs.quarantined.items()):
+            if evs.delivered_ns(path) >= sent_ns:
+                self._clear_quarantine(path, "delivery", now)
+            elif now - since >= timeout:
+                evs.retire_path(path, "quarantine", now)
+
+    def _clear_quarantine(self, path: object, by: str, now: int) -> None:
+        held = self.evs.clear_quarantine(path)
+        if held is None:
+            return
+        self.counters["path_suspects_cleared"] += 1
+        nic = self.nic
+        e = self.evs.by_path[path][0]  # names the path, as in path_suspect
+        nic.log.record(
+            now,
+            nic.name,
+            ev_kinds.PATH_CLEARED,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            by=by,
+            suspect_ns=now - held[1],
+        )
+
     def _probe_tick(self, now: int) -> None:
         self.probe_next = None
+        evs = self.evs
+        if evs.quarantined:
+            self._review_quarantine(now)
+        self._probe_round(now)
+        if evs.quarantined:  # come back when the oldest quarantine runs out
+            t = min(since for _, since in evs.quarantined.values()) + self.probe_interval_ns()
+            if self.probe_next is None or t < self.probe_next:
+                self.probe_next = max(t, now + 1)
+
+    def _probe_round(self, now: int) -> None:
         nic = self.nic
         evs = self.evs
         outstanding = evs.outstanding_probes()
@@ -111,7 +206,10 @@ class RepathMixin:
         elif self._probe_heard:
             self.probe_misses = 0
         self._probe_heard = False
+        interval = self.probe_interval_ns()
         for e in outstanding:
+            if e.path in evs.quarantined and now - e.probed_ns < interval:
+                continue  # a quarantine's probe, sent since the last round: not due yet
             # The probe interval is also the probe timeout.
             nic.forget_probe(e.probe_seq)
             evs.probe_unanswered(e)
@@ -125,7 +223,7 @@ class RepathMixin:
         for e in candidates:
             if nic.port_up[e.plane]:
                 self._send_probe(e, now)
-        self.probe_next = now + self.probe_interval_ns()
+        self.probe_next = now + interval
 
     def _send_probe(self, e: EvEntry, now: int) -> None:
         nic = self.nic
@@ -149,6 +247,8 @@ class RepathMixin:
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
         self.quiet_since = max(self.quiet_since, now)
         self._probe_heard = True
+        if e.path in self.evs.quarantined:
+            self._clear_quarantine(e.path, "probe", now)
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
         nic = self.nic
         nic.log.record(

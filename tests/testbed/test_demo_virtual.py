@@ -14,7 +14,7 @@ from testbed.demo import VirtualDemoOptions, run_virtual_demo
 from vfabric.exceptions import UnknownLinkError
 
 SIZE = 4 << 20
-VOLATILE = ("wall_s", "out_dir", "plot")
+VOLATILE = ("wall_s", "run_wall_s", "out_dir", "plot")
 
 
 def _numbers(result: object) -> dict:
