@@ -32,7 +32,7 @@ class SwitchNode:
 
     __slots__ = (
         "_inject",
-        "_next_departure",
+        "_poll",
         "_wakes",
         "events",
         "name",
@@ -50,15 +50,14 @@ class SwitchNode:
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
-        self._inject = switch.inject
-        self._next_departure = switch.tm.next_departure_ns
+        self._inject = switch.inject  # both return the next departure (None: all empty)
+        self._poll = switch.poll
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        self._inject(port, frame)
-        due = self._next_departure()
+        due = self._inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
             self._arm(due)
 
@@ -83,8 +82,7 @@ class SwitchNode:
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
-        self.switch.poll()
-        due = self._next_departure()
+        due = self._poll()
         if due is not None:
             self._arm(due)
 
