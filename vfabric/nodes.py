@@ -33,7 +33,6 @@ class SwitchNode:
 
     __slots__ = (
         "_inject",
-        "_next_departure",
         "_poll",
         "_queue",
         "_sequence",
@@ -54,8 +53,7 @@ class SwitchNode:
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
-        self._inject = switch.inject
-        self._next_departure = switch.tm.next_departure_ns
+        self._inject = switch.inject  # both return the next departure (None: all empty)
         self._poll = switch.poll
         self._queue = events.queue  # see EventList: wake-ups are pushed as wires push
         self._sequence = events.sequence
@@ -64,8 +62,7 @@ class SwitchNode:
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        self._inject(port, frame)
-        due = self._next_departure()
+        due = self._inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
             self._arm(due)
 
@@ -91,8 +88,7 @@ class SwitchNode:
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
-        self._poll()
-        due = self._next_departure()
+        due = self._poll()
         if due is not None:
             self._arm(due)
 
