@@ -271,7 +271,7 @@ class ProgramCompiler:
             raise CompileError(f"table {decl.name} of {block.name} has no runtime object")
         if not runtime.table_name:
             runtime.table_name = self.bind(runtime.table, "T_" + runtime.name)
-            runtime.apply_name = self.bind(runtime.table.packet_apply(), "Tapply_" + runtime.name)
+            runtime.apply_name = self.bind(runtime.table.apply, "Tapply_" + runtime.name)
             if runtime.profile is not None:
                 runtime.profile_name = self.bind(runtime.profile, "AP_" + runtime.profile.name)
         return runtime
