@@ -282,6 +282,28 @@ def _check_range(name: str, value: int, limit: int) -> None:
 
 
 def _check_envelope(m: Envelope) -> None:
+    # The usual frame in one expression (no SRH, every field in range); anything else
+    # goes through the field-by-field checks, which name what is wrong.
+    if (
+        len(m.dst_mac) == MAC_LEN
+        and len(m.src_mac) == MAC_LEN
+        and len(m.outer_src) == 16
+        and len(m.outer_dst) == 16
+        and len(m.inner_src) == 16
+        and len(m.inner_dst) == 16
+        and 0 <= m.ev <= EV_MASK
+        and 0 <= m.dscp <= 0x3F
+        and 0 <= m.ecn <= 0x3
+        and 0 <= m.hop_limit <= 0xFF
+        and 0 <= m.dqpn <= QPN_MASK
+        and not m.segments
+        and not m.segments_left
+    ):
+        return
+    _check_envelope_fields(m)
+
+
+def _check_envelope_fields(m: Envelope) -> None:
     # struct's "16s" silently pads or cuts, so lengths are checked by hand.
     if len(m.dst_mac) != MAC_LEN or len(m.src_mac) != MAC_LEN:
         raise EncodeError(
@@ -376,10 +398,16 @@ def _wrap(m: Envelope, transport: bytes, payload: bytes = b"") -> bytes:
 def encode_data(p: DataPacket) -> bytes:
     """Encode a data packet. An untrimmed packet must carry exactly ``dma_length`` bytes;
     a trimmed one (DSCP TRIMMED/TRIMMED_LASTHOP) carries none and no ImmDt."""
-    _check_range("psn", p.psn, PSN_MASK)
-    _check_range("va", p.va, 0xFFFF_FFFF_FFFF_FFFF)
-    _check_range("rkey", p.rkey, 0xFFFF_FFFF)
-    _check_range("dma_length", p.dma_length, 0xFFFF_FFFF)
+    if not (
+        0 <= p.psn <= PSN_MASK
+        and 0 <= p.va <= 0xFFFF_FFFF_FFFF_FFFF
+        and 0 <= p.rkey <= 0xFFFF_FFFF
+        and 0 <= p.dma_length <= 0xFFFF_FFFF
+    ):
+        _check_range("psn", p.psn, PSN_MASK)
+        _check_range("va", p.va, 0xFFFF_FFFF_FFFF_FFFF)
+        _check_range("rkey", p.rkey, 0xFFFF_FFFF)
+        _check_range("dma_length", p.dma_length, 0xFFFF_FFFF)
     opcode = p.opcode
     if opcode != _OP_WRITE and opcode != _OP_WRITE_IMM:
         raise EncodeError(f"a data packet's opcode is WRITE or WRITE_IMM, not {opcode!r}")
@@ -425,9 +453,12 @@ def encode_data(p: DataPacket) -> bytes:
 
 
 def encode_sack(s: Sack) -> bytes:
-    _check_range("cum_psn", s.cum_psn, PSN_MASK)
-    _check_range("echoed_psn", s.echoed_psn, PSN_MASK)
-    _check_range("rcv_cwnd_pen", s.rcv_cwnd_pen, 0x7F)
+    if not (
+        0 <= s.cum_psn <= PSN_MASK and 0 <= s.echoed_psn <= PSN_MASK and 0 <= s.rcv_cwnd_pen <= 0x7F
+    ):
+        _check_range("cum_psn", s.cum_psn, PSN_MASK)
+        _check_range("echoed_psn", s.echoed_psn, PSN_MASK)
+        _check_range("rcv_cwnd_pen", s.rcv_cwnd_pen, 0x7F)
     flags = 0
     if s.ecn_echo:
         flags |= _SACK_ECN_ECHO

@@ -46,6 +46,7 @@ from topologies.exceptions import TopologyError
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
+EvRoute = tuple[int, tuple[int, str | None], bytes]  # see NicCore.ev_route
 NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 
@@ -118,6 +119,7 @@ class NicCore:
         self._peer_ports: dict[str, list[bool]] = {}
         self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
         self._path_cache: dict[tuple[str, int], Path] = {}
+        self._route_cache: dict[tuple[str, int], EvRoute] = {}
         # When each peer was last heard from, in all and per path (plane, T1 index): a
         # path that just carried a frame from the peer carries frames back to it (faults
         # of links, ports and switches cut both directions).
@@ -320,9 +322,10 @@ class NicCore:
         sendable = self._sendable
         parked = self._parked
         free = self.port_free_at
-        for p, group in enumerate(parked):
-            if group and free[p] <= now:
-                sendable.update(group)
+        if any(parked):
+            for p, group in enumerate(parked):
+                if group and free[p] <= now:
+                    sendable.update(group)
         ready = self._ready
         if ready is None:
             ready = self._ready_connections()
@@ -397,13 +400,16 @@ class NicCore:
         Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
         later than its :meth:`Connection.timer_deadline` (state shared between
         connections only moves deadlines later: a peer heard from again), so the heap's
-        first valid entry, once confirmed, is the earliest deadline of all.
+        first valid entry, once confirmed, is the earliest deadline of all. Only a
+        deadline set by the peer's silence (``sched_by_peer``) needs confirming: every
+        other term changes only with the connection's own state, which marks it stale.
         """
         timers = self._timers
         fresh = self._stale
         self._stale = set()
         for conn in fresh:
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
@@ -425,9 +431,10 @@ class NicCore:
             if conn.sched_deadline != d:
                 heapq.heappop(timers)  # superseded, or the connection is gone
                 continue
-            if conn in fresh:
+            if not conn.sched_by_peer or conn in fresh:
                 return d, conn
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t == d:
                 return d, conn
             heapq.heappop(timers)
@@ -443,10 +450,12 @@ class NicCore:
         fresh = self._refresh_timers() if self._stale else _NONE_FRESH
         found = self._earliest(fresh)
         best = None if found is None else found[0]
-        free = self.port_free_at
-        for p, group in enumerate(self._parked):
-            if group and (best is None or free[p] < best):
-                best = free[p]
+        parked = self._parked
+        if any(parked):
+            free = self.port_free_at
+            for p, group in enumerate(parked):
+                if group and (best is None or free[p] < best):
+                    best = free[p]
         return best
 
     def handle_timer(self, now: int) -> None:
@@ -537,9 +546,21 @@ class NicCore:
             self._path_cache[key] = found
         return found
 
+    def ev_route(self, peer: str, ev: int) -> EvRoute:
+        """(plane, path key (plane, T1), carrier bytes) of the path ``ev`` takes to
+        ``peer``: what an EV-set entry keeps. Cached as :meth:`path` is."""
+        key = (peer, ev >> EV_T1_SHIFT)
+        found = self._route_cache.get(key)
+        if found is None:
+            path = self.path(peer, ev)
+            found = (path.plane, (path.plane, path.t1), path.carrier_bytes)
+            if 0 <= ev <= 0xFFFF_FFFF:
+                self._route_cache[key] = found
+        return found
+
     def path_or_none(self, peer: str, ev: int) -> bytes | None:
         try:
-            return self.path(peer, ev).carrier_bytes
+            return self.ev_route(peer, ev)[2]
         except TopologyError:
             return None
 

@@ -117,12 +117,15 @@ class EvSet:
         self.backup: dict[int, list[EvEntry]] = {p: list(backup.get(p, [])) for p in self.planes}
         self.local_down: set[int] = set()
         self.remote_down: set[int] = set()
-        for plane, entries in active.items():
-            for e in entries:
-                self._register(e, plane, True)
-        for plane, entries in self.backup.items():
-            for e in entries:
-                self._register(e, plane, False)
+        by_ev = self.by_ev
+        for is_active, groups in ((True, active), (False, self.backup)):
+            for plane, entries in groups.items():
+                for e in entries:
+                    ev = e.ev
+                    if e.plane != plane or ev in by_ev:
+                        self._refuse(e, plane)
+                    e.active = is_active
+                    by_ev[ev] = e
         self.ring: list[EvEntry] = self._interleave(active)
         self._pos = 0
         self._last = 0
@@ -138,13 +141,11 @@ class EvSet:
         # when the quarantine began). Their EVs keep their state but are not picked.
         self.quarantined: dict[Hashable, tuple[int, int]] = {}
 
-    def _register(self, e: EvEntry, plane: int, active: bool) -> None:
+    def _refuse(self, e: EvEntry, plane: int) -> None:
+        """Raise the error for an entry listed under the wrong plane, or twice."""
         if e.plane != plane:
             raise EvManagementError(f"EV {e.ev:#x} is on plane {e.plane}, listed under {plane}")
-        if e.ev in self.by_ev:
-            raise EvManagementError(f"EV {e.ev:#x} appears twice in the EV set")
-        e.active = active
-        self.by_ev[e.ev] = e
+        raise EvManagementError(f"EV {e.ev:#x} appears twice in the EV set")
 
     def _interleave(self, active: dict[int, list[EvEntry]]) -> list[EvEntry]:
         per_plane = {p: list(active[p]) for p in self.planes}
@@ -155,7 +156,7 @@ class EvSet:
         for r in range(depth):
             order = list(self.planes)
             self._rng.shuffle(order)
-            ring.extend(per_plane[p][r] for p in order if r < len(per_plane[p]))
+            ring.extend([per_plane[p][r] for p in order if r < len(per_plane[p])])
         return ring
 
     # -- selection ---------------------------------------------------------------

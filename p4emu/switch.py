@@ -76,19 +76,6 @@ OutputCallback = Callable[[int, bytes], None]
 PacketInCallback = Callable[[bytes, dict[str, int]], None]
 
 
-class _InFlight:
-    """A packet between ingress and egress (what BMv2 keeps in its Packet + PHV)."""
-
-    __slots__ = ("ctx", "hdr", "meta", "payload", "sm")
-
-    def __init__(self, hdr: Any, meta: Any, sm: Any, ctx: PacketContext, payload: bytes) -> None:
-        self.hdr = hdr
-        self.meta = meta
-        self.sm = sm
-        self.ctx = ctx
-        self.payload = payload
-
-
 class Switch:
     """A software v1model switch running one P4 program (see the module docs).
 
@@ -172,6 +159,13 @@ class Switch:
         self.packets_out = 0
         self._ingress_fn = self.program.ingress
         self._egress_fn = self.program.egress
+        self._init_packet = self.program.init_packet
+        # checksum blocks that do nothing are not called
+        self._verify_fn = self.program.verify_checksum if self.program.has_verify_checksum else None
+        self._compute_fn = (
+            self.program.compute_checksum if self.program.has_compute_checksum else None
+        )
+        self._egress_spec = (drop_port + 1) & 0x1FF  # egress_spec as egress starts
         # (hdr, meta, sm) of transmitted packets, reset and reused by the next ingress:
         # resetting in place is cheaper than allocating every header object again
         self._spare: list[tuple[Any, Any, Any]] = []
@@ -185,18 +179,20 @@ class Switch:
 
     # ------------------------------------------------------------------ packet I/O
 
-    def inject(self, port: int, data: bytes) -> None:
-        """Receive ``data`` on ``port``: run ingress now, then everything that is due."""
+    def inject(self, port: int, data: bytes) -> int | None:
+        """Receive ``data`` on ``port``: run ingress now, then everything that is due.
+        Returns :meth:`next_departure_ns` (a driver's next wake-up)."""
         if not 0 <= port <= MAX_PORT:
             raise SwitchError(f"ingress port {port} out of range [0, {MAX_PORT}]")
         if port in self._down:
             self._drop(port, DROP_PORT_DOWN_RX)
-            return
+            return self.tm.next_departure_ns()
         self.packets_in += 1
         self._ingress(port, bytes(data), PKT_INSTANCE_TYPE_NORMAL, None, None)
         if self._hi:
             self._run_hi()
         self._drain()
+        return self.tm.next_departure_ns()
 
     def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
         """P4Runtime PacketOut: prepend the ``packet_out`` header, inject on the CPU port."""
@@ -220,11 +216,14 @@ class Switch:
         self._outputs = [item for item in self._outputs if item[0] != port]
         return out
 
-    def poll(self) -> None:
+    def poll(self) -> int | None:
         """Process everything due now (departures, resubmits, recirculations) without
-        waiting; a real-time driver calls it when :meth:`next_departure_ns` is reached."""
-        self._run_hi()
+        waiting; a real-time driver calls it when :meth:`next_departure_ns` is reached.
+        Returns :meth:`next_departure_ns`."""
+        if self._hi:
+            self._run_hi()
         self._drain()
+        return self.tm.next_departure_ns()
 
     def next_departure_ns(self) -> int | None:
         """Clock time (ns) of the next queued departure, None when every queue is empty."""
@@ -330,30 +329,29 @@ class Switch:
         spare = self._spare
         if spare:
             hdr, meta, sm = spare.pop()
-            prog.init_headers(hdr)
-            prog.init_metadata(meta)
-            prog.init_standard_metadata(sm)
+            self._init_packet(hdr, meta, sm)
         else:
             hdr = prog.new_headers()
             meta = prog.new_metadata()
             sm = prog.new_standard_metadata()
         length = len(data)
-        ctx = PacketContext(length)
-        sm.instance_type = instance_type
+        ctx = PacketContext(length, b"", hdr, meta, sm)
         sm.packet_length = length
-        if instance_type == PKT_INSTANCE_TYPE_NORMAL:
+        if instance_type == PKT_INSTANCE_TYPE_NORMAL:  # standard metadata all 0 but these
             sm.ingress_port = port
             sm.ingress_global_timestamp = self.clock.now_us() & 0xFFFFFFFFFFFF
-        elif copier is not None and preserved is not None:
-            copier(preserved, meta)
+        else:
+            sm.instance_type = instance_type
+            if copier is not None and preserved is not None:
+                copier(preserved, meta)
         if self._trace_enabled:
             self._trace("ingress", port, instance_type, data)
         offset, error = prog.parse(data, hdr, meta, sm, ctx)
-        payload = data[offset:]
-        ctx.payload = payload
+        ctx.payload = data[offset:]
         sm.parser_error = error
-        prog.verify_checksum(hdr, meta, ctx)
-        sm.checksum_error = ctx.checksum_error
+        if self._verify_fn is not None:
+            self._verify_fn(hdr, meta, ctx)
+            sm.checksum_error = ctx.checksum_error
         self._ingress_fn(hdr, meta, sm, ctx)
 
         # INGRESS CLONING
@@ -380,9 +378,8 @@ class Switch:
                 c_ctx.length_reg = length
                 if truncate:
                     c_ctx.truncate = truncate
-                self._replicate(
-                    _InFlight(c_hdr, c_meta, c_sm, c_ctx, c_ctx.payload), replicas, port
-                )
+                c_ctx.hdr, c_ctx.meta, c_ctx.sm = c_hdr, c_meta, c_sm
+                self._replicate(c_ctx, replicas, port)
 
         # LEARNING
         if ctx.digest is not None:
@@ -397,7 +394,6 @@ class Switch:
             self._hi.append((port, data, PKT_INSTANCE_TYPE_RESUBMIT, meta, resubmit_copier))
             return
 
-        packet = _InFlight(hdr, meta, sm, ctx, payload)
         # MULTICAST
         mgid = sm.mcast_grp
         if mgid:
@@ -405,7 +401,7 @@ class Switch:
             replicas = self.pre.replicate(mgid)
             if not replicas:
                 self._drop(port, DROP_NO_REPLICA)
-            self._replicate(packet, replicas, port)
+            self._replicate(ctx, replicas, port)
             return
         egress_port = sm.egress_spec
         if egress_port == self.drop_port:
@@ -414,35 +410,32 @@ class Switch:
                 self._trace("drop", port, DROP_INGRESS, None)
             return
         sm.instance_type = PKT_INSTANCE_TYPE_NORMAL
-        self._enqueue(egress_port, packet)
+        self._enqueue(egress_port, ctx)
 
-    def _replicate(self, packet: _InFlight, replicas: Any, port: int) -> None:
+    def _replicate(self, packet: PacketContext, replicas: Any, port: int) -> None:
         """Copies of ``packet`` (PHV copied), one per replica, ``egress_rid`` = instance."""
         prog = self.program
         for replica in replicas:
-            copy = _InFlight(
-                prog.copy_headers(packet.hdr),
-                prog.copy_metadata(packet.meta),
-                prog.copy_standard_metadata(packet.sm),
-                _copy_ctx(packet.ctx),
-                packet.payload,
-            )
+            copy = _copy_ctx(packet)
+            copy.hdr = prog.copy_headers(packet.hdr)
+            copy.meta = prog.copy_metadata(packet.meta)
+            copy.sm = prog.copy_standard_metadata(packet.sm)
             copy.sm.egress_rid = replica.instance
             self._enqueue(replica.egress_port, copy)
 
-    def _enqueue(self, port: int, packet: _InFlight) -> None:
+    def _enqueue(self, port: int, packet: PacketContext) -> None:
         """Hand ``packet`` to the traffic manager. A packet the program truncated is
         charged its truncated length: it is cut when it leaves, and only those bytes
         occupy a bits/s shaper (packets/s shaping, BMv2's, does not look at lengths)."""
-        ctx = packet.ctx
-        length = ctx.length_reg
-        truncate = ctx.truncate
+        length = packet.length_reg
+        truncate = packet.truncate
         if truncate is not None and truncate < length:
             length = truncate
-        reason = self.tm.enqueue(port, packet, length, packet.sm.priority)
+        priority = packet.sm.priority
+        reason = self.tm.enqueue(port, packet, length, priority)
         if reason is None:
             if self._trace_enabled:
-                self._trace("enqueue", port, packet.sm.priority, None)
+                self._trace("enqueue", port, priority, None)
         elif reason is DropReason.queue_full:
             self._drop(port, DROP_QUEUE_FULL)
         elif reason is DropReason.priority_out_of_range:
@@ -467,9 +460,8 @@ class Switch:
             self._ingress(port, data, instance_type, preserved, copier)
 
     def _egress(self, queued: QueuedPacket) -> None:
-        packet: _InFlight = queued.item  # type: ignore[assignment]
-        prog = self.program
-        hdr, meta, sm, ctx = packet.hdr, packet.meta, packet.sm, packet.ctx
+        ctx: PacketContext = queued.item  # type: ignore[assignment]
+        hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
         port = queued.port
         sm.egress_global_timestamp = (queued.deq_ns // NS_PER_US) & 0xFFFFFFFFFFFF
         sm.enq_timestamp = queued.enq_timestamp & 0xFFFFFFFF
@@ -477,7 +469,7 @@ class Switch:
         sm.deq_timedelta = queued.deq_timedelta & 0xFFFFFFFF
         sm.deq_qdepth = queued.deq_qdepth & 0x7FFFF
         sm.egress_port = port
-        sm.egress_spec = (self.drop_port + 1) & 0x1FF
+        sm.egress_spec = self._egress_spec
         sm.packet_length = ctx.length_reg & 0xFFFFFFFF
         if self._trace_enabled:
             self._trace("egress", port, sm.instance_type, None)
@@ -491,26 +483,29 @@ class Switch:
             ctx.clone_copier = None
             replicas, truncate = self.pre.clone(session & 0xFFFF)
             if replicas:
+                prog = self.program
                 c_meta = prog.new_metadata()
                 c_sm = prog.new_standard_metadata()
                 if clone_copier is not None:
                     clone_copier(meta, c_meta)
                 c_sm.instance_type = PKT_INSTANCE_TYPE_EGRESS_CLONE
-                c_ctx = PacketContext(ctx.ingress_length, packet.payload)
+                c_ctx = PacketContext(
+                    ctx.ingress_length, ctx.payload, prog.copy_headers(hdr), c_meta, c_sm
+                )
                 c_ctx.length_reg = ctx.length_reg
                 if truncate:
                     c_ctx.truncate = truncate
-                clone = _InFlight(prog.copy_headers(hdr), c_meta, c_sm, c_ctx, packet.payload)
-                self._replicate(clone, replicas, port)
+                self._replicate(c_ctx, replicas, port)
 
         if sm.egress_spec == self.drop_port:
             self._drop(port, DROP_EGRESS)
             if self._trace_enabled:
                 self._trace("drop", port, DROP_EGRESS, None)
             return
-        prog.compute_checksum(hdr, meta, ctx)
-        parts = prog.deparse(hdr, ctx)  # a new list per call
-        parts.append(packet.payload)
+        if self._compute_fn is not None:
+            self._compute_fn(hdr, meta, ctx)
+        parts = self.program.deparse(hdr, ctx)  # a new list per call
+        parts.append(ctx.payload)
         frame = b"".join(parts)
 
         # RECIRCULATE
@@ -523,9 +518,8 @@ class Switch:
         if truncate is not None and truncate < len(frame):
             frame = frame[:truncate]
         self._spare.append((hdr, meta, sm))  # nothing refers to them any more
-        self._transmit(port, frame)
 
-    def _transmit(self, port: int, frame: bytes) -> None:
+        # TRANSMIT
         if port in self._down:
             self._drop(port, DROP_PORT_DOWN_TX)
             return
@@ -533,22 +527,25 @@ class Switch:
         if self._trace_enabled:
             self._trace("transmit", port, len(frame), frame)
         if port == self.cpu_port and self.packet_in_callback is not None:
-            header = self.objects.controller_headers.get("packet_in")
-            if header is None:
-                self.packet_in_callback(frame, {})
-            else:
-                try:
-                    metadata, payload = header.decode(frame)
-                except Exception as error:
-                    log.error("frame to the CPU port cannot be decoded: %s", error)
-                    self._drop(port, "packet_in_malformed")
-                    return
-                self.packet_in_callback(payload, metadata)
-            return
-        if self.output_callback is not None:
+            self._packet_in(port, frame)
+        elif self.output_callback is not None:
             self.output_callback(port, frame)
         else:
             self._outputs.append((port, frame))
+
+    def _packet_in(self, port: int, frame: bytes) -> None:
+        """A frame sent to the CPU port, to the packet_in callback (header decoded)."""
+        header = self.objects.controller_headers.get("packet_in")
+        if header is None:
+            self.packet_in_callback(frame, {})  # type: ignore[misc]
+            return
+        try:
+            metadata, payload = header.decode(frame)
+        except Exception as error:
+            log.error("frame to the CPU port cannot be decoded: %s", error)
+            self._drop(port, "packet_in_malformed")
+            return
+        self.packet_in_callback(payload, metadata)  # type: ignore[misc]
 
     def _drop(self, port: int, reason: str) -> None:
         key = (port, reason)
@@ -608,7 +605,8 @@ def format_trace(
 
 
 def _copy_ctx(ctx: PacketContext) -> PacketContext:
-    """A replica's registers: cleared (BMv2 ``RegisterAccess::clear_all``), lengths kept."""
+    """A replica's registers: cleared (BMv2 ``RegisterAccess::clear_all``), lengths kept
+    (its PHV objects are set by the caller)."""
     copy = PacketContext(ctx.ingress_length, ctx.payload)
     copy.length_reg = ctx.length_reg
     copy.truncate = ctx.truncate

@@ -189,8 +189,14 @@ def decode_usid(usid: int) -> UsidInfo:
     return UsidInfo(usid, role.value, plane, index, switch_name(plane, role, index))
 
 
+_EV_PLANE_LIMIT = 1 << EV_PLANE_BITS
+_EV_T1_LIMIT = 1 << EV_T1_BITS
+
+
 def encode_ev(plane: int, t1_index: int, salt: int = 0) -> int:
     """Pack EV fields (see the module docstring); checks only the field widths."""
+    if 0 <= plane < _EV_PLANE_LIMIT and 0 <= t1_index < _EV_T1_LIMIT and 0 <= salt <= EV_SALT_MASK:
+        return plane << EV_PLANE_SHIFT | t1_index << EV_T1_SHIFT | salt
     for label, value, bits in (
         ("plane", plane, EV_PLANE_BITS),
         ("t1_index", t1_index, EV_T1_BITS),

@@ -4,6 +4,7 @@ and schedules its own events on the fabric's event list."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from nic_emu.connection.host import AppEvent
@@ -15,11 +16,8 @@ from vfabric.wires import (
     RETX_DSCP,
     TRIMMED_DSCPS,
     Wire,
-    data_bytes,
     frame_dqpn,
-    frame_dscp,
-    frame_ecn,
-    frame_ev,
+    frame_outer,
 )
 
 if TYPE_CHECKING:
@@ -35,7 +33,9 @@ class SwitchNode:
 
     __slots__ = (
         "_inject",
-        "_next_departure",
+        "_poll",
+        "_queue",
+        "_sequence",
         "_wakes",
         "events",
         "name",
@@ -53,15 +53,16 @@ class SwitchNode:
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
-        self._inject = switch.inject
-        self._next_departure = switch.tm.next_departure_ns
+        self._inject = switch.inject  # both return the next departure (None: all empty)
+        self._poll = switch.poll
+        self._queue = events.queue  # see EventList: wake-ups are pushed as wires push
+        self._sequence = events.sequence
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        self._inject(port, frame)
-        due = self._next_departure()
+        due = self._inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
             self._arm(due)
 
@@ -80,14 +81,14 @@ class SwitchNode:
         now = self.events.now
         if due < now:
             due = now
-        if due not in self._wakes:
-            self._wakes.add(due)
-            self.events.at(due, self._wake, due)
+        wakes = self._wakes
+        if due not in wakes:
+            wakes.add(due)
+            heappush(self._queue, (due, self._sequence(), self._wake, due))
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
-        self.switch.poll()
-        due = self._next_departure()
+        due = self._poll()
         if due is not None:
             self._arm(due)
 
@@ -152,36 +153,38 @@ class NicNode:
         self.rx_data_bytes = [0] * core.plane_count
 
     def receive(self, port: int, frame: bytes) -> None:
-        ev = frame_ev(frame)
-        if ev is not None:
+        fields = frame_outer(frame)
+        if fields is not None:
+            ev, dscp, ecn = fields
             stats = self.ev_rx.get(ev)
             if stats is None:
                 stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
-            dscp = frame_dscp(frame)
             if dscp in TRIMMED_DSCPS:
                 stats.trimmed += 1
-            elif frame_ecn(frame) == ECN_CE:
+            elif ecn == ECN_CE:
                 stats.ce_marked += 1
             if dscp in DATA_DSCPS and len(frame) > DATA_HEADER_BYTES:
-                # data_bytes(frame), inlined: frame_ev already checked the next header,
+                # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
         self.core.receive_frame(frame, port, self.events.now)
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:
-        ev = frame_ev(frame)
-        if ev is not None:
+        fields = frame_outer(frame)
+        if fields is not None:
+            ev, dscp, _ = fields
             stats = self.ev_tx.get(ev)
             if stats is None:
                 stats = self.ev_tx[ev] = EvStats()
+            size = len(frame)
             stats.tx_packets += 1
-            stats.tx_bytes += len(frame)
-            payload = data_bytes(frame)
-            if payload:
+            stats.tx_bytes += size
+            if dscp in DATA_DSCPS and size > DATA_HEADER_BYTES:  # data_bytes(frame), inlined
+                payload = size - DATA_HEADER_BYTES
                 stats.data_bytes += payload
-                if frame_dscp(frame) == RETX_DSCP:
+                if dscp == RETX_DSCP:
                     qpn = frame_dqpn(frame)
                     self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
         wire = self.uplinks[plane]

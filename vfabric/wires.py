@@ -9,6 +9,7 @@ frames wait behind each other (the NIC's transmit queue is host memory, unbounde
 
 from __future__ import annotations
 
+import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from heapq import heappush
@@ -22,6 +23,7 @@ if TYPE_CHECKING:
     from vfabric.pcap import NsPcapWriter
 
 NS_PER_S = 1_000_000_000
+_NS_BITS = 8 * NS_PER_S  # size * _NS_BITS / rate: the serialisation time in ns
 DATA_HEADER_BYTES = header_length(0)  # a data packet without an SRH: payload follows
 DATA_DSCPS = frozenset({int(Dscp.TRIMMABLE), int(Dscp.TRIMMABLE_RETX), int(Dscp.NO_TRIM)})
 TRIMMED_DSCPS = frozenset({int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
@@ -31,6 +33,9 @@ _NH = ETH_LEN + 6
 _UDP_SPORT = ETH_LEN + 2 * IPV6_LEN
 _INNER_SRC = ETH_LEN + IPV6_LEN + 8
 _DQPN = ETH_LEN + 2 * IPV6_LEN + 8 + 5  # BTH destination QP (24 bits)
+# From the outer IPv6 header: version / traffic class / flow label, next header, and the
+# UDP source port of the inner header that follows it when there is no SRH.
+_OUTER = struct.Struct(f"!I2xB{_UDP_SPORT - ETH_LEN - 7}xH")
 
 Sink = Callable[[int, bytes], None]
 LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
@@ -47,24 +52,25 @@ class PacketFilter(ABC):
         """True if ``frame`` is dropped (counted under ``reason``)."""
 
 
+def frame_outer(frame: bytes) -> tuple[int, int, int] | None:
+    """(EV, DSCP, ECN) of a frame without an SRH, in one unpack (None for anything else:
+    a frame with an SRH, or not IPv6 in IPv6, or too short)."""
+    if len(frame) < _UDP_SPORT + 2:
+        return None
+    vtcfl, nh, sport = _OUTER.unpack_from(frame, ETH_LEN)
+    if nh != IPPROTO_IPV6:
+        return None
+    return sport << 16 | vtcfl & 0xFFFF, vtcfl >> 22 & 0x3F, vtcfl >> 20 & 3
+
+
 def frame_dscp(frame: bytes) -> int:
     return ((frame[ETH_LEN] & 0x0F) << 2) | (frame[ETH_LEN + 1] >> 6)
 
 
-def frame_ecn(frame: bytes) -> int:
-    return (frame[ETH_LEN + 1] >> 4) & 3
-
-
 def frame_ev(frame: bytes) -> int | None:
     """The EV a frame carries (UDP source port : outer flow label low 16 bits)."""
-    if len(frame) < _UDP_SPORT + 2 or frame[_NH] != IPPROTO_IPV6:
-        return None
-    return (
-        (frame[_UDP_SPORT] << 24)
-        | (frame[_UDP_SPORT + 1] << 16)
-        | (frame[ETH_LEN + 2] << 8)
-        | frame[ETH_LEN + 3]
-    )
+    fields = frame_outer(frame)
+    return None if fields is None else fields[0]
 
 
 def frame_inner_src(frame: bytes) -> bytes:
@@ -158,17 +164,14 @@ class Wire:
 
     def receive(self, frame: bytes) -> None:
         """The one way in: ``frame`` is put on the wire now."""
-        if not self.up:
-            self._drop("link_down", frame)
+        # a cut link and filters are both rare: one test for the usual case
+        if (not self.up or self.filters) and self._refused(frame):
             return
-        for flt in self.filters:
-            if flt.drops(frame):
-                self._drop(flt.reason, frame)
-                return
         now = self.events.now
-        start = self.busy_until if self.busy_until > now else now
+        busy = self.busy_until
+        start = busy if busy > now else now
         size = len(frame)
-        done = start + int(size * 8 * NS_PER_S / self.rate_bps)
+        done = start + int(size * _NS_BITS / self.rate_bps)
         self.busy_until = done
         self.tx_packets += 1
         self.tx_bytes += size
@@ -186,6 +189,17 @@ class Wire:
         if self.pcap is not None:
             self.pcap.write(frame, start)
         heappush(self.queue, (done + self.delay_ns, self.next_sequence(), self._arrive, frame))
+
+    def _refused(self, frame: bytes) -> bool:
+        """The link is down or a filter drops ``frame``: count the drop, True."""
+        if not self.up:
+            self._drop("link_down", frame)
+            return True
+        for flt in self.filters:
+            if flt.drops(frame):
+                self._drop(flt.reason, frame)
+                return True
+        return False
 
     def _arrive(self, frame: bytes) -> None:
         if not self.up:  # cut while the frame was on it

@@ -99,6 +99,10 @@ class ConnectionHost(Protocol):
 
     def path(self, peer: str, ev: int) -> Path: ...
 
+    def ev_route(self, peer: str, ev: int) -> tuple[int, tuple[int, str | None], bytes]:
+        """(plane, path key, carrier bytes) of ``ev``'s path to ``peer``."""
+        ...
+
     def path_or_none(self, peer: str, ev: int) -> bytes | None:
         """The carrier address of ``ev``'s path to ``peer``, None if it has none."""
         ...

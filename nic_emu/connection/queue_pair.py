@@ -96,6 +96,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.created_seq = 0
         self.ready_index = 0
         self.sched_deadline: int | None = None
+        self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
+        self.deadline_by_peer = False
         self.parked_plane = -1  # the host's queue of connections waiting for a port
         self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
         self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)

@@ -17,6 +17,7 @@ from nic_emu.connection.common import (
 )
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import IN_FLIGHT
+from topologies import encode_ev
 
 
 class RepathMixin:
@@ -24,9 +25,9 @@ class RepathMixin:
     ``__init__`` sets up the state used here."""
 
     def _entry(self, ev: int, now: int) -> EvEntry:
-        path = self.nic.path(self.peer, ev)
-        e = EvEntry(ev=ev, plane=path.plane, path=(path.plane, path.t1))
-        e.wire = path.carrier_bytes
+        plane, path, wire = self.nic.ev_route(self.peer, ev)
+        e = EvEntry(ev=ev, plane=plane, path=path)
+        e.wire = wire
         return e
 
     def _build_mrc_evs(self, now: int) -> EvSet:
@@ -40,10 +41,11 @@ class RepathMixin:
             want_active = n_active // planes + (p < n_active % planes)
             want_backup = n_backup // planes + (p < n_backup % planes)
             t1_count = nic.plan.topology.planes[p].t1_count
-            entries = []
-            for j in range(want_active + want_backup):
-                ev = nic.plan.make_ev(p, j % t1_count, j // t1_count)
-                entries.append(self._entry(ev, now))
+            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check)
+            entries = [
+                self._entry(encode_ev(p, j % t1_count, j // t1_count), now)
+                for j in range(want_active + want_backup)
+            ]
             active[p] = entries[:want_active]
             backup[p] = entries[want_active:]
         return EvSet(

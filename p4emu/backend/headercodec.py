@@ -165,10 +165,10 @@ class HeaderCodec:
                     terms.append(f"({bits} << {shift})" if shift else bits)
                 value = "(" + " | ".join(terms) + ")"
             remaining = chunk.nbytes * 8
-            for _code, nbits in chunk.parts:
+            for index, (_code, nbits) in enumerate(chunk.parts):
                 remaining -= nbits
                 piece = f"({value} >> {remaining})" if remaining else value
-                if remaining or len(chunk.parts) > 1:
+                if index:  # the first part is the chunk's top bits: in range already
                     piece = f"({piece} & {(1 << nbits) - 1})"
                 parts.append(piece)
         return f"{pack_name}({', '.join(parts)})"

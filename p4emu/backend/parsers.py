@@ -25,7 +25,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4emu.backend.body import BodyCompiler, ProgramContext
+from p4emu.backend.body import BodyCompiler, Hoist, ProgramContext
 from p4emu.backend.codewriter import CodeWriter
 from p4emu.backend.compile_helpers import compile_error, const_int, to_unsigned, unsupported
 from p4emu.backend.pytypes import bit_width, scalar_type
@@ -129,6 +129,7 @@ class ParserGenerator:
         scope = Scope(pc.global_scope, self.instance)
         pc.bind_constructor_params(scope, self.instance)
         params = []
+        struct_params: set[str] = set()
         for position, param in enumerate(decl.params):
             ptype = param.type
             if _is_extern(ptype, "packet_in"):
@@ -137,6 +138,8 @@ class ParserGenerator:
                 name = f"p{position}"
                 scope.bind(param, Binding("var", name, ptype))
                 params.append(name)
+                if isinstance(ptype, t.StructType):
+                    struct_params.add(name)
         flattener = ParserFlattener(pc)
         start = flattener.flatten(self.instance, scope, END)
         states = flattener.states
@@ -152,6 +155,7 @@ class ParserGenerator:
         self.states = states
         w = self.w
         bc = BodyCompiler(pc, w, scope, where="parser")
+        bc.hoist = Hoist(frozenset(struct_params))
         self.bc = bc
         w.line(f"def {self.fn_name}(data, {', '.join(params)}, ctx):")
         w.level += 1
@@ -172,7 +176,7 @@ class ParserGenerator:
         w.line("return off, err")
         w.level -= 1
         w.line("")
-        return w.lines
+        return bc.hoist.finish(w.lines, 1, "    ")
 
     # ------------------------------------------------------------------ states
 

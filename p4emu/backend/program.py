@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4emu.backend import rt, v1model_externs
-from p4emu.backend.body import BodyCompiler, CallEmitters
+from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
 from p4emu.backend.codewriter import CodeWriter, Names, py_attr, sanitize
 from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
 from p4emu.backend.exceptions import CompileError, P4AssertionError
@@ -140,6 +140,11 @@ class CompiledProgram:
     init_headers: Callable[[Any], None]
     init_metadata: Callable[[Any], None]
     init_standard_metadata: Callable[[Any], None]
+    # the three above in one call: init_packet(hdr, meta, sm)
+    init_packet: Callable[[Any, Any, Any], None]
+    # False when the block does nothing (its call can be left out)
+    has_verify_checksum: bool
+    has_compute_checksum: bool
     error_codes: dict[str, int]
     random: RandomSource
     ids: ControlPlaneIds
@@ -266,7 +271,7 @@ class ProgramCompiler:
             raise CompileError(f"table {decl.name} of {block.name} has no runtime object")
         if not runtime.table_name:
             runtime.table_name = self.bind(runtime.table, "T_" + runtime.name)
-            runtime.apply_name = self.bind(runtime.table.apply, "Tapply_" + runtime.name)
+            runtime.apply_name = self.bind(runtime.table.packet_apply(), "Tapply_" + runtime.name)
             if runtime.profile is not None:
                 runtime.profile_name = self.bind(runtime.profile, "AP_" + runtime.profile.name)
         return runtime
@@ -493,6 +498,7 @@ class ProgramCompiler:
         scope = Scope(self.global_scope, instance)
         self.bind_constructor_params(scope, instance)
         params = []
+        struct_params: set[str] = set()
         deparser = False
         for position, param in enumerate(decl.params):
             ptype = param.type
@@ -503,9 +509,12 @@ class ProgramCompiler:
             local = f"p{position}"
             scope.bind(param, Binding("var", local, ptype))
             params.append(local)
+            if isinstance(ptype, t.StructType):
+                struct_params.add(local)
         w.line(f"def {fn_name}({', '.join(params)}, ctx):")
         w.level += 1
         bc = BodyCompiler(self, w, scope, where="deparser" if deparser else "control")
+        bc.hoist = Hoist(frozenset(struct_params))
         if deparser:
             w.line("out = []")
             w.line("OUT_APPEND = out.append")
@@ -519,7 +528,7 @@ class ProgramCompiler:
             w.line("return out")
         w.level -= 1
         w.line("")
-        return w.lines
+        return bc.hoist.finish(w.lines, 1, "    ")
 
     def compile(self) -> CompiledProgram:
         program = self.program
@@ -537,17 +546,25 @@ class ProgramCompiler:
 
         blocks: list[str] = []
         blocks.extend(ParserGenerator(self, program.parser, "parse_block").generate())
-        blocks.extend(self._control_function(program.verify_checksum, "verify_block"))
+        verify = self._control_function(program.verify_checksum, "verify_block")
+        blocks.extend(verify)
         blocks.extend(self._control_function(program.ingress, "ingress_block"))
         blocks.extend(self._control_function(program.egress, "egress_block"))
-        blocks.extend(self._control_function(program.compute_checksum, "compute_block"))
+        compute = self._control_function(program.compute_checksum, "compute_block")
+        blocks.extend(compute)
         blocks.extend(self._control_function(program.deparser, "deparse_block"))
 
         hdr_cls = self.types.cls(header_type)
         meta_cls = self.types.cls(meta_type) if self._metadata_type is not None else None
         sm_cls = self.types.cls(sm_type)
 
-        source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls)
+        init_packet = ["def init_packet(s0, s1, s2):"]
+        for var, type_ in (("s0", header_type), ("s1", self._metadata_type), ("s2", sm_type)):
+            if type_ is not None:
+                init_packet.extend(
+                    "    " + line for line in self.types.struct_init_lines(var, type_)
+                )
+        source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
         shared = shared_code(source, f"<p4emu {main_file}>")
         made = shared.make(self.ns)
@@ -573,6 +590,9 @@ class ProgramCompiler:
             init_headers=made["init_headers"],
             init_metadata=made["init_metadata"],
             init_standard_metadata=made["init_standard_metadata"],
+            init_packet=shared.namespace["init_packet"],
+            has_verify_checksum=not _does_nothing(verify),
+            has_compute_checksum=not _does_nothing(compute),
             error_codes=dict(self.error_codes),
             random=self.random,
             ids=self.ids,
@@ -581,7 +601,14 @@ class ProgramCompiler:
             shared=shared,
         )
 
-    def _assemble(self, blocks: list[str], hdr_cls: str, meta_cls: str | None, sm_cls: str) -> str:
+    def _assemble(
+        self,
+        blocks: list[str],
+        hdr_cls: str,
+        meta_cls: str | None,
+        sm_cls: str,
+        module_lines: list[str],
+    ) -> str:
         self.ns.update(
             {
                 "LOG_MSG": self.hooks.log_msg,
@@ -592,6 +619,7 @@ class ProgramCompiler:
         # module level: the aggregate classes and their functions, shared by every
         # __make__ call (one class per type keeps attribute caches valid across switches)
         out = list(self.types.lines)
+        out.extend(module_lines)
         if meta_cls is None:
             out.append("class _NoMeta:")
             out.append("    __slots__ = ()")
@@ -623,6 +651,12 @@ class ProgramCompiler:
         )
         out.extend("    " + line if line else "" for line in body)
         return "\n".join(out) + "\n"
+
+
+def _does_nothing(lines: list[str]) -> bool:
+    """True for a generated control function whose ``try`` body is only ``pass``."""
+    body = [line.strip() for line in lines if line.strip()]
+    return body[1:] == ["try:", "pass", "except ExitSignal:", "pass"]
 
 
 def _metadata_path(expr: ast.Expr, meta_type: t.StructType | None) -> str | None:

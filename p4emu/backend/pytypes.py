@@ -271,23 +271,7 @@ class TypeRegistry:
         out.append("    return d")
         out.append("")
         out.append(f"def init_{name}(s):")
-        if not fields:
-            out.append("    pass")
-        for (attr, init), (_, ftype) in zip(inits, fields):
-            if isinstance(ftype, t.HeaderType):  # inlined: one call resets all headers
-                self.cls(ftype)
-                out.append(f"    h = s.{attr}")
-                out.extend(f"    {line}" for line in _header_init("h", ftype))
-            elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
-                self.cls(ftype)
-                out.append(f"    k = s.{attr}")
-                out.append("    k.nxt = 0")
-                out.append("    for h in k.items:")
-                out.extend(f"        {line}" for line in _header_init("h", ftype.element))
-            elif is_aggregate(ftype):
-                out.append(f"    init_{self.cls(ftype)}(s.{attr})")
-            else:
-                out.append(f"    s.{attr} = {init}")
+        out.extend(f"    {line}" for line in self.struct_init_lines("s", type_) or ["pass"])
         out.append("")
         out.append(f"def eq_{name}(a, b):")
         parts = []
@@ -298,6 +282,28 @@ class TypeRegistry:
                 parts.append(f"a.{attr} == b.{attr}")
         out.append(f"    return {' and '.join(parts) or 'True'}")
         out.append("")
+
+    def struct_init_lines(self, var: str, type_: t.StructType) -> list[str]:
+        """Statements putting struct ``var`` back in the state of a new one (its headers
+        and the headers of its stacks reset inline; temporaries ``h`` and ``k``)."""
+        lines: list[str] = []
+        for info in type_.fields:
+            attr, ftype = py_attr(info.name), info.type
+            if isinstance(ftype, t.HeaderType):  # inlined: one call resets all headers
+                self.cls(ftype)
+                lines.append(f"h = {var}.{attr}")
+                lines.extend(_header_init("h", ftype))
+            elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
+                self.cls(ftype)
+                lines.append(f"k = {var}.{attr}")
+                lines.append("k.nxt = 0")
+                lines.append("for h in k.items:")
+                lines.extend(f"    {line}" for line in _header_init("h", ftype.element))
+            elif is_aggregate(ftype):
+                lines.append(f"init_{self.cls(ftype)}({var}.{attr})")
+            else:
+                lines.append(f"{var}.{attr} = {self._field_default(ftype)}")
+        return lines
 
     def _emit_stack(self, name: str, type_: t.HeaderStackType, element: str) -> None:
         out = self.lines

@@ -25,28 +25,44 @@ FieldListCopier = Callable[[object, object], None]
 
 
 class PacketContext:
-    """Per-packet, per-pass state that is not in the P4 program's own variables."""
+    """Per-packet, per-pass state that is not in the P4 program's own variables, and
+    (for the switch, between ingress and egress) the packet's header, metadata and
+    standard-metadata objects: what BMv2 keeps in its ``Packet``."""
 
     __slots__ = (
         "checksum_error",
         "clone_copier",
         "clone_session",
         "digest",
+        "hdr",
         "ingress_length",
         "length_reg",
+        "meta",
         "payload",
         "recirculate",
         "resubmit",
+        "sm",
         "truncate",
     )
 
-    def __init__(self, ingress_length: int = 0, payload: bytes = b"") -> None:
+    def __init__(
+        self,
+        ingress_length: int = 0,
+        payload: bytes = b"",
+        hdr: object = None,
+        meta: object = None,
+        sm: object = None,
+    ) -> None:
         #: BMv2 ``get_ingress_length()``: counters and meters count these bytes
         self.ingress_length = ingress_length
         #: BMv2 packet register 0: length, updated by setValid()/setInvalid()
         self.length_reg = ingress_length
         #: the unparsed payload (``*_checksum_with_payload``)
         self.payload = payload
+        #: the packet's headers, metadata and standard metadata (the switch's PHV)
+        self.hdr = hdr
+        self.meta = meta
+        self.sm = sm
         self.checksum_error = 0
         #: clone session requested by clone()/clone_preserving_field_list() (None: none)
         self.clone_session: int | None = None

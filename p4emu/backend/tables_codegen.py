@@ -2,7 +2,7 @@
 
 Generated shape (direct table)::
 
-    e = T_apply((key1, key2), ctx.ingress_length)   # runtime Table.apply
+    e = T_apply((key1, key2))   # Table.packet_apply(): Table.apply or its fast form
     a = e.action_id
     if a == <id of action 1>:
         p1, p2 = e.args
@@ -12,6 +12,11 @@ Generated shape (direct table)::
         ...
     else:
         <switch default body, if any>
+
+The packet length is passed (``T_apply(key, ctx.ingress_length)``) only to a table with a
+direct counter. Without a ``switch``, branches of actions with nothing to run (``NoAction``,
+an empty action) are left out, and so is ``a = e.action_id`` when no branch is left (a
+table applied for ``hit`` alone).
 
 Indirect tables (action profile / selector) first map ``MEMBER_REF``/``GROUP_REF``
 entries to the member's action; a direct meter attached to the table is executed at
@@ -56,19 +61,21 @@ def emit_table_apply(
     ]
     entry = bc.fresh("e")
     key_tuple = "(" + "".join(k + ", " for k in keys) + ")"
+    # the length only matters to a direct counter
+    length = ", ctx.ingress_length" if runtime.table.direct_counter is not None else ""
+    w.line(f"{entry} = {runtime.apply_name}({key_tuple}{length})")
     if bc.pc.trace:
-        w.line(f"{entry} = {runtime.apply_name}({key_tuple}, ctx.ingress_length)")
         w.line(f"TRACE('table', {runtime.name!r}, {key_tuple}, {entry})")
-    else:
-        w.line(f"{entry} = {runtime.apply_name}({key_tuple}, ctx.ingress_length)")
     action = bc.fresh("a")
-    args = bc.fresh("args")
+    action_line = len(w.lines)
     w.line(f"{action} = {entry}.action_id")
-    w.line(f"{args} = {entry}.args")
+    args = f"{entry}.args"
     hit = bc.fresh("hit")
     if want_hit:
         w.line(f"{hit} = {entry}.hit")
     if runtime.profile_name is not None:
+        args = bc.fresh("args")
+        w.line(f"{args} = {entry}.args")
         member = bc.fresh("m")
         with w.block(f"if {action} < 0:"):
             sel = "(" + "".join(s + ", " for s in selector) + ")"
@@ -88,6 +95,7 @@ def emit_table_apply(
         bc.meter_color = color
 
     cases, default_body = _switch_bodies(switch, call) if switch is not None else ({}, None)
+    branches: list[int] = []  # where each action's branch starts
     first = True
     for ref in runtime.action_refs:
         action_decl = ref.action
@@ -96,6 +104,7 @@ def emit_table_apply(
         action_id = bc.pc.action_id(action_decl, block)
         header = f"{'if' if first else 'elif'} {action} == {action_id}:"
         first = False
+        branches.append(len(w.lines))
         with w.block(header):
             bc.inline_table_action(action_decl, args, ref, call)
             body = cases.get(id(action_decl), default_body) if switch is not None else None
@@ -107,6 +116,7 @@ def emit_table_apply(
     ):
         # the implicit NoAction default of a table without default_action
         action_id = bc.pc.action_id(extra_default, block)
+        branches.append(len(w.lines))
         with w.block(f"{'if' if first else 'elif'} {action} == {action_id}:"):
             if switch is not None:
                 body = cases.get(id(extra_default), default_body)
@@ -119,8 +129,36 @@ def emit_table_apply(
         else:
             with w.block("else:"):
                 bc.stmt_scoped(default_body)
+    elif runtime.profile_name is None:
+        _drop_empty_branches(w.lines, branches, action_line)
     bc.meter_color = saved_color
     return hit
+
+
+def _drop_empty_branches(lines: list[str], branches: list[int], action_line: int) -> None:
+    """Remove the branches of an action dispatch without ``else`` (starting at the
+    indices ``branches``, the last one ending ``lines``) whose body is only ``pass``;
+    when none is left, the line reading the action id (``action_line``) goes too."""
+    ends = [*branches[1:], len(lines)]
+    empty = {
+        start
+        for start, end in zip(branches, ends)
+        if end - start == 2 and lines[start + 1].strip() == "pass"
+    }
+    if not empty:
+        return
+    first_kept = next((start for start in branches if start not in empty), None)
+    out = lines[: branches[0]] if branches else list(lines)
+    for start, end in zip(branches, ends):
+        if start in empty:
+            continue
+        branch = lines[start:end]
+        if start == first_kept:
+            branch[0] = branch[0].replace("elif ", "if ", 1)
+        out.extend(branch)
+    if first_kept is None:
+        del out[action_line]
+    lines[:] = out
 
 
 def _switch_bodies(

@@ -317,6 +317,25 @@ class Table:
             entry.idle_notified = False
         return entry
 
+    def packet_apply(self) -> Callable[..., LookupResult]:
+        """The function generated code calls for :meth:`apply`: ``apply`` itself or, for a
+        table without a direct counter or idle timeout, an equivalent one specialised to
+        its kind (a keyless table gives its default action; an exact one looks its key up
+        in one dictionary)."""
+        if self._count or self._track_hits:
+            return self.apply
+        if self._kind is _Kind.keyless:
+            return self._apply_keyless
+        if self._kind is _Kind.exact:
+            return self._apply_exact
+        return self.apply
+
+    def _apply_keyless(self, key: Sequence[int], length: int = 0) -> LookupResult:
+        return self._default
+
+    def _apply_exact(self, key: Sequence[int], length: int = 0) -> LookupResult:
+        return self._exact.get(tuple(key)) or self._default
+
     def lookup(self, key: Sequence[int]) -> TableEntry | None:
         """Pure lookup: the matching entry or None; no counters or hit times updated."""
         return self._lookup(key)

@@ -139,9 +139,12 @@ class QueueRate:
 
 
 class _Queue:
-    __slots__ = ("capacity", "fifo", "last_length", "last_send_ns", "rate")
+    __slots__ = ("bit", "capacity", "fifo", "last_length", "last_send_ns", "rate")
 
-    def __init__(self, capacity: int, rate: QueueRate | None, created_ns: int) -> None:
+    def __init__(
+        self, priority: int, capacity: int, rate: QueueRate | None, created_ns: int
+    ) -> None:
+        self.bit = 1 << priority  # this queue in its port's ``filled`` mask
         self.fifo: deque[QueuedPacket] = deque()
         self.capacity = capacity
         self.rate = rate
@@ -152,13 +155,23 @@ class _Queue:
 
 
 class _Port:
-    __slots__ = ("backlog", "by_priority", "next_free_ns", "next_ns", "port", "queues", "rate")
+    __slots__ = (
+        "backlog",
+        "by_priority",
+        "filled",
+        "next_free_ns",
+        "next_ns",
+        "port",
+        "queues",
+        "rate",
+    )
 
     def __init__(self, port: int, queues: list[_Queue], rate: QueueRate | None) -> None:
         self.port = port
         self.queues = queues
         self.by_priority = queues[::-1]  # highest priority first: the order queues are served
         self.backlog = 0
+        self.filled = 0  # bit p set: queue p holds packets
         self.next_free_ns = 0
         # time of the port's next departure while backlog > 0 (kept by enqueue and
         # _settle, so polling a port with nothing due costs one comparison)
@@ -188,6 +201,9 @@ class TrafficManager:
         self._default_rate: QueueRate | None = None
         self._ports: dict[int, _Port] = {}
         self._active: set[int] = set()
+        # min(next_ns) over the active ports (kept exact by enqueue and every settle), so
+        # a poll with nothing due and next_departure_ns() look at no port
+        self._earliest = 0
         self._ready: list[QueuedPacket] = []
         self._seq = 0
         self._departures = 0
@@ -275,8 +291,9 @@ class TrafficManager:
         state = self._ports.get(port)
         if state is None:
             state = self._port(port)
-        elif state.backlog:
+        elif state.backlog and state.next_ns <= now:
             self._settle(state, now)
+            self._earliest = self._min_next_ns()
         queue = state.queues[priority]
         fifo = queue.fifo
         if len(fifo) >= queue.capacity:
@@ -286,12 +303,13 @@ class TrafficManager:
         packet = QueuedPacket(item, port, priority, length, now, self._seq)
         packet.enq_qdepth = len(fifo)
         self.total_enqueued += 1
-        # a packet that leaves at once while no queue holds anything (so no other port
-        # has a departure due now, settled later) goes straight to the ready list: what
-        # queueing and settling it would do, without the queue
+        active = self._active
+        # a packet that leaves at once from an idle port while no port has a departure
+        # due by now goes straight to the ready list: what queueing it and settling the
+        # due ports in the next poll would do (it would be the only one), without the queue
         if self._port_scope:
             if not state.backlog:
-                if state.next_free_ns <= now and not self._active:
+                if state.next_free_ns <= now and (not active or self._earliest > now):
                     self._depart_at_once(packet, now)
                     rate = state.rate
                     state.next_free_ns = now + (rate.gap_ns(length) if rate is not None else 0)
@@ -300,6 +318,8 @@ class TrafficManager:
                 # no later than max(next_free, now), so only an idle port's next
                 # departure moves
                 state.next_ns = state.next_free_ns if state.next_free_ns > now else now
+                if not active or state.next_ns < self._earliest:
+                    self._earliest = state.next_ns
         else:
             rate = queue.rate
             if rate is not None:
@@ -308,15 +328,18 @@ class TrafficManager:
                     send = now
                 packet.send_ns = queue.last_send_ns = send
                 queue.last_length = length
-            if packet.send_ns == now and not self._active:
+            if packet.send_ns == now and not state.backlog and (not active or self._earliest > now):
                 self._depart_at_once(packet, now)
                 return None
             # another queue of the port may leave later than this packet
             if not state.backlog or packet.send_ns < state.next_ns:
                 state.next_ns = packet.send_ns
+                if not active or packet.send_ns < self._earliest:
+                    self._earliest = packet.send_ns
         fifo.append(packet)
         state.backlog += 1
-        self._active.add(port)
+        state.filled |= queue.bit
+        active.add(port)
         return None
 
     def poll(self, now_ns: int | None = None) -> list[QueuedPacket]:
@@ -324,22 +347,25 @@ class TrafficManager:
 
         Ties (same instant): within a port, the order the queues released them (highest
         priority first); across ports, lower port number first unless one was already
-        settled by an earlier enqueue.
+        settled by an earlier enqueue (or left at once: its port idle, nothing due).
         """
         active = self._active
         if active:
             now = self.clock.now_ns() if now_ns is None else now_ns
-            ports = self._ports
-            if len(active) == 1:
-                (port,) = active
-                state = ports[port]
-                if state.next_ns <= now:
-                    self._settle(state, now)
-            else:
-                for port in sorted(active):
+            if self._earliest <= now:
+                ports = self._ports
+                if len(active) == 1:
+                    (port,) = active
                     state = ports[port]
-                    if state.next_ns <= now:
-                        self._settle(state, now)
+                    self._settle(state, now)
+                    self._earliest = state.next_ns  # read only while the port is active
+                else:
+                    due = [port for port in active if ports[port].next_ns <= now]
+                    if len(due) > 1:
+                        due.sort()
+                    for port in due:
+                        self._settle(ports[port], now)
+                    self._earliest = self._min_next_ns()
         ready = self._ready
         if not ready:
             return []
@@ -350,15 +376,12 @@ class TrafficManager:
 
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
-        best: int | None = None
         if self._ready:
             best = min(p.deq_ns for p in self._ready)
-        ports = self._ports
-        for port in self._active:
-            candidate = ports[port].next_ns
-            if best is None or candidate < best:
-                best = candidate
-        return best
+            if self._active and self._earliest < best:
+                return self._earliest
+            return best
+        return self._earliest if self._active else None
 
     # --- observation ----------------------------------------------------------------
 
@@ -368,7 +391,10 @@ class TrafficManager:
         if state is None:
             return 0
         if state.backlog:
-            self._settle(state, self.clock.now_ns())
+            now = self.clock.now_ns()
+            if state.next_ns <= now:
+                self._settle(state, now)
+                self._earliest = self._min_next_ns()
         if priority is None:
             return state.backlog
         return len(self._select(port, priority)[0].fifo)
@@ -397,8 +423,8 @@ class TrafficManager:
                 raise TrafficManagerError(f"port must not be negative, got {port}")
             created = self.clock.now_ns()
             queues = [
-                _Queue(self._default_depth, self._default_rate, created)
-                for _ in range(self.priority_queues)
+                _Queue(priority, self._default_depth, self._default_rate, created)
+                for priority in range(self.priority_queues)
             ]
             state = self._ports[port] = _Port(port, queues, self._default_rate)
         return state
@@ -426,17 +452,21 @@ class TrafficManager:
         self._ready.append(packet)
 
     def _depart(self, state: _Port, queue: _Queue, when: int) -> None:
-        packet = queue.fifo.popleft()
+        fifo = queue.fifo
+        packet = fifo.popleft()
+        if not fifo:
+            state.filled ^= queue.bit
         state.backlog -= 1
         packet.deq_ns = when
         self._departures += 1
         packet.departure_seq = self._departures
         packet.deq_timedelta = when // NS_PER_US - packet.enq_timestamp
-        packet.deq_qdepth = len(queue.fifo)
+        packet.deq_qdepth = len(fifo)
         self._ready.append(packet)
 
     def _settle(self, state: _Port, now: int) -> None:
-        """Move every packet of ``state`` that leaves at or before ``now`` to the ready list."""
+        """Move every packet of ``state`` that leaves at or before ``now`` to the ready list.
+        The caller brings ``_earliest`` up to date afterwards."""
         queues = state.queues
         if state.next_ns > now:
             return
@@ -464,13 +494,17 @@ class TrafficManager:
             rate = state.rate
             when = state.next_ns
             while True:
-                for queue in state.by_priority:
-                    fifo = queue.fifo
-                    if fifo and fifo[0].enq_ns <= when:
-                        length = fifo[0].length
-                        self._depart(state, queue, when)
-                        state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
-                        break
+                filled = state.filled
+                if filled & (filled - 1):  # several queues hold packets
+                    for queue in state.by_priority:
+                        fifo = queue.fifo
+                        if fifo and fifo[0].enq_ns <= when:
+                            break
+                else:  # one queue: its head has arrived (when >= its enq_ns)
+                    queue = queues[filled.bit_length() - 1]
+                length = queue.fifo[0].length
+                self._depart(state, queue, when)
+                state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
                 if not state.backlog:
                     break
                 when = state.next_ns = self._next_departure(state)
@@ -483,12 +517,28 @@ class TrafficManager:
         else:
             self._active.discard(state.port)
 
+    def _min_next_ns(self) -> int:
+        """The earliest next departure of the active ports (0 when none is active)."""
+        ports = self._ports
+        active = self._active
+        if len(active) == 1:
+            for port in active:
+                return ports[port].next_ns
+        return min([ports[port].next_ns for port in active], default=0)
+
     def _next_departure(self, state: _Port) -> int:
         """Time of the next departure of a port with a backlog."""
-        heads = [q.fifo[0] for q in state.queues if q.fifo]
-        if not self._port_scope:
-            return min(p.send_ns for p in heads)
-        earliest = min(p.enq_ns for p in heads)
+        filled = state.filled
+        if filled & (filled - 1):  # several queues hold packets
+            heads = [q.fifo[0] for q in state.queues if q.fifo]
+            if not self._port_scope:
+                return min([p.send_ns for p in heads])
+            earliest = min([p.enq_ns for p in heads])
+        else:
+            head = state.queues[filled.bit_length() - 1].fifo[0]
+            if not self._port_scope:
+                return head.send_ns
+            earliest = head.enq_ns
         return state.next_free_ns if state.next_free_ns > earliest else earliest
 
 

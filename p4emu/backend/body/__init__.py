@@ -30,7 +30,7 @@ One concern per module, each a part of :class:`BodyCompiler` over the state of
 from __future__ import annotations
 
 from p4emu.backend.body.calls import CallCode
-from p4emu.backend.body.core import BodyCore, CallEmitters, ProgramContext
+from p4emu.backend.body.core import BodyCore, CallEmitters, Hoist, ProgramContext
 from p4emu.backend.body.expressions import ExpressionCode
 from p4emu.backend.body.field_lists import FieldListCode
 from p4emu.backend.body.statements import StatementCode
@@ -40,4 +40,4 @@ class BodyCompiler(ExpressionCode, StatementCode, CallCode, FieldListCode):
     """Compiles statements/expressions into a :class:`CodeWriter` within a :class:`Scope`."""
 
 
-__all__ = ["BodyCompiler", "BodyCore", "CallEmitters", "ProgramContext"]
+__all__ = ["BodyCompiler", "BodyCore", "CallEmitters", "Hoist", "ProgramContext"]

@@ -4,8 +4,9 @@ it (:class:`ProgramContext`, :class:`CallEmitters`), and small helpers."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Protocol
 
 from p4emu.backend.codewriter import CodeWriter, Names
@@ -77,6 +78,51 @@ class ProgramContext(Protocol):
     def data_copier(self, data: ast.Expr | None, bc: BodyCore) -> str: ...
 
 
+@dataclass
+class Hoist:
+    """Aggregate fields of a block function's parameters, read once into locals.
+
+    An aggregate field of a struct (a header, a header stack, a nested struct or union)
+    is an object its parent owns for good: aggregate assignment copies *into* it
+    (:mod:`p4emu.backend.pytypes`). So ``p0.ipv6`` can be read into a local at the top of
+    the function, and ``p0.ipv6.hop_limit`` becomes ``p0_ipv6_7.hop_limit``: one
+    attribute load less at every use. :meth:`finish` keeps the locals used often enough
+    to pay for their own load and puts the attribute chain back for the others.
+    """
+
+    #: the function's parameters of struct type
+    params: frozenset[str]
+    #: attribute chain (``p0.ipv6``) -> local name
+    names: dict[str, str] = field(default_factory=dict)
+
+    #: uses in the function's text from which a local pays for its own load
+    MIN_USES = 3
+
+    def local(self, base: str, attr: str, fresh: Callable[[str], str]) -> str | None:
+        """The local holding ``base.attr`` when ``base`` is a parameter, else None."""
+        if base not in self.params:
+            return None
+        code = f"{base}.{attr}"
+        found = self.names.get(code)
+        if found is None:
+            found = self.names[code] = fresh(f"{base}_{attr}")
+        return found
+
+    def finish(self, lines: list[str], at: int, indent: str) -> list[str]:
+        """``lines`` with the locals worth keeping defined before line ``at`` (``indent``
+        deep) and the others replaced by their attribute chains."""
+        text = "\n".join(lines)
+        kept: list[str] = []
+        for code, name in self.names.items():
+            pattern = re.compile(rf"\b{name}\b")
+            if len(pattern.findall(text)) >= self.MIN_USES:
+                kept.append(f"{indent}{name} = {code}")
+            else:
+                text = pattern.sub(code, text)
+        out = text.split("\n")
+        return out[:at] + kept + out[at:]
+
+
 class BodyCore:
     """The state of one body compiler and the primitives on it (see the module docstring)."""
 
@@ -100,6 +146,8 @@ class BodyCore:
         self.meter_color: str | None = None
         # parser-only: names of the data / offset / length / error locals
         self.parser_state: Any = None
+        # block functions: aggregate fields of the parameters read into locals
+        self.hoist: Hoist | None = None
 
     # ------------------------------------------------------------------ helpers
 

@@ -76,7 +76,13 @@ class ExpressionCode(BodyCore):
     def _ex_Member(self, e: ast.Member) -> str:
         kind = e.kind
         if kind == ast.MEMBER_FIELD:
-            return f"{self.ex(e.expr)}.{py_attr(e.member)}"
+            base = self.ex(e.expr)
+            attr = py_attr(e.member)
+            if self.hoist is not None and is_aggregate(e.type):  # type: ignore[arg-type]
+                local = self.hoist.local(base, attr, self.fresh)
+                if local is not None:
+                    return local
+            return f"{base}.{attr}"
         if kind in (ast.MEMBER_ENUM, ast.MEMBER_ERROR):
             return literal(e.const_value if e.const_value is not None else e.resolved, e.type)
         if kind == ast.MEMBER_STACK_SIZE:

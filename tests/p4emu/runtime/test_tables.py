@@ -329,6 +329,32 @@ def test_keyless_table_only_has_a_default() -> None:
         table.insert([], FORWARD)
 
 
+def test_packet_apply_is_apply_specialised_to_the_table() -> None:
+    exact = Table("t", [KeyField("a", 8, MatchKind.exact)], default_action=(NO_ACTION, ()))
+    entry = exact.insert([Exact(1)], FORWARD, [5])
+    fast = exact.packet_apply()
+    assert fast is not exact.apply
+    assert fast((1,)) is entry and fast([1]) is entry
+    assert fast((2,)) is exact.apply((2,)) and not fast((2,)).hit
+    exact.set_default_action(DROP)  # the default read at each miss, not when specialised
+    assert fast((2,)).action_id == DROP
+    exact.delete([Exact(1)])
+    assert fast((1,)).action_id == DROP
+    keyless = Table("k", [], default_action=(FORWARD, (3,)))
+    assert keyless.packet_apply()(()) is keyless.apply(())
+    keyless.set_default_action(FORWARD, (4,))
+    assert keyless.packet_apply()(()).args == (4,)
+    # what apply does beyond the lookup (direct counter, idle timeout) keeps apply itself
+    counted = Table(
+        "c",
+        [KeyField("a", 8, MatchKind.exact)],
+        direct_counter=DirectCounter("c_counter", CounterType.packets_and_bytes),
+    )
+    assert counted.packet_apply() == counted.apply
+    lpm = lpm_table()
+    assert lpm.packet_apply() == lpm.apply
+
+
 # --- direct counters, meters, idle timeout --------------------------------------------
 
 

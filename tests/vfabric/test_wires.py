@@ -1,0 +1,61 @@
+"""The frame fields a wire and a NIC node read for their counters."""
+
+from __future__ import annotations
+
+import pytest
+
+from mrc_wire import DataPacket, Sack, decode, encode
+from vfabric.wires import data_bytes, frame_dscp, frame_ev, frame_outer
+
+ADDR = bytes(range(16))
+MAC = bytes(6)
+ENVELOPE = {
+    "dst_mac": MAC,
+    "src_mac": MAC,
+    "outer_src": ADDR,
+    "outer_dst": ADDR,
+    "inner_src": ADDR,
+    "inner_dst": ADDR,
+    "dqpn": 0x123,
+}
+
+
+def _data(ev: int, dscp: int, ecn: int, **extra: object) -> DataPacket:
+    payload = bytes(64)
+    return DataPacket(
+        **ENVELOPE,  # type: ignore[arg-type]
+        ev=ev,
+        dscp=dscp,
+        ecn=ecn,
+        psn=7,
+        va=0x1000,
+        rkey=9,
+        dma_length=len(payload),
+        payload=payload,
+        **extra,  # type: ignore[arg-type]
+    )
+
+
+@pytest.mark.parametrize("ev", [0, 0x1234_5678, 0xFFFF_FFFF, 0x0001_FFFF, 0xFFFF_0000])
+@pytest.mark.parametrize(("dscp", "ecn"), [(0, 0), (10, 3), (63, 1), (8, 2)])
+def test_frame_outer_reads_what_decode_reads(ev: int, dscp: int, ecn: int) -> None:
+    frame = encode(_data(ev, dscp, ecn))
+    m = decode(frame)
+    assert frame_outer(frame) == (m.ev, m.dscp, m.ecn) == (ev, dscp, ecn)
+    assert frame_ev(frame) == ev
+    assert frame_dscp(frame) == dscp
+
+
+def test_frame_outer_of_a_sack() -> None:
+    sack = Sack(**ENVELOPE, ev=0xABCD_0123, cum_psn=1, echoed_ev=5)  # type: ignore[arg-type]
+    frame = encode(sack)
+    assert frame_outer(frame) == (0xABCD_0123, sack.dscp, sack.ecn)
+    assert data_bytes(frame) == 0
+
+
+def test_frames_with_an_srh_or_cut_short_have_no_outer_fields() -> None:
+    srh = encode(_data(5, 10, 0, segments=(ADDR,), segments_left=1))
+    assert frame_outer(srh) is None and frame_ev(srh) is None
+    plain = encode(_data(5, 10, 0))
+    assert frame_outer(plain[:95]) is None and frame_ev(plain[:95]) is None
+    assert frame_outer(plain[:96]) == (5, 10, 0)
