@@ -28,7 +28,7 @@ from mrc_wire.exceptions import MalformedPacket, MrcWireError
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, Connection, QpState
-from nic_emu.connection.host import AppEvent, ConnectionFailed
+from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
@@ -46,7 +46,6 @@ from topologies.exceptions import TopologyError
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
-EvRoute = tuple[int, tuple[int, str | None], bytes]  # see NicCore.ev_route
 NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 

@@ -271,7 +271,7 @@ class ProgramCompiler:
             raise CompileError(f"table {decl.name} of {block.name} has no runtime object")
         if not runtime.table_name:
             runtime.table_name = self.bind(runtime.table, "T_" + runtime.name)
-            runtime.apply_name = self.bind(runtime.table.packet_apply(), "Tapply_" + runtime.name)
+            runtime.apply_name = self.bind(runtime.table.apply, "Tapply_" + runtime.name)
             if runtime.profile is not None:
                 runtime.profile_name = self.bind(runtime.profile, "AP_" + runtime.profile.name)
         return runtime
@@ -339,13 +339,17 @@ class ProgramCompiler:
                 value = instance.constructor_args[param.name]
                 scope.bind(param, Binding("const", literal(value, param.type), param.type))
 
-    def extern_runtime(self, block: ast.BlockInstance | None, decl: Any, node: ast.Node) -> str:
+    def extern_object(self, block: ast.BlockInstance | None, decl: Any, node: ast.Node) -> Any:
         key = (id(block) if block is not None else None, id(decl))
         obj = self.runtime.externs.get(key)
         if obj is None:
             obj = self.runtime.externs.get((None, id(decl)))
         if obj is None:
             raise compile_error(node, f"extern instance {getattr(decl, 'name', '?')} not found")
+        return obj
+
+    def extern_runtime(self, block: ast.BlockInstance | None, decl: Any, node: ast.Node) -> str:
+        obj = self.extern_object(block, decl, node)
         return self.bind(obj, "X_" + getattr(obj, "name", "extern"))
 
     def value_set_runtime(

@@ -2,7 +2,7 @@
 
 Generated shape (direct table)::
 
-    e = T_apply((key1, key2))   # Table.packet_apply(): Table.apply or its fast form
+    e = T_apply((key1, key2))   # runtime Table.apply
     a = e.action_id
     if a == <id of action 1>:
         p1, p2 = e.args
@@ -13,8 +13,10 @@ Generated shape (direct table)::
     else:
         <switch default body, if any>
 
-The packet length is passed (``T_apply(key, ctx.ingress_length)``) only to a table with a
-direct counter. Without a ``switch``, branches of actions with nothing to run (``NoAction``,
+An exact table without a direct counter or idle timeout is looked up in its dictionary
+instead (``e = T_entries.get((key1, key2)) or T.miss``, :meth:`Table.packet_dict`), a
+keyless one gives ``T.miss`` (its default action); the packet length is passed
+(``T_apply(key, ctx.ingress_length)``) only to a table with a direct counter. Without a ``switch``, branches of actions with nothing to run (``NoAction``,
 an empty action) are left out, and so is ``a = e.action_id`` when no branch is left (a
 table applied for ``hit`` alone).
 
@@ -61,9 +63,16 @@ def emit_table_apply(
     ]
     entry = bc.fresh("e")
     key_tuple = "(" + "".join(k + ", " for k in keys) + ")"
-    # the length only matters to a direct counter
-    length = ", ctx.ingress_length" if runtime.table.direct_counter is not None else ""
-    w.line(f"{entry} = {runtime.apply_name}({key_tuple}{length})")
+    table = runtime.table
+    entries = table.packet_dict()
+    if not keys:  # nothing to match: the default action
+        w.line(f"{entry} = {runtime.table_name}.miss")
+    elif entries is not None:  # exact, nothing to count: one dictionary lookup
+        lookup = bc.pc.bind(entries, "Tentries_" + runtime.name)
+        w.line(f"{entry} = {lookup}.get({key_tuple}) or {runtime.table_name}.miss")
+    else:  # the length only matters to a direct counter
+        length = ", ctx.ingress_length" if table.direct_counter is not None else ""
+        w.line(f"{entry} = {runtime.apply_name}({key_tuple}{length})")
     if bc.pc.trace:
         w.line(f"TRACE('table', {runtime.name!r}, {key_tuple}, {entry})")
     action = bc.fresh("a")

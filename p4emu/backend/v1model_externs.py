@@ -21,7 +21,7 @@ References: behavioral-model ``targets/simple_switch/primitives.cpp``,
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.compile_helpers import (
@@ -92,6 +92,38 @@ def _instance(bc: BodyCompiler, target: ast.ExternMethodCall, call: ast.Call) ->
         raise unsupported(call, "extern method on an expression that is not an instance name")
     block = bc.scope.block
     return bc.pc.extern_runtime(block, instance.decl, call)
+
+
+def _instance_object(bc: BodyCompiler, target: ast.ExternMethodCall, call: ast.Call) -> Any:
+    instance = target.instance
+    if not isinstance(instance, ast.PathExpr):
+        raise unsupported(call, "extern method on an expression that is not an instance name")
+    return bc.pc.extern_object(bc.scope.block, instance.decl, call)
+
+
+def _index_bound(expr: ast.Expr) -> int | None:
+    """The largest value the unsigned index ``expr`` can have, as far as its type (and,
+    through casts, the type of what it was cast from) tells; None when unknown."""
+    value = expr.const_value
+    if isinstance(value, int) and not isinstance(value, bool):
+        return value if value >= 0 else None
+    base = scalar_type(expr.type) if expr.type is not None else None
+    if not isinstance(base, t.BitsType) or base.signed:
+        return None
+    own = (1 << base.width) - 1
+    if isinstance(expr, ast.Cast) and expr.expr.type is not None:
+        inner_type = scalar_type(expr.expr.type)
+        if isinstance(inner_type, t.BitsType) and not inner_type.signed:
+            inner = _index_bound(expr.expr)
+            if inner is not None:
+                return min(own, inner)
+    return own
+
+
+def _in_range(index: ast.Expr, size: int) -> bool:
+    """True when ``index`` is always a valid index of an array of ``size`` cells."""
+    bound = _index_bound(index)
+    return bound is not None and bound < size
 
 
 # --------------------------------------------------------------------------- functions
@@ -270,29 +302,54 @@ _FUNCTIONS = {
 
 
 def _register_read(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
-    obj = _instance(bc, target, call)
+    register = _instance_object(bc, target, call)
     a = _args(call)
     result = a["result"]
     type_ = result.param_type or result.expr.type  # type: ignore[union-attr]
     index = bc.ex(a["index"].expr)  # type: ignore[arg-type]
-    current = to_unsigned(bc.ex(result.expr), type_)  # type: ignore[arg-type]
-    value = from_unsigned(f"{obj}.read({index}, {current})", type_)  # type: ignore[arg-type]
+    if _in_range(a["index"].expr, register.size):  # type: ignore[arg-type]
+        # always in range: the cell itself (Register.read would only add the range check)
+        cells = bc.pc.bind(register.cells(), "Xcells_" + register.name)
+        value = from_unsigned(f"{cells}[{index}]", type_)  # type: ignore[arg-type]
+    else:
+        obj = _instance(bc, target, call)
+        current = to_unsigned(bc.ex(result.expr), type_)  # type: ignore[arg-type]
+        value = from_unsigned(f"{obj}.read({index}, {current})", type_)  # type: ignore[arg-type]
     bc.assign(result.expr, value, type_)  # type: ignore[arg-type]
 
 
 def _register_write(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
-    obj = _instance(bc, target, call)
+    register = _instance_object(bc, target, call)
     a = _args(call)
     value = a["value"]
     type_ = value.param_type or value.expr.type  # type: ignore[union-attr]
     index = bc.ex(a["index"].expr)  # type: ignore[arg-type]
-    bc.w.line(f"{obj}.write({index}, {to_unsigned(bc.ex(value.expr), type_)})")  # type: ignore[arg-type]
+    code = to_unsigned(bc.ex(value.expr), type_)  # type: ignore[arg-type]
+    if _in_range(a["index"].expr, register.size) and bit_width(type_) == register.width:  # type: ignore[arg-type]
+        # always in range, a value of the register's width: store it in the cell
+        cells = bc.pc.bind(register.cells(), "Xcells_" + register.name)
+        bc.w.line(f"{cells}[{index}] = {code}")
+    else:
+        bc.w.line(f"{_instance(bc, target, call)}.write({index}, {code})")
 
 
 def _counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:
-    obj = _instance(bc, target, call)
-    index = bc.ex(_args(call)["index"].expr)  # type: ignore[arg-type]
-    bc.w.line(f"{obj}.count({index}, ctx.ingress_length)")
+    counter = _instance_object(bc, target, call)
+    index_expr = _args(call)["index"].expr
+    index = bc.ex(index_expr)  # type: ignore[arg-type]
+    if not _in_range(index_expr, counter.size):  # type: ignore[arg-type]
+        bc.w.line(f"{_instance(bc, target, call)}.count({index}, ctx.ingress_length)")
+        return
+    # always in range: count in the cells (Counter.count would only add the range check)
+    packets, byte_counts = counter.cells()
+    packets_name = bc.pc.bind(packets, "Xpackets_" + counter.name)
+    bytes_name = bc.pc.bind(byte_counts, "Xbytes_" + counter.name)
+    if not index.isidentifier():
+        local = bc.fresh("i")
+        bc.w.line(f"{local} = {index}")
+        index = local
+    bc.w.line(f"{packets_name}[{index}] += 1")
+    bc.w.line(f"{bytes_name}[{index}] += ctx.ingress_length")
 
 
 def _direct_counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCall) -> None:

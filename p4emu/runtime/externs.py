@@ -129,9 +129,14 @@ class Register:
         """A copy of all cells."""
         return list(self._values)
 
+    def cells(self) -> list[int]:
+        """The cells themselves, for generated code that reads and writes them in range
+        (the same list for the life of the register)."""
+        return self._values
+
     def reset(self) -> None:
         """All cells back to 0 (BMv2 ``register_reset``)."""
-        self._values = [0] * self.size
+        self._values[:] = [0] * self.size
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:
@@ -183,9 +188,14 @@ class Counter:
         self._packets[index] = packets
         self._bytes[index] = byte_count
 
+    def cells(self) -> tuple[list[int], list[int]]:
+        """The packet and byte cells themselves, for generated code that counts in range
+        (the same lists for the life of the counter)."""
+        return self._packets, self._bytes
+
     def reset(self) -> None:
-        self._packets = [0] * self.size
-        self._bytes = [0] * self.size
+        self._packets[:] = [0] * self.size
+        self._bytes[:] = [0] * self.size
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:

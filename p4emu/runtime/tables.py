@@ -294,7 +294,8 @@ class Table:
         else:
             action_id, args = default_action
             self._initial_default = DefaultAction(action_id, tuple(args), const_default_action)
-        self._default = self._initial_default
+        #: what a miss gives: the current default action (generated code reads it)
+        self.miss: DefaultAction = self._initial_default
         self._lookup: Callable[[Sequence[int]], TableEntry | None] = {
             _Kind.keyless: self._lookup_keyless,
             _Kind.exact: self._lookup_exact,
@@ -308,7 +309,7 @@ class Table:
         """Look up ``key`` (one int per key field, in order) for a packet of ``length`` bytes."""
         entry = self._lookup(key)
         if entry is None:
-            return self._default
+            return self.miss
         if self._count:
             entry.packets += 1
             entry.bytes += length
@@ -317,24 +318,13 @@ class Table:
             entry.idle_notified = False
         return entry
 
-    def packet_apply(self) -> Callable[..., LookupResult]:
-        """The function generated code calls for :meth:`apply`: ``apply`` itself or, for a
-        table without a direct counter or idle timeout, an equivalent one specialised to
-        its kind (a keyless table gives its default action; an exact one looks its key up
-        in one dictionary)."""
-        if self._count or self._track_hits:
-            return self.apply
-        if self._kind is _Kind.keyless:
-            return self._apply_keyless
-        if self._kind is _Kind.exact:
-            return self._apply_exact
-        return self.apply
-
-    def _apply_keyless(self, key: Sequence[int], length: int = 0) -> LookupResult:
-        return self._default
-
-    def _apply_exact(self, key: Sequence[int], length: int = 0) -> LookupResult:
-        return self._exact.get(tuple(key)) or self._default
+    def packet_dict(self) -> dict[tuple[int, ...], TableEntry] | None:
+        """For generated code: the dictionary of an exact table without a direct counter
+        or idle timeout, entries by key tuple; ``dict.get(key) or table.miss`` is then
+        what :meth:`apply` gives. None for other tables."""
+        if self._kind is _Kind.exact and not self._count and not self._track_hits:
+            return self._exact  # type: ignore[return-value]
+        return None
 
     def lookup(self, key: Sequence[int]) -> TableEntry | None:
         """Pure lookup: the matching entry or None; no counters or hit times updated."""
@@ -590,19 +580,19 @@ class Table:
 
     @property
     def default_action(self) -> DefaultAction:
-        return self._default
+        return self.miss
 
     def set_default_action(self, action_id: int, args: Sequence[int] = ()) -> None:
         """Change the miss action (P4Runtime MODIFY of the default entry)."""
-        if self._default.is_const:
+        if self.miss.is_const:
             raise ConstDefaultActionError(self.name, "the default action is const")
         args = tuple(args)
         self._check_action(action_id, args, for_default=True)
-        self._default = DefaultAction(action_id, args, False)
+        self.miss = DefaultAction(action_id, args, False)
 
     def reset_default_action(self) -> None:
         """Back to the program's default action."""
-        self._default = self._initial_default
+        self.miss = self._initial_default
 
     # --- control plane: direct resources and idle timeout ------------------------------
 

@@ -51,6 +51,46 @@ def test_registers_counters_and_meters() -> None:
     assert harness.run(idx=4, val=0)["color"] == 0  # unconfigured meter: green
 
 
+def test_registers_and_counters_indexed_always_in_range_use_their_cells() -> None:
+    # an index whose type keeps it below the size (bit<8> into 256 cells) is read, written
+    # and counted in the cells themselves; a wider one (into 16 cells) through the range
+    # check, out-of-range accesses logged and ignored
+    harness = Harness(
+        "bit<8> idx; bit<8> val;",
+        "bit<32> wide; bit<32> narrow;",
+        """
+        wide.write((bit<32>)hdr.i.idx, (bit<32>)hdr.i.val);
+        wide.read(hdr.o.wide, (bit<32>)hdr.i.idx);
+        narrow.write((bit<32>)hdr.i.idx, (bit<32>)hdr.i.val);
+        hdr.o.narrow = 9;
+        narrow.read(hdr.o.narrow, (bit<32>)hdr.i.idx);
+        cnt_wide.count((bit<32>)hdr.i.idx);
+        cnt_narrow.count((bit<32>)hdr.i.idx);
+        """,
+        locals_="""
+        register<bit<32>>(256) wide;
+        register<bit<32>>(16) narrow;
+        counter(256, CounterType.packets_and_bytes) cnt_wide;
+        counter(16, CounterType.packets_and_bytes) cnt_narrow;
+        """,
+    )
+    source = harness.switch.program.source
+    assert "Xcells_Ing_wide" in source and "Xpackets_Ing_cnt_wide" in source
+    assert "Xcells_Ing_narrow" not in source and "Xpackets_Ing_cnt_narrow" not in source
+    objects = harness.switch.objects
+    assert harness.run(idx=200, val=7) == {"wide": 7, "narrow": 9}  # narrow: out of range
+    assert objects.registers["Ing.wide"].get(200) == 7
+    assert objects.registers["Ing.narrow"].out_of_range == 2
+    assert harness.run(idx=3, val=5) == {"wide": 5, "narrow": 5}
+    wide, narrow = objects.counters["Ing.cnt_wide"], objects.counters["Ing.cnt_narrow"]
+    assert wide.read(200)[0] == 1 and wide.read(3)[0] == 1
+    assert narrow.read(3)[0] == 1 and narrow.out_of_range == 1
+    wide.reset()
+    objects.registers["Ing.wide"].reset()
+    assert harness.run(idx=3, val=1) == {"wide": 1, "narrow": 1}
+    assert wide.read(3)[0] == 1 and objects.registers["Ing.wide"].get(200) == 0
+
+
 HASH_FIELDS = "bit<16> a; bit<8> b; bit<4> c; bit<4> d;"
 
 

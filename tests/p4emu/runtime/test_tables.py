@@ -329,30 +329,32 @@ def test_keyless_table_only_has_a_default() -> None:
         table.insert([], FORWARD)
 
 
-def test_packet_apply_is_apply_specialised_to_the_table() -> None:
+def test_packet_dict_lookup_gives_what_apply_gives() -> None:
     exact = Table("t", [KeyField("a", 8, MatchKind.exact)], default_action=(NO_ACTION, ()))
     entry = exact.insert([Exact(1)], FORWARD, [5])
-    fast = exact.packet_apply()
-    assert fast is not exact.apply
-    assert fast((1,)) is entry and fast([1]) is entry
-    assert fast((2,)) is exact.apply((2,)) and not fast((2,)).hit
-    exact.set_default_action(DROP)  # the default read at each miss, not when specialised
-    assert fast((2,)).action_id == DROP
+    entries = exact.packet_dict()
+    assert entries is not None
+
+    def fast(key: tuple[int, ...]) -> object:
+        return entries.get(key) or exact.miss  # what generated code does
+
+    assert fast((1,)) is entry is exact.apply((1,))
+    assert fast((2,)) is exact.apply((2,)) and not exact.miss.hit
+    exact.set_default_action(DROP)  # the miss result follows the default action
+    assert fast((2,)) is exact.apply((2,)) and fast((2,)).action_id == DROP
     exact.delete([Exact(1)])
-    assert fast((1,)).action_id == DROP
-    keyless = Table("k", [], default_action=(FORWARD, (3,)))
-    assert keyless.packet_apply()(()) is keyless.apply(())
-    keyless.set_default_action(FORWARD, (4,))
-    assert keyless.packet_apply()(()).args == (4,)
-    # what apply does beyond the lookup (direct counter, idle timeout) keeps apply itself
+    exact.insert([Exact(3)], FORWARD, [6])  # the same dictionary, kept up to date
+    assert fast((1,)).action_id == DROP and fast((3,)).args == (6,)
+    exact.reset_default_action()
+    assert fast((1,)).action_id == NO_ACTION
+    # what apply does beyond the lookup (direct counter, idle timeout) keeps apply
     counted = Table(
         "c",
         [KeyField("a", 8, MatchKind.exact)],
         direct_counter=DirectCounter("c_counter", CounterType.packets_and_bytes),
     )
-    assert counted.packet_apply() == counted.apply
-    lpm = lpm_table()
-    assert lpm.packet_apply() == lpm.apply
+    assert counted.packet_dict() is None
+    assert lpm_table().packet_dict() is None
 
 
 # --- direct counters, meters, idle timeout --------------------------------------------
