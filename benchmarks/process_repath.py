@@ -24,6 +24,7 @@ import statistics
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -60,21 +61,43 @@ def _ms(t: int | None, origin: int) -> float | None:
     return None if t is None else round((t - origin) / 1e6, 3)
 
 
+def _on_cut_path() -> Callable[[dict[str, Any]], bool]:
+    """Whether an event record names an EV of the cut path (``ev`` or ``evs``)."""
+    plan = AddressPlan(load(DEMO_TOPOLOGY))
+
+    def on_cut(rec: dict[str, Any]) -> bool:
+        evs = [rec["ev"]] if "ev" in rec else rec.get("evs", [])
+        return any(
+            plan.ev_plane(ev) == CUT_PATH[0] and plan.path_for_ev(SRC, DST, ev).t1 == CUT_PATH[1]
+            for ev in evs
+        )
+
+    return on_cut
+
+
+def _retired_without_loss(
+    records: list[dict[str, Any]], cut_ns: int, restore_ns: int
+) -> str | None:
+    """The reason the cut path was retired between the cut and the restore with no packet
+    lost on it (quarantined before the cut, nothing sent on it since); None otherwise."""
+    on_cut = _on_cut_path()
+    for r in records:
+        if not cut_ns <= r["t_ns"] <= restore_ns or r["kind"] not in ("loss", "ev_state"):
+            continue
+        if on_cut(r):
+            if r["kind"] == "loss":
+                return None
+            if r.get("new") == "ASSUMED_BAD":
+                return str(r.get("reason"))
+    return None
+
+
 def cut_timeline(records: list[dict[str, Any]], cut_ns: int) -> dict[str, Any]:
     """The cut path's episode on the sender, in ms from the send time of its first lost
     packet: the cut call, the first losses (sent, declared, by what, with SRTT, minimum
     RTT, queueing delay and cwnd when declared), the EVs taken out, the path retired,
     the last data packet sent on it, and what other paths lost meanwhile."""
-    plan = AddressPlan(load(DEMO_TOPOLOGY))
-    t1 = CUT_PATH[1]
-
-    def on_cut(rec: dict[str, Any]) -> bool:
-        evs = [rec["ev"]] if "ev" in rec else rec.get("evs", [])
-        return any(
-            plan.ev_plane(ev) == CUT_PATH[0] and plan.path_for_ev(SRC, DST, ev).t1 == t1
-            for ev in evs
-        )
-
+    on_cut = _on_cut_path()
     losses = [
         r
         for r in records
@@ -188,6 +211,7 @@ def one_run(
             fabric.link_down(*CUT)
             cut_call_ms = (time.monotonic_ns() - cut_ns) / 1e6
             _wait_acked(fabric, SRC, tid, 2 * size // 3, deadline)
+            restore_ns = time.monotonic_ns()
             fabric.link_up(*CUT)
             info = fabric.nic(SRC).wait_transfer(tid, max(1.0, deadline - time.monotonic()))
             intact = delivered_intact(fabric, SRC, DST, info)
@@ -213,13 +237,22 @@ def one_run(
     cut_events = [e for e in events if e["path"] == CUT_PATH and e["t_s"] >= cut_s]
     all_ms = [round(e["repath_time_us"] / 1000, 3) for e in events]
     cut_ms = round(cut_events[0]["repath_time_us"] / 1000, 3) if cut_events else None
+    lost = cut_events[0]["packets_lost"] if cut_events else None
+    # what found the cut: reorder (RACK), timeout (RTO), tail_probe, path_quarantine...
+    reason = cut_events[0]["reason"] if cut_events else None
+    if not cut_events:
+        # No episode with a loss: the path may have been held out (quarantined) when the
+        # cut came and retired without losing a packet: nothing was sent on it after the
+        # cut, a repath time of 0.
+        reason = _retired_without_loss(records, cut_ns, restore_ns)
+        if reason is not None:
+            cut_ms, lost = 0.0, 0
     return {
         "run": index,
         "intact": intact,
         "cut_repath_ms": cut_ms,
-        "cut_packets_lost": cut_events[0]["packets_lost"] if cut_events else None,
-        # what found the cut: reorder (RACK), timeout (RTO), tail_probe...
-        "cut_reason": cut_events[0]["reason"] if cut_events else None,
+        "cut_packets_lost": lost,
+        "cut_reason": reason,
         "cut_call_ms": round(cut_call_ms, 1),  # how long link_down took (gNMI to 2 switches)
         "repath_events": len(events),
         # quarantines (path_quarantine): paths held out at a first overdue packet, and how

@@ -28,7 +28,7 @@ from mrc_wire.exceptions import MalformedPacket, MrcWireError
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, Connection, QpState
-from nic_emu.connection.host import AppEvent, ConnectionFailed
+from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
@@ -46,7 +46,6 @@ from topologies.exceptions import TopologyError
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
-EvRoute = tuple[int, tuple[int, str | None], bytes]  # see NicCore.ev_route
 NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 
@@ -322,9 +321,10 @@ class NicCore:
         sendable = self._sendable
         parked = self._parked
         free = self.port_free_at
-        for p, group in enumerate(parked):
-            if group and free[p] <= now:
-                sendable.update(group)
+        if any(parked):
+            for p, group in enumerate(parked):
+                if group and free[p] <= now:
+                    sendable.update(group)
         ready = self._ready
         if ready is None:
             ready = self._ready_connections()
@@ -399,13 +399,16 @@ class NicCore:
         Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
         later than its :meth:`Connection.timer_deadline` (state shared between
         connections only moves deadlines later: a peer heard from again), so the heap's
-        first valid entry, once confirmed, is the earliest deadline of all.
+        first valid entry, once confirmed, is the earliest deadline of all. Only a
+        deadline set by the peer's silence (``sched_by_peer``) needs confirming: every
+        other term changes only with the connection's own state, which marks it stale.
         """
         timers = self._timers
         fresh = self._stale
         self._stale = set()
         for conn in fresh:
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
@@ -427,9 +430,10 @@ class NicCore:
             if conn.sched_deadline != d:
                 heapq.heappop(timers)  # superseded, or the connection is gone
                 continue
-            if conn in fresh:
+            if not conn.sched_by_peer or conn in fresh:
                 return d, conn
             t = conn.timer_deadline()
+            conn.sched_by_peer = conn.deadline_by_peer
             if t == d:
                 return d, conn
             heapq.heappop(timers)
@@ -445,10 +449,12 @@ class NicCore:
         fresh = self._refresh_timers() if self._stale else _NONE_FRESH
         found = self._earliest(fresh)
         best = None if found is None else found[0]
-        free = self.port_free_at
-        for p, group in enumerate(self._parked):
-            if group and (best is None or free[p] < best):
-                best = free[p]
+        parked = self._parked
+        if any(parked):
+            free = self.port_free_at
+            for p, group in enumerate(parked):
+                if group and (best is None or free[p] < best):
+                    best = free[p]
         return best
 
     def handle_timer(self, now: int) -> None:

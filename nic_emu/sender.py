@@ -117,6 +117,9 @@ class SendState:
         self.next_psn = initial_psn
         self.snd_una = initial_psn
         self.unacked: dict[int, TxPacket] = {}
+        # bit i: PSN snd_una + i was acknowledged by :meth:`ack` (a SACK bitmap); every
+        # unacknowledged PSN is in ``unacked``, all at or above snd_una
+        self.sacked = 0
         self.rtx_heap: list[int] = []
         self.inflight_bytes = 0
         self.tx_seq = 0
@@ -188,6 +191,7 @@ class SendState:
         pkt = self.unacked.pop(psn, None)
         if pkt is None:
             return None
+        self.sacked |= 1 << (psn - self.snd_una)
         if pkt.state == IN_FLIGHT:
             self.inflight_bytes -= pkt.length
         pkt.state = ACKED
@@ -233,8 +237,11 @@ class SendState:
         nxt = self.next_psn
         while una < nxt and una not in unacked:
             una += 1
+        if una == old:
+            return False
         self.snd_una = una
-        return una != old
+        self.sacked >>= una - old
+        return True
 
     def completed_writes(self) -> list[WriteRequest]:
         """WRs now fully acknowledged, in posting order (RDMA completes in order)."""

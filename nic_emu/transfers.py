@@ -253,6 +253,9 @@ class SendTransfer:
     timeline: list[list[float | int]] = field(default_factory=list)
     plane_bytes: list[int] = field(default_factory=list)  # reported in the timeline so far
     shortfall: list[int] = field(default_factory=list)  # per plane, short last packets
+    # Per path (plane, T1): [t_s, plane, T1, bytes] (acknowledged packets x MTU payload)
+    path_timeline: list[list[Any]] = field(default_factory=list)
+    path_packets: dict[object, int] = field(default_factory=dict)  # reported so far
 
     def __post_init__(self) -> None:
         self.plane_bytes = [0] * self.planes
@@ -356,6 +359,16 @@ class SendTransfer:
             if delta > 0:
                 self.timeline.append([round(t_s, 6), plane, delta])
                 self.plane_bytes[plane] = target
+        counts: dict[object, int] = {}
+        for part in self.parts:
+            for path, n in part.conn.acked_per_path().items():
+                counts[path] = counts.get(path, 0) + n
+        for path, n in counts.items():
+            delta = n - self.path_packets.get(path, 0)
+            if delta > 0:
+                plane, t1 = path if isinstance(path, tuple) else (None, path)
+                self.path_timeline.append([round(t_s, 6), plane, t1, delta * self.mtu])
+                self.path_packets[path] = n
 
     # -- report -----------------------------------------------------------------
 
@@ -387,6 +400,7 @@ class SendTransfer:
             "per_plane_bytes": {str(p): n for p, n in enumerate(per_plane)},
             "repath_events": self.repaths.events(started if started is not None else now),
             "timeline": self.timeline,
+            "path_timeline": self.path_timeline,
             "sha256": self.sha256,
             "parts": [
                 {

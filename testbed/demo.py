@@ -62,6 +62,7 @@ RESTORE_FRACTION = 2 / 3
 POLL_S = 0.02
 PLOT_BINS = 60
 MIN_BIN_S = 0.05  # narrower bins show the NIC's burstiness, not the goodput
+PLOT_MAX_PATHS = 8  # more paths than this: one line per plane (and the cut link's paths)
 
 Progress = Callable[[str], None]
 
@@ -198,6 +199,19 @@ def plane_series(
     return centres, series
 
 
+def path_series(
+    path_timeline: Sequence[Sequence[Any]], end_s: float, bins: int = PLOT_BINS
+) -> tuple[list[float], dict[tuple[int, str | None], list[float]]]:
+    """Per-path (plane, T1) goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
+    width = max(end_s, 1e-6) / bins
+    series: dict[tuple[int, str | None], list[float]] = {}
+    for t, plane, t1, size in path_timeline:
+        row = series.setdefault((int(plane), t1), [0.0] * bins)
+        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
+    centres = [(i + 0.5) * width for i in range(bins)]
+    return centres, series
+
+
 def write_plot(
     path: Path,
     timeline: Sequence[Sequence[float]],
@@ -205,17 +219,39 @@ def write_plot(
     restore_s: float,
     end_s: float,
     title: str,
+    path_timeline: Sequence[Sequence[Any]] = (),
+    cut: tuple[str, str] | None = None,
 ) -> Path:
+    """Goodput over time, the outage shaded: one line per path (plane, T1) when the
+    sender reports them (``path_timeline``) and there are at most :data:`PLOT_MAX_PATHS`
+    (else one per plane, and the cut link's paths), so the cut path falls to zero while
+    the others carry its share; one line per plane otherwise."""
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
     bins = max(10, min(PLOT_BINS, int(end_s / MIN_BIN_S)))
-    centres, series = plane_series(timeline, end_s, bins)
     figure, axes = plt.subplots(figsize=(8, 4.5))
-    for plane in sorted(series):
-        axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
+    centres, paths = path_series(path_timeline, end_s, bins)
+    cut_nodes = set(cut or ())
+    shown = sorted(paths, key=lambda k: (k[0], k[1] or ""))
+    if len(shown) > PLOT_MAX_PATHS or not shown:
+        centres, series = plane_series(timeline, end_s, bins)
+        for plane in sorted(series):
+            axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
+        shown = [k for k in shown if k[1] in cut_nodes]
+    for key in shown:
+        plane, t1 = key
+        cut_path = t1 in cut_nodes
+        label = f"plane {plane} via {t1}" if t1 else f"plane {plane}"
+        axes.plot(
+            centres,
+            paths[key],
+            label=label + (" (cut)" if cut_path else ""),
+            drawstyle="steps-mid",
+            linewidth=2.2 if cut_path else 1.2,
+        )
     axes.axvspan(cut_s, restore_s, color="red", alpha=0.12, label="link down")
     axes.set_xlabel("time since transfer start (s)")
     axes.set_ylabel("goodput (Gb/s)")
@@ -312,6 +348,8 @@ def _plot_partial(
             max(end_s, 1e-3),
             f"FAILED: MRC on {fabric.topology.name}: {options.src} -> {options.dst}, "
             f"link {a} -- {b} cut",
+            info.get("path_timeline", []),
+            options.cut,
         )
     except (TestbedError, OSError, ValueError) as failure:
         exc.add_note(f"no plot of the failed transfer: {failure}")
@@ -337,15 +375,21 @@ def _run(
             f"the transfer finished before the link could be cut ({options.size:,} bytes is too "
             "little for this machine); give more with --bytes"
         )
-    fabric.link_down(a, b)
+    # The sender's timeline counts from when its WRITEs were posted (after it made the
+    # data), on the machine-wide monotonic clock: count the cut from there too, and from
+    # the moment it is asked for (applying it to both switches takes tens of ms).
+    if info.get("started_ns") is not None:
+        t_start = int(info["started_ns"]) / 1e9
+        trace.t_start = t_start
     cut_s = time.monotonic() - t_start
+    fabric.link_down(a, b)
     trace.cut_s = cut_s
     say(f"cut {a} -- {b} at {cut_s:.3f} s")
     info = _wait_acked(
         fabric, options.src, transfer_id, int(options.size * RESTORE_FRACTION), deadline
     )
-    fabric.link_up(a, b)
     restore_s = time.monotonic() - t_start
+    fabric.link_up(a, b)
     trace.restore_s = restore_s
     say(f"restored {a} -- {b} at {restore_s:.3f} s")
     try:
@@ -368,6 +412,8 @@ def _run(
         restore_s,
         elapsed,
         f"MRC on {fabric.topology.name}: {options.src} -> {options.dst}, link {a} -- {b} cut",
+        info.get("path_timeline", []),
+        options.cut,
     )
     repaths = [float(event.get("repath_time_us", 0.0)) for event in info.get("repath_events", [])]
     return DemoResult(

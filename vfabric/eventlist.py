@@ -21,9 +21,10 @@ from vfabric.exceptions import FaultTimeError
 class EventList:
     """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring.
 
-    Per-packet components (wires) skip :meth:`at`'s check, whose only job is to refuse a
-    time in the past: they push ``(t_ns, sequence(), fn, arg)`` onto :attr:`queue` with
-    ``heapq.heappush`` themselves, for a ``t_ns`` at or after :attr:`now`.
+    Per-packet components (wires, switch wake-ups) skip :meth:`at`'s check, whose only
+    job is to refuse a time in the past: they push ``(t_ns, sequence(), fn, arg)`` onto
+    :attr:`queue` with ``heapq.heappush`` themselves, for a ``t_ns`` at or after
+    :attr:`now`.
     """
 
     __slots__ = ("clock", "events_run", "now", "queue", "sequence")

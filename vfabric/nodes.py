@@ -4,6 +4,7 @@ and schedules its own events on the fabric's event list."""
 from __future__ import annotations
 
 from collections.abc import Callable
+from heapq import heappush
 from typing import TYPE_CHECKING
 
 from nic_emu.connection.host import AppEvent
@@ -33,6 +34,8 @@ class SwitchNode:
     __slots__ = (
         "_inject",
         "_poll",
+        "_queue",
+        "_sequence",
         "_wakes",
         "events",
         "name",
@@ -52,6 +55,8 @@ class SwitchNode:
         self._wakes: set[int] = set()
         self._inject = switch.inject  # both return the next departure (None: all empty)
         self._poll = switch.poll
+        self._queue = events.queue  # see EventList: wake-ups are pushed as wires push
+        self._sequence = events.sequence
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
@@ -76,9 +81,10 @@ class SwitchNode:
         now = self.events.now
         if due < now:
             due = now
-        if due not in self._wakes:
-            self._wakes.add(due)
-            self.events.at(due, self._wake, due)
+        wakes = self._wakes
+        if due not in wakes:
+            wakes.add(due)
+            heappush(self._queue, (due, self._sequence(), self._wake, due))
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)

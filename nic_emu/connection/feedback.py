@@ -51,6 +51,9 @@ class FeedbackMixin:
         bits = s.bitmap
         if bits and self.mrc:
             base = cum + s.sack_offset
+            # PSNs already acknowledged by an earlier SACK (send.sacked) are no news
+            shift = base - send.snd_una
+            bits &= ~(send.sacked >> shift if shift >= 0 else send.sacked << -shift)
             nxt = send.next_psn
             ack = send.ack
             while bits:

@@ -57,6 +57,9 @@ class ConnectionFailed:
 AppEvent = WriteCompleted | WriteReceived | ConnectionFailed
 
 
+EvRoute = tuple[int, tuple[int, str | None], bytes]  # plane, path key (plane, T1), carrier
+
+
 class ConnectionHost(Protocol):
     """The NIC a :class:`~nic_emu.connection.Connection` belongs to
     (:class:`nic_emu.core.NicCore`)."""
@@ -99,7 +102,7 @@ class ConnectionHost(Protocol):
 
     def path(self, peer: str, ev: int) -> Path: ...
 
-    def ev_route(self, peer: str, ev: int) -> tuple[int, tuple[int, str | None], bytes]:
+    def ev_route(self, peer: str, ev: int) -> EvRoute:
         """(plane, path key, carrier bytes) of ``ev``'s path to ``peer``."""
         ...
 

@@ -66,6 +66,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.error: ConnectionFailedError | None = None
         self.created_ns = now
         self._acked_per_plane: list[int] | None = None  # kept by release()
+        self._acked_per_path: dict[object, int] | None = None  # kept by release()
         self._rng = random.Random(f"{nic.seed}/{nic.name}/{qpn}")
         plan = nic.plan
         planes = nic.plane_count
@@ -95,6 +96,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.created_seq = 0
         self.ready_index = 0
         self.sched_deadline: int | None = None
+        self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
+        self.deadline_by_peer = False
         self.parked_plane = -1  # the host's queue of connections waiting for a port
         self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
         self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
@@ -266,6 +269,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         views into their data), in-flight state, receive bookkeeping, the EV set (its
         per-plane acknowledged packets are kept). Counters stay."""
         self._acked_per_plane = self.acked_per_plane()
+        self._acked_per_path = self.acked_per_path()
         planes = self.evs.planes
         self.evs = EvSet(
             {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
@@ -284,6 +288,15 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         counts = [0] * self.nic.plane_count
         for entry in self.evs.entries():
             counts[entry.plane] += entry.acked_packets
+        return counts
+
+    def acked_per_path(self) -> dict[object, int]:
+        """Acknowledged data packets per path (plane, T1) of their last transmission's EV."""
+        if self._acked_per_path is not None:
+            return dict(self._acked_per_path)
+        counts: dict[object, int] = {}
+        for entry in self.evs.entries():
+            counts[entry.path] = counts.get(entry.path, 0) + entry.acked_packets
         return counts
 
     @property

@@ -15,6 +15,7 @@ from nic_emu.connection.common import (
     TS_MASK,
     QpState,
 )
+from nic_emu.connection.host import EvRoute
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import IN_FLIGHT
 from topologies import encode_ev
@@ -24,8 +25,9 @@ class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
 
-    def _entry(self, ev: int, now: int) -> EvEntry:
-        plane, path, wire = self.nic.ev_route(self.peer, ev)
+    def _entry(self, ev: int, route: EvRoute | None = None) -> EvEntry:
+        """The entry of ``ev``; ``route`` is ``NicCore.ev_route(peer, ev)`` if known."""
+        plane, path, wire = self.nic.ev_route(self.peer, ev) if route is None else route
         e = EvEntry(ev=ev, plane=plane, path=path)
         e.wire = wire
         return e
@@ -41,9 +43,11 @@ class RepathMixin:
             want_active = n_active // planes + (p < n_active % planes)
             want_backup = n_backup // planes + (p < n_backup % planes)
             t1_count = nic.plan.topology.planes[p].t1_count
-            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check)
+            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
+            # whose route all EVs through that T1 share (the salt picks no path)
+            routes = [nic.ev_route(self.peer, encode_ev(p, t1)) for t1 in range(t1_count)]
             entries = [
-                self._entry(encode_ev(p, j % t1_count, j // t1_count), now)
+                self._entry(encode_ev(p, j % t1_count, j // t1_count), routes[j % t1_count])
                 for j in range(want_active + want_backup)
             ]
             active[p] = entries[:want_active]
@@ -65,7 +69,7 @@ class RepathMixin:
         h = zlib.crc32(key)
         plane = h % nic.plane_count
         t1 = (h >> 8) % nic.plan.topology.planes[plane].t1_count
-        e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF), now)
+        e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF))
         return EvSet(
             {plane: [e]},
             {},

@@ -66,7 +66,9 @@ class TimerMixin:
 
     def timer_deadline(self) -> int | None:
         """:meth:`next_deadline` without the pacing wait (``pace_at``), which the host
-        tracks per port (NicCore.next_timer)."""
+        tracks per port (NicCore.next_timer). Sets ``deadline_by_peer``: the peer's
+        silence deadline (the one term that state shared with other connections moves)
+        is the earliest."""
         if self.state is not QpState.READY:
             return None
         best = self.sack_deadline
@@ -91,7 +93,9 @@ class TimerMixin:
                 best = t
         t = self._peer_deadline()
         if t is not None and (best is None or t < best):
-            best = t
+            self.deadline_by_peer = True
+            return t
+        self.deadline_by_peer = False
         return best
 
     def _peer_deadline(self) -> int | None:

@@ -116,3 +116,20 @@ def test_timeout_pops_oldest_and_rewind_resends_everything() -> None:
     assert first is not None and first.psn == 0
     assert ss.rewind(2) == 3
     assert [ss.next_packet().psn for _ in range(4)] == [0, 2, 3, 4]
+
+
+def test_sacked_bits_are_the_selectively_acknowledged_psns_above_snd_una() -> None:
+    rng = random.Random(11)
+    ss, _ = _sender(npkts=300, mtu=10)
+    for t in range(300):
+        ss.sent(ss.next_packet(), None, t)
+    for _ in range(200):
+        if rng.random() < 0.8:
+            ss.ack(rng.randrange(ss.snd_una, ss.next_psn))
+        else:
+            cum = min(ss.next_psn, ss.snd_una + rng.randrange(4))
+            ss.ack_below(cum)
+            ss.advance_una(cum)
+        for psn in range(ss.snd_una, ss.next_psn):
+            assert bool(ss.sacked >> (psn - ss.snd_una) & 1) == (psn not in ss.unacked), psn
+    assert ss.sacked >> (ss.next_psn - ss.snd_una) == 0

@@ -104,6 +104,23 @@ def make_transfer(size: int, parts: int) -> tuple[SendTransfer, list]:
     return transfer, [net, *conns]
 
 
+def test_the_path_timeline_counts_every_acknowledged_packet_by_its_path() -> None:
+    size = 1_000_003
+    transfer, (net, *conns) = make_transfer(size, 3)
+    while not transfer.finish_if_over(net.now):
+        net.run(until_ns=net.now + 50_000)
+        for conn in conns:
+            if conn.idle:
+                transfer.on_completed(conn.qpn)
+        transfer.sample(net.now)
+    entries = transfer.report(net.now)["path_timeline"]
+    packets = sum(part.packets(transfer.mtu) for part in transfer.parts)
+    assert sum(e[3] for e in entries) == packets * transfer.mtu  # short last packets as full
+    paths = {(e[1], e[2]) for e in entries}
+    assert paths == {e.path for c in conns for e in c.evs.entries() if e.acked_packets}
+    assert all(e[3] > 0 and e[3] % transfer.mtu == 0 for e in entries)
+
+
 def test_per_plane_bytes_and_timeline_add_up_to_the_bytes_sent() -> None:
     size = 1_000_003  # short last packets
     transfer, (net, *conns) = make_transfer(size, 3)
