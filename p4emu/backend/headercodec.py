@@ -133,9 +133,12 @@ class HeaderCodec:
             if len(chunk.fields) == 1:
                 post.append(f"{target}.{chunk.fields[0].attr} = {_convert(value, chunk.fields[0])}")
                 continue
-            tmp_count += 1
-            cvar = f"_x{tmp_count}"
-            post.append(f"{cvar} = {value}")
+            if len(part_names) == 1:  # the chunk is one part: no combining
+                cvar = part_names[0]
+            else:
+                tmp_count += 1
+                cvar = f"_x{tmp_count}"
+                post.append(f"{cvar} = {value}")
             shift = chunk.nbytes * 8
             for index, f in enumerate(chunk.fields):
                 shift -= f.width

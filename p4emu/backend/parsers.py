@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from p4emu.backend.body import BodyCompiler, Hoist, ProgramContext
+from p4emu.backend.body.core import is_simple
 from p4emu.backend.codewriter import CodeWriter
 from p4emu.backend.compile_helpers import compile_error, const_int, to_unsigned, unsupported
 from p4emu.backend.pytypes import bit_width, scalar_type
@@ -223,12 +224,16 @@ class ParserGenerator:
         w = bc.w
         keys = []
         key_types = []
+        # a key tested by one case only is read there (an attribute chain has no effect)
+        tested = sum(
+            not isinstance(c.keyset, (ast.DefaultExpr, ast.DontCare)) for c in transition.cases
+        )
         for expr in transition.select:
             code = bc.ex(expr)
             type_ = expr.type
             if bit_width(type_) is not None:  # type: ignore[arg-type]
                 code = to_unsigned(code, type_)  # type: ignore[arg-type]
-            if not code.isidentifier():
+            if not code.isidentifier() and (tested > 1 or not is_simple(code)):
                 tmp = bc.fresh("k")
                 w.line(f"{tmp} = {code}")
                 code = tmp

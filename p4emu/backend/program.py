@@ -563,11 +563,17 @@ class ProgramCompiler:
         sm_cls = self.types.cls(sm_type)
 
         init_packet = ["def init_packet(s0, s1, s2):"]
-        for var, type_ in (("s0", header_type), ("s1", self._metadata_type), ("s2", sm_type)):
+        set_first = self._set_before_read()
+        if set_first:
+            init_packet.append(f"    # ingress sets these first: {', '.join(sorted(set_first))}")
+        for var, type_, skip in (
+            ("s0", header_type, frozenset[str]()),
+            ("s1", self._metadata_type, set_first),
+            ("s2", sm_type, frozenset[str]()),
+        ):
             if type_ is not None:
-                init_packet.extend(
-                    "    " + line for line in self.types.struct_init_lines(var, type_)
-                )
+                lines = self.types.struct_init_lines(var, type_, skip)
+                init_packet.extend("    " + line for line in lines)
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
         shared = shared_code(source, f"<p4emu {main_file}>")
@@ -604,6 +610,71 @@ class ProgramCompiler:
             drop_port=self.drop_port,
             shared=shared,
         )
+
+    def _set_before_read(self) -> frozenset[str]:
+        """Fields of the user metadata that nothing reads before ingress sets them: the
+        constant assignments opening the ingress ``apply`` body, of fields the parser and
+        the verify-checksum block never mention. ``init_packet`` need not reset those.
+        Anything the analysis does not see through (calls of functions or sub-blocks in
+        the parser or verify-checksum, the metadata used there as a whole, a computed
+        control-level variable initializer in ingress, tables in verify-checksum) leaves
+        the set empty."""
+        meta_type = self._metadata_type
+        meta_param = self._meta_param
+        if meta_type is None or meta_param is None:
+            return frozenset()
+        ingress = self.program.ingress.decl
+        assert isinstance(ingress, ast.ControlDecl)
+        for local in ingress.locals:
+            init = local.init if isinstance(local, ast.VariableDecl) else None
+            if init is not None and init.const_value is None:
+                return frozenset()
+        found: set[str] = set()
+        for stmt in ingress.body.statements:
+            if isinstance(stmt, ast.DeclStmt):
+                init = getattr(stmt.decl, "init", None)
+                if init is None or init.const_value is not None:
+                    continue
+                break
+            if not isinstance(stmt, ast.AssignStmt):
+                break
+            lhs = stmt.lhs
+            if not (
+                isinstance(lhs, ast.Member)
+                and lhs.kind == ast.MEMBER_FIELD
+                and isinstance(lhs.expr, ast.PathExpr)
+                and lhs.expr.decl is meta_param
+                and stmt.leaves is None
+                and stmt.rhs.const_value is not None
+                and lhs.type is not None
+                and not is_aggregate(lhs.type)
+            ):
+                break
+            found.add(lhs.member)
+        if not found:
+            return frozenset()
+        verify = self.program.verify_checksum.decl
+        if any(isinstance(d, ast.TableDecl) for d in getattr(verify, "locals", ())):
+            return frozenset()
+        paths = members = 0
+        for decl in (self.program.parser.decl, verify):
+            for node in ast.walk(decl):
+                if isinstance(node, ast.Call) and isinstance(
+                    node.target, (ast.FunctionCall, ast.BlockApply)
+                ):
+                    return frozenset()
+                if isinstance(node, ast.PathExpr) and node.type is meta_type:
+                    paths += 1
+                elif (
+                    isinstance(node, ast.Member)
+                    and isinstance(node.expr, ast.PathExpr)
+                    and node.expr.type is meta_type
+                ):
+                    members += 1
+                    found.discard(node.member)
+        if paths != members:  # the metadata used as a whole
+            return frozenset()
+        return frozenset(found)
 
     def _assemble(
         self,

@@ -283,12 +283,17 @@ class TypeRegistry:
         out.append(f"    return {' and '.join(parts) or 'True'}")
         out.append("")
 
-    def struct_init_lines(self, var: str, type_: t.StructType) -> list[str]:
+    def struct_init_lines(
+        self, var: str, type_: t.StructType, skip: frozenset[str] = frozenset()
+    ) -> list[str]:
         """Statements putting struct ``var`` back in the state of a new one (its headers
-        and the headers of its stacks reset inline; temporaries ``h`` and ``k``)."""
+        and the headers of its stacks reset inline; temporaries ``h`` and ``k``), except
+        the scalar fields named in ``skip``."""
         lines: list[str] = []
         for info in type_.fields:
             attr, ftype = py_attr(info.name), info.type
+            if info.name in skip and not is_aggregate(ftype):
+                continue
             if isinstance(ftype, t.HeaderType):  # inlined: one call resets all headers
                 self.cls(ftype)
                 lines.append(f"h = {var}.{attr}")

@@ -85,11 +85,10 @@ class QueuedPacket:
         "port",
         "priority",
         "send_ns",
-        "seq",
     )
 
     def __init__(
-        self, item: object, port: int, priority: int, length: int, enq_ns: int, seq: int
+        self, item: object, port: int, priority: int, length: int, enq_ns: int, enq_qdepth: int
     ) -> None:
         self.item = item
         self.port = port
@@ -97,9 +96,8 @@ class QueuedPacket:
         self.length = length
         self.enq_ns = enq_ns
         self.enq_timestamp = enq_ns // NS_PER_US
-        self.enq_qdepth = 0
+        self.enq_qdepth = enq_qdepth
         self.send_ns = enq_ns
-        self.seq = seq
         self.deq_ns = 0
         self.departure_seq = 0
         self.deq_timedelta = 0
@@ -205,7 +203,6 @@ class TrafficManager:
         # a poll with nothing due and next_departure_ns() look at no port
         self._earliest = 0
         self._ready: list[QueuedPacket] = []
-        self._seq = 0
         self._departures = 0
         self.drops: dict[tuple[int, int, DropReason], int] = {}
         self.total_drops = 0
@@ -299,9 +296,7 @@ class TrafficManager:
         if len(fifo) >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
-        self._seq += 1
-        packet = QueuedPacket(item, port, priority, length, now, self._seq)
-        packet.enq_qdepth = len(fifo)
+        packet = QueuedPacket(item, port, priority, length, now, len(fifo))
         self.total_enqueued += 1
         active = self._active
         # a packet that leaves at once from an idle port while no port has a departure
