@@ -322,8 +322,7 @@ class SwitchDevice:
             switch = self.switch
             if switch is None:
                 return None
-            switch.poll()
-            due = switch.tm.next_departure_ns()
+            due = switch.poll()
             return None if due is None else max(0, due - switch.clock.now_ns())
 
     def housekeeping(self) -> None:
