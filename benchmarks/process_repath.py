@@ -259,6 +259,7 @@ def one_run(
         # many of them delivered again (false alarms that cost no retirement)
         "path_suspects": sum(1 for r in records if r["kind"] == "path_suspect"),
         "path_suspects_cleared": sum(1 for r in records if r["kind"] == "path_cleared"),
+        "ev_probes": sum(r.get("count", 1) for r in records if r["kind"] == "probe_tx"),
         "repath_ms_all": all_ms,
         "median_repath_ms_all": statistics.median(all_ms) if all_ms else None,
         "goodput_gbps": round(size * 8 / float(info["elapsed_s"]) / 1e9, 4),

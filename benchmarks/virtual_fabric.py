@@ -18,14 +18,21 @@ Targets (docs/virtual-fabric.md): >= 20,000 traversals per wall second, demo <= 
 repath <= 2 RTTs after the first loss. On a machine shared with other jobs wall time
 overstates the cost, so every run also reports CPU seconds (``time.process_time``) and
 traversals per CPU second, and ``pipeline`` measures p4emu's bare pipeline (one switch,
-same program and entries, no fabric, no NICs) on a data frame of the same transfer in
-the same process: ``fabric_vs_pipeline`` is the fabric's traversal rate as a fraction of
-it (the issue asks for at least 0.5). The load average at the start and the end says how
+same program and entries, no fabric, no NICs) on one data frame of the same transfer,
+sent again and again, in the same process (``fabric_vs_same_frame_pipeline``: the fabric's
+traversal rate per CPU second as a fraction of it). A best case: one switch's tables, one
+frame. So ``pipeline_replay`` also measures p4emu alone on the fabric's own workload: the
+tiny and all-to-all runs are run again with every frame each switch receives recorded,
+then those frames are replayed, in order, through switches with the same entries but no
+fabric, no NICs and no rates; ``fabric_vs_pipeline`` is the fabric's rate as a fraction
+of that (the issue asks for within 2x, i.e. at least 0.5): what the fabric around the
+P4 program costs. The load average at the start and the end says how
 busy the machine was. ``--bytecodes`` adds the Python bytecodes run per traversal (1 MiB
 on ``tiny``, all-to-all on ``small`` with 256 KiB each, and the bare pipeline), a cost
 measure that the machine's load does not change. Prints one JSON document.
 
-Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...] [--bytecodes]``
+Usage: ``python benchmarks/virtual_fabric.py [--a2a-bytes N] [--skip NAME ...] [--no-replay]
+[--bytecodes]``
 """
 
 from __future__ import annotations
@@ -132,19 +139,26 @@ def data_frame() -> bytes:
         return bytes(rdpcap(str(Path(tmp) / "nic0--p0-t0-0.pcap"))[0])
 
 
-def pipeline_switch() -> tuple[Any, int, bytes]:
-    """One T0 of tiny with its entries, no rate, no fabric; its NIC port and a data frame."""
+def programmed_switch(fabric: VirtualFabric, name: str) -> Any:
+    """A p4emu switch with the entries of ``fabric``'s switch ``name``: no rate, no
+    fabric, frames collected by the caller."""
     from p4emu.runtime.clock import VirtualClock
     from p4emu.switch import Switch
     from vfabric.fabric import PRIORITY_QUEUES
-    from vfabric.program import program_switch, push_updates, shared_program
+    from vfabric.program import program_switch, push_updates
 
-    program = shared_program()
+    program = fabric.program
     switch = Switch(
         program.checked, clock=VirtualClock(), cpu_port=510, priority_queues=PRIORITY_QUEUES
     )
+    program_switch(switch, push_updates(fabric.plan[name], program.codec), name)
+    return switch
+
+
+def pipeline_switch() -> tuple[Any, int, bytes]:
+    """One T0 of tiny with its entries, no rate, no fabric; its NIC port and a data frame."""
     fabric = VirtualFabric("tiny")
-    program_switch(switch, push_updates(fabric.plan["p0-t0-0"], program.codec), "p0-t0-0")
+    switch = programmed_switch(fabric, "p0-t0-0")
     return switch, fabric.topology.nic_port("nic0", 0).t0_port, data_frame()
 
 
@@ -164,6 +178,51 @@ def bench_pipeline(packets: int) -> dict[str, Any]:
         "cpu_s": round(cpu, 3),
         "traversals_per_wall_s": round(packets / wall),
         "traversals_per_cpu_s": round(packets / cpu),
+    }
+
+
+Traversal = tuple[str, int, bytes]  # (switch, ingress port, frame)
+
+
+def record_traversals(fabric: VirtualFabric) -> list[Traversal]:
+    """Every frame a switch of ``fabric`` will receive, in order, once it runs."""
+    trace: list[Traversal] = []
+    for wire in fabric.wires.values():
+        if wire.dst in fabric.switches:
+            receive, name = wire.sink, wire.dst
+
+            def sink(port: int, frame: bytes, receive: Any = receive, name: str = name) -> None:
+                trace.append((name, port, frame))
+                receive(port, frame)
+
+            wire.sink = sink
+    return trace
+
+
+def bench_replay(build: Callable[[], VirtualFabric]) -> dict[str, Any]:
+    """p4emu's pipeline on the fabric's own workload: a run of ``build()`` is recorded
+    (every frame each switch received), then replayed through switches with the same
+    entries but no fabric, no NICs, no rates: the rate at which p4emu alone forwards
+    exactly the traversals the fabric simulated."""
+    fabric = build()
+    trace = record_traversals(fabric)
+    fabric.run()
+    fabric.close()
+    assert len(trace) == fabric.traversals(), "a traversal was not recorded"
+    switches = {name: programmed_switch(fabric, name) for name in fabric.switches}
+    started, cpu_started = time.perf_counter(), time.process_time()
+    for name, port, frame in trace:
+        switch = switches[name]
+        switch.inject(port, frame)
+        switch.collect()
+    wall = time.perf_counter() - started
+    cpu = time.process_time() - cpu_started
+    return {
+        "traversals": len(trace),
+        "wall_s": round(wall, 3),
+        "cpu_s": round(cpu, 3),
+        "traversals_per_wall_s": round(len(trace) / wall),
+        "traversals_per_cpu_s": round(len(trace) / cpu),
     }
 
 
@@ -222,19 +281,28 @@ def bench_bytecodes() -> dict[str, Any]:
     }
 
 
-def bench_tiny() -> dict[str, Any]:
+def tiny_fabric() -> VirtualFabric:
     fabric = VirtualFabric("tiny")
     fabric.transfer("nic0", "nic3", 64 << 20)
-    return measure(fabric)
+    return fabric
 
 
-def bench_all_to_all(nbytes: int) -> dict[str, Any]:
+def all_to_all_fabric(nbytes: int) -> VirtualFabric:
     fabric = VirtualFabric("small")
     names = [nic.name for nic in fabric.topology.nics]
     for src in names:
         for dst in names:
             if src != dst:
                 fabric.transfer(src, dst, nbytes)
+    return fabric
+
+
+def bench_tiny() -> dict[str, Any]:
+    return measure(tiny_fabric())
+
+
+def bench_all_to_all(nbytes: int) -> dict[str, Any]:
+    fabric = all_to_all_fabric(nbytes)
     out = measure(fabric)
     out["transfers"] = len(fabric.transfers)
     out["bytes_each"] = nbytes
@@ -246,6 +314,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--a2a-bytes", type=int, default=1 << 20)
     parser.add_argument("--pipeline-packets", type=int, default=5000)
     parser.add_argument("--skip", nargs="*", default=[], choices=["demo", "tiny", "a2a"])
+    parser.add_argument(
+        "--no-replay",
+        action="store_true",
+        help="skip the replay of the tiny and all-to-all runs' traversals (pipeline_replay)",
+    )
     parser.add_argument(
         "--bytecodes",
         action="store_true",
@@ -271,9 +344,20 @@ def main(argv: list[str] | None = None) -> int:
         report["bytecodes_per_traversal"] = bench_bytecodes()
     runs = {k: report[k] for k in ("demo", "tiny_64MiB", "small_all_to_all") if k in report}
     pipeline = report["pipeline"]["traversals_per_cpu_s"]
-    report["fabric_vs_pipeline"] = {
+    report["fabric_vs_same_frame_pipeline"] = {
         k: round(v["traversals_per_cpu_s"] / pipeline, 2) for k, v in runs.items()
     }
+    replays = {}
+    if "tiny_64MiB" in runs and not args.no_replay:
+        replays["tiny_64MiB"] = bench_replay(tiny_fabric)
+    if "small_all_to_all" in runs and not args.no_replay:
+        replays["small_all_to_all"] = bench_replay(lambda: all_to_all_fabric(args.a2a_bytes))
+    if replays:
+        report["pipeline_replay"] = replays
+        report["fabric_vs_pipeline"] = {
+            k: round(runs[k]["traversals_per_cpu_s"] / v["traversals_per_cpu_s"], 2)
+            for k, v in replays.items()
+        }
     rates = [v["traversals_per_wall_s"] for v in runs.values()]
     report["meets_traversal_target"] = bool(rates) and min(rates) >= TARGET_TRAVERSALS_PER_S
     report["load_average_at_end"] = [round(x, 1) for x in os.getloadavg()]

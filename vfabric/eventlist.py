@@ -15,7 +15,7 @@ from collections.abc import Callable
 from typing import Any
 
 from p4emu.runtime.clock import VirtualClock
-from vfabric.exceptions import FaultTimeError
+from vfabric.exceptions import FaultTimeError, VirtualFabricError
 
 
 class EventList:
@@ -55,6 +55,8 @@ class EventList:
         """Run events in time order until ``until_ns`` (inclusive) or until ``stop()`` is
         true (checked every ``check_every`` events) or nothing is left. Returns True when
         ``stop()`` ended the run."""
+        if isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1:
+            raise VirtualFabricError(f"check_every must be a positive integer, got {check_every!r}")
         heap = self.queue
         pop = heapq.heappop
         set_clock = self.clock.set_ns

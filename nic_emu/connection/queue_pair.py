@@ -111,6 +111,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
         self._adaptive = cfg.adaptive_timers
         self._quarantine = cfg.path_quarantine and self.mrc
+        # Quarantined paths: [when to probe, when probed (-1: not yet)] (RepathMixin)
+        self._hold_probes: dict[object, list[int]] = {}
         self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
         self.rttvar_ns = 0.0
         self.probe_misses = 0  # probe rounds in a row that got no answer at all

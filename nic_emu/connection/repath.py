@@ -108,18 +108,18 @@ class RepathMixin:
             reason=reason,
         )
 
+    def _hold_delay(self) -> int:
+        """The quarantine window: RACK's time window without its queueing term."""
+        return max(self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2)
+
     def _quarantine_overdue(self, now: int) -> None:
         """Quarantine (:meth:`EvSet.quarantine`) the path of every in-flight packet that
         is overdue: at least ``reorder_threshold_pkts`` later sends and one sent a
-        quarantine window later (``max(reorder_window_ns, SRTT/4)``: RACK's window
-        without the queueing term, which only the loss declaration needs) acknowledged,
-        with nothing sent on its path since acknowledged. A probe goes out on the path at
-        once."""
+        quarantine window later (:meth:`_hold_delay`) acknowledged, with nothing sent on
+        its path since acknowledged."""
         send = self.send
         limit_seq = send.acked_max_tx_seq - self.cfg.reorder_threshold_pkts
-        limit_sent = send.acked_max_sent_ns - max(
-            self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2
-        )
+        limit_sent = send.acked_max_sent_ns - self._hold_delay()
         evs = self.evs
         for seq, pkt in send.outstanding:
             if seq > limit_seq:
@@ -136,7 +136,9 @@ class RepathMixin:
 
     def _hold_path(self, e: EvEntry, psn: int, sent_ns: int, why: str, now: int) -> None:
         """Quarantine the path of ``e`` for a packet sent at ``sent_ns`` (overdue or
-        lost), unless the path delivered something sent since; probe it at once."""
+        lost), unless the path delivered something sent since. A probe follows a
+        quarantine window later if no delivery has cleared it by then (most are cleared
+        within a fraction of that: a probe each would add a few % to the fabric's load)."""
         evs = self.evs
         if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
             return
@@ -153,27 +155,37 @@ class RepathMixin:
             why=why,
         )
         self.counters["path_suspects"] += 1
-        if nic.port_up[e.plane]:
-            probe = e if e.state is not ASSUMED_BAD else evs.usable_on_path(e.path)
-            if probe is not None and probe.probe_seq < 0:
-                self._send_probe(probe, now)
-        deadline = now + self.probe_interval_ns()
-        if self.probe_next is None or deadline < self.probe_next:
-            self.probe_next = deadline
+        due = now + self._hold_delay()
+        self._hold_probes[e.path] = [due, -1]
+        if self.probe_next is None or due < self.probe_next:
+            self.probe_next = due
 
     def _review_quarantine(self, now: int) -> None:
         """Clear the quarantined paths that delivered a packet sent at or after their
-        overdue one; retire those quarantined for a probe interval without that."""
+        overdue one; probe those due for it; retire those whose probe went unanswered
+        for a probe interval."""
         evs = self.evs
-        timeout = self.probe_interval_ns()
-        for path, (sent_ns, since) in list(evs.quarantined.items()):
+        probes = self._hold_probes
+        interval = self.probe_interval_ns()
+        for path, (sent_ns, _) in list(evs.quarantined.items()):
             if evs.delivered_ns(path) >= sent_ns:
                 self._clear_quarantine(path, "delivery", now)
-            elif now - since >= timeout:
+                continue
+            due, probed = probes.setdefault(path, [now, -1])
+            if probed < 0:
+                if now >= due:
+                    e = evs.usable_on_path(path)
+                    if e is not None and self.nic.port_up[e.plane] and e.probe_seq < 0:
+                        self._send_probe(e, now)
+                    probes[path][1] = now
+            elif now - probed >= interval:
                 evs.retire_path(path, "quarantine", now)
+        for path in [p for p in probes if p not in evs.quarantined]:
+            del probes[path]
 
     def _clear_quarantine(self, path: object, by: str, now: int) -> None:
         held = self.evs.clear_quarantine(path)
+        self._hold_probes.pop(path, None)
         if held is None:
             return
         self.counters["path_suspects_cleared"] += 1
@@ -192,12 +204,15 @@ class RepathMixin:
 
     def _probe_tick(self, now: int) -> None:
         self.probe_next = None
-        evs = self.evs
-        if evs.quarantined:
+        if self.evs.quarantined or self._hold_probes:
             self._review_quarantine(now)
         self._probe_round(now)
-        if evs.quarantined:  # come back when the oldest quarantine runs out
-            t = min(since for _, since in evs.quarantined.values()) + self.probe_interval_ns()
+        if self._hold_probes:  # come back when a held path's probe or its timeout is due
+            interval = self.probe_interval_ns()
+            t = min(
+                due if probed < 0 else probed + interval
+                for due, probed in self._hold_probes.values()
+            )
             if self.probe_next is None or t < self.probe_next:
                 self.probe_next = max(t, now + 1)
 

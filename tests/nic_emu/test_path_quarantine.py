@@ -57,23 +57,33 @@ def _conn(config: NicConfig):
     return core, conn
 
 
-def test_a_probe_answer_clears_the_quarantine_and_silence_retires_the_path() -> None:
+def test_a_held_path_is_probed_a_window_later_and_retired_if_unanswered() -> None:
     config = replace(NicConfig(), path_quarantine=True)
     core, conn = _conn(config)
     e = conn.evs.ring[0]
-    conn.evs.quarantine(e.path, 0, 0)
-    conn._send_probe(e, 0)
-    conn.on_probe_answer(e, 10)
-    assert e.path not in conn.evs.quarantined
-    (cleared,) = core.log.of_kind(PATH_CLEARED)
-    assert cleared.detail["by"] == "probe"
-    # Again, with no answer: a probe interval later the path is retired.
-    conn.evs.quarantine(e.path, 20, 20)
-    conn.probe_next = 20 + conn.probe_interval_ns()
-    conn.on_timer(conn.probe_next)
-    assert e.path not in conn.evs.quarantined
+    conn._hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
+    assert not core.log.of_kind(PROBE_TX)  # delivery usually clears it before a probe
+    due = conn._hold_delay()
+    assert conn.probe_next == due
+    conn.on_timer(due)
+    (probe,) = core.log.of_kind(PROBE_TX)
+    assert probe.ev in {x.ev for x in conn.evs.by_path[e.path]}
+    conn.on_timer(conn.probe_next)  # a probe interval later, no answer: retired
+    assert e.path not in conn.evs.quarantined and not conn._hold_probes
     retired = [r for r in core.log.of_kind(EV_STATE) if r.detail["reason"] == "path_quarantine"]
     assert retired and all(e.state is ASSUMED_BAD for e in conn.evs.by_path[e.path] if e.active)
+
+
+def test_a_probe_answer_clears_the_quarantine() -> None:
+    core, conn = _conn(replace(NicConfig(), path_quarantine=True))
+    e = conn.evs.ring[0]
+    conn._hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
+    conn.on_timer(conn._hold_delay())
+    (probe,) = core.log.of_kind(PROBE_TX)
+    conn.on_probe_answer(conn.evs.by_ev[probe.ev], 10)
+    assert e.path not in conn.evs.quarantined and not conn._hold_probes
+    (cleared,) = core.log.of_kind(PATH_CLEARED)
+    assert cleared.detail["by"] == "probe"
 
 
 def test_a_cut_path_is_held_out_at_its_first_overdue_packet_then_retired() -> None:
@@ -86,9 +96,8 @@ def test_a_cut_path_is_held_out_at_its_first_overdue_packet_then_retired() -> No
     suspects = [r for r in net.log.of_kind(PATH_SUSPECT) if r.ev in cut and r.t_ns > 20_000]
     assert suspects, "the cut path was never quarantined"
     held_at = suspects[0].t_ns
-    # A probe left on the path at once, and no data after the quarantine began until the
-    # path was retired (the quarantine ended in a retirement, not a clearance).
-    assert any(r.t_ns == held_at and r.ev in cut for r in net.log.of_kind(PROBE_TX))
+    # No data after the quarantine began until the path was retired (the quarantine
+    # ended in a retirement, not a clearance).
     retired = [
         r
         for r in net.log.of_kind(EV_STATE)
@@ -108,14 +117,13 @@ def test_a_quarantined_path_that_delivers_a_later_packet_is_cleared() -> None:
     conn._hold_path(e, psn=7, sent_ns=100, why="overdue", now=150)
     (suspect,) = core.log.of_kind(PATH_SUSPECT)
     assert suspect.detail == {"sent_ns": 100, "why": "overdue"} and suspect.psn == 7
-    assert any(r.ev == e.ev for r in core.log.of_kind(PROBE_TX))  # probed at once
     conn._review_quarantine(160)  # nothing sent at or after 100 delivered yet: held
     assert e.path in conn.evs.quarantined
     conn.evs.by_path[e.path][-1].acked_sent_ns = 100  # any EV of the path delivered
     conn._review_quarantine(170)
     assert e.path not in conn.evs.quarantined
     (cleared,) = core.log.of_kind(PATH_CLEARED)
-    assert cleared.detail == {"by": "delivery", "suspect_ns": 20}
+    assert cleared.detail == {"by": "delivery", "suspect_ns": 20} and not conn._hold_probes
     assert conn.counters["path_suspects"] == conn.counters["path_suspects_cleared"] == 1
     # A path that already delivered something sent after the packet is not held out.
     conn._hold_path(e, psn=8, sent_ns=99, why="overdue", now=180)
