@@ -219,37 +219,31 @@ class FeedbackMixin:
         self.counters["losses_" + reason] += 1
         if entry is not None:
             entry.losses += 1
-            if self._adaptive:
-                # Wall-clock modes: what the loss detection saw (the repath timeline of
-                # benchmarks/process_repath.py); the virtual-time records stay as they were.
-                nic.log.record(
-                    now,
-                    nic.name,
-                    ev_kinds.LOSS,
-                    qpn=self.qpn,
-                    plane=entry.plane,
-                    ev=entry.ev,
-                    psn=pkt.psn,
-                    sent_ns=pkt.sent_ns,
-                    reason=reason,
-                    srtt_ns=int(self.srtt_ns),
-                    min_rtt_ns=self.min_rtt_ns,
-                    qdelay_ns=int(self.qdelay_ns),
-                    cwnd=int(self.cc.cwnd),
-                    acked_sent_ns=self.send.acked_max_sent_ns,
-                )
-            else:
-                nic.log.record(
-                    now,
-                    nic.name,
-                    ev_kinds.LOSS,
-                    qpn=self.qpn,
-                    plane=entry.plane,
-                    ev=entry.ev,
-                    psn=pkt.psn,
-                    sent_ns=pkt.sent_ns,
-                    reason=reason,
-                )
+            # Wall-clock modes also log what the loss detection saw (the repath timeline
+            # of benchmarks/process_repath.py); the virtual-time records stay as they were.
+            seen = (
+                {
+                    "srtt_ns": int(self.srtt_ns),
+                    "min_rtt_ns": self.min_rtt_ns,
+                    "qdelay_ns": int(self.qdelay_ns),
+                    "cwnd": int(self.cc.cwnd),
+                    "acked_sent_ns": self.send.acked_max_sent_ns,
+                }
+                if self._adaptive
+                else {}
+            )
+            nic.log.record(
+                now,
+                nic.name,
+                ev_kinds.LOSS,
+                qpn=self.qpn,
+                plane=entry.plane,
+                ev=entry.ev,
+                psn=pkt.psn,
+                sent_ns=pkt.sent_ns,
+                reason=reason,
+                **seen,
+            )
             if self.mrc and reason != "port":
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
                 if self._quarantine and entry.path not in self.evs.quarantined:
