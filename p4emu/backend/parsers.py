@@ -4,8 +4,10 @@ The parser graph is flattened first: every ``sub.apply(...)`` of a sub-parser is
 by splitting the calling state around the call (states before the call jump to the
 sub-parser's start; its ``accept`` jumps to a continuation state holding the rest of the
 calling state). Then states with exactly one incoming edge are emitted inline at their
-single use; the others (``start``, join points, loop heads) become branches of a
-``while True`` dispatch on ``st``. Offsets are in bytes (BMv2 parses whole bytes).
+single use; a state entered several times but only from the code of one other state
+(through a ``select`` whose cases all lead to it) is emitted right after that code, its
+entries falling through to it; the others (``start``, other join points, loop heads)
+become branches of a ``while True`` dispatch on ``st``. Offsets are in bytes (BMv2 parses whole bytes).
 
 BMv2 behaviours reproduced (``src/bm_sim/parser.cpp``, p4c ``backends/bmv2/common/
 parser.cpp``):
@@ -145,14 +147,21 @@ class ParserGenerator:
         start = flattener.flatten(self.instance, scope, END)
         states = flattener.states
         incoming: dict[str, int] = {key: 0 for key in states}
+        preds: dict[str, list[str]] = {key: [] for key in states}
         for state in states.values():
             for target in state.targets():
                 if target != END:
                     incoming[target] += 1
+                    preds[target].append(state.key)
+        self._plan_joins(start, incoming, preds)
         dispatch = [start] + [
-            key for key in states if key != start and incoming[key] != 1 and incoming[key] > 0
+            key
+            for key in states
+            if key != start and incoming[key] != 1 and incoming[key] > 0 and key not in self.joined
         ]
         self.ids = {key: index for index, key in enumerate(dispatch)}
+        self.roots = set(dispatch) | set(self.joined)
+        self.current: list[str] = []  # the roots being emitted, innermost last
         self.states = states
         w = self.w
         bc = BodyCompiler(pc, w, scope, where="parser")
@@ -179,9 +188,49 @@ class ParserGenerator:
         w.line("")
         return bc.hoist.finish(w.lines, 1, "    ")
 
+    def _plan_joins(
+        self, start: str, incoming: dict[str, int], preds: dict[str, list[str]]
+    ) -> None:
+        """Find the joins: a state entered more than once, but only from the code of one
+        dispatched (or joined) state R (R and the states inlined into it), is emitted
+        right after R's code, where every ``goto`` to it falls through (``self.joined``:
+        join -> R, ``self.joins``: R -> join; one join per R)."""
+
+        def root(key: str) -> str:
+            seen = {key}
+            while key != start and incoming[key] == 1:
+                key = preds[key][0]
+                if key in seen:  # a cycle of inlined states: not reached from start
+                    break
+                seen.add(key)
+            return key
+
+        candidates: dict[str, list[str]] = {}
+        for key, count in incoming.items():
+            if key == start or count < 2:
+                continue
+            owners = {root(pred) for pred in preds[key]}
+            if len(owners) == 1 and key not in owners:
+                candidates.setdefault(owners.pop(), []).append(key)
+        self.joins = {owner: keys[0] for owner, keys in candidates.items() if len(keys) == 1}
+        self.joined = {join: owner for owner, join in self.joins.items()}
+
     # ------------------------------------------------------------------ states
 
     def emit_state(self, key: str) -> None:
+        is_root = key in self.roots
+        if is_root:
+            self.current.append(key)
+        try:
+            self._emit_state(key)
+        finally:
+            if is_root:
+                self.current.pop()
+        join = self.joins.get(key)
+        if join is not None:
+            self.emit_state(join)
+
+    def _emit_state(self, key: str) -> None:
         state = self.states[key]
         bc = self.bc
         saved = bc.scope
@@ -206,6 +255,8 @@ class ParserGenerator:
             bc.scope = saved
 
     def goto(self, target: str) -> None:
+        if self.current and self.joined.get(target) == self.current[-1]:
+            return  # falls through to the join, emitted after the current root's code
         if target == END:
             self.bc.w.line("break")
         elif target in self.ids:

@@ -224,6 +224,52 @@ def test_sub_parser_inlining_and_header_unions() -> None:
     assert data == bytes([151, 0xBB, 0xCC, 0xFF])
 
 
+JOIN_PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> kind; bit<8> seen; }
+header b_t { bit<8> v; }
+struct headers_t { a_t a; b_t b; }
+struct meta_t { bit<8> seen; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start {
+        pkt.extract(hdr.a);
+        transition select(hdr.a.kind) { 1: one; 2: two; 9: reject; default: join; }
+    }
+    state one { meta.seen = 10; transition join; }
+    state two { meta.seen = 20; transition select(hdr.a.seen) { 0: join; default: accept; } }
+    state join { meta.seen = meta.seen + 1; pkt.extract(hdr.b); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { hdr.a.seen = meta.seen; sm.egress_spec = 1; }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.a); pkt.emit(hdr.b); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def test_a_join_state_follows_the_state_all_its_entries_come_from() -> None:
+    # join is entered from start, one and two (both inlined into start): it is emitted
+    # after start's code, without a dispatch loop; each way in reaches it exactly once
+    switch = switch_for(JOIN_PROGRAM, "join.p4")
+    parse = switch.program.source.split("def parse_block")[1].split("def verify_block")[0]
+    assert "while True" in parse and "st = " not in parse
+    cases = {
+        (1, 0): [1, 11, 7],  # one -> join
+        (2, 0): [2, 21, 7],  # two -> join
+        (2, 5): [2, 20],  # two -> accept: join skipped, b left in the payload
+        (3, 0): [3, 1, 7],  # default -> join
+        (9, 0): [9, 0],  # reject: nothing more
+    }
+    for (kind, seen), expected in cases.items():
+        switch.inject(0, bytes([kind, seen, 7]))
+        [(_, data)] = switch.collect()
+        assert list(data[: len(expected)]) == expected, (kind, seen, list(data))
+
+
 def test_header_not_a_whole_number_of_bytes_is_rejected_with_its_location() -> None:
     source = SUBPARSER_PROGRAM.replace("header b16_t { bit<16> v; }", "header b16_t { bit<15> v; }")
     with pytest.raises(CompileError, match=r"sub\.p4:\d+:\d+: error: header b16_t is not a whole"):
