@@ -46,6 +46,7 @@ from testbed.demo import (
 )
 from testbed.exceptions import TestbedError, UsageError
 from testbed.options import (
+    DEFAULT_SEED,
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_THRIFT_BASE_PORT,
     MODES,
@@ -249,7 +250,7 @@ def _add_export_parser(sub: Any) -> None:
         f"(default {layout.DEFAULT_GRPC_BASE_PORT})",
     )
     export.add_argument("--rate-scale", type=clikit.positive_float, default=1.0)
-    export.add_argument("--seed", type=int, default=1)
+    export.add_argument("--seed", type=int, default=DEFAULT_SEED, help=f"default {DEFAULT_SEED}")
     export.add_argument(
         "--transport", type=_transport, default={}, help="nic-emu transport overrides, JSON object"
     )
@@ -310,7 +311,12 @@ def _add_start_options(
         help="start every p4emu-switch as its own program instead of forking them from one "
         "process that imported p4emu once (slower; for debugging)",
     )
-    parser.add_argument("--seed", type=int, default=1, help="seed of switches and NICs (default 1)")
+    parser.add_argument(
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of switches and NICs (default {DEFAULT_SEED})",
+    )
     parser.add_argument(
         "--timeout-start",
         type=clikit.positive_float,
@@ -510,7 +516,7 @@ def _virtual_demo(args: argparse.Namespace) -> int:
 
     options = VirtualDemoOptions(
         size=args.bytes or VIRTUAL_DEFAULT_BYTES,
-        seed=args.seed if args.seed is not None else 0,
+        seed=args.seed if args.seed is not None else DEFAULT_SEED,
         out_dir=args.out,
         pcap=args.pcap,
     )

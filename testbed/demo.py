@@ -40,7 +40,7 @@ from testbed import layout
 from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
 from testbed.local import up_local
-from testbed.options import FabricOptions
+from testbed.options import DEFAULT_SEED, FabricOptions
 from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import (
     DEADLINE_GRACE_S,
@@ -452,7 +452,7 @@ class VirtualDemoOptions:
     src: str = "nic0"
     dst: str = "nic3"
     cut: tuple[str, str] = ("p0-t0-0", "p0-t1-0")
-    seed: int = 0
+    seed: int = DEFAULT_SEED
     out_dir: Path | None = None  # default: a fresh directory under the run root
     pcap: bool = False
 

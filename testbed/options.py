@@ -21,6 +21,8 @@ from testbed.exceptions import UsageError
 MODES = ("local", "mininet")
 TARGETS = ("p4emu", "bmv2")
 DEFAULT_START_TIMEOUT_S = 120.0
+#: the seed of switches, NICs and the virtual fabric when none is given (every mode)
+DEFAULT_SEED = 1
 DEFAULT_THRIFT_BASE_PORT = 9090  # BMv2's default Thrift port, + switch index
 
 
@@ -49,7 +51,7 @@ class FabricOptions:
     switch_command: Sequence[str] | None = None
     nic_command: Sequence[str] | None = None
     transport: Mapping[str, Any] = field(default_factory=dict)  # nic-emu transport overrides
-    seed: int = 1
+    seed: int = DEFAULT_SEED
     start_timeout: float = DEFAULT_START_TIMEOUT_S
     fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
 
