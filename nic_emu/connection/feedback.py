@@ -215,7 +215,6 @@ class FeedbackMixin:
     def _lost(self, pkt: TxPacket, reason: str, now: int) -> None:
         """A packet (already out of flight) was lost without a trim."""
         entry = pkt.entry
-        nic = self.nic
         self.counters["losses_" + reason] += 1
         if entry is not None:
             entry.losses += 1
@@ -232,17 +231,8 @@ class FeedbackMixin:
                 if self._adaptive
                 else {}
             )
-            nic.log.record(
-                now,
-                nic.name,
-                ev_kinds.LOSS,
-                qpn=self.qpn,
-                plane=entry.plane,
-                ev=entry.ev,
-                psn=pkt.psn,
-                sent_ns=pkt.sent_ns,
-                reason=reason,
-                **seen,
+            self._log_ev(
+                now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
             )
             if self.mrc and reason != "port":
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)

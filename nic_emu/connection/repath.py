@@ -5,6 +5,7 @@ that revive retired EVs, and ports going down and up (ours, or the peer's).
 from __future__ import annotations
 
 import zlib
+from typing import Any
 
 from mrc_wire import (
     EV_PROBE_QPN,
@@ -24,6 +25,11 @@ from topologies import encode_ev
 class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
+
+    def _log_ev(self, now: int, kind: str, e: EvEntry, **detail: Any) -> None:
+        """Log ``kind`` about ``e``, one of this connection's EVs (its plane and EV)."""
+        nic = self.nic
+        nic.log.record(now, nic.name, kind, qpn=self.qpn, plane=e.plane, ev=e.ev, **detail)
 
     def _entry(self, ev: int, route: EvRoute | None = None) -> EvEntry:
         """The entry of ``ev``; ``route`` is ``NicCore.ev_route(peer, ev)`` if known."""
@@ -80,14 +86,10 @@ class RepathMixin:
         )
 
     def _on_ev_change(self, e: EvEntry, old: EvState, new: EvState, reason: str, now: int) -> None:
-        nic = self.nic
-        nic.log.record(
+        self._log_ev(
             now,
-            nic.name,
             ev_kinds.EV_STATE,
-            qpn=self.qpn,
-            plane=e.plane,
-            ev=e.ev,
+            e,
             old=old.name,
             new=new.name,
             reason=reason,
@@ -97,16 +99,7 @@ class RepathMixin:
             self.probe_next = now + self.probe_interval_ns()
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
-        nic = self.nic
-        nic.log.record(
-            now,
-            nic.name,
-            ev_kinds.EV_FLOOR_HOLD,
-            qpn=self.qpn,
-            plane=e.plane,
-            ev=e.ev,
-            reason=reason,
-        )
+        self._log_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
 
     def _hold_delay(self) -> int:
         """The quarantine window: RACK's time window without its queueing term."""
@@ -142,18 +135,7 @@ class RepathMixin:
         evs = self.evs
         if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
             return
-        nic = self.nic
-        nic.log.record(
-            now,
-            nic.name,
-            ev_kinds.PATH_SUSPECT,
-            qpn=self.qpn,
-            plane=e.plane,
-            ev=e.ev,
-            psn=psn,
-            sent_ns=sent_ns,
-            why=why,
-        )
+        self._log_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
         self.counters["path_suspects"] += 1
         due = now + self._hold_delay()
         self._hold_probes[e.path] = [due, -1]
@@ -189,18 +171,8 @@ class RepathMixin:
         if held is None:
             return
         self.counters["path_suspects_cleared"] += 1
-        nic = self.nic
         e = self.evs.by_path[path][0]  # names the path, as in path_suspect
-        nic.log.record(
-            now,
-            nic.name,
-            ev_kinds.PATH_CLEARED,
-            qpn=self.qpn,
-            plane=e.plane,
-            ev=e.ev,
-            by=by,
-            suspect_ns=now - held[1],
-        )
+        self._log_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
 
     def _probe_tick(self, now: int) -> None:
         self.probe_next = None
@@ -233,9 +205,7 @@ class RepathMixin:
             nic.forget_probe(e.probe_seq)
             evs.probe_unanswered(e)
             if e.state is ASSUMED_BAD:
-                nic.log.record(
-                    now, nic.name, ev_kinds.PROBE_LOST, qpn=self.qpn, plane=e.plane, ev=e.ev
-                )
+                self._log_ev(now, ev_kinds.PROBE_LOST, e)
         candidates = evs.probe_candidates(self.cfg.probes_per_path)
         if not candidates:
             return
@@ -261,7 +231,7 @@ class RepathMixin:
         p.port_status = nic.port_status_bits
         nic.out.append((e.plane, encode_probe(p)))
         self.counters["tx_probe"] += 1
-        nic.log.record(now, nic.name, ev_kinds.PROBE_TX, qpn=self.qpn, plane=e.plane, ev=e.ev)
+        self._log_ev(now, ev_kinds.PROBE_TX, e)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
         self.quiet_since = max(self.quiet_since, now)
@@ -269,17 +239,7 @@ class RepathMixin:
         if e.path in self.evs.quarantined:
             self._clear_quarantine(e.path, "probe", now)
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
-        nic = self.nic
-        nic.log.record(
-            now,
-            nic.name,
-            ev_kinds.PROBE_OK,
-            qpn=self.qpn,
-            plane=e.plane,
-            ev=e.ev,
-            successes=e.probe_successes,
-            revived=revived,
-        )
+        self._log_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)
 
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port went down (ours, or the peer's per its port-status bitmap)."""
