@@ -58,13 +58,46 @@ def new_counters() -> dict[str, int]:
     return {"tx_frames": 0, "tx_lost": 0, "rx_frames": 0}
 
 
+class _SocketPort:
+    """What both port kinds do with their non-blocking socket: a send that fails with
+    an errno in ``LOST_ON_SEND`` is a frame lost as on a wire (counted), any other
+    failure a :class:`PortError` naming the port."""
+
+    LOST_ON_SEND: frozenset[int] = frozenset()
+    plane: int
+    description: str
+    counters: dict[str, int]
+    _socket: socket.socket
+
+    def fileno(self) -> int:
+        return self._socket.fileno()
+
+    def send(self, frame: bytes) -> bool:
+        try:
+            self._socket.send(frame)
+        except OSError as exc:
+            if exc.errno in self.LOST_ON_SEND:
+                self.counters["tx_lost"] += 1
+                return False
+            raise self._error(exc) from None
+        self.counters["tx_frames"] += 1
+        return True
+
+    def _error(self, exc: OSError) -> PortError:
+        return PortError(f"plane {self.plane} ({self.description}): {exc.strerror}")
+
+    def close(self) -> None:
+        self._socket.close()
+
+
 # ---------------------------------------------------------------- loopback UDP
 
-_UDP_LOST_ON_SEND = frozenset((errno.ECONNREFUSED, errno.EAGAIN, errno.ENOBUFS, errno.EHOSTUNREACH))
 
-
-class UdpPort:
+class UdpPort(_SocketPort):
     """Plane ``plane``'s port: bind ``local``, exchange frames with ``peer``."""
+
+    # an absent peer (ICMP refused / unreachable) or a full buffer: lost, as on a wire
+    LOST_ON_SEND = frozenset((errno.ECONNREFUSED, errno.EAGAIN, errno.ENOBUFS, errno.EHOSTUNREACH))
 
     def __init__(self, plane: int, local: tuple[str, int], peer: tuple[str, int]) -> None:
         self.plane = plane
@@ -90,20 +123,6 @@ class UdpPort:
         self._socket = sock
         self.local = sock.getsockname()[:2]
 
-    def fileno(self) -> int:
-        return self._socket.fileno()
-
-    def send(self, frame: bytes) -> bool:
-        try:
-            self._socket.send(frame)
-        except OSError as exc:
-            if exc.errno in _UDP_LOST_ON_SEND:
-                self.counters["tx_lost"] += 1
-                return False
-            raise PortError(f"plane {self.plane} ({self.description}): {exc.strerror}") from None
-        self.counters["tx_frames"] += 1
-        return True
-
     def receive(self) -> bytes | None:
         while True:
             try:
@@ -115,14 +134,9 @@ class UdpPort:
                 self.counters["rx_refused"] += 1
                 continue
             except OSError as exc:
-                raise PortError(
-                    f"plane {self.plane} ({self.description}): {exc.strerror}"
-                ) from None
+                raise self._error(exc) from None
             self.counters["rx_frames"] += 1
             return frame
-
-    def close(self) -> None:
-        self._socket.close()
 
 
 # ---------------------------------------------------------------- AF_PACKET
@@ -133,11 +147,12 @@ PACKET_IGNORE_OUTGOING = 23
 SIOCGIFMTU = 0x8921
 ETHERNET_HEADER = 14  # AF_PACKET frames may be MTU + this many bytes long
 
-_AF_LOST_ON_SEND = frozenset((errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS))
 
-
-class AfPacketPort:
+class AfPacketPort(_SocketPort):
     """Plane ``plane``'s port on Linux interface ``interface``."""
+
+    # interface down or congested: lost, as on a wire
+    LOST_ON_SEND = frozenset((errno.ENETDOWN, errno.ENXIO, errno.EAGAIN, errno.ENOBUFS))
 
     def __init__(self, plane: int, interface: str) -> None:
         self.plane = plane
@@ -174,20 +189,6 @@ class AfPacketPort:
         """The largest Ethernet frame the interface sends."""
         return self.mtu + ETHERNET_HEADER
 
-    def fileno(self) -> int:
-        return self._socket.fileno()
-
-    def send(self, frame: bytes) -> bool:
-        try:
-            self._socket.send(frame)
-        except OSError as exc:
-            if exc.errno in _AF_LOST_ON_SEND:
-                self.counters["tx_lost"] += 1  # interface down or congested: lost, as on a wire
-                return False
-            raise PortError(f"plane {self.plane} ({self.description}): {exc.strerror}") from None
-        self.counters["tx_frames"] += 1
-        return True
-
     def receive(self) -> bytes | None:
         try:
             frame = self._socket.recv(MAX_FRAME)
@@ -196,9 +197,6 @@ class AfPacketPort:
         except OSError as exc:
             if exc.errno in (errno.ENETDOWN, errno.ENXIO):
                 return None
-            raise PortError(f"plane {self.plane} ({self.description}): {exc.strerror}") from None
+            raise self._error(exc) from None
         self.counters["rx_frames"] += 1
         return frame
-
-    def close(self) -> None:
-        self._socket.close()

@@ -75,6 +75,17 @@ def test_a_port_in_use_is_a_port_error() -> None:
         a.close()
 
 
+def test_a_send_that_cannot_be_a_datagram_is_a_port_error_naming_the_port() -> None:
+    pa, pb = free_udp_ports(2)
+    a = UdpPort(3, ("127.0.0.1", pa), ("127.0.0.1", pb))
+    try:
+        with pytest.raises(PortError, match=rf"plane 3 \(udp:127.0.0.1:{pa}->"):
+            a.send(bytes(70_000))  # over a UDP datagram's 65,507 bytes: EMSGSIZE
+        assert a.counters["tx_frames"] == 0 and a.counters["tx_lost"] == 0
+    finally:
+        a.close()
+
+
 def test_afpacket_errors_are_specific() -> None:
     if os.geteuid() != 0:
         with pytest.raises(PortError, match="needs root"):
