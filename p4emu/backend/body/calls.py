@@ -75,6 +75,14 @@ class CallCode(BodyCore):
                     continue
                 if expr is None:
                     raise compile_error(node, f"missing argument for {param.name}")
+                if isinstance(expr.type, t.HeaderGroupType):
+                    # a struct-typed header field: copied in to a new struct, copied out
+                    # (inout) at the end
+                    local = self.ex(expr)
+                    scope.bind(param, Binding("var", local, type_))
+                    if param.direction == "inout":
+                        copy_back.append((expr, local, type_))
+                    continue
                 ref = self.aggregate_value(expr, type_)
                 if id(param) in aliased:
                     local = self.fresh(param.name)
@@ -219,6 +227,13 @@ class CallCode(BodyCore):
                         aggregate_outs.append((expr, tmp, type_))
                 elif expr is None:
                     args.append(self.pc.types.new(type_))
+                elif isinstance(expr.type, t.HeaderGroupType):
+                    # a struct-typed header field: a new struct holding its leaves, stored
+                    # back into them after the call (inout)
+                    value = self.ex(expr)
+                    args.append(value)
+                    if param.direction == "inout":
+                        aggregate_outs.append((expr, value, type_))
                 elif param.direction == "inout":
                     args.append(self.aggregate_value(expr, type_))
                 else:

@@ -24,6 +24,7 @@ from p4emu.backend.pytypes import (
 )
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
+from p4emu.frontend.header_groups import leaf_paths
 
 _KEYSET_FORMS = (ast.Mask, ast.Range, ast.DefaultExpr, ast.DontCare)
 
@@ -75,6 +76,8 @@ class ExpressionCode(BodyCore):
 
     def _ex_Member(self, e: ast.Member) -> str:
         kind = e.kind
+        if isinstance(e.type, t.HeaderGroupType):
+            return self.group_read(e, e.type)
         if kind == ast.MEMBER_FIELD:
             base = self.ex(e.expr)
             attr = py_attr(e.member)
@@ -105,6 +108,46 @@ class ExpressionCode(BodyCore):
             hit = self.table_apply(call, want_hit=True)
             return hit if kind == ast.MEMBER_HIT else f"(not {hit})"
         raise unsupported(e, f"member access .{e.member}")
+
+    def group_leaves(
+        self, e: ast.Member, group: t.HeaderGroupType
+    ) -> tuple[str, list[tuple[str, str]]]:
+        """The header object holding struct-typed header field ``e`` and, per leaf in field
+        order, ``(attribute chain in the struct value, attribute in the header)``."""
+        header = self.ex(e.expr)
+        if not is_simple(header):
+            local = self.fresh("hd")
+            self.w.line(f"{local} = {header}")
+            header = local
+        leaves = [
+            (
+                ".".join(py_attr(name) for name in path),
+                py_attr(".".join((group.prefix, *path))),
+            )
+            for path in leaf_paths(group.struct)
+        ]
+        return header, leaves
+
+    def group_read(self, e: ast.Member, group: t.HeaderGroupType) -> str:
+        """A struct-typed header field used as a value (an argument, an element...): a new
+        struct holding its leaves (read whatever the header's validity, as BMv2 does)."""
+        header, leaves = self.group_leaves(e, group)
+        value = self.fresh("grp")
+        self.w.line(f"{value} = {self.pc.types.new(group.struct)}")
+        for inner, attr in leaves:
+            self.w.line(f"{value}.{inner} = {header}.{attr}")
+        return value
+
+    def group_write(self, e: ast.Member, group: t.HeaderGroupType, value: str) -> None:
+        """Store the struct value ``value`` into struct-typed header field ``e``, leaf by
+        leaf (written whatever the header's validity, as BMv2 writes a field)."""
+        if not is_simple(value):
+            local = self.fresh("grp")
+            self.w.line(f"{local} = {value}")
+            value = local
+        header, leaves = self.group_leaves(e, group)
+        for inner, attr in leaves:
+            self.w.line(f"{header}.{attr} = {value}.{inner}")
 
     def _ex_Index(self, e: ast.Index) -> str:
         stack_type = e.expr.type
@@ -159,6 +202,8 @@ class ExpressionCode(BodyCore):
                 self.w.line(f"{tmp} = {right}")
             return tmp
         left_type = e.left.type
+        if isinstance(left_type, t.HeaderGroupType):  # compared as a struct value
+            left_type = left_type.struct
         if op in ("==", "!="):
             if left_type is not None and is_aggregate(left_type):
                 eq = self.pc.types.eq(self.ex(e.left), self.ex(e.right), left_type)
@@ -226,7 +271,7 @@ class ExpressionCode(BodyCore):
 
     def _ex_Ternary(self, e: ast.Ternary) -> str:
         if e.type is not None and is_aggregate(e.type):
-            raise unsupported(e, "conditional expression of aggregate type")
+            return self.aggregate_ternary(e, e.type)
         cond = self.ex(e.cond)
         then, then_lines = self.capture(e.then)
         otherwise, else_lines = self.capture(e.otherwise)
@@ -240,6 +285,17 @@ class ExpressionCode(BodyCore):
             self.replay(else_lines)
             self.w.line(f"{tmp} = {otherwise}")
         return tmp
+
+    def aggregate_ternary(self, e: ast.Ternary, type_: t.Type) -> str:
+        """``c ? a : b`` of a struct (or header...) type: a new value assigned the branch
+        the condition chooses (only that branch is evaluated)."""
+        cond = self.ex(e.cond)
+        value = self.fresh("c")
+        self.w.line(f"{value} = {self.pc.types.new(type_)}")
+        for header, branch in ((f"if {cond}:", e.then), ("else:", e.otherwise)):
+            with self.w.block(header):
+                self.w.line(self.pc.types.assign(value, self.aggregate_value(branch, type_), type_))
+        return value
 
     def capture(self, e: ast.Expr) -> tuple[str, list[str]]:
         """Compile ``e`` and return its code plus the statements it hoisted (not emitted)."""

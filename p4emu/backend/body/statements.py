@@ -36,6 +36,9 @@ class StatementCode(BodyCore):
 
     def assign(self, lhs: ast.Expr, rhs_code: str, type_: t.Type) -> None:
         """Store the (normalized) value ``rhs_code`` into the location ``lhs``."""
+        if isinstance(lhs, ast.Member) and isinstance(lhs.type, t.HeaderGroupType):
+            self.group_write(lhs, lhs.type, rhs_code)
+            return
         if is_aggregate(type_):
             self.w.line(self.pc.types.assign(self.ex(lhs), rhs_code, type_))
             self.after_validity_change(lhs, valid=None)

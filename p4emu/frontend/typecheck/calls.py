@@ -453,10 +453,12 @@ class CallChecks(CheckerCore):
                 )
             if param.direction in ("out", "inout"):
                 self.check_lvalue(arg.value, f"pass as {param.direction} argument")
-                assert arg.value.type is not None
-                if not t.types_equal(arg.value.type, expected) and not isinstance(
-                    expected, t.TypeVar
-                ):
+                arg_type = arg.value.type
+                assert arg_type is not None
+                if isinstance(arg_type, t.HeaderGroupType) and arg_type.struct is expected:
+                    # a struct-typed header field: copied in (inout) and out via a struct
+                    self._whole_groups.pop(id(arg.value), None)
+                elif not t.types_equal(arg_type, expected) and not isinstance(expected, t.TypeVar):
                     raise self.fail(
                         arg.value.loc,
                         f"argument '{param.name}' of '{name}': expected a value of type {expected}, got {arg.value.type}",

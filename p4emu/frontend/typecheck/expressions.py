@@ -422,6 +422,14 @@ class ExpressionChecks(CheckerCore):
         Returns the expression to use (a new implicit Cast node for enum -> bits)."""
         source = expr.type
         assert source is not None, f"unchecked expression {expr!r}"
+        if isinstance(source, t.HeaderGroupType) and target is source.struct:
+            # a struct-typed header field as a whole where its struct is expected (an
+            # argument, a return value, an element, an initializer): the back end reads
+            # its leaves into a struct value
+            self._whole_groups.pop(id(expr), None)
+            return expr
+        if isinstance(source, t.HeaderGroupType) and isinstance(target, t.StructLikeType):
+            raise self.fail(expr.loc, f"{what}: expected a value of type {target}, got {source}")
         for side in (source, target):
             if isinstance(side, t.HeaderGroupType):
                 raise self.unsupported(

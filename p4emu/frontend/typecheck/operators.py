@@ -116,16 +116,24 @@ class OperatorChecks(CheckerCore):
     ) -> t.Type:
         """``hdr.h.s == m.s`` (``s`` a struct-typed header field): field by field, as p4c;
         ``expr`` becomes the ``&&`` (``||`` for ``!=``) of the leaf comparisons."""
-        struct = group_struct(left_type)
-        if struct is None or struct is not group_struct(right_type):
+        struct = group_struct(left_type) or group_struct(right_type)
+        if struct is not None and isinstance(expr.left, (ast.ListExpr, ast.StructExpr)):
+            expr.left = self.coerce(expr.left, struct, "operand of '=='")
+            left_type = struct
+        if struct is not None and isinstance(expr.right, (ast.ListExpr, ast.StructExpr)):
+            expr.right = self.coerce(expr.right, struct, "operand of '=='")
+            right_type = struct
+        if group_struct(left_type) is not struct or struct is not group_struct(right_type):
             raise self.fail(expr.loc, f"cannot compare {left_type} with {right_type}")
+        if not all(
+            isinstance(side, (ast.PathExpr, ast.Member)) for side in (expr.left, expr.right)
+        ):
+            # a call or a '?:' on one side: compared as struct values (the back end reads the
+            # header field's leaves into a struct)
+            expr.left = self.coerce(expr.left, struct, "operand of '=='")
+            expr.right = self.coerce(expr.right, struct, "operand of '=='")
+            return BOOL
         for side in (expr.left, expr.right):
-            if not isinstance(side, (ast.PathExpr, ast.Member)):
-                raise self.unsupported(
-                    side.loc,
-                    f"'{ast.expr_to_source(side)}' compared with a struct-typed header field "
-                    "(compare with a variable)",
-                )
             self._whole_groups.pop(id(side), None)
         leaves = [
             ast.Binary(
@@ -371,6 +379,12 @@ class OperatorChecks(CheckerCore):
         expr.cond = self.coerce(expr.cond, BOOL, "condition of '?:'")
         then_type = self.check_expr(expr.then, scope, ctx, expected)
         else_type = self.check_expr(expr.otherwise, scope, ctx, expected)
+        if isinstance(then_type, t.HeaderGroupType):  # a struct-typed header field: its struct
+            expr.then = self.coerce(expr.then, then_type.struct, "'?:' branch")
+            then_type = then_type.struct
+        if isinstance(else_type, t.HeaderGroupType):
+            expr.otherwise = self.coerce(expr.otherwise, else_type.struct, "'?:' branch")
+            else_type = else_type.struct
         if isinstance(then_type, t.InfIntType) and isinstance(else_type, t.InfIntType):
             # p4c 1.2.4.8 refuses this whatever the context (a cast or an assignment to a
             # bit<W> does not give the branches a width; a constant condition neither)
@@ -397,7 +411,8 @@ class OperatorChecks(CheckerCore):
                         expr.loc,
                         f"the branches of '?:' have different types: {then_type} and {else_type}",
                     )
-            result = expr.then.type or then_type
+            result = then_type if isinstance(expr.then.type, t.HeaderGroupType) else expr.then.type
+            result = result or then_type
         cond = expr.cond.const_value
         if isinstance(cond, bool):
             chosen = expr.then if cond else expr.otherwise

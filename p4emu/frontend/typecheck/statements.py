@@ -62,14 +62,11 @@ class StatementChecks(CheckerCore):
                 statement.rhs.loc,
                 f"cannot assign a value of type {source_type} to a target of type {target_type}",
             )
-        if not isinstance(statement.rhs, (ast.StructExpr, ast.ListExpr, ast.PathExpr, ast.Member)):
-            raise self.unsupported(
-                statement.rhs.loc,
-                f"'{ast.expr_to_source(statement.rhs)}' assigned to a struct-typed header field "
-                "(write a structure expression or a variable)",
-            )
         for side in (statement.lhs, statement.rhs):
             self._whole_groups.pop(id(side), None)
+        if not isinstance(statement.rhs, (ast.StructExpr, ast.ListExpr, ast.PathExpr, ast.Member)):
+            # a call or a '?:': the back end stores the struct value leaf by leaf
+            return
         statement.leaves = []
         for path in leaf_paths(struct):
             leaf = ast.AssignStmt(
