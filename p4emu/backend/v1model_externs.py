@@ -150,7 +150,7 @@ def _hash(bc: BodyCompiler, call: ast.Call) -> None:
     algo = a["algo"].expr
     algo_name = _enum_name(algo, call)
     fn = bc.pc.hash_function(algo_name, call)
-    data = bc.field_list_bytes(a["data"].expr)  # type: ignore[arg-type]
+    data = bc.field_list_bytes(a["data"].expr, copies_groups=True)  # type: ignore[arg-type]
     base = bc.ex(a["base"].expr)  # type: ignore[arg-type]
     max_expr = a["max"].expr
     max_const = const_int(max_expr.const_value) if max_expr is not None else None
@@ -230,7 +230,7 @@ def _digest(bc: BodyCompiler, call: ast.Call) -> None:
     type_ = data.param_type or data.expr.type  # type: ignore[union-attr]
     digest_id = bc.pc.digest_id(type_, call)
     values = []
-    for code, width, _validity in bc.field_list(data.expr):  # type: ignore[arg-type]
+    for code, width, _validity in bc.field_list(data.expr, copies_groups=True, calculation=False):  # type: ignore[arg-type]
         if width is None:
             raise unsupported(call, "varbit field in a digest")
         if not _attribute_chain(code):
@@ -253,6 +253,12 @@ def _log_msg(bc: BodyCompiler, call: ast.Call) -> None:
         data = args[1].expr
         elements = data.elements if isinstance(data, ast.ListExpr) else [data]
         for element in elements:
+            if isinstance(element.type, (t.StructType, t.HeaderGroupType)):
+                raise compile_error(
+                    element,
+                    f"log_msg cannot print the struct value '{ast.expr_to_source(element)}' "
+                    "(p4c 1.2.4.8 refuses a struct in log_msg's data)",
+                )
             code = bc.ex(element)
             if isinstance(scalar_type(element.type), t.BoolType):  # type: ignore[arg-type]
                 code = f"(1 if {code} else 0)"
@@ -399,6 +405,12 @@ def emit_statement(bc: BodyCompiler, call: ast.Call) -> None:
     arg = _arg_list(call)[0].expr
     if arg is None:
         raise compile_error(call, "emit() needs an argument")
+    if isinstance(arg.type, t.HeaderGroupType):
+        raise compile_error(
+            arg,
+            f"cannot emit the struct-typed header field '{ast.expr_to_source(arg)}': emit "
+            "takes a header, a stack, a union, or a struct or tuple of those",
+        )
     emit_value(bc, bc.ex(arg), arg.type, call)  # type: ignore[arg-type]
 
 

@@ -111,21 +111,21 @@ class ExpressionCode(BodyCore):
 
     def group_leaves(
         self, e: ast.Member, group: t.HeaderGroupType
-    ) -> tuple[str, list[tuple[str, str]]]:
+    ) -> tuple[str, list[tuple[str, str, t.FieldInfo]]]:
         """The header object holding struct-typed header field ``e`` and, per leaf in field
-        order, ``(attribute chain in the struct value, attribute in the header)``."""
+        order, ``(attribute chain in the struct value, attribute in the header, the
+        header's field)``."""
         header = self.ex(e.expr)
         if not is_simple(header):
             local = self.fresh("hd")
             self.w.line(f"{local} = {header}")
             header = local
-        leaves = [
-            (
-                ".".join(py_attr(name) for name in path),
-                py_attr(".".join((group.prefix, *path))),
-            )
-            for path in leaf_paths(group.struct)
-        ]
+        leaves = []
+        for path in leaf_paths(group.struct):
+            name = ".".join((group.prefix, *path))
+            info = group.header.field(name)
+            assert info is not None, name
+            leaves.append((".".join(py_attr(part) for part in path), py_attr(name), info))
         return header, leaves
 
     def group_read(self, e: ast.Member, group: t.HeaderGroupType) -> str:
@@ -134,7 +134,7 @@ class ExpressionCode(BodyCore):
         header, leaves = self.group_leaves(e, group)
         value = self.fresh("grp")
         self.w.line(f"{value} = {self.pc.types.new(group.struct)}")
-        for inner, attr in leaves:
+        for inner, attr, _ in leaves:
             self.w.line(f"{value}.{inner} = {header}.{attr}")
         return value
 
@@ -146,7 +146,7 @@ class ExpressionCode(BodyCore):
             self.w.line(f"{local} = {value}")
             value = local
         header, leaves = self.group_leaves(e, group)
-        for inner, attr in leaves:
+        for inner, attr, _ in leaves:
             self.w.line(f"{header}.{attr} = {value}.{inner}")
 
     def _ex_Index(self, e: ast.Index) -> str:
@@ -205,8 +205,8 @@ class ExpressionCode(BodyCore):
         if isinstance(left_type, t.HeaderGroupType):  # compared as a struct value
             left_type = left_type.struct
         if op in ("==", "!="):
-            if left_type is not None and is_aggregate(left_type):
-                eq = self.pc.types.eq(self.ex(e.left), self.ex(e.right), left_type)
+            if left_type is not None and (is_aggregate(left_type) or _holds_aggregate(left_type)):
+                eq = self.value_eq(self.ex(e.left), self.ex(e.right), left_type)
                 return eq if op == "==" else f"(not {eq})"
             return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
         a = self.ex(e.left)
@@ -268,6 +268,25 @@ class ExpressionCode(BodyCore):
                 return "(-1 if " + a + " < 0 else 0)" if signed else "0"
             return f"({a} >> {b})"
         raise unsupported(e, f"binary operator {op}")
+
+    def value_eq(self, left: str, right: str, type_: t.Type) -> str:
+        """``left == right`` of ``type_``; a tuple holding structs (or headers...) element
+        by element, since their objects compare by identity in Python."""
+        if not _holds_aggregate(type_):
+            return self.pc.types.eq(left, right, type_)
+        assert isinstance(type_, t.TupleType)
+        sides = []
+        for code in (left, right):
+            if not is_simple(code):
+                local = self.fresh("tp")
+                self.w.line(f"{local} = {code}")
+                code = local
+            sides.append(code)
+        parts = [
+            self.value_eq(f"{sides[0]}[{index}]", f"{sides[1]}[{index}]", element)
+            for index, element in enumerate(type_.elements)
+        ]
+        return "(" + " and ".join(parts) + ")"
 
     def _ex_Ternary(self, e: ast.Ternary) -> str:
         if e.type is not None and is_aggregate(e.type):
@@ -460,6 +479,13 @@ EXPRESSIONS: dict[type, Callable[[Any, Any], str]] = {
     ast.ListExpr: ExpressionCode._ex_ListExpr,
     ast.StructExpr: ExpressionCode._ex_StructExpr,
 }
+
+
+def _holds_aggregate(type_: t.Type) -> bool:
+    """A tuple with an aggregate element (at any depth)."""
+    return isinstance(type_, t.TupleType) and any(
+        is_aggregate(element) or _holds_aggregate(element) for element in type_.elements
+    )
 
 
 def types_same(a: t.Type, b: t.Type) -> bool:

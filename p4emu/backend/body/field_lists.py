@@ -5,6 +5,7 @@ from __future__ import annotations
 from p4emu.backend.body.core import BodyCore, is_simple
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.compile_helpers import (
+    compile_error,
     to_unsigned,
     unsupported,
 )
@@ -23,25 +24,38 @@ class FieldListCode(BodyCore):
 
     # ------------------------------------------------------------------ field lists
 
-    def field_list(self, data: ast.Expr) -> list[tuple[str, int | None, str | None]]:
+    def field_list(
+        self, data: ast.Expr, *, copies_groups: bool = False, calculation: bool = True
+    ) -> list[tuple[str, int | None, str | None]]:
         """Flatten a field-list argument (``{a, b}``, a struct/header value, one field) into
         ``(value code, width, validity code)`` triples, in order. ``width`` None marks a
         varbit field (``value`` is the ``(nbits, value)`` tuple); ``validity`` is the
         expression telling whether the field's header is valid (BMv2 skips fields of
-        invalid headers), or None for fields that are always included."""
+        invalid headers), or None for fields that are always included.
+
+        A struct-typed header field as the whole data stands for its leaves; with
+        ``copies_groups`` (hash, digest) they are always included, since p4c copies them
+        into temporaries first, else (checksums) skipped with an invalid header. In the
+        data of a ``calculation`` (hash, checksum) it must be the whole data and hold no
+        nested struct (:meth:`_flatten_group`); a digest takes it anywhere."""
         out: list[tuple[str, int | None, str | None]] = []
-        self._flatten(data, out)
+        self._flatten(data, out, (copies_groups, calculation), top=True)
         return out
 
-    def _flatten(self, e: ast.Expr, out: list) -> None:
+    def _flatten(
+        self, e: ast.Expr, out: list, groups: tuple[bool, bool], top: bool = False
+    ) -> None:
         type_ = e.type
         if isinstance(e, (ast.ListExpr,)):
             for element in e.elements:
-                self._flatten(element, out)
+                self._flatten(element, out, groups)
             return
         if isinstance(e, ast.StructExpr):
             for f in e.fields:
-                self._flatten(f.value, out)
+                self._flatten(f.value, out, groups)
+            return
+        if isinstance(e, ast.Member) and isinstance(type_, t.HeaderGroupType):
+            self._flatten_group(e, type_, out, groups, top)
             return
         if (
             type_ is not None
@@ -66,6 +80,37 @@ class FieldListCode(BodyCore):
             )
         code = to_unsigned(self.ex(e), type_)  # type: ignore[arg-type]
         out.append((code, width, self._validity_of(e)))
+
+    def _flatten_group(
+        self,
+        e: ast.Member,
+        group: t.HeaderGroupType,
+        out: list,
+        groups: tuple[bool, bool],
+        top: bool,
+    ) -> None:
+        """A struct-typed header field in a field list. In a hash or checksum, p4c 1.2.4.8
+        lowers one inside a list, or one holding a nested struct, to a nested field list
+        that BMv2 1.15 cannot load (the switch stops at start): refused there. A digest
+        takes it anywhere (p4c flattens its learn list)."""
+        copies, calculation = groups
+        where = ""
+        if calculation and not top:
+            where = "inside a list"
+        elif calculation and any(isinstance(f.type, t.StructType) for f in group.struct.fields):
+            where = f"whose struct {group.struct} holds a struct"
+        if where:
+            raise compile_error(
+                e,
+                f"the struct-typed header field '{ast.expr_to_source(e)}' {where} in a field "
+                "list: p4c 1.2.4.8 makes it a nested field list, which BMv2 1.15 cannot load "
+                "(list its fields instead)",
+            )
+        header, leaves = self.group_leaves(e, group)
+        validity = None if copies else f"{header}.valid_"
+        for _, attr, info in leaves:
+            code = to_unsigned(f"{header}.{attr}", info.type)
+            out.append((code, bit_width(info.type), validity))
 
     def _flatten_object(
         self, base: str, type_: t.StructLikeType, validity: str | None, out: list
@@ -99,10 +144,10 @@ class FieldListCode(BodyCore):
                 return f"{self.ex(e.expr)}.valid_"
         return None
 
-    def field_list_bytes(self, data: ast.Expr) -> str:
+    def field_list_bytes(self, data: ast.Expr, *, copies_groups: bool = False) -> str:
         """Expression: the bytes BMv2 builds from a field list (fields of invalid headers
         skipped, bits concatenated MSB first, zero-padded to a byte)."""
-        fields = self.field_list(data)
+        fields = self.field_list(data, copies_groups=copies_groups)
         static = all(width is not None and validity is None for _, width, validity in fields)
         if static:
             total = sum(width for _, width, _ in fields)  # type: ignore[misc]

@@ -426,6 +426,8 @@ class CallChecks(CheckerCore):
                 arg.value.type = hint or DONT_CARE
                 continue
             arg_type = self.check_expr(arg.value, scope, ctx, hint)
+            if isinstance(arg_type, t.HeaderGroupType) and _has_type_vars(expected):
+                arg_type = arg_type.struct  # a struct-typed header field: its struct binds T
             if (
                 _has_type_vars(expected)
                 and not _contains_inf_int(arg_type)
@@ -456,6 +458,14 @@ class CallChecks(CheckerCore):
                 arg_type = arg.value.type
                 assert arg_type is not None
                 if isinstance(arg_type, t.HeaderGroupType) and arg_type.struct is expected:
+                    if _has_type_vars(param.type):  # an extern's generic out T (register.read...)
+                        raise self.fail(
+                            arg.value.loc,
+                            f"the struct-typed header field '{ast.expr_to_source(arg.value)}' "
+                            f"cannot be the {param.direction} argument '{param.name}' of "
+                            f"'{name}' (p4c: writing to a structure nested in a header is not "
+                            "supported)",
+                        )
                     # a struct-typed header field: copied in (inout) and out via a struct
                     self._whole_groups.pop(id(arg.value), None)
                 elif not t.types_equal(arg_type, expected) and not isinstance(expected, t.TypeVar):

@@ -339,9 +339,15 @@ class ExpressionChecks(CheckerCore):
                 expr.elements[index] = self.coerce(element, element_type, "tuple element")
             self.fold_list(expr)
             return expected
-        element_types = tuple(self.check_expr(element, scope, ctx) for element in expr.elements)
+        element_types = []
+        for index, element in enumerate(expr.elements):
+            element_type = self.check_expr(element, scope, ctx)
+            if isinstance(element_type, t.HeaderGroupType):  # a struct-typed header field
+                expr.elements[index] = self.coerce(element, element_type.struct, "element")
+                element_type = element_type.struct
+            element_types.append(element_type)
         self.fold_list(expr)
-        return t.TupleType(element_types)
+        return t.TupleType(tuple(element_types))
 
     @staticmethod
     def fold_list(expr: ast.ListExpr) -> None:

@@ -595,22 +595,6 @@ def test_stack_next_outside_parser() -> None:
     )
 
 
-def test_struct_header_field_in_log_msg_data_is_unsupported() -> None:
-    """As an argument, a call's value, in '?:'... it works (conformance
-    frontend/struct_in_header_arg); p4c 1.2.4.8 refuses a struct in log_msg's data."""
-    source = v1_source(
-        decls="struct pair_t { bit<8> x; bit<8> y; }",
-        headers="hp_t hp;",
-        ingress='hdr.hp.p = { 1, 2 }; log_msg("{}", {hdr.hp.p});',
-    ).replace("struct headers_t", "header hp_t { pair_t p; }\nstruct headers_t")
-    error = error_of(source)
-    assert isinstance(error, P4UnsupportedError)
-    assert str(error) == (
-        f"{location(source, 'hdr.hp.p})')}: error: unsupported construct: the struct-typed "
-        "header field 'hdr.hp.p' used as a whole (use its fields)"
-    )
-
-
 def test_struct_header_field_as_an_argument_of_another_struct_type_is_an_error() -> None:
     expect_error(
         "argument 'v' of 'f': expected a value of type other_t, got pair_t",
