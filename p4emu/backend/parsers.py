@@ -29,7 +29,7 @@ from typing import Any
 
 from p4emu.backend.body import BodyCompiler, Hoist, ProgramContext
 from p4emu.backend.body.core import is_simple
-from p4emu.backend.codewriter import CodeWriter
+from p4emu.backend.codewriter import CodeWriter, py_attr
 from p4emu.backend.compile_helpers import compile_error, const_int, to_unsigned, unsupported
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
@@ -456,7 +456,45 @@ def packet_in_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall)
         for line in codec.extract_lines(tmp, buf, "0", struct_name):
             bc.w.line(line)
         return tmp
+    if isinstance(type_, t.StructType) and type_.width_bits is not None:
+        return _lookahead_struct(bc, e, type_)
     raise unsupported(e, f"lookahead of {type_.describe() if type_ else '?'}")
+
+
+def _lookahead_struct(bc: BodyCompiler, e: ast.Call, type_: t.StructType) -> str:
+    """``lookahead<S>()`` of a struct of bit strings (``hdr.h.s = pk.lookahead<S>()``): a
+    new struct whose fields, in order and nested structs entered, take the next bits."""
+    leaves: list[tuple[str, t.Type]] = []
+
+    def collect(struct: t.StructType, prefix: str) -> None:
+        for info in struct.fields:
+            if isinstance(info.type, t.StructType):
+                collect(info.type, f"{prefix}{py_attr(info.name)}.")
+            else:
+                leaves.append((f"{prefix}{py_attr(info.name)}", info.type))
+
+    collect(type_, "")
+    width = type_.width_bits or 0
+    nbytes = (width + 7) // 8
+    bits = bc.fresh("la")
+    value = bc.fresh("ls")
+    bc.w.line(f"{bits} = int.from_bytes(data[off:off + {nbytes}].ljust({nbytes}, b'\\0'), 'big')")
+    bc.w.line(f"{value} = {bc.pc.types.new(type_)}")
+    shift = nbytes * 8
+    for path, leaf_type in leaves:
+        leaf_width = bit_width(leaf_type)
+        if leaf_width is None:
+            raise unsupported(e, f"lookahead<{type_}> with the field {path} of {leaf_type}")
+        shift -= leaf_width
+        field = f"(({bits} >> {shift}) & {(1 << leaf_width) - 1})"
+        base = scalar_type(leaf_type)
+        if isinstance(base, t.BoolType):
+            field = f"({field} != 0)"
+        elif isinstance(base, t.BitsType) and base.signed:
+            half = 1 << (leaf_width - 1)
+            field = f"(({field} ^ {half}) - {half})"
+        bc.w.line(f"{value}.{path} = {field}")
+    return value
 
 
 def parser_verify(bc: BodyCompiler, call: ast.Call) -> None:
