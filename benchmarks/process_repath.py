@@ -9,16 +9,25 @@ reports it), every repath event of the transfer (other paths retired on false al
 included), goodput, the load average and how long the cut took to apply (``cut_call_ms``:
 the cut's episode is the first one on the cut path that starts after ``link_down`` was
 called); over the runs the median cut-path repath time and the spread (largest /
-smallest). Target: median <= 5 ms, spread <= 2. Where the time goes: docs/testbed.md,
-"Repath time on the process fabric".
+smallest). Target: median <= 5 ms, spread <= 2. Also per run ``cut_held_ms``, the
+sender's reaction: from that first lost packet to the moment the sender stopped choosing
+the path (its quarantine or retirement), which the repath time never exceeds, with its
+median and spread over the runs; and ``cut_episode``: ``retired_without_loss`` for a run
+whose cut path was held out when the cut came (repath 0 ms, no reaction to time).
+``--send-gaps`` records every data packet and adds, per run, the gaps between the
+sender's packets on the cut path and on all paths in the second before the cut. Where
+the time goes: docs/testbed.md, "Repath time on the process fabric".
 
     python benchmarks/process_repath.py [--runs 5] [--bytes 32M] [--transport JSON]
+                                        [--timeline] [--send-gaps]
 """
 
 from __future__ import annotations
 
 import argparse
+import itertools
 import json
+import math
 import os
 import statistics
 import sys
@@ -90,6 +99,61 @@ def _retired_without_loss(
             if r.get("new") == "ASSUMED_BAD":
                 return str(r.get("reason"))
     return None
+
+
+def held_after_loss(records: list[dict[str, Any]], cut_ns: int) -> float | None:
+    """Ms from the send time of the first packet lost on the cut path (after the cut) to
+    the moment the sender stopped choosing the path: its first quarantine (``path_suspect``)
+    or EV retirement on the path from then on. The NIC's reaction time, which the repath
+    time (to the last data packet sent on the path) never exceeds. None without a loss."""
+    on_cut = _on_cut_path()
+    sent = [
+        r["sent_ns"]
+        for r in records
+        if r["kind"] == "loss" and r["nic"] == SRC and r["t_ns"] >= cut_ns and on_cut(r)
+    ]
+    if not sent:
+        return None
+    first = min(sent[:8])
+    for r in records:
+        if r["t_ns"] < first or not on_cut(r):
+            continue
+        if r["kind"] == "path_suspect" or (
+            r["kind"] == "ev_state" and r.get("new") == "ASSUMED_BAD"
+        ):
+            return round((r["t_ns"] - first) / 1e6, 3)
+    return None
+
+
+def send_gaps(records: list[dict[str, Any]], cut_ns: int) -> dict[str, Any] | None:
+    """Gaps (ms) between the sender's data packets over the second before the cut, on the
+    cut path and over all paths: median, 90th and 99th percentile, largest. The repath
+    time ends at the last packet sent on the path before the sender stops choosing it, so
+    these gaps are how far it falls short of that moment. Needs ``trace_packets``."""
+    on_cut = _on_cut_path()
+    tx = [
+        r
+        for r in records
+        if r["kind"] == "tx" and r["nic"] == SRC and cut_ns - 1_000_000_000 <= r["t_ns"] < cut_ns
+    ]
+    if len(tx) < 3:
+        return None
+
+    def summary(times: list[int]) -> dict[str, float] | None:
+        gaps = sorted((b - a) / 1e6 for a, b in itertools.pairwise(times))
+        if not gaps:
+            return None
+
+        def pick(q: float) -> float:
+            return round(gaps[max(0, math.ceil(q * len(gaps)) - 1)], 3)  # nearest rank
+
+        return {"median": pick(0.5), "p90": pick(0.9), "p99": pick(0.99), "max": pick(1.0)}
+
+    return {
+        "cut_path": summary([r["t_ns"] for r in tx if on_cut(r)]),
+        "all_paths": summary([r["t_ns"] for r in tx]),
+        "packets": len(tx),
+    }
 
 
 def cut_timeline(records: list[dict[str, Any]], cut_ns: int) -> dict[str, Any]:
@@ -250,7 +314,11 @@ def one_run(
     return {
         "run": index,
         "intact": intact,
+        # "measured": the sender reported a repath episode of the cut path; otherwise the
+        # path was held out when the cut came and retired without losing a packet (0 ms)
+        "cut_episode": "measured" if cut_events else ("retired_without_loss" if reason else None),
         "cut_repath_ms": cut_ms,
+        "cut_held_ms": held_after_loss(records, cut_ns),
         "cut_packets_lost": lost,
         "cut_reason": reason,
         "cut_call_ms": round(cut_call_ms, 1),  # how long link_down took (gNMI to 2 switches)
@@ -267,6 +335,7 @@ def one_run(
         "load_average_1m": round(load_before, 2),
         "seconds": round(time.monotonic() - started, 2),
         **({"timeline": cut_timeline(records, cut_ns)} if timeline else {}),
+        **({"send_gaps_ms": send_gaps(records, cut_ns)} if transport.get("trace_packets") else {}),
     }
 
 
@@ -282,6 +351,12 @@ def main(argv: list[str] | None = None) -> int:
         action="store_true",
         help="per run, the cut path's episode from the sender's event log",
     )
+    parser.add_argument(
+        "--send-gaps",
+        action="store_true",
+        help="record every data packet (trace_packets) and report, per run, the gaps "
+        "between sends on the cut path and on all paths in the second before the cut",
+    )
     args = parser.parse_args(argv)
     if args.runs < 1:
         parser.error(f"--runs must be at least 1, got {args.runs}")
@@ -291,10 +366,13 @@ def main(argv: list[str] | None = None) -> int:
         parser.error(f"--transport is not JSON: {exc}")
     if not isinstance(transport, dict):
         parser.error("--transport must be a JSON object")
+    if args.send_gaps:
+        transport = {**transport, "trace_packets": True}
     runs = [one_run(i, args.bytes, transport, args.timeline) for i in range(args.runs)]
     medians = [r["cut_repath_ms"] for r in runs if r.get("cut_repath_ms") is not None]
     median = statistics.median(medians) if medians else None
     spread = max(medians) / min(medians) if medians and min(medians) > 0 else None
+    held = [r["cut_held_ms"] for r in runs if r.get("cut_held_ms") is not None]
     failed = [r for r in runs if "error" in r or not r.get("intact")]
     result = {
         "benchmark": "process_repath",
@@ -302,6 +380,12 @@ def main(argv: list[str] | None = None) -> int:
         "runs": runs,
         "median_repath_ms": median,  # of the runs' cut-path repath times
         "spread": round(spread, 3) if spread is not None else None,
+        # the sender's reaction: first lost packet sent -> the path no longer chosen
+        "median_held_ms": statistics.median(held) if held else None,
+        "held_spread": round(max(held) / min(held), 3) if held and min(held) > 0 else None,
+        "runs_retired_without_loss": sum(
+            1 for r in runs if r.get("cut_episode") == "retired_without_loss"
+        ),
         "target_median_ms": TARGET_MEDIAN_MS,
         "target_spread": TARGET_SPREAD,
         "meets_target": bool(
