@@ -278,3 +278,10 @@ def test_a_struct_typed_header_field_as_digest_data_is_its_fields() -> None:
     assert digests["flat_t"].fields == (("x", 8), ("y", 8))
     assert batches[digests["flat_t"].id] == [(0xAB, 0xCD)]
     assert batches[digests["M"].id] == [(0x11, 0x20, 3, 4)]  # a + 1 (the parser)
+
+
+def test_a_struct_variable_in_log_msg_is_refused_as_p4c_does() -> None:
+    rejected = Path(__file__).parents[2] / "conformance" / "rejected" / "struct_in_log_msg.p4"
+    source = rejected.read_text().replace("{hdr.h.p}", "{m.s}")
+    with pytest.raises(CompileError, match=r"log\.p4:\d+:\d+: error: log_msg cannot print the "):
+        switch_for(source, "log.p4")

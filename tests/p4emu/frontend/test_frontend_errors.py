@@ -595,6 +595,23 @@ def test_stack_next_outside_parser() -> None:
     )
 
 
+def test_struct_header_field_in_an_untyped_structure_expression_is_unsupported() -> None:
+    """As an argument, a call's value, in '?:'... it works (conformance
+    frontend/struct_in_header_arg); a use no rule takes stays unsupported, with its place
+    (p4c 1.2.4.8 stops with a compiler bug on this one)."""
+    source = v1_source(
+        decls="struct pair_t { bit<8> x; bit<8> y; }",
+        headers="hp_t hp;",
+        ingress="digest(1, {a = hdr.hp.p, b = 8w1});",
+    ).replace("struct headers_t", "header hp_t { pair_t p; }\nstruct headers_t")
+    error = error_of(source)
+    assert isinstance(error, P4UnsupportedError)
+    assert str(error) == (
+        f"{location(source, 'hdr.hp.p, b')}: error: unsupported construct: the struct-typed "
+        "header field 'hdr.hp.p' used as a whole (use its fields)"
+    )
+
+
 def test_struct_header_field_as_an_argument_of_another_struct_type_is_an_error() -> None:
     expect_error(
         "argument 'v' of 'f': expected a value of type other_t, got pair_t",
