@@ -37,7 +37,7 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
     table t {
         key = { hdr.h.mode : exact; }
         actions = { by_table(hdr.g.r.q); NoAction; }
-        default_action = NoAction();
+        default_action = by_table(hdr.g.r.q, 1);
     }
     apply {
         if (hdr.h.mode == 0) {
