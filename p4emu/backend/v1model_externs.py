@@ -150,7 +150,7 @@ def _hash(bc: BodyCompiler, call: ast.Call) -> None:
     algo = a["algo"].expr
     algo_name = _enum_name(algo, call)
     fn = bc.pc.hash_function(algo_name, call)
-    data = bc.field_list_bytes(a["data"].expr, copies_groups=True)  # type: ignore[arg-type]
+    data = bc.field_list_bytes(a["data"].expr, copies_fields=True)  # type: ignore[arg-type]
     base = bc.ex(a["base"].expr)  # type: ignore[arg-type]
     max_expr = a["max"].expr
     max_const = const_int(max_expr.const_value) if max_expr is not None else None
@@ -230,7 +230,7 @@ def _digest(bc: BodyCompiler, call: ast.Call) -> None:
     type_ = data.param_type or data.expr.type  # type: ignore[union-attr]
     digest_id = bc.pc.digest_id(type_, call)
     values = []
-    for code, width, _validity in bc.field_list(data.expr, copies_groups=True, calculation=False):  # type: ignore[arg-type]
+    for code, width, _validity in bc.field_list(data.expr, copies_fields=True, calculation=False):  # type: ignore[arg-type]
         if width is None:
             raise unsupported(call, "varbit field in a digest")
         if not _attribute_chain(code):

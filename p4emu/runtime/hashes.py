@@ -32,8 +32,9 @@ a crash), so p4emu follows the v1model.p4 documentation.
 
 Field lists are serialized as BMv2 does (:func:`p4emu.runtime.bitbuf.pack_bits`): the
 fields are concatenated bit by bit MSB-first without alignment, and the last byte is
-completed with zero bits at its least significant end. Invalid headers' fields are
-skipped by BMv2's buffer builder; that choice belongs to the caller.
+completed with zero bits at its least significant end. BMv2's buffer builder skips the
+fields of a header invalid at that point (p4c copies hash data into temporaries first, so
+for ``hash`` only whole headers are skipped); that choice belongs to the caller.
 """
 
 from __future__ import annotations

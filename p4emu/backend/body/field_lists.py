@@ -25,7 +25,7 @@ class FieldListCode(BodyCore):
     # ------------------------------------------------------------------ field lists
 
     def field_list(
-        self, data: ast.Expr, *, copies_groups: bool = False, calculation: bool = True
+        self, data: ast.Expr, *, copies_fields: bool = False, calculation: bool = True
     ) -> list[tuple[str, int | None, str | None]]:
         """Flatten a field-list argument (``{a, b}``, a struct/header value, one field) into
         ``(value code, width, validity code)`` triples, in order. ``width`` None marks a
@@ -33,13 +33,17 @@ class FieldListCode(BodyCore):
         expression telling whether the field's header is valid (BMv2 skips fields of
         invalid headers), or None for fields that are always included.
 
-        A struct-typed header field as the whole data stands for its leaves; with
-        ``copies_groups`` (hash, digest) they are always included, since p4c copies them
-        into temporaries first, else (checksums) skipped with an invalid header. In the
-        data of a ``calculation`` (hash, checksum) it must be the whole data and hold no
-        nested struct (:meth:`_flatten_group`); a digest takes it anywhere."""
+        With ``copies_fields`` (hash, digest) p4c 1.2.4.8 copies every listed field into a
+        temporary first, so a field of an invalid header counts with its stored value
+        (BMv2 keeps it after ``setInvalid()``; 0 in a header never valid); a whole header
+        in the list is copied into a temporary header, which is skipped when invalid, as
+        is a header as the whole data. Checksums (no copies) skip every field of an
+        invalid header. A struct-typed header field as the whole data stands for its
+        leaves, so it follows the same rule. In the data of a ``calculation`` (hash,
+        checksum) it must be the whole data and hold no nested struct
+        (:meth:`_flatten_group`); a digest takes it anywhere."""
         out: list[tuple[str, int | None, str | None]] = []
-        self._flatten(data, out, (copies_groups, calculation), top=True)
+        self._flatten(data, out, (copies_fields, calculation), top=True)
         return out
 
     def _flatten(
@@ -79,7 +83,8 @@ class FieldListCode(BodyCore):
                 e, f"field of type {type_.describe() if type_ else '?'} in a field list"
             )
         code = to_unsigned(self.ex(e), type_)  # type: ignore[arg-type]
-        out.append((code, width, self._validity_of(e)))
+        copies = groups[0]
+        out.append((code, width, None if copies else self._validity_of(e)))
 
     def _flatten_group(
         self,
@@ -144,10 +149,11 @@ class FieldListCode(BodyCore):
                 return f"{self.ex(e.expr)}.valid_"
         return None
 
-    def field_list_bytes(self, data: ast.Expr, *, copies_groups: bool = False) -> str:
-        """Expression: the bytes BMv2 builds from a field list (fields of invalid headers
-        skipped, bits concatenated MSB first, zero-padded to a byte)."""
-        fields = self.field_list(data, copies_groups=copies_groups)
+    def field_list_bytes(self, data: ast.Expr, *, copies_fields: bool = False) -> str:
+        """Expression: the bytes BMv2 builds from a field list (bits concatenated MSB
+        first, zero-padded to a byte; which fields of invalid headers are skipped:
+        :meth:`field_list`)."""
+        fields = self.field_list(data, copies_fields=copies_fields)
         static = all(width is not None and validity is None for _, width, validity in fields)
         if static:
             total = sum(width for _, width, _ in fields)  # type: ignore[misc]
