@@ -383,9 +383,9 @@ class Switch:
 
         # LEARNING
         if ctx.digest is not None:
-            digest_id, sampler = ctx.digest
+            digest_id, sample = ctx.digest
             ctx.digest = None
-            self.digest_queue.push(digest_id, sampler())
+            self.digest_queue.push(digest_id, sample)
 
         # RESUBMIT
         if ctx.resubmit is not None:

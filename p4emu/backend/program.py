@@ -420,7 +420,10 @@ class ProgramCompiler:
         self._compile_function(fn, name)
         return self._functions[id(fn)]
 
-    def field_list_copier(self, index: int) -> str:
+    def field_list_copier(self, index: int, call: ast.Call) -> str:
+        """Copier of the user-metadata fields annotated ``@field_list(index)`` (clone,
+        resubmit, recirculate). One that is or holds a header is refused: p4c 1.2.4.8
+        writes it into the field list as ``<null>``, and BMv2 1.15 cannot load that."""
         key = ("index", index)
         found = self._copiers.get(key)
         if found is not None:
@@ -432,6 +435,13 @@ class ProgramCompiler:
         count = 0
         if meta_type is not None:
             for path, type_ in field_list_paths(meta_type, index):
+                if _holds_header(type_):
+                    raise compile_error(
+                        call,
+                        f"field list {index} holds '{path}' ({type_.describe()}), a header or "
+                        "a struct holding one: p4c 1.2.4.8 writes it as '<null>', which BMv2 1.15 "
+                        "cannot load (annotate only bit fields of the metadata)",
+                    )
                 lines.append("    " + self.types.assign(f"dst.{path}", f"src.{path}", type_))
                 count += 1
         if not count:
@@ -732,6 +742,15 @@ def _does_nothing(lines: list[str]) -> bool:
     """True for a generated control function whose ``try`` body is only ``pass``."""
     body = [line.strip() for line in lines if line.strip()]
     return body[1:] == ["try:", "pass", "except ExitSignal:", "pass"]
+
+
+def _holds_header(type_: t.Type) -> bool:
+    """True for a header, header stack or union, or a struct holding one."""
+    if isinstance(type_, (t.HeaderType, t.HeaderStackType, t.HeaderUnionType)):
+        return True
+    if isinstance(type_, t.StructType):
+        return any(_holds_header(info.type) for info in type_.fields)
+    return False
 
 
 def _metadata_path(expr: ast.Expr, meta_type: t.StructType | None) -> str | None:

@@ -70,8 +70,9 @@ class PacketContext:
         #: resubmit / recirculate requests: the field-list copier (a no-op copier if none)
         self.resubmit: FieldListCopier | None = None
         self.recirculate: FieldListCopier | None = None
-        #: (digest id, sampler) of the last digest() call; sampled at the end of ingress
-        self.digest: tuple[int, Callable[[], tuple[int, ...]]] | None = None
+        #: (digest id, sample) of the last digest() call: the data copied at the call
+        #: (p4c's temporaries), learnt at the end of ingress
+        self.digest: tuple[int, tuple[int, ...]] | None = None
         #: truncate(len) request, bytes
         self.truncate: int | None = None
 

@@ -8,8 +8,8 @@ References: behavioral-model ``targets/simple_switch/primitives.cpp``,
   ``recirculate_preserving_field_list``, ``digest``, ``truncate`` only *record* the
   request in the packet context; the switch acts at the end of ingress/egress like
   ``simple_switch.cpp`` (the last call of each kind wins, as BMv2 overwrites its
-  registers). ``digest`` data is sampled at the end of ingress (BMv2 learns after the
-  ingress pipeline).
+  registers). ``digest`` data is copied at the call (p4c 1.2.4.8 copies it into
+  temporaries there, which BMv2 learns from after the ingress pipeline).
 - ``hash``: ``result = base + H(fields) % max`` (max 0 treated as 1, as BMv2).
 - ``verify_checksum``: a mismatch sets ``standard_metadata.checksum_error`` (through the
   context); ``update_checksum`` writes the field when the condition holds.
@@ -202,7 +202,7 @@ def _clone(bc: BodyCompiler, call: ast.Call, *, with_list: bool, legacy_data: bo
     session = bc.ex(a["session"].expr)  # type: ignore[arg-type]
     bc.w.line(f"ctx.clone_session = {session}")
     if with_list:
-        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call))
+        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call), call)
     elif legacy_data:
         copier = bc.pc.data_copier(a["data"].expr, bc)
     else:
@@ -215,7 +215,7 @@ def _resubmit_like(bc: BodyCompiler, call: ast.Call, *, attribute: str, legacy: 
     if legacy:
         copier = bc.pc.data_copier(a["data"].expr, bc)
     else:
-        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call))
+        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call), call)
     bc.w.line(f"ctx.{attribute} = {copier}")
 
 
@@ -233,13 +233,9 @@ def _digest(bc: BodyCompiler, call: ast.Call) -> None:
     for code, width, _validity in bc.field_list(data.expr, copies_fields=True, calculation=False):  # type: ignore[arg-type]
         if width is None:
             raise unsupported(call, "varbit field in a digest")
-        if not _attribute_chain(code):
-            tmp = bc.fresh("dg")
-            bc.w.line(f"{tmp} = {code}")
-            code = tmp
         values.append(code)
     sample = "(" + "".join(v + ", " for v in values) + ")"
-    bc.w.line(f"ctx.digest = ({digest_id}, lambda: {sample})")
+    bc.w.line(f"ctx.digest = ({digest_id}, {sample})")
 
 
 def _log_msg(bc: BodyCompiler, call: ast.Call) -> None:
@@ -446,9 +442,3 @@ def _list_index(expr: ast.Expr | None, call: ast.Call) -> int:
     if value is None:
         raise unsupported(call, "a field list index that is not a constant")
     return value
-
-
-def _attribute_chain(code: str) -> bool:
-    return all(part.isidentifier() for part in code.split(".")) or (
-        code.startswith("(") is False and "[" in code and "(" not in code
-    )
