@@ -12,7 +12,8 @@ References: behavioral-model ``targets/simple_switch/primitives.cpp``,
   temporaries there, which BMv2 learns from after the ingress pipeline).
 - ``hash``: ``result = base + H(fields) % max`` (max 0 treated as 1, as BMv2).
 - ``verify_checksum``: a mismatch sets ``standard_metadata.checksum_error`` (through the
-  context); ``update_checksum`` writes the field when the condition holds.
+  context); no check when the checksum field's header is invalid (BMv2);
+  ``update_checksum`` writes the field when the condition holds.
 - Registers/counters/meters use :mod:`p4emu.runtime.externs` (out-of-range indices are
   logged and ignored, the destination keeps its value).
 - ``assert``/``assume``: a false condition aborts BMv2; p4emu raises
@@ -182,6 +183,14 @@ def _checksum(bc: BodyCompiler, call: ast.Call, *, update: bool, payload: bool) 
     width = bit_width(field_type)  # type: ignore[arg-type]
     if width is None:
         raise unsupported(call, "checksum field that is not a bit string")
+    if not update:
+        # BMv2 (Checksum::verify) skips the check when the checksum field's header is
+        # invalid, before it evaluates the condition
+        target = bc.header_validity(a["checksum"].expr)  # type: ignore[arg-type]
+        if target is not None and condition in ("True", target):
+            condition = target
+        elif target is not None:
+            condition = f"{target} and ({condition})"
     with bc.w.block(f"if {condition}:"):
         data = bc.field_list_bytes(a["data"].expr)  # type: ignore[arg-type]
         if payload:

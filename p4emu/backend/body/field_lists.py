@@ -75,7 +75,7 @@ class FieldListCode(BodyCore):
             self._flatten_object(base, type_, validity, out)
             return
         if type_ is not None and isinstance(scalar_type(type_), t.VarbitType):
-            out.append((self.ex(e), None, self._validity_of(e)))
+            out.append((self.ex(e), None, self.header_validity(e)))
             return
         width = bit_width(type_) if type_ is not None else None
         if width is None:
@@ -84,7 +84,7 @@ class FieldListCode(BodyCore):
             )
         code = to_unsigned(self.ex(e), type_)  # type: ignore[arg-type]
         copies = groups[0]
-        out.append((code, width, None if copies else self._validity_of(e)))
+        out.append((code, width, None if copies else self.header_validity(e)))
 
     def _flatten_group(
         self,
@@ -141,7 +141,7 @@ class FieldListCode(BodyCore):
                     )
                 out.append((to_unsigned(code, ftype), width, validity))
 
-    def _validity_of(self, e: ast.Expr) -> str | None:
+    def header_validity(self, e: ast.Expr) -> str | None:
         """Validity expression of the header a field expression belongs to, if any."""
         if isinstance(e, ast.Member) and e.kind == ast.MEMBER_FIELD:
             base_type = e.expr.type
