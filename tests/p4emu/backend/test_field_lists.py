@@ -4,46 +4,22 @@ recirculate. Hash and checksum data: ``tests/conformance/field_lists``."""
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from backend_helpers import switch_for
 
 from p4emu.backend.exceptions import CompileError
 
-DIGEST_PROGRAM = """
-#include <core.p4>
-#include <v1model.p4>
-header a_t { bit<8> x; bit<8> y; }
-struct H { a_t a; a_t n; }
-struct learn_t { bit<8> ax; bit<8> nx; bit<8> port; bit<8> ay; }
-struct M { bit<8> port; }
-parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
-    state start { pk.extract(hdr.a); transition accept; }
-}
-control V(inout H hdr, inout M m) { apply { } }
-control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
-    apply {
-        m.port = 3;
-        if (hdr.a.y == 1) { hdr.a.setInvalid(); }
-        if (hdr.a.y == 2) { hdr.a.setInvalid(); hdr.a.setValid(); }
-        digest<learn_t>(1, {hdr.a.x, hdr.n.x, m.port, hdr.a.y});
-        m.port = 4;
-        hdr.a.setInvalid();
-        hdr.a.setValid();
-        sm.egress_spec = 1;
-    }
-}
-control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
-control C(inout H hdr, inout M m) { apply { } }
-control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.a); } }
-V1Switch(P(), V(), I(), E(), C(), D()) main;
-"""
+DIGEST_PROGRAM = Path(__file__).parents[2] / "conformance" / "digests" / "invalid_header.p4"
+"""Digest data naming invalid headers' fields (also run on BMv2 by
+tests/conformance/test_bmv2_digests.py)."""
 
 
 def test_digest_data_holds_the_stored_values_of_invalid_headers_at_the_call() -> None:
     # p4c 1.2.4.8 copies digest data into temporaries at the call and BMv2 learns them
-    # after ingress. Checked on simple_switch_grpc 1.15 (a P4Runtime DigestEntry, the
-    # digest lists read from the stream): 11 00 03 00, 22 00 03 01, 00 00 03 00.
-    switch = switch_for(DIGEST_PROGRAM, "dg.p4")
+    # after ingress (simple_switch_grpc 1.15 sends the same: test_bmv2_digests.py)
+    switch = switch_for(DIGEST_PROGRAM.read_text(), "dg.p4")
     switch.inject(0, bytes.fromhex("1100"))  # a valid; n never valid: its field 0
     switch.inject(0, bytes.fromhex("2201"))  # a invalid before the call: its values kept
     switch.inject(0, bytes.fromhex("3302"))  # a invalid, then valid again: zeroed
