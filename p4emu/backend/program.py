@@ -30,7 +30,7 @@ from typing import Any
 
 from p4emu.backend import rt, v1model_externs
 from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
-from p4emu.backend.codewriter import CodeWriter, Names, py_attr, sanitize
+from p4emu.backend.codewriter import CodeWriter, Names, sanitize
 from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
 from p4emu.backend.exceptions import CompileError, P4AssertionError
 from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
@@ -452,31 +452,6 @@ class ProgramCompiler:
         self._pending_copiers.append((index, fn_name))
         return fn_name
 
-    def data_copier(self, data: ast.Expr | None, bc: BodyCompiler) -> str:
-        """Copier for the deprecated ``resubmit(data)`` / ``clone3`` forms: the listed
-        lvalues that are fields of the user metadata are preserved."""
-        meta_type = self._metadata_type
-        paths: list[tuple[str, t.Type]] = []
-        elements = data.elements if isinstance(data, ast.ListExpr) else ([data] if data else [])
-        for element in elements:
-            path = _metadata_path(element, meta_type)
-            if path is not None:
-                paths.append((path, element.type))  # type: ignore[arg-type]
-        key = ("data", tuple(p for p, _ in paths))
-        found = self._copiers.get(key)
-        if found is not None:
-            return found
-        fn_name = self.names.fresh("copy_data")
-        lines = [f"def {fn_name}(src, dst):"]
-        for path, type_ in paths:
-            lines.append("    " + self.types.assign(f"dst.{path}", f"src.{path}", type_))
-        if not paths:
-            lines.append("    pass")
-        lines.append("")
-        self.extra_lines.extend(lines)
-        self._copiers[key] = fn_name
-        return fn_name
-
     # ------------------------------------------------------------------ functions
 
     def _compile_function(self, fn: ast.FunctionDecl, name: str) -> None:
@@ -751,24 +726,6 @@ def _holds_header(type_: t.Type) -> bool:
     if isinstance(type_, t.StructType):
         return any(_holds_header(info.type) for info in type_.fields)
     return False
-
-
-def _metadata_path(expr: ast.Expr, meta_type: t.StructType | None) -> str | None:
-    """``meta.a.b`` -> ``"a.b"`` when ``expr`` is a field path of a parameter of the
-    user metadata type."""
-    parts: list[str] = []
-    current = expr
-    while isinstance(current, ast.Member) and current.kind == ast.MEMBER_FIELD:
-        parts.append(py_attr(current.member))
-        current = current.expr
-    if (
-        isinstance(current, ast.PathExpr)
-        and isinstance(current.decl, ast.Parameter)
-        and meta_type is not None
-        and current.type is meta_type
-    ):
-        return ".".join(reversed(parts)) if parts else None
-    return None
 
 
 __all__ = ["CompiledProgram", "Hooks", "compile_program", "unsupported"]

@@ -22,6 +22,7 @@ References: behavioral-model ``targets/simple_switch/primitives.cpp``,
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from p4emu.backend.codewriter import py_attr
@@ -206,26 +207,35 @@ def _checksum(bc: BodyCompiler, call: ast.Call, *, update: bool, payload: bool) 
                     bc.w.line("TRACE('checksum_error', None, None, None)")
 
 
-def _clone(bc: BodyCompiler, call: ast.Call, *, with_list: bool, legacy_data: bool) -> None:
+def _clone(bc: BodyCompiler, call: ast.Call, *, with_list: bool) -> None:
     a = _args(call)
     session = bc.ex(a["session"].expr)  # type: ignore[arg-type]
     bc.w.line(f"ctx.clone_session = {session}")
     if with_list:
         copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call), call)
-    elif legacy_data:
-        copier = bc.pc.data_copier(a["data"].expr, bc)
     else:
         copier = "None"
     bc.w.line(f"ctx.clone_copier = {copier}")
 
 
-def _resubmit_like(bc: BodyCompiler, call: ast.Call, *, attribute: str, legacy: bool) -> None:
+def _resubmit_like(bc: BodyCompiler, call: ast.Call, *, attribute: str) -> None:
     a = _args(call)
-    if legacy:
-        copier = bc.pc.data_copier(a["data"].expr, bc)
-    else:
-        copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call), call)
+    copier = bc.pc.field_list_copier(_list_index(a["index"].expr, call), call)
     bc.w.line(f"ctx.{attribute} = {copier}")
+
+
+def _deprecated_with_data(name: str, replacement: str) -> Callable[[BodyCompiler, ast.Call], None]:
+    """``clone3``, ``resubmit(data)``, ``recirculate(data)``: v1model.p4 still declares
+    them, but p4c 1.2.4.8 refuses them for BMv2 ("unknown extern function")."""
+
+    def refuse(bc: BodyCompiler, call: ast.Call) -> None:
+        raise compile_error(
+            call,
+            f"{name}(...) with data: p4c 1.2.4.8 refuses this deprecated form for BMv2 "
+            f"('{name}: unknown extern function'); use {replacement}",
+        )
+
+    return refuse
 
 
 def _truncate(bc: BodyCompiler, call: ast.Call) -> None:
@@ -290,17 +300,15 @@ _FUNCTIONS = {
     "update_checksum": lambda bc, c: _checksum(bc, c, update=True, payload=False),
     "verify_checksum_with_payload": lambda bc, c: _checksum(bc, c, update=False, payload=True),
     "update_checksum_with_payload": lambda bc, c: _checksum(bc, c, update=True, payload=True),
-    "clone": lambda bc, c: _clone(bc, c, with_list=False, legacy_data=False),
-    "clone_preserving_field_list": lambda bc, c: _clone(bc, c, with_list=True, legacy_data=False),
-    "clone3": lambda bc, c: _clone(bc, c, with_list=False, legacy_data=True),
-    "resubmit_preserving_field_list": lambda bc, c: _resubmit_like(
-        bc, c, attribute="resubmit", legacy=False
-    ),
+    "clone": lambda bc, c: _clone(bc, c, with_list=False),
+    "clone_preserving_field_list": lambda bc, c: _clone(bc, c, with_list=True),
+    "clone3": _deprecated_with_data("clone3", "clone_preserving_field_list"),
+    "resubmit_preserving_field_list": lambda bc, c: _resubmit_like(bc, c, attribute="resubmit"),
     "recirculate_preserving_field_list": lambda bc, c: _resubmit_like(
-        bc, c, attribute="recirculate", legacy=False
+        bc, c, attribute="recirculate"
     ),
-    "resubmit": lambda bc, c: _resubmit_like(bc, c, attribute="resubmit", legacy=True),
-    "recirculate": lambda bc, c: _resubmit_like(bc, c, attribute="recirculate", legacy=True),
+    "resubmit": _deprecated_with_data("resubmit", "resubmit_preserving_field_list"),
+    "recirculate": _deprecated_with_data("recirculate", "recirculate_preserving_field_list"),
     "truncate": _truncate,
     "digest": _digest,
     "log_msg": _log_msg,
