@@ -74,8 +74,10 @@ class FieldListCode(BodyCore):
             validity = f"{base}.valid_" if isinstance(type_, t.HeaderType) else None
             self._flatten_object(base, type_, validity, out)
             return
+        copies = groups[0]
         if type_ is not None and isinstance(scalar_type(type_), t.VarbitType):
-            out.append((self.ex(e), None, self.header_validity(e)))
+            # copied too (p4c: into a temporary header, always valid): its stored bits
+            out.append((self.ex(e), None, None if copies else self.header_validity(e)))
             return
         width = bit_width(type_) if type_ is not None else None
         if width is None:
@@ -83,7 +85,6 @@ class FieldListCode(BodyCore):
                 e, f"field of type {type_.describe() if type_ else '?'} in a field list"
             )
         code = to_unsigned(self.ex(e), type_)  # type: ignore[arg-type]
-        copies = groups[0]
         out.append((code, width, None if copies else self.header_validity(e)))
 
     def _flatten_group(
