@@ -75,10 +75,21 @@ class CallChecks(CheckerCore):
         callee.type = t.FunctionType(decl.name)
         bindings = Bindings()
         type_vars = [p.var for p in decl.type_params if p.var is not None]
+        if self._call_arguments and isinstance(decl, ast.FunctionDecl) and decl.type_params:
+            raise self.fail(
+                call.loc,
+                f"a call of the generic function '{decl.name}' inside the arguments of a "
+                "function or extern call: assign its value to a variable first (p4c 1.2.4.8 "
+                'cannot specialize it there: "declaration not found")',
+            )
         self.bind_explicit_type_args(call, type_vars, bindings, scope, decl.name)
-        call.bound_args = self.bind_arguments(
-            decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
-        )
+        self._call_arguments += 1
+        try:
+            call.bound_args = self.bind_arguments(
+                decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
+            )
+        finally:
+            self._call_arguments -= 1
         missing = [var for var in type_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -89,6 +100,14 @@ class CallChecks(CheckerCore):
         if isinstance(decl, ast.FunctionDecl):
             if ctx.kind == "global":
                 raise self.fail(call.loc, f"function '{decl.name}' cannot be called here")
+            if not any(_has_type_vars(arg) for arg in type_args):  # else: in a generic body
+                specialized = self.specialize_function(decl, type_args)
+                if specialized is not decl:  # its parameters take the arguments
+                    call.bound_args = [
+                        ast.BoundArg(param, bound.expr, param.type)
+                        for param, bound in zip(specialized.params, call.bound_args, strict=True)
+                    ]
+                    decl = specialized
             call.target = ast.FunctionCall(decl, type_args)
         else:
             call.target = ast.ExternFunctionCall(decl, type_args)
@@ -299,15 +318,19 @@ class CallChecks(CheckerCore):
             extern_args = base_type.args
         method_vars = [p.var for p in method.type_params if p.var is not None]
         self.bind_explicit_type_args(call, method_vars, bindings, scope, callee.member)
-        call.bound_args = self.bind_arguments(
-            method.params,
-            call.args,
-            call.loc,
-            f"{extern.name}.{callee.member}",
-            scope,
-            ctx,
-            bindings,
-        )
+        self._call_arguments += 1
+        try:
+            call.bound_args = self.bind_arguments(
+                method.params,
+                call.args,
+                call.loc,
+                f"{extern.name}.{callee.member}",
+                scope,
+                ctx,
+                bindings,
+            )
+        finally:
+            self._call_arguments -= 1
         missing = [var for var in method_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -442,8 +465,9 @@ class CallChecks(CheckerCore):
         for param, arg in pending:
             assert param.type is not None
             expected = t.substitute(param.type, bindings.values)
-            if _has_type_vars(expected):
-                unresolved = _first_type_var(expected)
+            # a type variable of an enclosing generic function is a type like any other
+            unresolved = _unbound_type_var(param.type, bindings)
+            if unresolved is not None:
                 assert arg.value.type is not None
                 if _contains_inf_int(arg.value.type):
                     raise self.fail(
@@ -530,18 +554,20 @@ def _has_type_vars(type_: t.Type) -> bool:
     return False
 
 
-def _first_type_var(type_: t.Type) -> str:
-    if isinstance(type_, t.TypeVar):
-        return type_.name
-    if isinstance(type_, t.TupleType):
-        for element in type_.elements:
-            if _has_type_vars(element):
-                return _first_type_var(element)
-    if isinstance(type_, t.SpecializedType):
-        for arg in type_.args:
-            if _has_type_vars(arg):
-                return _first_type_var(arg)
-    return "?"
+def _unbound_type_var(pattern: t.Type, bindings: Bindings) -> str | None:
+    """The name of the first type variable of ``pattern`` that ``bindings`` leaves unbound."""
+    if isinstance(pattern, t.TypeVar):
+        return None if pattern in bindings.values else pattern.name
+    inner: tuple[t.Type, ...] = ()
+    if isinstance(pattern, t.TupleType):
+        inner = pattern.elements
+    elif isinstance(pattern, t.SpecializedType):
+        inner = pattern.args
+    for element in inner:
+        name = _unbound_type_var(element, bindings)
+        if name is not None:
+            return name
+    return None
 
 
 def _contains_inf_int(type_: t.Type) -> bool:

@@ -109,6 +109,12 @@ class CheckerCore:
         self.named_types: dict[str, t.Type] = {}
         self.constants: dict[str, t.ConstValue] = {}
         self.failed: set[int] = set()  # ids of declarations whose checking failed
+        # a generic function's id -> (its declaration as parsed, its specializations: the
+        # type arguments and the copy checked with them)
+        self.generic_functions: dict[
+            int, tuple[ast.FunctionDecl, list[tuple[tuple[t.Type, ...], ast.FunctionDecl]]]
+        ] = {}
+        self._call_arguments = 0  # inside the arguments of a function or extern call
         self._switch_expression = False  # checking the expression of a switch statement
 
     # ------------------------------------------------------------------ errors

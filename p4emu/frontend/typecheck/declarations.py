@@ -3,6 +3,7 @@ functions and actions."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
 from typing import Any
 
@@ -88,7 +89,34 @@ class DeclarationChecks(CheckerCore):
 
     def top_function(self, decl: ast.FunctionDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)
+        if decl.type_params:  # kept as parsed (nothing resolved yet) to specialize
+            self.generic_functions[id(decl)] = (copy.deepcopy(decl), [])
         self.check_function(decl, scope)
+
+    def specialize_function(
+        self, decl: ast.FunctionDecl, type_args: tuple[t.Type, ...]
+    ) -> ast.FunctionDecl:
+        """The copy of generic function ``decl`` checked with its type parameters bound to
+        ``type_args`` (no type variable among them), made once per distinct type arguments:
+        the back end compiles it as any other function (p4c specializes them too). ``decl``
+        itself when it is not generic."""
+        generic = self.generic_functions.get(id(decl))
+        if generic is None:
+            return decl
+        parsed, made = generic
+        for args, specialized in made:
+            if all(t.types_equal(mine, theirs) for mine, theirs in zip(args, type_args)):
+                return specialized
+        specialized = copy.deepcopy(parsed)
+        bound = Scope(self.globals, "type_args")
+        for param, arg in zip(specialized.type_params, type_args):
+            ref = ast.NamedTypeRef(arg.describe(), loc=param.loc)
+            ref.resolved = arg
+            bound.names[param.name] = [ast.TypedefDecl(param.name, ref, loc=param.loc)]
+        specialized.type_params = []
+        made.append((type_args, specialized))
+        self.check_function(specialized, bound)
+        return specialized
 
     def top_action(self, decl: ast.ActionDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)

@@ -205,6 +205,13 @@ class OperatorChecks(CheckerCore):
         expected: t.Type | None = None,
     ) -> t.Type:
         op = expr.op
+        for side_type, side in ((left_type, expr.left), (right_type, expr.right)):
+            if numeric and isinstance(side_type, t.TypeVar):  # a generic function's T
+                raise self.fail(
+                    side.loc,
+                    f"operator '{op}' cannot be applied to a value of type {side_type}, a type "
+                    "variable",
+                )
         # Serializable enums compare / combine with their underlying type.
         if (
             isinstance(left_type, t.EnumType)
