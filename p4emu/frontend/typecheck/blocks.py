@@ -274,6 +274,8 @@ class BlockChecks(CheckerCore):
         if isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
             if ctx.kind in ("action", "function", "apply"):
                 raise self.fail(loc, f"{decl.name} cannot be instantiated here")
+            if isinstance(instance_type, t.SpecializedType):  # Copy<pair_t>(): its own copy
+                decl = self.specialize(decl, instance_type.args)
             bound = self.bind_arguments(
                 decl.ctor_params, args, loc, decl.name, scope, ctx, bindings
             )

@@ -100,14 +100,10 @@ class CallChecks(CheckerCore):
         if isinstance(decl, ast.FunctionDecl):
             if ctx.kind == "global":
                 raise self.fail(call.loc, f"function '{decl.name}' cannot be called here")
-            if not any(_has_type_vars(arg) for arg in type_args):  # else: in a generic body
-                specialized = self.specialize_function(decl, type_args)
-                if specialized is not decl:  # its parameters take the arguments
-                    call.bound_args = [
-                        ast.BoundArg(param, bound.expr, param.type)
-                        for param, bound in zip(specialized.params, call.bound_args, strict=True)
-                    ]
-                    decl = specialized
+            specialized = self.specialize(decl, type_args)
+            if specialized is not decl:  # its parameters take the arguments
+                call.bound_args = respecialized(call.bound_args, specialized.params)
+                decl = specialized
             call.target = ast.FunctionCall(decl, type_args)
         else:
             call.target = ast.ExternFunctionCall(decl, type_args)
@@ -261,6 +257,10 @@ class CallChecks(CheckerCore):
         call.bound_args = self.bind_arguments(
             decl.params, call.args, call.loc, f"{decl.name}.apply", scope, ctx, bindings
         )
+        if instance is not None and instance.type_decl is not decl:  # a generic's copy
+            decl = instance.type_decl
+            assert isinstance(decl, (ast.ParserDecl, ast.ControlDecl))
+            call.bound_args = respecialized(call.bound_args, decl.params)
         call.target = ast.BlockApply(decl, instance)
         return VOID
 
@@ -439,7 +439,7 @@ class CallChecks(CheckerCore):
             pattern = param.type
             assert pattern is not None
             expected = t.substitute(pattern, bindings.values)
-            hint = expected if not _has_type_vars(expected) else None
+            hint = expected if not t.has_type_vars(expected) else None
             if isinstance(arg.value, ast.DontCare):
                 if param.direction != "out":
                     raise self.fail(
@@ -449,10 +449,10 @@ class CallChecks(CheckerCore):
                 arg.value.type = hint or DONT_CARE
                 continue
             arg_type = self.check_expr(arg.value, scope, ctx, hint)
-            if isinstance(arg_type, t.HeaderGroupType) and _has_type_vars(expected):
+            if isinstance(arg_type, t.HeaderGroupType) and t.has_type_vars(expected):
                 arg_type = arg_type.struct  # a struct-typed header field: its struct binds T
             if (
-                _has_type_vars(expected)
+                t.has_type_vars(expected)
                 and not _contains_inf_int(arg_type)
                 and not self.unify(expected, arg_type, bindings)
             ):
@@ -482,7 +482,7 @@ class CallChecks(CheckerCore):
                 arg_type = arg.value.type
                 assert arg_type is not None
                 if isinstance(arg_type, t.HeaderGroupType) and arg_type.struct is expected:
-                    if _has_type_vars(param.type):  # an extern's generic out T (register.read...)
+                    if t.has_type_vars(param.type):  # an extern's generic out T (register.read...)
                         raise self.fail(
                             arg.value.loc,
                             f"the struct-typed header field '{ast.expr_to_source(arg.value)}' "
@@ -544,14 +544,10 @@ class CallChecks(CheckerCore):
         return t.types_equal(pattern, actual)
 
 
-def _has_type_vars(type_: t.Type) -> bool:
-    if isinstance(type_, t.TypeVar):
-        return True
-    if isinstance(type_, t.TupleType):
-        return any(_has_type_vars(e) for e in type_.elements)
-    if isinstance(type_, t.SpecializedType):
-        return any(_has_type_vars(a) for a in type_.args)
-    return False
+def respecialized(bound: list[ast.BoundArg], params: list[ast.Parameter]) -> list[ast.BoundArg]:
+    """Arguments bound to a generic declaration's parameters, bound to the same parameters
+    (same positions) of its specialized copy."""
+    return [ast.BoundArg(param, b.expr, param.type) for param, b in zip(params, bound, strict=True)]
 
 
 def _unbound_type_var(pattern: t.Type, bindings: Bindings) -> str | None:
