@@ -1,10 +1,11 @@
 // Generic functions (P4_16 v1.2.4 §10.3, §16: type arguments explicit or inferred from the
 // arguments) of bit<W>, int<W>, bool, header and struct values, with in / out / inout
-// parameters of the type variables; a generic control instantiated with type arguments.
+// parameters of the type variables, tuples; a generic control instantiated with type
+// arguments.
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
-header o_t { bit<8> v; bit<8> w; bit<8> x; bit<8> y; bit<8> z; }
+header o_t { bit<8> v; bit<8> w; bit<8> x; bit<8> y; bit<8> z; bit<8> q; }
 struct pair_t { bit<8> x; bit<8> y; }
 struct H { h_t h; h_t g; o_t o; }
 struct M { pair_t s; pair_t t; }
@@ -54,6 +55,11 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
         keep8.apply(hdr.o.y, 8w9);
         keep_pair.apply(m.t, p);
         hdr.o.z = p.x + m.t.y;
+        tuple<pair_t, bit<8>> tp = {m.t, hdr.o.z};
+        tuple<pair_t, bit<8>> same = id(tp);
+        same[0].x = 1;
+        hdr.o.q = id(tp)[1] + same[0].x + tp[0].x;
+        if (id(m.t) == {hdr.h.b, hdr.h.a}) { hdr.o.q = hdr.o.q + 128; }
         sm.egress_spec = 1;
     }
 }
