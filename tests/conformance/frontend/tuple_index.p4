@@ -3,17 +3,23 @@
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
-header o_t { bit<8> v; bit<8> w; bit<8> x; bit<8> y; bit<8> z; }
+header o_t { bit<8> v; bit<8> w; bit<8> x; bit<8> y; bit<8> z; bit<8> q; }
 struct pair_t { bit<8> x; bit<8> y; }
 struct H { h_t h; o_t o; }
 struct W { tuple<bit<8>, pair_t> tp; tuple<bool, tuple<bit<8>, bit<8>>> nest; }
 struct M { pair_t s; W w; tuple<bit<8>, bool> mt; }
 const bit<32> ONE = 1;
 void bump(inout bit<8> v) { v = v + 1; }
+void fill(out tuple<pair_t, bit<8>> o, in bit<8> v) { o[0].x = v; o[0].y = v; o[1] = v; }
+void grow(inout tuple<pair_t, bit<8>> io, in tuple<pair_t, bit<8>> by) {
+    io[0].x = io[0].x + by[0].x;
+    io[1] = io[1] + by[1];
+}
 parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
     state start { pk.extract(hdr.h); transition accept; }
 }
 control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    action twice(inout tuple<pair_t, bit<8>> io) { io[0].y = io[0].y + io[0].y; io[1] = 2; }
     apply {
         hdr.o.setValid();
         tuple<bit<8>, bool> t = {hdr.h.a, hdr.h.b != 0};
@@ -38,6 +44,12 @@ control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
         m.mt = {hdr.h.a, false};
         m.mt[1] = t[1];
         hdr.o.z = m.w.tp[1].x + (m.mt[1] ? 8w16 : 8w32);
+        tuple<pair_t, bit<8>> f;
+        fill(f, hdr.h.a);
+        tuple<pair_t, bit<8>> g = f;
+        grow(f, g);
+        twice(f);
+        hdr.o.q = f[0].x + f[0].y + f[1] + g[0].x;
         sm.egress_spec = 1;
     }
 }
