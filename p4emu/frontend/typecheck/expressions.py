@@ -466,8 +466,19 @@ class ExpressionChecks(CheckerCore):
                     f"the struct-typed header field {side.header.name}.{side.prefix} used as "
                     "a whole (use its fields)",
                 )
-        if isinstance(target, (t.TypeVar, t.DontCareType)) or t.types_equal(source, target):
+        if isinstance(target, t.DontCareType) or t.types_equal(source, target):
             return expr
+        if isinstance(target, t.TypeVar):  # in a generic body: only a value of that type
+            if assignment:
+                raise self.fail(
+                    expr.loc,
+                    f"cannot assign a value of type {source} to a target of type {target}, a "
+                    "type variable",
+                )
+            raise self.fail(
+                expr.loc,
+                f"{what}: expected a value of type {target} (a type variable), got {source}",
+            )
         if isinstance(source, t.DontCareType):
             return expr
         target_scalar = t.underlying_scalar(target) if isinstance(target, t.NewType) else target

@@ -102,3 +102,20 @@ def test_the_return_type_may_be_a_type_parameter_of_several() -> None:
         "(BitsType(width=8, signed=False), BoolType())",
         "(BoolType(), BitsType(width=16, signed=False))",
     ]
+
+
+@pytest.mark.parametrize(
+    ("decls", "needle", "message"),
+    [
+        ("void put8<T>(out T o) { o = 8w1; }", "8w1", "cannot assign a value of type bit<8> to a target of type T, a type variable"),
+        ("T ret8<T>(in T o) { return 8w1; }", "8w1", "return value: expected a value of type T (a type variable), got bit<8>"),
+        ("bool isone<T>(in T o) { return o == 1; }", "1;", "right operand of '==': expected a value of type T (a type variable), got int"),
+        ("void mix<A, B>(inout A a, in B b) { a = b; }", "b; }", "cannot assign a value of type B to a target of type A, a type variable"),
+    ],
+)  # fmt: skip
+def test_a_generic_body_takes_only_values_of_its_type_variables(
+    decls: str, needle: str, message: str
+) -> None:
+    """As p4c: checked once, whatever the type arguments (even with none given)."""
+    source = v1_source(decls=decls)
+    assert str(error_of(source)) == f"{location(source, needle)}: error: {message}"
