@@ -75,6 +75,17 @@ class CallChecks(CheckerCore):
         callee.type = t.FunctionType(decl.name)
         bindings = Bindings()
         type_vars = [p.var for p in decl.type_params if p.var is not None]
+        caller = ctx.function  # (a generic one's copy has its name and parameters)
+        if (
+            caller is not None
+            and decl.name == caller.name
+            and len(decl.params) == len(caller.params)
+        ):
+            raise self.fail(
+                call.loc,
+                f"function '{decl.name}' cannot call itself: P4 has no recursion (p4c: "
+                "declaration not found)",
+            )
         if self._call_arguments and isinstance(decl, ast.FunctionDecl) and decl.type_params:
             raise self.fail(
                 call.loc,

@@ -111,6 +111,8 @@ def test_the_return_type_may_be_a_type_parameter_of_several() -> None:
         ("T ret8<T>(in T o) { return 8w1; }", "8w1", "return value: expected a value of type T (a type variable), got bit<8>"),
         ("bool isone<T>(in T o) { return o == 1; }", "1;", "right operand of '==': expected a value of type T (a type variable), got int"),
         ("void mix<A, B>(inout A a, in B b) { a = b; }", "b; }", "cannot assign a value of type B to a target of type A, a type variable"),
+        ("void rec<T>(in T x) { if (true) { rec(x); } }", "rec(x)", "function 'rec' cannot call itself: P4 has no recursion (p4c: declaration not found)"),
+        ("void rec(in bit<8> x) { rec<bit<8>>(x); }", "rec<bit<8>>(x)", "function 'rec' cannot call itself: P4 has no recursion (p4c: declaration not found)"),
     ],
 )  # fmt: skip
 def test_a_generic_body_takes_only_values_of_its_type_variables(
