@@ -1,7 +1,8 @@
 // Generic controls and parsers instantiated with type arguments (P4_16 v1.2.4 §16.1):
 // struct, header and bit<W> values of a type variable, written through inout / out
 // parameters and held in locals, set by a table's action (each instance with its type
-// arguments; the objects are named per instance: I.tab_pair.t, I.tab_byte.set...).
+// arguments; the objects are named per instance: I.tab_pair.t, I.tab_byte.set...); a
+// generic control instantiating another with its own type variable (Copy<T> in Through<T>).
 #include <core.p4>
 #include <v1model.p4>
 header h_t { bit<8> a; bit<8> b; }
@@ -13,6 +14,10 @@ struct M { pair_t s; pair_t t; }
 control Copy<T>(inout T x, in T y) {
     T tmp;
     apply { tmp = y; x = tmp; }
+}
+control Through<T>(inout T x, in T y) {
+    Copy<T>() inner;
+    apply { inner.apply(x, y); }
 }
 control Tab<T>(inout T x, in T y) {
     action set() { x = y; }
@@ -37,7 +42,7 @@ parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
 }
 control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
     Copy<pair_t>() copy_pair;
-    Copy<h_t>() copy_header;
+    Through<h_t>() copy_header;
     Swap<pair_t>() swap_pair;
     Swap<bit<8>>() swap_byte;
     Tab<pair_t>() tab_pair;
