@@ -226,6 +226,16 @@ class BlockChecks(CheckerCore):
         inst_type, decl, bound = self.check_construction(
             inst.type_ref, inst.args, inst.loc, scope, ctx
         )
+        if (
+            isinstance(decl, (ast.ParserDecl, ast.ControlDecl))
+            and decl.type_params
+            and not isinstance(inst_type, t.SpecializedType)
+        ):
+            raise self.fail(
+                inst.type_ref.loc,
+                f"{decl.name} is generic: instantiate it with its type arguments "
+                f"({decl.name}<...>() {inst.name}; p4c does not infer them from the apply)",
+            )
         inst.type = inst_type
         inst.type_decl = decl
         inst.bound_args = bound

@@ -49,6 +49,7 @@ def test_each_instance_gets_the_copy_for_its_type_arguments() -> None:
         ("Copy<pair_t, bit<8>>() a;", "", "Copy<pair_t, bit<8>>", "type 'Copy' takes 1 type argument(s), 2 given"),
         ("Copy<pair_t>() a;", "a.apply(meta.s, meta.x);", "meta.x)", "argument 'y' of 'Copy.apply': expected a value of type pair_t, got bit<8>"),
         ("Copy<bit<16>>() a;", "a.apply(meta.x, 8w1);", "meta.x,", "argument 'x' of 'Copy.apply': expected a value of type bit<16>, got bit<8>"),
+        ("Copy() a;", "a.apply(meta.s, meta.t);", "Copy()", "Copy is generic: instantiate it with its type arguments (Copy<...>() a; p4c does not infer them from the apply)"),
     ],
 )  # fmt: skip
 def test_a_wrong_instance_is_named_where_it_is(
