@@ -13,7 +13,7 @@ other ``enum``                ``int`` (member index)
 ``varbit<N>``                 ``(nbits, value)`` tuple
 ``string``                    ``str``
 new ``type``                  as its underlying type
-tuple / list expression       ``tuple``
+tuple / list expression       ``tuple`` (struct / header elements: objects it owns)
 ============================  ==========================================================
 
 Aggregates are objects of generated ``__slots__`` classes, one per P4 type: a header has
@@ -45,6 +45,14 @@ def scalar_type(type_: t.Type) -> t.Type:
 
 def is_aggregate(type_: t.Type) -> bool:
     return isinstance(type_, (t.HeaderType, t.StructType, t.HeaderUnionType, t.HeaderStackType))
+
+
+def holds_aggregate(type_: t.Type) -> bool:
+    """A tuple with an aggregate element (at any depth): its elements are objects it owns,
+    copied when the tuple is stored (``TypeRegistry.copy``)."""
+    return isinstance(type_, t.TupleType) and any(
+        is_aggregate(element) or holds_aggregate(element) for element in type_.elements
+    )
 
 
 def bit_width(type_: t.Type) -> int | None:
@@ -124,19 +132,26 @@ class TypeRegistry:
         """Expression creating a fresh value of ``type_`` (all zero, headers invalid)."""
         if is_aggregate(type_):
             return f"{self.cls(type_)}()"
+        if holds_aggregate(type_):
+            assert isinstance(type_, t.TupleType)
+            return "(" + "".join(f"{self.new(e)}, " for e in type_.elements) + ")"
         return default_scalar(type_)
 
     def copy(self, code: str, type_: t.Type) -> str:
         """Expression for an independent copy of the value ``code``."""
         if is_aggregate(type_):
             return f"copy_{self.cls(type_)}({code})"
+        if holds_aggregate(type_):  # ``code``: a location (evaluated once per element)
+            assert isinstance(type_, t.TupleType)
+            copies = (self.copy(f"{code}[{i}]", e) for i, e in enumerate(type_.elements))
+            return "(" + "".join(f"{c}, " for c in copies) + ")"
         return code
 
     def assign(self, dst: str, src: str, type_: t.Type) -> str:
         """Statement storing ``src`` into the existing location ``dst``."""
         if is_aggregate(type_):
             return f"assign_{self.cls(type_)}({dst}, {src})"
-        return f"{dst} = {src}"
+        return f"{dst} = {self.copy(src, type_)}"
 
     def eq(self, left: str, right: str, type_: t.Type) -> str:
         if is_aggregate(type_):
@@ -256,18 +271,12 @@ class TypeRegistry:
         if not fields:
             out.append("    pass")
         for attr, ftype in fields:
-            if is_aggregate(ftype):
-                out.append(f"    assign_{self.cls(ftype)}(d.{attr}, s.{attr})")
-            else:
-                out.append(f"    d.{attr} = s.{attr}")
+            out.append(f"    {self.assign(f'd.{attr}', f's.{attr}', ftype)}")
         out.append("")
         out.append(f"def copy_{name}(s):")
         out.append(f"    d = {name}.__new__({name})")
         for attr, ftype in fields:
-            if is_aggregate(ftype):
-                out.append(f"    d.{attr} = copy_{self.cls(ftype)}(s.{attr})")
-            else:
-                out.append(f"    d.{attr} = s.{attr}")
+            out.append(f"    d.{attr} = {self.copy(f's.{attr}', ftype)}")
         out.append("    return d")
         out.append("")
         out.append(f"def init_{name}(s):")

@@ -214,7 +214,7 @@ class Parser:
             raise self.error(token, "a table must be declared inside a control")
         elif kind in UNSUPPORTED_KEYWORDS:
             raise token.loc.unsupported(UNSUPPORTED_KEYWORDS[kind])
-        elif self.starts_type(token):
+        elif self.starts_type(token) or token.text in self._function_type_params():
             decl = self.parse_function_or_instantiation()
         else:
             raise self.syntax_error("a declaration", token)
@@ -658,9 +658,29 @@ class Parser:
 
     # ------------------------------------------------------------------ functions / instances
 
+    def _function_type_params(self) -> set[str]:
+        """The type parameter names of ``R name<A, B>(`` ahead (R may be one of them, as in
+        ``T f<T>(in T x)``), else an empty set."""
+        if not (self.is_name_token(self.peek(1)) and self.peek(2).kind == "<"):
+            return set()
+        names: set[str] = set()
+        offset = 3
+        while self.peek(offset).kind == IDENT:
+            names.add(self.peek(offset).text)
+            if self.peek(offset + 1).kind == ">":
+                return names if self.peek(offset + 2).kind == "(" else set()
+            if self.peek(offset + 1).kind != ",":
+                break
+            offset += 2
+        return set()
+
     def parse_function_or_instantiation(self) -> ast.Declaration:
         start = self.peek()
-        type_ref = self.parse_type()
+        self.type_scopes.append(self._function_type_params())
+        try:
+            type_ref = self.parse_type()
+        finally:
+            self.pop_type_scope()
         if self.at("("):
             return self.parse_instantiation_rest(type_ref, start)
         name = self.parse_name("a name")

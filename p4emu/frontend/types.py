@@ -372,6 +372,17 @@ def substitute(type_: Type, bindings: dict[TypeVar, Type]) -> Type:
     return type_
 
 
+def has_type_vars(type_: Type) -> bool:
+    """``type_`` holds a type variable (is not known until its bindings are)."""
+    if isinstance(type_, TypeVar):
+        return True
+    if isinstance(type_, TupleType):
+        return any(has_type_vars(e) for e in type_.elements)
+    if isinstance(type_, SpecializedType):
+        return any(has_type_vars(a) for a in type_.args)
+    return False
+
+
 # --------------------------------------------------------------------------- callables & blocks
 
 

@@ -10,7 +10,6 @@ from p4emu.backend.compile_helpers import (
     unsupported,
 )
 from p4emu.backend.pytypes import (
-    default_scalar,
     is_aggregate,
 )
 from p4emu.backend.scope import Binding, Scope
@@ -102,12 +101,12 @@ class CallCode(BodyCore):
                 continue
             local = self.fresh(param.name)
             if param.direction == "out":
-                self.w.line(f"{local} = {default_scalar(type_)}")
+                self.w.line(f"{local} = {self.pc.types.new(type_)}")
             else:
                 if expr is None or isinstance(expr, ast.DontCare):
-                    self.w.line(f"{local} = {default_scalar(type_)}")
+                    self.w.line(f"{local} = {self.pc.types.new(type_)}")
                 else:
-                    self.w.line(f"{local} = {self.ex(expr)}")
+                    self.w.line(f"{local} = {self.owned(self.ex(expr), type_)}")
             scope.bind(param, Binding("var", local, type_))
             if (
                 param.direction in ("out", "inout")
@@ -240,9 +239,9 @@ class CallCode(BodyCore):
                     args.append(self.pc.types.copy(self.aggregate_value(expr, type_), type_))
                 continue
             if param.direction == "out" or expr is None or isinstance(expr, ast.DontCare):
-                args.append(default_scalar(type_))
+                args.append(self.pc.types.new(type_))
             else:
-                args.append(self.ex(expr))
+                args.append(self.owned(self.ex(expr), type_))
             if param.direction in ("out", "inout"):
                 usable = expr if expr is not None and not isinstance(expr, ast.DontCare) else None
                 scalar_outs.append((usable, type_))

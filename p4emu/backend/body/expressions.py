@@ -19,6 +19,7 @@ from p4emu.backend.compile_helpers import (
 )
 from p4emu.backend.pytypes import (
     bit_width,
+    holds_aggregate,
     is_aggregate,
     scalar_type,
 )
@@ -151,6 +152,8 @@ class ExpressionCode(BodyCore):
 
     def _ex_Index(self, e: ast.Index) -> str:
         stack_type = e.expr.type
+        if isinstance(stack_type, t.TupleType):  # a constant index (the checker's rule)
+            return f"{self.ex(e.expr)}[{const_int(e.index.const_value)}]"
         if not isinstance(stack_type, t.HeaderStackType):
             raise unsupported(e, "indexing a non-stack value")
         stack = self.ex(e.expr)
@@ -205,7 +208,7 @@ class ExpressionCode(BodyCore):
         if isinstance(left_type, t.HeaderGroupType):  # compared as a struct value
             left_type = left_type.struct
         if op in ("==", "!="):
-            if left_type is not None and (is_aggregate(left_type) or _holds_aggregate(left_type)):
+            if left_type is not None and (is_aggregate(left_type) or holds_aggregate(left_type)):
                 eq = self.value_eq(self.ex(e.left), self.ex(e.right), left_type)
                 return eq if op == "==" else f"(not {eq})"
             return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
@@ -272,7 +275,7 @@ class ExpressionCode(BodyCore):
     def value_eq(self, left: str, right: str, type_: t.Type) -> str:
         """``left == right`` of ``type_``; a tuple holding structs (or headers...) element
         by element, since their objects compare by identity in Python."""
-        if not _holds_aggregate(type_):
+        if not holds_aggregate(type_):
             return self.pc.types.eq(left, right, type_)
         assert isinstance(type_, t.TupleType)
         sides = []
@@ -479,13 +482,6 @@ EXPRESSIONS: dict[type, Callable[[Any, Any], str]] = {
     ast.ListExpr: ExpressionCode._ex_ListExpr,
     ast.StructExpr: ExpressionCode._ex_StructExpr,
 }
-
-
-def _holds_aggregate(type_: t.Type) -> bool:
-    """A tuple with an aggregate element (at any depth)."""
-    return isinstance(type_, t.TupleType) and any(
-        is_aggregate(element) or _holds_aggregate(element) for element in type_.elements
-    )
 
 
 def types_same(a: t.Type, b: t.Type) -> bool:

@@ -19,7 +19,7 @@ from p4emu.backend.compile_helpers import (
 )
 from p4emu.backend.pytypes import (
     bit_width,
-    default_scalar,
+    holds_aggregate,
     is_aggregate,
     scalar_type,
 )
@@ -53,6 +53,18 @@ class StatementCode(BodyCore):
             value = rhs_code if not lo else f"({rhs_code} << {lo})"
             merged = f"(({current_bits} & {~mask & ((1 << bit_width(base_type)) - 1)}) | ({value} & {mask}))"  # type: ignore[operator]
             self.assign(base, from_unsigned(merged, base_type), base_type)
+            return
+        if isinstance(lhs, ast.Index) and isinstance(lhs.expr.type, t.TupleType):
+            # a tuple is an immutable Python tuple: the new one replaces it
+            base, count = lhs.expr, len(lhs.expr.type.elements)
+            index = const_int(lhs.index.const_value)
+            current = self.ex(base)
+            if not is_simple(current):
+                local = self.fresh("tp")
+                self.w.line(f"{local} = {current}")
+                current = local
+            elements = [rhs_code if i == index else f"{current}[{i}]" for i in range(count)]
+            self.assign(base, "(" + "".join(f"{e}, " for e in elements) + ")", base.type)
             return
         if isinstance(lhs, ast.PathExpr):
             binding = self.scope.lookup(lhs.decl)
@@ -134,9 +146,9 @@ class StatementCode(BodyCore):
                 self.assign_expr_to(name, init, type_)
             return
         if init is not None:
-            self.w.line(f"{name} = {self.ex(init)}")
+            self.w.line(f"{name} = {self.owned(self.ex(init), type_)}")
         else:
-            self.w.line(f"{name} = {default_scalar(type_)}")
+            self.w.line(f"{name} = {self.pc.types.new(type_)}")
         self.scope.bind(decl, Binding("var", name, type_))
 
     def assign_expr_to(self, target: str, value: ast.Expr, type_: t.Type) -> None:
@@ -169,7 +181,18 @@ class StatementCode(BodyCore):
         if isinstance(s.lhs, ast.DontCare):
             self.ex(s.rhs)
             return
-        self.assign(s.lhs, self.ex(s.rhs), type_)
+        self.assign(s.lhs, self.owned(self.ex(s.rhs), type_), type_)
+
+    def owned(self, code: str, type_: t.Type) -> str:
+        """The value ``code`` of ``type_`` as stored: a tuple holding aggregates gets copies
+        of their objects (it owns them; its elements are written in place)."""
+        if not holds_aggregate(type_):
+            return code
+        if not is_simple(code):
+            local = self.fresh("tp")
+            self.w.line(f"{local} = {code}")
+            code = local
+        return self.pc.types.copy(code, type_)
 
     def _st_IfStmt(self, s: ast.IfStmt) -> None:
         cond = self.ex(s.cond)

@@ -226,6 +226,16 @@ class BlockChecks(CheckerCore):
         inst_type, decl, bound = self.check_construction(
             inst.type_ref, inst.args, inst.loc, scope, ctx
         )
+        if (
+            isinstance(decl, (ast.ParserDecl, ast.ControlDecl))
+            and decl.type_params
+            and not isinstance(inst_type, t.SpecializedType)
+        ):
+            raise self.fail(
+                inst.type_ref.loc,
+                f"{decl.name} is generic: instantiate it with its type arguments "
+                f"({decl.name}<...>() {inst.name}; p4c does not infer them from the apply)",
+            )
         inst.type = inst_type
         inst.type_decl = decl
         inst.bound_args = bound
@@ -274,6 +284,8 @@ class BlockChecks(CheckerCore):
         if isinstance(decl, (ast.ParserDecl, ast.ControlDecl)):
             if ctx.kind in ("action", "function", "apply"):
                 raise self.fail(loc, f"{decl.name} cannot be instantiated here")
+            if isinstance(instance_type, t.SpecializedType):  # Copy<pair_t>(): its own copy
+                decl = self.specialize(decl, instance_type.args)
             bound = self.bind_arguments(
                 decl.ctor_params, args, loc, decl.name, scope, ctx, bindings
             )

@@ -75,10 +75,32 @@ class CallChecks(CheckerCore):
         callee.type = t.FunctionType(decl.name)
         bindings = Bindings()
         type_vars = [p.var for p in decl.type_params if p.var is not None]
+        caller = ctx.function  # (a generic one's copy has its name and parameters)
+        if (
+            caller is not None
+            and decl.name == caller.name
+            and len(decl.params) == len(caller.params)
+        ):
+            raise self.fail(
+                call.loc,
+                f"function '{decl.name}' cannot call itself: P4 has no recursion (p4c: "
+                "declaration not found)",
+            )
+        if self._call_arguments and isinstance(decl, ast.FunctionDecl) and decl.type_params:
+            raise self.fail(
+                call.loc,
+                f"a call of the generic function '{decl.name}' inside the arguments of a "
+                "function or extern call: assign its value to a variable first (p4c 1.2.4.8 "
+                'cannot specialize it there: "declaration not found")',
+            )
         self.bind_explicit_type_args(call, type_vars, bindings, scope, decl.name)
-        call.bound_args = self.bind_arguments(
-            decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
-        )
+        self._call_arguments += 1
+        try:
+            call.bound_args = self.bind_arguments(
+                decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
+            )
+        finally:
+            self._call_arguments -= 1
         missing = [var for var in type_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -89,6 +111,10 @@ class CallChecks(CheckerCore):
         if isinstance(decl, ast.FunctionDecl):
             if ctx.kind == "global":
                 raise self.fail(call.loc, f"function '{decl.name}' cannot be called here")
+            specialized = self.specialize(decl, type_args)
+            if specialized is not decl:  # its parameters take the arguments
+                call.bound_args = respecialized(call.bound_args, specialized.params)
+                decl = specialized
             call.target = ast.FunctionCall(decl, type_args)
         else:
             call.target = ast.ExternFunctionCall(decl, type_args)
@@ -242,6 +268,10 @@ class CallChecks(CheckerCore):
         call.bound_args = self.bind_arguments(
             decl.params, call.args, call.loc, f"{decl.name}.apply", scope, ctx, bindings
         )
+        if instance is not None and instance.type_decl is not decl:  # a generic's copy
+            decl = instance.type_decl
+            assert isinstance(decl, (ast.ParserDecl, ast.ControlDecl))
+            call.bound_args = respecialized(call.bound_args, decl.params)
         call.target = ast.BlockApply(decl, instance)
         return VOID
 
@@ -299,15 +329,19 @@ class CallChecks(CheckerCore):
             extern_args = base_type.args
         method_vars = [p.var for p in method.type_params if p.var is not None]
         self.bind_explicit_type_args(call, method_vars, bindings, scope, callee.member)
-        call.bound_args = self.bind_arguments(
-            method.params,
-            call.args,
-            call.loc,
-            f"{extern.name}.{callee.member}",
-            scope,
-            ctx,
-            bindings,
-        )
+        self._call_arguments += 1
+        try:
+            call.bound_args = self.bind_arguments(
+                method.params,
+                call.args,
+                call.loc,
+                f"{extern.name}.{callee.member}",
+                scope,
+                ctx,
+                bindings,
+            )
+        finally:
+            self._call_arguments -= 1
         missing = [var for var in method_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -416,7 +450,7 @@ class CallChecks(CheckerCore):
             pattern = param.type
             assert pattern is not None
             expected = t.substitute(pattern, bindings.values)
-            hint = expected if not _has_type_vars(expected) else None
+            hint = expected if not t.has_type_vars(expected) else None
             if isinstance(arg.value, ast.DontCare):
                 if param.direction != "out":
                     raise self.fail(
@@ -426,10 +460,10 @@ class CallChecks(CheckerCore):
                 arg.value.type = hint or DONT_CARE
                 continue
             arg_type = self.check_expr(arg.value, scope, ctx, hint)
-            if isinstance(arg_type, t.HeaderGroupType) and _has_type_vars(expected):
+            if isinstance(arg_type, t.HeaderGroupType) and t.has_type_vars(expected):
                 arg_type = arg_type.struct  # a struct-typed header field: its struct binds T
             if (
-                _has_type_vars(expected)
+                t.has_type_vars(expected)
                 and not _contains_inf_int(arg_type)
                 and not self.unify(expected, arg_type, bindings)
             ):
@@ -442,8 +476,9 @@ class CallChecks(CheckerCore):
         for param, arg in pending:
             assert param.type is not None
             expected = t.substitute(param.type, bindings.values)
-            if _has_type_vars(expected):
-                unresolved = _first_type_var(expected)
+            # a type variable of an enclosing generic function is a type like any other
+            unresolved = _unbound_type_var(param.type, bindings)
+            if unresolved is not None:
                 assert arg.value.type is not None
                 if _contains_inf_int(arg.value.type):
                     raise self.fail(
@@ -458,7 +493,7 @@ class CallChecks(CheckerCore):
                 arg_type = arg.value.type
                 assert arg_type is not None
                 if isinstance(arg_type, t.HeaderGroupType) and arg_type.struct is expected:
-                    if _has_type_vars(param.type):  # an extern's generic out T (register.read...)
+                    if t.has_type_vars(param.type):  # an extern's generic out T (register.read...)
                         raise self.fail(
                             arg.value.loc,
                             f"the struct-typed header field '{ast.expr_to_source(arg.value)}' "
@@ -520,28 +555,26 @@ class CallChecks(CheckerCore):
         return t.types_equal(pattern, actual)
 
 
-def _has_type_vars(type_: t.Type) -> bool:
-    if isinstance(type_, t.TypeVar):
-        return True
-    if isinstance(type_, t.TupleType):
-        return any(_has_type_vars(e) for e in type_.elements)
-    if isinstance(type_, t.SpecializedType):
-        return any(_has_type_vars(a) for a in type_.args)
-    return False
+def respecialized(bound: list[ast.BoundArg], params: list[ast.Parameter]) -> list[ast.BoundArg]:
+    """Arguments bound to a generic declaration's parameters, bound to the same parameters
+    (same positions) of its specialized copy."""
+    return [ast.BoundArg(param, b.expr, param.type) for param, b in zip(params, bound, strict=True)]
 
 
-def _first_type_var(type_: t.Type) -> str:
-    if isinstance(type_, t.TypeVar):
-        return type_.name
-    if isinstance(type_, t.TupleType):
-        for element in type_.elements:
-            if _has_type_vars(element):
-                return _first_type_var(element)
-    if isinstance(type_, t.SpecializedType):
-        for arg in type_.args:
-            if _has_type_vars(arg):
-                return _first_type_var(arg)
-    return "?"
+def _unbound_type_var(pattern: t.Type, bindings: Bindings) -> str | None:
+    """The name of the first type variable of ``pattern`` that ``bindings`` leaves unbound."""
+    if isinstance(pattern, t.TypeVar):
+        return None if pattern in bindings.values else pattern.name
+    inner: tuple[t.Type, ...] = ()
+    if isinstance(pattern, t.TupleType):
+        inner = pattern.elements
+    elif isinstance(pattern, t.SpecializedType):
+        inner = pattern.args
+    for element in inner:
+        name = _unbound_type_var(element, bindings)
+        if name is not None:
+            return name
+    return None
 
 
 def _contains_inf_int(type_: t.Type) -> bool:

@@ -61,6 +61,9 @@ class Scope:
 
 
 OVERLOADABLE = (ast.ExternFunctionDecl, ast.FunctionDecl)
+# declarations with type parameters that the checker specializes (one copy per set of type
+# arguments): what the back end compiles has none
+Generic = ast.FunctionDecl | ast.ParserDecl | ast.ControlDecl
 
 
 @dataclass
@@ -109,6 +112,10 @@ class CheckerCore:
         self.named_types: dict[str, t.Type] = {}
         self.constants: dict[str, t.ConstValue] = {}
         self.failed: set[int] = set()  # ids of declarations whose checking failed
+        # a generic function's, parser's or control's id -> (its declaration as parsed, its
+        # specializations: the type arguments and the copy checked with them)
+        self.generic_decls: dict[int, tuple[Generic, list[tuple[tuple[t.Type, ...], Generic]]]] = {}
+        self._call_arguments = 0  # inside the arguments of a function or extern call
         self._switch_expression = False  # checking the expression of a switch statement
 
     # ------------------------------------------------------------------ errors

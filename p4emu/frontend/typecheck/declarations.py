@@ -3,16 +3,20 @@ functions and actions."""
 
 from __future__ import annotations
 
+import copy
 from collections.abc import Callable
-from typing import Any
+from typing import Any, TypeVar
 
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.frontend.typecheck.core import (
     CheckerCore,
     Context,
+    Generic,
     Scope,
 )
+
+G = TypeVar("G", ast.FunctionDecl, ast.ParserDecl, ast.ControlDecl)
 
 
 class DeclarationChecks(CheckerCore):
@@ -88,7 +92,41 @@ class DeclarationChecks(CheckerCore):
 
     def top_function(self, decl: ast.FunctionDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)
+        self.keep_generic(decl)
         self.check_function(decl, scope)
+
+    def keep_generic(self, decl: Generic) -> None:
+        """Keep generic ``decl`` as parsed (nothing resolved yet) to specialize it."""
+        if decl.type_params:
+            self.generic_decls[id(decl)] = (copy.deepcopy(decl), [])
+
+    def specialize(self, decl: G, type_args: tuple[t.Type, ...]) -> G:
+        """The copy of generic ``decl`` checked with its type parameters bound to
+        ``type_args``, made once per distinct type arguments: the back end compiles it as
+        any other function, parser or control (p4c specializes them too). ``decl`` itself
+        when it is not generic or a type argument is a type variable (in a generic body)."""
+        generic = self.generic_decls.get(id(decl))
+        if generic is None or any(t.has_type_vars(arg) for arg in type_args):
+            return decl
+        parsed, made = generic
+        for args, specialized in made:
+            if all(t.types_equal(mine, theirs) for mine, theirs in zip(args, type_args)):
+                return specialized  # type: ignore[return-value]
+        specialized = copy.deepcopy(parsed)
+        bound = Scope(self.globals, "type_args")
+        for param, arg in zip(specialized.type_params, type_args):
+            ref = ast.NamedTypeRef(arg.describe(), loc=param.loc)
+            ref.resolved = arg
+            bound.names[param.name] = [ast.TypedefDecl(param.name, ref, loc=param.loc)]
+        specialized.type_params = []
+        made.append((type_args, specialized))
+        if isinstance(specialized, ast.FunctionDecl):
+            self.check_function(specialized, bound)
+        elif isinstance(specialized, ast.ParserDecl):
+            self.check_parser(specialized, bound)
+        else:
+            self.check_control(specialized, bound)
+        return specialized  # type: ignore[return-value]
 
     def top_action(self, decl: ast.ActionDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)
@@ -111,11 +149,13 @@ class DeclarationChecks(CheckerCore):
 
     def top_parser(self, decl: ast.ParserDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)
+        self.keep_generic(decl)
         self.check_parser(decl, scope)
         self.named_types[decl.name] = decl.type  # type: ignore[assignment]
 
     def top_control(self, decl: ast.ControlDecl, scope: Scope) -> None:
         self.declare(scope, decl.name, decl, decl.loc)
+        self.keep_generic(decl)
         self.check_control(decl, scope)
         self.named_types[decl.name] = decl.type  # type: ignore[assignment]
 

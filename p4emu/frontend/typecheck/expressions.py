@@ -267,10 +267,13 @@ class ExpressionChecks(CheckerCore):
         self, expr: ast.Index, scope: Scope, ctx: Context, expected: t.Type | None
     ) -> t.Type:
         base_type = self.check_expr(expr.expr, scope, ctx)
+        if isinstance(base_type, t.TupleType):
+            return self.tuple_element(expr, base_type, scope, ctx)
         if not isinstance(base_type, t.HeaderStackType):
             raise self.fail(
                 expr.loc,
-                f"cannot index a value of type {base_type} (only header stacks can be indexed)",
+                f"cannot index a value of type {base_type} (only header stacks and tuples can "
+                "be indexed)",
             )
         index_type = self.check_expr(expr.index, scope, ctx)
         if not isinstance(index_type, (t.BitsType, t.InfIntType)):
@@ -286,6 +289,26 @@ class ExpressionChecks(CheckerCore):
                 f"index {value} is out of bounds for a stack of size {base_type.size}",
             )
         return base_type.element
+
+    def tuple_element(
+        self, expr: ast.Index, tuple_type: t.TupleType, scope: Scope, ctx: Context
+    ) -> t.Type:
+        """``t[i]`` of a tuple: ``i`` a compile-time constant in range (p4c 1.2.4.8: read
+        and written, element of any type)."""
+        self.check_expr(expr.index, scope, ctx)
+        index = expr.index.const_value
+        if isinstance(index, bool) or not isinstance(index, int):
+            raise self.fail(expr.index.loc, "a tuple index must be a compile-time constant")
+        count = len(tuple_type.elements)
+        if not 0 <= index < count:
+            raise self.fail(
+                expr.index.loc,
+                f"tuple index {index} is out of range for {tuple_type} ({count} element(s))",
+            )
+        value = expr.expr.const_value
+        if isinstance(value, tuple) and len(value) == count:
+            expr.const_value = value[index]
+        return tuple_type.elements[index]
 
     def expr_Slice(
         self, expr: ast.Slice, scope: Scope, ctx: Context, expected: t.Type | None
@@ -443,8 +466,19 @@ class ExpressionChecks(CheckerCore):
                     f"the struct-typed header field {side.header.name}.{side.prefix} used as "
                     "a whole (use its fields)",
                 )
-        if isinstance(target, (t.TypeVar, t.DontCareType)) or t.types_equal(source, target):
+        if isinstance(target, t.DontCareType) or t.types_equal(source, target):
             return expr
+        if isinstance(target, t.TypeVar):  # in a generic body: only a value of that type
+            if assignment:
+                raise self.fail(
+                    expr.loc,
+                    f"cannot assign a value of type {source} to a target of type {target}, a "
+                    "type variable",
+                )
+            raise self.fail(
+                expr.loc,
+                f"{what}: expected a value of type {target} (a type variable), got {source}",
+            )
         if isinstance(source, t.DontCareType):
             return expr
         target_scalar = t.underlying_scalar(target) if isinstance(target, t.NewType) else target

@@ -92,6 +92,11 @@ class OperatorChecks(CheckerCore):
         ):
             return self.check_group_comparison(expr, left_type, right_type, scope, ctx)
         if op in ("==", "!="):
+            aggregates = (t.StructType, t.HeaderType, t.TupleType)
+            if isinstance(right_type, aggregates):
+                left_type = self.list_operand(expr, "left", right_type) or left_type
+            if isinstance(left_type, aggregates):
+                right_type = self.list_operand(expr, "right", left_type) or right_type
             operand_type = self.unify_operands(expr, left_type, right_type, numeric=False)
             self.fold_comparison(expr)
             del operand_type
@@ -117,12 +122,9 @@ class OperatorChecks(CheckerCore):
         """``hdr.h.s == m.s`` (``s`` a struct-typed header field): field by field, as p4c;
         ``expr`` becomes the ``&&`` (``||`` for ``!=``) of the leaf comparisons."""
         struct = group_struct(left_type) or group_struct(right_type)
-        if struct is not None and isinstance(expr.left, (ast.ListExpr, ast.StructExpr)):
-            expr.left = self.coerce(expr.left, struct, "operand of '=='")
-            left_type = struct
-        if struct is not None and isinstance(expr.right, (ast.ListExpr, ast.StructExpr)):
-            expr.right = self.coerce(expr.right, struct, "operand of '=='")
-            right_type = struct
+        if struct is not None:
+            left_type = self.list_operand(expr, "left", struct) or left_type
+            right_type = self.list_operand(expr, "right", struct) or right_type
         if group_struct(left_type) is not struct or struct is not group_struct(right_type):
             raise self.fail(expr.loc, f"cannot compare {left_type} with {right_type}")
         if not all(
@@ -154,6 +156,46 @@ class OperatorChecks(CheckerCore):
         expr.const_value = combined.const_value
         return BOOL
 
+    def list_operand(self, expr: ast.Binary, side: str, target: t.Type) -> t.Type | None:
+        """``m.s == {1, 2}``, ``{x = 1, y = 2} != m.s``: a list or structure expression
+        compared with a value of struct, header or tuple type ``target`` takes that type
+        (its elements coerced). Returns ``target``, or None when that side is no such
+        expression (or both sides are)."""
+        operand = getattr(expr, side)
+        other = expr.right if side == "left" else expr.left
+        if not isinstance(operand, (ast.ListExpr, ast.StructExpr)) or isinstance(
+            other, (ast.ListExpr, ast.StructExpr)
+        ):
+            return None
+        self.check_compared_nesting(operand, expr.op)
+        setattr(expr, side, self.coerce(operand, target, f"operand of '{expr.op}'"))
+        return target
+
+    def check_compared_nesting(self, operand: ast.ListExpr | ast.StructExpr, op: str) -> None:
+        """p4c 1.2.4.8 infers the type of a compared list expression's nested list
+        expressions, but not of a structure expression inside it, nor of a list expression
+        inside a structure expression (both accepted in an assignment)."""
+        if isinstance(operand, ast.ListExpr):
+            inner = operand.elements
+        else:
+            inner = [named.value for named in operand.fields]
+        for element in inner:
+            if isinstance(element, ast.StructExpr):
+                raise self.fail(
+                    element.loc,
+                    f"a structure expression inside an operand of '{op}' needs a cast to its "
+                    "type, e.g. (T){...} (p4c: could not infer a type for expression)",
+                )
+            if isinstance(element, ast.ListExpr) and isinstance(operand, ast.StructExpr):
+                raise self.fail(
+                    element.loc,
+                    f"a list expression inside a structure expression compared with '{op}' "
+                    "needs a cast to its type, e.g. (T){...} (p4c: cannot extract a field "
+                    "from a tuple)",
+                )
+            if isinstance(element, ast.ListExpr):
+                self.check_compared_nesting(element, op)
+
     def unify_operands(
         self,
         expr: ast.Binary,
@@ -163,6 +205,13 @@ class OperatorChecks(CheckerCore):
         expected: t.Type | None = None,
     ) -> t.Type:
         op = expr.op
+        for side_type, side in ((left_type, expr.left), (right_type, expr.right)):
+            if numeric and isinstance(side_type, t.TypeVar):  # a generic function's T
+                raise self.fail(
+                    side.loc,
+                    f"operator '{op}' cannot be applied to a value of type {side_type}, a type "
+                    "variable",
+                )
         # Serializable enums compare / combine with their underlying type.
         if (
             isinstance(left_type, t.EnumType)

@@ -1,0 +1,22 @@
+// error: function 'rec' cannot call itself: P4 has no recursion
+// p4c: rec: declaration not found
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; bit<8> b; }
+struct H { h_t h; }
+struct M { }
+void rec<T>(in T x) { rec<bit<8>>(8w1); }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.h); transition accept; }
+}
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply {
+        rec(hdr.h.a);
+        sm.egress_spec = 1;
+    }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control V(inout H hdr, inout M m) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
