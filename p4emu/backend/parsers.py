@@ -35,6 +35,7 @@ from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
+from p4emu.frontend.header_groups import leaf_paths
 
 END = "<end>"
 
@@ -465,15 +466,13 @@ def _lookahead_struct(bc: BodyCompiler, e: ast.Call, type_: t.StructType) -> str
     """``lookahead<S>()`` of a struct of bit strings (``hdr.h.s = pk.lookahead<S>()``): a
     new struct whose fields, in order and nested structs entered, take the next bits."""
     leaves: list[tuple[str, t.Type]] = []
-
-    def collect(struct: t.StructType, prefix: str) -> None:
-        for info in struct.fields:
-            if isinstance(info.type, t.StructType):
-                collect(info.type, f"{prefix}{py_attr(info.name)}.")
-            else:
-                leaves.append((f"{prefix}{py_attr(info.name)}", info.type))
-
-    collect(type_, "")
+    for names in leaf_paths(type_):
+        inner: t.Type = type_
+        for name in names:
+            info = inner.field(name)  # type: ignore[attr-defined]
+            assert info is not None, names
+            inner = info.type
+        leaves.append((".".join(py_attr(name) for name in names), inner))
     width = type_.width_bits or 0
     nbytes = (width + 7) // 8
     bits = bc.fresh("la")

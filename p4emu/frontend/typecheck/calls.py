@@ -94,13 +94,9 @@ class CallChecks(CheckerCore):
                 'cannot specialize it there: "declaration not found")',
             )
         self.bind_explicit_type_args(call, type_vars, bindings, scope, decl.name)
-        self._call_arguments += 1
-        try:
-            call.bound_args = self.bind_arguments(
-                decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
-            )
-        finally:
-            self._call_arguments -= 1
+        call.bound_args = self.bind_call_arguments(
+            decl.params, call.args, call.loc, decl.name, scope, ctx, bindings
+        )
         missing = [var for var in type_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -329,19 +325,15 @@ class CallChecks(CheckerCore):
             extern_args = base_type.args
         method_vars = [p.var for p in method.type_params if p.var is not None]
         self.bind_explicit_type_args(call, method_vars, bindings, scope, callee.member)
-        self._call_arguments += 1
-        try:
-            call.bound_args = self.bind_arguments(
-                method.params,
-                call.args,
-                call.loc,
-                f"{extern.name}.{callee.member}",
-                scope,
-                ctx,
-                bindings,
-            )
-        finally:
-            self._call_arguments -= 1
+        call.bound_args = self.bind_call_arguments(
+            method.params,
+            call.args,
+            call.loc,
+            f"{extern.name}.{callee.member}",
+            scope,
+            ctx,
+            bindings,
+        )
         missing = [var for var in method_vars if var not in bindings.values]
         if missing:
             raise self.fail(
@@ -430,6 +422,24 @@ class CallChecks(CheckerCore):
                     f"wrong number of arguments to '{name}': expected {required}, got {len(args)}",
                 )
         return pairs
+
+    def bind_call_arguments(
+        self,
+        params: list[ast.Parameter],
+        args: list[ast.Argument],
+        loc: SourceLocation,
+        name: str,
+        scope: Scope,
+        ctx: Context,
+        bindings: Bindings,
+    ) -> list[ast.BoundArg]:
+        """:meth:`bind_arguments` of a function or extern call: a generic function's call
+        among these arguments is refused (``_call_arguments``, as p4c 1.2.4.8)."""
+        self._call_arguments += 1
+        try:
+            return self.bind_arguments(params, args, loc, name, scope, ctx, bindings)
+        finally:
+            self._call_arguments -= 1
 
     def bind_arguments(
         self,
