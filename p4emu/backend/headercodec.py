@@ -128,6 +128,8 @@ class HeaderCodec:
             value = part_names[0]
             consumed = chunk.parts[0][1]
             for name, (_code, nbits) in zip(part_names[1:], chunk.parts[1:]):
+                if consumed > chunk.parts[0][1]:  # ``<<`` binds tighter than ``|``
+                    value = f"({value})"
                 value = f"({value} << {nbits}) | {name}"
                 consumed += nbits
             if len(chunk.fields) == 1:

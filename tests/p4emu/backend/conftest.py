@@ -1,4 +1,5 @@
-"""Makes ``backend_helpers`` importable by the backend tests.
+"""Makes ``backend_helpers``, ``header_layouts`` and the conformance corpus's
+``bmv2_harness`` importable by the backend tests.
 
 pytest runs with ``--import-mode=importlib`` (test directories are not on ``sys.path``),
 so the shared helper module is registered here before the test modules import it.
@@ -11,15 +12,17 @@ import sys
 from pathlib import Path
 
 
-def _register_helpers() -> None:
-    if "backend_helpers" in sys.modules:
+def _register_helpers(name: str, path: Path) -> None:
+    if name in sys.modules:
         return
-    path = Path(__file__).with_name("backend_helpers.py")
-    spec = importlib.util.spec_from_file_location("backend_helpers", path)
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["backend_helpers"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
 
 
-_register_helpers()
+HERE = Path(__file__).parent
+_register_helpers("backend_helpers", HERE / "backend_helpers.py")
+_register_helpers("header_layouts", HERE / "header_layouts.py")
+_register_helpers("bmv2_harness", HERE.parents[1] / "conformance" / "bmv2_harness.py")
