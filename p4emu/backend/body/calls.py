@@ -3,7 +3,9 @@ table actions, generated P4 functions, and table applies handed to the emitters.
 
 from __future__ import annotations
 
-from p4emu.backend.body.core import BodyCore, is_simple
+import dataclasses
+
+from p4emu.backend.body.core import BodyCore, is_simple, writes_state
 from p4emu.backend.compile_helpers import (
     compile_error,
     from_unsigned,
@@ -53,6 +55,8 @@ class CallCode(BodyCore):
                 elif param.direction != "out" and not param.is_optional:
                     # an omitted `out` or optional argument is simply left unbound
                     raise compile_error(node, f"missing argument for {param.name}")
+            if param.direction in ("out", "inout"):
+                expr = self.pin(expr)
             if isinstance(type_, t.ExternType) or (
                 isinstance(type_, t.SpecializedType) and isinstance(type_.base, t.ExternType)
             ):
@@ -87,7 +91,8 @@ class CallCode(BodyCore):
                     local = self.fresh(param.name)
                     self.w.line(f"{local} = {self.pc.types.copy(ref, type_)}")
                     scope.bind(param, Binding("var", local, type_))
-                    copy_back.append((expr, local, type_))
+                    if param.direction == "inout":
+                        copy_back.append((expr, local, type_))
                     continue
                 if param.direction in ("in", "") and not is_simple(ref):
                     local = self.fresh(param.name)
@@ -116,6 +121,23 @@ class CallCode(BodyCore):
                 copy_back.append((expr, local, type_))
         return copy_back
 
+    def pin(self, expr: ast.Expr | None) -> ast.Expr | None:
+        """``expr`` (an ``out``/``inout`` argument) with the stack element a run-time index
+        names evaluated now, once, into a local: the copy-in reads it and the copy-out
+        writes it, as P4_16 evaluates an argument's lvalue once, at the call (the index may
+        call a function that changes what it reads)."""
+        if expr is None or not _has_runtime_index(expr):
+            return expr
+        if isinstance(expr, ast.Index) and not isinstance(expr.expr.type, t.TupleType):
+            local = self.fresh("el")
+            self.w.line(f"{local} = {self.ex(expr)}")
+            decl = object()  # a declaration of its own, bound to the local
+            self.scope.bind(decl, Binding("var", local, expr.type))
+            return ast.PathExpr(name=local, loc=expr.loc, decl=decl, type=expr.type)
+        if isinstance(expr, (ast.Member, ast.Slice, ast.Index)):
+            return dataclasses.replace(expr, expr=self.pin(expr.expr))
+        return expr
+
     def copy_back(self, copies: list[tuple[ast.Expr, str, t.Type]]) -> None:
         for target, local, type_ in copies:
             self.assign(target, local, type_)
@@ -124,7 +146,13 @@ class CallCode(BodyCore):
         """Emit an inlined body (action / sub-control apply) in ``scope``."""
         saved = self.scope
         self.scope = scope
+        exits = bool(copies) and may_exit(body)
         try:
+            if exits:
+                # ``exit`` still copies the unit's out/inout arguments out (BMv2: p4c
+                # inlines the unit with its copy-out before the exit)
+                self.w.line("try:")
+                self.w.level += 1
             if contains_return(body):
                 self.returns.append(("break",))
                 with self.w.block("for _ in ONCE:"):
@@ -134,6 +162,12 @@ class CallCode(BodyCore):
                 self.stmts(body.statements)
         finally:
             self.scope = saved
+        if exits:
+            self.w.line("pass")
+            self.w.level -= 1
+            with self.w.block("except ExitSignal:"):
+                self.copy_back(copies)
+                self.w.line("raise")
         self.copy_back(copies)
 
     def action_scope(self, action: ast.ActionDecl) -> Scope:
@@ -217,6 +251,13 @@ class CallCode(BodyCore):
             expr = arg.expr if arg is not None else None
             if expr is None and param.default is not None:
                 expr = param.default
+            if len(args) > 1 and writes_state(expr):
+                # arguments are evaluated left to right: the values before are taken now
+                # (held as they are: an ``in`` aggregate's code is its copy, an ``inout``
+                # one's the object itself)
+                args[1:] = [self.hold(code, None) for code in args[1:]]
+            if param.direction in ("out", "inout"):
+                expr = self.pin(expr)
             if is_aggregate(type_):
                 if param.direction == "out":
                     tmp = self.fresh(param.name)
@@ -323,6 +364,15 @@ def _lvalue_path(expr: ast.Expr | None) -> tuple[object, ...] | None:
     return None
 
 
+def _has_runtime_index(expr: ast.Expr) -> bool:
+    """True when lvalue ``expr`` indexes a header stack with a non-constant index."""
+    while isinstance(expr, (ast.Member, ast.Slice, ast.Index)):
+        if isinstance(expr, ast.Index) and not isinstance(expr.index.const_value, int):
+            return True
+        expr = expr.expr
+    return False
+
+
 def _overlap(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
     return all(x == y or "*" in (x, y) for x, y in zip(a, b, strict=False))
 
@@ -330,19 +380,23 @@ def _overlap(a: tuple[object, ...], b: tuple[object, ...]) -> bool:
 def aliased_params(
     params: list[ast.Parameter], by_param: dict[int, ast.BoundArg], body: ast.Node | None
 ) -> set[int]:
-    """ids of the aggregate ``inout`` parameters whose argument overlaps another directional
-    argument, or whose argument's root variable ``body`` also uses directly."""
+    """ids of the aggregate ``inout`` and ``in`` parameters whose argument overlaps another
+    directional argument (an ``out``/``inout`` one, for an ``in`` parameter), or whose
+    argument's root variable ``body`` also uses directly: those are copied in (an ``in``
+    argument is a value taken at the call, whatever the body writes later)."""
     paths: list[tuple[ast.Parameter, tuple[object, ...]]] = []
     for param in params:
         arg = by_param.get(id(param))
-        if param.direction in ("out", "inout") and arg is not None:
+        if param.direction in ("out", "inout", "in") and arg is not None:
             path = _lvalue_path(arg.expr)
             if path is not None:
                 paths.append((param, path))
     candidates = [
         (param, path)
         for param, path in paths
-        if param.direction == "inout" and param.type is not None and is_aggregate(param.type)
+        if param.direction in ("inout", "in")
+        and param.type is not None
+        and is_aggregate(param.type)
     ]
     if not candidates:
         return set()
@@ -354,10 +408,44 @@ def aliased_params(
     aliased: set[int] = set()
     for param, path in candidates:
         if path[0] in used or any(
-            other is not param and _overlap(path, other_path) for other, other_path in paths
+            other is not param
+            and (param.direction == "inout" or other.direction != "in")
+            and _overlap(path, other_path)
+            for other, other_path in paths
         ):
             aliased.add(id(param))
     return aliased
+
+
+def may_exit(node: ast.Node, seen: set[int] | None = None) -> bool:
+    """True when running ``node`` may execute ``exit``: its own, or one in an action it
+    calls, an action of a table it applies, or a control it applies."""
+    seen = set() if seen is None else seen
+    if id(node) in seen:
+        return False
+    seen.add(id(node))
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.ExitStmt):
+            return True
+        if not isinstance(sub, ast.Call):
+            continue
+        target = sub.target
+        if isinstance(target, ast.ActionCall):
+            if may_exit(target.action.body, seen):
+                return True
+        elif isinstance(target, ast.TableApply):
+            table = target.table
+            refs = [*table.actions, table.default_action]
+            for ref in refs:
+                if ref is not None and ref.action is not None and may_exit(ref.action.body, seen):
+                    return True
+        elif isinstance(target, ast.BlockApply):
+            block = target.block
+            if isinstance(block, (ast.ParserDecl, ast.ParserTypeDecl)):
+                continue  # parsers have no exit
+            if not isinstance(block, ast.ControlDecl) or may_exit(block.body, seen):
+                return True  # a control passed in (a type) is not known here: it may
+    return False
 
 
 def contains_return(node: ast.Node) -> bool:

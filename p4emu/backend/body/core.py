@@ -11,7 +11,7 @@ from typing import Any, Protocol
 
 from p4emu.backend.codewriter import CodeWriter, Names
 from p4emu.backend.headercodec import HeaderCodec
-from p4emu.backend.pytypes import TypeRegistry
+from p4emu.backend.pytypes import TypeRegistry, is_aggregate
 from p4emu.backend.runtime_objects import TableRuntime
 from p4emu.backend.scope import Scope
 from p4emu.frontend import ast
@@ -156,6 +156,38 @@ class BodyCore:
 
     def bind_global(self, obj: Any, hint: str) -> str:
         return self.pc.bind(obj, hint)
+
+    def hold(self, code: str, type_: t.Type | None) -> str:
+        """``code``'s value now, in a local (a copy of an aggregate), unless it is a literal:
+        what an operand evaluated before a call that writes state must keep."""
+        if _LITERAL.match(code):
+            return code
+        local = self.fresh("o")
+        if type_ is not None and isinstance(type_, t.HeaderGroupType):
+            type_ = type_.struct
+        value = (
+            self.pc.types.copy(code, type_) if type_ is not None and is_aggregate(type_) else code
+        )
+        self.w.line(f"{local} = {value}")
+        return local
+
+
+_LITERAL = re.compile(r"^\(?-?(\d+|0x[0-9a-fA-F]+)\)?$|^(True|False|None)$")
+
+
+def writes_state(expr: ast.Expr | None) -> bool:
+    """True when evaluating ``expr`` may write a variable: it holds a call with an ``out``
+    or ``inout`` argument, or applies a table. P4_16 evaluates operands left to right, so
+    what was read before such a call must not see its writes."""
+    if expr is None:
+        return False
+    for sub in ast.walk(expr):
+        if isinstance(sub, ast.Call):
+            if isinstance(sub.target, ast.TableApply):
+                return True
+            if any(b.param.direction in ("out", "inout") for b in sub.bound_args):
+                return True
+    return False
 
 
 def is_simple(code: str) -> bool:

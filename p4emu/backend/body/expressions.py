@@ -6,7 +6,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from p4emu.backend.body.core import BodyCore, is_simple
+from p4emu.backend.body.core import BodyCore, is_simple, writes_state
 from p4emu.backend.codewriter import CodeWriter, py_attr
 from p4emu.backend.compile_helpers import (
     compile_error,
@@ -207,15 +207,14 @@ class ExpressionCode(BodyCore):
         left_type = e.left.type
         if isinstance(left_type, t.HeaderGroupType):  # compared as a struct value
             left_type = left_type.struct
+        a, b = self.in_order([e.left, e.right])
         if op in ("==", "!="):
             if left_type is not None and (is_aggregate(left_type) or holds_aggregate(left_type)):
-                eq = self.value_eq(self.ex(e.left), self.ex(e.right), left_type)
+                eq = self.value_eq(a, b, left_type)
                 return eq if op == "==" else f"(not {eq})"
-            return f"({self.ex(e.left)} {op} {self.ex(e.right)})"
-        a = self.ex(e.left)
+            return f"({a} {op} {b})"
         if op in ("<", ">", "<=", ">="):
-            return f"({a} {op} {self.ex(e.right)})"
-        b = self.ex(e.right)
+            return f"({a} {op} {b})"
         result = scalar_type(e.type)  # type: ignore[arg-type]
         if op == "++":
             right_width = bit_width(e.right.type)  # type: ignore[arg-type]
@@ -319,6 +318,17 @@ class ExpressionCode(BodyCore):
                 self.w.line(self.pc.types.assign(value, self.aggregate_value(branch, type_), type_))
         return value
 
+    def in_order(self, exprs: list[ast.Expr]) -> list[str]:
+        """Codes of ``exprs`` evaluated left to right: before one that may write state (a
+        call with ``out``/``inout`` arguments, a table apply) is compiled, the values of
+        those before it are held in locals, so its writes do not show in them."""
+        codes: list[str] = []
+        for e in exprs:
+            if codes and writes_state(e):
+                codes = [self.hold(code, done.type) for code, done in zip(codes, exprs)]
+            codes.append(self.ex(e))
+        return codes
+
     def capture(self, e: ast.Expr) -> tuple[str, list[str]]:
         """Compile ``e`` and return its code plus the statements it hoisted (not emitted)."""
         saved = self.w
@@ -402,7 +412,7 @@ class ExpressionCode(BodyCore):
             self.w.line(f"{tmp} = {self.pc.types.new(type_)}")
             self.init_aggregate(tmp, type_, [(None, el) for el in e.elements], e)
             return tmp
-        return "(" + "".join(self.ex(el) + ", " for el in e.elements) + ")"
+        return "(" + "".join(code + ", " for code in self.in_order(e.elements)) + ")"
 
     def _ex_StructExpr(self, e: ast.StructExpr) -> str:
         type_ = e.type
@@ -437,8 +447,10 @@ class ExpressionCode(BodyCore):
                 info = found
             values.append((info, value))
         # evaluate everything first: the target may appear in the elements
-        computed = []
+        computed: list[tuple[t.FieldInfo, str]] = []
         for info, value in values:
+            if computed and writes_state(value):
+                computed = [(done, self.hold(code, done.type)) for done, code in computed]
             if is_aggregate(info.type):
                 computed.append((info, self.aggregate_value(value, info.type)))
             else:
