@@ -438,7 +438,8 @@ def packet_in_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall)
     if width is not None:
         nbytes = (width + 7) // 8
         pad = nbytes * 8 - width
-        value = f"int.from_bytes(data[off:off + {nbytes}].ljust({nbytes}, b'\\0'), 'big')"
+        _lookahead_length(bc, nbytes)
+        value = f"int.from_bytes(data[off:off + {nbytes}], 'big')"
         if pad:
             value = f"({value} >> {pad})"
         base = scalar_type(type_)  # type: ignore[arg-type]
@@ -452,14 +453,24 @@ def packet_in_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall)
         codec, struct_name = bc.pc.header_codec(type_)
         tmp = bc.fresh("la")
         buf = bc.fresh("lb")
+        _lookahead_length(bc, codec.nbytes)
         bc.w.line(f"{tmp} = {bc.pc.types.new(type_)}")
-        bc.w.line(f"{buf} = data[off:off + {codec.nbytes}].ljust({codec.nbytes}, b'\\0')")
+        bc.w.line(f"{buf} = data[off:off + {codec.nbytes}]")
         for line in codec.extract_lines(tmp, buf, "0", struct_name):
             bc.w.line(line)
         return tmp
     if isinstance(type_, t.StructType) and type_.width_bits is not None:
         return _lookahead_struct(bc, e, type_)
     raise unsupported(e, f"lookahead of {type_.describe() if type_ else '?'}")
+
+
+def _lookahead_length(bc: BodyCompiler, nbytes: int) -> None:
+    """A ``lookahead`` of ``nbytes`` bytes past the end of the packet stops the parser with
+    ``error.PacketTooShort``, in an assignment and in a ``select`` alike (BMv2 checks the
+    bytes it would read, rounded up to whole bytes)."""
+    with bc.w.block(f"if off + {nbytes} > dlen:"):
+        bc.w.line(f"err = {bc.pc.error_code('PacketTooShort')}")
+        bc.w.line("break")
 
 
 def _lookahead_struct(bc: BodyCompiler, e: ast.Call, type_: t.StructType) -> str:
@@ -477,7 +488,8 @@ def _lookahead_struct(bc: BodyCompiler, e: ast.Call, type_: t.StructType) -> str
     nbytes = (width + 7) // 8
     bits = bc.fresh("la")
     value = bc.fresh("ls")
-    bc.w.line(f"{bits} = int.from_bytes(data[off:off + {nbytes}].ljust({nbytes}, b'\\0'), 'big')")
+    _lookahead_length(bc, nbytes)
+    bc.w.line(f"{bits} = int.from_bytes(data[off:off + {nbytes}], 'big')")
     bc.w.line(f"{value} = {bc.pc.types.new(type_)}")
     shift = nbytes * 8
     for path, leaf_type in leaves:

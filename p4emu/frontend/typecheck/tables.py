@@ -270,6 +270,9 @@ class TableChecks(CheckerCore):
         # the first one winning; explicit priorities (`priority = N:`) do not
         # reorder them, and p4c warns when they are out of that order (docs/conformance.md).
         count = len(entries)
+        if any(ast.find_annotation(entry.annotations, "priority") for entry in entries):
+            self._annotated_priorities(table, entries, largest_wins, delta)
+            return
         previous: ast.TableEntry | None = None
         for position, entry in enumerate(entries):
             entry.priority_value = (
@@ -286,6 +289,31 @@ class TableChecks(CheckerCore):
                         f"{before}; entries match in the order written, as on BMv2",
                     )
             previous = entry
+
+    def _annotated_priorities(
+        self, table: ast.TableDecl, entries: list[ast.TableEntry], largest_wins: bool, delta: int
+    ) -> None:
+        """``KEY : ACTION() @priority(N);``: p4c 1.2.4.8 writes N as the entry's BMv2
+        priority, and its position plus one for an entry without the annotation; BMv2
+        matches the smallest first (the one written first among equals). The entries get
+        p4emu priorities in that order."""
+        ranked: list[tuple[int, int, ast.TableEntry]] = []
+        for position, entry in enumerate(entries):
+            annotation = ast.find_annotation(entry.annotations, "priority")
+            value = position + 1
+            if annotation is not None:
+                given = annotation.int_arg()
+                if given is None or given < 0:
+                    raise self.fail(
+                        annotation.loc,
+                        f"table {table.name}: @priority takes one non-negative integer literal",
+                    )
+                value = given
+            ranked.append((value, position, entry))
+        ranked.sort(key=lambda item: (item[0], item[1]))
+        count = len(entries)
+        for rank, (_, _, entry) in enumerate(ranked):
+            entry.priority_value = (count - rank) * delta if largest_wins else 1 + rank * delta
 
     def check_entry_key(
         self,

@@ -103,9 +103,12 @@ def test_select_with_mask_range_and_default(parser_switch) -> None:
     res, rest = run(parser_switch, bytes([0x1A, 0x00, 0xEE]))
     assert res["path"] == 1 and res["err"] == 0 and res["la"] == 0xEE
     assert rest == bytes([0x1A, 0x00, 0xEE])  # header re-emitted, then the payload
-    assert run(parser_switch, bytes([0x2F, 0x00]))[0]["path"] == 2
-    assert run(parser_switch, bytes([0x30, 0x09]))[0]["path"] == 0  # tuple case misses
-    assert run(parser_switch, bytes([0x05, 0x00]))[0]["path"] == 0
+    assert run(parser_switch, bytes([0x2F, 0x00, 0xEE]))[0]["path"] == 2
+    assert run(parser_switch, bytes([0x30, 0x09, 0xEE]))[0]["path"] == 0  # tuple case misses
+    assert run(parser_switch, bytes([0x05, 0x00, 0xEE]))[0]["path"] == 0
+    # nothing after hdr.a: the lookahead stops the parser (BMv2: PacketTooShort)
+    res, _ = run(parser_switch, bytes([0x2F, 0x00]))
+    assert res == {"err": 1, "valid": 1, "path": 0, "la": 0}
 
 
 def test_header_stack_loop_and_stack_out_of_bounds(parser_switch) -> None:
@@ -139,7 +142,7 @@ def test_verify_and_packet_too_short_reach_ingress(parser_switch) -> None:
 
 
 def test_explicit_reject_ends_parsing_without_error_as_bmv2(parser_switch) -> None:
-    res, _ = run(parser_switch, bytes([0x60, 0x00]))
+    res, _ = run(parser_switch, bytes([0x60, 0x00, 0x00]))
     assert res == {"err": 0, "valid": 1, "path": 6, "la": 0}
 
 
@@ -153,18 +156,18 @@ def test_advance_skips_bytes(parser_switch) -> None:
 
 def test_value_set_membership_follows_the_control_plane(parser_switch) -> None:
     value_set = parser_switch.objects.value_sets["P.vs"]
-    assert run(parser_switch, bytes([0x80, 0x07]))[0]["path"] == 9
+    assert run(parser_switch, bytes([0x80, 0x07, 0xEE]))[0]["path"] == 9
     value_set.add([Exact(7)])
-    assert run(parser_switch, bytes([0x80, 0x07]))[0]["path"] == 8
+    assert run(parser_switch, bytes([0x80, 0x07, 0xEE]))[0]["path"] == 8
     value_set.replace([])
-    assert run(parser_switch, bytes([0x80, 0x07]))[0]["path"] == 9
+    assert run(parser_switch, bytes([0x80, 0x07, 0xEE]))[0]["path"] == 9
 
 
 def test_select_without_match_accepts_like_bmv2_or_reports_nomatch(parser_switch) -> None:
-    res, _ = run(parser_switch, bytes([0x90, 0x02]))
+    res, _ = run(parser_switch, bytes([0x90, 0x02, 0xEE]))
     assert res["path"] == 10 and res["err"] == 0
     strict = switch_for(PARSER_PROGRAM, "parser.p4", no_match_error=True)
-    res, _ = run(strict, bytes([0x90, 0x02]))
+    res, _ = run(strict, bytes([0x90, 0x02, 0xEE]))
     assert res["err"] == 2
 
 
@@ -274,3 +277,48 @@ def test_header_not_a_whole_number_of_bytes_is_rejected_with_its_location() -> N
     source = SUBPARSER_PROGRAM.replace("header b16_t { bit<16> v; }", "header b16_t { bit<15> v; }")
     with pytest.raises(CompileError, match=r"sub\.p4:\d+:\d+: error: header b16_t is not a whole"):
         switch_for(source, "sub.p4")
+
+
+LOOKAHEAD_PAST_END = """
+#include <core.p4>
+#include <v1model.p4>
+header sel_t { bit<8> id; }
+header o_t { bit<16> x; bit<8> err; bit<8> after; }
+header two_t { bit<16> v; }
+struct pair_t { bit<4> a; bit<12> b; }
+struct H { sel_t sel; o_t o; }
+struct M { bit<16> x; bit<8> after; }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start {
+        pk.extract(hdr.sel);
+        transition select(hdr.sel.id) { 1: l12; 2: lh; 3: ls; 4: lsel; default: accept; }
+    }
+    state l12 { m.x = (bit<16>)pk.lookahead<bit<12>>(); m.after = 1; transition accept; }
+    state lh { two_t t = pk.lookahead<two_t>(); m.x = t.v; m.after = 1; transition accept; }
+    state ls { pair_t p = pk.lookahead<pair_t>(); m.x = (bit<16>)p.b; m.after = 1; transition accept; }
+    state lsel { transition select(pk.lookahead<bit<16>>()) { 0x1234: y; default: accept; } }
+    state y { m.after = 2; transition accept; }
+}
+control V(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1; hdr.o.setValid(); hdr.o.x = m.x; hdr.o.after = m.after;
+        hdr.o.err = (sm.parser_error == error.PacketTooShort) ? 8w1 : 8w0;
+    }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.sel); pk.emit(hdr.o); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+@pytest.mark.parametrize("selector", [1, 2, 3, 4])
+def test_lookahead_past_the_end_is_packet_too_short(selector: int) -> None:
+    switch = switch_for(LOOKAHEAD_PAST_END)
+    switch.inject(0, bytes([selector, 0x12]))  # one byte left, two looked at
+    [(_, frame)] = switch.collect()
+    assert frame[1:5] == bytes([0, 0, 1, 0])  # nothing assigned, PacketTooShort
+    switch.inject(0, bytes([selector, 0x12, 0x34]))
+    [(_, frame)] = switch.collect()
+    assert frame[3] == 0 and frame[4] in (1, 2)  # no error, the state after ran

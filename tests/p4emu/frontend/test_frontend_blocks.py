@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import pytest
 from frontend_helpers import check_v1, nodes
 
+from p4emu.exceptions import P4SourceError
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
@@ -448,8 +450,9 @@ def test_v1model_version_2020_typed_indexes() -> None:
     assert reg.type_args == (BIT8, t.BitsType(4))
 
 
-def test_priority_annotation_on_entries_is_only_an_annotation() -> None:
-    """p4c 1.2.4.8 reads ``@priority(N)`` after an entry's action as a plain annotation."""
+def test_priority_annotation_on_entries_orders_them_as_bmv2() -> None:
+    """p4c 1.2.4.8 writes ``@priority(N)`` after an entry's action as its BMv2 priority (an
+    entry without it: position + 1) and BMv2 matches the smallest first."""
     checked = check_v1(
         ingress_locals="""
     table t {
@@ -464,7 +467,38 @@ def test_priority_annotation_on_entries_is_only_an_annotation() -> None:
     )
     entries = checked.table("I.t").decl.entries or []
     assert entries[0].priority is None and entries[0].annotations[0].name == "priority"
-    assert [e.priority_value for e in entries] == [2, 1]  # the order written decides (BMv2)
+    assert [e.priority_value for e in entries] == [1, 2]  # 7 after the second entry's 2
+    checked = check_v1(
+        ingress_locals="""
+    table t {
+        key = { hdr.h.a: ternary; }
+        actions = { NoAction; }
+        const entries = {
+            1 &&& 0xff: NoAction() @priority(3);
+            2 &&& 0xff: NoAction() @priority(1);
+            3 &&& 0xff: NoAction();
+            4 &&& 0xff: NoAction() @priority(3);
+        }
+    }""",
+        ingress="t.apply();",
+    )
+    entries = checked.table("I.t").decl.entries or []
+    # BMv2 priorities 3, 1, 3 (the third entry's position + 1) and 3: the smallest first,
+    # the first written among equals
+    assert [e.priority_value for e in entries] == [3, 4, 2, 1]
+
+
+def test_a_priority_annotation_takes_one_integer() -> None:
+    with pytest.raises(P4SourceError, match="@priority takes one non-negative integer literal"):
+        check_v1(
+            ingress_locals="""
+    table t {
+        key = { hdr.h.a: ternary; }
+        actions = { NoAction; }
+        const entries = { 1 &&& 0xff: NoAction() @priority("x"); }
+    }""",
+            ingress="t.apply();",
+        )
 
 
 def test_direct_invocation_creates_an_implicit_instance() -> None:
