@@ -527,7 +527,8 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
         raise unsupported(call, f"extract into {type_.describe() if type_ else '?'}")
     w = bc.w
     pc = bc.pc
-    # the destination header object
+    # the destination header object; ``after``: what follows the extraction
+    siblings_done = False
     if isinstance(target_expr, ast.Member) and target_expr.kind == ast.MEMBER_STACK_NEXT:
         stack = bc.ex(target_expr.expr)
         size = target_expr.expr.type.size  # type: ignore[union-attr]
@@ -536,14 +537,40 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
             w.line("break")
         header = bc.fresh("h")
         w.line(f"{header} = {stack}.items[{stack}.nxt]")
-        bump = f"{stack}.nxt += 1"
+        after = [f"{stack}.nxt += 1"]
+    elif (
+        isinstance(target_expr, ast.Member)
+        and target_expr.kind == ast.MEMBER_FIELD
+        and isinstance(target_expr.expr, ast.Member)
+        and target_expr.expr.kind == ast.MEMBER_STACK_NEXT
+    ):
+        # ``stack.next.member`` of a stack of header unions: the member of the next element,
+        # and the stack's next index advances (BMv2), its siblings invalid
+        next_expr = target_expr.expr
+        stack = bc.ex(next_expr.expr)
+        size = next_expr.expr.type.size  # type: ignore[union-attr]
+        union_type = next_expr.type
+        assert isinstance(union_type, t.HeaderUnionType)
+        with w.block(f"if {stack}.nxt >= {size}:"):
+            w.line(f"err = {pc.error_code('StackOutOfBounds')}")
+            w.line("break")
+        union = bc.fresh("u")
+        w.line(f"{union} = {stack}.items[{stack}.nxt]")
+        header = f"{union}.{py_attr(target_expr.member)}"
+        after = [f"{stack}.nxt += 1"]
+        after.extend(
+            f"{union}.{py_attr(sibling.name)}.valid_ = False"
+            for sibling in union_type.fields
+            if sibling.name != target_expr.member
+        )
+        siblings_done = True
     else:
         header = bc.ex(target_expr)
         if not header.replace(".", "").replace("_", "").isalnum():
             tmp = bc.fresh("h")
             w.line(f"{tmp} = {header}")
             header = tmp
-        bump = None
+        after = []
     cls = pc.types.cls(type_)
     if len(args) > 1 and args[1].expr is not None:
         # varbit extract
@@ -572,8 +599,9 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
         for line in codec.extract_lines(header, "data", "off", struct_name):
             w.line(line)
         w.line(f"off += {codec.nbytes}")
-    if bump:
-        w.line(bump)
-    bc.after_validity_change(target_expr, valid=True)
+    for line in after:
+        w.line(line)
+    if not siblings_done:
+        bc.after_validity_change(target_expr, valid=True)
     if pc.trace:
         w.line(f"TRACE('extract', {type_.name!r}, off, {header})")

@@ -322,3 +322,42 @@ def test_lookahead_past_the_end_is_packet_too_short(selector: int) -> None:
     switch.inject(0, bytes([selector, 0x12, 0x34]))
     [(_, frame)] = switch.collect()
     assert frame[3] == 0 and frame[4] in (1, 2)  # no error, the state after ran
+
+
+UNION_STACK = """
+#include <core.p4>
+#include <v1model.p4>
+header a_t { bit<8> t; bit<8> v; }
+header b_t { bit<8> t; bit<16> w; }
+header_union u_t { a_t a; b_t b; }
+header e_t { bit<8> err; bit<8> valid; }
+struct H { e_t e; u_t[2] us; }
+struct M { }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract(hdr.e); transition next; }
+    state next { transition select(pk.lookahead<bit<8>>()) { 1: pa; 2: pb; default: accept; } }
+    state pa { pk.extract(hdr.us.next.a); transition next; }
+    state pb { pk.extract(hdr.us.next.b); transition next; }
+}
+control V(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply {
+        sm.egress_spec = 1;
+        hdr.e.err = sm.parser_error == error.StackOutOfBounds ? 8w1 : 8w0;
+        hdr.e.valid = (hdr.us[0].a.isValid() ? 8w1 : 0) | (hdr.us[0].b.isValid() ? 8w2 : 0)
+            | (hdr.us[1].a.isValid() ? 8w4 : 0) | (hdr.us[1].b.isValid() ? 8w8 : 0);
+    }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.e); pk.emit(hdr.us); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+
+
+def test_extract_into_next_member_of_a_union_stack_advances_the_stack() -> None:
+    switch = switch_for(UNION_STACK)
+    switch.inject(0, bytes.fromhex("0000 0211 22 0133 00"))  # b into us[0], a into us[1]
+    assert switch.collect() == [(1, bytes.fromhex("0006 0211 22 0133 00"))]
+    switch.inject(0, bytes.fromhex("0000 0101 0102 0103 00"))  # a third element
+    assert switch.collect() == [(1, bytes.fromhex("0105 0101 0102 0103 00"))]
