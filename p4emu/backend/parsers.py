@@ -517,11 +517,30 @@ def parser_verify(bc: BodyCompiler, call: ast.Call) -> None:
         bc.w.line("break")
 
 
+def _extract_into_dont_care(bc: BodyCompiler, call: ast.Call) -> None:
+    """``pk.extract<H>(_)``: the header's bytes are read and dropped (PacketTooShort when
+    they are not all there), as BMv2 runs p4c's extraction into a temporary."""
+    target = call.target
+    type_ = call.bound_args[0].param_type
+    if isinstance(target, ast.ExternMethodCall) and target.type_args:
+        type_ = target.type_args[0]
+    if not isinstance(type_, t.HeaderType) or type_.has_varbit:
+        raise unsupported(call, "extract into _ of a type that is not a fixed-size header")
+    codec, _ = bc.pc.header_codec(type_)
+    with bc.w.block(f"if off + {codec.nbytes} > dlen:"):
+        bc.w.line(f"err = {bc.pc.error_code('PacketTooShort')}")
+        bc.w.line("break")
+    bc.w.line(f"off += {codec.nbytes}")
+
+
 def _extract(bc: BodyCompiler, call: ast.Call) -> None:
     args = call.bound_args
     target_expr = args[0].expr
     if target_expr is None:
         raise compile_error(call, "extract() needs a header")
+    if isinstance(target_expr, ast.DontCare):
+        _extract_into_dont_care(bc, call)
+        return
     type_ = target_expr.type
     if not isinstance(type_, t.HeaderType):
         raise unsupported(call, f"extract into {type_.describe() if type_ else '?'}")

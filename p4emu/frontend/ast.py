@@ -1200,10 +1200,15 @@ class CheckedProgram:
         raise KeyError(getattr(decl, "name", "<inline>"))
 
     def block_instances(self) -> Iterator[BlockInstance]:
-        """Every parser/control instance, top-level blocks first, then depth-first children."""
+        """Every parser/control instance, top-level blocks first, then depth-first children
+        (an instance passed to several blocks once)."""
         stack = [self.blocks[slot] for slot in reversed(V1SWITCH_SLOTS)]
+        seen: set[int] = set()
         while stack:
             block = stack.pop()
+            if id(block) in seen:
+                continue
+            seen.add(id(block))
             yield block
             stack.extend(reversed(list(block.children.values())))
 

@@ -99,7 +99,8 @@ class _Extractor(TablesExtractor, DigestsExtractor):
                         result.extend(self._flatten(child, live))
         # Instances created for ``Type.apply()`` calls come after the caller's locals.
         for child in block.children.values():
-            if id(child) not in used_children and id(child) in live:
+            if id(child) not in used_children and id(child) in live and child.parent is block:
+                # (an instance passed in from beside the block is its declarer's)
                 result.extend(self._flatten(child, live))
         return result
 

@@ -149,9 +149,22 @@ class _InstanceBuilder:
         self, block: ast.BlockInstance, bound_args: list[ast.BoundArg], depth: int
     ) -> None:
         """Constructor arguments that are parser/control instances (``Twice(Inc())``): each
-        becomes a child of ``block`` keyed by the parameter name, named ``block.param``."""
+        becomes a child of ``block`` keyed by the parameter name, named ``block.param``. An
+        instance declared beside ``block`` and named (``Inc() shared; Twice(shared) t;``) is
+        that instance itself, shared by every block it is passed to (as p4c: its tables and
+        externs exist once)."""
         for bound in bound_args:
             expr = bound.expr
+            if (
+                isinstance(expr, ast.PathExpr)
+                and isinstance(expr.decl, ast.Instantiation)
+                and isinstance(expr.decl.type_decl, (ast.ParserDecl, ast.ControlDecl))
+                and block.parent is not None
+            ):
+                shared = block.parent.children.get(expr.decl.name)
+                if shared is not None and shared.instantiation is expr.decl:
+                    block.children[bound.param.name] = shared
+                    continue
             if isinstance(expr, ast.ConstructorCall) and isinstance(
                 expr.decl, (ast.ParserDecl, ast.ControlDecl)
             ):

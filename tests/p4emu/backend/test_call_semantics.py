@@ -100,3 +100,24 @@ def test_an_argument_stack_index_is_evaluated_once_at_the_call() -> None:
     assert harness.run(k=1) == {"i": 1, "s0": 0x10, "s1": 0, "s2": 0}
     assert harness.run(k=2) == {"i": 1, "s0": 0, "s1": 0x10, "s2": 0}
     assert harness.run(k=3) == {"i": 1, "s0": 0, "s1": 1, "s2": 0}
+
+
+def test_one_control_instance_passed_to_two_controls_is_shared() -> None:
+    harness = Harness(
+        "bit<8> k;",
+        "bit<8> a; bit<8> b; bit<8> c;",
+        "t.apply(hdr.o.a, hdr.o.b); o.apply(hdr.o.c);",
+        decls="""
+control Step(inout bit<8> v);
+control Count(inout bit<8> v) {
+    register<bit<8>>(1) r;
+    apply { bit<8> n; r.read(n, 0); n = n + 1; r.write(0, n); v = n; }
+}
+control Twice(inout bit<8> v, inout bit<8> w)(Step c) { apply { c.apply(v); c.apply(w); } }
+control Once(inout bit<8> v)(Step c) { apply { c.apply(v); } }
+""",
+        locals_="Count() shared; Twice(shared) t; Once(shared) o;",
+    )
+    assert harness.run() == {"a": 1, "b": 2, "c": 3}
+    assert harness.run() == {"a": 4, "b": 5, "c": 6}
+    assert [name for name in harness.switch.objects.registers] == ["Ing.shared.r"]

@@ -361,3 +361,31 @@ def test_extract_into_next_member_of_a_union_stack_advances_the_stack() -> None:
     assert switch.collect() == [(1, bytes.fromhex("0006 0211 22 0133 00"))]
     switch.inject(0, bytes.fromhex("0000 0101 0102 0103 00"))  # a third element
     assert switch.collect() == [(1, bytes.fromhex("0105 0101 0102 0103 00"))]
+
+
+def test_extract_into_dont_care_skips_the_header_bytes() -> None:
+    switch = switch_for(
+        """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> a; }
+header skip_t { bit<4> x; bit<12> y; }
+struct H { h_t h; }
+struct M { }
+parser P(packet_in pk, out H hdr, inout M m, inout standard_metadata_t sm) {
+    state start { pk.extract<skip_t>(_); pk.extract(hdr.h); transition accept; }
+}
+control V(inout H hdr, inout M m) { apply { } }
+control I(inout H hdr, inout M m, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = sm.parser_error == error.PacketTooShort ? 9w2 : 9w1; }
+}
+control E(inout H hdr, inout M m, inout standard_metadata_t sm) { apply { } }
+control C(inout H hdr, inout M m) { apply { } }
+control D(packet_out pk, in H hdr) { apply { pk.emit(hdr.h); } }
+V1Switch(P(), V(), I(), E(), C(), D()) main;
+"""
+    )
+    switch.inject(0, bytes([0xAA, 0xBB, 0x01, 0x02]))
+    assert switch.collect() == [(1, bytes([0x01, 0x02]))]
+    switch.inject(0, bytes([0xAA]))
+    assert switch.collect() == [(2, bytes([0xAA]))]
