@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from p4emu.backend.body.core import BodyCore, is_simple
+from p4emu.backend.body.dead_stores import dead_stores
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.compile_helpers import (
     compile_error,
@@ -98,7 +99,14 @@ class StatementCode(BodyCore):
     # ------------------------------------------------------------------ statements
 
     def stmts(self, statements: list[ast.Statement]) -> None:
+        dead = dead_stores(statements)
         for statement in statements:
+            if dead and id(statement) in dead:
+                # p4c removes this store (an extern's out argument follows): skipped, and a
+                # declared variable starts as a new one
+                if isinstance(statement, ast.DeclStmt):
+                    self.declare(statement.decl, initialize=False)
+                continue
             self.stmt(statement)
 
     def stmt(self, s: ast.Statement) -> None:
@@ -121,8 +129,9 @@ class StatementCode(BodyCore):
     def _st_DeclStmt(self, s: ast.DeclStmt) -> None:
         self.declare(s.decl)
 
-    def declare(self, decl: ast.Declaration) -> None:
-        """A local variable or constant declaration."""
+    def declare(self, decl: ast.Declaration, *, initialize: bool = True) -> None:
+        """A local variable or constant declaration (a variable's initializer left out when
+        not ``initialize``)."""
         init: ast.Expr | None
         if isinstance(decl, ast.ConstDecl):
             value = decl.const_value
@@ -132,7 +141,7 @@ class StatementCode(BodyCore):
                 return
             init = decl.value  # a constant the checker could not fold: compute it once
         elif isinstance(decl, ast.VariableDecl):
-            init = decl.init
+            init = decl.init if initialize else None
         else:
             raise unsupported(decl, f"local declaration {type(decl).__name__}")
         type_ = decl.type_ref.resolved

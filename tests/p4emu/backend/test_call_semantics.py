@@ -121,3 +121,37 @@ control Once(inout bit<8> v)(Step c) { apply { c.apply(v); } }
     assert harness.run() == {"a": 1, "b": 2, "c": 3}
     assert harness.run() == {"a": 4, "b": 5, "c": 6}
     assert [name for name in harness.switch.objects.registers] == ["Ing.shared.r"]
+
+
+def test_a_store_before_an_extern_out_argument_is_removed_as_p4c_removes_it() -> None:
+    harness = Harness(
+        "bit<8> idx;",
+        "bit<8> a; bit<8> b; bit<8> c; bit<8> d; bit<8> e;",
+        """
+        hdr.o.a = 0x11; hdr.o.b = 0x11; hdr.o.c = 0x11; hdr.o.e = 0x11;
+        r.write(0, 0x42);
+        hdr.o.a = 0x55;
+        r.read(hdr.o.a, (bit<32>)hdr.i.idx);
+        hdr.o.b = 0x66;
+        mt.execute_meter((bit<32>)hdr.i.idx, hdr.o.b);
+        hdr.o.c = 0x77;
+        t.apply();
+        bit<8> loc = 0x99;
+        r.read(loc, (bit<32>)hdr.i.idx);
+        hdr.o.d = loc;
+        hdr.o.e = 0x88;
+        bit<8> seen = hdr.o.e;
+        r.read(hdr.o.e, (bit<32>)hdr.i.idx);
+        """,
+        locals_="""
+        register<bit<8>>(4) r;
+        meter(4, MeterType.packets) mt;
+        direct_meter<bit<8>>(MeterType.packets) dm;
+        action hitme() { dm.read(hdr.o.c); }
+        table t { key = { hdr.i.idx: exact; } actions = { hitme; } default_action = hitme();
+                  meters = dm; }
+        """,
+    )
+    assert harness.run(idx=0) == {"a": 0x42, "b": 0, "c": 0x11, "d": 0x42, "e": 0x42}
+    # out of range: the values from before the removed stores; 0x88 was read, so it stays
+    assert harness.run(idx=9) == {"a": 0x11, "b": 0x11, "c": 0x11, "d": 0, "e": 0x88}
