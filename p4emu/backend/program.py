@@ -72,7 +72,16 @@ class SharedCode:
     def __init__(self, source: str, filename: str) -> None:
         self.source = source
         self.namespace: dict[str, Any] = dict(_SHARED_NAMES)
-        exec(compile(source, filename, "exec"), self.namespace)
+        try:
+            code = compile(source, filename, "exec")
+        except (RecursionError, MemoryError):
+            # CPython's compiler nests an ``elif`` chain: a select of about 900 cases
+            raise CompileError(
+                f"unsupported construct: {filename}: the generated Python is nested too "
+                "deeply for CPython's compiler (a select with about 900 cases or more; "
+                "split it into several states)"
+            ) from None
+        exec(code, self.namespace)
         self.make: Callable[[dict[str, Any]], dict[str, Any]] = self.namespace["__make__"]
 
 

@@ -3,7 +3,10 @@ run-time state (tables, registers, counters, value sets, hooks)."""
 
 from __future__ import annotations
 
-from p4emu.backend.program import compile_program
+import pytest
+
+from p4emu.backend.exceptions import CompileError
+from p4emu.backend.program import SharedCode, compile_program
 from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.tables import Exact
@@ -108,3 +111,12 @@ def test_switches_of_one_program_never_share_state() -> None:
     b.inject(1, bytes([3, 5, 0, 0]))
     assert b.collect() == [(3, bytes([3, 5, 0x24, 7]))]
     assert len(a.objects.tables["Ing.t"]) == len(b.objects.tables["Ing.t"]) == 1
+
+
+def test_generated_code_too_deep_for_cpython_is_a_compile_error() -> None:
+    # an elif chain as a select of that many cases generates: CPython nests it
+    deep = "x = 0\nif x == 0:\n    pass\n" + "".join(
+        f"elif x == {case}:\n    pass\n" for case in range(1, 20000)
+    )
+    with pytest.raises(CompileError, match="nested too deeply for CPython's compiler"):
+        SharedCode(deep, "<p4emu deep.p4>")
