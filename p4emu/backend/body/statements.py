@@ -7,7 +7,6 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from p4emu.backend.body.core import BodyCore, is_simple
-from p4emu.backend.body.dead_stores import dead_stores
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.compile_helpers import (
     compile_error,
@@ -18,6 +17,7 @@ from p4emu.backend.compile_helpers import (
     to_unsigned,
     unsupported,
 )
+from p4emu.backend.dead_stores import dead_stores
 from p4emu.backend.pytypes import (
     bit_width,
     holds_aggregate,

@@ -46,7 +46,9 @@ def test_registers_counters_and_meters() -> None:
     assert (first["before"], first["after"]) == (0, 10)
     assert (second["before"], second["after"]) == (10, 15)
     assert first["signed"] == 0xFFFB  # -5 as int<16>
-    assert first["oob"] == 77  # out-of-range read leaves the destination unchanged
+    # out-of-range read leaves the destination unchanged; the store of 77 just before it
+    # is removed, as p4c removes it (a new header's 0 stays, as on BMv2)
+    assert first["oob"] == 0
     assert objects.registers["Ing.reg"].get(3) == 15
     assert objects.counters["Ing.cnt"].read(3) == (2, 4)
     assert (first["color"], second["color"]) == (0, 2)  # one-packet buckets: then red
@@ -80,7 +82,9 @@ def test_registers_and_counters_indexed_always_in_range_use_their_cells() -> Non
     assert "Xcells_Ing_wide" in source and "Xpackets_Ing_cnt_wide" in source
     assert "Xcells_Ing_narrow" not in source and "Xpackets_Ing_cnt_narrow" not in source
     objects = harness.switch.objects
-    assert harness.run(idx=200, val=7) == {"wide": 7, "narrow": 9}  # narrow: out of range
+    # narrow: out of range, the destination unchanged; the store of 9 just before the read
+    # is removed, as p4c removes it (a new header's 0 stays, as on BMv2)
+    assert harness.run(idx=200, val=7) == {"wide": 7, "narrow": 0}
     assert objects.registers["Ing.wide"].get(200) == 7
     assert objects.registers["Ing.narrow"].out_of_range == 2
     assert harness.run(idx=3, val=5) == {"wide": 5, "narrow": 5}
