@@ -270,6 +270,11 @@ class StfRunner:
         self._group_nodes: dict[int, list[int]] = {}
         self._line = 0
 
+    @property
+    def received(self) -> list[tuple[int, bytes]]:
+        """Every frame the target sent so far, (port, bytes) in order (all ports)."""
+        return list(self._received)
+
     # --- driver -------------------------------------------------------------------------
 
     def run(self, commands: Sequence[StfCommand]) -> StfResult:

@@ -96,14 +96,15 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def compile_with_p4c(program: Path, out: Path) -> tuple[Path, Path]:
-    """(BMv2 JSON, P4Info text) of ``program`` compiled by p4c into ``out``."""
+def compile_with_p4c(program: Path, out: Path, extra: Sequence[str] = ()) -> tuple[Path, Path]:
+    """(BMv2 JSON, P4Info text) of ``program`` compiled by p4c (with ``extra`` options,
+    e.g. ``-Idir``) into ``out``."""
     p4c = find_tool("p4c")
     assert p4c is not None
     p4info = out / f"{program.stem}.p4info.txtpb"
     result = subprocess.run(
         [p4c, "--target", "bmv2", "--arch", "v1model", "--p4runtime-files", str(p4info),
-         "-o", str(out), str(program)],
+         *extra, "-o", str(out), str(program)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if result.returncode != 0:
