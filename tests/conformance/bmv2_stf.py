@@ -11,19 +11,22 @@ interface (``--packet-in``, :class:`NanomsgPorts`: every port, frames of any len
 included, as the pcap files of p4c's runner; no root needed). The same comparison of
 expected and received packets then gives BMv2's verdict.
 
-One ``simple_switch_grpc`` serves every test of a program: before each test the pipeline is
-set again (``SetForwardingPipelineConfig``), which gives BMv2 a fresh state (no entries,
-registers and counters at 0, initial default actions), as p4c's runner starts a new
-switch per test.
+One ``simple_switch_grpc`` (per set of switch options) serves every test of every program
+of a process: before each test the program's pipeline is set (``SetForwardingPipelineConfig``),
+which gives BMv2 a fresh state (no entries, registers and counters at 0, initial default
+actions), as p4c's runner starts a new switch per test.
 """
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ctypes.util
 import os
+import shutil
 import struct
 import subprocess
+import tempfile
 import time
 import uuid
 from collections.abc import Sequence
@@ -188,22 +191,17 @@ class Bmv2StfTarget(StfTarget):
 
 @dataclass
 class Bmv2Switch:
-    """A ``simple_switch_grpc`` with its nanomsg packet interface, for the STF tests of one
-    program (a context manager: the process goes away at the end)."""
+    """A ``simple_switch_grpc`` with its nanomsg packet interface (a context manager: the
+    process goes away at the end). :meth:`load` gives it a program (compiled by p4c), so
+    one switch runs the tests of many programs (:func:`shared_switch`)."""
 
-    program: Path
     workdir: Path
     target_options: Sequence[str] = ()
-    include_dirs: Sequence[Path] = ()
     process: subprocess.Popen[bytes] | None = field(default=None, init=False)
 
     def __enter__(self) -> Bmv2Switch:
         binary = find_tool("simple_switch_grpc")
         assert binary is not None
-        self.json_path, p4info_path = compile_with_p4c(
-            self.program, self.workdir, [f"-I{d}" for d in self.include_dirs]
-        )
-        self.p4info = read_p4info(p4info_path)
         # a short path: a unix socket's name is at most 107 bytes
         self.ipc_path = Path("/tmp") / f"mrc-bmv2-{uuid.uuid4().hex[:12]}.ipc"
         grpc_port, thrift_port = _free_port(), _free_port()
@@ -222,6 +220,17 @@ class Bmv2Switch:
             self.__exit__()
             raise
         return self
+
+    def load(self, program: Path, workdir: Path, include_dirs: Sequence[Path] = ()) -> None:
+        """Compile ``program`` with p4c into ``workdir``: the pipeline of the next tests."""
+        self.json_path, p4info_path = compile_with_p4c(
+            program, workdir, [f"-I{d}" for d in include_dirs]
+        )
+        self.p4info = read_p4info(p4info_path)
+
+    @property
+    def alive(self) -> bool:
+        return self.process is not None and self.process.poll() is None
 
     def reset(self) -> None:
         """A fresh BMv2 state: the pipeline set again, frames still in flight discarded."""
@@ -265,6 +274,29 @@ class Bmv2Switch:
             os.unlink(ipc)
 
 
+_SHARED: dict[tuple[str, ...], Bmv2Switch] = {}
+
+
+def shared_switch(target_options: Sequence[str] = ()) -> Bmv2Switch:
+    """A running switch with ``target_options``, started once per process and stopped when
+    the process exits (started again if it stopped, e.g. after BMv2 aborted)."""
+    key = tuple(target_options)
+    switch = _SHARED.get(key)
+    if switch is None or not switch.alive:
+        if switch is not None:
+            switch.__exit__()
+        workdir = Path(tempfile.mkdtemp(prefix="mrc-bmv2-"))
+        switch = Bmv2Switch(workdir, target_options).__enter__()
+        _SHARED[key] = switch
+        atexit.register(_stop, switch)
+    return switch
+
+
+def _stop(switch: Bmv2Switch) -> None:
+    switch.__exit__()
+    shutil.rmtree(switch.workdir, ignore_errors=True)
+
+
 def p4emu_verdict(program: Path | CheckedProgram, stf: Path) -> Verdict:
     """p4emu's verdict on an STF test (``p4emu stf`` with BMv2's runner defaults);
     ``program`` may be loaded once for many tests (:func:`p4emu.frontend.load_program`)."""
@@ -303,18 +335,15 @@ def compare_stfs(
     objects = StfTarget(checked, StfOptions()).objects  # type: ignore[arg-type]
     emu = {stf: p4emu_verdict(checked, stf) for stf in stfs}
     pairs = []
-    pending = list(stfs)
-    while pending:  # a BMv2 that aborted on a test is started again for the next ones
-        with Bmv2Switch(program, workdir, target_options, include_dirs) as bmv2:
-            while pending:
-                stf = pending.pop(0)
-                try:
-                    verdict = bmv2.run(parsed[stf], objects, str(stf))
-                except Bmv2Crash as crash:
-                    pairs.append(TestPair(stf, emu[stf], Verdict(CRASH, crash.stderr)))
-                    break
-                pairs.append(TestPair(stf, emu[stf], verdict))
+    for stf in stfs:
+        bmv2 = shared_switch(target_options)
+        bmv2.load(program, workdir, include_dirs)
+        try:
+            verdict = bmv2.run(parsed[stf], objects, str(stf))
+        except Bmv2Crash as crash:  # the next test starts another switch
+            verdict = Verdict(CRASH, crash.stderr)
+        pairs.append(TestPair(stf, emu[stf], verdict))
     return pairs
 
 
-__all__ = ["Bmv2Switch", "TestPair", "Verdict", "compare_stfs", "p4emu_verdict"]
+__all__ = ["Bmv2Switch", "TestPair", "Verdict", "compare_stfs", "p4emu_verdict", "shared_switch"]

@@ -22,8 +22,8 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from bmv2_harness import by_port, tools_missing
-from bmv2_stf import Bmv2StfTarget, Bmv2Switch
+from bmv2_harness import Bmv2Crash, by_port, tools_missing
+from bmv2_stf import Bmv2StfTarget, shared_switch
 from p4fuzz import Features, FuzzProgram, generate, minimise
 
 from p4emu.exceptions import P4EmuError
@@ -68,21 +68,23 @@ def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
     except P4EmuError as error:
         emu_target = None
         emu_error = str(error)
+    switch = shared_switch()
     try:
-        switch = Bmv2Switch(p4, workdir).__enter__()
+        switch.load(p4, workdir)
     except AssertionError as error:
         if "p4c rejects" in str(error):
             raise GeneratorError(f"seed {program.seed}: {error}") from None
         raise
+    if emu_target is None:
+        return CaseResult(program.seed, True, f"p4emu refuses the program: {emu_error}")
+    emu, emu_why = _frames(emu_target, stf, commands)
+    switch.reset()
+    target = Bmv2StfTarget(switch, emu_target.objects, len(emu))
     try:
-        if emu_target is None:
-            return CaseResult(program.seed, True, f"p4emu refuses the program: {emu_error}")
-        emu, emu_why = _frames(emu_target, stf, commands)
-        switch.reset()
-        target = Bmv2StfTarget(switch, emu_target.objects, len(emu))
         bmv2, bmv2_why = _frames(target, stf, commands)
-    finally:
-        switch.__exit__()
+        switch._check_alive()
+    except Bmv2Crash as crash:
+        return CaseResult(program.seed, True, f"BMv2 stopped: {crash.stderr[-300:]}", len(emu))
     result = CaseResult(program.seed, False, "", len(emu), len(bmv2))
     if emu_why or bmv2_why:
         if bool(emu_why) != bool(bmv2_why):
