@@ -312,7 +312,7 @@ def p4emu_verdict(program: Path | CheckedProgram, stf: Path) -> Verdict:
 
 
 @dataclass
-class TestPair:
+class VerdictPair:
     stf: Path
     p4emu: Verdict
     bmv2: Verdict
@@ -328,7 +328,7 @@ def compare_stfs(
     workdir: Path,
     include_dirs: Sequence[Path] = (),
     target_options: Sequence[str] = (),
-) -> list[TestPair]:
+) -> list[VerdictPair]:
     """p4emu's and BMv2's verdicts on every STF test in ``stfs`` of ``program``."""
     parsed = {stf: parse_stf(stf.read_text(encoding="utf-8"), str(stf)) for stf in stfs}
     checked = load_program(program, tuple(str(d) for d in include_dirs))
@@ -342,8 +342,8 @@ def compare_stfs(
             verdict = bmv2.run(parsed[stf], objects, str(stf))
         except Bmv2Crash as crash:  # the next test starts another switch
             verdict = Verdict(CRASH, crash.stderr)
-        pairs.append(TestPair(stf, emu[stf], verdict))
+        pairs.append(VerdictPair(stf, emu[stf], verdict))
     return pairs
 
 
-__all__ = ["Bmv2Switch", "TestPair", "Verdict", "compare_stfs", "p4emu_verdict", "shared_switch"]
+__all__ = ["Bmv2Switch", "Verdict", "VerdictPair", "compare_stfs", "p4emu_verdict", "shared_switch"]

@@ -118,6 +118,7 @@ class Action:
     name: str
     params: list[tuple[str, int]]
     body: list[Stmt]
+    direction: str = ""  # "inout " for an action called directly with inout parameters
 
 
 @dataclass
@@ -213,7 +214,7 @@ control VC(inout headers_t hdr, inout metadata_t meta) {{ apply {{ }} }}
             out.append(f"    register<bit<{width}>>({size}) {name};")
         out.append("    counter(8, CounterType.packets) hits;")
         for action in self.actions:
-            params = ", ".join(f"bit<{w}> {n}" for n, w in action.params)
+            params = ", ".join(f"{action.direction}bit<{w}> {n}" for n, w in action.params)
             out.append(f"    action {action.name}({params}) {{")
             for stmt in action.body:
                 out += stmt.render("        ")
@@ -511,6 +512,19 @@ class _Gen:
             self.tables.append(Table(f"t{t}", keys, names))
         ingress = self.block(rng.randint(3, 7), targets, pool, 2, True)
         ingress += [Stmt(f"{t.name}.apply();") for t in self.tables if t.name not in self.applied]
+        if self.features.known_bug_exit_in_direct_action:
+            target, width = rng.choice(targets)
+            actions.append(
+                Action("direct_exit", [("x", width)],
+                       [Stmt(f"x = x + {self.const(width)};"), Stmt("exit;")], "inout ")
+            )  # fmt: skip
+            ingress.insert(
+                rng.randrange(len(ingress) + 1),
+                Stmt(
+                    f"if ({self.cond(pool)})\n{{}}\nelse\n{{}}",
+                    [[Stmt(f"direct_exit({target});")], []],
+                ),
+            )
         # metadata becomes visible in the packet
         for (mname, _mwidth), (fname, fwidth) in zip(meta_fields, h0_fields[1:]):
             if rng.random() < 0.6:
@@ -654,7 +668,9 @@ def _deep_copy(program: FuzzProgram) -> FuzzProgram:
 
     return replace(
         program,
-        actions=[Action(a.name, list(a.params), stmts(a.body)) for a in program.actions],
+        actions=[
+            Action(a.name, list(a.params), stmts(a.body), a.direction) for a in program.actions
+        ],
         ingress=stmts(program.ingress),
         egress=stmts(program.egress),
         entries=list(program.entries),

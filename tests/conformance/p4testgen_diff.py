@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from bmv2_harness import tools_missing
-from bmv2_stf import TestPair, compare_stfs
+from bmv2_stf import VerdictPair, compare_stfs
 from p4lang_tools import find_tool, missing_reason
 
 HERE = Path(__file__).resolve().parent
@@ -95,12 +95,12 @@ def generate(program: Path, out: Path, seed: int, max_tests: int) -> list[Path]:
 @dataclass
 class ProgramReport:
     program: Path
-    pairs: list[TestPair]
+    pairs: list[VerdictPair]
     seconds: float
     error: str = ""
 
     @property
-    def divergences(self) -> list[TestPair]:
+    def divergences(self) -> list[VerdictPair]:
         return [pair for pair in self.pairs if not pair.same]
 
     def as_json(self) -> dict:
@@ -126,7 +126,7 @@ def run_program(program: Path, workdir: Path, seed: int, max_tests: int) -> Prog
     return ProgramReport(program, pairs, time.monotonic() - started)
 
 
-def describe(pair: TestPair) -> str:
+def describe(pair: VerdictPair) -> str:
     """A divergence, readable: the STF's commands and both targets' reports."""
     commands = [
         line

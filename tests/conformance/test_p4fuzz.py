@@ -4,6 +4,7 @@ more programs)."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -58,6 +59,18 @@ def test_known_bug_constructs_stay_off_unless_asked() -> None:
     assert not any(unsafe(generate(seed)) for seed in UNIT_SEEDS)
     wide = Features(known_bug_wide_headers=True)
     assert any(unsafe(generate(seed, wide)) for seed in UNIT_SEEDS)
+    exits = Features(known_bug_exit_in_direct_action=True)
+    assert all("direct_exit(" in generate(seed, exits).p4() for seed in UNIT_SEEDS[:5])
+    assert not any("direct_exit(" in generate(seed).p4() for seed in UNIT_SEEDS)
+    wild = Features(known_bug_register_out_of_range=True)
+    masked = re.compile(r"\.(read|write)\(.*\(bit<32>\)\([^;]* & [0-9]+\)")
+    unmasked = [
+        line
+        for seed in UNIT_SEEDS
+        for line in generate(seed, wild).p4().splitlines()
+        if ".read(" in line and not masked.search(line)
+    ]
+    assert unmasked
     assert Features.names() == [
         "known_bug_wide_headers",
         "known_bug_exit_in_direct_action",

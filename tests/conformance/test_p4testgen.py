@@ -7,7 +7,7 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from bmv2_stf import TestPair
+from bmv2_stf import VerdictPair
 from p4testgen_diff import (
     MRC_SWITCH,
     ROOT,
@@ -78,7 +78,7 @@ def test_bmv2_and_p4emu_agree_on_p4testgen_tests(program: Path, tmp_path: Path) 
     assert report.pairs, f"P4Testgen wrote no test for {program}"
     known = KNOWN.get(name_of(program))
 
-    def explained(pair: TestPair) -> bool:
+    def explained(pair: VerdictPair) -> bool:
         if known is None:
             return False
         bmv2, p4emu, text, _ = known
