@@ -1,5 +1,5 @@
-"""Finding p4lang's own tools (p4c, simple_switch, simple_switch_grpc) for the tests and
-scripts that compare p4emu with them.
+"""Finding p4lang's own tools (p4c, p4testgen, simple_switch, simple_switch_grpc) for the
+tests and scripts that compare p4emu with them.
 
 A tool is taken from ``PATH`` first, then from the directory named by ``MRC_P4LANG_BIN``
 (for instance the ``bin/`` of a p4lang build). ``tests/conftest.py`` puts that directory on

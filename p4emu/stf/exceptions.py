@@ -27,10 +27,13 @@ class StfCommandError(StfError):
 
 
 class StfSyntaxError(StfError):
-    """A line of an STF file cannot be parsed; ``str()`` is ``file:line: message``."""
+    """A line of an STF file cannot be parsed; ``str()`` is ``file:line:column: message``
+    (``file:line: message`` when no column applies, as for an unreadable file)."""
 
-    def __init__(self, file: str, line: int, message: str) -> None:
+    def __init__(self, file: str, line: int, message: str, column: int | None = None) -> None:
         self.file = file
         self.line = line
+        self.column = column
         self.message = message
-        super().__init__(f"{file}:{line}: {message}")
+        where = f"{file}:{line}:{column}" if column is not None else f"{file}:{line}"
+        super().__init__(f"{where}: {message}")

@@ -22,6 +22,13 @@ command per line, ``#`` starts a comment, keywords are case-insensitive::
     meter_get_rates NAME INDEX      meter_set_rates NAME INDEX RATE:BURST RATE:BURST
     meter_array_set_rates NAME RATE:BURST RATE:BURST
 
+A name (table, action, key field, argument, counter, register, meter, entry handle) is an
+identifier with ``.`` parts and ``[N]`` stack indices, or, as p4c's STF lexer reads it,
+anything but ``"`` between double quotes (``"MyIngress.t"``, ``"hdr.h.$valid$"``; P4Testgen
+quotes every name); the two forms mix (``"MyIngress".t``). Of a direct meter,
+``meter_set_rates`` / ``meter_get_rates`` take the entry instead of INDEX: a handle name
+(``add ... = NAME``) or BMv2's entry handle (a number).
+
 p4emu extensions: a ternary value may be written ``VALUE&&&MASK`` (besides hex/binary
 digits with ``*`` wildcards), and ``check_register NAME(INDEX) OP NUMBER`` checks a
 register cell (OP is one of ``== != < <= > >=``).
@@ -33,7 +40,8 @@ runner's job. STF priorities are passed through unchanged: p4c's BMv2 runner map
 so that a larger STF priority wins, the P4Runtime convention the table engine uses.
 
 :func:`parse_stf` returns a list of typed commands, each with its 1-based ``line``; a bad
-line raises :class:`~p4emu.stf.exceptions.StfSyntaxError` (``file:line: message``).
+line raises :class:`~p4emu.stf.exceptions.StfSyntaxError` (``file:line:column: message``,
+the column of the token at fault).
 """
 
 from __future__ import annotations
@@ -299,13 +307,18 @@ class StfMeterRate:
 @dataclass(frozen=True)
 class StfMeterGetRates(StfCommand):
     meter: str
-    index: int
+    index: int | str  # a direct meter's entry: a handle name, or BMv2's entry handle
 
 
 @dataclass(frozen=True)
 class StfMeterSetRates(StfCommand):
+    """``meter_set_rates NAME INDEX RATES``: ``index`` is a cell of a meter array; of a
+    direct meter, the entry (a handle name from ``add ... = NAME``, or BMv2's entry
+    handle: the number of entries added to the table before it); None for
+    ``meter_array_set_rates`` (every cell)."""
+
     meter: str
-    index: int | None  # None for meter_array_set_rates (every index)
+    index: int | str | None
     rates: tuple[StfMeterRate, ...] = field(default_factory=tuple)
 
 
@@ -318,6 +331,7 @@ _TOKEN = re.compile(
   | (?P<op>==|!=|<=|>=|<|>)
   | (?P<number>0[xX][0-9a-fA-F*]+|0[bB][01*]+|[0-9]+(?:\.[0-9]+)?)
   | (?P<ident>[A-Za-z_$][A-Za-z0-9_$]*)
+  | (?P<quoted>"[^"\n]*")
   | (?P<punct>[:,.\[\]()/=])
     """,
     re.VERBOSE,
@@ -330,29 +344,45 @@ _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 class _Tok:
     kind: str
     text: str
+    column: int = 0
 
 
 class _Line:
-    """Token cursor over one command line."""
+    """Token cursor over one command line; errors name the column of the token at fault."""
 
-    def __init__(self, text: str, file: str, lineno: int) -> None:
+    def __init__(self, text: str, file: str, lineno: int, column: int = 1) -> None:
         self.file = file
         self.lineno = lineno
         self.toks: list[_Tok] = []
+        self.end_column = column + len(text)
         pos = 0
         while pos < len(text):
             m = _TOKEN.match(text, pos)
+            where = column + pos
             if m is None:
-                self.fail(f"unexpected character {text[pos]!r}")
-            pos = m.end()
+                if text[pos] == '"':
+                    self.fail("unterminated quoted name (no closing '\"')", where)
+                self.fail(f"unexpected character {text[pos]!r}", where)
             kind = m.lastgroup
             assert kind is not None
+            if kind == "quoted" and m.group() == '""':
+                self.fail("empty quoted name", where)
             if kind != "ws":
-                self.toks.append(_Tok(kind, m.group()))
+                self.toks.append(_Tok(kind, m.group(), where))
+            pos = m.end()
         self.pos = 0
 
-    def fail(self, message: str) -> NoReturn:
-        raise StfSyntaxError(self.file, self.lineno, message)
+    def fail(self, message: str, at: _Tok | int | None = None) -> NoReturn:
+        """A syntax error at token or column ``at`` (default: the token under the cursor,
+        or the end of the line)."""
+        if isinstance(at, _Tok):
+            column = at.column
+        elif isinstance(at, int):
+            column = at
+        else:
+            tok = self.peek()
+            column = tok.column if tok is not None else self.end_column
+        raise StfSyntaxError(self.file, self.lineno, message, column)
 
     def peek(self, offset: int = 0) -> _Tok | None:
         index = self.pos + offset
@@ -363,12 +393,12 @@ class _Line:
         if tok is None:
             self.fail(f"expected {what}, found end of line")
         self.pos += 1
-        return tok  # type: ignore[return-value]
+        return tok
 
     def expect_punct(self, text: str) -> None:
         tok = self.next(f"'{text}'")
         if tok.text != text:
-            self.fail(f"expected '{text}', found {tok.text!r}")
+            self.fail(f"expected '{text}', found {tok.text!r}", tok)
 
     def accept_punct(self, text: str) -> bool:
         tok = self.peek()
@@ -383,12 +413,16 @@ class _Line:
     def end(self) -> None:
         tok = self.peek()
         if tok is not None:
-            self.fail(f"unexpected {tok.text!r} at end of command")
+            self.fail(f"unexpected {tok.text!r} at end of command", tok)
 
     def ident(self, what: str) -> str:
+        """A name: an identifier, or anything but '"' between double quotes (p4c's STF
+        lexer reads ``"MyIngress.t"`` as one identifier, dots and all)."""
         tok = self.next(what)
+        if tok.kind == "quoted":
+            return tok.text[1:-1]
         if tok.kind != "ident":
-            self.fail(f"expected {what}, found {tok.text!r}")
+            self.fail(f"expected {what}, found {tok.text!r}", tok)
         return tok.text
 
     def qualified_name(self, what: str) -> str:
@@ -402,7 +436,7 @@ class _Line:
         while self.accept_punct("["):
             tok = self.next("a stack index")
             if tok.kind != "number" or not tok.text.isdigit():
-                self.fail(f"expected a stack index, found {tok.text!r}")
+                self.fail(f"expected a stack index, found {tok.text!r}", tok)
             self.expect_punct("]")
             name += f"[{tok.text}]"
         return name
@@ -410,19 +444,20 @@ class _Line:
     def number(self, what: str) -> StfNumber:
         tok = self.next(what)
         if tok.kind != "number":
-            self.fail(f"expected {what}, found {tok.text!r}")
+            self.fail(f"expected {what}, found {tok.text!r}", tok)
         return _parse_number(tok.text, self)
 
     def integer(self, what: str) -> int:
+        tok = self.peek()
         num = self.number(what)
         if num.mask is not None or "." in num.text:
-            self.fail(f"expected {what} without wildcards, found {num.text!r}")
+            self.fail(f"expected {what} without wildcards, found {num.text!r}", tok)
         return num.value
 
     def comparison(self) -> str:
         tok = self.next("a comparison (== != < <= > >=)")
         if tok.kind != "op":
-            self.fail(f"expected a comparison (== != < <= > >=), found {tok.text!r}")
+            self.fail(f"expected a comparison (== != < <= > >=), found {tok.text!r}", tok)
         return tok.text
 
 
@@ -452,11 +487,22 @@ def parse_stf(text: str, file: str = "<stf>") -> list[StfCommand]:
     """Parse STF source text; ``file`` is used in error messages."""
     commands: list[StfCommand] = []
     for lineno, raw in enumerate(text.splitlines(), start=1):
-        content = raw.split("#", 1)[0].strip()
-        if not content:
+        content = _strip_comment(raw)
+        if not content.strip():
             continue
         commands.append(_parse_line(content, file, lineno))
     return commands
+
+
+def _strip_comment(raw: str) -> str:
+    """``raw`` up to a ``#`` that is not inside a quoted name."""
+    quoted = False
+    for index, char in enumerate(raw):
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted:
+            return raw[:index]
+    return raw
 
 
 def parse_stf_file(path: str | Path) -> list[StfCommand]:
@@ -471,65 +517,71 @@ def parse_stf_file(path: str | Path) -> list[StfCommand]:
     return parse_stf(text, str(path))
 
 
+_WORD = re.compile(r"\S+")
+
+
 def _parse_line(content: str, file: str, lineno: int) -> StfCommand:
-    keyword, _, rest = content.partition(" ")
-    keyword = keyword.strip().lower()
-    rest = rest.strip()
+    first = _WORD.search(content)
+    assert first is not None
+    keyword = first.group().lower()
+    rest_at = first.end()
     # packet data has its own lexical rules (bare hex digits)
-    if keyword == "packet":
-        return _parse_packet(rest, file, lineno)
-    if keyword == "expect":
-        return _parse_expect(rest, file, lineno)
-    line = _Line(rest, file, lineno)
+    if keyword in ("packet", "expect"):
+        return _parse_packet_line(keyword, content, rest_at, file, lineno)
     handler = _HANDLERS.get(keyword)
     if handler is None:
-        line.fail(f"unknown STF command {keyword!r}")
-    command = handler(line, lineno)  # type: ignore[misc]
+        raise StfSyntaxError(
+            file, lineno, f"unknown STF command {first.group()!r}", first.start() + 1
+        )
+    line = _Line(content[rest_at:], file, lineno, rest_at + 1)
+    command = handler(line, lineno)
     line.end()
     return command
 
 
-def _port(text: str, file: str, lineno: int) -> int:
-    if not text.isdigit():
-        raise StfSyntaxError(file, lineno, f"expected a decimal port number, found {text!r}")
-    return int(text)
+def _parse_packet_line(
+    keyword: str, content: str, rest_at: int, file: str, lineno: int
+) -> StfPacket | StfExpect:
+    """``packet PORT HEX...`` or ``expect PORT [HEX-OR-*...] [$]``."""
 
+    def fail(message: str, column: int) -> NoReturn:
+        raise StfSyntaxError(file, lineno, f"{keyword}: {message}", column)
 
-def _parse_packet(rest: str, file: str, lineno: int) -> StfPacket:
-    port_text, _, data = rest.partition(" ")
-    if not port_text:
-        raise StfSyntaxError(file, lineno, "packet: missing port")
-    port = _port(port_text, file, lineno)
-    hexdigits = "".join(data.split())
-    if not hexdigits:
-        raise StfSyntaxError(file, lineno, "packet: missing packet data")
-    if not re.fullmatch(r"[0-9a-fA-F]+", hexdigits):
-        bad = re.search(r"[^0-9a-fA-F]", hexdigits)
-        assert bad is not None
-        raise StfSyntaxError(file, lineno, f"packet: invalid packet data character {bad.group()!r}")
-    if len(hexdigits) % 2:
-        raise StfSyntaxError(file, lineno, f"packet: odd number of hex digits ({len(hexdigits)})")
-    return StfPacket(lineno, port, bytes.fromhex(hexdigits))
-
-
-def _parse_expect(rest: str, file: str, lineno: int) -> StfExpect:
-    port_text, _, data = rest.partition(" ")
-    if not port_text:
-        raise StfSyntaxError(file, lineno, "expect: missing port")
-    port = _port(port_text, file, lineno)
-    pattern = "".join(data.split())
-    exact = pattern.endswith("$")
-    if exact:
-        pattern = pattern[:-1]
-    if not re.fullmatch(r"[0-9a-fA-F*]*", pattern):
-        bad = re.search(r"[^0-9a-fA-F*]", pattern)
-        assert bad is not None
-        raise StfSyntaxError(file, lineno, f"expect: invalid packet data character {bad.group()!r}")
-    if not pattern:
-        if exact:
-            raise StfSyntaxError(file, lineno, "expect: '$' needs packet data before it")
+    port_match = _WORD.search(content, rest_at)
+    if port_match is None:
+        fail("missing port", len(content) + 1)
+    if not port_match.group().isdigit():
+        fail(
+            f"expected a decimal port number, found {port_match.group()!r}", port_match.start() + 1
+        )
+    port = int(port_match.group())
+    allowed = "0123456789abcdefABCDEF" + ("*$" if keyword == "expect" else "")
+    digits: list[str] = []
+    dollar_at = None
+    for index in range(port_match.end(), len(content)):
+        char = content[index]
+        if char.isspace():
+            continue
+        if char not in allowed or dollar_at is not None:
+            if dollar_at is not None:
+                fail(f"unexpected {char!r} after '$' (it ends the packet data)", index + 1)
+            fail(f"invalid packet data character {char!r}", index + 1)
+        if char == "$":
+            dollar_at = index + 1
+            continue
+        digits.append(char)
+    data = "".join(digits)
+    if keyword == "packet":
+        if not data:
+            fail("missing packet data", len(content) + 1)
+        if len(data) % 2:
+            fail(f"odd number of hex digits ({len(data)})", port_match.end() + 1)
+        return StfPacket(lineno, port, bytes.fromhex(data))
+    if not data:
+        if dollar_at is not None:
+            fail("'$' needs packet data before it", dollar_at)
         return StfExpect(lineno, port, None, False)
-    return StfExpect(lineno, port, pattern.upper(), exact)
+    return StfExpect(lineno, port, data.upper(), dollar_at is not None)
 
 
 def _value(line: _Line, what: str) -> StfNumber:
@@ -600,15 +652,18 @@ def _cmd_remove(line: _Line, lineno: int) -> StfRemoveAll:
     return StfRemoveAll(lineno)
 
 
+def _index_or_handle(line: _Line, what: str) -> int | str:
+    """A cell index, or the handle name of an entry (``add ... = NAME``)."""
+    tok = line.peek()
+    if tok is not None and tok.kind in ("ident", "quoted"):
+        return line.ident("a handle")
+    return line.integer(what)
+
+
 def _cmd_check_counter(line: _Line, lineno: int) -> StfCheckCounter:
     name = line.qualified_name("a counter name")
     line.expect_punct("(")
-    tok = line.peek()
-    index: int | str
-    if tok is not None and tok.kind == "ident":
-        index = line.ident("a handle")
-    else:
-        index = line.integer("a counter index")
+    index = _index_or_handle(line, "a counter index")
     line.expect_punct(")")
     if line.at_end():
         return StfCheckCounter(lineno, name, index, None, "==", 0)
@@ -681,6 +736,10 @@ _SESSION = _int("a session id")
 _INDEX = _int("an index")
 
 
+def _index_or_entry(line: _Line) -> int | str:
+    return _index_or_handle(line, "an index or entry handle")
+
+
 _HANDLERS: dict[str, Handler] = {
     "add": _cmd_add,
     "setdefault": _cmd_setdefault,
@@ -708,8 +767,10 @@ _HANDLERS: dict[str, Handler] = {
     "register_read": _fixed(StfRegisterRead, _name("a register name"), _INDEX),
     "register_write": _fixed(StfRegisterWrite, _name("a register name"), _INDEX, _int("a value")),
     "register_reset": _fixed(StfRegisterReset, _name("a register name")),
-    "meter_get_rates": _fixed(StfMeterGetRates, _name("a meter name"), _INDEX),
-    "meter_set_rates": _fixed(StfMeterSetRates, _name("a meter name"), _INDEX, _meter_rates),
+    "meter_get_rates": _fixed(StfMeterGetRates, _name("a meter name"), _index_or_entry),
+    "meter_set_rates": _fixed(
+        StfMeterSetRates, _name("a meter name"), _index_or_entry, _meter_rates
+    ),
     "meter_array_set_rates": _fixed(
         StfMeterSetRates, _name("a meter name"), lambda line: None, _meter_rates
     ),

@@ -19,8 +19,9 @@ Semantics (p4c ``backends/bmv2/bmv2stf.py`` and ``tools/testutils.py``):
   on PORT (per port, in order; ``*`` nibbles match anything; without ``$`` the
   received frame may be longer); ``expect PORT`` alone accepts any number of frames on
   PORT. At the end every port must have received exactly its expected frames: a
-  missing or an extra frame fails the test. (bmv2stf only watches ports named in the
-  STF; ``--bmv2-ports`` restores that and ignores frames sent to other ports.)
+  missing or an extra frame fails the test. As in bmv2stf, which gives BMv2 an interface
+  only for the ports the STF names (``packet`` or ``expect``), frames sent to any other
+  port are not checked (a note says how many); ``--strict-ports`` fails the test on them.
 - ``mirroring_add``, ``mc_mgrp_create`` / ``mc_node_create`` / ``mc_node_associate``
   follow ``simple_switch_CLI``: node handles count from 0 and a group's replicas are its
   nodes' (port, rid) pairs. ``check_counter`` and the p4emu extension
@@ -107,7 +108,7 @@ class StfOptions:
     seed: int = 0
     cpu_port: int | None = None
     drop_port: int = 511
-    bmv2_ports: bool = False
+    strict_ports: bool = False
     include_dirs: tuple[str, ...] = ()
     defines: dict[str, str] = field(default_factory=dict)
     #: options given on the command line; ``# p4emu-options:`` comments do not override them
@@ -121,14 +122,14 @@ def add_switch_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--cpu-port", type=int, metavar="PORT", help="the CPU port")
     parser.add_argument("--drop-port", type=int, metavar="PORT", help="the drop port (511)")
     parser.add_argument(
-        "--bmv2-ports",
+        "--strict-ports",
         action="store_true",
         default=None,
-        help="like bmv2stf, ignore frames sent to ports the STF never names",
+        help="fail on frames sent to ports the STF never names (bmv2stf ignores them)",
     )
 
 
-_SWITCH_OPTIONS = ("priority_queues", "seed", "cpu_port", "drop_port", "bmv2_ports")
+_SWITCH_OPTIONS = ("priority_queues", "seed", "cpu_port", "drop_port", "strict_ports")
 
 
 def apply_switch_arguments(
@@ -249,21 +250,30 @@ class _Handle:
 class StfRunner:
     """Executes parsed STF commands against a target and checks the expectations."""
 
-    def __init__(self, target: StfTarget, file: str = "<stf>", *, bmv2_ports: bool = False) -> None:
+    def __init__(
+        self, target: StfTarget, file: str = "<stf>", *, strict_ports: bool = False
+    ) -> None:
         self.target = target
         self.objects = target.objects
         self.state = target.state
         self.file = file
-        self.bmv2_ports = bmv2_ports
+        self.strict_ports = strict_ports
         self.result = StfResult(file)
         self._expects: dict[int, list[StfExpect]] = {}
         self._any_ports: set[int] = set()
         self._named_ports: set[int] = set()
         self._received: list[tuple[int, bytes]] = []
         self._handles: dict[str, _Handle] = {}
+        #: per table, the keys of the entries ``add`` wrote, in order (BMv2 entry handles)
+        self._added: dict[str, list[p4r.TableEntry]] = {}
         self._nodes: dict[int, tuple[int, tuple[int, ...]]] = {}
         self._group_nodes: dict[int, list[int]] = {}
         self._line = 0
+
+    @property
+    def received(self) -> list[tuple[int, bytes]]:
+        """Every frame the target sent so far, (port, bytes) in order (all ports)."""
+        return list(self._received)
 
     # --- driver -------------------------------------------------------------------------
 
@@ -287,7 +297,8 @@ class StfRunner:
         return StfCommandError(self.file, self._line, message)
 
     def _note(self, message: str) -> None:
-        self.result.notes.append(f"{self.file}:{self._line}: {message}")
+        where = f"{self.file}:{self._line}" if self._line else self.file
+        self.result.notes.append(f"{where}: {message}")
 
     # --- P4Runtime plumbing --------------------------------------------------------------
 
@@ -405,8 +416,9 @@ class StfRunner:
         te = p4r.TableEntry(table_id=info.id, match=matches, priority=priority)
         te.action.action.CopyFrom(action)
         self._write(p4r.Update.INSERT, f"entry of table {info.name}", table_entry=te)
+        key = p4r.TableEntry(table_id=info.id, match=matches, priority=priority)
+        self._added.setdefault(info.name, []).append(key)
         if cmd.handle is not None:
-            key = p4r.TableEntry(table_id=info.id, match=matches, priority=priority)
             self._handles[cmd.handle] = _Handle(info, key)
 
     def _set_default(self, cmd: StfSetDefault) -> None:
@@ -423,6 +435,7 @@ class StfRunner:
                 continue
             key = p4r.TableEntry(table_id=te.table_id, match=te.match, priority=te.priority)
             self._write(p4r.Update.DELETE, "remove all", table_entry=key)
+        self._added.clear()
 
     # --- packets -------------------------------------------------------------------------
 
@@ -628,39 +641,82 @@ class StfRunner:
                 f"expected {cmd.op} {cmd.value}"
             )
 
-    def _meter_entry(self, name: str, index: int | None) -> tuple[str, p4r.MeterEntry]:
-        resolved = self._resolve(name, self.objects.meters, "meter")
-        entry = p4r.MeterEntry(meter_id=self._id_of(resolved, 0x14))
-        if index is not None:
-            entry.index.index = index
-        return resolved, entry
+    def _meter(self, name: str) -> tuple[str, bool]:
+        """The meter ``name`` resolves to, and whether it is a direct meter."""
+        names = [*self.objects.meters, *self.objects.direct_meters]
+        resolved = self._resolve(name, names, "meter")
+        return resolved, resolved in self.objects.direct_meters
+
+    def _meter_entity(self, cmd: StfMeterSetRates | StfMeterGetRates) -> tuple[str, dict]:
+        """(label, P4Runtime entity fields) of the meter cell or direct-meter entry."""
+        resolved, direct = self._meter(cmd.meter)
+        if not direct:
+            if isinstance(cmd.index, str):
+                raise self._error(
+                    f"meter {resolved} is a meter array: give an index, not the handle "
+                    f"{cmd.index!r}"
+                )
+            entry = p4r.MeterEntry(meter_id=self._id_of(resolved, 0x14))
+            if cmd.index is None:
+                return f"meter {resolved}", {"meter_entry": entry}
+            entry.index.index = cmd.index
+            return f"meter {resolved}[{cmd.index}]", {"meter_entry": entry}
+        table = self.objects.direct_meters[resolved].table
+        if cmd.index is None:
+            raise self._error(
+                f"meter_array_set_rates: {resolved} is the direct meter of table {table}: "
+                "use meter_set_rates with an entry"
+            )
+        if isinstance(cmd.index, str):
+            handle = self._handles.get(cmd.index)
+            if handle is None:
+                raise self._error(f"no entry was added with handle {cmd.index!r} (add ... = NAME)")
+            if handle.info.name != table:
+                raise self._error(
+                    f"handle {cmd.index!r} is an entry of table {handle.info.name}, but "
+                    f"{resolved} is the direct meter of table {table}"
+                )
+            key = handle.key
+        else:
+            added = self._added.get(table, [])
+            if not 0 <= cmd.index < len(added):
+                raise self._error(
+                    f"{resolved} is the direct meter of table {table}: entry handle "
+                    f"{cmd.index} does not exist ({len(added)} entries added)"
+                )
+            key = added[cmd.index]
+        entry = p4r.DirectMeterEntry(table_entry=key)
+        return f"direct meter {resolved}({cmd.index})", {"direct_meter_entry": entry}
 
     def _meter_set_rates(self, cmd: StfMeterSetRates) -> None:
-        resolved, entry = self._meter_entry(cmd.meter, cmd.index)
+        label, fields = self._meter_entity(cmd)
         try:
             config = meter_config_from_bmv2_rates(
-                [(rate.rate, rate.burst) for rate in cmd.rates], f"meter {resolved}"
+                [(rate.rate, rate.burst) for rate in cmd.rates], label
             )
         except RuntimeP4Error as error:
             raise self._error(str(error)) from None
+        [entry] = fields.values()
         entry.config.CopyFrom(
             p4r.MeterConfig(
                 cir=config.cir, cburst=config.cburst, pir=config.pir, pburst=config.pburst
             )
         )
-        self._write(p4r.Update.MODIFY, f"meter {resolved}", meter_entry=entry)
+        self._write(p4r.Update.MODIFY, label, **fields)
 
     def _meter_get_rates(self, cmd: StfMeterGetRates) -> None:
-        resolved, entry = self._meter_entry(cmd.meter, cmd.index)
-        [entity] = self._read(f"meter {resolved}", meter_entry=entry)
-        config = entity.meter_entry.config
-        if entity.meter_entry.HasField("config"):
+        label, fields = self._meter_entity(cmd)
+        [entity] = self._read(label, **fields)
+        [kind] = fields
+        entry = getattr(entity, kind)
+        if entry.HasField("config"):
+            config = entry.config
             self._note(
-                f"meter_get_rates {resolved}[{cmd.index}]: "
+                f"meter_get_rates {label}: "
                 f"{config.cir / 1e6}:{config.cburst} {config.pir / 1e6}:{config.pburst}"
             )
         else:
-            self._note(f"meter_get_rates {resolved}[{cmd.index}]: not configured")
+            self._note(f"meter_get_rates {label}: not configured")
 
     # --- the final comparison ------------------------------------------------------------
 
@@ -679,7 +735,7 @@ class StfRunner:
                         "packets (bmv2stf refuses this too)"
                     )
                 continue
-            if port not in self._named_ports and self.bmv2_ports:
+            if port not in self._named_ports and not self.strict_ports:
                 self._note(
                     f"{len(got)} frame(s) sent to port {port}, which the STF never names (ignored)"
                 )
@@ -827,7 +883,7 @@ def run_stf(
     commands = parse_stf(text, file)
     options_from_text(text, file, options)
     target = StfTarget(program, options)
-    return StfRunner(target, file, bmv2_ports=options.bmv2_ports).run(commands)
+    return StfRunner(target, file, strict_ports=options.strict_ports).run(commands)
 
 
 __all__ = [

@@ -12,6 +12,7 @@ Binaries come from PATH or ``$MRC_P4LANG_BIN`` (tests/p4lang_tools.py).
 
 from __future__ import annotations
 
+import hashlib
 import os
 import select
 import shutil
@@ -96,19 +97,33 @@ def _free_port() -> int:
         return sock.getsockname()[1]
 
 
-def compile_with_p4c(program: Path, out: Path) -> tuple[Path, Path]:
-    """(BMv2 JSON, P4Info text) of ``program`` compiled by p4c into ``out``."""
+def compile_with_p4c(program: Path, out: Path, extra: Sequence[str] = ()) -> tuple[Path, Path]:
+    """(BMv2 JSON, P4Info text) of ``program`` compiled by p4c (with ``extra`` options,
+    e.g. ``-Idir``) into ``out``."""
     p4c = find_tool("p4c")
     assert p4c is not None
     p4info = out / f"{program.stem}.p4info.txtpb"
+    json_path = out / f"{program.stem}.json"
+    key = (str(program.resolve()), hashlib.sha256(program.read_bytes()).hexdigest(), *extra)
+    cached = _COMPILED.get(key)
+    if cached is not None:  # the same program compiled before in this process
+        json_path.write_bytes(cached[0])
+        p4info.write_bytes(cached[1])
+        return json_path, p4info
     result = subprocess.run(
         [p4c, "--target", "bmv2", "--arch", "v1model", "--p4runtime-files", str(p4info),
-         "-o", str(out), str(program)],
+         *extra, "-o", str(out), str(program)],
         capture_output=True, text=True, check=False,
     )  # fmt: skip
     if result.returncode != 0:
         raise AssertionError(f"p4c rejects {program}:\n{result.stderr}")
-    return out / f"{program.stem}.json", p4info
+    _COMPILED[key] = (json_path.read_bytes(), p4info.read_bytes())
+    return json_path, p4info
+
+
+_COMPILED: dict[tuple[str, ...], tuple[bytes, bytes]] = {}
+"""p4c's outputs per (program, its sha256, options): the corpus and P4Testgen tests compile
+the same programs (a program's includes are taken as unchanged within one process)."""
 
 
 def run_on_bmv2(

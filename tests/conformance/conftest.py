@@ -1,4 +1,4 @@
-"""Makes ``bmv2_harness`` importable by the conformance tests (``--import-mode=importlib``
+"""Makes ``bmv2_harness``, ``bmv2_stf`` and ``p4testgen_diff`` importable by the conformance tests (``--import-mode=importlib``
 puts no test directory on ``sys.path``)."""
 
 from __future__ import annotations
@@ -20,3 +20,7 @@ def _register(name: str) -> None:
 
 
 _register("bmv2_harness")
+_register("bmv2_stf")
+_register("p4testgen_diff")
+_register("p4fuzz")
+_register("p4fuzz_diff")

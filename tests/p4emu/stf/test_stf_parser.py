@@ -2,13 +2,16 @@
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 
 from p4emu.stf.exceptions import StfSyntaxError
 from p4emu.stf.parser import (
+    StfActionCall,
     StfAdd,
+    StfArg,
     StfCheckCounter,
     StfCheckRegister,
     StfCounterRead,
@@ -239,7 +242,7 @@ def test_bad_lines_report_file_and_line(line: str, message: str) -> None:
         parse_stf(f"wait\n{line}\n", "tests/bad.stf")
     assert info.value.file == "tests/bad.stf"
     assert info.value.line == 2
-    assert str(info.value).startswith("tests/bad.stf:2: ")
+    assert re.match(r"tests/bad.stf:2:\d+: ", str(info.value)), info.value
 
 
 def test_parse_stf_file(tmp_path: Path) -> None:
@@ -252,3 +255,84 @@ def test_parse_stf_file(tmp_path: Path) -> None:
     binary.write_bytes(b"\xff\xfe\x00")
     with pytest.raises(StfSyntaxError, match="not UTF-8"):
         parse_stf_file(binary)
+
+
+P4TESTGEN = """\
+# p4testgen seed: 1
+setdefault "MrcIngress.switch_config" "MrcIngress.set_switch_config"("plane_id":0x0,"punt_no_route":0x1)
+add "I.explicit_prio" 1 "hdr.h.a":0b******** "I.port"("p":0x15F)
+add "I.by_error" "sm.parser_error":0x00000002 "NoAction"() = "h1"
+add "I.stack" "hdr.s[1].f":0x01 "I.set"()
+check_counter "I.c"(3) packets == 1
+register_write "I.r#1" 2 7
+meter_set_rates "I.m" 0 0.5:10 1:20
+packet 510 FF0089
+expect 510 FF000589$
+"""
+
+
+def test_p4testgen_quoted_names() -> None:
+    """p4c's STF lexer reads ``"..."`` as one identifier (dots, ``#`` and all)."""
+    commands = parse_stf(P4TESTGEN)
+    default, prio, by_error, stack, check, register, meter = commands[:7]
+    assert default == StfSetDefault(
+        2,
+        "MrcIngress.switch_config",
+        StfActionCall(
+            "MrcIngress.set_switch_config",
+            (StfArg("plane_id", StfNumber("0x0", 0, None, 4)),
+             StfArg("punt_no_route", StfNumber("0x1", 1, None, 4))),
+        ),
+    )  # fmt: skip
+    assert isinstance(prio, StfAdd) and prio.table == "I.explicit_prio" and prio.priority == 1
+    assert prio.matches[0].field == "hdr.h.a"
+    assert prio.matches[0].value.as_ternary(8) == (0, 0)
+    assert prio.action == StfActionCall(
+        "I.port", (StfArg("p", StfNumber("0x15F", 0x15F, None, 12)),)
+    )
+    assert isinstance(by_error, StfAdd) and by_error.handle == "h1"
+    assert by_error.action == StfActionCall("NoAction")
+    assert isinstance(stack, StfAdd) and stack.matches[0].field == "hdr.s[1].f"
+    assert check == StfCheckCounter(6, "I.c", 3, "packets", "==", 1)
+    assert register == StfRegisterWrite(7, "I.r#1", 2, 7)
+    assert isinstance(meter, StfMeterSetRates) and meter.meter == "I.m"
+    assert commands[-1] == StfExpect(10, 510, "FF000589", True)
+
+
+def test_quoted_and_bare_names_mix() -> None:
+    [add] = parse_stf('add "MyIngress".t "hdr.h".f:1 MyIngress."a"(x:2)\n')
+    assert isinstance(add, StfAdd)
+    assert (add.table, add.matches[0].field, add.action.name) == (
+        "MyIngress.t",
+        "hdr.h.f",
+        "MyIngress.a",
+    )
+
+
+@pytest.mark.parametrize(
+    ("line", "column", "message"),
+    [
+        ('add "t k:1 a()', 5, "unterminated quoted name"),
+        ('add "" k:1 a()', 5, "empty quoted name"),
+        ('setdefault "t" "a"("x" 1)', 24, "expected ':', found '1'"),
+        ('add "t" "k":0x1* "a"(x:"y")', 24, "expected a value for argument x, found '\"y\"'"),
+        ("add t k:1 a() = 5", 17, "expected an entry handle name, found '5'"),
+        ("add t k:1 a() b", 15, "unexpected 'b' at end of command"),
+        ("  frob x", 3, "unknown STF command 'frob'"),
+        ("packet 1 00 0g", 14, "packet: invalid packet data character 'g'"),
+        ("packet 1 0*", 11, "packet: invalid packet data character '*'"),
+        ("packet", 7, "packet: missing port"),
+        ("expect x 00", 8, "expect: expected a decimal port number, found 'x'"),
+        ("expect 1 00 $ 11", 15, r"expect: unexpected '1' after '\$'"),
+        ("expect 1 $", 10, r"expect: '\$' needs packet data before it"),
+        ("check_counter c(0x1*) packets == 1", 17, "expected a counter index without wildcards"),
+        ("meter_set_rates m 0 1:2 3", 26, "expected ':', found end of line"),
+        ("register_write r 1 0x1*", 20, "expected a value without wildcards"),
+    ],
+)
+def test_malformed_lines_name_line_and_column(line: str, column: int, message: str) -> None:
+    with pytest.raises(StfSyntaxError) as info:
+        parse_stf(f"# header\n{line}\n", "gen/t.stf")
+    assert (info.value.line, info.value.column) == (2, column), info.value
+    assert re.search(message, info.value.message), info.value.message
+    assert str(info.value).startswith(f"gen/t.stf:2:{column}: ")

@@ -37,19 +37,39 @@ def test_mismatching_byte_is_reported_with_offset_and_diff(tmp_path: Path) -> No
 
 
 def test_extra_and_missing_packets_fail(tmp_path: Path) -> None:
-    result = run(tmp_path, "table_actions", f"packet 0 {ETH} 02 20 00\nexpect 9 {ETH}\n")
+    text = f"packet 0 {ETH} 02 20 00\nexpect 9 {ETH}\n"
+    result = run(tmp_path, "table_actions", text, StfOptions(strict_ports=True))
     assert not result.passed
     problems = "\n".join(result.failures)
     assert "port 2: 1 unexpected packet(s)" in problems
     assert "port 9: 1 expected packet(s) not received" in problems
 
 
-def test_bmv2_ports_ignores_ports_the_stf_never_names(tmp_path: Path) -> None:
+def test_ports_the_stf_never_names_are_not_checked_unless_strict(tmp_path: Path) -> None:
+    """As bmv2stf, which gives BMv2 interfaces only for the ports the STF names."""
     text = f"packet 0 {ETH} 02 20 00\n"
-    assert not run(tmp_path, "table_actions", text).passed
-    result = run(tmp_path, "table_actions", text, StfOptions(bmv2_ports=True))
+    result = run(tmp_path, "table_actions", text)
     assert result.passed, result.report()
-    assert "never names" in result.report()
+    assert "1 frame(s) sent to port 2, which the STF never names (ignored)" in result.report()
+    strict = run(tmp_path, "table_actions", text, StfOptions(strict_ports=True))
+    assert not strict.passed
+    assert "port 2: 1 unexpected packet(s)" in "\n".join(strict.failures)
+    # a port named only by 'packet' is checked: nothing may come out there unexpected
+    named = run(tmp_path, "table_actions", text + f"packet 2 {ETH} 02 20 00\n")
+    assert "port 2: 2 unexpected packet(s)" in "\n".join(named.failures)
+
+
+def test_strict_ports_from_the_command_line_and_options_comment(tmp_path: Path) -> None:
+    stf = tmp_path / "test.stf"
+    stf.write_text(f"# p4emu-options: --strict-ports\npacket 0 {ETH} 02 20 00\n")
+    program = str(PROGRAMS / "table_actions.p4")
+    assert not run_stf(program, stf).passed
+    stf.write_text(f"packet 0 {ETH} 02 20 00\n")
+    done = subprocess.run(
+        [sys.executable, "-m", "p4emu", "stf", "--strict-ports", program, str(stf)],
+        capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert done.returncode == 1 and "unexpected packet(s)" in done.stdout
 
 
 def test_wildcards_length_and_any_packet_expectations(tmp_path: Path) -> None:
@@ -104,11 +124,25 @@ def test_remove_all_keeps_const_entries(tmp_path: Path) -> None:
     assert run(tmp_path, "table_kinds", text).passed
 
 
+def test_direct_meter_rates_by_handle_name_and_bmv2_entry_handle(tmp_path: Path) -> None:
+    text = (
+        "add t idx:7 colour() = seven\nadd t idx:9 colour()\n"
+        'meter_set_rates dm seven 0.5:10 1:20\nmeter_set_rates "MyIngress.dm" 1 0.25:5 1:6\n'
+        "meter_get_rates dm 0\nmeter_get_rates dm 1\n"
+    )
+    result = run(tmp_path, "direct_meter", text)
+    assert result.passed, result.report()
+    assert [note.split(": ", 1)[1] for note in result.notes] == [
+        "meter_get_rates direct meter MyIngress.dm(0): 0.5:10 1.0:20",
+        "meter_get_rates direct meter MyIngress.dm(1): 0.25:5 1.0:6",
+    ]
+
+
 def test_meter_rates_round_trip_and_wait(tmp_path: Path) -> None:
     text = "meter_set_rates policer 1 0.5:10 1:20\nmeter_get_rates policer 1\nwait\nno_packet\n"
     result = run(tmp_path, "meter", text)
     assert result.passed
-    assert "meter_get_rates MyIngress.policer[1]: 0.5:10 1.0:20" in "\n".join(result.notes)
+    assert "meter_get_rates meter MyIngress.policer[1]: 0.5:10 1.0:20" in "\n".join(result.notes)
 
 
 def test_mirroring_and_multicast_node_update(tmp_path: Path) -> None:
@@ -143,6 +177,14 @@ def test_mirroring_and_multicast_node_update(tmp_path: Path) -> None:
         ("register_counter", "register_write acc 9 1\n", "OUT_OF_RANGE"),
         ("multicast", "mc_node_associate 1 0\n", "no node with handle 0"),
         ("meter", "meter_set_rates policer 0 1:1\n", "exactly 2 rates"),
+        ("meter", "meter_set_rates policer e0 1:1 2:2\n", "is a meter array: give an index"),
+        ("direct_meter", "meter_array_set_rates dm 1:1 2:2\n", "use meter_set_rates with an entry"),
+        ("direct_meter", "meter_set_rates dm 0 1:1 2:2\n", "entry handle 0 does not exist (0 entries"),
+        ("direct_meter", "add t idx:0 colour()\nmeter_set_rates dm 1 1:1 2:2\n", "(1 entries added)"),
+        ("direct_meter", "meter_set_rates dm nope 1:1 2:2\n", "no entry was added with handle 'nope'"),
+        ("direct_meter", "meter_get_rates dm nope\n", "no entry was added with handle 'nope'"),
+        ("direct_meter", "add t idx:0 colour()\nremove all\nmeter_set_rates dm 0 1:1 2:2\n", "(0 entries"),
+        ("direct_meter", "meter_set_rates nope 0 1:1 2:2\n", "no meter 'nope' (known: MyIngress.dm)"),
         ("truncate", "packet 600 00\n", "packet on port 600: ingress port 600 out of range"),
     ],
 )  # fmt: skip

@@ -1,0 +1,173 @@
+"""Random programs (:mod:`p4fuzz`) on BMv2 and on p4emu: the same frames must come out.
+
+Each program is compiled by p4c and loaded into ``simple_switch_grpc`` (:mod:`bmv2_stf`),
+and loaded by p4emu; its STF (entries and packets, no ``expect``) runs on both through the
+same STF runner, and the frames out are compared port by port, in order. A divergence is
+also p4emu refusing a program p4c accepts, or a write one side refuses. p4c refusing a
+generated program is a generator bug (an error, not a divergence).
+
+``scripts/p4fuzz-diff [--seed S] [--count N] [--minimise] [--feature NAME ...]`` runs
+programs ``S .. S+N-1``, prints one JSON line per divergence (with the minimised program
+when asked) and a summary; ``tests/conformance/test_p4fuzz.py`` runs a few in CI.
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import sys
+import tempfile
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from bmv2_harness import Bmv2Crash, by_port, tools_missing
+from bmv2_stf import Bmv2StfTarget, shared_switch
+from p4fuzz import Features, FuzzProgram, generate, minimise
+
+from p4emu.exceptions import P4EmuError
+from p4emu.frontend import load_program
+from p4emu.stf.parser import parse_stf
+from p4emu.stf.runner import StfOptions, StfRunner, StfTarget
+
+
+class GeneratorError(AssertionError):
+    """p4c refuses a generated program: the generator is wrong, not a target."""
+
+
+@dataclass
+class CaseResult:
+    seed: int
+    diverged: bool
+    why: str = ""
+    p4emu_frames: int = 0
+    bmv2_frames: int = 0
+
+
+def _frames(runner_target: StfTarget, stf: Path, commands) -> tuple[list, str]:
+    runner = StfRunner(runner_target, str(stf))
+    try:
+        runner.run(commands)
+    except P4EmuError as error:
+        return runner.received, f"error: {error}"
+    return runner.received, ""
+
+
+def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
+    """Run ``program`` with its STF on p4emu and BMv2 and compare the frames out."""
+    workdir.mkdir(parents=True, exist_ok=True)
+    p4 = workdir / "fuzz.p4"
+    stf = workdir / "fuzz.stf"
+    p4.write_text(program.p4(), encoding="utf-8")
+    stf.write_text(program.stf(), encoding="utf-8")
+    commands = parse_stf(stf.read_text(encoding="utf-8"), str(stf))
+    try:
+        checked = load_program(p4)
+        emu_target = StfTarget(checked, StfOptions())  # type: ignore[arg-type]
+    except P4EmuError as error:
+        emu_target = None
+        emu_error = str(error)
+    switch = shared_switch()
+    try:
+        switch.load(p4, workdir)
+    except AssertionError as error:
+        if "p4c rejects" in str(error):
+            raise GeneratorError(f"seed {program.seed}: {error}") from None
+        raise
+    if emu_target is None:
+        return CaseResult(program.seed, True, f"p4emu refuses the program: {emu_error}")
+    emu, emu_why = _frames(emu_target, stf, commands)
+    switch.reset()
+    target = Bmv2StfTarget(switch, emu_target.objects, len(emu))
+    try:
+        bmv2, bmv2_why = _frames(target, stf, commands)
+        switch._check_alive()
+    except Bmv2Crash as crash:
+        return CaseResult(program.seed, True, f"BMv2 stopped: {crash.stderr[-300:]}", len(emu))
+    result = CaseResult(program.seed, False, "", len(emu), len(bmv2))
+    if emu_why or bmv2_why:
+        if bool(emu_why) != bool(bmv2_why):
+            result.diverged = True
+            result.why = f"p4emu: {emu_why or 'ran'}; BMv2: {bmv2_why or 'ran'}"
+        return result
+    if by_port(emu) != by_port(bmv2):
+        result.diverged = True
+        result.why = _frame_diff(by_port(emu), by_port(bmv2))
+    return result
+
+
+def _frame_diff(emu: dict[int, list[str]], bmv2: dict[int, list[str]]) -> str:
+    lines = []
+    for port in sorted(set(emu) | set(bmv2)):
+        a, b = emu.get(port, []), bmv2.get(port, [])
+        if a != b:
+            lines.append(f"port {port}: p4emu {len(a)} frame(s), BMv2 {len(b)}")
+            for index, (x, y) in enumerate(zip(a, b)):
+                if x != y:
+                    lines.append(f"  #{index + 1} p4emu {x}")
+                    lines.append(f"  #{index + 1} BMv2  {y}")
+                    break
+    return "\n".join(lines)
+
+
+def minimise_case(program: FuzzProgram, workdir: Path, budget: int = 60) -> FuzzProgram:
+    """The divergence of ``program`` on a smaller program (``budget`` runs at most)."""
+    counter = iter(range(1_000_000))
+
+    def diverges(candidate: FuzzProgram) -> bool:
+        try:
+            return run_case(candidate, workdir / f"min{next(counter):03d}").diverged
+        except GeneratorError:
+            return False
+
+    return minimise(program, diverges, budget)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(prog="p4fuzz-diff", description=__doc__.split("\n\n")[0])
+    parser.add_argument("--seed", type=int, default=1, help="first program's seed (1)")
+    parser.add_argument("--count", type=int, default=50, help="programs (50)")
+    parser.add_argument("--minimise", action="store_true", help="minimise each divergence")
+    parser.add_argument(
+        "--feature", action="append", default=[], choices=Features.names(),
+        help="also generate a construct p4emu is known to get wrong",
+    )  # fmt: skip
+    parser.add_argument("--keep", type=Path, help="keep programs and runs in this directory")
+    args = parser.parse_args(argv)
+    reason = tools_missing()
+    if reason is not None:
+        print(f"p4fuzz-diff: cannot run: {reason}", file=sys.stderr)
+        return 2
+    features = Features(**{name: True for name in args.feature})
+    started = time.monotonic()
+    divergences = 0
+    with tempfile.TemporaryDirectory(prefix="p4fuzz-") as scratch:
+        base = args.keep or Path(scratch)
+        for seed in range(args.seed, args.seed + args.count):
+            program = generate(seed, features)
+            result = run_case(program, base / f"seed{seed}")
+            if not result.diverged:
+                continue
+            divergences += 1
+            record = {"seed": seed, "why": result.why}
+            if args.minimise:
+                small = minimise_case(program, base / f"seed{seed}-min")
+                record["minimised_p4"] = small.p4()
+                record["minimised_stf"] = small.stf()
+            print(json.dumps(record), flush=True)
+    seconds = time.monotonic() - started
+    summary = {
+        "programs": args.count,
+        "first_seed": args.seed,
+        "features": sorted(args.feature),
+        "divergences": divergences,
+        "seconds": round(seconds, 1),
+        "programs_per_minute": round(60 * args.count / seconds, 1),
+    }
+    print(json.dumps(summary))
+    return 1 if divergences else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,119 @@
+"""Random programs: the generator's programs are well typed, its minimiser minimises, and
+(``-m bmv2``) BMv2 and p4emu send the same frames for each (``scripts/p4fuzz-diff`` runs
+more programs)."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import pytest
+from bmv2_harness import tools_missing
+from p4fuzz import UNSAFE_RUN_BYTES, Features, FuzzProgram, Stmt, generate, minimise, runs
+from p4fuzz_diff import minimise_case, run_case
+
+from p4emu.frontend import load_program
+from p4emu.stf.parser import StfAdd, StfPacket, parse_stf
+
+CI_FIRST_SEED = 1
+CI_PROGRAMS = 12
+"""Programs compared in CI: each costs a p4c compile and a BMv2 start (about 10 s on a
+loaded 2-core machine; docs/conformance.md, "Random programs", has the measured rate)."""
+
+UNIT_SEEDS = range(1, 41)
+
+
+@pytest.mark.parametrize("seed", UNIT_SEEDS)
+def test_programs_are_well_typed_for_p4emu_and_their_stf_parses(seed: int, tmp_path: Path) -> None:
+    program = generate(seed)
+    p4 = tmp_path / "fuzz.p4"
+    p4.write_text(program.p4())
+    load_program(p4)  # p4emu's front end: a type error raises
+    commands = parse_stf(program.stf())
+    assert any(isinstance(c, StfPacket) for c in commands)
+    applied = {t.name for t in program.applied_tables()}
+    assert applied == {t.name for t in program.tables}  # every table is applied
+    assert all(c.table in applied for c in commands if isinstance(c, StfAdd))
+
+
+def test_the_same_seed_gives_the_same_program() -> None:
+    assert generate(7).p4() == generate(7).p4()
+    assert generate(7).stf() == generate(7).stf()
+    assert generate(7).p4() != generate(8).p4()
+
+
+def test_programs_use_the_promised_constructs() -> None:
+    text = "\n".join(generate(seed).p4() for seed in UNIT_SEEDS)
+    for construct in ("lookahead<bit<8>>", "hdr.stk.next", ": exact;", ": lpm;", ": ternary;",
+                      ": range;", "|+|", "|-|", " ++ ", "]", ".read(", ".write(", "hits.count(",
+                      "hash(", "switch (", ".apply().hit", "exit;", " ? ", "mark_to_drop"):  # fmt: skip
+        assert construct in text, construct
+
+
+def test_known_bug_constructs_stay_off_unless_asked() -> None:
+    def unsafe(program: FuzzProgram) -> bool:
+        return any(
+            n in UNSAFE_RUN_BYTES or n >= 17 for h in program.headers for n in runs(h.fields)
+        )
+
+    assert not any(unsafe(generate(seed)) for seed in UNIT_SEEDS)
+    wide = Features(known_bug_wide_headers=True)
+    assert any(unsafe(generate(seed, wide)) for seed in UNIT_SEEDS)
+    exits = Features(known_bug_exit_in_direct_action=True)
+    assert all("direct_exit(" in generate(seed, exits).p4() for seed in UNIT_SEEDS[:5])
+    assert not any("direct_exit(" in generate(seed).p4() for seed in UNIT_SEEDS)
+    wild = Features(known_bug_register_out_of_range=True)
+    masked = re.compile(r"\.(read|write)\(.*\(bit<32>\)\([^;]* & [0-9]+\)")
+    unmasked = [
+        line
+        for seed in UNIT_SEEDS
+        for line in generate(seed, wild).p4().splitlines()
+        if ".read(" in line and not masked.search(line)
+    ]
+    assert unmasked
+    assert Features.names() == [
+        "known_bug_wide_headers",
+        "known_bug_exit_in_direct_action",
+        "known_bug_register_out_of_range",
+    ]
+
+
+def test_runs_are_the_byte_aligned_stretches_of_fields() -> None:
+    assert runs([("a", 8), ("b", 4), ("c", 12), ("d", 56)]) == [1, 2, 7]
+
+
+def test_minimise_keeps_only_what_the_divergence_needs() -> None:
+    program = generate(3)
+    marker = "meta.m0 = 32w7;"
+    program.ingress.insert(2, Stmt("if (true)\n{}\nelse\n{}", [[Stmt(marker)], []]))
+    before = program.size()
+    small = minimise(program, lambda p: marker in p.p4() and len(p.packets) >= 1)
+    assert marker in small.p4() and len(small.packets) == 1 and not small.entries
+    # what is left is the marker, the if holding it and nothing removable besides
+    assert small.size() < before
+    assert [s.text.split("\n")[0] for s in small.ingress] == ["if (true)"]
+
+
+def test_minimise_stops_at_its_budget() -> None:
+    calls: list[int] = []
+
+    def diverges(p: FuzzProgram) -> bool:
+        calls.append(1)
+        return False
+
+    assert minimise(generate(5), diverges, budget=4).size() == generate(5).size()
+    assert len(calls) == 4
+
+
+@pytest.mark.bmv2
+@pytest.mark.parametrize("seed", range(CI_FIRST_SEED, CI_FIRST_SEED + CI_PROGRAMS))
+def test_bmv2_and_p4emu_send_the_same_frames(seed: int, tmp_path: Path) -> None:
+    reason = tools_missing()
+    if reason is not None:
+        pytest.skip(reason)
+    program = generate(seed)
+    result = run_case(program, tmp_path / "run")
+    if result.diverged:
+        small = minimise_case(program, tmp_path / "min", budget=30)
+        pytest.fail(f"seed {seed}: {result.why}\nminimised program:\n{small.p4()}\n{small.stf()}")
+    assert result.p4emu_frames == result.bmv2_frames
