@@ -107,7 +107,7 @@ def test_mrc_testbed_run_of_a_non_scenario_exits_2_and_does_not_echo_it(
     tmp_path: Path, run_root: Path, capsys: pytest.CaptureFixture[str]
 ) -> None:
     text = tmp_path / "passwd"
-    text.write_text("".join(f"user{i}:x:{i}:{i}::/home/user{i}:/bin/sh\n" for i in range(200)))
+    text.write_text("".join(f"user{i}:x:{i}:{i}::/var/lib/user{i}:/bin/sh\n" for i in range(200)))
     code, err = _run(testbed.cli.main, ["run", str(text)], capsys)
     assert code == clikit.EXIT_USAGE and "must be a mapping" in err
     assert "user199" not in err and len(err) < 400
