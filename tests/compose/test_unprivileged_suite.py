@@ -44,6 +44,7 @@ SUBSET = (
 SUITE_TIMEOUT_S = 2400
 """apt and pip installs from scratch, then the subset: bounded, never a hang."""
 PREPARED_INPUTS = ("apt-packages.txt", "pyproject.toml")
+CHECKOUT = "/checkout"  # where the container's copy of the checkout (and its .venv) lives
 _REQUIREMENTS = (
     "import tomllib; p = tomllib.load(open('/src/pyproject.toml', 'rb'))['project']; "
     "print('\\n'.join(p['dependencies'] + p['optional-dependencies']['test']))"
@@ -52,11 +53,11 @@ _REQUIREMENTS = (
 
 def prepared_image(base_image: str) -> str:
     """The base image after what ``scripts/test`` installs before it tests: the apt packages
-    of apt-packages.txt and a ``/work/.venv`` holding pyproject.toml's dependencies (not the
+    of apt-packages.txt and a ``/checkout/.venv`` holding pyproject.toml's dependencies (not the
     project), tagged by those inputs, so CI pays for the installs once per change of them;
     ``scripts/test`` still runs every step (its dpkg check, venv check, pip install of the
     project, ruff) in the container."""
-    digest = hashlib.sha256(base_image.encode())
+    digest = hashlib.sha256(f"{base_image} {CHECKOUT}".encode())
     for name in PREPARED_INPUTS:
         digest.update(name.encode() + b"\0" + (ROOT / name).read_bytes())
     image = f"mrc-testbed/suite:in-{digest.hexdigest()[:16]}"
@@ -67,9 +68,9 @@ def prepared_image(base_image: str) -> str:
         "set -eu; apt-get update -qq; "
         "DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "
         "$(grep -vE '^\\s*(#|$)' /src/apt-packages.txt) >/dev/null; "
-        "python3 -m venv /work/.venv; "
+        f"python3 -m venv {CHECKOUT}/.venv; "
         f'python3 -c "{_REQUIREMENTS}" > /tmp/requirements.txt; '
-        "/work/.venv/bin/pip install -q -r /tmp/requirements.txt; rm /tmp/requirements.txt"
+        f"{CHECKOUT}/.venv/bin/pip install -q -r /tmp/requirements.txt; rm /tmp/requirements.txt"
     )
     try:
         prepare = subprocess.run(
@@ -92,9 +93,9 @@ def test_scripts_test_in_an_unprivileged_container_fails_nothing_and_says_why_it
     base_image: str,
 ) -> None:
     image = prepared_image(base_image)
-    copy = "tar -C /src --exclude=./.venv --exclude=./.git -cf - . | tar -C /work -xf -"
+    copy = f"tar -C /src --exclude=./.venv --exclude=./.git -cf - . | tar -C {CHECKOUT} -xf -"
     script = (
-        f"set -eu; mkdir -p /work; {copy}; cd /work; "
+        f"set -eu; mkdir -p {CHECKOUT}; {copy}; cd {CHECKOUT}; "
         f"exec scripts/test -m 'not bmv2' -rs -p no:cacheprovider {' '.join(SUBSET)}"
     )
     result = subprocess.run(
