@@ -6,9 +6,10 @@ The bottom layer: it imports no project package, so every package may import it.
 - :mod:`clikit.types`: argparse ``type=`` checkers (sizes, ports, positive numbers, a
   command line, a JSON object) whose errors name the value and what was expected;
 - :mod:`clikit.main`: :func:`run_main`, the one wrapper around a command's body, with the
-  exit codes every script shares (``EXIT_OK`` 0, ``EXIT_FAILURE`` 1, ``EXIT_USAGE`` 2,
-  ``EXIT_INTERRUPTED`` 130), one line on stderr for an expected error and never a
-  traceback for a closed pipe (``| head``), Ctrl-C or a bad argument.
+  exit codes every script shares (docs/exit-codes.md: ``EXIT_OK`` 0, ``EXIT_FAILURE`` 1 a
+  failed operation, ``EXIT_USAGE`` 2 a bad invocation or input file, ``EXIT_UNHEALTHY`` 3
+  an unhealthy fabric, ``EXIT_INTERRUPTED`` 130), one line on stderr for an expected error
+  and never a traceback for a closed pipe (``| head``), Ctrl-C or a bad argument.
 """
 
 from __future__ import annotations
@@ -17,6 +18,7 @@ from clikit.main import (
     EXIT_FAILURE,
     EXIT_INTERRUPTED,
     EXIT_OK,
+    EXIT_UNHEALTHY,
     EXIT_USAGE,
     TRACEBACK_ENV,
     run_main,
@@ -24,6 +26,7 @@ from clikit.main import (
 from clikit.types import (
     byte_size,
     command_line,
+    input_file,
     json_object,
     non_negative_float,
     non_negative_int,
@@ -36,10 +39,12 @@ __all__ = [
     "EXIT_FAILURE",
     "EXIT_INTERRUPTED",
     "EXIT_OK",
+    "EXIT_UNHEALTHY",
     "EXIT_USAGE",
     "TRACEBACK_ENV",
     "byte_size",
     "command_line",
+    "input_file",
     "json_object",
     "non_negative_float",
     "non_negative_int",

@@ -1,20 +1,27 @@
-"""The one ``main()`` wrapper of every console script.
+"""The one ``main()`` wrapper of every console script, and the project's exit codes.
 
-:func:`run_main` runs a command's body and turns whatever ends it into an exit code:
+The convention (docs/exit-codes.md, one table for all five commands: ``p4emu``,
+``p4emu-switch``, ``mrc-controller``, ``nic-emu``, ``mrc-testbed``):
 
 ====  =======================================================================
 0     ``EXIT_OK``: success (or the reader of our output went away: ``| head``)
-1     ``EXIT_FAILURE``: the command failed; one line (or short block) on stderr
-2     ``EXIT_USAGE``: a bad command line or input (argparse's own errors too)
+1     ``EXIT_FAILURE``: the operation failed (a switch that cannot listen, a transfer
+      that failed, a fabric that did not come up); one line (or short block) on stderr
+2     ``EXIT_USAGE``: a bad invocation or a bad input file (argparse's own errors, a
+      missing or malformed program, topology, scenario or config), found before anything
+      starts
+3     ``EXIT_UNHEALTHY``: the fabric (or a switch of it) is unhealthy or differs from its
+      plan (``mrc-testbed status``, ``mrc-controller push`` to a switch that fails)
 130   ``EXIT_INTERRUPTED``: Ctrl-C (SIGINT)
 ====  =======================================================================
 
-A command may return other codes for its own results (``mrc-controller diff``: 1 when the
-switches differ; ``mrc-testbed status``: 3 when the fabric is degraded); its help says so.
-Expected errors (the exception types the script names) print ``prog: message`` followed by
-the exception's notes (``add_note``: where the logs of a failed run are kept); an
-unexpected exception is a bug: it prints ``prog: internal error: TYPE: MESSAGE`` (exit 1)
-and, with ``$MRC_TRACEBACK=1`` in the environment, the traceback before it.
+:func:`run_main` runs a command's body and turns whatever ends it into one of these.
+A command maps its exception types onto them with ``codes`` (looked up along the
+exception's class hierarchy; anything else expected is 1). Expected errors print
+``prog: message`` followed by the exception's notes (``add_note``: where the logs of a
+failed run are kept); an unexpected exception is a bug: it prints ``prog: internal error:
+TYPE: MESSAGE`` (exit 1) and, with ``$MRC_TRACEBACK=1`` in the environment, the traceback
+before it.
 """
 
 from __future__ import annotations
@@ -29,6 +36,7 @@ from typing import TextIO
 EXIT_OK = 0
 EXIT_FAILURE = 1
 EXIT_USAGE = 2
+EXIT_UNHEALTHY = 3
 EXIT_INTERRUPTED = 130
 TRACEBACK_ENV = "MRC_TRACEBACK"
 

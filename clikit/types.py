@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import re
 import shlex
+from pathlib import Path
 from typing import Any
 
 MIN_PORT = 1024  # never ask for a privileged port
@@ -96,3 +98,21 @@ def json_object(text: str) -> dict[str, Any]:
     if not isinstance(value, dict):
         raise argparse.ArgumentTypeError(f"must be a JSON object {{...}}, got {text!r}")
     return value
+
+
+def input_file(text: str) -> Path:
+    """A file the command will read: it exists, is a regular file and is readable, checked
+    when the command line is parsed, so a command refuses it (exit 2) before it starts
+    anything."""
+    path = Path(text)
+    shown = text if len(text) <= 200 else f"{text[:200]}..."
+    try:
+        is_file = path.is_file()
+    except OSError as exc:  # a name too long, a loop of links
+        raise argparse.ArgumentTypeError(f"{shown}: {exc.strerror}") from None
+    if not is_file:
+        what = "is not a regular file" if path.exists() else "no such file"
+        raise argparse.ArgumentTypeError(f"{shown}: {what}")
+    if not os.access(path, os.R_OK):
+        raise argparse.ArgumentTypeError(f"{shown}: not readable")
+    return path

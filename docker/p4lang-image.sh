@@ -7,12 +7,12 @@
 #
 # BIN_DIR: the builds' bin/ directory (default: $MRC_P4LANG_BIN, else the directory of
 # simple_switch_grpc on PATH). Its parent must hold bin/ lib/ share/ and apt-runtime.txt (the
-# Debian packages the builds need at run time). IMAGE default: mrc-testbed/p4lang:local.
+# Debian packages the builds need at run time). IMAGE default: mrc-testbed/p4lang-from-docker-p4lang-image.sh:local.
 set -euo pipefail
 fail() { echo "docker/p4lang-image.sh: $*" >&2; exit 2; }
 
 bin=${1:-${MRC_P4LANG_BIN:-}}
-image=${2:-mrc-testbed/p4lang:local}
+image=${2:-mrc-testbed/p4lang-from-docker-p4lang-image.sh:local}
 if [ -z "$bin" ]; then
     found=$(command -v simple_switch_grpc || true)
     [ -n "$found" ] || fail "no p4lang builds: give their bin/ directory, set MRC_P4LANG_BIN," \

@@ -66,6 +66,9 @@ RESPONDER_IDLE_RETIRE_NS = 30 * NS_PER_S  # a finished incoming QP is destroyed 
 SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after this
 MAX_CONNECTIONS_PER_TRANSFER = 256
 MAX_TRANSFER_BYTES = 4 << 30
+# [P] The data of this NIC's running sends together (each transfer is made whole in memory
+# before it is posted): a send that would pass it is refused, naming what holds it.
+SEND_MEMORY_BUDGET_BYTES = 1 << 30
 MESSAGES_KEPT = 10_000  # received messages the `messages` op can report (the latest)
 FINISHED_TRANSFERS_KEPT = 1_000  # finished transfers the `transfer` op can still report
 
@@ -560,6 +563,13 @@ class NicProcess:
             raise RequestError(
                 f"send: bytes must be {count}..{limit} for {count} connection(s) "
                 f"(at most {MAX_REGION_BYTES} per connection), got {size}"
+            )
+        held = sum(transfer.size for transfer in self.running.values())
+        if held + size > SEND_MEMORY_BUDGET_BYTES:
+            raise RequestError(
+                f"send: {size} bytes would pass this NIC's memory budget for sends "
+                f"({SEND_MEMORY_BUDGET_BYTES} bytes; {held} held by {len(self.running)} running "
+                "transfer(s)): wait for them to finish, or send less"
             )
         deadline_s = args["deadline_s"]
         if not 0 < deadline_s <= 86_400:

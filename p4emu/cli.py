@@ -11,8 +11,8 @@ is missing, or that offers neither, is an error)::
     # b) module attributes COMMAND (name), HELP, configure(parser) and run(args) -> int
 
 ``run`` returns the exit status. Every :class:`p4emu.exceptions.P4EmuError` is printed as
-its message (exit 1); :func:`clikit.run_main` gives the other exit codes; no traceback is
-ever shown.
+its message, with the exit code :data:`EXIT_CODES` gives it (2 for a bad program, 1 for a
+failed run); :func:`clikit.run_main` gives the other exit codes; no traceback is ever shown.
 """
 
 from __future__ import annotations
@@ -23,8 +23,10 @@ import sys
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 
-from clikit import run_main
-from p4emu.exceptions import P4EmuError
+from clikit import EXIT_FAILURE, EXIT_USAGE, run_main
+from p4emu.exceptions import P4EmuError, P4SourceError
+from p4emu.limits import CompileLimitError, run_bounded
+from p4emu.p4info.exceptions import P4InfoError, P4InfoTextError
 
 COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli")
 """The modules that contribute subcommands (see the module docstring)."""
@@ -69,13 +71,36 @@ def add_program_arguments(parser: argparse.ArgumentParser) -> None:
     )  # fmt: skip
 
 
+class CommandLineError(P4EmuError):
+    """A bad argument that argparse cannot check by itself (``-D``)."""
+
+
+EXIT_CODES: dict[type[BaseException], int] = {
+    P4SourceError: EXIT_USAGE,  # the program (the input file) is bad or missing
+    CompileLimitError: EXIT_USAGE,  # ... or asks for more than the compile bounds
+    CommandLineError: EXIT_USAGE,
+    P4InfoError: EXIT_USAGE,  # ids or names of the program's P4Info collide
+    P4InfoTextError: EXIT_FAILURE,  # the P4Info cannot be written
+}
+"""The exit code of each kind of error (clikit's convention, docs/exit-codes.md); any other
+P4EmuError is a failed operation (1)."""
+
+
+def exit_code_for(error: P4EmuError) -> int:
+    """The exit code of ``error`` under :data:`EXIT_CODES`."""
+    for kind in type(error).__mro__:
+        if kind in EXIT_CODES:
+            return EXIT_CODES[kind]
+    return EXIT_FAILURE
+
+
 def parse_defines(values: Sequence[str]) -> dict[str, str]:
     """``["A=1", "B"]`` -> ``{"A": "1", "B": "1"}``."""
     defines: dict[str, str] = {}
     for value in values:
         name, sep, body = value.partition("=")
         if not name or not name.replace("_", "a").isalnum() or name[0].isdigit():
-            raise P4EmuError(f"invalid macro definition -D {value!r}")
+            raise CommandLineError(f"invalid macro definition -D {value[:64]!r}")
         defines[name] = body if sep else "1"
     return defines
 
@@ -93,7 +118,8 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 def _run_check(args: argparse.Namespace) -> int:
-    checked = load_from_args(args)
+    # The compile bounds of p4emu-switch's SetForwardingPipelineConfig (p4emu.limits).
+    checked = run_bounded(lambda: load_from_args(args))
     if args.warnings:
         for warning in checked.warnings:
             print(warning, file=sys.stderr)
@@ -135,9 +161,10 @@ def build_parser(registry: CommandRegistry) -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    """Exit status (clikit): 0 ok, 1 an error in the program or the run (printed
-    compiler-style, ``FILE:LINE:COL: error: ...``), 2 a bad command line, 130 Ctrl-C; an
-    internal error prints ``p4emu: internal error: ...`` and exits 1."""
+    """Exit status (clikit's convention, docs/exit-codes.md): 0 ok, 2 a bad command line or
+    a bad or missing program (printed compiler-style, ``FILE:LINE:COL: error: ...``; also a
+    program over the compile bounds), 1 a failed run (an STF test, an unwritable output),
+    130 Ctrl-C; an internal error prints ``p4emu: internal error: ...`` and exits 1."""
 
     def body() -> int:
         registry = default_registry()
@@ -145,7 +172,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         args = parser.parse_args(argv)
         return int(args._run(args))
 
-    return run_main("p4emu", body, expected=(P4EmuError,), bare=True)
+    return run_main("p4emu", body, expected=(P4EmuError,), codes=EXIT_CODES, bare=True)
 
 
 if __name__ == "__main__":

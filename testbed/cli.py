@@ -35,7 +35,7 @@ from pathlib import Path
 from typing import Any
 
 import clikit
-from controller.exceptions import ControllerError
+from controller.exceptions import ControllerError, PlanError
 from testbed import layout
 from testbed.demo import (
     DEFAULT_DEMO_BYTES,
@@ -44,7 +44,7 @@ from testbed.demo import (
     DEMO_RUN_NAME,
     DEMO_UDP_BASE_PORT,
 )
-from testbed.exceptions import TestbedError, UsageError
+from testbed.exceptions import PortInUseError, TestbedError, UsageError
 from testbed.options import (
     DEFAULT_SEED,
     DEFAULT_START_TIMEOUT_S,
@@ -56,11 +56,21 @@ from testbed.options import (
 )
 from testbed.rundir import RESULTS_DIR, default_root, list_runs, select_run, teardown
 from testbed.scenario import cli as scenario_cli
+from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.traffic import DEFAULT_TRANSFER_DEADLINE_S
 from topologies import TopologyError
 
 PROG = "mrc-testbed"
-EXIT_DEGRADED = 3  # status: degraded fabric, or (--check) tables that differ from the plan
+EXIT_DEGRADED = clikit.EXIT_UNHEALTHY  # status: degraded, or tables that differ from the plan
+EXIT_CODES: dict[type[BaseException], int] = {
+    # clikit's convention (docs/exit-codes.md): bad input is 2, found before anything starts
+    UsageError: clikit.EXIT_USAGE,
+    PortInUseError: clikit.EXIT_USAGE,  # as p4emu-switch and nic-emu serve: a port is taken
+    TopologyError: clikit.EXIT_USAGE,
+    PlanError: clikit.EXIT_USAGE,
+    ScenarioFileError: clikit.EXIT_USAGE,
+    ScenarioSpecError: clikit.EXIT_USAGE,
+}
 
 
 def _transport(text: str) -> dict[str, Any]:
@@ -160,6 +170,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     down.add_argument(
         "--all", action="store_true", help="every run of this user (every run under the root)"
+    )
+    down.add_argument(
+        "run_name", nargs="?", metavar="NAME", help="the run to stop, as --name NAME (as up TOPO)"
     )
 
     demo = sub.add_parser(
@@ -288,7 +301,9 @@ def _add_start_options(
         default=1.0,
         help="multiply every link rate (e.g. 0.001 turns 100G into 100M; default 1)",
     )
-    parser.add_argument("--program", type=Path, help="P4 program (default p4src/mrc_switch.p4)")
+    parser.add_argument(
+        "--program", type=clikit.input_file, help="P4 program (default p4src/mrc_switch.p4)"
+    )
     parser.add_argument(
         "--switch-command",
         type=clikit.command_line,
@@ -463,6 +478,10 @@ def cmd_send(args: argparse.Namespace) -> int:
 
 
 def cmd_down(args: argparse.Namespace) -> int:
+    if args.run_name is not None:
+        if args.name is not None and args.name != args.run_name:
+            raise UsageError(f"down {args.run_name} --name {args.name}: give the run's name once")
+        args.name = args.run_name
     if args.all:
         runs = list_runs(args.run_dir)
         if not runs:
@@ -573,6 +592,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         f"{PROG} {args.command}",  # errors say which command failed
         lambda: COMMANDS[args.command](args),
         expected=(TestbedError, TopologyError, ControllerError),
+        codes=EXIT_CODES,
     )
 
 

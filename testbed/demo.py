@@ -607,18 +607,27 @@ def run_virtual_demo(
         f"cut {a} -- {b} at {cut_ns / 1000:g} us, restore at {restore_ns / 1000:g} us"
     )
     failure: str | None = None
+    interrupted = False
     plot: Path | None = None
     run_started = time.perf_counter()
     try:
         fabric.run(progress=lambda now: say(f"virtual time {now / 1000:,.0f} us"))
         failure = transfer.failure
+    except KeyboardInterrupt:  # Ctrl-C: the results say the run did not end
+        failure, interrupted = "interrupted (Ctrl-C) before the run ended", True
+        raise
     except Exception as exc:  # a failed run still writes what it has
         failure = f"{type(exc).__name__}: {exc}"
         raise
     finally:
         run_wall_s = time.perf_counter() - run_started
         results = fabric.results()
-        results["demo"] = {"cut_ns": cut_ns, "restore_ns": restore_ns, "failure": failure}
+        results["demo"] = {
+            "cut_ns": cut_ns,
+            "restore_ns": restore_ns,
+            "failure": failure,
+            "interrupted": interrupted,
+        }
         (out_dir / "results.json").write_text(json.dumps(results, indent=1, default=str))
         goodput = fabric.goodput()
         total_evs = len(transfer.sender.evs.entries()) if transfer.sender is not None else 0

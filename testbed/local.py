@@ -89,7 +89,7 @@ def resolve_topology(topology: str | Path | Topology) -> Topology:
     try:
         return load_topology(topology)
     except TopologyError as exc:
-        raise TestbedError(str(exc)) from None
+        raise UsageError(str(exc)) from None  # a bad input file: exit 2 (docs/exit-codes.md)
 
 
 def check_ports_free(udp_ports: Sequence[int], tcp_ports: Sequence[int]) -> None:

@@ -10,21 +10,23 @@ from pathlib import Path
 import pytest
 
 
-def _register_p4lang_tools():
-    """Make ``tests/p4lang_tools.py`` importable as ``p4lang_tools`` (importlib mode puts no
-    test directory on ``sys.path``)."""
-    if "p4lang_tools" in sys.modules:
-        return sys.modules["p4lang_tools"]
-    path = Path(__file__).with_name("p4lang_tools.py")
-    spec = importlib.util.spec_from_file_location("p4lang_tools", path)
+def _register(name: str):
+    """Make ``tests/NAME.py`` importable as ``NAME`` (importlib mode puts no test directory
+    on ``sys.path``): ``p4lang_tools`` (p4c / BMv2) and ``capabilities`` (what this machine
+    lets a test do: network namespaces, veth pairs, Mininet)."""
+    if name in sys.modules:
+        return sys.modules[name]
+    path = Path(__file__).with_name(f"{name}.py")
+    spec = importlib.util.spec_from_file_location(name, path)
     assert spec is not None and spec.loader is not None
     module = importlib.util.module_from_spec(spec)
-    sys.modules["p4lang_tools"] = module
+    sys.modules[name] = module
     spec.loader.exec_module(module)
     return module
 
 
-p4lang_tools = _register_p4lang_tools()
+p4lang_tools = _register("p4lang_tools")
+capabilities = _register("capabilities")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -35,6 +37,15 @@ def pytest_configure(config: pytest.Config) -> None:
 
 
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    # Every integration and compose test has a time limit (capabilities.*_TIMEOUT_S); a
+    # test's own timeout mark wins; unit tests have the ini's timeout (pyproject.toml).
+    for item in items:
+        if item.get_closest_marker("timeout") is not None:
+            continue
+        if "compose" in item.keywords:
+            item.add_marker(pytest.mark.timeout(capabilities.COMPOSE_TIMEOUT_S))
+        elif "integration" in item.keywords:
+            item.add_marker(pytest.mark.timeout(capabilities.INTEGRATION_TIMEOUT_S))
     # BMv2 integration tests run only where simple_switch_grpc is installed.
     if p4lang_tools.find_tool("simple_switch_grpc"):
         return

@@ -165,6 +165,17 @@ def test_base_image_defaults_agree() -> None:
     assert args["P4LANG_IMAGE"] == f"${{P4LANG_IMAGE:-{default_p4lang}}}"
 
 
+def test_a_bmv2_build_without_the_p4lang_image_points_to_its_script() -> None:
+    """The engine's only words when ``FROM ${P4LANG_IMAGE}`` is missing are "pull access
+    denied for REPOSITORY": the default repository's name is the way to the script."""
+    default_p4lang = re.search(r"image=\$\{2:-([^}]+)\}", P4LANG_SCRIPT.read_text())[1]
+    repository = default_p4lang.partition(":")[0]
+    assert repository.endswith("-docker-p4lang-image.sh")
+    assert re.fullmatch(
+        r"[a-z0-9]+(?:[._-][a-z0-9]+)*/[a-z0-9]+(?:(?:[._]|__|-+)[a-z0-9]+)*", repository
+    )
+
+
 def _excluded(name: str) -> bool:
     lines = (ROOT / ".dockerignore").read_text().splitlines()
     patterns = [line for line in lines if line and not line.startswith(("#", "**/"))]

@@ -80,6 +80,7 @@ P4EMU_PUBLIC = {
 # ``*.cli``, ``__main__``) and the package root are entry points, above everything.
 P4EMU_ORDER: dict[str, set[str]] = {
     "exceptions": set(),
+    "limits": {"exceptions"},
     "frontend": {"exceptions"},
     "runtime": {"exceptions"},
     "io": {"exceptions"},
@@ -89,7 +90,17 @@ P4EMU_ORDER: dict[str, set[str]] = {
     "switch": {"exceptions", "frontend", "p4info", "runtime", "backend"},
     "p4rt": {"exceptions", "p4info", "runtime"},
     "stf": {"exceptions", "frontend", "p4info", "runtime", "switch", "p4rt"},
-    "server": {"exceptions", "frontend", "p4info", "runtime", "io", "bundle", "switch", "p4rt"},
+    "server": {
+        "exceptions",
+        "limits",
+        "frontend",
+        "p4info",
+        "runtime",
+        "io",
+        "bundle",
+        "switch",
+        "p4rt",
+    },
 }
 P4EMU_ENTRY = "entry"
 # Where the order does not hold yet. Empty: a new violation fails.

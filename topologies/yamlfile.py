@@ -93,6 +93,10 @@ def parse(text: str, source: str, *, file_error: FileError, spec_error: SpecErro
         raise file_error(f"{source}: not valid YAML: {problem}{where}") from None
 
 
+MAX_SHOWN_CHARS = 64
+"""Most characters of a value an error message quotes."""
+
+
 def show(value: Any) -> str:
     """A value the way the user wrote it in YAML (for error messages)."""
     if value is None:
@@ -103,7 +107,10 @@ def show(value: Any) -> str:
         return "a mapping"
     if isinstance(value, list):
         return "a list"
-    return repr(value)
+    text = repr(value)  # a whole file read as one string must not be echoed back
+    if len(text) > MAX_SHOWN_CHARS:
+        return f"{text[:MAX_SHOWN_CHARS]}... ({len(text)} characters)"
+    return text
 
 
 class _DuplicateKeyError(yaml.YAMLError):

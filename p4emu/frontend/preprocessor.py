@@ -50,6 +50,17 @@ OTHER_ARCHITECTURES = frozenset(
 """Architecture includes of other targets: reported as unsupported, not as missing files."""
 
 MAX_INCLUDE_DEPTH = 100
+"""Deepest nesting of ``#include`` (a file including a file including ...)."""
+
+MAX_INCLUDES = 1024
+"""Most files one program may include in all (each ``#include`` that reads a file counts,
+``#pragma once`` repeats do not): a few includes, each including the next twice, would
+otherwise read 2^depth files (docs/conformance.md, "Compile limits")."""
+
+MAX_MACRO_EXPANSION_TOKENS = 100_000
+"""Most tokens that macro expansion may produce for one program (p4src/mrc_switch.p4: 28;
+the largest of the repository's programs): a 300-byte program of
+macros each expanding ten times the one before would otherwise expand to 10^7 tokens."""
 
 MAX_SOURCE_FILE_BYTES = 4 * 1024 * 1024
 """Largest source file (the program or one include) the preprocessor reads."""
@@ -104,6 +115,8 @@ class Preprocessor:
         self.include_dirs = [Path(os.path.abspath(d)) for d in include_dirs]
         self._roots: list[Path] = [*self.include_dirs, BUILTIN_INCLUDE_DIR]
         self._total_bytes = 0
+        self._includes = 0
+        self._expanded_tokens = 0
         self.macros: dict[str, Macro] = {}
         self.files: list[str] = []
         self.warnings: list[str] = []
@@ -404,10 +417,19 @@ class Preprocessor:
             raise LexError(loc, f"include file not found: {shown}")
         if self._depth >= MAX_INCLUDE_DEPTH:
             raise LexError(
-                loc, f"#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels)"
+                loc,
+                f"#include nested too deeply (more than {MAX_INCLUDE_DEPTH} levels, "
+                "the limit MAX_INCLUDE_DEPTH)",
             )
         if found in self._once:
             return
+        self._includes += 1
+        if self._includes > MAX_INCLUDES:
+            raise LexError(
+                loc,
+                f"#include {shown} refused: more than {MAX_INCLUDES} includes in one program "
+                "(the limit MAX_INCLUDES)",
+            )
         try:
             data = self._read_bounded(found)
         except OSError as exc:
@@ -485,8 +507,10 @@ class Preprocessor:
                     out.append(token)
                 continue
             if macro.params is None:
+                self._count_expansion(len(macro.body), token)
                 body = self._paste([t.at(token.loc) for t in macro.body], token.loc)
-                replacement = [(t, hidden | {macro.name}) for t in body]
+                inner = hidden | {macro.name}
+                replacement = [(t, inner) for t in body]
                 if replacement:
                     first, first_hidden = replacement[0]
                     replacement[0] = (_with_space(first, token.space_before), first_hidden)
@@ -497,9 +521,20 @@ class Preprocessor:
                 continue
             args, closing_hidden = self._collect_args(work, macro, token)
             new_hidden = (hidden & closing_hidden) | {macro.name}
-            body = self._substitute(macro, args, token)
+            body = self._substitute(macro, args, token)  # counted as it is built
             work.extendleft(reversed([(t, new_hidden) for t in body]))
         return out
+
+    def _count_expansion(self, produced: int, invocation: Token) -> None:
+        """Counts the tokens a macro invocation produced; refuses past the limit."""
+        self._expanded_tokens += produced
+        if self._expanded_tokens > MAX_MACRO_EXPANSION_TOKENS:
+            raise LexError(
+                invocation.loc,
+                f"macro expansion produces more than {MAX_MACRO_EXPANSION_TOKENS} tokens "
+                f"(the limit MAX_MACRO_EXPANSION_TOKENS; last expanded: "
+                f"'{invocation.text[:64]}')",
+            )
 
     def _collect_args(
         self, work: deque[tuple[Token, frozenset[str]]], macro: Macro, name: Token
@@ -568,10 +603,12 @@ class Preprocessor:
                 replacement = list(arg) if pasting else self.expand(list(arg))
                 if replacement:
                     replacement[0] = _with_space(replacement[0], token.space_before)
+                self._count_expansion(len(replacement), invocation)
                 result.extend(replacement)
                 if not replacement and pasting:
                     result.append(Token("<placemarker>", "", invocation.loc))
             else:
+                self._count_expansion(1, invocation)
                 result.append(token.at(invocation.loc))
             index += 1
         return [t for t in self._paste(result, invocation.loc) if t.kind != "<placemarker>"]

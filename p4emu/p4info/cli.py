@@ -33,8 +33,9 @@ def configure(parser: argparse.ArgumentParser) -> None:
 
 
 def run(args: argparse.Namespace) -> int:
-    """Run the command; user errors are printed as one message and give exit status 1."""
-    from p4emu.cli import load_from_args
+    """Run the command; user errors are printed as one message (exit status: 2 for a bad
+    program, 1 for an output that cannot be written: p4emu.cli.EXIT_CODES)."""
+    from p4emu.cli import exit_code_for, load_from_args
     from p4emu.p4info.builder import build_p4info
     from p4emu.p4info.extract import extract_model
     from p4emu.p4info.text import p4info_to_text, write_p4info
@@ -47,7 +48,7 @@ def run(args: argparse.Namespace) -> int:
             write_p4info(info, args.output)
     except P4EmuError as error:
         print(error, file=sys.stderr)
-        return 1
+        return exit_code_for(error)
     return 0
 
 

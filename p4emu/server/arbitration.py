@@ -13,6 +13,8 @@ from dataclasses import dataclass
 
 from finsy.proto import rpc_code
 
+from p4emu.server.status import quoted
+
 ElectionId = tuple[int, int]  # (high, low): compared as a 128-bit number
 
 
@@ -81,14 +83,14 @@ class Arbiter:
         if previous_role is not None and previous_role != role:
             raise ArbitrationError(
                 rpc_code.FAILED_PRECONDITION,
-                f"a stream cannot change its role (was {previous_role!r}, now {role!r})",
+                f"a stream cannot change its role (was {quoted(previous_role)}, now {quoted(role)})",
             )
         state = self._roles.setdefault(role, _Role(clients={}))
         for other, other_id in state.clients.items():
             if other is not client and other_id == election_id:
                 raise ArbitrationError(
                     rpc_code.INVALID_ARGUMENT,
-                    f"election id {_format(election_id)} is already used by another client of role {role!r}",
+                    f"election id {_format(election_id)} is already used by another client of role {quoted(role)}",
                 )
         state.clients[client] = election_id
         self._client_role[client] = role

@@ -21,11 +21,12 @@ from typing import TextIO
 from finsy.proto import p4r
 
 from clikit import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, run_main
-from p4emu.bundle import DeviceConfigError, device_config_for
-from p4emu.exceptions import P4EmuError
+from p4emu.bundle import DeviceConfigError, device_config_for, remove_workspace
+from p4emu.exceptions import P4EmuError, P4SourceError
 from p4emu.io import PcapWriter, PortDriver, PortIOError, Reactor
+from p4emu.limits import CompileLimitError
 from p4emu.server.device import DeviceError
-from p4emu.server.exceptions import OptionsError, ServerError
+from p4emu.server.exceptions import ServerError
 from p4emu.server.options import SwitchOptions, parse_options
 from p4emu.server.ports import GnmiPortService, PortStatus
 from p4emu.server.service import P4RuntimeService, start_grpc_server
@@ -248,15 +249,29 @@ class SwitchProcess:
             pcap.close()
 
 
+EXIT_CODES: dict[type[BaseException], int] = {
+    ServerError: EXIT_USAGE,  # the command line, a TLS file, the program: bad input
+    P4SourceError: EXIT_USAGE,
+    DeviceConfigError: EXIT_USAGE,
+    CompileLimitError: EXIT_USAGE,
+    DeviceError: EXIT_USAGE,  # the gRPC address given cannot be bound (in use)
+    PortIOError: EXIT_USAGE,  # an interface given cannot be opened
+}
+"""clikit's convention (docs/exit-codes.md): 2 a bad invocation, input file or an address /
+interface the command line names that cannot be had; any other error 1."""
+
+
 def main(argv: list[str] | None = None) -> int:
-    """Exit status (clikit): 0 stopped by SIGTERM, 2 a bad command line or a program /
-    port that cannot be loaded, 130 stopped by Ctrl-C (SIGINT); never a traceback."""
+    """Exit status (clikit's convention, docs/exit-codes.md): 0 stopped by SIGTERM, 2 a bad
+    command line, a program / TLS file that cannot be loaded or an address / interface that
+    cannot be opened, 1 anything else that fails, 130 stopped by Ctrl-C (SIGINT); never a
+    traceback."""
     args = sys.argv[1:] if argv is None else argv
     return run_main(
         PROG,
         lambda: _serve(args),
-        expected=(OptionsError, P4EmuError, DeviceError),
-        codes={OptionsError: EXIT_USAGE, P4EmuError: EXIT_USAGE, DeviceError: EXIT_USAGE},
+        expected=(P4EmuError,),
+        codes=EXIT_CODES,
         message=lambda exc: str(getattr(exc, "message", exc)).removeprefix(f"{PROG}: "),
     )
 
@@ -302,6 +317,7 @@ def _exit_now(code: int) -> None:
     200-400 ms on a busy machine and achieves nothing for a process that is leaving; a
     stopped switch must be gone within 200 ms of SIGTERM (docs/p4emu-switch.md).
     """
+    remove_workspace()  # os._exit skips atexit: the bundles of a cancelled push go here
     logging.shutdown()
     for stream in (sys.stdout, sys.stderr):
         with contextlib.suppress(OSError, ValueError):

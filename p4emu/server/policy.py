@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from p4emu.server.status import quoted
+
 
 @dataclass(frozen=True)
 class AccessPolicy:
@@ -26,8 +28,8 @@ class AccessPolicy:
         """Why a stream may not arbitrate for ``role`` (None: it may)."""
         if self.roles is None or role in self.roles:
             return None
-        allowed = ", ".join(repr(r) for r in sorted(self.roles))
-        return f"role {role!r} is not allowed on this switch (allowed: {allowed})"
+        allowed = ", ".join(quoted(r) for r in sorted(self.roles))
+        return f"role {quoted(role)} is not allowed on this switch (allowed: {allowed})"
 
     def controller_refusal(self, identity: str | None, what: str) -> str | None:
         """Why a client with certificate name ``identity`` may not ``what`` (None: it may)."""
@@ -36,6 +38,6 @@ class AccessPolicy:
         who = (
             "a client without a verified certificate"
             if identity is None
-            else f"client {identity!r}"
+            else f"client {quoted(identity)}"
         )
         return f"{who} may not {what} (only {', '.join(sorted(self.controllers))} may)"

@@ -21,7 +21,7 @@ import grpc
 from finsy.proto import gnmi, gnmi_grpc, rpc_code
 
 from p4emu.server.policy import AccessPolicy
-from p4emu.server.status import set_error
+from p4emu.server.status import quoted, set_error
 from p4emu.server.transport import peer_identity
 
 
@@ -84,7 +84,7 @@ class GnmiPortService(gnmi_grpc.gNMIServicer):
         if name != "*":
             statuses = [s for s in statuses if name in (s.name, str(s.port))]
             if not statuses:
-                raise PortPathError(rpc_code.NOT_FOUND, f"no port named {name!r}")
+                raise PortPathError(rpc_code.NOT_FOUND, f"no port named {quoted(name)}")
         return statuses, [e.name for e in elems[2:]]
 
     def Capabilities(self, request, context):

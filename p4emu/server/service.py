@@ -2,7 +2,8 @@
 
 Transport concerns live here: device ids, arbitration and primary checks, stream plumbing and
 error encoding. Everything about the pipeline and its entities is the :class:`Device`'s.
-All device calls are serialised by one lock, so a Write is atomic with respect to Reads.
+All device calls are serialised by one lock, so a Write is atomic with respect to Reads;
+a pipeline compile runs outside it (only its commit takes it).
 """
 
 from __future__ import annotations
@@ -16,10 +17,11 @@ from dataclasses import dataclass
 import grpc
 from finsy.proto import gnmi, gnmi_grpc, p4r, p4r_grpc, rpc_code
 
+from p4emu.limits import CompileLimitError, CompileLimits, run_bounded
 from p4emu.server.arbitration import Arbiter, ArbitrationError, ElectionId
 from p4emu.server.device import Device, DeviceError
 from p4emu.server.policy import AccessPolicy
-from p4emu.server.status import set_batch_error, set_error
+from p4emu.server.status import bounded, quoted, set_batch_error, set_error
 from p4emu.server.transport import (
     DEFAULT_MAX_MESSAGE_BYTES,
     TlsConfig,
@@ -31,6 +33,15 @@ from p4emu.server.transport import (
 
 P4RUNTIME_API_VERSION = "1.4.0"
 READ_BATCH = 1000
+MAX_STREAMS = 64
+"""Most StreamChannels open at once. A sync gRPC handler holds a worker thread for as long
+as its stream lives, so the server's pool has MAX_STREAMS workers for streams on top of
+:data:`UNARY_WORKERS`: idle streams can never take the workers of other RPCs."""
+MAX_STREAMS_PER_PEER = 16
+"""Most StreamChannels of one client (its certificate's name under mutual TLS, else its
+address): a controller needs one per role."""
+UNARY_WORKERS = 16
+"""Workers left for the unary and server-streaming RPCs (Write, Read, pipeline, gNMI)."""
 log = logging.getLogger("p4emu.server")
 
 
@@ -52,6 +63,9 @@ class _Stream:
     def __init__(self, peer: str, identity: str | None = None) -> None:
         self.peer = peer
         self.identity = identity
+        # A client is its certificate's name under mutual TLS, else its address without
+        # the port ("ipv4:127.0.0.1:41234" -> "ipv4:127.0.0.1"): one per-peer stream count.
+        self.peer_key = f"cn:{identity}" if identity is not None else peer.rpartition(":")[0]
         self.outbox: queue.Queue[p4r.StreamMessageResponse | _EndStream | None] = queue.Queue()
 
     def send(self, message: p4r.StreamMessageResponse) -> None:
@@ -65,11 +79,18 @@ class _Stream:
 
 
 class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
-    def __init__(self, device: Device, policy: AccessPolicy | None = None) -> None:
+    def __init__(
+        self,
+        device: Device,
+        policy: AccessPolicy | None = None,
+        compile_limits: CompileLimits | None = None,
+    ) -> None:
         self.device = device
         self.policy = policy or AccessPolicy()
         self.arbiter = Arbiter(device.device_id)
         self.lock = threading.RLock()
+        self.compile_limits = compile_limits or CompileLimits()
+        self._compile_slot = threading.Lock()
         self._saved_pipeline: object | None = None
         self._primary_stream: _Stream | None = None
         self._streams: set[_Stream] = set()
@@ -108,7 +129,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
         set_error(
             context,
             rpc_code.PERMISSION_DENIED,
-            f"only the primary client of role {role!r} may write ({who}; request has {given})",
+            f"only the primary client of role {quoted(role)} may write ({who}; request has {given})",
         )
         return False
 
@@ -171,25 +192,47 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     def SetForwardingPipelineConfig(
         self, request: p4r.SetForwardingPipelineConfigRequest, context: grpc.ServicerContext
     ) -> p4r.SetForwardingPipelineConfigResponse:
+        """The compile runs off the service lock (Reads and Writes of the running pipeline
+        go on meanwhile), one at a time, within :mod:`p4emu.limits`' bounds, and stops when
+        the call is cancelled; only the commit takes the lock."""
         action = request.action
         actions = p4r.SetForwardingPipelineConfigRequest.Action
         election = _election_id(request.election_id, request.HasField("election_id"))
         response = p4r.SetForwardingPipelineConfigResponse()
+        what = "set the forwarding pipeline"
         with self.lock:
             if not (
                 self._check_device(request.device_id, context)
-                and self._check_primary(
-                    request.role, election, context, "set the forwarding pipeline"
-                )
+                and self._check_primary(request.role, election, context, what)
             ):
                 return response
-            try:
-                if action == actions.VERIFY:
-                    self.device.verify_pipeline(request.config)
-                elif action == actions.VERIFY_AND_SAVE:
-                    self._saved_pipeline = self.device.verify_pipeline(request.config)
+        if action not in (
+            actions.VERIFY,
+            actions.VERIFY_AND_SAVE,
+            actions.VERIFY_AND_COMMIT,
+            actions.RECONCILE_AND_COMMIT,
+            actions.COMMIT,
+        ):
+            set_error(
+                context,
+                rpc_code.INVALID_ARGUMENT,
+                f"unsupported SetForwardingPipelineConfig action {action}",
+            )
+            return response
+        try:
+            prepared = None
+            if action != actions.COMMIT:
+                prepared = self._compile(request.config, context)
+                if prepared is None:
+                    return response
+            with self.lock:
+                if action != actions.VERIFY and not self._check_primary(
+                    request.role, election, context, what
+                ):
+                    return response  # the client lost its primary role while compiling
+                if action == actions.VERIFY_AND_SAVE:
+                    self._saved_pipeline = prepared
                 elif action in (actions.VERIFY_AND_COMMIT, actions.RECONCILE_AND_COMMIT):
-                    prepared = self.device.verify_pipeline(request.config)
                     self.device.commit_pipeline(
                         prepared, reconcile=action == actions.RECONCILE_AND_COMMIT
                     )
@@ -204,16 +247,38 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                         return response
                     self.device.commit_pipeline(self._saved_pipeline, reconcile=False)
                     self._saved_pipeline = None
-                else:
-                    set_error(
-                        context,
-                        rpc_code.INVALID_ARGUMENT,
-                        f"unsupported SetForwardingPipelineConfig action {action}",
-                    )
-                    return response
-            except DeviceError as exc:
-                set_error(context, exc.code, exc.message)
+        except DeviceError as exc:
+            set_error(context, exc.code, exc.message)
         return response
+
+    def _compile(
+        self, config: p4r.ForwardingPipelineConfig, context: grpc.ServicerContext
+    ) -> object | None:
+        """The device's prepared pipeline for ``config``, or None with the call's error set
+        (RESOURCE_EXHAUSTED: another compile is running, or a bound was crossed)."""
+        if not self._compile_slot.acquire(blocking=False):
+            set_error(
+                context,
+                rpc_code.RESOURCE_EXHAUSTED,
+                "another SetForwardingPipelineConfig is compiling; this switch compiles one "
+                "pipeline at a time (retry when it is done)",
+            )
+            return None
+        try:
+            cancelled = threading.Event()
+            context.add_callback(cancelled.set)
+            try:
+                return run_bounded(
+                    lambda: self.device.verify_pipeline(config), self.compile_limits, cancelled
+                )
+            except CompileLimitError as exc:
+                code = (
+                    rpc_code.CANCELLED if exc.limit == "cancelled" else rpc_code.RESOURCE_EXHAUSTED
+                )
+                set_error(context, code, f"the P4 program does not load: {exc.message}")
+                return None
+        finally:
+            self._compile_slot.release()
 
     def GetForwardingPipelineConfig(
         self, request: p4r.GetForwardingPipelineConfigRequest, context: grpc.ServicerContext
@@ -247,7 +312,12 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     ) -> Iterator[p4r.StreamMessageResponse]:
         stream = _Stream(context.peer(), peer_identity(context))
         with self.lock:
-            self._streams.add(stream)
+            refusal = self._stream_refusal(stream)
+            if refusal is None:
+                self._streams.add(stream)
+        if refusal is not None:
+            set_error(context, rpc_code.RESOURCE_EXHAUSTED, refusal)
+            return
         reader = threading.Thread(
             target=self._read_stream,
             args=(stream, request_iterator),
@@ -267,6 +337,22 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
                 yield item
         finally:
             self._close_stream(stream)
+
+    def _stream_refusal(self, stream: _Stream) -> str | None:
+        """Why a new StreamChannel is refused (None: it is not); under the lock."""
+        if len(self._streams) >= MAX_STREAMS:
+            return (
+                f"too many StreamChannels: this switch serves at most {MAX_STREAMS} at once "
+                "(the limit MAX_STREAMS)"
+            )
+        key = stream.peer_key
+        same = sum(1 for other in self._streams if other.peer_key == key)
+        if same >= MAX_STREAMS_PER_PEER:
+            return (
+                f"too many StreamChannels from this client: at most {MAX_STREAMS_PER_PEER} "
+                "per peer (the limit MAX_STREAMS_PER_PEER)"
+            )
+        return None
 
     def _read_stream(self, stream: _Stream, requests: Iterator[p4r.StreamMessageRequest]) -> None:
         try:
@@ -385,7 +471,7 @@ class P4RuntimeService(p4r_grpc.P4RuntimeServicer):
     ) -> p4r.StreamMessageResponse:
         response = p4r.StreamMessageResponse()
         response.error.canonical_code = code
-        response.error.message = message
+        response.error.message = bounded(message)
         if packet_out is not None:
             response.error.packet_out.packet_out.CopyFrom(packet_out)
         if digest_ack is not None:
@@ -427,7 +513,7 @@ def start_grpc_server(
     address: str,
     *,
     gnmi_service: gnmi_grpc.gNMIServicer | None = None,
-    max_workers: int = 16,
+    max_workers: int = UNARY_WORKERS,
     max_message_bytes: int = DEFAULT_MAX_MESSAGE_BYTES,
     tls: TlsConfig | None = None,
 ) -> tuple[grpc.Server, int]:
@@ -441,7 +527,7 @@ def start_grpc_server(
     from concurrent.futures import ThreadPoolExecutor
 
     server = grpc.server(
-        ThreadPoolExecutor(max_workers=max_workers, thread_name_prefix="p4rt"),
+        ThreadPoolExecutor(max_workers=max_workers + MAX_STREAMS, thread_name_prefix="p4rt"),
         options=server_options(max_message_bytes),
     )
     add_service(

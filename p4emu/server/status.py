@@ -17,6 +17,27 @@ from p4emu.p4rt.messages import STATUS_DETAILS_KEY
 
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
 
+MAX_QUOTED_CHARS = 64
+"""Most characters of a client's own input (a role name, a port name) an error quotes."""
+MAX_ERROR_MESSAGE_CHARS = 1024
+"""Longest error message the server sends: a status travels in gRPC metadata, whose
+default limit (8 KiB) a message echoing a long input would cross, turning the answer into
+the client's RESOURCE_EXHAUSTED."""
+
+
+def quoted(text: str, limit: int = MAX_QUOTED_CHARS) -> str:
+    """``repr(text)``, cut to ``limit`` characters with the full length said."""
+    if len(text) <= limit:
+        return repr(text)
+    return f"{text[:limit]!r}... ({len(text)} characters)"
+
+
+def bounded(message: str, limit: int = MAX_ERROR_MESSAGE_CHARS) -> str:
+    """``message`` cut to ``limit`` characters (the rest is said to be cut)."""
+    if len(message) <= limit:
+        return message
+    return f"{message[:limit]}... (message cut: {len(message)} characters)"
+
 
 def grpc_code(code: int) -> grpc.StatusCode:
     return _GRPC_CODES.get(code, grpc.StatusCode.UNKNOWN)
@@ -24,6 +45,7 @@ def grpc_code(code: int) -> grpc.StatusCode:
 
 def set_error(context: grpc.ServicerContext, code: int, message: str) -> None:
     """Sets a plain error status on the call (the handler then returns/raises)."""
+    message = bounded(message)
     status = rpc_status.Status(code=code, message=message)
     context.set_trailing_metadata(((STATUS_DETAILS_KEY, status.SerializeToString()),))
     context.set_code(grpc_code(code))
@@ -35,7 +57,9 @@ def set_batch_error(context: grpc.ServicerContext, errors: Sequence[p4r.Error]) 
     failed = [error for error in errors if error.canonical_code != rpc_code.OK]
     if not failed:
         return False
-    status = rpc_status.Status(code=rpc_code.UNKNOWN, message=_summary(failed, len(errors)))
+    status = rpc_status.Status(
+        code=rpc_code.UNKNOWN, message=bounded(_summary(failed, len(errors)))
+    )
     for error in errors:
         status.details.add().Pack(error)
     context.set_trailing_metadata(((STATUS_DETAILS_KEY, status.SerializeToString()),))

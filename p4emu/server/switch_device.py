@@ -150,6 +150,16 @@ class SwitchDevice:
                 raise DeviceError(
                     rpc_code.INVALID_ARGUMENT, f"the P4 program does not load: {message}"
                 ) from None
+            except RecursionError:
+                raise DeviceError(
+                    rpc_code.INVALID_ARGUMENT,
+                    "the P4 program does not load: it nests too deeply (Python's recursion limit)",
+                ) from None
+            except MemoryError:
+                raise DeviceError(
+                    rpc_code.RESOURCE_EXHAUSTED,
+                    "the P4 program does not load: the compile ran out of memory",
+                ) from None
         if switch.p4info is None:
             raise DeviceError(
                 rpc_code.INVALID_ARGUMENT, "the program has no P4Info p4emu can serve"

@@ -11,12 +11,16 @@
   StreamError and keeps the stream).
 - **TLS.** :class:`TlsConfig` holds BMv2's ``--grpc-server-ssl`` family of options
   (server certificate and key, CA to verify clients, client authentication required).
+- **Unexpected errors.** An exception a handler did not expect is logged with its
+  traceback and answered INTERNAL naming only its type: never gRPC's UNKNOWN with a text
+  that could name a host path or echo the request.
 - **Identity.** :func:`peer_identity` is the common name of a client's verified
   certificate (mutual TLS), or None.
 """
 
 from __future__ import annotations
 
+import logging
 from collections.abc import Callable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
@@ -28,6 +32,8 @@ from google.protobuf.message import DecodeError
 
 from p4emu.server.exceptions import ServerError
 from p4emu.server.status import set_error
+
+log = logging.getLogger("p4emu.server")
 
 # PI's server (simple_switch_grpc) sets a 256 MB receive limit; p4emu uses the same default.
 DEFAULT_MAX_MESSAGE_BYTES = 256 * 1024 * 1024
@@ -98,22 +104,70 @@ def _decoder(parse: Callable[[bytes], Any], type_name: str) -> Callable[[bytes],
     return decode
 
 
-def _guard_unary(behavior: Callable[..., Any], empty: Callable[[], Any]) -> Callable[..., Any]:
+def _internal_error(context: grpc.ServicerContext, method: str, exc: BaseException) -> None:
+    """An exception no handler expected: logged whole, answered INTERNAL with its type only
+    (its text may name host paths or echo the request)."""
+    log.error("%s: unexpected %s", method, type(exc).__name__, exc_info=exc)
+    set_error(
+        context,
+        rpc_code.INTERNAL,
+        f"internal error in {method} ({type(exc).__name__}); the switch's log has the details",
+    )
+
+
+def _guard_unary(
+    behavior: Callable[..., Any], empty: Callable[[], Any], method: str
+) -> Callable[..., Any]:
     def handle(request: Any, context: grpc.ServicerContext) -> Any:
         if isinstance(request, Undecodable):
             set_error(context, rpc_code.INVALID_ARGUMENT, request.message)
             return empty()
-        return behavior(request, context)
+        try:
+            return behavior(request, context)
+        except Exception as exc:
+            _internal_error(context, method, exc)
+            return empty()
 
     return handle
 
 
-def _guard_unary_stream(behavior: Callable[..., Iterator[Any]]) -> Callable[..., Iterator[Any]]:
+def _guarded_iterator(
+    responses: Callable[[], Iterator[Any]], context: grpc.ServicerContext, method: str
+) -> Iterator[Any]:
+    try:
+        yield from responses()
+    except Exception as exc:
+        _internal_error(context, method, exc)
+
+
+def _guard_unary_stream(
+    behavior: Callable[..., Iterator[Any]], method: str
+) -> Callable[..., Iterator[Any]]:
     def handle(request: Any, context: grpc.ServicerContext) -> Iterator[Any]:
         if isinstance(request, Undecodable):
             set_error(context, rpc_code.INVALID_ARGUMENT, request.message)
             return iter(())
-        return behavior(request, context)
+        return _guarded_iterator(lambda: behavior(request, context), context, method)
+
+    return handle
+
+
+def _guard_stream_stream(
+    behavior: Callable[..., Iterator[Any]], method: str
+) -> Callable[..., Iterator[Any]]:
+    def handle(requests: Iterator[Any], context: grpc.ServicerContext) -> Iterator[Any]:
+        return _guarded_iterator(lambda: behavior(requests, context), context, method)
+
+    return handle
+
+
+def _guard_stream_unary(behavior: Callable[..., Any], method: str) -> Callable[..., Any]:
+    def handle(requests: Iterator[Any], context: grpc.ServicerContext) -> Any:
+        try:
+            return behavior(requests, context)
+        except Exception as exc:
+            _internal_error(context, method, exc)
+            return None
 
     return handle
 
@@ -165,25 +219,25 @@ def add_service(
         if not handler.request_streaming and not handler.response_streaming:
             empty = response_types[name]
             handlers[name] = grpc.unary_unary_rpc_method_handler(
-                _guard_unary(handler.unary_unary, empty),
+                _guard_unary(handler.unary_unary, empty, name),
                 request_deserializer=decode,
                 response_serializer=_pass_bytes(handler.response_serializer),
             )
         elif not handler.request_streaming:
             handlers[name] = grpc.unary_stream_rpc_method_handler(
-                _guard_unary_stream(handler.unary_stream),
+                _guard_unary_stream(handler.unary_stream, name),
                 request_deserializer=decode,
                 response_serializer=_pass_bytes(handler.response_serializer),
             )
         elif handler.response_streaming:
             handlers[name] = grpc.stream_stream_rpc_method_handler(
-                handler.stream_stream,
+                _guard_stream_stream(handler.stream_stream, name),
                 request_deserializer=decode,
                 response_serializer=_pass_bytes(handler.response_serializer),
             )
         else:
             handlers[name] = grpc.stream_unary_rpc_method_handler(
-                handler.stream_unary,
+                _guard_stream_unary(handler.stream_unary, name),
                 request_deserializer=decode,
                 response_serializer=_pass_bytes(handler.response_serializer),
             )

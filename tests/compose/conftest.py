@@ -14,6 +14,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 
+import capabilities
 import pytest
 
 ROOT = Path(__file__).resolve().parent.parent.parent
@@ -55,10 +56,15 @@ def _engine_answers() -> bool:
 
 @pytest.fixture(scope="session")
 def engine() -> Iterator[None]:
-    """A Docker engine: the running one, else ``dockerd`` started here and stopped after."""
+    """A Docker engine: the running one, else ``dockerd`` started here and stopped after.
+    Skipped, with the reason, where an engine cannot work (an unprivileged container: no
+    network namespaces, so no container and no image import)."""
     if _engine_answers():
         yield
         return
+    cannot = capabilities.netns_missing()
+    if cannot is not None:
+        pytest.skip(f"a Docker engine cannot run containers here: {cannot}")
     with tempfile.TemporaryDirectory(prefix="mrc-dockerd-") as scratch:
         log_path = Path(scratch) / "dockerd.log"
         with log_path.open("wb") as log:

@@ -13,9 +13,7 @@ Binaries come from PATH or ``$MRC_P4LANG_BIN`` (tests/p4lang_tools.py).
 from __future__ import annotations
 
 import hashlib
-import os
 import select
-import shutil
 import socket
 import subprocess
 import time
@@ -314,11 +312,9 @@ def _drain(sockets: dict[int, socket.socket], into: list[tuple[int, bytes]], wai
 
 def veth_missing() -> str | None:
     """Why veth ports cannot be made here, or None."""
-    if os.geteuid() != 0:
-        return "veth ports need root"
-    if shutil.which("ip") is None:
-        return "veth ports need iproute2 (ip)"
-    return None
+    import capabilities  # tests/capabilities.py: probed, not guessed from the user id
+
+    return capabilities.veth_missing()
 
 
 MISSING_FRAMES_WAIT_S = 30.0

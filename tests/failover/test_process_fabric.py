@@ -3,11 +3,11 @@ nic-emu processes, wall clock): byte-exact delivery through each, and a repath s
 
 from __future__ import annotations
 
-import os
 import random
 import tempfile
 from pathlib import Path
 
+import capabilities
 import pytest
 
 from testbed import layout
@@ -81,7 +81,9 @@ def test_fault_on_the_process_fabric(name: str) -> None:
 
 @pytest.mark.integration
 @pytest.mark.bmv2
-@pytest.mark.skipif(os.geteuid() != 0, reason="Mininet mode needs root")
+@pytest.mark.skipif(
+    capabilities.mininet_missing() is not None, reason=str(capabilities.mininet_missing())
+)
 def test_link_cut_on_bmv2() -> None:
     scenario = loads(
         SCENARIO.format(name="bmv2", event=EVENTS["link-cut"], size=BMV2_SIZE, at=BMV2_CUT),

@@ -140,6 +140,16 @@ def test_send_refuses_bad_fields(pair: Any, fields: dict[str, Any], words: str) 
     assert response["ok"] is False and words in response["error"]
 
 
+def test_a_send_past_the_nic_memory_budget_is_refused_naming_it(
+    pair: Any, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(process_module, "SEND_MEMORY_BUDGET_BYTES", 100_000)
+    with ControlClient(pair[0].control, timeout=60) as client:
+        response = client.raw({"op": "send", "to": "nic3", "bytes": 100_001})
+    assert response["ok"] is False
+    assert "memory budget for sends (100000 bytes; 0 held by 0 running" in response["error"]
+
+
 def test_port_op_cuts_and_restores_a_plane(pair: Any) -> None:
     a = pair[0]
     assert a.request("port", plane=1, up=False) == {"ok": True, "plane": 1, "up": False}

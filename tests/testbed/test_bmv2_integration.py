@@ -3,10 +3,10 @@
 
 from __future__ import annotations
 
-import os
 import tempfile
 from pathlib import Path
 
+import capabilities
 import pytest
 
 from testbed import rundir as rd
@@ -20,7 +20,9 @@ from .conftest import free_bases, nic_program
 pytestmark = [
     pytest.mark.integration,
     pytest.mark.bmv2,
-    pytest.mark.skipif(os.geteuid() != 0, reason="Mininet mode needs root"),
+    pytest.mark.skipif(
+        capabilities.mininet_missing() is not None, reason=str(capabilities.mininet_missing())
+    ),
 ]
 
 

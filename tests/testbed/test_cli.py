@@ -21,7 +21,7 @@ def run(argv: list[str], capsys: pytest.CaptureFixture[str]) -> tuple[int, str, 
 
 def test_bad_topology_is_one_line_not_a_traceback(capsys, run_root: Path) -> None:
     code, _out, err = run(["up", "no-such-topo", "--run-dir", str(run_root)], capsys)
-    assert code == 1
+    assert code == 2  # a bad input file (docs/exit-codes.md)
     assert err.startswith("mrc-testbed up: no-such-topo: no such topology file")
     assert "Traceback" not in err
 
@@ -30,13 +30,13 @@ def test_invalid_topology_file_reports_the_key(capsys, run_root: Path, tmp_path:
     bad = tmp_path / "bad.yaml"
     bad.write_text("planes: 2\nt0_per_plane: 2\nt1_per_plane: -2\nnics_per_t0: 2\n")
     code, _out, err = run(["up", str(bad), "--run-dir", str(run_root)], capsys)
-    assert code == 1
+    assert code == 2
     assert "t1_per_plane: must be a positive integer, got -2" in err
 
 
 def test_bmv2_needs_mininet_mode(capsys, run_root: Path) -> None:
     code, _out, err = run(["up", "tiny", "--target", "bmv2", "--run-dir", str(run_root)], capsys)
-    assert code == 1
+    assert code == 2  # a bad invocation (docs/exit-codes.md)
     assert "--target bmv2 needs --mode mininet" in err
 
 
@@ -207,5 +207,5 @@ def test_a_port_in_use_is_refused_and_leaves_nothing(capsys, run_root: Path) -> 
             ],
             capsys,
         )
-    assert code == 1 and f"TCP port {port}" in err and "--grpc-base-port" in err
+    assert code == 2 and f"TCP port {port}" in err and "--grpc-base-port" in err
     assert list(run_root.iterdir()) == []

@@ -82,3 +82,23 @@ def test_a_failed_demo_still_writes_what_it_has_and_says_where(
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["demo"]["failure"].startswith("RuntimeError")
     assert (tmp_path / "demo.png").read_bytes()[:4] == b"\x89PNG"
+    assert results["demo"]["interrupted"] is False
+
+
+def test_an_interrupted_demo_says_so_in_its_results(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from vfabric import VirtualFabric
+
+    real_run = VirtualFabric.run
+
+    def interrupted_run(self: VirtualFabric, until_ns: int | None = None, **kwargs: object) -> bool:
+        real_run(self, 30_000)
+        raise KeyboardInterrupt  # Ctrl-C in the middle of the run
+
+    monkeypatch.setattr(VirtualFabric, "run", interrupted_run)
+    with pytest.raises(KeyboardInterrupt):
+        run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path))
+    results = json.loads((tmp_path / "results.json").read_text())
+    assert results["demo"]["interrupted"] is True
+    assert results["demo"]["failure"].startswith("interrupted (Ctrl-C)")

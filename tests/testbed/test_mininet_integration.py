@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import os
 import shlex
 import subprocess
 import sys
@@ -11,6 +10,7 @@ import tempfile
 import time
 from pathlib import Path
 
+import capabilities
 import pytest
 
 from testbed import cli, layout
@@ -26,8 +26,9 @@ from .conftest import free_bases, nic_program
 
 
 def _missing() -> str | None:
-    if os.geteuid() != 0:
-        return "Mininet mode needs root"
+    reason = capabilities.mininet_missing()  # root, network namespaces, veth pairs
+    if reason is not None:
+        return reason
     try:
         switch_command("p4emu")
     except ModeError:

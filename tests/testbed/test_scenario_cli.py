@@ -111,12 +111,12 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     code, out, _ = run(["run", "--list"], capsys)
     assert code == 0 and "t1-down" in out and "pair-failures" in out
     code, _, err = run(["run", "no-such-scenario"], capsys)
-    assert code == 1
+    assert code == 2  # a bad input file (docs/exit-codes.md)
     assert err.startswith("mrc-testbed run: no-such-scenario: no such scenario file")
     bad = tmp_path / "bad.yaml"
     bad.write_text(SCENARIO.replace("at: 10us", "at: soon"))
     code, _, err = run(["compare", str(bad)], capsys)
-    assert code == 1
+    assert code == 2
     assert "timeline[0].at: expected a time like '150us' or '2ms', got 'soon'" in err
     assert "Traceback" not in err
     code, _, err = run(["run"], capsys)

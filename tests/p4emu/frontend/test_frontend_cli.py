@@ -23,14 +23,14 @@ def test_check_reports_error_with_location(
 ) -> None:
     bad = tmp_path / "bad.p4"
     bad.write_text("#include <v1model.p4>\nconst bit<8> X = nope;\n")
-    assert main(["check", str(bad)]) == 1
+    assert main(["check", str(bad)]) == 2  # a bad input file (docs/exit-codes.md)
     captured = capsys.readouterr()
     assert captured.out == ""
     assert captured.err == f"{bad}:2:18: error: unknown name 'nope'\n"
 
 
 def test_check_missing_file(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(tmp_path / "missing.p4")]) == 1
+    assert main(["check", str(tmp_path / "missing.p4")]) == 2
     assert "cannot read source file" in capsys.readouterr().err
 
 
@@ -47,7 +47,7 @@ def test_check_with_defines_and_include_dirs(
     )
     assert main(["check", str(program), "-I", str(lib), "-D", "ENABLE", "-D", "WIDTH=3"]) == 0
     assert capsys.readouterr().out == "ok\n"
-    assert main(["check", str(program), "-I", str(lib), "-D", "WIDTH=3"]) == 1
+    assert main(["check", str(program), "-I", str(lib), "-D", "WIDTH=3"]) == 2
     assert capsys.readouterr().err == f"{program}:3:1: error: #error ENABLE must be defined\n"
 
 
@@ -65,7 +65,7 @@ def test_check_prints_warnings_on_request(
 
 
 def test_bad_define_is_a_clean_error(capsys: pytest.CaptureFixture[str]) -> None:
-    assert main(["check", str(PROGRAMS_DIR / "basic.p4"), "-D", "=3"]) == 1
+    assert main(["check", str(PROGRAMS_DIR / "basic.p4"), "-D", "=3"]) == 2
     assert capsys.readouterr().err == "invalid macro definition -D '=3'\n"
 
 
@@ -123,6 +123,6 @@ def test_module_entry_point(tmp_path: Path) -> None:
         check=False,
         cwd=Path(__file__).resolve().parents[3],
     )
-    assert result.returncode == 1
+    assert result.returncode == 2
     assert result.stderr == f"{bad}:1:23: error: syntax error: expected ';', found '}}'\n"
     assert "Traceback" not in result.stderr

@@ -123,8 +123,8 @@ def test_includes_below_the_program_directory_and_back_up_are_fine(tmp_path: Pat
 
 def test_cli_check_reports_one_line(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     path = program(tmp_path, '"/etc/passwd"')
-    assert p4emu_main(["check", str(path)]) == 1
+    assert p4emu_main(["check", str(path)]) == 2
     err = capsys.readouterr().err
     assert err == f'{path}:2:1: error: #include "/etc/passwd" refused: {OUTSIDE}\n'
-    assert p4emu_main(["check", "-I", "/etc", str(path)]) == 1  # -I allows the directory
+    assert p4emu_main(["check", "-I", "/etc", str(path)]) == 2  # -I allows the directory
     assert "refused" not in capsys.readouterr().err

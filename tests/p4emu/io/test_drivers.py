@@ -1,13 +1,13 @@
 from __future__ import annotations
 
 import os
-import shutil
 import struct
 import subprocess
 import threading
 import time
 import uuid
 
+import capabilities
 import pytest
 
 from p4emu.io import (
@@ -158,7 +158,9 @@ def test_af_packet_missing_interface_is_a_clear_error() -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="needs root and iproute2")
+@pytest.mark.skipif(
+    capabilities.veth_missing() is not None, reason=str(capabilities.veth_missing())
+)
 def test_af_packet_port_over_a_veth_pair() -> None:
     suffix = uuid.uuid4().hex[:6]
     left, right = f"p4eA{suffix}", f"p4eB{suffix}"
@@ -205,7 +207,9 @@ def test_restore_vlan_tag_puts_the_stripped_tag_back_after_the_macs() -> None:
 
 
 @pytest.mark.integration
-@pytest.mark.skipif(os.geteuid() != 0 or not shutil.which("ip"), reason="needs root and iproute2")
+@pytest.mark.skipif(
+    capabilities.veth_missing() is not None, reason=str(capabilities.veth_missing())
+)
 def test_af_packet_port_receives_vlan_tagged_frames_as_they_were_on_the_wire() -> None:
     """The kernel strips the 802.1Q tag before AF_PACKET sees the frame; the port restores it
     from PACKET_AUXDATA (as libpcap does), so the program sees the wire bytes."""

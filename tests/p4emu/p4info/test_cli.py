@@ -45,7 +45,7 @@ def test_p4info_errors_are_one_line_messages(
         .replace("table ipv4_fib {", "@id(1) table ipv4_fib {"),
         encoding="utf-8",
     )
-    assert p4emu_main(["p4info", str(source), "-o", str(tmp_path / "x.txtpb")]) == 1
+    assert p4emu_main(["p4info", str(source), "-o", str(tmp_path / "x.txtpb")]) == 2
     captured = capsys.readouterr()
     assert "is assigned to multiple declarations" in captured.err
     assert "Traceback" not in captured.err
@@ -57,7 +57,7 @@ def test_source_errors_are_reported_without_traceback(
 ) -> None:
     source = tmp_path / "broken.p4"
     source.write_text("control c( {", encoding="utf-8")
-    assert p4info_main([str(source)]) == 1
+    assert p4info_main([str(source)]) == 2
     err = capsys.readouterr().err
     assert "broken.p4:1:" in err and "Traceback" not in err
 
