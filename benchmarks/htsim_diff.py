@@ -1,0 +1,108 @@
+"""The differential against uet-htsim's htsim_uec (docs/reference-htsim.md).
+
+Each workload (a two-tier fat tree and its traffic, described once) is translated into
+htsim's inputs and into a virtual-fabric run of the same shape; both run as child
+processes and are compared per flow: completion (median, p99, max), retransmitted bytes,
+trims and NACKs, the victim's slowdown beside an incast, and the cost of each side (wall
+seconds, peak RSS, and the virtual fabric's switch traversals per second) with their
+ratios. Each target of issue #23 is reported met or not, and whether that was expected
+(``testbed/reference/not_reproduced.yaml``); ``surprises`` lists every target whose
+outcome differs from that list. Prints one JSON document.
+
+htsim_uec comes from ``$MRC_HTSIM`` or ``../shared/htsim/bin/htsim_uec`` beside the
+clone.
+
+Usage: ``python benchmarks/htsim_diff.py [--ci | --full] [--workloads FILE.yaml]
+[--only NAME ...] [--per-flow] [--keep DIR]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from testbed.reference import suites  # noqa: E402
+from testbed.reference.compare import compare  # noqa: E402
+from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
+from testbed.reference.htsim import find_htsim  # noqa: E402
+from testbed.reference.workload import Workload, load  # noqa: E402
+
+
+def select(args: argparse.Namespace) -> list[Workload]:
+    if args.workloads is not None:
+        pool = load(args.workloads)
+    elif args.full:
+        pool = suites.full()
+    elif args.ci:
+        pool = list(suites.CI)
+    else:
+        pool = list(suites.DEFAULT)
+    if args.only:
+        known = {w.name for w in pool}
+        missing = [n for n in args.only if n not in known]
+        if missing:
+            raise HtsimDiffError(
+                f"--only {missing[0]}: not in the chosen set ({', '.join(sorted(known))})"
+            )
+        pool = [w for w in pool if w.name in args.only]
+    return pool
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    group = parser.add_mutually_exclusive_group()
+    group.add_argument("--ci", action="store_true", help="only the workloads the CI test runs")
+    group.add_argument(
+        "--full", action="store_true", help="8-128 hosts, seeds 1-3, incasts 4:1-31:1 (hours)"
+    )
+    group.add_argument("--workloads", type=Path, help="a YAML file of workloads")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")
+    parser.add_argument("--per-flow", action="store_true", help="add every flow's figures")
+    parser.add_argument(
+        "--keep", type=Path, metavar="DIR", help="work under DIR (failed runs leave logs there)"
+    )
+    args = parser.parse_args()
+    try:
+        workloads = select(args)
+        binary = find_htsim()
+    except HtsimDiffError as exc:
+        print(f"htsim_diff: {exc}", file=sys.stderr)
+        return 1
+    started = time.perf_counter()
+    load_start = os.getloadavg()
+    results: list[dict[str, Any]] = []
+    surprises: list[dict[str, Any]] = []
+    for workload in workloads:
+        print(f"htsim_diff: {workload.name} ...", file=sys.stderr, flush=True)
+        try:
+            result = compare(workload, work_dir=args.keep, per_flow=args.per_flow)
+        except HtsimDiffError as exc:
+            print(f"htsim_diff: {workload.name}: {exc}", file=sys.stderr)
+            return 1
+        results.append(result)
+        surprises += [
+            {"workload": workload.name, **check}
+            for check in result["targets"]
+            if not check["as_expected"]
+        ]
+    report = {
+        "htsim": str(binary.name),
+        "workloads": results,
+        "surprises": surprises,
+        "load_average": {"start": load_start, "end": os.getloadavg()},
+        "total_wall_s": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(report, indent=1))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
