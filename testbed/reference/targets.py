@@ -19,9 +19,8 @@ from dataclasses import dataclass
 from importlib import resources
 from typing import Any
 
-import yaml
-
 from testbed.reference.exceptions import WorkloadError
+from topologies import yamlfile
 
 NOT_REPRODUCED_FILE = "not_reproduced.yaml"
 
@@ -40,7 +39,7 @@ class Target:
         if value is None:
             return False
         if self.kind == "within":
-            return abs(value - 1) <= self.bound
+            return round(abs(value - 1), 9) <= self.bound  # 0.95 is within 5 %
         return value <= self.bound
 
 
@@ -98,7 +97,14 @@ def load_not_reproduced(text: str | None = None) -> dict[str, dict[str, str]]:
     source = NOT_REPRODUCED_FILE
     if text is None:
         text = resources.files("testbed.reference").joinpath(source).read_text(encoding="utf-8")
-    doc: Any = yaml.safe_load(text) or {}
+
+    def file_error(message: str) -> Exception:
+        return WorkloadError(source, "", message)
+
+    def spec_error(where: str, key: str, reason: str) -> Exception:
+        return WorkloadError(where, key, reason)
+
+    doc: Any = yamlfile.parse(text, source, file_error=file_error, spec_error=spec_error) or {}
     known = {t.id for t in TARGETS}
     if not isinstance(doc, dict):
         raise WorkloadError(source, "", "expected a mapping of workload names")

@@ -157,7 +157,8 @@ def test_bad_workloads(make: Callable[[], Workload], key: str, words: str) -> No
         ([Flow(1, -1, 3, 10, "flow")], "flows[0].src", "not in the fabric"),
         ([Flow(1, 4, 4, 10, "flow")], "flows[0]", "to itself"),
         ([Flow(1, 1, 2, 10, "flow"), Flow(2, 1, 2, 10, "flow")], "flows[1]", "second flow"),
-        ([Flow(2, 1, 2, 10, "flow")], "flows[0].id", "expected id 1"),
+        ([Flow(0, 1, 2, 10, "flow")], "flows[0].id", "0 is not a new id"),
+        ([Flow(3, 1, 2, 10, "flow"), Flow(3, 2, 1, 10, "flow")], "flows[1].id", "not a new id"),
         ([Flow(1, 1, 2, 0, "flow")], "flows[0].size", "at least 1"),
     ],
 )
