@@ -9,11 +9,11 @@ ratios. Each target of issue #23 is reported met or not, and whether that was ex
 (``testbed/reference/not_reproduced.yaml``); ``surprises`` lists every target whose
 outcome differs from that list. Prints one JSON document.
 
-htsim_uec comes from ``$MRC_HTSIM`` or ``../shared/htsim/bin/htsim_uec`` beside the
+htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the
 clone.
 
 Usage: ``python benchmarks/htsim_diff.py [--ci | --full] [--workloads FILE.yaml]
-[--only NAME ...] [--per-flow] [--keep DIR]``
+[--only NAME ...] [--base-rtt-ns NS] [--per-flow] [--keep DIR]``
 """
 
 from __future__ import annotations
@@ -21,8 +21,11 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
+import tempfile
 import time
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -33,7 +36,13 @@ from testbed.reference import suites  # noqa: E402
 from testbed.reference.compare import compare  # noqa: E402
 from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
 from testbed.reference.htsim import find_htsim  # noqa: E402
+from testbed.reference.results import run_child  # noqa: E402
 from testbed.reference.workload import Workload, load  # noqa: E402
+
+
+def with_base_rtt(workload: Workload, base_rtt_ns: int) -> Workload:
+    """The workload with our NICs' base RTT set (its name says so, as a suite's would)."""
+    return replace(workload, base_rtt_ns=base_rtt_ns, name=f"{workload.name}-rtt{base_rtt_ns}")
 
 
 def select(args: argparse.Namespace) -> list[Workload]:
@@ -45,6 +54,8 @@ def select(args: argparse.Namespace) -> list[Workload]:
         pool = list(suites.CI)
     else:
         pool = list(suites.DEFAULT)
+    if args.base_rtt_ns is not None:
+        pool = [with_base_rtt(w, args.base_rtt_ns) for w in pool]
     if args.only:
         known = {w.name for w in pool}
         missing = [n for n in args.only if n not in known]
@@ -56,6 +67,18 @@ def select(args: argparse.Namespace) -> list[Workload]:
     return pool
 
 
+def rss_floor_mib() -> float:
+    """The peak RSS the launcher reports for a command that does nothing (``true``): the
+    floor under both sides' peak RSS figures."""
+    exe = shutil.which("true")
+    if exe is None:
+        raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        child = run_child([exe], cwd=where, stdout=where / "o", stderr=where / "e", timeout_s=30)
+    return round(child.peak_rss_mib, 1)
+
+
 def main() -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     group = parser.add_mutually_exclusive_group()
@@ -65,6 +88,12 @@ def main() -> int:
     )
     group.add_argument("--workloads", type=Path, help="a YAML file of workloads")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")
+    parser.add_argument(
+        "--base-rtt-ns",
+        type=int,
+        metavar="NS",
+        help="our NICs' base RTT (default: the fabric's, as htsim computes it)",
+    )
     parser.add_argument("--per-flow", action="store_true", help="add every flow's figures")
     parser.add_argument(
         "--keep", type=Path, metavar="DIR", help="work under DIR (failed runs leave logs there)"
@@ -95,6 +124,7 @@ def main() -> int:
         ]
     report = {
         "htsim": str(binary.name),
+        "rss_floor_mib": rss_floor_mib(),
         "workloads": results,
         "surprises": surprises,
         "load_average": {"start": load_start, "end": os.getloadavg()},

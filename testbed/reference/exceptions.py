@@ -24,7 +24,7 @@ class WorkloadError(HtsimDiffError):
 
 
 class HtsimNotFoundError(HtsimDiffError):
-    """No htsim_uec binary where ``$MRC_HTSIM`` or ``<repo>/../shared/htsim/bin`` says."""
+    """No htsim_uec binary where ``$MRC_HTSIM`` or ``shared/htsim/bin`` beside the clone says."""
 
 
 class RunFailedError(HtsimDiffError):

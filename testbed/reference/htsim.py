@@ -1,9 +1,10 @@
 """htsim's side of the differential: the connection matrix, the command line, the run,
-and the parsing of its output (docs/reference-htsim.md, "Translation").
+and the parsing of its output (docs/reference-htsim.md, "One description, both inputs"
+and "What is compared").
 
-htsim_uec is found through ``$MRC_HTSIM`` (the binary), else
-``<repo>/../shared/htsim/bin/htsim_uec`` (CI keeps a copy beside the clone). Per flow it
-prints its completion (``Flow Uec_S_D flowId N ... finished at T``, µs); its traffic
+htsim_uec is found through ``$MRC_HTSIM`` (the binary), else ``shared/htsim/bin/htsim_uec``
+in the folder that holds the clone (CI keeps a copy there). Per flow it prints its
+completion (``Flow Uec_S_D flowId N ... finished at T``, µs); its traffic
 trace (``-log traffic``, a binary logfile) gives every data packet a sender created
 (new and retransmitted) and every trim, per flow; the summary line (``New: ... Rtx: ...
 NACKs: ...``) gives the run's totals, which the per-flow counts must add up to.
@@ -76,7 +77,7 @@ def find_htsim() -> Path:
         return SHARED_BINARY
     raise HtsimNotFoundError(
         f"htsim_uec not found: ${ENV_VAR} is unset and there is no executable "
-        f"../shared/htsim/bin/htsim_uec beside the repository ({SHARED_BINARY})"
+        f"shared/htsim/bin/htsim_uec beside the repository ({SHARED_BINARY})"
     )
 
 

@@ -17,6 +17,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
+from nic_emu.config import NicConfig
 from testbed.reference.exceptions import RunFailedError
 from testbed.reference.results import FlowResult, SideRun, run_child
 from testbed.reference.workload import FabricShape, Flow, check_flows, end_us
@@ -48,11 +49,17 @@ def topology(shape: FabricShape) -> Topology:
     )
 
 
+def nic_config(shape: FabricShape) -> NicConfig:
+    """The NICs' defaults, with the fabric's port rate and base RTT (the CC window, its
+    target delay and adjust period scale with it, as NSCC's do in htsim)."""
+    return NicConfig(port_rate_bps=round(shape.rate_gbps * 1e9), base_rtt_ns=shape.base_rtt_ns)
+
+
 def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, Any]:
     """Run the flows in this process; per flow results and the run's own figures."""
     from vfabric import VirtualFabric  # the child's import: the parent never builds one
 
-    fabric = VirtualFabric(topology(shape), seed=seed)
+    fabric = VirtualFabric(topology(shape), seed=seed, nic_config=nic_config(shape))
     transfers = {f.id: fabric.transfer(nic_name(f.src), nic_name(f.dst), f.size) for f in flows}
     started = time.perf_counter()
     finished = fabric.run(until_ns=end_us(shape, flows) * 1000)

@@ -7,7 +7,7 @@ switches), the link rate and latency, where queues start trimming, and the traff
 ``victim`` flow beside it). :meth:`Workload.flows` draws the flows from the seed, once,
 so both simulators get the same permutation, the same incast senders and the same
 victim. Everything both sides need (:class:`FabricShape`) is derived here, in one place:
-docs/reference-htsim.md ("Translation") lists it.
+docs/reference-htsim.md ("One description, both inputs") lists it.
 """
 
 from __future__ import annotations
@@ -64,6 +64,7 @@ class FabricShape:
     queue_packets: int  # our egress queue depth whose trim threshold is trim_packets
     ecn_low_packets: int  # ECN marking starts above ... (htsim: -ecn LOW HIGH)
     ecn_high_packets: int  # ... and marks every packet above this
+    base_rtt_ns: int  # our NICs' configured base RTT (htsim computes the same for NSCC)
 
     @property
     def hosts_per_t0(self) -> int:
@@ -80,15 +81,19 @@ def fat_tree_k(hosts: int) -> int | None:
     return k if k >= 2 and k % 2 == 0 and k * k // 2 == hosts else None
 
 
-def bdp_packets(rate_gbps: float, delay_us: float) -> int:
-    """One bandwidth-delay product of the fat tree in data packets, computed as htsim
-    does for its default queue (``calculate_bdp_pkt`` in main_uec.cpp): the unloaded RTT
-    across the diameter (propagation both ways, one data packet's and one ack's
-    serialisation per hop), times the rate, rounded up to whole packets."""
+def base_rtt_ns(rate_gbps: float, delay_us: float) -> float:
+    """The fat tree's unloaded RTT as htsim computes it for NSCC and its default queue
+    (``calculate_rtt`` in main_uec.cpp): propagation across the diameter both ways, and
+    one data packet's and one ack's serialisation per hop."""
     hop_ns = delay_us * 1000
     serialise_ns = (DATA_FRAME_BYTES + ACK_FRAME_BYTES) * 8 / rate_gbps
-    rtt_ns = FAT_TREE_DIAMETER_HOPS * (2 * hop_ns + serialise_ns)
-    return math.ceil(rtt_ns * rate_gbps / 8 / DATA_FRAME_BYTES)
+    return FAT_TREE_DIAMETER_HOPS * (2 * hop_ns + serialise_ns)
+
+
+def bdp_packets(rate_gbps: float, delay_us: float) -> int:
+    """One bandwidth-delay product in data packets, rounded up, as htsim sizes its
+    default queue (``calculate_bdp_pkt``)."""
+    return math.ceil(base_rtt_ns(rate_gbps, delay_us) * rate_gbps / 8 / DATA_FRAME_BYTES)
 
 
 def queue_for_trim(trim_packets: int) -> int:
@@ -130,6 +135,7 @@ class Workload:
     rate_gbps: float = 100.0
     delay_us: float = 1.0
     trim_packets: int | None = None  # default: one BDP (htsim's default queue)
+    base_rtt_ns: int | None = None  # our NICs' base RTT; default: the fabric's, as htsim's
     source: str = "workload"  # how errors name the description
 
     def __post_init__(self) -> None:
@@ -170,6 +176,12 @@ class Workload:
             raise self._bad(
                 "trim_packets", f"must be an integer of at least 3, got {self.trim_packets!r}"
             )
+        if self.base_rtt_ns is not None and (
+            isinstance(self.base_rtt_ns, bool)
+            or not isinstance(self.base_rtt_ns, int)
+            or self.base_rtt_ns < 1
+        ):
+            raise self._bad("base_rtt_ns", f"must be a positive integer, got {self.base_rtt_ns!r}")
         if self.traffic == "incast":
             self._validate_incast()
         else:
@@ -227,6 +239,9 @@ class Workload:
             queue_packets=queue,
             ecn_low_packets=thresholds.ecn_min_qdepth,
             ecn_high_packets=thresholds.ecn_max_qdepth,
+            base_rtt_ns=self.base_rtt_ns
+            if self.base_rtt_ns is not None
+            else round(base_rtt_ns(self.rate_gbps, self.delay_us)),
         )
 
     @property
@@ -386,6 +401,8 @@ def default_name(values: Mapping[str, Any]) -> str:
         if values.get("victim"):
             parts.append("victim")
     parts += [size_text, f"s{values.get('seed', 1)}"]
+    if values.get("base_rtt_ns") is not None:
+        parts.append(f"rtt{values['base_rtt_ns']}")
     return "-".join(parts)
 
 

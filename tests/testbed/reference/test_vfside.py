@@ -58,3 +58,9 @@ def test_flows_are_checked_before_any_process() -> None:
     w = Workload("p", 8, "permutation", 4096)
     with pytest.raises(WorkloadError, match="host 9 is not in the fabric"):
         vfside.run(w.shape, [Flow(1, 0, 9, 10, "flow")], 1, Path("unused"))
+
+
+def test_nic_config_takes_the_fabric_rate_and_base_rtt() -> None:
+    shape = Workload("p", 8, "permutation", 4096, rate_gbps=50).shape
+    cfg = vfside.nic_config(shape)
+    assert (cfg.port_rate_bps, cfg.base_rtt_ns) == (50_000_000_000, shape.base_rtt_ns)

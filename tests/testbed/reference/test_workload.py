@@ -54,6 +54,8 @@ def test_shape_of_32_hosts_is_the_one_both_sides_get() -> None:
     assert (shape.ecn_low_packets, shape.ecn_high_packets) == (6, 22)
     assert shape.data_frame_bytes == DATA_FRAME_BYTES == 4230
     assert Workload("p", 32, "permutation", 1, trim_packets=12).shape.trim_packets == 12
+    assert shape.base_rtt_ns == 9400  # the same RTT as the BDP's
+    assert Workload("p", 32, "permutation", 1, base_rtt_ns=12_000).shape.base_rtt_ns == 12_000
 
 
 def test_topology_is_htsims_fat_tree_and_host_map() -> None:
@@ -141,6 +143,7 @@ def test_incast_with_victim(seed: int, hosts: int, fan_in: int) -> None:
         ),
         (lambda: Workload("x", 32, "permutation", 1, rate_gbps=0), "rate_gbps", "positive"),
         (lambda: Workload("x", 32, "permutation", 1, trim_packets=2), "trim_packets", "at least 3"),
+        (lambda: Workload("x", 32, "permutation", 1, base_rtt_ns=0), "base_rtt_ns", "positive"),
     ],
 )
 def test_bad_workloads(make: Callable[[], Workload], key: str, words: str) -> None:
@@ -186,6 +189,8 @@ def test_yaml_descriptions(tmp_path: Path) -> None:
     assert a.name == "incast-32-7to1-victim-2MiB-s1" and a.victim_size == 4 * MIB
     assert (b.name, b.size_bytes, b.seed) == ("mine", 256 * 1024, 3)
     assert parse_size("4096") == parse_size("4KiB") == 4096
+    doc = {"hosts": 8, "traffic": "permutation", "size": "1MiB", "base_rtt_ns": 12000}
+    assert from_mapping(doc, "x").name == "permutation-8-1MiB-s1-rtt12000"
 
 
 @pytest.mark.parametrize(
