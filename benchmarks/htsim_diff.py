@@ -7,7 +7,8 @@ trims and NACKs, the victim's slowdown beside an incast, and the cost of each si
 seconds, peak RSS, and the virtual fabric's switch traversals per second) with their
 ratios. Each target of issue #23 is reported met or not, and whether that was expected
 (``testbed/reference/not_reproduced.yaml``); ``surprises`` lists every target whose
-outcome differs from that list. Prints one JSON document.
+outcome differs from that list; ``failed`` every workload whose run failed (the error names
+the directory keeping its logs; the exit status is then 1). Prints one JSON document.
 
 htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the
 clone.
@@ -109,13 +110,15 @@ def main() -> int:
     load_start = os.getloadavg()
     results: list[dict[str, Any]] = []
     surprises: list[dict[str, Any]] = []
+    failed: list[dict[str, Any]] = []
     for workload in workloads:
         print(f"htsim_diff: {workload.name} ...", file=sys.stderr, flush=True)
         try:
             result = compare(workload, work_dir=args.keep, per_flow=args.per_flow)
-        except HtsimDiffError as exc:
+        except HtsimDiffError as exc:  # reported, and the other workloads still run
             print(f"htsim_diff: {workload.name}: {exc}", file=sys.stderr)
-            return 1
+            failed.append({"workload": workload.name, "error": str(exc)})
+            continue
         results.append(result)
         surprises += [
             {"workload": workload.name, **check}
@@ -127,11 +130,12 @@ def main() -> int:
         "rss_floor_mib": rss_floor_mib(),
         "workloads": results,
         "surprises": surprises,
+        "failed": failed,
         "load_average": {"start": load_start, "end": os.getloadavg()},
         "total_wall_s": round(time.perf_counter() - started, 1),
     }
     print(json.dumps(report, indent=1))
-    return 0
+    return 1 if failed else 0
 
 
 if __name__ == "__main__":

@@ -8,6 +8,7 @@ updated. Skipped, with the reason, where htsim_uec is absent."""
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
@@ -111,6 +112,7 @@ def test_benchmark_prints_one_json_document(tmp_path: Path) -> None:
         "incast_completion",
     ]
     assert isinstance(report["surprises"], list) and report["rss_floor_mib"] > 0
+    assert report["failed"] == []
 
 
 def test_benchmark_refuses_an_unknown_workload_name() -> None:
@@ -121,3 +123,35 @@ def test_benchmark_refuses_an_unknown_workload_name() -> None:
         timeout=120,
     )
     assert out.returncode == 1 and "--only nope: not in the chosen set" in out.stderr
+
+
+def test_benchmark_reports_a_failed_workload_and_goes_on(tmp_path: Path) -> None:
+    fake = tmp_path / "htsim_uec"
+    fake.write_text("#!/bin/sh\necho broken >&2\nexit 2\n")
+    fake.chmod(0o755)
+    spec = tmp_path / "w.yaml"
+    spec.write_text(
+        "- {name: one, hosts: 8, traffic: permutation, size: 4KiB}\n"
+        "- {name: two, hosts: 8, traffic: permutation, size: 8KiB}\n"
+    )
+    out = subprocess.run(
+        [
+            sys.executable,
+            str(ROOT / "benchmarks" / "htsim_diff.py"),
+            "--workloads",
+            str(spec),
+            "--keep",
+            str(tmp_path),
+        ],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        env={**os.environ, "MRC_HTSIM": str(fake)},
+    )
+    assert out.returncode == 1
+    report = json.loads(out.stdout)
+    assert report["workloads"] == []
+    assert [f["workload"] for f in report["failed"]] == ["one", "two"]
+    assert "htsim exited with status 2" in report["failed"][0]["error"]
+    kept = Path(report["failed"][0]["error"].split("kept in ")[1].rstrip(")"))
+    assert (kept / "htsim.stderr").read_text() == "broken\n" and kept.is_relative_to(tmp_path)
