@@ -285,9 +285,10 @@ def run(
     and totals. On success the directory is removed unless ``keep``; on failure it stays
     and the error says where."""
     exe = binary if binary is not None else find_htsim()
+    matrix = connection_matrix(shape.hosts, flows)  # checks the flows before any file
     directory.mkdir(parents=True, exist_ok=True)
     cm = directory / CM_NAME
-    cm.write_text(connection_matrix(shape.hosts, flows), encoding="utf-8")
+    cm.write_text(matrix, encoding="utf-8")
     timed_dir = directory / "timed"
     traced_dir = directory / "traced"
     child, timed = _run_once(exe, shape, flows, seed, cm, timed_dir, timeout_s, trace=False)

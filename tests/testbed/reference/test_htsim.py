@@ -235,3 +235,10 @@ def test_htsims_own_queue_for_our_packet_is_our_trim_depth(tmp_path: Path) -> No
     out = subprocess.run(argv, cwd=tmp_path, capture_output=True, text=True, check=True).stdout
     sizes = {line.split()[-2] for line in out.splitlines() if "QueueSize" in line}
     assert sizes == {str(w.shape.trim_packets * w.shape.data_frame_bytes)}
+
+
+def test_bad_flows_are_refused_before_any_file(tmp_path: Path) -> None:
+    w = sample_workload()
+    with pytest.raises(WorkloadError, match="to itself"):
+        htsim.run(w.shape, [Flow(1, 2, 2, 10, "flow")], 1, tmp_path / "run", binary=Path("x"))
+    assert not (tmp_path / "run").exists()
