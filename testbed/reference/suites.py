@@ -1,0 +1,67 @@
+"""Named workload sets of the differential (docs/reference-htsim.md, "Workloads").
+
+- ``CI``: what the htsim-marked test runs (a 32-host permutation of 4 MiB flows, and a
+  7:1 incast of 2 MiB flows beside a 4 MiB victim: the issue's two measurements);
+- ``DEFAULT``: ``benchmarks/htsim_diff.py`` without flags (minutes): ``CI`` plus an
+  8-host permutation, an 8-host all-to-all and the 7:1 incast without its victim;
+- ``FULL``: ``--full``: fat trees of 8, 32 and 128 hosts, seeds 1-3, permutations of 1
+  and 4 MiB flows, all-to-all of 64 and 256 KiB (8 and 32 hosts), incasts 4:1 to 31:1 of
+  2 MiB flows with and without a victim (hours).
+"""
+
+from __future__ import annotations
+
+from testbed.reference.workload import MIB, Workload, default_name
+
+PERMUTATION_BYTES = 4 * MIB
+ALL_TO_ALL_BYTES = 256 * 1024
+FULL_PERMUTATION_BYTES = (MIB, PERMUTATION_BYTES)
+FULL_ALL_TO_ALL_BYTES = (64 * 1024, ALL_TO_ALL_BYTES)
+INCAST_BYTES = 2 * MIB  # each sender; the victim sends twice that (Workload.victim_size)
+FULL_HOSTS = (8, 32, 128)
+FULL_SEEDS = (1, 2, 3)
+FULL_FAN_INS = (4, 7, 15, 31)
+FULL_ALL_TO_ALL_HOSTS = (8, 32)
+
+
+def workload(**values: object) -> Workload:
+    """A workload named as :func:`default_name` names it."""
+    values.setdefault("seed", 1)
+    return Workload(name=default_name(values), source="suite", **values)  # type: ignore[arg-type]
+
+
+def permutation(hosts: int, seed: int = 1, size: int = PERMUTATION_BYTES) -> Workload:
+    return workload(hosts=hosts, traffic="permutation", size_bytes=size, seed=seed)
+
+
+def all_to_all(hosts: int, seed: int = 1, size: int = ALL_TO_ALL_BYTES) -> Workload:
+    return workload(hosts=hosts, traffic="all_to_all", size_bytes=size, seed=seed)
+
+
+def incast(hosts: int, fan_in: int, victim: bool, seed: int = 1) -> Workload:
+    return workload(
+        hosts=hosts,
+        traffic="incast",
+        size_bytes=INCAST_BYTES,
+        fan_in=fan_in,
+        victim=victim,
+        seed=seed,
+    )
+
+
+CI = (permutation(32), incast(32, 7, victim=True))
+DEFAULT = (permutation(8), *CI, all_to_all(8), incast(32, 7, victim=False))
+
+
+def full() -> list[Workload]:
+    out: list[Workload] = []
+    for seed in FULL_SEEDS:
+        for hosts in FULL_HOSTS:
+            out += [permutation(hosts, seed, size) for size in FULL_PERMUTATION_BYTES]
+            if hosts in FULL_ALL_TO_ALL_HOSTS:
+                out += [all_to_all(hosts, seed, size) for size in FULL_ALL_TO_ALL_BYTES]
+            for fan_in in FULL_FAN_INS:
+                for victim in (False, True):
+                    if fan_in <= hosts - (3 if victim else 1):
+                        out.append(incast(hosts, fan_in, victim, seed))
+    return out

@@ -1,0 +1,66 @@
+"""The virtual fabric's side of the differential, in its child process."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+from testbed.reference import vfside
+from testbed.reference.exceptions import RunFailedError, WorkloadError
+from testbed.reference.workload import Flow, Workload
+
+
+@pytest.mark.integration
+def test_child_run_of_a_small_incast(tmp_path: Path) -> None:
+    w = Workload("i", 8, "incast", 64 * 1024, fan_in=2, victim=True)
+    run = vfside.run(w.shape, w.flows(), 1, tmp_path / "run")
+    assert not (tmp_path / "run").exists()  # removed on success
+    assert sorted(run.flows) == [1, 2, 3]
+    assert all(f.fct_us > 0 for f in run.flows.values())
+    assert run.wall_s > run.extra["run_wall_s"] > 0 and run.peak_rss_mib > 20
+    assert run.extra["switch_traversals"] > 0 and len(run.extra["event_log_sha256"]) == 64
+    again = vfside.run(w.shape, w.flows(), 1, tmp_path / "again")
+    assert again.extra["event_log_sha256"] == run.extra["event_log_sha256"]
+
+
+@pytest.mark.integration
+def test_a_run_that_times_out_keeps_its_inputs(tmp_path: Path) -> None:
+    w = Workload("p", 8, "permutation", 4096)
+    with pytest.raises(RunFailedError, match=r"did not finish within 0\.2 s") as err:
+        vfside.run(w.shape, w.flows(), 1, tmp_path / "run", timeout_s=0.2)
+    assert err.value.log_dir == tmp_path / "run"
+    assert (tmp_path / "run" / vfside.REQUEST_NAME).is_file()
+
+
+@pytest.mark.integration
+def test_a_crashed_child_is_reported_with_its_logs(tmp_path: Path) -> None:
+    w = Workload("p", 8, "permutation", 4096)
+    run_dir = tmp_path / "run"
+    run_dir.mkdir()
+    (run_dir / vfside.REQUEST_NAME).write_text("not json")
+    # the child reads the request it is given: make it unreadable after writing it
+    original = Path.write_text
+
+    def corrupt(self: Path, data: str, *args: object, **kwargs: object) -> int:
+        if self.name == vfside.REQUEST_NAME:
+            data = "{broken"
+        return original(self, data, *args, **kwargs)  # type: ignore[arg-type]
+
+    with pytest.MonkeyPatch.context() as mp:
+        mp.setattr(Path, "write_text", corrupt)
+        with pytest.raises(RunFailedError, match="exited with status 1") as err:
+            vfside.run(w.shape, w.flows(), 1, run_dir)
+    assert "JSONDecodeError" in (err.value.log_dir / vfside.STDERR_NAME).read_text()
+
+
+def test_flows_are_checked_before_any_process() -> None:
+    w = Workload("p", 8, "permutation", 4096)
+    with pytest.raises(WorkloadError, match="host 9 is not in the fabric"):
+        vfside.run(w.shape, [Flow(1, 0, 9, 10, "flow")], 1, Path("unused"))
+
+
+def test_nic_config_takes_the_fabric_rate_and_base_rtt() -> None:
+    shape = Workload("p", 8, "permutation", 4096, rate_gbps=50).shape
+    cfg = vfside.nic_config(shape)
+    assert (cfg.port_rate_bps, cfg.base_rtt_ns) == (50_000_000_000, shape.base_rtt_ns)
