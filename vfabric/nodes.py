@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore, service
 from p4emu.switch import Switch
+from vfabric.pfc import NicPause
 from vfabric.wires import (
     DATA_DSCPS,
     DATA_HEADER_BYTES,
@@ -128,6 +129,7 @@ class NicNode:
     frames in through :meth:`receive`, frames out on the wire of their plane, one timer."""
 
     __slots__ = (
+        "_bin_ns",
         "_timer_at",
         "app_sink",
         "core",
@@ -135,12 +137,16 @@ class NicNode:
         "ev_tx",
         "events",
         "name",
+        "pfc",
+        "placed_bins",
         "retx_bytes",
         "rx_data_bytes",
         "uplinks",
     )
 
-    def __init__(self, events: EventList, core: NicCore, app_sink: AppSink) -> None:
+    def __init__(
+        self, events: EventList, core: NicCore, app_sink: AppSink, bin_ns: int = 10_000
+    ) -> None:
         self.events = events
         self.core = core
         self.name = core.name
@@ -151,6 +157,11 @@ class NicNode:
         self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
         self.retx_bytes: dict[int, int] = {}  # peer QPN -> retransmitted payload bytes
         self.rx_data_bytes = [0] * core.plane_count
+        self.pfc: NicPause | None = None  # set when the fabric runs PFC (vfabric.pfc)
+        # (plane, time bin) -> payload bytes placed for the application: each byte once
+        # (goodput), where rx_data_bytes counts every data frame that arrived
+        self.placed_bins: dict[tuple[int, int], int] = {}
+        self._bin_ns = bin_ns
 
     def receive(self, port: int, frame: bytes) -> None:
         fields = frame_outer(frame)
@@ -168,6 +179,18 @@ class NicNode:
                 # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
+                conn = self.core.connections.get(frame_dqpn(frame))
+                if conn is not None:
+                    before = conn.rcvd_bytes
+                    now = self.events.now
+                    self.core.receive_frame(frame, port, now)
+                    placed = conn.rcvd_bytes - before
+                    if placed:
+                        key = (port, now // self._bin_ns)
+                        bins = self.placed_bins
+                        bins[key] = bins.get(key, 0) + placed
+                    self.service()
+                    return
         self.core.receive_frame(frame, port, self.events.now)
         self.service()
 
@@ -189,6 +212,9 @@ class NicNode:
                     self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
         wire = self.uplinks[plane]
         if wire is not None:
+            pfc = self.pfc
+            if pfc is not None and pfc.holds(plane, frame):
+                return
             wire.receive(frame)
 
     def service(self) -> None:
