@@ -277,36 +277,9 @@ class VirtualFabric:
             return switch_pause
         nic_node = self.nics[upstream]
 
-        events = self.events
-        draining = [False]
-
-        def drain(port: int) -> None:
-            """Waiting frames onto the wire, one as it becomes free (vfabric.pfc)."""
-            draining[0] = False
-            state = nic_node.pfc
-            assert state is not None
-            while True:
-                if wire.busy_until > events.now:
-                    if state.waiting(port):
-                        draining[0] = True
-                        events.at(wire.busy_until, drain, port)
-                    return
-                frame = state.next_frame(port)
-                if frame is None:
-                    return
-                wire.receive(frame)
-
         def nic_pause(port: int, priority: int, pause: bool) -> None:
-            if not account(priority, pause):
-                return
-            state = nic_node.pfc
-            assert state is not None
-            if pause:
-                state.paused[port] |= 1 << priority
-                return
-            state.paused[port] &= ~(1 << priority)
-            if not draining[0]:
-                drain(port)
+            if account(priority, pause):
+                nic_node.pfc_pause(port, priority, pause)
 
         return nic_pause
 
@@ -689,9 +662,20 @@ class VirtualFabric:
     def traversals(self) -> int:
         return sum(node.traversals for node in self.switches.values())
 
+    def delivered_bytes(self) -> int:
+        """Payload bytes placed for the applications: each byte once (goodput)."""
+        return sum(sum(node.placed_bins.values()) for node in self.nics.values())
+
+    def received_data_bytes(self) -> int:
+        """Data payload bytes the NICs' ports took in (duplicates and packets dropped out
+        of order included): what the wire carried to them."""
+        return sum(sum(node.rx_data_bytes) for node in self.nics.values())
+
     def goodput(self, bin_ns: int | None = None) -> dict[str, Any]:
-        """Data payload Gb/s over time: per plane (delivered to NICs), per T1 (leaving it)
-        and per link direction, in bins of ``bin_ns`` (a multiple of the fabric's)."""
+        """Payload Gb/s over time, in bins of ``bin_ns`` (a multiple of the fabric's):
+        ``delivered_per_plane``, the goodput: bytes placed for the application, each
+        once, per plane it arrived on; ``per_plane``, data bytes arriving at NICs on the
+        wire (duplicates included); per T1 (leaving it) and per link direction."""
         width = self.bin_ns if bin_ns is None else bin_ns
         if width % self.bin_ns:
             raise VirtualFabricError(
@@ -719,9 +703,17 @@ class VirtualFabric:
                 row = per_t1.setdefault(wire.src, [0.0] * count)
                 for i, v in enumerate(series):
                     row[i] += v
+        delivered: dict[int, list[float]] = {p: [0.0] * count for p in per_plane}
+        for node in self.nics.values():
+            for (plane, index), nbytes in node.placed_bins.items():
+                slot = index // factor
+                if slot < count:
+                    row = delivered.setdefault(plane, [0.0] * count)
+                    row[slot] += nbytes * 8 / width
         return {
             "bin_ns": width,
             "t_ns": [i * width for i in range(count)],
+            "delivered_per_plane": dict(sorted(delivered.items())),
             "per_plane": dict(sorted(per_plane.items())),
             "per_t1": dict(sorted(per_t1.items())),
             "per_link": per_link,

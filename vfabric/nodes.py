@@ -213,9 +213,44 @@ class NicNode:
         wire = self.uplinks[plane]
         if wire is not None:
             pfc = self.pfc
-            if pfc is not None and pfc.holds(plane, frame):
+            if pfc is not None:
+                pfc.enqueue(plane, frame)
+                self._pfc_drain(plane)
                 return
             wire.receive(frame)
+
+    def pfc_pause(self, plane: int, priority: int, pause: bool) -> None:
+        """A pause (or resume) frame from the T0 on ``plane`` (vfabric.pfc)."""
+        pfc = self.pfc
+        assert pfc is not None
+        if pause:
+            pfc.paused[plane] |= 1 << priority
+        else:
+            pfc.paused[plane] &= ~(1 << priority)
+            self._pfc_drain(plane)
+
+    def _pfc_drain(self, plane: int) -> None:
+        """PFC: waiting frames onto the wire, one whenever it is free."""
+        pfc = self.pfc
+        wire = self.uplinks[plane]
+        assert pfc is not None and wire is not None
+        if pfc.draining[plane]:
+            return  # a wake-up is already due when the wire is free
+        while True:
+            if wire.busy_until > self.events.now:
+                if pfc.waiting(plane):
+                    pfc.draining[plane] = True
+                    self.events.at(wire.busy_until, self._pfc_wake, plane)
+                return
+            frame = pfc.next_frame(plane)
+            if frame is None:
+                return
+            wire.receive(frame)
+
+    def _pfc_wake(self, plane: int) -> None:
+        assert self.pfc is not None
+        self.pfc.draining[plane] = False
+        self._pfc_drain(plane)
 
     def service(self) -> None:
         """Flush the core's frames onto the wires and (re)arm its timer."""

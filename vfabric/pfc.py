@@ -228,27 +228,23 @@ def _deliver(args: tuple[PauseSink, Wire, int, bool]) -> None:
 
 class NicPause:
     """A NIC's side of PFC: per port (plane), the priorities paused by its T0, and per
-    priority the frames waiting in the NIC's transmit queue. A frame waits while its
-    priority is paused or frames of its priority wait before it; waiting frames leave
-    one at a time as the port becomes free (highest priority first), so a pause that
-    comes later still stops the rest."""
+    priority the NIC's transmit queue. With PFC a frame joins its priority's queue and
+    goes onto the wire only when the wire is free and its priority not paused (highest
+    priority first), so a pause stops all but the frame being sent."""
 
-    __slots__ = ("held", "paused")
+    __slots__ = ("draining", "held", "paused")
 
     def __init__(self, planes: int) -> None:
         self.paused = [0] * planes  # bit p set: priority p paused on that port
         self.held: list[dict[int, deque[bytes]]] = [{} for _ in range(planes)]
+        self.draining = [False] * planes  # a wake-up is due when the wire is free
 
-    def holds(self, plane: int, frame: bytes) -> bool:
-        """True if ``frame`` must wait (queued here); False: it goes now."""
+    def enqueue(self, plane: int, frame: bytes) -> None:
         priority = frame_priority(frame)
         queue = self.held[plane].get(priority)
-        if queue or self.paused[plane] >> priority & 1:
-            if queue is None:
-                queue = self.held[plane][priority] = deque()
-            queue.append(frame)
-            return True
-        return False
+        if queue is None:
+            queue = self.held[plane][priority] = deque()
+        queue.append(frame)
 
     def next_frame(self, plane: int) -> bytes | None:
         """The next waiting frame of a priority not paused (None: nothing may go)."""

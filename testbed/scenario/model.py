@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from nic_emu.config import RoceConfig
+from vfabric.pfc import PfcConfig
+
 TRANSPORTS = ("mrc", "roce")
+DEFAULT_ROCE_QPS = 16  # the MRC paper compares one MRC QP with 16 RoCE QPs (sources §5.5)
 PATTERNS = ("pairs", "all_to_all", "permutation", "incast")
 MODES = ("virtual", "local", "mininet")
 
@@ -375,6 +379,7 @@ class Assertions:
     nacks_min: int | None = None
     timeouts_max: int | None = None
     roce_slower_by: float | None = None  # compare: RoCE completion >= factor x MRC's
+    roce_goodput_min: float | None = None  # compare: RoCE goodput >= this x MRC's
 
     def needs_baseline(self) -> bool:
         return bool(self.traffic_goodput) or any(c.of == "baseline" for c in self.goodput)
@@ -395,6 +400,18 @@ class FabricSpec:
     trimming: bool = True
     ecn: bool = True
     rate_gbps: float | None = None  # override of every link's rate (topology link_defaults)
+    # PFC for runs with RoCE traffic (their data class lossless); MRC-only runs stay lossy.
+    # None (``pfc: false``): no PFC at all.
+    pfc: PfcConfig | None = field(default_factory=PfcConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class RoceTransport:
+    """The RoCE baseline's settings (the file's ``roce:`` block): ``qps`` QPs per RoCE
+    flow (each on its own hashed path) and the NICs' RoCE transport."""
+
+    qps: int = DEFAULT_ROCE_QPS
+    config: RoceConfig = field(default_factory=RoceConfig)
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,6 +443,7 @@ class Scenario:
     assertions: Assertions
     negative_controls: tuple[NegativeControl, ...]
     roce: Assertions | None = None  # compare: what must hold for the RoCE run
+    roce_transport: RoceTransport = field(default_factory=RoceTransport)
     sweep: Sweep | None = None
     plot_bin_ns: int = 10_000
 
@@ -437,7 +455,14 @@ class Scenario:
                 flows.extend(event.flows(index))
         if transport is not None:
             flows = [replace(f, transport=transport) for f in flows]
-        return flows
+        qps = self.roce_transport.qps  # a RoCE flow spreads over this many QPs
+        return [replace(f, connections=qps) if f.transport == "roce" else f for f in flows]
+
+    def pfc_for(self, flows: list[Flow]) -> PfcConfig | None:
+        """PFC for a run of ``flows``: on (the lossless data class) when any is RoCE."""
+        if any(f.transport == "roce" for f in flows):
+            return self.fabric.pfc
+        return None
 
     def without_timeline(self) -> Scenario:
         return replace(self, timeline=(), sweep=None)

@@ -78,6 +78,8 @@ def fabric_goodput(run: RunResult) -> dict[str, Any]:
             int(k.split(":", 1)[1]): v for k, v in run.goodput.items() if k.startswith("plane:")
         },
         "per_t1": {k.split(":", 1)[1]: v for k, v in run.goodput.items() if k.startswith("t1:")},
+        "total": run.goodput.get("total"),
+        "wire": run.goodput.get("wire"),
     }
 
 
@@ -94,7 +96,8 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         run.ev_changes,
         total_evs=evs * max(senders, 1),
         end_ns=max(run.end_ns, 1),
-        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})",
+        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})"
+        + _pfc_note(run),
         nic=nic,
         marks=marks,
         spans=spans,
@@ -103,6 +106,17 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
 
 
 _EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
+
+
+def _pfc_note(run: RunResult) -> str:
+    """The run's PFC counters for the plot's title ('' without PFC)."""
+    pfc = run.counters.get("pfc")
+    if not pfc:
+        return ""
+    return (
+        f"\nPFC: {pfc['pauses_sent']} pauses, {pfc['paused_ns'] / 1000:,.0f} us paused "
+        f"(all ports), {pfc['headroom_drops']} headroom drops"
+    )
 
 
 def _default(key: str) -> int:
