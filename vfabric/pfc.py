@@ -21,8 +21,9 @@ pause frames (docs/virtual-fabric.md, "Priority flow control").
   priority on that port (:meth:`p4emu.switch.Switch.set_paused`); a NIC stops sending
   frames of that priority on that port and holds them in its transmit queue (host
   memory) until resumed. Head-of-line blocking and congestion spreading follow.
-- **Priority of a frame**, at a NIC, is the queue the P4 program would give it: data
-  packets join the data queue (``DATA_PRIORITY``), everything else the control queue.
+- **Priority of a frame**, at a NIC, is the queue the P4 program would give it: control
+  packets and trimmed headers the control queue, everything else the data queue
+  (``DATA_PRIORITY``).
 """
 
 from __future__ import annotations
@@ -32,13 +33,15 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from mrc_wire.constants import ETH_LEN, Dscp
 from mrc_wire.queues import DATA_PRIORITY, DEFAULT_CONTROL_PRIORITY
 from vfabric.exceptions import FabricSetupError
-from vfabric.wires import _NS_BITS, DATA_DSCPS, Wire, frame_dscp
+from vfabric.wires import _NS_BITS, Wire, frame_dscp
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
 
+CONTROL_QUEUE_DSCPS = frozenset({int(Dscp.CONTROL), int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
 PAUSE_FRAME_BYTES = 64  # an 802.3 MAC control frame (PFC), minimum frame size
 PRIORITIES = 8  # 802.1Qbb: one pause timer per priority (3-bit PCP)
 DEFAULT_XOFF_BYTES = 20 * 1024  # docs/virtual-fabric.md: sized for the 64-packet queues
@@ -96,10 +99,11 @@ def default_headroom(rate_bps: float, delay_ns: int, max_frame: int) -> int:
 
 
 def frame_priority(frame: bytes) -> int:
-    """The traffic-manager queue the P4 program gives ``frame`` (docs/switch-queues.md)."""
-    if len(frame) > 15 and frame_dscp(frame) in DATA_DSCPS:
-        return DATA_PRIORITY
-    return DEFAULT_CONTROL_PRIORITY
+    """The traffic-manager queue the P4 program gives ``frame`` (docs/switch-queues.md
+    section 4): CONTROL and trimmed headers the control queue, everything else data."""
+    if len(frame) > ETH_LEN + 1 and frame_dscp(frame) in CONTROL_QUEUE_DSCPS:
+        return DEFAULT_CONTROL_PRIORITY
+    return DATA_PRIORITY
 
 
 class PortCounters:

@@ -6,11 +6,12 @@ from typing import Any
 
 import pytest
 
-from mrc_wire.queues import DATA_PRIORITY
+from mrc_wire.constants import ETH_LEN, Dscp
+from mrc_wire.queues import DATA_PRIORITY, DEFAULT_CONTROL_PRIORITY
 from topologies import Role
 from vfabric import VirtualFabric
 from vfabric.exceptions import FabricSetupError
-from vfabric.pfc import PfcConfig, default_headroom
+from vfabric.pfc import PfcConfig, default_headroom, frame_priority
 
 SENDERS = ("nic0", "nic1", "nic4", "nic5", "nic6", "nic7")  # 6-to-1 into nic2 (small)
 
@@ -123,3 +124,15 @@ def test_bad_pfc_settings_are_refused(kwargs: dict[str, Any], message: str) -> N
 def test_pfc_must_be_a_pfc_config() -> None:
     with pytest.raises(FabricSetupError, match="PfcConfig"):
         VirtualFabric("tiny", pfc={"priorities": [0]})  # type: ignore[arg-type]
+
+
+def test_a_nic_gives_frames_the_queue_the_p4_program_would() -> None:
+    def frame(dscp: int) -> bytes:
+        tc = dscp << 2
+        head = bytes(ETH_LEN) + bytes([0x60 | tc >> 4, (tc & 0x0F) << 4])
+        return head + bytes(60)
+
+    assert frame_priority(frame(int(Dscp.TRIMMABLE))) == DATA_PRIORITY
+    assert frame_priority(frame(int(Dscp.NO_TRIM))) == DATA_PRIORITY
+    for dscp in (Dscp.CONTROL, Dscp.TRIMMED, Dscp.TRIMMED_LASTHOP):
+        assert frame_priority(frame(int(dscp))) == DEFAULT_CONTROL_PRIORITY
