@@ -207,7 +207,13 @@ def report_markdown(comparison: Comparison) -> str:
         f"| message completion p50 | {_opt(m50)} | {_opt(r50)} |",
         f"| message completion p99 | {_opt(m99)} | {_opt(r99)} |",
         f"| bytes retransmitted | {mrc.retransmitted_bytes():,} | {roce.retransmitted_bytes():,} |",
+        f"| goodput bytes / data bytes on the wire into the receivers | {_wire(mrc)} "
+        f"| {_wire(roce)} |",
         f"| trims / NACKs / timeouts | {_tnt(mrc)} | {_tnt(roce)} |",
+        f"| PFC pauses / time paused (all ports) | {_pfc(mrc)} | {_pfc(roce)} |",
+        "",
+        "Goodput counts each byte once, as the application got it; the data on the wire "
+        "into the receivers also counts duplicates and go-back-N resends.",
         "",
     ]
     ratio = comparison.completion_ratio
@@ -237,6 +243,20 @@ def report_markdown(comparison: Comparison) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _wire(run: RunResult) -> str:
+    c = run.counters
+    if "delivered_bytes" not in c:
+        return "-"
+    return f"{int(c['delivered_bytes']):,} / {int(c['wire_data_bytes']):,}"
+
+
+def _pfc(run: RunResult) -> str:
+    pfc = run.counters.get("pfc")
+    if not pfc:
+        return "no PFC (lossy)"
+    return f"{pfc['pauses_sent']:,} / {fmt(int(pfc['paused_ns']))}"
 
 
 def _gbps(value: float | None) -> str:
