@@ -95,7 +95,7 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         fabric_goodput(run),
         run.ev_changes,
         total_evs=evs * max(senders, 1),
-        end_ns=max(run.end_ns, 1),
+        end_ns=_plot_end(run),
         title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})"
         + _pfc_note(run),
         nic=nic,
@@ -106,6 +106,16 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
 
 
 _EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
+
+
+def _plot_end(run: RunResult) -> int:
+    """Where the plot stops: the run's end, or a tenth past the last completion when
+    every transfer completed (the event list may have run on to a stale timer, e.g. a
+    RoCE ACK timeout 67 ms later, after the last transfer was done)."""
+    done = run.completion_ns()
+    if done is None:
+        return max(run.end_ns, 1)
+    return max(min(run.end_ns, done + max(done // 10, 2 * run.bin_ns)), 1)
 
 
 def _pfc_note(run: RunResult) -> str:
