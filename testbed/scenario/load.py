@@ -151,6 +151,7 @@ class _Reader:
         self.base_dir = base_dir
         self.topology: Topology | None = None
         self.plan: AddressPlan | None = None
+        self.roce_qps = DEFAULT_ROCE_QPS  # the roce block's, read before the traffic
 
     def error(self, path: str, reason: str) -> ScenarioSpecError:
         return ScenarioSpecError(self.source, path, reason)
@@ -300,19 +301,21 @@ class _Reader:
         duration = self.positive_time(data.get("duration", f"{DEFAULT_DURATION_NS}ns"), "duration")
         fabric = self.fabric(data.get("fabric", {}), "fabric")
         nic = self.nic_overrides(data.get("nic", {}), "nic")
+        roce_block: dict[str, Any] = {}
+        roce_transport = RoceTransport()
+        if "roce" in data:
+            roce_block = self.mapping(data["roce"], "roce", ASSERTION_KEYS + ROCE_TRANSPORT_KEYS)
+            roce_transport = self.roce_transport(
+                {k: v for k, v in roce_block.items() if k in ROCE_TRANSPORT_KEYS}, "roce"
+            )
+        self.roce_qps = roce_transport.qps
         traffic = self.traffic(data["traffic"], "traffic", seed)
         timeline = self.timeline(data.get("timeline", []), "timeline", duration)
         assertions = self.assertions(data.get("assertions", {}), "assertions", timeline, traffic)
         roce = None
-        roce_transport = RoceTransport()
-        if "roce" in data:
-            block = self.mapping(data["roce"], "roce", ASSERTION_KEYS + ROCE_TRANSPORT_KEYS)
-            roce_transport = self.roce_transport(
-                {k: v for k, v in block.items() if k in ROCE_TRANSPORT_KEYS}, "roce"
-            )
-            checks = {k: v for k, v in block.items() if k in ASSERTION_KEYS}
-            if checks:
-                roce = self.assertions(checks, "roce", timeline, traffic)
+        checks = {k: v for k, v in roce_block.items() if k in ASSERTION_KEYS}
+        if checks:
+            roce = self.assertions(checks, "roce", timeline, traffic)
         controls = self.negative_controls(data.get("negative_controls", []), "negative_controls")
         sweep = None
         if "sweep" in data:
@@ -531,15 +534,18 @@ class _Reader:
             if key in data and (form != "pattern" or (needs != "a pattern" and pattern != needs)):
                 raise self.error(_join(path, key), f"only used with pattern {needs}")
         nbytes = self.size(data["bytes"], _join(path, "bytes"))
+        transport = self.choice(data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS)
+        # a RoCE entry spreads over the roce block's QPs unless it says how many
+        default_connections = self.roce_qps if transport == "roce" else 1
         return Traffic(
             name=self.string(data.get("name", f"traffic{index}"), _join(path, "name")),
             pattern=pattern,
             pairs=pairs,
             nbytes=nbytes,
             messages=self.messages(data, path, nbytes),
-            connections=self.integer(data.get("connections", 1), _join(path, "connections"), 1),
-            transport=self.choice(
-                data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
+            transport=transport,
+            connections=self.integer(
+                data.get("connections", default_connections), _join(path, "connections"), 1
             ),
             start_ns=self.time(data.get("start", 0), _join(path, "start")),
         )

@@ -297,7 +297,8 @@ class IncastEvent(Event):
     def params(self) -> dict[str, Any]:
         return {"senders": list(self.senders), "dst": self.dst, "bytes": self.nbytes}
 
-    def flows(self, index: int) -> list[Flow]:
+    def flows(self, index: int, roce_qps: int = 1) -> list[Flow]:
+        """One flow per sender: one QP each, ``roce_qps`` for a RoCE incast."""
         return [
             Flow(
                 f"incast{index}",
@@ -305,7 +306,7 @@ class IncastEvent(Event):
                 self.dst,
                 self.nbytes,
                 self.messages,
-                1,
+                roce_qps if self.transport == "roce" else 1,
                 self.transport,
                 self.at_ns,
             )
@@ -452,11 +453,14 @@ class Scenario:
         flows = [f for t in self.traffic for f in t.flows()]
         for index, event in enumerate(self.timeline):
             if isinstance(event, IncastEvent):
-                flows.extend(event.flows(index))
+                flows.extend(event.flows(index, self.roce_transport.qps))
+        if transport == "roce":  # compare's RoCE run: the roce block's QPs per flow
+            return [
+                replace(f, transport="roce", connections=self.roce_transport.qps) for f in flows
+            ]
         if transport is not None:
             flows = [replace(f, transport=transport) for f in flows]
-        qps = self.roce_transport.qps  # a RoCE flow spreads over this many QPs
-        return [replace(f, connections=qps) if f.transport == "roce" else f for f in flows]
+        return flows
 
     def pfc_for(self, flows: list[Flow]) -> PfcConfig | None:
         """PFC for a run of ``flows``: on (the lossless data class) when any is RoCE."""

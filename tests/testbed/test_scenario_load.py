@@ -476,9 +476,10 @@ def test_the_roce_block_sets_the_transport_and_keeps_its_assertions() -> None:
     assert cfg.dcqcn.rate_timer_ns == 100_000 and cfg.dcqcn.byte_counter == 1 << 20
     assert s.roce is not None and s.roce.byte_exact
     assert s.fabric.pfc is not None and (s.fabric.pfc.xoff, s.fabric.pfc.xon) == (16384, 8192)
-    # RoCE flows take the block's QP count; PFC is on only for runs with RoCE traffic
+    # compare's RoCE run takes the block's QP count; PFC only for runs with RoCE traffic
     roce_flows = s.flows("roce")
     assert [f.connections for f in roce_flows] == [8]
+    assert [f.connections for f in s.flows()] == [1]  # the MRC entry as written
     assert s.pfc_for(roce_flows) is s.fabric.pfc
     assert s.pfc_for(s.flows("mrc")) is None
 
@@ -489,3 +490,31 @@ def test_pfc_defaults_on_for_roce_and_can_be_turned_off() -> None:
     assert s.roce_transport.qps == 16 and s.roce_transport.config.ack_timeout_exp == 14
     off = loads(scenario_text(_set("fabric", {"pfc": False})), source="s.yaml")
     assert off.fabric.pfc is None and off.pfc_for(off.flows("roce")) is None
+
+
+def test_a_roce_entry_takes_the_qps_unless_it_sets_connections() -> None:
+    def change(connections: int | None) -> Callable[[dict[str, Any]], None]:
+        def apply(data: dict[str, Any]) -> None:
+            data["traffic"][0]["transport"] = "roce"
+            if connections is not None:
+                data["traffic"][0]["connections"] = connections
+            data["roce"] = {"qps": 4}
+            data["timeline"].append(
+                {
+                    "at": "300us",
+                    "incast": {
+                        "senders": ["nic1"],
+                        "dst": "nic2",
+                        "bytes": "64KiB",
+                        "transport": "roce",
+                    },
+                }
+            )
+
+        return apply
+
+    s = loads(scenario_text(change(None)), source="s.yaml")
+    assert [f.connections for f in s.flows()] == [4, 4]  # the entry and the RoCE incast
+    s = loads(scenario_text(change(2)), source="s.yaml")
+    assert [f.connections for f in s.flows()] == [2, 4]
+    assert [f.connections for f in s.flows("roce")] == [4, 4]  # compare: the block's
