@@ -179,19 +179,15 @@ class NicNode:
                 # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
-                conn = self.core.connections.get(frame_dqpn(frame))
-                if conn is not None:
-                    before = conn.rcvd_bytes
-                    now = self.events.now
-                    self.core.receive_frame(frame, port, now)
-                    placed = conn.rcvd_bytes - before
-                    if placed:
-                        key = (port, now // self._bin_ns)
-                        bins = self.placed_bins
-                        bins[key] = bins.get(key, 0) + placed
-                    self.service()
-                    return
-        self.core.receive_frame(frame, port, self.events.now)
+        core = self.core
+        before = core.placed_bytes
+        now = self.events.now
+        core.receive_frame(frame, port, now)
+        placed = core.placed_bytes - before
+        if placed:
+            key = (port, now // self._bin_ns)
+            bins = self.placed_bins
+            bins[key] = bins.get(key, 0) + placed
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:

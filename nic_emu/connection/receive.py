@@ -102,6 +102,7 @@ class ReceiveMixin:
         counters["rx_data"] += 1
         counters["bytes_placed"] += length
         self.rcvd_bytes += length
+        nic.placed_bytes += length
         msgs = self.msgs
         msgs.va_by_psn[psn] = va
         if m.last:
