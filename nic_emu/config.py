@@ -14,6 +14,11 @@ from nic_emu.exceptions import ConfigError
 
 ACK_TIMEOUT_UNIT_NS = 1024  # mrc.h: ACK timeout = 1.024 us x 2^t
 ACK_TIMEOUT_MAX_EXP = 24  # mrc.h: t <= 24
+# RoCE (InfiniBand RC): Local ACK Timeout = 4.096 us x 2^t, t a 5-bit field (0: no
+# timeout, refused here), retry_cnt 3 bits (sources §9.5, §11.3)
+ROCE_ACK_TIMEOUT_UNIT_NS = 4096
+ROCE_ACK_TIMEOUT_MAX_EXP = 31
+ROCE_RETRY_MAX = 7
 
 
 class TransportMode(enum.Enum):
@@ -62,6 +67,76 @@ class CcConfig:
 
 
 @dataclass(frozen=True, slots=True)
+class DcqcnConfig:
+    """DCQCN at a RoCE NIC (Zhu et al., SIGCOMM 2015; docs/nic-emu.md section 5):
+    the receiver's CNPs (notification point) and the sender's rate (reaction point)."""
+
+    enabled: bool = True
+    g: float = 1 / 256  # alpha gain
+    alpha_timer_ns: int = 55_000  # K: alpha decays after this long without a CNP
+    rate_timer_ns: int = 55_000  # T: a rate-increase event every T after a cut
+    byte_counter: int = 10 * 1024 * 1024  # B: a rate-increase event every B bytes sent
+    fast_recovery_steps: int = 5  # F: increase events of fast recovery
+    rate_ai_bps: int = 40_000_000  # R_AI: additive increase step
+    rate_hai_bps: int = 400_000_000  # R_HAI: hyper increase step
+    min_rate_bps: int = 1_000_000  # the rate never falls below this
+    min_dec_factor: float = 0.5  # one cut keeps at least this share of the rate
+    rate_reduce_period_ns: int = 4_000  # at most one cut per this period
+    cnp_interval_ns: int = 50_000  # N: at most one CNP per QP per this period
+    initial_alpha: float = 1.0
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.enabled, bool):
+            raise ConfigError(f"DcqcnConfig.enabled must be true or false, got {self.enabled!r}")
+        _positive(
+            self,
+            "alpha_timer_ns",
+            "rate_timer_ns",
+            "byte_counter",
+            "rate_ai_bps",
+            "rate_hai_bps",
+            "min_rate_bps",
+        )
+        _non_negative(self, "fast_recovery_steps", "rate_reduce_period_ns", "cnp_interval_ns")
+        for name in ("g", "min_dec_factor", "initial_alpha"):
+            value = getattr(self, name)
+            if isinstance(value, bool) or not isinstance(value, int | float) or not 0 < value <= 1:
+                raise ConfigError(f"DcqcnConfig.{name} must be in (0, 1], got {value!r}")
+
+
+@dataclass(frozen=True, slots=True)
+class RoceConfig:
+    """The RoCE baseline's transport (``TransportMode.ROCE`` connections): go-back-N
+    timers as RoCE NICs run them, and DCQCN (docs/nic-emu.md section 5)."""
+
+    ack_timeout_exp: int = 14  # Local ACK Timeout 4.096 us x 2^14 = 67.1 ms
+    retry_count: int = 7  # timeouts in a row without progress before the QP fails
+    dcqcn: DcqcnConfig = field(default_factory=DcqcnConfig)
+
+    def __post_init__(self) -> None:
+        t = self.ack_timeout_exp
+        if isinstance(t, bool) or not isinstance(t, int) or not 1 <= t <= ROCE_ACK_TIMEOUT_MAX_EXP:
+            raise ConfigError(
+                f"RoceConfig.ack_timeout_exp must be an integer in 1..{ROCE_ACK_TIMEOUT_MAX_EXP} "
+                f"(InfiniBand's 5-bit Local ACK Timeout; 0 would mean no timeout), got {t!r}"
+            )
+        r = self.retry_count
+        if isinstance(r, bool) or not isinstance(r, int) or not 0 <= r <= ROCE_RETRY_MAX:
+            raise ConfigError(
+                f"RoceConfig.retry_count must be an integer in 0..{ROCE_RETRY_MAX} "
+                f"(InfiniBand's 3-bit retry_cnt), got {r!r}"
+            )
+        if not isinstance(self.dcqcn, DcqcnConfig):
+            raise ConfigError(
+                f"RoceConfig.dcqcn must be a DcqcnConfig, got {type(self.dcqcn).__name__}"
+            )
+
+    @property
+    def ack_timeout_ns(self) -> int:
+        return ROCE_ACK_TIMEOUT_UNIT_NS << self.ack_timeout_exp
+
+
+@dataclass(frozen=True, slots=True)
 class NicConfig:
     """Per-NIC transport parameters, shared by all the NIC's connections."""
 
@@ -94,6 +169,7 @@ class NicConfig:
     base_rtt_ns: int = 12_000  # configured base RTT (sizes the CC window)
     cc: CcConfig = field(default_factory=CcConfig)
     mode: TransportMode = TransportMode.MRC
+    roce: RoceConfig = field(default_factory=RoceConfig)  # TransportMode.ROCE connections
     trace_packets: bool = False  # record a "tx" event for every data packet sent
     # Wall-clock modes (the nic-emu process): RTO and probe interval follow the measured
     # RTT and its variance (RFC 6298); rto_base_ns and probe_interval_ns become the
@@ -165,6 +241,10 @@ class NicConfig:
             raise ConfigError(f"NicConfig.cc must be a CcConfig, got {type(self.cc).__name__}")
         if not isinstance(self.mode, TransportMode):
             raise ConfigError(f"NicConfig.mode must be a TransportMode, got {self.mode!r}")
+        if not isinstance(self.roce, RoceConfig):
+            raise ConfigError(
+                f"NicConfig.roce must be a RoceConfig, got {type(self.roce).__name__}"
+            )
 
     @property
     def rto_base_ns(self) -> int:
@@ -192,6 +272,10 @@ def config_as_dict(config: NicConfig) -> dict[str, object]:
         value = getattr(config, f.name)
         if isinstance(value, CcConfig):
             value = {g.name: getattr(value, g.name) for g in fields(value)}
+        elif isinstance(value, RoceConfig):
+            value = {g.name: getattr(value, g.name) for g in fields(value) if g.name != "dcqcn"} | {
+                "dcqcn": {g.name: getattr(value.dcqcn, g.name) for g in fields(value.dcqcn)}
+            }
         elif isinstance(value, enum.Enum):
             value = value.value
         out[f.name] = value

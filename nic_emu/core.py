@@ -129,6 +129,7 @@ class NicCore:
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
         self.plane_rx = [0] * self.plane_count
+        self.placed_bytes = 0  # payload placed for the applications, each byte once
         self.counters: dict[str, int] = dict.fromkeys(
             (
                 "rx_frames",

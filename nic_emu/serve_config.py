@@ -23,7 +23,7 @@ from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from nic_emu.config import CcConfig, NicConfig, TransportMode
+from nic_emu.config import CcConfig, DcqcnConfig, NicConfig, RoceConfig, TransportMode
 from nic_emu.core import NicCore
 from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES, MIN_EVENTS_MAX_BYTES
 from nic_emu.exceptions import ConfigError, ServeConfigError
@@ -207,6 +207,8 @@ def transport_config(overrides: object) -> NicConfig:
             raise ServeConfigError(key, f"unknown transport setting{_suggest(name, known)}")
         if name == "cc":
             value: Any = _cc_config(raw, base.cc)
+        elif name == "roce":
+            value = _roce_config(raw, base.roce)
         elif name == "mode":
             modes = [m.value for m in TransportMode]
             if raw not in modes:
@@ -223,6 +225,40 @@ def transport_config(overrides: object) -> NicConfig:
         return replace(base, **values)
     except ConfigError as exc:
         raise ServeConfigError(_blame(str(exc), overrides), str(exc)) from None
+
+
+def _roce_config(raw: object, base: RoceConfig) -> RoceConfig:
+    """``transport.roce``: RoceConfig field names, ``dcqcn`` an object of DcqcnConfig's."""
+    if not isinstance(raw, dict):
+        raise ServeConfigError("transport.roce", f"must be a JSON object, got {_kind(raw)}")
+    known = [f.name for f in fields(RoceConfig)]
+    values: dict[str, Any] = {}
+    for name, value in raw.items():
+        key = f"transport.roce.{name}"
+        if name not in known:
+            raise ServeConfigError(key, f"unknown RoCE setting{_suggest(name, known)}")
+        if name == "dcqcn":
+            if not isinstance(value, dict):
+                raise ServeConfigError(key, f"must be a JSON object, got {_kind(value)}")
+            dc_known = [f.name for f in fields(DcqcnConfig)]
+            dc: dict[str, Any] = {}
+            for dname, dvalue in value.items():
+                dkey = f"{key}.{dname}"
+                if dname not in dc_known:
+                    raise ServeConfigError(
+                        dkey, f"unknown DCQCN setting{_suggest(dname, dc_known)}"
+                    )
+                dc[dname] = _typed(dkey, dvalue, getattr(base.dcqcn, dname))
+            try:
+                values[name] = replace(base.dcqcn, **dc)
+            except ConfigError as exc:
+                raise ServeConfigError(key, str(exc)) from None
+        else:
+            values[name] = _typed(key, value, getattr(base, name))
+    try:
+        return replace(base, **values)
+    except ConfigError as exc:
+        raise ServeConfigError("transport.roce", str(exc)) from None
 
 
 def _cc_config(raw: object, base: CcConfig) -> CcConfig:

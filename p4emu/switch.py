@@ -71,8 +71,13 @@ DROP_PRIORITY = "priority_out_of_range"
 DROP_PORT_DOWN_RX = "port_down_rx"
 DROP_PORT_DOWN_TX = "port_down_tx"
 DROP_NO_REPLICA = "multicast_no_replica"  # mcast_grp set but the group has no replica
+DROP_ADMISSION = "ingress_buffer"  # refused by the admission hook (buffer full)
 
 OutputCallback = Callable[[int, bytes], None]
+#: (ingress port, egress port, priority, length) -> admit? (before the traffic manager)
+AdmissionCallback = Callable[[int, int, int, int], bool]
+#: (ingress port, priority, length): a packet admitted by the hook left the queues
+ReleaseCallback = Callable[[int, int, int], None]
 PacketInCallback = Callable[[bytes, dict[str, int]], None]
 
 
@@ -147,6 +152,10 @@ class Switch:
         self._hi: deque[tuple[int, bytes, int, Any, Any]] = deque()  # resubmit/recirc
         self._outputs: list[tuple[int, bytes]] = []
         self.output_callback: OutputCallback | None = None
+        # Buffer accounting by ingress port (a fabric's PFC, docs/p4emu-runtime.md): asked
+        # before every enqueue, told when an admitted packet leaves the traffic manager.
+        self.admission_callback: AdmissionCallback | None = None
+        self.release_callback: ReleaseCallback | None = None
         self.packet_in_callback: PacketInCallback | None = None
         self.log_callback: Callable[[str], None] | None = None
         self.trace_callback: Callable[[str, Any, Any, Any], None] | None = None
@@ -306,6 +315,17 @@ class Switch:
         else:
             self.tm.set_queue_rate(port, rate, unit, priority)
 
+    def set_paused(self, port: int, priority: int, paused: bool) -> int | None:
+        """Stop or resume serving queue ``priority`` of ``port`` (an 802.1Qbb pause
+        received on it; needs ``queue_rate_scope=RateScope.port``). Returns
+        :meth:`next_departure_ns` (a driver's next wake-up)."""
+        if not 0 <= port <= MAX_PORT:
+            raise SwitchError(f"port {port} out of range [0, {MAX_PORT}]")
+        self.tm.set_paused(port, priority, paused)
+        if not paused:
+            self._drain()
+        return self.tm.next_departure_ns()
+
     # ------------------------------------------------------------------ statistics
 
     def dropped(self, port: int | None = None, reason: str | None = None) -> int:
@@ -432,7 +452,13 @@ class Switch:
         if truncate is not None and truncate < length:
             length = truncate
         priority = packet.sm.priority
+        admit = self.admission_callback
+        if admit is not None and not admit(packet.sm.ingress_port, port, priority, length):
+            self._drop(port, DROP_ADMISSION)
+            return
         reason = self.tm.enqueue(port, packet, length, priority)
+        if reason is not None and admit is not None and self.release_callback is not None:
+            self.release_callback(packet.sm.ingress_port, priority, length)
         if reason is None:
             if self._trace_enabled:
                 self._trace("enqueue", port, priority, None)
@@ -462,6 +488,8 @@ class Switch:
     def _egress(self, queued: QueuedPacket) -> None:
         ctx: PacketContext = queued.item  # type: ignore[assignment]
         hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
+        if self.release_callback is not None:
+            self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port
         sm.egress_global_timestamp = (queued.deq_ns // NS_PER_US) & 0xFFFFFFFFFFFF
         sm.enq_timestamp = queued.enq_timestamp & 0xFFFFFFFF

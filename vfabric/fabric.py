@@ -35,9 +35,17 @@ from vfabric.exceptions import (
 from vfabric.faults import Fault
 from vfabric.nodes import EvStats, NicNode, SwitchNode
 from vfabric.pcap import NsPcapWriter
+from vfabric.pfc import (
+    NicPause,
+    PfcConfig,
+    PortCounters,
+    SwitchPfc,
+    default_headroom,
+    pfc_summary,
+)
 from vfabric.program import program_switch, push_updates, shared_program
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
-from vfabric.wires import LinkKey, Wire, frame_ev, frame_inner_src
+from vfabric.wires import DATA_HEADER_BYTES, LinkKey, Wire, frame_ev, frame_inner_src
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
 PRIORITY_QUEUES = 8
@@ -57,6 +65,8 @@ class VirtualFabric:
     P4 program's trimming / ECN marking off in every port class. ``pcap_dir``: write one
     pcap (nanosecond timestamps) per link direction there. ``event_log``: write the
     JSON-lines event log there. ``bin_ns``: resolution of the goodput timelines.
+    ``pfc``: priority flow control on these lossless priorities (:mod:`vfabric.pfc`);
+    None: every class is lossy, as without PFC.
     """
 
     def __init__(
@@ -71,7 +81,10 @@ class VirtualFabric:
         event_log: str | Path | None = None,
         bin_ns: int = DEFAULT_BIN_NS,
         program: str | Path | None = None,
+        pfc: PfcConfig | None = None,
     ) -> None:
+        if pfc is not None and not isinstance(pfc, PfcConfig):
+            raise FabricSetupError(f"pfc must be a vfabric.pfc.PfcConfig, got {pfc!r}")
         if isinstance(topology, Topology):
             self.topology = topology
         else:
@@ -111,6 +124,11 @@ class VirtualFabric:
         self._build_switches()
         self._build_nics(nic_config)
         self._build_wires()
+        self.pfc = pfc
+        self.pfc_counters: dict[str, PortCounters] = {}
+        self._pfc_switches: dict[str, SwitchPfc] = {}
+        if pfc is not None:
+            self._install_pfc(pfc)
         if pcap_dir is not None:
             self._open_pcaps(Path(pcap_dir))
         if self._log_path is not None:
@@ -162,7 +180,7 @@ class VirtualFabric:
                 )
             except NicEmuError as exc:
                 raise FabricSetupError(f"NIC {nic.name}: {exc}") from None
-            self.nics[nic.name] = NicNode(self.events, core, self._on_app_event)
+            self.nics[nic.name] = NicNode(self.events, core, self._on_app_event, self.bin_ns)
 
     def _build_wires(self) -> None:
         for link in self.topology.links():
@@ -195,6 +213,75 @@ class VirtualFabric:
             self._links[key] = (ends[0], ends[1])
             self._link_kind[key] = link.kind
             self._down[key] = set()
+
+    def _install_pfc(self, config: PfcConfig) -> None:
+        """PFC (vfabric.pfc) on every switch and NIC: accounting at each switch's
+        ingress ports, pause frames back over every link."""
+        counters = self.pfc_counters
+        for wire in self.wires.values():
+            counters[wire.name] = PortCounters()
+        mtu = max(node.core.config.mtu_payload for node in self.nics.values())
+        max_frame = mtu + DATA_HEADER_BYTES
+        for name, node in self.switches.items():
+            pfc = SwitchPfc(self.events, name, config, node.out, counters)
+            for port, wire in node.out.items():  # wire: this switch -> the upstream
+                upstream = wire.dst
+                pfc.headroom[port] = (
+                    config.headroom
+                    if config.headroom is not None
+                    else default_headroom(wire.rate_bps, wire.delay_ns, max_frame)
+                )
+                pfc.counters_in[port] = counters[self.wires[(upstream, name)].name]
+                pfc.sinks[port] = self._pause_handler(upstream, name)
+            node.switch.admission_callback = pfc.admit
+            node.switch.release_callback = pfc.release
+            self._pfc_switches[name] = pfc
+        for node in self.nics.values():
+            node.pfc = NicPause(node.core.plane_count)
+
+    def _pause_handler(self, upstream: str, downstream: str) -> Callable[[int, int, bool], None]:
+        """What a pause frame from ``downstream`` does at ``upstream`` (its port on the
+        link): stop or resume that priority of its egress onto the link."""
+        wire = self.wires[(upstream, downstream)]
+        counters = self.pfc_counters[wire.name]
+        paused: set[int] = set()
+
+        def account(priority: int, pause: bool) -> bool:
+            """Counters; False if the frame changes nothing (already in that state)."""
+            now = self.events.now
+            if pause:
+                counters.pauses_received += 1
+                if priority in paused:
+                    return False
+                if not paused:
+                    counters.paused_since = now
+                paused.add(priority)
+                return True
+            if priority not in paused:
+                return False
+            paused.discard(priority)
+            if not paused and counters.paused_since is not None:
+                counters.paused_ns += now - counters.paused_since
+                counters.paused_since = None
+            return True
+
+        switch_node = self.switches.get(upstream)
+        if switch_node is not None:
+
+            def switch_pause(port: int, priority: int, pause: bool) -> None:
+                if account(priority, pause):
+                    due = switch_node.switch.set_paused(port, priority, pause)
+                    if due is not None:
+                        switch_node._arm(due)
+
+            return switch_pause
+        nic_node = self.nics[upstream]
+
+        def nic_pause(port: int, priority: int, pause: bool) -> None:
+            if account(priority, pause):
+                nic_node.pfc_pause(port, priority, pause)
+
+        return nic_pause
 
     def _on_wire_drop(self, reason: str, frame: bytes) -> None:
         """Count a lost frame against the EV and NIC that sent it."""
@@ -522,6 +609,9 @@ class VirtualFabric:
                 row["ecn_marks"] = counters["MrcEgress.ecn_marked"].read(port)[0]
                 row["queue_limit_drops"] = counters["MrcIngress.drop_queue_full"].read(port)[0]
                 row["tail_drops"] = node.switch.dropped(port, DROP_QUEUE_FULL)
+            pfc = self.pfc_counters.get(wire.name)
+            if pfc is not None:
+                row["pfc"] = pfc.as_dict(self.now)
             out[wire.name] = row
         return out
 
@@ -572,9 +662,20 @@ class VirtualFabric:
     def traversals(self) -> int:
         return sum(node.traversals for node in self.switches.values())
 
+    def delivered_bytes(self) -> int:
+        """Payload bytes placed for the applications: each byte once (goodput)."""
+        return sum(sum(node.placed_bins.values()) for node in self.nics.values())
+
+    def received_data_bytes(self) -> int:
+        """Data payload bytes the NICs' ports took in (duplicates and packets dropped out
+        of order included): what the wire carried to them."""
+        return sum(sum(node.rx_data_bytes) for node in self.nics.values())
+
     def goodput(self, bin_ns: int | None = None) -> dict[str, Any]:
-        """Data payload Gb/s over time: per plane (delivered to NICs), per T1 (leaving it)
-        and per link direction, in bins of ``bin_ns`` (a multiple of the fabric's)."""
+        """Payload Gb/s over time, in bins of ``bin_ns`` (a multiple of the fabric's):
+        ``delivered_per_plane``, the goodput: bytes placed for the application, each
+        once, per plane it arrived on; ``per_plane``, data bytes arriving at NICs on the
+        wire (duplicates included); per T1 (leaving it) and per link direction."""
         width = self.bin_ns if bin_ns is None else bin_ns
         if width % self.bin_ns:
             raise VirtualFabricError(
@@ -602,9 +703,17 @@ class VirtualFabric:
                 row = per_t1.setdefault(wire.src, [0.0] * count)
                 for i, v in enumerate(series):
                     row[i] += v
+        delivered: dict[int, list[float]] = {p: [0.0] * count for p in per_plane}
+        for node in self.nics.values():
+            for (plane, index), nbytes in node.placed_bins.items():
+                slot = index // factor
+                if slot < count:
+                    row = delivered.setdefault(plane, [0.0] * count)
+                    row[slot] += nbytes * 8 / width
         return {
             "bin_ns": width,
             "t_ns": [i * width for i in range(count)],
+            "delivered_per_plane": dict(sorted(delivered.items())),
             "per_plane": dict(sorted(per_plane.items())),
             "per_t1": dict(sorted(per_t1.items())),
             "per_link": per_link,
@@ -674,8 +783,23 @@ class VirtualFabric:
             "switches": self.switch_counters(),
             "evs": self.ev_counters(),
             "ev_states": self.ev_state_changes(),
+            **({"pfc": self.pfc_results()} if self.pfc is not None else {}),
             "event_log_sha256": self.event_log_sha256,
         }
+
+    def pfc_results(self) -> dict[str, Any]:
+        """PFC (None when off): pauses sent and received and paused time, in total and
+        per link direction that saw any; the peak bytes held per ingress port."""
+        if self.pfc is None:
+            return {}
+        out = pfc_summary(self.pfc_counters, self.now)
+        out["priorities"] = list(self.pfc.priorities)
+        out["xoff"] = self.pfc.xoff
+        out["xon"] = self.pfc.xon
+        out["peak_ingress_bytes"] = max(
+            (max(p.peak.values(), default=0) for p in self._pfc_switches.values()), default=0
+        )
+        return out
 
     def transfer_result(self, t: Transfer) -> dict[str, Any]:
         """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore, service
 from p4emu.switch import Switch
+from vfabric.pfc import NicPause
 from vfabric.wires import (
     DATA_DSCPS,
     DATA_HEADER_BYTES,
@@ -128,6 +129,7 @@ class NicNode:
     frames in through :meth:`receive`, frames out on the wire of their plane, one timer."""
 
     __slots__ = (
+        "_bin_ns",
         "_timer_at",
         "app_sink",
         "core",
@@ -135,12 +137,16 @@ class NicNode:
         "ev_tx",
         "events",
         "name",
+        "pfc",
+        "placed_bins",
         "retx_bytes",
         "rx_data_bytes",
         "uplinks",
     )
 
-    def __init__(self, events: EventList, core: NicCore, app_sink: AppSink) -> None:
+    def __init__(
+        self, events: EventList, core: NicCore, app_sink: AppSink, bin_ns: int = 10_000
+    ) -> None:
         self.events = events
         self.core = core
         self.name = core.name
@@ -151,6 +157,11 @@ class NicNode:
         self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
         self.retx_bytes: dict[int, int] = {}  # peer QPN -> retransmitted payload bytes
         self.rx_data_bytes = [0] * core.plane_count
+        self.pfc: NicPause | None = None  # set when the fabric runs PFC (vfabric.pfc)
+        # (plane, time bin) -> payload bytes placed for the application: each byte once
+        # (goodput), where rx_data_bytes counts every data frame that arrived
+        self.placed_bins: dict[tuple[int, int], int] = {}
+        self._bin_ns = bin_ns
 
     def receive(self, port: int, frame: bytes) -> None:
         fields = frame_outer(frame)
@@ -168,7 +179,15 @@ class NicNode:
                 # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
-        self.core.receive_frame(frame, port, self.events.now)
+        core = self.core
+        before = core.placed_bytes
+        now = self.events.now
+        core.receive_frame(frame, port, now)
+        placed = core.placed_bytes - before
+        if placed:
+            key = (port, now // self._bin_ns)
+            bins = self.placed_bins
+            bins[key] = bins.get(key, 0) + placed
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:
@@ -189,7 +208,45 @@ class NicNode:
                     self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
         wire = self.uplinks[plane]
         if wire is not None:
+            pfc = self.pfc
+            if pfc is not None:
+                pfc.enqueue(plane, frame)
+                self._pfc_drain(plane)
+                return
             wire.receive(frame)
+
+    def pfc_pause(self, plane: int, priority: int, pause: bool) -> None:
+        """A pause (or resume) frame from the T0 on ``plane`` (vfabric.pfc)."""
+        pfc = self.pfc
+        assert pfc is not None
+        if pause:
+            pfc.paused[plane] |= 1 << priority
+        else:
+            pfc.paused[plane] &= ~(1 << priority)
+            self._pfc_drain(plane)
+
+    def _pfc_drain(self, plane: int) -> None:
+        """PFC: waiting frames onto the wire, one whenever it is free."""
+        pfc = self.pfc
+        wire = self.uplinks[plane]
+        assert pfc is not None and wire is not None
+        if pfc.draining[plane]:
+            return  # a wake-up is already due when the wire is free
+        while True:
+            if wire.busy_until > self.events.now:
+                if pfc.waiting(plane):
+                    pfc.draining[plane] = True
+                    self.events.at(wire.busy_until, self._pfc_wake, plane)
+                return
+            frame = pfc.next_frame(plane)
+            if frame is None:
+                return
+            wire.receive(frame)
+
+    def _pfc_wake(self, plane: int) -> None:
+        assert self.pfc is not None
+        self.pfc.draining[plane] = False
+        self._pfc_drain(plane)
 
     def service(self) -> None:
         """Flush the core's frames onto the wires and (re)arm its timer."""

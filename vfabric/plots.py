@@ -49,7 +49,8 @@ def plot_goodput(
     line_rate_gbps: float | None = None,
 ) -> None:
     """Goodput (Gb/s) of ``plane`` split per T1 (dashed: data leaving each T1 of that
-    plane) and the total delivered per plane (solid), µs on the x axis."""
+    plane) and the total delivered per plane (solid), µs on the x axis. Optional
+    ``total`` / ``wire``: all planes' goodput and the data on the wire into the NICs."""
     t = _us(goodput["t_ns"])
     width = goodput["bin_ns"] / 1000
     centres = [x + width / 2 for x in t]
@@ -69,6 +70,15 @@ def plot_goodput(
             alpha=0.75 if p == plane else 1.0,
             zorder=3 if p == plane else 2 + rank / (len(planes) + 1),
             label=f"plane {p} total",
+        )
+    # all planes together: the goodput (each byte once) and, when they differ, the data
+    # on the wire into the receivers (duplicates and go-back-N resends included)
+    total, wire = goodput.get("total"), goodput.get("wire")
+    if total is not None and len(planes) > 1:
+        axes.plot(centres, total, color="black", linewidth=1.0, label="all planes, goodput")
+    if wire is not None and total is not None and wire != total:
+        axes.plot(
+            centres, wire, color="black", linewidth=0.8, linestyle=":", label="all, on the wire"
         )
     if line_rate_gbps:
         axes.axhline(line_rate_gbps, color="grey", linewidth=0.7, linestyle=":")

@@ -78,6 +78,8 @@ class FeedbackMixin:
                 entry = self.evs.by_ev.get(s.echoed_ev)
                 if entry is not None:
                     self.evs.mark_skip(entry, now)
+            elif self.dcqcn is not None:
+                self.dcqcn.on_cnp(now)  # RoCE: the echo is DCQCN's CNP
         if s.always_skip and self.mrc:
             entry = self.evs.by_ev.get(s.echoed_ev)
             if entry is not None:
@@ -198,18 +200,7 @@ class FeedbackMixin:
                 tag = "trimmed_lasthop" if reason == _NACK_TRIMMED_LASTHOP else "trimmed"
                 self._queue_retransmit(pkt, tag, now)
         elif reason == _NACK_SEQUENCE and not self.mrc and send.snd_una <= psn < send.next_psn:
-            count = send.rewind(psn)
-            self.counters["gobackn_rewinds"] += 1
-            self.cc.on_loss(self.cfg.mtu_payload, now)
-            nic.log.record(
-                now,
-                nic.name,
-                ev_kinds.RETRANSMIT,
-                qpn=self.qpn,
-                psn=psn,
-                reason="go_back_n",
-                packets=count,
-            )
+            self._gbn_on_nak(psn, now)
         self._complete_writes(now)
 
     def _lost(self, pkt: TxPacket, reason: str, now: int) -> None:

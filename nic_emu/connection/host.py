@@ -80,6 +80,7 @@ class ConnectionHost(Protocol):
     port_free_at: list[int]  # data transmit pacing per port
     ns_per_byte: float
     plane_tx: list[int]
+    placed_bytes: int  # payload placed for the applications (each byte once), all QPs
     # -- what was heard from each peer, the outbox and the log
     peer_heard_ns: dict[str, int]
     out: list[tuple[int, bytes]]

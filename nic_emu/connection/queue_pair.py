@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import random
 from collections.abc import Callable
+from dataclasses import replace
 
 from mrc_wire import (
     EV_PROBE_QPN,
@@ -24,11 +25,13 @@ from nic_emu.connection.common import (
     QpState,
 )
 from nic_emu.connection.feedback import FeedbackMixin
+from nic_emu.connection.gobackn import GoBackNMixin
 from nic_emu.connection.host import ConnectionFailed, ConnectionHost
 from nic_emu.connection.receive import ReceiveMixin
 from nic_emu.connection.repath import RepathMixin
 from nic_emu.connection.timers import TimerMixin
 from nic_emu.connection.transmit import TransmitMixin
+from nic_emu.dcqcn import CnpPacer, DcqcnRate
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
 from nic_emu.memory import MemoryRegion
@@ -40,7 +43,7 @@ from nic_emu.receiver import (
 from nic_emu.sender import SendState, WriteRequest
 
 
-class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathMixin):
+class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathMixin, GoBackNMixin):
     """A queue pair to one peer QP. Create it with :meth:`NicCore.create_connection`."""
 
     def __init__(
@@ -79,7 +82,9 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.evs = self._build_mrc_evs(now) if self.mrc else self._build_roce_ev(now)
         used_planes = len(self.evs.planes)
         bdp = used_planes * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
-        self.cc = make_congestion_control(cfg.cc, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
+        # RoCE has no window congestion control (DCQCN is a rate: GoBackNMixin)
+        cc_cfg = cfg.cc if self.mrc else replace(cfg.cc, enabled=False)
+        self.cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
         self.last_ack_ns = now
         self.min_rtt_ns = 1 << 62
         self.qdelay_ns = 0.0
@@ -117,6 +122,11 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.rttvar_ns = 0.0
         self.probe_misses = 0  # probe rounds in a row that got no answer at all
         self._probe_heard = False  # an answer arrived since the last probe round
+        self.dcqcn: DcqcnRate | None = None  # RoCE: the DCQCN rate (GoBackNMixin)
+        self.cnp: CnpPacer | None = None  # RoCE: the receiver's CNP pacer
+        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
+        if not self.mrc:
+            self._roce_setup(now)
         self._window = cfg.receive_window_psns
         self._port_free_at = nic.port_free_at
         self._ns_per_byte = nic.ns_per_byte

@@ -14,7 +14,6 @@ from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import (
     _CE,
-    _NACK_SEQUENCE,
     _NACK_TRIMMED,
     _NACK_TRIMMED_LASTHOP,
     _PSN_HALF,
@@ -97,16 +96,13 @@ class ReceiveMixin:
             return
         mrc = self.mrc
         if result != NEW_IN_ORDER and not mrc:
-            # Go-back-N: drop it; NACK the expected PSN once per gap.
-            counters["rx_out_of_order"] += 1
-            if not recv.nak_outstanding:  # type: ignore[union-attr]
-                recv.nak_outstanding = True  # type: ignore[union-attr]
-                self._send_nack(now, _NACK_SEQUENCE, recv.rcv_nxt, m.ev, m.timestamp, False)
+            self._gbn_out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
             return
         region.buffer[offset : offset + length] = m.payload  # type: ignore[union-attr]
         counters["rx_data"] += 1
         counters["bytes_placed"] += length
         self.rcvd_bytes += length
+        nic.placed_bytes += length
         msgs = self.msgs
         msgs.va_by_psn[psn] = va
         if m.last:
@@ -117,6 +113,8 @@ class ReceiveMixin:
         else:
             counters["rx_out_of_order"] += 1
         ecn = m.ecn == _CE
+        if ecn and not mrc:
+            ecn = self._cnp_due(now)  # DCQCN: at most one CNP per interval
         pending = self.sack_pending + 1
         if (
             ecn

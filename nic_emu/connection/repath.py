@@ -69,11 +69,14 @@ class RepathMixin:
         )
 
     def _build_roce_ev(self, now: int) -> EvSet:
-        """One EV from a hash of the 5-tuple, as ECMP would pick one path for a RoCE QP."""
+        """One path per RoCE QP (docs/nic-emu.md section 5): the NIC puts its QPs on its
+        ports in turn (QPN modulo the ports), and the T0 picks the T1 by an ECMP hash of
+        the QP's 5-tuple (addresses, UDP source port from the QPNs, 4791), which the EV
+        carries here as SRv6 switches do not hash (sources §1.4)."""
         nic = self.nic
         key = f"{nic.name}|{self.peer}|{self.qpn}|{self.peer_qpn}|4791".encode()
         h = zlib.crc32(key)
-        plane = h % nic.plane_count
+        plane = self.qpn % nic.plane_count
         t1 = (h >> 8) % nic.plan.topology.planes[plane].t1_count
         e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF))
         return EvSet(

@@ -83,6 +83,9 @@ class TimerMixin:
         t = self.probe_next
         if t is not None and (best is None or t < best):
             best = t
+        t = self.rate_wait_ns
+        if t is not None and (best is None or t < best):
+            best = t
         if self.tlp_armed:
             t = self._tail_probe_deadline()
             if t is not None and (best is None or t < best):
@@ -111,6 +114,8 @@ class TimerMixin:
             return
         if self.pace_at is not None and now >= self.pace_at:
             self.pace_at = None  # frames_to_send() sends what the free port allows
+        if self.rate_wait_ns is not None and now >= self.rate_wait_ns:
+            self.rate_wait_ns = None  # the DCQCN rate lets the next packet go
         if self.sack_deadline is not None and now >= self.sack_deadline:
             ev, psn, ts, ecn = self._sack_trigger
             self._send_sack(now, ev, psn, ts, ecn)
@@ -178,10 +183,7 @@ class TimerMixin:
             if now < max(oldest + rto, self.hold_until):
                 return
             if not self.mrc:
-                count = send.rewind(send.snd_una)
-                self.counters["gobackn_rewinds"] += 1
-                self.cc.on_loss(self.cfg.mtu_payload, now)
-                self._silent_timeout(now, f"go-back-N resend of {count} packets")
+                self._gbn_timeout(now)
                 return
             pkt = send.pop_expired(now - rto)
             if pkt is None:

@@ -26,7 +26,7 @@ class TransmitMixin:
         """:meth:`send_one` would refuse at once, whatever the time: not READY, the
         congestion window is full, or nothing is queued that the receive window allows.
         Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
-        if self.state is not QpState.READY:
+        if self.state is not QpState.READY or self.rate_wait_ns is not None:
             return True
         send = self.send
         inflight = send.inflight_bytes
@@ -49,6 +49,10 @@ class TransmitMixin:
             return False
         if not send.rtx_heap and not (send.pending and send.next_psn - send.snd_una < self._window):
             return False
+        rate = self.dcqcn
+        if rate is not None and rate.next_send_ns > now:
+            self.rate_wait_ns = rate.next_send_ns  # RoCE: DCQCN's rate (a timer wakes us)
+            return False
         entry = self.evs.pick(now)
         if entry is None:
             if self.no_ev_since is None:
@@ -69,6 +73,8 @@ class TransmitMixin:
         if pkt is None:
             return False
         self._transmit(pkt, entry, now, out)
+        if rate is not None:
+            rate.on_sent(len(out[-1][1]), now)
         return True
 
     def _transmit(

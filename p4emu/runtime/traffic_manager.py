@@ -22,6 +22,12 @@ Model (BMv2 ``simple_switch`` with ``QueueingLogicPriRL``; see p4lang/behavioral
   priority queues; at each departure the highest-priority non-empty queue is served —
   a strict-priority link, as a hardware switch behaves.
 
+Pause (p4emu extension, port scope only): :meth:`TrafficManager.set_paused` stops one
+priority queue of a port, as an IEEE 802.1Qbb PFC pause frame received on that port
+does; the packet already leaving finishes, the queue keeps filling, the port's other
+priorities go on being served, and the queue is served again once resumed. Nothing here
+decides when to pause: the caller (a fabric's PFC) does.
+
 Metadata given to egress (:class:`QueuedPacket`), BMv2 definitions, times in µs since
 the clock's origin: ``enq_timestamp`` (at enqueue), ``enq_qdepth`` (packets already in
 the packet's queue at enqueue), ``deq_timedelta`` (µs between enqueue and departure),
@@ -159,6 +165,7 @@ class _Port:
         "filled",
         "next_free_ns",
         "next_ns",
+        "paused",
         "port",
         "queues",
         "rate",
@@ -175,6 +182,7 @@ class _Port:
         # _settle, so polling a port with nothing due costs one comparison)
         self.next_ns = 0
         self.rate = rate  # port scope only
+        self.paused = 0  # bit p set: queue p is paused (set_paused), not served
 
 
 class TrafficManager:
@@ -303,6 +311,12 @@ class TrafficManager:
         # due by now goes straight to the ready list: what queueing it and settling the
         # due ports in the next poll would do (it would be the only one), without the queue
         if self._port_scope:
+            if state.paused:
+                fifo.append(packet)
+                state.backlog += 1
+                state.filled |= queue.bit
+                self._reschedule(state, now)
+                return None
             if not state.backlog:
                 if state.next_free_ns <= now and (not active or self._earliest > now):
                     self._depart_at_once(packet, now)
@@ -377,6 +391,42 @@ class TrafficManager:
                 return self._earliest
             return best
         return self._earliest if self._active else None
+
+    # --- pause (PFC) ------------------------------------------------------------------
+
+    def set_paused(self, port: int, priority: int, paused: bool) -> None:
+        """Stop (``paused``) or resume serving queue ``priority`` of ``port`` (see the
+        module docstring). Port rate scope only: with per-queue shapers a departure time
+        is fixed at enqueue, so a queue cannot be held back."""
+        if not self._port_scope:
+            raise TrafficManagerError("pausing a queue needs rate_scope=port")
+        if not 0 <= priority < self.priority_queues:
+            raise TrafficManagerError(
+                f"priority {priority} out of range [0, {self.priority_queues})"
+            )
+        state = self._port(port)
+        now = self.clock.now_ns()
+        if state.backlog and state.next_ns <= now and port in self._active:
+            self._settle(state, now)  # what left before the pause took effect
+        bit = 1 << priority
+        state.paused = state.paused | bit if paused else state.paused & ~bit
+        self._reschedule(state, now)
+
+    def is_paused(self, port: int, priority: int) -> bool:
+        state = self._ports.get(port)
+        return state is not None and bool(state.paused >> priority & 1)
+
+    def _reschedule(self, state: _Port, now: int) -> None:
+        """After a pause change or an enqueue on a port with paused queues: the port's
+        next departure among the queues that may be served (none: the port waits)."""
+        active = self._active
+        if state.filled & ~state.paused:
+            when = self._next_departure(state)
+            state.next_ns = when if when > now else now
+            active.add(state.port)
+        else:
+            active.discard(state.port)
+        self._earliest = self._min_next_ns()
 
     # --- observation ----------------------------------------------------------------
 
@@ -489,18 +539,20 @@ class TrafficManager:
             rate = state.rate
             when = state.next_ns
             while True:
-                filled = state.filled
+                filled = state.filled & ~state.paused
+                if not filled:
+                    break  # every queue that holds packets is paused
                 if filled & (filled - 1):  # several queues hold packets
                     for queue in state.by_priority:
                         fifo = queue.fifo
-                        if fifo and fifo[0].enq_ns <= when:
+                        if fifo and fifo[0].enq_ns <= when and not queue.bit & state.paused:
                             break
                 else:  # one queue: its head has arrived (when >= its enq_ns)
                     queue = queues[filled.bit_length() - 1]
                 length = queue.fifo[0].length
                 self._depart(state, queue, when)
                 state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
-                if not state.backlog:
+                if not state.backlog or not state.filled & ~state.paused:
                     break
                 when = state.next_ns = self._next_departure(state)
                 if when > now:
@@ -522,10 +574,10 @@ class TrafficManager:
         return min([ports[port].next_ns for port in active], default=0)
 
     def _next_departure(self, state: _Port) -> int:
-        """Time of the next departure of a port with a backlog."""
-        filled = state.filled
+        """Time of the next departure of a port with a backlog in a queue not paused."""
+        filled = state.filled & ~state.paused
         if filled & (filled - 1):  # several queues hold packets
-            heads = [q.fifo[0] for q in state.queues if q.fifo]
+            heads = [q.fifo[0] for q in state.queues if q.fifo and not q.bit & state.paused]
             if not self._port_scope:
                 return min([p.send_ns for p in heads])
             earliest = min([p.enq_ns for p in heads])

@@ -103,11 +103,23 @@ def evaluate(
 
 def compare_checks(assertions: Assertions, mrc: RunResult, roce: RunResult) -> list[Check]:
     """Cross-run checks of ``mrc-testbed compare``."""
-    if assertions.roce_slower_by is None:
-        return []
-    factor = assertions.roce_slower_by
+    out: list[Check] = []
     ratio = completion_ratio(mrc, roce)
-    return [
+    if assertions.roce_goodput_min is not None:
+        # the same bytes: goodput ratio = the inverse of the completion-time ratio
+        share = None if ratio is None else 0.0 if ratio == float("inf") else 1 / ratio
+        out.append(
+            Check(
+                "RoCE goodput near MRC's",
+                share is not None and share >= assertions.roce_goodput_min,
+                f"RoCE goodput >= {assertions.roce_goodput_min:.0%} of MRC's",
+                "MRC did not complete" if share is None else f"{share:.1%}",
+            )
+        )
+    if assertions.roce_slower_by is None:
+        return out
+    factor = assertions.roce_slower_by
+    out.append(
         Check(
             "RoCE slower than MRC",
             ratio is not None and ratio >= factor,
@@ -118,7 +130,8 @@ def compare_checks(assertions: Assertions, mrc: RunResult, roce: RunResult) -> l
             if ratio == float("inf")
             else f"{ratio:.2f} x",
         )
-    ]
+    )
+    return out
 
 
 def completion_ratio(mrc: RunResult, roce: RunResult) -> float | None:

@@ -19,9 +19,11 @@ from typing import Any
 
 import topologies
 from nic_emu import ConfigError, NicConfig
+from nic_emu.config import DcqcnConfig, RoceConfig
 from testbed.scenario import units
 from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.scenario.model import (
+    DEFAULT_ROCE_QPS,
     EVENT_KINDS,
     GOODPUT_REFERENCES,
     PATTERNS,
@@ -41,6 +43,7 @@ from testbed.scenario.model import (
     PortDownEvent,
     PortRef,
     PortUpEvent,
+    RoceTransport,
     Scenario,
     Sweep,
     SwitchDownEvent,
@@ -50,6 +53,8 @@ from testbed.scenario.model import (
 )
 from topologies import AddressPlan, Topology, TopologyError, yamlfile
 from topologies.yamlfile import show
+from vfabric.exceptions import FabricSetupError
+from vfabric.pfc import PfcConfig
 
 BUNDLE_PACKAGE = "scenarios"
 DEFAULT_DURATION_NS = 20_000_000  # a run stops here even if transfers are still going
@@ -57,7 +62,10 @@ DEFAULT_PLOT_BIN_NS = 10_000
 DEFAULT_GOODPUT_WINDOW_NS = 50_000
 # NicConfig fields a scenario may not set: the transport comes from traffic entries, the
 # congestion-control block is not a scalar, and packet tracing is the runner's business.
-NIC_FIELDS_NOT_SETTABLE = ("mode", "cc", "trace_packets")
+NIC_FIELDS_NOT_SETTABLE = ("mode", "cc", "roce", "trace_packets")
+# The ``roce:`` block: the RoCE baseline's transport (beside compare's RoCE assertions)
+ROCE_TRANSPORT_KEYS = ("qps", "ack_timeout_exp", "retry", "dcqcn")
+PFC_KEYS = ("priorities", "xoff", "xon", "headroom")
 
 TOP_KEYS = (
     "name",
@@ -92,6 +100,7 @@ ASSERTION_KEYS = (
     "nacks_min",
     "timeouts_max",
     "roce_slower_by",
+    "roce_goodput_min",
 )
 SWEEP_KINDS = ("switches", "links", "access_links")
 
@@ -142,6 +151,7 @@ class _Reader:
         self.base_dir = base_dir
         self.topology: Topology | None = None
         self.plan: AddressPlan | None = None
+        self.roce_qps = DEFAULT_ROCE_QPS  # the roce block's, read before the traffic
 
     def error(self, path: str, reason: str) -> ScenarioSpecError:
         return ScenarioSpecError(self.source, path, reason)
@@ -291,12 +301,21 @@ class _Reader:
         duration = self.positive_time(data.get("duration", f"{DEFAULT_DURATION_NS}ns"), "duration")
         fabric = self.fabric(data.get("fabric", {}), "fabric")
         nic = self.nic_overrides(data.get("nic", {}), "nic")
+        roce_block: dict[str, Any] = {}
+        roce_transport = RoceTransport()
+        if "roce" in data:
+            roce_block = self.mapping(data["roce"], "roce", ASSERTION_KEYS + ROCE_TRANSPORT_KEYS)
+            roce_transport = self.roce_transport(
+                {k: v for k, v in roce_block.items() if k in ROCE_TRANSPORT_KEYS}, "roce"
+            )
+        self.roce_qps = roce_transport.qps
         traffic = self.traffic(data["traffic"], "traffic", seed)
         timeline = self.timeline(data.get("timeline", []), "timeline", duration)
         assertions = self.assertions(data.get("assertions", {}), "assertions", timeline, traffic)
         roce = None
-        if "roce" in data:
-            roce = self.assertions(data["roce"], "roce", timeline, traffic)
+        checks = {k: v for k, v in roce_block.items() if k in ASSERTION_KEYS}
+        if checks:
+            roce = self.assertions(checks, "roce", timeline, traffic)
         controls = self.negative_controls(data.get("negative_controls", []), "negative_controls")
         sweep = None
         if "sweep" in data:
@@ -321,6 +340,7 @@ class _Reader:
             assertions=assertions,
             negative_controls=controls,
             roce=roce,
+            roce_transport=roce_transport,
             sweep=sweep,
             plot_bin_ns=self.positive_time(
                 data.get("plot_bin", f"{DEFAULT_PLOT_BIN_NS}ns"), "plot_bin"
@@ -354,8 +374,9 @@ class _Reader:
         return topologies.from_mapping(mapping, source=f"{topology.name} at {rate:g} Gb/s")
 
     def fabric(self, value: Any, path: str) -> FabricSpec:
-        data = self.mapping(value, path, ("trimming", "ecn", "rate_gbps"))
+        data = self.mapping(value, path, ("trimming", "ecn", "rate_gbps", "pfc"))
         return FabricSpec(
+            pfc=self.pfc(data.get("pfc", True), _join(path, "pfc")),
             trimming=self.boolean(data.get("trimming", True), _join(path, "trimming")),
             ecn=self.boolean(data.get("ecn", True), _join(path, "ecn")),
             rate_gbps=(
@@ -364,6 +385,71 @@ class _Reader:
                 else None
             ),
         )
+
+    def pfc(self, value: Any, path: str) -> PfcConfig | None:
+        """``true`` (the defaults), ``false`` (no PFC) or the settings."""
+        if isinstance(value, bool):
+            return PfcConfig() if value else None
+        data = self.mapping(value, path, PFC_KEYS)
+        kwargs: dict[str, Any] = {}
+        if "priorities" in data:
+            where = _join(path, "priorities")
+            kwargs["priorities"] = tuple(
+                self.integer(p, _join(where, i), 0, 7)
+                for i, p in enumerate(self.sequence(data["priorities"], where))
+            )
+        for key in ("xoff", "xon", "headroom"):
+            if key in data:
+                kwargs[key] = self.size(data[key], _join(path, key))
+        try:
+            return PfcConfig(**kwargs)
+        except FabricSetupError as exc:
+            raise self.error(path, str(exc)) from None
+
+    def roce_transport(self, data: dict[str, Any], path: str) -> RoceTransport:
+        """The ``roce:`` block's transport keys (qps, ack_timeout_exp, retry, dcqcn)."""
+        qps = self.integer(data.get("qps", DEFAULT_ROCE_QPS), _join(path, "qps"), 1, 4096)
+        kwargs: dict[str, Any] = {}
+        if "ack_timeout_exp" in data:
+            kwargs["ack_timeout_exp"] = self.integer(
+                data["ack_timeout_exp"], _join(path, "ack_timeout_exp"), 1, 31
+            )
+        if "retry" in data:
+            kwargs["retry_count"] = self.integer(data["retry"], _join(path, "retry"), 0, 7)
+        try:
+            if "dcqcn" in data:
+                kwargs["dcqcn"] = self.dcqcn(data["dcqcn"], _join(path, "dcqcn"))
+            return RoceTransport(qps=qps, config=RoceConfig(**kwargs))
+        except ConfigError as exc:
+            raise self.error(path, str(exc)) from None
+
+    def dcqcn(self, value: Any, path: str) -> DcqcnConfig:
+        """DcqcnConfig fields (times as '55us', rates in bits/s, sizes as '10MiB')."""
+        if isinstance(value, bool):
+            return DcqcnConfig(enabled=value)
+        names = tuple(f.name for f in fields(DcqcnConfig))
+        data = self.mapping(value, path, names)
+        defaults = DcqcnConfig()
+        out: dict[str, Any] = {}
+        for key, raw in data.items():
+            where = _join(path, key)
+            default = getattr(defaults, key)
+            if key.endswith("_ns"):
+                out[key] = (
+                    self.time(raw, where) if isinstance(raw, str) else self.integer(raw, where, 0)
+                )
+            elif key == "byte_counter":
+                out[key] = self.size(raw, where)
+            elif isinstance(default, bool):
+                out[key] = self.boolean(raw, where)
+            elif isinstance(default, int):
+                out[key] = self.integer(raw, where, 0)
+            else:
+                out[key] = self.positive_number(raw, where)
+        try:
+            return DcqcnConfig(**out)
+        except ConfigError as exc:
+            raise self.error(path, str(exc)) from None
 
     def nic_overrides(self, value: Any, path: str) -> dict[str, Any]:
         settable = tuple(f.name for f in fields(NicConfig) if f.name not in NIC_FIELDS_NOT_SETTABLE)
@@ -448,15 +534,18 @@ class _Reader:
             if key in data and (form != "pattern" or (needs != "a pattern" and pattern != needs)):
                 raise self.error(_join(path, key), f"only used with pattern {needs}")
         nbytes = self.size(data["bytes"], _join(path, "bytes"))
+        transport = self.choice(data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS)
+        # a RoCE entry spreads over the roce block's QPs unless it says how many
+        default_connections = self.roce_qps if transport == "roce" else 1
         return Traffic(
             name=self.string(data.get("name", f"traffic{index}"), _join(path, "name")),
             pattern=pattern,
             pairs=pairs,
             nbytes=nbytes,
             messages=self.messages(data, path, nbytes),
-            connections=self.integer(data.get("connections", 1), _join(path, "connections"), 1),
-            transport=self.choice(
-                data.get("transport", "mrc"), _join(path, "transport"), TRANSPORTS
+            transport=transport,
+            connections=self.integer(
+                data.get("connections", default_connections), _join(path, "connections"), 1
             ),
             start_ns=self.time(data.get("start", 0), _join(path, "start")),
         )
@@ -731,6 +820,9 @@ class _Reader:
         slower = opt("roce_slower_by", lambda v, p: self.positive_number(v, p))
         if slower is not None and path != "assertions":
             raise self.error(_join(path, "roce_slower_by"), "belongs under 'assertions'")
+        near = opt("roce_goodput_min", self.fraction)
+        if near is not None and path != "assertions":
+            raise self.error(_join(path, "roce_goodput_min"), "belongs under 'assertions'")
         return Assertions(
             byte_exact=self.boolean(data.get("byte_exact", True), _join(path, "byte_exact")),
             expect_failure_within_ns=opt("expect_failure_within", self.positive_time),
@@ -745,6 +837,7 @@ class _Reader:
             nacks_min=opt("nacks_min", count),
             timeouts_max=opt("timeouts_max", count),
             roce_slower_by=slower,
+            roce_goodput_min=near,
         )
 
     def bounds(self, entry: dict[str, Any], path: str) -> tuple[float | None, float | None]:
@@ -806,7 +899,7 @@ class _Reader:
             if "nic" not in data and "fabric" not in data:
                 raise self.error(where, "a negative control changes 'nic' or 'fabric' settings")
             fabric = self.mapping(
-                data.get("fabric", {}), _join(where, "fabric"), ("trimming", "ecn")
+                data.get("fabric", {}), _join(where, "fabric"), ("trimming", "ecn", "pfc")
             )
             for key, flag in fabric.items():
                 self.boolean(flag, _join(_join(where, "fabric"), key))

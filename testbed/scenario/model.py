@@ -10,7 +10,11 @@ from __future__ import annotations
 from dataclasses import dataclass, field, replace
 from typing import Any, ClassVar
 
+from nic_emu.config import RoceConfig
+from vfabric.pfc import PfcConfig
+
 TRANSPORTS = ("mrc", "roce")
+DEFAULT_ROCE_QPS = 16  # the MRC paper compares one MRC QP with 16 RoCE QPs (sources §5.5)
 PATTERNS = ("pairs", "all_to_all", "permutation", "incast")
 MODES = ("virtual", "local", "mininet")
 
@@ -293,7 +297,8 @@ class IncastEvent(Event):
     def params(self) -> dict[str, Any]:
         return {"senders": list(self.senders), "dst": self.dst, "bytes": self.nbytes}
 
-    def flows(self, index: int) -> list[Flow]:
+    def flows(self, index: int, roce_qps: int = 1) -> list[Flow]:
+        """One flow per sender: one QP each, ``roce_qps`` for a RoCE incast."""
         return [
             Flow(
                 f"incast{index}",
@@ -301,7 +306,7 @@ class IncastEvent(Event):
                 self.dst,
                 self.nbytes,
                 self.messages,
-                1,
+                roce_qps if self.transport == "roce" else 1,
                 self.transport,
                 self.at_ns,
             )
@@ -375,6 +380,7 @@ class Assertions:
     nacks_min: int | None = None
     timeouts_max: int | None = None
     roce_slower_by: float | None = None  # compare: RoCE completion >= factor x MRC's
+    roce_goodput_min: float | None = None  # compare: RoCE goodput >= this x MRC's
 
     def needs_baseline(self) -> bool:
         return bool(self.traffic_goodput) or any(c.of == "baseline" for c in self.goodput)
@@ -395,6 +401,18 @@ class FabricSpec:
     trimming: bool = True
     ecn: bool = True
     rate_gbps: float | None = None  # override of every link's rate (topology link_defaults)
+    # PFC for runs with RoCE traffic (their data class lossless); MRC-only runs stay lossy.
+    # None (``pfc: false``): no PFC at all.
+    pfc: PfcConfig | None = field(default_factory=PfcConfig)
+
+
+@dataclass(frozen=True, slots=True)
+class RoceTransport:
+    """The RoCE baseline's settings (the file's ``roce:`` block): ``qps`` QPs per RoCE
+    flow (each on its own hashed path) and the NICs' RoCE transport."""
+
+    qps: int = DEFAULT_ROCE_QPS
+    config: RoceConfig = field(default_factory=RoceConfig)
 
 
 @dataclass(frozen=True, slots=True)
@@ -426,6 +444,7 @@ class Scenario:
     assertions: Assertions
     negative_controls: tuple[NegativeControl, ...]
     roce: Assertions | None = None  # compare: what must hold for the RoCE run
+    roce_transport: RoceTransport = field(default_factory=RoceTransport)
     sweep: Sweep | None = None
     plot_bin_ns: int = 10_000
 
@@ -434,10 +453,20 @@ class Scenario:
         flows = [f for t in self.traffic for f in t.flows()]
         for index, event in enumerate(self.timeline):
             if isinstance(event, IncastEvent):
-                flows.extend(event.flows(index))
+                flows.extend(event.flows(index, self.roce_transport.qps))
+        if transport == "roce":  # compare's RoCE run: the roce block's QPs per flow
+            return [
+                replace(f, transport="roce", connections=self.roce_transport.qps) for f in flows
+            ]
         if transport is not None:
             flows = [replace(f, transport=transport) for f in flows]
         return flows
+
+    def pfc_for(self, flows: list[Flow]) -> PfcConfig | None:
+        """PFC for a run of ``flows``: on (the lossless data class) when any is RoCE."""
+        if any(f.transport == "roce" for f in flows):
+            return self.fabric.pfc
+        return None
 
     def without_timeline(self) -> Scenario:
         return replace(self, timeline=(), sweep=None)

@@ -32,7 +32,10 @@ DEFAULT_OUTPUT = Path("docs/results.md")
 
 
 def compared(scenario: Scenario) -> bool:
-    return scenario.roce is not None or scenario.assertions.roce_slower_by is not None
+    a = scenario.assertions
+    return (
+        scenario.roce is not None or a.roce_slower_by is not None or a.roce_goodput_min is not None
+    )
 
 
 def summarise(

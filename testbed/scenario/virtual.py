@@ -84,7 +84,7 @@ def _link_ends(scenario: Scenario, target: LinkRef | PortRef) -> tuple[str, str]
 
 
 def nic_config(scenario: Scenario, variant: Variant) -> NicConfig:
-    return NicConfig(**{**scenario.nic, **variant.nic})
+    return NicConfig(**{**scenario.nic, **variant.nic}, roce=scenario.roce_transport.config)
 
 
 def run_virtual(
@@ -107,6 +107,7 @@ def run_virtual(
         "ecn": scenario.fabric.ecn,
         **variant.fabric,
     }
+    pfc = scenario.pfc_for(flows) if fabric_options.get("pfc", True) else None
     try:
         fabric = VirtualFabric(
             scenario.topology,
@@ -116,6 +117,7 @@ def run_virtual(
             ecn=fabric_options["ecn"],
             event_log=out_dir / "events.jsonl" if out_dir is not None else None,
             bin_ns=scenario.plot_bin_ns,
+            pfc=pfc,
         )
     except VirtualFabricError as exc:
         raise ScenarioRunError(f"{scenario.name}: cannot build the virtual fabric: {exc}") from None
@@ -235,9 +237,15 @@ def _result(
         "timeouts": sum(t.timeouts for t in rows),
         "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
         "switch_traversals": fabric.traversals(),
+        # goodput counts each byte once, as the application got it; beside it what the
+        # receivers' ports took in (go-back-N and MRC duplicates, dropped out-of-order)
+        "delivered_bytes": fabric.delivered_bytes(),
+        "wire_data_bytes": fabric.received_data_bytes(),
         "per_plane": {str(p): c for p, c in fabric.plane_counters().items()},
         "per_link": links,
     }
+    if fabric.pfc is not None:
+        counters["pfc"] = fabric.pfc_results()
     goodput = fabric.goodput()
     return RunResult(
         scenario=scenario.name,
@@ -261,9 +269,11 @@ def _result(
 def goodput_series(goodput: dict[str, Any], topology: Topology) -> dict[str, list[float]]:
     """vfabric's goodput timelines as result series (see testbed.scenario.results)."""
     out: dict[str, list[float]] = {}
-    planes = goodput["per_plane"]
+    planes = goodput["delivered_per_plane"]  # unique bytes placed for the application
+    wire = goodput["per_plane"]  # data bytes the receiving ports took in
     count = len(goodput["t_ns"])
     out["total"] = [sum(series[i] for series in planes.values()) for i in range(count)]
+    out["wire"] = [sum(series[i] for series in wire.values()) for i in range(count)]
     for plane, series in planes.items():
         out[f"plane:{plane}"] = list(series)
     for t1, series in goodput["per_t1"].items():

@@ -78,6 +78,8 @@ def fabric_goodput(run: RunResult) -> dict[str, Any]:
             int(k.split(":", 1)[1]): v for k, v in run.goodput.items() if k.startswith("plane:")
         },
         "per_t1": {k.split(":", 1)[1]: v for k, v in run.goodput.items() if k.startswith("t1:")},
+        "total": run.goodput.get("total"),
+        "wire": run.goodput.get("wire"),
     }
 
 
@@ -93,8 +95,9 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         fabric_goodput(run),
         run.ev_changes,
         total_evs=evs * max(senders, 1),
-        end_ns=max(run.end_ns, 1),
-        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})",
+        end_ns=_plot_end(run),
+        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})"
+        + _pfc_note(run),
         nic=nic,
         marks=marks,
         spans=spans,
@@ -103,6 +106,27 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
 
 
 _EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
+
+
+def _plot_end(run: RunResult) -> int:
+    """Where the plot stops: the run's end, or a tenth past the last completion when
+    every transfer completed (the event list may have run on to a stale timer, e.g. a
+    RoCE ACK timeout 67 ms later, after the last transfer was done)."""
+    done = run.completion_ns()
+    if done is None:
+        return max(run.end_ns, 1)
+    return max(min(run.end_ns, done + max(done // 10, 2 * run.bin_ns)), 1)
+
+
+def _pfc_note(run: RunResult) -> str:
+    """The run's PFC counters for the plot's title ('' without PFC)."""
+    pfc = run.counters.get("pfc")
+    if not pfc:
+        return ""
+    return (
+        f"\nPFC: {pfc['pauses_sent']} pauses, {pfc['paused_ns'] / 1000:,.0f} us paused "
+        f"(all ports), {pfc['headroom_drops']} headroom drops"
+    )
 
 
 def _default(key: str) -> int:
@@ -193,7 +217,13 @@ def report_markdown(comparison: Comparison) -> str:
         f"| message completion p50 | {_opt(m50)} | {_opt(r50)} |",
         f"| message completion p99 | {_opt(m99)} | {_opt(r99)} |",
         f"| bytes retransmitted | {mrc.retransmitted_bytes():,} | {roce.retransmitted_bytes():,} |",
+        f"| goodput bytes / data bytes on the wire into the receivers | {_wire(mrc)} "
+        f"| {_wire(roce)} |",
         f"| trims / NACKs / timeouts | {_tnt(mrc)} | {_tnt(roce)} |",
+        f"| PFC pauses / time paused (all ports) | {_pfc(mrc)} | {_pfc(roce)} |",
+        "",
+        "Goodput counts each byte once, as the application got it; the data on the wire "
+        "into the receivers also counts duplicates and go-back-N resends.",
         "",
     ]
     ratio = comparison.completion_ratio
@@ -223,6 +253,20 @@ def report_markdown(comparison: Comparison) -> str:
         "",
     ]
     return "\n".join(lines)
+
+
+def _wire(run: RunResult) -> str:
+    c = run.counters
+    if "delivered_bytes" not in c:
+        return "-"
+    return f"{int(c['delivered_bytes']):,} / {int(c['wire_data_bytes']):,}"
+
+
+def _pfc(run: RunResult) -> str:
+    pfc = run.counters.get("pfc")
+    if not pfc:
+        return "no PFC (lossy)"
+    return f"{pfc['pauses_sent']:,} / {fmt(int(pfc['paused_ns']))}"
 
 
 def _gbps(value: float | None) -> str:

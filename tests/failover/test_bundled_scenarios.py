@@ -56,15 +56,20 @@ def test_negative_control_is_caught(name: str, control: str) -> None:
 
 
 @pytest.mark.parametrize("name", [n for n in PLAIN if compared(scenario(n))])
-def test_roce_is_worse_where_the_paper_says_so(name: str) -> None:
+def test_roce_behaves_as_the_paper_says(name: str) -> None:
+    """Every comparison states a claim about the RoCE baseline (a cross-run check, or a
+    check of the RoCE run beyond delivery) and it holds; where RoCE is said to be
+    slower, it is."""
     result = comparison(name)
-    assert result.checks, f"{name}: no MRC-vs-RoCE check"
+    claims = [*result.checks, *(c for c in result.roce.checks if c.name != "byte-exact delivery")]
+    assert claims, f"{name}: no claim about RoCE"
     assert result.ok, "\n".join(
         f"{c.name}: {c.measured} (expected {c.expected})"
         for c in [*result.roce.checks, *result.checks]
         if not c.ok
     )
-    assert result.completion_ratio is not None and result.completion_ratio > 1
+    if scenario(name).assertions.roce_slower_by is not None:
+        assert result.completion_ratio is not None and result.completion_ratio > 1
 
 
 @pytest.mark.parametrize("name", [n for n in PLAIN if scenario(n).assertions.repath_max_ns])

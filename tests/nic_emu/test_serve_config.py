@@ -77,6 +77,18 @@ def test_transport_understands_mode_cc_floats_and_bools(good: dict[str, Any]) ->
     assert config.transport.trace_packets
 
 
+def test_transport_takes_the_roce_baseline_settings(good: dict[str, Any]) -> None:
+    config = parse_serve_config(
+        edited(
+            good,
+            "transport",
+            {"roce": {"ack_timeout_exp": 12, "retry_count": 3, "dcqcn": {"enabled": False}}},
+        )
+    )
+    roce = config.transport.roce
+    assert (roce.ack_timeout_exp, roce.retry_count, roce.dcqcn.enabled) == (12, 3, False)
+
+
 def test_ports_take_an_optional_delay_us(good: dict[str, Any]) -> None:
     assert parse_serve_config(good).ports[0].delay_us == 0.0  # default: no delay
     config = parse_serve_config(edited(good, "ports.0.delay_us", 2))
@@ -190,6 +202,11 @@ def test_bad_ports(good: dict[str, Any], path: str, value: object, key: str, wor
         ({"cc": 3}, "transport.cc", "object"),
         ({"trace_packets": 1}, "transport.trace_packets", "true or false"),
         ({"base_rtt_ns": 10**9}, "transport.base_rtt_ns", "probe_interval_ns"),
+        ({"roce": 3}, "transport.roce", "object"),
+        ({"roce": {"retry": 3}}, "transport.roce.retry", "did you mean"),
+        ({"roce": {"retry_count": 9}}, "transport.roce", "0..7"),
+        ({"roce": {"dcqcn": {"gg": 1}}}, "transport.roce.dcqcn.gg", "unknown DCQCN"),
+        ({"roce": {"dcqcn": {"g": 2.0}}}, "transport.roce.dcqcn", "(0, 1]"),
     ],
 )
 def test_bad_transport_override(

@@ -15,7 +15,9 @@ from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.pre import CloneSession, Replica
 from p4emu.runtime.tables import Exact, Lpm
+from p4emu.runtime.traffic_manager import RateScope, RateUnit
 from p4emu.switch import (
+    DROP_ADMISSION,
     DROP_EGRESS,
     DROP_INGRESS,
     DROP_PORT_DOWN_RX,
@@ -284,6 +286,48 @@ def test_port_down_loses_frames_in_both_directions() -> None:
     switch.set_port_up(2, True)
     switch.inject(1, frame(1))
     assert len(switch.collect()) == 1
+
+
+def test_admission_and_release_hooks_account_by_ingress_port() -> None:
+    """The hooks a fabric's PFC uses: asked before every enqueue (refusal drops the
+    packet, counted), told when an admitted packet leaves the traffic manager."""
+    clock = VirtualClock()
+    switch = make(clock=clock, queue_rate_scope=RateScope.port)
+    switch.set_queue_rate(8e9, 2, unit=RateUnit.bits_per_second)
+    held: dict[int, int] = {}
+    limit = 3 * len(frame(1))
+
+    def admit(ingress: int, egress: int, priority: int, length: int) -> bool:
+        if held.get(ingress, 0) + length > limit:
+            return False
+        held[ingress] = held.get(ingress, 0) + length
+        return True
+
+    def release(ingress: int, priority: int, length: int) -> None:
+        held[ingress] -= length
+
+    switch.admission_callback = admit
+    switch.release_callback = release
+    for _ in range(5):
+        switch.inject(1, frame(1))
+    assert switch.dropped(2, DROP_ADMISSION) == 1  # the first left at once: 3 held + 1
+    assert held[1] == 3 * len(frame(1))
+    switch.run_until_idle()
+    assert held[1] == 0 and len(switch.collect()) == 4
+
+
+def test_a_paused_priority_waits_until_resumed() -> None:
+    clock = VirtualClock()
+    switch = make(clock=clock, queue_rate_scope=RateScope.port)
+    switch.set_queue_rate(8e9, 2, unit=RateUnit.bits_per_second)
+    assert switch.set_paused(2, 0, True) is None  # nothing queued yet
+    switch.inject(1, frame(1))
+    switch.advance(100)
+    assert switch.collect() == []
+    due = switch.set_paused(2, 0, False)
+    assert due is None and [port for port, _ in switch.collect()] == [2]
+    with pytest.raises(SwitchError, match="port 600 out of range"):
+        switch.set_paused(600, 0, True)
 
 
 def test_output_callback_receives_frames_instead_of_collect() -> None:

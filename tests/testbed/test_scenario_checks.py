@@ -182,3 +182,16 @@ def test_result_json_round_trip() -> None:
     assert again.to_json() == data
     assert run.goodput_gbps(0, 100_000) == 100.0
     assert run.goodput_gbps(75_000, 125_000) == pytest.approx(95.0)
+
+
+def test_roce_goodput_min_compares_goodputs() -> None:
+    mrc, roce = make_run(), make_run()  # MRC completes at 500 us
+    roce.transfers[0].completion_ns = 600_000  # 83 % of MRC's goodput
+    (check,) = compare_checks(Assertions(roce_goodput_min=0.8), mrc, roce)
+    assert check.ok and check.measured == "83.3%"
+    roce.transfers[0].completion_ns = 1_000_000  # 50 %
+    (check,) = compare_checks(Assertions(roce_goodput_min=0.8), mrc, roce)
+    assert not check.ok and check.measured == "50.0%"
+    roce.transfers[0].completion_ns = None
+    (check,) = compare_checks(Assertions(roce_goodput_min=0.8), mrc, roce)
+    assert not check.ok and check.measured == "0.0%"

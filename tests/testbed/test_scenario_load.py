@@ -426,3 +426,95 @@ def test_topology_and_scenario_files_fail_alike_with_their_own_types(tmp_path: P
             reader(broken)
         with pytest.raises(file_error, match=r"no such .* file, and no bundled"):
             reader(tmp_path / "absent.yaml")
+
+
+# ------------------------------------------------------------------ RoCE baseline and PFC
+
+ROCE_CASES = [
+    (
+        _set("fabric", {"pfc": {"priorities": [9]}}),
+        "fabric.pfc.priorities[0]: expected an integer 0..7",
+    ),
+    (_set("fabric", {"pfc": {"xoff": "10KiB", "xon": "20KiB"}}), "must be below xoff"),
+    (
+        _set("fabric", {"pfc": {"xof": "10KiB"}}),
+        "fabric.pfc.xof: unknown key; did you mean 'xoff'?",
+    ),
+    (_set("fabric", {"pfc": {"priorities": [0, 0]}}), "fabric.pfc: pfc priorities repeat"),
+    (_set("fabric", {"pfc": "on"}), "fabric.pfc: must be a mapping, got 'on'"),
+    (_set("roce", {"qps": 0}), "roce.qps: expected an integer 1..4096, got 0"),
+    (_set("roce", {"ack_timeout_exp": 0}), "roce.ack_timeout_exp: expected an integer 1..31"),
+    (_set("roce", {"retry": 8}), "roce.retry: expected an integer 0..7, got 8"),
+    (_set("roce", {"dcqcn": {"g": 2}}), r"roce.dcqcn: DcqcnConfig.g must be in (0, 1]"),
+    (_set("roce", {"dcqcn": {"alpha": 1}}), "roce.dcqcn.alpha: unknown key"),
+    (_set("roce", {"roce_goodput_min": 0.8}), "roce.roce_goodput_min: belongs under 'assertions'"),
+    (_set("nic", {"roce": {"qps": 1}}), "nic.roce: unknown key"),
+    (_set("negative_controls[0].fabric", {"pfc": "no"}), "expected true or false"),
+]
+
+
+@pytest.mark.parametrize(("change", "message"), ROCE_CASES)
+def test_roce_and_pfc_mistakes_name_the_key(change: Callable[..., None], message: str) -> None:
+    assert message in error_of(change)
+
+
+def test_the_roce_block_sets_the_transport_and_keeps_its_assertions() -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["roce"] = {
+            "qps": 8,
+            "ack_timeout_exp": 12,
+            "retry": 3,
+            "dcqcn": {"rate_timer_ns": "100us", "byte_counter": "1MiB"},
+            "byte_exact": True,
+        }
+        data["fabric"] = {"pfc": {"priorities": [0], "xoff": "16KiB", "xon": "8KiB"}}
+
+    s = loads(scenario_text(change), source="s.yaml")
+    assert s.roce_transport.qps == 8
+    cfg = s.roce_transport.config
+    assert (cfg.ack_timeout_exp, cfg.retry_count) == (12, 3)
+    assert cfg.dcqcn.rate_timer_ns == 100_000 and cfg.dcqcn.byte_counter == 1 << 20
+    assert s.roce is not None and s.roce.byte_exact
+    assert s.fabric.pfc is not None and (s.fabric.pfc.xoff, s.fabric.pfc.xon) == (16384, 8192)
+    # compare's RoCE run takes the block's QP count; PFC only for runs with RoCE traffic
+    roce_flows = s.flows("roce")
+    assert [f.connections for f in roce_flows] == [8]
+    assert [f.connections for f in s.flows()] == [1]  # the MRC entry as written
+    assert s.pfc_for(roce_flows) is s.fabric.pfc
+    assert s.pfc_for(s.flows("mrc")) is None
+
+
+def test_pfc_defaults_on_for_roce_and_can_be_turned_off() -> None:
+    s = loads(scenario_text(), source="s.yaml")
+    assert s.fabric.pfc is not None and s.fabric.pfc.priorities == (0,)
+    assert s.roce_transport.qps == 16 and s.roce_transport.config.ack_timeout_exp == 14
+    off = loads(scenario_text(_set("fabric", {"pfc": False})), source="s.yaml")
+    assert off.fabric.pfc is None and off.pfc_for(off.flows("roce")) is None
+
+
+def test_a_roce_entry_takes_the_qps_unless_it_sets_connections() -> None:
+    def change(connections: int | None) -> Callable[[dict[str, Any]], None]:
+        def apply(data: dict[str, Any]) -> None:
+            data["traffic"][0]["transport"] = "roce"
+            if connections is not None:
+                data["traffic"][0]["connections"] = connections
+            data["roce"] = {"qps": 4}
+            data["timeline"].append(
+                {
+                    "at": "300us",
+                    "incast": {
+                        "senders": ["nic1"],
+                        "dst": "nic2",
+                        "bytes": "64KiB",
+                        "transport": "roce",
+                    },
+                }
+            )
+
+        return apply
+
+    s = loads(scenario_text(change(None)), source="s.yaml")
+    assert [f.connections for f in s.flows()] == [4, 4]  # the entry and the RoCE incast
+    s = loads(scenario_text(change(2)), source="s.yaml")
+    assert [f.connections for f in s.flows()] == [2, 4]
+    assert [f.connections for f in s.flows("roce")] == [4, 4]  # compare: the block's

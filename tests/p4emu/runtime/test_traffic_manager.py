@@ -297,3 +297,62 @@ def test_a_packet_leaving_at_once_waits_for_an_unsettled_departure_of_another_po
     assert [(p.item, p.deq_ns) for p in out] == [("queued", due), ("idle port", due)]
     assert [p.enq_qdepth for p in out] == [0, 0] and [p.deq_qdepth for p in out] == [0, 0]
     assert tm.next_departure_ns() is None
+
+
+def _paced_port(priorities: int = 8) -> tuple[VirtualClock, TrafficManager]:
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=priorities, rate_scope=RateScope.port)
+    tm.set_queue_rate(1, 8e9, RateUnit.bits_per_second)  # 1000 bytes per us
+    return clock, tm
+
+
+def _drain(clock: VirtualClock, tm: TrafficManager, until_ns: int) -> list[tuple[int, str]]:
+    out = []
+    while True:
+        due = tm.next_departure_ns()
+        if due is None or due > until_ns:
+            break
+        clock.set_ns(max(due, clock.now_ns()))
+        out.extend((p.deq_ns, p.item) for p in tm.poll())
+    clock.set_ns(max(until_ns, clock.now_ns()))
+    return out
+
+
+def test_a_paused_queue_holds_its_packets_and_the_others_go_on() -> None:
+    clock, tm = _paced_port()
+    for i in range(3):
+        tm.enqueue(1, f"d{i}", 1000, priority=0)
+    tm.enqueue(1, "c0", 1000, priority=7)
+    first = _drain(clock, tm, 0)  # d0 leaves at once (the port was idle)
+    assert first == [(0, "d0")]
+    tm.set_paused(1, 0, True)
+    assert tm.is_paused(1, 0)
+    # the control packet is served; the paused data queue keeps its two packets
+    assert _drain(clock, tm, 10_000) == [(1000, "c0")]
+    assert tm.queue_depth(1, 0) == 2
+    tm.enqueue(1, "d3", 1000, priority=0)  # a paused queue still fills
+    assert tm.next_departure_ns() is None
+    tm.set_paused(1, 0, False)
+    assert _drain(clock, tm, 20_000) == [(10_000, "d1"), (11_000, "d2"), (12_000, "d3")]
+
+
+def test_a_pause_does_not_cut_the_packet_already_leaving() -> None:
+    clock, tm = _paced_port()
+    tm.enqueue(1, "a", 1000)
+    tm.enqueue(1, "b", 1000)
+    assert [p.item for p in tm.poll()] == ["a"]  # left at 0: on the wire until 1000
+    clock.set_ns(500)
+    tm.set_paused(1, 0, True)
+    clock.set_ns(3000)
+    assert tm.poll() == []
+    tm.set_paused(1, 0, False)  # resumed after the port was free: b leaves now
+    assert [(p.deq_ns, p.item) for p in tm.poll()] == [(3000, "b")]
+
+
+def test_pausing_needs_the_port_rate_scope_and_a_known_priority() -> None:
+    tm = TrafficManager(VirtualClock(), priority_queues=2)
+    with pytest.raises(TrafficManagerError, match="rate_scope=port"):
+        tm.set_paused(1, 0, True)
+    _, tm_port = _paced_port(priorities=2)
+    with pytest.raises(TrafficManagerError, match="priority 5 out of range"):
+        tm_port.set_paused(1, 5, True)
