@@ -163,6 +163,28 @@ def use_fork_server(target: str, override: Sequence[str] | None) -> bool:
     )
 
 
+def target_version(target: str, override: Sequence[str] | None = None) -> str:
+    """What switch program a run used, for its results: ``simple_switch_grpc --version``
+    (BMv2), else p4emu's package version; ``unknown`` when it cannot be told."""
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    if target == "bmv2":
+        try:
+            command = switch_command(target, override)
+            result = subprocess.run(
+                [*command, "--version"], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (ModeError, OSError, subprocess.TimeoutExpired):
+            return "unknown"
+        text = (result.stdout or result.stderr).strip().splitlines()
+        return f"simple_switch_grpc {text[0]}" if result.returncode == 0 and text else "unknown"
+    try:
+        return f"p4emu-switch {version('mrc-testbed')}"
+    except PackageNotFoundError:
+        return "unknown"
+
+
 PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
 
 
@@ -190,8 +212,12 @@ def switch_args(
     argv = ["--device-id", "0"]
     for port, where in sorted(ports.items()):
         argv += ["-i", f"{port}@{where}"]
-    if target == "bmv2" and thrift_port is not None:
-        argv += ["--thrift-port", str(thrift_port)]
+    if target == "bmv2":
+        # No log sink is given, yet BMv2 formats trace records unless the level is off:
+        # that halves its forwarding rate (docs/testbed.md, "Time dilation").
+        argv += ["--log-level", "off"]
+        if thrift_port is not None:
+            argv += ["--thrift-port", str(thrift_port)]
     if target == "p4emu":
         if queue_rate_scale is not None:  # every port has a link: the CPU port stays free
             argv += layout.port_queue_rate_args(topology, switch, queue_rate_scale)
