@@ -59,7 +59,13 @@ from testbed.exceptions import (
 )
 from testbed.nics import RunningNic
 from testbed.options import DEFAULT_START_TIMEOUT_S
-from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
+from testbed.portctl import (
+    Bmv2Session,
+    bmv2_port_states,
+    bmv2_set_ports,
+    gnmi_ports,
+    gnmi_set_ports,
+)
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -487,6 +493,28 @@ class Fabric:
         self.state = state
         self._topology: Topology | None = None
         self._pipeline: Pipeline | None = None
+        # BMv2 runtime CLIs kept running for switches whose ports change often (a
+        # scenario's timeline): switch -> session (:meth:`hold_port_sessions`)
+        self.port_sessions: dict[str, Bmv2Session] = {}
+        self._held: set[str] = set()
+
+    def hold_port_sessions(self, switches: Iterable[str]) -> None:
+        """BMv2: keeps a runtime CLI running for each of ``switches`` (until
+        :meth:`close_port_sessions`), so a port change costs milliseconds, not the seconds
+        a CLI takes to start; a switch restarted by :meth:`switch_up` gets a new one. Other
+        targets need none (gNMI answers at once)."""
+        if self.state.target != "bmv2":
+            return
+        for switch in sorted(set(switches)):
+            self._held.add(switch)
+            if switch not in self.port_sessions and switch not in self.state.switches_down:
+                self.port_sessions[switch] = Bmv2Session(self._thrift_port(switch))
+
+    def close_port_sessions(self) -> None:
+        for session in self.port_sessions.values():
+            session.close()
+        self.port_sessions.clear()
+        self._held.clear()
 
     @classmethod
     def open(cls, name: str | None = None, root: Path | None = None) -> Fabric:
@@ -571,7 +599,11 @@ class Fabric:
                 continue
             if self.state.target == "bmv2":
                 interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
-                bmv2_set_ports(self._thrift_port(switch), interfaces, up)
+                session = self.port_sessions.get(switch)
+                if session is not None:
+                    session.set_ports(interfaces, up)
+                else:
+                    bmv2_set_ports(self._thrift_port(switch), interfaces, up)
             else:
                 gnmi_set_ports(self.endpoints[switch].address, numbers, up)
 
@@ -728,6 +760,9 @@ class Fabric:
         if name in self.state.switches_down and not is_alive(record):
             return f"{name} is already down"
         kill_record(record, signal.SIGKILL, wait=KILL_WAIT_S)
+        session = self.port_sessions.pop(name, None)
+        if session is not None:  # its switch is gone; switch_up starts a new one
+            session.close()
         if is_alive(record):  # a killed process that lingers would pass for a running switch
             raise TestbedError(
                 f"{name}: process {record.pid} still runs {KILL_WAIT_S:g} s after SIGKILL"
@@ -765,6 +800,8 @@ class Fabric:
             if not is_alive(fresh):
                 raise died_error(fresh, "while being programmed") from None
             raise
+        if name in self._held and self.state.target == "bmv2":
+            self.port_sessions[name] = Bmv2Session(self._thrift_port(name))
         self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
         entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"

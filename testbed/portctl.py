@@ -14,10 +14,13 @@ work at the same time, and nothing the controller writes can revive a cut link.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -113,6 +116,15 @@ def _bmv2_run(thrift_port: int, commands: str, timeout: float) -> str:
     return output
 
 
+def bmv2_port_commands(interfaces: Mapping[int, str], up: bool) -> str:
+    """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) lines for each of
+    ``interfaces`` (port -> veth)."""
+    return "".join(
+        f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
+        for port, iface in sorted(interfaces.items())
+    )
+
+
 def bmv2_set_ports(
     thrift_port: int,
     interfaces: Mapping[int, str],
@@ -122,11 +134,91 @@ def bmv2_set_ports(
     """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) for each of
     ``interfaces`` (port -> veth) of the BMv2 switch whose Thrift server is ``thrift_port``."""
     if interfaces:
-        commands = "".join(
-            f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
-            for port, iface in sorted(interfaces.items())
+        _bmv2_run(thrift_port, bmv2_port_commands(interfaces, up), timeout)
+
+
+class Bmv2Session:
+    """One BMv2 runtime CLI kept running against a switch, for a caller that changes ports
+    often and on time (a scenario's timeline): starting the CLI costs seconds (Python, the
+    switch's JSON fetched and parsed; up to 8 s on a loaded 2-core machine), a command on a
+    running one milliseconds. The CLI prints its prompt after every command, so each
+    command's output is what comes before the next prompt."""
+
+    PROMPT = "RuntimeCmd: "
+
+    def __init__(self, thrift_port: int, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        cli = bmv2_cli()
+        self.thrift_port = thrift_port
+        self.timeout = timeout
+        self.proc = subprocess.Popen(
+            [*cli, "--thrift-port", str(thrift_port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_bmv2_env(cli),
         )
-        _bmv2_run(thrift_port, commands, timeout)
+        try:
+            self._until_prompt()
+        except PortControlError:
+            self.close()
+            raise
+
+    def _until_prompt(self) -> str:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        data = b""
+        while not data.endswith(self.PROMPT.encode()):
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(0.0, left))
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                text = data.decode(errors="replace").strip()[-300:]
+                what = "did not answer" if not ready else "exited"
+                raise PortControlError(
+                    f"{BMV2_CLI} --thrift-port {self.thrift_port} {what}"
+                    + (f": {text}" if text else f" within {self.timeout:g} s")
+                )
+            data += chunk
+        return data.decode(errors="replace")[: -len(self.PROMPT)]
+
+    def run(self, commands: str) -> str:
+        """Each line of ``commands`` in turn; their output, or PortControlError naming the
+        failing command."""
+        assert self.proc.stdin is not None
+        out = []
+        for line in commands.splitlines():
+            try:
+                self.proc.stdin.write(line.encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError as exc:
+                raise PortControlError(
+                    f"{BMV2_CLI} --thrift-port {self.thrift_port}: {exc.strerror}"
+                ) from None
+            output = self._until_prompt()
+            failed = [x for x in output.splitlines() if "Error" in x or "rror:" in x]
+            if failed:
+                raise PortControlError(
+                    f"{BMV2_CLI} --thrift-port {self.thrift_port}: {line}: {'; '.join(failed)}"
+                )
+            out.append(output)
+        return "".join(out)
+
+    def set_ports(self, interfaces: Mapping[int, str], up: bool) -> None:
+        if interfaces:
+            self.run(bmv2_port_commands(interfaces, up))
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def parse_show_ports(output: str) -> dict[int, bool]:

@@ -252,9 +252,42 @@ def _wait_posted(fabric: Fabric, flows: list[Any], started: dict[int, Any]) -> d
 def _drive(
     scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, options: RunOptions, tdf: int
 ) -> RunResult:
-    from testbed.traffic import delivered_intact
 
     wall_started = time.perf_counter()
+    pending = actions(scenario.timeline)
+    # BMv2's runtime CLI takes seconds to start: one kept running per switch whose ports
+    # the timeline changes, started before the traffic.
+    fabric.hold_port_sessions(_port_switches(scenario.topology, pending))
+    try:
+        return _drive_held(scenario, variant, fabric, seed, options, tdf, pending, wall_started)
+    finally:
+        fabric.close_port_sessions()
+
+
+def _port_switches(topo: Topology, pending: list[Action]) -> set[str]:
+    """The switches whose ports the changes set down or up."""
+    out: set[str] = set()
+    for action in pending:
+        target = action.event.target
+        if isinstance(target, LinkRef):
+            out |= {n for n in (target.a, target.b) if not n.startswith("nic")}
+        elif isinstance(target, PortRef):
+            out.add(topo.nic_port(target.nic, target.plane).t0)
+    return out
+
+
+def _drive_held(
+    scenario: Scenario,
+    variant: Variant,
+    fabric: Fabric,
+    seed: int,
+    options: RunOptions,
+    tdf: int,
+    pending: list[Action],
+    wall_started: float,
+) -> RunResult:
+    from testbed.traffic import delivered_intact
+
     flows = scenario.flows(variant.transport)
     deadline_s = scenario.duration_ns * tdf / 1e9
     first = [i for i, f in enumerate(flows) if f.start_ns == 0]
@@ -264,7 +297,6 @@ def _drive(
     started = _start_flows(fabric, flows, first, seed, deadline_s)
     posted = _wait_posted(fabric, flows, started)
     clock = _Clock(min(posted.values(), default=time.monotonic_ns()), tdf)
-    pending = actions(scenario.timeline)
     applied: list[tuple[Action, int, int]] = []  # action, applied from .. to (scenario ns)
     infos: dict[int, dict[str, Any]] = {}
     next_poll = 0.0
