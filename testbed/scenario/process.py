@@ -428,15 +428,28 @@ def t1_name(topo: Topology, plane: int, t1: str | int) -> str:
     return [s.name for s in topo.switches if s.plane == plane and s.role is Role.T1][t1]
 
 
-def path_links(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> list[str]:
-    """Goodput keys of the links a path (plane, T1) of ``src`` -> ``dst`` crosses."""
+def path_hops(
+    topo: Topology, src: str, dst: str, plane: int, t1: str | int
+) -> list[tuple[str, str]]:
+    """The links (lower end, upper end) a path (plane, T1) of ``src`` -> ``dst`` crosses."""
     up = topo.nic_port(src, plane).t0
     down = topo.nic_port(dst, plane).t0
-    keys = [link_key(src, up)]
+    hops = [(src, up)]
     if up != down:
         name = t1_name(topo, plane, t1)
-        keys += [link_key(up, name), link_key(down, name)]
-    return [*keys, link_key(dst, down)]
+        hops += [(up, name), (down, name)]
+    return [*hops, (dst, down)]
+
+
+def path_links(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> list[str]:
+    """Goodput keys of the links a path (plane, T1) of ``src`` -> ``dst`` crosses."""
+    return [link_key(a, b) for a, b in path_hops(topo, src, dst, plane, t1)]
+
+
+def path_delay_ns(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> int:
+    """One-way delay of a path, from its links' ``delay_us`` (scenario time)."""
+    hops = path_hops(topo, src, dst, plane, t1)
+    return round(sum(topo.link(a, b).delay_us for a, b in hops) * 1000)
 
 
 def _goodput(
@@ -448,7 +461,9 @@ def _goodput(
     end_ns: int,
 ) -> dict[str, list[float]]:
     """Gb/s (dilated: bytes per dilated ns) per bin, from each sender's per-path delivery
-    timeline: total, per plane, per T1 and per link crossed."""
+    timeline: total, per plane, per T1 and per link crossed. The sender counts a packet
+    when it is acknowledged; it is placed one path delay earlier, when it was delivered
+    (the acknowledgement's way back), as the virtual fabric counts it."""
     bins = end_ns // bin_ns + 1
     out: dict[str, list[float]] = {"total": [0.0] * bins}
     for index, info in infos.items():
@@ -457,6 +472,7 @@ def _goodput(
         flow = flows[index]
         for t_s, plane, t1, size in info.get("path_timeline", []):
             at = clock.of(info["started_ns"] + t_s * 1e9)
+            at -= path_delay_ns(topo, flow.dst, flow.src, plane, t1)
             slot = min(max(at, 0) // bin_ns, bins - 1)
             keys = ["total", f"plane:{plane}", f"t1:{t1_name(topo, plane, t1)}"]
             keys += path_links(topo, flow.src, flow.dst, plane, t1)
