@@ -19,7 +19,7 @@ from testbed.scenario.model import MODES
 # (BMv2's knee is ~5,000 packets/s, a p4emu-switch's ~1,000) and the machine's stalls
 # (milliseconds) are a small part of the dilated round trip.
 DEFAULT_TDF = {
-    ("mininet", "bmv2"): 16384,
+    ("mininet", "bmv2"): 65536,
     ("mininet", "p4emu"): 65536,
     ("local", "p4emu"): 65536,
 }
