@@ -115,6 +115,13 @@ def summary_lines(run: RunResult) -> list[str]:
         + (f"done at {fmt(done)} {clock_name(run)}" if done is not None else "not all completed")
         + f" ({run.wall_seconds:.1f} s wall)",
     ]
+    if run.fabric.get("clock") == "wall":
+        before = run.fabric.get("load_average_before") or ["?"]
+        after = run.fabric.get("load_average_after") or ["?"]
+        lines.append(
+            f"  ran on: {run.mode}, {run.fabric.get('target_version')}, TDF "
+            f"{run.fabric.get('tdf')}; load average {before[0]} before, {after[0]} after"
+        )
     for event in run.events:
         repaths = [v for v in event.repath_ns if v is not None]
         extra = f"; repath max {fmt(max(repaths))}" if repaths else ""
