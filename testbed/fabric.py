@@ -508,7 +508,19 @@ class Fabric:
         for switch in sorted(set(switches)):
             self._held.add(switch)
             if switch not in self.port_sessions and switch not in self.state.switches_down:
+                self._check_thrift_bound(switch)
                 self.port_sessions[switch] = Bmv2Session(self._thrift_port(switch))
+
+    def _check_thrift_bound(self, switch: str) -> None:
+        """PortControlError if BMv2 ``switch`` could not bind its Thrift port: a CLI on that
+        port would then drive whatever else listens there (another run's switch)."""
+        log = Path(self.switch_record(switch).log)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        if "trying to bind to port" in text:
+            raise PortControlError(
+                f"{switch}: BMv2 could not bind its Thrift port {self._thrift_port(switch)} "
+                f"(in use by another process; choose another --thrift-base-port); see {log}"
+            )
 
     def close_port_sessions(self) -> None:
         for session in self.port_sessions.values():
@@ -601,9 +613,14 @@ class Fabric:
                 interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
                 session = self.port_sessions.get(switch)
                 if session is not None:
-                    session.set_ports(interfaces, up)
-                else:
-                    bmv2_set_ports(self._thrift_port(switch), interfaces, up)
+                    try:
+                        session.set_ports(interfaces, up)
+                        continue
+                    except PortControlError:  # a CLI that hangs or died: one-shot CLIs now
+                        self.port_sessions.pop(switch).close()
+                        attached = bmv2_port_states(self._thrift_port(switch))
+                        interfaces = {p: i for p, i in interfaces.items() if (p in attached) != up}
+                bmv2_set_ports(self._thrift_port(switch), interfaces, up)
             else:
                 gnmi_set_ports(self.endpoints[switch].address, numbers, up)
 

@@ -167,6 +167,8 @@ def _bring_up(
         fabric_options = replace(fabric_options, udp_base_port=options.udp_base_port)
     if options.grpc_base_port is not None:
         fabric_options = replace(fabric_options, grpc_base_port=options.grpc_base_port)
+    if options.thrift_base_port is not None:
+        fabric_options = replace(fabric_options, thrift_base_port=options.thrift_base_port)
     topology = layout.dilated_topology(scenario.topology, tdf)
     if options.mode == "local":
         from testbed.local import up_local

@@ -33,6 +33,7 @@ class RunOptions:
     run_dir: Path | None = None  # process fabric: where its run directory goes
     udp_base_port: int | None = None  # process fabric, local mode (None: the default)
     grpc_base_port: int | None = None  # process fabric (None: the default)
+    thrift_base_port: int | None = None  # mininet mode with BMv2 (None: the default)
     target: str = "p4emu"  # mininet mode: p4emu or bmv2 (simple_switch_grpc)
     tdf: int | None = None  # process fabric: time-dilation factor (None: DEFAULT_TDF)
 
