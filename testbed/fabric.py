@@ -29,6 +29,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -497,6 +498,7 @@ class Fabric:
         # scenario's timeline): switch -> session (:meth:`hold_port_sessions`)
         self.port_sessions: dict[str, Bmv2Session] = {}
         self._held: set[str] = set()
+        self._save_lock = threading.Lock()
 
     def hold_port_sessions(self, switches: Iterable[str]) -> None:
         """BMv2: keeps a runtime CLI running for each of ``switches`` (until
@@ -581,7 +583,8 @@ class Fabric:
         return RunningNic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
 
     def save(self) -> None:
-        self.rundir.save(self.state)
+        with self._save_lock:  # changes applied from several threads at one instant
+            self.rundir.save(self.state)
 
     # -------------------------------------------------------------- programming
 

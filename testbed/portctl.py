@@ -20,6 +20,7 @@ import select
 import shutil
 import subprocess
 import sys
+import threading
 import time
 from collections.abc import Iterable, Mapping
 from pathlib import Path
@@ -150,6 +151,7 @@ class Bmv2Session:
         cli = bmv2_cli()
         self.thrift_port = thrift_port
         self.timeout = timeout
+        self._lock = threading.Lock()  # one command at a time, whichever thread asks
         self.proc = subprocess.Popen(
             [*cli, "--thrift-port", str(thrift_port)],
             stdin=subprocess.PIPE,
@@ -185,6 +187,10 @@ class Bmv2Session:
     def run(self, commands: str) -> str:
         """Each line of ``commands`` in turn; their output, or PortControlError naming the
         failing command."""
+        with self._lock:
+            return self._run(commands)
+
+    def _run(self, commands: str) -> str:
         assert self.proc.stdin is not None
         out = []
         for line in commands.splitlines():

@@ -271,3 +271,13 @@ def test_a_process_result_says_what_ran_and_reads_back() -> None:
     assert "virtual" not in text
     virtual = RunResult.from_json({**data, "fabric": {"clock": "virtual"}})
     assert "ran on" not in "\n".join(summary_lines(virtual))
+
+
+def test_changes_at_one_instant_on_different_elements_are_applied_together() -> None:
+    scenario = load("port-flap")
+    edges = process.actions(scenario.timeline)
+    assert [len(b) for b in process.batches(edges[:8])] == [4, 4]  # 4 ports down, 4 up
+    late = [edges[0], edges[4]]  # port 0 down at 40 us and up at 60 us, both overdue
+    assert process.batches(late) == [[edges[0]], [edges[4]]]
+    same = [edges[0], edges[0]]  # never two changes of one element at once
+    assert process.batches(same) == [[edges[0]], [edges[0]]]
