@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testbed.scenario.model import MODES
-from testbed.scenario.run_options import DEFAULT_TDF, RunOptions
+from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions
 from testbed.scenario.units import format_time_ns as fmt
 
 if TYPE_CHECKING:  # the run machinery (vfabric, p4emu) loads only when a command runs
@@ -54,9 +54,9 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
             "--tdf",
             type=int,
             metavar="N",
-            help="process fabric: time-dilation factor, a power of two (default per mode and "
-            "target: "
-            + ", ".join(f"{m}/{t} {n}" for (m, t), n in DEFAULT_TDF.items())
+            help="process fabric: time-dilation factor, a power of two (default: the "
+            "smallest that slows the busiest NIC to "
+            + ", ".join(f"{n} frames/s ({m}/{t})" for (m, t), n in NIC_FRAMES_PER_S.items())
             + "; docs/testbed.md)",
         )
         parser.add_argument("--seed", type=int, help="override the scenario's seed")

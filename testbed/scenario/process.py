@@ -129,7 +129,7 @@ def run_process(scenario: Scenario, variant: Variant, options: RunOptions) -> Ru
             f"{scenario.name}: {variant.name} changes the switches' trimming or ECN, which the "
             "process fabric's switches do not model; it runs on the virtual fabric only"
         )
-    tdf = options.effective_tdf()
+    tdf = options.effective_tdf(scenario.topology)
     seed = scenario.seed if options.seed is None else options.seed
     transport = dilated_nic_settings(scenario, variant, tdf)
     load_before = os.getloadavg()

@@ -72,7 +72,10 @@ def test_fault_on_the_process_fabric(name: str) -> None:
         run, _ = run_checked(scenario, Variant(), options)
     assert [c.name for c in run.checks] == ["byte-exact delivery", "repath time"]
     assert run.ok, run.checks
-    assert run.fabric["tdf"] == options.effective_tdf() and run.fabric["clock"] == "wall"
+    assert (
+        run.fabric["tdf"] == options.effective_tdf(scenario.topology)
+        and run.fabric["clock"] == "wall"
+    )
     applied = run.events[0].params["applied_ns"]
     assert 30_000 <= applied < run.transfers[0].completion_ns  # the fault came mid-transfer
 

@@ -11,12 +11,13 @@ from typing import Any
 import pytest
 
 from nic_emu.serve_config import dilate_transport, transport_config
+from testbed.layout import link_rate_pps
 from testbed.scenario import process
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.load import load, loads
 from testbed.scenario.model import LinkDownEvent, LinkUpEvent, PortDownEvent, PortUpEvent
 from testbed.scenario.results import RunResult
-from testbed.scenario.run_options import DEFAULT_TDF, RunOptions
+from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions, default_tdf
 from testbed.scenario.virtual import Variant, nic_config
 
 TDF = 65536
@@ -92,11 +93,21 @@ def test_switch_settings_of_a_negative_control_are_refused(tmp_path: Path) -> No
 
 
 def test_the_tdf_is_a_power_of_two_for_the_process_fabric_only() -> None:
-    assert (
-        RunOptions(mode="mininet", target="bmv2").effective_tdf()
-        == DEFAULT_TDF[("mininet", "bmv2")]
-    )
-    assert RunOptions(mode="local", tdf=1024).effective_tdf() == 1024
+    small, eight = load("t1-down").topology, load("port-flap").topology
+    assert RunOptions(mode="local", tdf=1024).effective_tdf(small) == 1024
+    for mode, target in NIC_FRAMES_PER_S:
+        options = RunOptions(mode=mode, target=target)
+        assert options.effective_tdf(small) == default_tdf(small, mode, target)
+    # 4 ports of 100 Gb/s = 11.8 M frames/s -> 65536 (180/s); 8 ports -> twice that
+    assert default_tdf(small, "mininet", "bmv2") == 65536
+    assert default_tdf(eight, "mininet", "bmv2") == 131072
+    for topology in (small, eight, load("link-restore").topology):
+        tdf = default_tdf(topology, "local", "p4emu")
+        busiest = max(
+            sum(link_rate_pps(ln.rate_gbps) for ln in topology.links_of(n.name))
+            for n in topology.nics
+        )
+        assert busiest / tdf <= NIC_FRAMES_PER_S[("local", "p4emu")] < busiest / (tdf / 2)
     with pytest.raises(ScenarioRunError, match=r"--tdf: .*power of two"):
         RunOptions(mode="local", tdf=1000)
     with pytest.raises(ScenarioRunError, match="--tdf is for the process fabric"):
