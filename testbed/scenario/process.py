@@ -544,8 +544,9 @@ def _events(
     applied: list[tuple[Action, int, int]],
     clock: _Clock,
 ) -> list[EventResult]:
-    """Each timeline event as it was applied; each repath the senders measured (on a path
-    through the failed element) is counted under the latest down change before it."""
+    """Each timeline event as it was applied; each repath the senders measured is counted
+    under the latest down change before it of an element on its path (one on no failed
+    path, a false alarm, is counted as ``repaths_elsewhere`` of the latest change)."""
     downs = [
         (begun, action) for action, begun, _ in applied if isinstance(action.event, DOWN_EVENTS)
     ]
@@ -556,15 +557,17 @@ def _events(
             continue
         for repath in info.get("repath_events", []):
             at = clock.of(info["started_ns"] + float(repath.get("t_s", 0.0)) * 1e9)
-            cause = [action for begun, action in downs if begun <= at]
-            if not cause:
+            before = [action for begun, action in downs if begun <= at]
+            if not before:
                 continue
-            action = cause[-1]
+            path = list(repath.get("path", []))
+            cause = [a for a in before if _affects(a.event, scenario.topology, path)]
             value = round(float(repath.get("repath_time_us", 0.0)) * 1000 / clock.tdf)
-            if _affects(action.event, scenario.topology, list(repath.get("path", []))):
-                repaths.setdefault(action.origin, []).append(value)
+            if cause:
+                repaths.setdefault(cause[-1].origin, []).append(value)
             else:
-                unrelated[action.origin] = unrelated.get(action.origin, 0) + 1
+                origin = before[-1].origin
+                unrelated[origin] = unrelated.get(origin, 0) + 1
     first_applied = {}
     for action, begun, _ in applied:
         first_applied.setdefault(action.origin, begun)
