@@ -220,8 +220,7 @@ def switch_args(
     for port, where in sorted(ports.items()):
         argv += ["-i", f"{port}@{where}"]
     if target == "bmv2":
-        # No log sink is given, yet BMv2 formats trace records unless the level is off:
-        # that halves its forwarding rate (docs/testbed.md, "Time dilation").
+        # Nothing reads BMv2's log in a run: no logging work per packet.
         argv += ["--log-level", "off"]
         if thrift_port is not None:
             argv += ["--thrift-port", str(thrift_port)]
