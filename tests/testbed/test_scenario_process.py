@@ -292,3 +292,39 @@ def test_changes_at_one_instant_on_different_elements_are_applied_together() -> 
     assert process.batches(late) == [[edges[0]], [edges[4]]]
     same = [edges[0], edges[0]]  # never two changes of one element at once
     assert process.batches(same) == [[edges[0]], [edges[0]]]
+
+
+def test_every_fabric_quantity_follows_the_tdf(tmp_path: Path) -> None:
+    """What each mode builds from the dilated topology: p4emu's queue rates and delays,
+    tc's rates and FIFO depths, the NICs' delay lines (BMv2: the whole path's)."""
+    from p4emu.server.options import parse_options
+    from testbed import layout
+    from testbed.fabric import switch_args
+    from testbed.local import nic_ports as local_nic_ports
+    from testbed.mininet_mode import interface_commands, link_rate_mbit
+    from testbed.mininet_mode import nic_ports as mininet_nic_ports
+
+    topo = load("t1-down").topology
+    slow = layout.dilated_topology(topo, TDF)
+    udp = layout.udp_link_ports(slow)
+    switch = "p0-t0-0"
+    ports = {p: udp[(switch, p)].switch_port() for p in slow.switch(switch).ports}
+    args = switch_args("p4emu", slow, switch, ports, 1.0, grpc_address="127.0.0.1:9559", seed=1)
+    parsed = parse_options(args)
+    for link in topo.links_of(switch):
+        port = link.endpoint(switch).port
+        assert parsed.port_queue_rates_pps[port] == pytest.approx(
+            layout.link_rate_pps(link.rate_gbps) / TDF
+        )
+        assert parsed.link_delays_us[port] == link.delay_us * TDF
+    assert parsed.queue_depth == min(link.queue_packets for link in topo.links_of(switch))
+    link = topo.links_of(switch)[0]
+    mbit = link_rate_mbit(slow.links_of(switch)[0].rate_gbps, 1.0)
+    assert mbit == pytest.approx(link.rate_gbps * 1000 / TDF)
+    assert (
+        f"pfifo limit {link.queue_packets}" in interface_commands("x", mbit, link.queue_packets)[-2]
+    )
+    local = local_nic_ports(slow, "nic0", udp)
+    assert {p["delay_us"] for p in local.values()} == {1.0 * TDF}
+    bmv2 = mininet_nic_ports(slow, "nic0", "bmv2")
+    assert {p["delay_us"] for p in bmv2.values()} == {4 * 1.0 * TDF}  # 4 links of 1 us
