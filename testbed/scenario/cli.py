@@ -2,9 +2,9 @@
 
 ::
 
-    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--seed N]
-                    [-o DIR] [--controls]
-    mrc-testbed compare SCENARIO [--mode ...] [--seed N] [-o DIR]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--tdf N]
+                    [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode ...] [--tdf N] [--seed N] [-o DIR]
 
 SCENARIO is a bundled name (``mrc-testbed run --list``) or a YAML file. Results go to
 ``DIR/<scenario>/`` (DIR defaults to ``results`` in the current directory). The exit
