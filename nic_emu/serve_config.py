@@ -84,6 +84,74 @@ PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
 }
 
 
+# Time dilation (docs/testbed.md, "Time dilation"): a NIC process run TDF times slower
+# than the hardware it stands for takes NicConfig's settings with every time multiplied
+# and every rate divided by the time-dilation factor. Each NicConfig / CcConfig field is
+# in exactly one of these classes (tests/nic_emu/test_serve_config.py checks that every
+# field is classified, so a new timer cannot be left unscaled).
+DILATED_TIME_FIELDS = (
+    "ev_skip_ns",
+    "probe_interval_ns",
+    "no_usable_ev_timeout_ns",
+    "peer_timeout_ns",
+    "reorder_window_ns",
+    "sack_delay_ns",
+    "reverse_refresh_ns",
+    "reverse_plane_stale_ns",
+    "base_rtt_ns",
+    "rto_min_ns",
+    "probe_interval_min_ns",
+)
+DILATED_RATE_FIELDS = ("port_rate_bps",)  # divided, rounded to the bit/s
+# RTO = 1.024 us x 2^t (mrc.h): the exponent grows by log2(TDF), so the TDF is a power of 2.
+DILATED_EXPONENT_FIELDS = ("ack_timeout_exp",)
+DILATED_CC_TIME_FIELDS = ("clear_delay_ns",)
+
+
+def check_tdf(tdf: int) -> int:
+    """``tdf`` unless it is not a power of two >= 1 (ConfigError says why)."""
+    if isinstance(tdf, bool) or not isinstance(tdf, int) or tdf < 1 or tdf & (tdf - 1):
+        raise ConfigError(
+            f"the time-dilation factor must be a power of two >= 1 (the RTO is 1.024 us x "
+            f"2^t, mrc.h, so only a power of two scales it exactly), got {tdf!r}"
+        )
+    return tdf
+
+
+def dilate_transport(config: NicConfig, tdf: int) -> NicConfig:
+    """``config`` run ``tdf`` times slower: times x tdf, rates / tdf, the RTO exponent +
+    log2(tdf); counts, sizes in packets or bytes and ratios unchanged (so windows and
+    BDPs in bytes stay the same)."""
+    check_tdf(tdf)
+    shift = tdf.bit_length() - 1
+    values: dict[str, Any] = {name: getattr(config, name) * tdf for name in DILATED_TIME_FIELDS}
+    values.update(
+        {name: max(1, round(getattr(config, name) / tdf)) for name in DILATED_RATE_FIELDS}
+    )
+    values.update({name: getattr(config, name) + shift for name in DILATED_EXPONENT_FIELDS})
+    values["cc"] = replace(
+        config.cc, **{name: getattr(config.cc, name) * tdf for name in DILATED_CC_TIME_FIELDS}
+    )
+    try:
+        return replace(config, **values)
+    except ConfigError as exc:
+        raise ConfigError(f"time-dilation factor {tdf}: {exc}") from None
+
+
+def transport_overrides(config: NicConfig) -> dict[str, Any]:
+    """Every setting of ``config`` as a ``transport`` object (JSON values): given to
+    ``nic-emu serve``, it reproduces ``config`` exactly, whatever the process defaults."""
+    out: dict[str, Any] = {}
+    for f in fields(NicConfig):
+        value = getattr(config, f.name)
+        if isinstance(value, CcConfig):
+            value = {g.name: getattr(value, g.name) for g in fields(CcConfig)}
+        elif isinstance(value, TransportMode):
+            value = value.value
+        out[f.name] = value
+    return out
+
+
 @dataclass(frozen=True, slots=True)
 class UdpPortSpec:
     plane: int
@@ -215,15 +283,16 @@ def transport_config(overrides: object) -> NicConfig:
                 raise ServeConfigError(key, f"must be one of {modes}, got {raw!r}")
             value = TransportMode(raw)
         else:
-            value = _typed(key, raw, getattr(base, name))
-        try:
-            replace(base, **{name: value})  # blame a bad value on its own key
-        except ConfigError as exc:
-            raise ServeConfigError(key, str(exc)) from None
+            value = _typed(key, raw, getattr(NicConfig(), name))  # the field's own type
         values[name] = value
     try:
-        return replace(base, **values)
+        return replace(base, **values)  # checked as a whole: values may depend on each other
     except ConfigError as exc:
+        for name, value in values.items():
+            try:
+                replace(base, **{name: value})  # blame a bad value on its own key
+            except ConfigError as own:
+                raise ServeConfigError(f"transport.{name}", str(own)) from None
         raise ServeConfigError(_blame(str(exc), overrides), str(exc)) from None
 
 
@@ -272,7 +341,7 @@ def _cc_config(raw: object, base: CcConfig) -> CcConfig:
             raise ServeConfigError(
                 key, f"unknown congestion-control setting{_suggest(name, known)}"
             )
-        values[name] = _typed(key, value, getattr(base, name))
+        values[name] = _typed(key, value, getattr(CcConfig(), name))  # the field's own type
         try:
             replace(base, **{name: values[name]})
         except ConfigError as exc:

@@ -29,6 +29,7 @@ import shutil
 import signal
 import socket
 import sys
+import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -59,7 +60,13 @@ from testbed.exceptions import (
 )
 from testbed.nics import RunningNic
 from testbed.options import DEFAULT_START_TIMEOUT_S
-from testbed.portctl import bmv2_port_states, bmv2_set_ports, gnmi_ports, gnmi_set_ports
+from testbed.portctl import (
+    Bmv2Session,
+    bmv2_port_states,
+    bmv2_set_ports,
+    gnmi_ports,
+    gnmi_set_ports,
+)
 from testbed.rundir import (
     ProcessRecord,
     RunDir,
@@ -163,6 +170,28 @@ def use_fork_server(target: str, override: Sequence[str] | None) -> bool:
     )
 
 
+def target_version(target: str, override: Sequence[str] | None = None) -> str:
+    """What switch program a run used, for its results: ``simple_switch_grpc --version``
+    (BMv2), else p4emu's package version; ``unknown`` when it cannot be told."""
+    import subprocess
+    from importlib.metadata import PackageNotFoundError, version
+
+    if target == "bmv2":
+        try:
+            command = switch_command(target, override)
+            result = subprocess.run(
+                [*command, "--version"], capture_output=True, text=True, timeout=10, check=False
+            )
+        except (ModeError, OSError, subprocess.TimeoutExpired):
+            return "unknown"
+        text = (result.stdout or result.stderr).strip().splitlines()
+        return f"simple_switch_grpc {text[0]}" if result.returncode == 0 and text else "unknown"
+    try:
+        return f"p4emu-switch {version('mrc-testbed')}"
+    except PackageNotFoundError:
+        return "unknown"
+
+
 PRIORITY_QUEUES = 8  # p4src/README.md: control traffic uses priority 7
 
 
@@ -190,8 +219,11 @@ def switch_args(
     argv = ["--device-id", "0"]
     for port, where in sorted(ports.items()):
         argv += ["-i", f"{port}@{where}"]
-    if target == "bmv2" and thrift_port is not None:
-        argv += ["--thrift-port", str(thrift_port)]
+    if target == "bmv2":
+        # Nothing reads BMv2's log in a run: no logging work per packet.
+        argv += ["--log-level", "off"]
+        if thrift_port is not None:
+            argv += ["--thrift-port", str(thrift_port)]
     if target == "p4emu":
         if queue_rate_scale is not None:  # every port has a link: the CPU port stays free
             argv += layout.port_queue_rate_args(topology, switch, queue_rate_scale)
@@ -461,6 +493,41 @@ class Fabric:
         self.state = state
         self._topology: Topology | None = None
         self._pipeline: Pipeline | None = None
+        # BMv2 runtime CLIs kept running for switches whose ports change often (a
+        # scenario's timeline): switch -> session (:meth:`hold_port_sessions`)
+        self.port_sessions: dict[str, Bmv2Session] = {}
+        self._held: set[str] = set()
+        self._save_lock = threading.Lock()
+
+    def hold_port_sessions(self, switches: Iterable[str]) -> None:
+        """BMv2: keeps a runtime CLI running for each of ``switches`` (until
+        :meth:`close_port_sessions`), so a port change costs milliseconds, not the seconds
+        a CLI takes to start; a switch restarted by :meth:`switch_up` gets a new one. Other
+        targets need none (gNMI answers at once)."""
+        if self.state.target != "bmv2":
+            return
+        for switch in sorted(set(switches)):
+            self._held.add(switch)
+            if switch not in self.port_sessions and switch not in self.state.switches_down:
+                self._check_thrift_bound(switch)
+                self.port_sessions[switch] = Bmv2Session(self._thrift_port(switch))
+
+    def _check_thrift_bound(self, switch: str) -> None:
+        """PortControlError if BMv2 ``switch`` could not bind its Thrift port: a CLI on that
+        port would then drive whatever else listens there (another run's switch)."""
+        log = Path(self.switch_record(switch).log)
+        text = log.read_text(errors="replace") if log.is_file() else ""
+        if "trying to bind to port" in text:
+            raise PortControlError(
+                f"{switch}: BMv2 could not bind its Thrift port {self._thrift_port(switch)} "
+                f"(in use by another process; choose another --thrift-base-port); see {log}"
+            )
+
+    def close_port_sessions(self) -> None:
+        for session in self.port_sessions.values():
+            session.close()
+        self.port_sessions.clear()
+        self._held.clear()
 
     @classmethod
     def open(cls, name: str | None = None, root: Path | None = None) -> Fabric:
@@ -515,7 +582,8 @@ class Fabric:
         return RunningNic(name, self.rundir.file("nics", f"{name}.sock"), timeout, record)
 
     def save(self) -> None:
-        self.rundir.save(self.state)
+        with self._save_lock:  # changes applied from several threads at one instant
+            self.rundir.save(self.state)
 
     # -------------------------------------------------------------- programming
 
@@ -545,6 +613,15 @@ class Fabric:
                 continue
             if self.state.target == "bmv2":
                 interfaces = {port: layout.switch_interface(switch, port) for port in numbers}
+                session = self.port_sessions.get(switch)
+                if session is not None:
+                    try:
+                        session.set_ports(interfaces, up)
+                        continue
+                    except PortControlError:  # a CLI that hangs or died: one-shot CLIs now
+                        self.port_sessions.pop(switch).close()
+                        attached = bmv2_port_states(self._thrift_port(switch))
+                        interfaces = {p: i for p, i in interfaces.items() if (p in attached) != up}
                 bmv2_set_ports(self._thrift_port(switch), interfaces, up)
             else:
                 gnmi_set_ports(self.endpoints[switch].address, numbers, up)
@@ -702,6 +779,9 @@ class Fabric:
         if name in self.state.switches_down and not is_alive(record):
             return f"{name} is already down"
         kill_record(record, signal.SIGKILL, wait=KILL_WAIT_S)
+        session = self.port_sessions.pop(name, None)
+        if session is not None:  # its switch is gone; switch_up starts a new one
+            session.close()
         if is_alive(record):  # a killed process that lingers would pass for a running switch
             raise TestbedError(
                 f"{name}: process {record.pid} still runs {KILL_WAIT_S:g} s after SIGKILL"
@@ -739,6 +819,8 @@ class Fabric:
             if not is_alive(fresh):
                 raise died_error(fresh, "while being programmed") from None
             raise
+        if name in self._held and self.state.target == "bmv2":
+            self.port_sessions[name] = Bmv2Session(self._thrift_port(name))
         self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
         entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"

@@ -6,13 +6,13 @@ and base ports always give the same numbers (docs/testbed.md, "Port numbers").
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 from controller.endpoints import DEFAULT_BASE_PORT as DEFAULT_GRPC_BASE_PORT
 from controller.endpoints import P4RuntimeTarget, default_endpoints
 from controller.exceptions import EndpointError
 from testbed.exceptions import PortPlanError
-from topologies import Link, Topology
+from topologies import Link, LinkParams, Topology
 
 __all__ = [
     "DEFAULT_GRPC_BASE_PORT",
@@ -20,6 +20,7 @@ __all__ = [
     "LOOPBACK",
     "NOMINAL_FRAME_BYTES",
     "UdpEnd",
+    "dilated_topology",
     "grpc_endpoints",
     "link_delay_args",
     "link_interface_names",
@@ -28,6 +29,7 @@ __all__ = [
     "port_delays_us",
     "port_queue_rate_args",
     "port_rates_pps",
+    "sender_path_delays_us",
     "switch_interface",
     "udp_link_ports",
 ]
@@ -102,6 +104,21 @@ def port_delays_us(topology: Topology, node: str) -> dict[int, float]:
     return {link.endpoint(node).port: link.delay_us for link in topology.links_of(node)}
 
 
+def sender_path_delays_us(topology: Topology, nic: str) -> dict[int, float]:
+    """Per plane of ``nic``: the one-way delay of a path through a T1 (its access link, the
+    largest of its T0's uplinks, down again, and an access link like its own), added all
+    at once by the sending NIC. For switches that cannot delay what they send (BMv2: no
+    delay option, and no tc netem on this kernel) this keeps each path's round trip whole;
+    a path that turns at its T0 (both NICs under one T0) is then too long by twice the
+    uplink delay (docs/testbed.md, "Time dilation")."""
+    out: dict[int, float] = {}
+    for link in topology.links_of(nic):
+        t0 = link.other(nic).node
+        uplinks = [up.delay_us for up in topology.links_of(t0) if up.a.node == t0]
+        out[link.endpoint(nic).port] = 2 * link.delay_us + 2 * max(uplinks, default=0.0)
+    return out
+
+
 def link_delay_args(topology: Topology, switch: str) -> list[str]:
     """p4emu-switch's ``--link-delay-us PORT=US`` for each port of ``switch`` whose link
     has a delay (ports without one are left out: no delay is p4emu-switch's default)."""
@@ -110,6 +127,33 @@ def link_delay_args(topology: Topology, switch: str) -> list[str]:
         if delay > 0:
             args += ["--link-delay-us", f"{port}={delay!r}"]
     return args
+
+
+def dilated_topology(topology: Topology, tdf: int) -> Topology:
+    """``topology`` run ``tdf`` times slower (docs/testbed.md, "Time dilation"): every
+    link's rate (per-link overrides included) divided by ``tdf``, every delay multiplied;
+    queue depths stay in packets. So every mode's rate and delay emulation (tc htb,
+    p4emu-switch's queue rates and link delays, the NICs' delay lines) follows from it."""
+    if tdf == 1:
+        return topology
+
+    def params(p: LinkParams) -> LinkParams:
+        return LinkParams(p.rate_gbps / tdf, p.delay_us * tdf, p.queue_packets)
+
+    return replace(
+        topology,
+        planes=tuple(
+            replace(plane, link_defaults=params(plane.link_defaults)) for plane in topology.planes
+        ),
+        overrides=tuple(
+            replace(
+                o,
+                rate_gbps=None if o.rate_gbps is None else o.rate_gbps / tdf,
+                delay_us=None if o.delay_us is None else o.delay_us * tdf,
+            )
+            for o in topology.overrides
+        ),
+    )
 
 
 def grpc_endpoints(

@@ -15,8 +15,8 @@
   would make two queues build instead of one).
 - Link delay (tc ``netem`` is not available on this kernel) is added by each link's sender,
   as in local mode: with p4emu every switch port gets ``--link-delay-us PORT=US`` and every
-  NIC port ``delay_us``; BMv2 has no such option, so with ``--target bmv2`` only the frames
-  the NICs send are delayed (reported at ``up``). There is no random loss.
+  NIC port ``delay_us``; BMv2 has no such option, so with ``--target bmv2`` each NIC adds a
+  whole path's one-way delay to what it sends (reported at ``up``). There is no random loss.
 
 The network outlives the launcher: switch processes and NIC processes are detached and
 recorded in the run directory; each NIC process keeps its host's namespace alive after the
@@ -88,14 +88,22 @@ def link_rate_mbit(rate_gbps: float, rate_scale: float) -> float:
     return rate_gbps * 1000.0 * rate_scale
 
 
-def interface_commands(name: str, rate_mbit: float) -> list[str]:
-    """Shell commands that prepare one veth end: IPv6 off, jumbo MTU, offloads off, htb rate, up."""
+def interface_commands(name: str, rate_mbit: float, queue_packets: int | None = None) -> list[str]:
+    """Shell commands that prepare one veth end: IPv6 off, jumbo MTU, offloads off, htb rate
+    (with ``queue_packets``, a FIFO of the link's depth behind it: the queue where the rate
+    makes frames wait, instead of the kernel's 1,000 frames), up."""
+    fifo = (
+        []
+        if queue_packets is None
+        else [f"tc qdisc replace dev {name} parent 5:1 handle 10: pfifo limit {queue_packets}"]
+    )
     return [
         f"sysctl -q -w net.ipv6.conf.{name}.disable_ipv6=1",
         f"ip link set {name} mtu {VETH_MTU}",
         f"ethtool -K {name} rx off tx off sg off tso off gso off gro off",
         f"tc qdisc replace dev {name} root handle 5: htb default 1",
         f"tc class replace dev {name} parent 5: classid 5:1 htb rate {rate_mbit:.3f}mbit burst 15k",
+        *fifo,
         f"ip link set {name} up",
     ]
 
@@ -105,8 +113,8 @@ def _run_root(command: str) -> str:
     return result.stdout + result.stderr if result.returncode else ""
 
 
-def _configure(run: Callable[[str], str], name: str, rate_mbit: float) -> None:
-    for command in interface_commands(name, rate_mbit):
+def _configure(run: Callable[[str], str], name: str, rate_mbit: float, queue_packets: int) -> None:
+    for command in interface_commands(name, rate_mbit, queue_packets):
         output = run(command)
         # ethtool refuses features a veth cannot change; everything else must succeed.
         if command.startswith(("tc ", "ip ")) and "rror" in output:
@@ -152,10 +160,16 @@ def _switch_class() -> type:
     return P4Switch
 
 
-def nic_ports(topology: Topology, nic: str) -> dict[str, dict[str, Any]]:
+def nic_ports(topology: Topology, nic: str, target: str = "p4emu") -> dict[str, dict[str, Any]]:
     """The ``ports`` of a NIC's config in Mininet mode: one ``afpacket`` port per plane on the
-    host's ``<nic>-p<plane>``, delaying what the NIC sends by its link's ``delay_us``."""
-    delays = layout.port_delays_us(topology, nic)
+    host's ``<nic>-p<plane>``, delaying what the NIC sends by its link's ``delay_us`` — with
+    BMv2, which cannot delay what it sends, by a whole path's one-way delay
+    (:func:`testbed.layout.sender_path_delays_us`)."""
+    delays = (
+        layout.sender_path_delays_us(topology, nic)
+        if target == "bmv2"
+        else layout.port_delays_us(topology, nic)
+    )
     return {
         str(plane): {
             "driver": "afpacket",
@@ -185,10 +199,10 @@ def mininet_notes(topology: Topology, rate_scale: float, target: str) -> list[st
             )
         else:
             notes.append(
-                f"link delay {shown} us is only half emulated with BMv2: the NICs delay what "
-                "they send (nic-emu delay_us), but BMv2 has no link delay option and tc netem "
-                "is not available on this kernel, so frames the switches send (T0 to NIC, "
-                "T0 to T1, T1 to T0) are not delayed"
+                f"link delay {shown} us: BMv2 has no link delay option and tc netem is not "
+                "available on this kernel, so each NIC adds a whole path's one-way delay "
+                "(access + T0-T1 + T1-T0 + access) to what it sends (nic-emu delay_us); a "
+                "path that turns at its T0 is then longer than its links"
             )
     return notes
 
@@ -371,8 +385,8 @@ def _build(
         )
         rate = link_rate_mbit(link.rate_gbps, options.rate_scale)
         lower_run = hosts[link.a.node].cmd if lower_is_nic else _run_root
-        _configure(lower_run, lower_name, rate)
-        _configure(_run_root, upper_name, rate)
+        _configure(lower_run, lower_name, rate, link.queue_packets)
+        _configure(_run_root, upper_name, rate, link.queue_packets)
     say("starting switch processes")
     starter = launch.switch_starter()
     try:
@@ -382,7 +396,7 @@ def _build(
     nic_records = [
         launch.start_nic(
             nic.name,
-            nic_ports(topology, nic.name),
+            nic_ports(topology, nic.name, options.target),
             prefix=["mnexec", "-a", str(hosts[nic.name].pid)],
             netns_pid=hosts[nic.name].pid,
         )

@@ -14,11 +14,15 @@ work at the same time, and nothing the controller writes can revive a cut link.
 
 from __future__ import annotations
 
+import contextlib
 import os
+import select
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterable, Mapping
+import threading
+import time
+from collections.abc import Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -87,6 +91,12 @@ def _bmv2_env(cli: list[str]) -> dict[str, str]:
     return env
 
 
+def failed_lines(output: str) -> list[str]:
+    """The lines of BMv2 runtime CLI output that report a failure: ``Error: ...`` and the
+    device manager's ``Invalid device manager operation (ERROR)``."""
+    return [x for x in output.splitlines() if "Error" in x or "rror:" in x or "(ERROR)" in x]
+
+
 def _bmv2_run(thrift_port: int, commands: str, timeout: float) -> str:
     """Runs BMv2 runtime CLI ``commands`` against the switch at ``thrift_port``; its
     output, or PortControlError naming the failing command."""
@@ -106,11 +116,20 @@ def _bmv2_run(thrift_port: int, commands: str, timeout: float) -> str:
             f"{BMV2_CLI} --thrift-port {thrift_port} did not finish in {timeout:g} s"
         ) from None
     output = result.stdout + result.stderr
-    failed = [line for line in output.splitlines() if "Error" in line or "rror:" in line]
+    failed = failed_lines(output)
     if result.returncode != 0 or failed:
         detail = "; ".join(failed) or output.strip()[-300:]
         raise PortControlError(f"{BMV2_CLI} --thrift-port {thrift_port}: {detail}")
     return output
+
+
+def bmv2_port_commands(interfaces: Mapping[int, str], up: bool) -> str:
+    """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) lines for each of
+    ``interfaces`` (port -> veth)."""
+    return "".join(
+        f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
+        for port, iface in sorted(interfaces.items())
+    )
 
 
 def bmv2_set_ports(
@@ -122,11 +141,109 @@ def bmv2_set_ports(
     """``port_add IFACE PORT`` (up) or ``port_remove PORT`` (down) for each of
     ``interfaces`` (port -> veth) of the BMv2 switch whose Thrift server is ``thrift_port``."""
     if interfaces:
-        commands = "".join(
-            f"port_add {iface} {port}\n" if up else f"port_remove {port}\n"
-            for port, iface in sorted(interfaces.items())
+        _set_checked(lambda text: _bmv2_run(thrift_port, text, timeout), interfaces, up)
+
+
+def _set_checked(run: Callable[[str], str], interfaces: Mapping[int, str], up: bool) -> None:
+    """The port commands through ``run``; a refused one (BMv2 refuses to remove a port
+    that is not attached, or to add one twice) is an error only if the port is not in
+    the state asked for: repeating a change finishes it (docs/testbed.md, "Failures")."""
+    try:
+        run(bmv2_port_commands(interfaces, up))
+    except PortControlError:
+        attached = parse_show_ports(run("show_ports\n"))
+        if any((port in attached) != up for port in interfaces):
+            raise
+
+
+class Bmv2Session:
+    """One BMv2 runtime CLI kept running against a switch, for a caller that changes ports
+    often and on time (a scenario's timeline): starting the CLI costs seconds (Python, the
+    switch's JSON fetched and parsed; up to 8 s on a loaded 2-core machine), a command on a
+    running one milliseconds. The CLI prints its prompt after every command, so each
+    command's output is what comes before the next prompt."""
+
+    PROMPT = "RuntimeCmd: "
+
+    def __init__(self, thrift_port: int, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+        cli = bmv2_cli()
+        self.thrift_port = thrift_port
+        self.timeout = timeout
+        self._lock = threading.Lock()  # one command at a time, whichever thread asks
+        self.proc = subprocess.Popen(
+            [*cli, "--thrift-port", str(thrift_port)],
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            env=_bmv2_env(cli),
         )
-        _bmv2_run(thrift_port, commands, timeout)
+        try:
+            self._until_prompt()
+        except PortControlError:
+            self.close()
+            raise
+
+    def _until_prompt(self) -> str:
+        assert self.proc.stdout is not None
+        fd = self.proc.stdout.fileno()
+        deadline = time.monotonic() + self.timeout
+        data = b""
+        while not data.endswith(self.PROMPT.encode()):
+            left = deadline - time.monotonic()
+            ready, _, _ = select.select([fd], [], [], max(0.0, left))
+            chunk = os.read(fd, 65536) if ready else b""
+            if not chunk:
+                text = data.decode(errors="replace").strip()[-300:]
+                what = "did not answer" if not ready else "exited"
+                raise PortControlError(
+                    f"{BMV2_CLI} --thrift-port {self.thrift_port} {what}"
+                    + (f": {text}" if text else f" within {self.timeout:g} s")
+                )
+            data += chunk
+        return data.decode(errors="replace")[: -len(self.PROMPT)]
+
+    def run(self, commands: str) -> str:
+        """Each line of ``commands`` in turn; their output, or PortControlError naming the
+        failing command."""
+        with self._lock:
+            return self._run(commands)
+
+    def _run(self, commands: str) -> str:
+        assert self.proc.stdin is not None
+        out = []
+        failures = []
+        for line in commands.splitlines():  # every line runs, as in a one-shot CLI
+            try:
+                self.proc.stdin.write(line.encode() + b"\n")
+                self.proc.stdin.flush()
+            except OSError as exc:
+                raise PortControlError(
+                    f"{BMV2_CLI} --thrift-port {self.thrift_port}: {exc.strerror}"
+                ) from None
+            output = self._until_prompt()
+            failures += [f"{line}: {x}" for x in failed_lines(output)]
+            out.append(output)
+        if failures:
+            raise PortControlError(
+                f"{BMV2_CLI} --thrift-port {self.thrift_port}: {'; '.join(failures)}"
+            )
+        return "".join(out)
+
+    def set_ports(self, interfaces: Mapping[int, str], up: bool) -> None:
+        if interfaces:
+            _set_checked(self.run, interfaces, up)
+
+    def close(self) -> None:
+        if self.proc.stdin is not None:
+            with contextlib.suppress(OSError):
+                self.proc.stdin.close()
+        try:
+            self.proc.wait(timeout=3)
+        except subprocess.TimeoutExpired:
+            self.proc.kill()
+            self.proc.wait()
+        if self.proc.stdout is not None:
+            self.proc.stdout.close()
 
 
 def parse_show_ports(output: str) -> dict[int, bool]:

@@ -158,8 +158,10 @@ def write_run_plot(
     marks: Sequence[Mark] = (),
     spans: Sequence[tuple[int, int, str]] = (),
     line_rate_gbps: float | None = None,
+    time_label: str = "virtual time (µs)",
 ) -> Path:
-    """The standard figure: goodput (top) and EV states (bottom), sharing the µs axis."""
+    """The standard figure: goodput (top) and EV states (bottom), sharing the µs axis
+    (``time_label``: what the times are)."""
     import matplotlib
 
     matplotlib.use("Agg")
@@ -179,6 +181,7 @@ def write_run_plot(
     top.set_xlabel("")
     top.set_title(title, fontsize=10)
     plot_ev_states(bottom, changes, total_evs, end_ns, nic=nic, marks=(), spans=spans)
+    bottom.set_xlabel(time_label)
     figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
     figure.savefig(path, dpi=110)

@@ -2,9 +2,9 @@
 
 ::
 
-    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--seed N]
-                    [-o DIR] [--controls]
-    mrc-testbed compare SCENARIO [--mode ...] [--seed N] [-o DIR]
+    mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--tdf N]
+                    [--seed N] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode ...] [--tdf N] [--seed N] [-o DIR]
 
 SCENARIO is a bundled name (``mrc-testbed run --list``) or a YAML file. Results go to
 ``DIR/<scenario>/`` (DIR defaults to ``results`` in the current directory). The exit
@@ -21,7 +21,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from testbed.scenario.model import MODES
-from testbed.scenario.run_options import RunOptions
+from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions
 from testbed.scenario.units import format_time_ns as fmt
 
 if TYPE_CHECKING:  # the run machinery (vfabric, p4emu) loads only when a command runs
@@ -50,6 +50,15 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
             default="p4emu",
             help="mininet mode: the switch program (bmv2: simple_switch_grpc)",
         )
+        parser.add_argument(
+            "--tdf",
+            type=int,
+            metavar="N",
+            help="process fabric: time-dilation factor, a power of two (default: the "
+            "smallest that slows the busiest NIC to "
+            + ", ".join(f"{n} frames/s ({m}/{t})" for (m, t), n in NIC_FRAMES_PER_S.items())
+            + "; docs/testbed.md)",
+        )
         parser.add_argument("--seed", type=int, help="override the scenario's seed")
         parser.add_argument(
             "-o",
@@ -72,7 +81,12 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
 
 def _options(args: argparse.Namespace) -> RunOptions:
     return RunOptions(
-        mode=args.mode, seed=args.seed, progress=True, run_dir=args.run_dir, target=args.target
+        mode=args.mode,
+        seed=args.seed,
+        progress=True,
+        run_dir=args.run_dir,
+        target=args.target,
+        tdf=args.tdf,
     )
 
 
@@ -83,6 +97,13 @@ def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:
     ]
 
 
+def clock_name(run: RunResult) -> str:
+    """What a run's times are: ``virtual``, or ``dilated (TDF N, wall clock / N)``."""
+    if run.fabric.get("clock") == "wall":
+        return f"dilated (wall clock / TDF {run.fabric.get('tdf')})"
+    return "virtual"
+
+
 def summary_lines(run: RunResult) -> list[str]:
     done = run.completion_ns()
     total = sum(t.nbytes for t in run.transfers)
@@ -91,9 +112,16 @@ def summary_lines(run: RunResult) -> list[str]:
         f"{run.scenario} [{run.variant}, {run.mode}, seed {run.seed}]: "
         + ("PASS" if run.ok else "FAIL"),
         f"  {len(run.transfers)} transfer(s), {verified:,} of {total:,} bytes verified; "
-        + (f"done at {fmt(done)} virtual" if done is not None else "not all completed")
+        + (f"done at {fmt(done)} {clock_name(run)}" if done is not None else "not all completed")
         + f" ({run.wall_seconds:.1f} s wall)",
     ]
+    if run.fabric.get("clock") == "wall":
+        before = run.fabric.get("load_average_before") or ["?"]
+        after = run.fabric.get("load_average_after") or ["?"]
+        lines.append(
+            f"  ran on: {run.mode}, {run.fabric.get('target_version')}, TDF "
+            f"{run.fabric.get('tdf')}; load average {before[0]} before, {after[0]} after"
+        )
     for event in run.events:
         repaths = [v for v in event.repath_ns if v is not None]
         extra = f"; repath max {fmt(max(repaths))}" if repaths else ""

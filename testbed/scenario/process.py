@@ -1,30 +1,41 @@
 """Runs a scenario on the process fabric (``--mode local|mininet``): real p4emu-switch or
 BMv2 processes and nic-emu processes, driven through the launcher's public functions.
 
-The process fabric runs in wall-clock time with ms-scale NIC timers, so the scenario's
-times are stretched by ``PROCESS_TIME_SCALE`` (1 us of scenario time = 1 ms of wall
-time) and only the assertions that do not depend on the clock are checked (byte-exact
-delivery, an expected failure). It can cut links, switches and NIC ports and send
-traffic; flapping, random loss and EV drops need the virtual fabric and are refused with
-a specific error. The scenario's ``nic`` settings are µs-scale and are not applied:
-nic-emu keeps its process defaults (docs/nic-emu-process.md).
+The process fabric is run **time-dilated** (docs/testbed.md, "Time dilation"): with a
+time-dilation factor TDF, every link's rate is divided by TDF and its delay multiplied
+(:func:`testbed.layout.dilated_topology`), the NICs get the scenario's own µs-scale
+settings (the ones the virtual fabric uses) with every time multiplied and every rate
+divided (:func:`nic_emu.serve_config.dilate_transport`), the timeline is stretched by
+TDF, and every time measured is divided by TDF. So a process run is the virtual run
+slowed down, its results are in the same (dilated) units, and the scenario's own
+assertions are checked on it. Flaps are applied as the down and up events they are made
+of; random loss and EV drops are refused with a specific error.
 """
 
 from __future__ import annotations
 
+import json
+import os
 import time
-from dataclasses import replace
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, replace
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from testbed.exceptions import NicControlError
+from nic_emu.exceptions import ConfigError
+from nic_emu.serve_config import dilate_transport, transport_overrides
+from testbed.exceptions import NicControlError, TestbedError
+from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
     Event,
     FlapEvent,
     IncastEvent,
     LinkDownEvent,
+    LinkRef,
     LinkUpEvent,
     PortDownEvent,
+    PortRef,
     PortUpEvent,
     Scenario,
     SwitchDownEvent,
@@ -33,14 +44,14 @@ from testbed.scenario.model import (
 )
 from testbed.scenario.results import EventResult, RunResult, TransferResult
 from testbed.scenario.run_options import RunOptions
+from topologies import Role, Topology
 
 if TYPE_CHECKING:
     from testbed.fabric import Fabric
     from testbed.scenario.virtual import Variant
 
-PROCESS_TIME_SCALE = 1000  # wall ns per scenario ns
-POLL_S = 0.02
-MIN_TIMEOUT_S = 120.0  # a process run gets at least this long, whatever the duration
+TRANSFER_POLL_S = 2.0  # how often the senders are asked for their transfers (each answer carries the whole delivery timeline: asking often costs the NIC)
+START_WAIT_S = 60.0  # a transfer's data must be ready (the WRITEs posted) by then
 SUPPORTED = (
     LinkDownEvent,
     LinkUpEvent,
@@ -48,48 +59,101 @@ SUPPORTED = (
     SwitchUpEvent,
     PortDownEvent,
     PortUpEvent,
+    FlapEvent,
     IncastEvent,
 )
+DOWN_EVENTS = (LinkDownEvent, SwitchDownEvent, PortDownEvent)
+
+
+@dataclass(frozen=True)
+class Action:
+    """One change applied to the process fabric: a timeline event, or one edge of a flap."""
+
+    at_ns: int  # scenario (dilated) time
+    event: Event  # a down/up event (a flap's edges are its own down/up events)
+    origin: int  # index of the timeline event it belongs to
 
 
 def check_supported(scenario: Scenario, timeline: tuple[Event, ...]) -> None:
     for index, event in enumerate(timeline):
         if not isinstance(event, SUPPORTED):
-            hint = (
-                "; flap it with link/port down and up events instead"
-                if isinstance(event, FlapEvent)
-                else ""
-            )
             raise ScenarioRunError(
                 f"{scenario.source}: timeline[{index}]: {event.kind} needs the virtual fabric "
                 "(--mode virtual): the process fabric can cut and restore links, switches and "
-                f"NIC ports and send traffic, nothing else{hint}"
+                "NIC ports (and flap them) and send traffic, nothing else"
             )
     if scenario.sweep is not None:
         raise ScenarioRunError(f"{scenario.source}: sweeps run on the virtual fabric only")
+
+
+def actions(timeline: tuple[Event, ...]) -> list[Action]:
+    """The timeline as down/up changes in time order: a flap becomes a down at the start of
+    each period and an up ``down_ns`` later, until ``until_ns`` (left up after it)."""
+    out: list[Action] = []
+    for index, event in enumerate(timeline):
+        if isinstance(event, FlapEvent):
+            down_cls, up_cls = (
+                (LinkDownEvent, LinkUpEvent)
+                if isinstance(event.of, LinkRef)
+                else (PortDownEvent, PortUpEvent)
+            )
+            key = "link" if isinstance(event.of, LinkRef) else "port"
+            at = event.at_ns
+            while at < event.until_ns:
+                up_at = min(at + event.down_ns, event.until_ns)
+                out.append(Action(at, down_cls(at_ns=at, **{key: event.of}), index))
+                out.append(Action(up_at, up_cls(at_ns=up_at, **{key: event.of}), index))
+                at += event.period_ns
+        elif not isinstance(event, IncastEvent):  # an incast is traffic (Scenario.flows)
+            out.append(Action(event.at_ns, event, index))
+    return sorted(out, key=lambda a: a.at_ns)  # stable: same-time changes keep file order
+
+
+def dilated_nic_settings(scenario: Scenario, variant: Variant, tdf: int) -> dict[str, Any]:
+    """The NICs' ``transport``: the virtual run's NicConfig (scenario ``nic:`` + variant),
+    dilated by ``tdf``, every field given."""
+    from testbed.scenario.virtual import nic_config
+
+    try:
+        return transport_overrides(dilate_transport(nic_config(scenario, variant), tdf))
+    except ConfigError as exc:
+        raise ScenarioRunError(f"{scenario.name}: NIC settings at TDF {tdf}: {exc}") from None
 
 
 def run_process(scenario: Scenario, variant: Variant, options: RunOptions) -> RunResult:
     if variant.timeline is not None:
         scenario = replace(scenario, timeline=variant.timeline)
     check_supported(scenario, scenario.timeline)
-    if variant.nic or variant.fabric:
+    if variant.fabric:
         raise ScenarioRunError(
-            f"{scenario.name}: negative controls change µs-scale NIC or switch settings and "
-            "run on the virtual fabric only"
+            f"{scenario.name}: {variant.name} changes the switches' trimming or ECN, which the "
+            "process fabric's switches do not model; it runs on the virtual fabric only"
         )
+    tdf = options.effective_tdf(scenario.topology)
     seed = scenario.seed if options.seed is None else options.seed
-    up = _bring_up(scenario, options, seed)
+    transport = dilated_nic_settings(scenario, variant, tdf)
+    load_before = os.getloadavg()
+    up = _bring_up(scenario, options, seed, tdf, transport)
     fabric = up.fabric
     try:
-        return _drive(scenario, variant, fabric, seed, options.mode)
+        run = _drive(scenario, variant, fabric, seed, options, tdf)
+        run.fabric = {
+            **run.fabric,
+            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_after": [round(x, 2) for x in os.getloadavg()],
+            "startup_seconds": round(up.seconds, 2),
+        }
+        return run
     finally:
         from testbed.rundir import teardown
 
         teardown(fabric.rundir)
 
 
-def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
+def _bring_up(
+    scenario: Scenario, options: RunOptions, seed: int, tdf: int, transport: dict[str, Any]
+) -> Any:
+    from testbed import layout
     from testbed.options import FabricOptions
 
     fabric_options = FabricOptions(
@@ -98,18 +162,22 @@ def _bring_up(scenario: Scenario, options: RunOptions, seed: int) -> Any:
         mode=options.mode,
         target=options.target,
         seed=seed,
+        transport=transport,
     )
     if options.udp_base_port is not None:
         fabric_options = replace(fabric_options, udp_base_port=options.udp_base_port)
     if options.grpc_base_port is not None:
         fabric_options = replace(fabric_options, grpc_base_port=options.grpc_base_port)
+    if options.thrift_base_port is not None:
+        fabric_options = replace(fabric_options, thrift_base_port=options.thrift_base_port)
+    topology = layout.dilated_topology(scenario.topology, tdf)
     if options.mode == "local":
         from testbed.local import up_local
 
-        return up_local(scenario.topology, fabric_options)
+        return up_local(topology, fabric_options)
     from testbed.mininet_mode import up_mininet
 
-    return up_mininet(scenario.topology, fabric_options)
+    return up_mininet(topology, fabric_options)
 
 
 def _apply(fabric: Fabric, event: Event) -> None:
@@ -127,60 +195,206 @@ def _apply(fabric: Fabric, event: Event) -> None:
         fabric.port_up(event.port.nic, event.port.plane)
 
 
-def _drive(scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, mode: str) -> RunResult:
-    from testbed.traffic import delivered_intact, start_transfer
+def batches(due: list[Action]) -> list[list[Action]]:
+    """``due`` in order, cut into batches of changes at one instant on different elements
+    (which may be applied together; a late flap's down and up stay in order)."""
+    out: list[list[Action]] = []
+    for action in due:
+        last = out[-1] if out else None
+        if (
+            last is None
+            or last[0].at_ns != action.at_ns
+            or any(a.event.target == action.event.target for a in last)
+        ):
+            out.append([action])
+        else:
+            last.append(action)
+    return out
+
+
+def _apply_all(
+    scenario: Scenario, fabric: Fabric, due: list[Action], clock: _Clock
+) -> list[tuple[Action, int, int]]:
+    """Applies changes that are due together at once (one thread each: a NIC's control
+    socket and a switch's CLI answer in milliseconds on an idle machine, in hundreds of
+    them on a loaded one, and a flap of four ports must not be four times late); each
+    with the scenario time it began and ended."""
+
+    def one(action: Action) -> tuple[Action, int, int]:
+        begun = clock.now()
+        try:
+            _apply(fabric, action.event)
+        except TestbedError as exc:
+            raise ScenarioRunError(
+                f"{scenario.name}: timeline[{action.origin}] ({action.event.describe()}) "
+                f"could not be applied: {exc}"
+            ) from None
+        return action, begun, clock.now()
+
+    if len(due) == 1:
+        return [one(due[0])]
+    with ThreadPoolExecutor(max_workers=len(due)) as pool:
+        return list(pool.map(one, due))
+
+
+class _Clock:
+    """Scenario time on the process fabric: dilated ns since the senders' data was posted
+    (``t0``, the NICs' ``time.monotonic_ns()``, system-wide)."""
+
+    def __init__(self, t0_ns: int, tdf: int) -> None:
+        self.t0_ns = t0_ns
+        self.tdf = tdf
+
+    def now(self) -> int:
+        return self.of(time.monotonic_ns())
+
+    def of(self, monotonic_ns: float) -> int:
+        return round((monotonic_ns - self.t0_ns) / self.tdf)
+
+    def wall(self, scenario_ns: int) -> int:
+        return self.t0_ns + scenario_ns * self.tdf
+
+
+def _start_flows(
+    fabric: Fabric, flows: list[Any], indexes: list[int], seed: int, deadline_s: float
+) -> dict[int, Any]:
+    from testbed.traffic import start_transfer
+
+    return {
+        index: start_transfer(
+            fabric,
+            flows[index].src,
+            flows[index].dst,
+            flows[index].nbytes,
+            seed=seed + index,
+            mode=flows[index].transport,
+            connections=flows[index].connections,
+            deadline_s=deadline_s,
+        )
+        for index in indexes
+    }
+
+
+def _wait_posted(fabric: Fabric, flows: list[Any], started: dict[int, Any]) -> dict[int, int]:
+    """Each started transfer's ``started_ns`` (its data posted), waiting for it."""
+    out: dict[int, int] = {}
+    deadline = time.monotonic() + START_WAIT_S
+    while len(out) < len(started):
+        for index, transfer_id in started.items():
+            if index not in out:
+                info = fabric.nic(flows[index].src).transfer(transfer_id)
+                if info.get("started_ns") is not None:
+                    out[index] = int(info["started_ns"])
+        if len(out) < len(started):
+            if time.monotonic() > deadline:
+                raise ScenarioRunError(
+                    f"a transfer's data was not ready within {START_WAIT_S:g} s of the request"
+                )
+            time.sleep(0.02)
+    return out
+
+
+def _drive(
+    scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, options: RunOptions, tdf: int
+) -> RunResult:
+
+    wall_started = time.perf_counter()
+    pending = actions(scenario.timeline)
+    # BMv2's runtime CLI takes seconds to start: one kept running per switch whose ports
+    # the timeline changes, started before the traffic.
+    fabric.hold_port_sessions(_port_switches(scenario.topology, pending))
+    try:
+        return _drive_held(scenario, variant, fabric, seed, options, tdf, pending, wall_started)
+    finally:
+        fabric.close_port_sessions()
+
+
+def _port_switches(topo: Topology, pending: list[Action]) -> set[str]:
+    """The switches whose ports the changes set down or up."""
+    out: set[str] = set()
+    for action in pending:
+        target = action.event.target
+        if isinstance(target, LinkRef):
+            out |= {n for n in (target.a, target.b) if not n.startswith("nic")}
+        elif isinstance(target, PortRef):
+            out.add(topo.nic_port(target.nic, target.plane).t0)
+    return out
+
+
+def _drive_held(
+    scenario: Scenario,
+    variant: Variant,
+    fabric: Fabric,
+    seed: int,
+    options: RunOptions,
+    tdf: int,
+    pending: list[Action],
+    wall_started: float,
+) -> RunResult:
+    from testbed.traffic import delivered_intact
 
     flows = scenario.flows(variant.transport)
-    pending_flows = sorted(enumerate(flows), key=lambda item: item[1].start_ns)
-    pending_events = list(enumerate(scenario.timeline))
-    started: dict[int, tuple[Any, float]] = {}  # flow index -> (transfer id, wall start)
+    deadline_s = scenario.duration_ns * tdf / 1e9
+    first = [i for i, f in enumerate(flows) if f.start_ns == 0]
+    later = sorted(
+        (i for i, f in enumerate(flows) if f.start_ns > 0), key=lambda i: flows[i].start_ns
+    )
+    started = _start_flows(fabric, flows, first, seed, deadline_s)
+    posted = _wait_posted(fabric, flows, started)
+    clock = _Clock(min(posted.values(), default=time.monotonic_ns()), tdf)
+    applied: list[tuple[Action, int, int]] = []  # action, applied from .. to (scenario ns)
     infos: dict[int, dict[str, Any]] = {}
-    applied_at: dict[int, float] = {}
-    timeout = max(MIN_TIMEOUT_S, scenario.duration_ns * PROCESS_TIME_SCALE / 1e9)
-    t0 = time.monotonic()
+    next_poll = 0.0
     while True:
-        now_ns = (time.monotonic() - t0) * 1e9
-        while pending_flows and pending_flows[0][1].start_ns * PROCESS_TIME_SCALE <= now_ns:
-            index, flow = pending_flows.pop(0)
-            transfer_id = start_transfer(
-                fabric,
-                flow.src,
-                flow.dst,
-                flow.nbytes,
-                seed=seed + index,
-                mode=flow.transport,
-                connections=flow.connections,
-            )
-            started[index] = (transfer_id, time.monotonic() - t0)
-        while pending_events and pending_events[0][1].at_ns * PROCESS_TIME_SCALE <= now_ns:
-            index, event = pending_events.pop(0)
-            _apply(fabric, event)
-            applied_at[index] = time.monotonic() - t0
-        for index, (transfer_id, _) in started.items():
-            if index in infos and (infos[index].get("done") or infos[index].get("failed")):
-                continue
+        now = clock.now()
+        while later and flows[later[0]].start_ns <= now:
+            index = later.pop(0)
+            started.update(_start_flows(fabric, flows, [index], seed, deadline_s))
+        due = []
+        while pending and pending[0].at_ns <= clock.now():
+            due.append(pending.pop(0))
+        for batch in batches(due):
+            applied += _apply_all(scenario, fabric, batch, clock)
+        if time.monotonic() >= next_poll:
+            next_poll = time.monotonic() + TRANSFER_POLL_S
+            for index, transfer_id in started.items():
+                if infos.get(index, {}).get("done") or infos.get(index, {}).get("failed"):
+                    continue
+                try:
+                    infos[index] = fabric.nic(flows[index].src).transfer(transfer_id)
+                except NicControlError as exc:
+                    infos[index] = {"failed": str(exc)}
+                if infos[index].get("failed"):
+                    infos[index]["failed_at_ns"] = clock.now()
+        finished = not later and all(
+            infos.get(i, {}).get("done") or infos.get(i, {}).get("failed") for i in started
+        )
+        now = clock.now()
+        if (finished and not pending) or now >= scenario.duration_ns:
+            break
+        wake = [scenario.duration_ns]
+        if pending:
+            wake.append(pending[0].at_ns)
+        if later:
+            wake.append(flows[later[0]].start_ns)
+        sleep_s = (clock.wall(min(wake)) - time.monotonic_ns()) / 1e9
+        time.sleep(max(0.0, min(sleep_s, next_poll - time.monotonic(), TRANSFER_POLL_S)))
+    end_ns = clock.now()
+    for index, transfer_id in started.items():  # the final state of every transfer
+        if not (infos.get(index, {}).get("done") or infos.get(index, {}).get("failed")):
             try:
                 infos[index] = fabric.nic(flows[index].src).transfer(transfer_id)
             except NicControlError as exc:
-                infos[index] = {"failed": str(exc)}
-        finished = not pending_flows and all(
-            infos.get(i, {}).get("done") or infos.get(i, {}).get("failed") for i in started
-        )
-        if (finished and not pending_events) or time.monotonic() - t0 > timeout:
-            break
-        time.sleep(POLL_S)
-    wall = time.monotonic() - t0
+                infos[index] = {"failed": str(exc), "failed_at_ns": end_ns}
     rows = []
-    goodput: dict[str, list[float]] = {}
-    bin_ns = scenario.plot_bin_ns * PROCESS_TIME_SCALE
-    bins = int(wall * 1e9 // bin_ns) + 1
     for index, flow in enumerate(flows):
         info = infos.get(index, {})
-        transfer_id, wall_start = started.get(index, (None, 0.0))
-        start_ns = int(wall_start * 1e9)
+        start_ns = clock.of(info["started_ns"]) if info.get("started_ns") else flow.start_ns
         done = bool(info.get("done")) and not info.get("failed")
         intact = done and delivered_intact(fabric, flow.src, flow.dst, info)
-        completion = start_ns + int(float(info.get("elapsed_s", 0.0)) * 1e9) if done else None
+        completion = (
+            start_ns + round(float(info.get("elapsed_s", 0.0)) * 1e9 / tdf) if done else None
+        )
         rows.append(
             TransferResult(
                 name=flow.name,
@@ -195,44 +409,28 @@ def _drive(scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, mode
                 bytes_verified=flow.nbytes if intact else 0,
                 failure=str(info["failed"])
                 if info.get("failed")
-                else (None if done else "not done before the time limit"),
+                else (None if done else "not done by the end of the run"),
                 retransmitted_bytes=int(info.get("retransmissions", 0)) * _mtu(info),
                 nacks=int(info.get("nacks", 0)),
-                failed_at_ns=int(wall * 1e9) if info.get("failed") else None,
+                failed_at_ns=info.get("failed_at_ns") if info.get("failed") else None,
             )
         )
-        for t_s, plane, size in info.get("timeline", []):
-            slot = min(int((start_ns + t_s * 1e9) // bin_ns), bins - 1)
-            for key in ("total", f"plane:{plane}"):
-                series = goodput.setdefault(key, [0.0] * bins)
-                series[slot] += size * 8 / bin_ns
-    events = []
-    repaths = [
-        round(float(e.get("repath_time_us", 0.0)) * 1000)
-        for info in infos.values()
-        for e in info.get("repath_events", [])
-    ]
-    for index, event in enumerate(scenario.timeline):
-        events.append(
-            EventResult(
-                index=index,
-                kind=event.kind,
-                at_ns=int(applied_at.get(index, 0.0) * 1e9),
-                description=event.describe(),
-                target=target_json(event.target),
-                params=event.params(),
-                repath_ns=list(repaths) if index == _first_cut(scenario.timeline) else [],
-            )
-        )
+    topo = scenario.topology
+    bin_ns = scenario.plot_bin_ns
+    goodput = _goodput(topo, flows, infos, clock, bin_ns, max(end_ns, 1))
+    events = _events(scenario, flows, infos, applied, clock)
+    ev_changes = _ev_changes(fabric, topo, clock)
+    from testbed.fabric import target_version
+
     return RunResult(
         scenario=scenario.name,
         variant=variant.name,
-        mode=mode,
+        mode=options.mode,
         transport=variant.transport or "as-written",
         seed=seed,
-        topology=scenario.topology.name,
-        end_ns=int(wall * 1e9),
-        wall_seconds=wall,
+        topology=topo.name,
+        end_ns=end_ns,
+        wall_seconds=time.perf_counter() - wall_started,
         transfers=rows,
         events=events,
         bin_ns=bin_ns,
@@ -241,15 +439,190 @@ def _drive(scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, mode
             "nacks": sum(t.nacks for t in rows),
             "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
         },
-        ev_changes=[],
+        ev_changes=ev_changes,
+        fabric={
+            "clock": "wall",
+            "mode": options.mode,
+            "target": options.target,
+            "target_version": target_version(options.target),
+            "tdf": tdf,
+            "applied": [
+                {
+                    "origin": action.origin,
+                    "description": action.event.describe(),
+                    "at_ns": action.at_ns,
+                    "applied_ns": begun,
+                    "done_ns": done_at,
+                }
+                for action, begun, done_at in applied
+            ],
+        },
     )
 
 
-def _first_cut(timeline: tuple[Event, ...]) -> int:
-    for index, event in enumerate(timeline):
-        if isinstance(event, LinkDownEvent | SwitchDownEvent | PortDownEvent):
-            return index
-    return -1
+def t1_name(topo: Topology, plane: int, t1: str | int) -> str:
+    """A path's T1 as the NICs name it (the switch's name, or its index in the plane)."""
+    if isinstance(t1, str):
+        return t1
+    return [s.name for s in topo.switches if s.plane == plane and s.role is Role.T1][t1]
+
+
+def path_hops(
+    topo: Topology, src: str, dst: str, plane: int, t1: str | int
+) -> list[tuple[str, str]]:
+    """The links (lower end, upper end) a path (plane, T1) of ``src`` -> ``dst`` crosses."""
+    up = topo.nic_port(src, plane).t0
+    down = topo.nic_port(dst, plane).t0
+    hops = [(src, up)]
+    if up != down:
+        name = t1_name(topo, plane, t1)
+        hops += [(up, name), (down, name)]
+    return [*hops, (dst, down)]
+
+
+def path_links(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> list[str]:
+    """Goodput keys of the links a path (plane, T1) of ``src`` -> ``dst`` crosses."""
+    return [link_key(a, b) for a, b in path_hops(topo, src, dst, plane, t1)]
+
+
+def path_delay_ns(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> int:
+    """One-way delay of a path, from its links' ``delay_us`` (scenario time)."""
+    hops = path_hops(topo, src, dst, plane, t1)
+    return round(sum(topo.link(a, b).delay_us for a, b in hops) * 1000)
+
+
+def _goodput(
+    topo: Topology,
+    flows: list[Any],
+    infos: dict[int, dict[str, Any]],
+    clock: _Clock,
+    bin_ns: int,
+    end_ns: int,
+) -> dict[str, list[float]]:
+    """Gb/s (dilated: bytes per dilated ns) per bin, from each sender's per-path delivery
+    timeline: total, per plane, per T1 and per link crossed. The sender counts a packet
+    when it is acknowledged; it is placed one path delay earlier, when it was delivered
+    (the acknowledgement's way back), as the virtual fabric counts it."""
+    bins = end_ns // bin_ns + 1
+    out: dict[str, list[float]] = {"total": [0.0] * bins}
+    for index, info in infos.items():
+        if not info.get("started_ns"):
+            continue
+        flow = flows[index]
+        for t_s, plane, t1, size in info.get("path_timeline", []):
+            at = clock.of(info["started_ns"] + t_s * 1e9)
+            at -= path_delay_ns(topo, flow.dst, flow.src, plane, t1)
+            slot = min(max(at, 0) // bin_ns, bins - 1)
+            keys = ["total", f"plane:{plane}", f"t1:{t1_name(topo, plane, t1)}"]
+            keys += path_links(topo, flow.src, flow.dst, plane, t1)
+            for key in keys:
+                series = out.setdefault(key, [0.0] * bins)
+                series[slot] += size * 8 / bin_ns
+    return out
+
+
+def _affects(event: Event, topo: Topology, path: list[Any]) -> bool:
+    """Whether a failed element lies on a path ([plane, T1]); unknown: True."""
+    if len(path) < 2:
+        return True
+    plane, t1 = int(path[0]), t1_name(topo, int(path[0]), path[1])
+    target = event.target
+    if isinstance(target, PortRef):
+        return target.plane == plane
+    ends = {target.a, target.b} if isinstance(target, LinkRef) else {target}
+    switches = [topo.switch(n) for n in ends if isinstance(n, str) and not n.startswith("nic")]
+    t1s = [s.name for s in switches if s.role is Role.T1]
+    if t1s:
+        return t1s[0] == t1
+    return any(s.plane == plane for s in switches)
+
+
+def _events(
+    scenario: Scenario,
+    flows: list[Any],
+    infos: dict[int, dict[str, Any]],
+    applied: list[tuple[Action, int, int]],
+    clock: _Clock,
+) -> list[EventResult]:
+    """Each timeline event as it was applied; each repath the senders measured is counted
+    under the latest down change before it of an element on its path (one on no failed
+    path, a false alarm, is counted as ``repaths_elsewhere`` of the latest change)."""
+    downs = [
+        (begun, action) for action, begun, _ in applied if isinstance(action.event, DOWN_EVENTS)
+    ]
+    repaths: dict[int, list[int | None]] = {}
+    unrelated: dict[int, int] = {}
+    for info in infos.values():
+        if not info.get("started_ns"):
+            continue
+        for repath in info.get("repath_events", []):
+            at = clock.of(info["started_ns"] + float(repath.get("t_s", 0.0)) * 1e9)
+            before = [action for begun, action in downs if begun <= at]
+            if not before:
+                continue
+            path = list(repath.get("path", []))
+            cause = [a for a in before if _affects(a.event, scenario.topology, path)]
+            value = round(float(repath.get("repath_time_us", 0.0)) * 1000 / clock.tdf)
+            if cause:
+                repaths.setdefault(cause[-1].origin, []).append(value)
+            else:
+                origin = before[-1].origin
+                unrelated[origin] = unrelated.get(origin, 0) + 1
+    first_applied = {}
+    for action, begun, _ in applied:
+        first_applied.setdefault(action.origin, begun)
+    out = []
+    for index, event in enumerate(scenario.timeline):
+        out.append(
+            EventResult(
+                index=index,
+                kind=event.kind,
+                at_ns=event.at_ns,
+                description=event.describe(),
+                target=target_json(event.target),
+                params={
+                    **event.params(),
+                    "applied_ns": first_applied.get(index),
+                    "repaths_elsewhere": unrelated.get(index, 0),
+                },
+                repath_ns=repaths.get(index, []),
+            )
+        )
+    return out
+
+
+def _ev_changes(fabric: Fabric, topo: Topology, clock: _Clock) -> list[dict[str, Any]]:
+    """The NICs' EV state changes (their event logs' ``ev_state`` records) in scenario
+    time; a record that stands for several EVs at one instant gives one change per EV it
+    lists."""
+    out: list[dict[str, Any]] = []
+    for nic in topo.nics:
+        base = Path(fabric.rundir.file("nics", f"{nic.name}.events.jsonl"))
+        for path in (base.with_name(base.name + ".1"), base):
+            if not path.is_file():
+                continue
+            for line in path.read_text(encoding="utf-8", errors="replace").splitlines():
+                try:
+                    rec = json.loads(line)
+                except json.JSONDecodeError:
+                    continue  # a line cut by the process's stop
+                if not isinstance(rec, dict) or rec.get("kind") != "ev_state":
+                    continue
+                evs = [rec["ev"]] if rec.get("ev") is not None else list(rec.get("evs", []))
+                for ev in evs:
+                    out.append(
+                        {
+                            "t_ns": clock.of(int(rec["t_ns"])),
+                            "nic": rec.get("nic", nic.name),
+                            "qpn": rec.get("qpn"),
+                            "ev": ev,
+                            "plane": rec.get("plane"),
+                            "from": rec.get("old"),
+                            "to": rec.get("new"),
+                            "reason": rec.get("reason"),
+                        }
+                    )
+    return sorted(out, key=lambda c: c["t_ns"])
 
 
 def _mtu(info: dict[str, Any]) -> int:

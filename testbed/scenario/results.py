@@ -86,6 +86,9 @@ class RunResult:
     event_log_sha256: str | None = None
     checks: list[Check] = field(default_factory=list)
     files: dict[str, str] = field(default_factory=dict)  # what the run wrote, by role
+    # what ran: clock ("virtual" | "wall"); on the process fabric also mode, target and
+    # its version, tdf, the load average before and after (docs/scenarios.md)
+    fabric: dict[str, Any] = field(default_factory=lambda: {"clock": "virtual"})
 
     @property
     def ok(self) -> bool:
@@ -155,6 +158,7 @@ class RunResult:
             "ev_changes": self.ev_changes,
             "goodput": {"bin_ns": self.bin_ns, "unit": "Gb/s", "series": self.goodput},
             "files": self.files,
+            "fabric": self.fabric,
         }
 
     @classmethod
@@ -181,6 +185,7 @@ class RunResult:
             event_log_sha256=data.get("event_log_sha256"),
             checks=[Check(**c) for c in data["checks"]],
             files=data.get("files", {}),
+            fabric=data.get("fabric", {"clock": "virtual"}),
         )
 
 

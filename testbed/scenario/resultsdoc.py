@@ -29,6 +29,7 @@ from testbed.scenario.units import format_time_ns as fmt
 from testbed.scenario.virtual import Variant
 
 DEFAULT_OUTPUT = Path("docs/results.md")
+DEFAULT_VERDICTS = Path("docs/verdicts.md")  # scripts/verdicts-doc; included when present
 
 
 def compared(scenario: Scenario) -> bool:
@@ -153,7 +154,13 @@ def _controls(scenario: Scenario, options: RunOptions) -> list[dict[str, Any]]:
 # ------------------------------------------------------------------ the document
 
 
-def render(summaries: list[dict[str, Any]]) -> str:
+def verdicts_section(text: str) -> list[str]:
+    """docs/verdicts.md (``scripts/verdicts-doc``) as the last section of results.md: its
+    headings one level down."""
+    return ["#" + line if line.startswith("#") else line for line in text.rstrip("\n").splitlines()]
+
+
+def render(summaries: list[dict[str, Any]], verdicts: str | None = None) -> str:
     lines = [
         "# Results: the MRC paper's experiments on the virtual fabric",
         "",
@@ -221,6 +228,8 @@ def render(summaries: list[dict[str, Any]]) -> str:
                 + (f": {c['detail']}" if c["detail"] else "")
             )
         lines.append("")
+    if verdicts:
+        lines += verdicts_section(verdicts)
     return "\n".join(lines)
 
 
@@ -253,7 +262,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     for name in args.names or bundled_names():
         print(f"... {name}", file=sys.stderr, flush=True)
         summaries.append(summarise(name))
-    args.output.write_text(render(summaries) + "\n", "utf-8")
+    verdicts = args.output.parent / DEFAULT_VERDICTS.name
+    text = verdicts.read_text("utf-8") if verdicts.is_file() else None
+    args.output.write_text(render(summaries, text) + "\n", "utf-8")
     print(f"wrote {args.output}")
     return 0 if all(s["ok"] for s in summaries) else 1
 

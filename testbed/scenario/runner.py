@@ -22,7 +22,7 @@ from testbed.scenario.model import (
     Scenario,
     SwitchDownEvent,
 )
-from testbed.scenario.process import PROCESS_TIME_SCALE, run_process
+from testbed.scenario.process import run_process
 from testbed.scenario.progress import ProgressBar
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.run_options import RunOptions
@@ -68,8 +68,6 @@ def run_checked(
     """The run and, when an assertion compares with it, the run without the timeline;
     the run's ``checks`` hold the evaluated assertions."""
     assertions = assertions if assertions is not None else scenario.assertions
-    if options.mode != "virtual":
-        assertions = wall_clock_assertions(assertions)
     run = execute(scenario, variant, options, out_dir)
     baseline = None
     if assertions.needs_baseline():
@@ -81,16 +79,6 @@ def run_checked(
         )
     run.checks = evaluate(scenario, assertions, run, baseline)
     return run, baseline
-
-
-def wall_clock_assertions(assertions: Assertions) -> Assertions:
-    """What the process fabric can check: the clock-independent assertions (its times are
-    stretched by ``PROCESS_TIME_SCALE`` and its NICs have ms-scale timers)."""
-    failure = assertions.expect_failure_within_ns
-    return Assertions(
-        byte_exact=assertions.byte_exact,
-        expect_failure_within_ns=None if failure is None else failure * PROCESS_TIME_SCALE,
-    )
 
 
 def control_variant(control: NegativeControl, base: Variant | None = None) -> Variant:

@@ -96,13 +96,28 @@ def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
         run.ev_changes,
         total_evs=evs * max(senders, 1),
         end_ns=_plot_end(run),
-        title=f"{scenario.name} ({run.variant}, {run.mode} fabric, seed {run.seed})"
+        title=f"{scenario.name} ({run.variant}, {fabric_name(run)}, seed {run.seed})"
         + _pfc_note(run),
         nic=nic,
         marks=marks,
         spans=spans,
         line_rate_gbps=scenario.topology.links_of(nic)[0].rate_gbps if nic else None,
+        time_label=time_label(run),
     )
+
+
+def fabric_name(run: RunResult) -> str:
+    """``virtual fabric``, or ``mininet fabric, bmv2, TDF 65536``: what ran."""
+    if run.fabric.get("clock") != "wall":
+        return f"{run.mode} fabric"
+    return f"{run.mode} fabric, {run.fabric.get('target')}, TDF {run.fabric.get('tdf')}"
+
+
+def time_label(run: RunResult) -> str:
+    """The time axis: virtual µs, or a process run's dilated µs (wall clock / TDF)."""
+    if run.fabric.get("clock") != "wall":
+        return "virtual time (µs)"
+    return f"dilated time (µs: wall clock / {run.fabric.get('tdf')})"
 
 
 _EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")

@@ -5,21 +5,30 @@ from __future__ import annotations
 import copy
 import json
 import socket
+from dataclasses import fields as dataclass_fields
 from pathlib import Path
 from typing import Any
 
 import pytest
 
 from nic_emu.cli import main
-from nic_emu.config import NicConfig, TransportMode
-from nic_emu.exceptions import ServeConfigError
+from nic_emu.config import CcConfig, NicConfig, TransportMode
+from nic_emu.exceptions import ConfigError, ServeConfigError
 from nic_emu.serve_config import (
     DATA_FRAME_OVERHEAD,
+    DILATED_CC_TIME_FIELDS,
+    DILATED_EXPONENT_FIELDS,
+    DILATED_RATE_FIELDS,
+    DILATED_TIME_FIELDS,
     PROCESS_TRANSPORT_DEFAULTS,
     AfPacketPortSpec,
     UdpPortSpec,
+    check_tdf,
+    dilate_transport,
     load_serve_config,
     parse_serve_config,
+    transport_config,
+    transport_overrides,
 )
 
 from .serve_helpers import free_udp_ports, nic_config
@@ -297,3 +306,68 @@ def test_cli_reports_an_interface_that_does_not_exist(
     config = edited(good, "ports.1", {"driver": "afpacket", "interface": "nonexist0"})
     err = run_serve(tmp_path, config, capsys)
     assert "ports.1.interface" in err
+
+
+# ---------------------------------------------------------------------- time dilation
+
+SCALED = (*DILATED_TIME_FIELDS, *DILATED_RATE_FIELDS, *DILATED_EXPONENT_FIELDS)
+
+
+def test_every_time_and_rate_setting_is_dilated() -> None:
+    """A new timer or rate in NicConfig or CcConfig fails here until it is classified."""
+    names = [f.name for f in dataclass_fields(NicConfig)]
+    assert {n for n in names if n.endswith("_ns")} == set(DILATED_TIME_FIELDS)
+    assert {n for n in names if n.endswith(("_bps", "_gbps"))} == set(DILATED_RATE_FIELDS)
+    cc_names = [f.name for f in dataclass_fields(CcConfig)]
+    assert {n for n in cc_names if n.endswith("_ns")} == set(DILATED_CC_TIME_FIELDS)
+
+
+@pytest.mark.parametrize("tdf", [1, 2, 1024, 65536])
+def test_dilation_scales_each_setting_by_the_factor(tdf: int) -> None:
+    base = NicConfig(evs_per_connection=64, probe_interval_ns=48_000)
+    slow = dilate_transport(base, tdf)
+    for name in DILATED_TIME_FIELDS:
+        assert getattr(slow, name) == getattr(base, name) * tdf, name
+    assert slow.port_rate_bps == round(base.port_rate_bps / tdf)
+    assert slow.rto_base_ns == base.rto_base_ns * tdf  # 1.024 us x 2^t, t + log2(tdf)
+    assert slow.cc.clear_delay_ns == base.cc.clear_delay_ns * tdf
+    for f in dataclass_fields(NicConfig):
+        if f.name not in SCALED and f.name != "cc":
+            assert getattr(slow, f.name) == getattr(base, f.name), f.name  # counts, ratios
+    for f in dataclass_fields(CcConfig):
+        if f.name not in DILATED_CC_TIME_FIELDS:
+            assert getattr(slow.cc, f.name) == getattr(base.cc, f.name), f.name
+    # the window (rate x base RTT) is the same number of bytes
+    assert slow.port_rate_bps * slow.base_rtt_ns == pytest.approx(
+        base.port_rate_bps * base.base_rtt_ns, rel=1e-6
+    )
+
+
+@pytest.mark.parametrize("tdf", [0, 3, 1000, -2, True, 2.0])
+def test_a_dilation_factor_must_be_a_power_of_two(tdf: object) -> None:
+    with pytest.raises(ConfigError, match="power of two"):
+        check_tdf(tdf)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="power of two"):
+        dilate_transport(NicConfig(), tdf)  # type: ignore[arg-type]
+
+
+def test_a_factor_that_pushes_the_rto_exponent_past_mrc_h_is_refused() -> None:
+    with pytest.raises(ConfigError, match=r"time-dilation factor 1048576: .*ack_timeout_exp"):
+        dilate_transport(NicConfig(), 1 << 20)  # 6 + 20 > 24
+
+
+def test_a_dilated_configuration_reaches_the_process_whole() -> None:
+    """Given as ``transport``, every setting overrides the process defaults, even those
+    that only fit together (probe interval vs base RTT)."""
+    slow = dilate_transport(NicConfig(evs_per_connection=16), 65536)
+    overrides = transport_overrides(slow)
+    assert json.loads(json.dumps(overrides)) == overrides
+    assert transport_config(overrides) == slow
+
+
+def test_a_single_bad_override_is_still_blamed_on_its_key() -> None:
+    with pytest.raises(ServeConfigError, match=r"transport\.probe_interval_ns"):
+        transport_config({"probe_interval_ns": 0})
+    with pytest.raises(ServeConfigError, match=r"transport\.cc\.target_qdelay_rtts.*number"):
+        transport_config({"cc": {"target_qdelay_rtts": "x"}})
+    assert transport_config({"cc": {"target_qdelay_rtts": 0.75}}).cc.target_qdelay_rtts == 0.75

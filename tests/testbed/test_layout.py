@@ -90,3 +90,25 @@ def test_interface_names_and_length_limit() -> None:
     assert layout.link_interface_names(tiny, fabric) == ("p1-t0-1-eth3", "p1-t1-0-eth2")
     with pytest.raises(PortPlanError, match="longer than Linux's 15 characters"):
         layout.switch_interface("p1-t0-1999", 2003)
+
+
+def test_a_dilated_topology_divides_rates_multiplies_delays_and_keeps_queues() -> None:
+    topo = loads(OVERRIDDEN)
+    slow = layout.dilated_topology(topo, 1024)
+    pairs = list(zip(topo.links(), slow.links(), strict=True))
+    assert len(pairs) == topo.link_count
+    for link, dilated in pairs:
+        assert (dilated.a, dilated.b) == (link.a, link.b)
+        assert dilated.rate_gbps == link.rate_gbps / 1024  # per-link overrides included
+        assert dilated.delay_us == link.delay_us * 1024
+        assert dilated.queue_packets == link.queue_packets
+    assert slow.link("nic3", "p1-t0-1").delay_us == 200 * 1024
+    assert layout.dilated_topology(topo, 1) is topo
+
+
+def test_a_senders_path_delay_is_both_access_links_and_both_fabric_hops() -> None:
+    topo = loads(OVERRIDDEN)
+    # plane 0: access 3 us, p0-t0-1's largest uplink 5.5 us; plane 1: access 200 us, no
+    # fabric delay on plane 1.
+    assert layout.sender_path_delays_us(topo, "nic3") == {0: 17.0, 1: 400.0}
+    assert layout.sender_path_delays_us(load("tiny"), "nic0") == {0: 4.0, 1: 4.0}

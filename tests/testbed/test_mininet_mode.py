@@ -11,7 +11,7 @@ from testbed import layout
 from testbed import rundir as rd
 from testbed.fabric import switch_args
 from testbed.local import nic_config, write_topology
-from testbed.mininet_mode import mininet_notes, nic_ports
+from testbed.mininet_mode import interface_commands, mininet_notes, nic_ports
 from topologies import from_mapping, load, loads, to_mapping
 
 from .conftest import OVERRIDDEN
@@ -82,9 +82,26 @@ def test_notes_say_precisely_where_delay_is_emulated() -> None:
     assert "link delay 1 us is added by each link's sender" in p4emu[1]
     assert "not emulated" not in " ".join(p4emu)
     bmv2 = mininet_notes(load("tiny"), 1.0, "bmv2")
-    assert "only half emulated with BMv2: the NICs delay what they send" in bmv2[1]
-    assert "frames the switches send (T0 to NIC, T0 to T1, T1 to T0) are not delayed" in bmv2[1]
+    assert "BMv2 has no link delay option" in bmv2[1]
+    assert "each NIC adds a whole path's one-way delay" in bmv2[1]
     doc = to_mapping(load("tiny"))
     doc["link_defaults"]["delay_us"] = 0
     undelayed = from_mapping(doc, "tiny-undelayed", "tiny")
     assert len(mininet_notes(undelayed, 1.0, "bmv2")) == 1  # nothing to say about delay
+
+
+def test_bmv2_nics_add_a_whole_paths_delay_and_bmv2_logs_nothing() -> None:
+    topo = loads(OVERRIDDEN)
+    for nic in ("nic0", "nic3"):
+        bmv2 = {int(p): port["delay_us"] for p, port in nic_ports(topo, nic, "bmv2").items()}
+        assert bmv2 == layout.sender_path_delays_us(topo, nic)
+    argv = _argv("bmv2", "p0-t0-1")
+    assert argv[argv.index("--log-level") + 1] == "off"
+    assert "--log-level" not in _argv("p4emu", "p0-t0-1")
+
+
+def test_each_veth_queues_at_most_its_links_depth() -> None:
+    commands = interface_commands("s1-eth1", 6.1, 64)
+    assert commands[-2] == "tc qdisc replace dev s1-eth1 parent 5:1 handle 10: pfifo limit 64"
+    assert "htb rate 6.100mbit" in commands[-3] and commands[-1] == "ip link set s1-eth1 up"
+    assert not any("pfifo" in c for c in interface_commands("s1-eth1", 6.1))

@@ -3,10 +3,13 @@ and BMv2 integration tests)."""
 
 from __future__ import annotations
 
+import os
+from pathlib import Path
+
 import pytest
 
 from testbed.exceptions import PortControlError
-from testbed.portctl import gnmi_set_ports, parse_show_ports
+from testbed.portctl import Bmv2Session, gnmi_set_ports, parse_show_ports
 
 SHOW_PORTS = """\
 Obtaining JSON from switch...
@@ -28,3 +31,70 @@ def test_show_ports_lists_attached_ports_and_their_status() -> None:
 def test_gnmi_errors_name_the_switch_address() -> None:
     with pytest.raises(PortControlError, match=r"127.0.0.1:1: gNMI Set failed: UNAVAILABLE"):
         gnmi_set_ports("127.0.0.1:1", [1], False, timeout=2.0)
+
+
+FAKE_CLI = """\
+import sys
+print("Obtaining JSON from switch...")
+print("Done")
+while True:
+    try:
+        line = input("RuntimeCmd: ")
+    except EOFError:
+        break
+    if line.startswith("port_remove 9"):
+        print("Invalid device manager operation (ERROR)")
+    elif line == "show_ports":
+        print("  port #   iface name   status  extra info")
+        print("    1        s-eth1         UP")
+    elif line == "exit":
+        sys.exit(0)
+    elif line == "hang":
+        import time
+        time.sleep(30)
+    else:
+        print("ok " + line)
+"""
+
+
+def _fake_cli(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    script = tmp_path / "simple_switch_CLI"
+    script.write_text("#\n" + FAKE_CLI)
+    script.chmod(0o755)
+    monkeypatch.setenv("PATH", f"{tmp_path}{os.pathsep}{os.environ.get('PATH', '')}")
+
+
+def test_a_kept_cli_answers_each_command_and_names_a_failing_one(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cli(tmp_path, monkeypatch)
+    session = Bmv2Session(9090)
+    try:
+        assert session.run("port_add x 1\nshow_ports\n").splitlines()[0::2] == [
+            "ok port_add x 1",
+            "    1        s-eth1         UP",
+        ]
+        session.set_ports({3: "s-eth3", 1: "s-eth1"}, up=False)  # no error: nothing raised
+        with pytest.raises(PortControlError, match=r"--thrift-port 9090: port_remove 9: Invalid"):
+            session.run("port_remove 9\nshow_ports\n")  # every line runs, then the error
+        session.set_ports({9: "s-eth9"}, up=False)  # refused, but 9 is not attached: done
+        with pytest.raises(PortControlError, match="port_remove 9: Invalid"):
+            # refused, and port 1 is still attached (the fake's show_ports): an error
+            session.set_ports({9: "s-eth9", 1: "s-eth1"}, up=False)
+        with pytest.raises(PortControlError, match="--thrift-port 9090 exited"):
+            session.run("exit")
+    finally:
+        session.close()
+
+
+def test_a_kept_cli_that_stops_answering_is_reported_in_time(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cli(tmp_path, monkeypatch)
+    session = Bmv2Session(9091, timeout=1.0)
+    try:
+        with pytest.raises(PortControlError, match="--thrift-port 9091 did not answer within 1 s"):
+            session.run("hang")
+    finally:
+        session.close()
+    assert session.proc.poll() is not None  # closed: nothing left running

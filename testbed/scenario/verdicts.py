@@ -1,0 +1,214 @@
+"""The verdict table: every bundled scenario on the virtual fabric, on Mininet with BMv2 and
+on local p4emu processes (time-dilated, docs/testbed.md), assertion by assertion, with the
+measured figures side by side (``scripts/verdicts-doc``; it writes docs/verdicts.md, which
+docs/results.md includes).
+
+A fabric that cannot run here (no root for Mininet, no ``simple_switch_grpc``) and a
+scenario a fabric refuses (random loss, EV drops, sweeps) get a cell saying why.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import shutil
+import sys
+import tempfile
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from testbed.exceptions import TestbedError
+from testbed.scenario.exceptions import ScenarioError
+from testbed.scenario.load import bundled_names, load
+from testbed.scenario.results import RunResult
+from testbed.scenario.resultsdoc import DEFAULT_VERDICTS
+from testbed.scenario.run_options import RunOptions
+from testbed.scenario.runner import run_checked
+from testbed.scenario.units import format_time_ns as fmt
+from testbed.scenario.virtual import Variant
+
+DEFAULT_OUTPUT = DEFAULT_VERDICTS
+
+
+@dataclass(frozen=True)
+class Fabric:
+    """One column of the table."""
+
+    key: str
+    title: str
+    mode: str
+    target: str = "p4emu"
+
+
+FABRICS = (
+    Fabric("virtual", "virtual", "virtual"),
+    Fabric("bmv2", "Mininet + BMv2", "mininet", "bmv2"),
+    Fabric("local", "local p4emu", "local", "p4emu"),
+)
+
+# Why a process-fabric verdict can differ from the virtual one, by the check's name (its
+# first word): what the process fabric does not model or measures differently
+# (docs/testbed.md, "Where the machine's jitter shows").
+WHY = {
+    "trims": "the process fabric reports no trims: tc's FIFO and p4emu's queue drop at "
+    "their depth instead",
+    "NACKs": "no trimming on the process fabric, so no NACKs",
+    "timeouts": "the process fabric reports no retransmission timeouts",
+    "goodput": "goodput on the process fabric is counted at acknowledgement and falls short "
+    "of line rate on a loaded machine (docs/testbed.md, time dilation)",
+    "traffic": "EV revivals come from the NICs' event logs; a change reaches the fabric "
+    "1-10 us (dilated) after it is due",
+    "repath": "a change reaches the fabric 1-10 us (dilated) after it is due",
+    "completion": "the process fabric runs below line rate on a loaded machine",
+    "retransmissions": "a process that is not scheduled delays its packets",
+}
+
+
+@dataclass
+class Cell:
+    """One scenario on one fabric: its runs (one per repetition) or why there are none."""
+
+    runs: list[RunResult] = field(default_factory=list)
+    refused: str | None = None
+
+
+def unavailable(fabric: Fabric) -> str | None:
+    """Why ``fabric`` cannot run on this machine (None: it can)."""
+    if fabric.mode == "mininet" and os.geteuid() != 0:
+        return "not run: Mininet needs root"
+    if fabric.target == "bmv2" and shutil.which("simple_switch_grpc") is None:
+        return "not run: simple_switch_grpc is not on PATH ($MRC_P4LANG_BIN)"
+    return None
+
+
+def run_cell(name: str, fabric: Fabric, repeat: int, root: Path) -> Cell:
+    scenario = load(name)
+    why = unavailable(fabric)
+    if why is not None:
+        return Cell(refused=why)
+    if scenario.sweep is not None:
+        return Cell(
+            refused="a sweep: see docs/results.md"
+            if fabric.mode == "virtual"
+            else "refused: sweeps run on the virtual fabric only"
+        )
+    runs = []
+    for _ in range(1 if fabric.mode == "virtual" else repeat):
+        options = RunOptions(mode=fabric.mode, target=fabric.target, run_dir=root)
+        try:
+            run, _ = run_checked(scenario, Variant(), options)
+        except ScenarioError as exc:
+            return Cell(refused=f"refused: {exc}".replace("|", "/"))
+        except TestbedError as exc:  # the fabric did not come up or broke: say so, go on
+            return Cell(refused=f"failed: {exc}".replace("|", "/").splitlines()[0])
+        runs.append(run)
+    return Cell(runs=runs)
+
+
+def _measured(run: RunResult, check: str) -> str:
+    for c in run.checks:
+        if c.name == check:
+            return f"{'ok' if c.ok else '**FAIL**'} {c.measured}"
+    return "-"
+
+
+def _headline(run: RunResult) -> str:
+    repaths = [v for e in run.events for v in e.repath_ns if v is not None]
+    done = run.completion_ns()
+    parts = [
+        "done " + (fmt(done) if done is not None else "no"),
+        f"repath max {fmt(max(repaths))}" if repaths else "no repath",
+    ]
+    if run.fabric.get("clock") == "wall":
+        load_avg = (run.fabric.get("load_average_before") or ["?"])[0]
+        parts.append(f"TDF {run.fabric.get('tdf')}, load {load_avg}")
+    return "; ".join(parts)
+
+
+def render(cells: dict[str, dict[str, Cell]], fabrics: Sequence[Fabric]) -> str:
+    lines = [
+        "# Verdicts: the virtual fabric beside the process fabrics",
+        "",
+        "Generated by `scripts/verdicts-doc` (do not edit by hand): every bundled scenario",
+        "with its own assertions on the virtual fabric and, time-dilated (docs/testbed.md,",
+        '"Time dilation"), on Mininet with BMv2 and on local p4emu processes. Process-fabric',
+        "figures are in dilated units (wall clock / TDF), one cell per run; each run records",
+        "its machine load. Where the fabrics disagree, the last column says why.",
+        "",
+    ]
+    for name, row in cells.items():
+        lines += [f"## {name}", ""]
+        header = "| | " + " | ".join(f.title for f in fabrics) + " | why they differ |"
+        lines += [header, "|---" * (len(fabrics) + 2) + "|"]
+        lines.append(
+            "| run | "
+            + " | ".join(
+                row[f.key].refused or "<br>".join(_headline(r) for r in row[f.key].runs)
+                for f in fabrics
+            )
+            + " | |"
+        )
+        names: list[str] = []
+        for f in fabrics:
+            for run in row[f.key].runs:
+                names += [c.name for c in run.checks if c.name not in names]
+        for check in names:
+            verdicts = {
+                f.key: [
+                    next((c.ok for c in r.checks if c.name == check), None) for r in row[f.key].runs
+                ]
+                for f in fabrics
+            }
+            seen = {v for vs in verdicts.values() for v in vs if v is not None}
+            why = WHY.get(check.split()[0], "") if len(seen) > 1 else ""
+            lines.append(
+                f"| {check} | "
+                + " | ".join(
+                    "<br>".join(_measured(r, check) for r in row[f.key].runs) or "-"
+                    for f in fabrics
+                )
+                + f" | {why} |"
+            )
+        lines.append("")
+    return "\n".join(lines)
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="verdicts-doc",
+        description="Regenerate docs/verdicts.md: every bundled scenario on every fabric.",
+    )
+    parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
+    parser.add_argument("--repeat", type=int, default=1, help="runs per process fabric (default 1)")
+    parser.add_argument(
+        "--fabrics",
+        default=",".join(f.key for f in FABRICS),
+        help="columns (default: " + ",".join(f.key for f in FABRICS) + ")",
+    )
+    parser.add_argument("names", nargs="*", help="only these scenarios (default: all)")
+    args = parser.parse_args(argv)
+    known = {f.key: f for f in FABRICS}
+    keys = [k for k in args.fabrics.split(",") if k]
+    bad = [k for k in keys if k not in known]
+    if bad or args.repeat < 1:
+        parser.error(
+            f"unknown fabric {bad[0]!r} (known: {', '.join(known)})"
+            if bad
+            else "--repeat must be at least 1"
+        )
+    fabrics = [known[k] for k in keys]
+    cells: dict[str, dict[str, Cell]] = {}
+    with tempfile.TemporaryDirectory(prefix="mrv-", dir="/tmp") as root:  # short socket paths
+        for name in args.names or bundled_names():
+            cells[name] = {}
+            for fabric in fabrics:
+                print(f"... {name} on {fabric.title}", file=sys.stderr, flush=True)
+                cells[name][fabric.key] = run_cell(name, fabric, args.repeat, Path(root))
+    args.output.write_text(render(cells, fabrics) + "\n", "utf-8")
+    print(f"wrote {args.output}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
