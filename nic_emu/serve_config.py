@@ -106,6 +106,16 @@ DILATED_RATE_FIELDS = ("port_rate_bps",)  # divided, rounded to the bit/s
 # RTO = 1.024 us x 2^t (mrc.h): the exponent grows by log2(TDF), so the TDF is a power of 2.
 DILATED_EXPONENT_FIELDS = ("ack_timeout_exp",)
 DILATED_CC_TIME_FIELDS = ("clear_delay_ns",)
+# The RoCE baseline: its ACK timeout is 4.096 us x 2^t (IBTA), so its exponent grows by
+# log2(TDF) too; DCQCN's timers are times, its rate steps and floor rates.
+DILATED_ROCE_EXPONENT_FIELDS = ("ack_timeout_exp",)
+DILATED_DCQCN_TIME_FIELDS = (
+    "alpha_timer_ns",
+    "rate_timer_ns",
+    "rate_reduce_period_ns",
+    "cnp_interval_ns",
+)
+DILATED_DCQCN_RATE_FIELDS = ("rate_ai_bps", "rate_hai_bps", "min_rate_bps")
 
 
 def check_tdf(tdf: int) -> int:
@@ -132,6 +142,22 @@ def dilate_transport(config: NicConfig, tdf: int) -> NicConfig:
     values["cc"] = replace(
         config.cc, **{name: getattr(config.cc, name) * tdf for name in DILATED_CC_TIME_FIELDS}
     )
+    dcqcn = config.roce.dcqcn
+    try:
+        values["roce"] = replace(
+            config.roce,
+            **{name: getattr(config.roce, name) + shift for name in DILATED_ROCE_EXPONENT_FIELDS},
+            dcqcn=replace(
+                dcqcn,
+                **{name: getattr(dcqcn, name) * tdf for name in DILATED_DCQCN_TIME_FIELDS},
+                **{
+                    name: max(1, round(getattr(dcqcn, name) / tdf))
+                    for name in DILATED_DCQCN_RATE_FIELDS
+                },
+            ),
+        )
+    except ConfigError as exc:
+        raise ConfigError(f"time-dilation factor {tdf}: {exc}") from None
     try:
         return replace(config, **values)
     except ConfigError as exc:
@@ -146,6 +172,13 @@ def transport_overrides(config: NicConfig) -> dict[str, Any]:
         value = getattr(config, f.name)
         if isinstance(value, CcConfig):
             value = {g.name: getattr(value, g.name) for g in fields(CcConfig)}
+        elif isinstance(value, RoceConfig):
+            value = {
+                g.name: getattr(value, g.name) for g in fields(RoceConfig) if g.name != "dcqcn"
+            }
+            value["dcqcn"] = {
+                g.name: getattr(config.roce.dcqcn, g.name) for g in fields(DcqcnConfig)
+            }
         elif isinstance(value, TransportMode):
             value = value.value
         out[f.name] = value

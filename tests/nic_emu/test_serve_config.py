@@ -12,13 +12,16 @@ from typing import Any
 import pytest
 
 from nic_emu.cli import main
-from nic_emu.config import CcConfig, NicConfig, TransportMode
+from nic_emu.config import CcConfig, DcqcnConfig, NicConfig, RoceConfig, TransportMode
 from nic_emu.exceptions import ConfigError, ServeConfigError
 from nic_emu.serve_config import (
     DATA_FRAME_OVERHEAD,
     DILATED_CC_TIME_FIELDS,
+    DILATED_DCQCN_RATE_FIELDS,
+    DILATED_DCQCN_TIME_FIELDS,
     DILATED_EXPONENT_FIELDS,
     DILATED_RATE_FIELDS,
+    DILATED_ROCE_EXPONENT_FIELDS,
     DILATED_TIME_FIELDS,
     PROCESS_TRANSPORT_DEFAULTS,
     AfPacketPortSpec,
@@ -320,6 +323,13 @@ def test_every_time_and_rate_setting_is_dilated() -> None:
     assert {n for n in names if n.endswith(("_bps", "_gbps"))} == set(DILATED_RATE_FIELDS)
     cc_names = [f.name for f in dataclass_fields(CcConfig)]
     assert {n for n in cc_names if n.endswith("_ns")} == set(DILATED_CC_TIME_FIELDS)
+    dcqcn_names = [f.name for f in dataclass_fields(DcqcnConfig)]
+    assert {n for n in dcqcn_names if n.endswith("_ns")} == set(DILATED_DCQCN_TIME_FIELDS)
+    assert {n for n in dcqcn_names if n.endswith("_bps")} == set(DILATED_DCQCN_RATE_FIELDS)
+    roce_names = [f.name for f in dataclass_fields(RoceConfig)]
+    assert {n for n in roce_names if n.endswith(("_ns", "_exp"))} == set(
+        DILATED_ROCE_EXPONENT_FIELDS
+    )
 
 
 @pytest.mark.parametrize("tdf", [1, 2, 1024, 65536])
@@ -332,11 +342,21 @@ def test_dilation_scales_each_setting_by_the_factor(tdf: int) -> None:
     assert slow.rto_base_ns == base.rto_base_ns * tdf  # 1.024 us x 2^t, t + log2(tdf)
     assert slow.cc.clear_delay_ns == base.cc.clear_delay_ns * tdf
     for f in dataclass_fields(NicConfig):
-        if f.name not in SCALED and f.name != "cc":
+        if f.name not in SCALED and f.name not in ("cc", "roce"):
             assert getattr(slow, f.name) == getattr(base, f.name), f.name  # counts, ratios
     for f in dataclass_fields(CcConfig):
         if f.name not in DILATED_CC_TIME_FIELDS:
             assert getattr(slow.cc, f.name) == getattr(base.cc, f.name), f.name
+    assert slow.roce.ack_timeout_ns == base.roce.ack_timeout_ns * tdf  # 4.096 us x 2^t
+    assert slow.roce.retry_count == base.roce.retry_count
+    for f in dataclass_fields(DcqcnConfig):
+        before, after = getattr(base.roce.dcqcn, f.name), getattr(slow.roce.dcqcn, f.name)
+        if f.name in DILATED_DCQCN_TIME_FIELDS:
+            assert after == before * tdf, f.name
+        elif f.name in DILATED_DCQCN_RATE_FIELDS:
+            assert after == max(1, round(before / tdf)), f.name
+        else:
+            assert after == before, f.name  # gains, counts, byte counter
     # the window (rate x base RTT) is the same number of bytes
     assert slow.port_rate_bps * slow.base_rtt_ns == pytest.approx(
         base.port_rate_bps * base.base_rtt_ns, rel=1e-6
