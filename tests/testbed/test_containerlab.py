@@ -279,22 +279,24 @@ def test_cli_export_writes_the_lab_and_reports_it(
 
 
 @pytest.mark.parametrize(
-    ("argv", "message"),
+    ("argv", "message", "code"),
     [
-        (["export", "no-such-topology", "--containerlab", "{path}"], "no-such-topology"),
+        # a bad input file is 2 (docs/exit-codes.md), an export that fails is 1
+        (["export", "no-such-topology", "--containerlab", "{path}"], "no-such-topology", 2),
         (
             ["export", "tiny", "--containerlab", "{path}", "--lab=-bad"],
             "not valid for containerlab",
+            1,
         ),
-        (["export", "tiny", "--containerlab", "{missing}/x.clab.yml"], "cannot write"),
+        (["export", "tiny", "--containerlab", "{missing}/x.clab.yml"], "cannot write", 1),
     ],
 )
 def test_cli_export_errors_are_one_line_without_traceback(
-    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str
+    tmp_path: Path, capsys: pytest.CaptureFixture[str], argv: list[str], message: str, code: int
 ) -> None:
     args = [a.format(path=tmp_path / "x.clab.yml", missing=tmp_path / "file") for a in argv]
     (tmp_path / "file").write_text("not a directory")
-    assert cli.main(args) == 1
+    assert cli.main(args) == code
     err = capsys.readouterr().err
     assert err.startswith("mrc-testbed export: ") and message in err
     assert "Traceback" not in err

@@ -78,10 +78,10 @@ def test_run_plot_is_a_png(tmp_path: Path) -> None:
 def test_background_traffic_is_not_waited_for_and_roce_messages_complete_in_order() -> None:
     fabric = VirtualFabric("tiny", seed=1)
     t = fabric.transfer("nic0", "nic3", 1 << 20, transport="roce", messages=4)
-    background = fabric.transfer("nic1", "nic2", 4 << 20, background=True)
+    background = fabric.transfer("nic1", "nic2", 16 << 20, background=True)
     assert fabric.run()
     assert t.intact and not background.finished
     done = t.as_dict()["message_completion_ns"]
     assert done == sorted(done) and done[-1] == t.completion_ns
-    fabric.run(until_ns=fabric.now + 2_000_000)
+    fabric.run(until_ns=fabric.now + 8_000_000)
     assert background.intact
