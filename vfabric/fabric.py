@@ -679,12 +679,19 @@ class VirtualFabric:
 
     def transfer_result(self, t: Transfer) -> dict[str, Any]:
         """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""
-        return t.as_dict(self._retx_bytes(t))
+        return t.as_dict(self.retransmitted_bytes(t))
 
-    def _retx_bytes(self, t: Transfer) -> int:
+    def retransmitted_bytes(self, t: Transfer) -> int:
+        """Payload bytes ``t``'s sender retransmitted to ``t``'s receiving connection: keyed
+        by both ends (the sender's NIC, the receiver's NIC and QPN), on every plane."""
         if t.receiver is None:
             return 0
-        return self.nics[t.src].retx_bytes.get(t.receiver.qpn, 0)
+        qpn = t.receiver.qpn
+        return sum(
+            nbytes
+            for (address, dqpn), nbytes in self.nics[t.src].retx_bytes.items()
+            if dqpn == qpn and self.addresses.nic_for_address(address)[0] == t.dst
+        )
 
     def records(self) -> Iterable[EventRecord]:
         return iter(self.log.records)

@@ -17,6 +17,7 @@ from vfabric.wires import (
     TRIMMED_DSCPS,
     Wire,
     frame_dqpn,
+    frame_inner_dst,
     frame_outer,
 )
 
@@ -149,7 +150,9 @@ class NicNode:
         self._timer_at: int | None = None
         self.ev_tx: dict[int, EvStats] = {}  # EVs this NIC sends on (as the frames carry them)
         self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
-        self.retx_bytes: dict[int, int] = {}  # peer QPN -> retransmitted payload bytes
+        # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
+        # receiver's QPN alone is not unique across the peers of a NIC
+        self.retx_bytes: dict[tuple[bytes, int], int] = {}
         self.rx_data_bytes = [0] * core.plane_count
 
     def receive(self, port: int, frame: bytes) -> None:
@@ -185,8 +188,8 @@ class NicNode:
                 payload = size - DATA_HEADER_BYTES
                 stats.data_bytes += payload
                 if dscp == RETX_DSCP:
-                    qpn = frame_dqpn(frame)
-                    self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
+                    key = (frame_inner_dst(frame), frame_dqpn(frame))
+                    self.retx_bytes[key] = self.retx_bytes.get(key, 0) + payload
         wire = self.uplinks[plane]
         if wire is not None:
             wire.receive(frame)

@@ -180,7 +180,7 @@ def _result(
     }
     rows = []
     for flow, t in transfers:
-        info = t.as_dict(fabric._retx_bytes(t))
+        info = t.as_dict(fabric.retransmitted_bytes(t))
         sender = t.sender.counters if t.sender is not None else {}
         rows.append(
             TransferResult(

@@ -85,3 +85,20 @@ def test_background_traffic_is_not_waited_for_and_roce_messages_complete_in_orde
     assert done == sorted(done) and done[-1] == t.completion_ns
     fabric.run(until_ns=fabric.now + 2_000_000)
     assert background.intact
+
+
+def test_retransmitted_bytes_are_per_connection_keyed_by_both_ends() -> None:
+    """Two connections of one sender whose receivers have the same QPN: only the one whose
+    receiver's access link loses packets reports retransmissions."""
+    from vfabric.faults import LinkLoss
+
+    fabric = VirtualFabric("tiny", seed=1)
+    lossy = fabric.transfer("nic0", "nic3", SIZE // 4)
+    clean = fabric.transfer("nic0", "nic2", SIZE // 4)
+    fabric.schedule(LinkLoss(0, "nic3", "p0-t0-1", 0.05))
+    assert fabric.run(until_ns=50_000_000)
+    assert lossy.receiver is not None and clean.receiver is not None
+    assert lossy.receiver.qpn == clean.receiver.qpn  # what a QPN-only key confused
+    assert lossy.intact and clean.intact
+    assert fabric.transfer_result(lossy)["retransmitted_bytes"] > 0
+    assert fabric.transfer_result(clean)["retransmitted_bytes"] == 0
