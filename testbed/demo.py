@@ -648,7 +648,7 @@ def run_virtual_demo(
         [("before", 0, cut_ns), ("during", cut_ns, restore_ns), ("after", restore_ns, end)],
         line_rate,
     )
-    repath = [us for r in results["repaths"] for us in r["repath_us"]]
+    repath = [us for r in results["repaths"] for us in r["repath_us"] if us is not None]
     info = results["transfers"][transfer.id]
     return VirtualDemoResult(
         topology=topo.name,

@@ -211,7 +211,9 @@ def _result(
             entry = repaths.get(fault_index)
             if entry is not None:
                 affected += int(entry["affected_evs"])
-                measured.extend(round(us * 1000) for us in entry["repath_us"])
+                measured.extend(
+                    None if us is None else round(us * 1000) for us in entry["repath_us"]
+                )
         events.append(
             EventResult(
                 index=index,
