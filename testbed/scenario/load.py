@@ -77,6 +77,7 @@ TOP_KEYS = (
     "negative_controls",
     "sweep",
     "plot_bin",
+    "not_reproduced",
 )
 ASSERTION_KEYS = (
     "byte_exact",
@@ -92,6 +93,8 @@ ASSERTION_KEYS = (
     "nacks_min",
     "timeouts_max",
     "roce_slower_by",
+    "stall_max",
+    "completion_vs_ideal",
 )
 SWEEP_KINDS = ("switches", "links", "access_links")
 
@@ -303,6 +306,16 @@ class _Reader:
             sweep = self.sweep(data["sweep"], "sweep", duration)
             if timeline:
                 raise self.error("sweep", "a sweep makes its own timeline; remove 'timeline'")
+        not_reproduced = self.not_reproduced(
+            data.get("not_reproduced", {}), "not_reproduced", assertions, roce
+        )
+        for i, control in enumerate(controls):
+            for j, target in enumerate(control.caught_by):
+                if target not in _paths(assertions, roce):
+                    raise self.error(
+                        f"negative_controls[{i}].caught_by[{j}]",
+                        f"{target!r} is not an assertion of this scenario",
+                    )
         return Scenario(
             name=name,
             description=str(data.get("description", "")),
@@ -325,7 +338,20 @@ class _Reader:
             plot_bin_ns=self.positive_time(
                 data.get("plot_bin", f"{DEFAULT_PLOT_BIN_NS}ns"), "plot_bin"
             ),
+            not_reproduced=not_reproduced,
         )
+
+    def not_reproduced(
+        self, value: Any, path: str, assertions: Assertions, roce: Assertions | None
+    ) -> dict[str, str]:
+        data = self.mapping(value, path, tuple(_paths(assertions, roce)))
+        out = {}
+        for key, note in data.items():
+            where = _join(path, str(key))
+            out[str(key)] = self.string(note, where)
+            if not out[str(key)].strip():
+                raise self.error(where, "say what was measured and why the claim is not reached")
+        return out
 
     def load_topology(self, value: Any, fabric: Any) -> Topology:
         """A bundled name, a path (relative to the scenario file) or an inline mapping in
@@ -745,7 +771,16 @@ class _Reader:
             nacks_min=opt("nacks_min", count),
             timeouts_max=opt("timeouts_max", count),
             roce_slower_by=slower,
+            stall_max_ns=opt("stall_max", self.positive_time),
+            ideal_factor_max=opt("completion_vs_ideal", self.ideal_factor),
+            section=path,
         )
+
+    def ideal_factor(self, value: Any, path: str) -> float:
+        factor = self.positive_number(value, path)
+        if factor < 1:
+            raise self.error(path, f"is {factor:g}: nothing completes faster than the ideal")
+        return factor
 
     def bounds(self, entry: dict[str, Any], path: str) -> tuple[float | None, float | None]:
         low = (
@@ -801,7 +836,10 @@ class _Reader:
         for i, raw in enumerate(self.sequence(value, path, non_empty=False)):
             where = _join(path, i)
             data = self.mapping(
-                raw, where, ("name", "description", "nic", "fabric"), ("name", "description")
+                raw,
+                where,
+                ("name", "description", "nic", "fabric", "caught_by"),
+                ("name", "description"),
             )
             if "nic" not in data and "fabric" not in data:
                 raise self.error(where, "a negative control changes 'nic' or 'fabric' settings")
@@ -816,6 +854,14 @@ class _Reader:
                     description=self.string(data["description"], _join(where, "description")),
                     nic=self.nic_overrides(data.get("nic", {}), _join(where, "nic")),
                     fabric=dict(fabric),
+                    caught_by=tuple(
+                        self.string(v, _join(_join(where, "caught_by"), j))
+                        for j, v in enumerate(
+                            self.sequence(data.get("caught_by", []), _join(where, "caught_by"))
+                            if "caught_by" in data
+                            else []
+                        )
+                    ),
                 )
             )
         return tuple(out)
@@ -833,3 +879,7 @@ class _Reader:
         return Sweep(
             kinds=kinds, size=self.integer(data.get("size", 2), _join(path, "size"), 1, 2), at_ns=at
         )
+
+
+def _paths(assertions: Assertions, roce: Assertions | None) -> list[str]:
+    return assertions.paths() + (roce.paths() if roce is not None else [])

@@ -77,6 +77,12 @@ class Check:
     measured: str
     assertion: str = ""
     not_reproduced: str | None = None
+    # the measured figure as a number, for distributions over seeds: ``unit`` is "ns",
+    # "fraction", "count" or "x" (a ratio); ``worse`` says which way is worse ("high",
+    # "low" or "" when the check has bounds on both sides or no number)
+    value: float | None = None
+    unit: str = ""
+    worse: str = ""
 
     @property
     def accepted(self) -> bool:

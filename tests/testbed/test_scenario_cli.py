@@ -66,7 +66,7 @@ def test_run_fails_with_exit_1_when_an_assertion_fails(tmp_path: Path, capsys) -
     path.write_text(SCENARIO.replace("repath_max: 150us", "repath_max: 1ns"))
     code, out, _ = run(["run", str(path), "-o", str(tmp_path)], capsys)
     assert code == 1
-    assert "FAIL repath time: worst" in out
+    assert "FAIL repath after event 0 (link p0-t0-0 -- p0-t1-0 down): worst" in out
 
 
 def test_seed_changes_the_hash(scenario_file: Path, tmp_path: Path, capsys) -> None:
