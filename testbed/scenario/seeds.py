@@ -109,13 +109,12 @@ class Distribution:
 
     @property
     def worst_seed(self) -> int | None:
-        failing = [s for s, ok in zip(self.seeds, self.oks) if not ok]
-        if failing:
-            return failing[0]
+        """The seed of the worst figure (of the first failure when there is no figure)."""
         worst = self.worst
-        if worst is None:
-            return None
-        return next(s for s, v in zip(self.seeds, self.values) if v == worst)
+        if worst is not None:
+            return next(s for s, v in zip(self.seeds, self.values) if v == worst)
+        failing = [s for s, ok in zip(self.seeds, self.oks) if not ok]
+        return failing[0] if failing else None
 
     @property
     def accepted(self) -> bool:

