@@ -6,19 +6,23 @@ in one line per check; ``evaluate`` never raises for a failed assertion.
 
 from __future__ import annotations
 
+import statistics
 from dataclasses import replace
 
 from testbed.scenario.model import (
     Assertions,
     EvDropEvent,
     Event,
+    Flow,
     GoodputCheck,
+    LatencyCheck,
     LinkRef,
     LinkUpEvent,
     PortRef,
     PortUpEvent,
     Scenario,
     SwitchUpEvent,
+    TrafficGoodputCheck,
 )
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.units import format_time_ns as fmt
@@ -85,26 +89,11 @@ def evaluate(
     for index, check in enumerate(a.goodput):
         checks.append((f"goodput[{index}]", _goodput(scenario, check, run, baseline)))
     for index, tcheck in enumerate(a.traffic_goodput):
-        mine = _traffic_gbps(run, tcheck.traffic)
-        ref = _traffic_gbps(baseline, tcheck.traffic) if baseline is not None else None
-        fraction = mine / ref if ref else 0.0
         checks.append(
-            (
-                f"traffic_goodput[{index}]",
-                Check(
-                    f"goodput of {tcheck.traffic}",
-                    ref is not None and _within(fraction, tcheck.min_fraction, tcheck.max_fraction),
-                    f"{_bounds(tcheck.min_fraction, tcheck.max_fraction)} of its goodput "
-                    "without the timeline",
-                    "no baseline run"
-                    if ref is None
-                    else f"{mine:.1f} of {ref:.1f} Gb/s ({fraction:.1%})",
-                    value=fraction if ref else None,
-                    unit="fraction",
-                    worse=_worse(tcheck.min_fraction, tcheck.max_fraction),
-                ),
-            )
+            (f"traffic_goodput[{index}]", _traffic_goodput(scenario, tcheck, run, baseline))
         )
+    for index, lcheck in enumerate(a.message_latency):
+        checks.append((f"message_latency[{index}]", _latency(run, lcheck)))
     if a.ev_retired_within_ns is not None:
         for event in scenario.timeline:
             if isinstance(event, EvDropEvent):
@@ -357,6 +346,51 @@ def _goodput(
     )
 
 
+def _traffic_goodput(
+    scenario: Scenario, check: TrafficGoodputCheck, run: RunResult, baseline: RunResult | None
+) -> Check:
+    mine = _traffic_gbps(run, check.traffic)
+    if check.of == "line_rate":
+        ref: float | None = traffic_line_rate_gbps(scenario, check.traffic)
+        ref_text = "its line rate"
+    else:
+        ref = _traffic_gbps(baseline, check.traffic) if baseline is not None else None
+        ref_text = "its goodput without the timeline"
+    fraction = mine / ref if ref else 0.0
+    return Check(
+        f"goodput of {check.traffic}",
+        ref is not None and _within(fraction, check.min_fraction, check.max_fraction),
+        f"{_bounds(check.min_fraction, check.max_fraction)} of {ref_text}",
+        "no baseline run" if ref is None else f"{mine:.1f} of {ref:.1f} Gb/s ({fraction:.1%})",
+        value=fraction if ref else None,
+        unit="fraction",
+        worse=_worse(check.min_fraction, check.max_fraction),
+    )
+
+
+def _latency(run: RunResult, check: LatencyCheck) -> Check:
+    latencies = sorted(
+        x for t in run.transfers if t.traffic == check.traffic for x in t.message_latencies_ns()
+    )
+    median = statistics.median(latencies) if latencies else None
+    return Check(
+        f"message latency of {check.traffic}",
+        median is not None and median <= check.max_ns,
+        f"median write completion <= {fmt(check.max_ns)} after the start",
+        "no message completed"
+        if median is None
+        else f"median {fmt(round(median))} over {len(latencies)} message(s)",
+        value=median,
+        unit="ns",
+        worse="high",
+    )
+
+
+def traffic_line_rate_gbps(scenario: Scenario, traffic: str) -> float:
+    """What one traffic entry could move at most: its senders' or receivers' ports."""
+    return _flows_line_rate(scenario, [f for f in scenario.flows() if f.traffic == traffic])
+
+
 def _ev_retired(run: RunResult, event: EvDropEvent, within_ns: int) -> Check:
     retired = [
         c["t_ns"]
@@ -427,8 +461,11 @@ def restored_link_keys(scenario: Scenario, event: Event) -> list[str]:
 
 def line_rate_gbps(scenario: Scenario) -> float:
     """What the traffic could move at most: the senders' or the receivers' port rate."""
+    return _flows_line_rate(scenario, scenario.flows())
+
+
+def _flows_line_rate(scenario: Scenario, flows: list[Flow]) -> float:
     topo = scenario.topology
-    flows = scenario.flows()
 
     def ports(nics: set[str]) -> float:
         return sum(link.rate_gbps for nic in nics for link in topo.links_of(nic))

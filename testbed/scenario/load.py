@@ -25,6 +25,7 @@ from testbed.scenario.model import (
     EVENT_KINDS,
     GOODPUT_REFERENCES,
     PATTERNS,
+    TRAFFIC_REFERENCES,
     TRANSPORTS,
     Assertions,
     EvDropEvent,
@@ -33,6 +34,7 @@ from testbed.scenario.model import (
     FlapEvent,
     GoodputCheck,
     IncastEvent,
+    LatencyCheck,
     LinkDownEvent,
     LinkRef,
     LinkUpEvent,
@@ -95,6 +97,7 @@ ASSERTION_KEYS = (
     "roce_slower_by",
     "stall_max",
     "completion_vs_ideal",
+    "message_latency",
 )
 SWEEP_KINDS = ("switches", "links", "access_links")
 
@@ -746,12 +749,29 @@ class _Reader:
             for i, raw in enumerate(self.sequence(data["traffic_goodput"], where)):
                 p = _join(where, i)
                 entry = self.mapping(
-                    raw, p, ("traffic", "min_fraction", "max_fraction"), ("traffic",)
+                    raw, p, ("traffic", "min_fraction", "max_fraction", "of"), ("traffic",)
                 )
                 low, high = self.bounds(entry, p)
                 traffic_goodput.append(
                     TrafficGoodputCheck(
-                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names), low, high
+                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names),
+                        low,
+                        high,
+                        self.choice(
+                            entry.get("of", "baseline"), _join(p, "of"), TRAFFIC_REFERENCES
+                        ),
+                    )
+                )
+        latency = []
+        if "message_latency" in data:
+            where = _join(path, "message_latency")
+            for i, raw in enumerate(self.sequence(data["message_latency"], where)):
+                p = _join(where, i)
+                entry = self.mapping(raw, p, ("traffic", "max"), ("traffic", "max"))
+                latency.append(
+                    LatencyCheck(
+                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names),
+                        self.positive_time(entry["max"], _join(p, "max")),
                     )
                 )
         slower = opt("roce_slower_by", lambda v, p: self.positive_number(v, p))
@@ -772,6 +792,7 @@ class _Reader:
             timeouts_max=opt("timeouts_max", count),
             roce_slower_by=slower,
             stall_max_ns=opt("stall_max", self.positive_time),
+            message_latency=tuple(latency),
             ideal_factor_max=opt("completion_vs_ideal", self.ideal_factor),
             section=path,
         )

@@ -350,14 +350,29 @@ class GoodputCheck:
     settle_ns: int
 
 
+TRAFFIC_REFERENCES = ("baseline", "line_rate")
+
+
 @dataclass(frozen=True, slots=True)
 class TrafficGoodputCheck:
     """Average goodput of one traffic entry (its bytes over its completion time) as a
-    fraction of the same traffic's in the run without the timeline."""
+    fraction of the same traffic's in the run without the timeline (``of: baseline``) or
+    of its line rate (``of: line_rate``: its senders' or its receivers' ports, the
+    smaller)."""
 
     traffic: str
     min_fraction: float | None
     max_fraction: float | None
+    of: str = "baseline"
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyCheck:
+    """The median message latency of one traffic entry (from its start to each message's
+    completion at the sender: the write's completion) is at most ``max_ns``."""
+
+    traffic: str
+    max_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -376,6 +391,7 @@ class Assertions:
     timeouts_max: int | None = None
     roce_slower_by: float | None = None  # compare: RoCE completion >= factor x MRC's
     stall_max_ns: int | None = None  # no gap in delivery longer than this while traffic runs
+    message_latency: tuple[LatencyCheck, ...] = ()
     ideal_factor_max: float | None = None  # completion <= factor x the capacity-scaled ideal
     section: str = "assertions"  # where they are in the file ("assertions" or "roce")
 
@@ -403,6 +419,7 @@ class Assertions:
                 out.append(self.path(key))
         out += [self.path("goodput", i) for i in range(len(self.goodput))]
         out += [self.path("traffic_goodput", i) for i in range(len(self.traffic_goodput))]
+        out += [self.path("message_latency", i) for i in range(len(self.message_latency))]
         for key, value in (
             ("ev_retired_within", self.ev_retired_within_ns),
             ("revived_within", self.revived_within_ns),

@@ -61,6 +61,14 @@ def control_run(name: str, control: str) -> RunResult:
     return run_checked(s, control_variant(wanted), OPTIONS)[0]
 
 
+HEAVY_NICS = 16  # scenarios on more NICs than this run on every seed only with -m slow
+
+
+def heavy(name: str) -> bool:
+    """A scenario on a loaded fabric (minutes per run on a 2-core machine)."""
+    return scenario(name).topology.nic_count > HEAVY_NICS
+
+
 def plain_names() -> list[str]:
     return [n for n in bundled_names() if scenario(n).sweep is None]
 

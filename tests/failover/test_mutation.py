@@ -9,7 +9,7 @@ from nic_emu.ev_set import EvEntry, EvSet
 from testbed.scenario.runner import run_checked
 from testbed.scenario.virtual import Variant
 
-from .runs import OPTIONS, compared, plain_names, scenario
+from .runs import OPTIONS, compared, heavy, plain_names, scenario
 from .test_bundled_scenarios import planes_of
 
 PLANES = range(8)  # the most planes a bundled topology has (paper-8plane-2t0)
@@ -21,6 +21,7 @@ def scenarios_hitting(plane: int) -> list[str]:
         n
         for n in plain_names()
         if not compared(scenario(n))
+        and not heavy(n)
         and any(plane in planes_of(scenario(n), e) for e in scenario(n).timeline)
     ]
     return sorted(names, key=lambda n: sum(f.nbytes for f in scenario(n).flows()))
