@@ -142,6 +142,13 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = _options(args)
     out_dir = args.output / scenario.name
     if scenario.sweep is not None:
+        if args.seeds is not None:
+            print(
+                f"mrc-testbed run: {scenario.name} is a sweep (one run per failure set): "
+                "give --seed, not --seeds",
+                file=sys.stderr,
+            )
+            return 2
         return _run_sweep(scenario, options, out_dir, args.json)
     if args.seeds is not None:
         return _over_seeds(args, scenario, options, out_dir, compared=False)

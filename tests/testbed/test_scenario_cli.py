@@ -173,6 +173,8 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     assert code == 2
     code, _, err = run(["compare", "pair-failures"], capsys)
     assert code == 1 and "compare takes a scenario with a timeline" in err
+    code, _, err = run(["run", "pair-failures", "--seeds", "1-2"], capsys)
+    assert code == 2 and "pair-failures is a sweep (one run per failure set)" in err
 
 
 def test_a_sweep_writes_one_verdict_per_case(tmp_path: Path, capsys) -> None:
