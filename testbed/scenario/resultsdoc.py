@@ -195,7 +195,12 @@ def render(summaries: list[dict[str, Any]]) -> str:
         ]
         if scenario.notes:
             lines.append(f"- Notes: {scenario.notes}")
-        for path, note in s.get("not_reproduced", {}).items():
+        marks = s.get("not_reproduced", {})
+        lines.append(
+            f"- Expected: {s.get('expected', 'reproduced')}"
+            + (f" ({len(marks)} claim(s) marked)" if marks else "")
+        )
+        for path, note in marks.items():
             lines.append(f"- Not reproduced (`{path}`): {note}")
         if s["checks"]:
             lines += [

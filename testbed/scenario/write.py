@@ -259,6 +259,12 @@ def report_markdown(comparison: Comparison) -> str:
     ]
     if scenario.paper:
         lines += [f"Paper: {scenario.paper}", ""]
+    if scenario.not_reproduced:
+        lines += [
+            f"Expected: not reproduced ({len(scenario.not_reproduced)} claim(s) of the paper "
+            "the model does not reach; their checks below say `not reproduced`).",
+            "",
+        ]
     lines += [
         "| | MRC | RoCE |",
         "|---|---|---|",

@@ -43,6 +43,7 @@ def test_render_shows_claims_seed_distributions_and_what_is_not_reproduced() -> 
             "scenario": "t1-down",
             "paper": "T1 down: no steady-state loss.",
             "ok": True,
+            "expected": "not reproduced",
             "seeds": [1, 2, 3],
             "not_reproduced": {"assertions.goodput[0]": "measured about 90 %: why"},
             "checks": _checks(seed(21_000, 0.9), seed(18_000, 0.91), seed(30_000, 0.88)),
@@ -79,6 +80,7 @@ def test_render_shows_claims_seed_distributions_and_what_is_not_reproduced() -> 
     )
     assert "| repath after event 0 (T1 down) | <= 50 us | 21 us | 30 us | 3/3 | holds |" in text
     assert "| 90.0% | 88.0% | 0/3 | **not reproduced** |" in text
+    assert "- Expected: not reproduced (1 claim(s) marked)" in text
     assert "- Not reproduced (`assertions.goodput[0]`): measured about 90 %: why" in text
     assert "| [pair-failures](#pair-failures) | (beyond the paper) | **FAIL** | 119 of 120" in text
     assert "ev-retirement-off (d): NOT CAUGHT by assertions.repath_max: still hold" in text
