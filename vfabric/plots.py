@@ -345,6 +345,8 @@ def write_scenario_plot(
                     axes.tick_params(labelleft=False)
                 else:
                     axes.set_ylabel("Gb/s", fontsize=7)
+                if row == len(rows) - 1 and i // cols == (len(planes) - 1) // cols:
+                    axes.set_xlabel("virtual time (µs)", fontsize=7)
         elif kind == "trims":
             axes = figure.add_subplot(grid[row, 0])
             totals: dict[str, int] = {}

@@ -103,7 +103,7 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
     from vfabric.plots import PlotRun, write_scenario_plot
 
     head = runs[0]
-    marks, spans = plot_marks(scenario, head)
+    marks, spans = plot_marks(scenario, max(runs, key=lambda r: r.end_ns))
     nic = head.transfers[0].src if head.transfers else None
     mrc = len(runs) == 1 and head.transport != "roce"
     ev_changes = None
