@@ -319,6 +319,11 @@ class _Reader:
                         f"negative_controls[{i}].caught_by[{j}]",
                         f"{target!r} is not an assertion of this scenario",
                     )
+                if target == assertions.path("roce_slower_by"):
+                    raise self.error(
+                        f"negative_controls[{i}].caught_by[{j}]",
+                        "a control runs MRC alone: name an assertion of that run",
+                    )
         return Scenario(
             name=name,
             description=str(data.get("description", "")),

@@ -328,6 +328,14 @@ CASES = [
         "this scenario",
     ),
     (
+        lambda d: (
+            d["assertions"].update(roce_slower_by=2),
+            d["negative_controls"][0].update(caught_by=["assertions.roce_slower_by"]),
+        ),
+        "negative_controls[0].caught_by[0]: a control runs MRC alone: name an assertion of that "
+        "run",
+    ),
+    (
         _set("assertions.completion_vs_ideal", 0.5),
         "assertions.completion_vs_ideal: is 0.5: nothing completes faster than the ideal",
     ),
