@@ -574,7 +574,7 @@ def run_virtual_demo(
     """The demo on the virtual-time fabric (see the module docstring)."""
     from vfabric import VirtualFabric
     from vfabric.faults import LinkDown, LinkUp
-    from vfabric.plots import write_run_plot
+    from vfabric.plots import PlotRun, write_scenario_plot
 
     options = options if options is not None else VirtualDemoOptions()
     say = progress if progress is not None else (lambda _text: None)
@@ -591,7 +591,7 @@ def run_virtual_demo(
     a, b = options.cut
     topo = fabric.topology
     try:
-        rate_gbps = topo.link(*fabric.link_key(a, b)).rate_gbps
+        topo.link(*fabric.link_key(a, b))  # the cut must be a link of the topology
         line_rate = sum(link.rate_gbps for link in topo.links_of(options.src))  # every port
         nominal_ns = int(options.size * 8 / line_rate)
         cut_ns = int(round(nominal_ns * CUT_FRACTION, -4))
@@ -633,17 +633,19 @@ def run_virtual_demo(
         total_evs = len(transfer.sender.evs.entries()) if transfer.sender is not None else 0
         end_ns = max(fabric.now, restore_ns)
         try:
-            plot = write_run_plot(
+            plot = write_scenario_plot(
                 out_dir / "demo.png",
-                fabric.goodput(VIRTUAL_PLOT_BIN_NS),
-                [c for c in fabric.ev_state_changes() if c["nic"] == options.src],
-                total_evs=total_evs,
-                end_ns=end_ns,
+                [PlotRun("goodput", fabric.goodput(VIRTUAL_PLOT_BIN_NS))],
                 title=f"MRC on {topo.name} (virtual time, P4 switches): {options.src} -> "
                 f"{options.dst}, {a} -- {b} cut and restored",
-                marks=[(cut_ns, "cut"), (restore_ns, "restore")],
+                end_ns=end_ns,
+                events=[(cut_ns, f"link {a} -- {b} cut"), (restore_ns, "link restored")],
                 spans=[(cut_ns, restore_ns, "link down")],
-                line_rate_gbps=rate_gbps,
+                capacity_gbps=line_rate,
+                ev_changes=[c for c in fabric.ev_state_changes() if c["nic"] == options.src],
+                total_evs=total_evs,
+                ev_nic=options.src,
+                focus_plane=next((sw.plane for sw in topo.switches if sw.name in (a, b)), None),
             )
         finally:
             fabric.close()
@@ -657,7 +659,7 @@ def run_virtual_demo(
         [("before", 0, cut_ns), ("during", cut_ns, restore_ns), ("after", restore_ns, end)],
         line_rate,
     )
-    repath = [us for r in results["repaths"] for us in r["repath_us"]]
+    repath = [us for r in results["repaths"] for us in r["repath_us"] if us is not None]
     info = results["transfers"][transfer.id]
     return VirtualDemoResult(
         topology=topo.name,

@@ -18,7 +18,6 @@ from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore
 from nic_emu.event_log import EventLog, EventRecord
 from nic_emu.exceptions import NicEmuError
-from nic_emu.transfers import RepathTracker
 from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import DROP_QUEUE_FULL, RateScope, RateUnit, Switch
 from topologies import LinkKind, Role, Topology, TopologyError
@@ -720,40 +719,45 @@ class VirtualFabric:
         }
 
     def repaths(self) -> list[dict[str, Any]]:
-        """Per fault that takes links out of service: the repath events of the transfers
-        whose EVs cross those links (from the first packet lost on such a path to the last
-        packet sent on it), in µs."""
-        tracker = RepathTracker()
-        for t in self.transfers:
-            if t.sender is not None:
-                tracker.watch(t.sender)
-        tracker.feed(self.log.records)
-        episodes = tracker.events(0)
+        """Per fault that takes links out of service: one repath per path (plane, T1) of a
+        transfer whose EVs cross those links, in µs: from the send time of the first packet
+        lost on that path after the fault began (the fault itself when nothing was lost) to
+        the last data packet sent on an EV of it that was then taken out; None when the
+        path lost packets but was never left. Attributed to its fault even when an EV of
+        the path was already out of service before (random loss, an earlier fault)."""
+        by_ev: dict[tuple[int, int], list[EventRecord]] = {}
+        for rec in self.log.records:
+            if rec.ev is not None and rec.qpn is not None and rec.kind in _REPATH_KINDS:
+                by_ev.setdefault((rec.qpn, rec.ev), []).append(rec)
         out = []
         for index, fault in enumerate(self.faults):
             links = set(fault.links(self))
             if not links:
                 continue
-            failed: set[tuple[int, int]] = set()
+            paths: dict[tuple[int, tuple[int, ...]], list[int]] = {}
             for t in self.transfers:
                 if t.sender is None:
                     continue
                 for entry in t.sender.evs.entries():
                     if self._ev_crosses(t.src, t.dst, entry.ev, links):
-                        failed.add((t.sender.qpn, entry.ev))
-            hits = [
-                e
-                for e in episodes
-                if e["t_s"] * 1e9 >= fault.start and (e["qpn"], e["ev"]) in failed
-            ]
+                        path = (
+                            entry.path if isinstance(entry.path, tuple) else (entry.plane, entry.ev)
+                        )
+                        paths.setdefault((t.sender.qpn, path), []).append(entry.ev)
+            hits = []
+            for (qpn, path), evs in paths.items():
+                hit = _path_repath(fault.start, [by_ev.get((qpn, ev), []) for ev in evs])
+                if hit is not None:
+                    hits.append({"qpn": qpn, "path": list(path), **hit})
+            times = [h["repath_time_us"] for h in hits if h["repath_time_us"] is not None]
             out.append(
                 {
                     "fault": index,
                     "kind": fault.kind,
                     "start_ns": fault.start,
-                    "affected_evs": len(failed),
-                    "repath_us": [e["repath_time_us"] for e in hits],
-                    "max_repath_us": max((e["repath_time_us"] for e in hits), default=None),
+                    "affected_evs": sum(len(evs) for evs in paths.values()),
+                    "repath_us": [h["repath_time_us"] for h in hits],
+                    "max_repath_us": max(times, default=None),
                     "events": hits,
                 }
             )
@@ -803,12 +807,63 @@ class VirtualFabric:
 
     def transfer_result(self, t: Transfer) -> dict[str, Any]:
         """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""
-        return t.as_dict(self._retx_bytes(t))
+        return t.as_dict(self.retransmitted_bytes(t))
 
-    def _retx_bytes(self, t: Transfer) -> int:
+    def retransmitted_bytes(self, t: Transfer) -> int:
+        """Payload bytes ``t``'s sender retransmitted to ``t``'s receiving connection: keyed
+        by both ends (the sender's NIC, the receiver's NIC and QPN), on every plane."""
         if t.receiver is None:
             return 0
-        return self.nics[t.src].retx_bytes.get(t.receiver.qpn, 0)
+        qpn = t.receiver.qpn
+        return sum(
+            nbytes
+            for (address, dqpn), nbytes in self.nics[t.src].retx_bytes.items()
+            if dqpn == qpn and self.addresses.nic_for_address(address)[0] == t.dst
+        )
 
     def records(self) -> Iterable[EventRecord]:
         return iter(self.log.records)
+
+
+_REPATH_KINDS = (ev_kinds.LOSS, ev_kinds.EV_STATE)
+
+
+def _path_repath(start_ns: int, histories: list[list[EventRecord]]) -> dict[str, Any] | None:
+    """The repath of one path after a fault at ``start_ns`` from the records of its EVs
+    (losses and state changes), until an EV of it is revived; None when the path neither
+    lost a packet nor had an EV that carried data taken out after the fault."""
+    revived = min(
+        (
+            r.t_ns
+            for history in histories
+            for r in history
+            if r.t_ns > start_ns
+            and r.kind == ev_kinds.EV_STATE
+            and (r.detail or {}).get("old") == "ASSUMED_BAD"
+        ),
+        default=None,
+    )
+    first_lost: int | None = None
+    lost = 0
+    last_sent: int | None = None
+    retired = 0
+    for history in histories:
+        for r in history:
+            if r.t_ns < start_ns or (revived is not None and r.t_ns >= revived):
+                continue
+            detail = r.detail or {}
+            if r.kind == ev_kinds.LOSS:
+                sent = int(detail.get("sent_ns", r.t_ns))
+                if sent >= start_ns:
+                    lost += 1
+                    first_lost = sent if first_lost is None else min(first_lost, sent)
+            elif detail.get("new") in ("ASSUMED_BAD", "DENIED"):
+                retired += 1
+                tx = int(detail.get("last_tx_ns", -1))
+                if tx >= 0:
+                    last_sent = tx if last_sent is None else max(last_sent, tx)
+    if first_lost is None and (last_sent is None or last_sent < start_ns):
+        return None
+    origin = start_ns if first_lost is None else first_lost
+    repath = None if last_sent is None else max(0, last_sent - origin) / 1000
+    return {"repath_time_us": repath, "packets_lost": lost, "evs_retired": retired}

@@ -18,6 +18,7 @@ from vfabric.wires import (
     TRIMMED_DSCPS,
     Wire,
     frame_dqpn,
+    frame_inner_dst,
     frame_outer,
 )
 
@@ -155,7 +156,9 @@ class NicNode:
         self._timer_at: int | None = None
         self.ev_tx: dict[int, EvStats] = {}  # EVs this NIC sends on (as the frames carry them)
         self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
-        self.retx_bytes: dict[int, int] = {}  # peer QPN -> retransmitted payload bytes
+        # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
+        # receiver's QPN alone is not unique across the peers of a NIC
+        self.retx_bytes: dict[tuple[bytes, int], int] = {}
         self.rx_data_bytes = [0] * core.plane_count
         self.pfc: NicPause | None = None  # set when the fabric runs PFC (vfabric.pfc)
         # (plane, time bin) -> payload bytes placed for the application: each byte once
@@ -204,8 +207,8 @@ class NicNode:
                 payload = size - DATA_HEADER_BYTES
                 stats.data_bytes += payload
                 if dscp == RETX_DSCP:
-                    qpn = frame_dqpn(frame)
-                    self.retx_bytes[qpn] = self.retx_bytes.get(qpn, 0) + payload
+                    key = (frame_inner_dst(frame), frame_dqpn(frame))
+                    self.retx_bytes[key] = self.retx_bytes.get(key, 0) + payload
         wire = self.uplinks[plane]
         if wire is not None:
             pfc = self.pfc

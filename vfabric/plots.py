@@ -1,6 +1,7 @@
-"""Plots of a virtual-fabric run (matplotlib, Agg): goodput over time with events marked,
-and EV states over time. Reusable: each ``plot_*`` draws on a given axes, and
-:func:`write_run_plot` puts the standard figure (the demo's) in a PNG.
+"""Plots of a virtual-fabric run (matplotlib, Agg): goodput over time with events numbered,
+per plane and per T1, trims, and EV states over time. Reusable: each ``plot_*`` draws on
+a given axes, and :func:`write_scenario_plot` puts the standard figure (the demo's and
+the scenarios') in a PNG, one run or several overlaid on the same axes.
 
 Inputs are the plain data of :meth:`vfabric.VirtualFabric.goodput` and
 :meth:`vfabric.VirtualFabric.ev_state_changes`, so a saved ``results.json`` can be
@@ -10,6 +11,7 @@ plotted again without re-running.
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -20,73 +22,6 @@ Mark = tuple[int, str]  # (virtual ns, label), e.g. (300_000, "cut p0-t0-0 -- p0
 
 def _us(values: Sequence[int]) -> list[float]:
     return [v / 1000 for v in values]
-
-
-def _draw_marks(axes: Any, marks: Sequence[Mark], spans: Sequence[tuple[int, int, str]]) -> None:
-    for start, end, label in spans:
-        axes.axvspan(start / 1000, end / 1000, color="red", alpha=0.10, label=label)
-    for t, label in marks:
-        axes.axvline(t / 1000, color="black", linestyle="--", linewidth=0.9)
-        axes.annotate(
-            label,
-            (t / 1000, 1.0),
-            xycoords=("data", "axes fraction"),
-            rotation=90,
-            va="top",
-            ha="right",
-            fontsize=7,
-        )
-
-
-def plot_goodput(
-    axes: Any,
-    goodput: Mapping[str, Any],
-    *,
-    plane: int = 0,
-    t1s: Sequence[str] | None = None,
-    marks: Sequence[Mark] = (),
-    spans: Sequence[tuple[int, int, str]] = (),
-    line_rate_gbps: float | None = None,
-) -> None:
-    """Goodput (Gb/s) of ``plane`` split per T1 (dashed: data leaving each T1 of that
-    plane) and the total delivered per plane (solid), µs on the x axis. Optional
-    ``total`` / ``wire``: all planes' goodput and the data on the wire into the NICs."""
-    t = _us(goodput["t_ns"])
-    width = goodput["bin_ns"] / 1000
-    centres = [x + width / 2 for x in t]
-    per_t1 = goodput["per_t1"]
-    names = list(t1s) if t1s is not None else [n for n in per_t1 if n.startswith(f"p{plane}-")]
-    for name in names:
-        axes.plot(centres, per_t1[name], linestyle="--", drawstyle="steps-mid", label=f"via {name}")
-    planes = list(goodput["per_plane"].items())
-    for rank, (p, series) in enumerate(planes):
-        # the plotted plane widest and on top, so equal totals stay visible
-        width = 3.2 if p == plane else 1.4
-        axes.plot(
-            centres,
-            series,
-            drawstyle="steps-mid",
-            linewidth=width,
-            alpha=0.75 if p == plane else 1.0,
-            zorder=3 if p == plane else 2 + rank / (len(planes) + 1),
-            label=f"plane {p} total",
-        )
-    # all planes together: the goodput (each byte once) and, when they differ, the data
-    # on the wire into the receivers (duplicates and go-back-N resends included)
-    total, wire = goodput.get("total"), goodput.get("wire")
-    if total is not None and len(planes) > 1:
-        axes.plot(centres, total, color="black", linewidth=1.0, label="all planes, goodput")
-    if wire is not None and total is not None and wire != total:
-        axes.plot(
-            centres, wire, color="black", linewidth=0.8, linestyle=":", label="all, on the wire"
-        )
-    if line_rate_gbps:
-        axes.axhline(line_rate_gbps, color="grey", linewidth=0.7, linestyle=":")
-    _draw_marks(axes, marks, spans)
-    axes.set_ylabel("goodput (Gb/s)")
-    axes.set_xlabel("virtual time (µs)")
-    axes.grid(True, alpha=0.3)
-    axes.legend(loc="lower left", fontsize=7, ncol=2)
 
 
 def ev_state_counts(
@@ -124,6 +59,7 @@ def plot_ev_states(
     nic: str | None = None,
     marks: Sequence[Mark] = (),
     spans: Sequence[tuple[int, int, str]] = (),
+    time_label: str = "virtual time (µs)",
 ) -> None:
     """Stacked number of EVs that are GOOD / SKIP / ASSUMED_BAD over time."""
     times, series = ev_state_counts(changes, total_evs, nic=nic)
@@ -137,53 +73,334 @@ def plot_ev_states(
         colors=[STATE_COLOURS[s] for s in EV_STATES],
         step="post",
     )
-    _draw_marks(axes, marks, spans)
+    for start, end, label in spans:
+        axes.axvspan(start / 1000, end / 1000, color="red", alpha=0.10, label=label)
+    for t, _ in marks:
+        axes.axvline(t / 1000, color="black", linestyle="--", linewidth=0.9)
     axes.set_ylabel("EVs of the sender" if nic else "EVs")
-    axes.set_xlabel("virtual time (µs)")
+    axes.set_xlabel(time_label)
     axes.set_xlim(0, end_ns / 1000)
     axes.set_ylim(0, max(total_evs, 1))
     axes.legend(loc="lower left", fontsize=7)
 
 
-def write_run_plot(
+# ------------------------------------------------------------------ scenario figures
+
+RUN_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")  # one per run overlaid
+EventMark = tuple[int, str]  # (virtual ns, description): numbered from 0 in timeline order
+
+
+@dataclass(frozen=True)
+class PlotRun:
+    """One run drawn on a scenario figure: its goodput (the shape of
+    :meth:`vfabric.VirtualFabric.goodput`) and, per traffic entry whose receivers get
+    nothing else, that traffic's goodput (Gb/s per bin)."""
+
+    label: str
+    goodput: Mapping[str, Any]
+    traffic: Mapping[str, Sequence[float]] = field(default_factory=dict)
+    trims: Mapping[str, int] = field(default_factory=dict)  # per link direction
+
+
+def _edges(goodput: Mapping[str, Any]) -> list[float]:
+    """Bin edges in µs (one more than bins): what ``_step`` draws against."""
+    width = goodput["bin_ns"] / 1000
+    starts = [t / 1000 for t in goodput["t_ns"]]
+    return [*starts, (starts[-1] if starts else 0.0) + width]
+
+
+def _step(axes: Any, edges: Sequence[float], series: Sequence[float], **style: Any) -> None:
+    """One value per bin, held across the bin (from its start to the next edge)."""
+    values = list(series)
+    if values:
+        axes.plot(edges[: len(values) + 1], [*values, values[-1]], drawstyle="steps-post", **style)
+
+
+def _total(goodput: Mapping[str, Any]) -> list[float]:
+    planes = list(goodput["per_plane"].values())
+    return [sum(col) for col in zip(*planes)] if planes else []
+
+
+def planes_differ(runs: Sequence[PlotRun], tolerance: float = 0.1) -> bool:
+    """Whether some plane's goodput departs from the planes' mean by more than
+    ``tolerance`` of the busiest bin (then each plane gets its own small panel)."""
+    for run in runs:
+        planes = list(run.goodput["per_plane"].values())
+        if len(planes) < 2:
+            continue
+        peak = max((max(s, default=0.0) for s in planes), default=0.0)
+        for column in zip(*planes):
+            mean = sum(column) / len(column)
+            if peak and max(abs(v - mean) for v in column) > tolerance * peak:
+                return True
+    return False
+
+
+def plot_event_strip(
+    axes: Any, events: Sequence[EventMark], spans: Sequence[tuple[int, int, str]]
+) -> None:
+    """A thin strip above the goodput: each event a numbered tick (its index in the
+    timeline, as the checks name it: "after event 3"), staggered on rows so that the
+    numbers never overlap; the list itself goes under the figure."""
+    axes.set_ylim(0, 1)
+    axes.set_yticks([])
+    for side in ("left", "right", "top"):
+        axes.spines[side].set_visible(False)
+    for start, end, _ in spans:
+        axes.axvspan(start / 1000, end / 1000, color="red", alpha=0.15)
+    groups: dict[int, list[int]] = {}  # simultaneous events share one tick
+    for number, (t, _) in enumerate(events):
+        groups.setdefault(t, []).append(number)
+    rows = 3
+    for row, (t, numbers) in enumerate(sorted(groups.items())):
+        x = t / 1000
+        y = 0.2 + 0.3 * (row % rows)
+        label = str(numbers[0]) if len(numbers) == 1 else f"{numbers[0]}-{numbers[-1]}"
+        axes.plot([x, x], [0, y], color="black", linewidth=0.6)
+        axes.annotate(label, (x, y), ha="center", va="bottom", fontsize=6.5)
+    axes.set_ylabel("events", rotation=0, ha="right", va="center", fontsize=8)
+
+
+def event_legend(events: Sequence[EventMark], spans: Sequence[tuple[int, int, str]]) -> str:
+    """The numbered event list printed under a figure."""
+    lines = [f"{n}: {t / 1000:g} µs {label}" for n, (t, label) in enumerate(events)]
+    lines += [f"shaded: {label} ({s / 1000:g}-{e / 1000:g} µs)" for s, e, label in spans]
+    return "\n".join(lines)
+
+
+def _mark_events(axes: Any, events: Sequence[EventMark], spans: Sequence[Any]) -> None:
+    for start, end, _ in spans:
+        axes.axvspan(start / 1000, end / 1000, color="red", alpha=0.08)
+    for t, _ in events:
+        axes.axvline(t / 1000, color="black", linewidth=0.5, alpha=0.35)
+
+
+def write_scenario_plot(
     path: Path,
-    goodput: Mapping[str, Any],
-    changes: Sequence[Mapping[str, Any]],
+    runs: Sequence[PlotRun],
     *,
-    total_evs: int,
-    end_ns: int,
     title: str,
-    plane: int = 0,
-    nic: str | None = None,
-    marks: Sequence[Mark] = (),
+    end_ns: int,
+    events: Sequence[EventMark] = (),
     spans: Sequence[tuple[int, int, str]] = (),
-    line_rate_gbps: float | None = None,
+    capacity_gbps: float | None = None,
+    ev_changes: Sequence[Mapping[str, Any]] | None = None,
+    total_evs: int = 0,
+    ev_nic: str | None = None,
+    focus_plane: int | None = None,
     time_label: str = "virtual time (µs)",
 ) -> Path:
-    """The standard figure: goodput (top) and EV states (bottom), sharing the µs axis
-    (``time_label``: what the times are)."""
+    """A scenario's figure, every panel on the same µs axis ``[0, end_ns]`` (``time_label``
+    says what the times are: virtual, or a process run's dilated wall clock):
+
+    - the numbered event strip (the list itself under the figure);
+    - total goodput of every run in ``runs`` (overlaid: MRC and RoCE), with each traffic
+      entry's own goodput dashed, and the senders' capacity when given;
+    - per plane: small multiples when the planes differ (each with the goodput leaving
+      each T1 of the plane, dashed), else one panel of the planes together; the T1
+      breakdown of ``focus_plane`` (the plane that failed) when the planes are shown
+      together;
+    - trims per link (top 8) when a run trimmed;
+    - the EV states of ``ev_nic`` when ``ev_changes`` is given (MRC runs only).
+    """
     import matplotlib
 
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
 
-    figure, (top, bottom) = plt.subplots(
-        2, 1, figsize=(9, 6.5), sharex=True, gridspec_kw={"height_ratios": [3, 1.4]}
-    )
-    plot_goodput(
-        top,
-        goodput,
-        plane=plane,
-        marks=marks,
-        spans=spans,
-        line_rate_gbps=line_rate_gbps,
-    )
-    top.set_xlabel("")
-    top.set_title(title, fontsize=10)
-    plot_ev_states(bottom, changes, total_evs, end_ns, nic=nic, marks=(), spans=spans)
-    bottom.set_xlabel(time_label)
-    figure.tight_layout()
+    planes = sorted({int(p) for run in runs for p in run.goodput["per_plane"]})
+    multiples = planes_differ(runs) and len(planes) > 1
+    trims = any(sum(run.trims.values()) for run in runs)
+    rows: list[tuple[str, float]] = [("events", 0.45), ("total", 2.6)]
+    if multiples:
+        rows.append(("multiples", 1.5 * ((len(planes) + 3) // 4)))
+    else:
+        rows.append(("planes", 1.8))
+    if ev_changes is not None:
+        rows.append(("evs", 1.2))
+    if trims:
+        rows.append(("trims", 1.6))
+    figure = plt.figure(figsize=(11, sum(h for _, h in rows) + 0.8))
+    grid = figure.add_gridspec(len(rows), 1, height_ratios=[h for _, h in rows], hspace=0.55)
+    end_us = end_ns / 1000
+    first_axes = None
+
+    def new_axes(row: int, sub: Any = None) -> Any:
+        spec = sub if sub is not None else grid[row, 0]
+        axes = (
+            figure.add_subplot(spec, sharex=first_axes) if first_axes else figure.add_subplot(spec)
+        )
+        axes.set_xlim(0, end_us)
+        return axes
+
+    for row, (kind, _) in enumerate(rows):
+        if kind == "events":
+            axes = new_axes(row)
+            first_axes = axes
+            plot_event_strip(axes, events, spans)
+            axes.set_title(title, fontsize=10)
+            axes.tick_params(labelbottom=False)
+        elif kind == "total":
+            axes = new_axes(row)
+            for colour, run in zip(RUN_COLOURS, runs):
+                centres = _edges(run.goodput)
+                _step(
+                    axes,
+                    centres,
+                    _total(run.goodput),
+                    color=colour,
+                    linewidth=2.0,
+                    label=f"{run.label}: total",
+                )
+                wire = run.goodput.get("wire")
+                if wire is not None and list(wire) != _total(run.goodput):
+                    # the data on the wire into the receivers: duplicates and resends too
+                    _step(
+                        axes,
+                        centres,
+                        wire,
+                        color=colour,
+                        linestyle=(0, (1, 1)),
+                        linewidth=0.9,
+                        label=f"{run.label}: on the wire",
+                    )
+                for style, (name, series) in zip(("--", ":", "-."), run.traffic.items()):
+                    _step(
+                        axes,
+                        centres,
+                        series,
+                        color=colour,
+                        linestyle=style,
+                        linewidth=1.2,
+                        label=f"{run.label}: {name}",
+                    )
+            if capacity_gbps:
+                axes.axhline(
+                    capacity_gbps,
+                    color="grey",
+                    linewidth=0.8,
+                    linestyle="--",
+                    label=f"senders' ports ({capacity_gbps:g} Gb/s)",
+                )
+            _mark_events(axes, events, spans)
+            axes.set_ylabel("goodput (Gb/s)")
+            axes.grid(True, alpha=0.3)
+            axes.set_ylim(bottom=0)
+            axes.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
+            axes.tick_params(labelbottom=False)
+        elif kind == "planes":
+            axes = new_axes(row)
+            for colour, run in zip(RUN_COLOURS, runs):
+                centres = _edges(run.goodput)
+                for series in run.goodput["per_plane"].values():
+                    _step(
+                        axes,
+                        centres,
+                        series,
+                        color=colour,
+                        linewidth=0.9,
+                        alpha=0.6,
+                    )
+                if focus_plane is not None:
+                    for name, series in run.goodput["per_t1"].items():
+                        if name.startswith(f"p{focus_plane}-"):
+                            _step(
+                                axes,
+                                centres,
+                                series,
+                                color=colour,
+                                linestyle="--",
+                                linewidth=0.9,
+                            )
+            axes.set_ylabel("per plane\n(Gb/s)", fontsize=8)
+            note = "every plane alike" + (
+                f"; dashed: via each T1 of plane {focus_plane}" if focus_plane is not None else ""
+            )
+            axes.text(0.01, 0.95, note, transform=axes.transAxes, fontsize=7, va="top")
+            _mark_events(axes, events, spans)
+            axes.grid(True, alpha=0.3)
+            axes.set_ylim(bottom=0)
+            if ev_changes is not None:
+                axes.tick_params(labelbottom=False)
+            else:
+                axes.set_xlabel(time_label)
+        elif kind == "multiples":
+            cols = min(4, len(planes))
+            sub = grid[row, 0].subgridspec(
+                (len(planes) + cols - 1) // cols, cols, hspace=0.5, wspace=0.15
+            )
+            peak = max(
+                (max(s, default=0.0) for run in runs for s in run.goodput["per_plane"].values()),
+                default=1.0,
+            )
+            for i, p in enumerate(planes):
+                axes = new_axes(row, sub[i // cols, i % cols])
+                for colour, run in zip(RUN_COLOURS, runs):
+                    centres = _edges(run.goodput)
+                    series = run.goodput["per_plane"].get(p, run.goodput["per_plane"].get(str(p)))
+                    if series is not None:
+                        _step(axes, centres, series, color=colour, linewidth=1.3)
+                    for name, t1 in run.goodput["per_t1"].items():
+                        if name.startswith(f"p{p}-"):
+                            _step(
+                                axes,
+                                centres,
+                                t1,
+                                color=colour,
+                                linestyle="--",
+                                linewidth=0.7,
+                                alpha=0.8,
+                            )
+                _mark_events(axes, events, spans)
+                axes.set_ylim(0, peak * 1.1 or 1)
+                axes.set_title(f"plane {p} (dashed: via each T1)", fontsize=7, pad=2)
+                axes.tick_params(labelsize=6)
+                axes.grid(True, alpha=0.3)
+                if i % cols:
+                    axes.tick_params(labelleft=False)
+                else:
+                    axes.set_ylabel("Gb/s", fontsize=7)
+                if row == len(rows) - 1 and i // cols == (len(planes) - 1) // cols:
+                    axes.set_xlabel(time_label, fontsize=7)
+        elif kind == "trims":
+            axes = figure.add_subplot(grid[row, 0])
+            totals: dict[str, int] = {}
+            for run in runs:
+                prefix = f"{run.label}: " if len(runs) > 1 else ""
+                for link, count in run.trims.items():
+                    if count:
+                        totals[prefix + link] = count
+            top = sorted(totals.items(), key=lambda kv: -kv[1])[:8]
+            axes.barh([k for k, _ in top][::-1], [v for _, v in top][::-1], color="#8e24aa")
+            axes.set_xlabel("trimmed packets per link direction (the 8 most trimmed)", fontsize=8)
+            axes.tick_params(labelsize=7)
+        elif kind == "evs":
+            axes = new_axes(row)
+            plot_ev_states(
+                axes,
+                ev_changes or [],
+                total_evs,
+                end_ns,
+                nic=ev_nic,
+                spans=spans,
+                time_label=time_label,
+            )
+            axes.set_xlim(0, end_us)
+            axes.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
+    bottom = figure.axes[-1].get_position().y0 if figure.axes else 0.0
+    legend = event_legend(events, spans).splitlines()
+    half = (len(legend) + 1) // 2
+    for column, chunk in enumerate((legend[:half], legend[half:])):
+        figure.text(
+            0.125 + 0.4 * column,
+            bottom - 0.07,
+            "\n".join(chunk),
+            va="top",
+            ha="left",
+            fontsize=7,
+            family="monospace",
+        )
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
     plt.close(figure)
     return path

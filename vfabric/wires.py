@@ -32,6 +32,7 @@ _TC = ETH_LEN  # version / traffic class / flow label
 _NH = ETH_LEN + 6
 _UDP_SPORT = ETH_LEN + 2 * IPV6_LEN
 _INNER_SRC = ETH_LEN + IPV6_LEN + 8
+_INNER_DST = _INNER_SRC + 16
 _DQPN = ETH_LEN + 2 * IPV6_LEN + 8 + 5  # BTH destination QP (24 bits)
 # From the outer IPv6 header: version / traffic class / flow label, next header, and the
 # UDP source port of the inner header that follows it when there is no SRH.
@@ -76,6 +77,11 @@ def frame_ev(frame: bytes) -> int | None:
 def frame_inner_src(frame: bytes) -> bytes:
     """The inner IPv6 source address (the sending NIC's), frames without an SRH."""
     return frame[_INNER_SRC : _INNER_SRC + 16]
+
+
+def frame_inner_dst(frame: bytes) -> bytes:
+    """The inner IPv6 destination address (the receiving NIC's port), frames without an SRH."""
+    return frame[_INNER_DST : _INNER_DST + 16]
 
 
 def frame_dqpn(frame: bytes) -> int:

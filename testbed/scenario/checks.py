@@ -6,20 +6,28 @@ in one line per check; ``evaluate`` never raises for a failed assertion.
 
 from __future__ import annotations
 
+import statistics
+from dataclasses import replace
+
 from testbed.scenario.model import (
     Assertions,
     EvDropEvent,
     Event,
+    Flow,
     GoodputCheck,
+    LatencyCheck,
     LinkRef,
     LinkUpEvent,
     PortRef,
     PortUpEvent,
     Scenario,
     SwitchUpEvent,
+    TrafficGoodputCheck,
 )
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.units import format_time_ns as fmt
+
+PATH_CUTTING_KINDS = ("link_down", "switch_down", "port_down", "flap")
 
 
 def evaluate(
@@ -28,97 +36,137 @@ def evaluate(
     run: RunResult,
     baseline: RunResult | None = None,
 ) -> list[Check]:
-    checks: list[Check] = []
+    """Every assertion of ``assertions`` on ``run`` (``baseline``: the run without the
+    timeline, for the assertions that compare with it). Each check names its assertion
+    (:meth:`Assertions.path`) and carries the scenario's note when the claim is marked
+    as not reproduced. Fabric-independent: the process fabric's runner calls it too."""
+    checks: list[tuple[str, Check]] = []
     a = assertions
     if a.expect_failure_within_ns is not None:
-        checks.append(_fails_promptly(run, a.expect_failure_within_ns))
+        checks.append(("expect_failure_within", _fails_promptly(run, a.expect_failure_within_ns)))
     elif a.byte_exact:
-        checks.append(_byte_exact(run))
+        checks.append(("byte_exact", _byte_exact(run)))
     if a.completion_max_ns is not None:
         done = run.completion_ns()
         checks.append(
-            Check(
-                "completion",
-                done is not None and done <= a.completion_max_ns,
-                f"every transfer done by {fmt(a.completion_max_ns)}",
-                "not all done" if done is None else f"last done at {fmt(done)}",
+            (
+                "completion_max",
+                Check(
+                    "completion",
+                    done is not None and done <= a.completion_max_ns,
+                    f"every transfer done by {fmt(a.completion_max_ns)}",
+                    "not all done" if done is None else f"last done at {fmt(done)}",
+                    value=done,
+                    unit="ns",
+                    worse="high",
+                ),
             )
         )
+    if a.ideal_factor_max is not None:
+        checks.append(("completion_vs_ideal", _vs_ideal(scenario, run, a.ideal_factor_max)))
     if a.repath_max_ns is not None:
-        checks.append(_repath(run, a.repath_max_ns))
+        checks += [("repath_max", c) for c in _repaths(run, a.repath_max_ns)]
     if a.retransmit_max_fraction is not None:
         sent = sum(t.nbytes for t in run.transfers)
         rtx = run.retransmitted_bytes()
         fraction = rtx / sent if sent else 0.0
         checks.append(
-            Check(
-                "retransmissions",
-                fraction <= a.retransmit_max_fraction,
-                f"retransmitted bytes <= {a.retransmit_max_fraction:.1%} of the bytes sent",
-                f"{rtx:,} bytes ({fraction:.2%})",
+            (
+                "retransmit_max",
+                Check(
+                    "retransmissions",
+                    fraction <= a.retransmit_max_fraction,
+                    f"retransmitted bytes <= {a.retransmit_max_fraction:.1%} of the bytes sent",
+                    f"{rtx:,} bytes ({fraction:.2%})",
+                    value=fraction,
+                    unit="fraction",
+                    worse="high",
+                ),
             )
         )
-    for check in a.goodput:
-        checks.append(_goodput(scenario, check, run, baseline))
-    for tcheck in a.traffic_goodput:
-        mine = _traffic_gbps(run, tcheck.traffic)
-        ref = _traffic_gbps(baseline, tcheck.traffic) if baseline is not None else None
-        fraction = mine / ref if ref else 0.0
+    if a.stall_max_ns is not None:
+        checks.append(("stall_max", _no_stall(run, a.stall_max_ns)))
+    for index, check in enumerate(a.goodput):
+        checks.append((f"goodput[{index}]", _goodput(scenario, check, run, baseline)))
+    for index, tcheck in enumerate(a.traffic_goodput):
         checks.append(
-            Check(
-                f"goodput of {tcheck.traffic}",
-                ref is not None and _within(fraction, tcheck.min_fraction, tcheck.max_fraction),
-                f"{_bounds(tcheck.min_fraction, tcheck.max_fraction)} of its goodput without "
-                "the timeline",
-                "no baseline run"
-                if ref is None
-                else f"{mine:.1f} of {ref:.1f} Gb/s ({fraction:.1%})",
-            )
+            (f"traffic_goodput[{index}]", _traffic_goodput(scenario, tcheck, run, baseline))
         )
+    for index, lcheck in enumerate(a.message_latency):
+        checks.append((f"message_latency[{index}]", _latency(run, lcheck)))
     if a.ev_retired_within_ns is not None:
         for event in scenario.timeline:
             if isinstance(event, EvDropEvent):
-                checks.append(_ev_retired(run, event, a.ev_retired_within_ns))
+                checks.append(
+                    ("ev_retired_within", _ev_retired(run, event, a.ev_retired_within_ns))
+                )
     if a.revived_within_ns is not None:
         for index, event in enumerate(scenario.timeline):
             if isinstance(event, LinkUpEvent | PortUpEvent | SwitchUpEvent):
-                checks.append(_revived(scenario, run, index, event, a.revived_within_ns))
-    for name, key, bound, at_least in (
-        ("trims", "trims", a.trims_min, True),
-        ("NACKs", "nacks", a.nacks_min, True),
-        ("timeouts", "timeouts", a.timeouts_max, False),
+                checks.append(
+                    (
+                        "revived_within",
+                        _revived(scenario, run, index, event, a.revived_within_ns),
+                    )
+                )
+    for name, key, counter, bound, at_least in (
+        ("trims", "trims_min", "trims", a.trims_min, True),
+        ("NACKs", "nacks_min", "nacks", a.nacks_min, True),
+        ("timeouts", "timeouts_max", "timeouts", a.timeouts_max, False),
     ):
         if bound is not None:
-            value = int(run.counters.get(key, 0))
+            value = int(run.counters.get(counter, 0))
             checks.append(
-                Check(
-                    name,
-                    value >= bound if at_least else value <= bound,
-                    f"{'at least' if at_least else 'at most'} {bound}",
-                    str(value),
+                (
+                    key,
+                    Check(
+                        name,
+                        value >= bound if at_least else value <= bound,
+                        f"{'at least' if at_least else 'at most'} {bound}",
+                        str(value),
+                        value=value,
+                        unit="count",
+                        worse="low" if at_least else "high",
+                    ),
                 )
             )
-    return checks
+    return [_named(scenario, a, key, check) for key, check in checks]
 
 
-def compare_checks(assertions: Assertions, mrc: RunResult, roce: RunResult) -> list[Check]:
+def _named(scenario: Scenario, assertions: Assertions, key: str, check: Check) -> Check:
+    """``check`` with its assertion path and, if the scenario marks it, its note."""
+    name, _, index = key.partition("[")
+    path = assertions.path(name, int(index[:-1]) if index else None)
+    return replace(check, assertion=path, not_reproduced=scenario.not_reproduced.get(path))
+
+
+def compare_checks(
+    assertions: Assertions, mrc: RunResult, roce: RunResult, scenario: Scenario | None = None
+) -> list[Check]:
     """Cross-run checks of ``mrc-testbed compare``."""
     out: list[Check] = []
     ratio = completion_ratio(mrc, roce)
     if assertions.roce_goodput_min is not None:
         # the same bytes: goodput ratio = the inverse of the completion-time ratio
         share = None if ratio is None else 0.0 if ratio == float("inf") else 1 / ratio
+        path = assertions.path("roce_goodput_min")
         out.append(
             Check(
                 "RoCE goodput near MRC's",
                 share is not None and share >= assertions.roce_goodput_min,
                 f"RoCE goodput >= {assertions.roce_goodput_min:.0%} of MRC's",
                 "MRC did not complete" if share is None else f"{share:.1%}",
+                value=share,
+                unit="fraction",
+                worse="low",
+                assertion=path,
+                not_reproduced=scenario.not_reproduced.get(path) if scenario is not None else None,
             )
         )
     if assertions.roce_slower_by is None:
         return out
     factor = assertions.roce_slower_by
+    path = assertions.path("roce_slower_by")
     out.append(
         Check(
             "RoCE slower than MRC",
@@ -129,6 +177,11 @@ def compare_checks(assertions: Assertions, mrc: RunResult, roce: RunResult) -> l
             else "RoCE did not complete"
             if ratio == float("inf")
             else f"{ratio:.2f} x",
+            value=ratio,
+            unit="x",
+            worse="low",
+            assertion=path,
+            not_reproduced=scenario.not_reproduced.get(path) if scenario is not None else None,
         )
     )
     return out
@@ -182,19 +235,101 @@ def _fails_promptly(run: RunResult, within_ns: int) -> Check:
     )
 
 
-def _repath(run: RunResult, bound_ns: int) -> Check:
-    values = [v for e in run.events for v in e.repath_ns]
-    if not values:
-        return Check(
-            "repath time", False, f"<= {fmt(bound_ns)}", "no repath measured for any event"
+def _repaths(run: RunResult, bound_ns: int) -> list[Check]:
+    """One check per path-cutting event: a repath measured for it, each within the bound."""
+    out = []
+    cutting = [e for e in run.events if e.kind in PATH_CUTTING_KINDS]
+    for event in cutting:
+        values = event.repath_ns
+        affected = event.params.get("affected_evs")
+        name = f"repath after event {event.index} ({event.description})"
+        if not values:
+            out.append(
+                Check(
+                    name,
+                    affected == 0,
+                    f"<= {fmt(bound_ns)}",
+                    "it cut no path of the traffic"
+                    if affected == 0
+                    else "no repath measured for it",
+                )
+            )
+            continue
+        never = sum(1 for v in values if v is None)
+        worst = max((v for v in values if v is not None), default=None)
+        measured = f"worst {fmt(worst)} over {len(values)} path(s)" if worst is not None else ""
+        if never:
+            measured += f"{'; ' if measured else ''}{never} path(s) never left"
+        out.append(
+            Check(
+                name,
+                never == 0 and worst is not None and worst <= bound_ns,
+                f"<= {fmt(bound_ns)}",
+                measured,
+                value=None if never else worst,
+                unit="ns",
+                worse="high",
+            )
         )
-    never = sum(1 for v in values if v is None)
-    worst = max((v for v in values if v is not None), default=None)
-    ok = never == 0 and worst is not None and worst <= bound_ns
-    measured = f"worst {fmt(worst)} over {len(values)}" if worst is not None else ""
-    if never:
-        measured += f"{'; ' if measured else ''}{never} connection(s) never left the failed path"
-    return Check("repath time", ok, f"<= {fmt(bound_ns)}", measured)
+    if not cutting:
+        out.append(Check("repath time", False, f"<= {fmt(bound_ns)}", "no path-cutting event"))
+    return out
+
+
+def _no_stall(run: RunResult, bound_ns: int) -> Check:
+    """The longest stretch of bins with nothing delivered between the first transfer's
+    start and the last one's end (or the end of the run)."""
+    series = run.goodput.get("total", [])
+    start = min((t.start_ns for t in run.transfers), default=0)
+    end = run.completion_ns() or run.end_ns
+    longest = current = 0
+    for i, value in enumerate(series):
+        lo, hi = i * run.bin_ns, (i + 1) * run.bin_ns
+        if hi <= start or lo >= end:
+            continue
+        current = current + (min(hi, end) - max(lo, start)) if value <= 0 else 0
+        longest = max(longest, current)
+    return Check(
+        "no stall",
+        longest <= bound_ns,
+        f"no stretch longer than {fmt(bound_ns)} with nothing delivered",
+        f"longest {fmt(longest)} (bins of {fmt(run.bin_ns)})",
+        value=longest,
+        unit="ns",
+        worse="high",
+    )
+
+
+def ideal_completion_ns(scenario: Scenario, run: RunResult) -> int | None:
+    """When the run's transfers would end if every sending and receiving NIC moved its
+    bytes at its full port rate from the first start (the capacity-scaled ideal)."""
+    topo = scenario.topology
+    load: dict[str, tuple[int, int]] = {}  # NIC -> (earliest start, bytes), both directions
+    for t in run.transfers:
+        for nic in (t.src, t.dst):
+            first, nbytes = load.get(nic, (t.start_ns, 0))
+            load[nic] = (min(first, t.start_ns), nbytes + t.nbytes)
+    ends = []
+    for nic, (first, nbytes) in load.items():
+        rate = sum(link.rate_gbps for link in topo.links_of(nic))
+        ends.append(first + nbytes * 8 / rate if rate else 0)
+    return round(max(ends)) if ends else None
+
+
+def _vs_ideal(scenario: Scenario, run: RunResult, factor: float) -> Check:
+    ideal = ideal_completion_ns(scenario, run)
+    done = run.completion_ns()
+    ratio = done / ideal if done is not None and ideal else None
+    return Check(
+        "completion against the ideal",
+        ratio is not None and ratio <= factor,
+        f"every transfer done by {factor:g} x the ideal at full port rate"
+        + (f" ({fmt(ideal)})" if ideal else ""),
+        "not all done" if done is None else f"last done at {fmt(done)} ({ratio or 0:.2f} x)",
+        value=ratio,
+        unit="x",
+        worse="high",
+    )
 
 
 def _goodput(
@@ -224,7 +359,55 @@ def _goodput(
         "no reference"
         if not reference
         else f"{value:.1f} of {reference:.1f} Gb/s ({fraction:.1%})",
+        value=fraction if reference else None,
+        unit="fraction",
+        worse=_worse(check.min_fraction, check.max_fraction),
     )
+
+
+def _traffic_goodput(
+    scenario: Scenario, check: TrafficGoodputCheck, run: RunResult, baseline: RunResult | None
+) -> Check:
+    mine = _traffic_gbps(run, check.traffic)
+    if check.of == "line_rate":
+        ref: float | None = traffic_line_rate_gbps(scenario, check.traffic)
+        ref_text = "its line rate"
+    else:
+        ref = _traffic_gbps(baseline, check.traffic) if baseline is not None else None
+        ref_text = "its goodput without the timeline"
+    fraction = mine / ref if ref else 0.0
+    return Check(
+        f"goodput of {check.traffic}",
+        ref is not None and _within(fraction, check.min_fraction, check.max_fraction),
+        f"{_bounds(check.min_fraction, check.max_fraction)} of {ref_text}",
+        "no baseline run" if ref is None else f"{mine:.1f} of {ref:.1f} Gb/s ({fraction:.1%})",
+        value=fraction if ref else None,
+        unit="fraction",
+        worse=_worse(check.min_fraction, check.max_fraction),
+    )
+
+
+def _latency(run: RunResult, check: LatencyCheck) -> Check:
+    latencies = sorted(
+        x for t in run.transfers if t.traffic == check.traffic for x in t.message_latencies_ns()
+    )
+    median = statistics.median(latencies) if latencies else None
+    return Check(
+        f"message latency of {check.traffic}",
+        median is not None and median <= check.max_ns,
+        f"median write completion <= {fmt(check.max_ns)} after the start",
+        "no message completed"
+        if median is None
+        else f"median {fmt(round(median))} over {len(latencies)} message(s)",
+        value=median,
+        unit="ns",
+        worse="high",
+    )
+
+
+def traffic_line_rate_gbps(scenario: Scenario, traffic: str) -> float:
+    """What one traffic entry could move at most: its senders' or receivers' ports."""
+    return _flows_line_rate(scenario, [f for f in scenario.flows() if f.traffic == traffic])
 
 
 def _ev_retired(run: RunResult, event: EvDropEvent, within_ns: int) -> Check:
@@ -242,6 +425,9 @@ def _ev_retired(run: RunResult, event: EvDropEvent, within_ns: int) -> Check:
         first is not None and first - event.at_ns <= within_ns,
         f"within {fmt(within_ns)} of the drop starting",
         "never retired" if first is None else f"after {fmt(first - event.at_ns)}",
+        value=None if first is None else first - event.at_ns,
+        unit="ns",
+        worse="high",
     )
 
 
@@ -294,8 +480,11 @@ def restored_link_keys(scenario: Scenario, event: Event) -> list[str]:
 
 def line_rate_gbps(scenario: Scenario) -> float:
     """What the traffic could move at most: the senders' or the receivers' port rate."""
+    return _flows_line_rate(scenario, scenario.flows())
+
+
+def _flows_line_rate(scenario: Scenario, flows: list[Flow]) -> float:
     topo = scenario.topology
-    flows = scenario.flows()
 
     def ports(nics: set[str]) -> float:
         return sum(link.rate_gbps for nic in nics for link in topo.links_of(nic))
@@ -312,6 +501,13 @@ def _traffic_gbps(run: RunResult | None, traffic: str) -> float:
     start = min(t.start_ns for t in mine)
     end = max(t.completion_ns for t in mine if t.completion_ns is not None)
     return sum(t.nbytes for t in mine) * 8 / (end - start) if end > start else 0.0
+
+
+def _worse(low: float | None, high: float | None) -> str:
+    """Which way a fraction bounded by ``low`` / ``high`` gets worse ("" if both)."""
+    if low is not None and high is not None:
+        return ""
+    return "low" if low is not None else "high"
 
 
 def _within(value: float, low: float | None, high: float | None) -> bool:

@@ -3,12 +3,15 @@
 ::
 
     mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--target p4emu|bmv2] [--tdf N]
-                    [--seed N] [-o DIR] [--controls]
-    mrc-testbed compare SCENARIO [--mode ...] [--tdf N] [--seed N] [-o DIR]
+                    [--seed N | --seeds 1-16 [--jobs N]] [-o DIR] [--controls]
+    mrc-testbed compare SCENARIO [--mode ...] [--tdf N] [--seed N | --seeds 1-16 [--jobs N]]
+                    [-o DIR]
 
 SCENARIO is a bundled name (``mrc-testbed run --list``) or a YAML file. Results go to
 ``DIR/<scenario>/`` (DIR defaults to ``results`` in the current directory). The exit
-status is 0 when every assertion holds, 1 otherwise.
+status is 0 when every assertion holds (claims the scenario marks ``not_reproduced`` may
+fail), 1 otherwise. ``--seeds`` runs every seed (in parallel processes) and reports each
+assertion as median / worst / passes over them (:mod:`testbed.scenario.seeds`).
 """
 
 from __future__ import annotations
@@ -59,7 +62,19 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
             + ", ".join(f"{n} frames/s ({m}/{t})" for (m, t), n in NIC_FRAMES_PER_S.items())
             + "; docs/testbed.md)",
         )
-        parser.add_argument("--seed", type=int, help="override the scenario's seed")
+        seeds = parser.add_mutually_exclusive_group()
+        seeds.add_argument("--seed", type=int, help="override the scenario's seed")
+        seeds.add_argument(
+            "--seeds",
+            metavar="SEEDS",
+            help="run every seed of SEEDS (1-16, 1,3,5) and report each assertion over them",
+        )
+        parser.add_argument(
+            "--jobs",
+            type=int,
+            metavar="N",
+            help="--seeds: processes in parallel (default: one per core; 1 off the virtual fabric)",
+        )
         parser.add_argument(
             "-o",
             "--output",
@@ -91,10 +106,13 @@ def _options(args: argparse.Namespace) -> RunOptions:
 
 
 def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:
-    return [
-        f"{indent}{'ok  ' if c.ok else 'FAIL'} {c.name}: {c.measured} (expected {c.expected})"
-        for c in checks
-    ]
+    lines = []
+    for c in checks:
+        verdict = {"ok": "ok  ", "FAIL": "FAIL"}.get(c.verdict, c.verdict.upper())
+        lines.append(f"{indent}{verdict} {c.name}: {c.measured} (expected {c.expected})")
+        if c.not_reproduced is not None:
+            lines.append(f"{indent}     the paper's claim; {c.not_reproduced}")
+    return lines
 
 
 def clock_name(run: RunResult) -> str:
@@ -108,9 +126,11 @@ def summary_lines(run: RunResult) -> list[str]:
     done = run.completion_ns()
     total = sum(t.nbytes for t in run.transfers)
     verified = sum(t.bytes_verified for t in run.transfers)
+    unmet = sum(1 for c in run.checks if not c.ok and c.not_reproduced is not None)
     lines = [
         f"{run.scenario} [{run.variant}, {run.mode}, seed {run.seed}]: "
-        + ("PASS" if run.ok else "FAIL"),
+        + ("PASS" if run.ok else "FAIL")
+        + (f" ({unmet} claim(s) of the paper not reproduced, as marked)" if unmet else ""),
         f"  {len(run.transfers)} transfer(s), {verified:,} of {total:,} bytes verified; "
         + (f"done at {fmt(done)} {clock_name(run)}" if done is not None else "not all completed")
         + f" ({run.wall_seconds:.1f} s wall)",
@@ -125,6 +145,8 @@ def summary_lines(run: RunResult) -> list[str]:
     for event in run.events:
         repaths = [v for v in event.repath_ns if v is not None]
         extra = f"; repath max {fmt(max(repaths))}" if repaths else ""
+        if len(repaths) < len(event.repath_ns):
+            extra += f"; {len(event.repath_ns) - len(repaths)} path(s) never left"
         lines.append(f"  {fmt(event.at_ns)}: {event.description}{extra}")
     if run.event_log_sha256:
         lines.append(f"  event-log sha256: {run.event_log_sha256}")
@@ -133,7 +155,7 @@ def summary_lines(run: RunResult) -> list[str]:
 
 def cmd_run(args: argparse.Namespace) -> int:
     from testbed.scenario.load import bundled_names, load
-    from testbed.scenario.runner import run_checked, run_controls
+    from testbed.scenario.runner import control_caught, run_checked, run_controls
     from testbed.scenario.virtual import Variant
     from testbed.scenario.write import write_run
 
@@ -149,7 +171,16 @@ def cmd_run(args: argparse.Namespace) -> int:
     options = _options(args)
     out_dir = args.output / scenario.name
     if scenario.sweep is not None:
+        if args.seeds is not None:
+            print(
+                f"mrc-testbed run: {scenario.name} is a sweep (one run per failure set): "
+                "give --seed, not --seeds",
+                file=sys.stderr,
+            )
+            return 2
         return _run_sweep(scenario, options, out_dir, args.json)
+    if args.seeds is not None:
+        return _over_seeds(args, scenario, options, out_dir, compared=False)
     run, _ = run_checked(scenario, Variant(), options, out_dir=out_dir)
     write_run(scenario, run, out_dir)
     ok = run.ok
@@ -161,11 +192,12 @@ def cmd_run(args: argparse.Namespace) -> int:
         print(f"  results: {out_dir}/")
     if args.controls:
         for control, control_run in run_controls(scenario, options):
-            caught = not control_run.ok
+            caught, how = control_caught(control, control_run)
             ok = ok and caught
+            by = f" by {', '.join(control.caught_by)}" if control.caught_by else ""
             print(
                 f"negative control {control.name} ({control.description}): "
-                + ("caught" if caught else "NOT CAUGHT: the assertions still pass")
+                + (f"caught{by}" if caught else f"NOT CAUGHT{by}: {how}")
             )
             for line in _check_lines([c for c in control_run.checks if not c.ok], "    "):
                 print(line)
@@ -216,6 +248,47 @@ def _run_sweep(scenario: Any, options: RunOptions, out_dir: Path, as_json: bool)
     return 0 if data["ok"] else 1
 
 
+def _over_seeds(
+    args: argparse.Namespace, scenario: Any, options: RunOptions, out_dir: Path, *, compared: bool
+) -> int:
+    """``--seeds``: every seed's run (or comparison), then each check over the seeds."""
+    from testbed.scenario.seedruns import run_seeds, write_seeds
+    from testbed.scenario.seeds import default_jobs, parse_seeds
+
+    seeds = parse_seeds(args.seeds)
+    jobs = args.jobs if args.jobs is not None else default_jobs(len(seeds), options)
+    if jobs < 1:
+        print("mrc-testbed: --jobs must be 1 or more", file=sys.stderr)
+        return 2
+    if not args.json:
+        print(
+            f"{scenario.name}: {len(seeds)} seed(s) in {jobs} process(es)",
+            file=sys.stderr,
+            flush=True,
+        )
+    sweep = run_seeds(args.scenario, seeds, options, jobs, compared=compared)
+    data = write_seeds(scenario, sweep, out_dir)
+    if args.json:
+        print(json.dumps(data, indent=1))
+        return 0 if sweep.ok else 1
+    for seed, line in sweep.seed_lines():
+        print(f"  seed {seed}: {line}")
+    for d in sweep.distributions:
+        verdict = (
+            "ok  "
+            if d.passes == len(d.oks)
+            else "NOT REPRODUCED"
+            if d.not_reproduced is not None
+            else "FAIL"
+        )
+        print(f"  {verdict} {d.name}: {d.summary()} (expected {d.expected})")
+        if d.not_reproduced is not None:
+            print(f"       the paper's claim; {d.not_reproduced}")
+    print(f"{scenario.name} over seeds {args.seeds}: " + ("PASS" if sweep.ok else "FAIL"))
+    print(f"  results: {out_dir}/")
+    return 0 if sweep.ok else 1
+
+
 def cmd_compare(args: argparse.Namespace) -> int:
     from testbed.scenario.load import load
     from testbed.scenario.runner import compare
@@ -223,6 +296,8 @@ def cmd_compare(args: argparse.Namespace) -> int:
 
     scenario = load(args.scenario)
     out_dir = args.output / scenario.name
+    if args.seeds is not None:
+        return _over_seeds(args, scenario, _options(args), out_dir, compared=True)
     comparison = compare(scenario, _options(args), out_dir)
     report = write_comparison(comparison, out_dir)
     if args.json:

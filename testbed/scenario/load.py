@@ -27,6 +27,7 @@ from testbed.scenario.model import (
     EVENT_KINDS,
     GOODPUT_REFERENCES,
     PATTERNS,
+    TRAFFIC_REFERENCES,
     TRANSPORTS,
     Assertions,
     EvDropEvent,
@@ -35,6 +36,7 @@ from testbed.scenario.model import (
     FlapEvent,
     GoodputCheck,
     IncastEvent,
+    LatencyCheck,
     LinkDownEvent,
     LinkRef,
     LinkUpEvent,
@@ -85,6 +87,7 @@ TOP_KEYS = (
     "negative_controls",
     "sweep",
     "plot_bin",
+    "not_reproduced",
 )
 ASSERTION_KEYS = (
     "byte_exact",
@@ -101,6 +104,9 @@ ASSERTION_KEYS = (
     "timeouts_max",
     "roce_slower_by",
     "roce_goodput_min",
+    "stall_max",
+    "completion_vs_ideal",
+    "message_latency",
 )
 SWEEP_KINDS = ("switches", "links", "access_links")
 
@@ -322,6 +328,21 @@ class _Reader:
             sweep = self.sweep(data["sweep"], "sweep", duration)
             if timeline:
                 raise self.error("sweep", "a sweep makes its own timeline; remove 'timeline'")
+        not_reproduced = self.not_reproduced(
+            data.get("not_reproduced", {}), "not_reproduced", assertions, roce
+        )
+        for i, control in enumerate(controls):
+            for j, target in enumerate(control.caught_by):
+                if target not in _paths(assertions, roce):
+                    raise self.error(
+                        f"negative_controls[{i}].caught_by[{j}]",
+                        f"{target!r} is not an assertion of this scenario",
+                    )
+                if target == assertions.path("roce_slower_by"):
+                    raise self.error(
+                        f"negative_controls[{i}].caught_by[{j}]",
+                        "a control runs MRC alone: name an assertion of that run",
+                    )
         return Scenario(
             name=name,
             description=str(data.get("description", "")),
@@ -345,7 +366,18 @@ class _Reader:
             plot_bin_ns=self.positive_time(
                 data.get("plot_bin", f"{DEFAULT_PLOT_BIN_NS}ns"), "plot_bin"
             ),
+            not_reproduced=not_reproduced,
         )
+
+    def not_reproduced(
+        self, value: Any, path: str, assertions: Assertions, roce: Assertions | None
+    ) -> dict[str, str]:
+        data = self.mapping(value, path, tuple(_paths(assertions, roce)))
+        out = {}
+        for key, note in data.items():
+            where = _join(path, str(key))
+            out[str(key)] = self.string(note, where)  # what was measured, and why
+        return out
 
     def load_topology(self, value: Any, fabric: Any) -> Topology:
         """A bundled name, a path (relative to the scenario file) or an inline mapping in
@@ -809,12 +841,29 @@ class _Reader:
             for i, raw in enumerate(self.sequence(data["traffic_goodput"], where)):
                 p = _join(where, i)
                 entry = self.mapping(
-                    raw, p, ("traffic", "min_fraction", "max_fraction"), ("traffic",)
+                    raw, p, ("traffic", "min_fraction", "max_fraction", "of"), ("traffic",)
                 )
                 low, high = self.bounds(entry, p)
                 traffic_goodput.append(
                     TrafficGoodputCheck(
-                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names), low, high
+                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names),
+                        low,
+                        high,
+                        self.choice(
+                            entry.get("of", "baseline"), _join(p, "of"), TRAFFIC_REFERENCES
+                        ),
+                    )
+                )
+        latency = []
+        if "message_latency" in data:
+            where = _join(path, "message_latency")
+            for i, raw in enumerate(self.sequence(data["message_latency"], where)):
+                p = _join(where, i)
+                entry = self.mapping(raw, p, ("traffic", "max"), ("traffic", "max"))
+                latency.append(
+                    LatencyCheck(
+                        self.choice(entry["traffic"], _join(p, "traffic"), traffic_names),
+                        self.positive_time(entry["max"], _join(p, "max")),
                     )
                 )
         slower = opt("roce_slower_by", lambda v, p: self.positive_number(v, p))
@@ -838,7 +887,17 @@ class _Reader:
             timeouts_max=opt("timeouts_max", count),
             roce_slower_by=slower,
             roce_goodput_min=near,
+            stall_max_ns=opt("stall_max", self.positive_time),
+            message_latency=tuple(latency),
+            ideal_factor_max=opt("completion_vs_ideal", self.ideal_factor),
+            section=path,
         )
+
+    def ideal_factor(self, value: Any, path: str) -> float:
+        factor = self.positive_number(value, path)
+        if factor < 1:
+            raise self.error(path, f"is {factor:g}: nothing completes faster than the ideal")
+        return factor
 
     def bounds(self, entry: dict[str, Any], path: str) -> tuple[float | None, float | None]:
         low = (
@@ -894,7 +953,10 @@ class _Reader:
         for i, raw in enumerate(self.sequence(value, path, non_empty=False)):
             where = _join(path, i)
             data = self.mapping(
-                raw, where, ("name", "description", "nic", "fabric"), ("name", "description")
+                raw,
+                where,
+                ("name", "description", "nic", "fabric", "caught_by"),
+                ("name", "description"),
             )
             if "nic" not in data and "fabric" not in data:
                 raise self.error(where, "a negative control changes 'nic' or 'fabric' settings")
@@ -909,6 +971,14 @@ class _Reader:
                     description=self.string(data["description"], _join(where, "description")),
                     nic=self.nic_overrides(data.get("nic", {}), _join(where, "nic")),
                     fabric=dict(fabric),
+                    caught_by=tuple(
+                        self.string(v, _join(_join(where, "caught_by"), j))
+                        for j, v in enumerate(
+                            self.sequence(data.get("caught_by", []), _join(where, "caught_by"))
+                            if "caught_by" in data
+                            else []
+                        )
+                    ),
                 )
             )
         return tuple(out)
@@ -926,3 +996,7 @@ class _Reader:
         return Sweep(
             kinds=kinds, size=self.integer(data.get("size", 2), _join(path, "size"), 1, 2), at_ns=at
         )
+
+
+def _paths(assertions: Assertions, roce: Assertions | None) -> list[str]:
+    return assertions.paths() + (roce.paths() if roce is not None else [])

@@ -355,14 +355,29 @@ class GoodputCheck:
     settle_ns: int
 
 
+TRAFFIC_REFERENCES = ("baseline", "line_rate")
+
+
 @dataclass(frozen=True, slots=True)
 class TrafficGoodputCheck:
     """Average goodput of one traffic entry (its bytes over its completion time) as a
-    fraction of the same traffic's in the run without the timeline."""
+    fraction of the same traffic's in the run without the timeline (``of: baseline``) or
+    of its line rate (``of: line_rate``: its senders' or its receivers' ports, the
+    smaller)."""
 
     traffic: str
     min_fraction: float | None
     max_fraction: float | None
+    of: str = "baseline"
+
+
+@dataclass(frozen=True, slots=True)
+class LatencyCheck:
+    """The median message latency of one traffic entry (from its start to each message's
+    completion at the sender: the write's completion) is at most ``max_ns``."""
+
+    traffic: str
+    max_ns: int
 
 
 @dataclass(frozen=True, slots=True)
@@ -381,6 +396,48 @@ class Assertions:
     timeouts_max: int | None = None
     roce_slower_by: float | None = None  # compare: RoCE completion >= factor x MRC's
     roce_goodput_min: float | None = None  # compare: RoCE goodput >= this x MRC's
+    stall_max_ns: int | None = None  # no gap in delivery longer than this while traffic runs
+    message_latency: tuple[LatencyCheck, ...] = ()
+    ideal_factor_max: float | None = None  # completion <= factor x the capacity-scaled ideal
+    section: str = "assertions"  # where they are in the file ("assertions" or "roce")
+
+    def path(self, key: str, index: int | None = None) -> str:
+        """The assertion's path in the scenario file (``assertions.goodput[1]``): how a
+        negative control's ``caught_by`` and ``not_reproduced`` name it."""
+        return f"{self.section}.{key}" + ("" if index is None else f"[{index}]")
+
+    def paths(self) -> list[str]:
+        """The path of every assertion stated here, in the order :func:`evaluate
+        <testbed.scenario.checks.evaluate>` checks them."""
+        out = []
+        if self.expect_failure_within_ns is not None:
+            out.append(self.path("expect_failure_within"))
+        elif self.byte_exact:
+            out.append(self.path("byte_exact"))
+        for key, value in (
+            ("completion_max", self.completion_max_ns),
+            ("completion_vs_ideal", self.ideal_factor_max),
+            ("repath_max", self.repath_max_ns),
+            ("retransmit_max", self.retransmit_max_fraction),
+            ("stall_max", self.stall_max_ns),
+        ):
+            if value is not None:
+                out.append(self.path(key))
+        out += [self.path("goodput", i) for i in range(len(self.goodput))]
+        out += [self.path("traffic_goodput", i) for i in range(len(self.traffic_goodput))]
+        out += [self.path("message_latency", i) for i in range(len(self.message_latency))]
+        for key, value in (
+            ("ev_retired_within", self.ev_retired_within_ns),
+            ("revived_within", self.revived_within_ns),
+            ("trims_min", self.trims_min),
+            ("nacks_min", self.nacks_min),
+            ("timeouts_max", self.timeouts_max),
+            ("roce_slower_by", self.roce_slower_by),
+            ("roce_goodput_min", self.roce_goodput_min),
+        ):
+            if value is not None:
+                out.append(self.path(key))
+        return out
 
     def needs_baseline(self) -> bool:
         return bool(self.traffic_goodput) or any(c.of == "baseline" for c in self.goodput)
@@ -394,6 +451,7 @@ class NegativeControl:
     description: str
     nic: dict[str, Any] = field(default_factory=dict)
     fabric: dict[str, Any] = field(default_factory=dict)
+    caught_by: tuple[str, ...] = ()  # assertion paths that must fail under it
 
 
 @dataclass(frozen=True, slots=True)
@@ -447,6 +505,14 @@ class Scenario:
     roce_transport: RoceTransport = field(default_factory=RoceTransport)
     sweep: Sweep | None = None
     plot_bin_ns: int = 10_000
+    # assertion path -> why the model does not reach the paper's claim, with the measured
+    # value (docs/scenarios.md, "Claims not reproduced")
+    not_reproduced: dict[str, str] = field(default_factory=dict)
+
+    @property
+    def expected(self) -> str:
+        """``reproduced``, or ``not reproduced`` when a claim of it is marked so."""
+        return "not reproduced" if self.not_reproduced else "reproduced"
 
     def flows(self, transport: str | None = None) -> list[Flow]:
         """Every transfer of the run; ``transport`` overrides what the file says (compare)."""

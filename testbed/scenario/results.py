@@ -57,14 +57,44 @@ class EventResult:
     repath_ns: list[int | None] = field(default_factory=list)  # per affected connection
 
 
+NOT_REPRODUCED = "not reproduced"
+
+
 @dataclass
 class Check:
-    """One assertion evaluated on a run: what was expected and what was measured."""
+    """One assertion evaluated on a run: what was expected and what was measured.
+
+    ``assertion`` names the assertion in the scenario file (``assertions.goodput[1]``,
+    ``roce.traffic_goodput[0]``): what a negative control's ``caught_by`` and the
+    scenario's ``not_reproduced`` refer to. ``not_reproduced`` holds the scenario's note
+    when the claim is marked as not reproduced by the model: a failure of such a check is
+    expected and reported as "not reproduced", not as a failed run.
+    """
 
     name: str
     ok: bool
     expected: str
     measured: str
+    assertion: str = ""
+    not_reproduced: str | None = None
+    # the measured figure as a number, for distributions over seeds: ``unit`` is "ns",
+    # "fraction", "count" or "x" (a ratio); ``worse`` says which way is worse ("high",
+    # "low" or "" when the check has bounds on both sides or no number)
+    value: float | None = None
+    unit: str = ""
+    worse: str = ""
+
+    @property
+    def accepted(self) -> bool:
+        """Whether the run's verdict can stand with this check: it holds, or it is a claim
+        marked as not reproduced."""
+        return self.ok or self.not_reproduced is not None
+
+    @property
+    def verdict(self) -> str:
+        if self.not_reproduced is None:
+            return "ok" if self.ok else "FAIL"
+        return "holds (marked not reproduced)" if self.ok else NOT_REPRODUCED
 
 
 @dataclass
@@ -92,7 +122,12 @@ class RunResult:
 
     @property
     def ok(self) -> bool:
-        return all(c.ok for c in self.checks)
+        """Every check holds, but the claims the scenario marks as not reproduced."""
+        return all(c.accepted for c in self.checks)
+
+    def failed(self, assertion: str) -> bool:
+        """Whether a check of ``assertion`` (a path such as ``assertions.repath_max``) failed."""
+        return any(not c.ok and c.assertion == assertion for c in self.checks)
 
     # -- measurements used by checks and reports
 

@@ -101,6 +101,20 @@ def run_controls(
     ]
 
 
+def control_caught(control: NegativeControl, run: RunResult) -> tuple[bool, str]:
+    """Whether ``run`` (under ``control``) is caught, and how: every assertion the control
+    names in ``caught_by`` fails (any failing check when it names none)."""
+    failed = [c for c in run.checks if not c.ok]
+    if not control.caught_by:
+        return bool(failed), "; ".join(f"{c.assertion or c.name}: {c.measured}" for c in failed)
+    missed = [path for path in control.caught_by if not run.failed(path)]
+    if missed:
+        return False, "still hold: " + ", ".join(missed)
+    return True, "; ".join(
+        f"{c.assertion}: {c.measured}" for c in failed if c.assertion in control.caught_by
+    )
+
+
 # ------------------------------------------------------------------ compare
 
 
@@ -140,7 +154,7 @@ def compare(scenario: Scenario, options: RunOptions, out_dir: Path | None = None
         assertions=scenario.roce or Assertions(byte_exact=False),
         out_dir=out_dir / "roce" if out_dir is not None else None,
     )
-    return Comparison(scenario, mrc, roce, compare_checks(scenario.assertions, mrc, roce))
+    return Comparison(scenario, mrc, roce, compare_checks(scenario.assertions, mrc, roce, scenario))
 
 
 # ------------------------------------------------------------------ sweeps

@@ -182,7 +182,7 @@ def _result(
     }
     rows = []
     for flow, t in transfers:
-        info = t.as_dict(fabric._retx_bytes(t))
+        info = t.as_dict(fabric.retransmitted_bytes(t))
         sender = t.sender.counters if t.sender is not None else {}
         rows.append(
             TransferResult(
@@ -213,7 +213,9 @@ def _result(
             entry = repaths.get(fault_index)
             if entry is not None:
                 affected += int(entry["affected_evs"])
-                measured.extend(round(us * 1000) for us in entry["repath_us"])
+                measured.extend(
+                    None if us is None else round(us * 1000) for us in entry["repath_us"]
+                )
         events.append(
             EventResult(
                 index=index,

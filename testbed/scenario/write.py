@@ -1,10 +1,12 @@
 """What ``mrc-testbed run`` and ``compare`` leave in ``results/<scenario>/``.
 
 - ``result.json``: :meth:`RunResult.to_json` (schema in docs/scenarios.md);
-- ``run.png``: goodput over time (per plane and per T1 of plane 0) with the events
-  marked, above the EV states of the first sender over time (:mod:`vfabric.plots`);
+- ``run.png``: numbered events, total and per-traffic goodput, the planes (small
+  multiples with their T1s when they differ), trims, and the first sender's EV states
+  (MRC) over time (:mod:`vfabric.plots`);
 - ``events.jsonl``: the fabric's event log (virtual mode);
-- compare: ``mrc/`` and ``roce/`` as above, ``compare.json`` and ``report.md``.
+- compare: ``mrc/`` and ``roce/`` as above, ``compare.png`` (both runs on the same axes),
+  ``compare.json`` and ``report.md``.
 """
 
 from __future__ import annotations
@@ -14,7 +16,14 @@ from pathlib import Path
 from typing import Any
 
 from testbed.scenario.checks import line_rate_gbps
-from testbed.scenario.model import FlapEvent, LossEvent, Scenario
+from testbed.scenario.model import (
+    EvDropEvent,
+    FlapEvent,
+    LinkRef,
+    LossEvent,
+    PortRef,
+    Scenario,
+)
 from testbed.scenario.results import RunResult
 from testbed.scenario.runner import Comparison
 from testbed.scenario.units import format_size
@@ -24,6 +33,7 @@ RESULT_JSON = "result.json"
 RUN_PNG = "run.png"
 REPORT_MD = "report.md"
 COMPARE_JSON = "compare.json"
+COMPARE_PNG = "compare.png"
 
 
 def write_run(scenario: Scenario, run: RunResult, out_dir: Path) -> RunResult:
@@ -41,17 +51,17 @@ def write_run(scenario: Scenario, run: RunResult, out_dir: Path) -> RunResult:
 def plot_marks(
     scenario: Scenario, run: RunResult
 ) -> tuple[list[tuple[int, str]], list[tuple[int, int, str]]]:
-    """Vertical lines for point events, shaded spans for flapping and loss."""
+    """Every timeline event in order (numbered by its index, as the checks name it), and
+    shaded spans for flapping and loss."""
     marks: list[tuple[int, str]] = []
     spans: dict[tuple[int, int], list[str]] = {}  # one shaded span per interval
     for event in run_events(scenario, run):
+        marks.append((event.at_ns, event.describe()))
         if isinstance(event, FlapEvent):
             spans.setdefault((event.at_ns, event.until_ns), []).append(event.describe())
         elif isinstance(event, LossEvent):
             end = event.until_ns or run.end_ns
             spans.setdefault((event.at_ns, end), []).append(event.describe())
-        else:
-            marks.append((event.at_ns, event.describe()))
     return marks, [
         (start, end, labels[0] + (f" (+{len(labels) - 1} more)" if len(labels) > 1 else ""))
         for (start, end), labels in spans.items()
@@ -84,25 +94,55 @@ def fabric_goodput(run: RunResult) -> dict[str, Any]:
 
 
 def write_plot(scenario: Scenario, run: RunResult, path: Path) -> Path:
-    from vfabric.plots import write_run_plot
+    return write_figure(scenario, [run], path)
 
-    marks, spans = plot_marks(scenario, run)
-    nic = run.transfers[0].src if run.transfers else None
-    evs = sum(scenario.nic.get(key, _default(key)) for key in _EV_COUNTS)  # backups change too
-    senders = sum(1 for t in run.transfers if t.src == nic and t.transport == "mrc")
-    return write_run_plot(
+
+def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
+    """One figure of ``runs`` (one run, or MRC and RoCE overlaid) on the same µs axis:
+    events numbered, total and per-traffic goodput, the planes (small multiples when they
+    differ), trims where there were any, and the first sender's EVs when one run of MRC
+    is drawn (:func:`vfabric.plots.write_scenario_plot`)."""
+    from vfabric.plots import PlotRun, write_scenario_plot
+
+    head = runs[0]
+    marks, spans = plot_marks(scenario, max(runs, key=lambda r: r.end_ns))
+    nic = head.transfers[0].src if head.transfers else None
+    mrc = len(runs) == 1 and head.transport != "roce"
+    ev_changes = None
+    total_evs = 0
+    if mrc and nic is not None:
+        evs = sum(scenario.nic.get(key, _default(key)) for key in _EV_COUNTS)  # backups too
+        senders = sum(1 for t in head.transfers if t.src == nic and t.transport == "mrc")
+        total_evs = evs * max(senders, 1)
+        ev_changes = head.ev_changes
+    end = max(max(r.completion_ns() or r.end_ns for r in runs), 1)
+    end = min(max(end + 2 * head.bin_ns, 1), max(r.end_ns for r in runs))
+    variants = ", ".join(r.variant for r in runs)
+    return write_scenario_plot(
         path,
-        fabric_goodput(run),
-        run.ev_changes,
-        total_evs=evs * max(senders, 1),
-        end_ns=_plot_end(run),
-        title=f"{scenario.name} ({run.variant}, {fabric_name(run)}, seed {run.seed})"
-        + _pfc_note(run),
-        nic=nic,
-        marks=marks,
+        [
+            PlotRun(
+                label=r.variant if len(runs) > 1 else "goodput",
+                goodput=fabric_goodput(r),
+                traffic=traffic_series(scenario, r),
+                trims={
+                    name: int(row.get("trims", 0))
+                    for name, row in r.counters.get("per_link", {}).items()
+                },
+            )
+            for r in runs
+        ],
+        title=f"{scenario.name} ({variants}, {fabric_name(head)}, seed {head.seed})"
+        + "".join(_pfc_note(r) for r in runs),
+        end_ns=end,
+        events=marks,
         spans=spans,
-        line_rate_gbps=scenario.topology.links_of(nic)[0].rate_gbps if nic else None,
-        time_label=time_label(run),
+        capacity_gbps=line_rate_gbps(scenario),
+        ev_changes=ev_changes,
+        total_evs=total_evs,
+        ev_nic=nic,
+        focus_plane=failed_plane(scenario),
+        time_label=time_label(head),
     )
 
 
@@ -120,17 +160,49 @@ def time_label(run: RunResult) -> str:
     return f"dilated time (µs: wall clock / {run.fabric.get('tdf')})"
 
 
+def traffic_series(scenario: Scenario, run: RunResult) -> dict[str, list[float]]:
+    """Each traffic entry's goodput, as the data into its receivers, when there are
+    several entries and an entry's receivers get data from nothing else."""
+    by_traffic: dict[str, set[str]] = {}
+    for t in run.transfers:
+        by_traffic.setdefault(t.traffic, set()).add(t.dst)
+    if len(by_traffic) < 2:
+        return {}
+    senders = {t.src for t in run.transfers}
+    count = len(run.goodput.get("total", []))
+    out = {}
+    for traffic, dsts in by_traffic.items():
+        others = set().union(*(d for name, d in by_traffic.items() if name != traffic))
+        if dsts & others or dsts & senders:
+            continue
+        series = [0.0] * count
+        for key, values in run.goodput.items():
+            ends = key.removeprefix("link:").split("--")
+            if key.startswith("link:") and ends[0] in dsts:
+                series = [a + b for a, b in zip(series, values)]
+        out[traffic] = series
+    return out
+
+
+def failed_plane(scenario: Scenario) -> int | None:
+    """The plane of the first fault on one plane (a link, port, T1 or EV), if any."""
+    planes = {sw.name: sw.plane for sw in scenario.topology.switches}
+    for event in scenario.timeline:
+        if isinstance(event, EvDropEvent):
+            return event.plane
+        target = event.target
+        if isinstance(target, PortRef):
+            return target.plane
+        if isinstance(target, LinkRef):
+            for end in (target.a, target.b):
+                if end in planes:
+                    return planes[end]
+        if isinstance(target, str) and target in planes:
+            return planes[target]
+    return None
+
+
 _EV_COUNTS = ("evs_per_connection", "backup_evs_per_connection")
-
-
-def _plot_end(run: RunResult) -> int:
-    """Where the plot stops: the run's end, or a tenth past the last completion when
-    every transfer completed (the event list may have run on to a stale timer, e.g. a
-    RoCE ACK timeout 67 ms later, after the last transfer was done)."""
-    done = run.completion_ns()
-    if done is None:
-        return max(run.end_ns, 1)
-    return max(min(run.end_ns, done + max(done // 10, 2 * run.bin_ns)), 1)
 
 
 def _pfc_note(run: RunResult) -> str:
@@ -157,6 +229,7 @@ def write_comparison(comparison: Comparison, out_dir: Path) -> Path:
     scenario = comparison.scenario
     for run in (comparison.mrc, comparison.roce):
         write_run(scenario, run, out_dir / run.variant)
+    write_figure(scenario, [comparison.mrc, comparison.roce], out_dir / COMPARE_PNG)
     data = {
         "scenario": scenario.name,
         "ok": comparison.ok,
@@ -215,6 +288,12 @@ def report_markdown(comparison: Comparison) -> str:
     ]
     if scenario.paper:
         lines += [f"Paper: {scenario.paper}", ""]
+    if scenario.not_reproduced:
+        lines += [
+            f"Expected: not reproduced ({len(scenario.not_reproduced)} claim(s) of the paper "
+            "the model does not reach; their checks below say `not reproduced`).",
+            "",
+        ]
     lines += [
         "| | MRC | RoCE |",
         "|---|---|---|",
@@ -241,14 +320,7 @@ def report_markdown(comparison: Comparison) -> str:
         "into the receivers also counts duplicates and go-back-N resends.",
         "",
     ]
-    ratio = comparison.completion_ratio
-    if ratio is not None:
-        lines += [
-            "RoCE took "
-            + ("forever (it did not complete)" if ratio == float("inf") else f"{ratio:.2f} x")
-            + " as long as MRC.",
-            "",
-        ]
+    lines += [completion_sentence(mrc, roce), ""]
     lines += ["## Checks", ""]
     for label, checks in (
         ("MRC", mrc.checks),
@@ -256,15 +328,19 @@ def report_markdown(comparison: Comparison) -> str:
         ("MRC vs RoCE", comparison.checks),
     ):
         for c in checks:
-            verdict = "pass" if c.ok else "FAIL"
+            verdict = {"ok": "pass"}.get(c.verdict, c.verdict)
             lines.append(f"- {label}: {c.name}: {verdict} (expected {c.expected}; {c.measured})")
+            if c.not_reproduced is not None:
+                lines.append(f"  - the paper's claim, marked not reproduced: {c.not_reproduced}")
     lines += [
         "",
         "## Plots",
         "",
-        f"MRC: ![MRC](mrc/{RUN_PNG})",
+        f"MRC and RoCE on the same axes: ![MRC and RoCE]({COMPARE_PNG})",
         "",
-        f"RoCE: ![RoCE](roce/{RUN_PNG})",
+        f"MRC alone, with its EV states: ![MRC](mrc/{RUN_PNG})",
+        "",
+        f"RoCE alone: ![RoCE](roce/{RUN_PNG})",
         "",
     ]
     return "\n".join(lines)
@@ -282,6 +358,20 @@ def _pfc(run: RunResult) -> str:
     if not pfc:
         return "no PFC (lossy)"
     return f"{pfc['pauses_sent']:,} / {fmt(int(pfc['paused_ns']))}"
+
+
+def completion_sentence(mrc: RunResult, roce: RunResult) -> str:
+    """How the two completion times compare, in words that fit runs that did not finish."""
+    m, r = mrc.completion_ns(), roce.completion_ns()
+    if m is None and r is None:
+        return f"Neither MRC nor RoCE completed within the run ({fmt(mrc.end_ns)})."
+    if m is None:
+        return f"MRC did not complete within the run ({fmt(mrc.end_ns)}); RoCE did, at {fmt(r)}."
+    if r is None:
+        return (
+            f"RoCE did not complete within the run ({fmt(roce.end_ns)}); MRC completed at {fmt(m)}."
+        )
+    return f"RoCE took {r / m:.2f} x as long as MRC ({fmt(r)} against {fmt(m)})."
 
 
 def _gbps(value: float | None) -> str:

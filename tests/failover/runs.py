@@ -1,7 +1,12 @@
-"""Runs of the bundled scenarios on the virtual fabric, each made once per test session."""
+"""Runs of the bundled scenarios on the virtual fabric, each made once per test session.
+
+Every bundled assertion must hold on every seed of ``BUNDLED_SEEDS`` (or be marked
+``not_reproduced``): CI runs :data:`FAST_SEEDS`, ``-m slow`` the others.
+"""
 
 from __future__ import annotations
 
+from dataclasses import replace
 from functools import cache
 
 from testbed.scenario.load import bundled_names, load
@@ -14,9 +19,12 @@ from testbed.scenario.runner import (
     control_variant,
     run_checked,
 )
+from testbed.scenario.seeds import BUNDLED_SEEDS
 from testbed.scenario.virtual import Variant
 
 OPTIONS = RunOptions(mode="virtual")
+FAST_SEEDS = (1, 2)
+SLOW_SEEDS = tuple(s for s in BUNDLED_SEEDS if s not in FAST_SEEDS)
 
 
 def compared(scenario: Scenario) -> bool:
@@ -29,17 +37,21 @@ def scenario(name: str) -> Scenario:
     return load(name)
 
 
-@cache
-def comparison(name: str) -> Comparison:
-    return compare(scenario(name), OPTIONS)
+def options(seed: int | None) -> RunOptions:
+    return OPTIONS if seed is None else replace(OPTIONS, seed=seed)
 
 
 @cache
-def main_run(name: str) -> RunResult:
+def comparison(name: str, seed: int | None = None) -> Comparison:
+    return compare(scenario(name), options(seed))
+
+
+@cache
+def main_run(name: str, seed: int | None = None) -> RunResult:
     s = scenario(name)
     if compared(s):
-        return comparison(name).mrc
-    return run_checked(s, Variant(), OPTIONS)[0]
+        return comparison(name, seed).mrc
+    return run_checked(s, Variant(), options(seed))[0]
 
 
 @cache
@@ -47,6 +59,14 @@ def control_run(name: str, control: str) -> RunResult:
     s = scenario(name)
     (wanted,) = [c for c in s.negative_controls if c.name == control]
     return run_checked(s, control_variant(wanted), OPTIONS)[0]
+
+
+HEAVY_NICS = 16  # scenarios on more NICs than this run on every seed only with -m slow
+
+
+def heavy(name: str) -> bool:
+    """A scenario on a loaded fabric (minutes per run on a 2-core machine)."""
+    return scenario(name).topology.nic_count > HEAVY_NICS
 
 
 def plain_names() -> list[str]:

@@ -127,7 +127,61 @@ def test_expected_failure(scenario) -> None:
 def test_repath_never_measured_fails(scenario) -> None:
     run = make_run(events=[EventResult(0, "link_down", 100_000, "cut", None, {}, [])])
     (_, check) = evaluate(scenario, Assertions(repath_max_ns=50_000), run)
-    assert not check.ok and check.measured == "no repath measured for any event"
+    assert not check.ok and check.measured == "no repath measured for it"
+    assert check.assertion == "assertions.repath_max"
+
+
+def test_repath_is_checked_per_path_cutting_event(scenario) -> None:
+    """One event measured is not enough: every cut needs its own repath, within the bound."""
+    events = [
+        EventResult(0, "link_down", 100_000, "cut 0", None, {"affected_evs": 4}, [20_000]),
+        EventResult(1, "link_down", 110_000, "cut 1", None, {"affected_evs": 4}, []),
+        EventResult(2, "switch_down", 120_000, "T1", None, {"affected_evs": 4}, [5_000, None]),
+        EventResult(3, "link_down", 130_000, "elsewhere", None, {"affected_evs": 0}, []),
+        EventResult(4, "link_up", 140_000, "back", None, {}, []),
+    ]
+    checks = evaluate(scenario, Assertions(repath_max_ns=50_000), make_run(events=events))[1:]
+    assert [c.name.split(" (")[0] for c in checks] == [
+        "repath after event 0",
+        "repath after event 1",
+        "repath after event 2",
+        "repath after event 3",
+    ]
+    assert [c.ok for c in checks] == [True, False, False, True]
+    assert checks[1].measured == "no repath measured for it"
+    assert "1 path(s) never left" in checks[2].measured
+    assert checks[0].value == 20_000 and checks[0].worse == "high"
+
+
+def test_no_stall_and_completion_against_the_ideal(scenario) -> None:
+    run = make_run(goodput={"total": [100.0, 0.0, 0.0, 50.0] + [90.0] * 8})
+    a = Assertions(stall_max_ns=100_000, ideal_factor_max=1.5)
+    _, ideal, stall = evaluate(scenario, a, run)
+    assert stall.ok and stall.value == 100_000
+    a = Assertions(stall_max_ns=50_000, ideal_factor_max=1.5)
+    assert not evaluate(scenario, a, run)[2].ok
+    # 1000 bytes over nic0's 2 x 100 Gb/s: 40 ns ideal; done at 500 us
+    assert not ideal.ok and ideal.value is not None and ideal.value > 1000
+    run.transfers[0].completion_ns = 50
+    assert evaluate(scenario, a, run)[1].ok
+
+
+def test_not_reproduced_claims_are_reported_not_failed() -> None:
+    s = loads(
+        SCENARIO
+        + "assertions: {completion_max: 100us, timeouts_max: 0}\n"
+        + "not_reproduced: {assertions.completion_max: 'measured 500 us: why'}\n"
+    )
+    run = make_run()
+    run.checks = evaluate(s, s.assertions, run)
+    done, timeouts = run.checks[1:]
+    assert not done.ok and done.not_reproduced == "measured 500 us: why"
+    assert done.accepted and done.verdict == "not reproduced"
+    assert timeouts.ok and timeouts.not_reproduced is None
+    assert run.ok and s.expected == "not reproduced"
+    run.counters["timeouts"] = 1
+    run.checks = evaluate(s, s.assertions, run)
+    assert not run.ok and run.failed("assertions.timeouts_max")
 
 
 def test_goodput_windows(scenario) -> None:

@@ -66,7 +66,7 @@ def test_run_fails_with_exit_1_when_an_assertion_fails(tmp_path: Path, capsys) -
     path.write_text(SCENARIO.replace("repath_max: 150us", "repath_max: 1ns"))
     code, out, _ = run(["run", str(path), "-o", str(tmp_path)], capsys)
     assert code == 1
-    assert "FAIL repath time: worst" in out
+    assert "FAIL repath after event 0 (link p0-t0-0 -- p0-t1-0 down): worst" in out
 
 
 def test_seed_changes_the_hash(scenario_file: Path, tmp_path: Path, capsys) -> None:
@@ -96,6 +96,8 @@ def test_compare_writes_a_report(scenario_file: Path, tmp_path: Path, capsys) ->
     ):
         assert f"| {row}" in report
     assert "![MRC](mrc/run.png)" in report and "![RoCE](roce/run.png)" in report
+    assert "![MRC and RoCE](compare.png)" in report and (folder / "compare.png").is_file()
+    assert "RoCE did not complete within the run (2 ms); MRC completed at " in report
     assert (folder / "mrc" / "run.png").is_file() and (folder / "roce" / "result.json").is_file()
     assert json.loads((folder / "compare.json").read_text())["completion_ratio"] > 0
 
@@ -105,6 +107,54 @@ def test_controls_are_reported(scenario_file: Path, tmp_path: Path, capsys) -> N
     # probes do not matter to a cut that is never repaired: the control is not caught
     assert code == 1
     assert "negative control probes-off (no probes): NOT CAUGHT" in out
+    named = scenario_file.read_text().replace(
+        "nic: {probe_interval_ns: 10s}}",
+        "nic: {probe_interval_ns: 10s}, caught_by: [assertions.repath_max]}",
+    )
+    scenario_file.write_text(named)
+    code, out, _ = run(["run", str(scenario_file), "-o", str(tmp_path), "--controls"], capsys)
+    assert code == 1
+    assert (
+        "negative control probes-off (no probes): NOT CAUGHT by assertions.repath_max: "
+        "still hold: assertions.repath_max" in out
+    )
+
+
+def test_seeds_report_each_check_over_the_seeds(
+    scenario_file: Path, tmp_path: Path, capsys
+) -> None:
+    argv = ["run", str(scenario_file), "-o", str(tmp_path), "--seeds", "1-2", "--jobs", "2"]
+    code, out, err = run(argv, capsys)
+    assert code == 0, out + err
+    assert "  seed 1: PASS; done at " in out and "  seed 2: PASS; done at " in out
+    assert "ok   repath after event 0 (link p0-t0-0 -- p0-t1-0 down): median " in out
+    assert ", 2/2 pass (expected <= 150 us)" in out
+    assert "small-cut over seeds 1-2: PASS" in out
+    folder = tmp_path / "small-cut"
+    data = json.loads((folder / "seeds.json").read_text())
+    assert data["seeds"] == [1, 2] and data["ok"] is True
+    assert [c["passes"] for c in data["checks"]] == [2, 2]
+    assert (folder / "run.png").is_file()
+    assert (folder / "seeds" / "seed-2-mrc-result.json").is_file()
+    code, _, err = run(["run", str(scenario_file), "--seeds", "2-1"], capsys)
+    assert code == 1 and "'2-1' is not a range of seeds" in err
+    code, _, err = run(["run", str(scenario_file), "--seeds", "1", "--seed", "2"], capsys)
+    assert code == 2 and "not allowed with argument" in err
+
+
+def test_a_claim_marked_not_reproduced_does_not_fail_the_run(
+    scenario_file: Path, tmp_path: Path, capsys
+) -> None:
+    path = tmp_path / "strict.yaml"
+    path.write_text(
+        SCENARIO.replace("repath_max: 150us", "repath_max: 1ns")
+        + "not_reproduced: {assertions.repath_max: 'measured 20 us: the model is slower'}\n"
+    )
+    code, out, _ = run(["run", str(path), "-o", str(tmp_path)], capsys)
+    assert code == 0, out
+    assert "PASS (1 claim(s) of the paper not reproduced, as marked)" in out
+    assert "NOT REPRODUCED repath after event 0" in out
+    assert "the paper's claim; measured 20 us: the model is slower" in out
 
 
 def test_list_and_errors(tmp_path: Path, capsys) -> None:
@@ -123,6 +173,8 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     assert code == 2
     code, _, err = run(["compare", "pair-failures"], capsys)
     assert code == 1 and "compare takes a scenario with a timeline" in err
+    code, _, err = run(["run", "pair-failures", "--seeds", "1-2"], capsys)
+    assert code == 2 and "pair-failures is a sweep (one run per failure set)" in err
 
 
 def test_a_sweep_writes_one_verdict_per_case(tmp_path: Path, capsys) -> None:

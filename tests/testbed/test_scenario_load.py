@@ -313,7 +313,61 @@ CASES = [
     ),
     (_set("duration", "forever"), "duration: expected a time like"),
     (_set("seed", -1), "seed: expected an integer >= 0, got -1"),
+    (
+        _set("not_reproduced", {"assertions.goodput[3]": "why"}),
+        "not_reproduced.assertions.goodput[3]: unknown key; did you mean "
+        "'assertions.goodput[0]'? allowed here: assertions.byte_exact, assertions.repath_max",
+    ),
+    (
+        _set("not_reproduced", {"assertions.repath_max": "  "}),
+        "not_reproduced.assertions.repath_max: expected a non-empty string, got '  '",
+    ),
+    (
+        _set("negative_controls[0].caught_by", ["assertions.stall_max"]),
+        "negative_controls[0].caught_by[0]: 'assertions.stall_max' is not an assertion of "
+        "this scenario",
+    ),
+    (
+        lambda d: (
+            d["assertions"].update(roce_slower_by=2),
+            d["negative_controls"][0].update(caught_by=["assertions.roce_slower_by"]),
+        ),
+        "negative_controls[0].caught_by[0]: a control runs MRC alone: name an assertion of that "
+        "run",
+    ),
+    (
+        _set("assertions.completion_vs_ideal", 0.5),
+        "assertions.completion_vs_ideal: is 0.5: nothing completes faster than the ideal",
+    ),
+    (
+        _set("assertions.message_latency", [{"traffic": "bulk", "max": "5us"}]),
+        "assertions.message_latency[0].traffic: expected one of main, got 'bulk'",
+    ),
+    (
+        _set("assertions.traffic_goodput", [{"traffic": "main", "of": "x", "min_fraction": 1}]),
+        "assertions.traffic_goodput[0].of: expected one of baseline, line_rate, got 'x'",
+    ),
 ]
+
+
+def test_claims_marks_and_controls_load() -> None:
+    def change(data: dict[str, Any]) -> None:
+        data["assertions"].update(stall_max="10us", completion_vs_ideal=1.25)
+        data["not_reproduced"] = {"assertions.goodput[0]": "measured 70 %: why"}
+        data["negative_controls"][0]["caught_by"] = ["assertions.repath_max"]
+
+    s = loads(scenario_text(change), source="s.yaml")
+    assert s.expected == "not reproduced"
+    assert s.not_reproduced == {"assertions.goodput[0]": "measured 70 %: why"}
+    assert s.negative_controls[0].caught_by == ("assertions.repath_max",)
+    assert s.assertions.paths() == [
+        "assertions.byte_exact",
+        "assertions.completion_vs_ideal",
+        "assertions.repath_max",
+        "assertions.stall_max",
+        "assertions.goodput[0]",
+    ]
+    assert loads(scenario_text(), source="s.yaml").expected == "reproduced"
 
 
 @pytest.mark.parametrize(("change", "message"), CASES)

@@ -2,33 +2,67 @@
 
 from __future__ import annotations
 
+from testbed.scenario.results import Check
 from testbed.scenario.resultsdoc import render
+from testbed.scenario.seeds import distributions
 
 
-def test_render_puts_the_paper_beside_the_measurement() -> None:
+def _checks(*per_seed: list[Check]) -> list[dict]:
+    return [d.to_json() for d in distributions(list(enumerate(per_seed, 1)))]
+
+
+def test_render_shows_claims_seed_distributions_and_what_is_not_reproduced() -> None:
+    def seed(repath: int, goodput: float) -> list[Check]:
+        return [
+            Check("byte-exact delivery", True, "all", "all", "assertions.byte_exact"),
+            Check(
+                "repath after event 0 (T1 down)",
+                repath <= 50_000,
+                "<= 50 us",
+                f"worst {repath} ns",
+                "assertions.repath_max",
+                value=repath,
+                unit="ns",
+                worse="high",
+            ),
+            Check(
+                "goodput 60 us..120 us after event 0 (T1 down)",
+                goodput >= 0.97,
+                ">= 97% of the same window without the timeline",
+                f"{goodput:.1%}",
+                "assertions.goodput[0]",
+                "measured about 90 %: proportional spraying",
+                value=goodput,
+                unit="fraction",
+                worse="low",
+            ),
+        ]
+
     summaries = [
         {
             "scenario": "t1-down",
             "paper": "T1 down: no steady-state loss.",
             "ok": True,
-            "checks": [
-                {"name": "byte-exact delivery", "ok": True, "measured": "all", "expected": "all"},
-                {
-                    "name": "repath time",
-                    "ok": True,
-                    "measured": "worst 21 us",
-                    "expected": "<= 50 us",
-                },
-            ],
+            "expected": "not reproduced",
+            "seeds": [1, 2, 3],
+            "not_reproduced": {"assertions.goodput[0]": "measured about 90 %: why"},
+            "checks": _checks(seed(21_000, 0.9), seed(18_000, 0.91), seed(30_000, 0.88)),
             "mrc_roce_completion_ratio": float("inf"),
             "controls": [
-                {"name": "ev-retirement-off", "description": "d", "caught": False, "detail": ""}
+                {
+                    "name": "ev-retirement-off",
+                    "description": "d",
+                    "caught_by": ["assertions.repath_max"],
+                    "caught": False,
+                    "detail": "still hold: assertions.repath_max",
+                }
             ],
         },
         {
             "scenario": "pair-failures",
             "paper": "",
             "ok": False,
+            "seeds": [1],
             "checks": [],
             "cases": 120,
             "cases_ok": 119,
@@ -38,14 +72,18 @@ def test_render_puts_the_paper_beside_the_measurement() -> None:
         },
     ]
     text = render(summaries)
+    assert "on seeds 1-3." in text
     assert (
-        "| [t1-down](#t1-down) | T1 down: no steady-state loss. | repath time: worst 21 us; "
-        "RoCE did not complete | hold |" in text
+        "| [t1-down](#t1-down) | T1 down: no steady-state loss. | 1 not reproduced, the others "
+        "hold | repath after event 0: 30 us; goodput 60 us..120 us after event 0: 88.0% "
+        "(not reproduced); RoCE did not complete |" in text
     )
-    assert "| [pair-failures](#pair-failures) | (beyond the paper) | 119 of 120" in text
-    assert "| FAIL |" in text
-    assert "ev-retirement-off (d): NOT CAUGHT" in text
+    assert "| repath after event 0 (T1 down) | <= 50 us | 21 us | 30 us | 3/3 | holds |" in text
+    assert "| 90.0% | 88.0% | 0/3 | **not reproduced** |" in text
+    assert "- Expected: not reproduced (1 claim(s) marked)" in text
+    assert "- Not reproduced (`assertions.goodput[0]`): measured about 90 %: why" in text
+    assert "| [pair-failures](#pair-failures) | (beyond the paper) | **FAIL** | 119 of 120" in text
+    assert "ev-retirement-off (d): NOT CAUGHT by assertions.repath_max: still hold" in text
     assert "119 of 120 cases pass (116 leave a path" in text
     assert "after 1 ms to 12.6 ms" in text
     assert "Scaled down: small" in text  # from the bundled scenario file
-    assert "Where we differ: " in text

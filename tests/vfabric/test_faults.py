@@ -128,3 +128,24 @@ def test_ev_drop_is_counted_against_that_ev_only() -> None:
     sent = fabric.ev_counters()["nic0"]["tx"]
     assert sent[f"{ev:#010x}"]["dropped"] > 0
     assert all(row["dropped"] == 0 for key, row in sent.items() if key != f"{ev:#010x}")
+
+
+def test_a_repath_is_attributed_to_its_fault_even_after_random_loss() -> None:
+    """Random loss retires some EVs of the cut path before the cut: the cut still gets
+    its own repath, measured from its own losses, per path it cut."""
+    from vfabric.faults import LinkDown, LinkLoss
+
+    fabric = VirtualFabric("tiny", seed=3)
+    t = fabric.transfer("nic0", "nic3", SIZE)
+    for a, b in (("p0-t0-0", "p0-t1-0"), ("p0-t1-0", "p0-t0-1")):
+        fabric.schedule(LinkLoss(0, a, b, 0.02))
+    fabric.schedule(LinkDown(30_000, *CUT))
+    assert fabric.run(until_ns=50_000_000) and t.intact
+    loss_retired = [
+        c for c in fabric.ev_state_changes() if c["to"] == "ASSUMED_BAD" and c["t_ns"] < 30_000
+    ]
+    assert loss_retired, "the loss retired nothing before the cut: the case is not tested"
+    cut = next(r for r in fabric.repaths() if r["kind"] == "link_down")
+    assert cut["repath_us"] and all(us is not None for us in cut["repath_us"]), cut
+    assert max(cut["repath_us"]) * 1000 <= 2 * NicConfig().base_rtt_ns, cut["repath_us"]
+    assert all(e["packets_lost"] >= 0 and e["qpn"] is not None for e in cut["events"])

@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 
 from vfabric import VirtualFabric, VirtualFabricError
-from vfabric.plots import ev_state_counts, write_run_plot
+from vfabric.plots import PlotRun, ev_state_counts, planes_differ, write_scenario_plot
 
 from .conftest import SIZE, cut_run
 
@@ -61,18 +61,29 @@ def test_ev_state_counts_follow_the_changes() -> None:
 
 def test_run_plot_is_a_png(tmp_path: Path) -> None:
     fabric = cut_run(seed=2)
-    path = write_run_plot(
+    run = PlotRun("mrc", fabric.goodput(), trims={"p0-t0-0->p0-t1-0": 3})
+    assert planes_differ([run])  # plane 0 lost its cut path: one small panel per plane
+    path = write_scenario_plot(
         tmp_path / "p" / "run.png",
-        fabric.goodput(),
-        fabric.ev_state_changes(),
-        total_evs=256,
-        end_ns=fabric.now,
+        [run, PlotRun("roce", fabric.goodput())],
         title="t",
-        marks=[(20_000, "cut")],
+        end_ns=fabric.now,
+        events=[(20_000, "cut"), (60_000, "restore")],
         spans=[(20_000, 60_000, "down")],
-        line_rate_gbps=100,
+        capacity_gbps=200,
+        ev_changes=fabric.ev_state_changes(),
+        total_evs=256,
+        ev_nic="nic0",
+        focus_plane=0,
     )
     assert path.read_bytes()[:4] == b"\x89PNG"
+
+
+def test_planes_alike_share_one_panel() -> None:
+    same = {"bin_ns": 10, "t_ns": [0, 10], "per_plane": {0: [5.0, 5.0], 1: [5.0, 5.2]}}
+    assert not planes_differ([PlotRun("a", same)])
+    apart = {**same, "per_plane": {0: [5.0, 5.0], 1: [5.0, 0.0]}}
+    assert planes_differ([PlotRun("a", apart)])
 
 
 def test_background_traffic_is_not_waited_for_and_roce_messages_complete_in_order() -> None:
@@ -85,3 +96,20 @@ def test_background_traffic_is_not_waited_for_and_roce_messages_complete_in_orde
     assert done == sorted(done) and done[-1] == t.completion_ns
     fabric.run(until_ns=fabric.now + 8_000_000)
     assert background.intact
+
+
+def test_retransmitted_bytes_are_per_connection_keyed_by_both_ends() -> None:
+    """Two connections of one sender whose receivers have the same QPN: only the one whose
+    receiver's access link loses packets reports retransmissions."""
+    from vfabric.faults import LinkLoss
+
+    fabric = VirtualFabric("tiny", seed=1)
+    lossy = fabric.transfer("nic0", "nic3", SIZE // 4)
+    clean = fabric.transfer("nic0", "nic2", SIZE // 4)
+    fabric.schedule(LinkLoss(0, "nic3", "p0-t0-1", 0.05))
+    assert fabric.run(until_ns=50_000_000)
+    assert lossy.receiver is not None and clean.receiver is not None
+    assert lossy.receiver.qpn == clean.receiver.qpn  # what a QPN-only key confused
+    assert lossy.intact and clean.intact
+    assert fabric.transfer_result(lossy)["retransmitted_bytes"] > 0
+    assert fabric.transfer_result(clean)["retransmitted_bytes"] == 0
