@@ -1,7 +1,8 @@
-"""Window-based congestion control: an NSCC-style controller and a fixed window.
+"""Window-based congestion control: NSCC and a fixed window.
 
-NSCC (UET 1.0 section 3.6.13, as modelled by uet-htsim) reacts to two signals per
-acknowledgement, the ECN echo and the queueing delay (RTT minus the lowest RTT seen):
+NSCC (UET 1.0 section 3.6.13, as uet-htsim implements it: docs/sources.md §8.1, §8.6)
+reacts to two signals per acknowledgement, the ECN echo and the queueing delay (the RTT
+sample minus the base RTT):
 
 =============  ===================  ==========================================
 ECN echoed     delay vs target      reaction
@@ -12,15 +13,18 @@ yes            at or above          multiplicative decrease, at most once per ba
 yes            below                none here: the EV state machine moves the path
 =============  ===================  ==========================================
 
-With ``CcConfig.delay_md`` (the nic-emu process, whose Python switches cannot mark ECN
-for the queues that matter: their socket buffers), a delay at or above the target is
-treated as a mark, and decreases are spaced by the measured RTT.
+With ``CcConfig.delay_md`` (the default: MRC marks no ECN on the last hop, so an incast
+shows only as delay; the nic-emu process's socket buffers cannot mark at all), a delay
+at or above the target is treated as a mark, and decreases are spaced by
+max(base RTT, measured RTT).
 
-A NACK for a trimmed packet removes the NACKed bytes from the window; so does a loss.
-Increases are accumulated and applied every ``adjust_bytes`` acknowledged or every
-``adjust_period``. QuickAdapt (a window reset after a trim burst) is not modelled.
-The parameter defaults and their scaling to the connection's BDP are in
-:class:`nic_emu.config.CcConfig` and docs/nic-emu.md.
+A NACK for a trimmed packet moves the average delay toward one network RTT, asks for
+quick adapt and, unless quick adapt runs, removes the NACKed bytes from the window; a
+loss removes its bytes. Quick adapt (once per base RTT + target): after NACKs, a loss or
+a delay spike, a connection that delivered little in the period sets its window to what
+it delivered. Increases are accumulated and applied every ``adjust_bytes`` acknowledged
+or every ``adjust_period``. The parameter defaults and their scaling to the connection's
+BDP are in :class:`nic_emu.config.CcConfig` and docs/nic-emu.md section 6.
 """
 
 from __future__ import annotations
@@ -107,7 +111,6 @@ class Nscc:
         self.max_wnd = max(mtu, int(cfg.max_window_bdps * bdp_bytes))
         self.cwnd = self.max_wnd
         self.base_rtt_ns = base_rtt_ns
-        self.min_rtt_ns = 1 << 62  # lowest sample seen (the base RTT once below it)
         self.avg_delay = 0.0
         self.inc_bytes = 0.0
         self.acked_since_adjust = 0
@@ -128,8 +131,6 @@ class Nscc:
         self.last_rtt_ns = base_rtt_ns
 
     def _base_rtt(self, rtt_ns: int) -> None:
-        if rtt_ns < self.min_rtt_ns:
-            self.min_rtt_ns = rtt_ns
         if 0 < rtt_ns < self.base_rtt_ns:
             self.base_rtt_ns = rtt_ns
             self.max_wnd = max(self.mtu, int(self.max_window_bdps * self.rate * rtt_ns))
