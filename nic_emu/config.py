@@ -44,10 +44,15 @@ class CcConfig:
     adjust_bytes_mtus: int = 8  # apply accumulated increases after this many bytes acked
     adjust_period_rtts: float = 1.0  # ... or at least once per this many base RTTs
     clear_delay_ns: int = 1000  # queueing delay under which fast increase may start
+    delay_gain: float = 0.0125  # gain of the average queueing delay (the MD's measure)
+    quick_adapt: bool = True  # window := bytes delivered, after a trim burst or a delay spike
+    qa_threshold_targets: float = 4.0  # delay (x target) that triggers quick adapt
+    qa_gate: int = 3  # ... only when the period delivered < max window / 2^qa_gate
     # A queueing delay at or above the target counts as congestion even without an ECN
-    # mark (multiplicative decrease at most once per measured RTT): for fabrics whose
-    # queues cannot mark, such as the socket buffers in front of the Python switches.
-    delay_md: bool = False
+    # mark (multiplicative decrease at most once per measured RTT, no fair increase): MRC
+    # marks no ECN on the last hop, so an incast shows only as delay and trims (UET 1.0
+    # would fair-increase there); the nic-emu process's socket buffers cannot mark at all.
+    delay_md: bool = True
 
     def __post_init__(self) -> None:
         _positive(self, "target_qdelay_rtts", "max_window_bdps", "adjust_period_rtts")
@@ -60,7 +65,18 @@ class CcConfig:
             "adjust_bytes_mtus",
             "clear_delay_ns",
         )
-        for name in ("gamma", "max_md_jump"):
+        _positive(self, "qa_threshold_targets")
+        if (
+            isinstance(self.qa_gate, bool)
+            or not isinstance(self.qa_gate, int)
+            or not (0 <= self.qa_gate <= 16)
+        ):
+            raise ConfigError(f"CcConfig.qa_gate must be an integer in 0..16, got {self.qa_gate!r}")
+        if not isinstance(self.quick_adapt, bool):
+            raise ConfigError(
+                f"CcConfig.quick_adapt must be true or false, got {self.quick_adapt!r}"
+            )
+        for name in ("gamma", "max_md_jump", "delay_gain"):
             value = getattr(self, name)
             if not 0.0 < value < 1.0:
                 raise ConfigError(f"CcConfig.{name} must be in (0, 1), got {value!r}")

@@ -1,7 +1,8 @@
-"""Window-based congestion control: an NSCC-style controller and a fixed window.
+"""Window-based congestion control: NSCC and a fixed window.
 
-NSCC (UET 1.0 section 3.6.13, as modelled by uet-htsim) reacts to two signals per
-acknowledgement, the ECN echo and the queueing delay (RTT minus the lowest RTT seen):
+NSCC (UET 1.0 section 3.6.13, as uet-htsim implements it: docs/sources.md §8.1, §8.6)
+reacts to two signals per acknowledgement, the ECN echo and the queueing delay (the RTT
+sample minus the base RTT):
 
 =============  ===================  ==========================================
 ECN echoed     delay vs target      reaction
@@ -12,15 +13,18 @@ yes            at or above          multiplicative decrease, at most once per ba
 yes            below                none here: the EV state machine moves the path
 =============  ===================  ==========================================
 
-With ``CcConfig.delay_md`` (the nic-emu process, whose Python switches cannot mark ECN
-for the queues that matter: their socket buffers), a delay at or above the target is
-treated as a mark, and decreases are spaced by the measured RTT.
+With ``CcConfig.delay_md`` (the default: MRC marks no ECN on the last hop, so an incast
+shows only as delay; the nic-emu process's socket buffers cannot mark at all), a delay
+at or above the target is treated as a mark, and decreases are spaced by
+max(base RTT, measured RTT).
 
-A NACK for a trimmed packet removes the NACKed bytes from the window; so does a loss.
-Increases are accumulated and applied every ``adjust_bytes`` acknowledged or every
-``adjust_period``. QuickAdapt (a window reset after a trim burst) is not modelled.
-The parameter defaults and their scaling to the connection's BDP are in
-:class:`nic_emu.config.CcConfig` and docs/nic-emu.md.
+A NACK for a trimmed packet moves the average delay toward one network RTT, asks for
+quick adapt and, unless quick adapt runs, removes the NACKed bytes from the window; a
+loss removes its bytes. Quick adapt (once per base RTT + target): after NACKs, a loss or
+a delay spike, a connection that delivered little in the period sets its window to what
+it delivered. Increases are accumulated and applied every ``adjust_bytes`` acknowledged
+or every ``adjust_period``. The parameter defaults and their scaling to the connection's
+BDP are in :class:`nic_emu.config.CcConfig` and docs/nic-emu.md section 6.
 """
 
 from __future__ import annotations
@@ -38,9 +42,9 @@ class CongestionControl(Protocol):
     cwnd: int
     max_wnd: int
 
-    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int) -> None: ...
+    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int = 0) -> None: ...
 
-    def on_nack(self, nbytes: int, now: int) -> None: ...
+    def on_nack(self, nbytes: int, now: int, inflight: int = 0) -> None: ...
 
     def on_loss(self, nbytes: int, now: int) -> None: ...
 
@@ -52,10 +56,10 @@ class FixedWindow:
         self.cwnd = window_bytes
         self.max_wnd = window_bytes
 
-    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int) -> None:
+    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int = 0) -> None:
         return None
 
-    def on_nack(self, nbytes: int, now: int) -> None:
+    def on_nack(self, nbytes: int, now: int, inflight: int = 0) -> None:
         return None
 
     def on_loss(self, nbytes: int, now: int) -> None:
@@ -63,11 +67,32 @@ class FixedWindow:
 
 
 class Nscc:
-    """NSCC-style window for one connection; ``rtt_ns`` < 0 means no RTT sample."""
+    """NSCC for one connection (UET 1.0 section 3.6.13, sources §6.2; uet-htsim's
+    ``uec.cpp``, sources §6.3). ``rtt_ns`` < 0 means no RTT sample.
 
-    def __init__(self, cfg: CcConfig, mtu: int, bdp_bytes: int, base_rtt_ns: int, now: int) -> None:
-        scaling_a = bdp_bytes / REFERENCE_BDP_BYTES
+    The delay of an acknowledgement is its RTT sample minus the base RTT, whose estimate
+    starts at the configured ``base_rtt_ns`` (the fabric's largest unloaded RTT) and
+    falls to the lowest sample seen (NACKs included); the window ceiling follows it
+    (``max_window_bdps`` x the connection's rate x the base RTT). ``avg_delay`` is an
+    exponential average (gain ``delay_gain``) of the samples that came with an ECN echo
+    or under the target; a sample over the target without ECN (delay that no queue
+    marked: a slow path, a busy receiver) pulls it toward a quarter base RTT instead.
+    """
+
+    def __init__(
+        self,
+        cfg: CcConfig,
+        mtu: int,
+        bdp_bytes: int,
+        base_rtt_ns: int,
+        now: int,
+    ) -> None:
         self.mtu = mtu
+        self.network_rtt_ns = base_rtt_ns
+        # Bytes per ns of the connection's ports: the ceiling follows the base RTT.
+        self.rate = bdp_bytes / base_rtt_ns
+        self.max_window_bdps = cfg.max_window_bdps
+        scaling_a = bdp_bytes / REFERENCE_BDP_BYTES
         self.target_ns = max(1, int(cfg.target_qdelay_rtts * base_rtt_ns))
         scaling_b = self.target_ns / REFERENCE_RTT_NS
         self.gamma = cfg.gamma
@@ -79,62 +104,123 @@ class Nscc:
         self.adjust_bytes = cfg.adjust_bytes_mtus * mtu
         self.adjust_period_ns = max(1, int(cfg.adjust_period_rtts * base_rtt_ns))
         self.clear_delay_ns = cfg.clear_delay_ns
+        self.delay_gain = cfg.delay_gain
+        self.quick_adapt = cfg.quick_adapt
+        self.qa_threshold_ns = cfg.qa_threshold_targets * self.target_ns
+        self.qa_gate = cfg.qa_gate
         self.max_wnd = max(mtu, int(cfg.max_window_bdps * bdp_bytes))
         self.cwnd = self.max_wnd
-        self.min_rtt_ns = 1 << 62
         self.base_rtt_ns = base_rtt_ns
         self.avg_delay = 0.0
         self.inc_bytes = 0.0
         self.acked_since_adjust = 0
         self.last_adjust_ns = now
-        self.last_decrease_ns = now - base_rtt_ns - 1
-        self.last_delay_ns = now
+        self.last_decrease_ns = now - (1 << 62)  # the first decrease may come at once
         self.fast_count = 0
         self.fast_mode = False
+        # Quick adapt: bytes acknowledged in the current period, its end (0: none yet),
+        # whether a NACK asked for it, and the acknowledgements to ignore after one.
+        self.achieved = 0
+        self.qa_end_ns = 0
+        self.qa_trigger = False
+        self.ignore_bytes = 0
+        self.ignored = 0
         self.decreases = 0
+        self.quick_adapts = 0
         self.delay_md = cfg.delay_md
         self.last_rtt_ns = base_rtt_ns
 
-    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int) -> None:
+    def _base_rtt(self, rtt_ns: int) -> None:
+        if 0 < rtt_ns < self.base_rtt_ns:
+            self.base_rtt_ns = rtt_ns
+            self.max_wnd = max(self.mtu, int(self.max_window_bdps * self.rate * rtt_ns))
+            if self.cwnd > self.max_wnd:
+                self.cwnd = self.max_wnd
+
+    def _average(self, delay: float, ecn: bool) -> None:
+        if not ecn and delay > self.target_ns:
+            delay = self.base_rtt_ns / 4  # unmarked delay: not a queue NSCC can drain
+        self.avg_delay += self.delay_gain * (delay - self.avg_delay)
+
+    def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int = 0) -> None:
+        self.achieved += nbytes
         self.acked_since_adjust += nbytes
+        self.ignored += nbytes
         if rtt_ns >= 0:
-            if rtt_ns < self.min_rtt_ns:
-                self.min_rtt_ns = rtt_ns
-            delay = rtt_ns - self.min_rtt_ns
-            # Average over about one base RTT, weighting samples by the time between them.
-            weight = min(1.0, (now - self.last_delay_ns) / self.base_rtt_ns)
-            self.avg_delay += weight * (delay - self.avg_delay)
-            self.last_delay_ns = now
-            target = self.target_ns
+            self._base_rtt(rtt_ns)
+            delay: float = rtt_ns - self.base_rtt_ns
             if self.delay_md:
                 self.last_rtt_ns = rtt_ns
-                if delay >= target:
+                if delay >= self.target_ns:
                     ecn = True  # no switch marks here: the delay is the signal
-            if not ecn:
-                if delay >= target:
-                    self.inc_bytes += self.fair_inc * nbytes
-                    self.fast_mode = False
-                    self.fast_count = 0
-                elif not self._fast_increase(nbytes, delay):
-                    self.inc_bytes += self.alpha * nbytes * (target - delay)
-            elif delay >= target:
-                self._multiplicative_decrease(now)
-        if now - self.last_adjust_ns >= self.adjust_period_ns or (
+            self._average(delay, ecn)
+        else:
+            delay = self.avg_delay
+        if self._quick_adapt(False, ecn, delay, now, inflight):
+            return
+        target = self.target_ns
+        if not ecn:
+            if delay >= target:
+                self.inc_bytes += self.fair_inc * nbytes
+            elif not self._fast_increase(nbytes, delay):
+                self.inc_bytes += self.alpha * nbytes * (target - delay)
+        elif delay >= target:
+            self._multiplicative_decrease(now)
+        self._bound()
+        if (
             self.acked_since_adjust > self.adjust_bytes
+            or now - self.last_adjust_ns > self.adjust_period_ns
         ):
             self._adjust(now)
+            self._bound()
 
-    def on_nack(self, nbytes: int, now: int) -> None:
-        self._shrink(nbytes)
+    def on_nack(self, nbytes: int, now: int, inflight: int = 0) -> None:
+        """A trimmed packet: the queue it met was at its trim threshold, about a network
+        RTT of delay; quick adapt is due at the end of the period, else the NACKed bytes
+        leave the window."""
+        self.ignored += nbytes
+        self.avg_delay += self.delay_gain * (self.network_rtt_ns - self.avg_delay)
+        self.qa_trigger = True
+        if not self._quick_adapt(True, True, 0, now, inflight):
+            self._shrink(nbytes)
 
     def on_loss(self, nbytes: int, now: int) -> None:
         self._shrink(nbytes)
 
-    def _fast_increase(self, nbytes: int, delay: int) -> bool:
+    def _quick_adapt(self, loss: bool, ecn: bool, delay: float, now: int, inflight: int) -> bool:
+        """Once per base RTT + target: after a burst of NACKs or a delay past the
+        threshold, a connection that delivered less than 1/2^qa_gate of its ceiling in
+        the period sets its window to what it delivered, then ignores the marks of what
+        was in flight then (their news is old). True: the acknowledgement is consumed."""
+        if not self.quick_adapt:
+            return False
+        done = False
+        if self.ignored < self.ignore_bytes and ecn:
+            done = True
+        elif now > self.qa_end_ns:
+            if (
+                self.qa_end_ns
+                and (self.qa_trigger or loss or delay > self.qa_threshold_ns)
+                and self.achieved < self.max_wnd >> self.qa_gate
+            ):
+                self.cwnd = max(self.achieved, self.mtu)
+                self.ignore_bytes = inflight
+                self.ignored = 0
+                self.qa_trigger = False
+                self.quick_adapts += 1
+                done = True
+            self.achieved = 0
+            self.qa_end_ns = now + self.base_rtt_ns + self.target_ns
+        if done:
+            self.inc_bytes = 0.0
+            self.acked_since_adjust = 0
+        return done
+
+    def _fast_increase(self, nbytes: int, delay: float) -> bool:
         if delay < self.clear_delay_ns:
             self.fast_count += nbytes
             if self.fast_count > self.cwnd or self.fast_mode:
-                self.cwnd = min(self.cwnd + int(nbytes * self.fast_scale), self.max_wnd)
+                self.cwnd += int(nbytes * self.fast_scale)
                 self.fast_mode = True
                 return True
         else:
@@ -151,7 +237,7 @@ class Nscc:
                 1.0 - self.gamma * (self.avg_delay - self.target_ns) / self.avg_delay,
                 self.max_md_jump,
             )
-            self.cwnd = max(int(self.cwnd * factor), self.mtu)
+            self.cwnd = int(self.cwnd * factor)
             self.last_decrease_ns = now
             self.decreases += 1
 
@@ -160,10 +246,14 @@ class Nscc:
         if now - self.last_adjust_ns >= self.adjust_period_ns:
             self.last_adjust_ns = now
             self.cwnd += int(self.eta)
-        if self.cwnd > self.max_wnd:
-            self.cwnd = self.max_wnd
         self.inc_bytes = 0.0
         self.acked_since_adjust = 0
+
+    def _bound(self) -> None:
+        if self.cwnd < self.mtu:
+            self.cwnd = self.mtu
+        elif self.cwnd > self.max_wnd:
+            self.cwnd = self.max_wnd
 
     def _shrink(self, nbytes: int) -> None:
         self.cwnd = self.cwnd - nbytes if self.cwnd > nbytes + self.mtu else self.mtu

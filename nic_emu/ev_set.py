@@ -13,10 +13,15 @@ States (MRC spec reading, docs/sources.md §4.3-§4.4):
   never used, probed, revived after ``probe_success_threshold`` consecutive successes.
 - DENIED: retired by the management API; never used or probed until allowed again.
 
-The rotation is one ring over all active EVs, interleaved plane by plane (round r holds
-the r-th EV of every plane, planes in a shuffled order; EVs within a plane shuffled),
-so a healthy set spreads packets equally over planes and EVs, and a plane that lost EVs
-automatically carries proportionally less.
+The active EVs form one ring, interleaved plane by plane (round r holds the r-th EV of
+every plane, planes in a shuffled order; EVs within a plane shuffled). :meth:`EvSet.pick`
+takes the planes in turn and, in the plane whose turn it is, the next usable EV of that
+plane's slots: a plane's share does not depend on how many usable EVs it has left (one
+healthy path is enough to keep its port loaded), only on whether it has one at all and
+whether its port is free (given the ports' ``free_at``, a plane whose port is busy gives
+its turn to one whose port is free: the NIC keeps every port it can loaded). ECN marks
+move EVs to SKIP; a plane whose every EV is skipped drops out of the turns until one
+expires, so the planes' shares follow their congestion signals.
 """
 
 from __future__ import annotations
@@ -127,8 +132,14 @@ class EvSet:
                     e.active = is_active
                     by_ev[ev] = e
         self.ring: list[EvEntry] = self._interleave(active)
-        self._pos = 0
-        self._last = 0
+        # Per plane: its ring slots (a slot keeps its plane: replacements come from the
+        # same plane), the next slot to try, and whose turn it is among the planes.
+        self._slots: dict[int, list[int]] = {p: [] for p in self.planes}
+        for i, e in enumerate(self.ring):
+            self._slots[e.plane].append(i)
+        self._ppos: dict[int, int] = dict.fromkeys(self.planes, 0)
+        self._turn = 0
+        self._undo: tuple[int, int, int] | None = None  # (plane, its slot, turn) for unpick
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
         # The EVs of each path: they cross the same links, so they share a hard failure.
         self.by_path: dict[Hashable, list[EvEntry]] = {}
@@ -161,44 +172,74 @@ class EvSet:
 
     # -- selection ---------------------------------------------------------------
 
-    def pick(self, now: int) -> EvEntry | None:
-        """The next EV of the rotation: GOOD first, an expired SKIP becomes GOOD."""
-        ring = self.ring
-        n = len(ring)
-        i = self._pos
-        held = self.quarantined
-        for _ in range(n):
-            e = ring[i]
-            self._last = i
-            i += 1
-            if i == n:
-                i = 0
-            state = e.state
-            if state is GOOD:
-                if held and e.path in held:
-                    continue
-                self._pos = i
-                return e
-            if state is SKIP and now >= e.skip_until:
-                if held and e.path in held:
-                    continue
-                self._set(e, GOOD, "skip_expired", now)
-                self._pos = i
-                return e
-        self._last = self._pos
+    def pick(self, now: int, free_at: list[int] | None = None) -> EvEntry | None:
+        """The next EV: the planes take turns, each with the next GOOD EV of its own
+        slots (an expired SKIP becomes GOOD). With ``free_at`` (per plane, when its port
+        can take the next packet), a plane whose port is busy is passed over while
+        another plane with a free port has an EV; if every such port is busy, the EV is
+        from the plane whose port frees first (the caller waits for it)."""
+        planes = self.planes
+        n = len(planes)
+        start = self._turn
+        wait: tuple[int, int, int] | None = None
+        for k in range(n):
+            p = planes[(start + k) % n]
+            i = self._scan(p, now)
+            if i < 0:
+                continue
+            if free_at is None or free_at[p] <= now:
+                return self._take(p, i, (start + k + 1) % n, now)
+            if wait is None or free_at[p] < free_at[wait[0]]:
+                wait = (p, i, (start + k + 1) % n)
+        if wait is not None:
+            return self._take(*wait, now)
+        self._undo = None
         # No GOOD EV anywhere: a skipped EV is still better than not sending.
         best: EvEntry | None = None
-        for e in ring:
+        for e in self.ring:
             if e.state is SKIP and (best is None or e.skip_until < best.skip_until):
                 best = e
+        held = self.quarantined
         if best is None and held:
             # Every usable path is quarantined: a suspect path beats not sending at all.
-            best = next((e for e in ring if e.state is GOOD), None)
+            best = next((e for e in self.ring if e.state is GOOD), None)
         return best
+
+    def _scan(self, plane: int, now: int) -> int:
+        """Index in the plane's slots of its next pickable EV (-1: none)."""
+        ring = self.ring
+        slots = self._slots[plane]
+        m = len(slots)
+        i = self._ppos[plane]
+        held = self.quarantined
+        for _ in range(m):
+            if i >= m:
+                i = 0
+            e = ring[slots[i]]
+            state = e.state
+            if (state is GOOD or (state is SKIP and now >= e.skip_until)) and not (
+                held and e.path in held
+            ):
+                return i
+            i += 1
+        return -1
+
+    def _take(self, plane: int, i: int, turn: int, now: int) -> EvEntry:
+        e = self.ring[self._slots[plane][i]]
+        if e.state is SKIP:
+            self._set(e, GOOD, "skip_expired", now)
+        self._undo = (plane, self._ppos[plane], self._turn)
+        self._ppos[plane] = i + 1
+        self._turn = turn
+        return e
 
     def unpick(self) -> None:
         """Undo the last :meth:`pick`: the same EV comes first next time (its port was busy)."""
-        self._pos = self._last
+        if self._undo is not None:
+            plane, pos, turn = self._undo
+            self._ppos[plane] = pos
+            self._turn = turn
+            self._undo = None
 
     def has_usable(self) -> bool:
         return any(e.state <= SKIP for e in self.ring)

@@ -9,6 +9,9 @@ from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS
 
 TS_MASK = 0xFFFF_FFFF  # TSETH timestamps: nanoseconds modulo 2^32, opaque to the peer
 MAX_RTT_SAMPLE_NS = 1_000_000_000  # an echoed timestamp further back than this is bogus
+# The reorder window's peak queueing delay falls back to the samples over this many
+# configured base RTTs (nic_emu.connection.feedback; docs/nic-emu.md "Loss detection").
+QDELAY_PEAK_RTTS = 64
 RTO_CAP_NS = ACK_TIMEOUT_UNIT_NS << ACK_TIMEOUT_MAX_EXP
 REVERSE_SALT_BASE = 0x8000  # reverse EVs use the upper half of the salt space
 _CE = int(Ecn.CE)

@@ -16,6 +16,7 @@ from nic_emu.connection.common import (
     _NACK_TRIMMED,
     _NACK_TRIMMED_LASTHOP,
     MAX_RTT_SAMPLE_NS,
+    QDELAY_PEAK_RTTS,
     TS_MASK,
     QpState,
 )
@@ -92,16 +93,28 @@ class FeedbackMixin:
         if rtt >= 0:
             if rtt < self.min_rtt_ns:
                 self.min_rtt_ns = rtt
-            # Smoothed queueing delay (gain 1/8, as TCP's SRTT) sizes the reorder window.
-            self.qdelay_ns += ((rtt - self.min_rtt_ns) - self.qdelay_ns) / 8
+            # Smoothed queueing delay (gain 1/8, as TCP's SRTT) and its recent peak (up at
+            # once, back toward the samples over QDELAY_PEAK_RTTS base RTTs) size the
+            # reorder window: a packet sent later on an emptier path overtakes one
+            # queued behind it by up to the peak.
+            sample = rtt - self.min_rtt_ns
+            self.qdelay_ns += (sample - self.qdelay_ns) / 8
+            peak = self.qdelay_peak_ns
+            if sample >= peak:
+                self.qdelay_peak_ns = sample
+            else:
+                span = QDELAY_PEAK_RTTS * self.cfg.base_rtt_ns
+                gain = min(1.0, (now - self.qdelay_peak_at) / span)
+                self.qdelay_peak_ns = peak + (sample - peak) * gain
+            self.qdelay_peak_at = now
             self._rtt_sample(rtt)
         if acked:
             self.last_ack_ns = now
             self.backoff = 0
             self.hold_until = 0
-            self.cc.on_ack(acked, ecn, rtt, now)
+            self.cc.on_ack(acked, ecn, rtt, now, send.inflight_bytes)
         elif ecn:
-            self.cc.on_ack(0, True, rtt, now)
+            self.cc.on_ack(0, True, rtt, now, send.inflight_bytes)
         if self.mrc:
             cfg = self.cfg
             window = self._reorder_window()
@@ -126,7 +139,7 @@ class FeedbackMixin:
         self._complete_writes(now)
 
     def _reorder_window(self) -> int:
-        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns))
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
         if self._adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
             window = max(window, int(self.srtt_ns) >> 2)
         return window
@@ -194,7 +207,7 @@ class FeedbackMixin:
                 self.counters["rx_nack_stale"] += 1
             elif pkt is not None and pkt.state == IN_FLIGHT:
                 send.mark_lost(pkt)
-                self.cc.on_nack(pkt.length, now)
+                self.cc.on_nack(pkt.length, now, send.inflight_bytes)
                 if pkt.entry is not None:
                     pkt.entry.nacks += 1
                 tag = "trimmed_lasthop" if reason == _NACK_TRIMMED_LASTHOP else "trimmed"

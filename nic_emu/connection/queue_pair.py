@@ -88,6 +88,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.last_ack_ns = now
         self.min_rtt_ns = 1 << 62
         self.qdelay_ns = 0.0
+        self.qdelay_peak_ns = 0.0  # recent peak of the queueing delay (FeedbackMixin)
+        self.qdelay_peak_at = now
         self.backoff = 0  # consecutive silent timeouts
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.no_ev_since: int | None = None

@@ -39,9 +39,10 @@ class TransmitMixin:
     def send_one(self, now: int, out: list[tuple[int, bytes]]) -> bool:
         """Emit the next data packet if the window, an EV and that EV's port allow it.
 
-        Ports are paced at ``port_rate_bps``: a packet waits (``pace_at``) until the port
-        of the EV whose turn it is has finished the previous packet, as a NIC's transmit
-        scheduler would, so no queue builds up inside the NIC.
+        Ports are paced at ``port_rate_bps``: the EV set offers an EV on a plane whose
+        port is free (:meth:`EvSet.pick`); when every port with an EV to offer is busy,
+        the packet waits (``pace_at``) for the one that frees first, as a NIC's transmit
+        scheduler would, so no queue builds up inside the NIC and no free port idles.
         """
         send = self.send
         inflight = send.inflight_bytes
@@ -53,7 +54,7 @@ class TransmitMixin:
         if rate is not None and rate.next_send_ns > now:
             self.rate_wait_ns = rate.next_send_ns  # RoCE: DCQCN's rate (a timer wakes us)
             return False
-        entry = self.evs.pick(now)
+        entry = self.evs.pick(now, self._port_free_at)
         if entry is None:
             if self.no_ev_since is None:
                 self.no_ev_since = now
@@ -61,11 +62,12 @@ class TransmitMixin:
         self.no_ev_since = None
         free_at = self._port_free_at[entry.plane]
         if free_at > now:
+            # Every plane with an EV to offer has its port busy; this one frees first.
             self.evs.unpick()
             if self.pace_at is None or free_at < self.pace_at:
                 self.pace_at = free_at
             self.pace_plane = entry.plane
-            # A GOOD EV stays first in the rotation: until the port is free or an event
+            # A GOOD EV stays first in its plane: until that port is free or an event
             # touches this connection, every later call would end here the same way.
             self.pace_fixed = entry.state is GOOD
             return False

@@ -78,7 +78,7 @@ def test_the_process_defaults_are_adaptive_and_the_hardware_ones_are_not() -> No
     assert process.rto_min_ns < process.rto_base_ns
     assert process.probe_interval_min_ns < process.probe_interval_ns
     hardware = NicConfig()
-    assert not hardware.adaptive_timers and not hardware.cc.delay_md
+    assert not hardware.adaptive_timers and hardware.cc.delay_md  # MRC: no last-hop ECN
     assert (hardware.rto_base_ns, hardware.probe_interval_ns) == (65_536, 32_000)
 
 
@@ -107,9 +107,11 @@ def test_adaptive_timers_learn_the_rtt_of_a_transfer_and_survive_a_cut() -> None
 
 
 def test_delay_md_decreases_on_delay_alone_once_per_measured_rtt() -> None:
-    cfg = CcConfig(delay_md=True, target_qdelay_rtts=10)  # target 1 ms at 100 us base RTT
+    # target 1 ms at 100 us base RTT; quick adapt off (the 4.9 ms delay would trigger it)
+    cfg = CcConfig(delay_md=True, target_qdelay_rtts=10, quick_adapt=False)
     cc = Nscc(cfg, 4096, 125_000, 100_000, 0)
-    plain = Nscc(CcConfig(target_qdelay_rtts=10), 4096, 125_000, 100_000, 0)
+    plain_cfg = CcConfig(delay_md=False, target_qdelay_rtts=10, quick_adapt=False)
+    plain = Nscc(plain_cfg, 4096, 125_000, 100_000, 0)
     for c in (cc, plain):
         c.on_ack(4096, False, 1 * MS, 0)  # min RTT 1 ms
     start = cc.cwnd

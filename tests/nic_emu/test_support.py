@@ -39,21 +39,29 @@ def test_cc_config_range_and_rto() -> None:
     assert config_as_dict(NicConfig())["cc"]["gamma"] == 0.8
 
 
-def _nscc() -> Nscc:
-    return Nscc(CcConfig(), 4096, 150_000, 12_000, 0)
+def _nscc(**kwargs: object) -> Nscc:
+    return Nscc(CcConfig(**kwargs), 4096, 150_000, 12_000, 0)  # type: ignore[arg-type]
 
 
 def test_nscc_starts_at_max_and_decreases_on_ecn_with_delay_once_per_rtt() -> None:
     cc = _nscc()
-    assert cc.cwnd == cc.max_wnd == 225_000
-    cc.on_ack(4096, False, 12_000, 1_000)  # sets the base RTT
-    cc.on_ack(4096, True, 40_000, 30_000)  # ECN and 28 us queueing delay
+    assert cc.cwnd == cc.max_wnd == 225_000 and cc.target_ns == 9_000
+    t = 0
+    # ECN and 28 us of queueing delay: the average delay (gain 1/80) passes the 9 us
+    # target after ~31 samples, then one decrease, and no second within the RTT (40 us:
+    # with delay_md, decreases are spaced by the measured RTT when above the base RTT).
+    for _ in range(60):
+        t += 100
+        cc.on_ack(4096, True, 40_000, t)
     first = cc.cwnd
-    assert first < 225_000 and cc.decreases == 1
-    cc.on_ack(4096, True, 40_000, 31_000)  # within one base RTT: no second cut
+    assert first < 225_000 and cc.decreases == 1 and cc.avg_delay > cc.target_ns
+    t += 30_000
+    cc.on_ack(4096, True, 40_000, t)
     assert cc.decreases == 1
-    cc.on_ack(4096, True, 40_000, 50_000)
+    t += 10_001
+    cc.on_ack(4096, True, 40_000, t)
     assert cc.decreases == 2 and cc.cwnd < first
+    assert cc.cwnd >= first // 2  # one decrease is at most max_md_jump (0.5)
 
 
 def test_nscc_ecn_below_target_leaves_window() -> None:
@@ -73,11 +81,85 @@ def test_nscc_increases_without_ecn_and_nack_shrinks() -> None:
         cc.on_ack(4096, False, 12_000 + 5_000, t)  # below target: proportional increase
     assert cc.cwnd > 50_000
     grown = cc.cwnd
-    cc.on_nack(4096, t)
-    assert cc.cwnd == grown - 4096
+    cc.on_nack(4096, t, inflight=grown)  # quick adapt's period has not ended: shrink only
+    assert cc.cwnd == grown - 4096 and cc.quick_adapts == 0
     cc.cwnd = 5000
     cc.on_loss(4096, t)
     assert cc.cwnd == 4096  # never below one MTU
+
+
+def test_nscc_fast_increase_on_a_clear_path_after_a_window_of_acks() -> None:
+    cc = _nscc()
+    cc.cwnd = 40_960
+    t = 0
+    acked = 0
+    while not cc.fast_mode and acked < 200_000:  # no queueing delay (under 1 us)
+        t += 100
+        cc.on_ack(4096, False, 12_000, t)
+        acked += 4096
+    assert cc.fast_mode and acked > 40_960  # only after more than a window of clear acks
+    before = cc.cwnd
+    t += 100
+    cc.on_ack(4096, False, 12_000, t)
+    assert cc.cwnd >= before + int(4096 * cc.fast_scale)
+    cc.on_ack(4096, False, 12_000 + 2_000, t + 100)  # 2 us of delay ends fast mode
+    assert not cc.fast_mode
+
+
+def test_nscc_base_rtt_starts_configured_and_follows_the_lowest_sample() -> None:
+    cc = _nscc()
+    cc.on_ack(4096, False, 20_000, 100)  # above the configured 12 us: no change
+    assert cc.base_rtt_ns == 12_000 and cc.max_wnd == 225_000
+    cc.on_ack(4096, False, 8_000, 200)  # the fabric is shorter: base RTT and ceiling fall
+    assert cc.base_rtt_ns == 8_000 and cc.max_wnd == 150_000 and cc.cwnd <= 150_000
+    assert cc.target_ns == 9_000  # the target stays the configured network's
+
+
+def test_nscc_quick_adapt_after_trims_sets_the_window_to_what_was_delivered() -> None:
+    cc = _nscc()
+    cc.on_ack(4096, False, 12_000, 1_000)  # starts the first period (ends 22 us)
+    cc.on_ack(4096, False, 12_000, 2_000)
+    cc.on_ack(4096, False, 12_000, 3_000)  # 8,192 bytes delivered in this period
+    cc.on_nack(4096, 30_000, inflight=100_000)  # period over, little delivered: adapt
+    assert cc.quick_adapts == 1 and cc.cwnd == 8_192
+    # The marks of what was in flight then are old news: ignored, no decrease.
+    cc.avg_delay = 50_000.0
+    cc.on_ack(4096, True, 40_000, 60_000)
+    assert cc.cwnd == 8_192 and cc.decreases == 0
+    # A period that delivered a lot (more than max_wnd / 2^qa_gate) does not adapt.
+    busy = _nscc()
+    busy.on_ack(4096, False, 12_000, 1_000)
+    for i in range(10):
+        busy.on_ack(4096, False, 12_000, 2_000 + i)
+    busy.on_nack(4096, 30_000, inflight=100_000)
+    assert busy.quick_adapts == 0 and busy.cwnd == 225_000 - 4096
+
+
+def test_nscc_unmarked_delay_over_target_without_delay_md_is_not_congestion() -> None:
+    """UET 1.0's rule (delay_md off): delay no queue marked pulls the average toward a
+    quarter base RTT and is answered by a fair increase; MRC's default (delay_md on)
+    counts it as congestion, its last hop marking no ECN."""
+    uet = _nscc(delay_md=False, quick_adapt=False)
+    mrc = _nscc(quick_adapt=False)
+    for cc in (uet, mrc):
+        cc.cwnd = 100_000
+        t = 0
+        for _ in range(2000):  # 200 us of samples with 28 us of unmarked delay
+            t += 100
+            cc.on_ack(4096, False, 40_000, t)
+    assert uet.avg_delay <= 3_000 and uet.cwnd > 100_000 and uet.decreases == 0
+    assert mrc.avg_delay > mrc.target_ns and mrc.cwnd < 100_000 and mrc.decreases >= 1
+
+
+def test_nscc_config_rejects_bad_quick_adapt_settings() -> None:
+    with pytest.raises(ConfigError, match=r"qa_gate must be an integer in 0..16"):
+        CcConfig(qa_gate=17)
+    with pytest.raises(ConfigError, match=r"delay_gain must be in \(0, 1\)"):
+        CcConfig(delay_gain=0.0)
+    with pytest.raises(ConfigError, match="quick_adapt must be true or false"):
+        CcConfig(quick_adapt=1)  # type: ignore[arg-type]
+    with pytest.raises(ConfigError, match="qa_threshold_targets must be > 0"):
+        CcConfig(qa_threshold_targets=0)
 
 
 def test_disabled_cc_is_fixed() -> None:
