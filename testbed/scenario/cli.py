@@ -55,7 +55,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
         )
         parser.add_argument(
             "--tdf",
-            type=int,
+            type=_tdf,
             metavar="N",
             help="process fabric: time-dilation factor, a power of two (default: the "
             "smallest that slows the busiest NIC to "
@@ -103,6 +103,20 @@ def _options(args: argparse.Namespace) -> RunOptions:
         target=args.target,
         tdf=args.tdf,
     )
+
+
+def _tdf(text: str) -> int:
+    """``--tdf``: checked by the NICs' own rule while the command line is parsed, so a bad
+    factor is a bad invocation (exit 2, docs/exit-codes.md) before anything starts."""
+    from nic_emu.exceptions import ConfigError
+    from nic_emu.serve_config import check_tdf
+
+    try:
+        return check_tdf(int(text))
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"{text!r} is not an integer") from None
+    except ConfigError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
 
 
 def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:

@@ -15,9 +15,10 @@ Everything the minimiser may remove is an item of a list in :class:`FuzzProgram`
 global declarations (headers, metadata, tables, registers), so any subset still compiles.
 :func:`minimise` removes items one at a time while the divergence stays.
 
-Constructs p4emu gets wrong until a fix lands elsewhere are off by default
-(:class:`Features`): header sizes whose byte-aligned runs are 7, 11, 13-15 or >= 17 bytes,
-``exit`` inside an action called directly, register reads at an index out of range.
+Constructs p4emu got wrong until they were fixed (docs/conformance.md, "Random programs")
+are each a switch of :class:`Features`, on by default: header sizes whose byte-aligned
+runs are 7, 11, 13-15 or >= 17 bytes, ``exit`` inside an action called directly, register
+reads at an index out of range. Turning one off narrows the search to the rest.
 """
 
 from __future__ import annotations
@@ -39,15 +40,15 @@ PORTS = (1, 2, 3)
 
 @dataclass(frozen=True)
 class Features:
-    """Constructs the generator may use; the ``known_bug_*`` ones are off by default."""
+    """Constructs the generator may use (all by default): those p4emu once got wrong."""
 
-    known_bug_wide_headers: bool = False
-    known_bug_exit_in_direct_action: bool = False
-    known_bug_register_out_of_range: bool = False
+    wide_headers: bool = True
+    exit_in_direct_action: bool = True
+    register_out_of_range: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
-        return [name for name in cls.__dataclass_fields__ if name.startswith("known_bug_")]
+        return list(cls.__dataclass_fields__)
 
 
 def runs(fields: list[tuple[str, int]]) -> list[int]:
@@ -315,7 +316,7 @@ class _Gen:
                 width = min(left, self.rng.choice([1, 2, 3, 4, 5, 7, 8, 9, 12, 16, 24, 32, 48]))
                 fields.append((f"f{len(fields)}", width))
                 left -= width
-            if self.features.known_bug_wide_headers or safe_runs(fields):
+            if self.features.wide_headers or safe_runs(fields):
                 return Header(name, fields)
 
     # --- expressions ----------------------------------------------------------------------
@@ -382,7 +383,7 @@ class _Gen:
         if kind == 0 and self.registers:
             reg, width, size = self.rng.choice(self.registers)
             index = f"(bit<32>)({self.expr(8, pool, 1)} & {size - 1})"
-            if self.features.known_bug_register_out_of_range and self.rng.random() < 0.3:
+            if self.features.register_out_of_range and self.rng.random() < 0.3:
                 index = f"(bit<32>){self.expr(8, pool, 1)}"
             matching = [t for t in targets if t[1] == width] or [
                 ("meta." + self.meta[0][0], self.meta[0][1])
@@ -512,7 +513,7 @@ class _Gen:
             self.tables.append(Table(f"t{t}", keys, names))
         ingress = self.block(rng.randint(3, 7), targets, pool, 2, True)
         ingress += [Stmt(f"{t.name}.apply();") for t in self.tables if t.name not in self.applied]
-        if self.features.known_bug_exit_in_direct_action:
+        if self.features.exit_in_direct_action:
             target, width = rng.choice(targets)
             actions.append(
                 Action("direct_exit", [("x", width)],

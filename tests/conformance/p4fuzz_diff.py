@@ -130,8 +130,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     parser.add_argument("--count", type=int, default=50, help="programs (50)")
     parser.add_argument("--minimise", action="store_true", help="minimise each divergence")
     parser.add_argument(
-        "--feature", action="append", default=[], choices=Features.names(),
-        help="also generate a construct p4emu is known to get wrong",
+        "--without", action="append", default=[], choices=Features.names(),
+        help="leave out a construct (each was once a p4emu bug; all are on by default)",
     )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="keep programs and runs in this directory")
     args = parser.parse_args(argv)
@@ -139,7 +139,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     if reason is not None:
         print(f"p4fuzz-diff: cannot run: {reason}", file=sys.stderr)
         return 2
-    features = Features(**{name: True for name in args.feature})
+    features = Features(**{name: False for name in args.without})
     started = time.monotonic()
     divergences = 0
     with tempfile.TemporaryDirectory(prefix="p4fuzz-") as scratch:

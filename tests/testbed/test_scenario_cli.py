@@ -192,3 +192,13 @@ def test_a_sweep_writes_one_verdict_per_case(tmp_path: Path, capsys) -> None:
     data = json.loads((tmp_path / "one-switch" / "result.json").read_text())
     assert [c["path_left"] for c in data["cases"]] == [True] * 8
     assert data["cases"][0]["case"] == "switch p0-t0-0 down"
+
+
+@pytest.mark.parametrize(
+    ("tdf", "why"), [("3", "power of two"), ("0", "power of two"), ("x", "not an integer")]
+)
+def test_a_bad_time_dilation_factor_is_a_bad_invocation(
+    scenario_file: Path, capsys: pytest.CaptureFixture[str], tdf: str, why: str
+) -> None:
+    code, _out, err = run(["run", str(scenario_file), "--mode", "local", "--tdf", tdf], capsys)
+    assert code == 2 and "--tdf" in err and why in err  # refused before anything starts
