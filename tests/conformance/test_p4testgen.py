@@ -43,11 +43,6 @@ KNOWN = {
         "crash", None, "std::out_of_range",
         "BMv2 aborts on a header-stack index out of range (frontend/stack_index_out_of_range)",
     ),
-    "frontend/struct_in_header_lookahead": (
-        "pass", "fail", "",
-        "p4emu: lookahead past the end of the packet in an assignment (known, fixed in "
-        "p4emu's back end by another branch)",
-    ),
 }  # fmt: skip
 """Programs some of whose P4Testgen tests get different verdicts, for a documented reason
 (docs/conformance.md, "P4Testgen"): (BMv2's verdict, p4emu's verdict or None for any, a
