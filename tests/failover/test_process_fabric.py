@@ -70,7 +70,8 @@ def test_fault_on_the_process_fabric(name: str) -> None:
             mode="local", run_dir=Path(root), udp_base_port=udp, grpc_base_port=grpc
         )
         run, _ = run_checked(scenario, Variant(), options)
-    assert [c.name for c in run.checks] == ["byte-exact delivery", "repath time"]
+    # the scenario's own assertions, one repath check per path-cutting event
+    assert [c.assertion for c in run.checks] == ["assertions.byte_exact", "assertions.repath_max"]
     assert run.ok, run.checks
     assert (
         run.fabric["tdf"] == options.effective_tdf(scenario.topology)
