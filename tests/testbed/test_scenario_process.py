@@ -158,12 +158,13 @@ def test_repaths_are_counted_under_the_cut_that_caused_them() -> None:
         0: {
             "started_ns": started,
             "repath_events": [
-                # on the cut path, 60 us in: 17 us (dilated) measured
-                {"t_s": 60e-6 * TDF, "repath_time_us": 17.0 * TDF, "path": [0, "p0-t1-0"]},
+                # on the cut path (link-restore cuts p3-t0-0 -- p3-t1-1), 60 us in: 17 us
+                # (dilated) measured
+                {"t_s": 60e-6 * TDF, "repath_time_us": 17.0 * TDF, "path": [3, "p3-t1-1"]},
                 # a false alarm on another plane
                 {"t_s": 70e-6 * TDF, "repath_time_us": 3.0 * TDF, "path": [2, "p2-t1-1"]},
                 # before any cut: no cause
-                {"t_s": 20e-6 * TDF, "repath_time_us": 5.0 * TDF, "path": [0, "p0-t1-0"]},
+                {"t_s": 20e-6 * TDF, "repath_time_us": 5.0 * TDF, "path": [3, "p3-t1-1"]},
             ],
         }
     }
