@@ -120,7 +120,8 @@ def test_cli_up_status_break_send_down(
         assert "plane 0 via p0-t1-0: 80 ASSUMED_BAD" in err
         assert "local ports down: [0, 1]" in err
         assert cli.main(["port", "up", "nic2", "1", *base]) == 0
-        assert cli.main(["link", "down", "p0-t0-0", "p1-t1-0", *base]) == 1
+        # a link that does not exist is bad input: 2 (docs/exit-codes.md)
+        assert cli.main(["link", "down", "p0-t0-0", "p1-t1-0", *base]) == 2
         assert "there is no link" in capsys.readouterr().err
         for command in (
             ["switch", "up", "p0-t1-1"],
