@@ -70,6 +70,11 @@ class ServeConfigError(NicEmuError):
         super().__init__(f"{key}: {self.message}")
 
 
+class DataSourceError(NicEmuError):
+    """A transfer's data source is bad (an unknown kind, a bad pattern, a file that cannot
+    be read or is shorter than the transfer), or failed while the data was being sent."""
+
+
 class ControlError(NicEmuError):
     """A control-socket client could not talk to a ``nic-emu serve`` process, or the
     process answered a request with an error."""

@@ -30,7 +30,6 @@ import sys
 import time
 from collections import deque
 from collections.abc import Callable, Iterator
-from concurrent.futures import ThreadPoolExecutor
 from typing import Any
 
 from nic_emu.config import TransportMode
@@ -38,13 +37,16 @@ from nic_emu.connection import Connection, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.control import ControlServer, Field, RequestError, check_fields
 from nic_emu.core import NicCore, service
+from nic_emu.datasource import PIECE_BYTES, DataSource, RandomSource, open_source, parse_data_spec
 from nic_emu.delay_line import DelayLine, delay_ns
 from nic_emu.event_log import EventLog
 from nic_emu.eventfile import EventFile
-from nic_emu.exceptions import NicEmuError, PortError, ServeConfigError
+from nic_emu.exceptions import DataSourceError, NicEmuError, PortError, ServeConfigError
 from nic_emu.ports import AfPacketPort, PortDriver, UdpPort
 from nic_emu.serve_config import AfPacketPortSpec, ServeConfig, UdpPortSpec
+from nic_emu.streams import StreamPayload
 from nic_emu.transfers import (
+    DATA_STEP_BYTES,
     DEFAULT_TRANSFER_DEADLINE_S,
     MAX_REGION_BYTES,
     NS_PER_S,
@@ -56,7 +58,6 @@ from nic_emu.transfers import (
     ResponderQp,
     SendTransfer,
     split,
-    transfer_data,
 )
 from topologies.exceptions import TopologyError
 
@@ -66,9 +67,6 @@ RESPONDER_IDLE_RETIRE_NS = 30 * NS_PER_S  # a finished incoming QP is destroyed 
 SENDER_RETIRE_NS = 2 * NS_PER_S  # a finished transfer's QPs are destroyed after this
 MAX_CONNECTIONS_PER_TRANSFER = 256
 MAX_TRANSFER_BYTES = 4 << 30
-# [P] The data of this NIC's running sends together (each transfer is made whole in memory
-# before it is posted): a send that would pass it is refused, naming what holds it.
-SEND_MEMORY_BUDGET_BYTES = 1 << 30
 MESSAGES_KEPT = 10_000  # received messages the `messages` op can report (the latest)
 FINISHED_TRANSFERS_KEPT = 1_000  # finished transfers the `transfer` op can still report
 
@@ -85,6 +83,7 @@ SEND_FIELDS = {
     "connections": Field(int, required=False, default=1),
     "mode": Field(str, required=False, default="mrc"),
     "seed": Field(int, required=False, default=1),
+    "data": Field(str, required=False, default="random"),
     "deadline_s": Field((int, float), required=False, default=DEFAULT_TRANSFER_DEADLINE_S),
 }
 TRANSFER_FIELDS = {"id": Field(int)}
@@ -126,10 +125,11 @@ class NicProcess:
         # The latest messages received (what `messages` reports); older ones drop out.
         self.messages: deque[ReceivedMessage] = deque(maxlen=MESSAGES_KEPT)
         self.budget = MemoryBudget()
+        self.send_reserved: dict[int, int] = {}  # QPN -> bytes reserved in the budget
         self.next_sequence = 0
-        self.jobs: deque[tuple[SendTransfer, Iterator[None]]] = deque()
+        # Preparations of sends: (transfer, its steps, its QPNs)
+        self.jobs: deque[tuple[SendTransfer, Iterator[None], list[int]]] = deque()
         self.retiring: deque[tuple[int, int]] = deque()  # (when, QPN) of finished QPs
-        self.hasher = ThreadPoolExecutor(max_workers=1, thread_name_prefix="nic-emu-sha256")
         self.counters = dict.fromkeys(
             (
                 "tx_port_down",
@@ -260,7 +260,6 @@ class NicProcess:
             self._events_file.close()
             self._events_file = None
         self.selector.close()
-        self.hasher.shutdown(wait=False, cancel_futures=True)
 
     # ------------------------------------------------------------------ the loop
 
@@ -394,10 +393,15 @@ class NicProcess:
         self._retire_idle_responders(now)
         while self.retiring and self.retiring[0][0] <= now:
             _, qpn = self.retiring.popleft()
-            if qpn in self.core.connections:
-                self.core.destroy_connection(qpn)
+            self._destroy(qpn)
         if self.log.records:
             self._drain_log()
+
+    def _destroy(self, qpn: int) -> None:
+        """Destroy a QP of this NIC's own sends and give back its budget reservation."""
+        if qpn in self.core.connections:
+            self.core.destroy_connection(qpn)
+        self.budget.give(self.send_reserved.pop(qpn, 0))
 
     def _miss_deadline(self, transfer: SendTransfer, now: int) -> None:
         """The transfer's deadline passed: its unfinished connections fail, each naming
@@ -448,7 +452,9 @@ class NicProcess:
             if isinstance(event, WriteReceived):
                 responder = self.responders.get(event.qpn)
                 if responder is not None:
-                    self.messages.append(responder.message(event.va, event.length, event.t_ns))
+                    message = responder.message(event.t_ns)
+                    if message is not None:
+                        self.messages.append(message)
                 continue
             transfer = self.transfer_of_qpn.get(event.qpn)
             if transfer is None:
@@ -492,9 +498,7 @@ class NicProcess:
         conn = self.core.create_connection(
             peer, qpn=qpn, peer_qpn=qpn, mode=QpnPlan.mode_of(qpn), now=now
         )
-        responder = ResponderQp(self.budget, conn, peer, self.hasher)
-        conn.attach_responder_memory(responder.provide)
-        self.responders[qpn] = responder
+        self.responders[qpn] = ResponderQp(self.budget, conn, peer)
         self.log.record(now, self.name, "qp_accepted", qpn=qpn, peer=peer, mode=conn.mode.value)
         return conn
 
@@ -564,12 +568,20 @@ class NicProcess:
                 f"send: bytes must be {count}..{limit} for {count} connection(s) "
                 f"(at most {MAX_REGION_BYTES} per connection), got {size}"
             )
-        held = sum(transfer.size for transfer in self.running.values())
-        if held + size > SEND_MEMORY_BUDGET_BYTES:
+        try:
+            spec = parse_data_spec(args["data"])
+        except DataSourceError as exc:
+            raise RequestError(f"send: data: {exc}") from None
+        reserve = count * self.connection_reservation()
+        if not self.budget.can_take(reserve):
             raise RequestError(
-                f"send: {size} bytes would pass this NIC's memory budget for sends "
-                f"({SEND_MEMORY_BUDGET_BYTES} bytes; {held} held by {len(self.running)} running "
-                "transfer(s)): wait for them to finish, or send less"
+                f"send: {count} connection(s) need {reserve} bytes of this NIC's memory "
+                f"budget ({self.connection_reservation()} each: "
+                f"{self.config.transport.receive_window_psns} unacknowledged packets x "
+                f"{self.config.transport.mtu_payload} bytes + a {PIECE_BYTES}-byte data piece); "
+                f"the budget is {self.budget.limit} bytes and {self.budget.used} are held by "
+                f"{len(self.running)} running transfer(s) and out-of-order data: wait for "
+                "them to finish, or use fewer connections"
             )
         deadline_s = args["deadline_s"]
         if not 0 < deadline_s <= 86_400:
@@ -578,6 +590,10 @@ class NicProcess:
         if args["mode"] not in modes:
             raise RequestError(f"send: mode must be 'mrc' or 'roce', got {args['mode']!r}")
         mode = modes[args["mode"]]
+        try:
+            source = open_source(spec, size, args["seed"])
+        except DataSourceError as exc:
+            raise RequestError(f"send: data: {exc}") from None
         qpns = [self.qpns.qpn(self.nic_index, self.next_sequence + i, mode) for i in range(count)]
         self.next_sequence += count
         self.transfers_started += 1
@@ -591,33 +607,50 @@ class NicProcess:
             mtu=self.config.transport.mtu_payload,
             planes=self.core.plane_count,
             requested_ns=now,
+            data=str(spec),
             deadline_ns=now + int(deadline_s * NS_PER_S),
         )
         self.transfers[transfer.id] = transfer
         self.running[transfer.id] = transfer
-        # Making (and hashing) the data and the QPs takes a while for big transfers: it
-        # is done a step at a time between frames, so no other traffic of this NIC waits.
-        self.jobs.append((transfer, self._prepare(transfer, qpns)))
+        for qpn in qpns:
+            self.budget.take(self.connection_reservation())
+            self.send_reserved[qpn] = self.connection_reservation()
+        # Digesting the data and opening the QPs takes a while for big transfers: it is
+        # done a step at a time between frames, so no other traffic of this NIC waits.
+        self.jobs.append((transfer, self._prepare(transfer, qpns, source), qpns))
         return {"transfer": transfer.id, "qpns": qpns, "deadline_s": deadline_s}
 
-    def _prepare(self, transfer: SendTransfer, qpns: list[int]) -> Iterator[None]:
-        """Make the data a chunk per step, open the QPs, post one WRITE per QP."""
+    def connection_reservation(self) -> int:
+        """Budget bytes one sending connection reserves: its most unacknowledged payloads
+        (the receive window's packets) and the data piece its reader holds."""
+        transport = self.config.transport
+        return transport.receive_window_psns * transport.mtu_payload + PIECE_BYTES
+
+    def _prepare(
+        self, transfer: SendTransfer, qpns: list[int], source: DataSource
+    ) -> Iterator[None]:
+        """Digest the data (a pass over the source, a step at a time, nothing kept), open
+        the QPs, post one streamed WRITE per QP."""
         shares = split(transfer.size, len(qpns))
-        data = bytearray(transfer.size)
+        if isinstance(source, RandomSource):
+            source.mark([start for start, _ in shares])  # each share's reader starts at once
         total = hashlib.sha256()
         part_hashes = [hashlib.sha256() for _ in shares] if len(shares) > 1 else []
         offset = 0
-        for chunk in transfer_data(transfer.seed, transfer.size):
-            end = offset + len(chunk)
-            data[offset:end] = chunk
-            total.update(chunk)
-            view = memoryview(chunk)
+        step = 0
+        for piece in source.pieces(0, transfer.size):
+            end = offset + len(piece)
+            total.update(piece)
+            view = memoryview(piece)
             for (start, length), hasher in zip(shares, part_hashes):
                 lo, hi = max(start, offset), min(start + length, end)
                 if lo < hi:
                     hasher.update(view[lo - offset : hi - offset])
             offset = end
-            yield
+            step += len(piece)
+            if step >= DATA_STEP_BYTES:
+                step = 0
+                yield
         conns = []
         for qpn in qpns:
             conns.append(
@@ -634,13 +667,14 @@ class NicProcess:
             yield
         digest = total.hexdigest()
         now = time.monotonic_ns()
-        whole = memoryview(data)
         for i, (conn, (start, length)) in enumerate(zip(conns, shares)):
             part_digest = part_hashes[i].hexdigest() if part_hashes else digest
             transfer.parts.append(Part(conn, start, length, part_digest))
             transfer.repaths.watch(conn)
             self.transfer_of_qpn[conn.qpn] = transfer
-            conn.post_write(whole[start : start + length], 0, conn.qpn, now)
+            what = f"transfer {transfer.id} data ({transfer.data})"
+            payload = StreamPayload(source.pieces(start, length), length, what)
+            conn.post_write(payload, 0, conn.qpn, now)
         transfer.start(digest, now)
         self.log.record(
             now,
@@ -651,13 +685,14 @@ class NicProcess:
             bytes=transfer.size,
             connections=len(qpns),
             mode=transfer.mode.value,
+            data=transfer.data,
             qpns=qpns,
             sha256=digest,
         )
 
     def _run_job(self) -> None:
         """One step of the oldest preparation; a finished or failed one leaves the queue."""
-        transfer, job = self.jobs[0]
+        transfer, job, qpns = self.jobs[0]
         try:
             next(job)
         except StopIteration:
@@ -667,9 +702,8 @@ class NicProcess:
             transfer.fail_setup(f"cannot set the transfer up: {exc}", now)
             self.running.pop(transfer.id, None)
             self._forget_old_transfers(transfer.id)
-            for qpn in list(self.core.connections):
-                if self.transfer_of_qpn.get(qpn) is transfer:
-                    self.core.destroy_connection(qpn)
+            for qpn in qpns:  # those opened, and the budget reserved for each
+                self._destroy(qpn)
             self.log.record(
                 now, self.name, "transfer_failed", transfer=transfer.id, failed=transfer.error
             )
@@ -756,8 +790,14 @@ class NicProcess:
                 **self.counters,
                 "control_requests": self.control.requests,
                 "control_errors": self.control.errors,
-                "received_bytes_held": self.budget.used,
-                "region_refusals": self.budget.refused,
+                "memory_budget_bytes": self.budget.limit,
+                "memory_held_bytes": self.budget.used,
+                "send_reserved_bytes": sum(self.send_reserved.values()),
+                "received_bytes_held": sum(r.sink.held_bytes for r in self.responders.values()),
+                "received_bytes_peak": max(
+                    (r.sink.peak_held_bytes for r in self.responders.values()), default=0
+                ),
+                "memory_refusals": self.budget.refused,
             },
         }
 

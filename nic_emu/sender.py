@@ -1,6 +1,7 @@
 """Send side of a connection: segmentation, in-flight tracking, loss detection, RTO.
 
-Packets are segmented lazily from posted WRITE requests when the window opens. Every
+Packets are segmented lazily from posted WRITE requests when the window opens, each
+taking its payload from the WRITE's data then (:class:`Payload`). Every
 transmission gets a monotonic ``tx_seq``; ``outstanding`` lists transmissions in send
 order, so both loss detectors look only at its front:
 
@@ -22,6 +23,7 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from dataclasses import dataclass
+from typing import Protocol
 
 from nic_emu.ev_set import EvEntry
 
@@ -44,12 +46,33 @@ LOST = 1  # queued for retransmission, not counted in flight
 ACKED = 2
 
 
+class Payload(Protocol):
+    """A WRITE's data as the sender reads it: ``take(offset, length)`` is asked once per
+    packet, in order of offset (a :class:`memoryview` slice of posted bytes, or
+    :class:`nic_emu.streams.StreamPayload` for data made as it is sent)."""
+
+    def take(self, offset: int, length: int) -> bytes | memoryview: ...
+
+
+class BufferPayload:
+    """Posted bytes: each packet's payload is a view into them (no copy)."""
+
+    __slots__ = ("view",)
+
+    def __init__(self, view: memoryview) -> None:
+        self.view = view
+
+    def take(self, offset: int, length: int) -> memoryview:
+        return self.view[offset : offset + length]
+
+
 @dataclass(slots=True, eq=False)
 class WriteRequest:
-    """One RDMA WRITE posted by the application."""
+    """One RDMA WRITE posted by the application: ``length`` bytes from ``data``."""
 
     wr_id: int
-    data: memoryview
+    data: Payload
+    length: int
     remote_va: int
     rkey: int
     npkts: int
@@ -78,6 +101,7 @@ class TxPacket:
         "last",
         "length",
         "offset",
+        "payload",
         "psn",
         "sent_ns",
         "state",
@@ -95,6 +119,9 @@ class TxPacket:
         self.length = length
         self.first = first
         self.last = last
+        # Taken from the WRITE's data once, when segmented; kept for retransmissions
+        # until acknowledged (then dropped: a sender holds only unacknowledged payloads).
+        self.payload: bytes | memoryview = b""
         self.entry: EvEntry | None = None  # EV of the latest transmission
         self.sent_ns = 0
         self.tx_seq = -1
@@ -155,8 +182,8 @@ class SendState:
             return None
         wr = self.pending[0]
         offset = wr.next_offset
-        total = len(wr.data)
-        length = min(self.mtu, total - offset)
+        length = min(self.mtu, wr.length - offset)
+        payload = wr.data.take(offset, length)  # first: it may raise (a failed source)
         psn = self.next_psn
         self.next_psn = psn + 1
         if wr.segmented == 0:
@@ -168,6 +195,7 @@ class SendState:
             wr.last_psn = psn
             self.pending.popleft()
         pkt = TxPacket(psn, wr, offset, length, offset == 0, last)
+        pkt.payload = payload
         self.unacked[psn] = pkt
         return pkt
 
@@ -195,6 +223,7 @@ class SendState:
         if pkt.state == IN_FLIGHT:
             self.inflight_bytes -= pkt.length
         pkt.state = ACKED
+        pkt.payload = b""
         pkt.wr.acked_pkts += 1
         if pkt.tx_seq > self.acked_max_tx_seq:
             self.acked_max_tx_seq = pkt.tx_seq
@@ -215,6 +244,7 @@ class SendState:
             if pkt.state == IN_FLIGHT:
                 self.inflight_bytes -= length
             pkt.state = ACKED
+            pkt.payload = b""
             pkt.wr.acked_pkts += 1
             acked += length
             entry = pkt.entry

@@ -11,16 +11,17 @@ instead of exchanging messages):
   sender's NIC index is part of it.
 - **Mode in the QPN.** Bit 23 set = the RoCE baseline (go-back-N receiver), clear = MRC.
 - **Memory.** The sender writes a connection's share of the data at VA 0.. with R_Key =
-  QPN; the receiver places it in a region of its own per (source NIC, QPN), grown to
-  cover each packet's RETH (VA + length), up to :data:`MAX_REGION_BYTES`.
+  QPN, made as it is sent (:mod:`nic_emu.datasource`, :class:`nic_emu.streams.StreamPayload`);
+  the receiver checks it into a running SHA-256 per (source NIC, QPN)
+  (:class:`nic_emu.streams.StreamReceiver`), VAs up to :data:`MAX_REGION_BYTES`, holding
+  only packets that arrive beyond a gap. Neither side holds a transfer whole: what they
+  hold (unacknowledged payloads, out-of-order payloads) counts against the NIC's
+  :class:`MemoryBudget`.
 """
 
 from __future__ import annotations
 
-import hashlib
-import random
-from collections.abc import Iterable, Iterator
-from concurrent.futures import Executor, Future
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,15 +31,18 @@ from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
 from nic_emu.event_log import EventRecord
 from nic_emu.exceptions import ConnectionSetupError
-from nic_emu.memory import MemoryRegion
+from nic_emu.streams import StreamReceiver
 
 QPN_BITS = 24
 QPN_ROCE_BIT = 1 << (QPN_BITS - 1)
 FIRST_SEQUENCE = 0x100  # keeps every QPN clear of the reserved ones below 0x100
-MAX_REGION_BYTES = 1 << 30  # [P] one connection's share of a transfer, at most 1 GiB
-MAX_RECEIVED_BYTES = 4 << 30  # [P] all regions a NIC holds for its peers together
+MAX_REGION_BYTES = 1 << 30  # [P] one connection's share of a transfer (its VA range), 1 GiB
+# [P] What a NIC holds for its transfers together: payloads sent and not yet acknowledged
+# (reserved per sending connection: receive window x MTU payload + one data piece) and
+# payloads received beyond a gap. Not the transfers' sizes: data is made as it is sent.
+NIC_MEMORY_BUDGET_BYTES = 512 << 20
 TIMELINE_STEP_NS = 10_000_000  # delivery timeline resolution (10 ms)
-DATA_CHUNK_BYTES = 1 << 20  # data is made (and hashed) this much per event-loop step
+DATA_STEP_BYTES = 1 << 20  # a send's data is digested this much per event-loop step
 NS_PER_S = 1_000_000_000
 # [P] A transfer not done by then fails, naming the paths it found down; until then a
 # connection without a usable EV keeps probing (with backoff). Generous: the process
@@ -192,14 +196,6 @@ class RepathTracker:
 # ---------------------------------------------------------------------- sending side
 
 
-def transfer_data(seed: int, size: int) -> Iterator[bytes]:
-    """A transfer's data, a chunk at a time: :data:`DATA_CHUNK_BYTES` blocks of
-    ``random.Random(seed).randbytes``, in order (the last one shorter)."""
-    rng = random.Random(seed)
-    for offset in range(0, size, DATA_CHUNK_BYTES):
-        yield rng.randbytes(min(DATA_CHUNK_BYTES, size - offset))
-
-
 def split(size: int, count: int) -> list[tuple[int, int]]:
     """(offset, length) of ``count`` nearly equal shares of ``size`` bytes."""
     return [(size * i // count, size * (i + 1) // count - size * i // count) for i in range(count)]
@@ -243,6 +239,7 @@ class SendTransfer:
     mtu: int
     planes: int
     requested_ns: int
+    data: str = "random"  # the data source's spec (nic_emu.datasource)
     deadline_ns: int = 1 << 62  # not done by then: the transfer fails
     started_ns: int | None = None  # when the WRITEs were posted (the data is ready)
     sha256: str | None = None  # known once the data is made
@@ -384,6 +381,7 @@ class SendTransfer:
             "failed": self.failed,
             "to": self.to,
             "mode": self.mode.value,
+            "data": self.data,
             "connections": len(self.parts),
             "bytes_total": self.size,
             "bytes_acked": acked,
@@ -428,17 +426,13 @@ class SendTransfer:
 
 @dataclass(slots=True)
 class ReceivedMessage:
-    """A WRITE this NIC received completely; its SHA-256 may still be being computed."""
+    """A WRITE this NIC received completely, and the SHA-256 of its bytes."""
 
     source: str
     qpn: int
     length: int
-    digest: Future[str]
+    sha256: str
     t_ns: int
-
-    @property
-    def sha256(self) -> str:
-        return self.digest.result()
 
     def as_dict(self) -> dict[str, Any]:
         return {
@@ -450,90 +444,50 @@ class ReceivedMessage:
         }
 
 
-def _sha256_of(buffer: bytearray, start: int, end: int) -> str:
-    # hashlib releases the GIL on large inputs: a worker thread hashes while the loop runs.
-    with memoryview(buffer) as whole, whole[start:end] as part:
-        return hashlib.sha256(part).hexdigest()
-
-
 class ResponderQp:
-    """A queue pair another NIC opened toward this one, and its memory region.
+    """A queue pair another NIC opened toward this one: its WRITEs are checked into a
+    :class:`StreamReceiver` (a running digest), never held whole."""
 
-    ``hasher`` computes message digests off the event loop (None: at once, inline).
-    """
-
-    def __init__(
-        self,
-        budget: MemoryBudget,
-        conn: Connection,
-        source: str,
-        hasher: Executor | None = None,
-    ) -> None:
+    def __init__(self, budget: MemoryBudget, conn: Connection, source: str) -> None:
         self.budget = budget
         self.conn = conn
         self.source = source
-        self.hasher = hasher
-        self.region: MemoryRegion | None = None
+        self.sink = StreamReceiver(conn.recv.rcv_nxt, budget, MAX_REGION_BYTES)
+        conn.attach_responder_sink(self.sink)
         self.complete_bytes = 0
         self.retired = False
-        self._hashing: list[Future[str]] = []
 
-    def provide(self, rkey: int, va: int, length: int) -> MemoryRegion | None:
-        """The region for a WRITE packet (``Connection.attach_responder_memory``)."""
-        end = va + length
-        if end > MAX_REGION_BYTES:
+    def message(self, t_ns: int) -> ReceivedMessage | None:
+        """The oldest completed WRITE not reported yet (None: none is complete)."""
+        found = self.sink.pop_message()
+        if found is None:
             return None
-        region = self.region
-        if region is None:
-            region = MemoryRegion(rkey, 0, bytearray())
-            self.region = region
-        elif rkey != region.rkey:
-            return None  # one region per (source NIC, QPN)
-        grow = end - len(region.buffer)
-        if grow > 0:
-            if not self.budget.take(grow):
-                return None
-            self._settle()  # a buffer being hashed cannot be resized
-            region.buffer.extend(bytes(grow))
-        return region
-
-    def message(self, va: int, length: int, t_ns: int) -> ReceivedMessage:
-        """A WRITE of [va, va+length) completed: hash what was placed."""
-        assert self.region is not None
-        buffer = self.region.buffer
-        if self.hasher is None:
-            digest: Future[str] = Future()
-            digest.set_result(_sha256_of(buffer, va, va + length))
-        else:
-            digest = self.hasher.submit(_sha256_of, buffer, va, va + length)
-            self._hashing = [f for f in self._hashing if not f.done()]
-            self._hashing.append(digest)
+        length, digest = found
         self.complete_bytes += length
         return ReceivedMessage(self.source, self.conn.qpn, length, digest, t_ns)
 
     def incomplete_bytes(self) -> int:
-        return max(0, self.conn.counters["bytes_placed"] - self.complete_bytes)
+        return max(0, self.sink.fed_bytes + self.sink.held_bytes - self.complete_bytes)
 
     def release(self) -> None:
-        self._settle()
-        if self.region is not None:
-            self.budget.give(len(self.region.buffer))
-            self.region.buffer = bytearray()
+        self.sink.release()
         self.retired = True
-
-    def _settle(self) -> None:
-        for future in self._hashing:
-            future.result()
-        self._hashing.clear()
 
 
 class MemoryBudget:
-    """Bytes all responder regions of a NIC may hold together."""
+    """Bytes a NIC's transfers may hold together (:data:`NIC_MEMORY_BUDGET_BYTES`):
+    reservations of sending connections and payloads held out of order."""
 
-    def __init__(self, limit: int = MAX_RECEIVED_BYTES) -> None:
+    def __init__(self, limit: int = NIC_MEMORY_BUDGET_BYTES) -> None:
         self.limit = limit
         self.used = 0
         self.refused = 0
+
+    def can_take(self, nbytes: int) -> bool:
+        if self.used + nbytes > self.limit:
+            self.refused += 1
+            return False
+        return True
 
     def take(self, nbytes: int) -> bool:
         if self.used + nbytes > self.limit:

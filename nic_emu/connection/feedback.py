@@ -154,7 +154,7 @@ class FeedbackMixin:
         nic = self.nic
         for wr in done:
             self.counters["writes_completed"] += 1
-            nic.emit(WriteCompleted(self.qpn, wr.wr_id, len(wr.data), now))
+            nic.emit(WriteCompleted(self.qpn, wr.wr_id, wr.length, now))
             nic.log.record(
                 now, nic.name, ev_kinds.WRITE_DONE, qpn=self.qpn, psn=wr.last_psn, wr_id=wr.wr_id
             )

@@ -5,7 +5,6 @@ behaviour is composed from the mixins of this package (see its docstring).
 from __future__ import annotations
 
 import random
-from collections.abc import Callable
 from dataclasses import replace
 
 from mrc_wire import (
@@ -34,13 +33,13 @@ from nic_emu.connection.transmit import TransmitMixin
 from nic_emu.dcqcn import CnpPacer, DcqcnRate
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
-from nic_emu.memory import MemoryRegion
 from nic_emu.receiver import (
     GoBackNReceiveState,
     MessageTracker,
     ReceiveState,
 )
-from nic_emu.sender import SendState, WriteRequest
+from nic_emu.sender import BufferPayload, Payload, SendState, WriteRequest
+from nic_emu.streams import StreamPayload, StreamReceiver
 
 
 class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathMixin, GoBackNMixin):
@@ -145,7 +144,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self._sack_every = cfg.sack_every_pkts
         self._sack_delay = cfg.sack_delay_ns
         self._regions = nic.memory.regions
-        self._provide_region: Callable[[int, int, int], MemoryRegion | None] | None = None
+        self._sink: StreamReceiver | None = None  # a responder QP's streamed receive side
         self._sack_trigger: tuple[int, int, int | None, bool] = (0, recv_psn, None, False)
 
         # -- reverse EV set (SACK/NACK path)
@@ -233,42 +232,55 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         return Probe(**common)
 
     def post_write(
-        self, data: bytes | bytearray | memoryview, remote_va: int, rkey: int, now: int
+        self,
+        data: bytes | bytearray | memoryview | StreamPayload,
+        remote_va: int,
+        rkey: int,
+        now: int,
     ) -> int:
-        """Queue an RDMA WRITE of ``data`` to the peer's [remote_va, +len) under ``rkey``."""
+        """Queue an RDMA WRITE of ``data`` to the peer's [remote_va, +len) under ``rkey``.
+
+        ``data`` is bytes-like (packets are views into it: keep it unchanged until the
+        WRITE completes) or a :class:`~nic_emu.streams.StreamPayload` (made as it is
+        sent, never held whole)."""
         if self.state is QpState.ERROR:
             assert self.error is not None
             raise self.error
-        if not isinstance(data, bytes | bytearray | memoryview):
-            raise MemoryAccessError(f"WRITE data must be bytes-like, got {type(data).__name__}")
-        view = memoryview(data).cast("B")
+        payload: Payload
+        if isinstance(data, StreamPayload):
+            payload, size = data, data.length
+        elif isinstance(data, bytes | bytearray | memoryview):
+            view = memoryview(data).cast("B")
+            payload, size = BufferPayload(view), len(view)
+        else:
+            raise MemoryAccessError(
+                f"WRITE data must be bytes-like or a StreamPayload, got {type(data).__name__}"
+            )
         if isinstance(remote_va, bool) or not isinstance(remote_va, int):
             raise MemoryAccessError(f"remote VA must be an integer, got {remote_va!r}")
-        if remote_va < 0 or remote_va + len(view) > 1 << 64:
+        if remote_va < 0 or remote_va + size > 1 << 64:
             raise MemoryAccessError(
-                f"WRITE of {len(view)} bytes at VA {remote_va:#x} does not fit 64-bit addresses"
+                f"WRITE of {size} bytes at VA {remote_va:#x} does not fit 64-bit addresses"
             )
         if isinstance(rkey, bool) or not isinstance(rkey, int) or not 0 <= rkey <= 0xFFFF_FFFF:
             raise MemoryAccessError(f"R_Key must be a 32-bit unsigned integer, got {rkey!r}")
         wr_id = self._next_wr_id
         self._next_wr_id += 1
         mtu = self.cfg.mtu_payload
-        npkts = max(1, -(-len(view) // mtu))
+        npkts = max(1, -(-size // mtu))
         if self.send.idle():
             self.quiet_since = now  # the peer's silence counts from the first work posted
-        self.send.post(WriteRequest(wr_id, view, remote_va, rkey, npkts, now))
+        self.send.post(WriteRequest(wr_id, payload, size, remote_va, rkey, npkts, now))
         self.nic.wake(self.qpn)
         return wr_id
 
-    def attach_responder_memory(
-        self, provide: Callable[[int, int, int], MemoryRegion | None]
-    ) -> None:
-        """Place this QP's incoming WRITEs in memory of its own instead of the NIC's
-        registered regions: ``provide(rkey, va, length)`` is asked for a region holding
-        [va, va+length) whenever this QP's regions do not (it may grow and return the same
-        region); None drops the packet as a memory access error."""
+    def attach_responder_sink(self, sink: StreamReceiver) -> None:
+        """Check this QP's incoming WRITEs into ``sink`` (a running digest per message,
+        out-of-order payloads held until their gap fills) instead of placing them in the
+        NIC's registered regions; a packet the sink does not admit is dropped with the
+        reason it names (``memory_access``, ``memory_budget``)."""
         self._regions = {}
-        self._provide_region = provide
+        self._sink = sink
 
     def deny_ev(self, ev: int, now: int) -> None:
         self.evs.deny(ev, now)
@@ -292,7 +304,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
             t.payload = b""
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
         self._regions = {}
-        self._provide_region = None
+        self._sink = None
         self.msgs = MessageTracker(self.recv.rcv_nxt)
 
     def acked_per_plane(self) -> list[int]:

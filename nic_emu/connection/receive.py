@@ -75,17 +75,22 @@ class ReceiveMixin:
             return
         length = m.dma_length
         va = m.va
-        region = self._regions.get(m.rkey)
-        offset = va - region.va if region is not None else -1
-        if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
-            provide = self._provide_region
-            region = provide(m.rkey, va, length) if provide is not None else None
-            if region is None:
+        sink = self._sink
+        if sink is not None:
+            region = None
+            offset = 0
+            refused = sink.admit(psn, m.rkey, va, length)
+            if refused is not None:
+                counters["rx_access_error"] += 1
+                nic.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
+                return
+        else:
+            region = self._regions.get(m.rkey)
+            offset = va - region.va if region is not None else -1
+            if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
                 counters["rx_access_error"] += 1
                 nic.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return
-            self._regions[m.rkey] = region
-            offset = va - region.va
         result = recv.accept(psn)
         if result == DUPLICATE:
             counters["rx_dup"] += 1
@@ -98,7 +103,10 @@ class ReceiveMixin:
         if result != NEW_IN_ORDER and not mrc:
             self._gbn_out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
             return
-        region.buffer[offset : offset + length] = m.payload  # type: ignore[union-attr]
+        if sink is not None:
+            sink.place(psn, m.payload, m.last)
+        else:
+            region.buffer[offset : offset + length] = m.payload  # type: ignore[union-attr]
         counters["rx_data"] += 1
         counters["bytes_placed"] += length
         self.rcvd_bytes += length

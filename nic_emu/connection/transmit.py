@@ -15,6 +15,7 @@ from nic_emu.connection.common import (
     QpState,
 )
 from nic_emu.ev_set import GOOD, EvEntry
+from nic_emu.exceptions import DataSourceError
 from nic_emu.sender import PSN_MASK, TxPacket
 
 
@@ -71,7 +72,12 @@ class TransmitMixin:
             # touches this connection, every later call would end here the same way.
             self.pace_fixed = entry.state is GOOD
             return False
-        pkt = send.next_packet()
+        try:
+            pkt = send.next_packet()
+        except DataSourceError as exc:  # the WRITE's streamed data failed: nothing to send
+            self.evs.unpick()
+            self.fail("data_source", str(exc), now)
+            return False
         if pkt is None:
             return False
         self._transmit(pkt, entry, now, out)
@@ -94,7 +100,7 @@ class TransmitMixin:
         t.va = wr.remote_va + offset
         t.rkey = wr.rkey
         t.dma_length = length
-        t.payload = wr.data[offset : offset + length]
+        t.payload = pkt.payload
         t.rtx = rtx
         t.dscp = _TRIMMABLE_RETX if rtx else _TRIMMABLE
         t.last = pkt.last

@@ -143,11 +143,40 @@ def test_send_refuses_bad_fields(pair: Any, fields: dict[str, Any], words: str) 
 def test_a_send_past_the_nic_memory_budget_is_refused_naming_it(
     pair: Any, monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    monkeypatch.setattr(process_module, "SEND_MEMORY_BUDGET_BYTES", 100_000)
-    with ControlClient(pair[0].control, timeout=60) as client:
-        response = client.raw({"op": "send", "to": "nic3", "bytes": 100_001})
+    """The budget bounds what connections hold (unacknowledged and out-of-order data),
+    not the transfer's size."""
+    a = pair[0]
+    each = a.process.connection_reservation()
+    monkeypatch.setattr(a.process.budget, "limit", 3 * each)
+    with ControlClient(a.control, timeout=60) as client:
+        response = client.raw({"op": "send", "to": "nic3", "bytes": 1000, "connections": 4})
     assert response["ok"] is False
-    assert "memory budget for sends (100000 bytes; 0 held by 0 running" in response["error"]
+    assert (
+        f"4 connection(s) need {4 * each} bytes of this NIC's memory budget" in (response["error"])
+    )
+    assert f"the budget is {3 * each} bytes and 0 are held" in response["error"]
+    assert a.process.budget.used == 0 and not a.process.running
+
+
+@pytest.mark.parametrize(
+    ("data", "words"),
+    [
+        ("zeros", "unknown data source 'zeros'"),
+        ("pattern:xyz", "pattern:HEX needs hexadecimal bytes"),
+        ("pattern:", "pattern:HEX needs at least one byte"),
+        ("random:-1", "random:SEED needs a non-negative integer seed"),
+        ("file:relative/path", "file:PATH needs an absolute path"),
+        ("file:/nonexistent/data.bin", "cannot read data file '/nonexistent/data.bin'"),
+    ],
+)
+def test_a_send_with_a_bad_data_source_is_refused_before_anything_starts(
+    pair: Any, data: str, words: str
+) -> None:
+    a = pair[0]
+    with ControlClient(a.control, timeout=60) as client:
+        response = client.raw({"op": "send", "to": "nic3", "bytes": 1000, "data": data})
+    assert response["ok"] is False and words in response["error"]
+    assert a.process.budget.used == 0 and a.process.transfers_started == 0
 
 
 def test_port_op_cuts_and_restores_a_plane(pair: Any) -> None:
@@ -176,8 +205,10 @@ def test_threaded_pair_moves_bytes_intact_and_reports(pair: Any) -> None:
     got = {m["qpn"]: m["sha256"] for m in messages if m["complete"] and m["from"] == "nic0"}
     assert got == {p["qpn"]: p["sha256"] for p in report["parts"]}
     assert sum(m["bytes"] for m in messages) == 300_000
-    stats = b.request("stats")
-    assert stats["process"]["received_bytes_held"] >= 300_000
+    stats = b.request("stats")["process"]
+    assert stats["received_bytes_held"] == 0  # every gap filled: nothing held
+    assert stats["received_bytes_peak"] <= 1024 * 4096  # at most the receive window
+    assert a.request("transfer", id=started["transfer"])["data"] == "random"
     deadline = time.monotonic() + 60
     while a.request("status")["connections"]:  # finished QPs are destroyed after a grace
         assert time.monotonic() < deadline

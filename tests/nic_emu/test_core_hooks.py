@@ -4,6 +4,7 @@ a QP's own, destroying a QP."""
 from __future__ import annotations
 
 import gc
+import hashlib
 import weakref
 
 import pytest
@@ -14,7 +15,8 @@ from nic_emu.connection import Connection
 from nic_emu.core import NicCore
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import ConnectionSetupError, UnknownConnectionError
-from nic_emu.memory import MemoryRegion
+from nic_emu.streams import StreamReceiver
+from nic_emu.transfers import MemoryBudget
 
 from .harness import HARNESS_CONFIG, PLAN, QPN_A, Pair, decoded
 
@@ -28,40 +30,38 @@ def sender_frames(data: bytes, qpn: int = QPN_A) -> tuple[NicCore, list[tuple[in
 
 
 class Acceptor:
-    """A receiving NIC that opens a QP for any unknown QPN, memory of its own."""
+    """A receiving NIC that opens a QP for any unknown QPN, checked into a sink of its own."""
 
     def __init__(self, refuse: bool = False, name: str = "nic2") -> None:
         self.core = NicCore(name, PLAN, HARNESS_CONFIG, seed=2, log=EventLog())
         self.core.accept_unknown_qp = self.accept
         self.refuse = refuse
         self.calls: list[tuple[str, int]] = []
-        self.region = MemoryRegion(0, 0, bytearray())
+        self.budget = MemoryBudget(limit=1 << 20)
+        self.sink: StreamReceiver | None = None
 
     def accept(self, peer: str, qpn: int, now: int) -> Connection | None:
         self.calls.append((peer, qpn))
         if self.refuse:
             return None
         conn = self.core.create_connection(peer, qpn=qpn, peer_qpn=qpn, now=now)
-        conn.attach_responder_memory(self.provide)
+        self.sink = StreamReceiver(0, self.budget, max_va=1 << 20)
+        conn.attach_responder_sink(self.sink)
         return conn
 
-    def provide(self, rkey: int, va: int, length: int) -> MemoryRegion | None:
-        if va + length > 1 << 20:
-            return None
-        self.region.rkey = rkey
-        if len(self.region.buffer) < va + length:
-            self.region.buffer.extend(bytes(va + length - len(self.region.buffer)))
-        return self.region
 
-
-def test_an_unknown_qpn_is_accepted_and_placed_in_its_own_memory() -> None:
+def test_an_unknown_qpn_is_accepted_and_checked_into_its_own_sink() -> None:
     data = bytes(range(256)) * 40  # 3 packets of 4096 B
     _, frames = sender_frames(data)
     b = Acceptor()
-    for plane, frame in frames:
+    for plane, frame in reversed(frames):  # the last first: held until the gap fills
         b.core.receive_frame(frame, plane, 10)
     assert b.calls == [("nic0", QPN_A)]  # once, then the QP exists
-    assert bytes(b.region.buffer) == data
+    assert b.sink is not None and b.sink.pop_message() == (
+        len(data),
+        hashlib.sha256(data).hexdigest(),
+    )
+    assert b.sink.held_bytes == 0 and b.sink.peak_held_bytes == len(data) - 4096
     assert b.core.connection(QPN_A).counters["bytes_placed"] == len(data)
     sacks = [m for m in decoded(b.core.frames_to_send(10)) if isinstance(m, Sack)]
     assert sacks and all(s.dqpn == QPN_A for s in sacks)
@@ -97,12 +97,12 @@ def test_acceptance_errors_and_feedback_frames_never_open_a_qp() -> None:
     assert b2.calls == [] and b2.core.counters["rx_unknown_qpn"] == len(sack)
 
 
-def test_memory_the_provider_refuses_is_an_access_error() -> None:
+def test_memory_the_sink_refuses_is_an_access_error() -> None:
     b = Acceptor()
     _, frames = sender_frames(b"z" * 10)
     (m,) = decoded(frames)
     assert isinstance(m, DataPacket)
-    m.va = 2 << 20  # beyond what the provider grants
+    m.va = 2 << 20  # beyond what the sink accepts
     b.core.receive_frame(encode_data(m), 0, 0)
     conn = b.core.connection(QPN_A)
     assert conn.counters["rx_access_error"] == 1 and conn.counters["rx_data"] == 0

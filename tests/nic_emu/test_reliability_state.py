@@ -13,7 +13,7 @@ from nic_emu.receiver import (
     MessageTracker,
     ReceiveState,
 )
-from nic_emu.sender import ACKED, LOST, PSN_MOD, SendState, WriteRequest, unwrap
+from nic_emu.sender import ACKED, LOST, PSN_MOD, BufferPayload, SendState, WriteRequest, unwrap
 
 
 def test_unwrap_near_reference_across_the_24_bit_boundary() -> None:
@@ -64,7 +64,7 @@ def test_go_back_n_receiver_accepts_only_next() -> None:
 def _sender(npkts: int = 10, mtu: int = 100) -> tuple[SendState, WriteRequest]:
     ss = SendState(0, mtu, 1024)
     data = memoryview(bytes(range(256)) * 4)[: npkts * mtu - 50]
-    wr = WriteRequest(1, data, 0x1000, 5, npkts, 0)
+    wr = WriteRequest(1, BufferPayload(data), len(data), 0x1000, 5, npkts, 0)
     ss.post(wr)
     return ss, wr
 

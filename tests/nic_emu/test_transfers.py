@@ -1,10 +1,9 @@
 """Transfer bookkeeping of the serving process: QPN plan, repath events, per-plane bytes,
-responder memory."""
+the responder's streamed receive side and the NIC's memory budget."""
 
 from __future__ import annotations
 
 import hashlib
-from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -12,9 +11,8 @@ from nic_emu.analysis import repath_time
 from nic_emu.config import TransportMode
 from nic_emu.core import FIRST_QPN, MAX_QPN
 from nic_emu.exceptions import ConnectionSetupError
-from nic_emu.memory import MemoryRegion
+from nic_emu.streams import DROP_MEMORY_ACCESS, DROP_MEMORY_BUDGET
 from nic_emu.transfers import (
-    DATA_CHUNK_BYTES,
     MAX_REGION_BYTES,
     MemoryBudget,
     Part,
@@ -23,7 +21,6 @@ from nic_emu.transfers import (
     ResponderQp,
     SendTransfer,
     split,
-    transfer_data,
 )
 
 from .conftest import finish, make_net, start_transfer
@@ -150,12 +147,7 @@ def test_a_failed_part_fails_the_transfer() -> None:
     assert transfer.report(net.now)["failed"].startswith("connection QPN 0x100 failed")
 
 
-def test_transfer_data_is_seeded_chunked_and_split_evenly() -> None:
-    size = 2 * DATA_CHUNK_BYTES + 5
-    chunks = list(transfer_data(3, size))
-    assert [len(c) for c in chunks] == [DATA_CHUNK_BYTES, DATA_CHUNK_BYTES, 5]
-    assert b"".join(chunks) == b"".join(transfer_data(3, size))
-    assert b"".join(chunks) != b"".join(transfer_data(4, size))
+def test_split_is_even_and_covers_the_size() -> None:
     assert split(10, 3) == [(0, 3), (3, 3), (6, 4)]
     assert sum(length for _, length in split(1_000_003, 7)) == 1_000_003
 
@@ -166,41 +158,48 @@ def test_setup_failure_finishes_the_transfer() -> None:
     assert transfer.done and transfer.report(net.now)["failed"].startswith("cannot set")
 
 
-def test_responder_hashes_off_the_loop_and_still_grows_after() -> None:
-    net = make_net()
-    _, receiver = net.connect("nic0", "nic2")
-    with ThreadPoolExecutor(max_workers=1) as pool:
-        responder = ResponderQp(MemoryBudget(), receiver, "nic0", pool)
-        region = responder.provide(1, 0, 1 << 20)
-        assert region is not None
-        region.buffer[:] = bytes(range(256)) * 4096
-        message = responder.message(0, 1 << 20, 0)
-        assert responder.provide(1, 1 << 20, 4096) is region  # waits for the hash first
-        assert message.sha256 == hashlib.sha256(bytes(range(256)) * 4096).hexdigest()
-        assert len(region.buffer) == (1 << 20) + 4096
-
-
-def test_responder_memory_grows_to_each_reth_and_refuses_what_it_must() -> None:
+def test_responder_digests_in_psn_order_and_holds_only_what_is_beyond_a_gap() -> None:
     net = make_net()
     _, receiver = net.connect("nic0", "nic2")
     budget = MemoryBudget(limit=1 << 20)
     responder = ResponderQp(budget, receiver, "nic0")
-    region = responder.provide(0x123, 8192, 4096)
-    assert isinstance(region, MemoryRegion) and len(region.buffer) == 12288
-    assert responder.provide(0x123, 0, 100) is region  # already covered
-    assert responder.provide(0x999, 0, 100) is None  # one region per (NIC, QPN)
-    assert responder.provide(0x123, MAX_REGION_BYTES, 1) is None
-    assert responder.provide(0x123, (1 << 20) - 10, 4096) is None  # over the budget
-    assert budget.used == 12288 and budget.refused == 1
-    region.buffer[8192:8197] = b"hello"
-    message = responder.message(8192, 5, 7)
-    assert message.sha256 == hashlib.sha256(b"hello").hexdigest()
+    sink = responder.sink
+    pieces = [bytes([i]) * 4096 for i in range(4)]
+    for psn in (2, 1):  # beyond the gap at 0: held, and counted in the budget
+        assert sink.admit(psn, 0x123, psn * 4096, 4096) is None
+        sink.place(psn, pieces[psn], False)
+    assert sink.held_bytes == budget.used == 8192 and responder.message(5) is None
+    assert sink.admit(0, 0x123, 0, 4096) is None
+    sink.place(0, pieces[0], False)  # fills the gap: 0, 1, 2 are digested, nothing held
+    assert sink.held_bytes == budget.used == 0 and sink.next_psn == 3
+    sink.place(3, pieces[3], True)
+    message = responder.message(7)
+    assert message is not None and message.length == 4 * 4096
+    assert message.sha256 == hashlib.sha256(b"".join(pieces)).hexdigest()
     assert message.as_dict() == {
         "from": "nic0",
         "qpn": receiver.qpn,
-        "bytes": 5,
+        "bytes": 4 * 4096,
         "sha256": message.sha256,
         "complete": True,
     }
+    assert responder.incomplete_bytes() == 0 and responder.message(8) is None
+    assert sink.peak_held_bytes == 8192
+
+
+def test_responder_refuses_another_rkey_memory_past_its_range_and_the_budget() -> None:
+    net = make_net()
+    _, receiver = net.connect("nic0", "nic2")
+    budget = MemoryBudget(limit=6000)
+    responder = ResponderQp(budget, receiver, "nic0")
+    sink = responder.sink
+    assert sink.admit(0, 0x123, 0, 100) is None  # the first packet fixes the R_Key
+    assert sink.admit(1, 0x999, 100, 100) == DROP_MEMORY_ACCESS  # one stream per QP
+    assert sink.admit(1, 0x123, MAX_REGION_BYTES, 1) == DROP_MEMORY_ACCESS
+    assert sink.admit(5, 0x123, 5 * 4096, 4096) is None
+    sink.place(5, b"x" * 4096, False)
+    assert sink.admit(6, 0x123, 6 * 4096, 4096) == DROP_MEMORY_BUDGET  # 8192 > 6000
+    assert sink.admit(0, 0x123, 0, 4096) is None  # in order: needs no memory
+    assert budget.refused == 1 and budget.used == 4096
     responder.release()
-    assert budget.used == 0 and responder.retired
+    assert budget.used == 0 and responder.retired and not sink.held

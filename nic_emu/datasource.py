@@ -1,0 +1,241 @@
+"""Where a ``send``'s bytes come from (docs/nic-emu-process.md, "Data sources").
+
+A source makes any range of a transfer's data lazily, a piece at a time
+(:meth:`DataSource.pieces`); nothing holds the whole. The spec a user writes:
+
+- ``random`` (the default): pseudo-random bytes seeded by the send's ``seed``, the same
+  bytes ``nic-emu`` has always sent (``random.Random(seed).randbytes``, in order);
+- ``random:SEED``: the same with an explicit seed;
+- ``pattern`` or ``pattern:HEX``: a byte pattern repeated (default the 256 byte values
+  00 01 .. ff);
+- ``file:PATH``: the first ``bytes`` bytes of a file (an absolute path, read by the NIC
+  process; it must hold at least that many bytes).
+"""
+
+from __future__ import annotations
+
+import os
+import random
+import stat
+from abc import ABC, abstractmethod
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Any
+
+from nic_emu.exceptions import DataSourceError
+
+PIECE_BYTES = 64 << 10  # [P] a source makes (and a reader holds) this much at a time
+DEFAULT_PATTERN = bytes(range(256))
+MAX_PATTERN_BYTES = 4096  # [P] a longer pattern is refused (it is a pattern, not data)
+MAX_SPEC_CHARS = 4096  # a spec longer than this is refused before it is parsed
+KINDS = ("random", "pattern", "file")
+
+
+@dataclass(frozen=True, slots=True)
+class DataSpec:
+    """A parsed ``--data`` value: ``kind`` and its argument (None: the default)."""
+
+    kind: str
+    seed: int | None = None
+    pattern: bytes = DEFAULT_PATTERN
+    path: str = ""
+
+    def __str__(self) -> str:
+        if self.kind == "random":
+            return "random" if self.seed is None else f"random:{self.seed}"
+        if self.kind == "pattern":
+            return "pattern" if self.pattern == DEFAULT_PATTERN else f"pattern:{self.pattern.hex()}"
+        return f"file:{self.path}"
+
+
+def _quote(text: str) -> str:
+    return repr(text if len(text) <= 60 else text[:60] + "...")
+
+
+def parse_data_spec(text: Any) -> DataSpec:
+    """``random``, ``random:SEED``, ``pattern``, ``pattern:HEX`` or ``file:PATH``;
+    DataSourceError naming what is wrong otherwise."""
+    if not isinstance(text, str):
+        raise DataSourceError(f"a data source is a string, got {type(text).__name__}")
+    if len(text) > MAX_SPEC_CHARS:
+        raise DataSourceError(f"a data source spec is at most {MAX_SPEC_CHARS} characters")
+    kind, colon, arg = text.partition(":")
+    if kind not in KINDS:
+        raise DataSourceError(
+            f"unknown data source {_quote(text)}: use random, random:SEED, pattern, "
+            "pattern:HEX or file:PATH"
+        )
+    if kind == "random":
+        if not colon:
+            return DataSpec("random")
+        if not arg.isdigit() or len(arg) > 20:
+            raise DataSourceError(
+                f"random:SEED needs a non-negative integer seed, got {_quote(arg)}"
+            )
+        return DataSpec("random", seed=int(arg))
+    if kind == "pattern":
+        if not colon:
+            return DataSpec("pattern")
+        try:
+            pattern = bytes.fromhex(arg)
+        except ValueError:
+            raise DataSourceError(
+                f"pattern:HEX needs hexadecimal bytes (e.g. pattern:deadbeef), got {_quote(arg)}"
+            ) from None
+        if not pattern:
+            raise DataSourceError("pattern:HEX needs at least one byte")
+        if len(pattern) > MAX_PATTERN_BYTES:
+            raise DataSourceError(
+                f"a pattern is at most {MAX_PATTERN_BYTES} bytes, got {len(pattern)}"
+            )
+        return DataSpec("pattern", pattern=pattern)
+    if not arg:
+        raise DataSourceError("file:PATH needs a path")
+    if not os.path.isabs(arg):
+        raise DataSourceError(
+            f"file:PATH needs an absolute path (the NIC process reads it), got {_quote(arg)}"
+        )
+    return DataSpec("file", path=arg)
+
+
+class DataSource(ABC):
+    """``size`` bytes, made lazily. :meth:`pieces` may be called any number of times
+    (each call is an independent reader)."""
+
+    size: int
+
+    @abstractmethod
+    def pieces(self, start: int, length: int) -> Iterator[bytes]:
+        """The bytes [start, start+length), in pieces of at most :data:`PIECE_BYTES`."""
+
+    def _check_range(self, start: int, length: int) -> None:
+        if start < 0 or length < 0 or start + length > self.size:
+            raise DataSourceError(
+                f"bytes [{start}, {start + length}) are outside the data (size {self.size})"
+            )
+
+
+class RandomSource(DataSource):
+    """``random.Random(seed).randbytes`` output: every call but the last asks for a
+    multiple of 4 bytes, so the stream is the generator's 32-bit words in order whatever
+    the piece size (the last, partial word included), i.e. the bytes of one
+    ``randbytes(size)`` call made in chunks.
+
+    A reader that starts past 0 regenerates from the nearest saved generator state:
+    :meth:`mark` asks a full pass (:meth:`pieces` from 0) to save the states at some
+    offsets (the start of each connection's share) so those readers start at once.
+    """
+
+    def __init__(self, seed: int, size: int) -> None:
+        self.seed = seed
+        self.size = size
+        self._states: dict[int, Any] = {0: random.Random(seed).getstate()}
+        self._wanted: set[int] = set()
+
+    def mark(self, offsets: list[int]) -> None:
+        self._wanted.update(o // PIECE_BYTES * PIECE_BYTES for o in offsets)
+
+    def pieces(self, start: int, length: int) -> Iterator[bytes]:
+        self._check_range(start, length)
+        return self._pieces(start, length)
+
+    def _pieces(self, start: int, length: int) -> Iterator[bytes]:
+        end = start + length
+        base = max(p for p in self._states if p <= start)
+        rng = random.Random()
+        rng.setstate(self._states[base])
+        pos = base
+        aligned = start // PIECE_BYTES * PIECE_BYTES
+        while pos < aligned:  # fast-forward (whole pieces: multiples of 4 bytes)
+            rng.getrandbits(PIECE_BYTES * 8)
+            pos += PIECE_BYTES
+        wanted, states = self._wanted, self._states
+        while pos < end:
+            if pos in wanted and pos not in states:
+                states[pos] = rng.getstate()
+            n = min(PIECE_BYTES, self.size - pos)
+            block = rng.randbytes(n)
+            lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
+            yield block if (lo, hi) == (0, n) else block[lo:hi]
+            pos += n
+
+
+class PatternSource(DataSource):
+    """``pattern`` repeated: byte i is ``pattern[i % len(pattern)]``."""
+
+    def __init__(self, pattern: bytes, size: int) -> None:
+        self.pattern = pattern
+        self.size = size
+        reps = -(-(PIECE_BYTES + len(pattern)) // len(pattern))
+        self._block = pattern * reps  # any window of PIECE_BYTES starts inside it
+
+    def pieces(self, start: int, length: int) -> Iterator[bytes]:
+        self._check_range(start, length)
+        return self._pieces(start, length)
+
+    def _pieces(self, start: int, length: int) -> Iterator[bytes]:
+        plen = len(self.pattern)
+        pos, end = start, start + length
+        while pos < end:
+            n = min(PIECE_BYTES, end - pos)
+            phase = pos % plen
+            yield self._block[phase : phase + n]
+            pos += n
+
+
+class FileSource(DataSource):
+    """The first ``size`` bytes of the regular file ``path``, read a piece at a time.
+    Checked when made (readable, a regular file, at least ``size`` bytes); a file that
+    shrinks or fails later makes the reader raise DataSourceError."""
+
+    def __init__(self, path: str, size: int) -> None:
+        self.path = path
+        self.size = size
+        try:
+            with open(path, "rb") as handle:
+                info = os.fstat(handle.fileno())
+        except OSError as exc:
+            raise DataSourceError(
+                f"cannot read data file {_quote(path)}: {exc.strerror or exc}"
+            ) from None
+        if not stat.S_ISREG(info.st_mode):
+            raise DataSourceError(f"data file {_quote(path)} is not a regular file")
+        if info.st_size < size:
+            raise DataSourceError(
+                f"data file {_quote(path)} holds {info.st_size} bytes, fewer than the "
+                f"{size} to send"
+            )
+
+    def pieces(self, start: int, length: int) -> Iterator[bytes]:
+        self._check_range(start, length)
+        return self._pieces(start, length)
+
+    def _pieces(self, start: int, length: int) -> Iterator[bytes]:
+        try:
+            with open(self.path, "rb") as handle:
+                handle.seek(start)
+                left = length
+                while left:
+                    piece = handle.read(min(PIECE_BYTES, left))
+                    if not piece:
+                        raise DataSourceError(
+                            f"data file {_quote(self.path)} ended after "
+                            f"{start + length - left} bytes, before the {self.size} being sent "
+                            "(did it shrink during the transfer?)"
+                        )
+                    left -= len(piece)
+                    yield piece
+        except OSError as exc:
+            raise DataSourceError(
+                f"cannot read data file {_quote(self.path)}: {exc.strerror or exc}"
+            ) from None
+
+
+def open_source(spec: DataSpec, size: int, default_seed: int) -> DataSource:
+    """The source ``spec`` names, for ``size`` bytes (``random`` without a seed uses
+    ``default_seed``, the send's ``seed``)."""
+    if spec.kind == "random":
+        return RandomSource(default_seed if spec.seed is None else spec.seed, size)
+    if spec.kind == "pattern":
+        return PatternSource(spec.pattern, size)
+    return FileSource(spec.path, size)

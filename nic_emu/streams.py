@@ -1,0 +1,177 @@
+"""Streamed WRITE data: what a sender segments packets from, and what a receiver checks
+them into, without either holding a whole message (docs/nic-emu-process.md, "Memory").
+
+- :class:`StreamPayload` is a WRITE's data as a lazy iterator of pieces (``bytes``): the
+  sender takes each packet's payload from it once, in order, when it segments the packet;
+  the packet keeps that payload until it is acknowledged (retransmissions reuse it), so a
+  sender holds at most its unacknowledged packets' payloads and one piece.
+- :class:`StreamReceiver` is a responder QP's sink: payloads arriving in PSN order feed a
+  running SHA-256 of the current message at once; payloads beyond a gap are held until the
+  gap fills (at most the receive window's worth), counted against a :class:`Budget`. A
+  message's digest is final when its last packet is fed, so nothing is kept after it.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from collections import deque
+from collections.abc import Iterator
+from typing import Protocol
+
+from nic_emu.exceptions import DataSourceError, MemoryAccessError
+
+# Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
+DROP_MEMORY_ACCESS = "memory_access"
+DROP_MEMORY_BUDGET = "memory_budget"
+
+
+class Budget(Protocol):
+    """Bytes a NIC may hold; ``take`` is False (and counts a refusal) when they would
+    pass the limit."""
+
+    def can_take(self, nbytes: int) -> bool: ...
+
+    def take(self, nbytes: int) -> bool: ...
+
+    def give(self, nbytes: int) -> None: ...
+
+
+class StreamPayload:
+    """``length`` bytes of WRITE data from ``pieces``, taken in order (a packet at a time).
+
+    ``pieces`` may yield pieces of any sizes; their total must be ``length``. An iterator
+    that raises, or ends early, makes :meth:`take` raise :class:`DataSourceError` naming
+    what went wrong (the sender fails the connection with it).
+    """
+
+    __slots__ = ("_piece", "_pieces", "_pos", "_used", "length", "what")
+
+    def __init__(self, pieces: Iterator[bytes], length: int, what: str = "data") -> None:
+        if isinstance(length, bool) or not isinstance(length, int) or length < 0:
+            raise MemoryAccessError(f"a streamed WRITE needs a length >= 0, got {length!r}")
+        self.length = length
+        self.what = what
+        self._pieces = pieces
+        self._piece = memoryview(b"")
+        self._used = 0  # bytes of the current piece already taken
+        self._pos = 0  # bytes taken in all
+
+    def take(self, offset: int, length: int) -> bytes:
+        """The next ``length`` bytes, which start at ``offset`` of the data."""
+        if offset != self._pos:
+            raise MemoryAccessError(
+                f"{self.what}: streamed data is read in order; asked for offset {offset}, "
+                f"next is {self._pos}"
+            )
+        end = offset + length
+        if end > self.length:
+            raise MemoryAccessError(
+                f"{self.what}: {length} bytes at offset {offset} pass the end ({self.length})"
+            )
+        piece, used = self._piece, self._used
+        if len(piece) - used >= length:  # the common case: inside the current piece
+            self._used = used + length
+            self._pos = end
+            return bytes(piece[used : used + length])
+        out = bytearray(piece[used:])
+        while len(out) < length:
+            try:
+                nxt = next(self._pieces)
+            except StopIteration:
+                raise DataSourceError(
+                    f"{self.what} ended after {offset + len(out)} of {self.length} bytes"
+                ) from None
+            except DataSourceError:
+                raise
+            except (OSError, ValueError) as exc:
+                raise DataSourceError(f"{self.what}: {exc}") from None
+            piece = memoryview(nxt)
+            want = length - len(out)
+            out += piece[:want]
+            used = min(want, len(piece))
+        self._piece, self._used, self._pos = piece, used, end
+        return bytes(out)
+
+    def __len__(self) -> int:
+        return self.length
+
+
+class StreamReceiver:
+    """The receive side of one responder QP: a running digest per message, out-of-order
+    payloads held until the gap before them fills.
+
+    ``next_psn`` follows the connection's cumulative point (every PSN below it was fed).
+    Messages complete in PSN order; :meth:`pop_message` hands each one's (bytes, SHA-256)
+    once, oldest first.
+    """
+
+    def __init__(self, first_psn: int, budget: Budget, max_va: int) -> None:
+        self.budget = budget
+        self.max_va = max_va
+        self.next_psn = first_psn
+        self.rkey: int | None = None
+        self.held: dict[int, tuple[bytes, bool]] = {}  # PSN -> (payload, last)
+        self.held_bytes = 0
+        self.peak_held_bytes = 0
+        self.fed_bytes = 0
+        self._hash = hashlib.sha256()
+        self._message_bytes = 0
+        self._done: deque[tuple[int, str]] = deque()  # (bytes, sha256) of whole messages
+
+    def admit(self, psn: int, rkey: int, va: int, length: int) -> str | None:
+        """None if a new packet ``psn`` can be placed, else the drop reason: another R_Key
+        than the QP's first, memory past ``max_va``, or no budget to hold it out of order."""
+        if self.rkey is None:
+            self.rkey = rkey
+        elif rkey != self.rkey:
+            return DROP_MEMORY_ACCESS  # one stream per (source NIC, QPN)
+        if va < 0 or va + length > self.max_va:
+            return DROP_MEMORY_ACCESS
+        if psn > self.next_psn and psn not in self.held and not self.budget.can_take(length):
+            return DROP_MEMORY_BUDGET
+        return None
+
+    def place(self, psn: int, payload: bytes | memoryview, last: bool) -> None:
+        """A new packet (never one placed before): fed at once when in order, else held."""
+        if psn != self.next_psn:
+            data = bytes(payload)
+            self.budget.take(len(data))  # admit() checked that it fits
+            self.held[psn] = (data, last)
+            self.held_bytes += len(data)
+            if self.held_bytes > self.peak_held_bytes:
+                self.peak_held_bytes = self.held_bytes
+            return
+        self._feed(payload, last)
+        held = self.held
+        nxt = self.next_psn
+        while held:
+            found = held.pop(nxt, None)
+            if found is None:
+                break
+            data, is_last = found
+            self.held_bytes -= len(data)
+            self.budget.give(len(data))
+            self._feed(data, is_last)
+            nxt = self.next_psn
+
+    def _feed(self, payload: bytes | memoryview, last: bool) -> None:
+        self._hash.update(payload)
+        n = len(payload)
+        self._message_bytes += n
+        self.fed_bytes += n
+        self.next_psn += 1
+        if last:
+            self._done.append((self._message_bytes, self._hash.hexdigest()))
+            self._hash = hashlib.sha256()
+            self._message_bytes = 0
+
+    def pop_message(self) -> tuple[int, str] | None:
+        """(bytes, SHA-256) of the oldest message not yet popped, None if none is done."""
+        return self._done.popleft() if self._done else None
+
+    def release(self) -> None:
+        """Give back what is held (the QP is destroyed)."""
+        if self.held_bytes:
+            self.budget.give(self.held_bytes)
+        self.held.clear()
+        self.held_bytes = 0
