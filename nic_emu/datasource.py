@@ -27,7 +27,8 @@ from nic_emu.exceptions import DataSourceError
 PIECE_BYTES = 64 << 10  # [P] a source makes (and a reader holds) this much at a time
 DEFAULT_PATTERN = bytes(range(256))
 MAX_PATTERN_BYTES = 4096  # [P] a longer pattern is refused (it is a pattern, not data)
-MAX_SPEC_CHARS = 4096  # a spec longer than this is refused before it is parsed
+MAX_SPEC_CHARS = 16384  # a spec longer than this is refused before it is parsed
+QUOTE_CHARS = 120  # errors quote at most this much of a spec or path (head ... tail)
 KINDS = ("random", "pattern", "file")
 
 
@@ -49,7 +50,10 @@ class DataSpec:
 
 
 def _quote(text: str) -> str:
-    return repr(text if len(text) <= 60 else text[:60] + "...")
+    if len(text) <= QUOTE_CHARS:
+        return repr(text)
+    half = QUOTE_CHARS // 2
+    return repr(text[:half] + "..." + text[-half:])
 
 
 def parse_data_spec(text: Any) -> DataSpec:
@@ -192,14 +196,14 @@ class FileSource(DataSource):
         self.path = path
         self.size = size
         try:
+            if not stat.S_ISREG(os.stat(path).st_mode):
+                raise DataSourceError(f"data file {_quote(path)} is not a regular file")
             with open(path, "rb") as handle:
                 info = os.fstat(handle.fileno())
         except OSError as exc:
             raise DataSourceError(
                 f"cannot read data file {_quote(path)}: {exc.strerror or exc}"
             ) from None
-        if not stat.S_ISREG(info.st_mode):
-            raise DataSourceError(f"data file {_quote(path)} is not a regular file")
         if info.st_size < size:
             raise DataSourceError(
                 f"data file {_quote(path)} holds {info.st_size} bytes, fewer than the "

@@ -102,6 +102,19 @@ class MessageTracker:
     def note(self, psn: int, va: int) -> None:
         self.va_by_psn[psn] = va
 
+    def prune(self, rcv_nxt: int) -> None:
+        """Forget the VAs of PSNs below the cumulative point that cannot start a message.
+
+        Once every message due at ``rcv_nxt`` has been completed, the only message start
+        below it is :attr:`msg_first_psn` (a later one would follow a last PSN below
+        ``rcv_nxt``, whose message is complete): the map keeps that and the PSNs beyond
+        the cumulative point (at most the receive window), not one entry per packet of a
+        long message."""
+        first = self.msg_first_psn
+        vas = self.va_by_psn
+        for psn in [p for p in vas if first < p < rcv_nxt]:
+            del vas[psn]
+
     def note_last(self, psn: int, rkey: int, end_va: int) -> None:
         if psn not in self._ends:
             self._ends[psn] = (rkey, end_va)

@@ -138,6 +138,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
             ReceiveState(recv_psn, window) if self.mrc else GoBackNReceiveState(recv_psn, window)
         )
         self.msgs = MessageTracker(recv_psn)
+        self._va_prune_at = 2 * window  # MessageTracker.prune: amortised O(1) per packet
         self.rcvd_bytes = 0
         self.sack_pending = 0
         self.sack_deadline: int | None = None

@@ -118,6 +118,8 @@ class ReceiveMixin:
         if result == NEW_IN_ORDER:
             if msgs.has_due(recv.rcv_nxt):
                 self._deliver_messages(now)
+            elif len(msgs.va_by_psn) > self._va_prune_at:
+                msgs.prune(recv.rcv_nxt)  # a long message: keep its first VA, not every one
         else:
             counters["rx_out_of_order"] += 1
         ecn = m.ecn == _CE

@@ -55,6 +55,17 @@ def test_message_tracker_completes_in_psn_order() -> None:
     assert mt.completed(4) == [(0, 2, 7, 0x1000, 10000), (3, 3, 7, 0x9000, 5)]
 
 
+def test_message_tracker_prunes_vas_that_cannot_start_a_message() -> None:
+    mt = MessageTracker(10)
+    for psn in range(10, 200):
+        mt.note(psn, 0x1000 + (psn - 10) * 100)
+    mt.prune(150)  # 10 starts the open message; 150.. are beyond the cumulative point
+    assert sorted(mt.va_by_psn) == [10, *range(150, 200)]
+    mt.note_last(199, 7, 0x1000 + 190 * 100)
+    assert mt.completed(200) == [(10, 199, 7, 0x1000, 19000)]
+    assert not mt.va_by_psn
+
+
 def test_go_back_n_receiver_accepts_only_next() -> None:
     rs = GoBackNReceiveState(0, 64)
     assert rs.accept(1) == NEW_OUT_OF_ORDER and rs.rcv_nxt == 0

@@ -1,0 +1,163 @@
+"""Data sources of a send: specs, the bytes each makes, and every bad input refused."""
+
+from __future__ import annotations
+
+import random
+from pathlib import Path
+
+import pytest
+
+from nic_emu import datasource
+from nic_emu.datasource import (
+    DEFAULT_PATTERN,
+    MAX_PATTERN_BYTES,
+    PIECE_BYTES,
+    DataSpec,
+    FileSource,
+    PatternSource,
+    RandomSource,
+    open_source,
+    parse_data_spec,
+)
+from nic_emu.exceptions import DataSourceError
+
+LEGACY_CHUNK = 1 << 20  # nic-emu made its data in chunks of this size before streaming
+
+
+def legacy_bytes(seed: int, size: int) -> bytes:
+    """The data ``nic-emu serve`` sent before its data was streamed (one generator,
+    1 MiB ``randbytes`` calls in order)."""
+    rng = random.Random(seed)
+    return b"".join(
+        rng.randbytes(min(LEGACY_CHUNK, size - offset)) for offset in range(0, size, LEGACY_CHUNK)
+    )
+
+
+@pytest.mark.parametrize("size", [1, 10, 4097, PIECE_BYTES + 3, (2 << 20) + 2])
+def test_random_source_makes_the_same_bytes_as_before_from_any_offset(size: int) -> None:
+    want = legacy_bytes(5, size)
+    source = RandomSource(5, size)
+    assert all(len(piece) <= PIECE_BYTES for piece in source.pieces(0, size))
+    assert b"".join(source.pieces(0, size)) == want
+    for start in sorted({0, 1, size // 3, size // 2, size - 1}):
+        length = min(size - start, 70_000)
+        assert b"".join(source.pieces(start, length)) == want[start : start + length]
+
+
+def test_a_full_pass_saves_the_generator_state_at_marked_offsets() -> None:
+    size = 3 * PIECE_BYTES + 7
+    source = RandomSource(9, size)
+    source.mark([PIECE_BYTES + 5, 2 * PIECE_BYTES])
+    assert b"".join(source.pieces(0, size)) == legacy_bytes(9, size)
+    assert sorted(source._states) == [0, PIECE_BYTES, 2 * PIECE_BYTES]
+    got = b"".join(source.pieces(PIECE_BYTES + 5, 100))
+    assert got == legacy_bytes(9, size)[PIECE_BYTES + 5 : PIECE_BYTES + 105]
+
+
+def test_pattern_source_repeats_its_pattern_from_any_offset() -> None:
+    size = 3 * PIECE_BYTES + 11
+    want = (b"\xde\xad\xbe" * size)[:size]
+    source = PatternSource(b"\xde\xad\xbe", size)
+    assert b"".join(source.pieces(0, size)) == want
+    assert (
+        b"".join(source.pieces(PIECE_BYTES - 1, PIECE_BYTES + 9))
+        == want[PIECE_BYTES - 1 : 2 * PIECE_BYTES + 8]
+    )
+    default = open_source(parse_data_spec("pattern"), 600, default_seed=1)
+    assert b"".join(default.pieces(0, 600)) == (DEFAULT_PATTERN * 3)[:600]
+
+
+def test_file_source_reads_the_first_bytes_of_the_file(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    content = random.Random(1).randbytes(PIECE_BYTES * 2 + 99)
+    path.write_bytes(content)
+    source = open_source(parse_data_spec(f"file:{path}"), len(content) - 9, default_seed=1)
+    assert isinstance(source, FileSource)
+    assert b"".join(source.pieces(0, source.size)) == content[: len(content) - 9]
+    assert (
+        b"".join(source.pieces(PIECE_BYTES + 1, 50)) == content[PIECE_BYTES + 1 : PIECE_BYTES + 51]
+    )
+
+
+@pytest.mark.parametrize(
+    ("spec", "parsed"),
+    [
+        ("random", DataSpec("random")),
+        ("random:42", DataSpec("random", seed=42)),
+        ("pattern", DataSpec("pattern")),
+        ("pattern:00ff", DataSpec("pattern", pattern=b"\x00\xff")),
+        ("file:/tmp/x", DataSpec("file", path="/tmp/x")),
+    ],
+)
+def test_specs_parse_and_print_back(spec: str, parsed: DataSpec) -> None:
+    assert parse_data_spec(spec) == parsed and str(parsed) == spec
+
+
+def test_random_without_a_seed_takes_the_sends_seed() -> None:
+    source = open_source(parse_data_spec("random"), 100, default_seed=7)
+    assert b"".join(source.pieces(0, 100)) == legacy_bytes(7, 100)
+    source = open_source(parse_data_spec("random:8"), 100, default_seed=7)
+    assert b"".join(source.pieces(0, 100)) == legacy_bytes(8, 100)
+
+
+@pytest.mark.parametrize(
+    ("spec", "words"),
+    [
+        (5, "a data source is a string, got int"),
+        ("zeros", "unknown data source 'zeros'"),
+        ("x" * 20_000, "at most 16384 characters"),
+        ("random:", "random:SEED needs a non-negative integer seed, got ''"),
+        ("random:-3", "random:SEED needs a non-negative integer seed"),
+        ("random:1e3", "random:SEED needs a non-negative integer seed"),
+        ("pattern:abc", "pattern:HEX needs hexadecimal bytes"),
+        ("pattern:zz", "pattern:HEX needs hexadecimal bytes"),
+        ("pattern:", "pattern:HEX needs at least one byte"),
+        ("pattern:" + "00" * (MAX_PATTERN_BYTES + 1), f"at most {MAX_PATTERN_BYTES} bytes"),
+        ("file:", "file:PATH needs a path"),
+        ("file:data.bin", "file:PATH needs an absolute path"),
+    ],
+)
+def test_bad_specs_are_refused_naming_the_mistake(spec: object, words: str) -> None:
+    with pytest.raises(DataSourceError, match=None) as caught:
+        parse_data_spec(spec)
+    assert words in str(caught.value)
+
+
+def test_an_unreadable_a_missing_or_a_short_file_is_refused(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    missing = tmp_path / "missing.bin"
+    with pytest.raises(DataSourceError, match=r"cannot read data file .*missing\.bin"):
+        FileSource(str(missing), 10)
+    with pytest.raises(DataSourceError, match="is not a regular file"):
+        FileSource(str(tmp_path), 10)
+    short = tmp_path / "short.bin"
+    short.write_bytes(b"x" * 9)
+    with pytest.raises(DataSourceError, match="holds 9 bytes, fewer than the 10 to send"):
+        FileSource(str(short), 10)
+
+    def denied(path: str, mode: str) -> None:  # a file the NIC may not read (root may)
+        raise PermissionError(13, "Permission denied", path)
+
+    monkeypatch.setattr(datasource, "open", denied, raising=False)
+    with pytest.raises(DataSourceError, match=r"cannot read data file .*: Permission denied"):
+        FileSource(str(short), 5)
+    long_path = "/" + "d" * 300 + "/data.bin"
+    with pytest.raises(DataSourceError) as caught:
+        FileSource(long_path, 5)
+    message = str(caught.value)  # the path quoted head ... tail, bounded
+    assert len(message) < 200 and "dd...dd" in message and "/data.bin'" in message
+
+
+def test_a_file_that_shrinks_after_the_check_fails_the_reader(tmp_path: Path) -> None:
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"y" * (PIECE_BYTES + 10))
+    source = FileSource(str(path), PIECE_BYTES + 10)
+    path.write_bytes(b"y" * 100)
+    with pytest.raises(DataSourceError, match="ended after 100 bytes, before the 65546"):
+        b"".join(source.pieces(0, source.size))
+
+
+def test_a_range_outside_the_data_is_refused() -> None:
+    with pytest.raises(DataSourceError, match=r"bytes \[5, 15\) are outside the data \(size 10\)"):
+        RandomSource(1, 10).pieces(5, 10)
