@@ -1,7 +1,7 @@
 """The ``nic-emu`` command line (docs/nic-emu-process.md).
 
     nic-emu serve --config FILE.json
-    nic-emu send --to NIC --bytes N [--connections K] [--mode mrc|roce] [--seed S]
+    nic-emu send --to NIC --bytes N [--connections K] [--mode mrc|roce] [--seed S] [--data SPEC]
                  --via SOCKET [--timeout SECONDS] [--json]
 
 Exit status (clikit's): 0 success (``serve``: stopped by ``shutdown`` or SIGTERM); 1 a
@@ -31,6 +31,7 @@ from clikit import (
     run_main,
 )
 from nic_emu.client import ControlClient
+from nic_emu.datasource import DATA_HELP, data_spec_argument
 from nic_emu.exceptions import ControlError, NicEmuError, ServeConfigError
 from nic_emu.transfers import DEFAULT_TRANSFER_DEADLINE_S
 
@@ -57,6 +58,7 @@ def build_parser() -> argparse.ArgumentParser:
     send.add_argument("--connections", type=positive_int, default=1, help="queue pairs (default 1)")
     send.add_argument("--mode", choices=("mrc", "roce"), default="mrc")
     send.add_argument("--seed", type=non_negative_int, default=1, help="seed of the random data")
+    send.add_argument("--data", type=data_spec_argument, default="random", help=DATA_HELP)
     send.add_argument("--via", required=True, help="the sending NIC's control socket")
     send.add_argument(
         "--timeout",
@@ -127,6 +129,7 @@ def run_send(args: argparse.Namespace) -> int:
                 connections=args.connections,
                 mode=args.mode,
                 seed=args.seed,
+                data=args.data,
                 **({} if args.deadline is None else {"deadline_s": args.deadline}),
             )
             print(f"transfer deadline: {started['deadline_s']:g} s", file=progress)

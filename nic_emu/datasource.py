@@ -14,6 +14,7 @@ A source makes any range of a transfer's data lazily, a piece at a time
 
 from __future__ import annotations
 
+import argparse
 import os
 import random
 import stat
@@ -100,6 +101,30 @@ def parse_data_spec(text: Any) -> DataSpec:
             f"file:PATH needs an absolute path (the NIC process reads it), got {_quote(arg)}"
         )
     return DataSpec("file", path=arg)
+
+
+def command_line_spec(text: str) -> str:
+    """A spec as typed on a command line, checked, with a relative ``file:`` path made
+    absolute (the NIC process, which reads the file, has its own working directory)."""
+    kind, colon, arg = text.partition(":")
+    if kind == "file" and colon and arg and not os.path.isabs(arg):
+        text = "file:" + os.path.abspath(arg)
+    parse_data_spec(text)
+    return text
+
+
+def data_spec_argument(text: str) -> str:
+    """argparse type of ``--data``: :func:`command_line_spec`, its error as a usage error."""
+    try:
+        return command_line_spec(text)
+    except DataSourceError as exc:
+        raise argparse.ArgumentTypeError(str(exc)) from None
+
+
+DATA_HELP = (
+    "where the bytes come from: random (default, seeded), random:SEED, pattern, pattern:HEX "
+    "or file:PATH (docs/nic-emu-process.md)"
+)
 
 
 class DataSource(ABC):

@@ -36,6 +36,7 @@ from typing import Any
 
 import clikit
 from controller.exceptions import ControllerError, PlanError
+from nic_emu.datasource import DATA_HELP, data_spec_argument
 from testbed import layout
 from testbed.demo import (
     DEFAULT_DEMO_BYTES,
@@ -162,6 +163,7 @@ def build_parser() -> argparse.ArgumentParser:
         default=1,
         help="QPs sharing the bytes (default 1)",
     )
+    send.add_argument("--data", type=data_spec_argument, default="random", help=DATA_HELP)
     _add_deadline(send)
     send.add_argument("--json", action="store_true")
 
@@ -468,6 +470,7 @@ def cmd_send(args: argparse.Namespace) -> int:
         args.bytes,
         mode=args.transport_mode,
         connections=args.connections,
+        data=args.data,
         deadline_s=args.deadline,
     )
     if args.json:

@@ -83,6 +83,7 @@ class RunningNic:
         connections: int = 1,
         mode: str = "mrc",
         seed: int = 1,
+        data: str = "random",
         deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
     ) -> Any:
         """Starts a transfer that the NIC fails if not done ``deadline_s`` after the
@@ -94,6 +95,7 @@ class RunningNic:
             connections=connections,
             mode=mode,
             seed=seed,
+            data=data,
             deadline_s=deadline_s,
         )
         if "transfer" not in reply:

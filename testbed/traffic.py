@@ -54,6 +54,7 @@ def start_transfer(
     seed: int = 1,
     mode: str = "mrc",
     connections: int = 1,
+    data: str = "random",
     deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
 ) -> Any:
     """Starts a transfer on ``src``'s NIC; returns its id. The NIC fails it if it is not
@@ -66,7 +67,13 @@ def start_transfer(
     if connections < 1:
         raise UsageError(f"a transfer needs at least 1 connection, got {connections}")
     return fabric.nic(src).send(
-        dst, size, connections=connections, mode=mode, seed=seed, deadline_s=deadline_s
+        dst,
+        size,
+        connections=connections,
+        mode=mode,
+        seed=seed,
+        data=data,
+        deadline_s=deadline_s,
     )
 
 
@@ -102,6 +109,7 @@ def run_transfer(
     seed: int = 1,
     mode: str = "mrc",
     connections: int = 1,
+    data: str = "random",
     deadline_s: float = DEFAULT_TRANSFER_DEADLINE_S,
     timeout: float | None = None,
 ) -> TransferOutcome:
@@ -117,6 +125,7 @@ def run_transfer(
         seed=seed,
         mode=mode,
         connections=connections,
+        data=data,
         deadline_s=deadline_s,
     )
     if timeout is None:

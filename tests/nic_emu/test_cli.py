@@ -59,6 +59,9 @@ def test_byte_counts(text: str, value: int) -> None:
         ("--seed", "-1", "-1"),
         ("--timeout", "0", "0"),
         ("--deadline", "soon", "expected a number"),
+        ("--data", "zeros", "unknown data source 'zeros'"),
+        ("--data", "pattern:xyz", "pattern:HEX needs hexadecimal bytes"),
+        ("--data", "random:x", "random:SEED needs a non-negative integer seed"),
     ],
 )
 def test_bad_send_options_exit_2_naming_the_option(
@@ -68,6 +71,17 @@ def test_bad_send_options_exit_2_naming_the_option(
     assert cli.main(args) == 2
     err = capsys.readouterr().err
     assert err.count("\n") == 1 and option in err and complaint in err
+
+
+def test_data_sources_parse_and_a_relative_file_becomes_absolute(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    parse = cli.build_parser().parse_args
+    assert parse([*SEND, "--bytes", "10"]).data == "random"
+    assert parse([*SEND, "--bytes", "10", "--data", "pattern:00ff"]).data == "pattern:00ff"
+    monkeypatch.chdir(tmp_path)
+    got = parse([*SEND, "--bytes", "10", "--data", "file:sub/data.bin"]).data
+    assert got == f"file:{tmp_path}/sub/data.bin"
 
 
 def test_usage_errors_exit_2_with_one_line(capsys: pytest.CaptureFixture[str]) -> None:

@@ -3,6 +3,7 @@ connection usable; the ops served by a NicProcess (run on a thread of the test).
 
 from __future__ import annotations
 
+import hashlib
 import json
 import socket
 import time
@@ -213,6 +214,41 @@ def test_threaded_pair_moves_bytes_intact_and_reports(pair: Any) -> None:
     while a.request("status")["connections"]:  # finished QPs are destroyed after a grace
         assert time.monotonic() < deadline
         time.sleep(0.1)
+
+
+def test_a_file_and_a_pattern_are_sent_intact(pair: Any, tmp_path: Path) -> None:
+    a, b = pair
+    path = tmp_path / "data.bin"
+    content = bytes(range(251)) * 2000  # 502,000 bytes; 400,000 are sent
+    path.write_bytes(content)
+    for data, want in (
+        (f"file:{path}", content[:400_000]),
+        ("pattern:c0ffee", (b"\xc0\xff\xee" * 140_000)[:400_000]),
+    ):
+        started = a.request("send", to="nic3", bytes=400_000, connections=2, data=data)
+        report = wait_done(a, started["transfer"])
+        assert report["failed"] is None and report["data"] == data
+        assert report["sha256"] == hashlib.sha256(want).hexdigest()
+        got = {m["sha256"] for m in b.request("received")["messages"] if m["complete"]}
+        assert {part["sha256"] for part in report["parts"]} <= got
+
+
+def test_a_file_that_shrinks_mid_send_fails_the_transfer_naming_it(
+    pair: Any, tmp_path: Path
+) -> None:
+    a, _ = pair
+    path = tmp_path / "data.bin"
+    path.write_bytes(b"z" * (64 << 20))  # far more than one window: not all segmented yet
+    started = a.request("send", to="nic3", bytes=64 << 20, data=f"file:{path}")
+    deadline = time.monotonic() + 60
+    while a.request("transfer", id=started["transfer"])["preparing"]:  # digested once
+        assert time.monotonic() < deadline
+        time.sleep(0.01)
+    path.write_bytes(b"z" * 1000)  # smaller than a piece: the next read runs short
+    report = wait_done(a, started["transfer"])
+    assert report["failed"] is not None and "(data_source)" in report["failed"]
+    assert f"data file '{path}' ended after" in report["failed"]
+    assert "did it shrink during the transfer?" in report["failed"]
 
 
 def test_only_the_latest_finished_transfers_are_kept(

@@ -45,6 +45,8 @@ def test_usage_errors_exit_2(capsys) -> None:
     assert run(["link", "sideways", "a", "b"], capsys)[0] == 2
     code, _out, err = run(["send", "nic0", "nic1", "--bytes", "lots"], capsys)
     assert code == 2 and "'lots' is not a byte count" in err
+    code, _out, err = run(["send", "nic0", "nic1", "--data", "file:"], capsys)
+    assert code == 2 and "--data: file:PATH needs a path" in err
     code, _out, err = run(["up", "tiny", "--base-port", "80"], capsys)
     assert code == 2 and "port 80 is outside 1024..65535" in err
     code, _out, err = run(["up", "tiny", "--transport", "[1]"], capsys)
@@ -64,6 +66,14 @@ def test_send_and_demo_take_a_transfer_deadline(capsys) -> None:
         assert code == 2 and "--deadline" in err and "Traceback" not in err
     code, out, _err = run(["send", "--help"], capsys)
     assert code == 0 and f"(default {DEFAULT_TRANSFER_DEADLINE_S:g})" in " ".join(out.split())
+
+
+def test_send_takes_a_data_source(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    parser = cli.build_parser()
+    assert parser.parse_args(["send", "nic0", "nic1"]).data == "random"
+    monkeypatch.chdir(tmp_path)
+    args = parser.parse_args(["send", "nic0", "nic1", "--data", "file:data.bin"])
+    assert args.data == f"file:{tmp_path}/data.bin"  # the NIC process reads it, not the CLI
 
 
 def test_deadline_line_says_what_the_deadline_does() -> None:

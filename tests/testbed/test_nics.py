@@ -70,6 +70,7 @@ def test_requests_and_answers(server) -> None:
         "connections": 1,
         "mode": "mrc",
         "seed": 5,
+        "data": "random",
         "deadline_s": DEFAULT_TRANSFER_DEADLINE_S,  # always said, never left to the NIC
     }
     assert nic.send("nic3", 1000, deadline_s=12.5) == 7
