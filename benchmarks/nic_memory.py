@@ -32,6 +32,7 @@ from nic_emu.client import ControlClient  # noqa: E402
 
 RSS_CLAIM_MB = 300  # issue 29: three 1 GiB sends from one NIC stay under this
 SAMPLE_S = 0.5
+NOTE_S = 30.0  # progress and peak RSS so far, on stderr
 
 
 def status_kb(pid: int, key: str) -> int:
@@ -68,8 +69,16 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                 ControlClient(tmp / "nic3.sock", timeout=120) as b,
             ):
                 t0 = time.monotonic()
+                next_note = t0 + NOTE_S
                 ids = [
-                    a.request("send", to="nic3", bytes=size, seed=i, data=args.data)["transfer"]
+                    a.request(
+                        "send",
+                        to="nic3",
+                        bytes=size,
+                        seed=i,
+                        data=args.data,
+                        deadline_s=args.timeout,
+                    )["transfer"]
                     for i in range(args.sends)
                 ]
                 reports: dict[int, dict[str, Any]] = {}
@@ -84,6 +93,19 @@ def run(args: argparse.Namespace) -> dict[str, Any]:
                                 reports[tid] = report
                     if time.monotonic() - t0 > args.timeout:
                         raise SystemExit("benchmark: transfers not done in time")
+                    if time.monotonic() >= next_note:  # partial figures, should it be cut short
+                        next_note += NOTE_S
+                        note = {
+                            "t_s": round(time.monotonic() - t0),
+                            "acked_mb": sum(
+                                a.request("transfer", id=t)["bytes_acked"] >> 20 for t in ids
+                            ),
+                            **{
+                                f"{n}_peak_rss_mb": status_kb(p.pid, "VmHWM") >> 10
+                                for n, p in procs.items()
+                            },
+                        }
+                        print(json.dumps(note), file=sys.stderr, flush=True)
                     time.sleep(SAMPLE_S)
                 wall = time.monotonic() - t0
                 failed = [r["failed"] for r in reports.values() if r["failed"]]
@@ -123,7 +145,9 @@ def main() -> None:
     parser.add_argument("--gigabytes", type=float, default=1.0)
     parser.add_argument("--sends", type=int, default=3)
     parser.add_argument("--data", default="random", help="random, random:S, pattern, file:PATH")
-    parser.add_argument("--timeout", type=float, default=3600.0)
+    parser.add_argument(
+        "--timeout", type=float, default=3600.0, help="seconds (also each send's deadline)"
+    )
     args = parser.parse_args()
     out = {
         "benchmark": "nic_memory",

@@ -176,6 +176,17 @@ def test_a_bmv2_build_without_the_p4lang_image_points_to_its_script() -> None:
     )
 
 
+def test_the_stage_before_the_p4lang_image_says_how_to_make_it() -> None:
+    """Debian's docker-compose (the legacy builder) runs every stage up to the one asked
+    for, so the step just before ``FROM ${P4LANG_IMAGE}`` is printed before it fails
+    (checked against a real engine by tests/compose/test_compose_build_hint.py)."""
+    lines = [line for line in DOCKERFILE.splitlines() if line and not line.startswith("#")]
+    at = lines.index("FROM ${P4LANG_IMAGE} AS p4lang")
+    assert lines[at - 2] == "FROM p4emu AS p4lang-hint"
+    assert lines[at - 1].startswith("RUN echo ") and "docker/p4lang-image.sh" in lines[at - 1]
+    assert P4LANG_SCRIPT.exists()
+
+
 def _excluded(name: str) -> bool:
     lines = (ROOT / ".dockerignore").read_text().splitlines()
     patterns = [line for line in lines if line and not line.startswith(("#", "**/"))]
