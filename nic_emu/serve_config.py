@@ -164,6 +164,13 @@ def dilate_transport(config: NicConfig, tdf: int) -> NicConfig:
         raise ConfigError(f"time-dilation factor {tdf}: {exc}") from None
 
 
+def dilated_transport(overrides: object, tdf: int) -> dict[str, Any]:
+    """The ``transport`` of a fabric run ``tdf`` times slower (``mrc-testbed up --tdf``):
+    NicConfig's own defaults (the virtual fabric's, not the process defaults) with
+    ``overrides`` applied, dilated by ``tdf``, every field given."""
+    return transport_overrides(dilate_transport(transport_config(overrides, NicConfig()), tdf))
+
+
 def transport_overrides(config: NicConfig) -> dict[str, Any]:
     """Every setting of ``config`` as a ``transport`` object (JSON values): given to
     ``nic-emu serve``, it reproduces ``config`` exactly, whatever the process defaults."""
@@ -294,12 +301,14 @@ def parse_serve_config(data: object) -> ServeConfig:
 # ---------------------------------------------------------------------- transport
 
 
-def transport_config(overrides: object) -> NicConfig:
-    """:data:`PROCESS_TRANSPORT_DEFAULTS` with ``overrides`` (NicConfig field names; ``cc``
-    an object of CcConfig field names; ``mode`` ``"mrc"`` or ``"roce"``) applied."""
+def transport_config(overrides: object, base: NicConfig | None = None) -> NicConfig:
+    """``base`` (default :data:`PROCESS_TRANSPORT_DEFAULTS`) with ``overrides`` (NicConfig
+    field names; ``cc`` an object of CcConfig field names; ``mode`` ``"mrc"`` or
+    ``"roce"``) applied."""
     if not isinstance(overrides, dict):
         raise ServeConfigError("transport", f"must be a JSON object, got {_kind(overrides)}")
-    base = replace(NicConfig(), **PROCESS_TRANSPORT_DEFAULTS)
+    if base is None:
+        base = replace(NicConfig(), **PROCESS_TRANSPORT_DEFAULTS)
     known = {f.name: f for f in fields(NicConfig)}
     values: dict[str, Any] = {}
     for name, raw in overrides.items():

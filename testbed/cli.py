@@ -124,6 +124,13 @@ def build_parser() -> argparse.ArgumentParser:
         help="BMv2 only: p4c's JSON (with --p4info) instead of running p4c",
     )
     up.add_argument("--p4info", type=Path, help="the P4Info that goes with --bmv2-json")
+    up.add_argument(
+        "--tdf",
+        type=scenario_cli._tdf,  # run's own --tdf check (one rule: check_tdf)
+        default=None,
+        help="run N times slower than the virtual fabric (a power of two): link rates / N, "
+        "delays and NIC times x N, from NicConfig's defaults (docs/testbed.md, Time dilation)",
+    )
     up.add_argument("--json", action="store_true", help="print the result as JSON")
 
     status = sub.add_parser("status", parents=[common], help="show what runs and what is down")
@@ -377,14 +384,35 @@ def fabric_options(args: argparse.Namespace, **overrides: Any) -> FabricOptions:
     return FabricOptions(**fields)
 
 
+def dilated_up(args: argparse.Namespace) -> tuple[Any, FabricOptions]:
+    """``up --tdf N``: the topology and the NICs' transport run N times slower, as the
+    scenario runner's process fabric (docs/testbed.md, "Time dilation")."""
+    from nic_emu.exceptions import ServeConfigError
+    from nic_emu.serve_config import dilated_transport
+    from testbed.local import resolve_topology
+
+    if args.rate_scale != 1.0:
+        raise UsageError("--tdf sets every link rate (rate / TDF): give --rate-scale or --tdf")
+    try:
+        transport = dilated_transport(dict(args.transport), args.tdf)
+    except ServeConfigError as exc:
+        raise UsageError(f"--transport: {exc}") from None
+    topology = layout.dilated_topology(resolve_topology(args.topology), args.tdf)
+    return topology, fabric_options(args, transport=transport, tdf=args.tdf)
+
+
 def cmd_up(args: argparse.Namespace) -> int:
     from testbed.local import up_local
     from testbed.mininet_mode import up_mininet
 
     progress = None if args.json else _progress
-    options = fabric_options(args)
+    topology: Any = args.topology
+    if args.tdf is None:
+        options = fabric_options(args)
+    else:
+        topology, options = dilated_up(args)
     up = up_local if options.mode == "local" else up_mininet
-    result = up(args.topology, options, progress)
+    result = up(topology, options, progress)
     if args.json:
         print(
             json.dumps(

@@ -356,6 +356,7 @@ def up(
             settings={
                 "grpc_base_port": options.grpc_base_port,
                 "rate_scale": options.rate_scale,
+                "tdf": options.tdf,
                 "topology_source": topology.name
                 if isinstance(topology_ref, Topology)
                 else str(topology_ref),
@@ -387,8 +388,19 @@ def up(
         launch.phases,
         totals["planned"],
         {key: totals[key] for key in ("inserted", "modified", "deleted")},
-        mode.notes(),
+        [*mode.notes(), *dilation_notes(options.tdf)],
     )
+
+
+def dilation_notes(tdf: int | None) -> list[str]:
+    """What ``up --tdf`` changed, for the user."""
+    if tdf is None:
+        return []
+    return [
+        f"time dilated x{tdf}: link rates / {tdf}, link delays and every NIC time x {tdf} "
+        "(NicConfig's defaults with --transport over them, as the virtual fabric runs); "
+        f"divide a time measured on this fabric by {tdf} to compare it with the virtual one"
+    ]
 
 
 class LocalMode:

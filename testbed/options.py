@@ -54,6 +54,9 @@ class FabricOptions:
     seed: int = DEFAULT_SEED
     start_timeout: float = DEFAULT_START_TIMEOUT_S
     fork_server: bool = True  # fork p4emu-switches from one zygote (testbed.zygote)
+    # The fabric runs this many times slower than the virtual one (``up --tdf``): recorded
+    # in the run's settings; the topology and ``transport`` given are already dilated.
+    tdf: int | None = None
 
     def __post_init__(self) -> None:
         if self.mode not in MODES:

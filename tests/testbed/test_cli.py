@@ -219,3 +219,45 @@ def test_a_port_in_use_is_refused_and_leaves_nothing(capsys, run_root: Path) -> 
         )
     assert code == 2 and f"TCP port {port}" in err and "--grpc-base-port" in err
     assert list(run_root.iterdir()) == []
+
+
+def test_up_tdf_dilates_the_topology_and_the_nics_from_nicconfig_defaults() -> None:
+    """``up --tdf N`` (issue 30): the fabric the scenario runner's process mode builds,
+    for any topology: rates / N, delays x N, every NIC time x N from NicConfig's own
+    defaults with --transport over them; N is recorded in the run's settings."""
+    from dataclasses import replace
+
+    from nic_emu.config import NicConfig
+    from nic_emu.serve_config import dilate_transport, transport_overrides
+    from topologies import load
+
+    args = cli.build_parser().parse_args(
+        ["up", "tiny", "--tdf", "1024", "--transport", '{"sack_every_pkts": 2}']
+    )
+    topology, options = cli.dilated_up(args)
+    plain = load("tiny")
+    assert [(link.rate_gbps * 1024, link.delay_us / 1024) for link in topology.links()] == [
+        (link.rate_gbps, link.delay_us) for link in plain.links()
+    ]
+    want = dilate_transport(replace(NicConfig(), sack_every_pkts=2), 1024)
+    assert options.transport == transport_overrides(want) and options.tdf == 1024
+    assert options.transport["rto_min_ns"] == NicConfig().rto_min_ns * 1024
+    assert options.rate_scale == 1.0
+
+
+@pytest.mark.parametrize(
+    ("extra", "words"),
+    [
+        (["--tdf", "3"], "power of two"),
+        (["--tdf", "0"], "power of two"),
+        (["--tdf", "x"], "is not an integer"),
+        (["--tdf", "8", "--rate-scale", "0.5"], "give --rate-scale or --tdf"),
+        (["--tdf", "8", "--transport", '{"rto_min_ns": -1}'], "--transport: transport.rto_min_ns"),
+    ],
+)
+def test_a_bad_up_tdf_exits_2_before_anything_starts(
+    extra: list[str], words: str, capsys: pytest.CaptureFixture[str], run_root: Path
+) -> None:
+    code, _out, err = run(["up", "tiny", "--run-dir", str(run_root), *extra], capsys)
+    assert code == 2 and words in err and "Traceback" not in err
+    assert not any(run_root.iterdir())
