@@ -29,6 +29,7 @@ from testbed.scenario.runner import Comparison
 from testbed.scenario.units import format_size
 from testbed.scenario.units import format_time_ns as fmt
 
+LOG_TIME_RATIO = 10  # overlaid runs this many times longer than the shortest: log time axis
 RESULT_JSON = "result.json"
 RUN_PNG = "run.png"
 REPORT_MD = "report.md"
@@ -118,6 +119,10 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
     end = max(max(r.completion_ns() or r.end_ns for r in runs), 1)
     end = min(max(end + 2 * head.bin_ns, 1), max(r.end_ns for r in runs))
     variants = ", ".join(r.variant for r in runs)
+    linear_until = linear_until_ns(runs, end)
+    label = time_label(head)
+    if linear_until is not None:
+        label += f"; linear to {fmt(linear_until)}, logarithmic beyond"
     return write_scenario_plot(
         path,
         [
@@ -142,8 +147,17 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
         total_evs=total_evs,
         ev_nic=nic,
         focus_plane=failed_plane(scenario),
-        time_label=time_label(head),
+        time_label=label,
+        linear_until_ns=linear_until,
     )
+
+
+def linear_until_ns(runs: list[RunResult], end_ns: int) -> int | None:
+    """Where the time axis turns logarithmic: runs of very different lengths overlaid
+    (RoCE waiting out 67 ms ACK timeouts against MRC's microseconds) are drawn linear
+    over the shortest and logarithmic beyond, so both read; None: linear throughout."""
+    shortest = min(r.completion_ns() or r.end_ns for r in runs) + 2 * runs[0].bin_ns
+    return shortest if end_ns > LOG_TIME_RATIO * shortest else None
 
 
 def fabric_name(run: RunResult) -> str:

@@ -58,3 +58,22 @@ def test_the_json_of_a_long_run_reads_back_with_the_same_window_means() -> None:
     assert span >= run.end_ns
     assert back.goodput_gbps(0, span) == pytest.approx(run.goodput_gbps(0, span))
     assert back.goodput_gbps(60_000_000, 120_000_000) == pytest.approx(100.0)
+
+
+def test_runs_of_very_different_lengths_get_a_log_time_axis_beyond_the_short_one() -> None:
+    from testbed.scenario.results import TransferResult
+    from testbed.scenario.write import LOG_TIME_RATIO, linear_until_ns
+
+    def ended(at_ns: int | None, end_ns: int) -> RunResult:
+        run = _run({"total": [1.0]})
+        run.end_ns = end_ns
+        run.transfers = [
+            TransferResult("m", "m", "nic0", "nic2", "mrc", 1, 0, at_ns, 1, 1, None, [])
+        ]
+        return run
+
+    mrc, roce = ended(111_000, 111_000), ended(None, 20_000_000)  # RoCE never completed
+    assert linear_until_ns([mrc, roce], 20_000_000) == 131_000  # MRC's end and two bins
+    alike = ended(25_000 * LOG_TIME_RATIO // 2, 20_000_000)
+    assert linear_until_ns([mrc, alike], 131_000 * LOG_TIME_RATIO) is None
+    assert linear_until_ns([mrc], 131_000) is None
