@@ -372,8 +372,10 @@ def write_scenario_plot(
                     axes.tick_params(labelleft=False)
                 else:
                     axes.set_ylabel("Gb/s", fontsize=7)
-                if row == len(rows) - 1 and i // cols == (len(planes) - 1) // cols:
-                    axes.set_xlabel(time_label, fontsize=7)
+                last_row = i // cols == (len(planes) - 1) // cols
+                if row == len(rows) - 1 and last_row and i % cols == 0:
+                    # once, from the left edge: the label is wider than one panel
+                    axes.set_xlabel(time_label, fontsize=7, loc="left")
         elif kind == "trims":
             axes = figure.add_subplot(grid[row, 0])
             totals: dict[str, int] = {}

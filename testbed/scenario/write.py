@@ -29,7 +29,8 @@ from testbed.scenario.runner import Comparison
 from testbed.scenario.units import format_size
 from testbed.scenario.units import format_time_ns as fmt
 
-LOG_TIME_RATIO = 10  # overlaid runs this many times longer than the shortest: log time axis
+LOG_TIME_RATIO = 10  # a figure this many times longer than a run's bulk: log time axis
+BULK_FRACTION = 0.9  # a run's bulk: until it had delivered this share of its bytes
 RESULT_JSON = "result.json"
 RUN_PNG = "run.png"
 REPORT_MD = "report.md"
@@ -153,11 +154,27 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
 
 
 def linear_until_ns(runs: list[RunResult], end_ns: int) -> int | None:
-    """Where the time axis turns logarithmic: runs of very different lengths overlaid
-    (RoCE waiting out 67 ms ACK timeouts against MRC's microseconds) are drawn linear
-    over the shortest and logarithmic beyond, so both read; None: linear throughout."""
-    shortest = min(r.completion_ns() or r.end_ns for r in runs) + 2 * runs[0].bin_ns
+    """Where the time axis turns logarithmic: when the figure lasts more than
+    :data:`LOG_TIME_RATIO` times as long as the run that delivered its bulk soonest (RoCE
+    waiting out 67 ms ACK timeouts, beside MRC or alone), the axis is linear over that
+    bulk and logarithmic beyond, so both the bulk and the tail read; None: linear."""
+    shortest = min(bulk_end_ns(r) for r in runs) + 2 * runs[0].bin_ns
     return shortest if end_ns > LOG_TIME_RATIO * shortest else None
+
+
+def bulk_end_ns(run: RunResult) -> int:
+    """When the run had delivered :data:`BULK_FRACTION` of its bytes (the end of that
+    goodput bin; the run's end when it delivered nothing)."""
+    total = run.goodput.get("total") or []
+    whole = sum(total)
+    if whole <= 0:
+        return run.completion_ns() or run.end_ns
+    running = 0.0
+    for index, value in enumerate(total):
+        running += value
+        if running >= BULK_FRACTION * whole:
+            return (index + 1) * run.bin_ns
+    return len(total) * run.bin_ns
 
 
 def fabric_name(run: RunResult) -> str:

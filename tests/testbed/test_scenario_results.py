@@ -60,20 +60,17 @@ def test_the_json_of_a_long_run_reads_back_with_the_same_window_means() -> None:
     assert back.goodput_gbps(60_000_000, 120_000_000) == pytest.approx(100.0)
 
 
-def test_runs_of_very_different_lengths_get_a_log_time_axis_beyond_the_short_one() -> None:
-    from testbed.scenario.results import TransferResult
-    from testbed.scenario.write import LOG_TIME_RATIO, linear_until_ns
+def test_a_figure_much_longer_than_a_run_s_bulk_gets_a_log_time_axis_beyond_it() -> None:
+    from testbed.scenario.write import LOG_TIME_RATIO, bulk_end_ns, linear_until_ns
 
-    def ended(at_ns: int | None, end_ns: int) -> RunResult:
-        run = _run({"total": [1.0]})
-        run.end_ns = end_ns
-        run.transfers = [
-            TransferResult("m", "m", "nic0", "nic2", "mrc", 1, 0, at_ns, 1, 1, None, [])
-        ]
-        return run
-
-    mrc, roce = ended(111_000, 111_000), ended(None, 20_000_000)  # RoCE never completed
-    assert linear_until_ns([mrc, roce], 20_000_000) == 131_000  # MRC's end and two bins
-    alike = ended(25_000 * LOG_TIME_RATIO // 2, 20_000_000)
-    assert linear_until_ns([mrc, alike], 131_000 * LOG_TIME_RATIO) is None
-    assert linear_until_ns([mrc], 131_000) is None
+    # MRC: 12 bins of 10 us at full rate; RoCE: most of its bytes in 30 bins, then a tail
+    # delivered after a 67 ms ACK timeout
+    mrc = _run({"total": [100.0] * 12})
+    roce = _run({"total": [50.0] * 30 + [0.0] * 6_700 + [10.0]})
+    assert bulk_end_ns(mrc) == 110_000  # 90 % of its bytes by the end of bin 11
+    assert bulk_end_ns(roce) == 280_000
+    assert linear_until_ns([mrc, roce], roce.end_ns) == 130_000  # MRC's bulk and two bins
+    assert linear_until_ns([roce], roce.end_ns) == 300_000  # RoCE alone: its own bulk
+    assert linear_until_ns([mrc], mrc.end_ns) is None
+    assert linear_until_ns([mrc], 130_000 * LOG_TIME_RATIO) is None
+    assert bulk_end_ns(_run({"total": [0.0, 0.0]})) == 20_000  # nothing: the run's end
