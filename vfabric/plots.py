@@ -395,8 +395,7 @@ def write_scenario_plot(
                 ev_changes or [],
                 total_evs,
                 end_ns,
-                nic=ev_nic,
-                spans=spans,
+                nic=ev_nic,  # no shaded spans: over the stacked states they read as colours
                 time_label=time_label,
             )
             axes.set_xlim(0, end_us)

@@ -108,7 +108,7 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
 
     head = runs[0]
     marks, spans = plot_marks(scenario, max(runs, key=lambda r: r.end_ns))
-    nic = head.transfers[0].src if head.transfers else None
+    nic = ev_panel_nic(scenario, head)
     mrc = len(runs) == 1 and head.transport != "roce"
     ev_changes = None
     total_evs = 0
@@ -151,6 +151,21 @@ def write_figure(scenario: Scenario, runs: list[RunResult], path: Path) -> Path:
         time_label=label,
         linear_until_ns=linear_until,
     )
+
+
+def ev_panel_nic(scenario: Scenario, run: RunResult) -> str | None:
+    """The NIC whose EVs the figure shows: the first one a timeline event names (an EV
+    drop's sender, a downed or flapping port's NIC) that sends MRC traffic, else the
+    first sender."""
+    senders = [t.src for t in run.transfers if t.transport == "mrc"]
+    for event in scenario.timeline:
+        target = event.target
+        nic = event.nic if isinstance(event, EvDropEvent) else None
+        if nic is None and isinstance(target, PortRef):
+            nic = target.nic
+        if nic in senders:
+            return nic
+    return run.transfers[0].src if run.transfers else None
 
 
 def linear_until_ns(runs: list[RunResult], end_ns: int) -> int | None:

@@ -74,3 +74,19 @@ def test_a_figure_much_longer_than_a_run_s_bulk_gets_a_log_time_axis_beyond_it()
     assert linear_until_ns([mrc], mrc.end_ns) is None
     assert linear_until_ns([mrc], 130_000 * LOG_TIME_RATIO) is None
     assert bulk_end_ns(_run({"total": [0.0, 0.0]})) == 20_000  # nothing: the run's end
+
+
+def test_the_ev_panel_shows_the_nic_a_fault_names() -> None:
+    from testbed.scenario.load import load
+    from testbed.scenario.results import TransferResult
+    from testbed.scenario.write import ev_panel_nic
+
+    run = _run({"total": [1.0]})
+    run.transfers = [
+        TransferResult(f"t{i}", "load", f"nic{i}", "nic0", "mrc", 1, 0, 1, 1, 1, None, [])
+        for i in range(1, 12)
+    ]
+    # loaded-failures: a link, a T1, then nic5's port flapping, then nic9's EV drop
+    assert ev_panel_nic(load("loaded-failures"), run) == "nic5"
+    assert ev_panel_nic(load("loaded-ev-drop"), run) == "nic9"
+    assert ev_panel_nic(load("t1-down"), run) == "nic1"  # no NIC named: the first sender
