@@ -67,12 +67,12 @@ def test_a_figure_much_longer_than_a_run_s_bulk_gets_a_log_time_axis_beyond_it()
     # delivered after a 67 ms ACK timeout
     mrc = _run({"total": [100.0] * 12})
     roce = _run({"total": [50.0] * 30 + [0.0] * 6_700 + [10.0]})
-    assert bulk_end_ns(mrc) == 110_000  # 90 % of its bytes by the end of bin 11
-    assert bulk_end_ns(roce) == 280_000
-    assert linear_until_ns([mrc, roce], roce.end_ns) == 130_000  # MRC's bulk and two bins
-    assert linear_until_ns([roce], roce.end_ns) == 300_000  # RoCE alone: its own bulk
+    assert bulk_end_ns(mrc) == 60_000  # half its bytes by the end of bin 5
+    assert bulk_end_ns(roce) == 160_000
+    assert linear_until_ns([mrc, roce], roce.end_ns) == 80_000  # MRC's bulk and two bins
+    assert linear_until_ns([roce], roce.end_ns) == 180_000  # RoCE alone: its own bulk
     assert linear_until_ns([mrc], mrc.end_ns) is None
-    assert linear_until_ns([mrc], 130_000 * LOG_TIME_RATIO) is None
+    assert linear_until_ns([mrc], 80_000 * LOG_TIME_RATIO) is None
     assert bulk_end_ns(_run({"total": [0.0, 0.0]})) == 20_000  # nothing: the run's end
 
 
