@@ -378,7 +378,7 @@ def report_markdown(comparison: Comparison) -> str:
             verdict = {"ok": "pass"}.get(c.verdict, c.verdict)
             lines.append(f"- {label}: {c.name}: {verdict} (expected {c.expected}; {c.measured})")
             if c.not_reproduced is not None:
-                lines.append(f"  - the paper's claim, marked not reproduced: {c.not_reproduced}")
+                lines.append(f"  - marked not reproduced: {c.not_reproduced}")
     lines += [
         "",
         "## Plots",
