@@ -77,7 +77,7 @@ def plot_ev_states(
         axes.axvspan(start / 1000, end / 1000, color="red", alpha=0.10, label=label)
     for t, _ in marks:
         axes.axvline(t / 1000, color="black", linestyle="--", linewidth=0.9)
-    axes.set_ylabel("EVs of the sender" if nic else "EVs")
+    axes.set_ylabel(f"EVs of {nic}" if nic else "EVs")
     axes.set_xlabel(time_label)
     axes.set_xlim(0, end_ns / 1000)
     axes.set_ylim(0, max(total_evs, 1))
@@ -86,6 +86,12 @@ def plot_ev_states(
 
 # ------------------------------------------------------------------ scenario figures
 
+# a symlog time axis: the linear part's width in decades of the log part (2: about half
+# the axis for a run 100x shorter than the other)
+SYMLOG_LINSCALE = 2.0
+# each traffic entry's goodput (never dotted: dotted is the data on the wire)
+TRAFFIC_STYLES = ("--", "-.", (0, (6, 2, 1, 2, 1, 2)), (0, (10, 3)))
+LEGEND_DROP_IN = 0.6  # the event list starts this many inches below the last panel
 RUN_COLOURS = ("#1f77b4", "#ff7f0e", "#2ca02c", "#d62728")  # one per run overlaid
 EventMark = tuple[int, str]  # (virtual ns, description): numbered from 0 in timeline order
 
@@ -189,6 +195,7 @@ def write_scenario_plot(
     ev_nic: str | None = None,
     focus_plane: int | None = None,
     time_label: str = "virtual time (µs)",
+    linear_until_ns: int | None = None,
 ) -> Path:
     """A scenario's figure, every panel on the same µs axis ``[0, end_ns]`` (``time_label``
     says what the times are: virtual, or a process run's dilated wall clock):
@@ -202,6 +209,9 @@ def write_scenario_plot(
       together;
     - trims per link (top 8) when a run trimmed;
     - the EV states of ``ev_nic`` when ``ev_changes`` is given (MRC runs only).
+
+    ``linear_until_ns``: the time axis is linear up to it and logarithmic beyond (for
+    runs of very different lengths overlaid: the short one keeps half the width).
     """
     import matplotlib
 
@@ -230,6 +240,8 @@ def write_scenario_plot(
         axes = (
             figure.add_subplot(spec, sharex=first_axes) if first_axes else figure.add_subplot(spec)
         )
+        if first_axes is None and linear_until_ns is not None and linear_until_ns < end_ns:
+            axes.set_xscale("symlog", linthresh=linear_until_ns / 1000, linscale=SYMLOG_LINSCALE)
         axes.set_xlim(0, end_us)
         return axes
 
@@ -264,7 +276,7 @@ def write_scenario_plot(
                         linewidth=0.9,
                         label=f"{run.label}: on the wire",
                     )
-                for style, (name, series) in zip(("--", ":", "-."), run.traffic.items()):
+                for style, (name, series) in zip(TRAFFIC_STYLES, run.traffic.items()):
                     _step(
                         axes,
                         centres,
@@ -360,8 +372,10 @@ def write_scenario_plot(
                     axes.tick_params(labelleft=False)
                 else:
                     axes.set_ylabel("Gb/s", fontsize=7)
-                if row == len(rows) - 1 and i // cols == (len(planes) - 1) // cols:
-                    axes.set_xlabel(time_label, fontsize=7)
+                last_row = i // cols == (len(planes) - 1) // cols
+                if row == len(rows) - 1 and last_row and i % cols == 0:
+                    # once, from the left edge: the label is wider than one panel
+                    axes.set_xlabel(time_label, fontsize=7, loc="left")
         elif kind == "trims":
             axes = figure.add_subplot(grid[row, 0])
             totals: dict[str, int] = {}
@@ -381,8 +395,7 @@ def write_scenario_plot(
                 ev_changes or [],
                 total_evs,
                 end_ns,
-                nic=ev_nic,
-                spans=spans,
+                nic=ev_nic,  # no shaded spans: over the stacked states they read as colours
                 time_label=time_label,
             )
             axes.set_xlim(0, end_us)
@@ -393,7 +406,7 @@ def write_scenario_plot(
     for column, chunk in enumerate((legend[:half], legend[half:])):
         figure.text(
             0.125 + 0.4 * column,
-            bottom - 0.07,
+            bottom - LEGEND_DROP_IN / figure.get_figheight(),  # below the axis labels
             "\n".join(chunk),
             va="top",
             ha="left",

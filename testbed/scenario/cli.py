@@ -125,7 +125,7 @@ def _check_lines(checks: list[Check], indent: str = "  ") -> list[str]:
         verdict = {"ok": "ok  ", "FAIL": "FAIL"}.get(c.verdict, c.verdict.upper())
         lines.append(f"{indent}{verdict} {c.name}: {c.measured} (expected {c.expected})")
         if c.not_reproduced is not None:
-            lines.append(f"{indent}     the paper's claim; {c.not_reproduced}")
+            lines.append(f"{indent}     marked not reproduced: {c.not_reproduced}")
     return lines
 
 
@@ -297,7 +297,7 @@ def _over_seeds(
         )
         print(f"  {verdict} {d.name}: {d.summary()} (expected {d.expected})")
         if d.not_reproduced is not None:
-            print(f"       the paper's claim; {d.not_reproduced}")
+            print(f"       marked not reproduced: {d.not_reproduced}")
     print(f"{scenario.name} over seeds {args.seeds}: " + ("PASS" if sweep.ok else "FAIL"))
     print(f"  results: {out_dir}/")
     return 0 if sweep.ok else 1

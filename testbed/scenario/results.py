@@ -13,6 +13,11 @@ from dataclasses import asdict, dataclass, field
 from typing import Any
 
 SCHEMA = "mrc-testbed/scenario-result/1"
+# result.json records at most this many bins per goodput series (about a plot's width in
+# pixels): a longer run's series are merged into coarser bins, each the mean of a whole
+# number of measured ones (docs/scenarios.md, "Results JSON"). A RoCE run waiting for its
+# 67 ms ACK timeouts would otherwise record 10 us bins for 134 ms in every series (~7 MB).
+RECORDED_BINS_MAX = 1000
 
 
 @dataclass
@@ -191,7 +196,7 @@ class RunResult:
             "checks": [asdict(c) for c in self.checks],
             "counters": self.counters,
             "ev_changes": self.ev_changes,
-            "goodput": {"bin_ns": self.bin_ns, "unit": "Gb/s", "series": self.goodput},
+            "goodput": recorded_goodput(self.bin_ns, self.goodput),
             "files": self.files,
             "fabric": self.fabric,
         }
@@ -222,6 +227,28 @@ class RunResult:
             files=data.get("files", {}),
             fabric=data.get("fabric", {"clock": "virtual"}),
         )
+
+
+def recorded_goodput(bin_ns: int, series: dict[str, list[float]]) -> dict[str, Any]:
+    """The goodput block of result.json: every series with at most
+    :data:`RECORDED_BINS_MAX` bins. Bins are merged ``factor`` at a time (the recorded
+    ``bin_ns`` is ``factor`` measured bins; ``measured_bin_ns`` is the measured one), each
+    merged bin the sum of its measured bins over ``factor`` (a missing tail counts as
+    zero), so every series' bytes, ``sum(values) * bin_ns``, are exactly the measured ones."""
+    longest = max((len(v) for v in series.values()), default=0)
+    factor = max(1, math.ceil(longest / RECORDED_BINS_MAX))
+    if factor == 1:
+        return {"bin_ns": bin_ns, "unit": "Gb/s", "series": series}
+    merged = {
+        key: [sum(values[i : i + factor]) / factor for i in range(0, len(values), factor)]
+        for key, values in series.items()
+    }
+    return {
+        "bin_ns": bin_ns * factor,
+        "measured_bin_ns": bin_ns,
+        "unit": "Gb/s",
+        "series": merged,
+    }
 
 
 def _percentile(sorted_values: list[int], q: float) -> float:

@@ -17,12 +17,23 @@ from dataclasses import dataclass, field, replace
 from typing import Any
 
 from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.model import Scenario
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.run_options import RunOptions
 from testbed.scenario.units import format_time_ns as fmt
 
 BUNDLED_SEEDS = range(1, 17)  # the seeds every bundled assertion holds on
+# A scenario on more NICs than HEAVY_NICS (paper-8plane's permutations, the 64-NIC
+# collective) takes minutes per run on a 2-core machine: scripts/results-doc runs it on
+# HEAVY_SEEDS only, and tests/failover on every seed only with -m slow.
+HEAVY_NICS = 16
+HEAVY_SEEDS = range(1, 5)
 MAX_SEEDS = 1000  # a range longer than this is a typo
+
+
+def is_heavy(scenario: Scenario) -> bool:
+    """A scenario on a loaded fabric (minutes per run): more than :data:`HEAVY_NICS` NICs."""
+    return scenario.topology.nic_count > HEAVY_NICS
 
 
 def parse_seeds(text: str) -> list[int]:

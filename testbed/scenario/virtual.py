@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from nic_emu import NicConfig
+from nic_emu import event_log as ev_kinds
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import (
@@ -160,6 +161,22 @@ def _start_flows(fabric: VirtualFabric, flows: list[Flow]) -> list[tuple[Flow, A
     return out
 
 
+def first_loss_sent_ns(fabric: VirtualFabric, event: EvDropEvent) -> int | None:
+    """When the first packet the drop took was sent: the earliest send time of a packet
+    ``event.nic`` declared lost on the EV, sent after the drop started (None: none was)."""
+    sent = [
+        int(rec.detail["sent_ns"])
+        for rec in fabric.records()
+        if rec.kind == ev_kinds.LOSS
+        and rec.nic == event.nic
+        and rec.ev == event.ev
+        and rec.detail is not None
+        and rec.detail.get("sent_ns") is not None
+        and int(rec.detail["sent_ns"]) >= event.at_ns
+    ]
+    return min(sent) if sent else None
+
+
 def _split(nbytes: int, parts: int) -> list[int]:
     base, extra = divmod(nbytes, parts)
     return [base + (1 if i < extra else 0) for i in range(parts) if base or i < extra]
@@ -216,6 +233,9 @@ def _result(
                 measured.extend(
                     None if us is None else round(us * 1000) for us in entry["repath_us"]
                 )
+        params = {**event.params(), "affected_evs": affected}
+        if isinstance(event, EvDropEvent):
+            params["first_loss_sent_ns"] = first_loss_sent_ns(fabric, event)
         events.append(
             EventResult(
                 index=index,
@@ -223,7 +243,7 @@ def _result(
                 at_ns=event.at_ns,
                 description=event.describe(),
                 target=target_json(event.target),
-                params={**event.params(), "affected_evs": affected},
+                params=params,
                 repath_ns=measured,
             )
         )

@@ -19,7 +19,7 @@ from testbed.scenario.runner import (
     control_variant,
     run_checked,
 )
-from testbed.scenario.seeds import BUNDLED_SEEDS
+from testbed.scenario.seeds import BUNDLED_SEEDS, is_heavy
 from testbed.scenario.virtual import Variant
 
 OPTIONS = RunOptions(mode="virtual")
@@ -61,12 +61,10 @@ def control_run(name: str, control: str) -> RunResult:
     return run_checked(s, control_variant(wanted), OPTIONS)[0]
 
 
-HEAVY_NICS = 16  # scenarios on more NICs than this run on every seed only with -m slow
-
-
 def heavy(name: str) -> bool:
-    """A scenario on a loaded fabric (minutes per run on a 2-core machine)."""
-    return scenario(name).topology.nic_count > HEAVY_NICS
+    """A scenario on a loaded fabric (minutes per run on a 2-core machine): it runs on
+    every seed only with -m slow."""
+    return is_heavy(scenario(name))
 
 
 def plain_names() -> list[str]:

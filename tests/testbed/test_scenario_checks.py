@@ -102,6 +102,21 @@ def test_failing_assertions(scenario) -> None:
     assert "after 10 us" in next(c.measured for c in checks if "retired" in c.name)
 
 
+def test_ev_retirement_is_timed_from_the_first_packet_the_drop_took(scenario) -> None:
+    events = [
+        EventResult(0, "link_down", 100_000, "cut", None, {}, [20_000]),
+        EventResult(1, "link_up", 200_000, "restore", None, {}, []),
+        EventResult(2, "ev_drop", 300_000, "drop", None, {"first_loss_sent_ns": 306_000}, []),
+    ]
+    (_, check) = evaluate(scenario, Assertions(ev_retired_within_ns=5_000), make_run(events=events))
+    assert check.ok and check.value == 4_000
+    assert check.measured == "after 4 us (first packet lost 6 us after the drop started)"
+    # no packet on it lost: timed from the drop's start
+    events[2] = EventResult(2, "ev_drop", 300_000, "drop", None, {"first_loss_sent_ns": None}, [])
+    (_, check) = evaluate(scenario, Assertions(ev_retired_within_ns=5_000), make_run(events=events))
+    assert not check.ok and check.measured == "after 10 us (no packet on it lost)"
+
+
 def test_byte_exact_names_the_broken_transfer(scenario) -> None:
     run = make_run()
     run.transfers[0].bytes_verified = 900

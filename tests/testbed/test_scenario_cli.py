@@ -154,7 +154,7 @@ def test_a_claim_marked_not_reproduced_does_not_fail_the_run(
     assert code == 0, out
     assert "PASS (1 claim(s) of the paper not reproduced, as marked)" in out
     assert "NOT REPRODUCED repath after event 0" in out
-    assert "the paper's claim; measured 20 us: the model is slower" in out
+    assert "marked not reproduced: measured 20 us: the model is slower" in out
 
 
 def test_list_and_errors(tmp_path: Path, capsys) -> None:

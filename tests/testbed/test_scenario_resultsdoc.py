@@ -72,7 +72,7 @@ def test_render_shows_claims_seed_distributions_and_what_is_not_reproduced() -> 
         },
     ]
     text = render(summaries)
-    assert "on seeds 1-3." in text
+    assert "on seeds 1-3 (t1-down); 1 (pair-failures)." in text  # a sweep: its first seed
     assert (
         "| [t1-down](#t1-down) | T1 down: no steady-state loss. | 1 not reproduced, the others "
         "hold | repath after event 0: 30 us; goodput 60 us..120 us after event 0: 88.0% "

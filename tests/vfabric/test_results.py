@@ -79,6 +79,19 @@ def test_run_plot_is_a_png(tmp_path: Path) -> None:
     assert path.read_bytes()[:4] == b"\x89PNG"
 
 
+def test_a_plot_with_a_log_time_axis_beyond_the_short_run_is_a_png(tmp_path: Path) -> None:
+    fabric = cut_run(seed=2)
+    path = write_scenario_plot(
+        tmp_path / "log.png",
+        [PlotRun("mrc", fabric.goodput()), PlotRun("roce", fabric.goodput())],
+        title="t",
+        end_ns=fabric.now * 100,
+        events=[(20_000, "cut")],
+        linear_until_ns=fabric.now,
+    )
+    assert path.read_bytes()[:4] == b"\x89PNG"
+
+
 def test_planes_alike_share_one_panel() -> None:
     same = {"bin_ns": 10, "t_ns": [0, 10], "per_plane": {0: [5.0, 5.0], 1: [5.0, 5.2]}}
     assert not planes_differ([PlotRun("a", same)])
