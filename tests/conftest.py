@@ -2,31 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
+import capabilities
+import p4lang_tools
 import pytest
-
-
-def _register(name: str):
-    """Make ``tests/NAME.py`` importable as ``NAME`` (importlib mode puts no test directory
-    on ``sys.path``): ``p4lang_tools`` (p4c / BMv2) and ``capabilities`` (what this machine
-    lets a test do: network namespaces, veth pairs, Mininet)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-p4lang_tools = _register("p4lang_tools")
-capabilities = _register("capabilities")
 
 
 def pytest_configure(config: pytest.Config) -> None:

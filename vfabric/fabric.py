@@ -12,6 +12,7 @@ from typing import IO, Any
 
 from controller.exceptions import ControllerError
 from controller.plan import FabricPlan, plan_fabric
+from mrc_wire.frames import DATA_HEADER_BYTES, frame_ev, frame_inner_src
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.host import AppEvent
@@ -44,7 +45,7 @@ from vfabric.pfc import (
 )
 from vfabric.program import program_switch, push_updates, shared_program
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
-from vfabric.wires import DATA_HEADER_BYTES, LinkKey, Wire, frame_ev, frame_inner_src
+from vfabric.wires import LinkKey, Wire
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
 PRIORITY_QUEUES = 8
