@@ -40,7 +40,7 @@ class LpmPrefix(NamedTuple):
     prefix_len: int
 
 
-MatchValue = int | LpmPrefix
+PlanMatch = int | LpmPrefix
 
 
 class Entry(NamedTuple):
@@ -51,14 +51,14 @@ class Entry(NamedTuple):
     """
 
     table: str
-    match: tuple[MatchValue, ...]
+    match: tuple[PlanMatch, ...]
     action: str
     params: tuple[int, ...] = ()
     is_default: bool = False
     priority: int = 0
 
     @property
-    def key(self) -> tuple[str, tuple[MatchValue, ...], int, bool]:
+    def key(self) -> tuple[str, tuple[PlanMatch, ...], int, bool]:
         """What identifies the entry in its table (P4Runtime: match + priority)."""
         return (self.table, self.match, self.priority, self.is_default)
 

@@ -16,7 +16,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PATH"] = f"{directory}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+# Markers that take a test out of the unit loop (pyproject.toml lists them all). A test with
+# none of them is marked ``unit``: ``scripts/test -m unit`` is the quick loop.
+NOT_UNIT = ("integration", "bmv2", "htsim", "compose", "scenario", "slow")
+
+
+# Runs after the folders' conftests (tests/failover's is ``tryfirst``) have added their
+# markers and before pytest's ``-m`` selection (a plugin registered earlier: called later).
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(item.get_closest_marker(name) for name in NOT_UNIT):
+            item.add_marker(pytest.mark.unit)
     # Every integration and compose test has a time limit (capabilities.*_TIMEOUT_S); a
     # test's own timeout mark wins; unit tests have the ini's timeout (pyproject.toml).
     for item in items:
