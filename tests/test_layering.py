@@ -5,8 +5,9 @@ module-level import graph built from the AST of every module — every ``import`
 ``from ... import`` counts, including imports inside functions and under
 ``TYPE_CHECKING`` (a cycle held together by a late import is still a cycle), with relative
 imports resolved. On that graph: no import cycles inside a package, the controller never
-reaches into ``p4emu.server``, other packages use only p4emu's public modules, and p4emu's
-subpackages respect their order.
+reaches into ``p4emu.server``, other packages (and ``benchmarks/``, ``scripts/``) use only
+the public modules of p4emu, nic_emu and the controller, and p4emu's subpackages respect
+their order.
 """
 
 from __future__ import annotations
