@@ -22,8 +22,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
+from finsy.proto import p4r  # noqa: E402
+
+from p4emu.p4rt import P4RuntimeState  # noqa: E402
+from p4emu.p4rt.messages import EntityNames  # noqa: E402
+from p4emu.p4rt.schema import KeyFieldValue  # noqa: E402
 from p4emu.runtime.clock import VirtualClock  # noqa: E402
-from p4emu.runtime.tables import Exact, Lpm  # noqa: E402
 from p4emu.switch import Switch  # noqa: E402
 
 BLOCK = 0xFCBBBB00  # 32-bit uSID block
@@ -32,26 +36,41 @@ ETHERTYPE_IPV6 = 0x86DD
 
 
 def build_switch(program: Path) -> Switch:
+    """The switch with its table population, written through p4emu's P4Runtime layer
+    (as the controller writes it), key fields and parameters in P4Info order."""
     switch = Switch(program, clock=VirtualClock(), priority_queues=8, cpu_port=510)
-    objects = switch.objects
-    actions = objects.actions
-    tables = objects.tables
-    tables["MrcIngress.my_usid"].insert(
-        [Exact((BLOCK << 16) | MY_USID)], actions["MrcIngress.usid_un"].id
-    )
-    forward = actions["MrcIngress.forward"].id
+    names = EntityNames(switch.p4info)
+    updates: list[p4r.Update] = []
+
+    def insert(table: str, key: list[KeyFieldValue], action: str, args: list[int]) -> None:
+        fields = names.schema.table(table).fields
+        params = names.schema.action(action).params
+        entity = names.table_entry(
+            table,
+            {f.name: value for f, value in zip(fields, key, strict=True)},
+            action,
+            {p.name: value for p, value in zip(params, args, strict=True)},
+        )
+        updates.append(p4r.Update(type=p4r.Update.INSERT, entity=entity))
+
+    insert("MrcIngress.my_usid", [(BLOCK << 16) | MY_USID], "MrcIngress.usid_un", [])
     for i in range(64):
-        tables["MrcIngress.usid_route"].insert([Exact(0x1800 + i)], forward, [1 + i % 32])
+        insert("MrcIngress.usid_route", [0x1800 + i], "MrcIngress.forward", [1 + i % 32])
     for i in range(256):
         prefix = int(ipaddress.IPv6Address(f"fd00:{i:x}::"))
-        tables["MrcIngress.ipv6_route"].insert([Lpm(prefix, 32)], forward, [1 + i % 32])
-    port_config = actions["MrcIngress.set_egress_port_config"].id
-    macs = actions["MrcEgress.set_port_macs"].id
+        insert("MrcIngress.ipv6_route", [(prefix, 32)], "MrcIngress.forward", [1 + i % 32])
     for port in range(1, 65):
-        tables["MrcIngress.egress_port_config"].insert([Exact(port)], port_config, [0, 1])
-        tables["MrcEgress.egress_port_mac"].insert(
-            [Exact(port)], macs, [0x0A0000001400 + port, 0x020100000000 + port]
+        insert("MrcIngress.egress_port_config", [port], "MrcIngress.set_egress_port_config", [0, 1])
+        insert(
+            "MrcEgress.egress_port_mac",
+            [port],
+            "MrcEgress.set_port_macs",
+            [0x0A0000001400 + port, 0x020100000000 + port],
         )
+    errors = P4RuntimeState(switch.objects).write(updates)
+    refused = [e.message for e in errors if e.canonical_code != 0]
+    if refused:
+        raise SystemExit(f"p4emu_pps: the switch refused {len(refused)} entries: {refused[0]}")
     return switch
 
 

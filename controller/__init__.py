@@ -29,7 +29,7 @@ from controller.exceptions import (
     UpdateFailure,
     WriteError,
 )
-from controller.plan import Entry, FabricPlan, LpmPrefix, SwitchPlan, plan_fabric
+from controller.plan import Entry, LpmPrefix, RoutePlan, SwitchPlan, plan_fabric
 from controller.policy import ClassParams, SwitchPolicy, class_params_for
 from controller.push import ConnectOptions, FabricReport, push, push_fabric
 from controller.reconcile import Change, Diff, SwitchReport, SyncOptions, diff_entries, sync_switch
@@ -48,7 +48,6 @@ __all__ = [
     "EndpointError",
     "EntityCodec",
     "Entry",
-    "FabricPlan",
     "FabricReport",
     "FabricWatcher",
     "LpmPrefix",
@@ -58,6 +57,7 @@ __all__ = [
     "PipelineError",
     "PlanError",
     "ReadError",
+    "RoutePlan",
     "SwitchAccessError",
     "SwitchPlan",
     "SwitchPolicy",

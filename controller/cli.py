@@ -48,7 +48,7 @@ from controller.endpoints import (
 from controller.entities import EntityCodec
 from controller.exceptions import ControllerError, SwitchAccessError
 from controller.p4rt_client import DEFAULT_CONNECT_TIMEOUT_S, DEFAULT_ELECTION_ID, SwitchClient
-from controller.plan import FabricPlan, plan_fabric
+from controller.plan import RoutePlan, plan_fabric
 from controller.policy import DEFAULT_CONTROL_PRIORITY, DEFAULT_PUNTS, PUNT_KINDS, SwitchPolicy
 from controller.push import DEFAULT_CONCURRENCY, ConnectOptions, FabricReport, push_fabric
 from controller.reconcile import DEFAULT_BATCH_SIZE, PIPELINE_MODES, SwitchReport, SyncOptions
@@ -283,7 +283,7 @@ def _policy(args: argparse.Namespace) -> SwitchPolicy:
     return SwitchPolicy(**kwargs)  # type: ignore[arg-type]
 
 
-def _plan(args: argparse.Namespace) -> FabricPlan:
+def _plan(args: argparse.Namespace) -> RoutePlan:
     topology = _load_topology(args.topology)
     return plan_fabric(
         topology, policy=_policy(args), down_links=args.link_down, switches=args.switches
@@ -311,7 +311,7 @@ def _pipeline(args: argparse.Namespace) -> Pipeline:
     )
 
 
-def _codec(pipeline: Pipeline, plan: FabricPlan) -> EntityCodec:
+def _codec(pipeline: Pipeline, plan: RoutePlan) -> EntityCodec:
     codec = EntityCodec(pipeline.p4info)
     # One switch of each role and plane shape is enough to catch a width problem (e.g. a
     # topology with 10-bit ports against bit<9>) before touching any switch.

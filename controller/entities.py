@@ -21,7 +21,7 @@ from finsy.proto import p4i, p4r
 
 import controller.p4names as p4names
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
-from controller.plan import Entry, LpmPrefix, MatchValue, SwitchPlan
+from controller.plan import Entry, LpmPrefix, PlanMatch, SwitchPlan
 from p4emu.p4rt.messages import EntityNameError, EntityNames
 from p4emu.p4rt.schema import CounterSchema, FieldSchema, encode_match, encode_value
 
@@ -33,14 +33,14 @@ UPDATE_TYPES = {
 
 
 @dataclass(frozen=True, slots=True)
-class ActionInfo:
+class CodecAction:
     name: str
     id: int
     params: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other actions)
 
 
 @dataclass(frozen=True, slots=True)
-class TableInfo:
+class CodecTable:
     name: str
     id: int
     fields: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other tables)
@@ -69,13 +69,13 @@ class EntityCodec:
         self.p4info = p4info
         self.names = EntityNames(p4info)
         schema = self.names.schema
-        self.actions: dict[str, ActionInfo] = {}
+        self.actions: dict[str, CodecAction] = {}
         for action in schema.actions.values():
             order = self._param_order(action.name, [p.name for p in action.params])
-            self.actions[action.name] = ActionInfo(
+            self.actions[action.name] = CodecAction(
                 action.name, action.id, tuple(action.by_name[n] for n in order)
             )
-        self.tables: dict[str, TableInfo] = {}
+        self.tables: dict[str, CodecTable] = {}
         for table in schema.tables.values():
             order = self._field_order(table.name, [f.name for f in table.fields])
             default = None
@@ -88,7 +88,7 @@ class EntityCodec:
                 except EntityNameError as exc:
                     raise DecodeError(f"{table.name}: initial default action: {exc}") from None
                 default = Entry(table.name, (), name, self._ordered_params(name, params), True)
-            self.tables[table.name] = TableInfo(
+            self.tables[table.name] = CodecTable(
                 table.name,
                 table.id,
                 tuple(table.by_name[n] for n in order),
@@ -170,13 +170,13 @@ class EntityCodec:
                     "(its size in the P4 program)"
                 )
 
-    def table(self, name: str) -> TableInfo:
+    def table(self, name: str) -> CodecTable:
         try:
             return self.tables[name]
         except KeyError:
             raise EncodeError(f"the P4Info has no table {name}") from None
 
-    def action(self, name: str) -> ActionInfo:
+    def action(self, name: str) -> CodecAction:
         try:
             return self.actions[name]
         except KeyError:
@@ -230,7 +230,7 @@ class EntityCodec:
 
     @staticmethod
     def _encode_matches(
-        table: TableInfo, values: Iterable[MatchValue], message: p4r.TableEntry
+        table: CodecTable, values: Iterable[PlanMatch], message: p4r.TableEntry
     ) -> None:
         try:
             for field, value in zip(table.fields, values):
@@ -302,7 +302,7 @@ class EntityCodec:
         params = self._ordered_params(named.action, named.params)
         if named.is_default:
             return Entry(table.name, (), named.action, params, True)
-        values: list[MatchValue] = []
+        values: list[PlanMatch] = []
         for field in table.fields:
             value = named.match.get(field.name)
             if field.kind == "LPM":
@@ -369,9 +369,9 @@ def widen_port_fields(p4info: p4i.P4Info, bits: int) -> p4i.P4Info:
 
 __all__ = [
     "UPDATE_TYPES",
-    "ActionInfo",
+    "CodecAction",
+    "CodecTable",
     "EntityCodec",
-    "TableInfo",
     "canonical_bytes",
     "field_names",
     "param_names",

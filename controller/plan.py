@@ -40,7 +40,7 @@ class LpmPrefix(NamedTuple):
     prefix_len: int
 
 
-MatchValue = int | LpmPrefix
+PlanMatch = int | LpmPrefix
 
 
 class Entry(NamedTuple):
@@ -51,14 +51,14 @@ class Entry(NamedTuple):
     """
 
     table: str
-    match: tuple[MatchValue, ...]
+    match: tuple[PlanMatch, ...]
     action: str
     params: tuple[int, ...] = ()
     is_default: bool = False
     priority: int = 0
 
     @property
-    def key(self) -> tuple[str, tuple[MatchValue, ...], int, bool]:
+    def key(self) -> tuple[str, tuple[PlanMatch, ...], int, bool]:
         """What identifies the entry in its table (P4Runtime: match + priority)."""
         return (self.table, self.match, self.priority, self.is_default)
 
@@ -81,7 +81,7 @@ class SwitchPlan:
 
 
 @dataclass(frozen=True)
-class FabricPlan:
+class RoutePlan:
     """The plan of a fabric (or of the selected switches of it), in topology order."""
 
     topology: Topology
@@ -305,7 +305,7 @@ def plan_fabric(
     down_links: Iterable[tuple[str, str] | str] = (),
     switches: Iterable[str] | None = None,
     addresses: AddressPlan | None = None,
-) -> FabricPlan:
+) -> RoutePlan:
     """The plan of every switch of ``topology`` (or only of ``switches``).
 
     ``down_links`` are links to mark down on both ends (``("p0-t0-0", "p0-t1-1")`` or
@@ -329,4 +329,4 @@ def plan_fabric(
             except TopologyError as exc:
                 raise PlanError(str(exc)) from None
     plans = {sw.name: builder.build(sw) for sw in selected}
-    return FabricPlan(topology, addresses, policy, links, plans)  # type: ignore[arg-type]
+    return RoutePlan(topology, addresses, policy, links, plans)  # type: ignore[arg-type]

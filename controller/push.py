@@ -23,7 +23,7 @@ from controller.p4rt_client import (
     DEFAULT_RPC_TIMEOUT_S,
     SwitchClient,
 )
-from controller.plan import FabricPlan, SwitchPlan
+from controller.plan import RoutePlan, SwitchPlan
 from controller.reconcile import SwitchReport, SyncOptions, sync_switch
 
 DEFAULT_CONCURRENCY = 64
@@ -115,7 +115,7 @@ async def sync_one(
 
 
 async def push_fabric(
-    plan: FabricPlan,
+    plan: RoutePlan,
     pipeline: Pipeline,
     endpoints: Mapping[str, P4RuntimeTarget],
     *,
@@ -149,7 +149,7 @@ async def push_fabric(
 
 
 def push(
-    plan: FabricPlan,
+    plan: RoutePlan,
     pipeline: Pipeline,
     endpoints: Mapping[str, P4RuntimeTarget],
     **kwargs: object,

@@ -14,7 +14,7 @@ from typing import Any, TextIO
 import controller.p4names as p4names
 from controller.entities import field_names, param_names
 from controller.notation import format_entry, format_value, padded_names, short_name
-from controller.plan import Entry, FabricPlan, LpmPrefix, SwitchPlan
+from controller.plan import Entry, LpmPrefix, RoutePlan, SwitchPlan
 from controller.reconcile import SwitchReport
 from topologies import Role, TopologyError
 
@@ -32,7 +32,7 @@ __all__ = [
 ]
 
 
-def _annotation(plan: FabricPlan, sw: SwitchPlan, entry: Entry) -> str:
+def _annotation(plan: RoutePlan, sw: SwitchPlan, entry: Entry) -> str:
     """What a route's uSID names and where its port leads."""
     parts = []
     if entry.table == p4names.USID_ROUTE and entry.match:
@@ -56,7 +56,7 @@ def _annotation(plan: FabricPlan, sw: SwitchPlan, entry: Entry) -> str:
     return "  # " + "; ".join(parts) if parts else ""
 
 
-def switch_heading(plan: FabricPlan, sw: SwitchPlan) -> str:
+def switch_heading(plan: RoutePlan, sw: SwitchPlan) -> str:
     role = "T0" if sw.role is Role.T0 else "T1"
     address = plan.addresses.switch_address(sw.name)
     return (
@@ -65,7 +65,7 @@ def switch_heading(plan: FabricPlan, sw: SwitchPlan) -> str:
     )
 
 
-def write_plan_text(plan: FabricPlan, out: TextIO) -> None:
+def write_plan_text(plan: RoutePlan, out: TextIO) -> None:
     out.write(
         f"# {plan.topology.name}: {len(plan)} switches, {plan.entry_count()} entries "
         f"({plan.entry_count() - plan.default_action_count()} table entries + "
@@ -105,7 +105,7 @@ def entry_to_json(entry: Entry) -> dict[str, Any]:
     return document
 
 
-def write_plan_json(plan: FabricPlan, out: TextIO) -> None:
+def write_plan_json(plan: RoutePlan, out: TextIO) -> None:
     """Streams the plan as one JSON document (switch by switch: no giant dict in memory)."""
     head = {
         "topology": plan.topology.name,

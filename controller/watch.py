@@ -25,7 +25,7 @@ from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec
 from controller.exceptions import SwitchAccessError, UnreachableError
 from controller.p4rt_client import SwitchClient
-from controller.plan import FabricPlan, SwitchPlan
+from controller.plan import RoutePlan, SwitchPlan
 from controller.push import ConnectOptions, make_client
 from controller.reconcile import SwitchReport, SyncOptions, pipeline_state, sync_switch
 
@@ -61,7 +61,7 @@ class WatchOptions:
 class FabricWatcher:
     def __init__(
         self,
-        plan: FabricPlan,
+        plan: RoutePlan,
         pipeline: Pipeline,
         endpoints: Mapping[str, P4RuntimeTarget],
         *,
@@ -192,7 +192,7 @@ class FabricWatcher:
 
 
 async def watch_fabric(
-    plan: FabricPlan,
+    plan: RoutePlan,
     pipeline: Pipeline,
     endpoints: Mapping[str, P4RuntimeTarget],
     stop: asyncio.Event,

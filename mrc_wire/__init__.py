@@ -2,6 +2,8 @@
 
 - ``mrc_wire.constants``: every port, opcode, DSCP code point, NACK reason and size.
 - ``mrc_wire.codec``: fast struct codec (``decode``, ``encode_*``). Re-exported here.
+- ``mrc_wire.frames``: readers of single fields of an encoded frame, in place (a fabric's
+  per-hop counters); import it explicitly.
 - ``mrc_wire.reference``: reference models of the switch rewrites (``trim_frame``,
   ``mark_ce``). Re-exported here.
 - ``mrc_wire.scapy_layers``: scapy dissectors; import it explicitly (it pulls in scapy).

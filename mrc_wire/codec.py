@@ -96,6 +96,15 @@ assert _HEAD.size == ETH_LEN + 2 * IPV6_LEN + UDP_LEN
 assert _IP6_UDP_BTH.size == IPV6_LEN + UDP_LEN + BTH_LEN
 assert _SACK.size == SACK_LEN and _NACK.size == NACK_LEN and _PROBE.size == PROBE_LEN
 assert _BTH_TS_RETH.size == BTH_LEN + TSETH_LEN + RETH_LEN
+# decode's per-packet path: bound unpackers and folded offsets (no lookups, no arithmetic)
+_unpack_eth_ip6 = _ETH_IP6.unpack_from
+_unpack_ip6_udp_bth = _IP6_UDP_BTH.unpack_from
+_unpack_reth = _RETH.unpack_from
+_unpack_sack = _SACK.unpack_from
+_unpack_nack = _NACK.unpack_from
+_unpack_probe = _PROBE.unpack_from
+_OUTER_END = ETH_LEN + IPV6_LEN  # where the SRH or the inner IPv6 header starts
+_INNER_TO_BTH_END = IPV6_LEN + UDP_LEN + BTH_LEN
 
 _IPV6_VERSION_BITS = 6 << 28
 _MAX_IPV6_PAYLOAD = 0xFFFF
@@ -588,14 +597,14 @@ def _parse_srh(frame: bytes, n: int, off: int) -> tuple[tuple[bytes, ...], int, 
 def decode(frame: bytes | bytearray | memoryview) -> Message:
     """Decode one Ethernet frame; raise ``MalformedPacket`` for anything else."""
     n = len(frame)
-    if n < ETH_LEN + IPV6_LEN:
+    if n < _OUTER_END:
         raise _bad(Malformation.TOO_SHORT, f"{n} bytes, need at least 54 for Ethernet + IPv6")
-    dst_mac, src_mac, ethertype, vtcfl, plen, nh, hop, osrc, odst = _ETH_IP6.unpack_from(frame, 0)
+    dst_mac, src_mac, ethertype, vtcfl, plen, nh, hop, osrc, odst = _unpack_eth_ip6(frame, 0)
     if ethertype != ETHERTYPE_IPV6:
         raise _bad(Malformation.WRONG_ETHERTYPE, f"ethertype {ethertype:#06x} (expected 0x86dd)")
     if vtcfl >> 28 != 6:
         raise _bad(Malformation.WRONG_IP_VERSION, f"outer IP version {vtcfl >> 28}")
-    off = ETH_LEN + IPV6_LEN
+    off = _OUTER_END
     if plen != n - off:
         raise _bad(
             Malformation.LENGTH_MISMATCH,
@@ -610,7 +619,7 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
             Malformation.WRONG_NEXT_HEADER,
             f"outer next header {nh} (expected IPv6 {IPPROTO_IPV6} or routing {IPPROTO_ROUTING})",
         )
-    if n - off < IPV6_LEN + UDP_LEN + BTH_LEN:
+    if n - off < _INNER_TO_BTH_END:
         raise _bad(
             Malformation.TOO_SHORT,
             f"{n - off} bytes left for inner IPv6 + UDP + BTH (need 60)",
@@ -631,7 +640,7 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
         _pkey,
         dqpn_word,
         psn_word,
-    ) = _IP6_UDP_BTH.unpack_from(frame, off)
+    ) = _unpack_ip6_udp_bth(frame, off)
     if ivtcfl >> 28 != 6:
         raise _bad(Malformation.WRONG_IP_VERSION, f"inner IP version {ivtcfl >> 28}")
     if iplen != n - off - IPV6_LEN:
@@ -652,169 +661,273 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
         )
     if bflags & _BTH_VERSION_MASK != BTH_VERSION:
         raise _bad(Malformation.UNSUPPORTED_VERSION, f"BTH version {bflags & _BTH_VERSION_MASK}")
-    off += IPV6_LEN + UDP_LEN + BTH_LEN
+    off += _INNER_TO_BTH_END
     rest = n - off
     dscp = (vtcfl >> 22) & 0x3F
     ecn = (vtcfl >> 20) & 0x3
     ev = (sport << 16) | (vtcfl & 0xFFFF)
     dqpn = dqpn_word & QPN_MASK
-    psn = psn_word & PSN_MASK
-
+    # One decoder per message kind, as there is one encoder per kind. Each takes the
+    # envelope's fields positionally (cheaper than a dict on this per-packet path).
     if opcode in (_OP_WRITE, _OP_WRITE_IMM):
-        timestamp = None
-        if bflags & _BTH_FLAG_TS:
-            if rest < TSETH_LEN + RETH_LEN:
-                raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for TSETH + RETH")
-            (timestamp,) = _TSETH.unpack_from(frame, off)
-            off += TSETH_LEN
-            rest -= TSETH_LEN
-        elif rest < RETH_LEN:
-            raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the 16-byte RETH")
-        va, rkey, dma_length = _RETH.unpack_from(frame, off)
-        off += RETH_LEN
-        rest -= RETH_LEN
-        immediate = None
-        if dscp in (_DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP):
-            if rest:
-                raise _bad(
-                    Malformation.LENGTH_MISMATCH,
-                    f"trimmed packet (DSCP {dscp}) has {rest} bytes after the RETH; "
-                    "a trimmed packet ends at the RETH",
-                )
-            payload = b""
-        else:
-            if opcode == _OP_WRITE_IMM:
-                if rest < IMMDT_LEN:
-                    raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the ImmDt")
-                (immediate,) = _IMMDT.unpack_from(frame, off)
-                off += IMMDT_LEN
-                rest -= IMMDT_LEN
-            if rest != dma_length:
-                raise _bad(
-                    Malformation.LENGTH_MISMATCH,
-                    f"RETH length {dma_length} but {rest} payload bytes",
-                )
-            payload = bytes(frame[off:])
-        return DataPacket(
-            dst_mac=dst_mac,
-            src_mac=src_mac,
-            outer_src=osrc,
-            outer_dst=odst,
-            inner_src=isrc,
-            inner_dst=idst,
-            ev=ev,
-            dscp=dscp,
-            ecn=ecn,
-            hop_limit=hop,
-            segments=segments,
-            segments_left=seg_left,
-            dqpn=dqpn,
-            psn=psn,
-            va=va,
-            rkey=rkey,
-            dma_length=dma_length,
-            opcode=opcode,
-            rtx=bool(bflags & _BTH_FLAG_RTX),
-            ack_req=bool(psn_word >> 31),
-            last=bool(bflags & _BTH_FLAG_LAST),
-            timestamp=timestamp,
-            immediate=immediate,
-            payload=payload,
-        )
+        return _decode_data(
+            frame, off, rest, opcode, bflags, psn_word,
+            dst_mac, src_mac, osrc, odst, isrc, idst, ev, dscp, ecn, hop, segments, seg_left, dqpn,
+        )  # fmt: skip
     if opcode == _OP_SACK:
-        _expect_length("SACK", rest, SACK_LEN)
-        (
-            sflags,
-            port_status,
-            sack_offset,
-            bitmap,
-            echoed_ev,
-            echoed_ts,
-            rcvd_bytes,
-            pen_psn,
-            ooo_count,
-            _reserved,
-        ) = _SACK.unpack_from(frame, off)
-        return Sack(
-            dst_mac=dst_mac,
-            src_mac=src_mac,
-            outer_src=osrc,
-            outer_dst=odst,
-            inner_src=isrc,
-            inner_dst=idst,
-            ev=ev,
-            dscp=dscp,
-            ecn=ecn,
-            hop_limit=hop,
-            segments=segments,
-            segments_left=seg_left,
-            dqpn=dqpn,
-            cum_psn=psn,
-            sack_offset=sack_offset,
-            bitmap=bitmap,
-            echoed_ev=echoed_ev,
-            echoed_psn=pen_psn & PSN_MASK,
-            echoed_ts=echoed_ts if sflags & _SACK_TS_VALID else None,
-            rcvd_bytes=rcvd_bytes,
-            ecn_echo=bool(sflags & _SACK_ECN_ECHO),
-            always_skip=bool(sflags & _SACK_ALWAYS_SKIP),
-            probe_reply=bool(sflags & _SACK_PROBE_REPLY),
-            port_status=port_status,
-            rcv_cwnd_pen=(pen_psn >> 24) & 0x7F,
-            ooo_count=ooo_count,
-        )
+        return _decode_sack(
+            frame, off, rest, psn_word,
+            dst_mac, src_mac, osrc, odst, isrc, idst, ev, dscp, ecn, hop, segments, seg_left, dqpn,
+        )  # fmt: skip
     if opcode == _OP_NACK:
-        _expect_length("NACK", rest, NACK_LEN)
-        reason, nflags, port_status, _r0, echoed_ev, echoed_ts, nack_word = _NACK.unpack_from(
-            frame, off
-        )
-        return Nack(
-            dst_mac=dst_mac,
-            src_mac=src_mac,
-            outer_src=osrc,
-            outer_dst=odst,
-            inner_src=isrc,
-            inner_dst=idst,
-            ev=ev,
-            dscp=dscp,
-            ecn=ecn,
-            hop_limit=hop,
-            segments=segments,
-            segments_left=seg_left,
-            dqpn=dqpn,
-            cum_psn=psn,
-            nack_psn=nack_word & PSN_MASK,
-            reason=reason,
-            echoed_ev=echoed_ev,
-            echoed_ts=echoed_ts if nflags & _NACK_TS_VALID else None,
-            ecn_echo=bool(nflags & _NACK_ECN_ECHO),
-            port_status=port_status,
-        )
+        return _decode_nack(
+            frame, off, rest, psn_word,
+            dst_mac, src_mac, osrc, odst, isrc, idst, ev, dscp, ecn, hop, segments, seg_left, dqpn,
+        )  # fmt: skip
     if opcode == _OP_PROBE:
-        _expect_length("probe", rest, PROBE_LEN)
-        pflags, port_status, _r0, probe_id, probe_ev, timestamp = _PROBE.unpack_from(frame, off)
-        return Probe(
-            dst_mac=dst_mac,
-            src_mac=src_mac,
-            outer_src=osrc,
-            outer_dst=odst,
-            inner_src=isrc,
-            inner_dst=idst,
-            ev=ev,
-            dscp=dscp,
-            ecn=ecn,
-            hop_limit=hop,
-            segments=segments,
-            segments_left=seg_left,
-            dqpn=dqpn,
-            psn=psn,
-            reply=bool(pflags & _PROBE_REPLY),
-            probe_id=probe_id,
-            probe_ev=probe_ev,
-            timestamp=timestamp,
-            port_status=port_status,
-        )
+        return _decode_probe(
+            frame, off, rest, psn_word,
+            dst_mac, src_mac, osrc, odst, isrc, idst, ev, dscp, ecn, hop, segments, seg_left, dqpn,
+        )  # fmt: skip
     raise _bad(Malformation.UNKNOWN_OPCODE, f"BTH opcode {opcode:#04x}")
+
+
+def _decode_data(
+    frame: bytes | bytearray | memoryview,
+    off: int,
+    rest: int,
+    opcode: int,
+    bflags: int,
+    psn_word: int,
+    dst_mac: bytes,
+    src_mac: bytes,
+    osrc: bytes,
+    odst: bytes,
+    isrc: bytes,
+    idst: bytes,
+    ev: int,
+    dscp: int,
+    ecn: int,
+    hop: int,
+    segments: tuple[bytes, ...],
+    seg_left: int,
+    dqpn: int,
+) -> DataPacket:
+    """A WRITE / WRITE_IMM from the BTH on: [TSETH] RETH [ImmDt] payload (``rest`` bytes)."""
+    timestamp = None
+    if bflags & _BTH_FLAG_TS:
+        if rest < TSETH_LEN + RETH_LEN:
+            raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for TSETH + RETH")
+        (timestamp,) = _TSETH.unpack_from(frame, off)
+        off += TSETH_LEN
+        rest -= TSETH_LEN
+    elif rest < RETH_LEN:
+        raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the 16-byte RETH")
+    va, rkey, dma_length = _unpack_reth(frame, off)
+    off += RETH_LEN
+    rest -= RETH_LEN
+    immediate = None
+    if dscp in (_DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP):
+        if rest:
+            raise _bad(
+                Malformation.LENGTH_MISMATCH,
+                f"trimmed packet (DSCP {dscp}) has {rest} bytes after the RETH; "
+                "a trimmed packet ends at the RETH",
+            )
+        payload = b""
+    else:
+        if opcode == _OP_WRITE_IMM:
+            if rest < IMMDT_LEN:
+                raise _bad(Malformation.TOO_SHORT, f"{rest} bytes left for the ImmDt")
+            (immediate,) = _IMMDT.unpack_from(frame, off)
+            off += IMMDT_LEN
+            rest -= IMMDT_LEN
+        if rest != dma_length:
+            raise _bad(
+                Malformation.LENGTH_MISMATCH,
+                f"RETH length {dma_length} but {rest} payload bytes",
+            )
+        payload = bytes(frame[off:])
+    return DataPacket(
+        dst_mac=dst_mac,
+        src_mac=src_mac,
+        outer_src=osrc,
+        outer_dst=odst,
+        inner_src=isrc,
+        inner_dst=idst,
+        ev=ev,
+        dscp=dscp,
+        ecn=ecn,
+        hop_limit=hop,
+        segments=segments,
+        segments_left=seg_left,
+        dqpn=dqpn,
+        psn=psn_word & PSN_MASK,
+        va=va,
+        rkey=rkey,
+        dma_length=dma_length,
+        opcode=opcode,
+        rtx=bool(bflags & _BTH_FLAG_RTX),
+        ack_req=bool(psn_word >> 31),
+        last=bool(bflags & _BTH_FLAG_LAST),
+        timestamp=timestamp,
+        immediate=immediate,
+        payload=payload,
+    )
+
+
+def _decode_sack(
+    frame: bytes | bytearray | memoryview,
+    off: int,
+    rest: int,
+    psn_word: int,
+    dst_mac: bytes,
+    src_mac: bytes,
+    osrc: bytes,
+    odst: bytes,
+    isrc: bytes,
+    idst: bytes,
+    ev: int,
+    dscp: int,
+    ecn: int,
+    hop: int,
+    segments: tuple[bytes, ...],
+    seg_left: int,
+    dqpn: int,
+) -> Sack:
+    """A SACK from the BTH on: its 32-byte header, nothing after it."""
+    _expect_length("SACK", rest, SACK_LEN)
+    (
+        sflags,
+        port_status,
+        sack_offset,
+        bitmap,
+        echoed_ev,
+        echoed_ts,
+        rcvd_bytes,
+        pen_psn,
+        ooo_count,
+        _reserved,
+    ) = _unpack_sack(frame, off)
+    return Sack(
+        dst_mac=dst_mac,
+        src_mac=src_mac,
+        outer_src=osrc,
+        outer_dst=odst,
+        inner_src=isrc,
+        inner_dst=idst,
+        ev=ev,
+        dscp=dscp,
+        ecn=ecn,
+        hop_limit=hop,
+        segments=segments,
+        segments_left=seg_left,
+        dqpn=dqpn,
+        cum_psn=psn_word & PSN_MASK,
+        sack_offset=sack_offset,
+        bitmap=bitmap,
+        echoed_ev=echoed_ev,
+        echoed_psn=pen_psn & PSN_MASK,
+        echoed_ts=echoed_ts if sflags & _SACK_TS_VALID else None,
+        rcvd_bytes=rcvd_bytes,
+        ecn_echo=bool(sflags & _SACK_ECN_ECHO),
+        always_skip=bool(sflags & _SACK_ALWAYS_SKIP),
+        probe_reply=bool(sflags & _SACK_PROBE_REPLY),
+        port_status=port_status,
+        rcv_cwnd_pen=(pen_psn >> 24) & 0x7F,
+        ooo_count=ooo_count,
+    )
+
+
+def _decode_nack(
+    frame: bytes | bytearray | memoryview,
+    off: int,
+    rest: int,
+    psn_word: int,
+    dst_mac: bytes,
+    src_mac: bytes,
+    osrc: bytes,
+    odst: bytes,
+    isrc: bytes,
+    idst: bytes,
+    ev: int,
+    dscp: int,
+    ecn: int,
+    hop: int,
+    segments: tuple[bytes, ...],
+    seg_left: int,
+    dqpn: int,
+) -> Nack:
+    """A NACK from the BTH on: its 16-byte header, nothing after it."""
+    _expect_length("NACK", rest, NACK_LEN)
+    reason, nflags, port_status, _r0, echoed_ev, echoed_ts, nack_word = _unpack_nack(frame, off)
+    return Nack(
+        dst_mac=dst_mac,
+        src_mac=src_mac,
+        outer_src=osrc,
+        outer_dst=odst,
+        inner_src=isrc,
+        inner_dst=idst,
+        ev=ev,
+        dscp=dscp,
+        ecn=ecn,
+        hop_limit=hop,
+        segments=segments,
+        segments_left=seg_left,
+        dqpn=dqpn,
+        cum_psn=psn_word & PSN_MASK,
+        nack_psn=nack_word & PSN_MASK,
+        reason=reason,
+        echoed_ev=echoed_ev,
+        echoed_ts=echoed_ts if nflags & _NACK_TS_VALID else None,
+        ecn_echo=bool(nflags & _NACK_ECN_ECHO),
+        port_status=port_status,
+    )
+
+
+def _decode_probe(
+    frame: bytes | bytearray | memoryview,
+    off: int,
+    rest: int,
+    psn_word: int,
+    dst_mac: bytes,
+    src_mac: bytes,
+    osrc: bytes,
+    odst: bytes,
+    isrc: bytes,
+    idst: bytes,
+    ev: int,
+    dscp: int,
+    ecn: int,
+    hop: int,
+    segments: tuple[bytes, ...],
+    seg_left: int,
+    dqpn: int,
+) -> Probe:
+    """A probe from the BTH on: its 16-byte header, nothing after it."""
+    _expect_length("probe", rest, PROBE_LEN)
+    pflags, port_status, _r0, probe_id, probe_ev, timestamp = _unpack_probe(frame, off)
+    return Probe(
+        dst_mac=dst_mac,
+        src_mac=src_mac,
+        outer_src=osrc,
+        outer_dst=odst,
+        inner_src=isrc,
+        inner_dst=idst,
+        ev=ev,
+        dscp=dscp,
+        ecn=ecn,
+        hop_limit=hop,
+        segments=segments,
+        segments_left=seg_left,
+        dqpn=dqpn,
+        psn=psn_word & PSN_MASK,
+        reply=bool(pflags & _PROBE_REPLY),
+        probe_id=probe_id,
+        probe_ev=probe_ev,
+        timestamp=timestamp,
+        port_status=port_status,
+    )
 
 
 def _expect_length(kind: str, rest: int, size: int) -> None:

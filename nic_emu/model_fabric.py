@@ -44,12 +44,11 @@ from dataclasses import dataclass, field
 from mrc_wire import mark_ce, trim_frame
 from mrc_wire.constants import (
     ETH_LEN,
-    IPPROTO_IPV6,
-    IPV6_LEN,
     TRIMMABLE_DSCPS,
     Dscp,
 )
 from mrc_wire.exceptions import MrcWireError
+from mrc_wire.frames import frame_ev
 from mrc_wire.queues import (
     ECN_MAX_FRACTION,
     ECN_MIN_FRACTION,
@@ -62,9 +61,7 @@ from topologies import AddressPlan, Link, LinkKind, Topology
 
 _DA_START = ETH_LEN + 24  # outer IPv6 destination address
 _DA_END = _DA_START + 16
-_NH_OFFSET = ETH_LEN + 6  # outer next header
 _HOP_LIMIT = ETH_LEN + 7  # outer hop limit
-_UDP_SPORT = ETH_LEN + 2 * IPV6_LEN  # inner UDP source port (frames without an SRH)
 _MIN_FORWARD_LEN = _DA_END
 _BLOCK_MASK = ((1 << 32) - 1) << 96
 _USIDS_MASK = (1 << 96) - 1
@@ -124,17 +121,6 @@ class LinkFault:
     @property
     def empty(self) -> bool:
         return not (self.drop_prob or self.dup_prob or self.reorder_prob or self.ev_drop)
-
-
-def frame_ev(frame: bytes) -> int | None:
-    """The EV a frame carries (UDP source port : flow label low 16), None if unreadable."""
-    if len(frame) < _UDP_SPORT + 2 or frame[_NH_OFFSET] != IPPROTO_IPV6:
-        return None
-    return (
-        (frame[_UDP_SPORT] << 24)
-        | (frame[_UDP_SPORT + 1] << 16)
-        | ((frame[ETH_LEN + 2] << 8) | frame[ETH_LEN + 3])
-    )
 
 
 class Channel:

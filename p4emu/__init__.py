@@ -11,7 +11,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from p4emu.exceptions import P4EmuError, P4SourceError, P4SourceErrors, P4UnsupportedError
+from p4emu.exceptions import (
+    P4EmuError,
+    P4SourceError,
+    P4SourceErrors,
+    P4UnsupportedError,
+    SwitchError,
+)
 
 if TYPE_CHECKING:
     from p4emu.frontend import CheckedProgram, load_program, load_program_text
@@ -22,6 +28,7 @@ __all__ = [
     "P4SourceError",
     "P4SourceErrors",
     "P4UnsupportedError",
+    "SwitchError",
     "load_program",
     "load_program_text",
 ]

@@ -54,3 +54,8 @@ class P4SourceErrors(P4SourceError):
 
     def format(self) -> str:
         return "\n".join(error.format() for error in self.errors)
+
+
+class SwitchError(P4EmuError):
+    """A bad argument to the in-process switch API, ``p4emu.switch`` (port out of range,
+    no CPU port...): an error of the running switch, not of the compiler."""

@@ -34,9 +34,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-from p4emu.backend.exceptions import SwitchError
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.rt import ExitSignal, PacketContext
+from p4emu.exceptions import SwitchError
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.runtime.clock import NS_PER_US, Clock, RealClock, VirtualClock

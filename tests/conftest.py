@@ -2,31 +2,11 @@
 
 from __future__ import annotations
 
-import importlib.util
 import os
-import sys
-from pathlib import Path
 
+import capabilities
+import p4lang_tools
 import pytest
-
-
-def _register(name: str):
-    """Make ``tests/NAME.py`` importable as ``NAME`` (importlib mode puts no test directory
-    on ``sys.path``): ``p4lang_tools`` (p4c / BMv2) and ``capabilities`` (what this machine
-    lets a test do: network namespaces, veth pairs, Mininet)."""
-    if name in sys.modules:
-        return sys.modules[name]
-    path = Path(__file__).with_name(f"{name}.py")
-    spec = importlib.util.spec_from_file_location(name, path)
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    sys.modules[name] = module
-    spec.loader.exec_module(module)
-    return module
-
-
-p4lang_tools = _register("p4lang_tools")
-capabilities = _register("capabilities")
 
 
 def pytest_configure(config: pytest.Config) -> None:
@@ -36,7 +16,17 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PATH"] = f"{directory}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+# Markers that take a test out of the unit loop (pyproject.toml lists them all). A test with
+# none of them is marked ``unit``: ``scripts/test -m unit`` is the quick loop.
+NOT_UNIT = ("integration", "bmv2", "htsim", "compose", "scenario", "slow")
+
+
+# Runs after the folders' conftests (tests/failover's is ``tryfirst``) have added their
+# markers and before pytest's ``-m`` selection (a plugin registered earlier: called later).
 def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item]) -> None:
+    for item in items:
+        if not any(item.get_closest_marker(name) for name in NOT_UNIT):
+            item.add_marker(pytest.mark.unit)
     # Every integration and compose test has a time limit (capabilities.*_TIMEOUT_S); a
     # test's own timeout mark wins; unit tests have the ini's timeout (pyproject.toml).
     for item in items:

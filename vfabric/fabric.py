@@ -11,7 +11,8 @@ from pathlib import Path
 from typing import IO, Any
 
 from controller.exceptions import ControllerError
-from controller.plan import FabricPlan, plan_fabric
+from controller.plan import RoutePlan, plan_fabric
+from mrc_wire.frames import DATA_HEADER_BYTES, frame_ev, frame_inner_src
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.host import AppEvent
@@ -44,7 +45,7 @@ from vfabric.pfc import (
 )
 from vfabric.program import program_switch, push_updates, shared_program
 from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
-from vfabric.wires import DATA_HEADER_BYTES, LinkKey, Wire, frame_ev, frame_inner_src
+from vfabric.wires import LinkKey, Wire
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
 PRIORITY_QUEUES = 8
@@ -102,7 +103,7 @@ class VirtualFabric:
         self.log = EventLog()
         try:
             self.addresses = RememberingAddressPlan(self.topology)
-            self.plan: FabricPlan = plan_fabric(self.topology, addresses=self.addresses)
+            self.plan: RoutePlan = plan_fabric(self.topology, addresses=self.addresses)
         except (ControllerError, TopologyError) as exc:
             raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
         self.program = shared_program(program)

@@ -18,8 +18,9 @@ from abc import ABC, abstractmethod
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, ClassVar, Protocol
 
+from mrc_wire.frames import frame_ev
 from vfabric.exceptions import FaultTimeError, FaultValueError
-from vfabric.wires import LinkKey, PacketFilter, Wire, frame_ev
+from vfabric.wires import LinkKey, PacketFilter, Wire
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList

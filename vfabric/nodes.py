@@ -7,20 +7,20 @@ from collections.abc import Callable
 from heapq import heappush
 from typing import TYPE_CHECKING
 
-from nic_emu.connection.host import AppEvent
-from nic_emu.core import NicCore, service
-from p4emu.switch import Switch
-from vfabric.pfc import NicPause
-from vfabric.wires import (
+from mrc_wire.frames import (
     DATA_DSCPS,
     DATA_HEADER_BYTES,
     RETX_DSCP,
     TRIMMED_DSCPS,
-    Wire,
     frame_dqpn,
     frame_inner_dst,
     frame_outer,
 )
+from nic_emu.connection.host import AppEvent
+from nic_emu.core import NicCore, service
+from p4emu.switch import Switch
+from vfabric.pfc import NicPause
+from vfabric.wires import Wire
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList

@@ -34,9 +34,10 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from mrc_wire.constants import ETH_LEN, Dscp
+from mrc_wire.frames import frame_dscp
 from mrc_wire.queues import DATA_PRIORITY, DEFAULT_CONTROL_PRIORITY
 from vfabric.exceptions import FabricSetupError
-from vfabric.wires import _NS_BITS, Wire, frame_dscp
+from vfabric.wires import NS_BITS, Wire
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
@@ -94,7 +95,7 @@ def default_headroom(rate_bps: float, delay_ns: int, max_frame: int) -> int:
     pause is decided: the frame the upstream has started, the pause frame's wait behind
     the frame being sent back and its own time, and a round trip of the link's delay at
     its rate (sources §11.1)."""
-    wire_bytes = int(2 * delay_ns * rate_bps / _NS_BITS)
+    wire_bytes = int(2 * delay_ns * rate_bps / NS_BITS)
     return wire_bytes + 2 * max_frame + PAUSE_FRAME_BYTES
 
 
@@ -218,7 +219,7 @@ class SwitchPfc:
             self.counters_out[wire.name].pauses_sent += 1
         now = self.events.now
         start = wire.busy_until if wire.busy_until > now else now
-        arrive = start + int(PAUSE_FRAME_BYTES * _NS_BITS / wire.rate_bps) + wire.delay_ns
+        arrive = start + int(PAUSE_FRAME_BYTES * NS_BITS / wire.rate_bps) + wire.delay_ns
         self.events.at(arrive, _deliver, (sink, wire, priority, pause))
 
 

@@ -9,34 +9,28 @@ frames wait behind each other (the NIC's transmit queue is host memory, unbounde
 
 from __future__ import annotations
 
-import struct
 from abc import ABC, abstractmethod
 from collections.abc import Callable
 from heapq import heappush
 from typing import TYPE_CHECKING
 
-from mrc_wire import header_length
-from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN, Dscp
+from mrc_wire.constants import IPPROTO_IPV6
+from mrc_wire.frames import (
+    DATA_DSCPS,
+    DATA_HEADER_BYTES,
+    NEXT_HEADER_OFFSET,
+    TRAFFIC_CLASS_OFFSET,
+    data_bytes,
+)
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
     from vfabric.pcap import NsPcapWriter
 
 NS_PER_S = 1_000_000_000
-_NS_BITS = 8 * NS_PER_S  # size * _NS_BITS / rate: the serialisation time in ns
-DATA_HEADER_BYTES = header_length(0)  # a data packet without an SRH: payload follows
-DATA_DSCPS = frozenset({int(Dscp.TRIMMABLE), int(Dscp.TRIMMABLE_RETX), int(Dscp.NO_TRIM)})
-TRIMMED_DSCPS = frozenset({int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
-RETX_DSCP = int(Dscp.TRIMMABLE_RETX)
-_TC = ETH_LEN  # version / traffic class / flow label
-_NH = ETH_LEN + 6
-_UDP_SPORT = ETH_LEN + 2 * IPV6_LEN
-_INNER_SRC = ETH_LEN + IPV6_LEN + 8
-_INNER_DST = _INNER_SRC + 16
-_DQPN = ETH_LEN + 2 * IPV6_LEN + 8 + 5  # BTH destination QP (24 bits)
-# From the outer IPv6 header: version / traffic class / flow label, next header, and the
-# UDP source port of the inner header that follows it when there is no SRH.
-_OUTER = struct.Struct(f"!I2xB{_UDP_SPORT - ETH_LEN - 7}xH")
+NS_BITS = 8 * NS_PER_S  # size * NS_BITS / rate: the serialisation time in ns
+_NH = NEXT_HEADER_OFFSET
+_TC = TRAFFIC_CLASS_OFFSET
 
 Sink = Callable[[int, bytes], None]
 LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
@@ -51,50 +45,6 @@ class PacketFilter(ABC):
     @abstractmethod
     def drops(self, frame: bytes) -> bool:
         """True if ``frame`` is dropped (counted under ``reason``)."""
-
-
-def frame_outer(frame: bytes) -> tuple[int, int, int] | None:
-    """(EV, DSCP, ECN) of a frame without an SRH, in one unpack (None for anything else:
-    a frame with an SRH, or not IPv6 in IPv6, or too short)."""
-    if len(frame) < _UDP_SPORT + 2:
-        return None
-    vtcfl, nh, sport = _OUTER.unpack_from(frame, ETH_LEN)
-    if nh != IPPROTO_IPV6:
-        return None
-    return sport << 16 | vtcfl & 0xFFFF, vtcfl >> 22 & 0x3F, vtcfl >> 20 & 3
-
-
-def frame_dscp(frame: bytes) -> int:
-    return ((frame[ETH_LEN] & 0x0F) << 2) | (frame[ETH_LEN + 1] >> 6)
-
-
-def frame_ev(frame: bytes) -> int | None:
-    """The EV a frame carries (UDP source port : outer flow label low 16 bits)."""
-    fields = frame_outer(frame)
-    return None if fields is None else fields[0]
-
-
-def frame_inner_src(frame: bytes) -> bytes:
-    """The inner IPv6 source address (the sending NIC's), frames without an SRH."""
-    return frame[_INNER_SRC : _INNER_SRC + 16]
-
-
-def frame_inner_dst(frame: bytes) -> bytes:
-    """The inner IPv6 destination address (the receiving NIC's port), frames without an SRH."""
-    return frame[_INNER_DST : _INNER_DST + 16]
-
-
-def frame_dqpn(frame: bytes) -> int:
-    return int.from_bytes(frame[_DQPN : _DQPN + 3], "big")
-
-
-def data_bytes(frame: bytes) -> int:
-    """RDMA payload bytes of a data frame (0 for anything else, trimmed headers included)."""
-    if len(frame) <= DATA_HEADER_BYTES or frame[_NH] != IPPROTO_IPV6:
-        return 0
-    if frame_dscp(frame) not in DATA_DSCPS:
-        return 0
-    return len(frame) - DATA_HEADER_BYTES
 
 
 class Wire:
@@ -177,7 +127,7 @@ class Wire:
         busy = self.busy_until
         start = busy if busy > now else now
         size = len(frame)
-        done = start + int(size * _NS_BITS / self.rate_bps)
+        done = start + int(size * NS_BITS / self.rate_bps)
         self.busy_until = done
         self.tx_packets += 1
         self.tx_bytes += size

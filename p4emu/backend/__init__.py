@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from p4emu.backend.exceptions import BackendError, CompileError, P4AssertionError, SwitchError
+from p4emu.backend.exceptions import BackendError, CompileError, P4AssertionError
 
 if TYPE_CHECKING:
     from p4emu.backend.program import CompiledProgram, Hooks, compile_program
@@ -26,7 +26,6 @@ __all__ = [
     "Hooks",
     "P4AssertionError",
     "ProgramObjects",
-    "SwitchError",
     "compile_program",
 ]
 

@@ -2,8 +2,9 @@
 
 Every error a user can cause is a subclass of :class:`BackendError` and carries a
 specific, human-readable message: a program construct the compiler does not implement
-(:class:`CompileError`, with the source location), a bad argument to the in-process
-switch, a failed P4 ``assert``. Errors of the run-time objects the control plane writes
+(:class:`CompileError`, with the source location), a failed P4 ``assert``. A bad
+argument to the in-process switch is a :class:`p4emu.exceptions.SwitchError` (a run-time
+error, not the compiler's). Errors of the run-time objects the control plane writes
 (action profiles, value sets, controller packet headers) live in
 :mod:`p4emu.runtime.exceptions`.
 """
@@ -27,10 +28,6 @@ class CompileError(BackendError):
         self.column = column
         where = f"{file}:{line}:{column}: " if file else ""
         super().__init__(f"{where}error: {message}")
-
-
-class SwitchError(BackendError):
-    """A bad argument to the in-process switch API (port out of range, no CPU port...)."""
 
 
 class P4AssertionError(BackendError):

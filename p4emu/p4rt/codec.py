@@ -24,6 +24,7 @@ from finsy.proto import p4d, p4r
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
+from p4emu.p4rt.schema import encode_unsigned
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
 
 # --------------------------------------------------------------------------- bytestrings
@@ -63,13 +64,6 @@ def decode_unsigned(data: bytes, width: int, what: str) -> int:
             f"(it has {bits} significant bits)"
         )
     return int.from_bytes(data, "big")
-
-
-def encode_unsigned(value: int) -> bytes:
-    """Canonical bytestring of a non-negative value: shortest form, zero is ``\\x00``."""
-    if value < 0:
-        raise ValueError(f"encode_unsigned needs a non-negative value, got {value}")
-    return value.to_bytes(max(1, (value.bit_length() + 7) // 8), "big")
 
 
 def decode_signed(data: bytes, width: int, what: str) -> int:

@@ -28,7 +28,7 @@ from finsy.proto import p4i, p4r, rpc_code, rpc_status
 
 from p4emu.p4rt.exceptions import EntityNameError, code_name
 from p4emu.p4rt.schema import (
-    MatchValue,
+    KeyFieldValue,
     P4Schema,
     decode_match,
     decode_value,
@@ -48,11 +48,11 @@ _UINT64 = (1 << 64) - 1
 @dataclass(frozen=True, slots=True)
 class NamedTableEntry:
     """A table entry read from a switch, by name: ``match`` holds the fields that are not
-    don't-care (:data:`p4emu.p4rt.schema.MatchValue` shapes), ``params`` the arguments of
+    don't-care (:data:`p4emu.p4rt.schema.KeyFieldValue` shapes), ``params`` the arguments of
     a direct action (``action`` None for an entry without one)."""
 
     table: str
-    match: dict[str, MatchValue]
+    match: dict[str, KeyFieldValue]
     action: str | None
     params: dict[str, int]
     priority: int
@@ -72,7 +72,7 @@ class EntityNames:
     def table_entry(
         self,
         table: str,
-        match: Mapping[str, MatchValue],
+        match: Mapping[str, KeyFieldValue],
         action: str | None = None,
         params: Mapping[str, int] | None = None,
         *,
@@ -185,7 +185,7 @@ class EntityNames:
             raise EntityNameError(f"expected a table entry, got {kind}")
         message = entity.table_entry
         table = self.schema.table_by_id(message.table_id)
-        match: dict[str, MatchValue] = {}
+        match: dict[str, KeyFieldValue] = {}
         for item in message.match:
             field = table.by_id.get(item.field_id)
             if field is None:

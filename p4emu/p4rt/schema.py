@@ -13,7 +13,7 @@ client, the layering of finsy's ``p4values`` / ``p4schema`` / ``p4entity`` / ``p
 ``p4emu-switch`` and the controller's async client both use it. The switch side decodes
 with :mod:`p4emu.p4rt.codec` instead (stricter: it must refuse what a client may not send).
 
-Match values (``MatchValue``): exact and optional an ``int``; lpm ``(value, prefix_len)``
+Match values (``KeyFieldValue``): exact and optional an ``int``; lpm ``(value, prefix_len)``
 (prefix 0 = don't care, left out as the specification requires); ternary ``(value, mask)``;
 range ``(low, high)``. Every error is an :class:`EntityNameError` naming what is wrong.
 """
@@ -28,7 +28,7 @@ from finsy.proto import p4i, p4r
 
 from p4emu.p4rt.exceptions import EntityNameError
 
-MatchValue = int | tuple[int, int]
+KeyFieldValue = int | tuple[int, int]
 What = str | Callable[[], str]
 
 # --------------------------------------------------------------------------- values
@@ -38,15 +38,24 @@ def _name(what: What) -> str:
     return what() if callable(what) else what
 
 
+def encode_unsigned(value: int) -> bytes:
+    """P4Runtime's canonical bytestring of a non-negative value (shortest big-endian; zero
+    is one zero byte): the project's one encoder of it, for the client (``encode_value``)
+    and the switch (``p4emu.p4rt.codec``) alike."""
+    if value < 0:
+        raise ValueError(f"encode_unsigned needs a non-negative value, got {value}")
+    return value.to_bytes((value.bit_length() + 7) // 8 or 1, "big")
+
+
 def encode_value(value: int, bitwidth: int, what: What = "value") -> bytes:
-    """Canonical P4Runtime bytestring of ``value`` (shortest big-endian; zero is one zero
-    byte). ``what`` names the value in the error; a callable is only called then (encoding
-    is hot)."""
+    """``encode_unsigned(value)`` after checking that ``value`` fits ``bit<bitwidth>``.
+    ``what`` names the value in the error; a callable is only called then (encoding is
+    hot)."""
     if value < 0 or value >> bitwidth:
         raise EntityNameError(
             f"{_name(what)}: value {value} ({value:#x}) does not fit bit<{bitwidth}>"
         )
-    return value.to_bytes((value.bit_length() + 7) // 8 or 1, "big")
+    return encode_unsigned(value)
 
 
 def decode_value(data: bytes) -> int:
@@ -281,7 +290,7 @@ _ONEOF = {
 }
 
 
-def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> MatchValue:
+def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> KeyFieldValue:
     """The value of one match a switch sent (see the module docstring for the shapes)."""
     which = match.WhichOneof("field_match_type")
     if which != _ONEOF.get(field_.kind):
@@ -304,11 +313,12 @@ __all__ = [
     "CounterSchema",
     "EntityNameError",
     "FieldSchema",
-    "MatchValue",
+    "KeyFieldValue",
     "P4Schema",
     "TableSchema",
     "decode_match",
     "decode_value",
     "encode_match",
+    "encode_unsigned",
     "encode_value",
 ]

@@ -35,7 +35,7 @@ from p4emu.p4rt.messages import (
     set_pipeline_request,
     write_request,
 )
-from p4emu.p4rt.schema import MatchValue
+from p4emu.p4rt.schema import KeyFieldValue
 from p4emu.server.ports import interface_path
 
 
@@ -271,7 +271,7 @@ class P4RuntimeClient:
     def table_entry(
         self,
         table: str,
-        match: Mapping[str, MatchValue],
+        match: Mapping[str, KeyFieldValue],
         action: str | None = None,
         params: Mapping[str, int] | None = None,
         *,

@@ -14,11 +14,10 @@ are veth pairs (root), packets sent one at a time: the pcap replay of
 
 from __future__ import annotations
 
-import importlib.util
 import random
-import sys
 from pathlib import Path
 
+import p4src_helpers as helpers
 import pytest
 from bmv2_harness import by_port, run_on_bmv2_veth, tools_missing, veth_missing
 from finsy.proto import p4r
@@ -35,18 +34,6 @@ CPU_PORT = 510
 PRIORITY_QUEUES = 8
 
 
-def _helpers():
-    """tests/p4src/p4src_helpers.py: the MRC frame builders of the p4src tests."""
-    if "p4src_helpers" not in sys.modules:
-        path = ROOT / "tests" / "p4src" / "p4src_helpers.py"
-        spec = importlib.util.spec_from_file_location("p4src_helpers", path)
-        assert spec is not None and spec.loader is not None
-        module = importlib.util.module_from_spec(spec)
-        sys.modules["p4src_helpers"] = module
-        spec.loader.exec_module(module)
-    return sys.modules["p4src_helpers"]
-
-
 def controller_updates(switch: Switch, name: str) -> list[p4r.Update]:
     assert switch.p4info is not None
     codec = EntityCodec(switch.p4info)
@@ -58,7 +45,6 @@ def controller_updates(switch: Switch, name: str) -> list[p4r.Update]:
 
 
 def packets(name: str) -> list[tuple[int, bytes]]:
-    helpers = _helpers()
     addresses = topologies.AddressPlan(topologies.load("tiny"))
     own = addresses.switch_usid(name)
     routes = addresses.routes_for(name)

@@ -14,7 +14,7 @@ import pytest
 import topologies
 from controller import p4names
 from controller.exceptions import PlanError
-from controller.plan import Entry, FabricPlan, LpmPrefix, parse_link, plan_fabric
+from controller.plan import Entry, LpmPrefix, RoutePlan, parse_link, plan_fabric
 from controller.policy import SwitchPolicy
 from topologies import AddressPlan, Role, Topology
 
@@ -58,7 +58,7 @@ class Trace:
 class Forwarder:
     """The forwarding decisions of p4src/mrc_switch.p4, on plan entries."""
 
-    def __init__(self, plan: FabricPlan) -> None:
+    def __init__(self, plan: RoutePlan) -> None:
         self.plan = plan
         self.tables: dict[str, dict[str, dict[object, Entry]]] = {}
 

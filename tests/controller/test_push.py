@@ -12,7 +12,7 @@ from controller.artifacts import Pipeline
 from controller.endpoints import P4RuntimeTarget
 from controller.entities import EntityCodec
 from controller.p4rt_client import SwitchClient
-from controller.plan import Entry, FabricPlan, plan_fabric
+from controller.plan import Entry, RoutePlan, plan_fabric
 from controller.push import ConnectOptions, FabricReport, push, push_fabric
 from controller.reconcile import SyncOptions, read_owned
 
@@ -31,7 +31,7 @@ def read_back(endpoint: P4RuntimeTarget, name: str, pipeline: Pipeline) -> list[
     return asyncio.run(main())
 
 
-def assert_switch_holds_plan(fabric, plan: FabricPlan, pipeline: Pipeline) -> None:
+def assert_switch_holds_plan(fabric, plan: RoutePlan, pipeline: Pipeline) -> None:
     for sw in plan:
         held = read_back(fabric.endpoints[sw.name], sw.name, pipeline)
         entries = {e for e in held if not e.is_default}

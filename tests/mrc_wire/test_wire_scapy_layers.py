@@ -78,6 +78,11 @@ DNS_EV = 0x0035_0001  # UDP source port 53
 
 
 def cases() -> list[tuple[str, Any, Packet]]:
+    """(id, message, the same frame built with scapy) for every kind of message."""
+    return data_cases() + control_cases()
+
+
+def data_cases() -> list[tuple[str, Any, Packet]]:
     payload = bytes(range(48))
     return [
         (
@@ -136,6 +141,11 @@ def cases() -> list[tuple[str, Any, Packet]]:
             / MrcRETH(va=9, rkey=9, dma_length=48)
             / Raw(payload),
         ),
+    ]
+
+
+def control_cases() -> list[tuple[str, Any, Packet]]:
+    return [
         (
             "sack",
             Sack(

@@ -7,8 +7,9 @@ import dataclasses
 import pytest
 
 from mrc_wire import DataPacket, Dscp, Ecn, decode, encode
+from mrc_wire.frames import frame_ev
 from nic_emu.exceptions import FabricError
-from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric, frame_ev
+from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric
 from nic_emu.vclock import EventLoop
 from topologies import AddressPlan, load
 

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 from scapy.all import IP, UDP, Ether, raw
 
-from p4emu.backend.exceptions import SwitchError
+from p4emu.exceptions import SwitchError
 from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.pre import CloneSession, Replica

@@ -32,7 +32,7 @@ from p4emu.frontend.ast import CheckedProgram
 from p4emu.p4rt import P4RuntimeState
 from p4emu.p4rt.exceptions import EntityNameError
 from p4emu.p4rt.messages import EntityNames
-from p4emu.p4rt.schema import MatchValue
+from p4emu.p4rt.schema import KeyFieldValue
 from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import Switch
 from topologies import AddressPlan, RouteKind, UsidRoute
@@ -131,7 +131,7 @@ class MrcSwitch:
     def table_entry(
         self,
         table: str,
-        match: Mapping[str, MatchValue],
+        match: Mapping[str, KeyFieldValue],
         action: str,
         params: Mapping[str, int] | None = None,
         *,

@@ -68,6 +68,8 @@ DIGEST = 0x17000001
 
 
 def build_objects() -> ProgramObjects:
+    """The run-time objects of a small program (ids above) with every kind of P4Runtime
+    entity: tables of each match kind and scope, action profiles, externs, value sets."""
     clock = VirtualClock()
     objects = ProgramObjects(
         p4info=p4i.P4Info(),
@@ -75,6 +77,16 @@ def build_objects() -> ProgramObjects:
         pre=ReplicationEngine(),
         digest_queue=DigestQueue(clock),
     )
+    widths = _add_actions(objects)
+    _add_tables(objects, widths)
+    _add_profile_tables(objects, widths)
+    _add_externs(objects)
+    _add_value_sets_and_digest(objects)
+    return objects
+
+
+def _add_actions(objects: ProgramObjects) -> dict[int, tuple[int, ...]]:
+    """The actions; returns their parameter widths by id."""
     actions = [
         ActionInfo(NO_ACTION, "NoAction"),
         ActionInfo(FWD, "MyIngress.fwd", (ActionParamInfo(1, "port", 9),)),
@@ -85,97 +97,106 @@ def build_objects() -> ProgramObjects:
     for action in actions:
         objects.actions[action.name] = action
         objects.register(action.name, action.id)
-    widths = {a.id: a.param_widths for a in actions}
+    return {a.id: a.param_widths for a in actions}
 
-    def scopes(*ids: int, tbl_only: bool = False, def_only: bool = False) -> dict:
-        out = {i: ActionScope.table_and_default for i in ids}
-        if tbl_only:
-            out[TBL_ONLY] = ActionScope.table_only
-        if def_only:
-            out[DEF_ONLY] = ActionScope.default_only
-        return out
 
-    def add_table(
-        table_id: int,
-        name: str,
-        key: list[KeyFieldInfo],
-        allowed: dict | None,
-        *,
-        size: int = 1024,
-        default: tuple[int, tuple[int, ...]] = (NO_ACTION, ()),
-        const_default: bool = False,
-        const_entries: bool = False,
-        direct_counter: tuple[int, str] | None = None,
-        direct_meter: tuple[int, str] | None = None,
-        idle: bool = False,
-        profile: str | None = None,
-    ) -> TableInfo:
-        dc = (
-            DirectCounter(direct_counter[1], CounterType.packets_and_bytes)
-            if direct_counter
-            else None
-        )
-        dm = DirectMeter(direct_meter[1], MeterType.packets) if direct_meter else None
-        table = Table(
-            name,
-            [KeyField(f.name, f.width, MatchKind(f.match_kind)) for f in key],
-            size,
-            default_action=default,
-            const_default_action=const_default,
-            const_entries=const_entries,
-            allowed_actions=allowed,
-            action_param_widths=widths if allowed is not None else None,
-            direct_counter=dc,
-            direct_meter=dm,
-            supports_idle_timeout=idle,
-            clock=clock,
-        )
-        info = TableInfo(
-            table_id,
-            name,
-            table,
-            tuple(key),
-            action_ids=tuple(allowed or ()),
-            action_profile=profile,
-            direct_counter=direct_counter[1] if direct_counter else None,
-            direct_meter=direct_meter[1] if direct_meter else None,
-            is_const=const_entries,
-        )
-        objects.tables[name] = table
-        objects.table_info[name] = info
-        objects.register(name, table_id)
-        if dc is not None:
-            res = DirectResourceInfo(direct_counter[0], dc.name, name, dc)  # type: ignore[index]
-            objects.direct_counters[dc.name] = res
-            objects.register(dc.name, res.id)
-        if dm is not None:
-            res = DirectResourceInfo(direct_meter[0], dm.name, name, dm)  # type: ignore[index]
-            objects.direct_meters[dm.name] = res
-            objects.register(dm.name, res.id)
-        return info
+def _scopes(*ids: int, tbl_only: bool = False, def_only: bool = False) -> dict:
+    out = {i: ActionScope.table_and_default for i in ids}
+    if tbl_only:
+        out[TBL_ONLY] = ActionScope.table_only
+    if def_only:
+        out[DEF_ONLY] = ActionScope.default_only
+    return out
 
-    add_table(
+
+def _add_table(
+    objects: ProgramObjects,
+    widths: dict[int, tuple[int, ...]],
+    table_id: int,
+    name: str,
+    key: list[KeyFieldInfo],
+    allowed: dict | None,
+    *,
+    size: int = 1024,
+    default: tuple[int, tuple[int, ...]] = (NO_ACTION, ()),
+    const_default: bool = False,
+    const_entries: bool = False,
+    direct_counter: tuple[int, str] | None = None,
+    direct_meter: tuple[int, str] | None = None,
+    idle: bool = False,
+    profile: str | None = None,
+) -> TableInfo:
+    dc = DirectCounter(direct_counter[1], CounterType.packets_and_bytes) if direct_counter else None
+    dm = DirectMeter(direct_meter[1], MeterType.packets) if direct_meter else None
+    table = Table(
+        name,
+        [KeyField(f.name, f.width, MatchKind(f.match_kind)) for f in key],
+        size,
+        default_action=default,
+        const_default_action=const_default,
+        const_entries=const_entries,
+        allowed_actions=allowed,
+        action_param_widths=widths if allowed is not None else None,
+        direct_counter=dc,
+        direct_meter=dm,
+        supports_idle_timeout=idle,
+        clock=objects.clock,
+    )
+    info = TableInfo(
+        table_id,
+        name,
+        table,
+        tuple(key),
+        action_ids=tuple(allowed or ()),
+        action_profile=profile,
+        direct_counter=direct_counter[1] if direct_counter else None,
+        direct_meter=direct_meter[1] if direct_meter else None,
+        is_const=const_entries,
+    )
+    objects.tables[name] = table
+    objects.table_info[name] = info
+    objects.register(name, table_id)
+    if dc is not None:
+        res = DirectResourceInfo(direct_counter[0], dc.name, name, dc)  # type: ignore[index]
+        objects.direct_counters[dc.name] = res
+        objects.register(dc.name, res.id)
+    if dm is not None:
+        res = DirectResourceInfo(direct_meter[0], dm.name, name, dm)  # type: ignore[index]
+        objects.direct_meters[dm.name] = res
+        objects.register(dm.name, res.id)
+    return info
+
+
+def _add_tables(objects: ProgramObjects, widths: dict[int, tuple[int, ...]]) -> None:
+    """The tables of direct actions: one per match kind, a const one, a keyless one."""
+    _add_table(
+        objects,
+        widths,
         T_EXACT,
         "MyIngress.t_exact",
         [
             KeyFieldInfo(1, "hdr.eth.dst", 48, "exact"),
             KeyFieldInfo(2, "std.ingress_port", 9, "exact"),
         ],
-        scopes(FWD, NO_ACTION, SET_MAC, tbl_only=True, def_only=True),
+        _scopes(FWD, NO_ACTION, SET_MAC, tbl_only=True, def_only=True),
         size=4,
         direct_counter=(DCTR_EXACT, "MyIngress.c_exact"),
         idle=True,
     )
-    add_table(
+    _add_table(
+        objects,
+        widths,
         T_LPM,
         "MyIngress.t_lpm",
         [KeyFieldInfo(1, "hdr.ipv4.dst", 32, "lpm")],
-        scopes(FWD, NO_ACTION),
+        _scopes(FWD, NO_ACTION),
         default=(FWD, (1,)),
         const_default=True,
         direct_meter=(DMTR_LPM, "MyIngress.m_lpm"),
     )
-    add_table(
+    _add_table(
+        objects,
+        widths,
         T_TERN,
         "MyIngress.t_tern",
         [
@@ -183,21 +204,27 @@ def build_objects() -> ProgramObjects:
             KeyFieldInfo(2, "b", 8, "range"),
             KeyFieldInfo(3, "c", 9, "optional"),
         ],
-        scopes(FWD, NO_ACTION),
+        _scopes(FWD, NO_ACTION),
     )
-    const_info = add_table(
+    const_info = _add_table(
+        objects,
+        widths,
         T_CONST,
         "MyIngress.t_const",
         [KeyFieldInfo(1, "k", 8, "exact")],
-        scopes(FWD, NO_ACTION),
+        _scopes(FWD, NO_ACTION),
         const_entries=True,
         direct_counter=(DCTR_CONST, "MyIngress.c_const"),
     )
     const_info.table.install_program_entries(
         [ProgramEntry([Exact(1)], FWD, (1,)), ProgramEntry([Exact(2)], FWD, (2,))]
     )
-    add_table(T_KEYLESS, "MyIngress.t_keyless", [], scopes(FWD, NO_ACTION))
+    _add_table(objects, widths, T_KEYLESS, "MyIngress.t_keyless", [], _scopes(FWD, NO_ACTION))
 
+
+def _add_profile_tables(objects: ProgramObjects, widths: dict[int, tuple[int, ...]]) -> None:
+    """An action selector and an action profile with a table each, and a table whose
+    program entries are partly const."""
     selector = ActionProfile(
         "MyIngress.sel", id=SEL, size=8, with_selector=True, max_group_size=4,
         action_param_widths={FWD: (9,), NO_ACTION: ()},
@@ -209,14 +236,11 @@ def build_objects() -> ProgramObjects:
     for p in (selector, profile):
         objects.action_profiles[p.name] = p
         objects.register(p.name, p.id)
-    add_table(
-        T_SEL, "MyIngress.t_sel", [KeyFieldInfo(1, "k", 8, "exact")], None, profile=selector.name
-    )
-    add_table(
-        T_PROF, "MyIngress.t_prof", [KeyFieldInfo(1, "k", 8, "exact")], None, profile=profile.name
-    )
-    init_info = add_table(
-        T_INIT, "MyIngress.t_init", [KeyFieldInfo(1, "k", 8, "exact")], scopes(FWD, NO_ACTION)
+    key = [KeyFieldInfo(1, "k", 8, "exact")]
+    _add_table(objects, widths, T_SEL, "MyIngress.t_sel", key, None, profile=selector.name)
+    _add_table(objects, widths, T_PROF, "MyIngress.t_prof", key, None, profile=profile.name)
+    init_info = _add_table(
+        objects, widths, T_INIT, "MyIngress.t_init", key, _scopes(FWD, NO_ACTION)
     )
     init_info.table.install_program_entries(
         [
@@ -225,6 +249,10 @@ def build_objects() -> ProgramObjects:
         ]
     )
 
+
+def _add_externs(objects: ProgramObjects) -> None:
+    """Counters, a meter and registers (unsigned and signed, with their P4Info)."""
+    clock = objects.clock
     for object_id, name, obj, mapping in (
         (CTR, "MyIngress.ctr", Counter("MyIngress.ctr", 4, CounterType.packets_and_bytes), objects.counters),
         (CTR_PKTS, "MyIngress.ctr_pkts", Counter("MyIngress.ctr_pkts", 2, CounterType.packets), objects.counters),
@@ -248,6 +276,9 @@ def build_objects() -> ProgramObjects:
         ),
         size=2,
     )
+
+
+def _add_value_sets_and_digest(objects: ProgramObjects) -> None:
     for vs in (
         ValueSet("MyParser.vs", [ValueSetField(1, "", 16)], 2, id=VS),
         ValueSet(
@@ -262,7 +293,6 @@ def build_objects() -> ProgramObjects:
     digest = DigestInfo(DIGEST, "learn_t", (("mac", 48), ("port", 9)))
     objects.digests[digest.name] = digest
     objects.register(digest.name, digest.id)
-    return objects
 
 
 def new_state() -> P4RuntimeState:

@@ -1,11 +1,20 @@
-"""The frame fields a wire and a NIC node read for their counters."""
+"""mrc_wire.frames: the fields a fabric reads in place read what ``decode`` reads."""
 
 from __future__ import annotations
 
 import pytest
 
 from mrc_wire import DataPacket, Sack, decode, encode
-from vfabric.wires import data_bytes, frame_dscp, frame_ev, frame_outer
+from mrc_wire.frames import (
+    DATA_HEADER_BYTES,
+    data_bytes,
+    frame_dqpn,
+    frame_dscp,
+    frame_ev,
+    frame_inner_dst,
+    frame_inner_src,
+    frame_outer,
+)
 
 ADDR = bytes(range(16))
 MAC = bytes(6)
@@ -59,3 +68,28 @@ def test_frames_with_an_srh_or_cut_short_have_no_outer_fields() -> None:
     plain = encode(_data(5, 10, 0))
     assert frame_outer(plain[:95]) is None and frame_ev(plain[:95]) is None
     assert frame_outer(plain[:96]) == (5, 10, 0)
+
+
+@pytest.mark.parametrize("dscp", [26, 28, 30, 40, 41, 48, 0])
+def test_addresses_qp_and_payload_read_what_decode_reads(dscp: int) -> None:
+    envelope = {**ENVELOPE, "inner_src": bytes(range(1, 17)), "inner_dst": bytes(range(16, 32))}
+    payload = bytes(64)
+    packet = DataPacket(
+        **envelope,  # type: ignore[arg-type]
+        ev=1,
+        dscp=dscp,
+        ecn=0,
+        psn=7,
+        va=0x1000,
+        rkey=9,
+        dma_length=len(payload),
+        payload=b"" if dscp in (40, 41) else payload,
+    )
+    frame = encode(packet)
+    m = decode(frame)
+    assert frame_inner_src(frame) == m.inner_src == envelope["inner_src"]
+    assert frame_inner_dst(frame) == m.inner_dst == envelope["inner_dst"]
+    assert frame_dqpn(frame) == m.dqpn == 0x123
+    carries_data = dscp in (26, 28, 30)
+    assert data_bytes(frame) == (len(payload) if carries_data else 0)
+    assert len(frame) == DATA_HEADER_BYTES + len(m.payload)

@@ -1,0 +1,66 @@
+"""The markers of docs/contributing.md ("Markers and test loops"), on this session's tests."""
+
+from __future__ import annotations
+
+import ast
+import tomllib
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+
+ROOT = Path(__file__).resolve().parent.parent
+FAILOVER = ROOT / "tests" / "failover"
+
+
+def declared_markers() -> set[str]:
+    config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
+    return {line.split(":")[0] for line in config["tool"]["pytest"]["ini_options"]["markers"]}
+
+
+def conftest_with(config: pytest.Config, name: str) -> ModuleType:
+    (module,) = [p for p in config.pluginmanager.get_plugins() if hasattr(p, name)]
+    return module
+
+
+def test_every_declared_marker_but_unit_keeps_a_test_out_of_the_unit_loop(
+    request: pytest.FixtureRequest,
+) -> None:
+    not_unit = conftest_with(request.config, "NOT_UNIT").NOT_UNIT
+    assert set(not_unit) == declared_markers() - {"unit"}
+
+
+def test_unit_marks_exactly_the_tests_without_another_marker(
+    request: pytest.FixtureRequest,
+) -> None:
+    others = declared_markers() - {"unit"}
+    wrong = [
+        item.nodeid
+        for item in request.session.items
+        if (item.get_closest_marker("unit") is None)
+        != any(item.get_closest_marker(name) for name in others)
+    ]
+    assert not wrong, wrong[:10]
+
+
+def scenario_files() -> set[str]:
+    """``SCENARIO_FILES`` of tests/failover/conftest.py (read, not imported: a conftest is
+    loaded by pytest only when its folder is collected)."""
+    tree = ast.parse((FAILOVER / "conftest.py").read_text(encoding="utf-8"))
+    (value,) = [
+        node.value
+        for node in tree.body
+        if isinstance(node, ast.Assign) and ast.unparse(node.targets[0]) == "SCENARIO_FILES"
+    ]
+    assert isinstance(value, ast.Call)
+    return set(ast.literal_eval(value.args[0]))
+
+
+def test_the_scenario_files_exist_and_their_tests_are_marked(
+    request: pytest.FixtureRequest,
+) -> None:
+    names = scenario_files()
+    assert names and all((FAILOVER / name).is_file() for name in names)
+    for item in request.session.items:
+        if item.path.parent == FAILOVER and item.path.name in names:
+            assert item.get_closest_marker("scenario") is not None, item.nodeid
