@@ -10,6 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
+from clikit import hotpath
 from controller.exceptions import ControllerError
 from controller.plan import FabricPlan, plan_fabric
 from nic_emu import event_log as ev_kinds
@@ -789,6 +790,7 @@ class VirtualFabric:
             "ev_states": self.ev_state_changes(),
             **({"pfc": self.pfc_results()} if self.pfc is not None else {}),
             "event_log_sha256": self.event_log_sha256,
+            "hot_path": hotpath.describe(),
         }
 
     def pfc_results(self) -> dict[str, Any]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from clikit import hotpath
 from nic_emu import NicConfig
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
@@ -265,6 +266,7 @@ def _result(
         counters=counters,
         ev_changes=fabric.ev_state_changes(),
         event_log_sha256=fabric.event_log_sha256,
+        fabric={"clock": "virtual", "hot_path": hotpath.summary()},
     )
 
 
