@@ -21,7 +21,7 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from clikit.hotpath import COMPILED_MODULES  # noqa: E402
+from clikit.hotpath import COMPILED_MODULES, record_of, source_sha256  # noqa: E402
 
 NATIVE_ENV = "MRC_TESTBED_NATIVE"
 # Cython compiles the sources as they are, as Python: annotations are not C types (a
@@ -68,6 +68,10 @@ class OptionalBuildExt(build_ext):
     def build_extension(self, ext: Extension) -> None:
         try:
             super().build_extension(ext)
+            # the build record: which source this extension was built from
+            built = Path(self.get_ext_fullpath(ext.name))
+            source = HERE.joinpath(*ext.name.split(".")).with_suffix(".py")
+            record_of(built).write_text(source_sha256(source) + "\n", encoding="ascii")
         except Exception as exc:
             print(
                 f"mrc-testbed: {ext.name} not built ({exc}): its pure source runs", file=sys.stderr

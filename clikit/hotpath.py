@@ -7,8 +7,9 @@ every package that owns one of these modules imports this module first) decides,
 module, which one Python loads:
 
 - the source, when ``$MRC_TESTBED_PURE`` is set to anything but ``""``/``0`` (the pure
-  path forced), when no extension was built, or when the source is newer than its
-  extension (edited since the build: the extension would run stale code);
+  path forced), when no extension was built, or when the source changed since the
+  extension was built (the sha256 of the source in the build record beside the
+  extension; the extension would run stale code);
 - the extension otherwise, looked for in ``$MRC_TESTBED_NATIVE_DIR`` (a build's
   ``--build-lib``) when set, else beside the source (``pip install``).
 
@@ -20,6 +21,7 @@ event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric
 
 from __future__ import annotations
 
+import hashlib
 import importlib.abc
 import importlib.machinery
 import importlib.util
@@ -32,6 +34,7 @@ from typing import Any
 
 PURE_ENV = "MRC_TESTBED_PURE"
 NATIVE_DIR_ENV = "MRC_TESTBED_NATIVE_DIR"
+RECORD_SUFFIX = ".source-sha256"
 
 #: the per-packet modules built natively, the one list (setup.py builds exactly these)
 COMPILED_MODULES: tuple[str, ...] = (
@@ -84,6 +87,25 @@ def extension_of(name: str) -> Path | None:
     return None
 
 
+def record_of(extension: Path) -> Path:
+    """The build record beside an extension: the sha256 of the source it was built from
+    (``setup.py`` writes it; an install copies it with the extension)."""
+    return extension.with_name(extension.name + RECORD_SUFFIX)
+
+
+def source_sha256(source: Path) -> str:
+    return hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def stale(source: Path, extension: Path) -> bool:
+    """Whether ``extension`` was built from another version of ``source``: by its build
+    record, or, for a build without one, by modification times."""
+    record = record_of(extension)
+    if record.is_file():
+        return record.read_text(encoding="ascii").strip() != source_sha256(source)
+    return source.stat().st_mtime > extension.stat().st_mtime
+
+
 def choice(name: str) -> tuple[str, Path]:
     """``("compiled", extension)`` or ``("pure: REASON", source)`` for ``name``."""
     source = source_of(name)
@@ -92,8 +114,8 @@ def choice(name: str) -> tuple[str, Path]:
     extension = extension_of(name)
     if extension is None:
         return "pure: not built (docs/virtual-fabric.md, Compiled hot path)", source
-    if source.stat().st_mtime > extension.stat().st_mtime:
-        return "pure: source newer than its native build", source
+    if stale(source, extension):
+        return "pure: source changed since its native build", source
     return "compiled", extension
 
 

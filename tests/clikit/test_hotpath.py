@@ -83,11 +83,25 @@ def test_a_source_newer_than_its_build_runs_the_source(native: Path) -> None:
     fake_build(native, hotpath.COMPILED_MODULES[:1], newer=False)
     fake_build(native, hotpath.COMPILED_MODULES[1:])
     how, _ = hotpath.choice(hotpath.COMPILED_MODULES[0])
-    assert how == "pure: source newer than its native build"
+    assert how == "pure: source changed since its native build"
     info = hotpath.describe()
     assert info["path"] == "mixed"
     assert info["pure_modules"] == 1
-    assert hotpath.summary() == "mixed (source newer than its native build)"
+    assert hotpath.summary() == "mixed (source changed since its native build)"
+
+
+def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
+    """An install may give the source a later time than its extension (unpacked after
+    it): the record of the source's sha256 decides."""
+    name = "vfabric.nodes"
+    fake_build(native, (name,), newer=False)
+    extension = hotpath.extension_of(name)
+    assert extension is not None
+    record = hotpath.record_of(extension)
+    record.write_text(hotpath.source_sha256(hotpath.source_of(name)) + "\n", encoding="ascii")
+    assert hotpath.choice(name)[0] == "compiled"
+    record.write_text("0" * 64 + "\n", encoding="ascii")  # built from another version
+    assert hotpath.choice(name)[0] == "pure: source changed since its native build"
 
 
 def test_other_modules_are_left_to_python() -> None:
