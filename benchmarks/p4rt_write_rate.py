@@ -31,6 +31,7 @@ sys.path.insert(0, str(ROOT))
 
 from controller.artifacts import bmv2_pipeline  # noqa: E402
 from p4emu.server.client import P4RuntimeClient  # noqa: E402
+from testbed.fabric import BMV2_LOG_ARGS  # noqa: E402
 
 PROGRAM = ROOT / "benchmarks" / "programs" / "write_rate.p4"
 FAST_RECONNECT = [
@@ -92,7 +93,7 @@ def switch_command(target: str, port: int, bin_dir: Path | None) -> list[str]:
         return [sys.executable, "-m", "p4emu.server.main", "--no-p4", *address]
     assert bin_dir is not None
     thrift = ["--thrift-port", str(free_tcp_port())]
-    return [str(bin_dir / "simple_switch_grpc"), "--no-p4", *thrift, *address]
+    return [str(bin_dir / "simple_switch_grpc"), "--no-p4", *BMV2_LOG_ARGS, *thrift, *address]
 
 
 def write_rate(
@@ -206,6 +207,8 @@ def main() -> None:
             if isinstance(ours, dict) and isinstance(theirs, dict)
             else None
         )
+    if "bmv2" in targets:
+        result["bmv2_command_line"] = " ".join(switch_command("bmv2", 0, bin_dir)[1:])
     result["load_after"] = os.getloadavg()[0]
     result["targets"] = {"insert_ratio": 0.5, "read_ratio": 0.5, "start_to_ready_s": 0.5}
     print(json.dumps(result))

@@ -13,7 +13,8 @@ Prints ``{"p4emu_knee_pps": ..., "bmv2_knee_pps": ..., "ratio": ..., ...}`` with
 sweep point; ``bmv2_knee_pps`` and ``ratio`` are null when simple_switch_grpc is not found
 (``$MRC_P4LANG_BIN`` or PATH), or when BMv2 loses 1 % even at the lowest rate (then
 ``ratio_at_least`` is p4emu's knee over that rate). Needs root (veth pairs), ``ip`` and
-``tcpreplay``.
+``tcpreplay``. BMv2 runs with its logging off (``testbed.fabric.BMV2_LOG_ARGS``, as in a
+run): BMv2 at its best; ``bmv2_log_level`` says so.
 
 Usage: ``python benchmarks/switch_io.py [--rates 10000,20000,...] [--seconds 2] [--repeat N]
 [--target p4emu|bmv2|both]``
@@ -42,7 +43,7 @@ import grpc  # noqa: E402
 import topologies  # noqa: E402
 from mrc_wire.codec import DataPacket, encode_data  # noqa: E402
 from p4emu.io import PcapWriter  # noqa: E402
-from testbed.fabric import switch_args  # noqa: E402
+from testbed.fabric import BMV2_LOG_ARGS, switch_args  # noqa: E402
 
 TOPOLOGY = "tiny"
 SWITCH = "p1-t0-0"
@@ -242,6 +243,13 @@ def sweep(
     return points
 
 
+def bmv2_log_level() -> str:
+    """The log level simple_switch_grpc is started with here (its launcher's command line)."""
+    argv = switch_args("bmv2", topologies.load(TOPOLOGY), SWITCH, {}, None, grpc_address="", seed=1)
+    flag = BMV2_LOG_ARGS[0]
+    return argv[argv.index(flag) + 1] if flag in argv else "default (info)"
+
+
 def knee(points: list[dict[str, float]]) -> int | None:
     good = [p["offered_pps"] for p in points if p["loss"] < LOSS_LIMIT]
     return int(max(good)) if good else None
@@ -316,6 +324,8 @@ def main(argv: list[str] | None = None) -> int:
     if isinstance(p4emu_knee, int) and "bmv2" in targets and bmv2_knee is None:
         # BMv2 lost >= 1 % even at the lowest rate: its knee is below it.
         result["ratio_at_least"] = round(p4emu_knee / rates[0], 2)
+    if "bmv2" in targets:
+        result["bmv2_log_level"] = bmv2_log_level()
     result["load_after"] = os.getloadavg()[0]
     result["targets"] = {"ratio": 2.0, "p4emu_knee_pps": 40_000}
     print(json.dumps(result))

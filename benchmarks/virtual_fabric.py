@@ -27,7 +27,8 @@ then those frames are replayed, in order, through switches with the same entries
 fabric, no NICs and no rates; ``fabric_vs_pipeline`` is the fabric's rate as a fraction
 of that (the issue asks for within 2x, i.e. at least 0.5): what the fabric around the
 P4 program costs. The load average at the start and the end says how
-busy the machine was. ``--bytecodes`` adds the Python bytecodes run per traversal (1 MiB
+busy the machine was; ``hot_path`` which path ran (compiled or pure Python,
+docs/virtual-fabric.md). ``--bytecodes`` adds the Python bytecodes run per traversal (1 MiB
 on ``tiny``, all-to-all on ``small`` with 256 KiB each, and the bare pipeline), a cost
 measure that the machine's load does not change. Prints one JSON document.
 
@@ -53,6 +54,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 import mrc_wire.scapy_layers  # noqa: E402, F401 - scapy dissects the pcap frames
+from clikit import hotpath  # noqa: E402
 from nic_emu.config import NicConfig  # noqa: E402
 from testbed.demo import VirtualDemoOptions, run_virtual_demo  # noqa: E402
 from vfabric import VirtualFabric  # noqa: E402
@@ -326,6 +328,7 @@ def main(argv: list[str] | None = None) -> int:
     )
     args = parser.parse_args(argv)
     report: dict[str, Any] = {
+        "hot_path": hotpath.describe(),
         "load_average_at_start": [round(x, 1) for x in os.getloadavg()],
         "targets": {
             "traversals_per_wall_s": TARGET_TRAVERSALS_PER_S,

@@ -8,6 +8,7 @@
 
 from __future__ import annotations
 
+from clikit import hotpath  # noqa: F401 - first: the compiled-or-pure finder (docs/virtual-fabric.md)
 from nic_emu.analysis import Repath, repath_time
 from nic_emu.config import CcConfig, NicConfig, TransportMode
 from nic_emu.connection import Connection, QpState

@@ -36,6 +36,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from clikit import hotpath
 from testbed import layout
 from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
@@ -512,12 +513,14 @@ class VirtualDemoResult:
         )
         out.append(f"  event-log sha256: {self.event_log_sha256}")
         out.append(f"  wall time: {self.wall_s:.1f} s, of which {self.run_wall_s:.1f} s simulating")
+        out.append(f"  hot path: {hotpath.summary()}")
         out.append(f"  results: {self.out_dir} (plot: {self.plot})")
         return out
 
     def to_json(self) -> dict[str, Any]:
         return {
             "mode": "virtual",
+            "hot_path": hotpath.describe(),
             "topology": self.topology,
             "src": self.src,
             "dst": self.dst,

@@ -39,6 +39,7 @@ Plots: :mod:`vfabric.plots`.
 
 from __future__ import annotations
 
+from clikit import hotpath  # noqa: F401 - first: the compiled-or-pure finder (docs/virtual-fabric.md)
 from vfabric.exceptions import VirtualFabricError
 from vfabric.fabric import VirtualFabric
 from vfabric.transfers import Transfer

@@ -10,6 +10,7 @@ from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
 
+from clikit import hotpath
 from controller.exceptions import ControllerError
 from controller.plan import RoutePlan, plan_fabric
 from mrc_wire.frames import DATA_HEADER_BYTES, frame_ev, frame_inner_src
@@ -790,6 +791,7 @@ class VirtualFabric:
             "ev_states": self.ev_state_changes(),
             **({"pfc": self.pfc_results()} if self.pfc is not None else {}),
             "event_log_sha256": self.event_log_sha256,
+            "hot_path": hotpath.describe(),
         }
 
     def pfc_results(self) -> dict[str, Any]:

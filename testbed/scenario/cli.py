@@ -164,6 +164,8 @@ def summary_lines(run: RunResult) -> list[str]:
         lines.append(f"  {fmt(event.at_ns)}: {event.description}{extra}")
     if run.event_log_sha256:
         lines.append(f"  event-log sha256: {run.event_log_sha256}")
+    if run.fabric.get("hot_path"):
+        lines.append(f"  hot path: {run.fabric['hot_path']}")
     return lines + _check_lines(run.checks)
 
 

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
+from clikit import hotpath
 from nic_emu import NicConfig
 from nic_emu import event_log as ev_kinds
 from testbed.scenario.checks import link_key
@@ -285,6 +286,7 @@ def _result(
         counters=counters,
         ev_changes=fabric.ev_state_changes(),
         event_log_sha256=fabric.event_log_sha256,
+        fabric={"clock": "virtual", "hot_path": hotpath.summary()},
     )
 
 

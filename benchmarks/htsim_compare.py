@@ -1,0 +1,166 @@
+"""The cost of the same work on htsim_uec and on the virtual fabric, side by side (one JSON).
+
+Each workload (``testbed.reference``: a one-plane fat tree and its flows, described once)
+runs on uet-htsim's ``htsim_uec`` and on the virtual fabric, each in a child process
+measured by the same launcher (``testbed.reference.results.run_child``), the sides
+alternating ``--repeat`` times so that both see the same machine load. Per side it prints
+wall seconds (the child, start to exit) and peak RSS (MiB); for the virtual fabric also
+its simulation's wall seconds (``VirtualFabric.run`` alone), its switch traversals, and
+traversals per wall second (the traversals over the child's wall time, and over the
+simulation alone). htsim does the same work, so ``htsim.traversals_per_s`` is the virtual
+fabric's traversal count over htsim's wall time. The ratios (ours / htsim's) are those of
+the best run of each side; the targets of issue #27 are a wall ratio of at most 10 and a
+virtual-fabric peak RSS of at most 100 MB. ``hot_path`` says which path the virtual
+fabric ran (docs/virtual-fabric.md, "Compiled hot path"). Unlike
+``benchmarks/htsim_diff.py`` it compares no transport figures and runs no victim alone.
+
+htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the clone.
+
+Usage: ``python benchmarks/htsim_compare.py [--ci] [--only NAME ...] [--repeat N]``
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import sys
+import tempfile
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from clikit import hotpath  # noqa: E402
+from testbed.reference import htsim, suites, vfside  # noqa: E402
+from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
+from testbed.reference.results import SideRun, run_child  # noqa: E402
+from testbed.reference.workload import Workload  # noqa: E402
+
+TARGET_WALL_RATIO = 10.0
+TARGET_PEAK_RSS_MB = 100.0
+MB_PER_MIB = 1.048576
+
+
+def workloads(args: argparse.Namespace) -> list[Workload]:
+    pool = list(suites.CI) if args.ci else [suites.permutation(32)]
+    if args.only:
+        known = {w.name for w in pool}
+        missing = [name for name in args.only if name not in known]
+        if missing:
+            raise HtsimDiffError(
+                f"--only {missing[0]}: not in the chosen set ({', '.join(sorted(known))})"
+            )
+        pool = [w for w in pool if w.name in args.only]
+    return pool
+
+
+def rss_floor_mib() -> float:
+    """The launcher's peak RSS for ``true``: the floor under both sides' figures."""
+    exe = shutil.which("true")
+    if exe is None:
+        raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        child = run_child([exe], cwd=where, stdout=where / "o", stderr=where / "e", timeout_s=30)
+    return round(child.peak_rss_mib, 1)
+
+
+def ratio(ours: float, theirs: float) -> float | None:
+    return round(ours / theirs, 2) if theirs else None
+
+
+def side_figures(run: SideRun, traversals: int) -> dict[str, Any]:
+    out: dict[str, Any] = {
+        "wall_s": round(run.wall_s, 3),
+        "peak_rss_mib": round(run.peak_rss_mib, 1),
+        "traversals_per_s": round(traversals / run.wall_s) if run.wall_s else None,
+    }
+    if run.side == "vfabric":
+        run_wall = run.extra["run_wall_s"]
+        out["run_wall_s"] = round(run_wall, 3)
+        out["switch_traversals"] = traversals
+        out["traversals_per_run_s"] = round(traversals / run_wall) if run_wall else None
+        out["event_log_sha256"] = run.extra["event_log_sha256"]
+    return out
+
+
+def compare_cost(workload: Workload, repeat: int, work: Path) -> dict[str, Any]:
+    flows = workload.flows()
+    runs: dict[str, list[SideRun]] = {"htsim": [], "vfabric": []}
+    for i in range(repeat):
+        runs["htsim"].append(htsim.run(workload.shape, flows, workload.seed, work / f"h{i}"))
+        runs["vfabric"].append(vfside.run(workload.shape, flows, workload.seed, work / f"v{i}"))
+    hashes = {r.extra["event_log_sha256"] for r in runs["vfabric"]}
+    if len(hashes) != 1:
+        raise HtsimDiffError(f"{workload.name}: the virtual fabric's runs differ: {hashes}")
+    traversals = runs["vfabric"][0].extra["switch_traversals"]
+    best = {side: min(rs, key=lambda r: r.wall_s) for side, rs in runs.items()}
+    ours, theirs = best["vfabric"], best["htsim"]
+    rss_mb = ours.peak_rss_mib * MB_PER_MIB
+    wall_ratio = ratio(ours.wall_s, theirs.wall_s)
+    return {
+        "workload": workload.name,
+        "flows": len(flows),
+        "htsim": side_figures(theirs, traversals),
+        "vfabric": side_figures(ours, traversals),
+        "wall_s_all": {side: [round(r.wall_s, 3) for r in rs] for side, rs in runs.items()},
+        "ratios": {
+            "wall_s": wall_ratio,
+            "run_wall_s_vs_htsim_wall_s": ratio(ours.extra["run_wall_s"], theirs.wall_s),
+            "peak_rss": ratio(ours.peak_rss_mib, theirs.peak_rss_mib),
+        },
+        "targets": {
+            "wall_ratio_max": TARGET_WALL_RATIO,
+            "wall_ratio_met": wall_ratio is not None and wall_ratio <= TARGET_WALL_RATIO,
+            "peak_rss_mb_max": TARGET_PEAK_RSS_MB,
+            "vfabric_peak_rss_mb": round(rss_mb, 1),
+            "peak_rss_met": rss_mb <= TARGET_PEAK_RSS_MB,
+        },
+    }
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--ci", action="store_true", help="the CI workloads (adds the incast)")
+    parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")
+    parser.add_argument("--repeat", type=int, default=1, help="runs per side (best of)")
+    args = parser.parse_args(argv)
+    if args.repeat < 1:
+        print(f"htsim_compare: --repeat {args.repeat}: must be at least 1", file=sys.stderr)
+        return 2
+    try:
+        chosen = workloads(args)
+        binary = htsim.find_htsim()
+    except HtsimDiffError as exc:
+        print(f"htsim_compare: {exc}", file=sys.stderr)
+        return 2
+    load_start = os.getloadavg()
+    started = time.perf_counter()
+    results, failed = [], []
+    with tempfile.TemporaryDirectory(prefix="htsim-compare-") as tmp:
+        for workload in chosen:
+            print(f"htsim_compare: {workload.name} ...", file=sys.stderr, flush=True)
+            try:
+                results.append(compare_cost(workload, args.repeat, Path(tmp) / workload.name))
+            except HtsimDiffError as exc:  # reported; the other workloads still run
+                print(f"htsim_compare: {workload.name}: {exc}", file=sys.stderr)
+                failed.append({"workload": workload.name, "error": str(exc)})
+    report = {
+        "htsim": binary.name,
+        "hot_path": hotpath.describe(),
+        "rss_floor_mib": rss_floor_mib(),
+        "workloads": results,
+        "failed": failed,
+        "load_average": {"start": load_start, "end": os.getloadavg()},
+        "total_wall_s": round(time.perf_counter() - started, 1),
+    }
+    print(json.dumps(report, indent=1))
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,179 @@
+"""Which path runs the per-packet code: natively compiled modules or their Python sources.
+
+The modules of the per-packet path (:data:`COMPILED_MODULES`) can be built into native
+extension modules (``setup.py``: Cython compiles the ``.py`` sources as they are, with the
+system C compiler); the sources stay the reference. The finder installed here (on import:
+every package that owns one of these modules imports this module first) decides, per
+module, which one Python loads:
+
+- the source, when ``$MRC_TESTBED_PURE`` is set to anything but ``""``/``0`` (the pure
+  path forced), when no extension was built, or when the source changed since the
+  extension was built (the sha256 of the source in the build record beside the
+  extension; the extension would run stale code);
+- the extension otherwise, looked for in ``$MRC_TESTBED_NATIVE_DIR`` (a build's
+  ``--build-lib``) when set, else beside the source (``pip install``).
+
+:func:`describe` / :func:`summary` say which path a process runs (the demo, ``run``,
+``results.json`` / ``result.json`` and the benchmarks print it). Both paths give the same
+event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric.md,
+"Compiled hot path", says why the native build is off by default.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.abc
+import importlib.machinery
+import importlib.util
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+from types import ModuleType
+from typing import Any
+
+PURE_ENV = "MRC_TESTBED_PURE"
+NATIVE_DIR_ENV = "MRC_TESTBED_NATIVE_DIR"
+RECORD_SUFFIX = ".source-sha256"
+
+#: the per-packet modules built natively, the one list (setup.py builds exactly these)
+COMPILED_MODULES: tuple[str, ...] = (
+    "p4emu.backend.rt",
+    "p4emu.runtime.clock",
+    "p4emu.runtime.externs",
+    "p4emu.runtime.tables",
+    "p4emu.runtime.traffic_manager",
+    "p4emu.switch",
+    "nic_emu.congestion",
+    "nic_emu.connection.feedback",
+    "nic_emu.connection.queue_pair",
+    "nic_emu.connection.receive",
+    "nic_emu.connection.repath",
+    "nic_emu.connection.timers",
+    "nic_emu.connection.transmit",
+    "nic_emu.core",
+    "nic_emu.ev_set",
+    "nic_emu.event_log",
+    "nic_emu.receiver",
+    "nic_emu.sender",
+    "vfabric.eventlist",
+    "vfabric.nodes",
+)
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def pure_forced() -> bool:
+    return os.environ.get(PURE_ENV, "") not in ("", "0")
+
+
+def source_of(name: str) -> Path:
+    return ROOT.joinpath(*name.split(".")).with_suffix(".py")
+
+
+def native_dir() -> Path:
+    """Where the extensions are: ``$MRC_TESTBED_NATIVE_DIR``, else beside the sources."""
+    value = os.environ.get(NATIVE_DIR_ENV, "")
+    return Path(value) if value else ROOT
+
+
+def extension_of(name: str) -> Path | None:
+    """The built extension module of ``name``, if there is one."""
+    stem = native_dir().joinpath(*name.split("."))
+    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
+        candidate = stem.with_suffix(suffix)
+        if candidate.is_file():
+            return candidate
+    return None
+
+
+def record_of(extension: Path) -> Path:
+    """The build record beside an extension: the sha256 of the source it was built from
+    (``setup.py`` writes it; an install copies it with the extension)."""
+    return extension.with_name(extension.name + RECORD_SUFFIX)
+
+
+def source_sha256(source: Path) -> str:
+    return hashlib.sha256(source.read_bytes()).hexdigest()
+
+
+def stale(source: Path, extension: Path) -> bool:
+    """Whether ``extension`` was built from another version of ``source``: by its build
+    record, or, for a build without one, by modification times."""
+    record = record_of(extension)
+    if record.is_file():
+        return record.read_text(encoding="ascii").strip() != source_sha256(source)
+    return source.stat().st_mtime > extension.stat().st_mtime
+
+
+def choice(name: str) -> tuple[str, Path]:
+    """``("compiled", extension)`` or ``("pure: REASON", source)`` for ``name``."""
+    source = source_of(name)
+    if pure_forced():
+        return f"pure: ${PURE_ENV} is set", source
+    extension = extension_of(name)
+    if extension is None:
+        return "pure: not built (docs/virtual-fabric.md, Compiled hot path)", source
+    if stale(source, extension):
+        return "pure: source changed since its native build", source
+    return "compiled", extension
+
+
+class HotPathFinder(importlib.abc.MetaPathFinder):
+    """Finds the modules of :data:`COMPILED_MODULES` as :func:`choice` says."""
+
+    names = frozenset(COMPILED_MODULES)
+
+    def find_spec(
+        self, fullname: str, path: Sequence[str] | None, target: ModuleType | None = None
+    ) -> importlib.machinery.ModuleSpec | None:
+        if fullname not in self.names:
+            return None
+        how, where = choice(fullname)
+        if how == "compiled":
+            loader: importlib.abc.Loader = importlib.machinery.ExtensionFileLoader(
+                fullname, str(where)
+            )
+        else:
+            loader = importlib.machinery.SourceFileLoader(fullname, str(where))
+        return importlib.util.spec_from_file_location(fullname, where, loader=loader)
+
+
+def install() -> None:
+    """Put the finder first on ``sys.meta_path`` (once per process)."""
+    if not any(isinstance(f, HotPathFinder) for f in sys.meta_path):
+        sys.meta_path.insert(0, HotPathFinder())
+
+
+install()  # on import: the packages of COMPILED_MODULES import this module first
+
+
+def describe() -> dict[str, Any]:
+    """Which path this process runs: ``path`` is ``compiled`` (every module native),
+    ``pure`` (none) or ``mixed``; ``pure_modules`` names the others, with the reason."""
+    pure = {}
+    for name in COMPILED_MODULES:
+        how, _ = choice(name)
+        if how != "compiled":
+            pure[name] = how.removeprefix("pure: ")
+    if not pure:
+        path = "compiled"
+    elif len(pure) == len(COMPILED_MODULES):
+        path = "pure"
+    else:
+        path = "mixed"
+    reasons = sorted(set(pure.values()))
+    return {
+        "path": path,
+        "compiled_modules": len(COMPILED_MODULES) - len(pure),
+        "pure_modules": len(pure),
+        "why_pure": reasons,
+    }
+
+
+def summary() -> str:
+    """One line for a command's output: ``compiled``, or ``pure (REASON)``."""
+    info = describe()
+    if info["path"] == "compiled":
+        return f"compiled ({info['compiled_modules']} native modules)"
+    return f"{info['path']} ({'; '.join(info['why_pure'])})"

@@ -1,0 +1,81 @@
+"""The native build of the per-packet modules (pyproject.toml holds everything else).
+
+With ``MRC_TESTBED_NATIVE=1`` at install time, ``pip install .`` (or ``python setup.py
+build_ext --build-lib DIR``) compiles the modules of ``clikit.hotpath.COMPILED_MODULES``
+with Cython (a build requirement) and the system C compiler into extension modules.
+Where that cannot work (no C compiler, no Python headers) the build says so and goes on:
+the install then runs the pure-Python path, which is also the reference. Off by default:
+compiled as they are, untyped, these modules run no faster than CPython 3.11 runs their
+sources (docs/virtual-fabric.md, "Compiled hot path").
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+from pathlib import Path
+
+from setuptools import Extension, setup
+from setuptools.command.build_ext import build_ext
+
+HERE = Path(__file__).resolve().parent
+sys.path.insert(0, str(HERE))
+
+from clikit.hotpath import COMPILED_MODULES, record_of, source_sha256  # noqa: E402
+
+NATIVE_ENV = "MRC_TESTBED_NATIVE"
+# Cython compiles the sources as they are, as Python: annotations are not C types (a
+# ``float`` annotation would make an int argument a C double and change results).
+DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
+# -g0: no debug info (it triples the compile time of Cython's large C files)
+COMPILE_ARGS = ["-O2", "-g0"]
+
+
+def extensions() -> list[Extension]:
+    if os.environ.get(NATIVE_ENV, "") in ("", "0"):
+        return []  # the default: pure-Python path only
+    try:
+        from Cython.Build import cythonize
+    except ImportError:
+        print("mrc-testbed: Cython not available: pure-Python path only", file=sys.stderr)
+        return []
+    modules = [
+        Extension(
+            name,
+            [str(Path(*name.split(".")).with_suffix(".py"))],
+            extra_compile_args=COMPILE_ARGS,
+        )
+        for name in COMPILED_MODULES
+    ]
+    return cythonize(
+        modules,
+        compiler_directives=DIRECTIVES,
+        build_dir=str(Path("build") / "cython"),
+        quiet=True,
+        nthreads=os.cpu_count() or 1,
+    )
+
+
+class OptionalBuildExt(build_ext):
+    """Builds what it can; a module that does not compile stays pure (and says why)."""
+
+    def run(self) -> None:
+        try:
+            super().run()
+        except Exception as exc:  # no compiler at all: the whole build step fails
+            print(f"mrc-testbed: native build skipped ({exc}): pure-Python path", file=sys.stderr)
+
+    def build_extension(self, ext: Extension) -> None:
+        try:
+            super().build_extension(ext)
+            # the build record: which source this extension was built from
+            built = Path(self.get_ext_fullpath(ext.name))
+            source = HERE.joinpath(*ext.name.split(".")).with_suffix(".py")
+            record_of(built).write_text(source_sha256(source) + "\n", encoding="ascii")
+        except Exception as exc:
+            print(
+                f"mrc-testbed: {ext.name} not built ({exc}): its pure source runs", file=sys.stderr
+            )
+
+
+setup(ext_modules=extensions(), cmdclass={"build_ext": OptionalBuildExt})

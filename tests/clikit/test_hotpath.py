@@ -1,0 +1,210 @@
+"""clikit.hotpath: which path (native or pure Python) each per-packet module loads, and the
+same event log on both (docs/virtual-fabric.md, "Compiled hot path")."""
+
+from __future__ import annotations
+
+import importlib.machinery
+import os
+import re
+import shutil
+import subprocess
+import sys
+import sysconfig
+import time
+from pathlib import Path
+
+import pytest
+
+from clikit import hotpath
+
+ROOT = Path(__file__).resolve().parents[2]
+SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
+
+
+def fake_build(where: Path, names: tuple[str, ...], *, newer: bool = True) -> None:
+    """Empty files where a native build puts its extensions (never loaded here)."""
+    stamp = time.time() + (3600 if newer else -10 * 365 * 86400)
+    for name in names:
+        path = where.joinpath(*name.split(".")).with_suffix(SUFFIX)
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_bytes(b"")
+        os.utime(path, (stamp, stamp))
+
+
+@pytest.fixture
+def native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path))
+    monkeypatch.delenv(hotpath.PURE_ENV, raising=False)
+    return tmp_path
+
+
+def test_every_listed_module_has_a_source() -> None:
+    for name in hotpath.COMPILED_MODULES:
+        assert hotpath.source_of(name).is_file(), name
+
+
+def test_not_built_runs_the_source(native: Path) -> None:
+    how, where = hotpath.choice("vfabric.eventlist")
+    assert how.startswith("pure: not built")
+    assert where == hotpath.source_of("vfabric.eventlist")
+    assert hotpath.describe()["path"] == "pure"
+
+
+def test_a_built_module_runs_native(native: Path) -> None:
+    fake_build(native, hotpath.COMPILED_MODULES)
+    how, where = hotpath.choice("vfabric.eventlist")
+    assert how == "compiled"
+    assert where == native / "vfabric" / f"eventlist{SUFFIX}"
+    spec = hotpath.HotPathFinder().find_spec("vfabric.eventlist", None)
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.ExtensionFileLoader)
+    info = hotpath.describe()
+    assert info == {
+        "path": "compiled",
+        "compiled_modules": len(hotpath.COMPILED_MODULES),
+        "pure_modules": 0,
+        "why_pure": [],
+    }
+    assert hotpath.summary().startswith("compiled")
+
+
+def test_the_env_var_forces_the_pure_path(native: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    fake_build(native, hotpath.COMPILED_MODULES)
+    monkeypatch.setenv(hotpath.PURE_ENV, "1")
+    how, _ = hotpath.choice("p4emu.switch")
+    assert hotpath.PURE_ENV in how
+    spec = hotpath.HotPathFinder().find_spec("p4emu.switch", None)
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+    assert hotpath.describe()["path"] == "pure"
+    monkeypatch.setenv(hotpath.PURE_ENV, "0")  # "0" does not force it
+    assert hotpath.choice("p4emu.switch")[0] == "compiled"
+
+
+def test_a_source_newer_than_its_build_runs_the_source(native: Path) -> None:
+    fake_build(native, hotpath.COMPILED_MODULES[:1], newer=False)
+    fake_build(native, hotpath.COMPILED_MODULES[1:])
+    how, _ = hotpath.choice(hotpath.COMPILED_MODULES[0])
+    assert how == "pure: source changed since its native build"
+    info = hotpath.describe()
+    assert info["path"] == "mixed"
+    assert info["pure_modules"] == 1
+    assert hotpath.summary() == "mixed (source changed since its native build)"
+
+
+def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
+    """An install may give the source a later time than its extension (unpacked after
+    it): the record of the source's sha256 decides."""
+    name = "vfabric.nodes"
+    fake_build(native, (name,), newer=False)
+    extension = hotpath.extension_of(name)
+    assert extension is not None
+    record = hotpath.record_of(extension)
+    record.write_text(hotpath.source_sha256(hotpath.source_of(name)) + "\n", encoding="ascii")
+    assert hotpath.choice(name)[0] == "compiled"
+    record.write_text("0" * 64 + "\n", encoding="ascii")  # built from another version
+    assert hotpath.choice(name)[0] == "pure: source changed since its native build"
+
+
+def test_other_modules_are_left_to_python() -> None:
+    assert hotpath.HotPathFinder().find_spec("vfabric.fabric", None) is None
+    assert hotpath.HotPathFinder().find_spec("json", None) is None
+
+
+def test_the_finder_is_installed_once() -> None:
+    import p4emu  # noqa: F401 - its package imports clikit.hotpath first
+
+    hotpath.install()
+    assert sum(isinstance(f, hotpath.HotPathFinder) for f in sys.meta_path) == 1
+
+
+# ------------------------------------------------------------ both paths, one event log
+
+SHA = re.compile(r"event-log sha256: ([0-9a-f]{64})")
+SCENARIOS = ("ev-drop", "incast-trimming")
+
+
+def build_missing() -> str | None:
+    if shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc") is None:
+        return "no C compiler (gcc, apt-packages.txt) for the native build"
+    include = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not include.is_file():
+        return f"no Python headers ({include}; python3-dev, apt-packages.txt)"
+    try:
+        import Cython  # noqa: F401
+    except ImportError:
+        return "Cython is not installed (pyproject.toml build requirement)"
+    return None
+
+
+def run_both(argv: list[str], tmp: Path, lib: Path, name: str) -> dict[str, str]:
+    """``argv`` once on each path; the output of each."""
+    out = {}
+    for path in ("pure", "compiled"):
+        env = {k: v for k, v in os.environ.items() if k != hotpath.PURE_ENV}
+        env["MRC_TESTBED_RUN_DIR"] = str(tmp / "runs")
+        if path == "pure":
+            env[hotpath.PURE_ENV] = "1"
+        else:
+            env[hotpath.NATIVE_DIR_ENV] = str(lib)
+        done = subprocess.run(
+            [a.replace("{out}", str(tmp / f"{name}-{path}")) for a in argv],
+            cwd=ROOT,
+            env=env,
+            capture_output=True,
+            text=True,
+            check=False,
+        )
+        assert done.returncode == 0, f"{name} on the {path} path: {done.stderr[-2000:]}"
+        out[path] = done.stdout
+    return out
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(3600)
+def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
+    """The native build of every module, then the demo, two scenarios and the virtual
+    fabric benchmark's tiny run on each path: the same event-log sha256 each time."""
+    missing = build_missing()
+    if missing:
+        pytest.skip(missing)
+    lib = tmp_path / "lib"
+    build = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib),
+         "--build-temp", str(tmp_path / "build")],
+        cwd=ROOT,
+        env={**os.environ, "MRC_TESTBED_NATIVE": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-2000:]
+    env = {**os.environ, hotpath.NATIVE_DIR_ENV: str(lib)}
+    check = subprocess.run(
+        [sys.executable, "-c", "from clikit import hotpath; print(hotpath.summary())"],
+        cwd=ROOT, env=env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert check.stdout.startswith("compiled"), f"{check.stdout}\n{build.stderr[-2000:]}"
+    cli = [sys.executable, "-m", "testbed"]
+    runs = {
+        "demo": run_both([*cli, "demo", "-o", "{out}"], tmp_path, lib, "demo"),
+        **{s: run_both([*cli, "run", s, "-o", "{out}"], tmp_path, lib, s) for s in SCENARIOS},
+    }
+    for name, outputs in runs.items():
+        assert "hot path: pure" in outputs["pure"], name
+        assert "hot path: compiled" in outputs["compiled"], name
+        hashes = {path: SHA.findall(text) for path, text in outputs.items()}
+        assert hashes["pure"], f"{name}: no event-log sha256 printed"
+        assert hashes["pure"] == hashes["compiled"], name
+    bench = run_both(
+        [sys.executable, "benchmarks/virtual_fabric.py", "--skip", "demo", "a2a",
+         "--no-replay", "--pipeline-packets", "200"],
+        tmp_path, lib, "bench",
+    )  # fmt: skip
+    import json
+
+    reports = {path: json.loads(text) for path, text in bench.items()}
+    assert reports["pure"]["hot_path"]["path"] == "pure"
+    assert reports["compiled"]["hot_path"]["path"] == "compiled"
+    assert (
+        reports["pure"]["tiny_64MiB"]["event_log_sha256"]
+        == reports["compiled"]["tiny_64MiB"]["event_log_sha256"]
+    )
