@@ -91,6 +91,7 @@ NIC_EMU_PUBLIC = {
     "nic_emu.loopback",
     "nic_emu.serve_config",
     "nic_emu.transfers",
+    "nic_emu.datasource",
     "nic_emu.client",
 }
 CONTROLLER_PUBLIC = {
