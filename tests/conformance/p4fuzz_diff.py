@@ -15,6 +15,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
@@ -86,15 +87,25 @@ def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
     except Bmv2Crash as crash:
         return CaseResult(program.seed, True, f"BMv2 stopped: {crash.stderr[-300:]}", len(emu))
     result = CaseResult(program.seed, False, "", len(emu), len(bmv2))
-    if emu_why or bmv2_why:
-        if bool(emu_why) != bool(bmv2_why):
-            result.diverged = True
-            result.why = f"p4emu: {emu_why or 'ran'}; BMv2: {bmv2_why or 'ran'}"
+    if _refusal(emu_why) != _refusal(bmv2_why):
+        result.diverged = True
+        result.why = f"p4emu: {emu_why or 'ran'}; BMv2: {bmv2_why or 'ran'}"
         return result
-    if by_port(emu) != by_port(bmv2):
+    if by_port(emu) != by_port(bmv2):  # the frames before a refusal too
         result.diverged = True
         result.why = _frame_diff(by_port(emu), by_port(bmv2))
     return result
+
+
+_REFUSAL = re.compile(r"refused: ([A-Z_]+):")
+
+
+def _refusal(why: str) -> str:
+    """What stopped a run: "" (nothing), the refused write's code, or the whole error."""
+    if not why:
+        return ""
+    found = _REFUSAL.search(why)
+    return found.group(1) if found else why
 
 
 def _frame_diff(emu: dict[int, list[str]], bmv2: dict[int, list[str]]) -> str:
@@ -160,7 +171,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = {
         "programs": args.count,
         "first_seed": args.seed,
-        "features": sorted(args.feature),
+        "without": sorted(args.without),
         "divergences": divergences,
         "seconds": round(seconds, 1),
         "programs_per_minute": round(60 * args.count / seconds, 1),

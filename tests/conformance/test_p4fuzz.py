@@ -33,7 +33,11 @@ def test_programs_are_well_typed_for_p4emu_and_their_stf_parses(seed: int, tmp_p
     assert any(isinstance(c, StfPacket) for c in commands)
     applied = {t.name for t in program.applied_tables()}
     assert applied == {t.name for t in program.tables}  # every table is applied
-    assert all(c.table in applied for c in commands if isinstance(c, StfAdd))
+    writable = {t.name for t in program.tables if not t.initial}
+    adds = [c.table for c in commands if isinstance(c, StfAdd)]
+    late = len(program.late_entries)
+    assert all(table in writable for table in adds[: len(adds) - late])
+    assert all(table not in writable for table in adds[len(adds) - late :])
 
 
 def test_the_same_seed_gives_the_same_program() -> None:
@@ -73,7 +77,31 @@ def test_each_once_wrong_construct_is_generated_and_can_be_turned_off() -> None:
     assert not any("direct_exit(" in generate(seed, off).p4() for seed in UNIT_SEEDS)
     assert unmasked(Features())
     assert not unmasked(Features(register_out_of_range=False))
-    assert Features.names() == ["wide_headers", "exit_in_direct_action", "register_out_of_range"]
+    assert Features.names() == [
+        "wide_headers", "exit_in_direct_action", "register_out_of_range",
+        "unapplied_table", "initial_entries", "lpm_any_width",
+    ]  # fmt: skip
+
+
+def _odd_lpm(program: FuzzProgram) -> bool:
+    return any(kind == "lpm" and width % 8 for t in program.tables for _, width, kind in t.keys)
+
+
+def test_the_once_divergent_writes_are_generated_and_can_be_turned_off() -> None:
+    programs = [generate(seed) for seed in UNIT_SEEDS]
+    late = [e.table for p in programs for e in p.late_entries]
+    assert "never" in late  # a write to a table never applied, after the packets
+    initial = {t.name for p in programs for t in p.tables if t.initial}
+    assert any(name in initial for name in late)  # an INSERT into a table with `entries`
+    assert any("        entries = {" in p.p4() for p in programs)
+    assert any(_odd_lpm(p) for p in programs)
+    for p in programs:  # the late write comes after every packet
+        assert p.stf().rstrip().splitlines()[-1].startswith("add ") == bool(p.late_entries)
+    off = Features(unapplied_table=False, initial_entries=False, lpm_any_width=False)
+    for seed in UNIT_SEEDS:
+        program = generate(seed, off)
+        assert not program.late_entries and "entries = {" not in program.p4()
+        assert "table never" not in program.p4() and not _odd_lpm(program)
 
 
 def test_runs_are_the_byte_aligned_stretches_of_fields() -> None:
