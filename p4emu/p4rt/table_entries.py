@@ -9,8 +9,7 @@ Write semantics (P4Runtime spec "TableEntry", "Default Entry", "Constant Tables"
   the program's default (controller metadata too). A ``const default_action`` is
   PERMISSION_DENIED; indirect tables keep their default (INVALID_ARGUMENT, as PI).
 - Tables with ``const entries``: INSERT/DELETE are PERMISSION_DENIED; MODIFY may only
-  change direct resources (an action is PERMISSION_DENIED). The same holds for single
-  ``const`` entries of an ``entries`` list.
+  change direct resources (an action is PERMISSION_DENIED).
 - Tables with program entries (``entries``, not const): p4c 1.2.4.8 writes them into the
   BMv2 JSON as it writes ``const entries``, and BMv2 marks every table whose JSON has
   entries immutable, so its P4Runtime server refuses an INSERT (UNKNOWN, "Error when
