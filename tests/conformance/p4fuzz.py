@@ -631,8 +631,14 @@ class _Gen:
                         prefix = rng.randint(0, width)
                         # BMv2 counts the prefix over the key's whole bytes and wants its
                         # last bit 0 when the width is not a multiple of 8: prefix p keeps
-                        # p - padding bits of the field (p4emu.p4rt.codec.lpm_padding)
-                        kept = max(0, prefix - (-width % 8))
+                        # p - padding bits of the field (p4emu.p4rt.codec.lpm_padding).
+                        # A prefix within the padding is left out: BMv2 holds several such
+                        # entries (0/1, 0/2, ...), p4emu one (docs/conformance.md, "Other
+                        # differences and limits")
+                        pad = -width % 8
+                        if 0 < prefix <= pad:
+                            prefix = pad + 1 if pad < width else 0
+                        kept = max(0, prefix - pad)
                         keep = ((1 << kept) - 1) << (width - kept)
                         keys.append(f"{name}:{value & keep:#x}/{prefix}")
                     else:
