@@ -5,13 +5,16 @@ store to the same location just before it is dead and removed. ``register.read``
 ``meter.execute_meter`` at an index out of range, and ``direct_meter.read`` in an action a
 table runs on a miss, do not write it in BMv2: the location keeps the value it had before
 the removed store (0 for a local declared with that initializer). p4emu removes the same
-stores: the store immediately followed by such a call (or by a table apply every action of
-which starts by such a call or an assignment to the location, reading nothing of it first).
+stores: a store followed, in the same block, by such a call (or by a table apply every
+action of which starts by such a call or an assignment to the location, reading nothing of
+it first), when every statement between them is transparent to the location: it does not
+name it (neither reads nor writes it), contains no ``exit`` or ``return`` (the stored
+value could then reach the end of the control, where it is used), and calls nothing but
+externs and built-in methods (an action, function, table or control could read it).
+p4c's pass is ``SimplifyDefUse`` (its def-use analysis finds no use of the store).
 """
 
 from __future__ import annotations
-
-from itertools import pairwise
 
 from p4emu.frontend import ast
 
@@ -38,11 +41,32 @@ def dead_stores(statements: list[ast.Statement]) -> set[int]:
     """ids of the statements (assignments, variable declarations' initializers) of
     ``statements`` that p4c removes."""
     dead: set[int] = set()
-    for store, after in pairwise(statements):
+    for index, store in enumerate(statements):
         path = _stored_path(store)
-        if path is not None and _kills(after, path):
-            dead.add(id(store))
+        if path is None:
+            continue
+        for after in statements[index + 1 :]:
+            if _kills(after, path):
+                dead.add(id(store))
+                break
+            if not _transparent(after, path):
+                break
     return dead
+
+
+_TRANSPARENT_CALLS = (ast.ExternMethodCall, ast.ExternFunctionCall, ast.BuiltinMethodCall)
+
+
+def _transparent(statement: ast.Statement, path: tuple[object, ...]) -> bool:
+    """``statement`` can neither see nor skip past a value stored at ``path``."""
+    if _reads(statement, path):
+        return False
+    for node in ast.walk(statement):
+        if isinstance(node, (ast.ExitStmt, ast.ReturnStmt)):
+            return False
+        if isinstance(node, ast.Call) and not isinstance(node.target, _TRANSPARENT_CALLS):
+            return False
+    return True
 
 
 def _stored_path(statement: ast.Statement) -> tuple[object, ...] | None:

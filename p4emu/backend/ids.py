@@ -50,6 +50,14 @@ class ControlPlaneIds:
     def in_p4info(self, resource: ResourceType, name: str) -> bool:
         return self.p4info is not None and self.symbols.contains(resource, name)
 
+    def listed(self) -> frozenset[int]:
+        """The ids the P4Info lists (what a controller can name)."""
+        return frozenset(
+            self.symbols.id(resource, name)
+            for resource in ResourceType
+            for name in self.symbols.names(resource)
+        )
+
     def _late_id(self, resource: ResourceType, name: str) -> int:
         taken = set(self.extra.values())
         for other in ResourceType:

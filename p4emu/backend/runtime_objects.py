@@ -135,6 +135,8 @@ class RuntimeBuilder:
         self.objects = ProgramObjects(
             p4info=ids.p4info, clock=clock, pre=pre, digest_queue=digest_queue
         )
+        if ids.p4info is not None:
+            self.objects.p4info_ids = ids.listed()
         self.result = RuntimeObjects(self.objects)
         self._no_action = self._find_no_action()
 
@@ -396,6 +398,7 @@ class RuntimeBuilder:
             direct_counter=counter_name,
             direct_meter=meter_name,
             is_const=decl.entries_const,
+            initial_entries=bool(decl.entries) and not decl.entries_const,
         )
         self.objects.register(name, table_id)
         if isinstance(direct_counter, DirectCounter) and counter_name is not None:

@@ -855,6 +855,10 @@ class Parser:
                     elements.append(self.parse_simple_keyset())
                 self.expect(")")
                 return ast.TupleKeyset(elements, loc=token.loc)
+            reduced = (ast.Mask, ast.Range, ast.DefaultExpr, ast.DontCare)
+            if isinstance(elements[0], reduced) and self.accept(")"):
+                # p4c's grammar: "(" reducedSimpleKeysetExpression ")", e.g. "(v &&& m)"
+                return elements[0]
             self.pos = saved
         return self.parse_simple_keyset()
 

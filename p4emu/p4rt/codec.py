@@ -153,6 +153,20 @@ def decode_matches(
     return out
 
 
+def lpm_padding(width: int) -> int:
+    """Bits a ``width``-bit LPM key's P4Runtime prefix length counts beyond the field.
+
+    BMv2 1.15 (through PI) takes an LPM prefix length as counted from the first bit of the
+    key's bytestring, the field padded at the front to whole bytes, and PI checks the
+    trailing zeros over that padded width: on a ``bit<7>`` key, ``0x20/3`` (``010....``)
+    matches ``01.....`` and ``0x10/3`` is refused. p4emu's tables hold prefixes of the
+    field, so a written prefix ``p`` is the field's ``p - lpm_padding(width)`` (and back
+    on reads). Measured on BMv2: docs/conformance.md, "LPM keys whose width is not a
+    multiple of 8".
+    """
+    return -width % 8
+
+
 def _decode_match(match: p4r.FieldMatch, spec: MatchSpec, where: str) -> MatchValue:
     kind = match.WhichOneof("field_match_type")
     what = f"{where}: match field {spec.name} (id {spec.id}, {spec.kind}, {spec.width} bits)"
@@ -177,7 +191,14 @@ def _decode_match(match: p4r.FieldMatch, spec: MatchSpec, where: str) -> MatchVa
             raise invalid(f"{what}: a don't-care lpm match must be omitted, not given prefix 0")
         if value & ((1 << (width - prefix)) - 1):
             raise invalid(f"{what}: value 0x{value:x} has bits set past the /{prefix} prefix")
-        return Lpm(value, prefix)
+        pad = lpm_padding(width)
+        if value & ((1 << (width + pad - prefix)) - 1):
+            raise invalid(
+                f"{what}: value 0x{value:x}/{prefix}: invalid LPM value, incorrect number of "
+                f"trailing zeros (BMv2 counts the prefix in the key's {width + pad}-bit "
+                f"bytestring: its last {width + pad - prefix} bits must be 0)"
+            )
+        return Lpm(value, max(0, prefix - pad))
     if kind == "ternary":
         value = decode_unsigned(match.ternary.value, width, f"{what} value")
         mask = decode_unsigned(match.ternary.mask, width, f"{what} mask")
@@ -232,7 +253,7 @@ def add_matches(
                 match.range.low = match.range.high = encode_unsigned(value.value)
         elif isinstance(value, Lpm):
             match.lpm.value = encode_unsigned(value.value)
-            match.lpm.prefix_len = value.prefix_len
+            match.lpm.prefix_len = value.prefix_len + lpm_padding(spec.width)
         elif isinstance(value, Ternary):
             match.ternary.value = encode_unsigned(value.value)
             match.ternary.mask = encode_unsigned(value.mask)

@@ -12,7 +12,7 @@ previous state exactly (used by ``ROLLBACK_ON_ERROR`` / ``DATAPLANE_ATOMIC``).
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
@@ -27,6 +27,16 @@ from p4emu.runtime.objects import ActionInfo, ProgramObjects, TableInfo
 Undo = Callable[[], None]
 
 T = TypeVar("T")
+
+
+class _EveryId:
+    """Every id: objects built without a P4Info's list (``ProgramObjects.p4info_ids``)."""
+
+    def __contains__(self, item: object) -> bool:
+        return True
+
+
+_EVERY_ID = _EveryId()
 
 
 def no_undo() -> None:
@@ -97,9 +107,24 @@ class Context:
         counter id is not accepted where a counter id is expected.
         """
         name = self.objects.names_by_id.get(object_id)
-        if object_id >> 24 != kind.prefix or name is None or name not in mapping:
+        if (
+            object_id >> 24 != kind.prefix
+            or name is None
+            or name not in mapping
+            or object_id not in self.listed_ids()
+        ):
             raise invalid(f"unknown {kind.label} id {object_id} (0x{object_id:08x})")
         return name, mapping[name]
+
+    def listed_ids(self) -> Container[int]:
+        """The ids a controller can name: those the program's P4Info lists.
+
+        p4c leaves out of the P4Info (and the BMv2 JSON) what the program never uses, e.g.
+        a table no statement applies; p4emu still builds it, but BMv2's P4Runtime server
+        answers ``INVALID_ARGUMENT`` ("Invalid P4 id") for its id, and so does p4emu.
+        """
+        listed = self.objects.p4info_ids
+        return _EVERY_ID if listed is None else listed
 
     def id_of(self, kind: Kind, name: str) -> int:
         """The P4Info id of the ``kind`` object called ``name``."""
@@ -110,6 +135,11 @@ class Context:
 
     def table(self, table_id: int) -> TableInfo:
         return self.lookup(self.objects.table_info, table_id, TABLE)[1]
+
+    def tables(self) -> list[TableInfo]:
+        """Every table the P4Info lists (what a wildcard read reads)."""
+        listed = self.listed_ids()
+        return [info for info in self.objects.table_info.values() if info.id in listed]
 
     def action(self, action_id: int) -> ActionInfo:
         return self.lookup(self.objects.actions, action_id, ACTION)[1]

@@ -39,6 +39,10 @@ def code_name(code: int) -> str:
         return str(code)
 
 
+def unknown(message: str) -> P4RuntimeError:
+    return P4RuntimeError(rpc_code.UNKNOWN, message)
+
+
 def invalid(message: str) -> P4RuntimeError:
     return P4RuntimeError(rpc_code.INVALID_ARGUMENT, message)
 

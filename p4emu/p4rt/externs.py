@@ -295,7 +295,9 @@ class Externs:
         if object_id:
             name, obj = self.ctx.lookup(mapping, object_id, kind)
             return [(object_id, name, obj)]
-        return [(self.ctx.id_of(kind, name), name, obj) for name, obj in mapping.items()]
+        listed = self.ctx.listed_ids()
+        found = [(self.ctx.id_of(kind, name), name, obj) for name, obj in mapping.items()]
+        return [item for item in found if item[0] in listed]
 
 
 __all__ = [

@@ -9,8 +9,17 @@ Write semantics (P4Runtime spec "TableEntry", "Default Entry", "Constant Tables"
   the program's default (controller metadata too). A ``const default_action`` is
   PERMISSION_DENIED; indirect tables keep their default (INVALID_ARGUMENT, as PI).
 - Tables with ``const entries``: INSERT/DELETE are PERMISSION_DENIED; MODIFY may only
-  change direct resources (an action is PERMISSION_DENIED). The same holds for single
-  ``const`` entries of an ``entries`` list.
+  change direct resources (an action is PERMISSION_DENIED).
+- Tables with program entries (``entries``, not const): p4c 1.2.4.8 writes them into the
+  BMv2 JSON as it writes ``const entries``, and BMv2 marks every table whose JSON has
+  entries immutable, so its P4Runtime server refuses an INSERT (UNKNOWN, "Error when
+  adding match entry to target") and, knowing only the entries it added itself, answers
+  MODIFY / DELETE with NOT_FOUND ("Cannot find match entry"); p4emu answers the same.
+  The default entry can still be MODIFYed.
+- A table (or any object) the P4Info does not list (p4c leaves out a table no statement
+  applies) is an unknown id: INVALID_ARGUMENT, as BMv2 (``Context.listed_ids``).
+- LPM prefix lengths count over the key's bytestring, padded to whole bytes, as BMv2's
+  (``codec.lpm_padding``).
 - Keyless tables refuse INSERT (INVALID_ARGUMENT). Priority must be >= 1 exactly when the
   table has ternary/range/optional keys, 0 otherwise (INVALID_ARGUMENT).
 - Action: unknown id / not in the table / wrong parameters: INVALID_ARGUMENT; scope
@@ -45,7 +54,14 @@ from dataclasses import dataclass, field
 
 from finsy.proto import p4r
 
-from p4emu.p4rt.codec import add_matches, add_params, decode_matches, decode_params, fast_params
+from p4emu.p4rt.codec import (
+    add_matches,
+    add_params,
+    decode_matches,
+    decode_params,
+    fast_params,
+    lpm_padding,
+)
 from p4emu.p4rt.context import ACTION, Context, OneShotRecord, Undo, no_undo
 from p4emu.p4rt.exceptions import (
     P4RuntimeError,
@@ -55,6 +71,7 @@ from p4emu.p4rt.exceptions import (
     permission_denied,
     resource_exhausted,
     unimplemented,
+    unknown,
 )
 from p4emu.p4rt.externs import counter_update, decode_meter_config, encode_meter_config
 from p4emu.p4rt.profiles import (
@@ -144,6 +161,11 @@ class TableEntries:
             raise invalid(f"{where}: the default entry cannot be INSERTed, use MODIFY")
         if info.is_const:
             raise permission_denied(f"{where}: the table has const entries; INSERT is refused")
+        if info.initial_entries:
+            raise unknown(
+                f"{where}: Error when adding match entry to target (the program gives the "
+                "table entries: BMv2 makes its entries immutable, const or not)"
+            )
         if not info.key:
             raise invalid(f"{where}: the table has no key; only its default entry can be set")
         if not te.HasField("action"):
@@ -204,6 +226,8 @@ class TableEntries:
 
     def _modify(self, info: TableInfo, te: p4r.TableEntry, where: str) -> Undo:
         values, priority = self._key(info, te, where)
+        if info.initial_entries:
+            raise _no_entry_added(where)
         is_const_table = info.is_const
         if is_const_table and te.HasField("action"):
             raise permission_denied(
@@ -328,6 +352,8 @@ class TableEntries:
         if info.is_const:
             raise permission_denied(f"{where}: the table has const entries; DELETE is refused")
         values, priority = self._key(info, te, where)
+        if info.initial_entries:
+            raise _no_entry_added(where)
         entry = self._find(info, values, priority, where)
         if entry is None:
             raise not_found(f"{where}: no entry with this match key and priority")
@@ -378,7 +404,7 @@ class TableEntries:
         if te.table_id == 0:
             if te.match:
                 raise invalid("a match filter needs a table_id")
-            tables = list(self.ctx.objects.table_info.values())
+            tables = self.ctx.tables()
         else:
             tables = [self.ctx.table(te.table_id)]
         for info in tables:
@@ -626,7 +652,7 @@ class TableEntries:
         if te.table_id == 0:
             if te.match:
                 raise invalid(f"{what} read: a match filter needs a table_id")
-            for info in self.ctx.objects.table_info.values():
+            for info in self.ctx.tables():
                 if resource(info) is not None:
                     for entry in info.table.entries():
                         yield info, entry
@@ -919,10 +945,21 @@ _FAST_KINDS = ("exact", "lpm", "ternary")
 
 def _key_layout(info: TableInfo) -> tuple[tuple[int, str, int, int], ...] | None:
     """``(field id, match kind, width, bytes)`` per key field, for :meth:`_fast_key`; None
-    when a field's kind has no fast path (range, optional)."""
+    when a field has no fast path (range, optional, an lpm key not whole bytes)."""
     if any(f.match_kind not in _FAST_KINDS for f in info.key):
         return None
+    if any(f.match_kind == "lpm" and lpm_padding(f.width) for f in info.key):
+        return None  # the prefix is counted over the padded bytes (codec.lpm_padding)
     return tuple((f.id, f.match_kind, f.width, (f.width + 7) >> 3) for f in info.key)
+
+
+def _no_entry_added(where: str) -> P4RuntimeError:
+    """MODIFY / DELETE of an entry of a table with program ``entries`` (not const):
+    BMv2's P4Runtime server knows only the entries it added, and none can be added."""
+    return not_found(
+        f"{where}: Cannot find match entry (the program's entries are not the control "
+        "plane's: BMv2 neither adds nor finds entries in a table given `entries`)"
+    )
 
 
 def _set_counter(entry: TableEntry, update: tuple[int | None, int | None]) -> None:

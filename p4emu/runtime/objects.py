@@ -127,6 +127,9 @@ class TableInfo:
     direct_counter: str | None = None
     direct_meter: str | None = None
     is_const: bool = False  # ``const entries``
+    #: ``entries`` (not const) in the program: BMv2 makes them immutable all the same
+    #: (p4emu.p4rt.table_entries)
+    initial_entries: bool = False
 
     @property
     def is_indirect(self) -> bool:
@@ -388,6 +391,9 @@ class ProgramObjects:
     #: fully-qualified name -> P4Info id (a name may be shared only across resource types,
     #: e.g. a table and its direct counter with ``@name``; use the typed helpers then)
     ids_by_name: dict[str, int] = field(default_factory=dict)
+    #: the ids the P4Info lists (objects p4c leaves out, e.g. a table never applied, have
+    #: ids here but none in the P4Info, so a controller cannot name them); None: all
+    p4info_ids: frozenset[int] | None = None
 
     # --- lookups by P4Info id ---------------------------------------------------------
 

@@ -223,9 +223,11 @@ class Bmv2Switch:
 
     def load(self, program: Path, workdir: Path, include_dirs: Sequence[Path] = ()) -> None:
         """Compile ``program`` with p4c into ``workdir``: the pipeline of the next tests."""
-        self.json_path, p4info_path = compile_with_p4c(
-            program, workdir, [f"-I{d}" for d in include_dirs]
-        )
+        self.use(*compile_with_p4c(program, workdir, [f"-I{d}" for d in include_dirs]))
+
+    def use(self, json_path: Path, p4info_path: Path) -> None:
+        """p4c's outputs (compiled elsewhere, e.g. ahead): the pipeline of the next tests."""
+        self.json_path = json_path
         self.p4info = read_p4info(p4info_path)
 
     @property

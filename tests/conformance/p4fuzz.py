@@ -45,6 +45,9 @@ class Features:
     wide_headers: bool = True
     exit_in_direct_action: bool = True
     register_out_of_range: bool = True
+    unapplied_table: bool = True
+    initial_entries: bool = True
+    lpm_any_width: bool = True
 
     @classmethod
     def names(cls) -> list[str]:
@@ -108,6 +111,7 @@ class Table:
     name: str
     keys: list[tuple[str, int, str]]  # (expression, width, match kind)
     actions: list[str]
+    initial: bool = False  # its entries are the program's (``entries``), not the STF's
 
     @property
     def needs_priority(self) -> bool:
@@ -134,6 +138,19 @@ class Entry:
         prio = f" {self.priority}" if self.priority is not None else ""
         return f"add {self.table}{prio} {' '.join(self.keys)} {self.action}({', '.join(self.args)})"
 
+    def p4(self, table: Table) -> str:
+        """The entry in a table's ``entries`` (no priority: the order written decides)."""
+        values = []
+        for text, (_expr, _width, kind) in zip(self.keys, table.keys):
+            value = text.split(":", 1)[1]
+            if kind == "ternary":
+                value = value.replace("&&&", " &&& ")
+            elif kind == "range":
+                value = f"{value} .. {value}"
+            values.append(value)
+        args = ", ".join(arg.split(":", 1)[1] for arg in self.args)
+        return f"({', '.join(values)}) : {self.action}({args});"
+
 
 @dataclass
 class FuzzProgram:
@@ -150,6 +167,11 @@ class FuzzProgram:
     egress: list[Stmt]
     entries: list[Entry]
     packets: list[bytes]
+    unapplied: list[Table] = field(default_factory=list)
+    """Tables declared and never applied (p4c leaves them out of the JSON and P4Info)."""
+    late_entries: list[Entry] = field(default_factory=list)
+    """Written after the packets (a write both targets refuse: to an unapplied table, or
+    to a table with program ``entries``)."""
 
     # --- the P4 source ------------------------------------------------------------------
 
@@ -220,11 +242,16 @@ control VC(inout headers_t hdr, inout metadata_t meta) {{ apply {{ }} }}
             for stmt in action.body:
                 out += stmt.render("        ")
             out.append("    }")
-        for table in self.applied_tables():
+        for table in self.applied_tables() + self.unapplied:
             out.append(f"    table {table.name} {{")
             keys = " ".join(f"{expr}: {kind};" for expr, _, kind in table.keys)
             out.append(f"        key = {{ {keys} }}")
-            out.append(f"        actions = {{ {'; '.join(table.actions)}; NoAction; }}")
+            out.append(f"        actions = {{ {'; '.join([*table.actions, 'NoAction'])}; }}")
+            initial = [e.p4(table) for e in self.entries if e.table == table.name]
+            if table.initial and initial:
+                out.append("        entries = {")
+                out += [f"            {line}" for line in initial]
+                out.append("        }")
             out.append("        default_action = NoAction();")
             out.append("    }")
         out.append("    apply {")
@@ -252,9 +279,10 @@ control VC(inout headers_t hdr, inout metadata_t meta) {{ apply {{ }} }}
 
     def stf(self) -> str:
         lines = [f"# p4fuzz STF, seed {self.seed}: no expect (BMv2 and p4emu are compared)"]
-        applied = {table.name for table in self.applied_tables()}
+        applied = {table.name for table in self.applied_tables() if not table.initial}
         lines += [entry.stf() for entry in self.entries if entry.table in applied]
         lines += [f"packet 0 {data.hex().upper()}" for data in self.packets]
+        lines += [entry.stf() for entry in self.late_entries]
         return "\n".join(lines) + "\n"
 
     def applied_tables(self) -> list[Table]:
@@ -288,6 +316,7 @@ control VC(inout headers_t hdr, inout metadata_t meta) {{ apply {{ }} }}
             yield from walk(action.body)
         yield self.entries
         yield self.packets
+        yield self.late_entries
 
     def size(self) -> int:
         return sum(len(items) for items in self.lists())
@@ -504,13 +533,17 @@ class _Gen:
                 expr, width = rng.choice(pool)
                 if any(expr == e for e, _, _ in keys):
                     continue
-                # BMv2's P4Runtime server refuses every LPM value of a key whose width is
-                # not a multiple of 8 (docs/conformance.md, "Random programs")
-                kind = rng.choice([k for k in kinds if k != "lpm" or width % 8 == 0])
+                lpm_ok = self.features.lpm_any_width or width % 8 == 0
+                kind = rng.choice([k for k in kinds if k != "lpm" or lpm_ok])
                 if kind == "lpm":
                     kinds.remove("lpm")
                 keys.append((expr, width, kind))
-            self.tables.append(Table(f"t{t}", keys, names))
+            initial = (
+                self.features.initial_entries
+                and all(kind != "lpm" for _, _, kind in keys)
+                and rng.random() < 0.3
+            )
+            self.tables.append(Table(f"t{t}", keys, names, initial))
         ingress = self.block(rng.randint(3, 7), targets, pool, 2, True)
         ingress += [Stmt(f"{t.name}.apply();") for t in self.tables if t.name not in self.applied]
         if self.features.exit_in_direct_action:
@@ -537,6 +570,16 @@ class _Gen:
         )  # fmt: skip
         program.packets = [self.packet(program) for _ in range(rng.randint(4, 8))]
         program.entries = self.entries(program, actions)
+        late: list[Entry] = []
+        if self.features.unapplied_table:
+            name, width = self.meta[0]
+            program.unapplied.append(Table("never", [(f"meta.{name}", width, "exact")], []))
+            late.append(Entry("never", None, [f"meta.{name}:0x1"], "NoAction", []))
+        for table in program.tables:
+            if table.initial:
+                late += [e for e in program.entries if e.table == table.name][:1]
+        if late:
+            program.late_entries = [rng.choice(late)]
         return program
 
     def packet(self, program: FuzzProgram) -> bytes:
@@ -586,7 +629,17 @@ class _Gen:
                         keys.append(f"{name}:{value & mask:#x}&&&{mask:#x}")
                     elif kind == "lpm":
                         prefix = rng.randint(0, width)
-                        keep = ((1 << prefix) - 1) << (width - prefix)
+                        # BMv2 counts the prefix over the key's whole bytes and wants its
+                        # last bit 0 when the width is not a multiple of 8: prefix p keeps
+                        # p - padding bits of the field (p4emu.p4rt.codec.lpm_padding).
+                        # A prefix within the padding is left out: BMv2 holds several such
+                        # entries (0/1, 0/2, ...), p4emu one (docs/conformance.md, "Other
+                        # differences and limits")
+                        pad = -width % 8
+                        if 0 < prefix <= pad:
+                            prefix = pad + 1 if pad < width else 0
+                        kept = max(0, prefix - pad)
+                        keep = ((1 << kept) - 1) << (width - kept)
                         keys.append(f"{name}:{value & keep:#x}/{prefix}")
                     else:
                         keys.append(f"{name}:{value:#x}")

@@ -6,8 +6,10 @@ same STF runner, and the frames out are compared port by port, in order. A diver
 also p4emu refusing a program p4c accepts, or a write one side refuses. p4c refusing a
 generated program is a generator bug (an error, not a divergence).
 
-``scripts/p4fuzz-diff [--seed S] [--count N] [--minimise] [--feature NAME ...]`` runs
-programs ``S .. S+N-1``, prints one JSON line per divergence (with the minimised program
+``scripts/p4fuzz-diff [--seed S] [--count N] [--minimise] [--without NAME ...] [--jobs J]``
+runs programs ``S .. S+N-1`` (p4c compiling the next ``J`` while one runs; a divergence
+counts when a second run of the program shows it too, else it is reported as unconfirmed),
+prints one JSON line per divergence (with the minimised program
 when asked) and a summary; ``tests/conformance/test_p4fuzz.py`` runs a few in CI.
 """
 
@@ -15,14 +17,17 @@ from __future__ import annotations
 
 import argparse
 import json
+import re
 import sys
 import tempfile
 import time
-from collections.abc import Sequence
+from collections import deque
+from collections.abc import Iterable, Iterator, Sequence
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass
 from pathlib import Path
 
-from bmv2_harness import Bmv2Crash, by_port, tools_missing
+from bmv2_harness import Bmv2Crash, by_port, compile_with_p4c, tools_missing
 from bmv2_stf import Bmv2StfTarget, shared_switch
 from p4fuzz import Features, FuzzProgram, generate, minimise
 
@@ -43,6 +48,8 @@ class CaseResult:
     why: str = ""
     p4emu_frames: int = 0
     bmv2_frames: int = 0
+    unconfirmed: str = ""
+    """A divergence the program's second run did not show (BMv2 late on a loaded machine)."""
 
 
 def _frames(runner_target: StfTarget, stf: Path, commands) -> tuple[list, str]:
@@ -54,13 +61,22 @@ def _frames(runner_target: StfTarget, stf: Path, commands) -> tuple[list, str]:
     return runner.received, ""
 
 
-def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
-    """Run ``program`` with its STF on p4emu and BMv2 and compare the frames out."""
+def write_case(program: FuzzProgram, workdir: Path) -> Path:
+    """``fuzz.p4`` and ``fuzz.stf`` of ``program`` in ``workdir``; the program's path."""
     workdir.mkdir(parents=True, exist_ok=True)
-    p4 = workdir / "fuzz.p4"
+    (workdir / "fuzz.p4").write_text(program.p4(), encoding="utf-8")
+    (workdir / "fuzz.stf").write_text(program.stf(), encoding="utf-8")
+    return workdir / "fuzz.p4"
+
+
+def run_case(
+    program: FuzzProgram, workdir: Path, compiled: Future[tuple[Path, Path]] | None = None
+) -> CaseResult:
+    """Run ``program`` with its STF on p4emu and BMv2 and compare the frames out
+    (``compiled``: p4c's outputs of the program written by :func:`write_case`, being
+    made ahead; else p4c compiles it here)."""
+    p4 = write_case(program, workdir) if compiled is None else workdir / "fuzz.p4"
     stf = workdir / "fuzz.stf"
-    p4.write_text(program.p4(), encoding="utf-8")
-    stf.write_text(program.stf(), encoding="utf-8")
     commands = parse_stf(stf.read_text(encoding="utf-8"), str(stf))
     try:
         checked = load_program(p4)
@@ -70,7 +86,10 @@ def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
         emu_error = str(error)
     switch = shared_switch()
     try:
-        switch.load(p4, workdir)
+        if compiled is None:
+            switch.load(p4, workdir)
+        else:
+            switch.use(*compiled.result())
     except AssertionError as error:
         if "p4c rejects" in str(error):
             raise GeneratorError(f"seed {program.seed}: {error}") from None
@@ -86,15 +105,25 @@ def run_case(program: FuzzProgram, workdir: Path) -> CaseResult:
     except Bmv2Crash as crash:
         return CaseResult(program.seed, True, f"BMv2 stopped: {crash.stderr[-300:]}", len(emu))
     result = CaseResult(program.seed, False, "", len(emu), len(bmv2))
-    if emu_why or bmv2_why:
-        if bool(emu_why) != bool(bmv2_why):
-            result.diverged = True
-            result.why = f"p4emu: {emu_why or 'ran'}; BMv2: {bmv2_why or 'ran'}"
+    if _refusal(emu_why) != _refusal(bmv2_why):
+        result.diverged = True
+        result.why = f"p4emu: {emu_why or 'ran'}; BMv2: {bmv2_why or 'ran'}"
         return result
-    if by_port(emu) != by_port(bmv2):
+    if by_port(emu) != by_port(bmv2):  # the frames before a refusal too
         result.diverged = True
         result.why = _frame_diff(by_port(emu), by_port(bmv2))
     return result
+
+
+_REFUSAL = re.compile(r"refused: ([A-Z_]+):")
+
+
+def _refusal(why: str) -> str:
+    """What stopped a run: "" (nothing), the refused write's code, or the whole error."""
+    if not why:
+        return ""
+    found = _REFUSAL.search(why)
+    return found.group(1) if found else why
 
 
 def _frame_diff(emu: dict[int, list[str]], bmv2: dict[int, list[str]]) -> str:
@@ -109,6 +138,38 @@ def _frame_diff(emu: dict[int, list[str]], bmv2: dict[int, list[str]]) -> str:
                     lines.append(f"  #{index + 1} BMv2  {y}")
                     break
     return "\n".join(lines)
+
+
+def run_many(
+    seeds: Iterable[int], features: Features, base: Path, jobs: int = 1
+) -> Iterator[tuple[FuzzProgram, CaseResult]]:
+    """Each seed's program run as :func:`run_case` does, in order, while p4c compiles the
+    next ones (``jobs`` p4c processes at a time: p4c is nearly all of a program's cost)."""
+    pending: deque[tuple[FuzzProgram, Path, Future[tuple[Path, Path]]]] = deque()
+    upcoming = iter(seeds)
+    with ThreadPoolExecutor(max_workers=jobs) as pool:
+
+        def submit() -> None:
+            seed = next(upcoming, None)
+            if seed is None:
+                return
+            program = generate(seed, features)
+            workdir = base / f"seed{seed}"
+            p4 = write_case(program, workdir)
+            pending.append((program, workdir, pool.submit(compile_with_p4c, p4, workdir)))
+
+        for _ in range(jobs + 1):
+            submit()
+        while pending:
+            program, workdir, compiled = pending.popleft()
+            submit()
+            result = run_case(program, workdir, compiled)
+            if result.diverged:  # confirmed only if a second run diverges too
+                again = run_case(program, workdir.with_name(workdir.name + "-again"))
+                if not again.diverged:
+                    again.unconfirmed = result.why
+                result = again
+            yield program, result
 
 
 def minimise_case(program: FuzzProgram, workdir: Path, budget: int = 60) -> FuzzProgram:
@@ -134,6 +195,9 @@ def main(argv: Sequence[str] | None = None) -> int:
         help="leave out a construct (each was once a p4emu bug; all are on by default)",
     )  # fmt: skip
     parser.add_argument("--keep", type=Path, help="keep programs and runs in this directory")
+    parser.add_argument(
+        "--jobs", type=int, default=1, help="p4c processes compiling ahead at a time (1)"
+    )
     args = parser.parse_args(argv)
     reason = tools_missing()
     if reason is not None:
@@ -142,11 +206,15 @@ def main(argv: Sequence[str] | None = None) -> int:
     features = Features(**{name: False for name in args.without})
     started = time.monotonic()
     divergences = 0
+    unconfirmed = 0
     with tempfile.TemporaryDirectory(prefix="p4fuzz-") as scratch:
         base = args.keep or Path(scratch)
-        for seed in range(args.seed, args.seed + args.count):
-            program = generate(seed, features)
-            result = run_case(program, base / f"seed{seed}")
+        seeds = range(args.seed, args.seed + args.count)
+        for program, result in run_many(seeds, features, base, args.jobs):
+            seed = program.seed
+            if result.unconfirmed:
+                unconfirmed += 1
+                print(json.dumps({"seed": seed, "unconfirmed": result.unconfirmed}), flush=True)
             if not result.diverged:
                 continue
             divergences += 1
@@ -160,8 +228,10 @@ def main(argv: Sequence[str] | None = None) -> int:
     summary = {
         "programs": args.count,
         "first_seed": args.seed,
-        "features": sorted(args.feature),
+        "without": sorted(args.without),
+        "jobs": args.jobs,
         "divergences": divergences,
+        "unconfirmed": unconfirmed,
         "seconds": round(seconds, 1),
         "programs_per_minute": round(60 * args.count / seconds, 1),
     }

@@ -35,10 +35,6 @@ KNOWN = {
         "error", "pass", "Bytestring provided does not fit within 0 bits",
         "BMv2's P4Runtime server cannot write an `error` key (P4Info bitwidth 0)",
     ),
-    "tables/entry_priorities": (
-        "error", "pass", "Error when adding match entry to target",
-        "BMv2 refuses entries added to a table with (non-const) `entries`; p4emu accepts them",
-    ),
     "frontend/struct_in_header_out": (
         "crash", None, "std::out_of_range",
         "BMv2 aborts on a header-stack index out of range (frontend/stack_index_out_of_range)",

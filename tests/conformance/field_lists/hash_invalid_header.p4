@@ -1,7 +1,8 @@
 // hash data naming an invalid header. p4c 1.2.4.8 copies every listed field into a
 // temporary first, so BMv2 hashes the stored value of a field of an invalid header: the
-// value kept by setInvalid() after parsing, 0 in a header never valid (also on the packet
-// after one where it was valid) or made valid by setValid() and not written. A whole
+// value kept by setInvalid() after parsing, 0 in a header never valid so far or made valid
+// by setValid() and not written (a header valid in an earlier packet but not in this one
+// holds what BMv2's recycled header vector holds: the STF avoids it). A whole
 // header (in the list, in a struct, or as the data) is copied with its validity and
 // skipped when invalid. The identity algorithm shows the data itself.
 #include <core.p4>
