@@ -198,6 +198,12 @@ class NicConfig:
     # data on it and a probe at once; delivery or the probe's answer clears it, no answer
     # within a probe interval retires it.
     path_quarantine: bool = False
+    # [P] When a connection retires a whole path (plane, T1) on its own evidence, its
+    # packets in flight on the path are resent elsewhere at once, and the NIC retires the
+    # path in its other connections whose paths cross the same failed element: those to
+    # peers under the same far T0 at once, every connection through that T1 once it failed
+    # toward two far T0s (docs/nic-emu.md section 3, "Shared path verdicts").
+    path_verdicts: bool = True
 
     def __post_init__(self) -> None:
         _positive(
@@ -246,7 +252,7 @@ class NicConfig:
                 f"NicConfig.probe_interval_ns ({self.probe_interval_ns}) is also the probe "
                 f"timeout and must be at least base_rtt_ns ({self.base_rtt_ns})"
             )
-        for name in ("adaptive_timers", "path_quarantine"):
+        for name in ("adaptive_timers", "path_quarantine", "path_verdicts"):
             if not isinstance(getattr(self, name), bool):
                 raise ConfigError(
                     f"NicConfig.{name} must be true or false, got {getattr(self, name)!r}"

@@ -140,9 +140,13 @@ class NicCore:
                 "rx_port_down",
                 "tx_probe_reply",
                 "rx_probe_reply_unknown",
+                "paths_shared",
             ),
             0,
         )
+        # Paths (plane, T1) connections retired on their own evidence: path -> far T0 ->
+        # when (path_failed), kept for a probe revival time.
+        self._failed_paths: dict[object, dict[str, int]] = {}
         self.drop_reasons: dict[str, int] = {}
         # Set by a driver whose peers open queue pairs out of band without telling this NIC
         # (``nic-emu serve``): called as (source NIC, QPN, now) for a data packet or a
@@ -626,6 +630,49 @@ class NicCore:
 
     def forget_probe(self, probe_id: int) -> None:
         self._probes.pop(probe_id, None)
+
+    def path_failed(self, qpn: int, path: object, now: int, *, retired: bool) -> None:
+        """Connection ``qpn`` retired ``path`` on its own evidence, or (``retired``
+        False) lost a first packet on it with nothing sent since delivered
+        (:class:`ConnectionHost`).
+
+        The path is this NIC's T0, the uplink to the path's T1, the T1, and its downlink
+        to the peer's T0 (the far T0); one of them failed. Every connection to a peer under
+        the same far T0 crosses all of them, so when one retires the path, they retire it
+        too. Once the path failed or lost a packet toward two far T0s within a probe
+        revival time (``probe_interval_ns`` x ``probe_success_threshold``), the failed
+        element is one they share, the uplink or the T1, and every connection through the
+        T1 retires it. Probes revive each as they revive any retired path (docs/nic-emu.md
+        section 3). Only with ``NicConfig.path_verdicts``."""
+        cfg = self.config
+        conn = self.connections.get(qpn)
+        if not cfg.path_verdicts or conn is None or path not in conn.evs.by_path:
+            return
+        first = conn.evs.by_path[path][0]
+        if self.path(conn.peer, first.ev).t1 is None:
+            return  # a path inside this NIC's T0: nothing beyond it is shared
+        far = self._far_t0(conn.peer, first.ev)
+        seen = self._failed_paths.setdefault(path, {})
+        seen[far] = now
+        horizon = now - cfg.probe_interval_ns * cfg.probe_success_threshold
+        for t0 in [t0 for t0, at in seen.items() if at < horizon]:
+            del seen[t0]
+        common = len(seen) >= 2
+        if not common and not retired:
+            return
+        for other in list(self.connections.values()):
+            if (other is conn and retired) or not other.mrc or other.state is not QpState.READY:
+                continue
+            entries = other.evs.by_path.get(path)
+            if not entries or (not common and self._far_t0(other.peer, entries[0].ev) != far):
+                continue
+            if other.shared_path_failure(path, now):
+                self.counters["paths_shared"] += 1
+                self.touch(other)
+
+    def _far_t0(self, peer: str, ev: int) -> str:
+        """The T0 where ``ev``'s path to ``peer`` ends (the peer's T0 on its plane)."""
+        return self.path(peer, ev).switches[-1]
 
     def _accept_unknown_qp(self, inner_src: bytes, qpn: int, now: int) -> Connection | None:
         assert self.accept_unknown_qp is not None

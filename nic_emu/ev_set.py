@@ -96,6 +96,8 @@ class EvEntry:
 # (entry, old state, new state, reason, now_ns)
 ChangeCallback = Callable[[EvEntry, EvState, EvState, str, int], None]
 FloorCallback = Callable[[EvEntry, str, int], None]
+# (path, reason, now_ns): retire_path took a whole path out of service
+PathCallback = Callable[[Hashable, str, int], None]
 
 
 class EvSet:
@@ -111,6 +113,8 @@ class EvSet:
         rng: random.Random,
         on_change: ChangeCallback | None = None,
         on_floor_hold: FloorCallback | None = None,
+        on_path_retired: PathCallback | None = None,
+        on_path_loss: PathCallback | None = None,
     ) -> None:
         self.planes: list[int] = sorted(active)
         self.min_active = min_active_per_plane
@@ -118,6 +122,8 @@ class EvSet:
         self._rng = rng
         self._on_change = on_change
         self._on_floor_hold = on_floor_hold
+        self._on_path_retired = on_path_retired
+        self._on_path_loss = on_path_loss
         self.by_ev: dict[int, EvEntry] = {}
         self.backup: dict[int, list[EvEntry]] = {p: list(backup.get(p, [])) for p in self.planes}
         self.local_down: set[int] = set()
@@ -265,7 +271,8 @@ class EvSet:
         the first of two such losses, the whole path is retired (:meth:`retire_path`): its
         EVs cross the same links, and a path that delivers nothing is cut. A path that
         delivered later packets (a congested queue drops some, passes others) loses only
-        the EV. Returns False when the ``ev_min_active`` floor kept the EV in service.
+        the EV. The first such loss is reported to ``on_path_loss`` (the NIC weighs it
+        with its other connections' evidence). Returns False when the ``ev_min_active`` floor kept the EV in service.
         """
         if sent_ns is not None:
             path = e.path
@@ -280,16 +287,21 @@ class EvSet:
                 self._undelivered[path] = (min(first, sent_ns), count)
                 if count >= 2:
                     self.retire_path(path, reason, now)
+                elif self._on_path_loss is not None:
+                    self._on_path_loss(path, reason, now)
         return self._retire(e, reason, now)
 
     def retire_path(self, path: Hashable, reason: str, now: int) -> int:
         """Every usable EV of ``path`` -> ASSUMED_BAD (the floor still applies); returns
-        how many were retired. Probes revive them when the path works again."""
+        how many were retired. Probes revive them when the path works again. When any
+        was, ``on_path_retired`` hears of it (after the state changes)."""
         self.quarantined.pop(path, None)
         count = 0
         for x in self.by_path.get(path, ()):
             if x.state <= SKIP and self._retire(x, "path_" + reason, now):
                 count += 1
+        if count and self._on_path_retired is not None:
+            self._on_path_retired(path, reason, now)
         return count
 
     def _retire(self, e: EvEntry, reason: str, now: int) -> bool:

@@ -345,6 +345,14 @@ class SendState:
         self.inflight_bytes -= pkt.length
         heapq.heappush(self.rtx_heap, pkt.psn)
 
+    def in_flight_on_path(self, path: object) -> list[TxPacket]:
+        """In-flight packets whose latest transmission went out on an EV of ``path``."""
+        return [
+            p
+            for p in self.unacked.values()
+            if p.state == IN_FLIGHT and p.entry is not None and p.entry.path == path
+        ]
+
     def in_flight_on_plane(self, plane: int) -> list[TxPacket]:
         """In-flight packets whose latest transmission went out on ``plane``."""
         return [

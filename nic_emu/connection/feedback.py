@@ -238,7 +238,7 @@ class FeedbackMixin:
             self._log_ev(
                 now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
             )
-            if self.mrc and reason != "port":
+            if self.mrc and reason not in ("port", "path"):
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
                 if self._quarantine and entry.path not in self.evs.quarantined:
                     self._hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)

@@ -129,3 +129,9 @@ class ConnectionHost(Protocol):
         ...
 
     def forget_probe(self, probe_id: int) -> None: ...
+
+    def path_failed(self, qpn: int, path: object, now: int, *, retired: bool) -> None:
+        """Connection ``qpn`` retired ``path`` (plane, T1) on its own evidence (or, with
+        ``retired`` False, lost a first packet on it): retire it in the connections whose
+        paths cross the same failed element, once the evidence shows which."""
+        ...

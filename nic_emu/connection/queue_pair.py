@@ -187,6 +187,8 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
                 "losses_reorder",
                 "losses_timeout",
                 "losses_port",
+                "losses_path",
+                "paths_shared",
                 "losses_tail_probe",
                 "tx_tail_probe",
                 "path_suspects",

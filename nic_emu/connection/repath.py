@@ -21,6 +21,8 @@ from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import IN_FLIGHT
 from topologies import encode_ev
 
+SHARED = "shared"  # the reason of a path retired on a sibling connection's verdict
+
 
 class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
@@ -66,6 +68,8 @@ class RepathMixin:
             rng=self._rng,
             on_change=self._on_ev_change,
             on_floor_hold=self._on_floor_hold,
+            on_path_retired=self._on_path_retired,
+            on_path_loss=self._on_path_loss,
         )
 
     def _build_roce_ev(self, now: int) -> EvSet:
@@ -100,6 +104,41 @@ class RepathMixin:
         )
         if new is ASSUMED_BAD and self.probe_next is None:
             self.probe_next = now + self.probe_interval_ns()
+
+    def _on_path_retired(self, path: object, reason: str, now: int) -> None:
+        """A whole path was retired (docs/nic-emu.md section 3, "Paths"): the packets in
+        flight on it are lost with it, so they are resent elsewhere now, as for a port
+        that went down, rather than one timeout each; and unless the verdict came from
+        the NIC (``shared``), the NIC shares it with the connections whose paths cross
+        the same failed element (:meth:`NicCore.path_failed`). Both only with
+        ``NicConfig.path_verdicts``."""
+        if self.state is not QpState.READY or not self.cfg.path_verdicts:
+            return
+        send = self.send
+        for pkt in send.in_flight_on_path(path):
+            send.mark_lost(pkt)
+            self._lost(pkt, "path", now)
+            if self.state is not QpState.READY:
+                return
+        if reason != SHARED:
+            self.nic.path_failed(self.qpn, path, now, retired=True)
+
+    def _on_path_loss(self, path: object, reason: str, now: int) -> None:
+        """A first loss on ``path`` with nothing sent on it since delivered: evidence the
+        NIC weighs with its other connections' (:meth:`NicCore.path_failed`)."""
+        if self.state is QpState.READY and self.cfg.path_verdicts:
+            self.nic.path_failed(self.qpn, path, now, retired=False)
+
+    def shared_path_failure(self, path: object, now: int) -> int:
+        """The NIC learnt from a sibling connection that ``path`` crosses a failed
+        element: retire it here too (probes revive it as any other). Returns how many
+        EVs were retired."""
+        if self.state is not QpState.READY or path not in self.evs.by_path:
+            return 0
+        count = self.evs.retire_path(path, SHARED, now)
+        if count:
+            self.counters["paths_shared"] += 1
+        return count
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
         self._log_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)

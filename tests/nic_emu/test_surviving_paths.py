@@ -199,14 +199,18 @@ def test_oracle_knows_the_issue_case() -> None:
     assert not Fault("link", "p1-t0-0", "p1-t1-0").breaks(walk)
 
 
+@pytest.mark.parametrize("verdicts", [False, True], ids=["one_timeout_each", "path_verdicts"])
 @pytest.mark.parametrize("timers", ["hardware", "process"])
-def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str) -> None:
+def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str, verdicts: bool) -> None:
     """Every link drops everything for a while, then every path is back. The window was
     full when the blackout began: a silent timeout took one packet out of flight and
     shrank cwnd by as much, so the window stayed full of lost packets, nothing (not even a
     retransmission) could be sent, and after 7 backoffs the transfer failed with
-    max_retries (the process soak's 9.6 s without an acknowledgement)."""
-    config = TEST_CONFIG if timers == "hardware" else transport_config({})
+    max_retries (the process soak's 9.6 s without an acknowledgement). Without path
+    verdicts the in-flight packets leave one silent timeout at a time; with them (the
+    default) a retired path's packets are resent at once."""
+    base = TEST_CONFIG if timers == "hardware" else transport_config({})
+    config = replace(base, path_verdicts=verdicts)
     blackout_ns = 4 * config.rto_base_ns
     net = SimNetwork(TINY, config=config, seed=5)
     sender, receiver = net.connect("nic0", "nic3")
@@ -221,4 +225,8 @@ def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str) -> N
     t.post()
     assert net.run_until_idle([sender], limit_ns=100 * blackout_ns)
     assert not net.failures("nic0"), net.failures("nic0")[0].message
-    assert t.delivered and sender.counters["rto_silent"] >= 1
+    assert t.delivered
+    if verdicts:
+        assert sender.counters["losses_path"] >= 1
+    else:
+        assert sender.counters["rto_silent"] >= 1
