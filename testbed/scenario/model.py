@@ -386,6 +386,7 @@ class Assertions:
     expect_failure_within_ns: int | None = None  # every transfer must fail by then
     completion_max_ns: int | None = None
     repath_max_ns: int | None = None
+    repath_median_ns: int | None = None  # the median over every path-cutting event's repaths
     retransmit_max_fraction: float | None = None  # retransmitted / delivered bytes
     goodput: tuple[GoodputCheck, ...] = ()
     traffic_goodput: tuple[TrafficGoodputCheck, ...] = ()
@@ -418,6 +419,7 @@ class Assertions:
             ("completion_max", self.completion_max_ns),
             ("completion_vs_ideal", self.ideal_factor_max),
             ("repath_max", self.repath_max_ns),
+            ("repath_median", self.repath_median_ns),
             ("retransmit_max", self.retransmit_max_fraction),
             ("stall_max", self.stall_max_ns),
         ):

@@ -168,6 +168,29 @@ def test_repath_is_checked_per_path_cutting_event(scenario) -> None:
     assert checks[0].value == 20_000 and checks[0].worse == "high"
 
 
+def test_repath_median_over_every_cutting_event(scenario) -> None:
+    """The median over every measured repath of every cut; a path that never left counts
+    as the longest, and a run with no repath measured fails."""
+    events = [
+        EventResult(0, "link_down", 100_000, "cut 0", None, {}, [10_000, 30_000]),
+        EventResult(1, "switch_down", 120_000, "T1", None, {}, [20_000, 40_000, None]),
+        EventResult(2, "link_up", 140_000, "back", None, {}, [1_000]),
+    ]
+    run = make_run(events=events)
+    (_, check) = evaluate(scenario, Assertions(repath_median_ns=30_000), run)
+    assert check.ok and check.value == 30_000  # 10, 20, 30, 40, never: the middle is 30
+    assert check.assertion == "assertions.repath_median"
+    assert check.measured == "median 30 us over 5 path(s); 1 never left"
+    (_, check) = evaluate(scenario, Assertions(repath_median_ns=29_999), run)
+    assert not check.ok
+    events[0] = EventResult(0, "link_down", 100_000, "cut 0", None, {}, [None, None])
+    (_, check) = evaluate(scenario, Assertions(repath_median_ns=50_000), make_run(events=events))
+    assert not check.ok and "never left" in check.measured
+    empty = [EventResult(0, "link_down", 100_000, "cut", None, {}, [])]
+    (_, check) = evaluate(scenario, Assertions(repath_median_ns=50_000), make_run(events=empty))
+    assert not check.ok and check.measured == "no repath measured"
+
+
 def test_no_stall_and_completion_against_the_ideal(scenario) -> None:
     run = make_run(goodput={"total": [100.0, 0.0, 0.0, 50.0] + [90.0] * 8})
     a = Assertions(stall_max_ns=100_000, ideal_factor_max=1.5)
