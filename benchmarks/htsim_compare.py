@@ -24,7 +24,6 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
 import tempfile
 import time
@@ -37,7 +36,7 @@ sys.path.insert(0, str(ROOT))
 from clikit import hotpath  # noqa: E402
 from testbed.reference import htsim, suites, vfside  # noqa: E402
 from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
-from testbed.reference.results import SideRun, run_child  # noqa: E402
+from testbed.reference.results import SideRun, rss_floor_mib  # noqa: E402
 from testbed.reference.workload import Workload  # noqa: E402
 
 TARGET_WALL_RATIO = 10.0
@@ -47,26 +46,7 @@ MB_PER_MIB = 1.048576
 
 def workloads(args: argparse.Namespace) -> list[Workload]:
     pool = list(suites.CI) if args.ci else [suites.permutation(32)]
-    if args.only:
-        known = {w.name for w in pool}
-        missing = [name for name in args.only if name not in known]
-        if missing:
-            raise HtsimDiffError(
-                f"--only {missing[0]}: not in the chosen set ({', '.join(sorted(known))})"
-            )
-        pool = [w for w in pool if w.name in args.only]
-    return pool
-
-
-def rss_floor_mib() -> float:
-    """The launcher's peak RSS for ``true``: the floor under both sides' figures."""
-    exe = shutil.which("true")
-    if exe is None:
-        raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")
-    with tempfile.TemporaryDirectory() as tmp:
-        where = Path(tmp)
-        child = run_child([exe], cwd=where, stdout=where / "o", stderr=where / "e", timeout_s=30)
-    return round(child.peak_rss_mib, 1)
+    return suites.select(pool, args.only)
 
 
 def ratio(ours: float, theirs: float) -> float | None:

@@ -22,9 +22,7 @@ from __future__ import annotations
 import argparse
 import json
 import os
-import shutil
 import sys
-import tempfile
 import time
 from dataclasses import replace
 from pathlib import Path
@@ -37,7 +35,7 @@ from testbed.reference import suites  # noqa: E402
 from testbed.reference.compare import compare  # noqa: E402
 from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
 from testbed.reference.htsim import find_htsim  # noqa: E402
-from testbed.reference.results import run_child  # noqa: E402
+from testbed.reference.results import rss_floor_mib  # noqa: E402
 from testbed.reference.workload import Workload, load  # noqa: E402
 
 
@@ -57,27 +55,7 @@ def select(args: argparse.Namespace) -> list[Workload]:
         pool = list(suites.DEFAULT)
     if args.base_rtt_ns is not None:
         pool = [with_base_rtt(w, args.base_rtt_ns) for w in pool]
-    if args.only:
-        known = {w.name for w in pool}
-        missing = [n for n in args.only if n not in known]
-        if missing:
-            raise HtsimDiffError(
-                f"--only {missing[0]}: not in the chosen set ({', '.join(sorted(known))})"
-            )
-        pool = [w for w in pool if w.name in args.only]
-    return pool
-
-
-def rss_floor_mib() -> float:
-    """The peak RSS the launcher reports for a command that does nothing (``true``): the
-    floor under both sides' peak RSS figures."""
-    exe = shutil.which("true")
-    if exe is None:
-        raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")
-    with tempfile.TemporaryDirectory() as tmp:
-        where = Path(tmp)
-        child = run_child([exe], cwd=where, stdout=where / "o", stderr=where / "e", timeout_s=30)
-    return round(child.peak_rss_mib, 1)
+    return suites.select(pool, args.only)
 
 
 def main() -> int:

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+import shutil
 import subprocess
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
+
+from testbed.reference.exceptions import HtsimDiffError
 
 
 @dataclass(frozen=True)
@@ -115,3 +119,15 @@ def run_child(
         return ChildRun(-1, 0.0, 0.0, False)  # the launcher itself failed: see stderr
     report.unlink()
     return ChildRun(int(code), float(wall), int(maxrss_kib) / 1024, killed != "0")
+
+
+def rss_floor_mib() -> float:
+    """The peak RSS :func:`run_child` reports for a command that does nothing (``true``):
+    the floor under both sides' peak RSS figures."""
+    exe = shutil.which("true")
+    if exe is None:
+        raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")
+    with tempfile.TemporaryDirectory() as tmp:
+        where = Path(tmp)
+        child = run_child([exe], cwd=where, stdout=where / "o", stderr=where / "e", timeout_s=30)
+    return round(child.peak_rss_mib, 1)

@@ -11,6 +11,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Sequence
+
+from testbed.reference.exceptions import HtsimDiffError
 from testbed.reference.workload import MIB, Workload, default_name
 
 PERMUTATION_BYTES = 4 * MIB
@@ -65,3 +68,17 @@ def full() -> list[Workload]:
                     if fan_in <= hosts - (3 if victim else 1):
                         out.append(incast(hosts, fan_in, victim, seed))
     return out
+
+
+def select(pool: list[Workload], only: Sequence[str] | None) -> list[Workload]:
+    """The workloads of ``pool`` named in ``only`` (all of them when it is empty); a name
+    not in the pool is an error that lists the pool's names."""
+    if not only:
+        return pool
+    known = {w.name for w in pool}
+    missing = [name for name in only if name not in known]
+    if missing:
+        raise HtsimDiffError(
+            f"--only {missing[0]}: not in the chosen set ({', '.join(sorted(known))})"
+        )
+    return [w for w in pool if w.name in only]
