@@ -7,6 +7,8 @@ paper's statement beside our measured figures (``scripts/results-doc``).
 from __future__ import annotations
 
 import argparse
+import hashlib
+import json
 import sys
 import time
 from collections.abc import Sequence
@@ -15,7 +17,8 @@ from pathlib import Path
 from typing import Any
 
 from testbed.scenario.checks import completion_ratio
-from testbed.scenario.load import bundled_names, load
+from testbed.scenario.exceptions import ScenarioFileError
+from testbed.scenario.load import BUNDLE_PACKAGE, bundled_names, load
 from testbed.scenario.model import Scenario
 from testbed.scenario.results import RunResult
 from testbed.scenario.run_options import RunOptions
@@ -38,9 +41,17 @@ from testbed.scenario.seeds import (
 )
 from testbed.scenario.units import format_time_ns as fmt
 from testbed.scenario.virtual import Variant
+from topologies import yamlfile
 
 DEFAULT_OUTPUT = Path("docs/results.md")
 DEFAULT_VERDICTS = Path("docs/verdicts.md")  # scripts/verdicts-doc; included when present
+JSON_NAME = "results.json"  # every summary, beside the page: --keep re-renders from it
+
+
+def scenario_sha256(name: str) -> str:
+    """The scenario file's text, hashed: a kept summary is refused once its file changed."""
+    found = yamlfile.locate(name, BUNDLE_PACKAGE, "scenario", ScenarioFileError)
+    return hashlib.sha256(found.text.encode()).hexdigest()
 
 
 def compared(scenario: Scenario) -> bool:
@@ -71,6 +82,7 @@ def summarise(
         "expected": scenario.expected,
         "not_reproduced": dict(scenario.not_reproduced),
         "seeds": seeds,
+        "scenario_sha256": scenario_sha256(name),
     }
     first = replace(options, seed=seeds[0])
     if scenario.sweep is not None:
@@ -327,9 +339,40 @@ def _headline(s: dict[str, Any]) -> str:
     return "; ".join(parts) or "-"
 
 
+def kept_summaries(path: Path, names: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The summaries of ``path`` (a results.json) for ``names``; an error names any that is
+    missing or whose scenario file changed since it ran (re-run it by name)."""
+    try:
+        data = json.loads(path.read_text("utf-8"))
+        saved = data["scenarios"]
+        if not isinstance(saved, dict):
+            raise TypeError("'scenarios' is not a mapping")
+    except FileNotFoundError:
+        raise SystemExit(
+            f"results-doc: --keep: {path} does not exist; run without --keep"
+        ) from None
+    except (ValueError, KeyError, TypeError) as exc:
+        raise SystemExit(f"results-doc: --keep: {path} is not a results.json ({exc})") from None
+    out, stale = {}, []
+    for name in names:
+        summary = saved.get(name)
+        if not isinstance(summary, dict) or summary.get("scenario_sha256") != scenario_sha256(name):
+            stale.append(name)
+        else:
+            out[name] = summary
+    if stale:
+        raise SystemExit(
+            f"results-doc: --keep: no current summary in {path} for {', '.join(stale)} "
+            "(missing, or the scenario file changed since): name them to re-run them"
+        )
+    return out
+
+
 def main(argv: Sequence[str] | None = None) -> int:
     parser = argparse.ArgumentParser(
-        prog="results-doc", description="Regenerate docs/results.md from the bundled scenarios."
+        prog="results-doc",
+        description="Regenerate docs/results.md (and results.json beside it) from the bundled "
+        "scenarios.",
     )
     parser.add_argument("-o", "--output", type=Path, default=DEFAULT_OUTPUT)
     parser.add_argument(
@@ -344,27 +387,48 @@ def main(argv: Sequence[str] | None = None) -> int:
         help=f"seeds of the scenarios on more than {HEAVY_NICS} NICs (minutes per run)",
     )
     parser.add_argument("--jobs", type=int, default=None, help="processes (default: cores)")
+    parser.add_argument(
+        "--keep",
+        action="store_true",
+        help="run only the named scenarios; take every other one from results.json beside "
+        "the output (refused where its scenario file changed since)",
+    )
     parser.add_argument("names", nargs="*", help="only these scenarios (default: all)")
     args = parser.parse_args(argv)
     seeds = parse_seeds(args.seeds)
     heavy_seeds = parse_seeds(args.heavy_seeds)
-    summaries = []
+    everything = bundled_names()
+    unknown = sorted(set(args.names) - set(everything))
+    if unknown:
+        parser.error(f"not bundled scenarios: {', '.join(unknown)}")
+    json_path = args.output.with_name(JSON_NAME)
+    kept = (
+        kept_summaries(json_path, [n for n in everything if n not in args.names])
+        if args.keep
+        else {}
+    )
+    fresh: dict[str, dict[str, Any]] = {}
     started = time.perf_counter()
-    for name in args.names or bundled_names():
+    for name in args.names or ([] if args.keep else everything):
         mine = heavy_seeds if is_heavy(load(name)) else seeds
         jobs = args.jobs or default_jobs(len(mine), RunOptions())
         print(f"... {name}: seeds {_seed_text(mine)}", file=sys.stderr, flush=True)
-        summaries.append(summarise(name, seeds=mine, jobs=jobs))
+        fresh[name] = summarise(name, seeds=mine, jobs=jobs)
         print(
-            f"    {summaries[-1]['wall_seconds']:.0f} s ({time.perf_counter() - started:.0f} s "
+            f"    {fresh[name]['wall_seconds']:.0f} s ({time.perf_counter() - started:.0f} s "
             "in all)",
             file=sys.stderr,
             flush=True,
         )
+    by_name = kept | fresh
+    summaries = [by_name[n] for n in everything if n in by_name]
     verdicts = args.output.parent / DEFAULT_VERDICTS.name
     text = verdicts.read_text("utf-8") if verdicts.is_file() else None
     args.output.write_text(render(summaries, text) + "\n", "utf-8")
-    print(f"wrote {args.output} in {time.perf_counter() - started:.0f} s")
+    json_path.write_text(
+        json.dumps({"scenarios": by_name}, indent=1, sort_keys=True) + "\n", "utf-8"
+    )
+    print(f"wrote {args.output} and {json_path} in {time.perf_counter() - started:.0f} s")
     return 0 if all(s["ok"] for s in summaries) else 1
 
 

@@ -2,8 +2,14 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
+import pytest
+
+from testbed.scenario.load import bundled_names
 from testbed.scenario.results import Check
-from testbed.scenario.resultsdoc import render
+from testbed.scenario.resultsdoc import main, render, scenario_sha256
 from testbed.scenario.seeds import distributions
 
 
@@ -87,3 +93,68 @@ def test_render_shows_claims_seed_distributions_and_what_is_not_reproduced() -> 
     assert "119 of 120 cases pass (116 leave a path" in text
     assert "after 1 ms to 12.6 ms" in text
     assert "Scaled down: small" in text  # from the bundled scenario file
+
+
+# ------------------------------------------------------------------ --keep and results.json
+
+
+def _saved(tmp_path: Path, **override: dict) -> Path:
+    """A results.json with a minimal (sweep-shaped) summary of every bundled scenario."""
+    scenarios = {
+        name: {
+            "scenario": name,
+            "paper": "",
+            "ok": True,
+            "seeds": [1],
+            "scenario_sha256": scenario_sha256(name),
+            "checks": [],
+            "cases": 3,
+            "cases_ok": 3,
+            "cases_with_path": 3,
+            "failure_ns": None,
+            "controls": [],
+        }
+        for name in bundled_names()
+    }
+    for name, changes in override.items():
+        scenarios[name] = scenarios[name] | changes
+    path = tmp_path / "results.json"
+    path.write_text(json.dumps({"scenarios": scenarios}), "utf-8")
+    return path
+
+
+def test_keep_renders_every_scenario_from_results_json_without_running(tmp_path: Path) -> None:
+    _saved(tmp_path)
+    out = tmp_path / "results.md"
+    assert main(["-o", str(out), "--keep"]) == 0
+    text = out.read_text("utf-8")
+    for name in bundled_names():
+        assert f"| [{name}](#{name}) |" in text
+    saved = json.loads((tmp_path / "results.json").read_text("utf-8"))["scenarios"]
+    assert sorted(saved) == sorted(bundled_names())
+
+
+def test_keep_refuses_a_summary_whose_scenario_file_changed(tmp_path: Path) -> None:
+    _saved(tmp_path, **{"t1-down": {"scenario_sha256": "0" * 64}})
+    with pytest.raises(SystemExit, match=r"no current summary in .*results.json for t1-down"):
+        main(["-o", str(tmp_path / "results.md"), "--keep"])
+    assert not (tmp_path / "results.md").exists()
+
+
+def test_keep_refuses_a_missing_or_malformed_results_json(tmp_path: Path) -> None:
+    out = tmp_path / "results.md"
+    with pytest.raises(SystemExit, match="does not exist; run without --keep"):
+        main(["-o", str(out), "--keep"])
+    (tmp_path / "results.json").write_text('{"scenarios": [1, 2]}', "utf-8")
+    with pytest.raises(SystemExit, match=r"is not a results\.json \('scenarios' is not a mapping"):
+        main(["-o", str(out), "--keep"])
+    (tmp_path / "results.json").write_text("{not json", "utf-8")
+    with pytest.raises(SystemExit, match=r"is not a results\.json"):
+        main(["-o", str(out), "--keep"])
+
+
+def test_unknown_scenario_names_are_refused(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exc:
+        main(["--keep", "no-such-scenario"])
+    assert exc.value.code == 2
+    assert "not bundled scenarios: no-such-scenario" in capsys.readouterr().err
