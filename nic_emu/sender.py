@@ -214,8 +214,14 @@ class SendState:
 
     # -- acknowledgement -----------------------------------------------------------
 
-    def ack(self, psn: int) -> TxPacket | None:
-        """Mark one PSN acknowledged; returns the packet if this is news."""
+    def ack(self, psn: int, ambiguous_after: int) -> TxPacket | None:
+        """Mark one PSN acknowledged; returns the packet if this is news.
+
+        A retransmission sent after ``ambiguous_after`` (the acknowledgement's arrival
+        less the minimum RTT) cannot be the transmission acknowledged: the original was.
+        The packet is acknowledged all the same, but its send time and order do not feed
+        loss detection (RFC 8985 section 6.2, step 2): they would date every packet sent
+        before the retransmission as overtaken, and declare them lost."""
         pkt = self.unacked.pop(psn, None)
         if pkt is None:
             return None
@@ -225,13 +231,17 @@ class SendState:
         pkt.state = ACKED
         pkt.payload = b""
         pkt.wr.acked_pkts += 1
-        if pkt.tx_seq > self.acked_max_tx_seq:
+        if pkt.tx_seq > self.acked_max_tx_seq and (
+            pkt.transmissions == 1 or pkt.sent_ns <= ambiguous_after
+        ):
             self.acked_max_tx_seq = pkt.tx_seq
             self.acked_max_sent_ns = pkt.sent_ns
         return pkt
 
-    def ack_below(self, cumulative: int) -> int:
-        """Acknowledge every PSN below ``cumulative``; returns the bytes newly acknowledged."""
+    def ack_below(self, cumulative: int, ambiguous_after: int) -> int:
+        """Acknowledge every PSN below ``cumulative``; returns the bytes newly acknowledged.
+        A retransmission sent after ``ambiguous_after`` credits neither loss detection nor
+        its EV (:meth:`ack`)."""
         unacked = self.unacked
         acked = 0
         max_seq = self.acked_max_tx_seq
@@ -247,6 +257,8 @@ class SendState:
             pkt.payload = b""
             pkt.wr.acked_pkts += 1
             acked += length
+            if pkt.transmissions > 1 and pkt.sent_ns > ambiguous_after:
+                continue  # the original was acknowledged, not this retransmission
             entry = pkt.entry
             if entry is not None:
                 entry.acked_packets += 1

@@ -48,7 +48,8 @@ class FeedbackMixin:
             self.counters["rx_bad_ack"] += 1
             nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
-        acked = self._ack_cumulative(cum)
+        ambiguous_after = now - self.min_rtt_ns
+        acked = send.ack_below(cum, ambiguous_after)
         bits = s.bitmap
         if bits and self.mrc:
             base = cum + s.sack_offset
@@ -63,11 +64,13 @@ class FeedbackMixin:
                 psn = base + low.bit_length() - 1
                 if psn >= nxt:
                     break
-                pkt = ack(psn)
+                pkt = ack(psn, ambiguous_after)
                 if pkt is not None:
                     acked += pkt.length
                     entry = pkt.entry
-                    if entry is not None:
+                    if entry is not None and (
+                        pkt.transmissions == 1 or pkt.sent_ns <= ambiguous_after
+                    ):
                         entry.acked_packets += 1
                         if pkt.sent_ns > entry.acked_sent_ns:
                             entry.acked_sent_ns = pkt.sent_ns
@@ -144,9 +147,6 @@ class FeedbackMixin:
             window = max(window, int(self.srtt_ns) >> 2)
         return window
 
-    def _ack_cumulative(self, cum: int) -> int:
-        return self.send.ack_below(cum)
-
     def _complete_writes(self, now: int) -> None:
         done = self.send.completed_writes()
         if not done:
@@ -178,7 +178,7 @@ class FeedbackMixin:
             self.counters["rx_bad_ack"] += 1
             nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
-        acked = self._ack_cumulative(cum)
+        acked = send.ack_below(cum, now - self.min_rtt_ns)
         send.advance_una(cum)
         if acked:
             self.last_ack_ns = now

@@ -72,6 +72,9 @@ def test_go_back_n_receiver_accepts_only_next() -> None:
     assert rs.accept(0) == NEW_IN_ORDER and rs.accept(0) == DUPLICATE
 
 
+CREDIBLE = 1 << 62  # ack()'s ambiguous_after: every retransmission may be the one acked
+
+
 def _sender(npkts: int = 10, mtu: int = 100) -> tuple[SendState, WriteRequest]:
     ss = SendState(0, mtu, 1024)
     data = memoryview(bytes(range(256)) * 4)[: npkts * mtu - 50]
@@ -90,7 +93,7 @@ def test_segmentation_and_completion() -> None:
     assert pkts[0].first and pkts[-1].last and wr.last_psn == 9
     assert ss.inflight_bytes == 950
     for p in reversed(pkts):
-        ss.ack(p.psn)
+        ss.ack(p.psn, CREDIBLE)
     assert ss.advance_una(0) and ss.snd_una == 10
     assert ss.completed_writes() == [wr] and ss.inflight_bytes == 0
 
@@ -103,17 +106,17 @@ def test_rack_style_loss_needs_both_count_and_time() -> None:
         ss.sent(p, None, t * 100)
         pkts.append(p)
     for p in pkts[1:20]:
-        ss.ack(p.psn)
+        ss.ack(p.psn, CREDIBLE)
     # 19 later sends acked, but the latest left only 1900 ns after PSN 0
     assert ss.detect_losses(16, 5000) == []
     for p in pkts[20:]:
-        ss.ack(p.psn)
+        ss.ack(p.psn, CREDIBLE)
     lost = ss.detect_losses(16, 3000)
     assert [p.psn for p in lost] == [0] and lost[0].state == LOST
     assert ss.next_packet() is lost[0]
     ss.sent(lost[0], None, 5000)
     assert ss.detect_losses(16, 3000) == []  # the retransmission is not blamed on old acks
-    ss.ack(0)
+    ss.ack(0, CREDIBLE)
     assert lost[0].state == ACKED and ss.advance_una(0) and ss.snd_una == 40
 
 
@@ -136,11 +139,54 @@ def test_sacked_bits_are_the_selectively_acknowledged_psns_above_snd_una() -> No
         ss.sent(ss.next_packet(), None, t)
     for _ in range(200):
         if rng.random() < 0.8:
-            ss.ack(rng.randrange(ss.snd_una, ss.next_psn))
+            ss.ack(rng.randrange(ss.snd_una, ss.next_psn), CREDIBLE)
         else:
             cum = min(ss.next_psn, ss.snd_una + rng.randrange(4))
-            ss.ack_below(cum)
+            ss.ack_below(cum, CREDIBLE)
             ss.advance_una(cum)
         for psn in range(ss.snd_una, ss.next_psn):
             assert bool(ss.sacked >> (psn - ss.snd_una) & 1) == (psn not in ss.unacked), psn
     assert ss.sacked >> (ss.next_psn - ss.snd_una) == 0
+
+
+def _spurious_retransmission(npkts: int = 60) -> tuple[SendState, list]:
+    """60 packets sent 100 ns apart; 1..29 acknowledged, so PSN 0 is declared lost and
+    resent at 6000 ns, while 30..59 are still in flight."""
+    ss, _ = _sender(npkts=npkts, mtu=10)
+    pkts = []
+    for t in range(npkts):
+        p = ss.next_packet()
+        ss.sent(p, None, t * 100)
+        pkts.append(p)
+    for p in pkts[1:30]:
+        ss.ack(p.psn, CREDIBLE)
+    assert [p.psn for p in ss.detect_losses(16, 1000)] == [0]
+    ss.sent(ss.next_packet(), None, 6000)
+    return ss, pkts
+
+
+def test_an_ack_too_soon_after_a_retransmission_is_the_originals_and_dates_nothing() -> None:
+    # The original PSN 0 arrives late and is acknowledged at 6100 ns, 100 ns after the
+    # retransmission left; with a minimum RTT of 1000 ns that ACK cannot be the
+    # retransmission's (RFC 8985 6.2 step 2). Taking the retransmission's send time
+    # would declare 30..44 lost, overtaken by a packet that was not sent after them.
+    ss, pkts = _spurious_retransmission()
+    assert ss.ack(0, 6100 - 1000) is pkts[0] and pkts[0].state == ACKED
+    assert ss.detect_losses(16, 1000) == []
+    assert ss.acked_max_sent_ns == 2900
+
+
+def test_an_ack_a_min_rtt_after_the_retransmission_may_be_its_own() -> None:
+    ss, _ = _spurious_retransmission()
+    ss.ack(0, 7100 - 1000)
+    assert ss.acked_max_sent_ns == 6000
+    assert [p.psn for p in ss.detect_losses(16, 1000)] == list(range(30, 45))
+
+
+def test_a_cumulative_ack_follows_the_same_rule() -> None:
+    ss, _ = _spurious_retransmission()
+    ss.ack_below(30, 6100 - 1000)
+    assert ss.detect_losses(16, 1000) == [] and ss.acked_max_sent_ns == 2900
+    ss, _ = _spurious_retransmission()
+    ss.ack_below(30, 7100 - 1000)
+    assert [p.psn for p in ss.detect_losses(16, 1000)] == list(range(30, 45))
