@@ -46,11 +46,12 @@ from testbed.demo import (
     DEMO_UDP_BASE_PORT,
 )
 from testbed.exceptions import PortInUseError, TestbedError, UsageError
+from testbed.modes import MODES, launcher
+from testbed.modes import names as mode_names
 from testbed.options import (
     DEFAULT_SEED,
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_THRIFT_BASE_PORT,
-    MODES,
     TARGETS,
     FabricOptions,
     check_transport,
@@ -108,7 +109,9 @@ def build_parser() -> argparse.ArgumentParser:
     up.add_argument(
         "topology", metavar="TOPO", help="bundled topology name (tiny, small, ...) or YAML file"
     )
-    up.add_argument("--mode", choices=MODES, default="local", help="(default local)")
+    up.add_argument(
+        "--mode", choices=mode_names(standing=True), default="local", help="(default local)"
+    )
     up.add_argument("--target", choices=TARGETS, default="p4emu", help="(default p4emu)")
     _add_start_options(up)
     up.add_argument(
@@ -189,7 +192,7 @@ def build_parser() -> argparse.ArgumentParser:
     )
     demo.add_argument(
         "--mode",
-        choices=("virtual", *MODES),
+        choices=mode_names(),
         default="virtual",
         help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
         "local / mininet: the process fabric",
@@ -402,8 +405,7 @@ def dilated_up(args: argparse.Namespace) -> tuple[Any, FabricOptions]:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from testbed.local import up_local
-    from testbed.mininet_mode import up_mininet
+    from testbed.local import up
 
     progress = None if args.json else _progress
     topology: Any = args.topology
@@ -411,8 +413,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         options = fabric_options(args)
     else:
         topology, options = dilated_up(args)
-    up = up_local if options.mode == "local" else up_mininet
-    result = up(topology, options, progress)
+    result = up(topology, options, launcher(options.mode), progress)
     if args.json:
         print(
             json.dumps(
@@ -537,7 +538,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    if args.mode == "virtual":
+    if not MODES[args.mode].standing:  # virtual time: the run is the whole fabric
         return _virtual_demo(args)
     from testbed.demo import DemoOptions, run_demo
 

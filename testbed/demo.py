@@ -40,7 +40,8 @@ from clikit import hotpath
 from testbed import layout
 from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
-from testbed.local import up_local
+from testbed.local import up
+from testbed.modes import launcher, mode
 from testbed.options import DEFAULT_SEED, FabricOptions
 from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import (
@@ -304,14 +305,9 @@ def plot_path(options: DemoOptions, run_name: str) -> Path:
 def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
     options = options if options is not None else DemoOptions()
     say = progress if progress is not None else (lambda _text: None)
-    if options.local.mode == "mininet":
-        from testbed.mininet_mode import up_mininet
-
-        say(f"bringing up {DEMO_TOPOLOGY} in Mininet")
-        result = up_mininet(DEMO_TOPOLOGY, options.local, say)
-    else:
-        say(f"bringing up {DEMO_TOPOLOGY} locally")
-        result = up_local(DEMO_TOPOLOGY, options.local, say)
+    spec = mode(options.local.mode)
+    say(f"bringing up {DEMO_TOPOLOGY} {spec.where}")
+    result = up(DEMO_TOPOLOGY, options.local, launcher(spec.name), say)
     fabric = result.fabric
     trace = DemoTrace()
     try:
