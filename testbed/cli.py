@@ -105,6 +105,16 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_up_parser(sub, common)
+    _add_fabric_parsers(sub, common)
+    _add_demo_parser(sub, common)
+    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
+    _add_export_parser(sub)
+    return parser
+
+
+def _add_up_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``up TOPO``: start a fabric of a mode that has one standing (testbed.modes)."""
     up = sub.add_parser("up", parents=[common], help="start a fabric and program it")
     up.add_argument(
         "topology", metavar="TOPO", help="bundled topology name (tiny, small, ...) or YAML file"
@@ -136,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     up.add_argument("--json", action="store_true", help="print the result as JSON")
 
+
+def _add_fabric_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The commands that act on a running fabric: status, link, switch, port, send, down."""
     status = sub.add_parser("status", parents=[common], help="show what runs and what is down")
     status.add_argument(
         "--check",
@@ -187,6 +200,9 @@ def build_parser() -> argparse.ArgumentParser:
         "run_name", nargs="?", metavar="NAME", help="the run to stop, as --name NAME (as up TOPO)"
     )
 
+
+def _add_demo_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``demo``: the tiny fabric, a transfer, a link cut, a summary and a plot."""
     demo = sub.add_parser(
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
@@ -225,9 +241,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_deadline(demo, "local/mininet mode: ")
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
-    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
-    _add_export_parser(sub)
-    return parser
 
 
 def _add_deadline(command: argparse.ArgumentParser, where: str = "") -> None:
