@@ -1,6 +1,8 @@
 """Runs a scenario on the process fabric (``--mode local|mininet``): real p4emu-switch or
-BMv2 processes and nic-emu processes, driven through the launcher's public functions.
+BMv2 processes and nic-emu processes, brought up by the mode's launcher (:mod:`testbed.modes`).
 
+:class:`ProcessRun` is the process implementation of
+:class:`testbed.scenario.fabric.ScenarioFabric`; :class:`Drive` runs it in wall-clock time.
 The process fabric is run **time-dilated** (docs/testbed.md, "Time dilation"): with a
 time-dilation factor TDF, every link's rate is divided by TDF and its delay multiplied
 (:func:`testbed.layout.dilated_topology`), the NICs get the scenario's own µs-scale
