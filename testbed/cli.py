@@ -46,11 +46,12 @@ from testbed.demo import (
     DEMO_UDP_BASE_PORT,
 )
 from testbed.exceptions import PortInUseError, TestbedError, UsageError
+from testbed.modes import MODES, launcher
+from testbed.modes import names as mode_names
 from testbed.options import (
     DEFAULT_SEED,
     DEFAULT_START_TIMEOUT_S,
     DEFAULT_THRIFT_BASE_PORT,
-    MODES,
     TARGETS,
     FabricOptions,
     check_transport,
@@ -104,11 +105,23 @@ def build_parser() -> argparse.ArgumentParser:
     )
     sub = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
+    _add_up_parser(sub, common)
+    _add_fabric_parsers(sub, common)
+    _add_demo_parser(sub, common)
+    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
+    _add_export_parser(sub)
+    return parser
+
+
+def _add_up_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``up TOPO``: start a fabric of a mode that has one standing (testbed.modes)."""
     up = sub.add_parser("up", parents=[common], help="start a fabric and program it")
     up.add_argument(
         "topology", metavar="TOPO", help="bundled topology name (tiny, small, ...) or YAML file"
     )
-    up.add_argument("--mode", choices=MODES, default="local", help="(default local)")
+    up.add_argument(
+        "--mode", choices=mode_names(standing=True), default="local", help="(default local)"
+    )
     up.add_argument("--target", choices=TARGETS, default="p4emu", help="(default p4emu)")
     _add_start_options(up)
     up.add_argument(
@@ -133,6 +146,9 @@ def build_parser() -> argparse.ArgumentParser:
     )
     up.add_argument("--json", action="store_true", help="print the result as JSON")
 
+
+def _add_fabric_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
+    """The commands that act on a running fabric: status, link, switch, port, send, down."""
     status = sub.add_parser("status", parents=[common], help="show what runs and what is down")
     status.add_argument(
         "--check",
@@ -184,12 +200,15 @@ def build_parser() -> argparse.ArgumentParser:
         "run_name", nargs="?", metavar="NAME", help="the run to stop, as --name NAME (as up TOPO)"
     )
 
+
+def _add_demo_parser(sub: Any, common: argparse.ArgumentParser) -> None:
+    """``demo``: the tiny fabric, a transfer, a link cut, a summary and a plot."""
     demo = sub.add_parser(
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
     demo.add_argument(
         "--mode",
-        choices=("virtual", *MODES),
+        choices=mode_names(),
         default="virtual",
         help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
         "local / mininet: the process fabric",
@@ -222,9 +241,6 @@ def build_parser() -> argparse.ArgumentParser:
     _add_deadline(demo, "local/mininet mode: ")
     _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
     demo.add_argument("--json", action="store_true")
-    COMMANDS.update(scenario_cli.register(sub, common))  # run, compare (docs/scenarios.md)
-    _add_export_parser(sub)
-    return parser
 
 
 def _add_deadline(command: argparse.ArgumentParser, where: str = "") -> None:
@@ -402,8 +418,7 @@ def dilated_up(args: argparse.Namespace) -> tuple[Any, FabricOptions]:
 
 
 def cmd_up(args: argparse.Namespace) -> int:
-    from testbed.local import up_local
-    from testbed.mininet_mode import up_mininet
+    from testbed.local import up
 
     progress = None if args.json else _progress
     topology: Any = args.topology
@@ -411,8 +426,7 @@ def cmd_up(args: argparse.Namespace) -> int:
         options = fabric_options(args)
     else:
         topology, options = dilated_up(args)
-    up = up_local if options.mode == "local" else up_mininet
-    result = up(topology, options, progress)
+    result = up(topology, options, launcher(options.mode), progress)
     if args.json:
         print(
             json.dumps(
@@ -537,7 +551,7 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    if args.mode == "virtual":
+    if not MODES[args.mode].standing:  # virtual time: the run is the whole fabric
         return _virtual_demo(args)
     from testbed.demo import DemoOptions, run_demo
 

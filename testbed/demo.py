@@ -34,13 +34,14 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from clikit import hotpath
 from testbed import layout
 from testbed.exceptions import DemoError, NicControlError, TestbedError
 from testbed.fabric import Fabric
-from testbed.local import up_local
+from testbed.local import up
+from testbed.modes import launcher, mode
 from testbed.options import DEFAULT_SEED, FabricOptions
 from testbed.rundir import default_root, results_dir, retire, retire_failed, teardown
 from testbed.traffic import (
@@ -50,6 +51,7 @@ from testbed.traffic import (
     delivered_intact,
     start_transfer,
 )
+from vfabric.plots import write_transfer_plot
 
 DEMO_TOPOLOGY = "tiny"
 DEMO_RUN_NAME = "demo"
@@ -61,11 +63,9 @@ DEMO_PLOT_NAME = "mrc-demo.png"
 CUT_FRACTION = 1 / 3
 RESTORE_FRACTION = 2 / 3
 POLL_S = 0.02
-PLOT_BINS = 60
-MIN_BIN_S = 0.05  # narrower bins show the NIC's burstiness, not the goodput
-PLOT_MAX_PATHS = 8  # more paths than this: one line per plane (and the cut link's paths)
 
 Progress = Callable[[str], None]
+T = TypeVar("T", int, float)
 
 
 @dataclass(frozen=True)
@@ -172,98 +172,25 @@ class DemoResult:
         }
 
 
+def phase_bounds(cut: T, restore: T, end: T) -> list[tuple[str, T, T]]:
+    """The demo's three phases, in either demo's time unit: before the cut, while the
+    link was down, after it came back (until ``end``)."""
+    zero = 0 * cut  # in the unit and type of the bounds
+    return [("before", zero, cut), ("during", cut, restore), ("after", restore, end)]
+
+
 def phase_goodput(
     timeline: Sequence[Sequence[float]], cut_s: float, restore_s: float, end_s: float
 ) -> list[PhaseGoodput]:
     """Bytes delivered before the cut, while the link was down and after it came back."""
     phases = [
-        PhaseGoodput("before", 0.0, cut_s, 0),
-        PhaseGoodput("during", cut_s, restore_s, 0),
-        PhaseGoodput("after", restore_s, max(end_s, restore_s), 0),
+        PhaseGoodput(name, float(start), end, 0)
+        for name, start, end in phase_bounds(cut_s, restore_s, max(end_s, restore_s))
     ]
     for t, _plane, size in timeline:
         index = 0 if t < cut_s else 1 if t < restore_s else 2
         phases[index].bytes += int(size)
     return phases
-
-
-def plane_series(
-    timeline: Sequence[Sequence[float]], end_s: float, bins: int = PLOT_BINS
-) -> tuple[list[float], dict[int, list[float]]]:
-    """Per-plane goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
-    width = max(end_s, 1e-6) / bins
-    series: dict[int, list[float]] = {}
-    for t, plane, size in timeline:
-        row = series.setdefault(int(plane), [0.0] * bins)
-        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
-    centres = [(i + 0.5) * width for i in range(bins)]
-    return centres, series
-
-
-def path_series(
-    path_timeline: Sequence[Sequence[Any]], end_s: float, bins: int = PLOT_BINS
-) -> tuple[list[float], dict[tuple[int, str | None], list[float]]]:
-    """Per-path (plane, T1) goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
-    width = max(end_s, 1e-6) / bins
-    series: dict[tuple[int, str | None], list[float]] = {}
-    for t, plane, t1, size in path_timeline:
-        row = series.setdefault((int(plane), t1), [0.0] * bins)
-        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
-    centres = [(i + 0.5) * width for i in range(bins)]
-    return centres, series
-
-
-def write_plot(
-    path: Path,
-    timeline: Sequence[Sequence[float]],
-    cut_s: float,
-    restore_s: float,
-    end_s: float,
-    title: str,
-    path_timeline: Sequence[Sequence[Any]] = (),
-    cut: tuple[str, str] | None = None,
-) -> Path:
-    """Goodput over time, the outage shaded: one line per path (plane, T1) when the
-    sender reports them (``path_timeline``) and there are at most :data:`PLOT_MAX_PATHS`
-    (else one per plane, and the cut link's paths), so the cut path falls to zero while
-    the others carry its share; one line per plane otherwise."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    bins = max(10, min(PLOT_BINS, int(end_s / MIN_BIN_S)))
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    centres, paths = path_series(path_timeline, end_s, bins)
-    cut_nodes = set(cut or ())
-    shown = sorted(paths, key=lambda k: (k[0], k[1] or ""))
-    if len(shown) > PLOT_MAX_PATHS or not shown:
-        centres, series = plane_series(timeline, end_s, bins)
-        for plane in sorted(series):
-            axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
-        shown = [k for k in shown if k[1] in cut_nodes]
-    for key in shown:
-        plane, t1 = key
-        cut_path = t1 in cut_nodes
-        label = f"plane {plane} via {t1}" if t1 else f"plane {plane}"
-        axes.plot(
-            centres,
-            paths[key],
-            label=label + (" (cut)" if cut_path else ""),
-            drawstyle="steps-mid",
-            linewidth=2.2 if cut_path else 1.2,
-        )
-    axes.axvspan(cut_s, restore_s, color="red", alpha=0.12, label="link down")
-    axes.set_xlabel("time since transfer start (s)")
-    axes.set_ylabel("goodput (Gb/s)")
-    axes.set_title(title)
-    axes.legend(loc="upper right")
-    axes.grid(True, alpha=0.3)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path
 
 
 def _wait_acked(
@@ -304,14 +231,9 @@ def plot_path(options: DemoOptions, run_name: str) -> Path:
 def run_demo(options: DemoOptions | None = None, progress: Progress | None = None) -> DemoResult:
     options = options if options is not None else DemoOptions()
     say = progress if progress is not None else (lambda _text: None)
-    if options.local.mode == "mininet":
-        from testbed.mininet_mode import up_mininet
-
-        say(f"bringing up {DEMO_TOPOLOGY} in Mininet")
-        result = up_mininet(DEMO_TOPOLOGY, options.local, say)
-    else:
-        say(f"bringing up {DEMO_TOPOLOGY} locally")
-        result = up_local(DEMO_TOPOLOGY, options.local, say)
+    spec = mode(options.local.mode)
+    say(f"bringing up {DEMO_TOPOLOGY} {spec.where}")
+    result = up(DEMO_TOPOLOGY, options.local, launcher(spec.name), say)
     fabric = result.fabric
     trace = DemoTrace()
     try:
@@ -341,7 +263,7 @@ def _plot_partial(
         cut = trace.cut_s if trace.cut_s is not None else end_s
         restore = trace.restore_s if trace.restore_s is not None else end_s
         a, b = options.cut
-        path = write_plot(
+        path = write_transfer_plot(
             plot_path(options, fabric.state.name),
             info.get("timeline", []),
             cut,
@@ -406,7 +328,7 @@ def _run(
     intact = delivered_intact(fabric, options.src, options.dst, info)
     elapsed = float(info.get("elapsed_s", time.monotonic() - t_start))
     timeline = info.get("timeline", [])
-    plot = write_plot(
+    plot = write_transfer_plot(
         plot_path(options, fabric.state.name),
         timeline,
         cut_s,
@@ -657,10 +579,7 @@ def run_virtual_demo(
     delivered = [sum(col) for col in zip(*goodput["per_plane"].values())]
     end = transfer.completion_ns if transfer.completion_ns is not None else fabric.now
     fractions = phase_fractions(
-        delivered,
-        goodput["bin_ns"],
-        [("before", 0, cut_ns), ("during", cut_ns, restore_ns), ("after", restore_ns, end)],
-        line_rate,
+        delivered, goodput["bin_ns"], phase_bounds(cut_ns, restore_ns, end), line_rate
     )
     repath = [us for r in results["repaths"] for us in r["repath_us"] if us is not None]
     info = results["transfers"][transfer.id]

@@ -21,6 +21,10 @@ class UsageError(TestbedError):
     plane), or asks for something the mode cannot do."""
 
 
+class UnknownModeError(UsageError):
+    """A mode name that is not in the registry (testbed.modes); the message lists them."""
+
+
 class RunDirError(TestbedError):
     """The run directory is missing, unreadable, or its state file is damaged."""
 

@@ -1,11 +1,13 @@
-"""Plots of a virtual-fabric run (matplotlib, Agg): goodput over time with events numbered,
-per plane and per T1, trims, and EV states over time. Reusable: each ``plot_*`` draws on
-a given axes, and :func:`write_scenario_plot` puts the standard figure (the demo's and
-the scenarios') in a PNG, one run or several overlaid on the same axes.
+"""The project's one plotting module (matplotlib, Agg): goodput over time with events
+numbered, per plane and per T1, trims, and EV states over time. Reusable: each ``plot_*``
+draws on a given axes, and :func:`write_scenario_plot` puts the standard figure (the
+virtual demo's and the scenarios', on either fabric) in a PNG, one run or several
+overlaid on the same axes; :func:`write_transfer_plot` draws the process-fabric demo's
+transfer from its sender's report.
 
-Inputs are the plain data of :meth:`vfabric.VirtualFabric.goodput` and
-:meth:`vfabric.VirtualFabric.ev_state_changes`, so a saved ``results.json`` can be
-plotted again without re-running.
+Inputs are plain data: that of :meth:`vfabric.VirtualFabric.goodput` and
+:meth:`vfabric.VirtualFabric.ev_state_changes` (so a saved ``results.json`` can be
+plotted again without re-running), or a nic-emu sender's delivery timelines.
 """
 
 from __future__ import annotations
@@ -15,6 +17,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+PLOT_BINS = 60  # the transfer plot's bins
+MIN_BIN_S = 0.05  # narrower bins show the NIC's burstiness, not the goodput
+PLOT_MAX_PATHS = 8  # more paths than this: one line per plane (and the cut link's paths)
 EV_STATES = ("GOOD", "SKIP", "ASSUMED_BAD")
 STATE_COLOURS = {"GOOD": "#4caf50", "SKIP": "#ffb300", "ASSUMED_BAD": "#e53935"}
 Mark = tuple[int, str]  # (virtual ns, label), e.g. (300_000, "cut p0-t0-0 -- p0-t1-0")
@@ -220,7 +225,6 @@ def write_scenario_plot(
 
     planes = sorted({int(p) for run in runs for p in run.goodput["per_plane"]})
     multiples = planes_differ(runs) and len(planes) > 1
-    trims = any(sum(run.trims.values()) for run in runs)
     rows: list[tuple[str, float]] = [("events", 0.45), ("total", 2.6)]
     if multiples:
         rows.append(("multiples", 1.5 * ((len(planes) + 3) // 4)))
@@ -228,168 +232,27 @@ def write_scenario_plot(
         rows.append(("planes", 1.8))
     if ev_changes is not None:
         rows.append(("evs", 1.2))
-    if trims:
+    if any(sum(run.trims.values()) for run in runs):
         rows.append(("trims", 1.6))
     figure = plt.figure(figsize=(11, sum(h for _, h in rows) + 0.8))
     grid = figure.add_gridspec(len(rows), 1, height_ratios=[h for _, h in rows], hspace=0.55)
-    end_us = end_ns / 1000
-    first_axes = None
-
-    def new_axes(row: int, sub: Any = None) -> Any:
-        spec = sub if sub is not None else grid[row, 0]
-        axes = (
-            figure.add_subplot(spec, sharex=first_axes) if first_axes else figure.add_subplot(spec)
-        )
-        if first_axes is None and linear_until_ns is not None and linear_until_ns < end_ns:
-            axes.set_xscale("symlog", linthresh=linear_until_ns / 1000, linscale=SYMLOG_LINSCALE)
-        axes.set_xlim(0, end_us)
-        return axes
-
+    panels = _Panels(figure, grid, end_ns, linear_until_ns, events, spans, time_label)
     for row, (kind, _) in enumerate(rows):
         if kind == "events":
-            axes = new_axes(row)
-            first_axes = axes
+            axes = panels.new(row)
             plot_event_strip(axes, events, spans)
             axes.set_title(title, fontsize=10)
             axes.tick_params(labelbottom=False)
         elif kind == "total":
-            axes = new_axes(row)
-            for colour, run in zip(RUN_COLOURS, runs):
-                centres = _edges(run.goodput)
-                _step(
-                    axes,
-                    centres,
-                    _total(run.goodput),
-                    color=colour,
-                    linewidth=2.0,
-                    label=f"{run.label}: total",
-                )
-                wire = run.goodput.get("wire")
-                if wire is not None and list(wire) != _total(run.goodput):
-                    # the data on the wire into the receivers: duplicates and resends too
-                    _step(
-                        axes,
-                        centres,
-                        wire,
-                        color=colour,
-                        linestyle=(0, (1, 1)),
-                        linewidth=0.9,
-                        label=f"{run.label}: on the wire",
-                    )
-                for style, (name, series) in zip(TRAFFIC_STYLES, run.traffic.items()):
-                    _step(
-                        axes,
-                        centres,
-                        series,
-                        color=colour,
-                        linestyle=style,
-                        linewidth=1.2,
-                        label=f"{run.label}: {name}",
-                    )
-            if capacity_gbps:
-                axes.axhline(
-                    capacity_gbps,
-                    color="grey",
-                    linewidth=0.8,
-                    linestyle="--",
-                    label=f"senders' ports ({capacity_gbps:g} Gb/s)",
-                )
-            _mark_events(axes, events, spans)
-            axes.set_ylabel("goodput (Gb/s)")
-            axes.grid(True, alpha=0.3)
-            axes.set_ylim(bottom=0)
-            axes.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
-            axes.tick_params(labelbottom=False)
+            _plot_totals(panels.new(row), runs, capacity_gbps, panels)
         elif kind == "planes":
-            axes = new_axes(row)
-            for colour, run in zip(RUN_COLOURS, runs):
-                centres = _edges(run.goodput)
-                for series in run.goodput["per_plane"].values():
-                    _step(
-                        axes,
-                        centres,
-                        series,
-                        color=colour,
-                        linewidth=0.9,
-                        alpha=0.6,
-                    )
-                if focus_plane is not None:
-                    for name, series in run.goodput["per_t1"].items():
-                        if name.startswith(f"p{focus_plane}-"):
-                            _step(
-                                axes,
-                                centres,
-                                series,
-                                color=colour,
-                                linestyle="--",
-                                linewidth=0.9,
-                            )
-            axes.set_ylabel("per plane\n(Gb/s)", fontsize=8)
-            note = "every plane alike" + (
-                f"; dashed: via each T1 of plane {focus_plane}" if focus_plane is not None else ""
-            )
-            axes.text(0.01, 0.95, note, transform=axes.transAxes, fontsize=7, va="top")
-            _mark_events(axes, events, spans)
-            axes.grid(True, alpha=0.3)
-            axes.set_ylim(bottom=0)
-            if ev_changes is not None:
-                axes.tick_params(labelbottom=False)
-            else:
-                axes.set_xlabel(time_label)
+            _plot_planes(panels.new(row), runs, focus_plane, panels, last=ev_changes is None)
         elif kind == "multiples":
-            cols = min(4, len(planes))
-            sub = grid[row, 0].subgridspec(
-                (len(planes) + cols - 1) // cols, cols, hspace=0.5, wspace=0.15
-            )
-            peak = max(
-                (max(s, default=0.0) for run in runs for s in run.goodput["per_plane"].values()),
-                default=1.0,
-            )
-            for i, p in enumerate(planes):
-                axes = new_axes(row, sub[i // cols, i % cols])
-                for colour, run in zip(RUN_COLOURS, runs):
-                    centres = _edges(run.goodput)
-                    series = run.goodput["per_plane"].get(p, run.goodput["per_plane"].get(str(p)))
-                    if series is not None:
-                        _step(axes, centres, series, color=colour, linewidth=1.3)
-                    for name, t1 in run.goodput["per_t1"].items():
-                        if name.startswith(f"p{p}-"):
-                            _step(
-                                axes,
-                                centres,
-                                t1,
-                                color=colour,
-                                linestyle="--",
-                                linewidth=0.7,
-                                alpha=0.8,
-                            )
-                _mark_events(axes, events, spans)
-                axes.set_ylim(0, peak * 1.1 or 1)
-                axes.set_title(f"plane {p} (dashed: via each T1)", fontsize=7, pad=2)
-                axes.tick_params(labelsize=6)
-                axes.grid(True, alpha=0.3)
-                if i % cols:
-                    axes.tick_params(labelleft=False)
-                else:
-                    axes.set_ylabel("Gb/s", fontsize=7)
-                last_row = i // cols == (len(planes) - 1) // cols
-                if row == len(rows) - 1 and last_row and i % cols == 0:
-                    # once, from the left edge: the label is wider than one panel
-                    axes.set_xlabel(time_label, fontsize=7, loc="left")
+            _plot_multiples(panels, row, runs, planes, last=row == len(rows) - 1)
         elif kind == "trims":
-            axes = figure.add_subplot(grid[row, 0])
-            totals: dict[str, int] = {}
-            for run in runs:
-                prefix = f"{run.label}: " if len(runs) > 1 else ""
-                for link, count in run.trims.items():
-                    if count:
-                        totals[prefix + link] = count
-            top = sorted(totals.items(), key=lambda kv: -kv[1])[:8]
-            axes.barh([k for k, _ in top][::-1], [v for _, v in top][::-1], color="#8e24aa")
-            axes.set_xlabel("trimmed packets per link direction (the 8 most trimmed)", fontsize=8)
-            axes.tick_params(labelsize=7)
+            _plot_trims(figure.add_subplot(grid[row, 0]), runs)
         elif kind == "evs":
-            axes = new_axes(row)
+            axes = panels.new(row)
             plot_ev_states(
                 axes,
                 ev_changes or [],
@@ -398,8 +261,183 @@ def write_scenario_plot(
                 nic=ev_nic,  # no shaded spans: over the stacked states they read as colours
                 time_label=time_label,
             )
-            axes.set_xlim(0, end_us)
+            axes.set_xlim(0, end_ns / 1000)
             axes.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
+    _write_event_legend(figure, events, spans)
+    path.parent.mkdir(parents=True, exist_ok=True)
+    figure.savefig(path, dpi=100, bbox_inches="tight")
+    plt.close(figure)
+    return path
+
+
+class _Panels:
+    """The panels of one scenario figure: each on the first one's µs axis ``[0, end]``
+    (symlog beyond ``linear_until_ns``), with the run's events and spans to mark."""
+
+    def __init__(
+        self,
+        figure: Any,
+        grid: Any,
+        end_ns: int,
+        linear_until_ns: int | None,
+        events: Sequence[EventMark],
+        spans: Sequence[tuple[int, int, str]],
+        time_label: str,
+    ) -> None:
+        self.figure = figure
+        self.grid = grid
+        self.end_ns = end_ns
+        self.linear_until_ns = linear_until_ns
+        self.events = events
+        self.spans = spans
+        self.time_label = time_label
+        self.first: Any = None
+
+    def new(self, row: int, sub: Any = None) -> Any:
+        spec = sub if sub is not None else self.grid[row, 0]
+        first = self.first
+        axes = (
+            self.figure.add_subplot(spec, sharex=first) if first else self.figure.add_subplot(spec)
+        )
+        linear = self.linear_until_ns
+        if first is None and linear is not None and linear < self.end_ns:
+            axes.set_xscale("symlog", linthresh=linear / 1000, linscale=SYMLOG_LINSCALE)
+        axes.set_xlim(0, self.end_ns / 1000)
+        if first is None:
+            self.first = axes
+        return axes
+
+    def mark(self, axes: Any) -> None:
+        _mark_events(axes, self.events, self.spans)
+
+
+def _plot_totals(
+    axes: Any, runs: Sequence[PlotRun], capacity_gbps: float | None, panels: _Panels
+) -> None:
+    """Total goodput of every run, what the wire carried, each traffic entry's own."""
+    for colour, run in zip(RUN_COLOURS, runs):
+        centres = _edges(run.goodput)
+        total = _total(run.goodput)
+        _step(axes, centres, total, color=colour, linewidth=2.0, label=f"{run.label}: total")
+        wire = run.goodput.get("wire")
+        if wire is not None and list(wire) != total:
+            # the data on the wire into the receivers: duplicates and resends too
+            _step(
+                axes,
+                centres,
+                wire,
+                color=colour,
+                linestyle=(0, (1, 1)),
+                linewidth=0.9,
+                label=f"{run.label}: on the wire",
+            )
+        for style, (name, series) in zip(TRAFFIC_STYLES, run.traffic.items()):
+            _step(
+                axes,
+                centres,
+                series,
+                color=colour,
+                linestyle=style,
+                linewidth=1.2,
+                label=f"{run.label}: {name}",
+            )
+    if capacity_gbps:
+        axes.axhline(
+            capacity_gbps,
+            color="grey",
+            linewidth=0.8,
+            linestyle="--",
+            label=f"senders' ports ({capacity_gbps:g} Gb/s)",
+        )
+    panels.mark(axes)
+    axes.set_ylabel("goodput (Gb/s)")
+    axes.grid(True, alpha=0.3)
+    axes.set_ylim(bottom=0)
+    axes.legend(loc="upper left", bbox_to_anchor=(1.005, 1.0), fontsize=7, frameon=False)
+    axes.tick_params(labelbottom=False)
+
+
+def _plot_planes(
+    axes: Any, runs: Sequence[PlotRun], focus_plane: int | None, panels: _Panels, *, last: bool
+) -> None:
+    """Every plane on one panel (they are alike), the T1s of ``focus_plane`` dashed."""
+    for colour, run in zip(RUN_COLOURS, runs):
+        centres = _edges(run.goodput)
+        for series in run.goodput["per_plane"].values():
+            _step(axes, centres, series, color=colour, linewidth=0.9, alpha=0.6)
+        if focus_plane is not None:
+            for name, series in run.goodput["per_t1"].items():
+                if name.startswith(f"p{focus_plane}-"):
+                    _step(axes, centres, series, color=colour, linestyle="--", linewidth=0.9)
+    axes.set_ylabel("per plane\n(Gb/s)", fontsize=8)
+    note = "every plane alike" + (
+        f"; dashed: via each T1 of plane {focus_plane}" if focus_plane is not None else ""
+    )
+    axes.text(0.01, 0.95, note, transform=axes.transAxes, fontsize=7, va="top")
+    panels.mark(axes)
+    axes.grid(True, alpha=0.3)
+    axes.set_ylim(bottom=0)
+    if last:
+        axes.set_xlabel(panels.time_label)
+    else:
+        axes.tick_params(labelbottom=False)
+
+
+def _plot_multiples(
+    panels: _Panels, row: int, runs: Sequence[PlotRun], planes: list[int], *, last: bool
+) -> None:
+    """One small panel per plane, with the goodput leaving each of its T1s dashed."""
+    cols = min(4, len(planes))
+    sub = panels.grid[row, 0].subgridspec(
+        (len(planes) + cols - 1) // cols, cols, hspace=0.5, wspace=0.15
+    )
+    peak = max(
+        (max(s, default=0.0) for run in runs for s in run.goodput["per_plane"].values()),
+        default=1.0,
+    )
+    for i, p in enumerate(planes):
+        axes = panels.new(row, sub[i // cols, i % cols])
+        for colour, run in zip(RUN_COLOURS, runs):
+            centres = _edges(run.goodput)
+            series = run.goodput["per_plane"].get(p, run.goodput["per_plane"].get(str(p)))
+            if series is not None:
+                _step(axes, centres, series, color=colour, linewidth=1.3)
+            for name, t1 in run.goodput["per_t1"].items():
+                if name.startswith(f"p{p}-"):
+                    _step(axes, centres, t1, color=colour, linestyle="--", linewidth=0.7, alpha=0.8)
+        panels.mark(axes)
+        axes.set_ylim(0, peak * 1.1 or 1)
+        axes.set_title(f"plane {p} (dashed: via each T1)", fontsize=7, pad=2)
+        axes.tick_params(labelsize=6)
+        axes.grid(True, alpha=0.3)
+        if i % cols:
+            axes.tick_params(labelleft=False)
+        else:
+            axes.set_ylabel("Gb/s", fontsize=7)
+        last_row = i // cols == (len(planes) - 1) // cols
+        if last and last_row and i % cols == 0:
+            # once, from the left edge: the label is wider than one panel
+            axes.set_xlabel(panels.time_label, fontsize=7, loc="left")
+
+
+def _plot_trims(axes: Any, runs: Sequence[PlotRun]) -> None:
+    """Trimmed packets of the 8 most trimmed link directions."""
+    totals: dict[str, int] = {}
+    for run in runs:
+        prefix = f"{run.label}: " if len(runs) > 1 else ""
+        for link, count in run.trims.items():
+            if count:
+                totals[prefix + link] = count
+    top = sorted(totals.items(), key=lambda kv: -kv[1])[:8]
+    axes.barh([k for k, _ in top][::-1], [v for _, v in top][::-1], color="#8e24aa")
+    axes.set_xlabel("trimmed packets per link direction (the 8 most trimmed)", fontsize=8)
+    axes.tick_params(labelsize=7)
+
+
+def _write_event_legend(
+    figure: Any, events: Sequence[EventMark], spans: Sequence[tuple[int, int, str]]
+) -> None:
+    """The numbered event list under the figure, in two columns."""
     bottom = figure.axes[-1].get_position().y0 if figure.axes else 0.0
     legend = event_legend(events, spans).splitlines()
     half = (len(legend) + 1) // 2
@@ -413,7 +451,85 @@ def write_scenario_plot(
             fontsize=7,
             family="monospace",
         )
+
+
+# ------------------------------------------------------------------ a transfer (process demo)
+
+
+def plane_series(
+    timeline: Sequence[Sequence[float]], end_s: float, bins: int = PLOT_BINS
+) -> tuple[list[float], dict[int, list[float]]]:
+    """Per-plane goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
+    width = max(end_s, 1e-6) / bins
+    series: dict[int, list[float]] = {}
+    for t, plane, size in timeline:
+        row = series.setdefault(int(plane), [0.0] * bins)
+        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
+    centres = [(i + 0.5) * width for i in range(bins)]
+    return centres, series
+
+
+def path_series(
+    path_timeline: Sequence[Sequence[Any]], end_s: float, bins: int = PLOT_BINS
+) -> tuple[list[float], dict[tuple[int, str | None], list[float]]]:
+    """Per-path (plane, T1) goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
+    width = max(end_s, 1e-6) / bins
+    series: dict[tuple[int, str | None], list[float]] = {}
+    for t, plane, t1, size in path_timeline:
+        row = series.setdefault((int(plane), t1), [0.0] * bins)
+        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
+    centres = [(i + 0.5) * width for i in range(bins)]
+    return centres, series
+
+
+def write_transfer_plot(
+    path: Path,
+    timeline: Sequence[Sequence[float]],
+    cut_s: float,
+    restore_s: float,
+    end_s: float,
+    title: str,
+    path_timeline: Sequence[Sequence[Any]] = (),
+    cut: tuple[str, str] | None = None,
+) -> Path:
+    """Goodput over time, the outage shaded: one line per path (plane, T1) when the
+    sender reports them (``path_timeline``) and there are at most :data:`PLOT_MAX_PATHS`
+    (else one per plane, and the cut link's paths), so the cut path falls to zero while
+    the others carry its share; one line per plane otherwise."""
+    import matplotlib
+
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    bins = max(10, min(PLOT_BINS, int(end_s / MIN_BIN_S)))
+    figure, axes = plt.subplots(figsize=(8, 4.5))
+    centres, paths = path_series(path_timeline, end_s, bins)
+    cut_nodes = set(cut or ())
+    shown = sorted(paths, key=lambda k: (k[0], k[1] or ""))
+    if len(shown) > PLOT_MAX_PATHS or not shown:
+        centres, series = plane_series(timeline, end_s, bins)
+        for plane in sorted(series):
+            axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
+        shown = [k for k in shown if k[1] in cut_nodes]
+    for key in shown:
+        plane, t1 = key
+        cut_path = t1 in cut_nodes
+        label = f"plane {plane} via {t1}" if t1 else f"plane {plane}"
+        axes.plot(
+            centres,
+            paths[key],
+            label=label + (" (cut)" if cut_path else ""),
+            drawstyle="steps-mid",
+            linewidth=2.2 if cut_path else 1.2,
+        )
+    axes.axvspan(cut_s, restore_s, color="red", alpha=0.12, label="link down")
+    axes.set_xlabel("time since transfer start (s)")
+    axes.set_ylabel("goodput (Gb/s)")
+    axes.set_title(title)
+    axes.legend(loc="upper right")
+    axes.grid(True, alpha=0.3)
+    figure.tight_layout()
     path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=100, bbox_inches="tight")
+    figure.savefig(path, dpi=110)
     plt.close(figure)
     return path

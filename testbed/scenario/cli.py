@@ -23,7 +23,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from testbed.scenario.model import MODES
+from testbed.modes import names as mode_names
 from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions
 from testbed.scenario.units import format_time_ns as fmt
 
@@ -46,7 +46,7 @@ def register(sub: Any, common: argparse.ArgumentParser) -> dict[str, Callable[..
             nargs="?" if name == "run" else None,
             help="bundled scenario name or YAML file",
         )
-        parser.add_argument("--mode", choices=MODES, default="virtual")
+        parser.add_argument("--mode", choices=mode_names(), default="virtual")
         parser.add_argument(
             "--target",
             choices=("p4emu", "bmv2"),

@@ -8,15 +8,15 @@ names exist, links join the nodes they name, times are integer nanoseconds, size
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
-from typing import Any, ClassVar
+from typing import Any, ClassVar, Protocol
 
 from nic_emu.config import RoceConfig
+from topologies import Topology
 from vfabric.pfc import PfcConfig
 
 TRANSPORTS = ("mrc", "roce")
 DEFAULT_ROCE_QPS = 16  # the MRC paper compares one MRC QP with 16 RoCE QPs (sources §5.5)
 PATTERNS = ("pairs", "all_to_all", "permutation", "incast")
-MODES = ("virtual", "local", "mininet")
 
 
 @dataclass(frozen=True, slots=True)
@@ -32,6 +32,14 @@ class LinkRef:
     def to_json(self) -> list[str]:
         return [self.a, self.b]
 
+    def ends(self, topology: Topology) -> tuple[str, str]:
+        """The two nodes of the link."""
+        return self.a, self.b
+
+    def change(self, at_ns: int, up: bool) -> LinkDownEvent | LinkUpEvent:
+        """The event that sets this link down (or back up) at ``at_ns``."""
+        return LinkUpEvent(at_ns=at_ns, link=self) if up else LinkDownEvent(at_ns=at_ns, link=self)
+
 
 @dataclass(frozen=True, slots=True)
 class PortRef:
@@ -45,6 +53,14 @@ class PortRef:
 
     def to_json(self) -> dict[str, Any]:
         return {"nic": self.nic, "plane": self.plane}
+
+    def ends(self, topology: Topology) -> tuple[str, str]:
+        """The two nodes of the port's link in ``topology``: the NIC and its T0."""
+        return self.nic, topology.nic_port(self.nic, self.plane).t0
+
+    def change(self, at_ns: int, up: bool) -> PortDownEvent | PortUpEvent:
+        """The event that sets this port down (or back up) at ``at_ns``."""
+        return PortUpEvent(at_ns=at_ns, port=self) if up else PortDownEvent(at_ns=at_ns, port=self)
 
 
 Target = LinkRef | PortRef | str  # a link, a NIC port or a switch name
@@ -106,9 +122,33 @@ class Traffic:
 # ------------------------------------------------------------------ timeline events
 
 
+class FaultSink(Protocol):
+    """What a fabric offers to express the timeline's events: the one fault vocabulary
+    (these events), applied through :class:`testbed.scenario.fabric.ScenarioFabric`.
+
+    Each event calls the one method that expresses it (:meth:`Event.apply_to`), with its
+    index in the timeline; a fabric that cannot express a kind refuses it there with a
+    specific error (docs/architecture.md, "One fabric interface")."""
+
+    def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None: ...
+
+    def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None: ...
+
+    def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None: ...
+
+    def flap(self, index: int, event: FlapEvent) -> None: ...
+
+    def loss(self, index: int, event: LossEvent) -> None: ...
+
+    def ev_drop(self, index: int, event: EvDropEvent) -> None: ...
+
+
 @dataclass(frozen=True, slots=True, kw_only=True)
 class Event:
-    """Something that happens to the fabric at ``at_ns`` (virtual time since the start)."""
+    """Something that happens to the fabric at ``at_ns`` (virtual time since the start).
+
+    Every kind below says how a fabric expresses it (:meth:`apply_to`); an incast is
+    traffic (:meth:`Scenario.flows`), not a change of the fabric."""
 
     kind: ClassVar[str] = ""
     at_ns: int
@@ -123,15 +163,23 @@ class Event:
     def params(self) -> dict[str, Any]:
         return {}
 
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        """Has ``fabric`` express this event (timeline entry ``index``); the base event
+        changes nothing."""
+
 
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkDownEvent(Event):
     kind: ClassVar[str] = "link_down"
+    up: ClassVar[bool] = False
     link: LinkRef
 
     @property
     def target(self) -> Target:
         return self.link
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.link_state(index, self)
 
     def describe(self) -> str:
         return f"link {self.link} down"
@@ -140,11 +188,15 @@ class LinkDownEvent(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class LinkUpEvent(Event):
     kind: ClassVar[str] = "link_up"
+    up: ClassVar[bool] = True
     link: LinkRef
 
     @property
     def target(self) -> Target:
         return self.link
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.link_state(index, self)
 
     def describe(self) -> str:
         return f"link {self.link} up"
@@ -153,11 +205,15 @@ class LinkUpEvent(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SwitchDownEvent(Event):
     kind: ClassVar[str] = "switch_down"
+    up: ClassVar[bool] = False
     switch: str
 
     @property
     def target(self) -> Target:
         return self.switch
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.switch_state(index, self)
 
     def describe(self) -> str:
         return f"switch {self.switch} down"
@@ -166,11 +222,15 @@ class SwitchDownEvent(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class SwitchUpEvent(Event):
     kind: ClassVar[str] = "switch_up"
+    up: ClassVar[bool] = True
     switch: str
 
     @property
     def target(self) -> Target:
         return self.switch
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.switch_state(index, self)
 
     def describe(self) -> str:
         return f"switch {self.switch} up"
@@ -179,11 +239,15 @@ class SwitchUpEvent(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PortDownEvent(Event):
     kind: ClassVar[str] = "port_down"
+    up: ClassVar[bool] = False
     port: PortRef
 
     @property
     def target(self) -> Target:
         return self.port
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.port_state(index, self)
 
     def describe(self) -> str:
         return f"{self.port} down"
@@ -192,11 +256,15 @@ class PortDownEvent(Event):
 @dataclass(frozen=True, slots=True, kw_only=True)
 class PortUpEvent(Event):
     kind: ClassVar[str] = "port_up"
+    up: ClassVar[bool] = True
     port: PortRef
 
     @property
     def target(self) -> Target:
         return self.port
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.port_state(index, self)
 
     def describe(self) -> str:
         return f"{self.port} up"
@@ -217,11 +285,25 @@ class FlapEvent(Event):
     def target(self) -> Target:
         return self.of
 
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.flap(index, self)
+
     def describe(self) -> str:
         return f"{self.of} flapping"
 
     def params(self) -> dict[str, Any]:
         return {"period_ns": self.period_ns, "down_ns": self.down_ns, "until_ns": self.until_ns}
+
+    def edges(self) -> list[LinkDownEvent | LinkUpEvent | PortDownEvent | PortUpEvent]:
+        """The flap as the down and up events it is made of, in time order: down at the
+        start of each period, up ``down_ns`` later, until ``until_ns`` (left up after it)."""
+        out: list[LinkDownEvent | LinkUpEvent | PortDownEvent | PortUpEvent] = []
+        at = self.at_ns
+        while at < self.until_ns:
+            out.append(self.of.change(at, up=False))
+            out.append(self.of.change(min(at + self.down_ns, self.until_ns), up=True))
+            at += self.period_ns
+        return out
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
@@ -237,6 +319,9 @@ class LossEvent(Event):
     @property
     def target(self) -> Target | None:
         return self.links[0] if len(self.links) == 1 else None
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.loss(index, self)
 
     def describe(self) -> str:
         where = ", ".join(map(str, self.links)) if self.links else "every link"
@@ -261,6 +346,9 @@ class EvDropEvent(Event):
     t1: int
     fraction: float
     until_ns: int | None = None
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.ev_drop(index, self)
 
     def describe(self) -> str:
         return f"{self.fraction:.0%} drop on EV {self.ev:#010x} from {self.nic}"

@@ -1,6 +1,8 @@
 """Runs a scenario on the process fabric (``--mode local|mininet``): real p4emu-switch or
-BMv2 processes and nic-emu processes, driven through the launcher's public functions.
+BMv2 processes and nic-emu processes, brought up by the mode's launcher (:mod:`testbed.modes`).
 
+:class:`ProcessRun` is the process implementation of
+:class:`testbed.scenario.fabric.ScenarioFabric`; :class:`Drive` runs it in wall-clock time.
 The process fabric is run **time-dilated** (docs/testbed.md, "Time dilation"): with a
 time-dilation factor TDF, every link's rate is divided by TDF and its delay multiplied
 (:func:`testbed.layout.dilated_topology`), the NICs get the scenario's own µs-scale
@@ -19,6 +21,7 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
+from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -27,13 +30,15 @@ from nic_emu.serve_config import dilate_transport, transport_overrides
 from testbed.exceptions import NicControlError, TestbedError
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.fabric import Progress, ScenarioFabric, Variant
 from testbed.scenario.model import (
+    EvDropEvent,
     Event,
     FlapEvent,
-    IncastEvent,
     LinkDownEvent,
     LinkRef,
     LinkUpEvent,
+    LossEvent,
     PortDownEvent,
     PortRef,
     PortUpEvent,
@@ -48,21 +53,13 @@ from topologies import Role, Topology
 
 if TYPE_CHECKING:
     from testbed.fabric import Fabric
-    from testbed.scenario.virtual import Variant
+    from testbed.local import Mode, UpResult
 
+StateEvent = (
+    LinkDownEvent | LinkUpEvent | SwitchDownEvent | SwitchUpEvent | PortDownEvent | PortUpEvent
+)
 TRANSFER_POLL_S = 2.0  # how often the senders are asked for their transfers (each answer carries the whole delivery timeline: asking often costs the NIC)
 START_WAIT_S = 60.0  # a transfer's data must be ready (the WRITEs posted) by then
-SUPPORTED = (
-    LinkDownEvent,
-    LinkUpEvent,
-    SwitchDownEvent,
-    SwitchUpEvent,
-    PortDownEvent,
-    PortUpEvent,
-    FlapEvent,
-    IncastEvent,
-)
-DOWN_EVENTS = (LinkDownEvent, SwitchDownEvent, PortDownEvent)
 
 
 @dataclass(frozen=True)
@@ -70,43 +67,23 @@ class Action:
     """One change applied to the process fabric: a timeline event, or one edge of a flap."""
 
     at_ns: int  # scenario (dilated) time
-    event: Event  # a down/up event (a flap's edges are its own down/up events)
+    event: StateEvent  # a down/up event (a flap's edges are its own down/up events)
     origin: int  # index of the timeline event it belongs to
+    change: methodcaller  # the testbed.fabric.Fabric call that makes it, e.g. link_down(a, b)
+
+    @property
+    def down(self) -> bool:
+        """Whether it takes an element out of service (a repath may follow)."""
+        return not self.event.up
 
 
-def check_supported(scenario: Scenario, timeline: tuple[Event, ...]) -> None:
-    for index, event in enumerate(timeline):
-        if not isinstance(event, SUPPORTED):
-            raise ScenarioRunError(
-                f"{scenario.source}: timeline[{index}]: {event.kind} needs the virtual fabric "
-                "(--mode virtual): the process fabric can cut and restore links, switches and "
-                "NIC ports (and flap them) and send traffic, nothing else"
-            )
-    if scenario.sweep is not None:
-        raise ScenarioRunError(f"{scenario.source}: sweeps run on the virtual fabric only")
-
-
-def actions(timeline: tuple[Event, ...]) -> list[Action]:
-    """The timeline as down/up changes in time order: a flap becomes a down at the start of
-    each period and an up ``down_ns`` later, until ``until_ns`` (left up after it)."""
-    out: list[Action] = []
-    for index, event in enumerate(timeline):
-        if isinstance(event, FlapEvent):
-            down_cls, up_cls = (
-                (LinkDownEvent, LinkUpEvent)
-                if isinstance(event.of, LinkRef)
-                else (PortDownEvent, PortUpEvent)
-            )
-            key = "link" if isinstance(event.of, LinkRef) else "port"
-            at = event.at_ns
-            while at < event.until_ns:
-                up_at = min(at + event.down_ns, event.until_ns)
-                out.append(Action(at, down_cls(at_ns=at, **{key: event.of}), index))
-                out.append(Action(up_at, up_cls(at_ns=up_at, **{key: event.of}), index))
-                at += event.period_ns
-        elif not isinstance(event, IncastEvent):  # an incast is traffic (Scenario.flows)
-            out.append(Action(event.at_ns, event, index))
-    return sorted(out, key=lambda a: a.at_ns)  # stable: same-time changes keep file order
+def refuse(scenario: Scenario, index: int, event: Event) -> ScenarioRunError:
+    """The error for a timeline event the process fabric cannot express."""
+    return ScenarioRunError(
+        f"{scenario.source}: timeline[{index}]: {event.kind} needs the virtual fabric "
+        "(--mode virtual): the process fabric can cut and restore links, switches and "
+        "NIC ports (and flap them) and send traffic, nothing else"
+    )
 
 
 def dilated_nic_settings(scenario: Scenario, variant: Variant, tdf: int) -> dict[str, Any]:
@@ -120,40 +97,128 @@ def dilated_nic_settings(scenario: Scenario, variant: Variant, tdf: int) -> dict
         raise ScenarioRunError(f"{scenario.name}: NIC settings at TDF {tdf}: {exc}") from None
 
 
-def run_process(scenario: Scenario, variant: Variant, options: RunOptions) -> RunResult:
-    if variant.timeline is not None:
-        scenario = replace(scenario, timeline=variant.timeline)
-    check_supported(scenario, scenario.timeline)
-    if variant.fabric:
-        raise ScenarioRunError(
-            f"{scenario.name}: {variant.name} changes the switches' trimming or ECN, which the "
-            "process fabric's switches do not model; it runs on the virtual fabric only"
+class ProcessRun(ScenarioFabric):
+    """A scenario on the process fabric (``--mode local|mininet``), started by
+    ``launcher`` (:mod:`testbed.modes` gives each mode its own): the timeline's changes
+    are applied at their (dilated) time while the transfers run."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        variant: Variant,
+        options: RunOptions,
+        *,
+        launcher: type[Mode],
+        out_dir: Path | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        super().__init__(scenario, variant, options, out_dir=out_dir, progress=progress)
+        self.launcher = launcher
+        scenario = self.scenario
+        if scenario.sweep is not None:
+            raise ScenarioRunError(f"{scenario.source}: sweeps run on the virtual fabric only")
+        if variant.fabric:
+            raise ScenarioRunError(
+                f"{scenario.name}: {variant.name} changes the switches' trimming or ECN, "
+                "which the process fabric's switches do not model; it runs on the virtual "
+                "fabric only"
+            )
+        self.tdf = options.effective_tdf(scenario.topology)
+        self.seed = scenario.seed if options.seed is None else options.seed
+        self.transport = dilated_nic_settings(scenario, variant, self.tdf)
+        self.pending: list[Action] = []
+        self.flow_list: list[Any] = []
+        self.launched: UpResult | None = None
+        self.load_before: tuple[float, float, float] | None = None
+        self.outcome: RunResult | None = None
+
+    # ------------------------------------------------------------ the fault vocabulary
+
+    def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
+        name = "link_up" if event.up else "link_down"
+        self._add(index, event, methodcaller(name, event.link.a, event.link.b))
+
+    def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
+        self._add(
+            index, event, methodcaller("switch_up" if event.up else "switch_down", event.switch)
         )
-    tdf = options.effective_tdf(scenario.topology)
-    seed = scenario.seed if options.seed is None else options.seed
-    transport = dilated_nic_settings(scenario, variant, tdf)
-    load_before = os.getloadavg()
-    up = _bring_up(scenario, options, seed, tdf, transport)
-    fabric = up.fabric
-    try:
-        run = _drive(scenario, variant, fabric, seed, options, tdf)
+
+    def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
+        name = "port_up" if event.up else "port_down"
+        self._add(index, event, methodcaller(name, event.port.nic, event.port.plane))
+
+    def flap(self, index: int, event: FlapEvent) -> None:
+        """Applied as the down and up events it is made of."""
+        for edge in event.edges():
+            edge.apply_to(self, index)
+
+    def loss(self, index: int, event: LossEvent) -> None:
+        raise refuse(self.scenario, index, event)
+
+    def ev_drop(self, index: int, event: EvDropEvent) -> None:
+        raise refuse(self.scenario, index, event)
+
+    def _add(self, index: int, event: StateEvent, change: methodcaller) -> None:
+        self.pending.append(Action(event.at_ns, event, index, change))
+        # in time order; stable: same-time changes keep file order
+        self.pending.sort(key=lambda a: a.at_ns)
+
+    # ------------------------------------------------------------ the run
+
+    def up(self) -> None:
+        self.load_before = os.getloadavg()
+        self.launched = _bring_up(
+            self.scenario, self.options, self.launcher, self.seed, self.tdf, self.transport
+        )
+
+    def _fabric(self) -> Fabric:
+        if self.launched is None:
+            raise ScenarioRunError(f"{self.scenario.name}: the process fabric is not up")
+        return self.launched.fabric
+
+    def start(self, flows: list[Any]) -> None:
+        self.flow_list += flows  # started while the timeline runs (Drive)
+
+    def run(self, until_ns: int) -> None:
+        wall_started = time.perf_counter()
+        fabric = self._fabric()
+        # BMv2's runtime CLI takes seconds to start: one kept running per switch whose
+        # ports the timeline changes, started before the traffic.
+        fabric.hold_port_sessions(_port_switches(self.scenario.topology, self.pending))
+        try:
+            self.outcome = Drive(self, fabric, until_ns, wall_started).result()
+        finally:
+            fabric.close_port_sessions()
+
+    def result(self) -> RunResult:
+        if self.outcome is None or self.launched is None or self.load_before is None:
+            raise ScenarioRunError(f"{self.scenario.name}: the process run did not run")
+        run = self.outcome
         run.fabric = {
             **run.fabric,
-            "load_average_before": [round(x, 2) for x in load_before],
+            "load_average_before": [round(x, 2) for x in self.load_before],
             "load_average_after": [round(x, 2) for x in os.getloadavg()],
-            "startup_seconds": round(up.seconds, 2),
+            "startup_seconds": round(self.launched.seconds, 2),
         }
         return run
-    finally:
-        from testbed.rundir import teardown
 
-        teardown(fabric.rundir)
+    def down(self) -> None:
+        if self.launched is not None:
+            from testbed.rundir import teardown
+
+            teardown(self.launched.fabric.rundir)
 
 
 def _bring_up(
-    scenario: Scenario, options: RunOptions, seed: int, tdf: int, transport: dict[str, Any]
-) -> Any:
+    scenario: Scenario,
+    options: RunOptions,
+    launcher: type[Mode],
+    seed: int,
+    tdf: int,
+    transport: dict[str, Any],
+) -> UpResult:
     from testbed import layout
+    from testbed.local import up
     from testbed.options import FabricOptions
 
     fabric_options = FabricOptions(
@@ -170,29 +235,7 @@ def _bring_up(
         fabric_options = replace(fabric_options, grpc_base_port=options.grpc_base_port)
     if options.thrift_base_port is not None:
         fabric_options = replace(fabric_options, thrift_base_port=options.thrift_base_port)
-    topology = layout.dilated_topology(scenario.topology, tdf)
-    if options.mode == "local":
-        from testbed.local import up_local
-
-        return up_local(topology, fabric_options)
-    from testbed.mininet_mode import up_mininet
-
-    return up_mininet(topology, fabric_options)
-
-
-def _apply(fabric: Fabric, event: Event) -> None:
-    if isinstance(event, LinkDownEvent):
-        fabric.link_down(event.link.a, event.link.b)
-    elif isinstance(event, LinkUpEvent):
-        fabric.link_up(event.link.a, event.link.b)
-    elif isinstance(event, SwitchDownEvent):
-        fabric.switch_down(event.switch)
-    elif isinstance(event, SwitchUpEvent):
-        fabric.switch_up(event.switch)
-    elif isinstance(event, PortDownEvent):
-        fabric.port_down(event.port.nic, event.port.plane)
-    elif isinstance(event, PortUpEvent):
-        fabric.port_up(event.port.nic, event.port.plane)
+    return up(layout.dilated_topology(scenario.topology, tdf), fabric_options, launcher)
 
 
 def batches(due: list[Action]) -> list[list[Action]]:
@@ -223,7 +266,7 @@ def _apply_all(
     def one(action: Action) -> tuple[Action, int, int]:
         begun = clock.now()
         try:
-            _apply(fabric, action.event)
+            action.change(fabric)
         except TestbedError as exc:
             raise ScenarioRunError(
                 f"{scenario.name}: timeline[{action.origin}] ({action.event.describe()}) "
@@ -294,21 +337,6 @@ def _wait_posted(fabric: Fabric, flows: list[Any], started: dict[int, Any]) -> d
     return out
 
 
-def _drive(
-    scenario: Scenario, variant: Variant, fabric: Fabric, seed: int, options: RunOptions, tdf: int
-) -> RunResult:
-
-    wall_started = time.perf_counter()
-    pending = actions(scenario.timeline)
-    # BMv2's runtime CLI takes seconds to start: one kept running per switch whose ports
-    # the timeline changes, started before the traffic.
-    fabric.hold_port_sessions(_port_switches(scenario.topology, pending))
-    try:
-        return _drive_held(scenario, variant, fabric, seed, options, tdf, pending, wall_started)
-    finally:
-        fabric.close_port_sessions()
-
-
 def _port_switches(topo: Topology, pending: list[Action]) -> set[str]:
     """The switches whose ports the changes set down or up."""
     out: set[str] = set()
@@ -321,131 +349,128 @@ def _port_switches(topo: Topology, pending: list[Action]) -> set[str]:
     return out
 
 
-def _drive_held(
-    scenario: Scenario,
-    variant: Variant,
-    fabric: Fabric,
-    seed: int,
-    options: RunOptions,
-    tdf: int,
-    pending: list[Action],
-    wall_started: float,
-) -> RunResult:
-    from testbed.traffic import delivered_intact
+class Drive:
+    """One process run in wall-clock time: starts the flows at their times, applies the
+    timeline's changes when due, polls the senders until every transfer is over or the
+    run's end, then turns the senders' reports into a result (:meth:`result`)."""
 
-    flows = scenario.flows(variant.transport)
-    deadline_s = scenario.duration_ns * tdf / 1e9
-    first = [i for i, f in enumerate(flows) if f.start_ns == 0]
-    later = sorted(
-        (i for i, f in enumerate(flows) if f.start_ns > 0), key=lambda i: flows[i].start_ns
-    )
-    started = _start_flows(fabric, flows, first, seed, deadline_s)
-    posted = _wait_posted(fabric, flows, started)
-    clock = _Clock(min(posted.values(), default=time.monotonic_ns()), tdf)
-    applied: list[tuple[Action, int, int]] = []  # action, applied from .. to (scenario ns)
-    infos: dict[int, dict[str, Any]] = {}
-    next_poll = 0.0
-    while True:
-        now = clock.now()
-        while later and flows[later[0]].start_ns <= now:
-            index = later.pop(0)
-            started.update(_start_flows(fabric, flows, [index], seed, deadline_s))
-        due = []
-        while pending and pending[0].at_ns <= clock.now():
-            due.append(pending.pop(0))
-        for batch in batches(due):
-            applied += _apply_all(scenario, fabric, batch, clock)
-        if time.monotonic() >= next_poll:
-            next_poll = time.monotonic() + TRANSFER_POLL_S
-            for index, transfer_id in started.items():
-                if infos.get(index, {}).get("done") or infos.get(index, {}).get("failed"):
-                    continue
-                try:
-                    infos[index] = fabric.nic(flows[index].src).transfer(transfer_id)
-                except NicControlError as exc:
-                    infos[index] = {"failed": str(exc)}
-                if infos[index].get("failed"):
-                    infos[index]["failed_at_ns"] = clock.now()
-        finished = not later and all(
-            infos.get(i, {}).get("done") or infos.get(i, {}).get("failed") for i in started
+    def __init__(self, run: ProcessRun, fabric: Fabric, until_ns: int, wall_started: float):
+        self.run = run
+        self.fabric = fabric
+        self.until_ns = until_ns
+        self.wall_started = wall_started
+        self.scenario = run.scenario
+        self.flows = run.flow_list
+        self.pending = list(run.pending)
+        self.applied: list[tuple[Action, int, int]] = []  # action, from .. to (scenario ns)
+        self.infos: dict[int, dict[str, Any]] = {}
+        self.deadline_s = until_ns * run.tdf / 1e9
+        flows = self.flows
+        first = [i for i, f in enumerate(flows) if f.start_ns == 0]
+        self.later = sorted(
+            (i for i, f in enumerate(flows) if f.start_ns > 0), key=lambda i: flows[i].start_ns
         )
-        now = clock.now()
-        if (finished and not pending) or now >= scenario.duration_ns:
-            break
-        wake = [scenario.duration_ns]
-        if pending:
-            wake.append(pending[0].at_ns)
-        if later:
-            wake.append(flows[later[0]].start_ns)
-        sleep_s = (clock.wall(min(wake)) - time.monotonic_ns()) / 1e9
-        time.sleep(max(0.0, min(sleep_s, next_poll - time.monotonic(), TRANSFER_POLL_S)))
-    end_ns = clock.now()
-    for index, transfer_id in started.items():  # the final state of every transfer
-        if not (infos.get(index, {}).get("done") or infos.get(index, {}).get("failed")):
+        self.started = self._start(first)
+        posted = _wait_posted(fabric, flows, self.started)
+        self.clock = _Clock(min(posted.values(), default=time.monotonic_ns()), run.tdf)
+        self.end_ns = self._loop()
+        self._final_state()
+
+    def _start(self, indexes: list[int]) -> dict[int, Any]:
+        return _start_flows(self.fabric, self.flows, indexes, self.run.seed, self.deadline_s)
+
+    def _over(self, index: int) -> bool:
+        info = self.infos.get(index, {})
+        return bool(info.get("done") or info.get("failed"))
+
+    def _poll(self) -> None:
+        for index, transfer_id in self.started.items():
+            if self._over(index):
+                continue
             try:
-                infos[index] = fabric.nic(flows[index].src).transfer(transfer_id)
+                self.infos[index] = self.fabric.nic(self.flows[index].src).transfer(transfer_id)
             except NicControlError as exc:
-                infos[index] = {"failed": str(exc), "failed_at_ns": end_ns}
-    rows = []
-    for index, flow in enumerate(flows):
-        info = infos.get(index, {})
-        start_ns = clock.of(info["started_ns"]) if info.get("started_ns") else flow.start_ns
+                self.infos[index] = {"failed": str(exc)}
+            if self.infos[index].get("failed"):
+                self.infos[index]["failed_at_ns"] = self.clock.now()
+
+    def _loop(self) -> int:
+        """Until every transfer is over (and every change applied) or the run's end; the
+        scenario time it stopped at."""
+        clock, flows, pending, later = self.clock, self.flows, self.pending, self.later
+        next_poll = 0.0
+        while True:
+            now = clock.now()
+            while later and flows[later[0]].start_ns <= now:
+                self.started.update(self._start([later.pop(0)]))
+            due = []
+            while pending and pending[0].at_ns <= clock.now():
+                due.append(pending.pop(0))
+            for batch in batches(due):
+                self.applied += _apply_all(self.scenario, self.fabric, batch, clock)
+            if time.monotonic() >= next_poll:
+                next_poll = time.monotonic() + TRANSFER_POLL_S
+                self._poll()
+            finished = not later and all(self._over(i) for i in self.started)
+            if (finished and not pending) or clock.now() >= self.until_ns:
+                return clock.now()
+            wake = [self.until_ns]
+            if pending:
+                wake.append(pending[0].at_ns)
+            if later:
+                wake.append(flows[later[0]].start_ns)
+            sleep_s = (clock.wall(min(wake)) - time.monotonic_ns()) / 1e9
+            time.sleep(max(0.0, min(sleep_s, next_poll - time.monotonic(), TRANSFER_POLL_S)))
+
+    def _final_state(self) -> None:
+        """The final state of every transfer not seen over."""
+        for index, transfer_id in self.started.items():
+            if not self._over(index):
+                try:
+                    self.infos[index] = self.fabric.nic(self.flows[index].src).transfer(transfer_id)
+                except NicControlError as exc:
+                    self.infos[index] = {"failed": str(exc), "failed_at_ns": self.end_ns}
+
+    def _transfer(self, index: int) -> TransferResult:
+        from testbed.traffic import delivered_intact
+
+        flow, info, tdf = self.flows[index], self.infos.get(index, {}), self.run.tdf
+        start_ns = self.clock.of(info["started_ns"]) if info.get("started_ns") else flow.start_ns
         done = bool(info.get("done")) and not info.get("failed")
-        intact = done and delivered_intact(fabric, flow.src, flow.dst, info)
+        intact = done and delivered_intact(self.fabric, flow.src, flow.dst, info)
         completion = (
             start_ns + round(float(info.get("elapsed_s", 0.0)) * 1e9 / tdf) if done else None
         )
-        rows.append(
-            TransferResult(
-                name=flow.name,
-                traffic=flow.traffic,
-                src=flow.src,
-                dst=flow.dst,
-                transport=flow.transport,
-                nbytes=flow.nbytes,
-                start_ns=start_ns,
-                completion_ns=completion,
-                bytes_delivered=int(info.get("bytes_delivered_intact", 0)),
-                bytes_verified=flow.nbytes if intact else 0,
-                failure=str(info["failed"])
-                if info.get("failed")
-                else (None if done else "not done by the end of the run"),
-                retransmitted_bytes=int(info.get("retransmissions", 0)) * _mtu(info),
-                nacks=int(info.get("nacks", 0)),
-                failed_at_ns=info.get("failed_at_ns") if info.get("failed") else None,
-            )
+        return TransferResult(
+            name=flow.name,
+            traffic=flow.traffic,
+            src=flow.src,
+            dst=flow.dst,
+            transport=flow.transport,
+            nbytes=flow.nbytes,
+            start_ns=start_ns,
+            completion_ns=completion,
+            bytes_delivered=int(info.get("bytes_delivered_intact", 0)),
+            bytes_verified=flow.nbytes if intact else 0,
+            failure=str(info["failed"])
+            if info.get("failed")
+            else (None if done else "not done by the end of the run"),
+            retransmitted_bytes=int(info.get("retransmissions", 0)) * _mtu(info),
+            nacks=int(info.get("nacks", 0)),
+            failed_at_ns=info.get("failed_at_ns") if info.get("failed") else None,
         )
-    topo = scenario.topology
-    bin_ns = scenario.plot_bin_ns
-    goodput = _goodput(topo, flows, infos, clock, bin_ns, max(end_ns, 1))
-    events = _events(scenario, flows, infos, applied, clock)
-    ev_changes = _ev_changes(fabric, topo, clock)
-    from testbed.fabric import target_version
 
-    return RunResult(
-        scenario=scenario.name,
-        variant=variant.name,
-        mode=options.mode,
-        transport=variant.transport or "as-written",
-        seed=seed,
-        topology=topo.name,
-        end_ns=end_ns,
-        wall_seconds=time.perf_counter() - wall_started,
-        transfers=rows,
-        events=events,
-        bin_ns=bin_ns,
-        goodput=goodput,
-        counters={
-            "nacks": sum(t.nacks for t in rows),
-            "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
-        },
-        ev_changes=ev_changes,
-        fabric={
+    def _fabric_record(self) -> dict[str, Any]:
+        """What ran: mode, target, TDF, and when each change was applied."""
+        from testbed.fabric import target_version
+
+        options = self.run.options
+        return {
             "clock": "wall",
             "mode": options.mode,
             "target": options.target,
             "target_version": target_version(options.target),
-            "tdf": tdf,
+            "tdf": self.run.tdf,
             "applied": [
                 {
                     "origin": action.origin,
@@ -454,10 +479,35 @@ def _drive_held(
                     "applied_ns": begun,
                     "done_ns": done_at,
                 }
-                for action, begun, done_at in applied
+                for action, begun, done_at in self.applied
             ],
-        },
-    )
+        }
+
+    def result(self) -> RunResult:
+        scenario, variant, clock = self.scenario, self.run.variant, self.clock
+        rows = [self._transfer(index) for index in range(len(self.flows))]
+        topo = scenario.topology
+        bin_ns = scenario.plot_bin_ns
+        return RunResult(
+            scenario=scenario.name,
+            variant=variant.name,
+            mode=self.run.options.mode,
+            transport=variant.transport or "as-written",
+            seed=self.run.seed,
+            topology=topo.name,
+            end_ns=self.end_ns,
+            wall_seconds=time.perf_counter() - self.wall_started,
+            transfers=rows,
+            events=_events(scenario, self.flows, self.infos, self.applied, clock),
+            bin_ns=bin_ns,
+            goodput=_goodput(topo, self.flows, self.infos, clock, bin_ns, max(self.end_ns, 1)),
+            counters={
+                "nacks": sum(t.nacks for t in rows),
+                "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
+            },
+            ev_changes=_ev_changes(self.fabric, topo, clock),
+            fabric=self._fabric_record(),
+        )
 
 
 def t1_name(topo: Topology, plane: int, t1: str | int) -> str:
@@ -547,9 +597,7 @@ def _events(
     """Each timeline event as it was applied; each repath the senders measured is counted
     under the latest down change before it of an element on its path (one on no failed
     path, a false alarm, is counted as ``repaths_elsewhere`` of the latest change)."""
-    downs = [
-        (begun, action) for action, begun, _ in applied if isinstance(action.event, DOWN_EVENTS)
-    ]
+    downs = [(begun, action) for action, begun, _ in applied if action.down]
     repaths: dict[int, list[int | None]] = {}
     unrelated: dict[int, int] = {}
     for info in infos.values():

@@ -1,7 +1,7 @@
 """Running scenarios: one run with its checks, its negative controls, a sweep, a compare.
 
-``mode`` picks the fabric: ``virtual`` (:mod:`testbed.scenario.virtual`, the default) or
-``local`` / ``mininet`` (:mod:`testbed.scenario.process`, the process fabric).
+``mode`` picks the fabric through the modes registry (:mod:`testbed.modes`); a run goes
+through the one fabric interface (:mod:`testbed.scenario.fabric`) and nothing else.
 """
 
 from __future__ import annotations
@@ -11,8 +11,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from testbed.modes import mode
 from testbed.scenario.checks import compare_checks, completion_ratio, evaluate
 from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.fabric import Variant, run_on
 from testbed.scenario.model import (
     Assertions,
     Event,
@@ -22,11 +24,9 @@ from testbed.scenario.model import (
     Scenario,
     SwitchDownEvent,
 )
-from testbed.scenario.process import run_process
 from testbed.scenario.progress import ProgressBar
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.run_options import RunOptions
-from testbed.scenario.virtual import Variant, run_virtual
 from topologies import LinkKind, Role, Topology
 
 DEFAULT_FAILURE_BOUND_NS = 5_000_000  # a sweep case with no path left must fail by then
@@ -41,6 +41,7 @@ def execute(
     out_dir: Path | None = None,
 ) -> RunResult:
     """One run of ``scenario`` as changed by ``variant``, without checks."""
+    spec = mode(options.mode)
     bar = (
         ProgressBar(scenario.duration_ns, f"{scenario.name} ({variant.name})")
         if options.progress
@@ -49,9 +50,7 @@ def execute(
     if out_dir is not None:
         out_dir.mkdir(parents=True, exist_ok=True)
     try:
-        if options.mode == "virtual":
-            return run_virtual(scenario, variant, seed=options.seed, out_dir=out_dir, progress=bar)
-        return run_process(scenario, variant, options)
+        return run_on(spec.make(scenario, variant, options, out_dir=out_dir, progress=bar))
     finally:
         if bar is not None:
             bar.close()

@@ -16,6 +16,7 @@ from concurrent.futures import ProcessPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Any
 
+from testbed.modes import mode
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.model import Scenario
 from testbed.scenario.results import Check, RunResult
@@ -62,7 +63,7 @@ def parse_seeds(text: str) -> list[int]:
 def default_jobs(count: int, options: RunOptions) -> int:
     """Processes for ``count`` seeds: one per core (the process fabric: one at a time, as
     its runs share ports and namespaces)."""
-    if options.mode != "virtual":
+    if mode(options.mode).standing:
         return 1
     return max(1, min(count, os.cpu_count() or 1))
 

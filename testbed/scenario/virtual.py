@@ -1,16 +1,16 @@
 """Runs a scenario on the virtual-time fabric (:mod:`vfabric`): deterministic, virtual ns.
 
-Each timeline event becomes one or more :mod:`vfabric.faults`; each flow a
-:meth:`vfabric.VirtualFabric.transfer` (a flow with ``connections: N`` is N transfers
-sharing its bytes). The fabric's measurements are turned into a
+:class:`VirtualRun` is the virtual implementation of
+:class:`testbed.scenario.fabric.ScenarioFabric`. Each timeline event it is handed becomes
+the :mod:`vfabric.faults` that make it happen, scheduled on the fabric after the traffic;
+each flow a :meth:`vfabric.VirtualFabric.transfer` (a flow with ``connections: N`` is N
+transfers sharing its bytes). The fabric's measurements are turned into a
 :class:`~testbed.scenario.results.RunResult`.
 """
 
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
-from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +19,7 @@ from nic_emu import NicConfig
 from nic_emu import event_log as ev_kinds
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.fabric import Progress, ScenarioFabric, Variant
 from testbed.scenario.model import (
     EvDropEvent,
     Event,
@@ -29,7 +30,6 @@ from testbed.scenario.model import (
     LinkUpEvent,
     LossEvent,
     PortDownEvent,
-    PortRef,
     PortUpEvent,
     Scenario,
     SwitchDownEvent,
@@ -37,111 +37,138 @@ from testbed.scenario.model import (
     target_json,
 )
 from testbed.scenario.results import EventResult, RunResult, TransferResult
+from testbed.scenario.run_options import RunOptions
 from topologies import Topology
 from vfabric import VirtualFabric, VirtualFabricError, faults
 
-Progress = Callable[[int], None]
-
-
-@dataclass(frozen=True)
-class Variant:
-    """How one run differs from the scenario as written."""
-
-    name: str = "mrc"
-    transport: str | None = None  # override every flow's transport (None: as written)
-    nic: dict[str, Any] = field(default_factory=dict)  # more NicConfig overrides
-    fabric: dict[str, Any] = field(default_factory=dict)  # trimming / ecn overrides
-    timeline: tuple[Event, ...] | None = None  # replaces the scenario's timeline
-
-
-def faults_for(scenario: Scenario, event: Event) -> list[faults.Fault]:
-    """The vfabric faults that make ``event`` happen."""
-    at = event.at_ns
-    if isinstance(event, LinkDownEvent | LinkUpEvent):
-        cls = faults.LinkDown if isinstance(event, LinkDownEvent) else faults.LinkUp
-        return [cls(at, event.link.a, event.link.b)]
-    if isinstance(event, SwitchDownEvent | SwitchUpEvent):
-        cls_s = faults.SwitchDown if isinstance(event, SwitchDownEvent) else faults.SwitchUp
-        return [cls_s(at, event.switch)]
-    if isinstance(event, PortDownEvent | PortUpEvent):
-        cls_p = faults.NicPortDown if isinstance(event, PortDownEvent) else faults.NicPortUp
-        return [cls_p(at, event.port.nic, event.port.plane)]
-    if isinstance(event, FlapEvent):
-        a, b = _link_ends(scenario, event.of)
-        return [faults.Flap(at, a, b, event.period_ns, event.down_ns, event.until_ns)]
-    if isinstance(event, LossEvent):
-        links = event.links or tuple(
-            LinkRef(link.a.node, link.b.node) for link in scenario.topology.links()
-        )
-        return [faults.LinkLoss(at, ln.a, ln.b, event.rate, event.until_ns) for ln in links]
-    if isinstance(event, EvDropEvent):
-        return [faults.EvDrop(at, event.nic, event.ev, event.fraction, event.until_ns)]
-    return []  # an incast is traffic, not a fault (Scenario.flows has its transfers)
-
-
-def _link_ends(scenario: Scenario, target: LinkRef | PortRef) -> tuple[str, str]:
-    if isinstance(target, LinkRef):
-        return target.a, target.b
-    return target.nic, scenario.topology.nic_port(target.nic, target.plane).t0
+__all__ = ["Variant", "VirtualRun", "nic_config"]
 
 
 def nic_config(scenario: Scenario, variant: Variant) -> NicConfig:
     return NicConfig(**{**scenario.nic, **variant.nic}, roce=scenario.roce_transport.config)
 
 
-def run_virtual(
-    scenario: Scenario,
-    variant: Variant,
-    *,
-    seed: int | None = None,
-    out_dir: Path | None = None,
-    progress: Progress | None = None,
-) -> RunResult:
-    """One run; ``out_dir`` (if given) receives the JSON-lines event log."""
-    started = time.perf_counter()
-    seed = scenario.seed if seed is None else seed
-    if variant.timeline is not None:
-        scenario = replace(scenario, timeline=variant.timeline)
-    timeline = scenario.timeline
-    flows = scenario.flows(variant.transport)
-    fabric_options = {
-        "trimming": scenario.fabric.trimming,
-        "ecn": scenario.fabric.ecn,
-        **variant.fabric,
-    }
-    pfc = scenario.pfc_for(flows) if fabric_options.get("pfc", True) else None
-    try:
-        fabric = VirtualFabric(
-            scenario.topology,
-            seed=seed,
-            nic_config=nic_config(scenario, variant),
-            trimming=fabric_options["trimming"],
-            ecn=fabric_options["ecn"],
-            event_log=out_dir / "events.jsonl" if out_dir is not None else None,
-            bin_ns=scenario.plot_bin_ns,
-            pfc=pfc,
+class VirtualRun(ScenarioFabric):
+    """A scenario on :class:`vfabric.VirtualFabric` (``--mode virtual``)."""
+
+    def __init__(
+        self,
+        scenario: Scenario,
+        variant: Variant,
+        options: RunOptions,
+        *,
+        out_dir: Path | None = None,
+        progress: Progress | None = None,
+    ) -> None:
+        super().__init__(scenario, variant, options, out_dir=out_dir, progress=progress)
+        if options.tdf is not None:
+            raise ScenarioRunError("--tdf is for the process fabric (--mode local|mininet)")
+        self.seed = scenario.seed if options.seed is None else options.seed
+        self.started = time.perf_counter()
+        self.pending: list[tuple[int, faults.Fault]] = []  # (timeline index, fault)
+        self.fault_of_event: dict[int, list[int]] = {}  # timeline index -> fabric.faults
+        self.transfers: list[tuple[Flow, Any]] = []
+        self.fabric: VirtualFabric | None = None
+
+    # ------------------------------------------------------------ the fault vocabulary
+
+    def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
+        cls = faults.LinkUp if event.up else faults.LinkDown
+        self.pending.append((index, cls(event.at_ns, event.link.a, event.link.b)))
+
+    def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
+        cls = faults.SwitchUp if event.up else faults.SwitchDown
+        self.pending.append((index, cls(event.at_ns, event.switch)))
+
+    def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
+        cls = faults.NicPortUp if event.up else faults.NicPortDown
+        self.pending.append((index, cls(event.at_ns, event.port.nic, event.port.plane)))
+
+    def flap(self, index: int, event: FlapEvent) -> None:
+        # a NIC port flaps as its link to the T0 (the NIC sees its port go down)
+        a, b = event.of.ends(self.scenario.topology)
+        fault = faults.Flap(event.at_ns, a, b, event.period_ns, event.down_ns, event.until_ns)
+        self.pending.append((index, fault))
+
+    def loss(self, index: int, event: LossEvent) -> None:
+        links = event.links or tuple(
+            LinkRef(link.a.node, link.b.node) for link in self.scenario.topology.links()
         )
-    except VirtualFabricError as exc:
-        raise ScenarioRunError(f"{scenario.name}: cannot build the virtual fabric: {exc}") from None
-    try:
+        for ln in links:
+            fault = faults.LinkLoss(event.at_ns, ln.a, ln.b, event.rate, event.until_ns)
+            self.pending.append((index, fault))
+
+    def ev_drop(self, index: int, event: EvDropEvent) -> None:
+        fault = faults.EvDrop(event.at_ns, event.nic, event.ev, event.fraction, event.until_ns)
+        self.pending.append((index, fault))
+
+    # ------------------------------------------------------------ the run
+
+    def up(self) -> None:
+        scenario, variant = self.scenario, self.variant
+        fabric_options = {
+            "trimming": scenario.fabric.trimming,
+            "ecn": scenario.fabric.ecn,
+            **variant.fabric,
+        }
+        flows = self.flows()
+        pfc = scenario.pfc_for(flows) if fabric_options.get("pfc", True) else None
+        out_dir = self.out_dir
         try:
-            transfers = _start_flows(fabric, flows)
+            self.fabric = VirtualFabric(
+                scenario.topology,
+                seed=self.seed,
+                nic_config=nic_config(scenario, variant),
+                trimming=fabric_options["trimming"],
+                ecn=fabric_options["ecn"],
+                event_log=out_dir / "events.jsonl" if out_dir is not None else None,
+                bin_ns=scenario.plot_bin_ns,
+                pfc=pfc,
+            )
         except VirtualFabricError as exc:
-            raise ScenarioRunError(f"{scenario.source}: traffic: {exc}") from None
-        fault_of_event: dict[int, list[int]] = {}
-        for index, event in enumerate(timeline):
-            for fault in faults_for(scenario, event):
-                fault_of_event.setdefault(index, []).append(len(fabric.faults))
-                try:
-                    fabric.schedule(fault)
-                except VirtualFabricError as exc:
-                    raise ScenarioRunError(f"{scenario.source}: timeline[{index}]: {exc}") from None
-        fabric.run(until_ns=scenario.duration_ns, progress=progress)
+            raise ScenarioRunError(
+                f"{scenario.name}: cannot build the virtual fabric: {exc}"
+            ) from None
+
+    def _built(self) -> VirtualFabric:
+        if self.fabric is None:
+            raise ScenarioRunError(f"{self.scenario.name}: the virtual fabric is not up")
+        return self.fabric
+
+    def start(self, flows: list[Flow]) -> None:
+        try:
+            self.transfers += _start_flows(self._built(), flows)
+        except VirtualFabricError as exc:
+            raise ScenarioRunError(f"{self.scenario.source}: traffic: {exc}") from None
+
+    def run(self, until_ns: int) -> None:
+        fabric = self._built()
+        for index, fault in self.pending:  # after the traffic, in timeline order
+            self.fault_of_event.setdefault(index, []).append(len(fabric.faults))
+            try:
+                fabric.schedule(fault)
+            except VirtualFabricError as exc:
+                raise ScenarioRunError(
+                    f"{self.scenario.source}: timeline[{index}]: {exc}"
+                ) from None
+        self.pending = []
+        fabric.run(until_ns=until_ns, progress=self.progress)
+
+    def result(self) -> RunResult:
         return _result(
-            scenario, variant, seed, fabric, transfers, timeline, fault_of_event, started
+            self.scenario,
+            self.variant,
+            self.seed,
+            self._built(),
+            self.transfers,
+            self.scenario.timeline,
+            self.fault_of_event,
+            self.started,
         )
-    finally:
-        fabric.close()
+
+    def down(self) -> None:
+        if self.fabric is not None:
+            self.fabric.close()
 
 
 def _start_flows(fabric: VirtualFabric, flows: list[Flow]) -> list[tuple[Flow, Any]]:

@@ -12,6 +12,7 @@ import pytest
 
 from nic_emu.serve_config import dilate_transport, transport_config
 from testbed.layout import link_rate_pps
+from testbed.modes import mode
 from testbed.scenario import process
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.load import load, loads
@@ -21,6 +22,20 @@ from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions, default_t
 from testbed.scenario.virtual import Variant, nic_config
 
 TDF = 65536
+
+
+def scheduled(scenario: Any, variant: Variant | None = None) -> process.ProcessRun:
+    """The local process fabric of ``scenario`` (nothing started) with its timeline
+    handed over, as the runner does before bringing it up."""
+    run = mode("local").make(scenario, variant or Variant(), RunOptions(mode="local"))
+    assert isinstance(run, process.ProcessRun)
+    run.schedule(run.scenario.timeline)
+    return run
+
+
+def actions(scenario: Any) -> list[process.Action]:
+    return scheduled(scenario).pending
+
 
 FLAPS = """
 name: flaps
@@ -46,8 +61,7 @@ def test_the_nics_get_the_virtual_runs_settings_dilated() -> None:
 
 def test_flaps_become_down_and_up_edges_in_time_order() -> None:
     scenario = loads(FLAPS, source="flaps.yaml")
-    process.check_supported(scenario, scenario.timeline)
-    got = [(a.at_ns, a.origin, type(a.event).__name__) for a in process.actions(scenario.timeline)]
+    got = [(a.at_ns, a.origin, type(a.event).__name__) for a in actions(scenario)]
     assert got == [
         (10_000, 0, "PortDownEvent"),
         (15_000, 1, "LinkDownEvent"),
@@ -61,7 +75,7 @@ def test_flaps_become_down_and_up_edges_in_time_order() -> None:
         (90_000, 0, "PortDownEvent"),
         (100_000, 0, "PortUpEvent"),  # cut short by `until`, left up
     ]
-    edges = process.actions(scenario.timeline)
+    edges = actions(scenario)
     assert isinstance(edges[0].event, PortDownEvent) and edges[0].event.port.plane == 1
     assert isinstance(edges[3].event, PortUpEvent) and edges[3].event.at_ns == 30_000
     assert isinstance(edges[1].event, LinkDownEvent) and edges[1].event.link.b == "p0-t1-0"
@@ -82,22 +96,23 @@ def test_what_the_process_fabric_cannot_do_is_refused(event: str, kind: str) -> 
         source="x.yaml",
     )
     with pytest.raises(ScenarioRunError, match=rf"timeline\[0\]: {kind} needs the virtual fabric"):
-        process.check_supported(scenario, scenario.timeline)
+        scheduled(scenario)
 
 
 def test_switch_settings_of_a_negative_control_are_refused(tmp_path: Path) -> None:
     scenario = load("t1-down")
     options = RunOptions(mode="local", run_dir=tmp_path)
     with pytest.raises(ScenarioRunError, match="trimming or ECN"):
-        process.run_process(scenario, Variant(name="x", fabric={"trimming": False}), options)
+        mode("local").make(scenario, Variant(name="x", fabric={"trimming": False}), options)
 
 
 def test_the_tdf_is_a_power_of_two_for_the_process_fabric_only() -> None:
-    small, eight = load("t1-down").topology, load("port-flap").topology
+    small_scenario = load("t1-down")
+    small, eight = small_scenario.topology, load("port-flap").topology
     assert RunOptions(mode="local", tdf=1024).effective_tdf(small) == 1024
-    for mode, target in NIC_FRAMES_PER_S:
-        options = RunOptions(mode=mode, target=target)
-        assert options.effective_tdf(small) == default_tdf(small, mode, target)
+    for name, target in NIC_FRAMES_PER_S:
+        options = RunOptions(mode=name, target=target)
+        assert options.effective_tdf(small) == default_tdf(small, name, target)
     # 4 ports of 100 Gb/s = 11.8 M frames/s -> 65536 (180/s); 8 ports -> twice that
     assert default_tdf(small, "mininet", "bmv2") == 65536
     assert default_tdf(eight, "mininet", "bmv2") == 131072
@@ -111,7 +126,7 @@ def test_the_tdf_is_a_power_of_two_for_the_process_fabric_only() -> None:
     with pytest.raises(ScenarioRunError, match=r"--tdf: .*power of two"):
         RunOptions(mode="local", tdf=1000)
     with pytest.raises(ScenarioRunError, match="--tdf is for the process fabric"):
-        RunOptions(mode="virtual", tdf=1024)
+        mode("virtual").make(small_scenario, Variant(), RunOptions(mode="virtual", tdf=1024))
 
 
 # ------------------------------------------------------------------ reports -> results
@@ -151,8 +166,8 @@ def test_goodput_is_in_dilated_units_placed_when_delivered() -> None:
 
 def test_repaths_are_counted_under_the_cut_that_caused_them() -> None:
     scenario = load("link-restore")
-    actions = process.actions(scenario.timeline)
-    applied = [(actions[0], 50_100, 51_000), (actions[1], 150_000, 151_000)]
+    edges = actions(scenario)
+    applied = [(edges[0], 50_100, 51_000), (edges[1], 150_000, 151_000)]
     started = 1_000_000_000
     infos = {
         0: {
@@ -287,7 +302,7 @@ def test_a_process_result_says_what_ran_and_reads_back() -> None:
 
 def test_changes_at_one_instant_on_different_elements_are_applied_together() -> None:
     scenario = load("port-flap")
-    edges = process.actions(scenario.timeline)
+    edges = actions(scenario)
     assert [len(b) for b in process.batches(edges[:8])] == [4, 4]  # 4 ports down, 4 up
     late = [edges[0], edges[4]]  # port 0 down at 40 us and up at 60 us, both overdue
     assert process.batches(late) == [[edges[0]], [edges[4]]]
