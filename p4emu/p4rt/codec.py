@@ -24,7 +24,7 @@ from finsy.proto import p4d, p4r
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
-from p4emu.p4rt.schema import encode_unsigned
+from p4emu.p4rt_client.schema import encode_unsigned
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
 
 # --------------------------------------------------------------------------- bytestrings
