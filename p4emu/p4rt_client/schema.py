@@ -284,7 +284,9 @@ def encode_match(field_: FieldSchema, value: object, out: Any, what: What) -> No
         raise EntityNameError(f"{_name(what)}: {kind} match fields are not supported")
 
 
-_ONEOF = {
+#: the ``FieldMatch`` oneof of each match kind (also its name in lower case); the switch
+#: side's decoder uses it too
+ONEOF_OF_KIND = {
     "EXACT": "exact",
     "LPM": "lpm",
     "TERNARY": "ternary",
@@ -296,7 +298,7 @@ _ONEOF = {
 def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> KeyFieldValue:
     """The value of one match a switch sent (see the module docstring for the shapes)."""
     which = match.WhichOneof("field_match_type")
-    if which != _ONEOF.get(field_.kind):
+    if which != ONEOF_OF_KIND.get(field_.kind):
         raise EntityNameError(
             f"{where}: key {field_.name} is {field_.kind} but the entry has {which}"
         )
@@ -312,9 +314,9 @@ def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> KeyF
 
 
 __all__ = [
+    "ONEOF_OF_KIND",
     "ActionSchema",
     "CounterSchema",
-    "EntityNameError",
     "FieldSchema",
     "KeyFieldValue",
     "P4Schema",
