@@ -16,9 +16,9 @@ one byte; P4Runtime spec section 8.4) and accepted back in any width.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
-from typing import Any
 
 from finsy.proto import p4i, p4r
 
@@ -41,6 +41,10 @@ class CodecAction:
     name: str
     id: int
     params: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other actions)
+    param_names: tuple[str, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "param_names", tuple(p.name for p in self.params))
 
 
 @dataclass(frozen=True, slots=True)
@@ -51,6 +55,10 @@ class CodecTable:
     action_ids: frozenset[int]
     size: int
     initial_default: Entry | None
+    field_names: tuple[str, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "field_names", tuple(f.name for f in self.fields))
 
 
 def canonical_bytes(value: int, bitwidth: int, what: str) -> bytes:
@@ -216,14 +224,10 @@ class EntityCodec:
                 f"{entry.action}: {len(entry.params)} values for {len(action.params)} "
                 f"parameters ({', '.join(p.name for p in action.params)})"
             )
-        match = {} if entry.is_default else _named(table.fields, entry.match)
+        match = {} if entry.is_default else dict(zip(table.field_names, entry.match))
+        params = dict(zip(action.param_names, entry.params))
         return P4TableEntry(
-            table.name,
-            match,
-            action.name,
-            _named(action.params, entry.params),
-            entry.priority,
-            entry.is_default,
+            table.name, match, action.name, params, entry.priority, entry.is_default
         )
 
     def encode_table_entry(self, entry: Entry, message: p4r.TableEntry) -> None:
@@ -243,9 +247,8 @@ class EntityCodec:
         if update_type == "DELETE" and not entry.is_default:
             # only the key travels (and is checked): table, match, priority
             table = self.table(entry.table)
-            named = P4TableEntry(
-                table.name, _named(table.fields, entry.match), priority=entry.priority
-            )
+            match = dict(zip(table.field_names, entry.match))
+            named = P4TableEntry(table.name, match, priority=entry.priority)
         else:
             named = self.entity_of(entry)
         try:
@@ -338,11 +341,6 @@ def param_names(action: str) -> tuple[str, ...]:
         if action in shape.actions:
             return shape.actions[action]
     return ()
-
-
-def _named(fields: Iterable[FieldSchema], values: Iterable[Any]) -> dict[str, Any]:
-    """``{field name: value}`` of values given in the order of ``fields``."""
-    return {f.name: value for f, value in zip(fields, values)}
 
 
 def _fmt_fields(fields: Iterable[tuple[str, str]]) -> str:
