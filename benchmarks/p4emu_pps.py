@@ -25,8 +25,8 @@ sys.path.insert(0, str(ROOT))
 from finsy.proto import p4r  # noqa: E402
 
 from p4emu.p4rt import P4RuntimeState  # noqa: E402
-from p4emu.p4rt.messages import EntityNames  # noqa: E402
-from p4emu.p4rt.schema import KeyFieldValue  # noqa: E402
+from p4emu.p4rt_client.messages import EntityNames  # noqa: E402
+from p4emu.p4rt_client.schema import KeyFieldValue  # noqa: E402
 from p4emu.runtime.clock import VirtualClock  # noqa: E402
 from p4emu.switch import Switch  # noqa: E402
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(ROOT))
 from p4emu.bundle import SourceBundle, device_config_for  # noqa: E402
 from p4emu.frontend import load_program  # noqa: E402
 from p4emu.p4info import p4info_for_program  # noqa: E402
-from p4emu.p4rt.messages import pipeline_config, set_pipeline_request  # noqa: E402
+from p4emu.p4rt_client.messages import pipeline_config, set_pipeline_request  # noqa: E402
 from p4emu.server.client import P4RuntimeClient  # noqa: E402
 from p4emu.server.service import P4RuntimeService, start_grpc_server  # noqa: E402
 from p4emu.server.switch_device import DeviceSettings, SwitchDevice  # noqa: E402

@@ -1,12 +1,14 @@
 """Plan entries <-> P4Runtime entities, by name, through a P4Info.
 
-:class:`EntityCodec` indexes a P4Info once (``p4emu.p4rt.schema.P4Schema``: names -> ids,
-bit widths, match kinds) and then encodes :class:`controller.plan.Entry` values as
+:class:`EntityCodec` indexes a P4Info once (``p4emu.p4rt_client.schema.P4Schema``: names
+-> ids, bit widths, match kinds) and then encodes :class:`controller.plan.Entry` values as
 ``p4.v1.Entity`` messages and decodes what a switch returns. No id is written anywhere in
-the controller: every id comes from here. Values and matches are encoded, and entities
-decoded, by p4emu's client stack (``p4emu.p4rt.schema``, ``p4emu.p4rt.messages``: the
-one value codec of the project); this module adds the controller's view — key fields and
-parameters in ``p4names.REQUIRED_TABLES`` order, plan entries, the P4Info check.
+the controller: every id comes from here. A plan entry becomes a
+``p4emu.p4rt_client.entity.P4TableEntry``, the project's one table-entry builder, which
+encodes itself (and decodes what a switch sends); this module adds the controller's view
+— key fields and parameters in ``p4names.REQUIRED_TABLES`` order, plan entries, the checks
+a plan must pass (every action allowed in its table, the counts of values, table sizes),
+the P4Info check.
 
 Values are sent in P4Runtime's canonical binary form (shortest big-endian string, at least
 one byte; P4Runtime spec section 8.4) and accepted back in any width.
@@ -14,6 +16,7 @@ one byte; P4Runtime spec section 8.4) and accepted back in any width.
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
@@ -22,8 +25,9 @@ from finsy.proto import p4i, p4r
 import controller.p4names as p4names
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
 from controller.plan import Entry, LpmPrefix, PlanMatch, SwitchPlan
-from p4emu.p4rt.messages import EntityNameError, EntityNames
-from p4emu.p4rt.schema import CounterSchema, FieldSchema, encode_match, encode_value
+from p4emu.p4rt_client.entity import P4TableEntry, decode_action_call
+from p4emu.p4rt_client.exceptions import EntityNameError
+from p4emu.p4rt_client.schema import CounterSchema, FieldSchema, P4Schema, encode_value
 
 UPDATE_TYPES = {
     "INSERT": p4r.Update.INSERT,
@@ -37,6 +41,10 @@ class CodecAction:
     name: str
     id: int
     params: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other actions)
+    param_names: tuple[str, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "param_names", tuple(p.name for p in self.params))
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +55,10 @@ class CodecTable:
     action_ids: frozenset[int]
     size: int
     initial_default: Entry | None
+    field_names: tuple[str, ...] = dataclasses.field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "field_names", tuple(f.name for f in self.fields))
 
 
 def canonical_bytes(value: int, bitwidth: int, what: str) -> bytes:
@@ -67,8 +79,7 @@ class EntityCodec:
 
     def __init__(self, p4info: p4i.P4Info, *, require: bool = True) -> None:
         self.p4info = p4info
-        self.names = EntityNames(p4info)
-        schema = self.names.schema
+        self.schema = schema = P4Schema(p4info)
         self.actions: dict[str, CodecAction] = {}
         for action in schema.actions.values():
             order = self._param_order(action.name, [p.name for p in action.params])
@@ -82,8 +93,10 @@ class EntityCodec:
             if table.info.HasField("initial_default_action"):
                 call = table.info.initial_default_action
                 try:
-                    name, params = self.names.decode_action_call(
-                        call.action_id, [(arg.param_id, arg.value) for arg in call.arguments]
+                    name, params = decode_action_call(
+                        schema,
+                        call.action_id,
+                        [(arg.param_id, arg.value) for arg in call.arguments],
                     )
                 except EntityNameError as exc:
                     raise DecodeError(f"{table.name}: initial default action: {exc}") from None
@@ -184,7 +197,7 @@ class EntityCodec:
 
     def counter_by_id(self, counter_id: int) -> CounterSchema:
         try:
-            return self.names.schema.counter_by_id(counter_id)
+            return self.schema.counter_by_id(counter_id)
         except EntityNameError as exc:
             raise DecodeError(str(exc)) from None
 
@@ -193,21 +206,16 @@ class EntityCodec:
 
     # ------------------------------------------------------------------ encode
 
-    def encode_table_entry(self, entry: Entry, message: p4r.TableEntry) -> None:
-        """Fills ``message`` (a fresh TableEntry) with ``entry``."""
+    def entity_of(self, entry: Entry) -> P4TableEntry:
+        """The entry by name (key fields and parameters named in the P4Info), after the
+        checks P4TableEntry does not make: the number of match values and of parameters,
+        and that the table may use the action."""
         table = self.table(entry.table)
-        message.table_id = table.id
-        if entry.is_default:
-            message.is_default_action = True
-        elif len(entry.match) != len(table.fields):
+        if not entry.is_default and len(entry.match) != len(table.fields):
             raise EncodeError(
                 f"{entry.table}: {len(entry.match)} match values for "
                 f"{len(table.fields)} key fields ({', '.join(f.name for f in table.fields)})"
             )
-        else:
-            self._encode_matches(table, entry.match, message)
-        if entry.priority:
-            message.priority = entry.priority
         action = self.action(entry.action)
         if action.id not in table.action_ids:
             raise EncodeError(f"{entry.table} cannot use action {entry.action}")
@@ -216,27 +224,17 @@ class EntityCodec:
                 f"{entry.action}: {len(entry.params)} values for {len(action.params)} "
                 f"parameters ({', '.join(p.name for p in action.params)})"
             )
-        call = message.action.action
-        call.action_id = action.id
-        try:
-            for param, value in zip(action.params, entry.params):
-                added = call.params.add()
-                added.param_id = param.id
-                added.value = encode_value(
-                    value, param.bitwidth, lambda name=param.name: f"{entry.action}({name})"
-                )
-        except EntityNameError as exc:
-            raise EncodeError(str(exc)) from None
+        match = {} if entry.is_default else dict(zip(table.field_names, entry.match))
+        params = dict(zip(action.param_names, entry.params))
+        return P4TableEntry(
+            table.name, match, action.name, params, entry.priority, entry.is_default
+        )
 
-    @staticmethod
-    def _encode_matches(
-        table: CodecTable, values: Iterable[PlanMatch], message: p4r.TableEntry
-    ) -> None:
+    def encode_table_entry(self, entry: Entry, message: p4r.TableEntry) -> None:
+        """Fills ``message`` (a fresh TableEntry) with ``entry``."""
+        named = self.entity_of(entry)
         try:
-            for field, value in zip(table.fields, values):
-                encode_match(
-                    field, value, message.match, lambda name=field.name: f"{table.name} key {name}"
-                )
+            named.encode_into(self.schema, message)
         except EntityNameError as exc:
             raise EncodeError(str(exc)) from None
 
@@ -246,17 +244,17 @@ class EntityCodec:
         return entity
 
     def encode_update(self, update_type: str, entry: Entry) -> p4r.Update:
-        update = p4r.Update(type=UPDATE_TYPES[update_type])
         if update_type == "DELETE" and not entry.is_default:
+            # only the key travels (and is checked): table, match, priority
             table = self.table(entry.table)
-            message = update.entity.table_entry
-            message.table_id = table.id
-            self._encode_matches(table, entry.match, message)
-            if entry.priority:
-                message.priority = entry.priority
-            return update
-        self.encode_table_entry(entry, update.entity.table_entry)
-        return update
+            match = dict(zip(table.field_names, entry.match))
+            named = P4TableEntry(table.name, match, priority=entry.priority)
+        else:
+            named = self.entity_of(entry)
+        try:
+            return named.encode_update(self.schema, UPDATE_TYPES[update_type])
+        except EntityNameError as exc:
+            raise EncodeError(str(exc)) from None
 
     # ------------------------------------------------------------------ read requests
 
@@ -291,7 +289,7 @@ class EntityCodec:
     def decode(self, entity: p4r.Entity) -> Entry:
         """A table entry read from a switch, as a plan Entry."""
         try:
-            named = self.names.decode_table_entry(entity)
+            named = P4TableEntry.decode(entity, self.schema)
         except EntityNameError as exc:
             raise DecodeError(str(exc)) from None
         if named.action is None:

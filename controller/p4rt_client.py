@@ -4,7 +4,7 @@ Built on the raw generated stubs (``finsy.proto.p4r_grpc``) rather than ``finsy.
 the controller needs to decide itself when a pipeline is (re)installed, to read tables back
 verbatim for the diff, and to map every failure to the switch and update that caused it
 (docs/controller.md, "Why raw stubs"). A thin asyncio transport: requests are built, and
-failed Writes decoded, by p4emu's client stack (``p4emu.p4rt.messages``, shared with the
+failed Writes decoded, by p4emu's client stack (``p4emu.p4rt_client.messages``, shared with the
 synchronous client of ``p4emu-switch``); the switch side (``p4emu.server``) is never used.
 
 Errors are raised as :mod:`controller.exceptions` subclasses of ``SwitchAccessError``
@@ -30,10 +30,10 @@ from controller.exceptions import (
     UnreachableError,
     WriteError,
 )
-from p4emu.p4rt.messages import (
+from p4emu.p4rt_client.exceptions import code_name
+from p4emu.p4rt_client.messages import (
     FailedUpdate,
     arbitration_request,
-    code_name,
     describe_rpc_error,
     failed_updates,
     from_uint128,

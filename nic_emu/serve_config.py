@@ -18,12 +18,19 @@ import json
 import math
 import os
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, fields, replace
 from pathlib import Path
 from typing import Any
 
-from nic_emu.config import CcConfig, DcqcnConfig, NicConfig, RoceConfig, TransportMode
+from nic_emu.config import (
+    CcConfig,
+    DcqcnConfig,
+    NicConfig,
+    RoceConfig,
+    TransportMode,
+    config_as_dict,
+)
 from nic_emu.core import NicCore
 from nic_emu.eventfile import DEFAULT_EVENTS_MAX_BYTES, MIN_EVENTS_MAX_BYTES
 from nic_emu.exceptions import ConfigError, ServeConfigError
@@ -173,23 +180,9 @@ def dilated_transport(overrides: object, tdf: int) -> dict[str, Any]:
 
 def transport_overrides(config: NicConfig) -> dict[str, Any]:
     """Every setting of ``config`` as a ``transport`` object (JSON values): given to
-    ``nic-emu serve``, it reproduces ``config`` exactly, whatever the process defaults."""
-    out: dict[str, Any] = {}
-    for f in fields(NicConfig):
-        value = getattr(config, f.name)
-        if isinstance(value, CcConfig):
-            value = {g.name: getattr(value, g.name) for g in fields(CcConfig)}
-        elif isinstance(value, RoceConfig):
-            value = {
-                g.name: getattr(value, g.name) for g in fields(RoceConfig) if g.name != "dcqcn"
-            }
-            value["dcqcn"] = {
-                g.name: getattr(config.roce.dcqcn, g.name) for g in fields(DcqcnConfig)
-            }
-        elif isinstance(value, TransportMode):
-            value = value.value
-        out[f.name] = value
-    return out
+    ``nic-emu serve``, it reproduces ``config`` exactly, whatever the process defaults.
+    The same object as ``nic_emu.config.config_as_dict`` (one home for NicConfig as JSON)."""
+    return config_as_dict(config)
 
 
 @dataclass(frozen=True, slots=True)
@@ -307,65 +300,79 @@ def transport_config(overrides: object, base: NicConfig | None = None) -> NicCon
     ``"roce"``) applied."""
     if not isinstance(overrides, dict):
         raise ServeConfigError("transport", f"must be a JSON object, got {_kind(overrides)}")
-    if base is None:
-        base = replace(NicConfig(), **PROCESS_TRANSPORT_DEFAULTS)
-    known = {f.name: f for f in fields(NicConfig)}
-    values: dict[str, Any] = {}
-    for name, raw in overrides.items():
-        key = f"transport.{name}"
-        if name not in known:
-            raise ServeConfigError(key, f"unknown transport setting{_suggest(name, known)}")
-        if name == "cc":
-            value: Any = _cc_config(raw, base.cc)
-        elif name == "roce":
-            value = _roce_config(raw, base.roce)
-        elif name == "mode":
-            modes = [m.value for m in TransportMode]
-            if raw not in modes:
-                raise ServeConfigError(key, f"must be one of {modes}, got {raw!r}")
-            value = TransportMode(raw)
-        else:
-            value = _typed(key, raw, getattr(NicConfig(), name))  # the field's own type
-        values[name] = value
+    start = replace(NicConfig(), **PROCESS_TRANSPORT_DEFAULTS) if base is None else base
+    values = _settings(
+        overrides,
+        "transport",
+        "transport",
+        NicConfig(),  # each value has the type of the field's own default
+        readers={
+            "cc": lambda raw, _key: _cc_config(raw, start.cc),
+            "roce": lambda raw, _key: _roce_config(raw, start.roce),
+            "mode": _mode,
+        },
+    )
     try:
-        return replace(base, **values)  # checked as a whole: values may depend on each other
+        return replace(start, **values)  # checked as a whole: values may depend on each other
     except ConfigError as exc:
         for name, value in values.items():
             try:
-                replace(base, **{name: value})  # blame a bad value on its own key
+                replace(start, **{name: value})  # blame a bad value on its own key
             except ConfigError as own:
                 raise ServeConfigError(f"transport.{name}", str(own)) from None
         raise ServeConfigError(_blame(str(exc), overrides), str(exc)) from None
 
 
-def _roce_config(raw: object, base: RoceConfig) -> RoceConfig:
-    """``transport.roce``: RoceConfig field names, ``dcqcn`` an object of DcqcnConfig's."""
+def _settings(
+    raw: object,
+    key: str,
+    what: str,
+    defaults: Any,
+    *,
+    readers: Mapping[str, Callable[[object, str], Any]] | None = None,
+    check: Callable[[str, Any, str], None] | None = None,
+) -> dict[str, Any]:
+    """The one reader of a settings object (``transport``, ``transport.cc``,
+    ``transport.roce``, ``transport.roce.dcqcn``): a JSON object of the field names of
+    ``defaults`` (a dataclass), each value of the type of its default in ``defaults``, or
+    read by ``readers[name](value, key)`` (objects, enums); ``check(name, value, key)``
+    vets each value as it is read. Unknown names are refused with the closest known one."""
     if not isinstance(raw, dict):
-        raise ServeConfigError("transport.roce", f"must be a JSON object, got {_kind(raw)}")
-    known = [f.name for f in fields(RoceConfig)]
+        raise ServeConfigError(key, f"must be a JSON object, got {_kind(raw)}")
+    known = [f.name for f in fields(defaults)]
     values: dict[str, Any] = {}
     for name, value in raw.items():
-        key = f"transport.roce.{name}"
+        where = f"{key}.{name}"
         if name not in known:
-            raise ServeConfigError(key, f"unknown RoCE setting{_suggest(name, known)}")
-        if name == "dcqcn":
-            if not isinstance(value, dict):
-                raise ServeConfigError(key, f"must be a JSON object, got {_kind(value)}")
-            dc_known = [f.name for f in fields(DcqcnConfig)]
-            dc: dict[str, Any] = {}
-            for dname, dvalue in value.items():
-                dkey = f"{key}.{dname}"
-                if dname not in dc_known:
-                    raise ServeConfigError(
-                        dkey, f"unknown DCQCN setting{_suggest(dname, dc_known)}"
-                    )
-                dc[dname] = _typed(dkey, dvalue, getattr(base.dcqcn, dname))
-            try:
-                values[name] = replace(base.dcqcn, **dc)
-            except ConfigError as exc:
-                raise ServeConfigError(key, str(exc)) from None
+            raise ServeConfigError(where, f"unknown {what} setting{_suggest(name, known)}")
+        read = readers.get(name) if readers is not None else None
+        if read is not None:
+            values[name] = read(value, where)
         else:
-            values[name] = _typed(key, value, getattr(base, name))
+            values[name] = _typed(where, value, getattr(defaults, name))
+        if check is not None:
+            check(name, values[name], where)
+    return values
+
+
+def _mode(raw: object, key: str) -> TransportMode:
+    modes = [m.value for m in TransportMode]
+    if raw not in modes:
+        raise ServeConfigError(key, f"must be one of {modes}, got {raw!r}")
+    return TransportMode(raw)
+
+
+def _roce_config(raw: object, base: RoceConfig) -> RoceConfig:
+    """``transport.roce``: RoceConfig field names, ``dcqcn`` an object of DcqcnConfig's."""
+
+    def dcqcn(value: object, key: str) -> DcqcnConfig:
+        settings = _settings(value, key, "DCQCN", base.dcqcn)
+        try:
+            return replace(base.dcqcn, **settings)
+        except ConfigError as exc:
+            raise ServeConfigError(key, str(exc)) from None
+
+    values = _settings(raw, "transport.roce", "RoCE", base, readers={"dcqcn": dcqcn})
     try:
         return replace(base, **values)
     except ConfigError as exc:
@@ -373,21 +380,13 @@ def _roce_config(raw: object, base: RoceConfig) -> RoceConfig:
 
 
 def _cc_config(raw: object, base: CcConfig) -> CcConfig:
-    if not isinstance(raw, dict):
-        raise ServeConfigError("transport.cc", f"must be a JSON object, got {_kind(raw)}")
-    known = [f.name for f in fields(CcConfig)]
-    values: dict[str, Any] = {}
-    for name, value in raw.items():
-        key = f"transport.cc.{name}"
-        if name not in known:
-            raise ServeConfigError(
-                key, f"unknown congestion-control setting{_suggest(name, known)}"
-            )
-        values[name] = _typed(key, value, getattr(CcConfig(), name))  # the field's own type
+    def alone(name: str, value: Any, key: str) -> None:
         try:
-            replace(base, **{name: values[name]})
+            replace(base, **{name: value})
         except ConfigError as exc:
             raise ServeConfigError(key, str(exc)) from None
+
+    values = _settings(raw, "transport.cc", "congestion-control", CcConfig(), check=alone)
     return replace(base, **values)
 
 

@@ -287,31 +287,7 @@ class RuntimeBuilder:
         name = instance.name
         key_elements = [k for k in decl.key if k.match_kind != "selector"]
         selector_elements = [k for k in decl.key if k.match_kind == "selector"]
-        known_fields = self.ids.match_fields.get(name)
-        key_fields: list[KeyField] = []
-        key_infos: list[KeyFieldInfo] = []
-        selector_infos: list[KeyFieldInfo] = []
-        position = 0
-        for element in decl.key:
-            width = bit_width(element.expr.type) if element.expr.type is not None else None
-            if isinstance(element.expr.type, t.ErrorType):
-                width = ERROR_KEY_WIDTH
-            if width is None:
-                raise _loc_error(
-                    element, f"table {name}: key {element.name} is not a bit-string/bool value"
-                )
-            if element.match_kind == "selector":
-                selector_infos.append(KeyFieldInfo(0, element.name, width, "selector"))
-                continue
-            kind = _MATCH_KINDS.get(element.match_kind)
-            if kind is None:
-                raise _loc_error(element, f"match kind {element.match_kind} is not supported")
-            field_id = position + 1
-            if known_fields is not None and position < len(known_fields):
-                field_id = known_fields[position][0]
-            position += 1
-            key_fields.append(KeyField(element.name, width, kind))
-            key_infos.append(KeyFieldInfo(field_id, element.name, width, element.match_kind))
+        key_fields, key_infos, selector_infos = self._table_key(name, decl)
 
         profile: ActionProfile | None = None
         if instance.implementation is not None:
@@ -322,38 +298,9 @@ class RuntimeBuilder:
             profile.selector_widths = tuple(i.width for i in selector_infos)
 
         action_refs = list(decl.actions)
-        implicit_default = None
-        default_ref = decl.default_action
-        if default_ref is None:
-            implicit_default = self._no_action
-        allowed: dict[int, ActionScope] = {}
-        widths: dict[int, tuple[int, ...]] = {}
-        action_ids: list[int] = []
-        for ref in action_refs:
-            if ref.action is None:
-                continue
-            action_id = self.action_id(ref.action, block)
-            scope = ActionScope.table_and_default
-            if ref.default_only:
-                scope = ActionScope.default_only
-            elif ref.table_only:
-                scope = ActionScope.table_only
-            allowed[action_id] = scope
-            action_ids.append(action_id)
-            param_widths = [bit_width(p.type) for p in ref.action.control_plane_params]  # type: ignore[arg-type]
-            if all(w is not None for w in param_widths):
-                widths[action_id] = tuple(param_widths)  # type: ignore[arg-type]
-        default: tuple[int, list[int]] | None = None
-        if default_ref is not None and default_ref.action is not None:
-            default = (
-                self.action_id(default_ref.action, block),
-                self._action_args(default_ref),
-            )
-        elif implicit_default is not None:
-            nid = self.action_id(implicit_default, None)
-            allowed.setdefault(nid, ActionScope.default_only)
-            widths.setdefault(nid, ())
-            default = (nid, [])
+        implicit_default = self._no_action if decl.default_action is None else None
+        actions = self._table_actions(decl, block, action_refs, implicit_default)
+        allowed, widths, action_ids, default = actions
 
         direct_counter = None
         counter_name = None
@@ -423,6 +370,81 @@ class RuntimeBuilder:
             profile=profile,
             has_direct_meter=isinstance(direct_meter, DirectMeter),
         )
+
+    def _table_key(
+        self, name: str, decl: ast.TableDecl
+    ) -> tuple[list[KeyField], list[KeyFieldInfo], list[KeyFieldInfo]]:
+        """The runtime key fields of a table, their P4Info view (ids from the P4Info when
+        known) and its selector fields, in key order."""
+        known_fields = self.ids.match_fields.get(name)
+        key_fields: list[KeyField] = []
+        key_infos: list[KeyFieldInfo] = []
+        selector_infos: list[KeyFieldInfo] = []
+        position = 0
+        for element in decl.key:
+            width = bit_width(element.expr.type) if element.expr.type is not None else None
+            if isinstance(element.expr.type, t.ErrorType):
+                width = ERROR_KEY_WIDTH
+            if width is None:
+                raise _loc_error(
+                    element, f"table {name}: key {element.name} is not a bit-string/bool value"
+                )
+            if element.match_kind == "selector":
+                selector_infos.append(KeyFieldInfo(0, element.name, width, "selector"))
+                continue
+            kind = _MATCH_KINDS.get(element.match_kind)
+            if kind is None:
+                raise _loc_error(element, f"match kind {element.match_kind} is not supported")
+            field_id = position + 1
+            if known_fields is not None and position < len(known_fields):
+                field_id = known_fields[position][0]
+            position += 1
+            key_fields.append(KeyField(element.name, width, kind))
+            key_infos.append(KeyFieldInfo(field_id, element.name, width, element.match_kind))
+        return key_fields, key_infos, selector_infos
+
+    def _table_actions(
+        self,
+        decl: ast.TableDecl,
+        block: ast.BlockInstance | None,
+        action_refs: list[ast.ActionRef],
+        implicit_default: ast.ActionDecl | None,
+    ) -> tuple[
+        dict[int, ActionScope], dict[int, tuple[int, ...]], list[int], tuple[int, list[int]] | None
+    ]:
+        """A table's actions: allowed scope and parameter widths by action id, the ids in
+        declaration order, and the default action with its arguments (NoAction when the
+        program names none)."""
+        allowed: dict[int, ActionScope] = {}
+        widths: dict[int, tuple[int, ...]] = {}
+        action_ids: list[int] = []
+        for ref in action_refs:
+            if ref.action is None:
+                continue
+            action_id = self.action_id(ref.action, block)
+            scope = ActionScope.table_and_default
+            if ref.default_only:
+                scope = ActionScope.default_only
+            elif ref.table_only:
+                scope = ActionScope.table_only
+            allowed[action_id] = scope
+            action_ids.append(action_id)
+            param_widths = [bit_width(p.type) for p in ref.action.control_plane_params]  # type: ignore[arg-type]
+            if all(w is not None for w in param_widths):
+                widths[action_id] = tuple(param_widths)  # type: ignore[arg-type]
+        default: tuple[int, list[int]] | None = None
+        default_ref = decl.default_action
+        if default_ref is not None and default_ref.action is not None:
+            default = (
+                self.action_id(default_ref.action, block),
+                self._action_args(default_ref),
+            )
+        elif implicit_default is not None:
+            nid = self.action_id(implicit_default, None)
+            allowed.setdefault(nid, ActionScope.default_only)
+            widths.setdefault(nid, ())
+            default = (nid, [])
+        return allowed, widths, action_ids, default
 
     def _action_args(self, ref: ast.ActionRef) -> list[int]:
         out = []

@@ -24,7 +24,7 @@ from finsy.proto import p4d, p4r
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
-from p4emu.p4rt.schema import encode_unsigned
+from p4emu.p4rt_client.schema import ONEOF_OF_KIND, FieldSchema, encode_unsigned
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
 
 # --------------------------------------------------------------------------- bytestrings
@@ -95,45 +95,26 @@ def encode_signed(value: int) -> bytes:
 # --------------------------------------------------------------------------- match fields
 
 
-@dataclass(frozen=True)
-class MatchSpec:
-    """A match field as P4Runtime sees it: P4Info id, name, bitwidth, match kind name."""
-
-    id: int
-    name: str
-    width: int
-    kind: str  # exact | lpm | ternary | range | optional
-
-
 class Specs(tuple):
     """The specs of a table key or an action's parameters with their id -> position index,
     built once (per table / action, by :class:`p4emu.p4rt.context.Context`), not per call."""
 
     by_id: dict[int, int]
 
-    def __new__(cls, specs: Iterable[MatchSpec] | Iterable[ParamSpec]) -> Specs:
+    def __new__(cls, specs: Iterable[FieldSchema]) -> Specs:
         self = super().__new__(cls, specs)
         self.by_id = {spec.id: index for index, spec in enumerate(self)}
         return self
 
 
-def _index_of(specs: Sequence[MatchSpec] | Sequence[ParamSpec]) -> dict[int, int]:
+def _index_of(specs: Sequence[FieldSchema]) -> dict[int, int]:
     if isinstance(specs, Specs):
         return specs.by_id
     return {spec.id: index for index, spec in enumerate(specs)}
 
 
-_ONEOF_OF_KIND = {
-    "exact": "exact",
-    "lpm": "lpm",
-    "ternary": "ternary",
-    "range": "range",
-    "optional": "optional",
-}
-
-
 def decode_matches(
-    matches: Iterable[p4r.FieldMatch], specs: Sequence[MatchSpec], where: str
+    matches: Iterable[p4r.FieldMatch], specs: Sequence[FieldSchema], where: str
 ) -> list[MatchValue]:
     """Runtime match values (one per spec, ``None`` = don't care) of P4Runtime matches."""
     by_id = _index_of(specs)
@@ -148,7 +129,7 @@ def decode_matches(
         seen.add(match.field_id)
         out[index] = _decode_match(match, specs[index], where)
     for spec, value in zip(specs, out):
-        if value is None and spec.kind == "exact":
+        if value is None and spec.kind == "EXACT":
             raise invalid(f"{where}: exact match field {spec.name} (id {spec.id}) is missing")
     return out
 
@@ -167,16 +148,17 @@ def lpm_padding(width: int) -> int:
     return -width % 8
 
 
-def _decode_match(match: p4r.FieldMatch, spec: MatchSpec, where: str) -> MatchValue:
+def _decode_match(match: p4r.FieldMatch, spec: FieldSchema, where: str) -> MatchValue:
     kind = match.WhichOneof("field_match_type")
-    what = f"{where}: match field {spec.name} (id {spec.id}, {spec.kind}, {spec.width} bits)"
+    expected = ONEOF_OF_KIND.get(spec.kind)  # also the kind's name in messages: "exact"...
+    what = f"{where}: match field {spec.name} (id {spec.id}, {expected}, {spec.bitwidth} bits)"
     if kind is None:
         raise invalid(f"{what}: no match value set")
     if kind == "other":
         raise unimplemented(f"{what}: 'other' match types are not supported")
-    if kind != _ONEOF_OF_KIND.get(spec.kind):
-        raise invalid(f"{what}: got a {kind} match for a {spec.kind} field")
-    width = spec.width
+    if kind != expected:
+        raise invalid(f"{what}: got a {kind} match for a {expected} field")
+    width = spec.bitwidth
     full = (1 << width) - 1
     if kind == "exact":
         return Exact(decode_unsigned(match.exact.value, width, f"{what} value"))
@@ -218,7 +200,7 @@ def _decode_match(match: p4r.FieldMatch, spec: MatchSpec, where: str) -> MatchVa
 
 
 def encode_matches(
-    values: Sequence[MatchValue], specs: Sequence[MatchSpec]
+    values: Sequence[MatchValue], specs: Sequence[FieldSchema]
 ) -> list[p4r.FieldMatch]:
     """Canonical P4Runtime matches (don't-care fields omitted) of runtime match values."""
     holder = p4r.TableEntry()
@@ -229,7 +211,7 @@ def encode_matches(
 def add_matches(
     out: RepeatedCompositeFieldContainer[p4r.FieldMatch],
     values: Sequence[MatchValue],
-    specs: Sequence[MatchSpec],
+    specs: Sequence[FieldSchema],
 ) -> None:
     """Appends the canonical matches of ``values`` to the repeated field ``out`` (building
     them in place, without the copy ``extend`` makes)."""
@@ -239,21 +221,21 @@ def add_matches(
         match = out.add(field_id=spec.id)
         if isinstance(value, Exact):
             kind = spec.kind
-            if kind == "exact":
+            if kind == "EXACT":
                 match.exact.value = encode_unsigned(value.value)
-            elif kind == "lpm":
+            elif kind == "LPM":
                 match.lpm.value = encode_unsigned(value.value)
-                match.lpm.prefix_len = spec.width
-            elif kind == "ternary":
+                match.lpm.prefix_len = spec.bitwidth
+            elif kind == "TERNARY":
                 match.ternary.value = encode_unsigned(value.value)
-                match.ternary.mask = encode_unsigned((1 << spec.width) - 1)
-            elif kind == "optional":
+                match.ternary.mask = encode_unsigned((1 << spec.bitwidth) - 1)
+            elif kind == "OPTIONAL":
                 match.optional.value = encode_unsigned(value.value)
             else:
                 match.range.low = match.range.high = encode_unsigned(value.value)
         elif isinstance(value, Lpm):
             match.lpm.value = encode_unsigned(value.value)
-            match.lpm.prefix_len = value.prefix_len + lpm_padding(spec.width)
+            match.lpm.prefix_len = value.prefix_len + lpm_padding(spec.bitwidth)
         elif isinstance(value, Ternary):
             match.ternary.value = encode_unsigned(value.value)
             match.ternary.mask = encode_unsigned(value.mask)
@@ -267,15 +249,8 @@ def add_matches(
 # --------------------------------------------------------------------------- actions
 
 
-@dataclass(frozen=True)
-class ParamSpec:
-    id: int
-    name: str
-    width: int
-
-
 def decode_params(
-    params: Iterable[p4r.Action.Param], specs: Sequence[ParamSpec], where: str
+    params: Iterable[p4r.Action.Param], specs: Sequence[FieldSchema], where: str
 ) -> tuple[int, ...]:
     """Argument values in parameter order; every parameter must be given exactly once."""
     by_id = _index_of(specs)
@@ -288,7 +263,7 @@ def decode_params(
             raise invalid(f"{where}: parameter id {param.param_id} given twice")
         spec = specs[index]
         values[index] = decode_unsigned(
-            param.value, spec.width, f"{where}: parameter {spec.name} (id {spec.id})"
+            param.value, spec.bitwidth, f"{where}: parameter {spec.name} (id {spec.id})"
         )
     missing = [spec.name for spec, value in zip(specs, values) if value is None]
     if missing:
@@ -296,7 +271,7 @@ def decode_params(
     return tuple(values)  # type: ignore[arg-type]
 
 
-def encode_params(args: Sequence[int], specs: Sequence[ParamSpec]) -> list[p4r.Action.Param]:
+def encode_params(args: Sequence[int], specs: Sequence[FieldSchema]) -> list[p4r.Action.Param]:
     return [
         p4r.Action.Param(param_id=spec.id, value=encode_unsigned(arg))
         for spec, arg in zip(specs, args)
@@ -306,7 +281,7 @@ def encode_params(args: Sequence[int], specs: Sequence[ParamSpec]) -> list[p4r.A
 def add_params(
     out: RepeatedCompositeFieldContainer[p4r.Action.Param],
     args: Sequence[int],
-    specs: Sequence[ParamSpec],
+    specs: Sequence[FieldSchema],
 ) -> None:
     """Appends the canonical parameters to the repeated field ``out``, built in place."""
     for spec, arg in zip(specs, args):
@@ -314,7 +289,7 @@ def add_params(
 
 
 def fast_params(
-    params: Sequence[p4r.Action.Param], specs: Sequence[ParamSpec]
+    params: Sequence[p4r.Action.Param], specs: Sequence[FieldSchema]
 ) -> tuple[int, ...] | None:
     """:func:`decode_params` of the usual request — every parameter once, in P4Info order,
     in at most the parameter's own bytes, fitting its width — or None for anything else
@@ -324,10 +299,10 @@ def fast_params(
     values = []
     for param, spec in zip(params, specs):
         data = param.value
-        if param.param_id != spec.id or not data or len(data) > (spec.width + 7) >> 3:
+        if param.param_id != spec.id or not data or len(data) > (spec.bitwidth + 7) >> 3:
             return None
         value = int.from_bytes(data, "big")
-        if value >> spec.width:
+        if value >> spec.bitwidth:
             return None
         values.append(value)
     return tuple(values)

@@ -18,8 +18,9 @@ from typing import Any, TypeVar
 
 from finsy.proto import p4r
 
-from p4emu.p4rt.codec import MatchSpec, ParamSpec, Specs
+from p4emu.p4rt.codec import Specs
 from p4emu.p4rt.exceptions import invalid
+from p4emu.p4rt_client.schema import FieldSchema
 from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.externs import DigestConfig
 from p4emu.runtime.objects import ActionInfo, ProgramObjects, TableInfo
@@ -150,7 +151,9 @@ class Context:
     def match_specs(self, info: TableInfo) -> Specs:
         specs = self._match_specs.get(info.name)
         if specs is None:
-            specs = Specs(MatchSpec(f.id, f.name, f.width, f.match_kind) for f in info.key)
+            specs = Specs(
+                FieldSchema(f.name, f.id, f.width, f.match_kind.upper()) for f in info.key
+            )
             self._match_specs[info.name] = specs
         return specs
 
@@ -158,7 +161,7 @@ class Context:
         specs = self._param_specs.get(action_id)
         if specs is None:
             action = self.action(action_id)
-            specs = Specs(ParamSpec(p.id, p.name, p.width) for p in action.params)
+            specs = Specs(FieldSchema(p.name, p.id, p.width, "PARAM") for p in action.params)
             self._param_specs[action_id] = specs
         return specs
 

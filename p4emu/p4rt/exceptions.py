@@ -13,6 +13,7 @@ from __future__ import annotations
 from finsy.proto import p4r, rpc_code
 
 from p4emu.exceptions import P4EmuError
+from p4emu.p4rt_client.exceptions import code_name
 
 #: ``p4.v1.Error.space`` of every error p4emu reports (PI reports "ALL-sswitch-p4org").
 ERROR_SPACE = "ALL-sswitch-p4org"
@@ -29,14 +30,6 @@ class P4RuntimeError(P4EmuError):
     def to_proto(self) -> p4r.Error:
         """The ``p4.v1.Error`` reporting this failure for one update."""
         return p4r.Error(canonical_code=self.code, message=self.message, space=ERROR_SPACE)
-
-
-def code_name(code: int) -> str:
-    """``"INVALID_ARGUMENT"`` for 3, etc. (the number itself if unknown)."""
-    try:
-        return rpc_code.Code.Name(code)
-    except ValueError:
-        return str(code)
 
 
 def unknown(message: str) -> P4RuntimeError:
@@ -73,7 +66,3 @@ def out_of_range(message: str) -> P4RuntimeError:
 
 def unimplemented(message: str) -> P4RuntimeError:
     return P4RuntimeError(rpc_code.UNIMPLEMENTED, message)
-
-
-class EntityNameError(P4EmuError):
-    """Building an entity by name failed: unknown name, parameter, or a value too wide."""

@@ -15,18 +15,20 @@ from collections.abc import Iterator
 
 from finsy.proto import p4r
 
-from p4emu.p4rt.codec import MatchSpec, decode_matches, encode_matches
+from p4emu.p4rt.codec import decode_matches, encode_matches
 from p4emu.p4rt.context import VALUE_SET, Context, Undo
 from p4emu.p4rt.exceptions import already_exists, invalid, resource_exhausted
+from p4emu.p4rt_client.schema import FieldSchema
 from p4emu.runtime.exceptions import ValueSetError, ValueSetFullError
 from p4emu.runtime.objects import ValueSet
 
 MODIFY = p4r.Update.MODIFY
 
 
-def _specs(value_set: ValueSet) -> list[MatchSpec]:
+def _specs(value_set: ValueSet) -> list[FieldSchema]:
     return [
-        MatchSpec(f.id, f.name or "value", f.width, f.match_kind.value) for f in value_set.fields
+        FieldSchema(f.name or "value", f.id, f.width, f.match_kind.value.upper())
+        for f in value_set.fields
     ]
 
 

@@ -2,7 +2,7 @@
 
 For tests, scripts and STF-style checks against any P4Runtime target (p4emu-switch or
 simple_switch_grpc). A thin transport: requests, entities (by *name* from the P4Info,
-never by numeric id) and error decoding come from :mod:`p4emu.p4rt.messages`, shared with
+never by numeric id) and error decoding come from :mod:`p4emu.p4rt_client.messages`, shared with
 the controller's asyncio client::
 
     with P4RuntimeClient("127.0.0.1:9559") as client:
@@ -23,8 +23,8 @@ import grpc
 from finsy.proto import gnmi, gnmi_grpc, p4i, p4r, p4r_grpc, rpc_code
 
 from p4emu.exceptions import P4EmuError
-from p4emu.p4rt.messages import (
-    EntityNameError,
+from p4emu.p4rt_client.exceptions import EntityNameError
+from p4emu.p4rt_client.messages import (
     EntityNames,
     arbitration_request,
     describe_rpc_error,
@@ -35,7 +35,7 @@ from p4emu.p4rt.messages import (
     set_pipeline_request,
     write_request,
 )
-from p4emu.p4rt.schema import KeyFieldValue
+from p4emu.p4rt_client.schema import KeyFieldValue
 from p4emu.server.ports import interface_path
 
 
@@ -250,7 +250,7 @@ class P4RuntimeClient:
             raise ClientError(_failed("GetForwardingPipelineConfig", exc)) from None
         return self.p4info
 
-    # --- names -> entities (p4emu.p4rt.messages) ---------------------------------------------
+    # --- names -> entities (p4emu.p4rt_client) --------------------------------------------------
     @contextlib.contextmanager
     def _naming(self) -> Iterator[EntityNames]:
         """The entity builder for the current P4Info; its errors become ClientErrors."""

@@ -3,7 +3,7 @@
 A batch Write that fails reports gRPC UNKNOWN with a ``google.rpc.Status`` in the
 ``grpc-status-details-bin`` trailer whose ``details`` hold one ``p4.v1.Error`` per update, in
 order, successful ones with ``canonical_code`` OK. Clients decode it with
-:func:`p4emu.p4rt.messages.per_update_errors`.
+:func:`p4emu.p4rt_client.messages.per_update_errors`.
 """
 
 from __future__ import annotations
@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import grpc
 from finsy.proto import p4r, rpc_code, rpc_status
 
-from p4emu.p4rt.messages import STATUS_DETAILS_KEY
+from p4emu.p4rt_client.messages import STATUS_DETAILS_KEY
 
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
 

@@ -4,6 +4,7 @@ share this module's message builders."""
 
 from __future__ import annotations
 
+import dataclasses
 import struct
 from typing import Any
 
@@ -130,6 +131,19 @@ def test_round_trip(message: DataPacket | Sack | Nack | Probe) -> None:
     assert decode(frame) == message
     assert decode(bytearray(frame)) == message
     assert decode(memoryview(frame)) == message
+
+
+@pytest.mark.parametrize(
+    "message", [data(), sack(), nack(), probe()], ids=lambda m: type(m).__name__
+)
+def test_decode_sets_every_field_of_each_kind(message: DataPacket | Sack | Nack | Probe) -> None:
+    """decode() makes its message without __init__: the envelope and the kind's decoder
+    must between them set every field (a field added to a kind and not decoded fails)."""
+    decoded = decode(encode(message))
+    assert type(decoded) is type(message)
+    unset = [f.name for f in dataclasses.fields(decoded) if not hasattr(decoded, f.name)]
+    assert unset == []
+    assert dataclasses.asdict(decoded) == dataclasses.asdict(message)
 
 
 def test_data_frame_layout_byte_by_byte() -> None:

@@ -30,9 +30,9 @@ from mrc_wire import Dscp, Ecn, Opcode
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.p4rt import P4RuntimeState
-from p4emu.p4rt.exceptions import EntityNameError
-from p4emu.p4rt.messages import EntityNames
-from p4emu.p4rt.schema import KeyFieldValue
+from p4emu.p4rt_client.exceptions import EntityNameError
+from p4emu.p4rt_client.messages import EntityNames
+from p4emu.p4rt_client.schema import KeyFieldValue
 from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import Switch
 from topologies import AddressPlan, RouteKind, UsidRoute
@@ -120,7 +120,7 @@ class MrcSwitch:
         except EntityNameError as exc:
             raise HarnessError(str(exc)) from None
 
-    # --- entities (built by name: p4emu.p4rt.messages) --------------------------------------
+    # --- entities (built by name: p4emu.p4rt_client) ----------------------------------------
 
     def action(self, name: str, params: Mapping[str, int] | None = None) -> p4r.Action:
         try:

@@ -5,7 +5,6 @@ from finsy.proto import p4d, p4r, rpc_code
 
 from p4emu.p4rt.codec import (
     BitstringType,
-    MatchSpec,
     decode_matches,
     decode_p4data,
     decode_signed,
@@ -16,6 +15,7 @@ from p4emu.p4rt.codec import (
     encode_unsigned,
 )
 from p4emu.p4rt.exceptions import P4RuntimeError
+from p4emu.p4rt_client.schema import FieldSchema
 from p4emu.runtime.tables import Exact, Lpm, OptionalMatch, Range, Ternary
 
 # The spec's "Examples of Valid Bytestring Encoding" table.
@@ -93,11 +93,11 @@ def test_p4data_round_trip_for_signed_and_unsigned_cells() -> None:
 
 
 SPECS = [
-    MatchSpec(1, "e", 16, "exact"),
-    MatchSpec(2, "l", 32, "lpm"),
-    MatchSpec(3, "t", 8, "ternary"),
-    MatchSpec(4, "r", 8, "range"),
-    MatchSpec(5, "o", 9, "optional"),
+    FieldSchema("e", 1, 16, "EXACT"),
+    FieldSchema("l", 2, 32, "LPM"),
+    FieldSchema("t", 3, 8, "TERNARY"),
+    FieldSchema("r", 4, 8, "RANGE"),
+    FieldSchema("o", 5, 9, "OPTIONAL"),
 ]
 
 

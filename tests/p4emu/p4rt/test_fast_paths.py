@@ -16,7 +16,7 @@ import pytest
 from finsy.proto import p4r, rpc_code
 
 from p4emu.p4rt import P4RuntimeState
-from p4emu.p4rt.messages import EntityNames
+from p4emu.p4rt_client.messages import EntityNames
 from p4emu.server.service import read_response
 from p4emu.switch import Switch
 

@@ -19,7 +19,7 @@ from p4emu.bundle import MAX_BUNDLE_NAME_BYTES, MAX_BUNDLE_PATH_BYTES, SourceBun
 from p4emu.frontend import load_program
 from p4emu.limits import CompileLimits
 from p4emu.p4info import p4info_for_program
-from p4emu.p4rt.messages import pipeline_config, set_pipeline_request
+from p4emu.p4rt_client.messages import pipeline_config, set_pipeline_request
 from p4emu.server.client import ClientError, P4RuntimeClient
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 from p4emu.server.status import MAX_ERROR_MESSAGE_CHARS

@@ -17,7 +17,7 @@ import pytest
 from p4emu.bundle import device_config_for
 from p4emu.frontend import load_program
 from p4emu.p4info import p4info_for_program
-from p4emu.p4rt.messages import pipeline_config, set_pipeline_request
+from p4emu.p4rt_client.messages import pipeline_config, set_pipeline_request
 from p4emu.server.client import P4RuntimeClient
 
 pytestmark = pytest.mark.integration

@@ -20,7 +20,7 @@ from finsy.proto import p4i, p4r, rpc_code
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from p4emu.p4rt.messages import per_update_errors, write_request
+from p4emu.p4rt_client.messages import per_update_errors, write_request
 from p4emu.server.client import P4RuntimeClient
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 from p4emu.server.switch_device import DeviceSettings, SwitchDevice

@@ -10,7 +10,7 @@ import grpc
 import pytest
 from finsy.proto import p4r, p4r_grpc, rpc_code
 
-from p4emu.p4rt.messages import per_update_errors
+from p4emu.p4rt_client.messages import per_update_errors
 from p4emu.server.device import DeviceError, StreamListener
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 

@@ -1,17 +1,20 @@
-"""Values and names of a P4Info, for whoever *builds* P4Runtime messages (client side).
+"""Values and names of a P4Info: the bottom of p4emu's P4Runtime client stack.
 
-The two lower layers of p4emu's P4Runtime client stack (values -> schema -> messages ->
-client, the layering of finsy's ``p4values`` / ``p4schema`` / ``p4entity`` / ``p4client``):
+The client stack (``p4emu.p4rt_client``) is layered as finsy's ``p4values`` /
+``p4schema`` / ``p4entity`` / ``p4client``: values and schema here, the self-encoding
+entity (:mod:`p4emu.p4rt_client.entity`) and the messages
+(:mod:`p4emu.p4rt_client.messages`) above, the clients (the synchronous
+``p4emu.server.client`` and the controller's asyncio ``SwitchClient``) on top.
 
-- **values**: :func:`encode_value` (canonical bytestring of ``bit<W>``, after a width
-  check; P4Runtime spec "Bytestrings") and :func:`decode_value`; :func:`encode_match` /
-  :func:`decode_match` for one match field;
-- **schema**: :class:`P4Schema` indexes a P4Info once — tables, actions, counters,
-  registers, controller packet metadata — by name (or alias) and by id.
+- **values**: :func:`encode_unsigned`, the project's one canonical bytestring encoder
+  (P4Runtime spec "Bytestrings"), which the switch side (``p4emu.p4rt``) uses too;
+  :func:`encode_value` (the same after a width check) and :func:`decode_value`;
+  :func:`encode_match` / :func:`decode_match` for one match field;
+- **schema**: :class:`P4Schema` indexes a P4Info once -- tables, actions, counters,
+  registers, controller packet metadata -- by name (or alias) and by id.
 
-:mod:`p4emu.p4rt.messages` builds entities and requests on top; the sync client of
-``p4emu-switch`` and the controller's async client both use it. The switch side decodes
-with :mod:`p4emu.p4rt.codec` instead (stricter: it must refuse what a client may not send).
+The switch side decodes with ``p4emu.p4rt.codec`` instead (stricter: it must refuse what
+a client may not send).
 
 Match values (``KeyFieldValue``): exact and optional an ``int``; lpm ``(value, prefix_len)``
 (prefix 0 = don't care, left out as the specification requires); ternary ``(value, mask)``;
@@ -26,7 +29,7 @@ from typing import Any
 
 from finsy.proto import p4i, p4r
 
-from p4emu.p4rt.exceptions import EntityNameError
+from p4emu.p4rt_client.exceptions import EntityNameError
 
 KeyFieldValue = int | tuple[int, int]
 What = str | Callable[[], str]
@@ -281,7 +284,9 @@ def encode_match(field_: FieldSchema, value: object, out: Any, what: What) -> No
         raise EntityNameError(f"{_name(what)}: {kind} match fields are not supported")
 
 
-_ONEOF = {
+#: the ``FieldMatch`` oneof of each match kind (also its name in lower case); the switch
+#: side's decoder uses it too
+ONEOF_OF_KIND = {
     "EXACT": "exact",
     "LPM": "lpm",
     "TERNARY": "ternary",
@@ -293,7 +298,7 @@ _ONEOF = {
 def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> KeyFieldValue:
     """The value of one match a switch sent (see the module docstring for the shapes)."""
     which = match.WhichOneof("field_match_type")
-    if which != _ONEOF.get(field_.kind):
+    if which != ONEOF_OF_KIND.get(field_.kind):
         raise EntityNameError(
             f"{where}: key {field_.name} is {field_.kind} but the entry has {which}"
         )
@@ -309,9 +314,9 @@ def decode_match(field_: FieldSchema, match: p4r.FieldMatch, where: str) -> KeyF
 
 
 __all__ = [
+    "ONEOF_OF_KIND",
     "ActionSchema",
     "CounterSchema",
-    "EntityNameError",
     "FieldSchema",
     "KeyFieldValue",
     "P4Schema",

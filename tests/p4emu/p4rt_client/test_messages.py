@@ -1,4 +1,4 @@
-"""p4emu's client stack (p4emu.p4rt.schema, p4emu.p4rt.messages): entities by name, checked
+"""p4emu's client stack (p4emu.p4rt_client.schema, .messages): entities by name, checked
 by P4RuntimeState, read back by name; requests; a failed Write's per-update errors."""
 
 from __future__ import annotations
@@ -10,8 +10,8 @@ import pytest
 from finsy.proto import p4i, p4r, rpc_code, rpc_status
 
 from p4emu.p4rt import P4RuntimeState
-from p4emu.p4rt.exceptions import EntityNameError
-from p4emu.p4rt.messages import (
+from p4emu.p4rt_client.exceptions import EntityNameError
+from p4emu.p4rt_client.messages import (
     STATUS_DETAILS_KEY,
     EntityNames,
     arbitration_request,
@@ -26,7 +26,7 @@ from p4emu.p4rt.messages import (
     uint128,
     write_request,
 )
-from p4emu.p4rt.schema import encode_value
+from p4emu.p4rt_client.schema import encode_value
 from p4emu.switch import Switch
 
 BASIC = Path(__file__).resolve().parents[1] / "programs" / "basic.p4"
@@ -158,89 +158,6 @@ def test_failed_updates_keeps_the_index_of_each_failure() -> None:
     ]
 
 
-# --- every match kind, by name and back, on a hand-made P4Info --------------------------
-
-
-def _kinds_p4info() -> p4i.P4Info:
-    info = p4i.P4Info()
-    action = info.actions.add()
-    action.preamble.id, action.preamble.name, action.preamble.alias = 0x01000001, "C.set", "set"
-    action.params.add(id=1, name="v", bitwidth=12)
-    table = info.tables.add()
-    table.preamble.id, table.preamble.name, table.preamble.alias = 0x02000001, "C.t", "t"
-    kinds = [
-        ("e", p4i.MatchField.EXACT),
-        ("l", p4i.MatchField.LPM),
-        ("t", p4i.MatchField.TERNARY),
-        ("r", p4i.MatchField.RANGE),
-        ("o", p4i.MatchField.OPTIONAL),
-    ]
-    for number, (name, kind) in enumerate(kinds, 1):
-        table.match_fields.add(id=number, name=name, bitwidth=16, match_type=kind)
-    table.action_refs.add(id=action.preamble.id)
-    return info
-
-
-def test_every_match_kind_round_trips_by_name() -> None:
-    names = EntityNames(_kinds_p4info())
-    match = {"e": 7, "l": (0xAB00, 8), "t": (0x0102, 0x0F0F), "r": (3, 9), "o": 0}
-    entity = names.table_entry("t", match, "set", {"v": 0xFFF}, priority=5)
-    assert [m.WhichOneof("field_match_type") for m in entity.table_entry.match] == [
-        "exact",
-        "lpm",
-        "ternary",
-        "range",
-        "optional",
-    ]
-    named = names.decode_table_entry(entity)
-    assert (named.table, named.match, named.action, named.params, named.priority) == (
-        "C.t",
-        match,
-        "C.set",
-        {"v": 0xFFF},
-        5,
-    )
-    # a don't-care lpm is left out and stays out when read back
-    assert "l" not in names.decode_table_entry(names.table_entry("t", {"e": 1, "l": (0, 0)})).match
-
-
-@pytest.mark.parametrize(
-    ("match", "message"),
-    [
-        ({"e": (1, 2)}, "C.t key e: exact match needs an integer"),
-        ({"l": 5}, r"C.t key l: LPM match needs \(value, prefix_len\)"),
-        ({"l": (0xAB01, 8)}, "has bits set beyond the prefix"),
-        ({"l": (0, 17)}, "prefix length 17 is outside 0..16"),
-        ({"r": (1, 2, 3)}, r"RANGE match needs \(low, high\)"),
-        ({"t": (0x1_0000, 1)}, r"C.t key t: value 65536 \(0x10000\) does not fit bit<16>"),
-    ],
-)
-def test_bad_match_values_name_the_field(match: dict, message: str) -> None:
-    with pytest.raises(EntityNameError, match=message):
-        EntityNames(_kinds_p4info()).table_entry("C.t", match)
-
-
-def test_decoding_names_what_does_not_fit_the_p4info() -> None:
-    names = EntityNames(_kinds_p4info())
-    wrong_kind = names.table_entry("t", {"e": 1})
-    wrong_kind.table_entry.match[0].ClearField("exact")
-    wrong_kind.table_entry.match[0].lpm.value = b"\x01"
-    with pytest.raises(EntityNameError, match="key e is EXACT but the entry has lpm"):
-        names.decode_table_entry(wrong_kind)
-    with pytest.raises(EntityNameError, match="entry lacks key field e"):
-        names.decode_table_entry(names.table_entry("t", {"o": 1}))
-    profile = names.table_entry("t", {"e": 1})
-    profile.table_entry.action.action_profile_member_id = 3
-    with pytest.raises(EntityNameError, match="uses action_profile_member_id"):
-        names.decode_table_entry(profile)
-    unknown = names.table_entry("t", {"e": 1})
-    unknown.table_entry.table_id = 0x02000099
-    with pytest.raises(EntityNameError, match="table id 0x2000099 is not in the P4Info"):
-        names.decode_table_entry(unknown)
-    with pytest.raises(EntityNameError, match="expected a table entry, got counter_entry"):
-        names.decode_table_entry(p4r.Entity(counter_entry=p4r.CounterEntry(counter_id=1)))
-
-
 def test_requests_carry_device_role_and_the_election_id_as_uint128() -> None:
     election = (5 << 64) | 7
     update = p4r.Update(type=p4r.Update.INSERT)
@@ -258,7 +175,7 @@ def test_requests_carry_device_role_and_the_election_id_as_uint128() -> None:
     assert arbitration.role.name == "r"
     read = read_request(3, [p4r.Entity()])
     assert (read.device_id, len(read.entities)) == (3, 1)
-    config = pipeline_config(_kinds_p4info(), b"cfg", cookie=9)
+    config = pipeline_config(p4i.P4Info(), b"cfg", cookie=9)
     pipeline = set_pipeline_request(3, election, config)
     assert (pipeline.config.cookie.cookie, pipeline.election_id.high) == (9, 5)
     assert get_pipeline_request(3, "COOKIE_ONLY").response_type == (

@@ -1,10 +1,13 @@
 """P4Runtime messages a client sends and what it makes of the answers.
 
-The third layer of p4emu's client stack (values and schema in :mod:`p4emu.p4rt.schema`
-below; the clients above: the synchronous :class:`p4emu.server.client.P4RuntimeClient` and
-the controller's asyncio ``SwitchClient``, both thin transports over this module):
+The top layer of p4emu's client stack (``p4emu.p4rt_client``: values and schema in
+:mod:`~p4emu.p4rt_client.schema`, the self-encoding table entry in
+:mod:`~p4emu.p4rt_client.entity`, below; the clients above: the synchronous
+:class:`p4emu.server.client.P4RuntimeClient` and the controller's asyncio
+``SwitchClient``, both thin transports over this module):
 
-- **entities by name** (:class:`EntityNames`): table entries, actions, counters, registers,
+- **entities by name** (:class:`EntityNames`): table entries (through
+  :class:`~p4emu.p4rt_client.entity.P4TableEntry`), actions, counters, registers,
   multicast groups, packet-out metadata — never by numeric id::
 
       names = EntityNames(p4info)
@@ -15,7 +18,7 @@ the controller's asyncio ``SwitchClient``, both thin transports over this module
   election id as P4Runtime's ``Uint128``;
 - **answers**: :func:`per_update_errors` (the ``p4.v1.Error`` of each update of a failed
   Write, from the ``grpc-status-details-bin`` trailer; P4Runtime spec "Error Reporting"),
-  :func:`failed_updates`, :func:`describe_rpc_error`, :func:`code_name`.
+  :func:`failed_updates`, :func:`describe_rpc_error`.
 """
 
 from __future__ import annotations
@@ -26,15 +29,9 @@ from typing import Any
 
 from finsy.proto import p4i, p4r, rpc_code, rpc_status
 
-from p4emu.p4rt.exceptions import EntityNameError, code_name
-from p4emu.p4rt.schema import (
-    KeyFieldValue,
-    P4Schema,
-    decode_match,
-    decode_value,
-    encode_match,
-    encode_value,
-)
+from p4emu.p4rt_client.entity import P4TableEntry, decode_action_call, encode_action
+from p4emu.p4rt_client.exceptions import EntityNameError, code_name
+from p4emu.p4rt_client.schema import KeyFieldValue, P4Schema, decode_value, encode_value
 
 #: The trailer of a failed Write that holds one ``p4.v1.Error`` per update.
 STATUS_DETAILS_KEY = "grpc-status-details-bin"
@@ -45,22 +42,11 @@ _UINT64 = (1 << 64) - 1
 # --------------------------------------------------------------------------- entities
 
 
-@dataclass(frozen=True, slots=True)
-class NamedTableEntry:
-    """A table entry read from a switch, by name: ``match`` holds the fields that are not
-    don't-care (:data:`p4emu.p4rt.schema.KeyFieldValue` shapes), ``params`` the arguments of
-    a direct action (``action`` None for an entry without one)."""
-
-    table: str
-    match: dict[str, KeyFieldValue]
-    action: str | None
-    params: dict[str, int]
-    priority: int
-    is_default: bool
-
-
 class EntityNames:
-    """Builds entities by name from one P4Info (and decodes what a switch sends back)."""
+    """Builds entities by name from one P4Info (and decodes what a switch sends back).
+
+    Table entries are :class:`~p4emu.p4rt_client.entity.P4TableEntry` values (the one
+    table-entry builder); the other kinds are built here."""
 
     def __init__(self, p4info: p4i.P4Info | P4Schema) -> None:
         self.schema = p4info if isinstance(p4info, P4Schema) else P4Schema(p4info)
@@ -79,43 +65,14 @@ class EntityNames:
         priority: int = 0,
         default: bool = False,
     ) -> p4r.Entity:
-        info = self.schema.table(table)
-        entity = p4r.Entity()
-        entry = entity.table_entry
-        entry.table_id = info.id
-        entry.priority = priority
-        entry.is_default_action = default
-        for name, value in match.items():
-            field = info.by_name.get(name)
-            if field is None:
-                raise EntityNameError(
-                    f"table {table}: no match field {name!r} (has {sorted(info.by_name)})"
-                )
-            encode_match(field, value, entry.match, f"{table} key {name}")
-        if action is not None:
-            self.fill_action(entry.action.action, action, params or {})
-        return entity
+        """``P4TableEntry(...).encode(schema)``, for callers that hold an EntityNames."""
+        entry = P4TableEntry(table, match, action, params or {}, priority, default)
+        return entry.encode(self.schema)
 
     def action(self, name: str, params: Mapping[str, int]) -> p4r.Action:
         message = p4r.Action()
-        self.fill_action(message, name, params)
+        encode_action(self.schema, message, name, params)
         return message
-
-    def fill_action(self, message: p4r.Action, name: str, params: Mapping[str, int]) -> None:
-        info = self.schema.action(name)
-        message.action_id = info.id
-        for pname in params:
-            if pname not in info.by_name:
-                raise EntityNameError(
-                    f"action {name}: no parameter {pname!r} (has {sorted(info.by_name)})"
-                )
-        for param in info.params:
-            if param.name not in params:
-                raise EntityNameError(f"action {name}: parameter {param.name!r} is missing")
-            message.params.add(
-                param_id=param.id,
-                value=encode_value(params[param.name], param.bitwidth, f"{name}({param.name})"),
-            )
 
     def counter_entry(self, name: str, index: int | None = None) -> p4r.Entity:
         entity = p4r.Entity()
@@ -177,57 +134,15 @@ class EntityNames:
             for m in packet.metadata
         }
 
-    def decode_table_entry(self, entity: p4r.Entity) -> NamedTableEntry:
-        """A table entry a switch sent, by name (EntityNameError for ids not in the P4Info,
-        a match of the wrong kind, a missing exact field or action parameter)."""
-        kind = entity.WhichOneof("entity")
-        if kind != "table_entry":
-            raise EntityNameError(f"expected a table entry, got {kind}")
-        message = entity.table_entry
-        table = self.schema.table_by_id(message.table_id)
-        match: dict[str, KeyFieldValue] = {}
-        for item in message.match:
-            field = table.by_id.get(item.field_id)
-            if field is None:
-                raise EntityNameError(f"{table.name}: match field id {item.field_id} is unknown")
-            match[field.name] = decode_match(field, item, table.name)
-        if not message.is_default_action:
-            for field in table.fields:
-                if field.kind == "EXACT" and field.name not in match:
-                    raise EntityNameError(f"{table.name}: entry lacks key field {field.name}")
-        which = message.action.WhichOneof("type")
-        action: str | None = None
-        params: dict[str, int] = {}
-        if which == "action":
-            action, params = self.decode_action(message.action.action)
-        elif which is not None:
-            raise EntityNameError(f"{table.name}: entry uses {which}, not a direct action")
-        return NamedTableEntry(
-            table.name, match, action, params, message.priority, message.is_default_action
-        )
+    def decode_table_entry(self, entity: p4r.Entity) -> P4TableEntry:
+        """``P4TableEntry.decode(entity, schema)``."""
+        return P4TableEntry.decode(entity, self.schema)
 
     def decode_action(self, message: p4r.Action) -> tuple[str, dict[str, int]]:
         """``(action name, {parameter: value})`` of an ``Action``."""
-        return self.decode_action_call(
-            message.action_id, [(p.param_id, p.value) for p in message.params]
+        return decode_action_call(
+            self.schema, message.action_id, [(p.param_id, p.value) for p in message.params]
         )
-
-    def decode_action_call(
-        self, action_id: int, args: Iterable[tuple[int, bytes]]
-    ) -> tuple[str, dict[str, int]]:
-        """``(action name, {parameter: value})`` of an action id and ``(param_id, value)``
-        pairs (as in an ``Action`` or a P4Info initial default action)."""
-        action = self.schema.action_by_id(action_id)
-        params: dict[str, int] = {}
-        for param_id, raw in args:
-            param = action.by_id.get(param_id)
-            if param is None:
-                raise EntityNameError(f"{action.name}: parameter id {param_id} is unknown")
-            params[param.name] = decode_value(raw)
-        for param in action.params:
-            if param.name not in params:
-                raise EntityNameError(f"{action.name}: parameter {param.name} is missing")
-        return action.name, params
 
 
 # --------------------------------------------------------------------------- requests
@@ -356,12 +271,9 @@ def describe_rpc_error(error: Any) -> tuple[str, str]:
 
 __all__ = [
     "STATUS_DETAILS_KEY",
-    "EntityNameError",
     "EntityNames",
     "FailedUpdate",
-    "NamedTableEntry",
     "arbitration_request",
-    "code_name",
     "describe_rpc_error",
     "failed_updates",
     "from_uint128",

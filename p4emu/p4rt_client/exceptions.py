@@ -1,0 +1,19 @@
+"""Errors of p4emu's P4Runtime client stack, and the names of status codes in messages."""
+
+from __future__ import annotations
+
+from finsy.proto import rpc_code
+
+from p4emu.exceptions import P4EmuError
+
+
+class EntityNameError(P4EmuError):
+    """Building an entity by name failed: unknown name, parameter, or a value too wide."""
+
+
+def code_name(code: int) -> str:
+    """``"INVALID_ARGUMENT"`` for 3, etc. (the number itself if unknown)."""
+    try:
+        return rpc_code.Code.Name(code)
+    except ValueError:
+        return str(code)
