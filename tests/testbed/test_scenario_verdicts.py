@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from testbed.scenario import verdicts
+from testbed.scenario.load import bundled_names, load
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.resultsdoc import render as render_results
 from testbed.scenario.verdicts import FABRICS, Cell, render, run_cell
@@ -80,3 +81,46 @@ def test_the_results_document_ends_with_the_verdicts() -> None:
     text = render_results([], "# Verdicts\n\n## t1-down\n\n| a |\n")
     assert text.endswith("\n## Verdicts\n\n### t1-down\n\n| a |")
     assert "Verdicts" not in render_results([])
+
+
+def test_a_claim_marked_not_reproduced_reads_so_in_the_table() -> None:
+    note = "measured 93 % over seeds 1-16"
+    fails = Check(
+        "goodput 30 us..60 us after event 0", False, ">= 95%", "93.3%", not_reproduced=note
+    )
+    holds = Check(
+        "goodput 30 us..60 us after event 0", True, ">= 95%", "96.0%", not_reproduced=note
+    )
+    cells = {
+        "link-cuts": {
+            "virtual": Cell(runs=[_run("virtual", [fails])]),
+            "bmv2": Cell(runs=[_run("mininet", [holds], tdf=131072, load_average_before=[3.0])]),
+            "local": Cell(refused="not run: Mininet needs root"),
+        }
+    }
+    row = next(line for line in render(cells, FABRICS).splitlines() if line.startswith("| goodput"))
+    assert "| not reproduced 93.3% | holds (marked not reproduced) 96.0% |" in row
+    assert "**FAIL**" not in row
+
+
+def test_the_process_fabric_runs_up_to_16_nics_and_says_why_not_beyond(tmp_path: Path) -> None:
+    local = next(f for f in FABRICS if f.key == "local")
+    assert verdicts.too_large(load("incast-victim").topology) is None  # 16 NICs: it runs
+    cell = run_cell("write-latency", local, 1, tmp_path)  # refused before anything starts
+    assert cell.refused == (
+        "not run: 32 NICs and 96 switches, 128 processes on 2 cores "
+        f"(the table runs the process fabric up to {verdicts.PROCESS_NICS_MAX} NICs)"
+    )
+    # what the process fabric cannot express is said first, whatever the fabric's size
+    loss = run_cell("collective-loss", local, 1, tmp_path)
+    assert loss.refused is not None and "loss needs the virtual fabric" in loss.refused
+
+
+def test_the_target_scenarios_run_three_times_on_bmv2_the_others_once() -> None:
+    virtual, bmv2, local = FABRICS
+    assert [verdicts.runs_of(n, bmv2, None) for n in verdicts.TARGET_SCENARIOS] == [3, 3, 3]
+    assert verdicts.runs_of("link-cuts", bmv2, None) == 1
+    assert verdicts.runs_of("t1-down", local, None) == 1
+    assert verdicts.runs_of("t1-down", virtual, 5) == 1  # deterministic: one run
+    assert verdicts.runs_of("link-cuts", local, 2) == 2  # --repeat
+    assert set(verdicts.TARGET_SCENARIOS) <= set(bundled_names())
