@@ -155,12 +155,21 @@ def _measured(run: RunResult, check: str) -> str:
     return "-"
 
 
-def _headline(run: RunResult) -> str:
-    repaths = [v for e in run.events for v in e.repath_ns if v is not None]
+def worst_repath(run: RunResult) -> int | None:
+    """The longest repath measured in ``run`` (dilated ns on the process fabric)."""
+    return max((v for e in run.events for v in e.repath_ns if v is not None), default=None)
+
+
+def _headline(run: RunResult, virtual: RunResult | None) -> str:
+    worst = worst_repath(run)
+    reference = worst_repath(virtual) if virtual is not None and virtual is not run else None
     done = run.completion_ns()
     parts = [
         "done " + (fmt(done) if done is not None else "no"),
-        f"repath max {fmt(max(repaths))}" if repaths else "no repath",
+        "no repath"
+        if worst is None
+        else f"repath max {fmt(worst)}"
+        + (f" ({worst / reference:.2f}x virtual)" if reference else ""),
     ]
     if run.fabric.get("clock") == "wall":
         load_avg = (run.fabric.get("load_average_before") or ["?"])[0]
@@ -192,10 +201,11 @@ def render(cells: dict[str, dict[str, Cell]], fabrics: Sequence[Fabric]) -> str:
         lines += [f"## {name}", ""]
         header = "| | " + " | ".join(f.title for f in fabrics) + " | why they differ |"
         lines += [header, "|---" * (len(fabrics) + 2) + "|"]
+        virtual = row["virtual"].runs[0] if "virtual" in row and row["virtual"].runs else None
         lines.append(
             "| run | "
             + " | ".join(
-                row[f.key].refused or "<br>".join(_headline(r) for r in row[f.key].runs)
+                row[f.key].refused or "<br>".join(_headline(r, virtual) for r in row[f.key].runs)
                 for f in fabrics
             )
             + " | |"

@@ -9,7 +9,7 @@ import pytest
 
 from testbed.scenario import verdicts
 from testbed.scenario.load import bundled_names, load
-from testbed.scenario.results import Check, RunResult
+from testbed.scenario.results import Check, EventResult, RunResult
 from testbed.scenario.resultsdoc import render as render_results
 from testbed.scenario.verdicts import FABRICS, Cell, render, run_cell
 
@@ -124,3 +124,23 @@ def test_the_target_scenarios_run_three_times_on_bmv2_the_others_once() -> None:
     assert verdicts.runs_of("t1-down", virtual, 5) == 1  # deterministic: one run
     assert verdicts.runs_of("link-cuts", local, 2) == 2  # --repeat
     assert set(verdicts.TARGET_SCENARIOS) <= set(bundled_names())
+
+
+def test_a_process_runs_worst_repath_is_given_against_the_virtual_runs() -> None:
+    def with_repath(run: RunResult, repaths: list[int | None]) -> RunResult:
+        run.events = [EventResult(0, "switch_down", 80_000, "switch p0-t1-0 down", "p0-t1-0")]
+        run.events[0].repath_ns = repaths
+        return run
+
+    cells = {
+        "t1-down": {
+            "virtual": Cell(runs=[with_repath(_run("virtual", []), [17_914, 12_000])]),
+            "bmv2": Cell(runs=[with_repath(_run("mininet", [], tdf=65536), [16_640, None])]),
+            "local": Cell(runs=[_run("local", [], tdf=65536)]),
+        }
+    }
+    row = next(line for line in render(cells, FABRICS).splitlines() if line.startswith("| run"))
+    virtual, bmv2, local = row.split(" | ")[1:4]
+    assert "repath max 17.914 us" in virtual and "x virtual" not in virtual
+    assert "repath max 16.64 us (0.93x virtual)" in bmv2
+    assert "no repath" in local
