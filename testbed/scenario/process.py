@@ -412,6 +412,7 @@ def _drive_held(
                 else (None if done else "not done by the end of the run"),
                 retransmitted_bytes=int(info.get("retransmissions", 0)) * _mtu(info),
                 nacks=int(info.get("nacks", 0)),
+                timeouts=int(info.get("timeouts", 0)),
                 failed_at_ns=info.get("failed_at_ns") if info.get("failed") else None,
             )
         )
@@ -437,6 +438,7 @@ def _drive_held(
         goodput=goodput,
         counters={
             "nacks": sum(t.nacks for t in rows),
+            "timeouts": sum(t.timeouts for t in rows),
             "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
         },
         ev_changes=ev_changes,

@@ -66,7 +66,8 @@ WHY = {
     "trims": "the process fabric reports no trims: tc's FIFO and p4emu's queue drop at "
     "their depth instead",
     "NACKs": "no trimming on the process fabric, so no NACKs",
-    "timeouts": "the process fabric reports no retransmission timeouts",
+    "timeouts": "no trimming on the process fabric: a packet a full queue drops is found by "
+    "the NIC's retransmission timeout or reorder window, not NACKed",
     "goodput": "goodput on the process fabric is counted at acknowledgement and falls short "
     "of line rate on a loaded machine (docs/testbed.md, time dilation)",
     "traffic": "EV revivals come from the NICs' event logs; a change reaches the fabric "
