@@ -7,6 +7,7 @@ from pathlib import Path
 
 import pytest
 
+from testbed.exceptions import TestbedError
 from testbed.scenario import verdicts
 from testbed.scenario.load import bundled_names, load
 from testbed.scenario.results import Check, EventResult, RunResult
@@ -144,3 +145,34 @@ def test_a_process_runs_worst_repath_is_given_against_the_virtual_runs() -> None
     assert "repath max 17.914 us" in virtual and "x virtual" not in virtual
     assert "repath max 16.64 us (0.93x virtual)" in bmv2
     assert "no repath" in local
+
+
+def test_a_scenario_no_process_fabric_runs_is_not_run_virtually_either(tmp_path: Path) -> None:
+    virtual = FABRICS[0]
+    for name in ("random-loss", "pair-failures", "write-latency"):
+        assert run_cell(name, virtual, None, tmp_path).refused == verdicts.VIRTUAL_ELSEWHERE
+
+
+def test_a_run_that_fails_is_said_beside_the_runs_that_did_not(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    done = _run("mininet", [], tdf=65536)
+    outcomes: list[Exception | RunResult] = [done, TestbedError("s1 did not answer\nmore"), done]
+
+    def fake(*_args: object, **_kwargs: object) -> tuple[RunResult, None]:
+        outcome = outcomes.pop(0)
+        if isinstance(outcome, Exception):
+            raise outcome
+        return outcome, None
+
+    monkeypatch.setattr(verdicts, "run_checked", fake)
+    monkeypatch.setattr(verdicts, "unavailable", lambda fabric: None)
+    bmv2 = FABRICS[1]
+    cell = run_cell("t1-down", bmv2, None, tmp_path)
+    assert cell.runs == [done, done] and cell.failures == ["failed: s1 did not answer"]
+    row = next(
+        line
+        for line in render({"t1-down": {"bmv2": cell}}, [bmv2]).splitlines()
+        if line.startswith("| run")
+    )
+    assert row.count("TDF 65536") == 2 and "<br>failed: s1 did not answer |" in row
