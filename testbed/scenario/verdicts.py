@@ -10,6 +10,7 @@ scenario a fabric refuses (random loss, EV drops, sweeps) get a cell saying why.
 from __future__ import annotations
 
 import argparse
+import json
 import os
 import shutil
 import sys
@@ -18,6 +19,7 @@ import textwrap
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from testbed.exceptions import TestbedError
 from testbed.scenario.exceptions import ScenarioError
@@ -119,6 +121,35 @@ def runs_of(name: str, fabric: Fabric, repeat: int | None) -> int:
     if repeat is not None:
         return repeat
     return TARGET_RUNS if fabric.key == "bmv2" and name in TARGET_SCENARIOS else 1
+
+
+def cells_json(cells: dict[str, dict[str, Cell]]) -> dict[str, Any]:
+    """The table's runs as JSON (``--save``), so it can be rendered again (``--render``)."""
+    return {
+        name: {
+            key: {
+                "refused": cell.refused,
+                "failures": cell.failures,
+                "runs": [run.to_json() for run in cell.runs],
+            }
+            for key, cell in row.items()
+        }
+        for name, row in cells.items()
+    }
+
+
+def cells_from_json(data: dict[str, Any]) -> dict[str, dict[str, Cell]]:
+    return {
+        name: {
+            key: Cell(
+                runs=[RunResult.from_json(run) for run in cell["runs"]],
+                refused=cell["refused"],
+                failures=list(cell["failures"]),
+            )
+            for key, cell in row.items()
+        }
+        for name, row in data.items()
+    }
 
 
 def process_refusal(scenario: Scenario) -> str | None:
@@ -268,6 +299,15 @@ def main(argv: Sequence[str] | None = None) -> int:
         default=",".join(f.key for f in FABRICS),
         help="columns (default: " + ",".join(f.key for f in FABRICS) + ")",
     )
+    parser.add_argument(
+        "--save", type=Path, help="also write every run's result as JSON to this file"
+    )
+    parser.add_argument(
+        "--render",
+        type=Path,
+        metavar="JSON",
+        help="run nothing: render the table again from a file --save wrote",
+    )
     parser.add_argument("names", nargs="*", help="only these scenarios (default: all)")
     args = parser.parse_args(argv)
     known = {f.key: f for f in FABRICS}
@@ -281,12 +321,25 @@ def main(argv: Sequence[str] | None = None) -> int:
         )
     fabrics = [known[k] for k in keys]
     cells: dict[str, dict[str, Cell]] = {}
+    if args.render is not None:
+        try:
+            cells = cells_from_json(json.loads(args.render.read_text("utf-8")))
+        except (OSError, ValueError, KeyError, TypeError) as exc:
+            parser.error(f"--render {args.render}: not a table --save wrote ({exc})")
+        for row in cells.values():  # a table saved part-way: the cells it did not reach
+            for fabric in fabrics:
+                row.setdefault(fabric.key, Cell(refused="not run: the saved table stops before"))
+        args.output.write_text(render(cells, fabrics) + "\n", "utf-8")
+        print(f"wrote {args.output}")
+        return 0
     with tempfile.TemporaryDirectory(prefix="mrv-", dir="/tmp") as root:  # short socket paths
         for name in args.names or bundled_names():
             cells[name] = {}
             for fabric in fabrics:
                 print(f"... {name} on {fabric.title}", file=sys.stderr, flush=True)
                 cells[name][fabric.key] = run_cell(name, fabric, args.repeat, Path(root))
+                if args.save is not None:  # after every cell: a broken run keeps the rest
+                    args.save.write_text(json.dumps(cells_json(cells)), "utf-8")
     args.output.write_text(render(cells, fabrics) + "\n", "utf-8")
     print(f"wrote {args.output}")
     return 0

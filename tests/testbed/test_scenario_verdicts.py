@@ -3,6 +3,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pytest
@@ -176,3 +177,30 @@ def test_a_run_that_fails_is_said_beside_the_runs_that_did_not(
         if line.startswith("| run")
     )
     assert row.count("TDF 65536") == 2 and "<br>failed: s1 did not answer |" in row
+
+
+def test_a_saved_table_renders_again_without_running(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    good = Check("goodput 60 us..120 us after event 0", True, ">= 85%", "90.7%")
+    done = _run("mininet", [good], tdf=65536, load_average_before=[9.5])
+
+    def fake_cell(name: str, fabric: object, repeat: object, root: object) -> Cell:
+        return Cell(runs=[done], failures=["failed: s1 did not answer"])
+
+    monkeypatch.setattr(verdicts, "run_cell", fake_cell)
+    saved, first, again = tmp_path / "v.json", tmp_path / "a.md", tmp_path / "b.md"
+    assert verdicts.main(["-o", str(first), "--save", str(saved), "t1-down"]) == 0
+    monkeypatch.setattr(verdicts, "run_cell", None)  # --render runs nothing
+    assert verdicts.main(["-o", str(again), "--render", str(saved)]) == 0
+    assert again.read_text() == first.read_text()
+    assert "ok 90.7%" in first.read_text() and "failed: s1 did not answer" in first.read_text()
+    # one fabric short (saved part-way): said, not a crash
+    data = json.loads(saved.read_text())
+    del data["t1-down"]["local"]
+    saved.write_text(json.dumps(data))
+    assert verdicts.main(["-o", str(again), "--render", str(saved)]) == 0
+    assert "not run: the saved table stops before" in again.read_text()
+    saved.write_text("{")
+    with pytest.raises(SystemExit):
+        verdicts.main(["-o", str(again), "--render", str(saved)])
