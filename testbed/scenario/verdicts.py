@@ -62,6 +62,7 @@ TARGET_RUNS = 3
 # 16 NICs covers every bundled scenario but the 8-plane 32- and 64-NIC ones, whose 96
 # switches and 32 or 64 NICs are 128 and 160 processes on 2 cores.
 PROCESS_NICS_MAX = 16
+NOT_REACHED = "not run: the table's run stopped before it (out of time)"
 VIRTUAL_ELSEWHERE = "not compared: see docs/results.md for its virtual run"
 
 # Why a process-fabric verdict can differ from the virtual one, by the check's name (its
@@ -164,17 +165,31 @@ def process_refusal(scenario: Scenario) -> str | None:
     return too_large(scenario.topology)
 
 
-def run_cell(name: str, fabric: Fabric, repeat: int | None, root: Path) -> Cell:
-    """``name`` on ``fabric``: its runs, or why there are none. A scenario no process
-    fabric runs is not run on the virtual fabric either (nothing to compare with: its
-    virtual run is in docs/results.md)."""
-    scenario = load(name)
+def unreached(name: str, fabric: Fabric) -> Cell:
+    """The cell of a table saved part-way that its run did not reach: what is refused
+    without running (it costs nothing) is said, the rest is marked as not run."""
+    return refused_cell(load(name), fabric) or Cell(refused=NOT_REACHED)
+
+
+def refused_cell(scenario: Scenario, fabric: Fabric) -> Cell | None:
+    """The cell of a scenario ``fabric`` does not run here, saying why (None: it runs)."""
     why = unavailable(fabric)
     if why is not None:
         return Cell(refused=why)
     refusal = process_refusal(scenario)
     if refusal is not None:
         return Cell(refused=refusal if fabric.mode != "virtual" else VIRTUAL_ELSEWHERE)
+    return None
+
+
+def run_cell(name: str, fabric: Fabric, repeat: int | None, root: Path) -> Cell:
+    """``name`` on ``fabric``: its runs, or why there are none. A scenario no process
+    fabric runs is not run on the virtual fabric either (nothing to compare with: its
+    virtual run is in docs/results.md)."""
+    scenario = load(name)
+    refused = refused_cell(scenario, fabric)
+    if refused is not None:
+        return refused
     runs: list[RunResult] = []
     failures: list[str] = []
     for _ in range(runs_of(name, fabric, repeat)):
@@ -326,9 +341,11 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells = cells_from_json(json.loads(args.render.read_text("utf-8")))
         except (OSError, ValueError, KeyError, TypeError) as exc:
             parser.error(f"--render {args.render}: not a table --save wrote ({exc})")
-        for row in cells.values():  # a table saved part-way: the cells it did not reach
+        for name in args.names or bundled_names():  # saved part-way: what it did not reach
+            row = cells.setdefault(name, {})
             for fabric in fabrics:
-                row.setdefault(fabric.key, Cell(refused="not run: the saved table stops before"))
+                if fabric.key not in row:
+                    row[fabric.key] = unreached(name, fabric)
         args.output.write_text(render(cells, fabrics) + "\n", "utf-8")
         print(f"wrote {args.output}")
         return 0
