@@ -16,7 +16,7 @@ import shutil
 import sys
 import tempfile
 import textwrap
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -182,7 +182,13 @@ def refused_cell(scenario: Scenario, fabric: Fabric) -> Cell | None:
     return None
 
 
-def run_cell(name: str, fabric: Fabric, repeat: int | None, root: Path) -> Cell:
+def run_cell(
+    name: str,
+    fabric: Fabric,
+    repeat: int | None,
+    root: Path,
+    progress: Callable[[Cell], None] | None = None,
+) -> Cell:
     """``name`` on ``fabric``: its runs, or why there are none. A scenario no process
     fabric runs is not run on the virtual fabric either (nothing to compare with: its
     virtual run is in docs/results.md)."""
@@ -198,11 +204,12 @@ def run_cell(name: str, fabric: Fabric, repeat: int | None, root: Path) -> Cell:
             run, _ = run_checked(scenario, Variant(), options)
         except ScenarioError as exc:
             failures.append(f"refused: {exc}".replace("|", "/").splitlines()[0])
-            continue
         except TestbedError as exc:  # the fabric did not come up or broke: say so, go on
             failures.append(f"failed: {exc}".replace("|", "/").splitlines()[0])
-            continue
-        runs.append(run)
+        else:
+            runs.append(run)
+        if progress is not None:  # the cell so far, after every run
+            progress(Cell(runs=list(runs), failures=list(failures)))
     return Cell(runs=runs, failures=failures)
 
 
@@ -355,9 +362,13 @@ def main(argv: Sequence[str] | None = None) -> int:
             cells[name] = {}
             for fabric in fabrics:
                 print(f"... {name} on {fabric.title}", file=sys.stderr, flush=True)
-                cells[name][fabric.key] = run_cell(name, fabric, args.repeat, Path(root))
-                if args.save is not None:  # after every cell: a broken run keeps the rest
-                    args.save.write_text(json.dumps(cells_json(cells)), "utf-8")
+
+                def keep(cell: Cell, name: str = name, key: str = fabric.key) -> None:
+                    cells[name][key] = cell
+                    if args.save is not None:  # after every run: a stop keeps what ran
+                        args.save.write_text(json.dumps(cells_json(cells)), "utf-8")
+
+                keep(run_cell(name, fabric, args.repeat, Path(root), keep))
     args.output.write_text(render(cells, fabrics) + "\n", "utf-8")
     print(f"wrote {args.output}")
     return 0

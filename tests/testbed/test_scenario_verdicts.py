@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -169,8 +170,12 @@ def test_a_run_that_fails_is_said_beside_the_runs_that_did_not(
     monkeypatch.setattr(verdicts, "run_checked", fake)
     monkeypatch.setattr(verdicts, "unavailable", lambda fabric: None)
     bmv2 = FABRICS[1]
-    cell = run_cell("t1-down", bmv2, None, tmp_path)
+    seen: list[tuple[int, int]] = []
+    cell = run_cell(
+        "t1-down", bmv2, None, tmp_path, lambda c: seen.append((len(c.runs), len(c.failures)))
+    )
     assert cell.runs == [done, done] and cell.failures == ["failed: s1 did not answer"]
+    assert seen == [(1, 0), (1, 1), (2, 1)]  # the cell so far, after every run
     row = next(
         line
         for line in render({"t1-down": {"bmv2": cell}}, [bmv2]).splitlines()
@@ -185,7 +190,9 @@ def test_a_saved_table_renders_again_without_running(
     good = Check("goodput 60 us..120 us after event 0", True, ">= 85%", "90.7%")
     done = _run("mininet", [good], tdf=65536, load_average_before=[9.5])
 
-    def fake_cell(name: str, fabric: object, repeat: object, root: object) -> Cell:
+    def fake_cell(name: str, fabric: object, repeat: object, root: object, keep: Any) -> Cell:
+        keep(Cell(runs=[done]))  # saved after each run
+        assert saved.is_file()
         return Cell(runs=[done], failures=["failed: s1 did not answer"])
 
     monkeypatch.setattr(verdicts, "run_cell", fake_cell)
