@@ -74,8 +74,8 @@ WHY = {
     "NACKs": "no trimming on the process fabric, so no NACKs",
     "timeouts": "no trimming on the process fabric: a packet a full queue drops is found by "
     "the NIC's retransmission timeout or reorder window, not NACKed",
-    "goodput": "goodput on the process fabric is counted at acknowledgement and falls short "
-    "of line rate on a loaded machine (docs/testbed.md, time dilation)",
+    "goodput": "on a loaded machine the processes, not the links, set the rate and the "
+    "changes lag (see the run's load; docs/testbed.md, time dilation)",
     "traffic": "EV revivals come from the NICs' event logs; a change reaches the fabric "
     "1-10 us (dilated) after it is due",
     "repath": "a change reaches the fabric 1-10 us (dilated) after it is due",
