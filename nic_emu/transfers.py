@@ -393,6 +393,7 @@ class SendTransfer:
             "deadline_s": (self.deadline_ns - self.requested_ns) / NS_PER_S,
             "goodput_gbps": acked * 8 / elapsed / 1e9 if elapsed > 0 else 0.0,
             "retransmissions": sum(c["tx_rtx"] for c in counters),
+            "timeouts": sum(c["losses_timeout"] for c in counters),  # losses found by the RTO
             "nacks": sum(c["rx_nack"] for c in counters),
             "data_packets": sum(c["tx_data"] for c in counters),
             "per_plane_bytes": {str(p): n for p, n in enumerate(per_plane)},

@@ -30,6 +30,10 @@ from p4emu.server.client import ClientError, PortClient
 from testbed.exceptions import ModeError, PortControlError
 
 DEFAULT_TIMEOUT_S = 10.0
+# A kept BMv2 CLI's start (Python, the switch's JSON fetched and parsed) before the traffic:
+# it took more than 10 s at load average 15-20 on a 2-core machine (a link-cuts run failed
+# on it); commands on a running one keep DEFAULT_TIMEOUT_S.
+SESSION_START_TIMEOUT_S = 60.0
 BMV2_CLI = "simple_switch_CLI"
 
 
@@ -159,13 +163,19 @@ def _set_checked(run: Callable[[str], str], interfaces: Mapping[int, str], up: b
 class Bmv2Session:
     """One BMv2 runtime CLI kept running against a switch, for a caller that changes ports
     often and on time (a scenario's timeline): starting the CLI costs seconds (Python, the
-    switch's JSON fetched and parsed; up to 8 s on a loaded 2-core machine), a command on a
-    running one milliseconds. The CLI prints its prompt after every command, so each
-    command's output is what comes before the next prompt."""
+    switch's JSON fetched and parsed; more than 10 s on a loaded 2-core machine), a command
+    on a running one milliseconds. The CLI prints its prompt after every command, so each
+    command's output is what comes before the next prompt; ``start_timeout`` bounds the
+    first prompt, ``timeout`` each command's."""
 
     PROMPT = "RuntimeCmd: "
 
-    def __init__(self, thrift_port: int, timeout: float = DEFAULT_TIMEOUT_S) -> None:
+    def __init__(
+        self,
+        thrift_port: int,
+        timeout: float = DEFAULT_TIMEOUT_S,
+        start_timeout: float = SESSION_START_TIMEOUT_S,
+    ) -> None:
         cli = bmv2_cli()
         self.thrift_port = thrift_port
         self.timeout = timeout
@@ -178,15 +188,16 @@ class Bmv2Session:
             env=_bmv2_env(cli),
         )
         try:
-            self._until_prompt()
+            self._until_prompt(start_timeout)
         except PortControlError:
             self.close()
             raise
 
-    def _until_prompt(self) -> str:
+    def _until_prompt(self, timeout: float | None = None) -> str:
         assert self.proc.stdout is not None
         fd = self.proc.stdout.fileno()
-        deadline = time.monotonic() + self.timeout
+        timeout = self.timeout if timeout is None else timeout
+        deadline = time.monotonic() + timeout
         data = b""
         while not data.endswith(self.PROMPT.encode()):
             left = deadline - time.monotonic()
@@ -197,7 +208,7 @@ class Bmv2Session:
                 what = "did not answer" if not ready else "exited"
                 raise PortControlError(
                     f"{BMV2_CLI} --thrift-port {self.thrift_port} {what}"
-                    + (f": {text}" if text else f" within {self.timeout:g} s")
+                    + (f": {text}" if text else f" within {timeout:g} s")
                 )
             data += chunk
         return data.decode(errors="replace")[: -len(self.PROMPT)]

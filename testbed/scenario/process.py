@@ -457,6 +457,7 @@ class Drive:
             else (None if done else "not done by the end of the run"),
             retransmitted_bytes=int(info.get("retransmissions", 0)) * _mtu(info),
             nacks=int(info.get("nacks", 0)),
+            timeouts=int(info.get("timeouts", 0)),
             failed_at_ns=info.get("failed_at_ns") if info.get("failed") else None,
         )
 
@@ -503,6 +504,7 @@ class Drive:
             goodput=_goodput(topo, self.flows, self.infos, clock, bin_ns, max(self.end_ns, 1)),
             counters={
                 "nacks": sum(t.nacks for t in rows),
+                "timeouts": sum(t.timeouts for t in rows),
                 "retransmitted_bytes": sum(t.retransmitted_bytes for t in rows),
             },
             ev_changes=_ev_changes(self.fabric, topo, clock),
@@ -595,26 +597,37 @@ def _events(
     clock: _Clock,
 ) -> list[EventResult]:
     """Each timeline event as it was applied; each repath the senders measured is counted
-    under the latest down change before it of an element on its path (one on no failed
-    path, a false alarm, is counted as ``repaths_elsewhere`` of the latest change)."""
+    under every down change of an element on its path since the path's previous repath
+    (the virtual fabric counts a path's repath for each fault on it, even one that came
+    after the first: ``link-cuts`` cuts both ends of a T1's path 5 us apart), else under
+    the latest such change before it; one on no failed path, a false alarm, is counted as
+    ``repaths_elsewhere`` of the latest change."""
     downs = [(begun, action) for action, begun, _ in applied if action.down]
     repaths: dict[int, list[int | None]] = {}
     unrelated: dict[int, int] = {}
     for info in infos.values():
         if not info.get("started_ns"):
             continue
-        for repath in info.get("repath_events", []):
-            at = clock.of(info["started_ns"] + float(repath.get("t_s", 0.0)) * 1e9)
-            before = [action for begun, action in downs if begun <= at]
+        previous: dict[tuple[Any, ...], int] = {}  # (qpn, path) -> its last repath
+        timed = [
+            (clock.of(info["started_ns"] + float(r.get("t_s", 0.0)) * 1e9), r)
+            for r in info.get("repath_events", [])
+        ]
+        for at, repath in sorted(timed, key=lambda x: x[0]):
+            path = list(repath.get("path", []))
+            key = (repath.get("qpn"), *map(str, path))
+            since = previous.get(key)
+            previous[key] = at
+            before = [(begun, a) for begun, a in downs if begun <= at]
             if not before:
                 continue
-            path = list(repath.get("path", []))
-            cause = [a for a in before if _affects(a.event, scenario.topology, path)]
+            cause = [(b, a) for b, a in before if _affects(a.event, scenario.topology, path)]
             value = round(float(repath.get("repath_time_us", 0.0)) * 1000 / clock.tdf)
-            if cause:
-                repaths.setdefault(cause[-1].origin, []).append(value)
-            else:
-                origin = before[-1].origin
+            recent = [a.origin for b, a in cause if since is None or b > since]
+            for origin in dict.fromkeys(recent or [a.origin for _, a in cause[-1:]]):
+                repaths.setdefault(origin, []).append(value)
+            if not cause:
+                origin = before[-1][1].origin
                 unrelated[origin] = unrelated.get(origin, 0) + 1
     first_applied = {}
     for action, begun, _ in applied:

@@ -138,6 +138,16 @@ def test_per_plane_bytes_and_timeline_add_up_to_the_bytes_sent() -> None:
     assert report["done"] and report["progress"] == 1.0
 
 
+def test_the_report_counts_each_parts_timeouts_nacks_and_retransmissions() -> None:
+    transfer, (net, *conns) = make_transfer(10_000, 2)
+    for n, conn in enumerate(conns, 1):
+        conn.counters["losses_timeout"] += n
+        conn.counters["rx_nack"] += 10 * n
+        conn.counters["tx_rtx"] += 100 * n
+    report = transfer.report(net.now)
+    assert (report["timeouts"], report["nacks"], report["retransmissions"]) == (3, 30, 300)
+
+
 def test_a_failed_part_fails_the_transfer() -> None:
     transfer, (net, *conns) = make_transfer(10_000, 2)
     transfer.on_failed(conns[0].qpn, "connection QPN 0x100 failed (max_retries): gone")

@@ -34,7 +34,8 @@ def test_gnmi_errors_name_the_switch_address() -> None:
 
 
 FAKE_CLI = """\
-import sys
+import os, sys, time
+time.sleep(float(os.environ.get("FAKE_CLI_START_S", "0")))
 print("Obtaining JSON from switch...")
 print("Done")
 while True:
@@ -98,3 +99,19 @@ def test_a_kept_cli_that_stops_answering_is_reported_in_time(
     finally:
         session.close()
     assert session.proc.poll() is not None  # closed: nothing left running
+
+
+def test_a_kept_cli_may_take_longer_to_start_than_a_command(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cli(tmp_path, monkeypatch)
+    monkeypatch.setenv("FAKE_CLI_START_S", "1.5")
+    session = Bmv2Session(9092, timeout=1.0)  # starts in 1.5 s: within the start timeout
+    try:
+        assert session.run("port_add x 1\n").startswith("ok port_add x 1")
+        with pytest.raises(PortControlError, match="9092 did not answer within 1 s"):
+            session.run("hang")
+    finally:
+        session.close()
+    with pytest.raises(PortControlError, match=r"9093 did not answer within 0\.5 s"):
+        Bmv2Session(9093, start_timeout=0.5)

@@ -190,6 +190,25 @@ def test_repaths_are_counted_under_the_cut_that_caused_them() -> None:
     assert events[1].repath_ns == []
 
 
+def test_a_repath_counts_for_every_cut_of_its_path_since_its_last_one() -> None:
+    # link-cuts: events 0 and 1 cut both ends of (plane 0, p0-t1-0) 5 us apart, event 16
+    # (120 us) p0-t1-1's sender end; the NIC reports one repath per path
+    scenario = load("link-cuts")
+    actions = process.actions(scenario.timeline)
+    applied = [(a, a.at_ns + 500, a.at_ns + 900) for a in actions]
+    repath = [
+        {"t_s": 58e-6 * TDF, "repath_time_us": 15.0 * TDF, "path": [0, "p0-t1-0"], "qpn": 256},
+        {"t_s": 134e-6 * TDF, "repath_time_us": 12.0 * TDF, "path": [0, "p0-t1-1"], "qpn": 256},
+        # the same path again, with no cut of it since its last repath: the latest cut
+        {"t_s": 150e-6 * TDF, "repath_time_us": 4.0 * TDF, "path": [0, "p0-t1-1"], "qpn": 256},
+    ]
+    infos = {0: {"started_ns": 1_000_000_000, "repath_events": repath}}
+    events = process._events(scenario, scenario.flows(), infos, applied, _clock())
+    assert events[0].repath_ns == [15_000] and events[1].repath_ns == [15_000]
+    assert events[16].repath_ns == [12_000, 4_000]
+    assert [e.index for e in events if e.repath_ns] == [0, 1, 16]
+
+
 class _RunDir:
     def __init__(self, root: Path) -> None:
         self.root = root
