@@ -86,6 +86,16 @@ def refuse(scenario: Scenario, index: int, event: Event) -> ScenarioRunError:
     )
 
 
+def check_supported(scenario: Scenario) -> None:
+    """Refuse, with the error a run gives before anything starts, a scenario the process
+    fabric cannot run: a sweep, or a timeline event it cannot express (the verdict table
+    says so without running it)."""
+    from testbed.local import LocalMode
+
+    run = ProcessRun(scenario, Variant(name="check"), RunOptions(mode="local"), launcher=LocalMode)
+    run.schedule(scenario.timeline)
+
+
 def dilated_nic_settings(scenario: Scenario, variant: Variant, tdf: int) -> dict[str, Any]:
     """The NICs' ``transport``: the virtual run's NicConfig (scenario ``nic:`` + variant),
     dilated by ``tdf``, every field given."""

@@ -159,7 +159,7 @@ def process_refusal(scenario: Scenario) -> str | None:
     if scenario.sweep is not None:
         return "refused: sweeps run on the virtual fabric only"
     try:
-        check_supported(scenario, scenario.timeline)
+        check_supported(scenario)
     except ScenarioError as exc:
         return f"refused: {exc}".replace("|", "/")
     return too_large(scenario.topology)

@@ -194,8 +194,7 @@ def test_a_repath_counts_for_every_cut_of_its_path_since_its_last_one() -> None:
     # link-cuts: events 0 and 1 cut both ends of (plane 0, p0-t1-0) 5 us apart, event 16
     # (120 us) p0-t1-1's sender end; the NIC reports one repath per path
     scenario = load("link-cuts")
-    actions = process.actions(scenario.timeline)
-    applied = [(a, a.at_ns + 500, a.at_ns + 900) for a in actions]
+    applied = [(a, a.at_ns + 500, a.at_ns + 900) for a in actions(scenario)]
     repath = [
         {"t_s": 58e-6 * TDF, "repath_time_us": 15.0 * TDF, "path": [0, "p0-t1-0"], "qpn": 256},
         {"t_s": 134e-6 * TDF, "repath_time_us": 12.0 * TDF, "path": [0, "p0-t1-1"], "qpn": 256},
