@@ -301,13 +301,13 @@ class NicCore:
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
         if kind is DataPacket:
-            conn.on_data(m, plane, now)  # type: ignore[arg-type]
+            conn.on_data(m, plane, now, self.out)  # type: ignore[arg-type]
         elif kind is Sack:
-            conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+            conn.on_sack(m, plane, now, self.out)  # type: ignore[arg-type]
         elif kind is Nack:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
-            conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+            conn.on_reliability_probe(m, plane, now, self.out)  # type: ignore[arg-type]
         if conn.state is QpState.READY:
             self._sendable.add(conn)
             self._stale.add(conn)
@@ -489,8 +489,9 @@ class NicCore:
         if len(due) > 1:
             due.sort(key=lambda c: c.created_seq)
         stale = self._stale
+        out = self.out
         for conn in due:
-            conn.on_timer(now)
+            conn.on_timer(now, out)
             stale.add(conn)
             if conn.state is QpState.READY:
                 sendable.add(conn)

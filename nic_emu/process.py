@@ -507,7 +507,7 @@ class NicProcess:
             conn = responder.conn
             if responder.retired or responder.incomplete_bytes():
                 continue
-            heard = max(conn.rev_heard)
+            heard = max(conn.rx.reverse.heard)
             if conn.state is QpState.READY and now - heard < RESPONDER_IDLE_RETIRE_NS:
                 continue
             if qpn in self.core.connections:

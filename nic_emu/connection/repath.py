@@ -5,17 +5,13 @@ that revive retired EVs, and ports going down and up (ours, or the peer's).
 from __future__ import annotations
 
 import zlib
-from typing import Any
 
 from mrc_wire import (
     EV_PROBE_QPN,
     encode_probe,
 )
 from nic_emu import event_log as ev_kinds
-from nic_emu.connection.common import (
-    TS_MASK,
-    QpState,
-)
+from nic_emu.connection.common import TS_MASK, Outbox, QpState
 from nic_emu.connection.host import EvRoute
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import IN_FLIGHT
@@ -27,11 +23,6 @@ SHARED = "shared"  # the reason of a path retired on a sibling connection's verd
 class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
-
-    def _log_ev(self, now: int, kind: str, e: EvEntry, **detail: Any) -> None:
-        """Log ``kind`` about ``e``, one of this connection's EVs (its plane and EV)."""
-        nic = self.nic
-        nic.log.record(now, nic.name, kind, qpn=self.qpn, plane=e.plane, ev=e.ev, **detail)
 
     def _entry(self, ev: int, route: EvRoute | None = None) -> EvEntry:
         """The entry of ``ev``; ``route`` is ``NicCore.ev_route(peer, ev)`` if known."""
@@ -93,7 +84,7 @@ class RepathMixin:
         )
 
     def _on_ev_change(self, e: EvEntry, old: EvState, new: EvState, reason: str, now: int) -> None:
-        self._log_ev(
+        self.log.about_ev(
             now,
             ev_kinds.EV_STATE,
             e,
@@ -103,7 +94,7 @@ class RepathMixin:
             last_tx_ns=e.last_tx_ns,
         )
         if new is ASSUMED_BAD and self.probe_next is None:
-            self.probe_next = now + self.probe_interval_ns()
+            self.probe_next = now + self.timers.probe_interval_ns()
 
     def _on_path_retired(self, path: object, reason: str, now: int) -> None:
         """A whole path was retired (docs/nic-emu.md section 3, "Paths"): the packets in
@@ -141,11 +132,7 @@ class RepathMixin:
         return count
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
-        self._log_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
-
-    def _hold_delay(self) -> int:
-        """The quarantine window: RACK's time window without its queueing term."""
-        return max(self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2)
+        self.log.about_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
 
     def _quarantine_overdue(self, now: int) -> None:
         """Quarantine (:meth:`EvSet.quarantine`) the path of every in-flight packet that
@@ -154,7 +141,7 @@ class RepathMixin:
         its path since acknowledged."""
         send = self.send
         limit_seq = send.acked_max_tx_seq - self.cfg.reorder_threshold_pkts
-        limit_sent = send.acked_max_sent_ns - self._hold_delay()
+        limit_sent = send.acked_max_sent_ns - self.timers.hold_delay()
         evs = self.evs
         for seq, pkt in send.outstanding:
             if seq > limit_seq:
@@ -177,20 +164,20 @@ class RepathMixin:
         evs = self.evs
         if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
             return
-        self._log_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
+        self.log.about_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
         self.counters["path_suspects"] += 1
-        due = now + self._hold_delay()
+        due = now + self.timers.hold_delay()
         self._hold_probes[e.path] = [due, -1]
         if self.probe_next is None or due < self.probe_next:
             self.probe_next = due
 
-    def _review_quarantine(self, now: int) -> None:
+    def _review_quarantine(self, now: int, out: Outbox) -> None:
         """Clear the quarantined paths that delivered a packet sent at or after their
         overdue one; probe those due for it; retire those whose probe went unanswered
         for a probe interval."""
         evs = self.evs
         probes = self._hold_probes
-        interval = self.probe_interval_ns()
+        interval = self.timers.probe_interval_ns()
         for path, (sent_ns, _) in list(evs.quarantined.items()):
             if evs.delivered_ns(path) >= sent_ns:
                 self._clear_quarantine(path, "delivery", now)
@@ -200,7 +187,7 @@ class RepathMixin:
                 if now >= due:
                     e = evs.usable_on_path(path)
                     if e is not None and self.nic.port_up[e.plane] and e.probe_seq < 0:
-                        self._send_probe(e, now)
+                        self._send_probe(e, now, out)
                     probes[path][1] = now
             elif now - probed >= interval:
                 evs.retire_path(path, "quarantine", now)
@@ -214,15 +201,15 @@ class RepathMixin:
             return
         self.counters["path_suspects_cleared"] += 1
         e = self.evs.by_path[path][0]  # names the path, as in path_suspect
-        self._log_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
+        self.log.about_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
 
-    def _probe_tick(self, now: int) -> None:
+    def _probe_tick(self, now: int, out: Outbox) -> None:
         self.probe_next = None
         if self.evs.quarantined or self._hold_probes:
-            self._review_quarantine(now)
-        self._probe_round(now)
+            self._review_quarantine(now, out)
+        self._probe_round(now, out)
         if self._hold_probes:  # come back when a held path's probe or its timeout is due
-            interval = self.probe_interval_ns()
+            interval = self.timers.probe_interval_ns()
             t = min(
                 due if probed < 0 else probed + interval
                 for due, probed in self._hold_probes.values()
@@ -230,16 +217,16 @@ class RepathMixin:
             if self.probe_next is None or t < self.probe_next:
                 self.probe_next = max(t, now + 1)
 
-    def _probe_round(self, now: int) -> None:
+    def _probe_round(self, now: int, out: Outbox) -> None:
         nic = self.nic
         evs = self.evs
         outstanding = evs.outstanding_probes()
         if outstanding and not self._probe_heard:
-            self.probe_misses += 1  # nothing answered: back off (adaptive timers)
+            self.timers.probe_misses += 1  # nothing answered: back off (adaptive timers)
         elif self._probe_heard:
-            self.probe_misses = 0
+            self.timers.probe_misses = 0
         self._probe_heard = False
-        interval = self.probe_interval_ns()
+        interval = self.timers.probe_interval_ns()
         for e in outstanding:
             if e.path in evs.quarantined and now - e.probed_ns < interval:
                 continue  # a quarantine's probe, sent since the last round: not due yet
@@ -247,16 +234,16 @@ class RepathMixin:
             nic.forget_probe(e.probe_seq)
             evs.probe_unanswered(e)
             if e.state is ASSUMED_BAD:
-                self._log_ev(now, ev_kinds.PROBE_LOST, e)
+                self.log.about_ev(now, ev_kinds.PROBE_LOST, e)
         candidates = evs.probe_candidates(self.cfg.probes_per_path)
         if not candidates:
             return
         for e in candidates:
             if nic.port_up[e.plane]:
-                self._send_probe(e, now)
+                self._send_probe(e, now, out)
         self.probe_next = now + interval
 
-    def _send_probe(self, e: EvEntry, now: int) -> None:
+    def _send_probe(self, e: EvEntry, now: int, out: Outbox) -> None:
         nic = self.nic
         probe_id = nic.register_probe(self.qpn, e)
         e.probe_seq = probe_id
@@ -271,9 +258,9 @@ class RepathMixin:
         p.probe_ev = e.ev
         p.timestamp = now & TS_MASK
         p.port_status = nic.port_status_bits
-        nic.out.append((e.plane, encode_probe(p)))
+        out.append((e.plane, encode_probe(p)))
         self.counters["tx_probe"] += 1
-        self._log_ev(now, ev_kinds.PROBE_TX, e)
+        self.log.about_ev(now, ev_kinds.PROBE_TX, e)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
         self.quiet_since = max(self.quiet_since, now)
@@ -281,7 +268,7 @@ class RepathMixin:
         if e.path in self.evs.quarantined:
             self._clear_quarantine(e.path, "probe", now)
         revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
-        self._log_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)
+        self.log.about_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)
 
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port went down (ours, or the peer's per its port-status bitmap)."""
@@ -299,4 +286,4 @@ class RepathMixin:
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
         if self.evs.bad_count and self.probe_next is None and self.state is QpState.READY:
-            self.probe_next = now + self.probe_interval_ns()
+            self.probe_next = now + self.timers.probe_interval_ns()

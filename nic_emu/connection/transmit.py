@@ -9,9 +9,10 @@ from mrc_wire import (
 )
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import (
-    _TRIMMABLE,
-    _TRIMMABLE_RETX,
+    DSCP_TRIMMABLE,
+    DSCP_TRIMMABLE_RETX,
     TS_MASK,
+    Outbox,
     QpState,
 )
 from nic_emu.ev_set import GOOD, EvEntry
@@ -37,7 +38,7 @@ class TransmitMixin:
             send.pending and send.next_psn - send.snd_una < self._window
         )
 
-    def send_one(self, now: int, out: list[tuple[int, bytes]]) -> bool:
+    def send_one(self, now: int, out: Outbox) -> bool:
         """Emit the next data packet if the window, an EV and that EV's port allow it.
 
         Ports are paced at ``port_rate_bps``: the EV set offers an EV on a plane whose
@@ -85,9 +86,7 @@ class TransmitMixin:
             rate.on_sent(len(out[-1][1]), now)
         return True
 
-    def _transmit(
-        self, pkt: TxPacket, entry: EvEntry, now: int, out: list[tuple[int, bytes]]
-    ) -> None:
+    def _transmit(self, pkt: TxPacket, entry: EvEntry, now: int, out: Outbox) -> None:
         plane = entry.plane
         t = self._dtmpl[plane]
         wr = pkt.wr
@@ -102,7 +101,7 @@ class TransmitMixin:
         t.dma_length = length
         t.payload = pkt.payload
         t.rtx = rtx
-        t.dscp = _TRIMMABLE_RETX if rtx else _TRIMMABLE
+        t.dscp = DSCP_TRIMMABLE_RETX if rtx else DSCP_TRIMMABLE
         t.last = pkt.last
         t.ack_req = pkt.last or rtx
         t.timestamp = now & TS_MASK
@@ -124,11 +123,9 @@ class TransmitMixin:
         nic = self.nic
         nic.plane_tx[plane] += 1
         if nic.trace_packets:
-            nic.log.record(
+            self.log.record(
                 now,
-                nic.name,
                 ev_kinds.TX,
-                qpn=self.qpn,
                 plane=plane,
                 ev=entry.ev,
                 psn=pkt.psn,
