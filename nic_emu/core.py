@@ -13,7 +13,7 @@ and collects
 - application events: :meth:`NicCore.events` (WRITE completions, arrivals, failures).
 
 The core has no socket, thread or clock. Everything a driver must do is in
-:class:`NicDriver`'s docstring; :func:`service` is the loop body every driver shares.
+:func:`service`'s docstring (the driver contract); it is the loop body every driver shares.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
 
 from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
@@ -774,8 +773,13 @@ class NicCore:
 # ---------------------------------------------------------------------- drivers
 
 
-class NicDriver(Protocol):
-    """The contract a driver implements for one NIC core.
+def service(
+    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
+) -> tuple[int | None, list[AppEvent]]:
+    """Flush the core's frames to ``transmit``; return (next timer deadline, app events).
+
+    The driver contract: every driver of a core (:mod:`nic_emu.sim`,
+    :mod:`nic_emu.loopback`, :mod:`nic_emu.process`, ``vfabric.nodes``) does this.
 
     1. On every frame received on port ``plane``: ``core.receive_frame(frame, plane, now)``,
        then :func:`service`.
@@ -790,22 +794,9 @@ class NicDriver(Protocol):
        port, in order; frames for a port that is down are dropped.
     6. Hand the events :func:`service` returns to the application.
 
-    ``now`` is integer nanoseconds from any fixed origin, never decreasing.
+    ``now`` is integer nanoseconds from any fixed origin, never decreasing. How a driver
+    keeps time, sends and waits is its own (virtual time, a selector loop, a heap).
     """
-
-    core: NicCore
-
-    def now_ns(self) -> int: ...
-
-    def transmit(self, plane: int, frame: bytes) -> None: ...
-
-    def schedule_timer(self, deadline_ns: int | None) -> None: ...
-
-
-def service(
-    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
-) -> tuple[int | None, list[AppEvent]]:
-    """Flush the core's frames to ``transmit``; return (next timer deadline, app events)."""
     for plane, frame in core.frames_to_send(now):
         transmit(plane, frame)
     return core.next_timer(), core.events()

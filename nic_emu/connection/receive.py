@@ -22,7 +22,7 @@ from nic_emu.connection.common import (
     TS_MASK,
     Outbox,
 )
-from nic_emu.connection.host import AppEvent, WriteReceived
+from nic_emu.connection.events import AppEvent, WriteReceived
 from nic_emu.connection.records import ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.dcqcn import CnpPacer
