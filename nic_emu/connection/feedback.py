@@ -110,8 +110,8 @@ class FeedbackMixin:
                     return
             if self._quarantine:
                 if self.evs.quarantined:
-                    self._review_quarantine(now, out)
-                self._quarantine_overdue(now)
+                    self.probes.review_quarantine(now, out)
+                self.probes.quarantine_overdue(send, now)
             if s.probe_reply and self.tlp_sent_ns >= 0:
                 # The probe left after these packets; if they are still missing when its
                 # answer comes back (allowing for reordering), they were lost.
@@ -218,7 +218,7 @@ class FeedbackMixin:
             if self.mrc and reason not in ("port", "path"):
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
                 if self._quarantine and entry.path not in self.evs.quarantined:
-                    self._hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
+                    self.probes.hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
         self.cc.on_loss(pkt.length, now)
         self._queue_retransmit(pkt, reason, now)
 

@@ -14,6 +14,7 @@ from nic_emu.connection.common import QpState
 from nic_emu.connection.feedback import FeedbackMixin
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.host import ConnectionFailed, ConnectionHost
+from nic_emu.connection.probes import PathProbes
 from nic_emu.connection.receive import Receiver
 from nic_emu.connection.records import ConnectionLog
 from nic_emu.connection.repath import RepathMixin
@@ -131,7 +132,6 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         # fails; a driver may set it per connection (the process: the transfer deadline).
         self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
         self.quiet_since = now  # data outstanding and nothing heard from the peer since
-        self.probe_next: int | None = None
         self.last_tx_ns = now
         self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
         self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
@@ -140,13 +140,19 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self._mtu = mtu
         self._window = cfg.receive_window_psns
         self._quarantine = cfg.path_quarantine and self.mrc
-        # Quarantined paths: [when to probe, when probed (-1: not yet)] (RepathMixin)
-        self._hold_probes: dict[object, list[int]] = {}
-        self._probe_heard = False  # an answer arrived since the last probe round
         self._port_free_at = nic.port_free_at
         self._ns_per_byte = nic.ns_per_byte
         self._dtmpl = data_templates(nic, self.peer_addrs, peer_qpn)
-        self._ptmpl = probe_templates(nic, self.peer_addrs)
+        self.probes = PathProbes(
+            nic,
+            cfg,
+            self.evs,
+            self.timers,
+            probe_templates(nic, self.peer_addrs),
+            peer_qpn=peer_qpn,
+            counters=self.counters,
+            log=self.log,
+        )
         # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
         self.created_seq = 0
         self.ready_index = 0
@@ -257,6 +263,7 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self.evs = EvSet(
             {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
         )
+        self.probes.evs = self.evs
         for t in self._dtmpl:
             t.payload = b""
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
@@ -292,14 +299,10 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self.error = ConnectionFailedError(self.qpn, reason, detail)
         pending = tuple(wr.wr_id for wr in self.send.incomplete)
         self.rx.stop()
-        self.probe_next = None
+        self.probes.stop()
         self.pace_at = None
         self.no_ev_since = None
         nic = self.nic
-        for e in self.evs.entries():
-            if e.probe_seq >= 0:
-                nic.forget_probe(e.probe_seq)
-                e.probe_seq = -1
         nic.emit(ConnectionFailed(self.qpn, reason, str(self.error), pending, now))
         self.log.record(now, ev_kinds.CONN_FAILED, reason=reason, message=detail)
 

@@ -5,11 +5,8 @@ usable EV). The RTO and the other timeouts are :class:`~nic_emu.connection.rtt.R
 
 from __future__ import annotations
 
-from mrc_wire import (
-    encode_probe,
-)
 from nic_emu import event_log as ev_kinds
-from nic_emu.connection.common import TS_MASK, Outbox, QpState, span
+from nic_emu.connection.common import Outbox, QpState, span
 from nic_emu.sender import PSN_MASK
 
 
@@ -42,7 +39,7 @@ class TimerMixin:
                 t = timers.hold_until
             if best is None or t < best:
                 best = t
-        t = self.probe_next
+        t = self.probes.next_ns
         if t is not None and (best is None or t < best):
             best = t
         t = self.rate_wait_ns
@@ -85,8 +82,9 @@ class TimerMixin:
         t = self._tail_probe_deadline()
         if t is not None and now >= t:
             self._send_tail_probe(now, out)
-        if self.probe_next is not None and now >= self.probe_next:
-            self._probe_tick(now, out)
+        t = self.probes.next_ns
+        if t is not None and now >= t:
+            self.probes.tick(now, out)
         t = self._peer_deadline()
         if t is not None and now >= t:
             self.fail("peer_unreachable", self._unreachable_message(now), now)
@@ -198,17 +196,7 @@ class TimerMixin:
         if entry is None:
             return  # no path at all: the retransmission timeout takes over
         self.tlp_sent_ns = now
-        p = self._ptmpl[entry.plane]
-        p.dqpn = self.peer_qpn
-        p.ev = entry.ev
-        p.outer_dst = entry.wire
-        p.psn = self.send.snd_una & PSN_MASK
-        p.probe_id = 0
-        p.probe_ev = entry.ev
-        p.timestamp = now & TS_MASK
-        p.port_status = self.nic.port_status_bits
-        out.append((entry.plane, encode_probe(p)))
-        self.counters["tx_tail_probe"] += 1
+        self.probes.send_tail_probe(entry, self.send.snd_una, now, out)
 
     def _silent_timeout(self, now: int, what: str) -> None:
         """A timeout with no acknowledgement since the packet left: back off, maybe fail."""

@@ -252,7 +252,7 @@ def test_port_down_retires_the_plane_locally_and_the_peer_learns_it_from_sacks()
     pair.b.set_port_state(1, True, 30)
     pair.deliver(pair.b, list(resent.values()), 40)
     pair.deliver(pair.a, pair.b.frames_to_send(40), 50)
-    assert pair.ca.idle and pair.ca.probe_next is not None
+    assert pair.ca.idle and pair.ca.probes.next_ns is not None
     assert all(e.plane == 1 for e in pair.ca.evs.probe_candidates())
 
 
