@@ -6,7 +6,8 @@ The connection reports to its application through ``emit`` with the events of
 connection states what it asks of the host in its own protocol
 (:class:`~nic_emu.connection.receive.ReceiveHost`,
 :class:`~nic_emu.connection.reverse.ReverseHost`,
-:class:`~nic_emu.connection.templates.TemplateHost`); :class:`ConnectionHost` is their
+:class:`~nic_emu.connection.templates.TemplateHost`,
+:class:`~nic_emu.connection.probes.ProbeHost`); :class:`ConnectionHost` is their
 union with what the send side asks. Frames never go through the host: every call that
 may send takes the caller's outbox (``out``).
 """
@@ -17,10 +18,10 @@ from typing import Protocol
 
 from nic_emu.config import NicConfig
 from nic_emu.connection.events import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.connection.probes import ProbeHost
 from nic_emu.connection.receive import ReceiveHost
 from nic_emu.connection.reverse import ReverseHost
 from nic_emu.connection.templates import TemplateHost
-from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.memory import MemoryTable
 
@@ -36,7 +37,7 @@ __all__ = [
 EvRoute = tuple[int, tuple[int, str | None], bytes]  # plane, path key (plane, T1), carrier
 
 
-class ConnectionHost(ReceiveHost, ReverseHost, TemplateHost, Protocol):
+class ConnectionHost(ReceiveHost, ReverseHost, TemplateHost, ProbeHost, Protocol):
     """The NIC a :class:`~nic_emu.connection.Connection` belongs to
     (:class:`nic_emu.core.NicCore`)."""
 
@@ -63,13 +64,6 @@ class ConnectionHost(ReceiveHost, ReverseHost, TemplateHost, Protocol):
         ...
 
     def note_peer_ports(self, peer: str, bits: int, now: int) -> None: ...
-
-    def register_probe(self, qpn: int, entry: EvEntry) -> int:
-        """A probe id for an EV probe of connection ``qpn`` (its answer comes back to
-        :meth:`Connection.on_probe_answer <nic_emu.connection.Connection.on_probe_answer>`)."""
-        ...
-
-    def forget_probe(self, probe_id: int) -> None: ...
 
     def path_failed(self, qpn: int, path: object, now: int, *, retired: bool) -> None:
         """Connection ``qpn`` retired ``path`` (plane, T1) on its own evidence (or, with

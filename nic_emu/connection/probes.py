@@ -25,7 +25,10 @@ class ProbeHost(Protocol):
     port_up: list[bool]
     port_status_bits: int
 
-    def register_probe(self, qpn: int, entry: EvEntry) -> int: ...
+    def register_probe(self, qpn: int, entry: EvEntry) -> int:
+        """A probe id for an EV probe of connection ``qpn`` (its answer comes back to
+        :meth:`Connection.on_probe_answer <nic_emu.connection.Connection.on_probe_answer>`)."""
+        ...
 
     def forget_probe(self, probe_id: int) -> None: ...
 
