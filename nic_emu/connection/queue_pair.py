@@ -1,5 +1,8 @@
-"""One queue pair: its state, the application calls, failure and counters; the
-behaviour is composed from the mixins of this package (see its docstring).
+"""One queue pair (:class:`Connection`): the state objects it is composed of (the
+receive side, the RTT timers, the EV set and its probes, the send state, congestion
+control, go-back-N for RoCE), the application calls, failure and counters. Its methods
+that coordinate the parts are split by concern over ``transmit``, ``feedback``,
+``timers`` and ``repath`` (docs/nic-emu.md, "Inside a connection").
 """
 
 from __future__ import annotations
