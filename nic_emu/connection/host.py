@@ -4,7 +4,8 @@ knows its host only through these protocols, so it never imports the core).
 The connection reports to its application through ``emit`` with the events of
 :mod:`nic_emu.connection.events` (the RDMA completion queue, roughly). Each part of the
 connection states what it asks of the host in its own protocol
-(:class:`~nic_emu.connection.receive.ReceiveHost`,
+(:class:`~nic_emu.connection.ev_layout.RouteHost`,
+:class:`~nic_emu.connection.receive.ReceiveHost`,
 :class:`~nic_emu.connection.reverse.ReverseHost`,
 :class:`~nic_emu.connection.templates.TemplateHost`,
 :class:`~nic_emu.connection.probes.ProbeHost`); :class:`ConnectionHost` is their
@@ -17,6 +18,7 @@ from __future__ import annotations
 from typing import Protocol
 
 from nic_emu.config import NicConfig
+from nic_emu.connection.ev_layout import EvRoute, RouteHost
 from nic_emu.connection.events import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.connection.probes import ProbeHost
 from nic_emu.connection.receive import ReceiveHost
@@ -34,15 +36,12 @@ __all__ = [
     "WriteReceived",
 ]
 
-EvRoute = tuple[int, tuple[int, str | None], bytes]  # plane, path key (plane, T1), carrier
 
-
-class ConnectionHost(ReceiveHost, ReverseHost, TemplateHost, ProbeHost, Protocol):
+class ConnectionHost(RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost, Protocol):
     """The NIC a :class:`~nic_emu.connection.Connection` belongs to
     (:class:`nic_emu.core.NicCore`)."""
 
     # -- read once, when the connection is built
-    name: str
     seed: int
     config: NicConfig
     memory: MemoryTable
@@ -57,10 +56,6 @@ class ConnectionHost(ReceiveHost, ReverseHost, TemplateHost, ProbeHost, Protocol
     def wake(self, qpn: int) -> None:
         """An application call changed connection ``qpn``: it may have something to send
         and its deadline may have moved."""
-        ...
-
-    def ev_route(self, peer: str, ev: int) -> EvRoute:
-        """(plane, path key, carrier bytes) of ``ev``'s path to ``peer``."""
         ...
 
     def note_peer_ports(self, peer: str, bits: int, now: int) -> None: ...

@@ -123,7 +123,7 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
             )
             self.timers.fix(self.gbn.ack_timeout_ns)  # fixed, as configured on the QP
         self.dcqcn = None if self.gbn is None else self.gbn.dcqcn  # read per packet
-        self.evs = self._build_mrc_evs(now) if self.mrc else self._build_roce_ev(now)
+        self.evs = self._build_mrc_evs() if self.mrc else self._build_roce_ev()
         used_planes = len(self.evs.planes)
         bdp = used_planes * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
         # RoCE has no window congestion control (DCQCN is a rate: GoBackN)

@@ -1,16 +1,15 @@
-"""Repath: building the EV set (``nic_emu.ev_set``), its state changes, the EV probes
-that revive retired EVs, and ports going down and up (ours, or the peer's).
+"""Repath: the connection's EV set (``nic_emu.ev_set``, laid out by
+:mod:`nic_emu.connection.ev_layout`), its state changes and path verdicts, the answers
+of the EV probes (:mod:`nic_emu.connection.probes`), and ports going down and up (ours,
+or the peer's).
 """
 
 from __future__ import annotations
 
-import zlib
-
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import QpState
-from nic_emu.connection.host import EvRoute
+from nic_emu.connection.ev_layout import mrc_entries, roce_entry
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
-from topologies import encode_ev
 
 SHARED = "shared"  # the reason of a path retired on a sibling connection's verdict
 
@@ -19,33 +18,9 @@ class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
 
-    def _entry(self, ev: int, route: EvRoute | None = None) -> EvEntry:
-        """The entry of ``ev``; ``route`` is ``NicCore.ev_route(peer, ev)`` if known."""
-        plane, path, wire = self.nic.ev_route(self.peer, ev) if route is None else route
-        e = EvEntry(ev=ev, plane=plane, path=path)
-        e.wire = wire
-        return e
-
-    def _build_mrc_evs(self, now: int) -> EvSet:
+    def _build_mrc_evs(self) -> EvSet:
+        active, backup = mrc_entries(self.nic, self.cfg, self.peer)
         cfg = self.cfg
-        nic = self.nic
-        planes = nic.plane_count
-        active: dict[int, list[EvEntry]] = {}
-        backup: dict[int, list[EvEntry]] = {}
-        n_active, n_backup = cfg.evs_per_connection, cfg.backup_evs_per_connection
-        for p in range(planes):
-            want_active = n_active // planes + (p < n_active % planes)
-            want_backup = n_backup // planes + (p < n_backup % planes)
-            t1_count = nic.plan.topology.planes[p].t1_count
-            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
-            # whose route all EVs through that T1 share (the salt picks no path)
-            routes = [nic.ev_route(self.peer, encode_ev(p, t1)) for t1 in range(t1_count)]
-            entries = [
-                self._entry(encode_ev(p, j % t1_count, j // t1_count), routes[j % t1_count])
-                for j in range(want_active + want_backup)
-            ]
-            active[p] = entries[:want_active]
-            backup[p] = entries[want_active:]
         return EvSet(
             active,
             backup,
@@ -58,19 +33,10 @@ class RepathMixin:
             on_path_loss=self._on_path_loss,
         )
 
-    def _build_roce_ev(self, now: int) -> EvSet:
-        """One path per RoCE QP (docs/nic-emu.md section 5): the NIC puts its QPs on its
-        ports in turn (QPN modulo the ports), and the T0 picks the T1 by an ECMP hash of
-        the QP's 5-tuple (addresses, UDP source port from the QPNs, 4791), which the EV
-        carries here as SRv6 switches do not hash (sources §1.4)."""
-        nic = self.nic
-        key = f"{nic.name}|{self.peer}|{self.qpn}|{self.peer_qpn}|4791".encode()
-        h = zlib.crc32(key)
-        plane = self.qpn % nic.plane_count
-        t1 = (h >> 8) % nic.plan.topology.planes[plane].t1_count
-        e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF))
+    def _build_roce_ev(self) -> EvSet:
+        e = roce_entry(self.nic, self.peer, self.qpn, self.peer_qpn)
         return EvSet(
-            {plane: [e]},
+            {e.plane: [e]},
             {},
             min_active_per_plane=0,
             skip_ns=self.cfg.ev_skip_ns,

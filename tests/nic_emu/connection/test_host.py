@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import typing
 
+from nic_emu.connection.ev_layout import RouteHost
 from nic_emu.connection.host import ConnectionHost
 from nic_emu.connection.probes import ProbeHost
 from nic_emu.connection.receive import ReceiveHost
@@ -26,13 +27,13 @@ def _members(protocol: type) -> set[str]:
 
 def test_the_core_implements_every_member_of_every_host_protocol() -> None:
     core = NicCore("nic0", AddressPlan(load("tiny")))
-    for protocol in (ConnectionHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost):
+    for protocol in (ConnectionHost, RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost):
         missing = sorted(n for n in _members(protocol) if not hasattr(core, n))
         assert not missing, f"{protocol.__name__}: NicCore lacks {missing}"
 
 
 def test_the_connection_host_is_the_union_of_the_parts_and_has_no_outbox() -> None:
     members = _members(ConnectionHost)
-    for part in (ReceiveHost, ReverseHost, TemplateHost, ProbeHost):
+    for part in (RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost):
         assert _members(part) <= members, part.__name__
     assert "out" not in members  # frames go to the caller's outbox, never the host's
