@@ -8,7 +8,8 @@ connection states what it asks of the host in its own protocol
 :class:`~nic_emu.connection.receive.ReceiveHost`,
 :class:`~nic_emu.connection.reverse.ReverseHost`,
 :class:`~nic_emu.connection.templates.TemplateHost`,
-:class:`~nic_emu.connection.probes.ProbeHost`); :class:`ConnectionHost` is their
+:class:`~nic_emu.connection.probes.ProbeHost`,
+:class:`~nic_emu.connection.transmit.TransmitHost`); :class:`ConnectionHost` is their
 union with what the send side asks. Frames never go through the host: every call that
 may send takes the caller's outbox (``out``).
 """
@@ -24,6 +25,7 @@ from nic_emu.connection.probes import ProbeHost
 from nic_emu.connection.receive import ReceiveHost
 from nic_emu.connection.reverse import ReverseHost
 from nic_emu.connection.templates import TemplateHost
+from nic_emu.connection.transmit import TransmitHost
 from nic_emu.event_log import EventLog
 from nic_emu.memory import MemoryTable
 
@@ -37,7 +39,9 @@ __all__ = [
 ]
 
 
-class ConnectionHost(RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost, Protocol):
+class ConnectionHost(
+    RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost, TransmitHost, Protocol
+):
     """The NIC a :class:`~nic_emu.connection.Connection` belongs to
     (:class:`nic_emu.core.NicCore`)."""
 
@@ -46,11 +50,7 @@ class ConnectionHost(RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHos
     config: NicConfig
     memory: MemoryTable
     log: EventLog
-    # -- the send side: transmit pacing per port (written per packet), what was heard
-    port_free_at: list[int]
-    ns_per_byte: float
-    plane_tx: list[int]
-    trace_packets: bool
+    # -- the send side: when the peer was last heard from (its silence fails the QP)
     peer_heard_ns: dict[str, int]
 
     def wake(self, qpn: int) -> None:

@@ -30,7 +30,7 @@ from nic_emu.connection.templates import (
     sack_templates,
 )
 from nic_emu.connection.timers import TimerMixin
-from nic_emu.connection.transmit import TransmitMixin
+from nic_emu.connection.transmit import DataTransmitter, TransmitMixin
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
 from nic_emu.sender import BufferPayload, Payload, SendState, WriteRequest
@@ -135,7 +135,6 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         # fails; a driver may set it per connection (the process: the transfer deadline).
         self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
         self.quiet_since = now  # data outstanding and nothing heard from the peer since
-        self.last_tx_ns = now
         self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
         self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
         self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
@@ -143,9 +142,14 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self._mtu = mtu
         self._window = cfg.receive_window_psns
         self._quarantine = cfg.path_quarantine and self.mrc
-        self._port_free_at = nic.port_free_at
-        self._ns_per_byte = nic.ns_per_byte
-        self._dtmpl = data_templates(nic, self.peer_addrs, peer_qpn)
+        self.tx = DataTransmitter(
+            nic,
+            data_templates(nic, self.peer_addrs, peer_qpn),
+            trace=cfg.trace_packets,
+            counters=self.counters,
+            log=self.log,
+            now=now,
+        )
         self.probes = PathProbes(
             nic,
             cfg,
@@ -267,8 +271,7 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
             {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
         )
         self.probes.evs = self.evs
-        for t in self._dtmpl:
-            t.payload = b""
+        self.tx.release()
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
         self.rx.release()
 

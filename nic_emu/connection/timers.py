@@ -186,7 +186,7 @@ class TimerMixin:
             and send.next_psn - send.snd_una < self._window
         ):
             return None  # new data can go: its acknowledgements drive RACK
-        return self.last_tx_ns + self.timers.tail_probe_timeout()
+        return self.tx.last_tx_ns + self.timers.tail_probe_timeout()
 
     def _send_tail_probe(self, now: int, out: Outbox) -> None:
         """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of
