@@ -172,8 +172,18 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
 
         # -- receive side, and its reverse EV set (SACK/NACK path)
+        self.rx = self._receiver(recv_psn, now)
+        self.on_data = self.rx.on_data  # the receive side's entry points, called per packet
+        self.on_reliability_probe = self.rx.on_reliability_probe
+
+    def _receiver(self, recv_psn: int, now: int) -> Receiver:
+        """The receive side: acknowledgements go back over a reverse EV set (a baseline
+        QP's: its one path)."""
+        nic = self.nic
+        cfg = self.cfg
+        peer = self.peer
         single = None if self.mrc else (self.evs.ring[0].plane, self.evs.ring[0].ev)
-        self.rx = Receiver(
+        return Receiver(
             nic,
             cfg,
             peer=peer,
@@ -181,16 +191,14 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
             recv_psn=recv_psn,
             mrc=self.mrc,
             regions=nic.memory.regions,
-            reverse=ReverseEvs(nic, cfg, peer, qpn, now, single),
+            reverse=ReverseEvs(nic, cfg, peer, self.qpn, now, single),
             templates=(
-                sack_templates(nic, self.peer_addrs, peer_qpn),
-                nack_templates(nic, self.peer_addrs, peer_qpn),
+                sack_templates(nic, self.peer_addrs, self.peer_qpn),
+                nack_templates(nic, self.peer_addrs, self.peer_qpn),
             ),
             counters=self.counters,
             log=self.log,
         )
-        self.on_data = self.rx.on_data  # the receive side's entry points, called per packet
-        self.on_reliability_probe = self.rx.on_reliability_probe
 
     @property
     def no_ev_timeout_ns(self) -> int:
