@@ -150,6 +150,9 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
             log=self.log,
             now=now,
         )
+        # Read per packet by send_one: the transmitter's port list and method, bound once.
+        self._port_free_at = self.tx.port_free_at
+        self._transmit = self.tx.transmit
         self.probes = PathProbes(
             nic,
             cfg,

@@ -93,6 +93,12 @@ class Receiver:
         self.regions = regions
         self.sink: StreamReceiver | None = None  # a responder QP's streamed receive side
         self.reverse = reverse
+        # Per data packet: the reverse set's per-plane lists (mutated in place, never
+        # replaced) and refresh period, bound once.
+        self._heard = reverse.heard
+        self._last_ev = reverse.last_ev
+        self._refreshed = reverse.refreshed
+        self._refresh_ns = reverse.refresh_ns
         self.stmpl, self.ntmpl = templates
         self.counters = counters
         self.log = log
@@ -125,12 +131,11 @@ class Receiver:
         if m.inner_src not in self.peer_addrs:
             host.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
-        reverse = self.reverse
-        reverse.heard[plane] = now
+        self._heard[plane] = now
         host.heard_from(self.peer, m.ev, now)
-        reverse.last_ev[plane] = m.ev
-        if now - reverse.refreshed[plane] >= reverse.refresh_ns:
-            reverse.heard_on(plane, m.ev, now)
+        self._last_ev[plane] = m.ev
+        if now - self._refreshed[plane] >= self._refresh_ns:
+            self.reverse.heard_on(plane, m.ev, now)
         recv = self.recv
         rcv_nxt = recv.rcv_nxt
         psn = rcv_nxt + (((m.psn - rcv_nxt) & PSN_MASK) ^ PSN_HALF) - PSN_HALF  # unwrap()

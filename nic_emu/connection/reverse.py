@@ -143,14 +143,13 @@ class ReverseEvs:
         no slot has one, the latest EV heard on the plane takes the oldest slot (a path
         that just delivered from the peer is the best bet for the way back)."""
         host = self.host
-        peer = self.peer
         slots = self.slots[plane]
         n = len(slots)
         start = self.pos[plane]
         for k in range(n):
             i = (start + k) % n
             ev = slots[i]
-            if host.path_heard_ns(peer, host.path_key(ev)) >= stale:
+            if host.path_heard_ns(self.peer, host.path_key(ev)) >= stale:
                 self.pos[plane] = i + 1
                 return ev
         last = self.last_ev[plane]
@@ -158,9 +157,9 @@ class ReverseEvs:
             self.mrc
             and last is not None
             and host.plan_ev_plane(last) == plane
-            and host.path_heard_ns(peer, host.path_key(last)) >= stale
+            and host.path_heard_ns(self.peer, host.path_key(last)) >= stale
         ):
-            carrier = host.path_or_none(peer, last)
+            carrier = host.path_or_none(self.peer, last)
             if carrier is not None:
                 i = start % n
                 self.carrier.pop(slots[i], None)

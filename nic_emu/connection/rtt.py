@@ -79,7 +79,8 @@ class RttTimers:
             gain = min(1.0, (now - self.qdelay_peak_at) / span)
             self.qdelay_peak_ns = peak + (sample - peak) * gain
         self.qdelay_peak_at = now
-        self.smooth(rtt)
+        if self.adaptive:
+            self.smooth(rtt)
 
     def smooth(self, rtt: int) -> None:
         """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
@@ -99,8 +100,7 @@ class RttTimers:
     def reorder_window(self) -> int:
         """RACK's time window: how much later than a delivered packet one sent before
         it may still arrive."""
-        cfg = self.cfg
-        window = max(cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
         if self.adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
             window = max(window, int(self.srtt_ns) >> 2)
         return window

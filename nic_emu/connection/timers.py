@@ -33,10 +33,9 @@ class TimerMixin:
         send = self.send
         oldest = send.oldest_sent_ns()
         if oldest is not None:
-            timers = self.timers
-            t = oldest + timers.rto_ns()
-            if t < timers.hold_until:
-                t = timers.hold_until
+            t = oldest + self.timers.rto_ns()
+            if t < self.timers.hold_until:
+                t = self.timers.hold_until
             if best is None or t < best:
                 best = t
         t = self.probes.next_ns

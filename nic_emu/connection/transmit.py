@@ -147,13 +147,13 @@ class TransmitMixin:
         if rate is not None and rate.next_send_ns > now:
             self.rate_wait_ns = rate.next_send_ns  # RoCE: DCQCN's rate (a timer wakes us)
             return False
-        entry = self.evs.pick(now, self.tx.port_free_at)
+        entry = self.evs.pick(now, self._port_free_at)
         if entry is None:
             if self.no_ev_since is None:
                 self.no_ev_since = now
             return False
         self.no_ev_since = None
-        free_at = self.tx.port_free_at[entry.plane]
+        free_at = self._port_free_at[entry.plane]
         if free_at > now:
             # Every plane with an EV to offer has its port busy; this one frees first.
             self.evs.unpick()
@@ -172,7 +172,7 @@ class TransmitMixin:
             return False
         if pkt is None:
             return False
-        size = self.tx.transmit(pkt, entry, send, now, out)
+        size = self._transmit(pkt, entry, send, now, out)
         if rate is not None:
             rate.on_sent(size, now)
         return True
