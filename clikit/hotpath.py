@@ -49,6 +49,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.connection.queue_pair",
     "nic_emu.connection.receive",
     "nic_emu.connection.repath",
+    "nic_emu.connection.reverse",
+    "nic_emu.connection.rtt",
     "nic_emu.connection.timers",
     "nic_emu.connection.transmit",
     "nic_emu.core",

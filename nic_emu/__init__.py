@@ -13,7 +13,7 @@ from nic_emu.analysis import Repath, repath_time
 from nic_emu.config import CcConfig, NicConfig, TransportMode
 from nic_emu.connection import Connection, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
-from nic_emu.core import NicCore, NicDriver, service
+from nic_emu.core import NicCore, service
 from nic_emu.ev_set import EvState
 from nic_emu.event_log import EventLog, EventRecord, read_jsonl
 from nic_emu.exceptions import (
@@ -54,7 +54,6 @@ __all__ = [
     "ModelFabric",
     "NicConfig",
     "NicCore",
-    "NicDriver",
     "NicEmuError",
     "QpState",
     "Repath",

@@ -13,7 +13,7 @@ and collects
 - application events: :meth:`NicCore.events` (WRITE completions, arrivals, failures).
 
 The core has no socket, thread or clock. Everything a driver must do is in
-:class:`NicDriver`'s docstring; :func:`service` is the loop body every driver shares.
+:func:`service`'s docstring (the driver contract); it is the loop body every driver shares.
 """
 
 from __future__ import annotations
@@ -21,7 +21,6 @@ from __future__ import annotations
 import heapq
 from collections import deque
 from collections.abc import Callable
-from typing import Protocol
 
 from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
@@ -301,13 +300,13 @@ class NicCore:
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
         if kind is DataPacket:
-            conn.on_data(m, plane, now)  # type: ignore[arg-type]
+            conn.on_data(m, plane, now, self.out)  # type: ignore[arg-type]
         elif kind is Sack:
-            conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+            conn.on_sack(m, plane, now, self.out)  # type: ignore[arg-type]
         elif kind is Nack:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
-            conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+            conn.on_reliability_probe(m, plane, now, self.out)  # type: ignore[arg-type]
         if conn.state is QpState.READY:
             self._sendable.add(conn)
             self._stale.add(conn)
@@ -489,8 +488,9 @@ class NicCore:
         if len(due) > 1:
             due.sort(key=lambda c: c.created_seq)
         stale = self._stale
+        out = self.out
         for conn in due:
-            conn.on_timer(now)
+            conn.on_timer(now, out)
             stale.add(conn)
             if conn.state is QpState.READY:
                 sendable.add(conn)
@@ -773,8 +773,13 @@ class NicCore:
 # ---------------------------------------------------------------------- drivers
 
 
-class NicDriver(Protocol):
-    """The contract a driver implements for one NIC core.
+def service(
+    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
+) -> tuple[int | None, list[AppEvent]]:
+    """Flush the core's frames to ``transmit``; return (next timer deadline, app events).
+
+    The driver contract: every driver of a core (:mod:`nic_emu.sim`,
+    :mod:`nic_emu.loopback`, :mod:`nic_emu.process`, ``vfabric.nodes``) does this.
 
     1. On every frame received on port ``plane``: ``core.receive_frame(frame, plane, now)``,
        then :func:`service`.
@@ -789,22 +794,9 @@ class NicDriver(Protocol):
        port, in order; frames for a port that is down are dropped.
     6. Hand the events :func:`service` returns to the application.
 
-    ``now`` is integer nanoseconds from any fixed origin, never decreasing.
+    ``now`` is integer nanoseconds from any fixed origin, never decreasing. How a driver
+    keeps time, sends and waits is its own (virtual time, a selector loop, a heap).
     """
-
-    core: NicCore
-
-    def now_ns(self) -> int: ...
-
-    def transmit(self, plane: int, frame: bytes) -> None: ...
-
-    def schedule_timer(self, deadline_ns: int | None) -> None: ...
-
-
-def service(
-    core: NicCore, now: int, transmit: Callable[[int, bytes], None]
-) -> tuple[int | None, list[AppEvent]]:
-    """Flush the core's frames to ``transmit``; return (next timer deadline, app events)."""
     for plane, frame in core.frames_to_send(now):
         transmit(plane, frame)
     return core.next_timer(), core.events()

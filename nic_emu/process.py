@@ -1,10 +1,10 @@
 """``nic-emu serve``: one emulated NIC as a process (docs/nic-emu-process.md).
 
 :class:`NicProcess` is a thin driver around :class:`nic_emu.core.NicCore` that follows
-:class:`nic_emu.core.NicDriver`: one selector loop over the plane ports, the control
-socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock, and the core's
-``service`` step after every received frame, timer expiry, control request and port
-state change. A port taken down over the control socket is a cut cable: the core is told
+the driver contract (:func:`nic_emu.core.service`): one selector loop over the plane
+ports, the control socket and a signal wake-up socket, a ``time.monotonic_ns()`` clock,
+and the core's ``service`` step after every received frame, timer expiry, control
+request and port state change. A port taken down over the control socket is a cut cable: the core is told
 (``set_port_state``) and the driver neither sends nor delivers frames on it.
 
 A port with a link delay (``delay_us``) holds each transmitted frame in its
@@ -507,7 +507,7 @@ class NicProcess:
             conn = responder.conn
             if responder.retired or responder.incomplete_bytes():
                 continue
-            heard = max(conn.rev_heard)
+            heard = max(conn.rx.reverse.heard)
             if conn.state is QpState.READY and now - heard < RESPONDER_IDLE_RETIRE_NS:
                 continue
             if qpn in self.core.connections:

@@ -30,13 +30,13 @@ from nic_emu.ev_set import EvEntry
 PSN_BITS = 24
 PSN_MOD = 1 << PSN_BITS
 PSN_MASK = PSN_MOD - 1
-_HALF = PSN_MOD >> 1
+PSN_HALF = PSN_MOD >> 1  # unwrap(): the nearest of two congruent PSNs
 
 
 def unwrap(psn24: int, reference: int) -> int:
     """The unbounded PSN congruent to ``psn24`` (mod 2^24) nearest to ``reference``."""
     delta = (psn24 - reference) & PSN_MASK
-    if delta >= _HALF:
+    if delta >= PSN_HALF:
         delta -= PSN_MOD
     return reference + delta
 

@@ -1,8 +1,8 @@
 """The in-memory driver: many NIC cores on the model fabric (a test double), over virtual time.
 
 :class:`SimNetwork` is the reference driver of :class:`nic_emu.core.NicCore` for fast
-transport unit tests: it does exactly what :class:`nic_emu.core.NicDriver` describes,
-with the Python switch model of :mod:`nic_emu.model_fabric` (:class:`~nic_emu.model_fabric.ModelFabric`,
+transport unit tests: it does exactly what the driver contract
+(:func:`nic_emu.core.service`) describes, with the Python switch model of :mod:`nic_emu.model_fabric` (:class:`~nic_emu.model_fabric.ModelFabric`,
 a test double) as the wire and an :class:`nic_emu.vclock.EventLoop` as the clock. Runs are
 deterministic for a given seed. Measurements use :mod:`vfabric` instead, which runs the
 real switch program (docs/virtual-fabric.md).

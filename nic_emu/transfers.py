@@ -453,7 +453,7 @@ class ResponderQp:
         self.budget = budget
         self.conn = conn
         self.source = source
-        self.sink = StreamReceiver(conn.recv.rcv_nxt, budget, MAX_REGION_BYTES)
+        self.sink = StreamReceiver(conn.rx.recv.rcv_nxt, budget, MAX_REGION_BYTES)
         conn.attach_responder_sink(self.sink)
         self.complete_bytes = 0
         self.retired = False

@@ -126,8 +126,9 @@ AppSink = Callable[[str, AppEvent], None]
 
 
 class NicNode:
-    """A :class:`nic_emu.core.NicCore` driven as :class:`nic_emu.core.NicDriver` says:
-    frames in through :meth:`receive`, frames out on the wire of their plane, one timer."""
+    """A :class:`nic_emu.core.NicCore` driven as the driver contract
+    (:func:`nic_emu.core.service`) says: frames in through :meth:`receive`, frames out on
+    the wire of their plane, one timer."""
 
     __slots__ = (
         "_bin_ns",

@@ -10,23 +10,26 @@ from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS
 TS_MASK = 0xFFFF_FFFF  # TSETH timestamps: nanoseconds modulo 2^32, opaque to the peer
 MAX_RTT_SAMPLE_NS = 1_000_000_000  # an echoed timestamp further back than this is bogus
 # The reorder window's peak queueing delay falls back to the samples over this many
-# configured base RTTs (nic_emu.connection.feedback; docs/nic-emu.md "Loss detection").
+# configured base RTTs (nic_emu.connection.timers; docs/nic-emu.md "Loss detection").
 QDELAY_PEAK_RTTS = 64
 RTO_CAP_NS = ACK_TIMEOUT_UNIT_NS << ACK_TIMEOUT_MAX_EXP
 REVERSE_SALT_BASE = 0x8000  # reverse EVs use the upper half of the salt space
-_CE = int(Ecn.CE)
-_TRIMMABLE = int(Dscp.TRIMMABLE)
-_TRIMMABLE_RETX = int(Dscp.TRIMMABLE_RETX)
-_TRIMMED = int(Dscp.TRIMMED)
-_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
-_NACK_TRIMMED = int(NackReason.TRIMMED)
-_NACK_TRIMMED_LASTHOP = int(NackReason.TRIMMED_LASTHOP)
-_NACK_SEQUENCE = int(NackReason.ROD_OOO)  # go-back-N "expected PSN" NACK of the baseline
-_PLACEHOLDER_ADDR = bytes(16)
-_PSN_HALF = 1 << 23
+# The wire's enums as plain ints: the per-packet code compares them with header fields.
+ECN_CE = int(Ecn.CE)
+DSCP_TRIMMABLE = int(Dscp.TRIMMABLE)
+DSCP_TRIMMABLE_RETX = int(Dscp.TRIMMABLE_RETX)
+DSCP_TRIMMED = int(Dscp.TRIMMED)
+DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
+NACK_TRIMMED = int(NackReason.TRIMMED)
+NACK_TRIMMED_LASTHOP = int(NackReason.TRIMMED_LASTHOP)
+NACK_SEQUENCE = int(NackReason.ROD_OOO)  # go-back-N "expected PSN" NACK of the baseline
+PLACEHOLDER_ADDR = bytes(16)  # a frame template's outer destination until a packet's EV
+
+#: (plane, frame) pairs a connection hands back to its host, in order
+Outbox = list[tuple[int, bytes]]
 
 
-def _span(ns: int) -> str:
+def span(ns: int) -> str:
     """A duration for messages: ns, us, ms or s, three significant digits."""
     for unit, scale in (("s", 1_000_000_000), ("ms", 1_000_000), ("us", 1_000)):
         if ns >= scale:

@@ -12,12 +12,12 @@ from mrc_wire import (
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import (
-    _NACK_SEQUENCE,
-    _NACK_TRIMMED,
-    _NACK_TRIMMED_LASTHOP,
     MAX_RTT_SAMPLE_NS,
-    QDELAY_PEAK_RTTS,
+    NACK_SEQUENCE,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
     TS_MASK,
+    Outbox,
     QpState,
 )
 from nic_emu.connection.host import WriteCompleted
@@ -28,7 +28,7 @@ class FeedbackMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
 
-    def on_sack(self, s: Sack, plane: int, now: int) -> None:
+    def on_sack(self, s: Sack, plane: int, now: int, out: Outbox) -> None:
         nic = self.nic
         if s.inner_src not in self._peer_addr_set:
             nic.drop(now, "foreign_source", plane, qpn=self.qpn)
@@ -37,10 +37,11 @@ class FeedbackMixin:
         nic.heard_from(self.peer, s.ev, now)
         if self.state is not QpState.READY:
             return
-        self.rev_heard[plane] = now
-        self.rev_last_ev[plane] = s.ev
-        if now - self.rev_refreshed[plane] >= self._refresh_ns:
-            self._heard(plane, s.ev, now)
+        reverse = self.rx.reverse
+        reverse.heard[plane] = now
+        reverse.last_ev[plane] = s.ev
+        if now - reverse.refreshed[plane] >= reverse.refresh_ns:
+            reverse.heard_on(plane, s.ev, now)
         self.counters["rx_sack"] += 1
         send = self.send
         cum = unwrap(s.cum_psn, send.snd_una)
@@ -48,7 +49,7 @@ class FeedbackMixin:
             self.counters["rx_bad_ack"] += 1
             nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
-        ambiguous_after = now - self.min_rtt_ns
+        ambiguous_after = now - self.timers.min_rtt_ns
         acked = send.ack_below(cum, ambiguous_after)
         bits = s.bitmap
         if bits and self.mrc:
@@ -93,42 +94,27 @@ class FeedbackMixin:
             rtt = (now - s.echoed_ts) & TS_MASK
             if rtt > MAX_RTT_SAMPLE_NS:
                 rtt = -1
+        timers = self.timers
         if rtt >= 0:
-            if rtt < self.min_rtt_ns:
-                self.min_rtt_ns = rtt
-            # Smoothed queueing delay (gain 1/8, as TCP's SRTT) and its recent peak (up at
-            # once, back toward the samples over QDELAY_PEAK_RTTS base RTTs) size the
-            # reorder window: a packet sent later on an emptier path overtakes one
-            # queued behind it by up to the peak.
-            sample = rtt - self.min_rtt_ns
-            self.qdelay_ns += (sample - self.qdelay_ns) / 8
-            peak = self.qdelay_peak_ns
-            if sample >= peak:
-                self.qdelay_peak_ns = sample
-            else:
-                span = QDELAY_PEAK_RTTS * self.cfg.base_rtt_ns
-                gain = min(1.0, (now - self.qdelay_peak_at) / span)
-                self.qdelay_peak_ns = peak + (sample - peak) * gain
-            self.qdelay_peak_at = now
-            self._rtt_sample(rtt)
+            timers.sample(rtt, now)
         if acked:
             self.last_ack_ns = now
-            self.backoff = 0
-            self.hold_until = 0
+            timers.backoff = 0
+            timers.hold_until = 0
             self.cc.on_ack(acked, ecn, rtt, now, send.inflight_bytes)
         elif ecn:
             self.cc.on_ack(0, True, rtt, now, send.inflight_bytes)
         if self.mrc:
             cfg = self.cfg
-            window = self._reorder_window()
+            window = timers.reorder_window()
             for pkt in send.detect_losses(cfg.reorder_threshold_pkts, window):
                 self._lost(pkt, "reorder", now)
                 if self.state is not QpState.READY:
                     return
             if self._quarantine:
                 if self.evs.quarantined:
-                    self._review_quarantine(now)
-                self._quarantine_overdue(now)
+                    self.probes.review_quarantine(now, out)
+                self.probes.quarantine_overdue(send, now)
             if s.probe_reply and self.tlp_sent_ns >= 0:
                 # The probe left after these packets; if they are still missing when its
                 # answer comes back (allowing for reordering), they were lost.
@@ -141,12 +127,6 @@ class FeedbackMixin:
             self.tlp_armed = True
         self._complete_writes(now)
 
-    def _reorder_window(self) -> int:
-        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
-        if self._adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
-            window = max(window, int(self.srtt_ns) >> 2)
-        return window
-
     def _complete_writes(self, now: int) -> None:
         done = self.send.completed_writes()
         if not done:
@@ -155,9 +135,7 @@ class FeedbackMixin:
         for wr in done:
             self.counters["writes_completed"] += 1
             nic.emit(WriteCompleted(self.qpn, wr.wr_id, wr.length, now))
-            nic.log.record(
-                now, nic.name, ev_kinds.WRITE_DONE, qpn=self.qpn, psn=wr.last_psn, wr_id=wr.wr_id
-            )
+            self.log.record(now, ev_kinds.WRITE_DONE, psn=wr.last_psn, wr_id=wr.wr_id)
 
     def on_nack(self, n: Nack, plane: int, now: int) -> None:
         nic = self.nic
@@ -168,8 +146,7 @@ class FeedbackMixin:
         nic.heard_from(self.peer, n.ev, now)
         if self.state is not QpState.READY:
             return
-        self.rev_last_ev[plane] = n.ev
-        self._heard(plane, n.ev, now)
+        self.rx.reverse.heard_on(plane, n.ev, now)
         self.counters["rx_nack"] += 1
         send = self.send
         cum = unwrap(n.cum_psn, send.snd_una)
@@ -178,28 +155,25 @@ class FeedbackMixin:
             self.counters["rx_bad_ack"] += 1
             nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
-        acked = send.ack_below(cum, now - self.min_rtt_ns)
+        acked = send.ack_below(cum, now - self.timers.min_rtt_ns)
         send.advance_una(cum)
         if acked:
             self.last_ack_ns = now
-            self.backoff = 0
-            self.hold_until = 0
+            self.timers.progress()
         reason = n.reason
         try:
             reason_name = NackReason(reason).name
         except ValueError:
             reason_name = f"unknown_{reason:#04x}"
-        nic.log.record(
+        self.log.record(
             now,
-            nic.name,
             ev_kinds.NACK_RX,
-            qpn=self.qpn,
             plane=plane,
             ev=n.echoed_ev,
             psn=psn,
             reason=reason_name,
         )
-        if reason in (_NACK_TRIMMED, _NACK_TRIMMED_LASTHOP) and self.mrc:
+        if reason in (NACK_TRIMMED, NACK_TRIMMED_LASTHOP) and self.mrc:
             pkt = send.unacked.get(psn)
             if pkt is not None and n.echoed_ts is not None and n.echoed_ts != pkt.sent_ns & TS_MASK:
                 # The NACK is about an earlier transmission (a duplicate, or one that was
@@ -210,10 +184,12 @@ class FeedbackMixin:
                 self.cc.on_nack(pkt.length, now, send.inflight_bytes)
                 if pkt.entry is not None:
                     pkt.entry.nacks += 1
-                tag = "trimmed_lasthop" if reason == _NACK_TRIMMED_LASTHOP else "trimmed"
+                tag = "trimmed_lasthop" if reason == NACK_TRIMMED_LASTHOP else "trimmed"
                 self._queue_retransmit(pkt, tag, now)
-        elif reason == _NACK_SEQUENCE and not self.mrc and send.snd_una <= psn < send.next_psn:
-            self._gbn_on_nak(psn, now)
+        elif (
+            reason == NACK_SEQUENCE and self.gbn is not None and send.snd_una <= psn < send.next_psn
+        ):
+            self.gbn.on_nak(send, psn, now)
         self._complete_writes(now)
 
     def _lost(self, pkt: TxPacket, reason: str, now: int) -> None:
@@ -224,38 +200,30 @@ class FeedbackMixin:
             entry.losses += 1
             # Wall-clock modes also log what the loss detection saw (the repath timeline
             # of benchmarks/process_repath.py); the virtual-time records stay as they were.
+            timers = self.timers
             seen = (
                 {
-                    "srtt_ns": int(self.srtt_ns),
-                    "min_rtt_ns": self.min_rtt_ns,
-                    "qdelay_ns": int(self.qdelay_ns),
+                    "srtt_ns": int(timers.srtt_ns),
+                    "min_rtt_ns": timers.min_rtt_ns,
+                    "qdelay_ns": int(timers.qdelay_ns),
                     "cwnd": int(self.cc.cwnd),
                     "acked_sent_ns": self.send.acked_max_sent_ns,
                 }
-                if self._adaptive
+                if timers.adaptive
                 else {}
             )
-            self._log_ev(
+            self.log.about_ev(
                 now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
             )
             if self.mrc and reason not in ("port", "path"):
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
                 if self._quarantine and entry.path not in self.evs.quarantined:
-                    self._hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
+                    self.probes.hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
         self.cc.on_loss(pkt.length, now)
         self._queue_retransmit(pkt, reason, now)
 
     def _queue_retransmit(self, pkt: TxPacket, reason: str, now: int) -> None:
-        nic = self.nic
-        nic.log.record(
-            now,
-            nic.name,
-            ev_kinds.RETRANSMIT,
-            qpn=self.qpn,
-            psn=pkt.psn,
-            reason=reason,
-            transmissions=pkt.transmissions,
-        )
+        self.log.retransmit(now, pkt.psn, reason, transmissions=pkt.transmissions)
         limit = self.cfg.max_packet_transmissions
         if pkt.transmissions >= limit:
             self.fail(

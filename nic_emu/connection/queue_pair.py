@@ -1,5 +1,8 @@
-"""One queue pair: its state, the application calls, failure and counters; the
-behaviour is composed from the mixins of this package (see its docstring).
+"""One queue pair (:class:`Connection`): the state objects it is composed of (the
+receive side, the RTT timers, the EV set and its probes, the send state, congestion
+control, go-back-N for RoCE), the application calls, failure and counters. Its methods
+that coordinate the parts are split by concern over ``transmit``, ``feedback``,
+``timers`` and ``repath`` (docs/nic-emu.md, "Inside a connection").
 """
 
 from __future__ import annotations
@@ -7,42 +10,70 @@ from __future__ import annotations
 import random
 from dataclasses import replace
 
-from mrc_wire import (
-    EV_PROBE_QPN,
-    DataPacket,
-    Nack,
-    Probe,
-    Sack,
-)
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import TransportMode
 from nic_emu.congestion import make_congestion_control
-from nic_emu.connection.common import (
-    _NACK_TRIMMED,
-    _PLACEHOLDER_ADDR,
-    RTO_CAP_NS,
-    QpState,
-)
+from nic_emu.connection.common import QpState
 from nic_emu.connection.feedback import FeedbackMixin
-from nic_emu.connection.gobackn import GoBackNMixin
+from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.host import ConnectionFailed, ConnectionHost
-from nic_emu.connection.receive import ReceiveMixin
+from nic_emu.connection.probes import PathProbes
+from nic_emu.connection.receive import Receiver
+from nic_emu.connection.records import ConnectionLog
 from nic_emu.connection.repath import RepathMixin
+from nic_emu.connection.reverse import ReverseEvs
+from nic_emu.connection.rtt import RttTimers
+from nic_emu.connection.templates import (
+    data_templates,
+    nack_templates,
+    probe_templates,
+    sack_templates,
+)
 from nic_emu.connection.timers import TimerMixin
-from nic_emu.connection.transmit import TransmitMixin
-from nic_emu.dcqcn import CnpPacer, DcqcnRate
+from nic_emu.connection.transmit import DataTransmitter, TransmitMixin
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
-from nic_emu.receiver import (
-    GoBackNReceiveState,
-    MessageTracker,
-    ReceiveState,
-)
 from nic_emu.sender import BufferPayload, Payload, SendState, WriteRequest
 from nic_emu.streams import StreamPayload, StreamReceiver
 
+#: a connection's counters (``Connection.counters``, in ``NicCore.snapshot()``)
+COUNTERS = (
+    "tx_data",
+    "tx_rtx",
+    "tx_sack",
+    "tx_nack",
+    "tx_probe",
+    "rx_data",
+    "rx_dup",
+    "rx_out_of_order",
+    "rx_out_of_window",
+    "rx_trimmed",
+    "rx_trimmed_ignored",
+    "rx_access_error",
+    "rx_sack",
+    "rx_nack",
+    "rx_nack_stale",
+    "rx_bad_ack",
+    "ecn_echo_rx",
+    "losses_reorder",
+    "losses_timeout",
+    "losses_port",
+    "losses_path",
+    "paths_shared",
+    "losses_tail_probe",
+    "tx_tail_probe",
+    "path_suspects",
+    "path_suspects_cleared",
+    "rto_silent",
+    "gobackn_rewinds",
+    "sack_no_path",
+    "bytes_placed",
+    "writes_completed",
+    "writes_received",
+)
 
-class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathMixin, GoBackNMixin):
+
+class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
     """A queue pair to one peer QP. Create it with :meth:`NicCore.create_connection`."""
 
     def __init__(
@@ -70,34 +101,68 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self._acked_per_plane: list[int] | None = None  # kept by release()
         self._acked_per_path: dict[object, int] | None = None  # kept by release()
         self._rng = random.Random(f"{nic.seed}/{nic.name}/{qpn}")
-        plan = nic.plan
-        planes = nic.plane_count
-        self.peer_addrs = [plan.nic_address(peer, p).packed for p in range(planes)]
+        self.peer_addrs = [nic.plan.nic_address(peer, p).packed for p in range(nic.plane_count)]
         self._peer_addr_set = frozenset(self.peer_addrs)
+        self.log = ConnectionLog(nic.log, nic.name, qpn)
+        self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
 
         # -- send side
         mtu = cfg.mtu_payload
         self.send = SendState(send_psn, mtu, cfg.receive_window_psns)
-        self.evs = self._build_mrc_evs(now) if self.mrc else self._build_roce_ev(now)
+        self.timers = RttTimers(cfg, now, adaptive=cfg.adaptive_timers)
+        self.gbn: GoBackN | None = None  # RoCE: go-back-N and its DCQCN rate
+        if not self.mrc:
+            label = f"{peer} QPN {peer_qpn:#x}"
+            self.gbn = GoBackN(
+                cfg.roce,
+                cfg.port_rate_bps,
+                now,
+                peer_label=label,
+                counters=self.counters,
+                log=self.log,
+            )
+            self.timers.fix(self.gbn.ack_timeout_ns)  # fixed, as configured on the QP
+        self.dcqcn = None if self.gbn is None else self.gbn.dcqcn  # read per packet
+        self.evs = self._build_mrc_evs() if self.mrc else self._build_roce_ev()
         used_planes = len(self.evs.planes)
         bdp = used_planes * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
-        # RoCE has no window congestion control (DCQCN is a rate: GoBackNMixin)
+        # RoCE has no window congestion control (DCQCN is a rate: GoBackN)
         cc_cfg = cfg.cc if self.mrc else replace(cfg.cc, enabled=False)
         self.cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
         self.last_ack_ns = now
-        self.min_rtt_ns = 1 << 62
-        self.qdelay_ns = 0.0
-        self.qdelay_peak_ns = 0.0  # recent peak of the queueing delay (FeedbackMixin)
-        self.qdelay_peak_at = now
-        self.backoff = 0  # consecutive silent timeouts
-        self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.no_ev_since: int | None = None
         # How long the connection may go without a usable EV (probing all along) before it
         # fails; a driver may set it per connection (the process: the transfer deadline).
         self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
         self.quiet_since = now  # data outstanding and nothing heard from the peer since
-        self.probe_next: int | None = None
-        self.pace_at: int | None = None  # a port becomes free for the next packet
+        self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
+        self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
+        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
+        self._next_wr_id = 1
+        self._mtu = mtu
+        self._window = cfg.receive_window_psns
+        self._quarantine = cfg.path_quarantine and self.mrc
+        self.tx = DataTransmitter(
+            nic,
+            data_templates(nic, self.peer_addrs, peer_qpn),
+            trace=cfg.trace_packets,
+            counters=self.counters,
+            log=self.log,
+            now=now,
+        )
+        # Read per packet by send_one: the transmitter's port list and method, bound once.
+        self._port_free_at = self.tx.port_free_at
+        self._transmit = self.tx.transmit
+        self.probes = PathProbes(
+            nic,
+            cfg,
+            self.evs,
+            self.timers,
+            probe_templates(nic, self.peer_addrs),
+            peer_qpn=peer_qpn,
+            counters=self.counters,
+            log=self.log,
+        )
         # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
         self.created_seq = 0
         self.ready_index = 0
@@ -105,102 +170,37 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
         self.deadline_by_peer = False
         self.parked_plane = -1  # the host's queue of connections waiting for a port
+        self.pace_at: int | None = None  # a port becomes free for the next packet
         self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
         self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
-        self.last_tx_ns = now
-        self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
-        self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
-        self._next_wr_id = 1
-        self._mtu = mtu
-        self._rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
-        self._rto_base = self._rto_ceiling  # the current RTO before backoff
-        self._rtt_bound = self._rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
-        self._adaptive = cfg.adaptive_timers
-        self._quarantine = cfg.path_quarantine and self.mrc
-        # Quarantined paths: [when to probe, when probed (-1: not yet)] (RepathMixin)
-        self._hold_probes: dict[object, list[int]] = {}
-        self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
-        self.rttvar_ns = 0.0
-        self.probe_misses = 0  # probe rounds in a row that got no answer at all
-        self._probe_heard = False  # an answer arrived since the last probe round
-        self.dcqcn: DcqcnRate | None = None  # RoCE: the DCQCN rate (GoBackNMixin)
-        self.cnp: CnpPacer | None = None  # RoCE: the receiver's CNP pacer
-        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
-        if not self.mrc:
-            self._roce_setup(now)
-        self._window = cfg.receive_window_psns
-        self._port_free_at = nic.port_free_at
-        self._ns_per_byte = nic.ns_per_byte
 
-        # -- receive side
-        window = cfg.receive_window_psns
-        self.recv: ReceiveState | GoBackNReceiveState = (
-            ReceiveState(recv_psn, window) if self.mrc else GoBackNReceiveState(recv_psn, window)
-        )
-        self.msgs = MessageTracker(recv_psn)
-        self._va_prune_at = 2 * window  # MessageTracker.prune: amortised O(1) per packet
-        self.rcvd_bytes = 0
-        self.sack_pending = 0
-        self.sack_deadline: int | None = None
-        self._sack_every = cfg.sack_every_pkts
-        self._sack_delay = cfg.sack_delay_ns
-        self._regions = nic.memory.regions
-        self._sink: StreamReceiver | None = None  # a responder QP's streamed receive side
-        self._sack_trigger: tuple[int, int, int | None, bool] = (0, recv_psn, None, False)
+        # -- receive side, and its reverse EV set (SACK/NACK path)
+        self.rx = self._receiver(recv_psn, now)
+        self.on_data = self.rx.on_data  # the receive side's entry points, called per packet
+        self.on_reliability_probe = self.rx.on_reliability_probe
 
-        # -- reverse EV set (SACK/NACK path)
-        self.rev_slots: list[list[int]] = []
-        self.rev_pos = [0] * planes
-        self.rev_refreshed = [now] * planes
-        self.rev_heard = [-(1 << 62)] * planes
-        self.rev_last_ev: list[int | None] = [None] * planes  # latest EV heard per plane
-        self.rev_carrier: dict[int, bytes] = {}
-        self._refresh_ns = cfg.reverse_refresh_ns
-        self._rev_plane_rr = 0
-        self._build_reverse_set()
-
-        # -- per-plane frame templates, mutated and encoded per packet
-        self._dtmpl = [self._template(DataPacket, p) for p in range(planes)]
-        self._stmpl = [self._template(Sack, p) for p in range(planes)]
-        self._ntmpl = [self._template(Nack, p) for p in range(planes)]
-        self._ptmpl = [self._template(Probe, p) for p in range(planes)]
-
-        self.counters: dict[str, int] = dict.fromkeys(
-            (
-                "tx_data",
-                "tx_rtx",
-                "tx_sack",
-                "tx_nack",
-                "tx_probe",
-                "rx_data",
-                "rx_dup",
-                "rx_out_of_order",
-                "rx_out_of_window",
-                "rx_trimmed",
-                "rx_trimmed_ignored",
-                "rx_access_error",
-                "rx_sack",
-                "rx_nack",
-                "rx_nack_stale",
-                "rx_bad_ack",
-                "ecn_echo_rx",
-                "losses_reorder",
-                "losses_timeout",
-                "losses_port",
-                "losses_path",
-                "paths_shared",
-                "losses_tail_probe",
-                "tx_tail_probe",
-                "path_suspects",
-                "path_suspects_cleared",
-                "rto_silent",
-                "gobackn_rewinds",
-                "sack_no_path",
-                "bytes_placed",
-                "writes_completed",
-                "writes_received",
+    def _receiver(self, recv_psn: int, now: int) -> Receiver:
+        """The receive side: acknowledgements go back over a reverse EV set (a baseline
+        QP's: its one path)."""
+        nic = self.nic
+        cfg = self.cfg
+        peer = self.peer
+        single = None if self.mrc else (self.evs.ring[0].plane, self.evs.ring[0].ev)
+        return Receiver(
+            nic,
+            cfg,
+            peer=peer,
+            peer_addrs=self._peer_addr_set,
+            recv_psn=recv_psn,
+            mrc=self.mrc,
+            regions=nic.memory.regions,
+            reverse=ReverseEvs(nic, cfg, peer, self.qpn, now, single),
+            templates=(
+                sack_templates(nic, self.peer_addrs, self.peer_qpn),
+                nack_templates(nic, self.peer_addrs, self.peer_qpn),
             ),
-            0,
+            counters=self.counters,
+            log=self.log,
         )
 
     @property
@@ -212,27 +212,6 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
     def no_ev_timeout_ns(self, value: int) -> None:
         self._no_ev_timeout_ns = value
         self.nic.wake(self.qpn)
-
-    def _template(self, cls: type, plane: int) -> DataPacket | Sack | Nack | Probe:
-        nic = self.nic
-        common = {
-            "dst_mac": nic.gateway_macs[plane],
-            "src_mac": nic.macs[plane],
-            "outer_src": nic.addrs[plane],
-            "outer_dst": _PLACEHOLDER_ADDR,
-            "inner_src": nic.addrs[plane],
-            "inner_dst": self.peer_addrs[plane],
-            "ev": 0,
-            "dqpn": self.peer_qpn,
-        }
-        if cls is DataPacket:
-            return DataPacket(**common, psn=0, va=0, rkey=0, dma_length=0)
-        if cls is Sack:
-            return Sack(**common, cum_psn=0, echoed_ev=0)
-        if cls is Nack:
-            return Nack(**common, cum_psn=0, nack_psn=0, reason=_NACK_TRIMMED, echoed_ev=0)
-        common["dqpn"] = EV_PROBE_QPN
-        return Probe(**common)
 
     def post_write(
         self,
@@ -282,8 +261,7 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         out-of-order payloads held until their gap fills) instead of placing them in the
         NIC's registered regions; a packet the sink does not admit is dropped with the
         reason it names (``memory_access``, ``memory_budget``)."""
-        self._regions = {}
-        self._sink = sink
+        self.rx.attach_sink(sink)
 
     def deny_ev(self, ev: int, now: int) -> None:
         self.evs.deny(ev, now)
@@ -303,12 +281,10 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.evs = EvSet(
             {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
         )
-        for t in self._dtmpl:
-            t.payload = b""
+        self.probes.evs = self.evs
+        self.tx.release()
         self.send = SendState(self.send.next_psn, self._mtu, self._window)
-        self._regions = {}
-        self._sink = None
-        self.msgs = MessageTracker(self.recv.rcv_nxt)
+        self.rx.release()
 
     def acked_per_plane(self) -> list[int]:
         """Acknowledged data packets per plane (of their last transmission's EV)."""
@@ -339,19 +315,13 @@ class Connection(TransmitMixin, ReceiveMixin, FeedbackMixin, TimerMixin, RepathM
         self.state = QpState.ERROR
         self.error = ConnectionFailedError(self.qpn, reason, detail)
         pending = tuple(wr.wr_id for wr in self.send.incomplete)
-        self.sack_deadline = None
-        self.probe_next = None
+        self.rx.stop()
+        self.probes.stop()
         self.pace_at = None
         self.no_ev_since = None
         nic = self.nic
-        for e in self.evs.entries():
-            if e.probe_seq >= 0:
-                nic.forget_probe(e.probe_seq)
-                e.probe_seq = -1
         nic.emit(ConnectionFailed(self.qpn, reason, str(self.error), pending, now))
-        nic.log.record(
-            now, nic.name, ev_kinds.CONN_FAILED, qpn=self.qpn, reason=reason, message=detail
-        )
+        self.log.record(now, ev_kinds.CONN_FAILED, reason=reason, message=detail)
 
     def ev_counters(self) -> list[dict[str, object]]:
         return [e.counters() for e in self.evs.entries()]

@@ -1,107 +1,186 @@
-"""The receive side: placing data (any order, never twice), reliability probes, and
-the acknowledgements sent back (SACK/NACK) over the reverse EV set.
+"""The receive side of a connection (:class:`Receiver`): placing data (any order, never
+twice), reliability probes, the acknowledgements sent back (SACK/NACK) over the reverse
+EV set (:mod:`nic_emu.connection.reverse`), and the baseline's go-back-N receiver (one
+NAK per gap) and DCQCN CNP pacing.
 """
 
 from __future__ import annotations
 
-from mrc_wire import (
-    DataPacket,
-    Probe,
-    encode_nack,
-    encode_sack,
-)
+from typing import Protocol
+
+from mrc_wire import DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
+from nic_emu.config import NicConfig
 from nic_emu.connection.common import (
-    _CE,
-    _NACK_TRIMMED,
-    _NACK_TRIMMED_LASTHOP,
-    _PSN_HALF,
-    _TRIMMED,
-    _TRIMMED_LASTHOP,
-    REVERSE_SALT_BASE,
+    DSCP_TRIMMED,
+    DSCP_TRIMMED_LASTHOP,
+    ECN_CE,
+    NACK_SEQUENCE,
+    NACK_TRIMMED,
+    NACK_TRIMMED_LASTHOP,
     TS_MASK,
-    QpState,
+    Outbox,
 )
-from nic_emu.connection.host import WriteReceived
+from nic_emu.connection.events import AppEvent, WriteReceived
+from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.reverse import ReverseEvs
+from nic_emu.dcqcn import CnpPacer
+from nic_emu.memory import MemoryRegion
 from nic_emu.receiver import (
     DUPLICATE,
     NEW_IN_ORDER,
     OUT_OF_WINDOW,
+    GoBackNReceiveState,
+    MessageTracker,
     ReceiveState,
 )
-from nic_emu.sender import PSN_MASK
+from nic_emu.sender import PSN_HALF, PSN_MASK
+from nic_emu.streams import StreamReceiver
 
 
-class ReceiveMixin:
-    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
-    ``__init__`` sets up the state used here."""
+class ReceiveHost(Protocol):
+    """What the receive side asks of its NIC."""
 
-    def on_data(self, m: DataPacket, plane: int, now: int) -> None:
-        nic = self.nic
+    port_status_bits: int
+    placed_bytes: int  # payload placed for the applications (each byte once), all QPs
+
+    def emit(self, event: AppEvent) -> None: ...
+
+    def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None: ...
+
+    def heard_from(self, peer: str, ev: int, now: int) -> None: ...
+
+
+class Receiver:
+    """The receive side of connection ``qpn``: its state is the PSNs that arrived
+    (``recv``), the messages they complete (``msgs``), the acknowledgement owed
+    (``sack_pending``, ``sack_deadline``) and the reverse EV set (``reverse``)."""
+
+    def __init__(
+        self,
+        host: ReceiveHost,
+        cfg: NicConfig,
+        *,
+        peer: str,
+        peer_addrs: frozenset[bytes],
+        recv_psn: int,
+        mrc: bool,
+        regions: dict[int, MemoryRegion],
+        reverse: ReverseEvs,
+        templates: tuple[list[Sack], list[Nack]],
+        counters: dict[str, int],
+        log: ConnectionLog,
+    ) -> None:
+        window = cfg.receive_window_psns
+        self.host = host
+        self.peer = peer
+        self.qpn = log.qpn
+        self.peer_addrs = peer_addrs
+        self.mrc = mrc
+        self.ready = True  # False once the connection failed (stop())
+        self.recv: ReceiveState | GoBackNReceiveState = (
+            ReceiveState(recv_psn, window) if mrc else GoBackNReceiveState(recv_psn, window)
+        )
+        self.msgs = MessageTracker(recv_psn)
+        self.va_prune_at = 2 * window  # MessageTracker.prune: amortised O(1) per packet
+        self.rcvd_bytes = 0
+        self.sack_pending = 0
+        self.sack_deadline: int | None = None
+        self.sack_every = cfg.sack_every_pkts
+        self.sack_delay = cfg.sack_delay_ns
+        self.sack_trigger: tuple[int, int, int | None, bool] = (0, recv_psn, None, False)
+        self.regions = regions
+        self.sink: StreamReceiver | None = None  # a responder QP's streamed receive side
+        self.reverse = reverse
+        # Per data packet: the reverse set's per-plane lists (mutated in place, never
+        # replaced) and refresh period, bound once.
+        self._heard = reverse.heard
+        self._last_ev = reverse.last_ev
+        self._refreshed = reverse.refreshed
+        self._refresh_ns = reverse.refresh_ns
+        self.stmpl, self.ntmpl = templates
+        self.counters = counters
+        self.log = log
+        dc = cfg.roce.dcqcn
+        # RoCE: the DCQCN notification point paces the CNPs (nic_emu.dcqcn)
+        self.cnp: CnpPacer | None = CnpPacer(dc) if not mrc and dc.enabled else None
+
+    def stop(self) -> None:
+        """The connection failed: data is dropped from now on, no SACK is owed."""
+        self.ready = False
+        self.sack_deadline = None
+
+    def attach_sink(self, sink: StreamReceiver) -> None:
+        """Check incoming WRITEs into ``sink`` instead of the registered regions."""
+        self.regions = {}
+        self.sink = sink
+
+    def release(self) -> None:
+        """Drop the buffers of a destroyed QP (its counters stay)."""
+        self.regions = {}
+        self.sink = None
+        self.msgs = MessageTracker(self.recv.rcv_nxt)
+
+    def on_data(self, m: DataPacket, plane: int, now: int, out: Outbox) -> None:
+        host = self.host
         counters = self.counters
-        if self.state is not QpState.READY:
-            nic.drop(now, "connection_error", plane, qpn=self.qpn)
+        if not self.ready:
+            host.drop(now, "connection_error", plane, qpn=self.qpn)
             return
-        if m.inner_src not in self._peer_addr_set:
-            nic.drop(now, "foreign_source", plane, qpn=self.qpn)
+        if m.inner_src not in self.peer_addrs:
+            host.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
-        self.rev_heard[plane] = now
-        nic.heard_from(self.peer, m.ev, now)
-        self.rev_last_ev[plane] = m.ev
-        if now - self.rev_refreshed[plane] >= self._refresh_ns:
-            self._heard(plane, m.ev, now)
+        self._heard[plane] = now
+        host.heard_from(self.peer, m.ev, now)
+        self._last_ev[plane] = m.ev
+        if now - self._refreshed[plane] >= self._refresh_ns:
+            self.reverse.heard_on(plane, m.ev, now)
         recv = self.recv
         rcv_nxt = recv.rcv_nxt
-        psn = rcv_nxt + (((m.psn - rcv_nxt) & PSN_MASK) ^ _PSN_HALF) - _PSN_HALF  # unwrap()
+        psn = rcv_nxt + (((m.psn - rcv_nxt) & PSN_MASK) ^ PSN_HALF) - PSN_HALF  # unwrap()
         dscp = m.dscp
-        if dscp in (_TRIMMED, _TRIMMED_LASTHOP):
+        if dscp in (DSCP_TRIMMED, DSCP_TRIMMED_LASTHOP):
             counters["rx_trimmed"] += 1
             if not self.mrc:
                 counters["rx_trimmed_ignored"] += 1  # RoCE has no trim reaction
                 return
-            if self._already_received(psn):
-                self._send_sack(now, m.ev, psn, m.timestamp, m.ecn == _CE)
+            if self.already_received(psn):
+                self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE, out)
                 return
-            lasthop = dscp == _TRIMMED_LASTHOP
-            self._send_nack(
-                now,
-                _NACK_TRIMMED_LASTHOP if lasthop else _NACK_TRIMMED,
-                psn,
-                m.ev,
-                m.timestamp,
-                m.ecn == _CE,
-            )
+            lasthop = dscp == DSCP_TRIMMED_LASTHOP
+            reason = NACK_TRIMMED_LASTHOP if lasthop else NACK_TRIMMED
+            self.send_nack(now, reason, psn, m.ev, m.timestamp, m.ecn == ECN_CE, out)
             return
         length = m.dma_length
         va = m.va
-        sink = self._sink
+        sink = self.sink
         if sink is not None:
             region = None
             offset = 0
             refused = sink.admit(psn, m.rkey, va, length)
             if refused is not None:
                 counters["rx_access_error"] += 1
-                nic.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
+                host.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return
         else:
-            region = self._regions.get(m.rkey)
+            region = self.regions.get(m.rkey)
             offset = va - region.va if region is not None else -1
             if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
                 counters["rx_access_error"] += 1
-                nic.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
+                host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return
         result = recv.accept(psn)
         if result == DUPLICATE:
             counters["rx_dup"] += 1
-            self._send_sack(now, m.ev, psn, m.timestamp, m.ecn == _CE)
+            self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE, out)
             return
         if result == OUT_OF_WINDOW:
             counters["rx_out_of_window"] += 1
             return
         mrc = self.mrc
         if result != NEW_IN_ORDER and not mrc:
-            self._gbn_out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
+            self._out_of_sequence(m, now, out)  # go-back-N: dropped, NAKed once per gap
             return
         if sink is not None:
             sink.place(psn, m.payload, m.last)
@@ -110,7 +189,7 @@ class ReceiveMixin:
         counters["rx_data"] += 1
         counters["bytes_placed"] += length
         self.rcvd_bytes += length
-        nic.placed_bytes += length
+        host.placed_bytes += length
         msgs = self.msgs
         msgs.va_by_psn[psn] = va
         if m.last:
@@ -118,180 +197,86 @@ class ReceiveMixin:
         if result == NEW_IN_ORDER:
             if msgs.has_due(recv.rcv_nxt):
                 self._deliver_messages(now)
-            elif len(msgs.va_by_psn) > self._va_prune_at:
+            elif len(msgs.va_by_psn) > self.va_prune_at:
                 msgs.prune(recv.rcv_nxt)  # a long message: keep its first VA, not every one
         else:
             counters["rx_out_of_order"] += 1
-        ecn = m.ecn == _CE
+        ecn = m.ecn == ECN_CE
         if ecn and not mrc:
-            ecn = self._cnp_due(now)  # DCQCN: at most one CNP per interval
+            cnp = self.cnp  # DCQCN: at most one CNP per interval
+            ecn = cnp is not None and cnp.on_ce(now)
         pending = self.sack_pending + 1
         if (
             ecn
             or m.ack_req
             or result != NEW_IN_ORDER
             or (mrc and recv.ooo)  # type: ignore[union-attr]
-            or pending >= self._sack_every
+            or pending >= self.sack_every
         ):
-            self._send_sack(now, m.ev, psn, m.timestamp, ecn)
+            self.send_sack(now, m.ev, psn, m.timestamp, ecn, out)
         else:
             self.sack_pending = pending
-            self._sack_trigger = (m.ev, psn, m.timestamp, False)
+            self.sack_trigger = (m.ev, psn, m.timestamp, False)
             if self.sack_deadline is None:
-                self.sack_deadline = now + self._sack_delay
+                self.sack_deadline = now + self.sack_delay
+
+    def _out_of_sequence(self, m: DataPacket, now: int, out: Outbox) -> None:
+        """Go-back-N: a packet past a gap is dropped; the expected PSN is NAKed once per
+        gap."""
+        self.counters["rx_out_of_order"] += 1
+        recv = self.recv
+        if not recv.nak_outstanding:  # type: ignore[union-attr]
+            recv.nak_outstanding = True  # type: ignore[union-attr]
+            self.send_nack(now, NACK_SEQUENCE, recv.rcv_nxt, m.ev, m.timestamp, False, out)
 
     def _deliver_messages(self, now: int) -> None:
-        nic = self.nic
+        host = self.host
         for first, last, rkey, va, mlen in self.msgs.completed(self.recv.rcv_nxt):
             self.counters["writes_received"] += 1
-            nic.emit(WriteReceived(self.qpn, rkey, va, mlen, first, last, now))
-            nic.log.record(
-                now, nic.name, ev_kinds.WRITE_RECEIVED, qpn=self.qpn, psn=last, bytes=mlen
-            )
+            host.emit(WriteReceived(self.qpn, rkey, va, mlen, first, last, now))
+            self.log.record(now, ev_kinds.WRITE_RECEIVED, psn=last, bytes=mlen)
 
-    def _already_received(self, psn: int) -> bool:
+    def already_received(self, psn: int) -> bool:
         recv = self.recv
         off = psn - recv.rcv_nxt
         if off < 0:
             return True
         return isinstance(recv, ReceiveState) and off < recv.window and bool((recv.ooo >> off) & 1)
 
-    def on_reliability_probe(self, p: Probe, plane: int, now: int) -> None:
+    def on_reliability_probe(self, p: Probe, plane: int, now: int, out: Outbox) -> None:
         """A probe to this QP asks for the current acknowledgement state."""
-        if p.inner_src not in self._peer_addr_set:
-            self.nic.drop(now, "foreign_source", plane, qpn=self.qpn)
+        if p.inner_src not in self.peer_addrs:
+            self.host.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
-        self.nic.heard_from(self.peer, p.ev, now)
-        self.rev_heard[plane] = now
-        self.rev_last_ev[plane] = p.ev
-        self._send_sack(now, p.ev, self.recv.rcv_nxt - 1, p.timestamp, False, probe_reply=True)
+        self.host.heard_from(self.peer, p.ev, now)
+        self.reverse.seen(plane, p.ev, now)
+        rcv = self.recv.rcv_nxt - 1
+        self.send_sack(now, p.ev, rcv, p.timestamp, False, out, probe_reply=True)
 
-    def _build_reverse_set(self) -> None:
-        nic = self.nic
-        per_plane = self.cfg.reverse_evs_per_plane
-        if not self.mrc:
-            # Baseline: acknowledgements follow the connection's single path back.
-            (entry,) = self.evs.ring
-            slots = [[] for _ in range(nic.plane_count)]
-            slots[entry.plane] = [entry.ev]
-            self.rev_slots = slots
-            self.rev_carrier[entry.ev] = nic.path(self.peer, entry.ev).carrier_bytes
-            return
-        for p in range(nic.plane_count):
-            t1_count = nic.plan.topology.planes[p].t1_count
-            evs = []
-            for j in range(per_plane):
-                salt = REVERSE_SALT_BASE + (self.qpn * 7 + j // t1_count) % REVERSE_SALT_BASE
-                ev = nic.plan.make_ev(p, (self.qpn + j) % t1_count, salt)
-                evs.append(ev)
-                self.rev_carrier[ev] = nic.path(self.peer, ev).carrier_bytes
-            self.rev_slots.append(evs)
+    def on_timer(self, now: int, out: Outbox) -> None:
+        """The delayed SACK is due (``sack_deadline``)."""
+        if self.sack_deadline is not None and now >= self.sack_deadline:
+            ev, psn, ts, ecn = self.sack_trigger
+            self.send_sack(now, ev, psn, ts, ecn, out)
 
-    def _heard(self, plane: int, ev: int, now: int) -> None:
-        """Traffic from the peer arrived on ``plane`` with ``ev``: refresh the reverse set."""
-        self.rev_heard[plane] = now
-        if not self.mrc or now - self.rev_refreshed[plane] < self.cfg.reverse_refresh_ns:
-            return
-        self.rev_refreshed[plane] = now
-        slots = self.rev_slots[plane]
-        if ev in slots or self.nic.plan_ev_plane(ev) != plane:
-            return
-        carrier = self.nic.path_or_none(self.peer, ev)
-        if carrier is None:
-            return
-        old = slots.pop(0)
-        self.rev_carrier.pop(old, None)
-        slots.append(ev)
-        self.rev_carrier[ev] = carrier
-
-    def _reverse_pick(self, now: int) -> tuple[int, int] | None:
-        """(plane, EV) for the next SACK/NACK: planes up at both ends, heard from recently.
-
-        "Recently" is within ``reverse_plane_stale_ns`` of now and within
-        ``reverse_refresh_ns`` of the latest arrival (of any plane, then of the plane for
-        its paths): a plane or path that stopped delivering while the others go on is
-        skipped at once, not only when it goes stale."""
-        nic = self.nic
-        planes = nic.plane_count
-        peer_up = nic.peer_port_up(self.peer)
-        port_up = nic.port_up
-        heard = self.rev_heard
-        slots = self.rev_slots
-        stale = now - self.cfg.reverse_plane_stale_ns
-        refresh = self._refresh_ns
-        fresh = max(stale, max(heard) - refresh)
-        fallback = -1
-        start = self._rev_plane_rr
-        for i in range(planes):
-            p = start + i
-            if p >= planes:
-                p -= planes
-            if not (port_up[p] and peer_up[p] and slots[p]):
-                continue
-            if heard[p] >= fresh:
-                self._rev_plane_rr = p + 1 if p + 1 < planes else 0
-                return p, self._fresh_rev_ev(p, max(stale, heard[p] - refresh))
-            if fallback < 0:
-                fallback = p
-        if fallback < 0:
-            return None
-        self._rev_plane_rr = (fallback + 1) % planes
-        return fallback, self._next_rev_ev(fallback)
-
-    def _fresh_rev_ev(self, plane: int, stale: int) -> int:
-        """The next reverse EV of ``plane`` on a path the peer was heard on recently; if
-        no slot has one, the latest EV heard on the plane takes the oldest slot (a path
-        that just delivered from the peer is the best bet for the way back)."""
-        nic = self.nic
-        slots = self.rev_slots[plane]
-        n = len(slots)
-        start = self.rev_pos[plane]
-        for k in range(n):
-            i = (start + k) % n
-            ev = slots[i]
-            if nic.path_heard_ns(self.peer, nic.path_key(ev)) >= stale:
-                self.rev_pos[plane] = i + 1
-                return ev
-        last = self.rev_last_ev[plane]
-        if (
-            self.mrc
-            and last is not None
-            and nic.plan_ev_plane(last) == plane
-            and nic.path_heard_ns(self.peer, nic.path_key(last)) >= stale
-        ):
-            carrier = nic.path_or_none(self.peer, last)
-            if carrier is not None:
-                i = start % n
-                self.rev_carrier.pop(slots[i], None)
-                slots[i] = last
-                self.rev_carrier[last] = carrier
-                self.rev_pos[plane] = i + 1
-                return last
-        return self._next_rev_ev(plane)
-
-    def _next_rev_ev(self, plane: int) -> int:
-        slots = self.rev_slots[plane]
-        i = self.rev_pos[plane] % len(slots)
-        self.rev_pos[plane] = i + 1
-        return slots[i]
-
-    def _send_sack(
+    def send_sack(
         self,
         now: int,
         echoed_ev: int,
         trigger_psn: int,
         echoed_ts: int | None,
         ecn: bool,
+        out: Outbox,
         probe_reply: bool = False,
     ) -> None:
         self.sack_pending = 0
         self.sack_deadline = None
-        choice = self._reverse_pick(now)
+        choice = self.reverse.pick(now)
         if choice is None:
             self.counters["sack_no_path"] += 1
             return
         plane, ev = choice
-        s = self._stmpl[plane]
+        s = self.stmpl[plane]
         recv = self.recv
         cum = recv.rcv_nxt
         if isinstance(recv, ReceiveState):
@@ -300,7 +285,7 @@ class ReceiveMixin:
         else:
             base, bitmap = cum, 0
         s.ev = ev
-        s.outer_dst = self.rev_carrier[ev]
+        s.outer_dst = self.reverse.carrier[ev]
         s.cum_psn = cum & PSN_MASK
         s.sack_offset = base - cum
         s.bitmap = bitmap
@@ -310,36 +295,40 @@ class ReceiveMixin:
         s.rcvd_bytes = self.rcvd_bytes & TS_MASK
         s.ecn_echo = ecn
         s.probe_reply = probe_reply
-        s.port_status = self.nic.port_status_bits
-        self.nic.out.append((plane, encode_sack(s)))
+        s.port_status = self.host.port_status_bits
+        out.append((plane, encode_sack(s)))
         self.counters["tx_sack"] += 1
 
-    def _send_nack(
-        self, now: int, reason: int, psn: int, echoed_ev: int, echoed_ts: int | None, ecn: bool
+    def send_nack(
+        self,
+        now: int,
+        reason: int,
+        psn: int,
+        echoed_ev: int,
+        echoed_ts: int | None,
+        ecn: bool,
+        out: Outbox,
     ) -> None:
-        choice = self._reverse_pick(now)
+        choice = self.reverse.pick(now)
         if choice is None:
             self.counters["sack_no_path"] += 1
             return
         plane, ev = choice
-        n = self._ntmpl[plane]
+        n = self.ntmpl[plane]
         n.ev = ev
-        n.outer_dst = self.rev_carrier[ev]
+        n.outer_dst = self.reverse.carrier[ev]
         n.cum_psn = self.recv.rcv_nxt & PSN_MASK
         n.nack_psn = psn & PSN_MASK
         n.reason = reason
         n.echoed_ev = echoed_ev
         n.echoed_ts = echoed_ts
         n.ecn_echo = ecn
-        n.port_status = self.nic.port_status_bits
-        nic = self.nic
-        nic.out.append((plane, encode_nack(n)))
+        n.port_status = self.host.port_status_bits
+        out.append((plane, encode_nack(n)))
         self.counters["tx_nack"] += 1
-        nic.log.record(
+        self.log.record(
             now,
-            nic.name,
             ev_kinds.NACK_TX,
-            qpn=self.qpn,
             plane=plane,
             ev=echoed_ev,
             psn=psn,

@@ -1,25 +1,15 @@
-"""Repath: building the EV set (``nic_emu.ev_set``), its state changes, the EV probes
-that revive retired EVs, and ports going down and up (ours, or the peer's).
+"""Repath: the connection's EV set (``nic_emu.ev_set``, laid out by
+:mod:`nic_emu.connection.ev_layout`), its state changes and path verdicts, the answers
+of the EV probes (:mod:`nic_emu.connection.probes`), and ports going down and up (ours,
+or the peer's).
 """
 
 from __future__ import annotations
 
-import zlib
-from typing import Any
-
-from mrc_wire import (
-    EV_PROBE_QPN,
-    encode_probe,
-)
 from nic_emu import event_log as ev_kinds
-from nic_emu.connection.common import (
-    TS_MASK,
-    QpState,
-)
-from nic_emu.connection.host import EvRoute
+from nic_emu.connection.common import QpState
+from nic_emu.connection.ev_layout import mrc_entries, roce_entry
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
-from nic_emu.sender import IN_FLIGHT
-from topologies import encode_ev
 
 SHARED = "shared"  # the reason of a path retired on a sibling connection's verdict
 
@@ -28,38 +18,9 @@ class RepathMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
 
-    def _log_ev(self, now: int, kind: str, e: EvEntry, **detail: Any) -> None:
-        """Log ``kind`` about ``e``, one of this connection's EVs (its plane and EV)."""
-        nic = self.nic
-        nic.log.record(now, nic.name, kind, qpn=self.qpn, plane=e.plane, ev=e.ev, **detail)
-
-    def _entry(self, ev: int, route: EvRoute | None = None) -> EvEntry:
-        """The entry of ``ev``; ``route`` is ``NicCore.ev_route(peer, ev)`` if known."""
-        plane, path, wire = self.nic.ev_route(self.peer, ev) if route is None else route
-        e = EvEntry(ev=ev, plane=plane, path=path)
-        e.wire = wire
-        return e
-
-    def _build_mrc_evs(self, now: int) -> EvSet:
+    def _build_mrc_evs(self) -> EvSet:
+        active, backup = mrc_entries(self.nic, self.cfg, self.peer)
         cfg = self.cfg
-        nic = self.nic
-        planes = nic.plane_count
-        active: dict[int, list[EvEntry]] = {}
-        backup: dict[int, list[EvEntry]] = {}
-        n_active, n_backup = cfg.evs_per_connection, cfg.backup_evs_per_connection
-        for p in range(planes):
-            want_active = n_active // planes + (p < n_active % planes)
-            want_backup = n_backup // planes + (p < n_backup % planes)
-            t1_count = nic.plan.topology.planes[p].t1_count
-            # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
-            # whose route all EVs through that T1 share (the salt picks no path)
-            routes = [nic.ev_route(self.peer, encode_ev(p, t1)) for t1 in range(t1_count)]
-            entries = [
-                self._entry(encode_ev(p, j % t1_count, j // t1_count), routes[j % t1_count])
-                for j in range(want_active + want_backup)
-            ]
-            active[p] = entries[:want_active]
-            backup[p] = entries[want_active:]
         return EvSet(
             active,
             backup,
@@ -72,19 +33,10 @@ class RepathMixin:
             on_path_loss=self._on_path_loss,
         )
 
-    def _build_roce_ev(self, now: int) -> EvSet:
-        """One path per RoCE QP (docs/nic-emu.md section 5): the NIC puts its QPs on its
-        ports in turn (QPN modulo the ports), and the T0 picks the T1 by an ECMP hash of
-        the QP's 5-tuple (addresses, UDP source port from the QPNs, 4791), which the EV
-        carries here as SRv6 switches do not hash (sources §1.4)."""
-        nic = self.nic
-        key = f"{nic.name}|{self.peer}|{self.qpn}|{self.peer_qpn}|4791".encode()
-        h = zlib.crc32(key)
-        plane = self.qpn % nic.plane_count
-        t1 = (h >> 8) % nic.plan.topology.planes[plane].t1_count
-        e = self._entry(nic.plan.make_ev(plane, t1, (h >> 16) & 0x7FFF))
+    def _build_roce_ev(self) -> EvSet:
+        e = roce_entry(self.nic, self.peer, self.qpn, self.peer_qpn)
         return EvSet(
-            {plane: [e]},
+            {e.plane: [e]},
             {},
             min_active_per_plane=0,
             skip_ns=self.cfg.ev_skip_ns,
@@ -93,7 +45,7 @@ class RepathMixin:
         )
 
     def _on_ev_change(self, e: EvEntry, old: EvState, new: EvState, reason: str, now: int) -> None:
-        self._log_ev(
+        self.log.about_ev(
             now,
             ev_kinds.EV_STATE,
             e,
@@ -102,8 +54,8 @@ class RepathMixin:
             reason=reason,
             last_tx_ns=e.last_tx_ns,
         )
-        if new is ASSUMED_BAD and self.probe_next is None:
-            self.probe_next = now + self.probe_interval_ns()
+        if new is ASSUMED_BAD:
+            self.probes.arm(now)
 
     def _on_path_retired(self, path: object, reason: str, now: int) -> None:
         """A whole path was retired (docs/nic-emu.md section 3, "Paths"): the packets in
@@ -141,147 +93,11 @@ class RepathMixin:
         return count
 
     def _on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:
-        self._log_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
-
-    def _hold_delay(self) -> int:
-        """The quarantine window: RACK's time window without its queueing term."""
-        return max(self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2)
-
-    def _quarantine_overdue(self, now: int) -> None:
-        """Quarantine (:meth:`EvSet.quarantine`) the path of every in-flight packet that
-        is overdue: at least ``reorder_threshold_pkts`` later sends and one sent a
-        quarantine window later (:meth:`_hold_delay`) acknowledged, with nothing sent on
-        its path since acknowledged."""
-        send = self.send
-        limit_seq = send.acked_max_tx_seq - self.cfg.reorder_threshold_pkts
-        limit_sent = send.acked_max_sent_ns - self._hold_delay()
-        evs = self.evs
-        for seq, pkt in send.outstanding:
-            if seq > limit_seq:
-                return
-            if pkt.tx_seq != seq:
-                continue  # sent again since: a later entry stands for it
-            if pkt.sent_ns > limit_sent:
-                return
-            if pkt.state != IN_FLIGHT:
-                continue
-            e = pkt.entry
-            if e is not None and e.path not in evs.quarantined:
-                self._hold_path(e, pkt.psn, pkt.sent_ns, "overdue", now)
-
-    def _hold_path(self, e: EvEntry, psn: int, sent_ns: int, why: str, now: int) -> None:
-        """Quarantine the path of ``e`` for a packet sent at ``sent_ns`` (overdue or
-        lost), unless the path delivered something sent since. A probe follows a
-        quarantine window later if no delivery has cleared it by then (most are cleared
-        within a fraction of that: a probe each would add a few % to the fabric's load)."""
-        evs = self.evs
-        if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
-            return
-        self._log_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
-        self.counters["path_suspects"] += 1
-        due = now + self._hold_delay()
-        self._hold_probes[e.path] = [due, -1]
-        if self.probe_next is None or due < self.probe_next:
-            self.probe_next = due
-
-    def _review_quarantine(self, now: int) -> None:
-        """Clear the quarantined paths that delivered a packet sent at or after their
-        overdue one; probe those due for it; retire those whose probe went unanswered
-        for a probe interval."""
-        evs = self.evs
-        probes = self._hold_probes
-        interval = self.probe_interval_ns()
-        for path, (sent_ns, _) in list(evs.quarantined.items()):
-            if evs.delivered_ns(path) >= sent_ns:
-                self._clear_quarantine(path, "delivery", now)
-                continue
-            due, probed = probes.setdefault(path, [now, -1])
-            if probed < 0:
-                if now >= due:
-                    e = evs.usable_on_path(path)
-                    if e is not None and self.nic.port_up[e.plane] and e.probe_seq < 0:
-                        self._send_probe(e, now)
-                    probes[path][1] = now
-            elif now - probed >= interval:
-                evs.retire_path(path, "quarantine", now)
-        for path in [p for p in probes if p not in evs.quarantined]:
-            del probes[path]
-
-    def _clear_quarantine(self, path: object, by: str, now: int) -> None:
-        held = self.evs.clear_quarantine(path)
-        self._hold_probes.pop(path, None)
-        if held is None:
-            return
-        self.counters["path_suspects_cleared"] += 1
-        e = self.evs.by_path[path][0]  # names the path, as in path_suspect
-        self._log_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
-
-    def _probe_tick(self, now: int) -> None:
-        self.probe_next = None
-        if self.evs.quarantined or self._hold_probes:
-            self._review_quarantine(now)
-        self._probe_round(now)
-        if self._hold_probes:  # come back when a held path's probe or its timeout is due
-            interval = self.probe_interval_ns()
-            t = min(
-                due if probed < 0 else probed + interval
-                for due, probed in self._hold_probes.values()
-            )
-            if self.probe_next is None or t < self.probe_next:
-                self.probe_next = max(t, now + 1)
-
-    def _probe_round(self, now: int) -> None:
-        nic = self.nic
-        evs = self.evs
-        outstanding = evs.outstanding_probes()
-        if outstanding and not self._probe_heard:
-            self.probe_misses += 1  # nothing answered: back off (adaptive timers)
-        elif self._probe_heard:
-            self.probe_misses = 0
-        self._probe_heard = False
-        interval = self.probe_interval_ns()
-        for e in outstanding:
-            if e.path in evs.quarantined and now - e.probed_ns < interval:
-                continue  # a quarantine's probe, sent since the last round: not due yet
-            # The probe interval is also the probe timeout.
-            nic.forget_probe(e.probe_seq)
-            evs.probe_unanswered(e)
-            if e.state is ASSUMED_BAD:
-                self._log_ev(now, ev_kinds.PROBE_LOST, e)
-        candidates = evs.probe_candidates(self.cfg.probes_per_path)
-        if not candidates:
-            return
-        for e in candidates:
-            if nic.port_up[e.plane]:
-                self._send_probe(e, now)
-        self.probe_next = now + interval
-
-    def _send_probe(self, e: EvEntry, now: int) -> None:
-        nic = self.nic
-        probe_id = nic.register_probe(self.qpn, e)
-        e.probe_seq = probe_id
-        e.probed_ns = now
-        e.probes_sent += 1
-        p = self._ptmpl[e.plane]
-        p.dqpn = EV_PROBE_QPN
-        p.psn = 0
-        p.ev = e.ev
-        p.outer_dst = e.wire
-        p.probe_id = probe_id
-        p.probe_ev = e.ev
-        p.timestamp = now & TS_MASK
-        p.port_status = nic.port_status_bits
-        nic.out.append((e.plane, encode_probe(p)))
-        self.counters["tx_probe"] += 1
-        self._log_ev(now, ev_kinds.PROBE_TX, e)
+        self.log.about_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
         self.quiet_since = max(self.quiet_since, now)
-        self._probe_heard = True
-        if e.path in self.evs.quarantined:
-            self._clear_quarantine(e.path, "probe", now)
-        revived = self.evs.probe_answered(e, self.cfg.probe_success_threshold, now)
-        self._log_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)
+        self.probes.on_answer(e, now)
 
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port went down (ours, or the peer's per its port-status bitmap)."""
@@ -298,5 +114,5 @@ class RepathMixin:
 
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
-        if self.evs.bad_count and self.probe_next is None and self.state is QpState.READY:
-            self.probe_next = now + self.probe_interval_ns()
+        if self.evs.bad_count and self.state is QpState.READY:
+            self.probes.arm(now)

@@ -1,60 +1,18 @@
-"""Time: the RTO (fixed or RFC 6298 adaptive) and its backoff, tail-loss probes, the
-deadlines the host schedules (:meth:`TimerMixin.timer_deadline`), and what happens when
-they pass (retransmission timeouts, peer silence, no usable EV).
+"""Time: the deadlines the host schedules (:meth:`TimerMixin.timer_deadline`) and what
+happens when they pass (retransmission timeouts, tail-loss probes, peer silence, no
+usable EV). The RTO and the other timeouts are :class:`~nic_emu.connection.rtt.RttTimers`'.
 """
 
 from __future__ import annotations
 
-from mrc_wire import (
-    encode_probe,
-)
 from nic_emu import event_log as ev_kinds
-from nic_emu.connection.common import (
-    RTO_CAP_NS,
-    TS_MASK,
-    QpState,
-    _span,
-)
+from nic_emu.connection.common import Outbox, QpState, span
 from nic_emu.sender import PSN_MASK
 
 
 class TimerMixin:
     """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
     ``__init__`` sets up the state used here."""
-
-    def rto_ns(self) -> int:
-        n = self.backoff
-        if not n:
-            return self._rto_base
-        linear = self.cfg.rto_linear_retries
-        factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
-        return min(self._rto_base * factor, RTO_CAP_NS)
-
-    def probe_interval_ns(self) -> int:
-        """The EV probe period (also the probe timeout). Adaptive: SRTT + 4 RTTVAR (the
-        RTO without its floor: probes may be quicker than a retransmission timeout),
-        doubled for every probe round in a row that got no answer, within its floor and
-        ceiling."""
-        cfg = self.cfg
-        if not self._adaptive:
-            return cfg.probe_interval_ns
-        interval = self._rtt_bound << min(self.probe_misses, 16)
-        return min(max(cfg.probe_interval_min_ns, interval), cfg.probe_interval_ns)
-
-    def _rtt_sample(self, rtt: int) -> None:
-        """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
-        (rto_min_ns) and the ceiling (rto_base_ns). Fixed timers ignore it."""
-        if not self._adaptive:
-            return
-        if self.srtt_ns == 0.0:
-            self.srtt_ns = float(max(rtt, 1))
-            self.rttvar_ns = rtt / 2
-        else:
-            self.rttvar_ns += (abs(self.srtt_ns - rtt) - self.rttvar_ns) / 4
-            self.srtt_ns += (rtt - self.srtt_ns) / 8
-        rto = int(self.srtt_ns + 4 * self.rttvar_ns)
-        self._rtt_bound = rto
-        self._rto_base = min(max(self.cfg.rto_min_ns, rto), self._rto_ceiling)
 
     def next_deadline(self) -> int | None:
         """When :meth:`on_timer` must next run (None: nothing pending)."""
@@ -71,16 +29,16 @@ class TimerMixin:
         is the earliest."""
         if self.state is not QpState.READY:
             return None
-        best = self.sack_deadline
+        best = self.rx.sack_deadline
         send = self.send
         oldest = send.oldest_sent_ns()
         if oldest is not None:
-            t = oldest + self.rto_ns()
-            if t < self.hold_until:
-                t = self.hold_until
+            t = oldest + self.timers.rto_ns()
+            if t < self.timers.hold_until:
+                t = self.timers.hold_until
             if best is None or t < best:
                 best = t
-        t = self.probe_next
+        t = self.probes.next_ns
         if t is not None and (best is None or t < best):
             best = t
         t = self.rate_wait_ns
@@ -109,24 +67,23 @@ class TimerMixin:
         heard = self.nic.peer_heard_ns.get(self.peer, self.quiet_since)
         return max(heard, self.quiet_since) + self.cfg.peer_timeout_ns
 
-    def on_timer(self, now: int) -> None:
+    def on_timer(self, now: int, out: Outbox) -> None:
         if self.state is not QpState.READY:
             return
         if self.pace_at is not None and now >= self.pace_at:
             self.pace_at = None  # frames_to_send() sends what the free port allows
         if self.rate_wait_ns is not None and now >= self.rate_wait_ns:
             self.rate_wait_ns = None  # the DCQCN rate lets the next packet go
-        if self.sack_deadline is not None and now >= self.sack_deadline:
-            ev, psn, ts, ecn = self._sack_trigger
-            self._send_sack(now, ev, psn, ts, ecn)
+        self.rx.on_timer(now, out)
         self._check_timeouts(now)
         if self.state is not QpState.READY:
             return
         t = self._tail_probe_deadline()
         if t is not None and now >= t:
-            self._send_tail_probe(now)
-        if self.probe_next is not None and now >= self.probe_next:
-            self._probe_tick(now)
+            self._send_tail_probe(now, out)
+        t = self.probes.next_ns
+        if t is not None and now >= t:
+            self.probes.tick(now, out)
         t = self._peer_deadline()
         if t is not None and now >= t:
             self.fail("peer_unreachable", self._unreachable_message(now), now)
@@ -143,10 +100,10 @@ class TimerMixin:
 
     def _unreachable_message(self, now: int) -> str:
         heard = self.nic.peer_heard_ns.get(self.peer)
-        since = "never heard from" if heard is None else f"last heard {_span(now - heard)} ago"
+        since = "never heard from" if heard is None else f"last heard {span(now - heard)} ago"
         return (
             f"{self.peer} is unreachable: no acknowledgement and no probe reply for "
-            f"{_span(now - max(self.quiet_since, heard or 0))} with data outstanding ({since}); "
+            f"{span(now - max(self.quiet_since, heard or 0))} with data outstanding ({since}); "
             f"the peer NIC is down or every path to it is cut; {self.path_report()}"
         )
 
@@ -179,11 +136,14 @@ class TimerMixin:
             oldest = send.oldest_sent_ns()
             if oldest is None:
                 return
-            rto = self.rto_ns()
-            if now < max(oldest + rto, self.hold_until):
+            rto = self.timers.rto_ns()
+            if now < max(oldest + rto, self.timers.hold_until):
                 return
-            if not self.mrc:
-                self._gbn_timeout(now)
+            gbn = self.gbn
+            if gbn is not None:
+                failure = gbn.on_timeout(send, now, self.last_ack_ns)
+                if failure is not None:
+                    self.fail("max_retries", failure, now)
                 return
             pkt = send.pop_expired(now - rto)
             if pkt is None:
@@ -225,16 +185,9 @@ class TimerMixin:
             and send.next_psn - send.snd_una < self._window
         ):
             return None  # new data can go: its acknowledgements drive RACK
-        return self.last_tx_ns + self._tail_probe_timeout()
+        return self.tx.last_tx_ns + self.timers.tail_probe_timeout()
 
-    def _tail_probe_timeout(self) -> int:
-        """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
-        srtt = (
-            self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < 1 << 62 else self.cfg.base_rtt_ns
-        )
-        return int(max(2 * srtt, srtt + self._reorder_window()))
-
-    def _send_tail_probe(self, now: int) -> None:
+    def _send_tail_probe(self, now: int, out: Outbox) -> None:
         """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of
         the last packets never arrived, without waiting for the retransmission timeout."""
         self.tlp_armed = False
@@ -242,26 +195,16 @@ class TimerMixin:
         if entry is None:
             return  # no path at all: the retransmission timeout takes over
         self.tlp_sent_ns = now
-        p = self._ptmpl[entry.plane]
-        p.dqpn = self.peer_qpn
-        p.ev = entry.ev
-        p.outer_dst = entry.wire
-        p.psn = self.send.snd_una & PSN_MASK
-        p.probe_id = 0
-        p.probe_ev = entry.ev
-        p.timestamp = now & TS_MASK
-        p.port_status = self.nic.port_status_bits
-        self.nic.out.append((entry.plane, encode_probe(p)))
-        self.counters["tx_tail_probe"] += 1
+        self.probes.send_tail_probe(entry, self.send.snd_una, now, out)
 
     def _silent_timeout(self, now: int, what: str) -> None:
         """A timeout with no acknowledgement since the packet left: back off, maybe fail."""
-        self.backoff += 1
+        timers = self.timers
+        timers.backoff += 1
         self.counters["rto_silent"] += 1
-        nic = self.nic
-        nic.log.record(now, nic.name, ev_kinds.RTO, qpn=self.qpn, backoff=self.backoff, blamed=what)
+        self.log.record(now, ev_kinds.RTO, backoff=timers.backoff, blamed=what)
         limit = self.cfg.max_retries
-        if self.backoff > limit:
+        if timers.backoff > limit:
             self.fail(
                 "max_retries",
                 f"no acknowledgement from {self.peer} QPN {self.peer_qpn:#x} after "
@@ -269,4 +212,4 @@ class TimerMixin:
                 now,
             )
             return
-        self.hold_until = now + self.rto_ns()
+        timers.hold_until = now + timers.rto_ns()

@@ -1,22 +1,114 @@
 """Sending data: the turn of one connection (:meth:`TransmitMixin.send_one`), with
-pacing per port, and the data frame built from the per-plane template.
+pacing per port, and the data frames (:class:`DataTransmitter`: built from the
+per-plane templates, each marking its port busy for its serialisation time).
 """
 
 from __future__ import annotations
 
-from mrc_wire import (
-    encode_data,
-)
+from typing import Protocol
+
+from mrc_wire import DataPacket, encode_data
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import (
-    _TRIMMABLE,
-    _TRIMMABLE_RETX,
+    DSCP_TRIMMABLE,
+    DSCP_TRIMMABLE_RETX,
     TS_MASK,
+    Outbox,
     QpState,
 )
+from nic_emu.connection.records import ConnectionLog
 from nic_emu.ev_set import GOOD, EvEntry
 from nic_emu.exceptions import DataSourceError
-from nic_emu.sender import PSN_MASK, TxPacket
+from nic_emu.sender import PSN_MASK, SendState, TxPacket
+
+
+class TransmitHost(Protocol):
+    """What the data frames ask of the NIC: its ports' pacing (written per packet) and
+    its per-plane transmit counts."""
+
+    port_free_at: list[int]
+    ns_per_byte: float
+    plane_tx: list[int]
+
+
+class DataTransmitter:
+    """The data frames of one connection: the per-plane templates, the ports they keep
+    busy, and when the last one left (``last_tx_ns``)."""
+
+    def __init__(
+        self,
+        host: TransmitHost,
+        templates: list[DataPacket],
+        *,
+        trace: bool,
+        counters: dict[str, int],
+        log: ConnectionLog,
+        now: int,
+    ) -> None:
+        self.templates = templates
+        self.port_free_at = host.port_free_at
+        self.ns_per_byte = host.ns_per_byte
+        self.plane_tx = host.plane_tx
+        self.trace = trace  # log every data packet (NicConfig.trace_packets)
+        self.counters = counters
+        self.log = log
+        self.last_tx_ns = now
+
+    def release(self) -> None:
+        """Drop the templates' views into the data of a destroyed QP."""
+        for t in self.templates:
+            t.payload = b""
+
+    def transmit(
+        self, pkt: TxPacket, entry: EvEntry, send: SendState, now: int, out: Outbox
+    ) -> int:
+        """Put ``pkt`` on ``entry``'s EV into ``out``; returns the frame's length."""
+        plane = entry.plane
+        t = self.templates[plane]
+        wr = pkt.wr
+        offset = pkt.offset
+        length = pkt.length
+        rtx = pkt.transmissions > 0
+        t.ev = entry.ev
+        t.outer_dst = entry.wire
+        t.psn = pkt.psn & PSN_MASK
+        t.va = wr.remote_va + offset
+        t.rkey = wr.rkey
+        t.dma_length = length
+        t.payload = pkt.payload
+        t.rtx = rtx
+        t.dscp = DSCP_TRIMMABLE_RETX if rtx else DSCP_TRIMMABLE
+        t.last = pkt.last
+        t.ack_req = pkt.last or rtx
+        t.timestamp = now & TS_MASK
+        frame = encode_data(t)
+        out.append((plane, frame))
+        size = len(frame)
+        # Same rounding as the fabric's serialisation time, so the two never drift.
+        self.port_free_at[plane] = now + int(size * self.ns_per_byte)
+        self.last_tx_ns = now
+        send.sent(pkt, entry, now)
+        entry.tx_packets += 1
+        entry.tx_bytes += length
+        entry.last_tx_ns = now
+        if entry.first_tx_ns < 0:
+            entry.first_tx_ns = now
+        counters = self.counters
+        counters["tx_data"] += 1
+        if rtx:
+            counters["tx_rtx"] += 1
+        self.plane_tx[plane] += 1
+        if self.trace:
+            self.log.record(
+                now,
+                ev_kinds.TX,
+                plane=plane,
+                ev=entry.ev,
+                psn=pkt.psn,
+                bytes=length,
+                rtx=rtx,
+            )
+        return size
 
 
 class TransmitMixin:
@@ -37,7 +129,7 @@ class TransmitMixin:
             send.pending and send.next_psn - send.snd_una < self._window
         )
 
-    def send_one(self, now: int, out: list[tuple[int, bytes]]) -> bool:
+    def send_one(self, now: int, out: Outbox) -> bool:
         """Emit the next data packet if the window, an EV and that EV's port allow it.
 
         Ports are paced at ``port_rate_bps``: the EV set offers an EV on a plane whose
@@ -80,58 +172,7 @@ class TransmitMixin:
             return False
         if pkt is None:
             return False
-        self._transmit(pkt, entry, now, out)
+        size = self._transmit(pkt, entry, send, now, out)
         if rate is not None:
-            rate.on_sent(len(out[-1][1]), now)
+            rate.on_sent(size, now)
         return True
-
-    def _transmit(
-        self, pkt: TxPacket, entry: EvEntry, now: int, out: list[tuple[int, bytes]]
-    ) -> None:
-        plane = entry.plane
-        t = self._dtmpl[plane]
-        wr = pkt.wr
-        offset = pkt.offset
-        length = pkt.length
-        rtx = pkt.transmissions > 0
-        t.ev = entry.ev
-        t.outer_dst = entry.wire
-        t.psn = pkt.psn & PSN_MASK
-        t.va = wr.remote_va + offset
-        t.rkey = wr.rkey
-        t.dma_length = length
-        t.payload = pkt.payload
-        t.rtx = rtx
-        t.dscp = _TRIMMABLE_RETX if rtx else _TRIMMABLE
-        t.last = pkt.last
-        t.ack_req = pkt.last or rtx
-        t.timestamp = now & TS_MASK
-        frame = encode_data(t)
-        out.append((plane, frame))
-        # Same rounding as the fabric's serialisation time, so the two never drift.
-        self._port_free_at[plane] = now + int(len(frame) * self._ns_per_byte)
-        self.last_tx_ns = now
-        self.send.sent(pkt, entry, now)
-        entry.tx_packets += 1
-        entry.tx_bytes += length
-        entry.last_tx_ns = now
-        if entry.first_tx_ns < 0:
-            entry.first_tx_ns = now
-        counters = self.counters
-        counters["tx_data"] += 1
-        if rtx:
-            counters["tx_rtx"] += 1
-        nic = self.nic
-        nic.plane_tx[plane] += 1
-        if nic.trace_packets:
-            nic.log.record(
-                now,
-                nic.name,
-                ev_kinds.TX,
-                qpn=self.qpn,
-                plane=plane,
-                ev=entry.ev,
-                psn=pkt.psn,
-                bytes=length,
-                rtx=rtx,
-            )

@@ -35,41 +35,49 @@ def _conn(config: NicConfig):
 def test_rto_follows_rfc6298_between_floor_and_ceiling() -> None:
     conn = _conn(ADAPTIVE)
     ceiling = ADAPTIVE.rto_base_ns
-    assert conn.rto_ns() == ceiling  # no sample yet: the mode's starting value
-    conn._rtt_sample(4 * MS)  # first sample: SRTT = R, RTTVAR = R/2, RTO = 3R
-    assert (conn.srtt_ns, conn.rttvar_ns, conn.rto_ns()) == (4 * MS, 2 * MS, 12 * MS)
-    conn._rtt_sample(8 * MS)  # RTTVAR = 3/4*2 + 1/4*4 = 2.5 ms; SRTT = 7/8*4 + 1/8*8 = 4.5
-    assert (conn.srtt_ns, conn.rttvar_ns, conn.rto_ns()) == (4.5 * MS, 2.5 * MS, 14.5 * MS)
+    assert conn.timers.rto_ns() == ceiling  # no sample yet: the mode's starting value
+    conn.timers.smooth(4 * MS)  # first sample: SRTT = R, RTTVAR = R/2, RTO = 3R
+    assert (conn.timers.srtt_ns, conn.timers.rttvar_ns, conn.timers.rto_ns()) == (
+        4 * MS,
+        2 * MS,
+        12 * MS,
+    )
+    conn.timers.smooth(8 * MS)  # RTTVAR = 3/4*2 + 1/4*4 = 2.5 ms; SRTT = 7/8*4 + 1/8*8 = 4.5
+    assert (conn.timers.srtt_ns, conn.timers.rttvar_ns, conn.timers.rto_ns()) == (
+        4.5 * MS,
+        2.5 * MS,
+        14.5 * MS,
+    )
     for _ in range(200):
-        conn._rtt_sample(MS // 2)  # steady 0.5 ms: RTO ~0.5 ms, held at the 2 ms floor
-    assert conn.rto_ns() == ADAPTIVE.rto_min_ns
-    conn._rtt_sample(10_000 * MS)  # a huge outlier: the ceiling holds
-    assert conn.rto_ns() == ceiling
+        conn.timers.smooth(MS // 2)  # steady 0.5 ms: RTO ~0.5 ms, held at the 2 ms floor
+    assert conn.timers.rto_ns() == ADAPTIVE.rto_min_ns
+    conn.timers.smooth(10_000 * MS)  # a huge outlier: the ceiling holds
+    assert conn.timers.rto_ns() == ceiling
 
 
 def test_fixed_timers_ignore_rtt_samples() -> None:
     conn = _conn(replace(ADAPTIVE, adaptive_timers=False))
-    conn._rtt_sample(MS)
-    assert conn.rto_ns() == ADAPTIVE.rto_base_ns
-    assert conn.probe_interval_ns() == ADAPTIVE.probe_interval_ns
+    conn.timers.smooth(MS)
+    assert conn.timers.rto_ns() == ADAPTIVE.rto_base_ns
+    assert conn.timers.probe_interval_ns() == ADAPTIVE.probe_interval_ns
 
 
 def test_probe_interval_is_the_rto_backed_off_while_unanswered() -> None:
     conn = _conn(ADAPTIVE)
     for _ in range(100):
-        conn._rtt_sample(MS)
-    assert conn.rto_ns() == 2 * MS  # floor
-    assert conn.probe_interval_ns() == 3 * MS  # its own floor (SRTT + 4 RTTVAR ~ 1 ms)
-    conn.probe_misses = 3
-    assert 8 * MS <= conn.probe_interval_ns() <= 9 * MS  # ~1 ms x 2^3
-    conn.probe_misses = 30
-    assert conn.probe_interval_ns() == 100 * MS  # ceiling
+        conn.timers.smooth(MS)
+    assert conn.timers.rto_ns() == 2 * MS  # floor
+    assert conn.timers.probe_interval_ns() == 3 * MS  # its own floor (SRTT + 4 RTTVAR ~ 1 ms)
+    conn.timers.probe_misses = 3
+    assert 8 * MS <= conn.timers.probe_interval_ns() <= 9 * MS  # ~1 ms x 2^3
+    conn.timers.probe_misses = 30
+    assert conn.timers.probe_interval_ns() == 100 * MS  # ceiling
 
 
 def test_a_floor_above_its_ceiling_is_the_ceiling() -> None:
     conn = _conn(replace(ADAPTIVE, ack_timeout_exp=10, probe_interval_ns=1 * MS))
-    conn._rtt_sample(MS // 10)
-    assert conn.rto_ns() == 1024 << 10 and conn.probe_interval_ns() == MS
+    conn.timers.smooth(MS // 10)
+    assert conn.timers.rto_ns() == 1024 << 10 and conn.timers.probe_interval_ns() == MS
 
 
 def test_the_process_defaults_are_adaptive_and_the_hardware_ones_are_not() -> None:
@@ -103,7 +111,7 @@ def test_adaptive_timers_learn_the_rtt_of_a_transfer_and_survive_a_cut() -> None
     net.fabric.set_link_state("p0-t0-0", "p0-t1-0", False)
     assert net.run_until_idle([sender], limit_ns=5_000 * MS)
     assert not net.failures("nic0") and t.delivered
-    assert sender.srtt_ns > 0 and sender.rto_ns() < 2 * MS
+    assert sender.timers.srtt_ns > 0 and sender.timers.rto_ns() < 2 * MS
 
 
 def test_delay_md_decreases_on_delay_alone_once_per_measured_rtt() -> None:

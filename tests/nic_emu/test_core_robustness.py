@@ -223,8 +223,8 @@ def test_probe_traffic_is_answered_only_for_known_nics() -> None:
     pair = Pair()
     ev = pair.ca.evs.ring[0]
     pair.ca.evs.mark_bad(ev, "loss", 0)
-    pair.a.handle_timer(pair.ca.probe_next)
-    probes = pair.a.frames_to_send(pair.ca.probe_next)
+    pair.a.handle_timer(pair.ca.probes.next_ns)
+    probes = pair.a.frames_to_send(pair.ca.probes.next_ns)
     assert [m.dqpn for m in decoded(probes)] == [2]
     pair.deliver(pair.b, probes, 1)
     (reply,) = decoded(pair.b.frames_to_send(1))

@@ -47,7 +47,7 @@ class ScanningCore(NicCore):
         for conn in list(self.connections.values()):
             t = conn.next_deadline()
             if t is not None and t <= now:
-                conn.on_timer(now)
+                conn.on_timer(now, self.out)
 
 
 def run(

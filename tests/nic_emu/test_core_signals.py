@@ -143,7 +143,7 @@ def test_timeout_marks_the_ev_bad_retransmits_elsewhere_and_backs_off_then_fails
     pair.write(bytes(100))
     (frame,) = pair.a.frames_to_send(0)
     ev = decoded([frame])[0].ev
-    rto = pair.ca.rto_ns()
+    rto = pair.ca.timers.rto_ns()
     tail_probe = pair.a.next_timer()  # a tail-loss probe comes first, then the timeout
     assert tail_probe < rto
     pair.a.handle_timer(tail_probe)
@@ -179,7 +179,7 @@ def test_tail_loss_probe_finds_a_lost_last_packet_before_the_timeout() -> None:
     pair.deliver(pair.b, [by_psn[0], by_psn[1]], 10_000)
     pair.deliver(pair.a, pair.b.frames_to_send(10_000), 20_000)
     t = pair.a.next_timer()
-    assert t < pair.ca.rto_ns()
+    assert t < pair.ca.timers.rto_ns()
     pair.a.handle_timer(t)
     probe_frames = pair.a.frames_to_send(t)
     pair.deliver(pair.b, probe_frames, t + 5_000)
@@ -196,7 +196,7 @@ def test_probes_revive_a_path_after_consecutive_successes() -> None:
     pair.write(bytes(100))
     (frame,) = pair.a.frames_to_send(0)
     ev = decoded([frame])[0].ev
-    now = pair.ca.rto_ns()
+    now = pair.ca.timers.rto_ns()
     pair.a.handle_timer(now)
     entry = pair.ca.evs.by_ev[ev]
     assert entry.state is ASSUMED_BAD
@@ -252,7 +252,7 @@ def test_port_down_retires_the_plane_locally_and_the_peer_learns_it_from_sacks()
     pair.b.set_port_state(1, True, 30)
     pair.deliver(pair.b, list(resent.values()), 40)
     pair.deliver(pair.a, pair.b.frames_to_send(40), 50)
-    assert pair.ca.idle and pair.ca.probe_next is not None
+    assert pair.ca.idle and pair.ca.probes.next_ns is not None
     assert all(e.plane == 1 for e in pair.ca.evs.probe_candidates())
 
 
@@ -283,7 +283,7 @@ def test_receiver_drops_packets_beyond_its_window() -> None:
     pair.deliver(pair.b, [late], 5)
     assert pair.cb.counters["rx_out_of_order"] == 1
     pair.b.frames_to_send(5)
-    pair.cb.recv.window = 64  # a peer that ignores our window: PSN 127 is now too far
+    pair.cb.rx.recv.window = 64  # a peer that ignores our window: PSN 127 is now too far
     other = _by_psn(frames)[100]
     pair.deliver(pair.b, [other], 6)
     assert pair.cb.counters["rx_out_of_window"] == 1 and pair.b.frames_to_send(6) == []
@@ -324,7 +324,7 @@ def test_tail_loss_probe_also_fires_when_the_window_is_full_of_lost_packets() ->
         now = pair.a.next_timer()
     assert send.pending and sent * MTU >= pair.ca.cc.cwnd - MTU  # cwnd-limited, data queued
     t = pair.a.next_timer()
-    assert t < send.oldest_sent_ns() + pair.ca.rto_ns()
+    assert t < send.oldest_sent_ns() + pair.ca.timers.rto_ns()
     pair.a.handle_timer(t)
     probes = [m for m in decoded(pair.a.frames_to_send(t)) if isinstance(m, Probe)]
     assert len(probes) == 1 and probes[0].psn == send.snd_una

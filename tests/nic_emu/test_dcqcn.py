@@ -132,7 +132,7 @@ def test_an_incast_cuts_the_roce_senders_rates() -> None:
     ]
     assert net.run_until_idle([t.sender for t in ts], limit_ns=1_000_000_000)
     assert all(t.delivered for t in ts)
-    cnps = sum(t.receiver.cnp.sent for t in ts if t.receiver.cnp is not None)
+    cnps = sum(t.receiver.rx.cnp.sent for t in ts if t.receiver.rx.cnp is not None)
     cuts = sum(t.sender.dcqcn.cuts for t in ts if t.sender.dcqcn is not None)
     ecn_echoes = sum(t.sender.counters["ecn_echo_rx"] for t in ts)
     assert cnps > 0 and cuts > 0 and ecn_echoes == cnps
@@ -142,7 +142,7 @@ def test_dcqcn_off_leaves_the_rate_alone() -> None:
     net = make_net(roce=RoceConfig(dcqcn=DcqcnConfig(enabled=False)))
     t = start_transfer(net, size=64 << 10, mode=TransportMode.ROCE)
     assert finish(t) and t.delivered
-    assert t.sender.dcqcn is None and t.receiver.cnp is None
+    assert t.sender.dcqcn is None and t.receiver.rx.cnp is None
 
 
 @pytest.mark.parametrize(
@@ -163,5 +163,5 @@ def test_bad_dcqcn_settings_are_refused(kwargs: dict[str, Any], message: str) ->
 def test_mrc_connections_have_no_dcqcn() -> None:
     net = make_net()
     sender, receiver = net.connect("nic0", "nic2", mode=TransportMode.MRC)
-    assert sender.dcqcn is None and receiver.cnp is None
+    assert sender.dcqcn is None and receiver.rx.cnp is None
     assert NicConfig().roce.dcqcn.enabled

@@ -61,7 +61,7 @@ def test_psn_wraps_around_24_bits() -> None:
     net.write(a, data, region)
     assert net.run_until_idle([a], limit_ns=10_000_000)
     assert bytes(region.buffer) == data
-    assert a.send.next_psn > PSN_MOD and b.recv.rcv_nxt == a.send.next_psn
+    assert a.send.next_psn > PSN_MOD and b.rx.recv.rcv_nxt == a.send.next_psn
 
 
 def test_zero_length_write_completes() -> None:

@@ -61,15 +61,15 @@ def test_a_held_path_is_probed_a_window_later_and_retired_if_unanswered() -> Non
     config = replace(NicConfig(), path_quarantine=True)
     core, conn = _conn(config)
     e = conn.evs.ring[0]
-    conn._hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
+    conn.probes.hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
     assert not core.log.of_kind(PROBE_TX)  # delivery usually clears it before a probe
-    due = conn._hold_delay()
-    assert conn.probe_next == due
-    conn.on_timer(due)
+    due = conn.timers.hold_delay()
+    assert conn.probes.next_ns == due
+    conn.on_timer(due, core.out)
     (probe,) = core.log.of_kind(PROBE_TX)
     assert probe.ev in {x.ev for x in conn.evs.by_path[e.path]}
-    conn.on_timer(conn.probe_next)  # a probe interval later, no answer: retired
-    assert e.path not in conn.evs.quarantined and not conn._hold_probes
+    conn.on_timer(conn.probes.next_ns, core.out)  # a probe interval later, no answer: retired
+    assert e.path not in conn.evs.quarantined and not conn.probes.held
     retired = [r for r in core.log.of_kind(EV_STATE) if r.detail["reason"] == "path_quarantine"]
     assert retired and all(e.state is ASSUMED_BAD for e in conn.evs.by_path[e.path] if e.active)
 
@@ -77,11 +77,11 @@ def test_a_held_path_is_probed_a_window_later_and_retired_if_unanswered() -> Non
 def test_a_probe_answer_clears_the_quarantine() -> None:
     core, conn = _conn(replace(NicConfig(), path_quarantine=True))
     e = conn.evs.ring[0]
-    conn._hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
-    conn.on_timer(conn._hold_delay())
+    conn.probes.hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
+    conn.on_timer(conn.timers.hold_delay(), core.out)
     (probe,) = core.log.of_kind(PROBE_TX)
     conn.on_probe_answer(conn.evs.by_ev[probe.ev], 10)
-    assert e.path not in conn.evs.quarantined and not conn._hold_probes
+    assert e.path not in conn.evs.quarantined and not conn.probes.held
     (cleared,) = core.log.of_kind(PATH_CLEARED)
     assert cleared.detail["by"] == "probe"
 
@@ -114,19 +114,19 @@ def test_a_quarantined_path_that_delivers_a_later_packet_is_cleared() -> None:
     core, conn = _conn(replace(NicConfig(), path_quarantine=True))
     e = conn.evs.ring[0]
     e.acked_sent_ns = 90
-    conn._hold_path(e, psn=7, sent_ns=100, why="overdue", now=150)
+    conn.probes.hold_path(e, psn=7, sent_ns=100, why="overdue", now=150)
     (suspect,) = core.log.of_kind(PATH_SUSPECT)
     assert suspect.detail == {"sent_ns": 100, "why": "overdue"} and suspect.psn == 7
-    conn._review_quarantine(160)  # nothing sent at or after 100 delivered yet: held
+    conn.probes.review_quarantine(160, core.out)  # nothing sent at or after 100 delivered yet: held
     assert e.path in conn.evs.quarantined
     conn.evs.by_path[e.path][-1].acked_sent_ns = 100  # any EV of the path delivered
-    conn._review_quarantine(170)
+    conn.probes.review_quarantine(170, core.out)
     assert e.path not in conn.evs.quarantined
     (cleared,) = core.log.of_kind(PATH_CLEARED)
-    assert cleared.detail == {"by": "delivery", "suspect_ns": 20} and not conn._hold_probes
+    assert cleared.detail == {"by": "delivery", "suspect_ns": 20} and not conn.probes.held
     assert conn.counters["path_suspects"] == conn.counters["path_suspects_cleared"] == 1
     # A path that already delivered something sent after the packet is not held out.
-    conn._hold_path(e, psn=8, sent_ns=99, why="overdue", now=180)
+    conn.probes.hold_path(e, psn=8, sent_ns=99, why="overdue", now=180)
     assert e.path not in conn.evs.quarantined
 
 

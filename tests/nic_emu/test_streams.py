@@ -48,7 +48,7 @@ def test_a_source_that_ends_early_or_fails_raises_a_data_source_error() -> None:
 
 def send_streamed(net: SimNetwork, size: int, seed: int = 3) -> tuple[StreamReceiver, bool]:
     sender, receiver = net.connect("nic0", "nic2")
-    sink = StreamReceiver(receiver.recv.rcv_nxt, MemoryBudget(), max_va=1 << 40)
+    sink = StreamReceiver(receiver.rx.recv.rcv_nxt, MemoryBudget(), max_va=1 << 40)
     receiver.attach_responder_sink(sink)
     source = RandomSource(seed, size)
     sender.post_write(StreamPayload(source.pieces(0, size), size), 0, 0x77, net.loop.now)

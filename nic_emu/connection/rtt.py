@@ -1,0 +1,117 @@
+"""What a connection knows of time on its paths (:class:`RttTimers`): the minimum RTT,
+the queueing delay and its recent peak, RFC 6298's SRTT and RTTVAR, and what they set:
+the retransmission timeout with its backoff, the EV probe interval, RACK's reorder
+window, the tail-loss probe timeout and the path quarantine window.
+"""
+
+from __future__ import annotations
+
+from nic_emu.config import NicConfig
+from nic_emu.connection.common import QDELAY_PEAK_RTTS, RTO_CAP_NS
+
+NO_RTT = 1 << 62  # min_rtt_ns before the first sample
+
+
+class RttTimers:
+    """The RTT estimates and timeouts of one connection. ``adaptive`` (the default
+    ``NicConfig.adaptive_timers``) derives the RTO and probe interval from SRTT and
+    RTTVAR; otherwise they are the configured values."""
+
+    def __init__(self, cfg: NicConfig, now: int, *, adaptive: bool) -> None:
+        self.cfg = cfg
+        self.adaptive = adaptive
+        self.min_rtt_ns = NO_RTT
+        self.qdelay_ns = 0.0
+        self.qdelay_peak_ns = 0.0  # recent peak of the queueing delay
+        self.qdelay_peak_at = now
+        self.srtt_ns = 0.0  # RFC 6298 smoothed RTT and variance (0: no sample yet)
+        self.rttvar_ns = 0.0
+        self.rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
+        self.rto_base = self.rto_ceiling  # the current RTO before backoff
+        self.rtt_bound = self.rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
+        self.backoff = 0  # consecutive silent timeouts
+        self.hold_until = 0  # no timeout fires before this (after a silent one)
+        self.probe_misses = 0  # probe rounds in a row that got no answer at all
+
+    def fix(self, rto_ns: int) -> None:
+        """A fixed timeout (the RoCE baseline's ACK timeout): no sample moves it."""
+        self.rto_base = self.rto_ceiling = self.rtt_bound = rto_ns
+        self.adaptive = False
+
+    def rto_ns(self) -> int:
+        n = self.backoff
+        if not n:
+            return self.rto_base
+        linear = self.cfg.rto_linear_retries
+        factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
+        return min(self.rto_base * factor, RTO_CAP_NS)
+
+    def progress(self) -> None:
+        """Something was acknowledged: the backoff starts again."""
+        self.backoff = 0
+        self.hold_until = 0
+
+    def probe_interval_ns(self) -> int:
+        """The EV probe period (also the probe timeout). Adaptive: SRTT + 4 RTTVAR (the
+        RTO without its floor: probes may be quicker than a retransmission timeout),
+        doubled for every probe round in a row that got no answer, within its floor and
+        ceiling."""
+        cfg = self.cfg
+        if not self.adaptive:
+            return cfg.probe_interval_ns
+        interval = self.rtt_bound << min(self.probe_misses, 16)
+        return min(max(cfg.probe_interval_min_ns, interval), cfg.probe_interval_ns)
+
+    def sample(self, rtt: int, now: int) -> None:
+        """An RTT sample (an echoed timestamp). Smoothed queueing delay (gain 1/8, as
+        TCP's SRTT) and its recent peak (up at once, back toward the samples over
+        QDELAY_PEAK_RTTS base RTTs) size the reorder window: a packet sent later on an
+        emptier path overtakes one queued behind it by up to the peak."""
+        if rtt < self.min_rtt_ns:
+            self.min_rtt_ns = rtt
+        sample = rtt - self.min_rtt_ns
+        self.qdelay_ns += (sample - self.qdelay_ns) / 8
+        peak = self.qdelay_peak_ns
+        if sample >= peak:
+            self.qdelay_peak_ns = sample
+        else:
+            span = QDELAY_PEAK_RTTS * self.cfg.base_rtt_ns
+            gain = min(1.0, (now - self.qdelay_peak_at) / span)
+            self.qdelay_peak_ns = peak + (sample - peak) * gain
+        self.qdelay_peak_at = now
+        if self.adaptive:
+            self.smooth(rtt)
+
+    def smooth(self, rtt: int) -> None:
+        """RFC 6298 section 2: SRTT, RTTVAR and RTO = SRTT + 4 RTTVAR, within the floor
+        (rto_min_ns) and the ceiling (rto_base_ns). Fixed timers ignore it."""
+        if not self.adaptive:
+            return
+        if self.srtt_ns == 0.0:
+            self.srtt_ns = float(max(rtt, 1))
+            self.rttvar_ns = rtt / 2
+        else:
+            self.rttvar_ns += (abs(self.srtt_ns - rtt) - self.rttvar_ns) / 4
+            self.srtt_ns += (rtt - self.srtt_ns) / 8
+        rto = int(self.srtt_ns + 4 * self.rttvar_ns)
+        self.rtt_bound = rto
+        self.rto_base = min(max(self.cfg.rto_min_ns, rto), self.rto_ceiling)
+
+    def reorder_window(self) -> int:
+        """RACK's time window: how much later than a delivered packet one sent before
+        it may still arrive."""
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
+        if self.adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
+            window = max(window, int(self.srtt_ns) >> 2)
+        return window
+
+    def tail_probe_timeout(self) -> int:
+        """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
+        srtt = (
+            self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < NO_RTT else self.cfg.base_rtt_ns
+        )
+        return int(max(2 * srtt, srtt + self.reorder_window()))
+
+    def hold_delay(self) -> int:
+        """The quarantine window: RACK's time window without its queueing term."""
+        return max(self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2)

@@ -1,0 +1,106 @@
+"""nic_emu.connection.probes: EV probes and quarantine probes on their own, with an EV
+set, RTT timers and a bare NicCore as the host (which routes the answers)."""
+
+from __future__ import annotations
+
+import random
+from dataclasses import replace
+
+from mrc_wire import EV_PROBE_QPN, Probe, decode
+from nic_emu import event_log as ev_kinds
+from nic_emu.config import NicConfig
+from nic_emu.connection.probes import PathProbes
+from nic_emu.connection.queue_pair import COUNTERS
+from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.rtt import RttTimers
+from nic_emu.connection.templates import probe_templates
+from nic_emu.core import NicCore
+from nic_emu.ev_set import ASSUMED_BAD, GOOD, EvEntry, EvSet
+from topologies import AddressPlan, load
+
+CFG = replace(NicConfig(), probes_per_path=1, probe_success_threshold=2)
+
+
+def _probes() -> tuple[NicCore, EvSet, PathProbes, dict[str, int]]:
+    plan = AddressPlan(load("tiny"))
+    core = NicCore("nic0", plan, CFG)
+    entries = []
+    for j in range(4):
+        ev = plan.make_ev(0, j % 2, j)
+        plane, path, wire = core.ev_route("nic3", ev)
+        e = EvEntry(ev=ev, plane=plane, path=path)
+        e.wire = wire
+        entries.append(e)
+    evs = EvSet({0: entries}, {}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
+    peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
+    counters = dict.fromkeys(COUNTERS, 0)
+    probes = PathProbes(
+        core,
+        CFG,
+        evs,
+        RttTimers(CFG, 0, adaptive=False),
+        probe_templates(core, peer),
+        peer_qpn=0x300,
+        counters=counters,
+        log=ConnectionLog(core.log, "nic0", 0x100),
+    )
+    return core, evs, probes, counters
+
+
+def test_arm_schedules_one_round_a_probe_interval_later() -> None:
+    _, _, probes, _ = _probes()
+    probes.arm(100)
+    probes.arm(200)  # already due: unchanged
+    assert probes.next_ns == 100 + CFG.probe_interval_ns
+
+
+def test_a_round_probes_retired_evs_and_an_answer_revives_them() -> None:
+    core, evs, probes, counters = _probes()
+    e = evs.ring[0]
+    evs.mark_bad(e, "timeout", 0)
+    assert e.state is ASSUMED_BAD
+    out: list[tuple[int, bytes]] = []
+    probes.tick(10, out)
+    (frame,) = [decode(f) for _, f in out]
+    assert isinstance(frame, Probe) and frame.dqpn == EV_PROBE_QPN and frame.probe_ev == e.ev
+    assert e.probe_seq == frame.probe_id and counters["tx_probe"] == 1
+    assert probes.next_ns == 10 + CFG.probe_interval_ns
+    for t in (20, 30):
+        probes.on_answer(e, t)
+        e.probe_seq = -1
+    assert e.state is GOOD and probes.heard
+    assert [r.detail["revived"] for r in core.log.of_kind(ev_kinds.PROBE_OK)] == [False, True]
+
+
+def test_unanswered_rounds_back_off_and_stop_forgets_the_probes() -> None:
+    core, evs, probes, _ = _probes()
+    e = evs.ring[0]
+    evs.mark_bad(e, "timeout", 0)
+    out: list[tuple[int, bytes]] = []
+    probes.tick(10, out)
+    probes.tick(10 + CFG.probe_interval_ns, out)  # the first went unanswered
+    assert probes.timers.probe_misses == 1
+    assert core.log.of_kind(ev_kinds.PROBE_LOST)
+    probes.stop()
+    assert probes.next_ns is None and all(x.probe_seq < 0 for x in evs.entries())
+    assert core._probes == {}
+
+
+def test_a_tail_probe_goes_to_the_peer_qp_with_the_oldest_psn() -> None:
+    _, evs, probes, counters = _probes()
+    out: list[tuple[int, bytes]] = []
+    probes.send_tail_probe(evs.ring[1], (1 << 24) + 5, 40, out)
+    (frame,) = [decode(f) for _, f in out]
+    assert isinstance(frame, Probe) and (frame.dqpn, frame.psn, frame.probe_id) == (0x300, 5, 0)
+    assert counters["tx_tail_probe"] == 1
+
+
+def test_a_held_path_is_cleared_by_a_later_delivery() -> None:
+    _, evs, probes, counters = _probes()
+    e = evs.ring[0]
+    probes.hold_path(e, psn=3, sent_ns=100, why="overdue", now=150)
+    assert e.path in evs.quarantined and probes.next_ns == 150 + probes.timers.hold_delay()
+    e.acked_sent_ns = 100
+    probes.review_quarantine(160, [])
+    assert e.path not in evs.quarantined and not probes.held
+    assert counters["path_suspects"] == counters["path_suspects_cleared"] == 1

@@ -1,0 +1,188 @@
+"""nic_emu.connection.receive: the receive side on its own (no sender, no Connection),
+its host a bare NicCore."""
+
+from __future__ import annotations
+
+from mrc_wire import DataPacket, Nack, Probe, Sack, decode
+from mrc_wire.constants import Dscp, Ecn, NackReason
+from nic_emu.config import NicConfig
+from nic_emu.connection.events import WriteReceived
+from nic_emu.connection.queue_pair import COUNTERS
+from nic_emu.connection.receive import Receiver
+from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.reverse import ReverseEvs
+from nic_emu.connection.templates import nack_templates, sack_templates
+from nic_emu.core import NicCore
+from nic_emu.memory import MemoryRegion
+from topologies import AddressPlan, load
+
+CFG = NicConfig()
+MTU = 256
+
+
+class Rig:
+    def __init__(self, *, mrc: bool = True) -> None:
+        plan = AddressPlan(load("tiny"))
+        self.core = core = NicCore("nic0", plan, CFG)
+        self.peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
+        self.region: MemoryRegion = core.register_memory(64 * MTU)
+        self.counters = dict.fromkeys(COUNTERS, 0)
+        single = None if mrc else (0, plan.make_ev(0, 0, 1))
+        self.rx = Receiver(
+            core,
+            CFG,
+            peer="nic3",
+            peer_addrs=frozenset(self.peer),
+            recv_psn=0,
+            mrc=mrc,
+            regions=core.memory.regions,
+            reverse=ReverseEvs(core, CFG, "nic3", 0x100, 0, single),
+            templates=(
+                sack_templates(core, self.peer, 0x200),
+                nack_templates(core, self.peer, 0x200),
+            ),
+            counters=self.counters,
+            log=ConnectionLog(core.log, "nic0", 0x100),
+        )
+        self.out: list[tuple[int, bytes]] = []
+
+    def data(self, psn: int, *, last: bool = False, **fields: object) -> DataPacket:
+        core = self.core
+        packet = {
+            "dst_mac": core.macs[0],
+            "src_mac": core.gateway_macs[0],
+            "outer_src": self.peer[0],
+            "outer_dst": core.addrs[0],
+            "inner_src": self.peer[0],
+            "inner_dst": core.addrs[0],
+            "ev": 7,
+            "dqpn": 0x100,
+            "psn": psn,
+            "va": self.region.va + psn * MTU,
+            "rkey": self.region.rkey,
+            "dma_length": MTU,
+            "payload": bytes([psn % 256]) * MTU,
+            "last": last,
+            "timestamp": 1_000 + psn,
+        }
+        packet.update(fields)
+        return DataPacket(**packet)  # type: ignore[arg-type]
+
+    def feed(self, m: DataPacket, now: int) -> list[object]:
+        self.out.clear()
+        self.rx.on_data(m, 0, now, self.out)
+        return [decode(frame) for _, frame in self.out]
+
+
+def test_in_order_data_is_placed_and_sacked_every_few_packets() -> None:
+    rig = Rig()
+    for psn in range(CFG.sack_every_pkts - 1):
+        assert rig.feed(rig.data(psn), 10 + psn) == []
+    assert rig.rx.sack_deadline == 10 + CFG.sack_delay_ns
+    (sack,) = rig.feed(rig.data(CFG.sack_every_pkts - 1), 20)
+    assert isinstance(sack, Sack) and sack.cum_psn == CFG.sack_every_pkts
+    assert rig.rx.sack_deadline is None and sack.inner_dst == rig.peer[sack_plane(rig)]
+    n = CFG.sack_every_pkts
+    assert bytes(rig.region.buffer[: n * MTU]) == b"".join(bytes([p]) * MTU for p in range(n))
+    assert rig.counters["rx_data"] == n and rig.core.placed_bytes == n * MTU
+
+
+def sack_plane(rig: Rig) -> int:
+    return rig.out[0][0]
+
+
+def test_a_delayed_sack_goes_when_its_deadline_passes() -> None:
+    rig = Rig()
+    rig.feed(rig.data(0), 100)
+    deadline = 100 + CFG.sack_delay_ns
+    rig.rx.on_timer(deadline - 1, rig.out)
+    assert rig.out == []
+    rig.rx.on_timer(deadline, rig.out)
+    (sack,) = [decode(f) for _, f in rig.out]
+    assert isinstance(sack, Sack) and sack.cum_psn == 1 and sack.echoed_ts == 1_000
+
+
+def test_duplicates_are_acknowledged_never_placed_twice() -> None:
+    rig = Rig()
+    rig.feed(rig.data(0, ack_req=True), 10)
+    (sack,) = rig.feed(rig.data(0, payload=b"\xff" * MTU), 20)
+    assert isinstance(sack, Sack) and rig.counters["rx_dup"] == 1
+    assert rig.region.buffer[0] == 0 and rig.core.placed_bytes == MTU
+
+
+def test_a_trimmed_packet_is_nacked_unless_already_received() -> None:
+    rig = Rig()
+    (nack,) = rig.feed(rig.data(3, dscp=int(Dscp.TRIMMED), payload=b""), 10)
+    assert isinstance(nack, Nack) and (nack.nack_psn, nack.reason) == (3, NackReason.TRIMMED)
+    rig.feed(rig.data(0, ack_req=True), 20)
+    (sack,) = rig.feed(rig.data(0, dscp=int(Dscp.TRIMMED_LASTHOP), payload=b""), 30)
+    assert isinstance(sack, Sack)
+    assert rig.counters["rx_trimmed"] == 2 and rig.counters["tx_nack"] == 1
+
+
+def test_ce_marked_data_is_sacked_at_once_with_the_echo() -> None:
+    rig = Rig()
+    (sack,) = rig.feed(rig.data(0, ecn=int(Ecn.CE)), 10)
+    assert isinstance(sack, Sack) and sack.ecn_echo
+
+
+def test_bad_sources_bad_memory_and_a_stopped_receiver_drop() -> None:
+    rig = Rig()
+    rig.feed(rig.data(0, inner_src=bytes(16)), 10)
+    rig.feed(rig.data(0, rkey=rig.region.rkey + 99), 20)
+    rig.feed(rig.data(0, va=rig.region.va + 64 * MTU), 30)  # past the region's end
+    rig.rx.stop()
+    rig.feed(rig.data(0), 40)
+    assert rig.core.drop_reasons == {
+        "foreign_source": 1,
+        "memory_access": 2,
+        "connection_error": 1,
+    }
+    assert rig.counters["rx_data"] == 0 and rig.out == []
+
+
+def test_a_completed_message_reaches_the_application_once() -> None:
+    rig = Rig()
+    rig.feed(rig.data(1, last=True), 10)  # out of order: held until PSN 0
+    assert rig.core.events() == []
+    rig.feed(rig.data(0), 20)
+    (done,) = rig.core.events()
+    assert isinstance(done, WriteReceived)
+    assert (done.qpn, done.va, done.length, done.first_psn, done.last_psn) == (
+        0x100,
+        rig.region.va,
+        2 * MTU,
+        0,
+        1,
+    )
+
+
+def test_go_back_n_drops_past_a_gap_and_naks_it_once() -> None:
+    rig = Rig(mrc=False)
+    (nak,) = rig.feed(rig.data(2), 10)
+    assert isinstance(nak, Nack) and (nak.nack_psn, nak.reason) == (0, NackReason.ROD_OOO)
+    assert rig.feed(rig.data(3), 20) == []  # the gap was NAKed already
+    assert rig.feed(rig.data(0, dscp=int(Dscp.TRIMMED), payload=b""), 30) == []
+    assert rig.counters["rx_trimmed_ignored"] == 1 and rig.counters["rx_data"] == 0
+
+
+def test_a_reliability_probe_is_answered_with_the_current_state() -> None:
+    rig = Rig()
+    rig.feed(rig.data(0), 10)
+    core = rig.core
+    probe = Probe(
+        dst_mac=core.macs[0],
+        src_mac=core.gateway_macs[0],
+        outer_src=rig.peer[0],
+        outer_dst=core.addrs[0],
+        inner_src=rig.peer[0],
+        inner_dst=core.addrs[0],
+        ev=9,
+        dqpn=0x100,
+        timestamp=55,
+    )
+    rig.out.clear()
+    rig.rx.on_reliability_probe(probe, 0, 20, rig.out)
+    (sack,) = [decode(f) for _, f in rig.out]
+    assert isinstance(sack, Sack) and sack.probe_reply and sack.cum_psn == 1
+    assert rig.rx.reverse.heard[0] == 20 and rig.rx.sack_deadline is None

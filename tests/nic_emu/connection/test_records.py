@@ -1,0 +1,48 @@
+"""nic_emu.connection.records: what one connection writes to the event log, and the one
+home of the records written from more than one place."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import nic_emu
+from nic_emu import event_log as ev_kinds
+from nic_emu.connection.records import ConnectionLog
+from nic_emu.ev_set import EvEntry
+from nic_emu.event_log import EventLog
+
+
+def test_every_record_names_the_nic_and_the_qpn() -> None:
+    log = EventLog()
+    clog = ConnectionLog(log, "nic0", 0x101)
+    e = EvEntry(ev=0x1234, plane=1, path=(1, "t1"))
+    clog.record(5, ev_kinds.RTO, backoff=2, blamed="ack")
+    clog.about_ev(6, ev_kinds.PROBE_TX, e)
+    clog.retransmit(7, 42, "go_back_n", packets=3)
+    rto, probe, rtx = log.records
+    assert (rto.t_ns, rto.nic, rto.kind, rto.qpn, rto.detail) == (
+        5,
+        "nic0",
+        ev_kinds.RTO,
+        0x101,
+        {"backoff": 2, "blamed": "ack"},
+    )
+    assert (probe.plane, probe.ev, probe.qpn, probe.detail) == (1, 0x1234, 0x101, None)
+    assert (rtx.kind, rtx.psn, rtx.detail) == (
+        ev_kinds.RETRANSMIT,
+        42,
+        {"reason": "go_back_n", "packets": 3},
+    )
+
+
+def test_the_retransmit_record_has_one_home() -> None:
+    """Go-back-N and the selective-repeat sender both queue retransmissions; only
+    ConnectionLog.retransmit writes the record."""
+    root = Path(nic_emu.__file__).parent
+    writers = [
+        p.relative_to(root).as_posix()
+        for p in sorted(root.rglob("*.py"))
+        if re.search(r"\bRETRANSMIT\b", p.read_text(encoding="utf-8")) and p.name != "event_log.py"
+    ]
+    assert writers == ["connection/records.py"]

@@ -1,0 +1,74 @@
+"""nic_emu.connection.rtt: the RTT estimates and the timeouts they set, on their own."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from nic_emu.config import NicConfig
+from nic_emu.connection.common import QDELAY_PEAK_RTTS, RTO_CAP_NS
+from nic_emu.connection.rtt import NO_RTT, RttTimers
+
+CFG = NicConfig()
+
+
+def test_samples_set_min_rtt_queueing_delay_and_its_peak() -> None:
+    t = RttTimers(CFG, 0, adaptive=False)
+    assert t.min_rtt_ns == NO_RTT
+    t.sample(10_000, 100)
+    assert (t.min_rtt_ns, t.qdelay_ns, t.qdelay_peak_ns) == (10_000, 0.0, 0.0)
+    t.sample(18_000, 200)  # 8 us above the minimum: the peak jumps, the average moves 1/8
+    assert (t.qdelay_ns, t.qdelay_peak_ns, t.qdelay_peak_at) == (1_000.0, 8_000, 200)
+    t.sample(9_000, 300)  # a new minimum: the queueing delay is measured from it
+    assert t.min_rtt_ns == 9_000 and t.qdelay_ns == 875.0
+
+
+def test_the_peak_falls_back_to_the_samples_over_its_span() -> None:
+    t = RttTimers(CFG, 0, adaptive=False)
+    t.sample(10_000, 0)
+    t.sample(20_000, 0)
+    span = QDELAY_PEAK_RTTS * CFG.base_rtt_ns
+    t.sample(10_000, span // 2)  # half the span later: half way back to the sample (0)
+    assert t.qdelay_peak_ns == 5_000
+    t.sample(10_000, span // 2 + span)  # a whole span later: at the sample
+    assert t.qdelay_peak_ns == 0
+
+
+def test_the_rto_backs_off_linearly_then_doubles_within_its_cap() -> None:
+    t = RttTimers(CFG, 0, adaptive=False)
+    base = min(CFG.rto_base_ns, RTO_CAP_NS)
+    linear = CFG.rto_linear_retries
+    expected = [base]
+    for n in range(1, 24):
+        factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
+        expected.append(min(base * factor, RTO_CAP_NS))
+    got = []
+    for n in range(24):
+        t.backoff = n
+        got.append(t.rto_ns())
+    assert got == expected and got[-1] == RTO_CAP_NS
+    t.hold_until = 99
+    t.progress()
+    assert (t.backoff, t.hold_until, t.rto_ns()) == (0, 0, base)
+
+
+def test_a_fixed_timeout_ignores_samples() -> None:
+    t = RttTimers(replace(CFG, adaptive_timers=True), 0, adaptive=True)
+    t.fix(67_000_000)
+    t.sample(1_000, 0)
+    assert (t.rto_ns(), t.srtt_ns, t.adaptive) == (67_000_000, 0.0, False)
+
+
+def test_reorder_window_tail_probe_timeout_and_hold_delay() -> None:
+    t = RttTimers(CFG, 0, adaptive=False)
+    # no sample: the configured base RTT stands for the round trip
+    base = CFG.base_rtt_ns
+    assert t.reorder_window() == CFG.reorder_window_ns
+    assert t.tail_probe_timeout() == max(2 * base, base + CFG.reorder_window_ns)
+    t.sample(10_000, 0)
+    t.sample(30_000, 0)  # qdelay 2.5 us, peak 20 us: the peak sizes the window
+    assert t.reorder_window() == 20_000
+    assert t.tail_probe_timeout() == int(max(2 * 12_500, 12_500 + 20_000))
+    assert t.hold_delay() == CFG.reorder_window_ns  # no SRTT with fixed timers
+    adaptive = RttTimers(CFG, 0, adaptive=True)
+    adaptive.smooth(400_000)
+    assert adaptive.reorder_window() == 100_000 == adaptive.hold_delay()  # SRTT / 4
