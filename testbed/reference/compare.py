@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from testbed.reference import htsim, vfside
+from testbed.reference.exceptions import HtsimDiffError
 from testbed.reference.results import FlowResult, SideRun
 from testbed.reference.targets import load_not_reproduced, targets_for
 from testbed.reference.workload import Flow, Workload, victim_only
@@ -86,7 +87,16 @@ def compare(
     per_flow: bool = False,
     not_reproduced: dict[str, dict[str, str]] | None = None,
 ) -> dict[str, Any]:
-    """Run ``workload`` on both sides (and its victim alone, if it has one) and compare."""
+    """Run ``workload`` on both sides (and its victim alone, if it has one) and compare.
+
+    ``work_dir`` (``--keep``) is created if missing; one that cannot be is an error."""
+    if work_dir is not None:
+        try:
+            work_dir.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:
+            raise HtsimDiffError(
+                f"work directory {work_dir}: cannot create it: {exc.strerror}"
+            ) from None
     base = Path(tempfile.mkdtemp(prefix=f"{workload.name}-", dir=work_dir))
     flows = workload.flows()
     runs = {side: runner(side, workload, flows, base / side) for side in SIDES}

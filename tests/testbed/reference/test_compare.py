@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from testbed.reference.compare import compare, percentile, ratio, summarize
-from testbed.reference.exceptions import WorkloadError
+from testbed.reference.exceptions import HtsimDiffError, WorkloadError
 from testbed.reference.results import FlowResult, SideRun
 from testbed.reference.targets import TARGETS, load_not_reproduced, targets_for
 from testbed.reference.workload import MIB, Flow, Workload
@@ -91,6 +91,19 @@ def test_permutation_comparison_and_targets(tmp_path: Path) -> None:
     p99 = {c["id"]: c for c in again["targets"]}["permutation_p99_fct"]
     assert (p99["expected"], p99["as_expected"]) == ("not reproduced", True)
     assert list(tmp_path.iterdir()) == []  # nothing left behind by successful runs
+
+
+def test_a_missing_work_directory_is_made_and_one_that_cannot_be_is_an_error(
+    tmp_path: Path,
+) -> None:
+    w = Workload("perm-8", 8, "permutation", 4 * MIB)
+    fcts = {side: {i: 100.0 for i in range(1, 9)} for side in ("htsim", "vfabric")}
+    runner = fake_runner(fcts, {"htsim": 0, "vfabric": 0}, [])
+    compare(w, work_dir=tmp_path / "new" / "keep", runner=runner)
+    assert (tmp_path / "new" / "keep").is_dir()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(HtsimDiffError, match=r"work directory .*file/keep: cannot create it"):
+        compare(w, work_dir=tmp_path / "file" / "keep", runner=runner)
 
 
 def test_incast_with_victim(tmp_path: Path) -> None:
