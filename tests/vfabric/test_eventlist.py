@@ -148,3 +148,33 @@ def test_cancel_refuses_what_is_not_one_of_its_handles() -> None:
     with pytest.raises(EventHandleError, match="not an event handle: 5"):
         events.cancel(5)  # type: ignore[arg-type]
     assert other.pending() == 1
+
+
+@pytest.mark.parametrize("check_every", [1, 2, 64])
+def test_a_callback_that_raises_ends_the_run_and_the_count_holds(check_every: int) -> None:
+    events = EventList()
+    ran: list[int] = []
+
+    def boom(_: None) -> None:
+        raise ValueError("boom")
+
+    for t in (1, 2, 3):
+        events.at(t, ran.append, t)
+    events.at(4, boom)
+    events.at(5, ran.append, 5)
+    with pytest.raises(ValueError, match="boom"):
+        events.run(None, lambda: False, check_every=check_every)
+    assert ran == [1, 2, 3] and events.events_run == 3 and events.now == 4
+    events.run(None, lambda: False, check_every=check_every)  # the rest, where it stopped
+    assert ran == [1, 2, 3, 5] and events.events_run == 4
+
+
+@pytest.mark.parametrize("check_every", [1, 3, 64])
+def test_events_run_counts_every_event_whatever_ends_the_chunk(check_every: int) -> None:
+    events = EventList()
+    for t in range(10):
+        events.at(t, lambda _: None)
+    events.run(4, lambda: False, check_every=check_every)  # the limit ends a chunk
+    assert events.events_run == 5
+    events.run(None, lambda: False, check_every=check_every)  # the last event ends it
+    assert events.events_run == 10
