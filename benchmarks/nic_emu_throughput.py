@@ -24,15 +24,16 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from nic_emu.config import NicConfig
-from nic_emu.loopback import LoopbackPair
+from nic_emu.testing import LoopbackPair
 from topologies import AddressPlan, load
+from vfabric.eventlist import EventList
 
 TARGET_PPS = 50_000
 
 
 def run_once(megabytes: int, seed: int) -> dict[str, float]:
     plan = AddressPlan(load("paper-8plane"))
-    pair = LoopbackPair(plan, "nic0", "nic5", NicConfig(), seed=seed)
+    pair = LoopbackPair(plan, "nic0", "nic5", EventList(), NicConfig(), seed=seed)
     sender, _ = pair.connect()
     size = megabytes << 20
     region = pair.b.register_memory(size)
@@ -40,7 +41,7 @@ def run_once(megabytes: int, seed: int) -> dict[str, float]:
     data = os.urandom(size)
     start = time.perf_counter()
     cpu_start = time.process_time()
-    sender.post_write(data, region.va, region.rkey, pair.loop.now)
+    sender.post_write(data, region.va, region.rkey, pair.events.now)
     pair.service(pair.a)
     if not pair.run_until_idle([sender], limit_ns=10_000_000_000):
         raise SystemExit("benchmark: the transfer did not finish")

@@ -6,7 +6,7 @@ program's built-in defaults (``p4src/include/defines.p4``, ``DEFAULT_*_QDEPTH``,
 :func:`queue_thresholds` of a 64-packet queue, checked by
 ``tests/mrc_wire/test_wire_p4_defines.py``; the controller scales them to each switch's
 queues (``controller.policy``) and the NIC's test-double fabric uses the same fractions
-(``nic_emu.model_fabric``).
+(``nic_emu.testing.model_fabric``).
 
 Rule: trim a trimmable packet at 3/4 of the queue; mark ECN between 0.2 and 0.8 of the trim
 threshold (uet-htsim marks between 0.2 and 0.8 BDP); drop any other data packet (counted by

@@ -1,9 +1,10 @@
 """nic_emu: the emulated MRC NIC (docs/nic-emu.md).
 
 - :class:`NicCore` / :class:`Connection`: the sans-IO transport core.
-- :class:`SimNetwork`: the in-memory driver (simulated fabric, virtual clock).
-- :class:`LoopbackPair`: two cores wired back to back.
 - :func:`repath_time`: measurements from the event log.
+
+Test doubles (the in-memory driver on a model fabric, two cores back to back) are in
+:mod:`nic_emu.testing`, outside this face.
 """
 
 from __future__ import annotations
@@ -27,10 +28,7 @@ from nic_emu.exceptions import (
     NicEmuError,
     UnknownConnectionError,
 )
-from nic_emu.loopback import LoopbackPair
 from nic_emu.memory import MemoryRegion
-from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric
-from nic_emu.sim import SimNetwork
 
 __all__ = [
     "AnalysisError",
@@ -45,19 +43,14 @@ __all__ = [
     "EvState",
     "EventLog",
     "EventRecord",
-    "FabricConfig",
     "FabricError",
-    "LinkFault",
-    "LoopbackPair",
     "MemoryAccessError",
     "MemoryRegion",
-    "ModelFabric",
     "NicConfig",
     "NicCore",
     "NicEmuError",
     "QpState",
     "Repath",
-    "SimNetwork",
     "TransportMode",
     "UnknownConnectionError",
     "WriteCompleted",

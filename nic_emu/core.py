@@ -778,8 +778,8 @@ def service(
 ) -> tuple[int | None, list[AppEvent]]:
     """Flush the core's frames to ``transmit``; return (next timer deadline, app events).
 
-    The driver contract: every driver of a core (:mod:`nic_emu.sim`,
-    :mod:`nic_emu.loopback`, :mod:`nic_emu.process`, ``vfabric.nodes``) does this.
+    The driver contract: every driver of a core (:mod:`nic_emu.testing.sim`,
+    :mod:`nic_emu.testing.loopback`, :mod:`nic_emu.process`, ``vfabric.nodes``) does this.
 
     1. On every frame received on port ``plane``: ``core.receive_frame(frame, plane, now)``,
        then :func:`service`.

@@ -91,7 +91,7 @@ NIC_EMU_PUBLIC = {
     "nic_emu.connection",
     "nic_emu.connection.host",
     "nic_emu.core",
-    "nic_emu.loopback",
+    "nic_emu.testing",  # test doubles: for benchmarks, never production (below)
     "nic_emu.serve_config",
     "nic_emu.transfers",
     "nic_emu.datasource",
@@ -502,6 +502,43 @@ def test_benchmarks_and_scripts_are_read(scripts: dict[str, set[str]]) -> None:
     assert "benchmarks.p4emu_pps" in scripts and "scripts.p4fuzz_diff" in scripts
     assert "scripts.test" not in scripts  # a shell script
     assert "p4emu.switch" in scripts["benchmarks.p4emu_pps"]
+
+
+# nic_emu's test doubles (docs/nic-emu.md, "Test doubles"): tests and benchmarks drive the
+# NIC cores with them; no module of a package uses them, nic_emu's own included.
+TEST_DOUBLES = "nic_emu.testing"
+
+
+def _is_double(module: str) -> bool:
+    return module == TEST_DOUBLES or module.startswith(TEST_DOUBLES + ".")
+
+
+def doubles_users(graph: Mapping[str, set[str]]) -> set[str]:
+    """The modules outside :data:`TEST_DOUBLES` that import one of its modules."""
+    return {
+        module
+        for module, targets in graph.items()
+        if not _is_double(module) and any(_is_double(t) for t in targets)
+    }
+
+
+def test_doubles_users_on_a_synthetic_graph() -> None:
+    graph = {
+        "nic_emu.core": set(),
+        "nic_emu.testing": {"nic_emu.testing.sim"},
+        "nic_emu.testing.sim": {"nic_emu.core"},
+        "vfabric.nodes": {"nic_emu.testing.sim", "nic_emu.core"},
+        "nic_emu.testingx": {"nic_emu.testing"},
+    }
+    assert doubles_users(graph) == {"vfabric.nodes", "nic_emu.testingx"}
+
+
+def test_no_package_uses_the_test_doubles(
+    graph: dict[str, set[str]], scripts: dict[str, set[str]]
+) -> None:
+    assert "nic_emu.testing.model_fabric" in graph  # the rule is not vacuous
+    assert not doubles_users(graph)
+    assert doubles_users(scripts) == {"benchmarks.nic_emu_throughput"}
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))

@@ -39,3 +39,8 @@ class TransferSetupError(VirtualFabricError):
 
 class ProgramError(VirtualFabricError):
     """The P4 program cannot be loaded, or the controller's entries cannot be written."""
+
+
+class EventHandleError(VirtualFabricError):
+    """:meth:`vfabric.eventlist.EventList.cancel` was given something that is not a handle
+    of that event list."""

@@ -4,7 +4,6 @@ and schedules its own events on the fabric's event list."""
 from __future__ import annotations
 
 from collections.abc import Callable
-from heapq import heappush
 from typing import TYPE_CHECKING
 
 from mrc_wire.frames import (
@@ -36,8 +35,7 @@ class SwitchNode:
     __slots__ = (
         "_inject",
         "_poll",
-        "_queue",
-        "_sequence",
+        "_push",
         "_wakes",
         "events",
         "name",
@@ -57,8 +55,7 @@ class SwitchNode:
         self._wakes: set[int] = set()
         self._inject = switch.inject  # both return the next departure (None: all empty)
         self._poll = switch.poll
-        self._queue = events.queue  # see EventList: wake-ups are pushed as wires push
-        self._sequence = events.sequence
+        self._push = events.push  # the per-packet path (EventList.push): wake-ups
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
@@ -86,7 +83,7 @@ class SwitchNode:
         wakes = self._wakes
         if due not in wakes:
             wakes.add(due)
-            heappush(self._queue, (due, self._sequence(), self._wake, due))
+            self._push(due, self._wake, due)
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
@@ -240,7 +237,7 @@ class NicNode:
             if wire.busy_until > self.events.now:
                 if pfc.waiting(plane):
                     pfc.draining[plane] = True
-                    self.events.at(wire.busy_until, self._pfc_wake, plane)
+                    self.events.push(wire.busy_until, self._pfc_wake, plane)
                 return
             frame = pfc.next_frame(plane)
             if frame is None:
@@ -260,7 +257,7 @@ class NicNode:
             self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:
             self._timer_at = deadline
-            self.events.at(max(deadline, now), self._fire, deadline)
+            self.events.push(max(deadline, now), self._fire, deadline)
 
     def _fire(self, deadline: int) -> None:
         if self._timer_at != deadline:

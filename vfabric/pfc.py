@@ -220,7 +220,7 @@ class SwitchPfc:
         now = self.events.now
         start = wire.busy_until if wire.busy_until > now else now
         arrive = start + int(PAUSE_FRAME_BYTES * NS_BITS / wire.rate_bps) + wire.delay_ns
-        self.events.at(arrive, _deliver, (sink, wire, priority, pause))
+        self.events.push(arrive, _deliver, (sink, wire, priority, pause))  # arrive >= now
 
 
 def _deliver(args: tuple[PauseSink, Wire, int, bool]) -> None:

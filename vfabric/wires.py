@@ -11,7 +11,6 @@ from __future__ import annotations
 
 from abc import ABC, abstractmethod
 from collections.abc import Callable
-from heapq import heappush
 from typing import TYPE_CHECKING
 
 from mrc_wire.constants import IPPROTO_IPV6
@@ -65,11 +64,10 @@ class Wire:
         "link",
         "lost_bins",
         "name",
-        "next_sequence",
         "on_drop",
         "pcap",
         "plane",
-        "queue",
+        "push",
         "rate_bps",
         "sink",
         "src",
@@ -95,8 +93,7 @@ class Wire:
         bin_ns: int,
     ) -> None:
         self.events = events
-        self.queue = events.queue  # see EventList: a wire pushes its arrivals itself
-        self.next_sequence = events.sequence
+        self.push = events.push  # the per-packet path (EventList.push): arrivals are never late
         self.link = link
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
         self.name = f"{src}->{dst}"
@@ -144,7 +141,7 @@ class Wire:
             bins[index] = bins.get(index, 0) + payload
         if self.pcap is not None:
             self.pcap.write(frame, start)
-        heappush(self.queue, (done + self.delay_ns, self.next_sequence(), self._arrive, frame))
+        self.push(done + self.delay_ns, self._arrive, frame)
 
     def _refused(self, frame: bytes) -> bool:
         """The link is down or a filter drops ``frame``: count the drop, True."""

@@ -11,9 +11,10 @@ import pytest
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import Connection
 from nic_emu.memory import MemoryRegion
-from nic_emu.model_fabric import FabricConfig
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
+from nic_emu.testing.model_fabric import FabricConfig
 from topologies import load
+from vfabric.eventlist import EventList
 
 # Small EV sets keep the tests fast; the mechanisms do not depend on the set size.
 TEST_CONFIG = NicConfig(evs_per_connection=32, backup_evs_per_connection=16, trace_packets=True)
@@ -27,7 +28,9 @@ def make_net(
     **overrides: object,
 ) -> SimNetwork:
     config = replace(TEST_CONFIG, **overrides)  # type: ignore[arg-type]
-    return SimNetwork(load(topology), config=config, seed=seed, fabric_config=fabric_config)
+    return SimNetwork(
+        load(topology), EventList(), config=config, seed=seed, fabric_config=fabric_config
+    )
 
 
 def payload(size: int, seed: int = 0) -> bytes:

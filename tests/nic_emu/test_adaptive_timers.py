@@ -11,8 +11,9 @@ from nic_emu.config import CcConfig, NicConfig
 from nic_emu.congestion import Nscc
 from nic_emu.core import NicCore
 from nic_emu.serve_config import transport_config
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
 from topologies import AddressPlan, load
+from vfabric.eventlist import EventList
 
 from .conftest import TEST_CONFIG, Transfer, payload
 
@@ -101,7 +102,7 @@ def test_adaptive_timers_learn_the_rtt_of_a_transfer_and_survive_a_cut() -> None
         probe_interval_ns=100 * MS,
         probe_interval_min_ns=50_000,
     )
-    net = SimNetwork(load("tiny"), config=config, seed=3)
+    net = SimNetwork(load("tiny"), EventList(), config=config, seed=3)
     sender, receiver = net.connect("nic0", "nic3")
     data = payload(4 << 20, 3)
     region = net.register_memory("nic3", len(data))

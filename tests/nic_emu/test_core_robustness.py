@@ -19,7 +19,7 @@ from nic_emu.exceptions import (
     MemoryAccessError,
     UnknownConnectionError,
 )
-from nic_emu.model_fabric import LinkFault
+from nic_emu.testing.model_fabric import LinkFault
 from topologies import AddressPlan, load
 
 from .conftest import finish, make_net, start_transfer
@@ -170,7 +170,7 @@ def test_a_silent_peer_is_reported_unreachable_within_peer_timeout_never_hangs()
     assert failure.reason == "peer_unreachable"
     assert "nic2 is unreachable" in failure.message and "probes answered 0/" in failure.message
     assert failure.t_ns <= net.cores["nic0"].config.peer_timeout_ns + 100_000
-    assert t.sender.state.value == "error" and net.loop.pending() < 100
+    assert t.sender.state.value == "error" and net.events.pending() < 100
 
 
 def test_api_errors_are_specific() -> None:
@@ -215,6 +215,11 @@ def test_fabric_api_errors_are_specific() -> None:
         net.fabric.flap("nic0", "p0-t0-0", start_ns=0, down_ns=0, up_ns=1, cycles=1)
     with pytest.raises(FabricError, match="no switch"):
         net.fabric.set_switch_state("p9-t0-0", False)
+    net.run(until_ns=100)
+    with pytest.raises(
+        FabricError, match="flap cannot start at 99 ns: virtual time is already 100"
+    ):
+        net.fabric.flap("nic0", "p0-t0-0", start_ns=99, down_ns=1, up_ns=1, cycles=1)
     with pytest.raises(FabricError, match="has no port on plane 9"):
         net.fabric.transmit("nic0", 9, b"")
 

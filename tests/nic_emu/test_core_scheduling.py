@@ -13,12 +13,13 @@ import hashlib
 
 import pytest
 
-from nic_emu import sim
 from nic_emu.config import NicConfig
 from nic_emu.connection import QpState
 from nic_emu.core import NicCore, service
-from nic_emu.model_fabric import LinkFault
+from nic_emu.testing import sim
+from nic_emu.testing.model_fabric import LinkFault
 from topologies import load
+from vfabric.eventlist import EventList
 
 
 class ScanningCore(NicCore):
@@ -72,7 +73,7 @@ def run(
         return deadline, events
 
     monkeypatch.setattr(sim, "service", traced)
-    net = sim.SimNetwork(load("small"), config=config, seed=7)
+    net = sim.SimNetwork(load("small"), EventList(), config=config, seed=7)
     names = ["nic0", "nic1", "nic4", "nic6"]
     conns = []
     for a in names:
@@ -86,15 +87,15 @@ def run(
     for i, conn in enumerate(conns):
         data = bytes([i]) * (160 << 10)  # an incast into every NIC: queues, ECN, trims
         net.write(conn, data, regions[conn.peer], offset=(i % 24) * (160 << 10))
-    net.loop.at(40_000, lambda: net.fabric.fail_plane(1, ports=True))
-    net.loop.at(140_000, net.fabric.restore_plane, 1)
+    net.events.at(40_000, lambda _: net.fabric.fail_plane(1, ports=True))
+    net.events.at(140_000, net.fabric.restore_plane, 1)
     victim = conns[-1]
 
-    def destroy() -> None:
+    def destroy(_: None) -> None:
         victim.nic.destroy_connection(victim.qpn)
         net.service(victim.nic.name)
 
-    net.loop.at(90_000, destroy)
+    net.events.at(90_000, destroy)
     net.run_until_idle(conns[:-1], limit_ns=50_000_000)
     digest = hashlib.sha256("\n".join(r.to_json() for r in net.log).encode()).hexdigest()
     assert net.completed("nic0"), "the run should complete writes"

@@ -7,8 +7,9 @@ import hashlib
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection.host import WriteCompleted, WriteReceived
 from nic_emu.core import NicCore, service
-from nic_emu.loopback import LoopbackPair
+from nic_emu.testing import LoopbackPair
 from topologies import AddressPlan, load
+from vfabric.eventlist import EventList
 
 from .conftest import payload
 
@@ -16,7 +17,7 @@ from .conftest import payload
 def test_loopback_pair_moves_bytes_exactly_in_both_modes() -> None:
     plan = AddressPlan(load("paper-8plane"))
     for mode in TransportMode:
-        pair = LoopbackPair(plan, "nic0", "nic5", NicConfig(), seed=4)
+        pair = LoopbackPair(plan, "nic0", "nic5", EventList(), NicConfig(), seed=4)
         sender, _ = pair.connect(mode)
         region = pair.b.register_memory(3 << 20)
         data = payload(3 << 20, 9)

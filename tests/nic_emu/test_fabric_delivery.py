@@ -8,9 +8,9 @@ from collections import Counter
 from nic_emu.analysis import tx_per_plane
 from nic_emu.connection.host import WriteCompleted, WriteReceived
 from nic_emu.event_log import TX, read_jsonl
-from nic_emu.model_fabric import LinkFault
 from nic_emu.sender import PSN_MOD
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
+from nic_emu.testing.model_fabric import LinkFault
 
 from .conftest import finish, make_net, start_transfer
 

@@ -15,8 +15,8 @@ from nic_emu.event_log import (
     PROBE_OK,
     TX,
 )
-from nic_emu.model_fabric import LinkFault
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
+from nic_emu.testing.model_fabric import LinkFault
 
 from .conftest import finish, make_net, start_transfer
 
@@ -95,7 +95,7 @@ def test_dead_nic_ports_of_a_plane_are_avoided_at_both_ends() -> None:
 def test_receiver_port_going_down_mid_transfer_is_learned_from_port_status() -> None:
     net = make_net()
     t = start_transfer(net, size=2 << 20)
-    net.loop.at(10_000, net.fabric.set_link_state, "nic2", "p1-t0-1", False)
+    net.events.at(10_000, lambda _: net.fabric.set_link_state("nic2", "p1-t0-1", False))
     assert finish(t) and t.delivered
     remote = [r for r in net.log.of_kind(EV_STATE) if r.nic == "nic0"]
     assert remote and {r.detail["reason"] for r in remote} == {"remote_port_down"}

@@ -9,20 +9,21 @@ import pytest
 from mrc_wire import DataPacket, Dscp, Ecn, decode, encode
 from mrc_wire.frames import frame_ev
 from nic_emu.exceptions import FabricError
-from nic_emu.model_fabric import FabricConfig, LinkFault, ModelFabric
-from nic_emu.vclock import EventLoop
+from nic_emu.testing.model_fabric import FabricConfig, LinkFault, ModelFabric
+from nic_emu.testing.scheduler import never
 from topologies import AddressPlan, load
+from vfabric.eventlist import EventList
 
 
 def _fabric(**cfg: object) -> tuple[ModelFabric, dict[str, list[tuple[int, int, bytes]]]]:
-    loop = EventLoop()
-    fabric = ModelFabric(loop, load("small"), seed=3, config=FabricConfig(**cfg))  # type: ignore[arg-type]
+    events = EventList()
+    fabric = ModelFabric(events, load("small"), seed=3, config=FabricConfig(**cfg))  # type: ignore[arg-type]
     got: dict[str, list[tuple[int, int, bytes]]] = {}
     for nic in ("nic0", "nic2"):
         bucket = got.setdefault(nic, [])
         fabric.attach(
             nic,
-            lambda plane, frame, b=bucket: b.append((loop.now, plane, frame)),
+            lambda plane, frame, b=bucket: b.append((events.now, plane, frame)),
             lambda plane, up: None,
         )
     return fabric, got
@@ -53,7 +54,7 @@ def test_un_forwarding_follows_the_carrier_to_the_nic() -> None:
     plan = fabric.plan
     ev = plan.make_ev(2, 1, 7)
     fabric.transmit("nic0", 2, _frame(plan, ev))
-    fabric.loop.run()
+    fabric.events.run(None, never)
     ((t, plane, frame),) = got["nic2"]
     m = decode(frame)
     assert plane == 2 and m.ev == ev == frame_ev(frame)
@@ -71,7 +72,7 @@ def test_a_wrong_carrier_is_dropped_not_misdelivered() -> None:
         plan, ev, outer_dst=plan.path_for_ev("nic0", "nic2", plan.make_ev(1, 0, 1)).carrier_bytes
     )
     fabric.transmit("nic0", 0, frame)  # plane-1 carrier on a plane-0 port
-    fabric.loop.run()
+    fabric.events.run(None, never)
     assert got["nic2"] == [] and fabric.switches["p0-t0-0"].drops == {"not_my_usid": 1}
 
 
@@ -98,7 +99,7 @@ def test_full_queue_trims_trimmable_and_drops_the_rest() -> None:
     no_trim = encode(dataclasses.replace(decode(at_t1), dscp=Dscp.NO_TRIM))
     for _ in range(20):
         channel.send(no_trim)
-    fabric.loop.run()
+    fabric.events.run(None, never)
     assert channel.trims == 22 and channel.ecn_marks > 0 and channel.drops_full == 20 - 12
     trimmed = [decode(f) for _, _, f in got["nic2"] if decode(f).trimmed]
     assert len(trimmed) == 22 and all(not m.trimmed_lasthop for m in trimmed)
@@ -117,7 +118,7 @@ def test_last_hop_trims_as_lasthop_and_never_marks_ecn() -> None:
     last = encode(dataclasses.replace(m, outer_dst=arrival))
     for _ in range(60):
         channel.send(last)
-    fabric.loop.run()
+    fabric.events.run(None, never)
     kinds = [decode(f) for _, _, f in got["nic2"]]
     assert sum(k.trimmed_lasthop for k in kinds) == 12
     assert not any(k.ecn == Ecn.CE for k in kinds)
@@ -130,8 +131,10 @@ def test_faults_drop_duplicate_and_delay_deterministically() -> None:
         fabric.set_fault("nic0", "p0-t0-0", fault)
         ev = plan.make_ev(0, 0, 1)
         for i in range(200):
-            fabric.loop.at(i * 1000, fabric.transmit, "nic0", 0, _frame(plan, ev, 64, psn=i))
-        fabric.loop.run()
+            fabric.events.at(
+                i * 1000, lambda f: fabric.transmit("nic0", 0, f), _frame(plan, ev, 64, psn=i)
+            )
+        fabric.events.run(None, never)
         return len(got["nic2"]), [decode(f).psn for _, _, f in got["nic2"]]
 
     n, _ = run(LinkFault(drop_prob=0.5))

@@ -15,8 +15,9 @@ from nic_emu.core import NicCore
 from nic_emu.ev_set import ASSUMED_BAD, GOOD
 from nic_emu.event_log import EV_STATE, LOSS
 from nic_emu.exceptions import ConfigError
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
 from topologies import AddressPlan, load
+from vfabric.eventlist import EventList
 
 from .conftest import TEST_CONFIG, Transfer, payload
 
@@ -117,7 +118,7 @@ def test_path_verdicts_must_be_a_bool() -> None:
 def test_a_retired_path_takes_its_in_flight_packets_with_it() -> None:
     """nic0 -> nic2 mid-transfer: the packets in flight on the retired path are declared
     lost (reason ``path``) and resent elsewhere, in this connection and in nic3's."""
-    net = SimNetwork(load("small"), config=TEST_CONFIG, seed=3)
+    net = SimNetwork(load("small"), EventList(), config=TEST_CONFIG, seed=3)
     sender, receiver = net.connect("nic0", "nic2")
     data = payload(1 << 20, 3)
     region = net.register_memory("nic2", len(data))
@@ -126,7 +127,7 @@ def test_a_retired_path_takes_its_in_flight_packets_with_it() -> None:
     net.run(20_000)
     on_path = sender.send.in_flight_on_path(PATH)
     assert on_path, "the test needs packets in flight on the path"
-    sender.evs.retire_path(PATH, "reorder", net.loop.now)
+    sender.evs.retire_path(PATH, "reorder", net.events.now)
     assert not sender.send.in_flight_on_path(PATH)
     lost = [r for r in net.log.of_kind(LOSS) if r.detail["reason"] == "path"]
     assert {r.psn for r in lost} >= {p.psn for p in on_path}
@@ -138,7 +139,7 @@ def test_a_retired_path_takes_its_in_flight_packets_with_it() -> None:
 def test_a_dead_t1_under_many_connections_is_shared_and_everything_is_delivered() -> None:
     """A T1 dies under connections from nic0 to three far T0s: some connections retire
     its path on the NIC's verdict, before their own losses; every byte arrives."""
-    net = SimNetwork(load("small"), config=TEST_CONFIG, seed=2)
+    net = SimNetwork(load("small"), EventList(), config=TEST_CONFIG, seed=2)
     transfers = []
     for peer in ("nic2", "nic3", "nic4", "nic5", "nic6", "nic7"):
         sender, receiver = net.connect("nic0", peer)
@@ -147,7 +148,7 @@ def test_a_dead_t1_under_many_connections_is_shared_and_everything_is_delivered(
         transfers.append(Transfer(net, sender, receiver, region, data))
     for t in transfers:
         t.post()
-    net.loop.at(10_000, net.fabric.set_switch_state, "p0-t1-1", False)
+    net.events.at(10_000, lambda _: net.fabric.set_switch_state("p0-t1-1", False))
     assert net.run_until_idle([t.sender for t in transfers], limit_ns=50_000_000)
     assert all(t.delivered for t in transfers) and not net.failures("nic0")
     shared = [r for r in net.log.of_kind(EV_STATE) if r.detail["reason"] == "path_shared"]

@@ -17,7 +17,7 @@ from nic_emu.config import (
 )
 from nic_emu.event_log import CONN_FAILED, NACK_RX, NACK_TX, RETRANSMIT, RTO, TX
 from nic_emu.exceptions import ConfigError
-from nic_emu.model_fabric import LinkFault
+from nic_emu.testing.model_fabric import LinkFault
 
 from .conftest import finish, make_net, start_transfer
 

@@ -12,8 +12,8 @@ import pytest
 from nic_emu.connection import QpState
 from nic_emu.datasource import PIECE_BYTES, RandomSource
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
-from nic_emu.sim import SimNetwork
 from nic_emu.streams import StreamPayload, StreamReceiver
+from nic_emu.testing import SimNetwork
 from nic_emu.transfers import MemoryBudget
 
 from .conftest import make_net
@@ -51,7 +51,7 @@ def send_streamed(net: SimNetwork, size: int, seed: int = 3) -> tuple[StreamRece
     sink = StreamReceiver(receiver.rx.recv.rcv_nxt, MemoryBudget(), max_va=1 << 40)
     receiver.attach_responder_sink(sink)
     source = RandomSource(seed, size)
-    sender.post_write(StreamPayload(source.pieces(0, size), size), 0, 0x77, net.loop.now)
+    sender.post_write(StreamPayload(source.pieces(0, size), size), 0, 0x77, net.events.now)
     net.service("nic0")
     return sink, net.run_until_idle([sender], limit_ns=10_000_000_000)
 
@@ -70,7 +70,7 @@ def test_a_failing_source_fails_the_connection_naming_it() -> None:
     net = make_net()
     sender, _ = net.connect("nic0", "nic2")
     payload = StreamPayload(iter([b"x" * 5000]), 20_000, "transfer 3 data (file:/data.bin)")
-    sender.post_write(payload, 0, 0x77, net.loop.now)
+    sender.post_write(payload, 0, 0x77, net.events.now)
     net.service("nic0")
     net.run_until_idle([sender], limit_ns=1_000_000_000)
     assert sender.state is QpState.ERROR

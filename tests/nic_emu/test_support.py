@@ -10,9 +10,8 @@ from nic_emu.analysis import count_kinds, repath_time
 from nic_emu.config import CcConfig, NicConfig, config_as_dict
 from nic_emu.congestion import FixedWindow, Nscc, make_congestion_control
 from nic_emu.event_log import LOSS, TX, EventLog, read_jsonl
-from nic_emu.exceptions import AnalysisError, ConfigError, FabricError, MemoryAccessError
+from nic_emu.exceptions import AnalysisError, ConfigError, MemoryAccessError
 from nic_emu.memory import MemoryTable
-from nic_emu.vclock import EventLoop
 
 
 @pytest.mark.parametrize(
@@ -218,18 +217,3 @@ def test_repath_time_from_records() -> None:
         repath_time(log, {2})
     with pytest.raises(AnalysisError, match="at least one EV"):
         repath_time(log, set())
-
-
-def test_event_loop_orders_and_stops() -> None:
-    loop = EventLoop()
-    seen: list[tuple[int, str]] = []
-    loop.at(10, lambda: seen.append((loop.now, "b")))
-    loop.at(5, lambda: seen.append((loop.now, "a")))
-    loop.at(10, lambda: seen.append((loop.now, "c")))
-    loop.at(50, lambda: seen.append((loop.now, "late")))
-    assert loop.run(until_ns=20) == 3
-    assert seen == [(5, "a"), (10, "b"), (10, "c")] and loop.now == 20
-    with pytest.raises(FabricError, match="already 20 ns"):
-        loop.at(3, lambda: None)
-    loop.run()
-    assert seen[-1] == (50, "late")

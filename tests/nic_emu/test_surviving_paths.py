@@ -14,11 +14,12 @@ from dataclasses import dataclass, replace
 import pytest
 
 from nic_emu.config import NicConfig
-from nic_emu.model_fabric import LinkFault
 from nic_emu.serve_config import transport_config
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
+from nic_emu.testing.model_fabric import LinkFault
 from topologies import AddressPlan, Topology, load
 from topologies.model import LinkKind
+from vfabric.eventlist import EventList
 
 from .conftest import TEST_CONFIG, Transfer, payload
 
@@ -89,7 +90,7 @@ def run(
     seed: int,
     limit_ns: int = LIMIT_NS,
 ) -> tuple[SimNetwork, Transfer]:
-    net = SimNetwork(topo, config=config, seed=seed)
+    net = SimNetwork(topo, EventList(), config=config, seed=seed)
     for f in faults:
         f.apply(net)
     sender, receiver = net.connect(src, dst)
@@ -175,7 +176,7 @@ def test_a_flapping_nic_link_never_fails_a_transfer() -> None:
     """Issue 17: a flap of one NIC link made a send fail; the other plane carries on, and
     the flapped one comes back when probes revive it."""
     for seed in range(4):
-        net = SimNetwork(TINY, config=TEST_CONFIG, seed=seed)
+        net = SimNetwork(TINY, EventList(), config=TEST_CONFIG, seed=seed)
         sender, receiver = net.connect("nic0", "nic3")
         data = payload(2 << 20, seed)
         region = net.register_memory("nic3", len(data))
@@ -212,7 +213,7 @@ def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str, verd
     base = TEST_CONFIG if timers == "hardware" else transport_config({})
     config = replace(base, path_verdicts=verdicts)
     blackout_ns = 4 * config.rto_base_ns
-    net = SimNetwork(TINY, config=config, seed=5)
+    net = SimNetwork(TINY, EventList(), config=config, seed=5)
     sender, receiver = net.connect("nic0", "nic3")
     sender.no_ev_timeout_ns = 100 * blackout_ns  # the process: the transfer deadline
     data = payload(4 << 20, 5)
@@ -220,8 +221,8 @@ def test_a_blackout_longer_than_the_rto_never_fails_a_transfer(timers: str, verd
     t = Transfer(net, sender, receiver, region, data)
     # A quarter into the transfer (both ports at line rate), while the window is full.
     start_ns = len(data) * 8_000_000_000 // (2 * config.port_rate_bps) // 4
-    net.loop.at(start_ns, net.fabric.set_fault_everywhere, LinkFault(drop_prob=1.0))
-    net.loop.at(start_ns + blackout_ns, net.fabric.set_fault_everywhere, None)
+    net.events.at(start_ns, net.fabric.set_fault_everywhere, LinkFault(drop_prob=1.0))
+    net.events.at(start_ns + blackout_ns, net.fabric.set_fault_everywhere, None)
     t.post()
     assert net.run_until_idle([sender], limit_ns=100 * blackout_ns)
     assert not net.failures("nic0"), net.failures("nic0")[0].message

@@ -1,4 +1,4 @@
-"""The Python switch model (``nic_emu.model_fabric``, a test double for fast transport tests)
+"""The Python switch model (``nic_emu.testing.model_fabric``, a test double for fast transport tests)
 against the P4 program in vfabric, on the same scenarios.
 
 Stated tolerances (docs/virtual-fabric.md, "The test double"):
@@ -17,15 +17,16 @@ import random
 
 import pytest
 
-from nic_emu.sim import SimNetwork
+from nic_emu.testing import SimNetwork
 from topologies import load
 from vfabric import VirtualFabric
+from vfabric.eventlist import EventList
 
 TOPOLOGY = load("tiny")
 
 
 def _model(senders: list[str], dst: str, size: int) -> dict[str, int]:
-    net = SimNetwork(TOPOLOGY, seed=2)
+    net = SimNetwork(TOPOLOGY, EventList(), seed=2)
     conns, regions = [], []
     for i, src in enumerate(senders):
         conn, _ = net.connect(src, dst)

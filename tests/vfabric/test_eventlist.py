@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 
 from vfabric.eventlist import EventList
-from vfabric.exceptions import FaultTimeError, VirtualFabricError
+from vfabric.exceptions import EventHandleError, FaultTimeError, VirtualFabricError
 
 
 def test_events_run_in_time_then_scheduling_order_and_may_schedule_more() -> None:
@@ -77,3 +77,104 @@ def test_bad_calls_get_specific_errors() -> None:
         events.at(99, print)
     with pytest.raises(VirtualFabricError, match="check_every must be a positive integer"):
         events.run(None, lambda: False, check_every=0)
+
+
+def test_push_and_at_share_one_order() -> None:
+    events = EventList()
+    ran: list[str] = []
+    events.push(10, ran.append, "pushed first")
+    events.at(10, ran.append, "at second")
+    events.push(5, ran.append, "earlier")
+    events.run(None, lambda: False)
+    assert ran == ["earlier", "pushed first", "at second"]
+
+
+def test_at_returns_a_handle_that_cancel_takes_off_the_list() -> None:
+    events = EventList()
+    ran: list[int] = []
+    handles = [events.at(t, ran.append, t) for t in (30, 10, 20, 10, 40)]
+    assert handles[1].time_ns == 10 and handles[1].sequence == 2
+    assert events.cancel(handles[2]) is True
+    assert handles[2].cancelled and "cancelled" in repr(handles[2])
+    assert events.pending() == 4
+    assert events.cancel(handles[0]) is True  # the others keep their turn
+    events.run(None, lambda: False)
+    assert ran == [10, 10, 40] and events.events_run == 3
+
+
+def test_a_callback_may_cancel_a_later_event_at_the_same_instant() -> None:
+    events = EventList()
+    ran: list[str] = []
+    outcome: list[bool] = []
+    events.at(7, lambda _: outcome.append(events.cancel(target)))
+    target = events.at(7, ran.append, "cancelled")
+    events.at(7, ran.append, "kept")
+    events.run(None, lambda: False)
+    assert outcome == [True] and ran == ["kept"]
+
+
+def test_cancel_of_a_run_running_or_cancelled_event_is_a_no_op() -> None:
+    events = EventList()
+    ran: list[int] = []
+    outcome: list[bool] = []
+    earlier = events.at(5, ran.append, 5)
+    same_instant = events.at(9, ran.append, 9)
+    running = events.at(9, lambda _: outcome.append(events.cancel(running)))
+    twice = events.at(20, ran.append, 20)
+    events.at(30, ran.append, 30)
+    events.run(9, lambda: False)
+    assert ran == [5, 9] and outcome == [False]  # the running event cannot be cancelled
+    assert events.cancel(earlier) is False  # ran at an earlier instant
+    assert events.cancel(same_instant) is False  # ran at this instant
+    assert events.cancel(twice) is True
+    assert events.cancel(twice) is False
+    events.run(None, lambda: False)
+    assert ran == [5, 9, 30] and not earlier.cancelled and twice.cancelled
+
+
+def test_cancel_after_until_ns_put_the_next_event_back() -> None:
+    events = EventList()
+    ran: list[int] = []
+    handle = events.at(15, ran.append, 15)
+    events.run(10, lambda: False)  # took the event at 15 off the heap and put it back
+    assert events.cancel(handle) is True and events.pending() == 0
+
+
+def test_cancel_refuses_what_is_not_one_of_its_handles() -> None:
+    events, other = EventList(), EventList()
+    foreign = other.at(5, print)
+    with pytest.raises(EventHandleError, match="another event list"):
+        events.cancel(foreign)
+    with pytest.raises(EventHandleError, match="not an event handle: 5"):
+        events.cancel(5)  # type: ignore[arg-type]
+    assert other.pending() == 1
+
+
+@pytest.mark.parametrize("check_every", [1, 2, 64])
+def test_a_callback_that_raises_ends_the_run_and_the_count_holds(check_every: int) -> None:
+    events = EventList()
+    ran: list[int] = []
+
+    def boom(_: None) -> None:
+        raise ValueError("boom")
+
+    for t in (1, 2, 3):
+        events.at(t, ran.append, t)
+    events.at(4, boom)
+    events.at(5, ran.append, 5)
+    with pytest.raises(ValueError, match="boom"):
+        events.run(None, lambda: False, check_every=check_every)
+    assert ran == [1, 2, 3] and events.events_run == 3 and events.now == 4
+    events.run(None, lambda: False, check_every=check_every)  # the rest, where it stopped
+    assert ran == [1, 2, 3, 5] and events.events_run == 4
+
+
+@pytest.mark.parametrize("check_every", [1, 3, 64])
+def test_events_run_counts_every_event_whatever_ends_the_chunk(check_every: int) -> None:
+    events = EventList()
+    for t in range(10):
+        events.at(t, lambda _: None)
+    events.run(4, lambda: False, check_every=check_every)  # the limit ends a chunk
+    assert events.events_run == 5
+    events.run(None, lambda: False, check_every=check_every)  # the last event ends it
+    assert events.events_run == 10

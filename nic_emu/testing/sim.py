@@ -2,9 +2,12 @@
 
 :class:`SimNetwork` is the reference driver of :class:`nic_emu.core.NicCore` for fast
 transport unit tests: it does exactly what the driver contract
-(:func:`nic_emu.core.service`) describes, with the Python switch model of :mod:`nic_emu.model_fabric` (:class:`~nic_emu.model_fabric.ModelFabric`,
-a test double) as the wire and an :class:`nic_emu.vclock.EventLoop` as the clock. Runs are
-deterministic for a given seed. Measurements use :mod:`vfabric` instead, which runs the
+(:func:`nic_emu.core.service`) describes, with the Python switch model of
+:mod:`nic_emu.testing.model_fabric` (:class:`~nic_emu.testing.model_fabric.ModelFabric`,
+a test double) as the wire and the event list it is given
+(:class:`vfabric.eventlist.EventList`, the project's one event loop;
+:mod:`nic_emu.testing.scheduler`) as the clock. Runs are deterministic for a given
+seed. Measurements use :mod:`vfabric` instead, which runs the
 real switch program (docs/virtual-fabric.md).
 """
 
@@ -19,13 +22,14 @@ from nic_emu.core import NicCore, service
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import FabricError
 from nic_emu.memory import MemoryRegion
-from nic_emu.model_fabric import FabricConfig, ModelFabric
-from nic_emu.vclock import EventLoop
+from nic_emu.testing.model_fabric import FabricConfig, ModelFabric
+from nic_emu.testing.scheduler import Scheduler, never
 from topologies import AddressPlan, Topology
 
 
 class SimNetwork:
-    """NIC cores attached to the model fabric (test double) built from ``topology``.
+    """NIC cores attached to the model fabric (test double) built from ``topology``, on
+    ``events`` (a :class:`vfabric.eventlist.EventList`).
 
     ``nics``: which NICs get a core (default: all of the topology). ``config``: one
     :class:`NicConfig` for all, or a mapping NIC name -> config.
@@ -34,6 +38,7 @@ class SimNetwork:
     def __init__(
         self,
         topology: Topology,
+        events: Scheduler,
         *,
         nics: Iterable[str] | None = None,
         config: NicConfig | Mapping[str, NicConfig] | None = None,
@@ -42,9 +47,9 @@ class SimNetwork:
     ) -> None:
         self.topology = topology
         self.plan = AddressPlan(topology)
-        self.loop = EventLoop()
+        self.events = events
         self.log = EventLog()
-        self.fabric = ModelFabric(self.loop, topology, self.plan, seed=seed, config=fabric_config)
+        self.fabric = ModelFabric(events, topology, self.plan, seed=seed, config=fabric_config)
         names = [n.name for n in topology.nics] if nics is None else list(nics)
         self.cores: dict[str, NicCore] = {}
         self.app_events: dict[str, list[AppEvent]] = {}
@@ -64,14 +69,14 @@ class SimNetwork:
 
     def _frame_handler(self, core: NicCore) -> Callable[[int, bytes], None]:
         def on_frame(plane: int, frame: bytes) -> None:
-            core.receive_frame(frame, plane, self.loop.now)
+            core.receive_frame(frame, plane, self.events.now)
             self.service(core.name)
 
         return on_frame
 
     def _port_handler(self, core: NicCore) -> Callable[[int, bool], None]:
         def on_port(plane: int, up: bool) -> None:
-            core.set_port_state(plane, up, self.loop.now)
+            core.set_port_state(plane, up, self.events.now)
             self.service(core.name)
 
         return on_port
@@ -79,7 +84,7 @@ class SimNetwork:
     def service(self, nic: str) -> None:
         """Flush a core's frames onto the fabric and (re)arm its timer."""
         core = self.cores[nic]
-        now = self.loop.now
+        now = self.events.now
         transmit = self.fabric.transmit
         deadline, events = service(core, now, lambda plane, frame: transmit(nic, plane, frame))
         if events:
@@ -87,20 +92,21 @@ class SimNetwork:
             self._events_seen += 1
         if deadline is not None and deadline != self._timer_at[nic]:
             self._timer_at[nic] = deadline
-            self.loop.at(max(deadline, now), self._fire_timer, nic, deadline)
+            self.events.push(max(deadline, now), self._fire_timer, (nic, deadline))
 
-    def _fire_timer(self, nic: str, deadline: int) -> None:
+    def _fire_timer(self, timer: tuple[str, int]) -> None:
+        nic, deadline = timer
         if self._timer_at[nic] != deadline:
             return  # superseded by a later service()
         self._timer_at[nic] = None
-        self.cores[nic].handle_timer(self.loop.now)
+        self.cores[nic].handle_timer(self.events.now)
         self.service(nic)
 
     # ------------------------------------------------------------------ application helpers
 
     @property
     def now(self) -> int:
-        return self.loop.now
+        return self.events.now
 
     def connect(
         self,
@@ -114,7 +120,7 @@ class SimNetwork:
         """A queue pair between NICs ``a`` and ``b`` (both ends created at once)."""
         core_a, core_b = self.cores[a], self.cores[b]
         qpn_a, qpn_b = core_a.allocate_qpn(), core_b.allocate_qpn()
-        now = self.loop.now
+        now = self.events.now
         conn_a = core_a.create_connection(
             b, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, send_psn=a_psn, recv_psn=b_psn, now=now
         )
@@ -128,12 +134,12 @@ class SimNetwork:
 
     def write(self, conn: Connection, data: bytes, region: MemoryRegion, offset: int = 0) -> int:
         """Post a WRITE of ``data`` into ``region`` (on the peer) at ``offset``."""
-        wr_id = conn.post_write(data, region.va + offset, region.rkey, self.loop.now)
+        wr_id = conn.post_write(data, region.va + offset, region.rkey, self.events.now)
         self.service(conn.nic.name)
         return wr_id
 
     def run(self, until_ns: int | None = None, *, stop: Callable[[], bool] | None = None) -> None:
-        self.loop.run(until_ns, stop=stop)
+        self.events.run(until_ns, never if stop is None else stop, check_every=1)
 
     def run_until_idle(self, conns: Iterable[Connection], *, limit_ns: int) -> bool:
         """Run until every connection in ``conns`` has no unacknowledged WRITE (or failed);
@@ -148,7 +154,7 @@ class SimNetwork:
                 seen[1] = all(c.idle or c.state is QpState.ERROR for c in watched)
             return bool(seen[1])
 
-        self.loop.run(self.loop.now + limit_ns, stop=done)
+        self.events.run(self.events.now + limit_ns, done, check_every=1)
         return done()
 
     def events_of(self, nic: str, kind: type | None = None) -> list[AppEvent]:

@@ -2,7 +2,9 @@
 
 The cheapest driver there is: a frame sent by one core on plane ``p`` reaches the other
 core on plane ``p`` after ``delay_ns``. Used by the throughput benchmark (to measure
-the cores, not the fabric) and by tests that need a second, independent driver.
+the cores, not the fabric) and by tests that need a second, independent driver. Driven by
+the event list it is given (:class:`vfabric.eventlist.EventList`;
+:mod:`nic_emu.testing.scheduler`).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ from nic_emu.connection import Connection, QpState
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore, service
 from nic_emu.event_log import EventLog
-from nic_emu.vclock import EventLoop
+from nic_emu.testing.scheduler import Scheduler
 from topologies import AddressPlan
 
 
@@ -22,12 +24,13 @@ class LoopbackPair:
         plan: AddressPlan,
         a: str,
         b: str,
+        events: Scheduler,
         config: NicConfig | None = None,
         *,
         delay_ns: int = 2_000,
         seed: int = 0,
     ) -> None:
-        self.loop = EventLoop()
+        self.events = events
         self.log = EventLog()
         self.delay_ns = delay_ns
         self.cores = {
@@ -47,10 +50,11 @@ class LoopbackPair:
         cb = self.b.create_connection(self.a.name, qpn=qb, peer_qpn=qa, mode=mode)
         return ca, cb
 
-    def _deliver(self, dst: NicCore, frames: list[tuple[int, bytes]]) -> None:
+    def _deliver(self, delivery: tuple[NicCore, list[tuple[int, bytes]]]) -> None:
         """Frames sent together arrive together and are serviced once (as a NIC driver
         would batch a receive ring)."""
-        now = self.loop.now
+        dst, frames = delivery
+        now = self.events.now
         receive = dst.receive_frame
         for plane, frame in frames:
             receive(frame, plane, now)
@@ -58,23 +62,24 @@ class LoopbackPair:
         self.service(dst)
 
     def service(self, core: NicCore) -> None:
-        now = self.loop.now
+        now = self.events.now
         batch: list[tuple[int, bytes]] = []
         deadline, events = service(core, now, lambda plane, frame: batch.append((plane, frame)))
         if batch:
-            self.loop.at(now + self.delay_ns, self._deliver, self.peer[core.name], batch)
+            self.events.push(now + self.delay_ns, self._deliver, (self.peer[core.name], batch))
         if events:
             self.app_events[core.name].extend(events)
             self._events_seen += 1
         if deadline is not None and deadline != self._timer_at[core.name]:
             self._timer_at[core.name] = deadline
-            self.loop.at(max(deadline, now), self._fire, core, deadline)
+            self.events.push(max(deadline, now), self._fire, (core, deadline))
 
-    def _fire(self, core: NicCore, deadline: int) -> None:
+    def _fire(self, timer: tuple[NicCore, int]) -> None:
+        core, deadline = timer
         if self._timer_at[core.name] != deadline:
             return
         self._timer_at[core.name] = None
-        core.handle_timer(self.loop.now)
+        core.handle_timer(self.events.now)
         self.service(core)
 
     def run_until_idle(self, conns: list[Connection], *, limit_ns: int) -> bool:
@@ -87,5 +92,5 @@ class LoopbackPair:
                 seen[1] = all(c.idle or c.state is QpState.ERROR for c in conns)
             return bool(seen[1])
 
-        self.loop.run(self.loop.now + limit_ns, stop=done)
+        self.events.run(self.events.now + limit_ns, done, check_every=1)
         return done()

@@ -3,8 +3,8 @@
 The switch's behaviour has one source of truth, ``p4src/mrc_switch.p4``; the fabric that
 runs it with the NICs in virtual time is :mod:`vfabric` (docs/virtual-fabric.md), and
 that is what measurements and the demo use. This model exists because ``nic_emu`` may not
-import ``p4emu`` (docs/architecture.md) and its unit tests need a fabric that is fast and
-has no dependencies. ``tests/vfabric/test_differential.py`` checks that it agrees with the
+import ``p4emu`` (docs/architecture.md) and its unit tests need a fast fabric that needs
+nothing but the event list it is given (:mod:`nic_emu.testing.scheduler`). ``tests/vfabric/test_differential.py`` checks that it agrees with the
 P4 program on the same scenarios, within the tolerances stated there.
 
 An in-memory multi-plane two-tier fabric over virtual time, with fault injection.
@@ -56,7 +56,7 @@ from mrc_wire.queues import (
     TRIM_FRACTION,
 )
 from nic_emu.exceptions import FabricError
-from nic_emu.vclock import EventLoop
+from nic_emu.testing.scheduler import Scheduler
 from topologies import AddressPlan, Link, LinkKind, Topology
 
 _DA_START = ETH_LEN + 24  # outer IPv6 destination address
@@ -224,7 +224,7 @@ class Channel:
 
     def _enqueue(self, frame: bytes, extra_ns: int) -> None:
         fabric = self.fabric
-        now = fabric.loop.now
+        now = fabric.events.now
         size = len(frame)
         dscp = ((frame[ETH_LEN] & 0x0F) << 2) | (frame[ETH_LEN + 1] >> 6) if size > 16 else 0
         ser = int(size * self.ns_per_byte) or 1
@@ -260,7 +260,7 @@ class Channel:
                 backlog.append(depart)
         self.tx_packets += 1
         self.tx_bytes += size
-        fabric.loop.at(depart + self.delay_ns + extra_ns, self.sink, frame)
+        fabric.events.push(depart + self.delay_ns + extra_ns, self.sink, frame)
 
     def counters(self) -> dict[str, int]:
         return {
@@ -333,19 +333,20 @@ class _NicAttachment:
 
 
 class ModelFabric:
-    """The model switches and channels of a topology, driven by an :class:`EventLoop`
-    (test double: see the module docstring)."""
+    """The model switches and channels of a topology, driven by ``events`` (the project's
+    event list, :class:`~nic_emu.testing.scheduler.Scheduler`; test double: see the module
+    docstring)."""
 
     def __init__(
         self,
-        loop: EventLoop,
+        events: Scheduler,
         topology: Topology,
         plan: AddressPlan | None = None,
         *,
         seed: int = 0,
         config: FabricConfig | None = None,
     ) -> None:
-        self.loop = loop
+        self.events = events
         self.topology = topology
         self.plan = plan if plan is not None else AddressPlan(topology)
         self.config = config if config is not None else FabricConfig()
@@ -496,11 +497,15 @@ class ModelFabric:
         """Schedule ``cycles`` of (down for down_ns, up for up_ns) from ``start_ns``."""
         if down_ns <= 0 or up_ns <= 0 or cycles <= 0:
             raise FabricError("flap needs positive down_ns, up_ns and cycles")
+        if start_ns < self.events.now:
+            raise FabricError(
+                f"flap cannot start at {start_ns} ns: virtual time is already {self.events.now} ns"
+            )
         self.channel(a, b)
         t = start_ns
         for _ in range(cycles):
-            self.loop.at(t, self.set_link_state, a, b, False)
-            self.loop.at(t + down_ns, self.set_link_state, a, b, True)
+            self.events.at(t, lambda _: self.set_link_state(a, b, False))
+            self.events.at(t + down_ns, lambda _: self.set_link_state(a, b, True))
             t += down_ns + up_ns
 
     # ------------------------------------------------------------------ counters
