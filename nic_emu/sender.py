@@ -240,8 +240,8 @@ class SendState:
 
     def ack_below(self, cumulative: int, ambiguous_after: int) -> int:
         """Acknowledge every PSN below ``cumulative``; returns the bytes newly acknowledged.
-        A retransmission sent after ``ambiguous_after`` credits neither loss detection nor
-        its EV (:meth:`ack`)."""
+        A retransmission sent after ``ambiguous_after`` is counted as delivered on its EV
+        but credits neither loss detection nor the EV's evidence of working (:meth:`ack`)."""
         unacked = self.unacked
         acked = 0
         max_seq = self.acked_max_tx_seq
@@ -257,13 +257,13 @@ class SendState:
             pkt.payload = b""
             pkt.wr.acked_pkts += 1
             acked += length
-            if pkt.transmissions > 1 and pkt.sent_ns > ambiguous_after:
-                continue  # the original was acknowledged, not this retransmission
             entry = pkt.entry
             if entry is not None:
-                entry.acked_packets += 1
-                if pkt.sent_ns > entry.acked_sent_ns:
-                    entry.acked_sent_ns = pkt.sent_ns
+                entry.acked_packets += 1  # delivered bytes per EV: counted either way
+            if pkt.transmissions > 1 and pkt.sent_ns > ambiguous_after:
+                continue  # the original was acknowledged, not this retransmission
+            if entry is not None and pkt.sent_ns > entry.acked_sent_ns:
+                entry.acked_sent_ns = pkt.sent_ns
             if pkt.tx_seq > max_seq:
                 max_seq = pkt.tx_seq
                 max_sent = pkt.sent_ns

@@ -69,11 +69,11 @@ class FeedbackMixin:
                 if pkt is not None:
                     acked += pkt.length
                     entry = pkt.entry
-                    if entry is not None and (
-                        pkt.transmissions == 1 or pkt.sent_ns <= ambiguous_after
-                    ):
-                        entry.acked_packets += 1
-                        if pkt.sent_ns > entry.acked_sent_ns:
+                    if entry is not None:
+                        entry.acked_packets += 1  # delivered bytes per EV: counted either way
+                        if pkt.sent_ns > entry.acked_sent_ns and (
+                            pkt.transmissions == 1 or pkt.sent_ns <= ambiguous_after
+                        ):
                             entry.acked_sent_ns = pkt.sent_ns
         send.advance_una(cum)
         ecn = s.ecn_echo
