@@ -107,12 +107,16 @@ def test_bundled_scenario_holds_on_bmv2(name: str) -> None:
     virtual, _ = run_checked(scenario, Variant(), RunOptions())
     assert [c.name for c in run.checks] == [c.name for c in virtual.checks]  # the same assertions
     assert run.ok, [c for c in run.checks if not c.ok]
-    # each event's worst repath within 2x of the virtual run's, either way (dilated units)
+    # each event's worst repath within 2x of the virtual run's, either way (dilated units).
+    # A NIC's own port going down is the exception: the virtual NIC leaves it at once
+    # (nothing lost, no repath to measure), the NIC process learns it from the link's
+    # carrier a little later and repaths after the losses (docs/testbed.md, time dilation).
     for dilated, event in zip(run.events, virtual.events, strict=True):
         ours = [v for v in dilated.repath_ns if v is not None]
         theirs = [v for v in event.repath_ns if v is not None]
-        assert bool(ours) == bool(theirs), (event.description, ours, theirs)
-        if ours:
+        if event.kind not in ("port_down", "flap") or theirs:
+            assert bool(ours) == bool(theirs), (event.description, ours, theirs)
+        if ours and theirs:
             ratio = max(ours) / max(theirs)
             assert 1 / REPATH_FACTOR <= ratio <= REPATH_FACTOR, (event.description, ours, theirs)
     assert run.fabric["target"] == "bmv2" and run.fabric["target_version"].startswith(
