@@ -523,31 +523,33 @@ class Drive:
 
 
 def t1_name(topo: Topology, plane: int, t1: str | int) -> str:
-    """A path's T1 as the NICs name it (the switch's name, or its index in the plane)."""
+    """A path's T1 as the NICs name it (the switch's name, or its index in the plane).
+    A path inside one T0 has none (``None`` in the NICs' records): callers check first."""
     if isinstance(t1, str):
         return t1
     return [s.name for s in topo.switches if s.plane == plane and s.role is Role.T1][t1]
 
 
 def path_hops(
-    topo: Topology, src: str, dst: str, plane: int, t1: str | int
+    topo: Topology, src: str, dst: str, plane: int, t1: str | int | None
 ) -> list[tuple[str, str]]:
-    """The links (lower end, upper end) a path (plane, T1) of ``src`` -> ``dst`` crosses."""
+    """The links (lower end, upper end) a path (plane, T1) of ``src`` -> ``dst`` crosses
+    (T1 ``None``: a path inside one T0)."""
     up = topo.nic_port(src, plane).t0
     down = topo.nic_port(dst, plane).t0
     hops = [(src, up)]
-    if up != down:
+    if up != down and t1 is not None:
         name = t1_name(topo, plane, t1)
         hops += [(up, name), (down, name)]
     return [*hops, (dst, down)]
 
 
-def path_links(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> list[str]:
+def path_links(topo: Topology, src: str, dst: str, plane: int, t1: str | int | None) -> list[str]:
     """Goodput keys of the links a path (plane, T1) of ``src`` -> ``dst`` crosses."""
     return [link_key(a, b) for a, b in path_hops(topo, src, dst, plane, t1)]
 
 
-def path_delay_ns(topo: Topology, src: str, dst: str, plane: int, t1: str | int) -> int:
+def path_delay_ns(topo: Topology, src: str, dst: str, plane: int, t1: str | int | None) -> int:
     """One-way delay of a path, from its links' ``delay_us`` (scenario time)."""
     hops = path_hops(topo, src, dst, plane, t1)
     return round(sum(topo.link(a, b).delay_us for a, b in hops) * 1000)
@@ -575,7 +577,9 @@ def _goodput(
             at = clock.of(info["started_ns"] + t_s * 1e9)
             at -= path_delay_ns(topo, flow.dst, flow.src, plane, t1)
             slot = min(max(at, 0) // bin_ns, bins - 1)
-            keys = ["total", f"plane:{plane}", f"t1:{t1_name(topo, plane, t1)}"]
+            keys = ["total", f"plane:{plane}"]
+            if t1 is not None:  # a path inside one T0 crosses no T1
+                keys.append(f"t1:{t1_name(topo, plane, t1)}")
             keys += path_links(topo, flow.src, flow.dst, plane, t1)
             for key in keys:
                 series = out.setdefault(key, [0.0] * bins)
@@ -587,7 +591,8 @@ def _affects(event: Event, topo: Topology, path: list[Any]) -> bool:
     """Whether a failed element lies on a path ([plane, T1]); unknown: True."""
     if len(path) < 2:
         return True
-    plane, t1 = int(path[0]), t1_name(topo, int(path[0]), path[1])
+    plane = int(path[0])
+    t1 = None if path[1] is None else t1_name(topo, plane, path[1])
     target = event.target
     if isinstance(target, PortRef):
         return target.plane == plane

@@ -164,6 +164,25 @@ def test_goodput_is_in_dilated_units_placed_when_delivered() -> None:
     assert len(series["total"]) == 11
 
 
+def test_goodput_of_a_path_inside_one_t0_has_no_t1() -> None:
+    """The NICs record a path that never leaves its T0 with T1 ``None`` (incast-trimming's
+    neighbours): it counts on its plane and its two NIC links, under no T1."""
+    scenario = load("incast-trimming")
+    topo = scenario.topology
+    flow = next(
+        f for f in scenario.flows() if topo.nic_port(f.src, 0).t0 == topo.nic_port(f.dst, 0).t0
+    )
+    t0 = topo.nic_port(flow.src, 0).t0
+    infos = {0: {"started_ns": 1_000_000_000, "path_timeline": [[25e-6 * TDF, 0, None, 1e6]]}}
+    series = process._goodput(topo, [flow], infos, _clock(), 10_000, 100_000)
+    assert not [k for k in series if k.startswith("t1:")]
+    links = {k for k in series if k.startswith("link:")}
+    assert links == {f"link:{flow.src}--{t0}", f"link:{flow.dst}--{t0}"}
+    assert sum(series["plane:0"]) == pytest.approx(1e6 * 8 / 10_000)
+    assert process.path_delay_ns(topo, flow.src, flow.dst, 0, None) > 0
+    assert not process._affects(actions(load("t1-down"))[0].event, topo, [0, None])
+
+
 def test_repaths_are_counted_under_the_cut_that_caused_them() -> None:
     scenario = load("link-restore")
     edges = actions(scenario)
