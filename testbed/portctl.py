@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-import select
+import selectors
 import shutil
 import subprocess
 import sys
@@ -199,18 +199,22 @@ class Bmv2Session:
         timeout = self.timeout if timeout is None else timeout
         deadline = time.monotonic() + timeout
         data = b""
-        while not data.endswith(self.PROMPT.encode()):
-            left = deadline - time.monotonic()
-            ready, _, _ = select.select([fd], [], [], max(0.0, left))
-            chunk = os.read(fd, 65536) if ready else b""
-            if not chunk:
-                text = data.decode(errors="replace").strip()[-300:]
-                what = "did not answer" if not ready else "exited"
-                raise PortControlError(
-                    f"{BMV2_CLI} --thrift-port {self.thrift_port} {what}"
-                    + (f": {text}" if text else f" within {timeout:g} s")
-                )
-            data += chunk
+        # a selector, not select.select: a long-lived caller (scripts/verdicts-doc, many
+        # Mininet fabrics in one process) may hold descriptors numbered above 1024
+        with selectors.DefaultSelector() as sel:
+            sel.register(fd, selectors.EVENT_READ)
+            while not data.endswith(self.PROMPT.encode()):
+                left = deadline - time.monotonic()
+                ready = sel.select(max(0.0, left))
+                chunk = os.read(fd, 65536) if ready else b""
+                if not chunk:
+                    text = data.decode(errors="replace").strip()[-300:]
+                    what = "did not answer" if not ready else "exited"
+                    raise PortControlError(
+                        f"{BMV2_CLI} --thrift-port {self.thrift_port} {what}"
+                        + (f": {text}" if text else f" within {timeout:g} s")
+                    )
+                data += chunk
         return data.decode(errors="replace")[: -len(self.PROMPT)]
 
     def run(self, commands: str) -> str:

@@ -182,6 +182,15 @@ def refused_cell(scenario: Scenario, fabric: Fabric) -> Cell | None:
     return None
 
 
+def _open_fds() -> str:
+    """The process's open descriptors, for the progress line (a leak across many process
+    fabrics in one run shows here first)."""
+    try:
+        return f" ({len(os.listdir('/proc/self/fd'))} open descriptors)"
+    except OSError:
+        return ""
+
+
 def run_cell(
     name: str,
     fabric: Fabric,
@@ -361,7 +370,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         for name in args.names or bundled_names():
             cells[name] = {}
             for fabric in fabrics:
-                print(f"... {name} on {fabric.title}", file=sys.stderr, flush=True)
+                print(f"... {name} on {fabric.title}{_open_fds()}", file=sys.stderr, flush=True)
 
                 def keep(cell: Cell, name: str = name, key: str = fabric.key) -> None:
                     cells[name][key] = cell

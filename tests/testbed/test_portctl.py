@@ -115,3 +115,30 @@ def test_a_kept_cli_may_take_longer_to_start_than_a_command(
         session.close()
     with pytest.raises(PortControlError, match=r"9093 did not answer within 0\.5 s"):
         Bmv2Session(9093, start_timeout=0.5)
+
+
+def test_a_kept_cli_works_in_a_process_holding_over_1024_descriptors(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """scripts/verdicts-doc runs many Mininet fabrics in one process: its descriptors may be
+    numbered above select()'s 1024 (it stopped there at port-flap: "filedescriptor out of
+    range in select()")."""
+    import resource
+
+    soft, hard = resource.getrlimit(resource.RLIMIT_NOFILE)
+    if hard != resource.RLIM_INFINITY and hard < 1200:
+        pytest.skip(f"the hard limit of open files here is {hard}: cannot hold 1,100")
+    resource.setrlimit(resource.RLIMIT_NOFILE, (max(soft, 1200), hard))
+    held = [os.open(os.devnull, os.O_RDONLY) for _ in range(1100)]
+    _fake_cli(tmp_path, monkeypatch)
+    try:
+        session = Bmv2Session(9094)
+        try:
+            assert session.proc.stdout is not None and session.proc.stdout.fileno() > 1024
+            assert session.run("port_add x 1\n").startswith("ok port_add x 1")
+        finally:
+            session.close()
+    finally:
+        for fd in held:
+            os.close(fd)
+        resource.setrlimit(resource.RLIMIT_NOFILE, (soft, hard))
