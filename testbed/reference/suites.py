@@ -1,12 +1,14 @@
 """Named workload sets of the differential (docs/reference-htsim.md, "Workloads").
 
-- ``CI``: what the htsim-marked test runs (a 32-host permutation of 4 MiB flows, and a
-  7:1 incast of 2 MiB flows beside a 4 MiB victim: the issue's two measurements);
+- ``CI``: what the htsim-marked test runs (a 32-host permutation of 4 MiB flows, a 7:1
+  incast of 2 MiB flows beside a 4 MiB victim starting with it, and the same victim
+  starting 30 µs after the incast, the issue's placement: the issue's measurements);
 - ``DEFAULT``: ``benchmarks/htsim_diff.py`` without flags (minutes): ``CI`` plus an
   8-host permutation, an 8-host all-to-all and the 7:1 incast without its victim;
 - ``FULL``: ``--full``: fat trees of 8, 32 and 128 hosts, seeds 1-3, permutations of 1
   and 4 MiB flows, all-to-all of 64 and 256 KiB (8 and 32 hosts), incasts 4:1 to 31:1 of
-  2 MiB flows with and without a victim (hours).
+  2 MiB flows with and without a victim, and the issue's placement of the 7:1 victim
+  (hours).
 """
 
 from __future__ import annotations
@@ -25,6 +27,10 @@ FULL_HOSTS = (8, 32, 128)
 FULL_SEEDS = (1, 2, 3)
 FULL_FAN_INS = (4, 7, 15, 31)
 FULL_ALL_TO_ALL_HOSTS = (8, 32)
+# Issue #23's victim: 4 MiB beside a 7-to-1 incast of 2 MiB flows into its neighbour,
+# starting this long after the incast (docs/reference-htsim.md, "The issue's placement").
+ISSUE_VICTIM_FAN_IN = 7
+ISSUE_VICTIM_START_US = 30
 
 
 def workload(**values: object) -> Workload:
@@ -41,7 +47,10 @@ def all_to_all(hosts: int, seed: int = 1, size: int = ALL_TO_ALL_BYTES) -> Workl
     return workload(hosts=hosts, traffic="all_to_all", size_bytes=size, seed=seed)
 
 
-def incast(hosts: int, fan_in: int, victim: bool, seed: int = 1) -> Workload:
+def incast(
+    hosts: int, fan_in: int, victim: bool, seed: int = 1, victim_start_us: int = 0
+) -> Workload:
+    extra = {"victim_start_us": victim_start_us} if victim_start_us else {}
     return workload(
         hosts=hosts,
         traffic="incast",
@@ -49,10 +58,16 @@ def incast(hosts: int, fan_in: int, victim: bool, seed: int = 1) -> Workload:
         fan_in=fan_in,
         victim=victim,
         seed=seed,
+        **extra,
     )
 
 
-CI = (permutation(32), incast(32, 7, victim=True))
+def issue_victim(hosts: int = 32, seed: int = 1) -> Workload:
+    """The issue's placement: the 7:1 incast's victim starting 30 µs after it."""
+    return incast(hosts, ISSUE_VICTIM_FAN_IN, True, seed, ISSUE_VICTIM_START_US)
+
+
+CI = (permutation(32), incast(32, 7, victim=True), issue_victim())
 DEFAULT = (permutation(8), *CI, all_to_all(8), incast(32, 7, victim=False))
 
 
@@ -67,6 +82,7 @@ def full() -> list[Workload]:
                 for victim in (False, True):
                     if fan_in <= hosts - (3 if victim else 1):
                         out.append(incast(hosts, fan_in, victim, seed))
+        out.append(issue_victim(32, seed))
     return out
 
 

@@ -60,7 +60,10 @@ def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, 
     from vfabric import VirtualFabric  # the child's import: the parent never builds one
 
     fabric = VirtualFabric(topology(shape), seed=seed, nic_config=nic_config(shape))
-    transfers = {f.id: fabric.transfer(nic_name(f.src), nic_name(f.dst), f.size) for f in flows}
+    transfers = {
+        f.id: fabric.transfer(nic_name(f.src), nic_name(f.dst), f.size, start_ns=f.start_us * 1000)
+        for f in flows
+    }
     started = time.perf_counter()
     finished = fabric.run(until_ns=end_us(shape, flows) * 1000)
     run_wall = time.perf_counter() - started

@@ -42,13 +42,15 @@ ACK_FRAME_BYTES = BASE_HEADERS_LEN + BTH_LEN + SACK_LEN
 
 @dataclass(frozen=True)
 class Flow:
-    """One flow: ``id`` is htsim's connection id (1-based, the .cm line order)."""
+    """One flow: ``id`` is htsim's connection id (1-based, the .cm line order);
+    ``start_us``: when it starts, in whole µs (htsim's .cm takes whole µs)."""
 
     id: int
     src: int
     dst: int
     size: int
     role: str  # "flow" (permutation, all-to-all), "incast" or "victim"
+    start_us: int = 0
 
 
 @dataclass(frozen=True)
@@ -111,13 +113,14 @@ def queue_for_trim(trim_packets: int) -> int:
 
 def end_us(shape: FabricShape, flows: Sequence[Flow]) -> int:
     """Where both runs stop (htsim's ``-end``, the virtual fabric's ``until_ns``):
-    generous beside the busiest host's line-rate time."""
+    generous beside the busiest host's line-rate time, after the latest start."""
     load: dict[tuple[str, int], int] = {}
     for f in flows:
         load[("tx", f.src)] = load.get(("tx", f.src), 0) + f.size
         load[("rx", f.dst)] = load.get(("rx", f.dst), 0) + f.size
     ideal_us = max(load.values(), default=0) * 8 / (shape.rate_gbps * 1000)
-    return max(MIN_END_US, round(END_SLACK * ideal_us))
+    latest_start = max((f.start_us for f in flows), default=0)
+    return max(MIN_END_US, latest_start + round(END_SLACK * ideal_us))
 
 
 @dataclass(frozen=True)
@@ -132,6 +135,7 @@ class Workload:
     fan_in: int | None = None  # incast only: senders into one receiver
     victim: bool = False  # incast only: a flow beside the incast
     victim_bytes: int | None = None  # default: twice size_bytes
+    victim_start_us: int = 0  # the victim starts this long after the incast (whole µs)
     rate_gbps: float = 100.0
     delay_us: float = 1.0
     trim_packets: int | None = None  # default: one BDP (htsim's default queue)
@@ -188,6 +192,10 @@ class Workload:
             for key in ("fan_in", "victim_bytes"):
                 if getattr(self, key) is not None:
                     raise self._bad(key, f"only an incast has one, not a {self.traffic}")
+            if self.victim_start_us:
+                raise self._bad(
+                    "victim_start_us", f"only an incast has a victim, not a {self.traffic}"
+                )
             if self.victim:
                 raise self._bad("victim", f"only an incast has a victim, not a {self.traffic}")
 
@@ -215,6 +223,13 @@ class Workload:
             )
         if self.victim_bytes is not None and not self.victim:
             raise self._bad("victim_bytes", "set without victim: true")
+        start = self.victim_start_us
+        if isinstance(start, bool) or not isinstance(start, int) or start < 0:
+            raise self._bad(
+                "victim_start_us", f"must be a whole number of µs, at least 0, got {start!r}"
+            )
+        if start and not self.victim:
+            raise self._bad("victim_start_us", "set without victim: true")
 
     # ------------------------------------------------------------------ derived
 
@@ -252,7 +267,8 @@ class Workload:
         return random.Random(f"htsim-diff:{self.traffic}:{self.hosts}:{self.seed}")
 
     def flows(self) -> list[Flow]:
-        """The flows, all starting at 0, in htsim connection-id order."""
+        """The flows, in htsim connection-id order; all start at 0 but an incast's victim,
+        which starts at ``victim_start_us``."""
         if self.traffic == "permutation":
             pairs = [(s, d, "flow") for s, d in enumerate(self._derangement())]
         elif self.traffic == "all_to_all":
@@ -260,7 +276,9 @@ class Workload:
         else:
             pairs = self._incast_pairs()
         return [
-            Flow(i + 1, s, d, self.victim_size if role == "victim" else self.size_bytes, role)
+            Flow(i + 1, s, d, self.victim_size, role, self.victim_start_us)
+            if role == "victim"
+            else Flow(i + 1, s, d, self.size_bytes, role)
             for i, (s, d, role) in enumerate(pairs)
         ]
 
@@ -320,6 +338,10 @@ def check_flows(hosts: int, flows: Sequence[Flow], source: str = "flows") -> Non
         ids.add(f.id)
         if f.size < 1:
             raise WorkloadError(source, f"{key}.size", f"must be at least 1, got {f.size}")
+        if isinstance(f.start_us, bool) or not isinstance(f.start_us, int) or f.start_us < 0:
+            raise WorkloadError(
+                source, f"{key}.start_us", f"must be a whole number of µs, got {f.start_us!r}"
+            )
 
 
 def victim_only(workload: Workload) -> list[Flow]:
@@ -359,6 +381,7 @@ def from_mapping(doc: Any, source: str) -> Workload:
     fan_in: 7              # incast
     victim: true           # incast
     victim_size: 4MiB      # incast with a victim
+    victim_start_us: 30    # incast with a victim: it starts 30 µs after the incast
     rate_gbps: 100
     delay_us: 1
     trim_packets: 28       # default: one BDP
@@ -399,7 +422,8 @@ def default_name(values: Mapping[str, Any]) -> str:
     if traffic == "incast":
         parts.append(f"{values.get('fan_in')}to1")
         if values.get("victim"):
-            parts.append("victim")
+            start = values.get("victim_start_us")
+            parts.append(f"victim{start}us" if start else "victim")
     parts += [size_text, f"s{values.get('seed', 1)}"]
     if values.get("base_rtt_ns") is not None:
         parts.append(f"rtt{values['base_rtt_ns']}")

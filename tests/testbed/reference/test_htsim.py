@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import stat
 import subprocess
+from dataclasses import replace
 from pathlib import Path
 
 import numpy as np
@@ -38,6 +39,12 @@ def test_connection_matrix_text() -> None:
     text = htsim.connection_matrix(8, w.flows())
     assert text == (SAMPLE.with_suffix(".cm")).read_text(encoding="utf-8")
     assert text.splitlines()[:3] == ["Nodes 8", "Connections 4", "0->6 id 1 start 0 size 262144"]
+
+
+def test_connection_matrix_gives_each_flow_its_start() -> None:
+    late = Workload("s", 8, "incast", 4096, fan_in=3, victim=True, victim_start_us=30)
+    lines = htsim.connection_matrix(8, late.flows()).splitlines()
+    assert [line.split(" start ")[1].split()[0] for line in lines[2:]] == ["0", "0", "0", "30"]
 
 
 def test_connection_matrix_refuses_a_host_out_of_range() -> None:
@@ -90,6 +97,10 @@ def test_parse_recorded_output() -> None:
     assert first.retransmitted_bytes == 24 * (4230 - htsim.HTSIM_HEADER_BYTES)
     assert (victim.fct_us, victim.retransmitted_packets) == (66.6005, 6)
     assert sum(f.retransmitted_packets for f in flows.values()) == out.summary["rtx"]
+    # htsim prints the time since 0: a flow that started later completed that much sooner
+    late = [replace(f, start_us=10) if f.role == "victim" else f for f in sample_workload().flows()]
+    shifted = htsim.results_from_output(late, out, per_flow, where)
+    assert shifted[4].fct_us == round(66.6005 - 10, 6) and shifted[1].fct_us == 73.1944
 
 
 @pytest.mark.parametrize(

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -64,3 +65,14 @@ def test_nic_config_takes_the_fabric_rate_and_base_rtt() -> None:
     shape = Workload("p", 8, "permutation", 4096, rate_gbps=50).shape
     cfg = vfside.nic_config(shape)
     assert (cfg.port_rate_bps, cfg.base_rtt_ns) == (50_000_000_000, shape.base_rtt_ns)
+
+
+def test_a_late_flow_is_timed_from_its_own_start() -> None:
+    """The issue's placement starts the victim late: alone, it takes as long starting at
+    30 µs as at 0 (its completion runs from its start), and it does start late."""
+    w = Workload("i", 8, "incast", 16 * 1024, fan_in=2, victim=True, victim_start_us=30)
+    (victim,) = [f for f in w.flows() if f.role == "victim"]
+    at_zero = vfside.simulate(w.shape, [replace(victim, start_us=0)], 1)
+    late = vfside.simulate(w.shape, [victim], 1)
+    assert late["flows"][victim.id]["fct_us"] == at_zero["flows"][victim.id]["fct_us"] > 0
+    assert late["virtual_ns"] >= at_zero["virtual_ns"] + 30_000

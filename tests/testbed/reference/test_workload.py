@@ -33,8 +33,19 @@ def perm(hosts: int = 32, seed: int = 1) -> Workload:
     return Workload("p", hosts, "permutation", 4 * MIB, seed=seed)
 
 
-def incast(fan_in: int = 7, victim: bool = True, hosts: int = 32, seed: int = 1) -> Workload:
-    return Workload("i", hosts, "incast", 2 * MIB, seed=seed, fan_in=fan_in, victim=victim)
+def incast(
+    fan_in: int = 7, victim: bool = True, hosts: int = 32, seed: int = 1, victim_start_us: int = 0
+) -> Workload:
+    return Workload(
+        "i",
+        hosts,
+        "incast",
+        2 * MIB,
+        seed=seed,
+        fan_in=fan_in,
+        victim=victim,
+        victim_start_us=victim_start_us,
+    )
 
 
 @pytest.mark.parametrize(("hosts", "k"), [(8, 4), (18, 6), (32, 8), (72, 12), (128, 16)])
@@ -144,6 +155,26 @@ def test_incast_with_victim(seed: int, hosts: int, fan_in: int) -> None:
         (lambda: Workload("x", 32, "permutation", 1, rate_gbps=0), "rate_gbps", "positive"),
         (lambda: Workload("x", 32, "permutation", 1, trim_packets=2), "trim_packets", "at least 3"),
         (lambda: Workload("x", 32, "permutation", 1, base_rtt_ns=0), "base_rtt_ns", "positive"),
+        (
+            lambda: Workload("x", 32, "permutation", 1, victim_start_us=30),
+            "victim_start_us",
+            "only an incast",
+        ),
+        (
+            lambda: Workload("x", 32, "incast", 1, fan_in=3, victim_start_us=30),
+            "victim_start_us",
+            "without",
+        ),
+        (
+            lambda: Workload("x", 32, "incast", 1, fan_in=3, victim=True, victim_start_us=-1),
+            "victim_start_us",
+            "at least 0",
+        ),
+        (
+            lambda: Workload("x", 32, "incast", 1, fan_in=3, victim=True, victim_start_us=1.5),  # type: ignore[arg-type]
+            "victim_start_us",
+            "whole number",
+        ),
     ],
 )
 def test_bad_workloads(make: Callable[[], Workload], key: str, words: str) -> None:
@@ -163,6 +194,8 @@ def test_bad_workloads(make: Callable[[], Workload], key: str, words: str) -> No
         ([Flow(0, 1, 2, 10, "flow")], "flows[0].id", "0 is not a new id"),
         ([Flow(3, 1, 2, 10, "flow"), Flow(3, 2, 1, 10, "flow")], "flows[1].id", "not a new id"),
         ([Flow(1, 1, 2, 0, "flow")], "flows[0].size", "at least 1"),
+        ([Flow(1, 1, 2, 10, "flow", -3)], "flows[0].start_us", "whole number"),
+        ([Flow(1, 1, 2, 10, "flow", True)], "flows[0].start_us", "whole number"),  # type: ignore[arg-type]
     ],
 )
 def test_bad_flows(flows: list[Flow], key: str, words: str) -> None:
@@ -176,16 +209,32 @@ def test_end_time_is_generous_beside_the_busiest_host() -> None:
     # 7 x 2 MiB into one host at 100 Gb/s: 1174 us ideal, x 50
     assert end_us(w.shape, w.flows()) == round(50 * 7 * 2 * MIB * 8 / 100_000)
     assert end_us(w.shape, [Flow(1, 0, 1, 1000, "flow")]) == 10_000
+    late = incast(7, victim=True, victim_start_us=40)  # the busiest host is still the receiver
+    assert end_us(late.shape, late.flows()) == 40 + round(50 * 7 * 2 * MIB * 8 / 100_000)
+
+
+def test_a_late_victim_starts_late_and_only_it() -> None:
+    """The issue's placement: the same flows as the victim beside the incast, the victim
+    alone starting later (and named so)."""
+    at_once, late = suites.incast(32, 7, victim=True), suites.issue_victim()
+    assert late.name == "incast-32-7to1-victim30us-2MiB-s1" != at_once.name
+    pairs = [(f.id, f.src, f.dst, f.size, f.role) for f in late.flows()]
+    assert pairs == [(f.id, f.src, f.dst, f.size, f.role) for f in at_once.flows()]
+    assert {f.role: f.start_us for f in late.flows()} == {"incast": 0, "victim": 30}
+    assert victim_only(late)[0].start_us == 30
 
 
 def test_yaml_descriptions(tmp_path: Path) -> None:
     path = tmp_path / "w.yaml"
     path.write_text(
         "- {hosts: 32, traffic: incast, size: 2MiB, fan_in: 7, victim: true, victim_size: 4MiB}\n"
-        "- {name: mine, hosts: 8, traffic: all_to_all, size: 256KiB, seed: 3}\n",
+        "- {name: mine, hosts: 8, traffic: all_to_all, size: 256KiB, seed: 3}\n"
+        "- {hosts: 32, traffic: incast, size: 2MiB, fan_in: 7, victim: true, "
+        "victim_start_us: 30}\n",
         encoding="utf-8",
     )
-    a, b = load(path)
+    a, b, c = load(path)
+    assert c.name == "incast-32-7to1-victim30us-2MiB-s1" and c.victim_start_us == 30
     assert a.name == "incast-32-7to1-victim-2MiB-s1" and a.victim_size == 4 * MIB
     assert (b.name, b.size_bytes, b.seed) == ("mine", 256 * 1024, 3)
     assert parse_size("4096") == parse_size("4KiB") == 4096
@@ -224,3 +273,8 @@ def test_suites_are_valid_and_named_uniquely() -> None:
     assert {w.hosts for w in full} == {8, 32, 128}
     assert {w.fan_in for w in full if w.traffic == "incast"} == {4, 7, 15, 31}
     assert {w.name for w in suites.CI} <= {w.name for w in suites.DEFAULT}
+    issue = [w for w in full if w.victim_start_us]
+    assert [(w.hosts, w.fan_in, w.victim_start_us, w.seed) for w in issue] == [
+        (32, 7, 30, seed) for seed in suites.FULL_SEEDS
+    ]
+    assert suites.issue_victim() in suites.CI
