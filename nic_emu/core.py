@@ -344,7 +344,7 @@ class NicCore:
                 turn = sorted(sendable, key=lambda c: (c.ready_index - start) % n)
             tried = turn
             for conn in turn:
-                conn.pace_at = None
+                conn.tx.pace_at = None
                 if conn.parked_plane >= 0:
                     parked[conn.parked_plane].discard(conn)
                     conn.parked_plane = -1
@@ -358,11 +358,12 @@ class NicCore:
             stale = self._stale
             for conn in tried:
                 stale.add(conn)
-                if conn.pace_at is not None:
-                    p = conn.pace_plane
+                tx = conn.tx
+                if tx.pace_at is not None:
+                    p = tx.pace_plane
                     parked[p].add(conn)
                     conn.parked_plane = p
-                    if conn.pace_fixed:
+                    if tx.pace_fixed:
                         sendable.discard(conn)
                 elif conn.window_blocked():
                     sendable.discard(conn)
@@ -412,7 +413,7 @@ class NicCore:
         self._stale = set()
         for conn in fresh:
             t = conn.timer_deadline()
-            conn.sched_by_peer = conn.deadline_by_peer
+            conn.sched_by_peer = conn.deadlines.by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
@@ -437,7 +438,7 @@ class NicCore:
             if not conn.sched_by_peer or conn in fresh:
                 return d, conn
             t = conn.timer_deadline()
-            conn.sched_by_peer = conn.deadline_by_peer
+            conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
                 return d, conn
             heapq.heappop(timers)
@@ -471,7 +472,7 @@ class NicCore:
                 # The port is free: its waiting connections try again (their on_timer
                 # would only clear pace_at).
                 for conn in group:
-                    conn.pace_at = None
+                    conn.tx.pace_at = None
                     conn.parked_plane = -1
                 sendable.update(group)
                 group.clear()

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Protocol
 
 from mrc_wire.constants import Dscp, Ecn, NackReason
 from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS
@@ -40,3 +41,15 @@ def span(ns: int) -> str:
 class QpState(enum.Enum):
     READY = "ready"
     ERROR = "error"
+
+
+class QpStatus(Protocol):
+    """What each part of a connection asks of the queue pair it belongs to (the
+    :class:`~nic_emu.connection.queue_pair.Connection`): whether it is still READY, and
+    to fail it. A part calls back into its owner through this and nothing else."""
+
+    state: QpState
+
+    def fail(self, reason: str, detail: str, now: int) -> None:
+        """Move the queue pair to ERROR (once) and tell its application why."""
+        ...

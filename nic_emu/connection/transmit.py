@@ -1,6 +1,7 @@
-"""Sending data: the turn of one connection (:meth:`TransmitMixin.send_one`), with
-pacing per port, and the data frames (:class:`DataTransmitter`: built from the
-per-plane templates, each marking its port busy for its serialisation time).
+"""Sending data: the turn of one connection (:class:`Transmitter`: the windows, the
+rate, pacing per port, no usable EV), and the data frames (:class:`DataTransmitter`:
+built from the per-plane templates, each marking its port busy for its serialisation
+time).
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ from typing import Protocol
 
 from mrc_wire import DataPacket, encode_data
 from nic_emu import event_log as ev_kinds
+from nic_emu.congestion import CongestionControl
 from nic_emu.connection.common import (
     DSCP_TRIMMABLE,
     DSCP_TRIMMABLE_RETX,
     TS_MASK,
     Outbox,
     QpState,
+    QpStatus,
 )
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.ev_set import GOOD, EvEntry
+from nic_emu.dcqcn import DcqcnRate
+from nic_emu.ev_set import GOOD, EvEntry, EvSet
 from nic_emu.exceptions import DataSourceError
 from nic_emu.sender import PSN_MASK, SendState, TxPacket
 
@@ -111,15 +115,62 @@ class DataTransmitter:
         return size
 
 
-class TransmitMixin:
-    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
-    ``__init__`` sets up the state used here."""
+class Transmitter:
+    """The send turn of one connection (:meth:`send_one`) and what holds it back: the
+    congestion and receive windows, the DCQCN rate (``rate_wait_ns``, RoCE), a busy port
+    (``pace_at``: when the port ``pace_plane`` frees; ``pace_fixed``: the EV that would go
+    then is fixed), or no usable EV at all (``no_ev_since``). Frames are the
+    :class:`DataTransmitter`'s (``frames``); the only call back to the queue pair is
+    :class:`~nic_emu.connection.common.QpStatus`' (its state, and failing it when a
+    WRITE's streamed data fails)."""
+
+    def __init__(
+        self,
+        qp: QpStatus,
+        frames: DataTransmitter,
+        send: SendState,
+        evs: EvSet,
+        cc: CongestionControl,
+        *,
+        dcqcn: DcqcnRate | None,
+        mtu: int,
+        window: int,
+    ) -> None:
+        self.qp = qp
+        self.frames = frames
+        self.send = send
+        self.evs = evs
+        self.cc = cc
+        self.dcqcn = dcqcn  # RoCE: the DCQCN rate (GoBackN's), read per packet
+        self._mtu = mtu
+        self._window = window
+        # Read per packet by send_one: the ports' pacing list and the frames' method.
+        self._port_free_at = frames.port_free_at
+        self._transmit = frames.transmit
+        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
+        self.no_ev_since: int | None = None  # no usable EV since (None: there is one)
+        self.pace_at: int | None = None  # a port becomes free for the next packet
+        self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
+        self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
+
+    def stop(self) -> None:
+        """The queue pair failed: nothing waits any more."""
+        self.pace_at = None
+        self.no_ev_since = None
+
+    def on_timer(self, now: int) -> None:
+        """Time passed: the waits that ended by ``now`` are over (the next
+        :meth:`send_one` sends what the free port and the rate allow)."""
+        if self.pace_at is not None and now >= self.pace_at:
+            self.pace_at = None
+        if self.rate_wait_ns is not None and now >= self.rate_wait_ns:
+            self.rate_wait_ns = None
 
     def window_blocked(self) -> bool:
         """:meth:`send_one` would refuse at once, whatever the time: not READY, the
         congestion window is full, or nothing is queued that the receive window allows.
         Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
-        if self.state is not QpState.READY or self.rate_wait_ns is not None:
+        if self.qp.state is not QpState.READY or self.rate_wait_ns is not None:
             return True
         send = self.send
         inflight = send.inflight_bytes
@@ -168,7 +219,7 @@ class TransmitMixin:
             pkt = send.next_packet()
         except DataSourceError as exc:  # the WRITE's streamed data failed: nothing to send
             self.evs.unpick()
-            self.fail("data_source", str(exc), now)
+            self.qp.fail("data_source", str(exc), now)
             return False
         if pkt is None:
             return False

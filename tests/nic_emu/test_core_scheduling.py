@@ -29,7 +29,7 @@ class ScanningCore(NicCore):
         out = self.out
         ready = [c for c in self.connections.values() if c.state is QpState.READY]
         for conn in ready:
-            conn.pace_at = None
+            conn.tx.pace_at = None
         if len(ready) > 1:
             start = self._rr % len(ready)
             self._rr += 1
