@@ -350,11 +350,17 @@ class NicCore:
                     conn.parked_plane = -1
             if len(turn) == 1:
                 send_one = turn[0].send_one
-                while send_one(now, out):
-                    continue
+                while (frame := send_one(now)) is not None:
+                    out.append(frame)
             else:
                 while turn:
-                    turn = [c for c in turn if c.send_one(now, out)]
+                    still = []
+                    for conn in turn:
+                        frame = conn.send_one(now)
+                        if frame is not None:
+                            out.append(frame)
+                            still.append(conn)
+                    turn = still
             stale = self._stale
             for conn in tried:
                 stale.add(conn)

@@ -26,8 +26,10 @@ NACK_TRIMMED_LASTHOP = int(NackReason.TRIMMED_LASTHOP)
 NACK_SEQUENCE = int(NackReason.ROD_OOO)  # go-back-N "expected PSN" NACK of the baseline
 PLACEHOLDER_ADDR = bytes(16)  # a frame template's outer destination until a packet's EV
 
+#: one frame to send: (plane, frame)
+Frame = tuple[int, bytes]
 #: (plane, frame) pairs a connection hands back to its host, in order
-Outbox = list[tuple[int, bytes]]
+Outbox = list[Frame]
 
 
 def span(ns: int) -> str:

@@ -1,7 +1,7 @@
 """Sending data: the turn of one connection (:class:`Transmitter`: the windows, the
 rate, pacing per port, no usable EV), and the data frames (:class:`DataTransmitter`:
 built from the per-plane templates, each marking its port busy for its serialisation
-time).
+time). Both return the frame they make, as (plane, frame); they take no outbox.
 """
 
 from __future__ import annotations
@@ -15,7 +15,7 @@ from nic_emu.connection.common import (
     DSCP_TRIMMABLE,
     DSCP_TRIMMABLE_RETX,
     TS_MASK,
-    Outbox,
+    Frame,
     QpState,
     QpStatus,
 )
@@ -63,10 +63,8 @@ class DataTransmitter:
         for t in self.templates:
             t.payload = b""
 
-    def transmit(
-        self, pkt: TxPacket, entry: EvEntry, send: SendState, now: int, out: Outbox
-    ) -> int:
-        """Put ``pkt`` on ``entry``'s EV into ``out``; returns the frame's length."""
+    def transmit(self, pkt: TxPacket, entry: EvEntry, send: SendState, now: int) -> Frame:
+        """``pkt`` on ``entry``'s EV: the (plane, frame) to send."""
         plane = entry.plane
         t = self.templates[plane]
         wr = pkt.wr
@@ -86,7 +84,6 @@ class DataTransmitter:
         t.ack_req = pkt.last or rtx
         t.timestamp = now & TS_MASK
         frame = encode_data(t)
-        out.append((plane, frame))
         size = len(frame)
         # Same rounding as the fabric's serialisation time, so the two never drift.
         self.port_free_at[plane] = now + int(size * self.ns_per_byte)
@@ -112,7 +109,7 @@ class DataTransmitter:
                 bytes=length,
                 rtx=rtx,
             )
-        return size
+        return plane, frame
 
 
 class Transmitter:
@@ -180,8 +177,10 @@ class Transmitter:
             send.pending and send.next_psn - send.snd_una < self._window
         )
 
-    def send_one(self, now: int, out: Outbox) -> bool:
-        """Emit the next data packet if the window, an EV and that EV's port allow it.
+    def send_one(self, now: int) -> Frame | None:
+        """The next data packet, as (plane, frame), if the window, an EV and that EV's
+        port allow it; None otherwise (``pace_at``, ``rate_wait_ns`` or ``no_ev_since``
+        say what it waits for, if anything but an event).
 
         Ports are paced at ``port_rate_bps``: the EV set offers an EV on a plane whose
         port is free (:meth:`EvSet.pick`); when every port with an EV to offer is busy,
@@ -191,18 +190,18 @@ class Transmitter:
         send = self.send
         inflight = send.inflight_bytes
         if inflight and inflight + self._mtu > self.cc.cwnd:
-            return False
+            return None
         if not send.rtx_heap and not (send.pending and send.next_psn - send.snd_una < self._window):
-            return False
+            return None
         rate = self.dcqcn
         if rate is not None and rate.next_send_ns > now:
             self.rate_wait_ns = rate.next_send_ns  # RoCE: DCQCN's rate (a timer wakes us)
-            return False
+            return None
         entry = self.evs.pick(now, self._port_free_at)
         if entry is None:
             if self.no_ev_since is None:
                 self.no_ev_since = now
-            return False
+            return None
         self.no_ev_since = None
         free_at = self._port_free_at[entry.plane]
         if free_at > now:
@@ -214,16 +213,16 @@ class Transmitter:
             # A GOOD EV stays first in its plane: until that port is free or an event
             # touches this connection, every later call would end here the same way.
             self.pace_fixed = entry.state is GOOD
-            return False
+            return None
         try:
             pkt = send.next_packet()
         except DataSourceError as exc:  # the WRITE's streamed data failed: nothing to send
             self.evs.unpick()
             self.qp.fail("data_source", str(exc), now)
-            return False
+            return None
         if pkt is None:
-            return False
-        size = self._transmit(pkt, entry, send, now, out)
+            return None
+        sent = self._transmit(pkt, entry, send, now)
         if rate is not None:
-            rate.on_sent(size, now)
-        return True
+            rate.on_sent(len(sent[1]), now)
+        return sent

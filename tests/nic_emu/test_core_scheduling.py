@@ -35,7 +35,9 @@ class ScanningCore(NicCore):
             self._rr += 1
             ready = ready[start:] + ready[:start]
         while ready:
-            ready = [c for c in ready if c.send_one(now, out)]
+            sent = [(c, c.send_one(now)) for c in ready]
+            out.extend(frame for _, frame in sent if frame is not None)
+            ready = [c for c, frame in sent if frame is not None]
         self.out = []
         return out
 

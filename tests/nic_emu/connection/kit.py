@@ -157,5 +157,5 @@ def transmit(parts: Parts, now: int, entry: EvEntry | None = None) -> TxPacket:
     if entry is None:
         entry = parts.evs.pick(now)
         assert entry is not None
-    parts.frames.transmit(pkt, entry, parts.send, now, parts.out)
+    parts.out.append(parts.frames.transmit(pkt, entry, parts.send, now))
     return pkt
