@@ -302,7 +302,9 @@ class NicCore:
         if kind is DataPacket:
             conn.on_data(m, plane, now, self.out)  # type: ignore[arg-type]
         elif kind is Sack:
-            conn.on_sack(m, plane, now, self.out)  # type: ignore[arg-type]
+            frames = conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+            if frames:
+                self.out.extend(frames)
         elif kind is Nack:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
@@ -497,7 +499,9 @@ class NicCore:
         stale = self._stale
         out = self.out
         for conn in due:
-            conn.on_timer(now, out)
+            frames = conn.on_timer(now)
+            if frames:
+                out.extend(frames)
             stale.add(conn)
             if conn.state is QpState.READY:
                 sendable.add(conn)

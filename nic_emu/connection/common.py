@@ -30,6 +30,9 @@ PLACEHOLDER_ADDR = bytes(16)  # a frame template's outer destination until a pac
 Frame = tuple[int, bytes]
 #: (plane, frame) pairs a connection hands back to its host, in order
 Outbox = list[Frame]
+#: what a call that may send returns: its frames in order (often none: NO_FRAMES)
+Frames = Outbox | tuple[Frame, ...]
+NO_FRAMES: tuple[Frame, ...] = ()
 
 
 def span(ns: int) -> str:

@@ -28,7 +28,9 @@ from nic_emu.connection.common import (
     NACK_SEQUENCE,
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
+    NO_FRAMES,
     TS_MASK,
+    Frames,
     Outbox,
     QpState,
     QpStatus,
@@ -261,16 +263,19 @@ class Feedback:
         self.counters = counters
         self.log = log
 
-    def on_sack(self, s: Sack, plane: int, now: int, out: Outbox) -> None:
+    def on_sack(self, s: Sack, plane: int, now: int) -> Frames:
+        """A SACK: what it acknowledges, shows lost and says of the EVs. Returns the
+        frames it makes (probes of quarantined paths: usually none)."""
+        out: Frames = NO_FRAMES
         host = self.host
         if s.inner_src not in self.peer_addrs:
             host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return
+            return out
         host.note_peer_ports(self.peer, s.port_status, now)
         host.heard_from(self.peer, s.ev, now)
         qp = self.qp
         if qp.state is not QpState.READY:
-            return
+            return out
         reverse = self.reverse
         reverse.heard[plane] = now
         reverse.last_ev[plane] = s.ev
@@ -282,7 +287,7 @@ class Feedback:
         if cum > send.next_psn or cum < send.snd_una - self.window_psns:
             self.counters["rx_bad_ack"] += 1
             host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
-            return
+            return out
         timers = self.timers
         ambiguous_after = now - timers.min_rtt_ns
         acked = send.ack_below(cum, ambiguous_after)
@@ -343,16 +348,19 @@ class Feedback:
             for pkt in send.detect_losses(self.reorder_threshold, window):
                 self.losses.lost(pkt, "reorder", now)
                 if qp.state is not QpState.READY:
-                    return
+                    return out
             if self.quarantine:
                 if self.evs.quarantined:
-                    self.probes.review_quarantine(now, out)
+                    probes: Outbox = []
+                    self.probes.review_quarantine(now, probes)
+                    out = probes
                 self.probes.quarantine_overdue(send, now)
             if s.probe_reply and self.tail.sent_ns >= 0 and not self.tail.answered(window, now):
-                return
+                return out
         if acked:
             self.tail.armed = True
         self.complete_writes(now)
+        return out
 
     def complete_writes(self, now: int) -> None:
         """Tell the application of the WRITEs now wholly acknowledged, in posting order."""

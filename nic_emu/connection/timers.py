@@ -167,15 +167,18 @@ class Deadlines:
         """The peer answered a probe: its silence counts from ``now`` at the earliest."""
         self.quiet_since = max(self.quiet_since, now)
 
-    def on_timer(self, now: int, out: Outbox) -> None:
+    def on_timer(self, now: int) -> Outbox:
+        """The deadline came: run what is due. Returns the frames it makes (the delayed
+        SACK, the tail-loss probe, EV probes)."""
+        out: Outbox = []
         qp = self.qp
         if qp.state is not QpState.READY:
-            return
+            return out
         self.waits.on_timer(now)
         self.acks.on_timer(now, out)
         self.check_timeouts(now)
         if qp.state is not QpState.READY:
-            return
+            return out
         t = self.tail.deadline()
         if t is not None and now >= t:
             self.tail.send_probe(now, out)
@@ -185,7 +188,7 @@ class Deadlines:
         t = self.peer_deadline()
         if t is not None and now >= t:
             qp.fail("peer_unreachable", self.unreachable_message(now), now)
-            return
+            return out
         since = self.waits.no_ev_since
         if since is not None and now - since >= self.no_ev_timeout_ns:
             host = self.host
@@ -197,6 +200,7 @@ class Deadlines:
                 f"{host.peer_port_up(self.peer)}); {self.path_report()}",
                 now,
             )
+        return out
 
     def unreachable_message(self, now: int) -> str:
         heard = self.host.peer_heard_ns.get(self.peer)

@@ -50,7 +50,7 @@ class ScanningCore(NicCore):
         for conn in list(self.connections.values()):
             t = conn.next_deadline()
             if t is not None and t <= now:
-                conn.on_timer(now, self.out)
+                self.out.extend(conn.on_timer(now))
 
 
 def run(

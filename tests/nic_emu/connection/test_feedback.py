@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from mrc_wire import Nack, Probe, Sack, decode
+from mrc_wire import EV_PROBE_QPN, Nack, Probe, Sack, decode
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.common import TS_MASK, QpState
@@ -194,7 +194,7 @@ def test_a_sack_from_elsewhere_is_dropped() -> None:
     feedback, host = _feedback(parts)
     stranger = PLAN.nic_address("nic1", 0).packed
     s = Sack(**_envelope(1, inner_src=stranger), cum_psn=0, echoed_ev=1)  # type: ignore[arg-type]
-    feedback.on_sack(s, 0, 10, parts.out)
+    assert feedback.on_sack(s, 0, 10) == ()
     assert host.calls == [("drop", "foreign_source", 0, {"qpn": QPN})]
     assert parts.counters["rx_sack"] == 0
 
@@ -206,7 +206,7 @@ def test_a_cumulative_sack_acknowledges_samples_and_completes_the_write() -> Non
     transmit(parts, 0)
     transmit(parts, 0)
     parts.tail.armed = False
-    feedback.on_sack(_sack(parts, 2, echoed_ts=0, port_status=0b11), 0, 5_000, parts.out)
+    assert feedback.on_sack(_sack(parts, 2, echoed_ts=0, port_status=0b11), 0, 5_000) == ()
     assert (parts.send.snd_una, parts.send.inflight_bytes) == (2, 0)
     assert host.events == [WriteCompleted(QPN, 1, 2 * MTU, 5_000)]
     assert (parts.timers.min_rtt_ns, parts.timers.last_ack_ns) == (5_000, 5_000)
@@ -220,7 +220,7 @@ def test_a_sack_outside_the_window_is_refused() -> None:
     feedback, host = _feedback(parts)
     post(parts, 1)
     transmit(parts, 0)
-    feedback.on_sack(_sack(parts, 5), 0, 100, parts.out)  # beyond the next PSN (1)
+    assert feedback.on_sack(_sack(parts, 5), 0, 100) == ()  # beyond the next PSN (1)
     assert parts.counters["rx_bad_ack"] == 1
     assert host.calls[-1] == ("drop", "ack_outside_window", 0, {"qpn": QPN, "psn": 5})
     assert parts.send.inflight_bytes == MTU
@@ -234,7 +234,7 @@ def test_rack_declares_the_packets_a_later_one_overtook_lost() -> None:
         transmit(parts, i * 100_000)
     # PSN 4 arrived, nothing before it: 3 later sends and the reorder window passed for
     # PSNs 0 and 1 only.
-    feedback.on_sack(_sack(parts, 0, bitmap=1 << 4), 0, 410_000, parts.out)
+    assert feedback.on_sack(_sack(parts, 0, bitmap=1 << 4), 0, 410_000) == ()
     assert sorted(parts.send.rtx_heap) == [0, 1]
     assert parts.counters["losses_reorder"] == 2
     reasons = {r.detail["reason"] for r in parts.core.log.of_kind(ev_kinds.RETRANSMIT)}
@@ -248,7 +248,7 @@ def test_an_ecn_echo_skips_the_echoed_ev() -> None:
     pkt = transmit(parts, 0)
     entry = pkt.entry
     assert entry is not None
-    feedback.on_sack(_sack(parts, 1, ecn_echo=True, echoed_ev=entry.ev), 0, 100, parts.out)
+    assert feedback.on_sack(_sack(parts, 1, ecn_echo=True, echoed_ev=entry.ev), 0, 100) == ()
     assert entry.state is SKIP and parts.counters["ecn_echo_rx"] == 1
 
 
@@ -274,7 +274,7 @@ def test_acknowledgements_wait_for_nothing_once_the_queue_pair_failed() -> None:
     post(parts, 1)
     transmit(parts, 0)
     parts.qp.state = QpState.ERROR
-    feedback.on_sack(_sack(parts, 1), 0, 100, parts.out)
+    assert feedback.on_sack(_sack(parts, 1), 0, 100) == ()
     feedback.on_nack(_nack(parts, 0, int(NackReason.TRIMMED)), 0, 100)
     assert [c[0] for c in host.calls] == ["ports", "heard", "ports", "heard"]
     assert parts.send.inflight_bytes == MTU and not host.events
@@ -297,3 +297,18 @@ def test_a_sequence_nack_goes_back_n() -> None:
     feedback.on_nack(_nack(parts, 1, int(NackReason.ROD_OOO)), 0, 100)
     assert parts.counters["gobackn_rewinds"] == 1
     assert sorted(parts.send.rtx_heap) == [1, 2, 3]
+
+
+def test_a_sack_returns_the_probes_of_the_quarantined_paths_due() -> None:
+    parts = make_parts(replace(CFG, path_quarantine=True))
+    feedback, _ = _feedback(parts)
+    post(parts, 2)
+    pkt = transmit(parts, 0)
+    assert pkt.entry is not None
+    path = pkt.entry.path
+    assert parts.evs.quarantine(path, 0, 10)
+    parts.probes.held[path] = [10, -1]  # its probe is due from 10 ns
+    frames = feedback.on_sack(_sack(parts, 0), 0, 20)
+    (probe,) = [decode(f) for _, f in frames]
+    assert isinstance(probe, Probe) and probe.dqpn == EV_PROBE_QPN
+    assert parts.evs.by_ev[probe.probe_ev].path == path

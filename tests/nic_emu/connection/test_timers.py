@@ -122,7 +122,7 @@ def test_a_timer_ends_the_waits_sends_the_owed_sack_and_the_tail_probe() -> None
     post(parts, 1)
     transmit(parts, 100)
     due = 100 + parts.timers.tail_probe_timeout()
-    deadlines.on_timer(due, parts.out)
+    parts.out.extend(deadlines.on_timer(due))
     assert (waits.timers, acks.timers) == ([due], [due])
     probe = decode(parts.out[-1][1])
     assert isinstance(probe, Probe) and probe.dqpn == PEER_QPN
@@ -137,7 +137,7 @@ def test_a_silent_timeout_retires_the_path_loses_every_late_packet_and_backs_off
     for t in (10, 20):
         transmit(parts, t)
     rto = parts.timers.rto_ns()
-    deadlines.on_timer(rto + 20, parts.out)
+    parts.out.extend(deadlines.on_timer(rto + 20))
     assert sorted(parts.send.rtx_heap) == [0, 1, 2]
     assert parts.counters["losses_timeout"] == 3 and parts.counters["rto_silent"] == 1
     assert first.entry is not None
@@ -154,7 +154,7 @@ def test_a_timeout_after_progress_is_not_silent() -> None:
     pkt = transmit(parts, 0)
     parts.timers.progress(50)  # something came back after the packet left
     rto = parts.timers.rto_ns()
-    deadlines.on_timer(rto, parts.out)
+    parts.out.extend(deadlines.on_timer(rto))
     assert parts.send.rtx_heap == [0] and parts.timers.backoff == 0
     assert not parts.core.log.of_kind(ev_kinds.RTO)
     # The EV is judged by its loss; its path (two EVs) is not retired.
@@ -169,7 +169,7 @@ def test_silent_timeouts_past_max_retries_fail_the_queue_pair() -> None:
     transmit(parts, 0)
     parts.timers.backoff = CFG.max_retries
     now = parts.timers.rto_ns()
-    deadlines.on_timer(now, parts.out)
+    parts.out.extend(deadlines.on_timer(now))
     ((reason, detail, when),) = parts.qp.failures
     assert (reason, when) == ("max_retries", now)
     assert f"after {CFG.max_retries} retries" in detail
@@ -179,7 +179,7 @@ def test_the_peers_silence_fails_the_queue_pair_with_its_paths() -> None:
     parts = make_parts(replace(CFG, peer_timeout_ns=1_000))
     deadlines, _, _, _ = _deadlines(parts)
     post(parts, 1)
-    deadlines.on_timer(1_000, parts.out)
+    parts.out.extend(deadlines.on_timer(1_000))
     ((reason, detail, _),) = parts.qp.failures
     assert reason == "peer_unreachable"
     assert f"{PEER} is unreachable" in detail and "never heard from" in detail
@@ -190,9 +190,9 @@ def test_no_usable_ev_for_too_long_fails_the_queue_pair() -> None:
     parts = make_parts()
     deadlines, _, _, waits = _deadlines(parts)
     waits.no_ev_since = 100
-    deadlines.on_timer(100 + deadlines.no_ev_timeout_ns - 1, parts.out)
+    parts.out.extend(deadlines.on_timer(100 + deadlines.no_ev_timeout_ns - 1))
     assert not parts.qp.failures
-    deadlines.on_timer(100 + deadlines.no_ev_timeout_ns, parts.out)
+    parts.out.extend(deadlines.on_timer(100 + deadlines.no_ev_timeout_ns))
     ((reason, detail, _),) = parts.qp.failures
     assert reason == "no_usable_ev" and f"toward {PEER}" in detail
 
@@ -212,8 +212,8 @@ def test_a_roce_timeout_goes_back_n_and_its_retries_fail_the_queue_pair() -> Non
     post(parts, 2)
     transmit(parts, 0)
     transmit(parts, 0)
-    deadlines.on_timer(gbn.ack_timeout_ns, parts.out)
+    parts.out.extend(deadlines.on_timer(gbn.ack_timeout_ns))
     assert parts.counters["gobackn_rewinds"] == 1 and sorted(parts.send.rtx_heap) == [0, 1]
     transmit(parts, gbn.ack_timeout_ns)
-    deadlines.on_timer(2 * gbn.ack_timeout_ns, parts.out)
+    parts.out.extend(deadlines.on_timer(2 * gbn.ack_timeout_ns))
     assert parts.qp.failures and parts.qp.failures[0][0] == "max_retries"
