@@ -300,7 +300,9 @@ class NicCore:
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
         if kind is DataPacket:
-            conn.on_data(m, plane, now, self.out)  # type: ignore[arg-type]
+            frame = conn.on_data(m, plane, now)  # type: ignore[arg-type]
+            if frame is not None:
+                self.out.append(frame)
         elif kind is Sack:
             frames = conn.on_sack(m, plane, now)  # type: ignore[arg-type]
             if frames:
@@ -308,7 +310,9 @@ class NicCore:
         elif kind is Nack:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
-            conn.on_reliability_probe(m, plane, now, self.out)  # type: ignore[arg-type]
+            frame = conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+            if frame is not None:
+                self.out.append(frame)
         if conn.state is QpState.READY:
             self._sendable.add(conn)
             self._stale.add(conn)

@@ -30,6 +30,7 @@ from nic_emu.connection.common import (
     NACK_TRIMMED_LASTHOP,
     NO_FRAMES,
     TS_MASK,
+    Frame,
     Frames,
     Outbox,
     QpState,
@@ -177,15 +178,16 @@ class TailProbe:
             return None  # new data can go: its acknowledgements drive RACK
         return self.frames.last_tx_ns + self.timers.tail_probe_timeout()
 
-    def send_probe(self, now: int, out: Outbox) -> None:
+    def send_probe(self, now: int) -> Frame | None:
         """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of
-        the last packets never arrived, without waiting for the retransmission timeout."""
+        the last packets never arrived, without waiting for the retransmission timeout.
+        Returns it (None: no path at all; the retransmission timeout takes over)."""
         self.armed = False
         entry = self.evs.pick(now)
         if entry is None:
-            return  # no path at all: the retransmission timeout takes over
+            return None
         self.sent_ns = now
-        self.probes.send_tail_probe(entry, self.send.snd_una, now, out)
+        return self.probes.send_tail_probe(entry, self.send.snd_una, now)
 
     def answered(self, window: int, now: int) -> bool:
         """The probe's answer came back (a SACK with ``probe_reply``): the packets sent

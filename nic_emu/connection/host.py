@@ -14,7 +14,7 @@ connection states what it asks of the host in its own protocol
 :class:`~nic_emu.connection.timers.DeadlineHost`,
 :class:`~nic_emu.connection.repath.RepathHost`); :class:`ConnectionHost` is their union
 with what building a connection reads and its application calls' ``wake``. Frames never
-go through the host: every call that may send takes the caller's outbox (``out``).
+go through the host: every call that may send returns the frames it made.
 """
 
 from __future__ import annotations

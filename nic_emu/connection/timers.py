@@ -10,7 +10,7 @@ from typing import Protocol
 
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
-from nic_emu.connection.common import Outbox, QpState, QpStatus, span
+from nic_emu.connection.common import Frame, Outbox, QpState, QpStatus, span
 from nic_emu.connection.feedback import Losses, TailProbe
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.probes import PathProbes
@@ -34,11 +34,11 @@ class DeadlineHost(Protocol):
 class AckSchedule(Protocol):
     """What the deadlines ask of the receive side
     (:class:`~nic_emu.connection.receive.Receiver`): when a delayed SACK is owed, and
-    sending it then."""
+    the SACK then."""
 
     sack_deadline: int | None
 
-    def on_timer(self, now: int, out: Outbox) -> None: ...
+    def on_timer(self, now: int) -> Frame | None: ...
 
 
 class SendWaits(Protocol):
@@ -175,13 +175,17 @@ class Deadlines:
         if qp.state is not QpState.READY:
             return out
         self.waits.on_timer(now)
-        self.acks.on_timer(now, out)
+        sack = self.acks.on_timer(now)
+        if sack is not None:
+            out.append(sack)
         self.check_timeouts(now)
         if qp.state is not QpState.READY:
             return out
         t = self.tail.deadline()
         if t is not None and now >= t:
-            self.tail.send_probe(now, out)
+            probe = self.tail.send_probe(now)
+            if probe is not None:
+                out.append(probe)
         t = self.probes.next_ns
         if t is not None and now >= t:
             self.probes.tick(now, out)

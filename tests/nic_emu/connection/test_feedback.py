@@ -166,8 +166,9 @@ def test_the_tail_probe_asks_the_peer_qp_and_its_answer_shows_the_losses() -> No
     post(parts, 2)
     transmit(parts, 100)
     transmit(parts, 200)
-    parts.tail.send_probe(1_000, parts.out)
-    probe = decode(parts.out[-1][1])
+    frame = parts.tail.send_probe(1_000)
+    assert frame is not None
+    probe = decode(frame[1])
     assert isinstance(probe, Probe) and probe.dqpn == PEER_QPN and probe.psn == 0
     assert (parts.tail.armed, parts.tail.sent_ns) == (False, 1_000)
     assert parts.tail.answered(850, 2_000)  # sent 850 ns or more before the probe: lost

@@ -9,7 +9,7 @@ from dataclasses import replace
 from mrc_wire import Probe, decode
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import RoceConfig
-from nic_emu.connection.common import Outbox, QpState
+from nic_emu.connection.common import Frame, QpState
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.timers import Deadlines
 from nic_emu.ev_set import ASSUMED_BAD
@@ -18,14 +18,16 @@ from .kit import CFG, PEER, PEER_QPN, Parts, make_parts, post, transmit
 
 
 class Acks:
-    """AckSchedule: a delayed SACK owed at ``sack_deadline``."""
+    """AckSchedule: a delayed SACK owed at ``sack_deadline``, which is ``sack``."""
 
     def __init__(self) -> None:
         self.sack_deadline: int | None = None
+        self.sack: Frame | None = None
         self.timers: list[int] = []
 
-    def on_timer(self, now: int, out: Outbox) -> None:
+    def on_timer(self, now: int) -> Frame | None:
         self.timers.append(now)
+        return self.sack
 
 
 class Waits:
@@ -122,9 +124,11 @@ def test_a_timer_ends_the_waits_sends_the_owed_sack_and_the_tail_probe() -> None
     post(parts, 1)
     transmit(parts, 100)
     due = 100 + parts.timers.tail_probe_timeout()
-    parts.out.extend(deadlines.on_timer(due))
+    acks.sack = (1, b"the delayed SACK")
+    frames = deadlines.on_timer(due)
     assert (waits.timers, acks.timers) == ([due], [due])
-    probe = decode(parts.out[-1][1])
+    assert len(frames) == 2 and frames[0] == acks.sack  # in the order they were made
+    probe = decode(frames[1][1])
     assert isinstance(probe, Probe) and probe.dqpn == PEER_QPN
     assert parts.tail.sent_ns == due and not parts.tail.armed
 
