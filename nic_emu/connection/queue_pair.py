@@ -140,7 +140,8 @@ class Connection:
 
     def _build_parts(self, send_psn: int, recv_psn: int, now: int) -> None:
         """The parts, each built with what it needs (the order is that of their needs:
-        the EV set first, repath, which listens to it, last)."""
+        the state first, the EV set before what uses it, repath, which listens to it,
+        last)."""
         nic = self.nic
         cfg = self.cfg
         mrc = self.mrc
@@ -150,7 +151,7 @@ class Connection:
         window = cfg.receive_window_psns
         self._mtu = mtu
         self._window = window
-        self.send = send = SendState(send_psn, mtu, window)
+        self.send = SendState(send_psn, mtu, window)
         self.timers = timers = RttTimers(cfg, now, adaptive=cfg.adaptive_timers)
         self.gbn: GoBackN | None = None  # RoCE: go-back-N and its DCQCN rate
         if not mrc:
@@ -167,7 +168,7 @@ class Connection:
         bdp = len(evs.planes) * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
         # RoCE has no window congestion control (DCQCN is a rate: GoBackN)
         cc_cfg = cfg.cc if mrc else replace(cfg.cc, enabled=False)
-        self.cc = cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
+        self.cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
         frames = DataTransmitter(
             nic,
             data_templates(nic, self.peer_addrs, self.peer_qpn),
@@ -176,7 +177,7 @@ class Connection:
             log=log,
             now=now,
         )
-        self.probes = probes = PathProbes(
+        self.probes = PathProbes(
             nic,
             cfg,
             evs,
@@ -186,7 +187,25 @@ class Connection:
             counters=counters,
             log=log,
         )
-        self.rx = rx = self._receiver(recv_psn, now)
+        self.rx = self._receiver(recv_psn, now)
+        self._build_sender(frames, now)
+
+    def _build_sender(self, frames: DataTransmitter, now: int) -> None:
+        """The sender's parts, over the state :meth:`_build_parts` built."""
+        nic = self.nic
+        cfg = self.cfg
+        mrc = self.mrc
+        counters = self.counters
+        log = self.log
+        mtu = self._mtu
+        window = self._window
+        send = self.send
+        evs = self.evs
+        cc = self.cc
+        timers = self.timers
+        probes = self.probes
+        rx = self.rx
+        gbn = self.gbn
         self.tx = tx = Transmitter(
             self, frames, send, evs, cc, dcqcn=self.dcqcn, mtu=mtu, window=window
         )
