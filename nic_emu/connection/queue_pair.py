@@ -81,7 +81,7 @@ class Connection:
     :class:`~nic_emu.connection.transmit.Transmitter`), the acknowledgements
     (``feedback``), losses (``losses``) and the tail-loss probe (``tail``), the timers
     (``deadlines``), repath (``repath``) and the receive side (``rx``). Its entry
-    points are the parts' bound methods (``conn.send_one is conn.tx.send_one``): no call
+    points are the parts' bound methods (``conn.send_one == conn.tx.send_one``): no call
     in between. The parts call back into it only through
     :class:`~nic_emu.connection.common.QpStatus` (its state, :meth:`fail`)."""
 
