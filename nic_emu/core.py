@@ -370,12 +370,11 @@ class NicCore:
             stale = self._stale
             for conn in tried:
                 stale.add(conn)
-                tx = conn.tx
-                if tx.pace_at is not None:
-                    p = tx.pace_plane
+                if conn.tx.pace_at is not None:
+                    p = conn.tx.pace_plane
                     parked[p].add(conn)
                     conn.parked_plane = p
-                    if tx.pace_fixed:
+                    if conn.tx.pace_fixed:
                         sendable.discard(conn)
                 elif conn.window_blocked():
                     sendable.discard(conn)

@@ -48,6 +48,9 @@ class QpState(enum.Enum):
     ERROR = "error"
 
 
+READY = QpState.READY  # what the parts compare a QP's state with (one load, per packet)
+
+
 class QpStatus(Protocol):
     """What each part of a connection asks of the queue pair it belongs to (the
     :class:`~nic_emu.connection.queue_pair.Connection`): whether it is still READY, and

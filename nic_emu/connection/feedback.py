@@ -29,11 +29,11 @@ from nic_emu.connection.common import (
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
     NO_FRAMES,
+    READY,
     TS_MASK,
     Frame,
     Frames,
     Outbox,
-    QpState,
     QpStatus,
 )
 from nic_emu.connection.events import AppEvent, WriteCompleted
@@ -197,7 +197,7 @@ class TailProbe:
         # answer comes back (allowing for reordering), they were lost.
         for pkt in self.send.lost_before(self.sent_ns - window):
             self.losses.lost(pkt, "tail_probe", now)
-            if self.qp.state is not QpState.READY:
+            if self.qp.state is not READY:
                 return False
         self.sent_ns = -1
         return True
@@ -276,7 +276,7 @@ class Feedback:
         host.note_peer_ports(self.peer, s.port_status, now)
         host.heard_from(self.peer, s.ev, now)
         qp = self.qp
-        if qp.state is not QpState.READY:
+        if qp.state is not READY:
             return out
         reverse = self.reverse
         reverse.heard[plane] = now
@@ -349,7 +349,7 @@ class Feedback:
             window = timers.reorder_window()
             for pkt in send.detect_losses(self.reorder_threshold, window):
                 self.losses.lost(pkt, "reorder", now)
-                if qp.state is not QpState.READY:
+                if qp.state is not READY:
                     return out
             if self.quarantine:
                 if self.evs.quarantined:
@@ -383,7 +383,7 @@ class Feedback:
             return
         host.note_peer_ports(self.peer, n.port_status, now)
         host.heard_from(self.peer, n.ev, now)
-        if self.qp.state is not QpState.READY:
+        if self.qp.state is not READY:
             return
         self.reverse.heard_on(plane, n.ev, now)
         self.counters["rx_nack"] += 1

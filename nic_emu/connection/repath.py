@@ -11,7 +11,7 @@ from typing import Protocol
 
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
-from nic_emu.connection.common import QpState, QpStatus
+from nic_emu.connection.common import READY, QpStatus
 from nic_emu.connection.ev_layout import RouteHost, mrc_entries, roce_entry
 from nic_emu.connection.feedback import Losses
 from nic_emu.connection.probes import PathProbes
@@ -128,13 +128,13 @@ class Repath:
         the same failed element (:meth:`NicCore.path_failed`). Both only with
         ``NicConfig.path_verdicts``."""
         qp = self.qp
-        if qp.state is not QpState.READY or not self.path_verdicts:
+        if qp.state is not READY or not self.path_verdicts:
             return
         send = self.send
         for pkt in send.in_flight_on_path(path):
             send.mark_lost(pkt)
             self.losses.lost(pkt, "path", now)
-            if qp.state is not QpState.READY:
+            if qp.state is not READY:
                 return
         if reason != SHARED:
             self.host.path_failed(self.qpn, path, now, retired=True)
@@ -142,14 +142,14 @@ class Repath:
     def on_path_loss(self, path: object, reason: str, now: int) -> None:
         """A first loss on ``path`` with nothing sent on it since delivered: evidence the
         NIC weighs with its other connections' (:meth:`NicCore.path_failed`)."""
-        if self.qp.state is QpState.READY and self.path_verdicts:
+        if self.qp.state is READY and self.path_verdicts:
             self.host.path_failed(self.qpn, path, now, retired=False)
 
     def shared_path_failure(self, path: object, now: int) -> int:
         """The NIC learnt from a sibling connection that ``path`` crosses a failed
         element: retire it here too (probes revive it as any other). Returns how many
         EVs were retired."""
-        if self.qp.state is not QpState.READY or path not in self.evs.by_path:
+        if self.qp.state is not READY or path not in self.evs.by_path:
             return 0
         count = self.evs.retire_path(path, SHARED, now)
         if count:
@@ -167,17 +167,17 @@ class Repath:
         """A port went down (ours, or the peer's per its port-status bitmap)."""
         self.evs.plane_down(plane, now, remote=remote)
         qp = self.qp
-        if qp.state is not QpState.READY:
+        if qp.state is not READY:
             return
         # Packets in flight on that plane are gone: resend them elsewhere now.
         send = self.send
         for pkt in send.in_flight_on_plane(plane):
             send.mark_lost(pkt)
             self.losses.lost(pkt, "port", now)
-            if qp.state is not QpState.READY:
+            if qp.state is not READY:
                 return
 
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
-        if self.evs.bad_count and self.qp.state is QpState.READY:
+        if self.evs.bad_count and self.qp.state is READY:
             self.probes.arm(now)

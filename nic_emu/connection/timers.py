@@ -10,7 +10,7 @@ from typing import Protocol
 
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
-from nic_emu.connection.common import Frame, Outbox, QpState, QpStatus, span
+from nic_emu.connection.common import READY, Frame, Outbox, QpStatus, span
 from nic_emu.connection.feedback import Losses, TailProbe
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.probes import PathProbes
@@ -118,7 +118,7 @@ class Deadlines:
         tracks per port (NicCore.next_timer). Sets ``by_peer``: the peer's silence
         deadline (the one term that state shared with other connections moves) is the
         earliest."""
-        if self.qp.state is not QpState.READY:
+        if self.qp.state is not READY:
             return None
         best = self.acks.sack_deadline
         send = self.send
@@ -133,16 +133,14 @@ class Deadlines:
         t = self.probes.next_ns
         if t is not None and (best is None or t < best):
             best = t
-        waits = self.waits
-        t = waits.rate_wait_ns
+        t = self.waits.rate_wait_ns
         if t is not None and (best is None or t < best):
             best = t
-        tail = self.tail
-        if tail.armed:
-            t = tail.deadline()
+        if self.tail.armed:
+            t = self.tail.deadline()
             if t is not None and (best is None or t < best):
                 best = t
-        t = waits.no_ev_since
+        t = self.waits.no_ev_since
         if t is not None:
             t += self.no_ev_timeout_ns
             if best is None or t < best:
@@ -172,14 +170,14 @@ class Deadlines:
         SACK, the tail-loss probe, EV probes)."""
         out: Outbox = []
         qp = self.qp
-        if qp.state is not QpState.READY:
+        if qp.state is not READY:
             return out
         self.waits.on_timer(now)
         sack = self.acks.on_timer(now)
         if sack is not None:
             out.append(sack)
         self.check_timeouts(now)
-        if qp.state is not QpState.READY:
+        if qp.state is not READY:
             return out
         t = self.tail.deadline()
         if t is not None and now >= t:
@@ -245,7 +243,7 @@ class Deadlines:
         qp = self.qp
         timers = self.timers
         lost = self.losses.lost
-        while qp.state is QpState.READY:
+        while qp.state is READY:
             oldest = send.oldest_sent_ns()
             if oldest is None:
                 return
@@ -272,7 +270,7 @@ class Deadlines:
                 # backoff) they would keep the window full, as each loss shrinks cwnd by
                 # what it takes out of flight, and nothing, not even a retransmission,
                 # could be sent again (a blackout longer than the RTO became max_retries).
-                while qp.state is QpState.READY:
+                while qp.state is READY:
                     late = send.pop_expired(now - rto)
                     if late is None:
                         break

@@ -14,9 +14,9 @@ from nic_emu.congestion import CongestionControl
 from nic_emu.connection.common import (
     DSCP_TRIMMABLE,
     DSCP_TRIMMABLE_RETX,
+    READY,
     TS_MASK,
     Frame,
-    QpState,
     QpStatus,
 )
 from nic_emu.connection.records import ConnectionLog
@@ -167,7 +167,7 @@ class Transmitter:
         """:meth:`send_one` would refuse at once, whatever the time: not READY, the
         congestion window is full, or nothing is queued that the receive window allows.
         Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
-        if self.qp.state is not QpState.READY or self.rate_wait_ns is not None:
+        if self.qp.state is not READY or self.rate_wait_ns is not None:
             return True
         send = self.send
         inflight = send.inflight_bytes
