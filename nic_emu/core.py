@@ -300,13 +300,19 @@ class NicCore:
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
         if kind is DataPacket:
-            conn.on_data(m, plane, now, self.out)  # type: ignore[arg-type]
+            frame = conn.on_data(m, plane, now)  # type: ignore[arg-type]
+            if frame is not None:
+                self.out.append(frame)
         elif kind is Sack:
-            conn.on_sack(m, plane, now, self.out)  # type: ignore[arg-type]
+            frames = conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+            if frames:
+                self.out.extend(frames)
         elif kind is Nack:
             conn.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
-            conn.on_reliability_probe(m, plane, now, self.out)  # type: ignore[arg-type]
+            frame = conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+            if frame is not None:
+                self.out.append(frame)
         if conn.state is QpState.READY:
             self._sendable.add(conn)
             self._stale.add(conn)
@@ -344,25 +350,31 @@ class NicCore:
                 turn = sorted(sendable, key=lambda c: (c.ready_index - start) % n)
             tried = turn
             for conn in turn:
-                conn.pace_at = None
+                conn.tx.pace_at = None
                 if conn.parked_plane >= 0:
                     parked[conn.parked_plane].discard(conn)
                     conn.parked_plane = -1
             if len(turn) == 1:
                 send_one = turn[0].send_one
-                while send_one(now, out):
-                    continue
+                while (frame := send_one(now)) is not None:
+                    out.append(frame)
             else:
                 while turn:
-                    turn = [c for c in turn if c.send_one(now, out)]
+                    still = []
+                    for conn in turn:
+                        frame = conn.send_one(now)
+                        if frame is not None:
+                            out.append(frame)
+                            still.append(conn)
+                    turn = still
             stale = self._stale
             for conn in tried:
                 stale.add(conn)
-                if conn.pace_at is not None:
-                    p = conn.pace_plane
+                if conn.tx.pace_at is not None:
+                    p = conn.tx.pace_plane
                     parked[p].add(conn)
                     conn.parked_plane = p
-                    if conn.pace_fixed:
+                    if conn.tx.pace_fixed:
                         sendable.discard(conn)
                 elif conn.window_blocked():
                     sendable.discard(conn)
@@ -412,7 +424,7 @@ class NicCore:
         self._stale = set()
         for conn in fresh:
             t = conn.timer_deadline()
-            conn.sched_by_peer = conn.deadline_by_peer
+            conn.sched_by_peer = conn.deadlines.by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
                 if t is not None:
@@ -437,7 +449,7 @@ class NicCore:
             if not conn.sched_by_peer or conn in fresh:
                 return d, conn
             t = conn.timer_deadline()
-            conn.sched_by_peer = conn.deadline_by_peer
+            conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
                 return d, conn
             heapq.heappop(timers)
@@ -471,7 +483,7 @@ class NicCore:
                 # The port is free: its waiting connections try again (their on_timer
                 # would only clear pace_at).
                 for conn in group:
-                    conn.pace_at = None
+                    conn.tx.pace_at = None
                     conn.parked_plane = -1
                 sendable.update(group)
                 group.clear()
@@ -490,7 +502,9 @@ class NicCore:
         stale = self._stale
         out = self.out
         for conn in due:
-            conn.on_timer(now, out)
+            frames = conn.on_timer(now)
+            if frames:
+                out.extend(frames)
             stale.add(conn)
             if conn.state is QpState.READY:
                 sendable.add(conn)

@@ -158,6 +158,20 @@ class EvSet:
         # when the quarantine began). Their EVs keep their state but are not picked.
         self.quarantined: dict[Hashable, tuple[int, int]] = {}
 
+    def listen(
+        self,
+        on_change: ChangeCallback | None = None,
+        on_floor_hold: FloorCallback | None = None,
+        on_path_retired: PathCallback | None = None,
+        on_path_loss: PathCallback | None = None,
+    ) -> None:
+        """Set the callbacks (as the constructor's) once the set exists: a connection's
+        repath part, which listens, is built after the parts that use the set."""
+        self._on_change = on_change
+        self._on_floor_hold = on_floor_hold
+        self._on_path_retired = on_path_retired
+        self._on_path_loss = on_path_loss
+
     def _refuse(self, e: EvEntry, plane: int) -> None:
         """Raise the error for an entry listed under the wrong plane, or twice."""
         if e.plane != plane:

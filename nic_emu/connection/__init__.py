@@ -1,8 +1,8 @@
 """One queue pair (connection) of an emulated MRC NIC: both its send and receive sides.
 
 The connection is sans-IO like the NIC core that owns it: methods take ``now`` (virtual
-or real nanoseconds, supplied by the driver) and append ``(plane, frame)`` pairs to the
-NIC's outbox. Nothing here reads a clock, sleeps or touches a socket.
+or real nanoseconds, supplied by the driver) and return the ``(plane, frame)`` pairs
+they make. Nothing here reads a clock, sleeps or touches a socket.
 
 Send side (MRC mode): packets are sprayed over the EV set (``nic_emu.ev_set``), each
 carrying PSN, VA, R_Key and its own length (RETH in every packet). Reactions:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import enum
+from typing import Protocol
 
 from mrc_wire.constants import Dscp, Ecn, NackReason
 from nic_emu.config import ACK_TIMEOUT_MAX_EXP, ACK_TIMEOUT_UNIT_NS
@@ -25,8 +26,13 @@ NACK_TRIMMED_LASTHOP = int(NackReason.TRIMMED_LASTHOP)
 NACK_SEQUENCE = int(NackReason.ROD_OOO)  # go-back-N "expected PSN" NACK of the baseline
 PLACEHOLDER_ADDR = bytes(16)  # a frame template's outer destination until a packet's EV
 
+#: one frame to send: (plane, frame)
+Frame = tuple[int, bytes]
 #: (plane, frame) pairs a connection hands back to its host, in order
-Outbox = list[tuple[int, bytes]]
+Outbox = list[Frame]
+#: what a call that may send returns: its frames in order (often none: NO_FRAMES)
+Frames = Outbox | tuple[Frame, ...]
+NO_FRAMES: tuple[Frame, ...] = ()
 
 
 def span(ns: int) -> str:
@@ -40,3 +46,18 @@ def span(ns: int) -> str:
 class QpState(enum.Enum):
     READY = "ready"
     ERROR = "error"
+
+
+READY = QpState.READY  # what the parts compare a QP's state with (one load, per packet)
+
+
+class QpStatus(Protocol):
+    """What each part of a connection asks of the queue pair it belongs to (the
+    :class:`~nic_emu.connection.queue_pair.Connection`): whether it is still READY, and
+    to fail it. A part calls back into its owner through this and nothing else."""
+
+    state: QpState
+
+    def fail(self, reason: str, detail: str, now: int) -> None:
+        """Move the queue pair to ERROR (once) and tell its application why."""
+        ...

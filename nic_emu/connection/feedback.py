@@ -1,9 +1,19 @@
-"""The sender's reactions to acknowledgements: SACK (cumulative PSN, bitmap, ECN echo,
-RTT sample, SACK-driven losses, tail-probe answers), NACK (trims, go-back-N) and the
-retransmission of what they show lost.
+"""The sender's reactions to acknowledgements and losses, each part owning its state:
+
+- :class:`Feedback`: SACK (cumulative PSN, bitmap, ECN echo, RTT sample, RACK's
+  SACK-driven losses, tail-probe answers) and NACK (trims, go-back-N), and the WRITEs
+  they complete;
+- :class:`Losses`: what a loss does, whichever detector found it (RACK's reorder window,
+  the tail-loss probe, the retransmission timeout, a port or a path going down): the
+  counts and record, the EV's verdict and its path's quarantine, the window, and the
+  retransmission queue with its limit;
+- :class:`TailProbe`: RACK-TLP's tail-loss probe (when it is due, sending it, and what
+  its answer shows lost).
 """
 
 from __future__ import annotations
+
+from typing import Protocol
 
 from mrc_wire import (
     Nack,
@@ -11,33 +21,264 @@ from mrc_wire import (
 )
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
+from nic_emu.config import NicConfig
+from nic_emu.congestion import CongestionControl
 from nic_emu.connection.common import (
     MAX_RTT_SAMPLE_NS,
     NACK_SEQUENCE,
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
+    NO_FRAMES,
+    READY,
     TS_MASK,
+    Frame,
+    Frames,
     Outbox,
-    QpState,
+    QpStatus,
 )
-from nic_emu.connection.host import WriteCompleted
-from nic_emu.sender import IN_FLIGHT, PSN_MASK, TxPacket, unwrap
+from nic_emu.connection.events import AppEvent, WriteCompleted
+from nic_emu.connection.gobackn import GoBackN
+from nic_emu.connection.probes import PathProbes
+from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.reverse import ReverseEvs
+from nic_emu.connection.rtt import RttTimers
+from nic_emu.connection.transmit import DataTransmitter
+from nic_emu.dcqcn import DcqcnRate
+from nic_emu.ev_set import EvSet
+from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState, TxPacket, unwrap
 
 
-class FeedbackMixin:
-    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
-    ``__init__`` sets up the state used here."""
+class Losses:
+    """What a loss does, the one home for every detector's losses (:meth:`lost`) and
+    for queueing a retransmission (:meth:`queue_retransmit`, with its limit,
+    ``max_packet_transmissions``, past which the queue pair fails)."""
 
-    def on_sack(self, s: Sack, plane: int, now: int, out: Outbox) -> None:
-        nic = self.nic
-        if s.inner_src not in self._peer_addr_set:
-            nic.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return
-        nic.note_peer_ports(self.peer, s.port_status, now)
-        nic.heard_from(self.peer, s.ev, now)
-        if self.state is not QpState.READY:
-            return
-        reverse = self.rx.reverse
+    def __init__(
+        self,
+        qp: QpStatus,
+        cfg: NicConfig,
+        send: SendState,
+        evs: EvSet,
+        cc: CongestionControl,
+        timers: RttTimers,
+        probes: PathProbes,
+        *,
+        mrc: bool,
+        counters: dict[str, int],
+        log: ConnectionLog,
+    ) -> None:
+        self.qp = qp
+        self.send = send
+        self.evs = evs
+        self.cc = cc
+        self.timers = timers
+        self.probes = probes
+        self.mrc = mrc
+        self.quarantine = cfg.path_quarantine and mrc
+        self.max_transmissions = cfg.max_packet_transmissions
+        self.counters = counters
+        self.log = log
+
+    def lost(self, pkt: TxPacket, reason: str, now: int) -> None:
+        """A packet (already out of flight) was lost without a trim."""
+        entry = pkt.entry
+        self.counters["losses_" + reason] += 1
+        if entry is not None:
+            entry.losses += 1
+            # Wall-clock modes also log what the loss detection saw (the repath timeline
+            # of benchmarks/process_repath.py); the virtual-time records stay as they were.
+            timers = self.timers
+            seen = (
+                {
+                    "srtt_ns": int(timers.srtt_ns),
+                    "min_rtt_ns": timers.min_rtt_ns,
+                    "qdelay_ns": int(timers.qdelay_ns),
+                    "cwnd": int(self.cc.cwnd),
+                    "acked_sent_ns": self.send.acked_max_sent_ns,
+                }
+                if timers.adaptive
+                else {}
+            )
+            self.log.about_ev(
+                now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
+            )
+            if self.mrc and reason not in ("port", "path"):
+                self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
+                if self.quarantine and entry.path not in self.evs.quarantined:
+                    self.probes.hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
+        self.cc.on_loss(pkt.length, now)
+        self.queue_retransmit(pkt, reason, now)
+
+    def queue_retransmit(self, pkt: TxPacket, reason: str, now: int) -> None:
+        """``pkt`` (already queued by :meth:`SendState.mark_lost`) will be sent again:
+        recorded, unless it was sent ``max_packet_transmissions`` times (the queue pair
+        fails)."""
+        self.log.retransmit(now, pkt.psn, reason, transmissions=pkt.transmissions)
+        limit = self.max_transmissions
+        if pkt.transmissions >= limit:
+            self.qp.fail(
+                "packet_retries",
+                f"PSN {pkt.psn & PSN_MASK:#x} was sent {pkt.transmissions} times without "
+                f"being acknowledged (max_packet_transmissions={limit})",
+                now,
+            )
+
+
+class TailProbe:
+    """RACK-TLP's tail-loss probe (RFC 8985 section 7): ``armed`` (one probe per
+    acknowledgement progress) and ``sent_ns``, the send time of the outstanding one (-1:
+    none). MRC only."""
+
+    def __init__(
+        self,
+        qp: QpStatus,
+        send: SendState,
+        evs: EvSet,
+        cc: CongestionControl,
+        timers: RttTimers,
+        frames: DataTransmitter,
+        probes: PathProbes,
+        losses: Losses,
+        *,
+        mrc: bool,
+        mtu: int,
+        window: int,
+    ) -> None:
+        self.qp = qp
+        self.send = send
+        self.evs = evs
+        self.cc = cc
+        self.timers = timers
+        self.frames = frames  # when the last data packet left
+        self.probes = probes
+        self.losses = losses
+        self.mrc = mrc
+        self.mtu = mtu
+        self.window = window
+        self.armed = True
+        self.sent_ns = -1
+
+    def deadline(self) -> int | None:
+        """When to send a tail-loss probe: in-flight data, no probe out, and nothing new can
+        be sent, because nothing is queued or because the window is full (RFC 8985 section
+        7.2: application- or cwnd-limited). A window full of packets lost on a cut path
+        would otherwise wait for the retransmission timeout: no later packet is sent whose
+        acknowledgement would let RACK see the losses."""
+        if not self.mrc or not self.armed:
+            return None
+        send = self.send
+        inflight = send.inflight_bytes
+        if not inflight or send.rtx_heap:
+            return None
+        if (
+            send.pending
+            and inflight + self.mtu <= self.cc.cwnd
+            and send.next_psn - send.snd_una < self.window
+        ):
+            return None  # new data can go: its acknowledgements drive RACK
+        return self.frames.last_tx_ns + self.timers.tail_probe_timeout()
+
+    def send_probe(self, now: int) -> Frame | None:
+        """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of
+        the last packets never arrived, without waiting for the retransmission timeout.
+        Returns it (None: no path at all; the retransmission timeout takes over)."""
+        self.armed = False
+        entry = self.evs.pick(now)
+        if entry is None:
+            return None
+        self.sent_ns = now
+        return self.probes.send_tail_probe(entry, self.send.snd_una, now)
+
+    def answered(self, window: int, now: int) -> bool:
+        """The probe's answer came back (a SACK with ``probe_reply``): the packets sent
+        before it that are still missing, allowing for reordering (``window``), were
+        lost. False if that failed the queue pair."""
+        # The probe left after these packets; if they are still missing when its
+        # answer comes back (allowing for reordering), they were lost.
+        for pkt in self.send.lost_before(self.sent_ns - window):
+            self.losses.lost(pkt, "tail_probe", now)
+            if self.qp.state is not READY:
+                return False
+        self.sent_ns = -1
+        return True
+
+
+class FeedbackHost(Protocol):
+    """What acknowledgements ask of the NIC: the peer's ports and when it was heard
+    from, dropping a bad one, and telling the application of completed WRITEs."""
+
+    def note_peer_ports(self, peer: str, bits: int, now: int) -> None: ...
+
+    def heard_from(self, peer: str, ev: int, now: int) -> None: ...
+
+    def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None: ...
+
+    def emit(self, event: AppEvent) -> None: ...
+
+
+class Feedback:
+    """The acknowledgements of one connection's data (:meth:`on_sack`, :meth:`on_nack`):
+    what they acknowledge, what they show lost (RACK: ``reorder_threshold_pkts`` later
+    sends and the reorder window), the EVs they judge, the RTT samples, the congestion
+    window, and the WRITEs they complete. Owns no state of its own: it moves the parts'."""
+
+    def __init__(
+        self,
+        host: FeedbackHost,
+        qp: QpStatus,
+        cfg: NicConfig,
+        send: SendState,
+        evs: EvSet,
+        cc: CongestionControl,
+        timers: RttTimers,
+        reverse: ReverseEvs,
+        probes: PathProbes,
+        losses: Losses,
+        tail: TailProbe,
+        *,
+        peer: str,
+        peer_addrs: frozenset[bytes],
+        mrc: bool,
+        gbn: GoBackN | None,
+        counters: dict[str, int],
+        log: ConnectionLog,
+    ) -> None:
+        self.host = host
+        self.qp = qp
+        self.qpn = log.qpn
+        self.peer = peer
+        self.peer_addrs = peer_addrs
+        self.mrc = mrc
+        self.window_psns = cfg.receive_window_psns
+        self.reorder_threshold = cfg.reorder_threshold_pkts
+        self.quarantine = cfg.path_quarantine and self.mrc
+        self.send = send
+        self.evs = evs
+        self.cc = cc
+        self.timers = timers
+        self.reverse = reverse
+        self.probes = probes
+        self.losses = losses
+        self.tail = tail
+        self.gbn = gbn
+        self.dcqcn: DcqcnRate | None = None if gbn is None else gbn.dcqcn
+        self.counters = counters
+        self.log = log
+
+    def on_sack(self, s: Sack, plane: int, now: int) -> Frames:
+        """A SACK: what it acknowledges, shows lost and says of the EVs. Returns the
+        frames it makes (probes of quarantined paths: usually none)."""
+        out: Frames = NO_FRAMES
+        host = self.host
+        if s.inner_src not in self.peer_addrs:
+            host.drop(now, "foreign_source", plane, qpn=self.qpn)
+            return out
+        host.note_peer_ports(self.peer, s.port_status, now)
+        host.heard_from(self.peer, s.ev, now)
+        qp = self.qp
+        if qp.state is not READY:
+            return out
+        reverse = self.reverse
         reverse.heard[plane] = now
         reverse.last_ev[plane] = s.ev
         if now - reverse.refreshed[plane] >= reverse.refresh_ns:
@@ -45,11 +286,12 @@ class FeedbackMixin:
         self.counters["rx_sack"] += 1
         send = self.send
         cum = unwrap(s.cum_psn, send.snd_una)
-        if cum > send.next_psn or cum < send.snd_una - self.cfg.receive_window_psns:
+        if cum > send.next_psn or cum < send.snd_una - self.window_psns:
             self.counters["rx_bad_ack"] += 1
-            nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
-            return
-        ambiguous_after = now - self.timers.min_rtt_ns
+            host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
+            return out
+        timers = self.timers
+        ambiguous_after = now - timers.min_rtt_ns
         acked = send.ack_below(cum, ambiguous_after)
         bits = s.bitmap
         if bits and self.mrc:
@@ -94,72 +336,68 @@ class FeedbackMixin:
             rtt = (now - s.echoed_ts) & TS_MASK
             if rtt > MAX_RTT_SAMPLE_NS:
                 rtt = -1
-        timers = self.timers
         if rtt >= 0:
             timers.sample(rtt, now)
         if acked:
-            self.last_ack_ns = now
+            timers.last_ack_ns = now  # timers.progress(now), inline: once per SACK
             timers.backoff = 0
             timers.hold_until = 0
             self.cc.on_ack(acked, ecn, rtt, now, send.inflight_bytes)
         elif ecn:
             self.cc.on_ack(0, True, rtt, now, send.inflight_bytes)
         if self.mrc:
-            cfg = self.cfg
             window = timers.reorder_window()
-            for pkt in send.detect_losses(cfg.reorder_threshold_pkts, window):
-                self._lost(pkt, "reorder", now)
-                if self.state is not QpState.READY:
-                    return
-            if self._quarantine:
+            for pkt in send.detect_losses(self.reorder_threshold, window):
+                self.losses.lost(pkt, "reorder", now)
+                if qp.state is not READY:
+                    return out
+            if self.quarantine:
                 if self.evs.quarantined:
-                    self.probes.review_quarantine(now, out)
+                    probes: Outbox = []
+                    self.probes.review_quarantine(now, probes)
+                    out = probes
                 self.probes.quarantine_overdue(send, now)
-            if s.probe_reply and self.tlp_sent_ns >= 0:
-                # The probe left after these packets; if they are still missing when its
-                # answer comes back (allowing for reordering), they were lost.
-                for pkt in send.lost_before(self.tlp_sent_ns - window):
-                    self._lost(pkt, "tail_probe", now)
-                    if self.state is not QpState.READY:
-                        return
-                self.tlp_sent_ns = -1
+            if s.probe_reply and self.tail.sent_ns >= 0 and not self.tail.answered(window, now):
+                return out
         if acked:
-            self.tlp_armed = True
-        self._complete_writes(now)
+            self.tail.armed = True
+        self.complete_writes(now)
+        return out
 
-    def _complete_writes(self, now: int) -> None:
+    def complete_writes(self, now: int) -> None:
+        """Tell the application of the WRITEs now wholly acknowledged, in posting order."""
         done = self.send.completed_writes()
         if not done:
             return
-        nic = self.nic
+        host = self.host
+        qpn = self.qpn
         for wr in done:
             self.counters["writes_completed"] += 1
-            nic.emit(WriteCompleted(self.qpn, wr.wr_id, wr.length, now))
+            host.emit(WriteCompleted(qpn, wr.wr_id, wr.length, now))
             self.log.record(now, ev_kinds.WRITE_DONE, psn=wr.last_psn, wr_id=wr.wr_id)
 
     def on_nack(self, n: Nack, plane: int, now: int) -> None:
-        nic = self.nic
-        if n.inner_src not in self._peer_addr_set:
-            nic.drop(now, "foreign_source", plane, qpn=self.qpn)
+        host = self.host
+        if n.inner_src not in self.peer_addrs:
+            host.drop(now, "foreign_source", plane, qpn=self.qpn)
             return
-        nic.note_peer_ports(self.peer, n.port_status, now)
-        nic.heard_from(self.peer, n.ev, now)
-        if self.state is not QpState.READY:
+        host.note_peer_ports(self.peer, n.port_status, now)
+        host.heard_from(self.peer, n.ev, now)
+        if self.qp.state is not READY:
             return
-        self.rx.reverse.heard_on(plane, n.ev, now)
+        self.reverse.heard_on(plane, n.ev, now)
         self.counters["rx_nack"] += 1
         send = self.send
         cum = unwrap(n.cum_psn, send.snd_una)
         psn = unwrap(n.nack_psn, send.snd_una)
-        if not send.snd_una - self.cfg.receive_window_psns <= cum <= send.next_psn:
+        if not send.snd_una - self.window_psns <= cum <= send.next_psn:
             self.counters["rx_bad_ack"] += 1
-            nic.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
+            host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
         acked = send.ack_below(cum, now - self.timers.min_rtt_ns)
         send.advance_una(cum)
         if acked:
-            self.last_ack_ns = now
-            self.timers.progress()
+            self.timers.progress(now)
         reason = n.reason
         try:
             reason_name = NackReason(reason).name
@@ -185,50 +423,9 @@ class FeedbackMixin:
                 if pkt.entry is not None:
                     pkt.entry.nacks += 1
                 tag = "trimmed_lasthop" if reason == NACK_TRIMMED_LASTHOP else "trimmed"
-                self._queue_retransmit(pkt, tag, now)
+                self.losses.queue_retransmit(pkt, tag, now)
         elif (
             reason == NACK_SEQUENCE and self.gbn is not None and send.snd_una <= psn < send.next_psn
         ):
             self.gbn.on_nak(send, psn, now)
-        self._complete_writes(now)
-
-    def _lost(self, pkt: TxPacket, reason: str, now: int) -> None:
-        """A packet (already out of flight) was lost without a trim."""
-        entry = pkt.entry
-        self.counters["losses_" + reason] += 1
-        if entry is not None:
-            entry.losses += 1
-            # Wall-clock modes also log what the loss detection saw (the repath timeline
-            # of benchmarks/process_repath.py); the virtual-time records stay as they were.
-            timers = self.timers
-            seen = (
-                {
-                    "srtt_ns": int(timers.srtt_ns),
-                    "min_rtt_ns": timers.min_rtt_ns,
-                    "qdelay_ns": int(timers.qdelay_ns),
-                    "cwnd": int(self.cc.cwnd),
-                    "acked_sent_ns": self.send.acked_max_sent_ns,
-                }
-                if timers.adaptive
-                else {}
-            )
-            self.log.about_ev(
-                now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
-            )
-            if self.mrc and reason not in ("port", "path"):
-                self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
-                if self._quarantine and entry.path not in self.evs.quarantined:
-                    self.probes.hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
-        self.cc.on_loss(pkt.length, now)
-        self._queue_retransmit(pkt, reason, now)
-
-    def _queue_retransmit(self, pkt: TxPacket, reason: str, now: int) -> None:
-        self.log.retransmit(now, pkt.psn, reason, transmissions=pkt.transmissions)
-        limit = self.cfg.max_packet_transmissions
-        if pkt.transmissions >= limit:
-            self.fail(
-                "packet_retries",
-                f"PSN {pkt.psn & PSN_MASK:#x} was sent {pkt.transmissions} times without "
-                f"being acknowledged (max_packet_transmissions={limit})",
-                now,
-            )
+        self.complete_writes(now)

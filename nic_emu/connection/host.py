@@ -9,9 +9,12 @@ connection states what it asks of the host in its own protocol
 :class:`~nic_emu.connection.reverse.ReverseHost`,
 :class:`~nic_emu.connection.templates.TemplateHost`,
 :class:`~nic_emu.connection.probes.ProbeHost`,
-:class:`~nic_emu.connection.transmit.TransmitHost`); :class:`ConnectionHost` is their
-union with what the send side asks. Frames never go through the host: every call that
-may send takes the caller's outbox (``out``).
+:class:`~nic_emu.connection.transmit.TransmitHost`,
+:class:`~nic_emu.connection.feedback.FeedbackHost`,
+:class:`~nic_emu.connection.timers.DeadlineHost`,
+:class:`~nic_emu.connection.repath.RepathHost`); :class:`ConnectionHost` is their union
+with what building a connection reads and its application calls' ``wake``. Frames never
+go through the host: every call that may send returns the frames it made.
 """
 
 from __future__ import annotations
@@ -21,10 +24,13 @@ from typing import Protocol
 from nic_emu.config import NicConfig
 from nic_emu.connection.ev_layout import EvRoute, RouteHost
 from nic_emu.connection.events import AppEvent, ConnectionFailed, WriteCompleted, WriteReceived
+from nic_emu.connection.feedback import FeedbackHost
 from nic_emu.connection.probes import ProbeHost
 from nic_emu.connection.receive import ReceiveHost
+from nic_emu.connection.repath import RepathHost
 from nic_emu.connection.reverse import ReverseHost
 from nic_emu.connection.templates import TemplateHost
+from nic_emu.connection.timers import DeadlineHost
 from nic_emu.connection.transmit import TransmitHost
 from nic_emu.event_log import EventLog
 from nic_emu.memory import MemoryTable
@@ -40,7 +46,16 @@ __all__ = [
 
 
 class ConnectionHost(
-    RouteHost, ReceiveHost, ReverseHost, TemplateHost, ProbeHost, TransmitHost, Protocol
+    RouteHost,
+    ReceiveHost,
+    ReverseHost,
+    TemplateHost,
+    ProbeHost,
+    TransmitHost,
+    FeedbackHost,
+    DeadlineHost,
+    RepathHost,
+    Protocol,
 ):
     """The NIC a :class:`~nic_emu.connection.Connection` belongs to
     (:class:`nic_emu.core.NicCore`)."""
@@ -50,18 +65,8 @@ class ConnectionHost(
     config: NicConfig
     memory: MemoryTable
     log: EventLog
-    # -- the send side: when the peer was last heard from (its silence fails the QP)
-    peer_heard_ns: dict[str, int]
 
     def wake(self, qpn: int) -> None:
         """An application call changed connection ``qpn``: it may have something to send
         and its deadline may have moved."""
-        ...
-
-    def note_peer_ports(self, peer: str, bits: int, now: int) -> None: ...
-
-    def path_failed(self, qpn: int, path: object, now: int, *, retired: bool) -> None:
-        """Connection ``qpn`` retired ``path`` (plane, T1) on its own evidence (or, with
-        ``retired`` False, lost a first packet on it): retire it in the connections whose
-        paths cross the same failed element, once the evidence shows which."""
         ...

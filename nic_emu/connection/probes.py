@@ -11,7 +11,7 @@ from typing import Protocol
 from mrc_wire import EV_PROBE_QPN, Probe, encode_probe
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
-from nic_emu.connection.common import TS_MASK, Outbox
+from nic_emu.connection.common import TS_MASK, Frame, Outbox
 from nic_emu.connection.records import ConnectionLog
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet
@@ -205,9 +205,9 @@ class PathProbes:
         self.counters["tx_probe"] += 1
         self.log.about_ev(now, ev_kinds.PROBE_TX, e)
 
-    def send_tail_probe(self, e: EvEntry, psn: int, now: int, out: Outbox) -> None:
+    def send_tail_probe(self, e: EvEntry, psn: int, now: int) -> Frame:
         """A reliability probe on ``e`` to the peer's QP (opcode 0xDE): its SACK reply
-        shows which of the last packets never arrived."""
+        shows which of the last packets never arrived. Returns (plane, frame)."""
         p = self.templates[e.plane]
         p.dqpn = self.peer_qpn
         p.ev = e.ev
@@ -217,8 +217,8 @@ class PathProbes:
         p.probe_ev = e.ev
         p.timestamp = now & TS_MASK
         p.port_status = self.host.port_status_bits
-        out.append((e.plane, encode_probe(p)))
         self.counters["tx_tail_probe"] += 1
+        return e.plane, encode_probe(p)
 
     def on_answer(self, e: EvEntry, now: int) -> None:
         """The probe on ``e`` was answered."""

@@ -1,8 +1,8 @@
-"""One queue pair (:class:`Connection`): the state objects it is composed of (the
-receive side, the RTT timers, the EV set and its probes, the send state, congestion
-control, go-back-N for RoCE), the application calls, failure and counters. Its methods
-that coordinate the parts are split by concern over ``transmit``, ``feedback``,
-``timers`` and ``repath`` (docs/nic-emu.md, "Inside a connection").
+"""One queue pair (:class:`Connection`): the parts it is composed of, built with what
+each needs (the send state, the RTT timers, the EV set and its probes, congestion
+control, go-back-N for RoCE; the send turn, the acknowledgements, losses and the
+tail-loss probe, the timers, repath, the receive side), the application calls, failure
+and counters (docs/nic-emu.md, "Inside a connection").
 """
 
 from __future__ import annotations
@@ -14,13 +14,13 @@ from nic_emu import event_log as ev_kinds
 from nic_emu.config import TransportMode
 from nic_emu.congestion import make_congestion_control
 from nic_emu.connection.common import QpState
-from nic_emu.connection.feedback import FeedbackMixin
+from nic_emu.connection.feedback import Feedback, Losses, TailProbe
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.host import ConnectionFailed, ConnectionHost
 from nic_emu.connection.probes import PathProbes
 from nic_emu.connection.receive import Receiver
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.connection.repath import RepathMixin
+from nic_emu.connection.repath import Repath, build_evs
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.connection.templates import (
@@ -29,8 +29,8 @@ from nic_emu.connection.templates import (
     probe_templates,
     sack_templates,
 )
-from nic_emu.connection.timers import TimerMixin
-from nic_emu.connection.transmit import DataTransmitter, TransmitMixin
+from nic_emu.connection.timers import Deadlines
+from nic_emu.connection.transmit import DataTransmitter, Transmitter
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
 from nic_emu.sender import BufferPayload, Payload, SendState, WriteRequest
@@ -73,8 +73,17 @@ COUNTERS = (
 )
 
 
-class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
-    """A queue pair to one peer QP. Create it with :meth:`NicCore.create_connection`."""
+class Connection:
+    """A queue pair to one peer QP. Create it with :meth:`NicCore.create_connection`.
+
+    It is composed of parts that own their state (docs/nic-emu.md, "Inside a
+    connection"), built here with what each needs: the send turn (``tx``, a
+    :class:`~nic_emu.connection.transmit.Transmitter`), the acknowledgements
+    (``feedback``), losses (``losses``) and the tail-loss probe (``tail``), the timers
+    (``deadlines``), repath (``repath``) and the receive side (``rx``). Its entry
+    points are the parts' bound methods (``conn.send_one == conn.tx.send_one``): no call
+    in between. The parts call back into it only through
+    :class:`~nic_emu.connection.common.QpStatus` (its state, :meth:`fail`)."""
 
     def __init__(
         self,
@@ -105,79 +114,159 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self._peer_addr_set = frozenset(self.peer_addrs)
         self.log = ConnectionLog(nic.log, nic.name, qpn)
         self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
-
-        # -- send side
-        mtu = cfg.mtu_payload
-        self.send = SendState(send_psn, mtu, cfg.receive_window_psns)
-        self.timers = RttTimers(cfg, now, adaptive=cfg.adaptive_timers)
-        self.gbn: GoBackN | None = None  # RoCE: go-back-N and its DCQCN rate
-        if not self.mrc:
-            label = f"{peer} QPN {peer_qpn:#x}"
-            self.gbn = GoBackN(
-                cfg.roce,
-                cfg.port_rate_bps,
-                now,
-                peer_label=label,
-                counters=self.counters,
-                log=self.log,
-            )
-            self.timers.fix(self.gbn.ack_timeout_ns)  # fixed, as configured on the QP
-        self.dcqcn = None if self.gbn is None else self.gbn.dcqcn  # read per packet
-        self.evs = self._build_mrc_evs() if self.mrc else self._build_roce_ev()
-        used_planes = len(self.evs.planes)
-        bdp = used_planes * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
-        # RoCE has no window congestion control (DCQCN is a rate: GoBackN)
-        cc_cfg = cfg.cc if self.mrc else replace(cfg.cc, enabled=False)
-        self.cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
-        self.last_ack_ns = now
-        self.no_ev_since: int | None = None
-        # How long the connection may go without a usable EV (probing all along) before it
-        # fails; a driver may set it per connection (the process: the transfer deadline).
-        self._no_ev_timeout_ns = cfg.no_usable_ev_timeout_ns
-        self.quiet_since = now  # data outstanding and nothing heard from the peer since
-        self.tlp_sent_ns = -1  # send time of the outstanding tail-loss probe, -1 if none
-        self.tlp_armed = True  # one tail-loss probe per acknowledgement progress
-        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
         self._next_wr_id = 1
-        self._mtu = mtu
-        self._window = cfg.receive_window_psns
-        self._quarantine = cfg.path_quarantine and self.mrc
-        self.tx = DataTransmitter(
-            nic,
-            data_templates(nic, self.peer_addrs, peer_qpn),
-            trace=cfg.trace_packets,
-            counters=self.counters,
-            log=self.log,
-            now=now,
-        )
-        # Read per packet by send_one: the transmitter's port list and method, bound once.
-        self._port_free_at = self.tx.port_free_at
-        self._transmit = self.tx.transmit
-        self.probes = PathProbes(
-            nic,
-            cfg,
-            self.evs,
-            self.timers,
-            probe_templates(nic, self.peer_addrs),
-            peer_qpn=peer_qpn,
-            counters=self.counters,
-            log=self.log,
-        )
         # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
         self.created_seq = 0
         self.ready_index = 0
         self.sched_deadline: int | None = None
         self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
-        self.deadline_by_peer = False
         self.parked_plane = -1  # the host's queue of connections waiting for a port
-        self.pace_at: int | None = None  # a port becomes free for the next packet
-        self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
-        self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
-
-        # -- receive side, and its reverse EV set (SACK/NACK path)
-        self.rx = self._receiver(recv_psn, now)
-        self.on_data = self.rx.on_data  # the receive side's entry points, called per packet
+        self._build_parts(send_psn, recv_psn, now)
+        # The entry points: the parts' methods, bound once (no call in between).
+        self.send_one = self.tx.send_one
+        self.window_blocked = self.tx.window_blocked
+        self.on_sack = self.feedback.on_sack
+        self.on_nack = self.feedback.on_nack
+        self.on_timer = self.deadlines.on_timer
+        self.timer_deadline = self.deadlines.timer_deadline
+        self.next_deadline = self.deadlines.next_deadline
+        self.path_report = self.deadlines.path_report
+        self.on_probe_answer = self.repath.on_probe_answer
+        self.shared_path_failure = self.repath.shared_path_failure
+        self.plane_down = self.repath.plane_down
+        self.plane_up = self.repath.plane_up
+        self.on_data = self.rx.on_data
         self.on_reliability_probe = self.rx.on_reliability_probe
+
+    def _build_parts(self, send_psn: int, recv_psn: int, now: int) -> None:
+        """The parts, each built with what it needs (the order is that of their needs:
+        the state first, the EV set before what uses it, repath, which listens to it,
+        last)."""
+        nic = self.nic
+        cfg = self.cfg
+        mrc = self.mrc
+        counters = self.counters
+        log = self.log
+        mtu = cfg.mtu_payload
+        window = cfg.receive_window_psns
+        self._mtu = mtu
+        self._window = window
+        self.send = SendState(send_psn, mtu, window)
+        self.timers = timers = RttTimers(cfg, now, adaptive=cfg.adaptive_timers)
+        self.gbn: GoBackN | None = None  # RoCE: go-back-N and its DCQCN rate
+        if not mrc:
+            label = f"{self.peer} QPN {self.peer_qpn:#x}"
+            self.gbn = GoBackN(
+                cfg.roce, cfg.port_rate_bps, now, peer_label=label, counters=counters, log=log
+            )
+            timers.fix(self.gbn.ack_timeout_ns)  # fixed, as configured on the QP
+        gbn = self.gbn
+        self.dcqcn = None if gbn is None else gbn.dcqcn
+        self.evs = evs = build_evs(
+            nic, cfg, self.peer, qpn=self.qpn, peer_qpn=self.peer_qpn, mrc=mrc, rng=self._rng
+        )
+        bdp = len(evs.planes) * cfg.port_rate_bps * cfg.base_rtt_ns // 8_000_000_000
+        # RoCE has no window congestion control (DCQCN is a rate: GoBackN)
+        cc_cfg = cfg.cc if mrc else replace(cfg.cc, enabled=False)
+        self.cc = make_congestion_control(cc_cfg, mtu, max(bdp, mtu), cfg.base_rtt_ns, now)
+        frames = DataTransmitter(
+            nic,
+            data_templates(nic, self.peer_addrs, self.peer_qpn),
+            trace=cfg.trace_packets,
+            counters=counters,
+            log=log,
+            now=now,
+        )
+        self.probes = PathProbes(
+            nic,
+            cfg,
+            evs,
+            timers,
+            probe_templates(nic, self.peer_addrs),
+            peer_qpn=self.peer_qpn,
+            counters=counters,
+            log=log,
+        )
+        self.rx = self._receiver(recv_psn, now)
+        self._build_sender(frames, now)
+
+    def _build_sender(self, frames: DataTransmitter, now: int) -> None:
+        """The sender's parts, over the state :meth:`_build_parts` built."""
+        nic = self.nic
+        cfg = self.cfg
+        mrc = self.mrc
+        counters = self.counters
+        log = self.log
+        mtu = self._mtu
+        window = self._window
+        send = self.send
+        evs = self.evs
+        cc = self.cc
+        timers = self.timers
+        probes = self.probes
+        rx = self.rx
+        gbn = self.gbn
+        self.tx = tx = Transmitter(
+            self, frames, send, evs, cc, dcqcn=self.dcqcn, mtu=mtu, window=window
+        )
+        self.losses = losses = Losses(
+            self, cfg, send, evs, cc, timers, probes, mrc=mrc, counters=counters, log=log
+        )
+        self.tail = tail = TailProbe(
+            self, send, evs, cc, timers, frames, probes, losses, mrc=mrc, mtu=mtu, window=window
+        )
+        self.feedback = Feedback(
+            nic,
+            self,
+            cfg,
+            send,
+            evs,
+            cc,
+            timers,
+            rx.reverse,
+            probes,
+            losses,
+            tail,
+            peer=self.peer,
+            peer_addrs=self._peer_addr_set,
+            mrc=mrc,
+            gbn=gbn,
+            counters=counters,
+            log=log,
+        )
+        self.deadlines = deadlines = Deadlines(
+            nic,
+            self,
+            cfg,
+            send,
+            evs,
+            timers,
+            rx,
+            tx,
+            probes,
+            tail,
+            losses,
+            peer=self.peer,
+            peer_qpn=self.peer_qpn,
+            mrc=mrc,
+            gbn=gbn,
+            counters=counters,
+            log=log,
+            now=now,
+        )
+        self.repath = Repath(
+            nic,
+            self,
+            cfg,
+            evs,
+            send,
+            probes,
+            losses,
+            deadlines,
+            mrc=mrc,
+            counters=counters,
+            log=log,
+        )
 
     def _receiver(self, recv_psn: int, now: int) -> Receiver:
         """The receive side: acknowledgements go back over a reverse EV set (a baseline
@@ -206,11 +295,11 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
     @property
     def no_ev_timeout_ns(self) -> int:
         """How long the connection may go without a usable EV before it fails."""
-        return self._no_ev_timeout_ns
+        return self.deadlines.no_ev_timeout_ns
 
     @no_ev_timeout_ns.setter
     def no_ev_timeout_ns(self, value: int) -> None:
-        self._no_ev_timeout_ns = value
+        self.deadlines.no_ev_timeout_ns = value
         self.nic.wake(self.qpn)
 
     def post_write(
@@ -251,7 +340,7 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         mtu = self.cfg.mtu_payload
         npkts = max(1, -(-size // mtu))
         if self.send.idle():
-            self.quiet_since = now  # the peer's silence counts from the first work posted
+            self.deadlines.quiet_since = now  # the peer's silence counts from the first post
         self.send.post(WriteRequest(wr_id, payload, size, remote_va, rkey, npkts, now))
         self.nic.wake(self.qpn)
         return wr_id
@@ -278,13 +367,21 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         self._acked_per_plane = self.acked_per_plane()
         self._acked_per_path = self.acked_per_path()
         planes = self.evs.planes
-        self.evs = EvSet(
+        self.evs = evs = EvSet(
             {p: [] for p in planes}, {}, min_active_per_plane=0, skip_ns=1, rng=self._rng
         )
-        self.probes.evs = self.evs
-        self.tx.release()
-        self.send = SendState(self.send.next_psn, self._mtu, self._window)
+        self.send = send = SendState(self.send.next_psn, self._mtu, self._window)
+        # Every part that holds the EV set or the send state lets go of the old ones.
+        self.probes.evs = evs
+        for part in self._send_parts():
+            part.evs = evs
+            part.send = send
+        self.tx.frames.release()
         self.rx.release()
+
+    def _send_parts(self) -> tuple[Transmitter, Losses, TailProbe, Feedback, Deadlines, Repath]:
+        """The parts that hold both the EV set and the send state."""
+        return (self.tx, self.losses, self.tail, self.feedback, self.deadlines, self.repath)
 
     def acked_per_plane(self) -> list[int]:
         """Acknowledged data packets per plane (of their last transmission's EV)."""
@@ -317,8 +414,7 @@ class Connection(TransmitMixin, FeedbackMixin, TimerMixin, RepathMixin):
         pending = tuple(wr.wr_id for wr in self.send.incomplete)
         self.rx.stop()
         self.probes.stop()
-        self.pace_at = None
-        self.no_ev_since = None
+        self.tx.stop()
         nic = self.nic
         nic.emit(ConnectionFailed(self.qpn, reason, str(self.error), pending, now))
         self.log.record(now, ev_kinds.CONN_FAILED, reason=reason, message=detail)

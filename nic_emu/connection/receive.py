@@ -20,7 +20,7 @@ from nic_emu.connection.common import (
     NACK_TRIMMED,
     NACK_TRIMMED_LASTHOP,
     TS_MASK,
-    Outbox,
+    Frame,
 )
 from nic_emu.connection.events import AppEvent, WriteReceived
 from nic_emu.connection.records import ConnectionLog
@@ -122,15 +122,17 @@ class Receiver:
         self.sink = None
         self.msgs = MessageTracker(self.recv.rcv_nxt)
 
-    def on_data(self, m: DataPacket, plane: int, now: int, out: Outbox) -> None:
+    def on_data(self, m: DataPacket, plane: int, now: int) -> Frame | None:
+        """A data packet: placed (or refused, counted). Returns the acknowledgement it
+        asks for now (a SACK, or a NACK of a trim or of a go-back-N gap), if any."""
         host = self.host
         counters = self.counters
         if not self.ready:
             host.drop(now, "connection_error", plane, qpn=self.qpn)
-            return
+            return None
         if m.inner_src not in self.peer_addrs:
             host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return
+            return None
         self._heard[plane] = now
         host.heard_from(self.peer, m.ev, now)
         self._last_ev[plane] = m.ev
@@ -144,14 +146,12 @@ class Receiver:
             counters["rx_trimmed"] += 1
             if not self.mrc:
                 counters["rx_trimmed_ignored"] += 1  # RoCE has no trim reaction
-                return
+                return None
             if self.already_received(psn):
-                self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE, out)
-                return
+                return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
             lasthop = dscp == DSCP_TRIMMED_LASTHOP
             reason = NACK_TRIMMED_LASTHOP if lasthop else NACK_TRIMMED
-            self.send_nack(now, reason, psn, m.ev, m.timestamp, m.ecn == ECN_CE, out)
-            return
+            return self.send_nack(now, reason, psn, m.ev, m.timestamp, m.ecn == ECN_CE)
         length = m.dma_length
         va = m.va
         sink = self.sink
@@ -162,26 +162,24 @@ class Receiver:
             if refused is not None:
                 counters["rx_access_error"] += 1
                 host.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
-                return
+                return None
         else:
             region = self.regions.get(m.rkey)
             offset = va - region.va if region is not None else -1
             if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
                 counters["rx_access_error"] += 1
                 host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
-                return
+                return None
         result = recv.accept(psn)
         if result == DUPLICATE:
             counters["rx_dup"] += 1
-            self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE, out)
-            return
+            return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
         if result == OUT_OF_WINDOW:
             counters["rx_out_of_window"] += 1
-            return
+            return None
         mrc = self.mrc
         if result != NEW_IN_ORDER and not mrc:
-            self._out_of_sequence(m, now, out)  # go-back-N: dropped, NAKed once per gap
-            return
+            return self._out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
         if sink is not None:
             sink.place(psn, m.payload, m.last)
         else:
@@ -213,21 +211,22 @@ class Receiver:
             or (mrc and recv.ooo)  # type: ignore[union-attr]
             or pending >= self.sack_every
         ):
-            self.send_sack(now, m.ev, psn, m.timestamp, ecn, out)
-        else:
-            self.sack_pending = pending
-            self.sack_trigger = (m.ev, psn, m.timestamp, False)
-            if self.sack_deadline is None:
-                self.sack_deadline = now + self.sack_delay
+            return self.send_sack(now, m.ev, psn, m.timestamp, ecn)
+        self.sack_pending = pending
+        self.sack_trigger = (m.ev, psn, m.timestamp, False)
+        if self.sack_deadline is None:
+            self.sack_deadline = now + self.sack_delay
+        return None
 
-    def _out_of_sequence(self, m: DataPacket, now: int, out: Outbox) -> None:
+    def _out_of_sequence(self, m: DataPacket, now: int) -> Frame | None:
         """Go-back-N: a packet past a gap is dropped; the expected PSN is NAKed once per
         gap."""
         self.counters["rx_out_of_order"] += 1
         recv = self.recv
-        if not recv.nak_outstanding:  # type: ignore[union-attr]
-            recv.nak_outstanding = True  # type: ignore[union-attr]
-            self.send_nack(now, NACK_SEQUENCE, recv.rcv_nxt, m.ev, m.timestamp, False, out)
+        if recv.nak_outstanding:  # type: ignore[union-attr]
+            return None
+        recv.nak_outstanding = True  # type: ignore[union-attr]
+        return self.send_nack(now, NACK_SEQUENCE, recv.rcv_nxt, m.ev, m.timestamp, False)
 
     def _deliver_messages(self, now: int) -> None:
         host = self.host
@@ -243,21 +242,23 @@ class Receiver:
             return True
         return isinstance(recv, ReceiveState) and off < recv.window and bool((recv.ooo >> off) & 1)
 
-    def on_reliability_probe(self, p: Probe, plane: int, now: int, out: Outbox) -> None:
-        """A probe to this QP asks for the current acknowledgement state."""
+    def on_reliability_probe(self, p: Probe, plane: int, now: int) -> Frame | None:
+        """A probe to this QP asks for the current acknowledgement state: returns the
+        SACK that answers it (None: dropped, or no reverse path)."""
         if p.inner_src not in self.peer_addrs:
             self.host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return
+            return None
         self.host.heard_from(self.peer, p.ev, now)
         self.reverse.seen(plane, p.ev, now)
         rcv = self.recv.rcv_nxt - 1
-        self.send_sack(now, p.ev, rcv, p.timestamp, False, out, probe_reply=True)
+        return self.send_sack(now, p.ev, rcv, p.timestamp, False, probe_reply=True)
 
-    def on_timer(self, now: int, out: Outbox) -> None:
-        """The delayed SACK is due (``sack_deadline``)."""
+    def on_timer(self, now: int) -> Frame | None:
+        """The delayed SACK, if due (``sack_deadline``)."""
         if self.sack_deadline is not None and now >= self.sack_deadline:
             ev, psn, ts, ecn = self.sack_trigger
-            self.send_sack(now, ev, psn, ts, ecn, out)
+            return self.send_sack(now, ev, psn, ts, ecn)
+        return None
 
     def send_sack(
         self,
@@ -266,15 +267,15 @@ class Receiver:
         trigger_psn: int,
         echoed_ts: int | None,
         ecn: bool,
-        out: Outbox,
         probe_reply: bool = False,
-    ) -> None:
+    ) -> Frame | None:
+        """The SACK (None: no reverse path); no SACK is owed any more either way."""
         self.sack_pending = 0
         self.sack_deadline = None
         choice = self.reverse.pick(now)
         if choice is None:
             self.counters["sack_no_path"] += 1
-            return
+            return None
         plane, ev = choice
         s = self.stmpl[plane]
         recv = self.recv
@@ -296,8 +297,8 @@ class Receiver:
         s.ecn_echo = ecn
         s.probe_reply = probe_reply
         s.port_status = self.host.port_status_bits
-        out.append((plane, encode_sack(s)))
         self.counters["tx_sack"] += 1
+        return plane, encode_sack(s)
 
     def send_nack(
         self,
@@ -307,12 +308,12 @@ class Receiver:
         echoed_ev: int,
         echoed_ts: int | None,
         ecn: bool,
-        out: Outbox,
-    ) -> None:
+    ) -> Frame | None:
+        """The NACK (None: no reverse path)."""
         choice = self.reverse.pick(now)
         if choice is None:
             self.counters["sack_no_path"] += 1
-            return
+            return None
         plane, ev = choice
         n = self.ntmpl[plane]
         n.ev = ev
@@ -324,7 +325,7 @@ class Receiver:
         n.echoed_ts = echoed_ts
         n.ecn_echo = ecn
         n.port_status = self.host.port_status_bits
-        out.append((plane, encode_nack(n)))
+        frame = encode_nack(n)
         self.counters["tx_nack"] += 1
         self.log.record(
             now,
@@ -334,3 +335,4 @@ class Receiver:
             psn=psn,
             reason=NackReason(reason).name,
         )
+        return plane, frame

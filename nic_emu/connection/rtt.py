@@ -1,7 +1,8 @@
 """What a connection knows of time on its paths (:class:`RttTimers`): the minimum RTT,
 the queueing delay and its recent peak, RFC 6298's SRTT and RTTVAR, and what they set:
-the retransmission timeout with its backoff, the EV probe interval, RACK's reorder
-window, the tail-loss probe timeout and the path quarantine window.
+the retransmission timeout with its backoff (counted since the last acknowledgement,
+whose time it keeps), the EV probe interval, RACK's reorder window, the tail-loss probe
+timeout and the path quarantine window.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ class RttTimers:
         self.rto_ceiling = min(cfg.rto_base_ns, RTO_CAP_NS)
         self.rto_base = self.rto_ceiling  # the current RTO before backoff
         self.rtt_bound = self.rto_ceiling  # SRTT + 4 RTTVAR, before the RTO's floor
-        self.backoff = 0  # consecutive silent timeouts
+        self.last_ack_ns = now  # when an acknowledgement last made progress
+        self.backoff = 0  # consecutive silent timeouts since then
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.probe_misses = 0  # probe rounds in a row that got no answer at all
 
@@ -46,8 +48,9 @@ class RttTimers:
         factor = n + 1 if n <= linear else (linear + 1) << (n - linear)
         return min(self.rto_base * factor, RTO_CAP_NS)
 
-    def progress(self) -> None:
-        """Something was acknowledged: the backoff starts again."""
+    def progress(self, now: int) -> None:
+        """Something was acknowledged at ``now``: the backoff starts again."""
+        self.last_ack_ns = now
         self.backoff = 0
         self.hold_until = 0
 

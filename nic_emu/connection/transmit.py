@@ -1,6 +1,7 @@
-"""Sending data: the turn of one connection (:meth:`TransmitMixin.send_one`), with
-pacing per port, and the data frames (:class:`DataTransmitter`: built from the
-per-plane templates, each marking its port busy for its serialisation time).
+"""Sending data: the turn of one connection (:class:`Transmitter`: the windows, the
+rate, pacing per port, no usable EV), and the data frames (:class:`DataTransmitter`:
+built from the per-plane templates, each marking its port busy for its serialisation
+time). Both return the frame they make, as (plane, frame); they take no outbox.
 """
 
 from __future__ import annotations
@@ -9,15 +10,18 @@ from typing import Protocol
 
 from mrc_wire import DataPacket, encode_data
 from nic_emu import event_log as ev_kinds
+from nic_emu.congestion import CongestionControl
 from nic_emu.connection.common import (
     DSCP_TRIMMABLE,
     DSCP_TRIMMABLE_RETX,
+    READY,
     TS_MASK,
-    Outbox,
-    QpState,
+    Frame,
+    QpStatus,
 )
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.ev_set import GOOD, EvEntry
+from nic_emu.dcqcn import DcqcnRate
+from nic_emu.ev_set import GOOD, EvEntry, EvSet
 from nic_emu.exceptions import DataSourceError
 from nic_emu.sender import PSN_MASK, SendState, TxPacket
 
@@ -59,10 +63,8 @@ class DataTransmitter:
         for t in self.templates:
             t.payload = b""
 
-    def transmit(
-        self, pkt: TxPacket, entry: EvEntry, send: SendState, now: int, out: Outbox
-    ) -> int:
-        """Put ``pkt`` on ``entry``'s EV into ``out``; returns the frame's length."""
+    def transmit(self, pkt: TxPacket, entry: EvEntry, send: SendState, now: int) -> Frame:
+        """``pkt`` on ``entry``'s EV: the (plane, frame) to send."""
         plane = entry.plane
         t = self.templates[plane]
         wr = pkt.wr
@@ -82,7 +84,6 @@ class DataTransmitter:
         t.ack_req = pkt.last or rtx
         t.timestamp = now & TS_MASK
         frame = encode_data(t)
-        out.append((plane, frame))
         size = len(frame)
         # Same rounding as the fabric's serialisation time, so the two never drift.
         self.port_free_at[plane] = now + int(size * self.ns_per_byte)
@@ -108,18 +109,65 @@ class DataTransmitter:
                 bytes=length,
                 rtx=rtx,
             )
-        return size
+        return plane, frame
 
 
-class TransmitMixin:
-    """Mixed into :class:`~nic_emu.connection.queue_pair.Connection`, whose
-    ``__init__`` sets up the state used here."""
+class Transmitter:
+    """The send turn of one connection (:meth:`send_one`) and what holds it back: the
+    congestion and receive windows, the DCQCN rate (``rate_wait_ns``, RoCE), a busy port
+    (``pace_at``: when the port ``pace_plane`` frees; ``pace_fixed``: the EV that would go
+    then is fixed), or no usable EV at all (``no_ev_since``). Frames are the
+    :class:`DataTransmitter`'s (``frames``); the only call back to the queue pair is
+    :class:`~nic_emu.connection.common.QpStatus`' (its state, and failing it when a
+    WRITE's streamed data fails)."""
+
+    def __init__(
+        self,
+        qp: QpStatus,
+        frames: DataTransmitter,
+        send: SendState,
+        evs: EvSet,
+        cc: CongestionControl,
+        *,
+        dcqcn: DcqcnRate | None,
+        mtu: int,
+        window: int,
+    ) -> None:
+        self.qp = qp
+        self.frames = frames
+        self.send = send
+        self.evs = evs
+        self.cc = cc
+        self.dcqcn = dcqcn  # RoCE: the DCQCN rate (GoBackN's), read per packet
+        self._mtu = mtu
+        self._window = window
+        # Read per packet by send_one: the ports' pacing list and the frames' method.
+        self._port_free_at = frames.port_free_at
+        self._transmit = frames.transmit
+        self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
+        self.no_ev_since: int | None = None  # no usable EV since (None: there is one)
+        self.pace_at: int | None = None  # a port becomes free for the next packet
+        self.pace_plane = 0  # the port ``pace_at`` waits for, and whether the EV
+        self.pace_fixed = False  # send_one would pick then is fixed (GOOD, next in turn)
+
+    def stop(self) -> None:
+        """The queue pair failed: nothing waits any more."""
+        self.pace_at = None
+        self.no_ev_since = None
+
+    def on_timer(self, now: int) -> None:
+        """Time passed: the waits that ended by ``now`` are over (the next
+        :meth:`send_one` sends what the free port and the rate allow)."""
+        if self.pace_at is not None and now >= self.pace_at:
+            self.pace_at = None
+        if self.rate_wait_ns is not None and now >= self.rate_wait_ns:
+            self.rate_wait_ns = None
 
     def window_blocked(self) -> bool:
         """:meth:`send_one` would refuse at once, whatever the time: not READY, the
         congestion window is full, or nothing is queued that the receive window allows.
         Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
-        if self.state is not QpState.READY or self.rate_wait_ns is not None:
+        if self.qp.state is not READY or self.rate_wait_ns is not None:
             return True
         send = self.send
         inflight = send.inflight_bytes
@@ -129,8 +177,10 @@ class TransmitMixin:
             send.pending and send.next_psn - send.snd_una < self._window
         )
 
-    def send_one(self, now: int, out: Outbox) -> bool:
-        """Emit the next data packet if the window, an EV and that EV's port allow it.
+    def send_one(self, now: int) -> Frame | None:
+        """The next data packet, as (plane, frame), if the window, an EV and that EV's
+        port allow it; None otherwise (``pace_at``, ``rate_wait_ns`` or ``no_ev_since``
+        say what it waits for, if anything but an event).
 
         Ports are paced at ``port_rate_bps``: the EV set offers an EV on a plane whose
         port is free (:meth:`EvSet.pick`); when every port with an EV to offer is busy,
@@ -140,18 +190,18 @@ class TransmitMixin:
         send = self.send
         inflight = send.inflight_bytes
         if inflight and inflight + self._mtu > self.cc.cwnd:
-            return False
+            return None
         if not send.rtx_heap and not (send.pending and send.next_psn - send.snd_una < self._window):
-            return False
+            return None
         rate = self.dcqcn
         if rate is not None and rate.next_send_ns > now:
             self.rate_wait_ns = rate.next_send_ns  # RoCE: DCQCN's rate (a timer wakes us)
-            return False
+            return None
         entry = self.evs.pick(now, self._port_free_at)
         if entry is None:
             if self.no_ev_since is None:
                 self.no_ev_since = now
-            return False
+            return None
         self.no_ev_since = None
         free_at = self._port_free_at[entry.plane]
         if free_at > now:
@@ -163,16 +213,16 @@ class TransmitMixin:
             # A GOOD EV stays first in its plane: until that port is free or an event
             # touches this connection, every later call would end here the same way.
             self.pace_fixed = entry.state is GOOD
-            return False
+            return None
         try:
             pkt = send.next_packet()
         except DataSourceError as exc:  # the WRITE's streamed data failed: nothing to send
             self.evs.unpick()
-            self.fail("data_source", str(exc), now)
-            return False
+            self.qp.fail("data_source", str(exc), now)
+            return None
         if pkt is None:
-            return False
-        size = self._transmit(pkt, entry, send, now, out)
+            return None
+        sent = self._transmit(pkt, entry, send, now)
         if rate is not None:
-            rate.on_sent(size, now)
-        return True
+            rate.on_sent(len(sent[1]), now)
+        return sent

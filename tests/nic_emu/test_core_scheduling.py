@@ -29,13 +29,15 @@ class ScanningCore(NicCore):
         out = self.out
         ready = [c for c in self.connections.values() if c.state is QpState.READY]
         for conn in ready:
-            conn.pace_at = None
+            conn.tx.pace_at = None
         if len(ready) > 1:
             start = self._rr % len(ready)
             self._rr += 1
             ready = ready[start:] + ready[:start]
         while ready:
-            ready = [c for c in ready if c.send_one(now, out)]
+            sent = [(c, c.send_one(now)) for c in ready]
+            out.extend(frame for _, frame in sent if frame is not None)
+            ready = [c for c, frame in sent if frame is not None]
         self.out = []
         return out
 
@@ -48,7 +50,7 @@ class ScanningCore(NicCore):
         for conn in list(self.connections.values()):
             t = conn.next_deadline()
             if t is not None and t <= now:
-                conn.on_timer(now, self.out)
+                self.out.extend(conn.on_timer(now))
 
 
 def run(

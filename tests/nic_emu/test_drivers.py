@@ -51,7 +51,7 @@ def test_port_pacing_spreads_a_window_over_time() -> None:
     conn.post_write(bytes(64 * 4096), 0x1000, 1, 0)
     first = core.frames_to_send(0)
     assert len(first) == 2  # one packet per port (2 planes) at t=0
-    assert core.next_timer() == conn.pace_at and conn.pace_at > 0
+    assert core.next_timer() == conn.tx.pace_at and conn.tx.pace_at > 0
     t = core.next_timer()
     core.handle_timer(t)
     assert len(core.frames_to_send(t)) == 2

@@ -65,10 +65,10 @@ def test_a_held_path_is_probed_a_window_later_and_retired_if_unanswered() -> Non
     assert not core.log.of_kind(PROBE_TX)  # delivery usually clears it before a probe
     due = conn.timers.hold_delay()
     assert conn.probes.next_ns == due
-    conn.on_timer(due, core.out)
+    core.out.extend(conn.on_timer(due))
     (probe,) = core.log.of_kind(PROBE_TX)
     assert probe.ev in {x.ev for x in conn.evs.by_path[e.path]}
-    conn.on_timer(conn.probes.next_ns, core.out)  # a probe interval later, no answer: retired
+    core.out.extend(conn.on_timer(conn.probes.next_ns))  # a probe interval later: retired
     assert e.path not in conn.evs.quarantined and not conn.probes.held
     retired = [r for r in core.log.of_kind(EV_STATE) if r.detail["reason"] == "path_quarantine"]
     assert retired and all(e.state is ASSUMED_BAD for e in conn.evs.by_path[e.path] if e.active)
@@ -78,7 +78,7 @@ def test_a_probe_answer_clears_the_quarantine() -> None:
     core, conn = _conn(replace(NicConfig(), path_quarantine=True))
     e = conn.evs.ring[0]
     conn.probes.hold_path(e, psn=1, sent_ns=0, why="overdue", now=0)
-    conn.on_timer(conn.timers.hold_delay(), core.out)
+    core.out.extend(conn.on_timer(conn.timers.hold_delay()))
     (probe,) = core.log.of_kind(PROBE_TX)
     conn.on_probe_answer(conn.evs.by_ev[probe.ev], 10)
     assert e.path not in conn.evs.quarantined and not conn.probes.held

@@ -88,9 +88,9 @@ def test_unanswered_rounds_back_off_and_stop_forgets_the_probes() -> None:
 
 def test_a_tail_probe_goes_to_the_peer_qp_with_the_oldest_psn() -> None:
     _, evs, probes, counters = _probes()
-    out: list[tuple[int, bytes]] = []
-    probes.send_tail_probe(evs.ring[1], (1 << 24) + 5, 40, out)
-    (frame,) = [decode(f) for _, f in out]
+    plane, sent = probes.send_tail_probe(evs.ring[1], (1 << 24) + 5, 40)
+    assert plane == evs.ring[1].plane
+    frame = decode(sent)
     assert isinstance(frame, Probe) and (frame.dqpn, frame.psn, frame.probe_id) == (0x300, 5, 0)
     assert counters["tx_tail_probe"] == 1
 

@@ -70,8 +70,10 @@ class Rig:
 
     def feed(self, m: DataPacket, now: int) -> list[object]:
         self.out.clear()
-        self.rx.on_data(m, 0, now, self.out)
-        return [decode(frame) for _, frame in self.out]
+        frame = self.rx.on_data(m, 0, now)
+        if frame is not None:
+            self.out.append(frame)
+        return [decode(f) for _, f in self.out]
 
 
 def test_in_order_data_is_placed_and_sacked_every_few_packets() -> None:
@@ -95,10 +97,10 @@ def test_a_delayed_sack_goes_when_its_deadline_passes() -> None:
     rig = Rig()
     rig.feed(rig.data(0), 100)
     deadline = 100 + CFG.sack_delay_ns
-    rig.rx.on_timer(deadline - 1, rig.out)
-    assert rig.out == []
-    rig.rx.on_timer(deadline, rig.out)
-    (sack,) = [decode(f) for _, f in rig.out]
+    assert rig.rx.on_timer(deadline - 1) is None
+    frame = rig.rx.on_timer(deadline)
+    assert frame is not None and rig.rx.on_timer(deadline + 1) is None  # sent once
+    sack = decode(frame[1])
     assert isinstance(sack, Sack) and sack.cum_psn == 1 and sack.echoed_ts == 1_000
 
 
@@ -181,8 +183,8 @@ def test_a_reliability_probe_is_answered_with_the_current_state() -> None:
         dqpn=0x100,
         timestamp=55,
     )
-    rig.out.clear()
-    rig.rx.on_reliability_probe(probe, 0, 20, rig.out)
-    (sack,) = [decode(f) for _, f in rig.out]
+    frame = rig.rx.on_reliability_probe(probe, 0, 20)
+    assert frame is not None
+    sack = decode(frame[1])
     assert isinstance(sack, Sack) and sack.probe_reply and sack.cum_psn == 1
     assert rig.rx.reverse.heard[0] == 20 and rig.rx.sack_deadline is None

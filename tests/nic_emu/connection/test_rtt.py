@@ -47,8 +47,8 @@ def test_the_rto_backs_off_linearly_then_doubles_within_its_cap() -> None:
         got.append(t.rto_ns())
     assert got == expected and got[-1] == RTO_CAP_NS
     t.hold_until = 99
-    t.progress()
-    assert (t.backoff, t.hold_until, t.rto_ns()) == (0, 0, base)
+    t.progress(500)
+    assert (t.backoff, t.hold_until, t.rto_ns(), t.last_ack_ns) == (0, 0, base, 500)
 
 
 def test_a_fixed_timeout_ignores_samples() -> None:

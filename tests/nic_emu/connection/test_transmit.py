@@ -1,19 +1,27 @@
-"""nic_emu.connection.transmit: the data frames of one connection on their own."""
+"""nic_emu.connection.transmit: the data frames of one connection, and its send turn,
+each on its own."""
 
 from __future__ import annotations
+
+from dataclasses import replace
 
 from mrc_wire import DataPacket, decode
 from mrc_wire.constants import Dscp
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
+from nic_emu.connection.common import QpState
 from nic_emu.connection.queue_pair import COUNTERS
 from nic_emu.connection.records import ConnectionLog
 from nic_emu.connection.templates import data_templates
-from nic_emu.connection.transmit import DataTransmitter
+from nic_emu.connection.transmit import DataTransmitter, Transmitter
 from nic_emu.core import NicCore
+from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import EvEntry
+from nic_emu.exceptions import DataSourceError
 from nic_emu.sender import BufferPayload, SendState, WriteRequest
 from topologies import AddressPlan, load
+
+from .kit import CFG, Parts, make_parts, post
 
 MTU = 512
 
@@ -42,8 +50,10 @@ def test_a_packet_leaves_on_its_ev_and_keeps_its_port_busy() -> None:
     for now in (100, 200):
         pkt = send.next_packet()
         assert pkt is not None
-        size = tx.transmit(pkt, entry, send, now, out)
-        assert core.port_free_at[plane] == now + int(size * core.ns_per_byte)
+        sent = tx.transmit(pkt, entry, send, now)
+        out.append(sent)
+        assert sent[0] == plane
+        assert core.port_free_at[plane] == now + int(len(sent[1]) * core.ns_per_byte)
     first, second = (decode(f) for _, f in out)
     assert [p for p, _ in out] == [plane, plane]
     assert isinstance(first, DataPacket) and isinstance(second, DataPacket)
@@ -57,3 +67,113 @@ def test_a_packet_leaves_on_its_ev_and_keeps_its_port_busy() -> None:
     assert send.inflight_bytes == len(data)
     tx.release()
     assert all(t.payload == b"" for t in tx.templates)
+
+
+# -- Transmitter: the send turn, on its own (the queue pair through QpStatus) ----------
+
+
+def _sent(tx: Transmitter, now: int, parts: Parts) -> bool:
+    """``tx.send_one(now)``, its frame (if any) put in ``parts.out``."""
+    frame = tx.send_one(now)
+    if frame is None:
+        return False
+    parts.out.append(frame)
+    return True
+
+
+def _transmitter(parts: Parts, *, dcqcn: DcqcnRate | None = None) -> Transmitter:
+    return Transmitter(
+        parts.qp,
+        parts.frames,
+        parts.send,
+        parts.evs,
+        parts.cc,
+        dcqcn=dcqcn,
+        mtu=parts.cfg.mtu_payload,
+        window=parts.cfg.receive_window_psns,
+    )
+
+
+def test_the_send_turn_sends_what_is_queued_within_the_receive_window() -> None:
+    parts = make_parts(replace(CFG, receive_window_psns=128))
+    parts.cc.cwnd = 1 << 30  # the receive window is the limit here
+    tx = _transmitter(parts)
+    assert tx.window_blocked() and not _sent(tx, 0, parts)  # nothing posted
+    post(parts, 130)
+    now = 0
+    while _sent(tx, now, parts):
+        now += 1_000  # every port free again
+    assert len(parts.out) == 128 and tx.window_blocked()  # 128 PSNs past snd_una
+    parts.send.ack_below(1, 0)
+    parts.send.advance_una(1)
+    assert not tx.window_blocked() and _sent(tx, now, parts)
+    assert tx.window_blocked()
+    parts.send.ack_below(2, 0)
+    parts.send.advance_una(2)
+    assert not tx.window_blocked()  # PSN 129 may go now...
+    parts.qp.state = QpState.ERROR
+    assert tx.window_blocked()  # ...but not from a failed queue pair
+
+
+def test_a_full_congestion_window_blocks_the_turn() -> None:
+    parts = make_parts()
+    tx = _transmitter(parts)
+    post(parts, 2)
+    parts.cc.cwnd = parts.cfg.mtu_payload
+    assert _sent(tx, 0, parts)
+    assert tx.window_blocked() and not _sent(tx, 10_000, parts)
+
+
+def test_busy_ports_make_the_turn_wait_for_the_first_to_free() -> None:
+    parts = make_parts()
+    tx = _transmitter(parts)
+    post(parts, 3)
+    assert _sent(tx, 0, parts) and _sent(tx, 0, parts)
+    free = parts.core.port_free_at
+    assert min(free) > 0  # both ports busy serialising
+    assert not _sent(tx, 0, parts)
+    assert tx.pace_at == min(free) and free[tx.pace_plane] == tx.pace_at and tx.pace_fixed
+    assert not tx.window_blocked()  # a wait, not a window: the host parks it per port
+    tx.on_timer(tx.pace_at - 1)
+    assert tx.pace_at is not None
+    tx.on_timer(min(free))
+    assert tx.pace_at is None and _sent(tx, min(free), parts)
+
+
+def test_no_usable_ev_is_timed_from_the_first_refusal() -> None:
+    parts = make_parts()
+    tx = _transmitter(parts)
+    post(parts, 1)
+    for plane in (0, 1):
+        parts.evs.plane_down(plane, 0, remote=False)
+    assert not _sent(tx, 100, parts) and not _sent(tx, 200, parts)
+    assert tx.no_ev_since == 100 and not parts.out
+    tx.stop()
+    assert (tx.no_ev_since, tx.pace_at) == (None, None)
+
+
+def test_streamed_data_that_fails_fails_the_queue_pair() -> None:
+    class Broken:
+        def take(self, offset: int, length: int) -> bytes:
+            raise DataSourceError("the file shrank")
+
+    parts = make_parts()
+    tx = _transmitter(parts)
+    parts.send.post(WriteRequest(1, Broken(), MTU, 0, 7, 1, 0))
+    assert not _sent(tx, 0, parts) and not parts.out
+    assert parts.qp.failures == [("data_source", "the file shrank", 0)]
+    assert parts.evs.pick(0) is parts.evs.ring[0]  # the EV it picked was given back
+
+
+def test_the_dcqcn_rate_holds_the_next_packet_until_a_timer() -> None:
+    parts = make_parts(mrc=False)
+    rate = DcqcnRate(parts.cfg.roce.dcqcn, parts.cfg.port_rate_bps, 0)
+    tx = _transmitter(parts, dcqcn=rate)
+    post(parts, 2)
+    rate.on_cnp(0)  # below line rate: the rate spaces packets
+    rate.next_send_ns = 5_000
+    assert not _sent(tx, 1_000, parts) and tx.rate_wait_ns == 5_000
+    assert tx.window_blocked()  # only the timer lets it go
+    tx.on_timer(5_000)
+    assert tx.rate_wait_ns is None and _sent(tx, 5_000, parts)
+    assert rate.next_send_ns > 5_000  # the packet sent spaces the next one

@@ -1,0 +1,315 @@
+"""nic_emu.connection.feedback: losses, the tail-loss probe and the acknowledgements on
+their own, each reaching its queue pair only through QpStatus (a recording double here)
+and the NIC only through FeedbackHost."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mrc_wire import EV_PROBE_QPN, Nack, Probe, Sack, decode
+from mrc_wire.constants import NackReason
+from nic_emu import event_log as ev_kinds
+from nic_emu.connection.common import TS_MASK, QpState
+from nic_emu.connection.events import WriteCompleted
+from nic_emu.connection.feedback import Feedback
+from nic_emu.connection.gobackn import GoBackN
+from nic_emu.connection.reverse import ReverseEvs
+from nic_emu.ev_set import ASSUMED_BAD, GOOD, SKIP
+
+from .kit import (
+    CFG,
+    MTU,
+    PEER,
+    PEER_QPN,
+    PLAN,
+    QPN,
+    Parts,
+    RecordingHost,
+    make_parts,
+    post,
+    transmit,
+)
+
+
+def _feedback(parts: Parts, *, gbn: GoBackN | None = None) -> tuple[Feedback, RecordingHost]:
+    host = RecordingHost()
+    single = None
+    if gbn is not None:
+        first = parts.evs.ring[0]
+        single = (first.plane, first.ev)
+    feedback = Feedback(
+        host,
+        parts.qp,
+        parts.cfg,
+        parts.send,
+        parts.evs,
+        parts.cc,
+        parts.timers,
+        ReverseEvs(parts.core, parts.cfg, PEER, QPN, 0, single),
+        parts.probes,
+        parts.losses,
+        parts.tail,
+        peer=PEER,
+        peer_addrs=frozenset(PLAN.nic_address(PEER, p).packed for p in range(2)),
+        mrc=gbn is None,
+        gbn=gbn,
+        counters=parts.counters,
+        log=parts.log,
+    )
+    return feedback, host
+
+
+def _envelope(ev: int, *, inner_src: bytes | None = None) -> dict[str, object]:
+    peer = PLAN.nic_address(PEER, 0).packed
+    return {
+        "dst_mac": bytes(6),
+        "src_mac": bytes(6),
+        "outer_src": peer,
+        "outer_dst": bytes(16),
+        "inner_src": peer if inner_src is None else inner_src,
+        "inner_dst": PLAN.nic_address("nic0", 0).packed,
+        "ev": ev,
+        "dqpn": QPN,
+    }
+
+
+def _sack(parts: Parts, cum: int, **fields: object) -> Sack:
+    ev = parts.evs.ring[0].ev
+    fields.setdefault("echoed_ev", ev)
+    return Sack(**_envelope(ev), cum_psn=cum, **fields)  # type: ignore[arg-type]
+
+
+def _nack(parts: Parts, psn: int, reason: int, **fields: object) -> Nack:
+    ev = parts.evs.ring[0].ev
+    return Nack(
+        **_envelope(ev),  # type: ignore[arg-type]
+        cum_psn=parts.send.snd_una,
+        nack_psn=psn,
+        reason=reason,
+        echoed_ev=ev,
+        **fields,
+    )
+
+
+# -- Losses ---------------------------------------------------------------------------
+
+
+def test_a_loss_is_counted_logged_judged_and_queued_again() -> None:
+    parts = make_parts()
+    post(parts, 2)
+    pkt = transmit(parts, 100)
+    entry = pkt.entry
+    assert entry is not None
+    parts.send.mark_lost(pkt)
+    parts.losses.lost(pkt, "reorder", 500)
+    assert parts.counters["losses_reorder"] == 1 and entry.losses == 1
+    assert entry.state is ASSUMED_BAD  # MRC: a loss without a trim judges the EV
+    assert parts.send.rtx_heap == [pkt.psn]
+    (loss,) = parts.core.log.of_kind(ev_kinds.LOSS)
+    assert (loss.psn, loss.detail["reason"], loss.detail["sent_ns"]) == (0, "reorder", 100)
+    (rtx,) = parts.core.log.of_kind(ev_kinds.RETRANSMIT)
+    assert rtx.detail == {"reason": "reorder", "transmissions": 1}
+    assert parts.qp.state is QpState.READY
+
+
+def test_a_port_or_path_loss_leaves_the_ev_alone() -> None:
+    parts = make_parts()
+    post(parts, 2)
+    for reason in ("port", "path"):
+        pkt = transmit(parts, 100)
+        parts.send.mark_lost(pkt)
+        parts.losses.lost(pkt, reason, 500)
+        assert pkt.entry is not None and pkt.entry.state is GOOD
+    assert (parts.counters["losses_port"], parts.counters["losses_path"]) == (1, 1)
+
+
+def test_a_loss_quarantines_the_path_it_was_sent_on() -> None:
+    parts = make_parts(replace(CFG, path_quarantine=True))
+    post(parts, 1)
+    pkt = transmit(parts, 100)
+    parts.send.mark_lost(pkt)
+    parts.losses.lost(pkt, "timeout", 500)
+    assert pkt.entry is not None and pkt.entry.path in parts.evs.quarantined
+    assert parts.counters["path_suspects"] == 1
+
+
+def test_a_packet_sent_too_often_fails_the_queue_pair() -> None:
+    parts = make_parts()
+    post(parts, 1)
+    pkt = transmit(parts, 100)
+    pkt.transmissions = CFG.max_packet_transmissions
+    parts.send.mark_lost(pkt)
+    parts.losses.queue_retransmit(pkt, "trimmed", 500)
+    ((reason, detail, now),) = parts.qp.failures
+    assert (reason, now) == ("packet_retries", 500)
+    assert f"was sent {CFG.max_packet_transmissions} times" in detail
+
+
+# -- TailProbe --------------------------------------------------------------------------
+
+
+def test_the_tail_probe_is_due_only_when_nothing_new_can_go() -> None:
+    parts = make_parts()
+    tail = parts.tail
+    assert tail.deadline() is None  # nothing in flight
+    post(parts, 2)
+    transmit(parts, 100)
+    assert tail.deadline() is None  # the rest of the WRITE can go: its SACKs drive RACK
+    transmit(parts, 200)
+    assert tail.deadline() == 200 + parts.timers.tail_probe_timeout()
+    tail.armed = False
+    assert tail.deadline() is None
+
+
+def test_the_tail_probe_asks_the_peer_qp_and_its_answer_shows_the_losses() -> None:
+    parts = make_parts()
+    post(parts, 2)
+    transmit(parts, 100)
+    transmit(parts, 200)
+    frame = parts.tail.send_probe(1_000)
+    assert frame is not None
+    probe = decode(frame[1])
+    assert isinstance(probe, Probe) and probe.dqpn == PEER_QPN and probe.psn == 0
+    assert (parts.tail.armed, parts.tail.sent_ns) == (False, 1_000)
+    assert parts.tail.answered(850, 2_000)  # sent 850 ns or more before the probe: lost
+    assert parts.send.rtx_heap == [0]
+    assert parts.counters["losses_tail_probe"] == 1 and parts.tail.sent_ns == -1
+
+
+def test_an_answer_whose_losses_fail_the_queue_pair_says_so() -> None:
+    parts = make_parts()
+    post(parts, 1)
+    pkt = transmit(parts, 100)
+    pkt.transmissions = CFG.max_packet_transmissions
+    parts.tail.sent_ns = 1_000
+    assert not parts.tail.answered(0, 2_000)
+    assert parts.qp.failures[0][0] == "packet_retries"
+    assert parts.tail.sent_ns == 1_000  # left as it was: the queue pair is gone
+
+
+# -- Feedback ---------------------------------------------------------------------------
+
+
+def test_a_sack_from_elsewhere_is_dropped() -> None:
+    parts = make_parts()
+    feedback, host = _feedback(parts)
+    stranger = PLAN.nic_address("nic1", 0).packed
+    s = Sack(**_envelope(1, inner_src=stranger), cum_psn=0, echoed_ev=1)  # type: ignore[arg-type]
+    assert feedback.on_sack(s, 0, 10) == ()
+    assert host.calls == [("drop", "foreign_source", 0, {"qpn": QPN})]
+    assert parts.counters["rx_sack"] == 0
+
+
+def test_a_cumulative_sack_acknowledges_samples_and_completes_the_write() -> None:
+    parts = make_parts()
+    feedback, host = _feedback(parts)
+    post(parts, 2)
+    transmit(parts, 0)
+    transmit(parts, 0)
+    parts.tail.armed = False
+    assert feedback.on_sack(_sack(parts, 2, echoed_ts=0, port_status=0b11), 0, 5_000) == ()
+    assert (parts.send.snd_una, parts.send.inflight_bytes) == (2, 0)
+    assert host.events == [WriteCompleted(QPN, 1, 2 * MTU, 5_000)]
+    assert (parts.timers.min_rtt_ns, parts.timers.last_ack_ns) == (5_000, 5_000)
+    assert parts.tail.armed and parts.counters["rx_sack"] == 1
+    ev = parts.evs.ring[0].ev
+    assert host.calls == [("ports", PEER, 0b11, 5_000), ("heard", PEER, ev, 5_000)]
+
+
+def test_a_sack_outside_the_window_is_refused() -> None:
+    parts = make_parts()
+    feedback, host = _feedback(parts)
+    post(parts, 1)
+    transmit(parts, 0)
+    assert feedback.on_sack(_sack(parts, 5), 0, 100) == ()  # beyond the next PSN (1)
+    assert parts.counters["rx_bad_ack"] == 1
+    assert host.calls[-1] == ("drop", "ack_outside_window", 0, {"qpn": QPN, "psn": 5})
+    assert parts.send.inflight_bytes == MTU
+
+
+def test_rack_declares_the_packets_a_later_one_overtook_lost() -> None:
+    parts = make_parts()
+    feedback, _ = _feedback(parts)
+    post(parts, 5)
+    for i in range(5):
+        transmit(parts, i * 100_000)
+    # PSN 4 arrived, nothing before it: 3 later sends and the reorder window passed for
+    # PSNs 0 and 1 only.
+    assert feedback.on_sack(_sack(parts, 0, bitmap=1 << 4), 0, 410_000) == ()
+    assert sorted(parts.send.rtx_heap) == [0, 1]
+    assert parts.counters["losses_reorder"] == 2
+    reasons = {r.detail["reason"] for r in parts.core.log.of_kind(ev_kinds.RETRANSMIT)}
+    assert reasons == {"reorder"}
+
+
+def test_an_ecn_echo_skips_the_echoed_ev() -> None:
+    parts = make_parts()
+    feedback, _ = _feedback(parts)
+    post(parts, 1)
+    pkt = transmit(parts, 0)
+    entry = pkt.entry
+    assert entry is not None
+    assert feedback.on_sack(_sack(parts, 1, ecn_echo=True, echoed_ev=entry.ev), 0, 100) == ()
+    assert entry.state is SKIP and parts.counters["ecn_echo_rx"] == 1
+
+
+def test_a_trim_nack_queues_the_packet_again_and_a_stale_one_does_not() -> None:
+    parts = make_parts()
+    feedback, _ = _feedback(parts)
+    post(parts, 2)
+    first = transmit(parts, 100)
+    transmit(parts, 200)
+    feedback.on_nack(_nack(parts, 1, int(NackReason.TRIMMED), echoed_ts=100), 0, 300)
+    assert parts.counters["rx_nack_stale"] == 1 and not parts.send.rtx_heap
+    feedback.on_nack(
+        _nack(parts, 0, int(NackReason.TRIMMED), echoed_ts=first.sent_ns & TS_MASK), 0, 400
+    )
+    assert parts.send.rtx_heap == [0] and first.entry is not None and first.entry.nacks == 1
+    rtx = parts.core.log.of_kind(ev_kinds.RETRANSMIT)
+    assert [r.detail["reason"] for r in rtx] == ["trimmed"]
+
+
+def test_acknowledgements_wait_for_nothing_once_the_queue_pair_failed() -> None:
+    parts = make_parts()
+    feedback, host = _feedback(parts)
+    post(parts, 1)
+    transmit(parts, 0)
+    parts.qp.state = QpState.ERROR
+    assert feedback.on_sack(_sack(parts, 1), 0, 100) == ()
+    feedback.on_nack(_nack(parts, 0, int(NackReason.TRIMMED)), 0, 100)
+    assert [c[0] for c in host.calls] == ["ports", "heard", "ports", "heard"]
+    assert parts.send.inflight_bytes == MTU and not host.events
+
+
+def test_a_sequence_nack_goes_back_n() -> None:
+    parts = make_parts(mrc=False)
+    gbn = GoBackN(
+        parts.cfg.roce,
+        parts.cfg.port_rate_bps,
+        0,
+        peer_label=f"{PEER} QPN {PEER_QPN:#x}",
+        counters=parts.counters,
+        log=parts.log,
+    )
+    feedback, _ = _feedback(parts, gbn=gbn)
+    post(parts, 4)
+    for t in range(4):
+        transmit(parts, t)
+    feedback.on_nack(_nack(parts, 1, int(NackReason.ROD_OOO)), 0, 100)
+    assert parts.counters["gobackn_rewinds"] == 1
+    assert sorted(parts.send.rtx_heap) == [1, 2, 3]
+
+
+def test_a_sack_returns_the_probes_of_the_quarantined_paths_due() -> None:
+    parts = make_parts(replace(CFG, path_quarantine=True))
+    feedback, _ = _feedback(parts)
+    post(parts, 2)
+    pkt = transmit(parts, 0)
+    assert pkt.entry is not None
+    path = pkt.entry.path
+    assert parts.evs.quarantine(path, 0, 10)
+    parts.probes.held[path] = [10, -1]  # its probe is due from 10 ns
+    frames = feedback.on_sack(_sack(parts, 0), 0, 20)
+    (probe,) = [decode(f) for _, f in frames]
+    assert isinstance(probe, Probe) and probe.dqpn == EV_PROBE_QPN
+    assert parts.evs.by_ev[probe.probe_ev].path == path

@@ -1,0 +1,223 @@
+"""nic_emu.connection.timers: a connection's deadlines on their own. The receive side
+(AckSchedule), the send turn (SendWaits) and the NIC (DeadlineHost) are recording
+doubles; the queue pair is reached only through QpStatus."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+
+from mrc_wire import Probe, decode
+from nic_emu import event_log as ev_kinds
+from nic_emu.config import RoceConfig
+from nic_emu.connection.common import Frame, QpState
+from nic_emu.connection.gobackn import GoBackN
+from nic_emu.connection.timers import Deadlines
+from nic_emu.ev_set import ASSUMED_BAD
+
+from .kit import CFG, PEER, PEER_QPN, Parts, make_parts, post, transmit
+
+
+class Acks:
+    """AckSchedule: a delayed SACK owed at ``sack_deadline``, which is ``sack``."""
+
+    def __init__(self) -> None:
+        self.sack_deadline: int | None = None
+        self.sack: Frame | None = None
+        self.timers: list[int] = []
+
+    def on_timer(self, now: int) -> Frame | None:
+        self.timers.append(now)
+        return self.sack
+
+
+class Waits:
+    """SendWaits: what the send turn waits for."""
+
+    def __init__(self) -> None:
+        self.pace_at: int | None = None
+        self.rate_wait_ns: int | None = None
+        self.no_ev_since: int | None = None
+        self.timers: list[int] = []
+
+    def on_timer(self, now: int) -> None:
+        self.timers.append(now)
+
+
+class Host:
+    """DeadlineHost: two ports, both up; the peer's likewise."""
+
+    def __init__(self) -> None:
+        self.plane_count = 2
+        self.port_up = [True, True]
+        self.peer_heard_ns: dict[str, int] = {}
+
+    def peer_port_up(self, peer: str) -> list[bool]:
+        return [True, True]
+
+
+def _deadlines(parts: Parts, *, gbn: GoBackN | None = None) -> tuple[Deadlines, Host, Acks, Waits]:
+    host, acks, waits = Host(), Acks(), Waits()
+    deadlines = Deadlines(
+        host,
+        parts.qp,
+        parts.cfg,
+        parts.send,
+        parts.evs,
+        parts.timers,
+        acks,
+        waits,
+        parts.probes,
+        parts.tail,
+        parts.losses,
+        peer=PEER,
+        peer_qpn=PEER_QPN,
+        mrc=gbn is None,
+        gbn=gbn,
+        counters=parts.counters,
+        log=parts.log,
+        now=0,
+    )
+    return deadlines, host, acks, waits
+
+
+def test_the_deadline_is_the_earliest_of_its_terms() -> None:
+    parts = make_parts()
+    deadlines, _, acks, waits = _deadlines(parts)
+    post(parts, 1)
+    transmit(parts, 100)
+    acks.sack_deadline = 50
+    assert deadlines.timer_deadline() == 50
+    acks.sack_deadline = None
+    assert deadlines.timer_deadline() == 100 + parts.timers.tail_probe_timeout()
+    parts.tail.armed = False
+    assert deadlines.timer_deadline() == 100 + parts.timers.rto_ns()
+    waits.rate_wait_ns = 30_000
+    assert deadlines.timer_deadline() == 30_000
+    waits.no_ev_since = 10
+    deadlines.no_ev_timeout_ns = 5
+    assert deadlines.timer_deadline() == 15 and not deadlines.by_peer
+    waits.pace_at = 12
+    assert deadlines.next_deadline() == 12  # the pacing wait counts there only
+    assert deadlines.timer_deadline() == 15
+    parts.qp.state = QpState.ERROR
+    assert deadlines.timer_deadline() is None
+
+
+def test_the_peers_silence_is_a_deadline_and_says_so() -> None:
+    parts = make_parts()
+    deadlines, host, _, _ = _deadlines(parts)
+    assert deadlines.timer_deadline() is None  # nothing outstanding: no silence to time
+    post(parts, 1)  # posted, not sent: only the peer's silence is timed
+    assert deadlines.timer_deadline() == CFG.peer_timeout_ns and deadlines.by_peer
+    host.peer_heard_ns[PEER] = 500
+    deadlines.peer_answered(300)  # never moves back
+    deadlines.peer_answered(700)
+    assert deadlines.quiet_since == 700
+    assert deadlines.timer_deadline() == 700 + CFG.peer_timeout_ns
+    host.port_up = [False, False]  # no port to probe from: the silence proves nothing
+    assert deadlines.timer_deadline() is None and not deadlines.by_peer
+
+
+def test_a_timer_ends_the_waits_sends_the_owed_sack_and_the_tail_probe() -> None:
+    parts = make_parts()
+    deadlines, _, acks, waits = _deadlines(parts)
+    post(parts, 1)
+    transmit(parts, 100)
+    due = 100 + parts.timers.tail_probe_timeout()
+    acks.sack = (1, b"the delayed SACK")
+    frames = deadlines.on_timer(due)
+    assert (waits.timers, acks.timers) == ([due], [due])
+    assert len(frames) == 2 and frames[0] == acks.sack  # in the order they were made
+    probe = decode(frames[1][1])
+    assert isinstance(probe, Probe) and probe.dqpn == PEER_QPN
+    assert parts.tail.sent_ns == due and not parts.tail.armed
+
+
+def test_a_silent_timeout_retires_the_path_loses_every_late_packet_and_backs_off() -> None:
+    parts = make_parts()
+    deadlines, _, _, _ = _deadlines(parts)
+    post(parts, 3)
+    first = transmit(parts, 0)
+    for t in (10, 20):
+        transmit(parts, t)
+    rto = parts.timers.rto_ns()
+    parts.out.extend(deadlines.on_timer(rto + 20))
+    assert sorted(parts.send.rtx_heap) == [0, 1, 2]
+    assert parts.counters["losses_timeout"] == 3 and parts.counters["rto_silent"] == 1
+    assert first.entry is not None
+    assert all(e.state is ASSUMED_BAD for e in parts.evs.by_path[first.entry.path])
+    (rec,) = parts.core.log.of_kind(ev_kinds.RTO)
+    assert rec.detail == {"backoff": 1, "blamed": "PSN 0x0"}
+    assert parts.timers.hold_until == rto + 20 + parts.timers.rto_ns() == rto + 20 + 2 * rto
+
+
+def test_a_timeout_after_progress_is_not_silent() -> None:
+    parts = make_parts()
+    deadlines, _, _, _ = _deadlines(parts)
+    post(parts, 2)
+    pkt = transmit(parts, 0)
+    parts.timers.progress(50)  # something came back after the packet left
+    rto = parts.timers.rto_ns()
+    parts.out.extend(deadlines.on_timer(rto))
+    assert parts.send.rtx_heap == [0] and parts.timers.backoff == 0
+    assert not parts.core.log.of_kind(ev_kinds.RTO)
+    # The EV is judged by its loss; its path (two EVs) is not retired.
+    assert pkt.entry is not None and pkt.entry.state is ASSUMED_BAD
+    assert len(parts.evs.by_path[pkt.entry.path]) == 2 and parts.evs.bad_count == 1
+
+
+def test_silent_timeouts_past_max_retries_fail_the_queue_pair() -> None:
+    parts = make_parts()
+    deadlines, _, _, _ = _deadlines(parts)
+    post(parts, 1)
+    transmit(parts, 0)
+    parts.timers.backoff = CFG.max_retries
+    now = parts.timers.rto_ns()
+    parts.out.extend(deadlines.on_timer(now))
+    ((reason, detail, when),) = parts.qp.failures
+    assert (reason, when) == ("max_retries", now)
+    assert f"after {CFG.max_retries} retries" in detail
+
+
+def test_the_peers_silence_fails_the_queue_pair_with_its_paths() -> None:
+    parts = make_parts(replace(CFG, peer_timeout_ns=1_000))
+    deadlines, _, _, _ = _deadlines(parts)
+    post(parts, 1)
+    parts.out.extend(deadlines.on_timer(1_000))
+    ((reason, detail, _),) = parts.qp.failures
+    assert reason == "peer_unreachable"
+    assert f"{PEER} is unreachable" in detail and "never heard from" in detail
+    assert "paths: plane 0 via" in detail and "local ports down: none" in detail
+
+
+def test_no_usable_ev_for_too_long_fails_the_queue_pair() -> None:
+    parts = make_parts()
+    deadlines, _, _, waits = _deadlines(parts)
+    waits.no_ev_since = 100
+    parts.out.extend(deadlines.on_timer(100 + deadlines.no_ev_timeout_ns - 1))
+    assert not parts.qp.failures
+    parts.out.extend(deadlines.on_timer(100 + deadlines.no_ev_timeout_ns))
+    ((reason, detail, _),) = parts.qp.failures
+    assert reason == "no_usable_ev" and f"toward {PEER}" in detail
+
+
+def test_a_roce_timeout_goes_back_n_and_its_retries_fail_the_queue_pair() -> None:
+    parts = make_parts(replace(CFG, roce=replace(RoceConfig(), retry_count=1)), mrc=False)
+    gbn = GoBackN(
+        parts.cfg.roce,
+        parts.cfg.port_rate_bps,
+        0,
+        peer_label=f"{PEER} QPN {PEER_QPN:#x}",
+        counters=parts.counters,
+        log=parts.log,
+    )
+    parts.timers.fix(gbn.ack_timeout_ns)
+    deadlines, _, _, _ = _deadlines(parts, gbn=gbn)
+    post(parts, 2)
+    transmit(parts, 0)
+    transmit(parts, 0)
+    parts.out.extend(deadlines.on_timer(gbn.ack_timeout_ns))
+    assert parts.counters["gobackn_rewinds"] == 1 and sorted(parts.send.rtx_heap) == [0, 1]
+    transmit(parts, gbn.ack_timeout_ns)
+    parts.out.extend(deadlines.on_timer(2 * gbn.ack_timeout_ns))
+    assert parts.qp.failures and parts.qp.failures[0][0] == "max_retries"
