@@ -1,8 +1,10 @@
 """Repath time of the nic-emu processes on the local process fabric (issue 15).
 
-Runs the demo's steps with testbed's functions (``tiny`` in local mode, a transfer nic0
--> nic3, the T0-T1 link p0-t0-0 -- p0-t1-0 cut silently when a third is acknowledged and
-restored at two thirds) ``--runs`` times, each on its own run directory and ports, and
+Runs the demo's story undilated with testbed's functions (``tiny`` in local mode with the
+process defaults, a transfer nic0 -> nic3, the T0-T1 link p0-t0-0 -- p0-t1-0 cut silently
+when a third is acknowledged and restored at two thirds: the NIC processes at their own
+speed, where ``mrc-testbed demo --mode local`` runs the demo scenario time-dilated)
+``--runs`` times, each on its own run directory and ports, and
 prints one JSON document: per run the repath time of the cut path (from the send time of
 the first packet lost on it to the last data packet sent on it, as the sender's NIC
 reports it), every repath event of the transfer (other paths retired on false alarms
@@ -41,8 +43,9 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from benchmarks.startup import free_bases
 from clikit import byte_size
-from testbed.demo import DEMO_TOPOLOGY, DemoOptions, _wait_acked
+from testbed.demo import DEMO_TOPOLOGY, DemoOptions
 from testbed.exceptions import TestbedError
+from testbed.fabric import Fabric
 from testbed.local import up_local
 from testbed.options import FabricOptions
 from testbed.rundir import teardown
@@ -53,8 +56,28 @@ SRC, DST = DemoOptions.src, DemoOptions.dst
 CUT = DemoOptions.cut
 CUT_PATH = [0, CUT[1]]  # (plane, T1) of the cut T0-T1 link, as repath events name paths
 RUN_LIMIT_S = 300.0
+POLL_S = 0.02  # how often the sender is asked how much is acknowledged
 TARGET_MEDIAN_MS = 5.0
 TARGET_SPREAD = 2.0
+
+
+def wait_acked(
+    fabric: Fabric, src: str, transfer_id: Any, target: int, deadline: float
+) -> dict[str, Any]:
+    """Polls until ``target`` bytes are acknowledged or the transfer is done."""
+    nic = fabric.nic(src)
+    while True:
+        info = nic.transfer(transfer_id)
+        if info.get("failed"):
+            raise TestbedError(f"the transfer failed: {info['failed']}")
+        if info.get("done") or info.get("bytes_acked", 0) >= target:
+            return info
+        if time.monotonic() > deadline:
+            raise TestbedError(
+                f"the transfer made too little progress: {info.get('bytes_acked', 0):,} of "
+                f"{info.get('bytes_total', 0):,} bytes acknowledged before the time limit"
+            )
+        time.sleep(POLL_S)
 
 
 def _records(path: Path) -> list[dict[str, Any]]:
@@ -268,13 +291,13 @@ def one_run(
         try:
             deadline = time.monotonic() + RUN_LIMIT_S
             tid = start_transfer(fabric, SRC, DST, size)
-            info = _wait_acked(fabric, SRC, tid, size // 3, deadline)
+            info = wait_acked(fabric, SRC, tid, size // 3, deadline)
             if info.get("done"):
                 raise TestbedError(f"{size} bytes finished before the cut; give more --bytes")
             cut_ns = time.monotonic_ns()  # the cut starts now: no episode of it starts earlier
             fabric.link_down(*CUT)
             cut_call_ms = (time.monotonic_ns() - cut_ns) / 1e6
-            _wait_acked(fabric, SRC, tid, 2 * size // 3, deadline)
+            wait_acked(fabric, SRC, tid, 2 * size // 3, deadline)
             restore_ns = time.monotonic_ns()
             fabric.link_up(*CUT)
             info = fabric.nic(SRC).wait_transfer(tid, max(1.0, deadline - time.monotonic()))

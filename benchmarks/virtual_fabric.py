@@ -56,7 +56,7 @@ sys.path.insert(0, str(ROOT))
 import mrc_wire.scapy_layers  # noqa: E402, F401 - scapy dissects the pcap frames
 from clikit import hotpath  # noqa: E402
 from nic_emu.config import NicConfig  # noqa: E402
-from testbed.demo import VirtualDemoOptions, run_virtual_demo  # noqa: E402
+from testbed.demo import DemoOptions, run_demo  # noqa: E402
 from vfabric import VirtualFabric  # noqa: E402
 
 TARGET_TRAVERSALS_PER_S = 20_000
@@ -96,12 +96,12 @@ def measure(fabric: VirtualFabric) -> dict[str, Any]:
 def bench_demo() -> dict[str, Any]:
     with tempfile.TemporaryDirectory() as tmp:
         started, cpu_started = time.perf_counter(), time.process_time()
-        result = run_virtual_demo(VirtualDemoOptions(out_dir=Path(tmp)))
+        result = run_demo(DemoOptions(out_dir=Path(tmp)))
         wall = time.perf_counter() - started
         cpu = time.process_time() - cpu_started
         data = json.loads((Path(tmp) / "results.json").read_text())
-    traversals = int(data["switch_traversals"])
-    virtual_s = data["virtual_ns"] / 1e9
+    traversals = int(data["counters"]["switch_traversals"])
+    virtual_s = data["end_ns"] / 1e9
     gbps = result.bytes_delivered_intact * 8 / virtual_s / 1e9
     base_rtt_us = NicConfig().base_rtt_ns / 1000
     repath = max(result.repath_us) if result.repath_us else None
@@ -111,7 +111,7 @@ def bench_demo() -> dict[str, Any]:
         "wall_s": round(wall, 3),
         "run_wall_s": round(run_wall, 3),
         "cpu_s": round(cpu, 3),
-        "virtual_us": round(data["virtual_ns"] / 1000, 1),
+        "virtual_us": round(data["end_ns"] / 1000, 1),
         "switch_traversals": traversals,
         "traversals_per_wall_s": round(traversals / run_wall),
         "traversals_per_demo_wall_s": round(traversals / wall),

@@ -9,8 +9,7 @@
     mrc-testbed port down|up NIC PLANE
     mrc-testbed send SRC DST [--bytes N] [--deadline SECONDS]
     mrc-testbed down [--all]
-    mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--plot FILE] [--keep]
-                     [--deadline SECONDS]
+    mrc-testbed demo [--mode virtual|local|mininet] [--bytes N] [-o DIR] [--pcap] [--tdf N]
     mrc-testbed run SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR] [--controls]
     mrc-testbed compare SCENARIO [--mode virtual|local|mininet] [--seed N] [-o DIR]
     mrc-testbed export TOPO --containerlab FILE [--target p4emu|bmv2] ...
@@ -39,14 +38,14 @@ from controller.exceptions import ControllerError, PlanError
 from nic_emu.datasource import DATA_HELP, data_spec_argument
 from testbed import layout
 from testbed.demo import (
-    DEFAULT_DEMO_BYTES,
+    DEFAULT_BYTES,
     DEMO_GRPC_BASE_PORT,
     DEMO_PLOT_NAME,
-    DEMO_RUN_NAME,
+    DEMO_RESULTS_NAME,
     DEMO_UDP_BASE_PORT,
 )
 from testbed.exceptions import PortInUseError, TestbedError, UsageError
-from testbed.modes import MODES, launcher
+from testbed.modes import launcher
 from testbed.modes import names as mode_names
 from testbed.options import (
     DEFAULT_SEED,
@@ -56,7 +55,7 @@ from testbed.options import (
     FabricOptions,
     check_transport,
 )
-from testbed.rundir import RESULTS_DIR, default_root, list_runs, select_run, teardown
+from testbed.rundir import default_root, list_runs, select_run, teardown
 from testbed.scenario import cli as scenario_cli
 from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.traffic import DEFAULT_TRANSFER_DEADLINE_S
@@ -202,7 +201,8 @@ def _add_fabric_parsers(sub: Any, common: argparse.ArgumentParser) -> None:
 
 
 def _add_demo_parser(sub: Any, common: argparse.ArgumentParser) -> None:
-    """``demo``: the tiny fabric, a transfer, a link cut, a summary and a plot."""
+    """``demo``: the tiny fabric, a transfer, a link cut, a summary and a plot, on any
+    mode (one driver: testbed.demo)."""
     demo = sub.add_parser(
         "demo", parents=[common], help="tiny fabric, transfer, link cut, summary + plot"
     )
@@ -211,35 +211,54 @@ def _add_demo_parser(sub: Any, common: argparse.ArgumentParser) -> None:
         choices=mode_names(),
         default="virtual",
         help="virtual (default): P4 switches and NICs in virtual time (vfabric); "
-        "local / mininet: the process fabric",
+        "local / mininet: the process fabric, time-dilated (as mrc-testbed run)",
     )
     demo.add_argument(
         "--bytes",
         type=clikit.byte_size,
         default=None,
-        help=f"transfer size (default 32M in virtual mode, {DEFAULT_DEMO_BYTES >> 20}M else)",
+        help=f"transfer size (default {DEFAULT_BYTES['virtual'] >> 20}M in virtual time, "
+        f"{DEFAULT_BYTES['wall'] >> 20}M on the process fabric)",
     )
     demo.add_argument(
         "-o",
         "--out",
         type=Path,
         default=None,
-        help="results directory (virtual mode: default a new one under the run root; "
-        f"local/mininet: where {DEMO_PLOT_NAME} goes unless --plot is given)",
+        help=f"results directory ({DEMO_PLOT_NAME}, {DEMO_RESULTS_NAME}, events.jsonl; "
+        "default: a new one under the run root)",
     )
     demo.add_argument(
         "--pcap", action="store_true", help="virtual mode: one pcap per link direction"
     )
     demo.add_argument(
-        "--plot",
-        type=Path,
-        default=None,
-        help=f"local/mininet mode: PNG to write (default ROOT/{RESULTS_DIR}/NAME/{DEMO_PLOT_NAME}, "
-        "the run's results directory; never the current directory)",
+        "--seed",
+        type=int,
+        default=DEFAULT_SEED,
+        help=f"seed of the fabric and the transfer (default {DEFAULT_SEED})",
     )
-    demo.add_argument("--keep", action="store_true", help="leave the fabric running afterwards")
-    _add_deadline(demo, "local/mininet mode: ")
-    _add_start_options(demo, udp_default=DEMO_UDP_BASE_PORT, grpc_default=DEMO_GRPC_BASE_PORT)
+    demo.add_argument(
+        "--target", choices=TARGETS, default="p4emu", help="mininet mode: (default p4emu)"
+    )
+    demo.add_argument(
+        "--tdf",
+        type=scenario_cli._tdf,
+        default=None,
+        help="process fabric: the time-dilation factor (a power of two; default: the "
+        "scenario runner's for tiny, docs/testbed.md Time dilation)",
+    )
+    demo.add_argument(
+        "--base-port",
+        type=clikit.port_number,
+        default=DEMO_UDP_BASE_PORT,
+        help=f"local mode: first UDP port of the links (default {DEMO_UDP_BASE_PORT})",
+    )
+    demo.add_argument(
+        "--grpc-base-port",
+        type=clikit.port_number,
+        default=DEMO_GRPC_BASE_PORT,
+        help=f"P4Runtime port of switch 0, +i for switch i (default {DEMO_GRPC_BASE_PORT})",
+    )
     demo.add_argument("--json", action="store_true")
 
 
@@ -551,44 +570,21 @@ def cmd_down(args: argparse.Namespace) -> int:
 
 
 def cmd_demo(args: argparse.Namespace) -> int:
-    if not MODES[args.mode].standing:  # virtual time: the run is the whole fabric
-        return _virtual_demo(args)
     from testbed.demo import DemoOptions, run_demo
 
-    plot = args.plot
-    if plot is None and args.out is not None:
-        plot = args.out / DEMO_PLOT_NAME
-
     options = DemoOptions(
-        size=args.bytes or DEFAULT_DEMO_BYTES,
-        plot=plot,
-        deadline=args.deadline,
-        keep=args.keep,
-        local=fabric_options(args, name=args.name or DEMO_RUN_NAME),
-    )
-    result = run_demo(options, None if args.json else _progress)
-    if args.json:
-        print(json.dumps(result.to_json(), indent=1))
-    else:
-        _print(result.lines())
-    return 0 if result.intact else 1
-
-
-def _virtual_demo(args: argparse.Namespace) -> int:
-    from testbed.demo import VIRTUAL_DEFAULT_BYTES, VirtualDemoOptions, run_virtual_demo
-    from vfabric.exceptions import VirtualFabricError
-
-    options = VirtualDemoOptions(
-        size=args.bytes or VIRTUAL_DEFAULT_BYTES,
-        seed=args.seed if args.seed is not None else DEFAULT_SEED,
+        mode=args.mode,
+        size=args.bytes,
+        seed=args.seed,
         out_dir=args.out,
         pcap=args.pcap,
+        run_dir=args.run_dir,
+        udp_base_port=args.base_port,
+        grpc_base_port=args.grpc_base_port,
+        target=args.target,
+        tdf=args.tdf,
     )
-    try:
-        result = run_virtual_demo(options, None if args.json else _progress)
-    except VirtualFabricError as exc:
-        print(f"mrc-testbed demo: {exc}", file=sys.stderr)
-        return 1
+    result = run_demo(options, None if args.json else _progress)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))
     else:

@@ -80,6 +80,18 @@ from testbed.rundir import (
 from testbed.zygote import Zygote
 from topologies import LinkKind, Topology, TopologyError
 from topologies import load as load_topology
+from topologies.events import (
+    EvDropEvent,
+    Event,
+    FlapEvent,
+    LinkDownEvent,
+    LinkUpEvent,
+    LossEvent,
+    PortDownEvent,
+    PortUpEvent,
+    SwitchDownEvent,
+    SwitchUpEvent,
+)
 
 SWITCH_COMMAND_ENV = "MRC_TESTBED_SWITCH_COMMAND"
 NIC_COMMAND_ENV = "MRC_TESTBED_NIC_COMMAND"
@@ -826,6 +838,40 @@ class Fabric:
         self.set_ports({name: self.cut_ports().get(name, set())}, up=False)  # still cut
         entries = sum(r.planned for r in report.reports)
         return f"{name} up (pid {fresh.pid}, {entries} entries installed)"
+
+    # -------------------------------------------------------------- the fault vocabulary
+    # The process fabric is a FaultSink of topologies.events: an event applied to it
+    # (``event.apply_to(fabric, index)``) happens now, through the calls above. A flap is
+    # a timed series of its down and up events (FlapEvent.edges, applied at their times
+    # by testbed.scenario.process); random loss and EV drops need the virtual fabric.
+
+    def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
+        change = self.link_up if event.up else self.link_down
+        change(event.link.a, event.link.b)
+
+    def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
+        (self.switch_up if event.up else self.switch_down)(event.switch)
+
+    def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
+        (self.port_up if event.up else self.port_down)(event.port.nic, event.port.plane)
+
+    def flap(self, index: int, event: FlapEvent) -> None:
+        raise UsageError(
+            f"{event.describe()}: a flap is applied as its down and up events "
+            "(FlapEvent.edges) at their times, not at once"
+        )
+
+    def loss(self, index: int, event: LossEvent) -> None:
+        raise self._virtual_only(event)
+
+    def ev_drop(self, index: int, event: EvDropEvent) -> None:
+        raise self._virtual_only(event)
+
+    def _virtual_only(self, event: Event) -> UsageError:
+        return UsageError(
+            f"{event.kind} ({event.describe()}) needs the virtual fabric (--mode virtual): "
+            "the process fabric can cut and restore links, switches and NIC ports"
+        )
 
     # -------------------------------------------------------------- reading switches
 

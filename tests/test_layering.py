@@ -6,8 +6,8 @@ module-level import graph built from the AST of every module — every ``import`
 ``TYPE_CHECKING`` (a cycle held together by a late import is still a cycle), with relative
 imports resolved. On that graph: no import cycles inside a package, the controller never
 reaches into ``p4emu.server``, other packages (and ``benchmarks/``, ``scripts/``) use only
-the public modules of p4emu, nic_emu and the controller, and p4emu's subpackages respect
-their order.
+the public modules of p4emu, nic_emu and the controller, p4emu's subpackages respect
+their order, and the fault vocabulary has one home (``topologies.events``).
 """
 
 from __future__ import annotations
@@ -539,6 +539,57 @@ def test_no_package_uses_the_test_doubles(
     assert "nic_emu.testing.model_fabric" in graph  # the rule is not vacuous
     assert not doubles_users(graph)
     assert doubles_users(scripts) == {"benchmarks.nic_emu_throughput"}
+
+
+# The one fault vocabulary (docs/architecture.md, "One fault vocabulary"): the fault
+# events live in one pure module below every fabric; the fabrics apply them (each is a
+# FaultSink of it) and have none of their own. A class that says how an event reaches a
+# fabric (a method ``apply_to``) is defined there only, and every module that applies
+# faults imports it.
+FAULT_VOCABULARY = "topologies.events"
+FAULT_APPLIERS = (
+    "vfabric.faults",  # the virtual fabric
+    "vfabric.fabric",
+    "testbed.fabric",  # the process fabric
+    "testbed.scenario.fabric",  # the one fabric interface
+    "testbed.scenario.virtual",
+    "testbed.scenario.process",
+)
+
+
+def event_definers(root: Path, packages: Iterable[str]) -> set[str]:
+    """The modules that define a class with an ``apply_to`` method (an event kind)."""
+    found = set()
+    for package in packages:
+        for module, path in module_paths(root, package).items():
+            tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+            for node in ast.walk(tree):
+                if isinstance(node, ast.ClassDef) and any(
+                    isinstance(item, ast.FunctionDef) and item.name == "apply_to"
+                    for item in node.body
+                ):
+                    found.add(module)
+    return found
+
+
+def test_event_definers_on_a_synthetic_package(tmp_path: Path) -> None:
+    _write_package(
+        tmp_path,
+        {
+            "pkg/__init__.py": "",
+            "pkg/events.py": "class Down:\n    def apply_to(self, sink, i):\n        pass\n",
+            "pkg/fabric.py": "class Sink:\n    def link_state(self, i, e):\n        pass\n",
+            "pkg/other.py": "def apply_to():\n    pass\n",
+        },
+    )
+    assert event_definers(tmp_path, ["pkg"]) == {"pkg.events"}
+
+
+def test_the_fault_vocabulary_has_one_home(graph: dict[str, set[str]]) -> None:
+    assert event_definers(ROOT, sorted(PROJECT_PACKAGES)) == {FAULT_VOCABULARY}
+    assert graph[FAULT_VOCABULARY] <= package_modules(graph, "topologies")  # pure
+    missing = [m for m in FAULT_APPLIERS if FAULT_VOCABULARY not in graph[m]]
+    assert not missing, f"apply faults without the vocabulary: {missing}"
 
 
 @pytest.mark.parametrize("package", sorted(PUBLIC))

@@ -41,3 +41,21 @@ class AddressingError(TopologyError):
 
 class UsidSpaceError(AddressingError):
     """The fabric has more planes, switches or downlinks than the uSID encoding can name."""
+
+
+class EventError(TopologyError):
+    """A fault event (:mod:`topologies.events`) is malformed or names what is not there."""
+
+
+class EventValueError(EventError):
+    """A fault event's field has the wrong type or is out of range (a fraction over 1, a
+    flap whose down time is not shorter than its period, an EV over 32 bits...)."""
+
+
+class EventTimeError(EventError):
+    """A fault event's times are impossible: before the start of the run, or an end not
+    after the start."""
+
+
+class UnknownEventTargetError(EventError):
+    """A fault event names a link, switch, NIC or port the topology does not have."""

@@ -11,15 +11,14 @@ defaults. Links have the topology's rate and propagation delay.
 Public API (stable; docs/virtual-fabric.md)::
 
     from vfabric import VirtualFabric
-    from vfabric.faults import LinkDown, LinkUp, SwitchDown, SwitchUp, NicPortDown, \
-        NicPortUp, Flap, LinkLoss, EvDrop
+    from topologies.events import LinkRef   # faults: the one vocabulary, topologies.events
 
     fabric = VirtualFabric("tiny", seed=0, nic_config=None, trimming=True, ecn=True,
                            pcap_dir=None, event_log="run/events.jsonl", bin_ns=10_000)
     t = fabric.transfer("nic0", "nic3", 4 << 20, start_ns=0, messages=1,
                         transport="mrc", background=False)
-    fabric.schedule(LinkDown(300_000, "p0-t0-0", "p0-t1-0"))
-    fabric.schedule(LinkUp(600_000, "p0-t0-0", "p0-t1-0"))
+    fabric.schedule(LinkRef("p0-t0-0", "p0-t1-0").change(300_000, up=False))
+    fabric.schedule(LinkRef("p0-t0-0", "p0-t1-0").change(600_000, up=True))
     finished = fabric.run(until_ns=None, progress=None)   # True: every foreground done
     t.intact, t.completion_ns, fabric.transfer_result(t)  # per transfer
     fabric.results()            # transfers, repaths, planes, links, switches, evs,

@@ -1,7 +1,7 @@
 """Errors of the virtual-time fabric.
 
-Everything a user can get wrong (an unknown link or node in a fault, a time in the past, a
-bad fault parameter, an impossible transfer) raises a subclass of
+Everything a user can get wrong (an unknown link or node in a fault, a time in the past, an
+event that is no fault, an impossible transfer) raises a subclass of
 :class:`VirtualFabricError` whose message names the offending item.
 """
 
@@ -26,11 +26,13 @@ class UnknownNodeError(VirtualFabricError):
 
 
 class FaultTimeError(VirtualFabricError):
-    """A fault is scheduled in the past, or its times are inconsistent (end before start)."""
+    """A fault is scheduled in the past (an event's own times are checked when it is made:
+    topologies.exceptions.EventTimeError)."""
 
 
 class FaultValueError(VirtualFabricError):
-    """A fault parameter is out of range (probability, period, fraction...)."""
+    """What was scheduled is no fault: an event that changes nothing on the fabric (its
+    own values are checked when it is made: topologies.exceptions.EventValueError)."""
 
 
 class TransferSetupError(VirtualFabricError):

@@ -24,6 +24,7 @@ from p4emu.runtime.clock import VirtualClock
 from p4emu.switch import DROP_QUEUE_FULL, RateScope, RateUnit, Switch
 from topologies import LinkKind, Role, Topology, TopologyError
 from topologies import load as load_topology
+from topologies.events import Event
 from vfabric.addresses import RememberingAddressPlan
 from vfabric.eventlist import EventList
 from vfabric.exceptions import (
@@ -33,7 +34,7 @@ from vfabric.exceptions import (
     UnknownNodeError,
     VirtualFabricError,
 )
-from vfabric.faults import Fault
+from vfabric.faults import Fault, plan_faults
 from vfabric.nodes import EvStats, NicNode, SwitchNode
 from vfabric.pcap import NsPcapWriter
 from vfabric.pfc import (
@@ -360,7 +361,7 @@ class VirtualFabric:
         """A fabric record in the event log at the current virtual time."""
         self.log.record(self.events.now, who, kind, **detail)
 
-    def set_link_state(self, key: LinkKey, cause: str, up: bool, fault: Fault | None) -> None:
+    def set_link_state(self, key: LinkKey, cause: str, up: bool) -> None:
         causes = self._down[key]
         was_up = not causes
         if up:
@@ -383,23 +384,28 @@ class VirtualFabric:
             node = self.nics[key[0]]
             node.set_port(self._links[key][0].plane, now_up)
 
-    def set_switch_state(self, name: str, up: bool, fault: Fault | None) -> None:
+    def set_switch_state(self, name: str, up: bool) -> None:
         self.record(FABRIC, "switch_up" if up else "switch_down", switch=name)
         for key in self.links_of(name):
-            self.set_link_state(key, f"switch:{name}", up, fault)
+            self.set_link_state(key, f"switch:{name}", up)
 
-    def schedule(self, fault: Fault) -> Fault:
-        """Validate ``fault`` (a specific VirtualFabricError names what is wrong) and put
-        it on the timeline."""
-        if not isinstance(fault, Fault):
-            raise VirtualFabricError(f"schedule() takes a vfabric.faults.Fault, got {fault!r}")
-        fault.validate(self)
-        index = len(self.faults)
-        rng = random.Random(f"vfabric-fault:{self.seed}:{index}")
-        fault.install(self, rng)
-        self.faults.append(fault)
-        self.record(FABRIC, "fault_scheduled", index=index, fault=fault.describe())
-        return fault
+    def schedule(self, event: Event) -> list[Fault]:
+        """Check ``event`` (an event of the fault vocabulary, :mod:`topologies.events`)
+        against the fabric and put the faults it becomes on the timeline
+        (:mod:`vfabric.faults`); a specific VirtualFabricError names what is wrong, and
+        then nothing of the event is scheduled."""
+        if not isinstance(event, Event):
+            raise VirtualFabricError(
+                f"schedule() takes an event of topologies.events, got {event!r}"
+            )
+        planned = plan_faults(self, event)
+        for fault in planned:
+            index = len(self.faults)
+            rng = random.Random(f"vfabric-fault:{self.seed}:{index}")
+            fault.install(self, rng)
+            self.faults.append(fault)
+            self.record(FABRIC, "fault_scheduled", index=index, fault=fault.describe())
+        return planned
 
     # ------------------------------------------------------------------ traffic
 
@@ -733,7 +739,7 @@ class VirtualFabric:
                 by_ev.setdefault((rec.qpn, rec.ev), []).append(rec)
         out = []
         for index, fault in enumerate(self.faults):
-            links = set(fault.links(self))
+            links = set(fault.links())
             if not links:
                 continue
             paths: dict[tuple[int, tuple[int, ...]], list[int]] = {}

@@ -1,25 +1,45 @@
-"""Faults on the virtual timeline: one class per kind.
+"""How the virtual fabric applies the fault vocabulary (:mod:`topologies.events`).
 
-A fault is validated against the fabric when it is scheduled
-(:meth:`vfabric.VirtualFabric.schedule`) and then schedules its own events on the
-fabric's event list (:meth:`Fault.install`); a new kind of fault is a new class here, never
-an edit to the event loop. Random faults draw from their own generator, seeded from the
-fabric's seed and the fault's position in the schedule, so a run is reproducible.
+vfabric has no fault types of its own: :meth:`vfabric.VirtualFabric.schedule` takes an
+event of the vocabulary, and :func:`plan_faults` has it express itself through
+:class:`FaultPlanner` (the vocabulary's :class:`~topologies.events.FaultSink`, one method
+per kind). The planner checks the event against the fabric (names: a specific
+``UnknownLinkError`` / ``UnknownNodeError``; a time already past: ``FaultTimeError``) and
+turns it into :class:`Fault` records, each with how it acts on the fabric: a loss event on
+N links is N faults (each with its own random generator), anything else one. Nothing is
+installed before the whole event is checked. A fault acts on :class:`FaultTarget`, the
+narrow protocol of what it needs from the fabric (names, event list, two state changes),
+and hands its PacketFilters to the wires.
 
-Link names are the topology's node names (``p0-t0-0``, ``p0-t1-1``, ``nic3``); a link is
-named by its two ends in either order. Times are virtual nanoseconds from the start of
-the run.
+Random faults draw from their own generator, seeded from the fabric's seed and the
+fault's position in the schedule, so a run is reproducible. The ``fault_scheduled``
+record of the event log is :meth:`Fault.describe`: vfabric's names of the kinds
+(``nic_port_down``, ``link_loss``...) and its field names (``start_ns``, ``probability``,
+``end_ns``), unchanged since before the vocabulary moved (the event-log hashes are).
 """
 
 from __future__ import annotations
 
 import random
-from abc import ABC, abstractmethod
-from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any, ClassVar, Protocol
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any, Protocol
 
 from mrc_wire.frames import frame_ev
-from vfabric.exceptions import FaultTimeError, FaultValueError
+from topologies import Topology, TopologyError
+from topologies.events import (
+    EvDropEvent,
+    Event,
+    FlapEvent,
+    LinkDownEvent,
+    LinkUpEvent,
+    LossEvent,
+    PortDownEvent,
+    PortUpEvent,
+    SwitchDownEvent,
+    SwitchUpEvent,
+)
+from vfabric.exceptions import FaultTimeError, FaultValueError, UnknownNodeError
 from vfabric.wires import LinkKey, PacketFilter, Wire
 
 if TYPE_CHECKING:
@@ -30,6 +50,9 @@ class FaultTarget(Protocol):
     """What a fault needs from the fabric it acts on (:class:`vfabric.VirtualFabric` is
     one): name lookups that raise a specific error for an unknown name, the event list,
     and the two state changes. Faults know only this, never the fabric module."""
+
+    @property
+    def topology(self) -> Topology: ...
 
     @property
     def events(self) -> EventList: ...
@@ -51,209 +74,40 @@ class FaultTarget(Protocol):
 
     def nic_uplinks(self, nic: str) -> list[Wire]: ...
 
-    def set_link_state(self, key: LinkKey, cause: str, up: bool, fault: Fault | None) -> None: ...
+    def set_link_state(self, key: LinkKey, cause: str, up: bool) -> None: ...
 
-    def set_switch_state(self, name: str, up: bool, fault: Fault | None) -> None: ...
+    def set_switch_state(self, name: str, up: bool) -> None: ...
+
+
+Install = Callable[[FaultTarget, random.Random], None]
+
+
+@dataclass(frozen=True)
+class Fault:
+    """One fault on the virtual timeline: what an event (or one link of a loss event)
+    became. ``kind`` and ``params`` are its ``fault_scheduled`` record; ``cuts`` the
+    links it takes out of service (repath attribution); ``install`` schedules its events
+    on the fabric's event list."""
+
+    kind: str
+    start: int
+    params: dict[str, Any]
+    cuts: tuple[LinkKey, ...] = ()
+    install: Install = field(default=lambda fabric, rng: None, compare=False, repr=False)
+
+    def links(self) -> list[LinkKey]:
+        """The links this fault takes out of service (for repath attribution)."""
+        return list(self.cuts)
+
+    def describe(self) -> dict[str, Any]:
+        return {"fault": self.kind, **{k: v for k, v in self.params.items() if v is not None}}
 
 
 def _check_time(kind: str, name: str, value: int, now: int) -> None:
-    if isinstance(value, bool) or not isinstance(value, int):
-        raise FaultValueError(f"{kind}: {name} must be an integer number of ns, got {value!r}")
     if value < now:
         raise FaultTimeError(
             f"{kind}: {name}={value} ns is in the past (virtual time is already {now} ns)"
         )
-
-
-def _check_probability(kind: str, name: str, value: float) -> None:
-    if isinstance(value, bool) or not isinstance(value, int | float) or not 0.0 <= value <= 1.0:
-        raise FaultValueError(f"{kind}: {name} must be a probability in [0, 1], got {value!r}")
-
-
-def _check_end(kind: str, start: int, end: int | None) -> None:
-    if end is not None:
-        if isinstance(end, bool) or not isinstance(end, int):
-            raise FaultValueError(f"{kind}: end_ns must be an integer number of ns, got {end!r}")
-        if end <= start:
-            raise FaultTimeError(f"{kind}: end_ns={end} is not after start_ns={start}")
-
-
-class Fault(ABC):
-    """Base class: ``validate`` names what is wrong, ``install`` schedules the events."""
-
-    kind: ClassVar[str] = "fault"
-
-    @property
-    @abstractmethod
-    def start(self) -> int:
-        """The virtual time (ns) of the fault's first event."""
-
-    @abstractmethod
-    def validate(self, fabric: FaultTarget) -> None:
-        """Raises a FaultError naming what does not fit ``fabric``."""
-
-    @abstractmethod
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        """Schedules the fault's events on ``fabric``'s event list."""
-
-    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        """The links this fault takes out of service (for repath attribution)."""
-        return []
-
-    def describe(self) -> dict[str, Any]:
-        out: dict[str, Any] = {"fault": self.kind}
-        out.update({k: v for k, v in vars(self).items() if v is not None})
-        return out
-
-
-# ---------------------------------------------------------------------- link state
-
-
-@dataclass(frozen=True)
-class _StateChange(Fault):
-    """A state change at ``at_ns`` of the links a subclass names: down (``up`` False) or
-    back up. Subclasses say which links (:meth:`_links`, which also checks the names) and
-    how the change is applied (:meth:`_apply`)."""
-
-    at_ns: int
-    up: ClassVar[bool] = False
-
-    @property
-    def start(self) -> int:
-        return self.at_ns
-
-    @abstractmethod
-    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
-        """The links the change applies to (checking the names it was given)."""
-
-    @abstractmethod
-    def _apply(self, fabric: FaultTarget) -> None:
-        """Applies the change to ``fabric`` at its time."""
-
-    def validate(self, fabric: FaultTarget) -> None:
-        self._links(fabric)
-        _check_time(self.kind, "at_ns", self.at_ns, fabric.now)
-
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        fabric.events.at(self.at_ns, lambda _: self._apply(fabric))
-
-    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        return [] if self.up else self._links(fabric)
-
-
-@dataclass(frozen=True)
-class LinkDown(_StateChange):
-    """The link a -- b goes down (both directions) at ``at_ns``. A NIC on it sees its port
-    go down; a T0-T1 link fails silently (the NICs are not told)."""
-
-    a: str
-    b: str
-    kind: ClassVar[str] = "link_down"
-
-    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
-        return [fabric.link_key(self.a, self.b)]
-
-    def _apply(self, fabric: FaultTarget) -> None:
-        fabric.set_link_state(fabric.link_key(self.a, self.b), "link", self.up, self)
-
-
-@dataclass(frozen=True)
-class LinkUp(LinkDown):
-    """The link a -- b comes back at ``at_ns`` (if nothing else keeps it down)."""
-
-    kind: ClassVar[str] = "link_up"
-    up: ClassVar[bool] = True
-
-
-@dataclass(frozen=True)
-class SwitchDown(_StateChange):
-    """Switch ``name`` dies at ``at_ns``: every link of it goes down (its neighbours, NICs
-    included, lose the signal); its tables are kept."""
-
-    name: str
-    kind: ClassVar[str] = "switch_down"
-
-    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
-        fabric.switch_node(self.name)
-        return fabric.links_of(self.name)
-
-    def _apply(self, fabric: FaultTarget) -> None:
-        fabric.set_switch_state(self.name, self.up, self)
-
-
-@dataclass(frozen=True)
-class SwitchUp(SwitchDown):
-    """Switch ``name`` comes back at ``at_ns``."""
-
-    kind: ClassVar[str] = "switch_up"
-    up: ClassVar[bool] = True
-
-
-@dataclass(frozen=True)
-class NicPortDown(_StateChange):
-    """The port of ``nic`` on ``plane`` goes down at ``at_ns`` (the NIC knows at once)."""
-
-    nic: str
-    plane: int
-    kind: ClassVar[str] = "nic_port_down"
-
-    def _links(self, fabric: FaultTarget) -> list[LinkKey]:
-        return [fabric.nic_link(self.nic, self.plane)]
-
-    def _apply(self, fabric: FaultTarget) -> None:
-        fabric.set_link_state(fabric.nic_link(self.nic, self.plane), "port", self.up, self)
-
-
-@dataclass(frozen=True)
-class NicPortUp(NicPortDown):
-    """The port of ``nic`` on ``plane`` comes back at ``at_ns``."""
-
-    kind: ClassVar[str] = "nic_port_up"
-    up: ClassVar[bool] = True
-
-
-@dataclass(frozen=True)
-class Flap(Fault):
-    """The link a -- b flaps: down at ``start_ns + k * period_ns`` for ``down_ns``, for
-    every k with a down time before ``until_ns``."""
-
-    start_ns: int
-    a: str
-    b: str
-    period_ns: int
-    down_ns: int
-    until_ns: int
-    kind: ClassVar[str] = "flap"
-
-    @property
-    def start(self) -> int:
-        return self.start_ns
-
-    def validate(self, fabric: FaultTarget) -> None:
-        fabric.link_key(self.a, self.b)
-        _check_time(self.kind, "start_ns", self.start_ns, fabric.now)
-        for name in ("period_ns", "down_ns"):
-            value = getattr(self, name)
-            if isinstance(value, bool) or not isinstance(value, int) or value <= 0:
-                raise FaultValueError(f"flap: {name} must be a positive integer, got {value!r}")
-        if self.down_ns >= self.period_ns:
-            raise FaultValueError(
-                f"flap: down_ns={self.down_ns} must be shorter than period_ns={self.period_ns}"
-            )
-        _check_end(self.kind, self.start_ns, self.until_ns)
-
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        key = fabric.link_key(self.a, self.b)
-        t = self.start_ns
-        while t < self.until_ns:
-            fabric.events.at(t, lambda _: fabric.set_link_state(key, "flap", False, self))
-            fabric.events.at(
-                t + self.down_ns, lambda _: fabric.set_link_state(key, "flap", True, self)
-            )
-            t += self.period_ns
-
-    def links(self, fabric: FaultTarget) -> list[tuple[str, str]]:
-        return [fabric.link_key(self.a, self.b)]
 
 
 # ---------------------------------------------------------------------- packet loss
@@ -300,95 +154,127 @@ def _install_filter(
         fabric.events.at(end, off)
 
 
-@dataclass(frozen=True)
-class LinkLoss(Fault):
-    """From ``start_ns`` (until ``end_ns``, or for ever) each packet on the link a -- b
-    (both directions) is lost with ``probability``."""
+# ---------------------------------------------------------------------- the planner
 
-    start_ns: int
-    a: str
-    b: str
-    probability: float
-    end_ns: int | None = None
-    kind: ClassVar[str] = "link_loss"
 
-    @property
-    def start(self) -> int:
-        return self.start_ns
+class FaultPlanner:
+    """The virtual fabric's :class:`~topologies.events.FaultSink`: each method checks one
+    kind of event against ``fabric`` and notes the faults it becomes in :attr:`faults`
+    (the timeline index is the caller's; vfabric numbers faults itself)."""
 
-    def validate(self, fabric: FaultTarget) -> None:
-        fabric.link_key(self.a, self.b)
-        _check_time(self.kind, "start_ns", self.start_ns, fabric.now)
-        _check_probability(self.kind, "probability", self.probability)
-        _check_end(self.kind, self.start_ns, self.end_ns)
+    def __init__(self, fabric: FaultTarget) -> None:
+        self.fabric = fabric
+        self.faults: list[Fault] = []
 
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        key = fabric.link_key(self.a, self.b)
-        wires = fabric.wires_of(key)
-        _install_filter(
-            fabric, wires, _RandomLoss(self.probability, rng), self.start_ns, self.end_ns
+    def _state(
+        self,
+        kind: str,
+        at_ns: int,
+        params: dict[str, Any],
+        cuts: list[LinkKey],
+        apply: Callable[[FaultTarget], None],
+    ) -> None:
+        _check_time(kind, "at_ns", at_ns, self.fabric.now)
+
+        def install(fabric: FaultTarget, rng: random.Random) -> None:
+            fabric.events.at(at_ns, lambda _: apply(fabric))
+
+        self.faults.append(Fault(kind, at_ns, {"at_ns": at_ns, **params}, tuple(cuts), install))
+
+    def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
+        a, b, up = event.link.a, event.link.b, event.up
+        key = self.fabric.link_key(a, b)
+        self._state(
+            event.kind,
+            event.at_ns,
+            {"a": a, "b": b},
+            [] if up else [key],
+            lambda fabric: fabric.set_link_state(fabric.link_key(a, b), "link", up),
         )
 
-
-@dataclass(frozen=True)
-class EvDrop(Fault):
-    """From ``start_ns`` (until ``end_ns``) a ``fraction`` of the packets ``nic`` sends on
-    entropy value ``ev`` are lost on the NIC's uplink: one path of its connections fails
-    partially, every other path is untouched."""
-
-    start_ns: int
-    nic: str
-    ev: int
-    fraction: float
-    end_ns: int | None = None
-    kind: ClassVar[str] = "ev_drop"
-
-    @property
-    def start(self) -> int:
-        return self.start_ns
-
-    def validate(self, fabric: FaultTarget) -> None:
-        fabric.nic_node(self.nic)
-        if isinstance(self.ev, bool) or not isinstance(self.ev, int) or not 0 <= self.ev < 1 << 32:
-            raise FaultValueError(f"ev_drop: ev must be a 32-bit entropy value, got {self.ev!r}")
-        _check_time(self.kind, "start_ns", self.start_ns, fabric.now)
-        _check_probability(self.kind, "fraction", self.fraction)
-        _check_end(self.kind, self.start_ns, self.end_ns)
-
-    def install(self, fabric: FaultTarget, rng: random.Random) -> None:
-        wires = fabric.nic_uplinks(self.nic)
-        _install_filter(
-            fabric, wires, _EvLoss(self.ev, self.fraction, rng), self.start_ns, self.end_ns
+    def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
+        name, up = event.switch, event.up
+        self.fabric.switch_node(name)
+        cuts = [] if up else self.fabric.links_of(name)
+        self._state(
+            event.kind,
+            event.at_ns,
+            {"name": name},
+            cuts,
+            lambda fabric: fabric.set_switch_state(name, up),
         )
 
+    def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
+        nic, plane, up = event.port.nic, event.port.plane, event.up
+        key = self.fabric.nic_link(nic, plane)
+        self._state(
+            "nic_port_up" if up else "nic_port_down",
+            event.at_ns,
+            {"nic": nic, "plane": plane},
+            [] if up else [key],
+            lambda fabric: fabric.set_link_state(fabric.nic_link(nic, plane), "port", up),
+        )
 
-FAULT_KINDS: dict[str, type[Fault]] = {
-    cls.kind: cls
-    for cls in (
-        LinkDown,
-        LinkUp,
-        SwitchDown,
-        SwitchUp,
-        NicPortDown,
-        NicPortUp,
-        Flap,
-        LinkLoss,
-        EvDrop,
-    )
-}
+    def flap(self, index: int, event: FlapEvent) -> None:
+        """A link or NIC port flaps as its link (a NIC sees its port go down), at the
+        times of the down and up events it is made of (:meth:`FlapEvent.edges`: down at
+        ``at_ns + k * period_ns`` for ``down_ns``, up by ``until_ns`` at the latest)."""
+        try:
+            a, b = event.of.ends(self.fabric.topology)
+        except TopologyError as exc:
+            raise UnknownNodeError(f"flap of {event.of}: {exc}") from None
+        key = self.fabric.link_key(a, b)
+        _check_time(event.kind, "start_ns", event.at_ns, self.fabric.now)
+        changes = [(edge.at_ns, edge.up) for edge in event.edges()]
 
-__all__ = [
-    "FAULT_KINDS",
-    "EvDrop",
-    "Fault",
-    "FaultTarget",
-    "Flap",
-    "LinkDown",
-    "LinkLoss",
-    "LinkUp",
-    "NicPortDown",
-    "NicPortUp",
-    "PacketFilter",
-    "SwitchDown",
-    "SwitchUp",
-]
+        def install(fabric: FaultTarget, rng: random.Random) -> None:
+            for at_ns, up in changes:
+                fabric.events.at(at_ns, lambda _, up=up: fabric.set_link_state(key, "flap", up))
+
+        params = {"start_ns": event.at_ns, "a": a, "b": b, "period_ns": event.period_ns}
+        params.update(down_ns=event.down_ns, until_ns=event.until_ns)
+        self.faults.append(Fault(event.kind, event.at_ns, params, (key,), install))
+
+    def loss(self, index: int, event: LossEvent) -> None:
+        """One fault per link (its own generator): each packet on it, both directions,
+        lost with the event's rate from ``at_ns`` until ``until_ns`` (or for ever)."""
+        start, end, rate = event.at_ns, event.until_ns, event.rate
+        for link in event.links_in(self.fabric.topology):
+            key = self.fabric.link_key(link.a, link.b)
+            _check_time("link_loss", "start_ns", start, self.fabric.now)
+
+            def install(fabric: FaultTarget, rng: random.Random, key: LinkKey = key) -> None:
+                flt = _RandomLoss(rate, rng)
+                _install_filter(fabric, fabric.wires_of(key), flt, start, end)
+
+            params = {"start_ns": start, "a": link.a, "b": link.b, "probability": rate}
+            params["end_ns"] = end
+            self.faults.append(Fault("link_loss", start, params, (), install))
+
+    def ev_drop(self, index: int, event: EvDropEvent) -> None:
+        """A fraction of what the NIC sends on the EV is lost on its uplinks."""
+        nic, ev, fraction = event.nic, event.ev, event.fraction
+        start, end = event.at_ns, event.until_ns
+        self.fabric.nic_node(nic)
+        _check_time(event.kind, "start_ns", start, self.fabric.now)
+
+        def install(fabric: FaultTarget, rng: random.Random) -> None:
+            _install_filter(fabric, fabric.nic_uplinks(nic), _EvLoss(ev, fraction, rng), start, end)
+
+        params = {"start_ns": start, "nic": nic, "ev": ev, "fraction": fraction, "end_ns": end}
+        self.faults.append(Fault(event.kind, start, params, (), install))
+
+
+def plan_faults(fabric: FaultTarget, event: Event) -> list[Fault]:
+    """The faults ``event`` becomes on ``fabric``, every one checked (nothing installed)."""
+    planner = FaultPlanner(fabric)
+    event.apply_to(planner, len(planner.faults))
+    if not planner.faults:
+        raise FaultValueError(
+            f"{event.describe() or type(event).__name__} at {event.at_ns} ns changes nothing "
+            "on the fabric (not a fault of topologies.events)"
+        )
+    return planner.faults
+
+
+__all__ = ["Fault", "FaultPlanner", "FaultTarget", "PacketFilter", "plan_faults"]

@@ -1,13 +1,12 @@
 """The project's one plotting module (matplotlib, Agg): goodput over time with events
 numbered, per plane and per T1, trims, and EV states over time. Reusable: each ``plot_*``
 draws on a given axes, and :func:`write_scenario_plot` puts the standard figure (the
-virtual demo's and the scenarios', on either fabric) in a PNG, one run or several
-overlaid on the same axes; :func:`write_transfer_plot` draws the process-fabric demo's
-transfer from its sender's report.
+demo's and the scenarios', on either fabric) in a PNG, one run or several overlaid on
+the same axes.
 
 Inputs are plain data: that of :meth:`vfabric.VirtualFabric.goodput` and
 :meth:`vfabric.VirtualFabric.ev_state_changes` (so a saved ``results.json`` can be
-plotted again without re-running), or a nic-emu sender's delivery timelines.
+plotted again without re-running), or a process run's result (testbed.scenario.write).
 """
 
 from __future__ import annotations
@@ -17,9 +16,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-PLOT_BINS = 60  # the transfer plot's bins
-MIN_BIN_S = 0.05  # narrower bins show the NIC's burstiness, not the goodput
-PLOT_MAX_PATHS = 8  # more paths than this: one line per plane (and the cut link's paths)
 EV_STATES = ("GOOD", "SKIP", "ASSUMED_BAD")
 STATE_COLOURS = {"GOOD": "#4caf50", "SKIP": "#ffb300", "ASSUMED_BAD": "#e53935"}
 Mark = tuple[int, str]  # (virtual ns, label), e.g. (300_000, "cut p0-t0-0 -- p0-t1-0")
@@ -451,85 +447,3 @@ def _write_event_legend(
             fontsize=7,
             family="monospace",
         )
-
-
-# ------------------------------------------------------------------ a transfer (process demo)
-
-
-def plane_series(
-    timeline: Sequence[Sequence[float]], end_s: float, bins: int = PLOT_BINS
-) -> tuple[list[float], dict[int, list[float]]]:
-    """Per-plane goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
-    width = max(end_s, 1e-6) / bins
-    series: dict[int, list[float]] = {}
-    for t, plane, size in timeline:
-        row = series.setdefault(int(plane), [0.0] * bins)
-        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
-    centres = [(i + 0.5) * width for i in range(bins)]
-    return centres, series
-
-
-def path_series(
-    path_timeline: Sequence[Sequence[Any]], end_s: float, bins: int = PLOT_BINS
-) -> tuple[list[float], dict[tuple[int, str | None], list[float]]]:
-    """Per-path (plane, T1) goodput (Gb/s) in ``bins`` equal time bins over ``[0, end_s]``."""
-    width = max(end_s, 1e-6) / bins
-    series: dict[tuple[int, str | None], list[float]] = {}
-    for t, plane, t1, size in path_timeline:
-        row = series.setdefault((int(plane), t1), [0.0] * bins)
-        row[min(int(t / width), bins - 1)] += size * 8 / width / 1e9
-    centres = [(i + 0.5) * width for i in range(bins)]
-    return centres, series
-
-
-def write_transfer_plot(
-    path: Path,
-    timeline: Sequence[Sequence[float]],
-    cut_s: float,
-    restore_s: float,
-    end_s: float,
-    title: str,
-    path_timeline: Sequence[Sequence[Any]] = (),
-    cut: tuple[str, str] | None = None,
-) -> Path:
-    """Goodput over time, the outage shaded: one line per path (plane, T1) when the
-    sender reports them (``path_timeline``) and there are at most :data:`PLOT_MAX_PATHS`
-    (else one per plane, and the cut link's paths), so the cut path falls to zero while
-    the others carry its share; one line per plane otherwise."""
-    import matplotlib
-
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-
-    bins = max(10, min(PLOT_BINS, int(end_s / MIN_BIN_S)))
-    figure, axes = plt.subplots(figsize=(8, 4.5))
-    centres, paths = path_series(path_timeline, end_s, bins)
-    cut_nodes = set(cut or ())
-    shown = sorted(paths, key=lambda k: (k[0], k[1] or ""))
-    if len(shown) > PLOT_MAX_PATHS or not shown:
-        centres, series = plane_series(timeline, end_s, bins)
-        for plane in sorted(series):
-            axes.plot(centres, series[plane], label=f"plane {plane}", drawstyle="steps-mid")
-        shown = [k for k in shown if k[1] in cut_nodes]
-    for key in shown:
-        plane, t1 = key
-        cut_path = t1 in cut_nodes
-        label = f"plane {plane} via {t1}" if t1 else f"plane {plane}"
-        axes.plot(
-            centres,
-            paths[key],
-            label=label + (" (cut)" if cut_path else ""),
-            drawstyle="steps-mid",
-            linewidth=2.2 if cut_path else 1.2,
-        )
-    axes.axvspan(cut_s, restore_s, color="red", alpha=0.12, label="link down")
-    axes.set_xlabel("time since transfer start (s)")
-    axes.set_ylabel("goodput (Gb/s)")
-    axes.set_title(title)
-    axes.legend(loc="upper right")
-    axes.grid(True, alpha=0.3)
-    figure.tight_layout()
-    path.parent.mkdir(parents=True, exist_ok=True)
-    figure.savefig(path, dpi=110)
-    plt.close(figure)
-    return path

@@ -11,21 +11,23 @@ from dataclasses import replace
 
 from testbed.scenario.model import (
     Assertions,
-    EvDropEvent,
-    Event,
     Flow,
     GoodputCheck,
     LatencyCheck,
-    LinkRef,
-    LinkUpEvent,
-    PortRef,
-    PortUpEvent,
     Scenario,
-    SwitchUpEvent,
     TrafficGoodputCheck,
 )
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.units import format_time_ns as fmt
+from topologies.events import (
+    EvDropEvent,
+    Event,
+    LinkRef,
+    LinkUpEvent,
+    PortRef,
+    PortUpEvent,
+    SwitchUpEvent,
+)
 
 PATH_CUTTING_KINDS = ("link_down", "switch_down", "port_down", "flap")
 

@@ -11,10 +11,11 @@ A run goes through the same steps on both:
 1. the fabric is made from the scenario, the variant and the options: it refuses there
    what it cannot run (a sweep, switch settings, options of the other fabric) and
    nothing starts;
-2. :meth:`ScenarioFabric.schedule` hands it the timeline in the one fault vocabulary,
-   the scenario's events (:mod:`testbed.scenario.model`): each event calls the method of
-   :class:`~testbed.scenario.model.FaultSink` that expresses it, and a fabric refuses a
-   kind it cannot express with a specific error, before anything starts;
+2. :meth:`ScenarioFabric.schedule` hands it the timeline in the one fault vocabulary
+   (:mod:`topologies.events`; a scenario's incast is traffic): each event is checked
+   against the topology and calls the method of :class:`~topologies.events.FaultSink`
+   that expresses it, and a fabric refuses a kind it cannot express with a specific
+   error, before anything starts;
 3. :meth:`~ScenarioFabric.up` brings it up, :meth:`~ScenarioFabric.start` gives it the
    traffic, :meth:`~ScenarioFabric.run` runs the timeline to the scenario's end,
    :meth:`~ScenarioFabric.result` says what happened and :meth:`~ScenarioFabric.down`
@@ -29,22 +30,23 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import Any
 
-from testbed.scenario.model import (
+from testbed.scenario.exceptions import ScenarioRunError
+from testbed.scenario.model import Flow, Scenario
+from testbed.scenario.results import RunResult
+from testbed.scenario.run_options import RunOptions
+from topologies.events import (
     EvDropEvent,
     Event,
     FlapEvent,
-    Flow,
     LinkDownEvent,
     LinkUpEvent,
     LossEvent,
     PortDownEvent,
     PortUpEvent,
-    Scenario,
     SwitchDownEvent,
     SwitchUpEvent,
 )
-from testbed.scenario.results import RunResult
-from testbed.scenario.run_options import RunOptions
+from topologies.exceptions import EventError
 
 Progress = Callable[[int], None]
 
@@ -84,8 +86,15 @@ class ScenarioFabric(ABC):
         self.progress = progress
 
     def schedule(self, timeline: tuple[Event, ...]) -> None:
-        """Every event of ``timeline``, in order, through the method that expresses it."""
+        """Every event of ``timeline``, in order, through the method that expresses it;
+        an event naming what the scenario's topology lacks is refused first."""
         for index, event in enumerate(timeline):
+            try:
+                event.check(self.scenario.topology)
+            except EventError as exc:
+                raise ScenarioRunError(
+                    f"{self.scenario.source}: timeline[{index}]: {exc}"
+                ) from None
             event.apply_to(self, index)
 
     def flows(self) -> list[Flow]:
@@ -137,17 +146,24 @@ class ScenarioFabric(ABC):
         """What the run measured (no checks yet)."""
 
     @abstractmethod
-    def down(self) -> None:
-        """Tears the fabric down (after :meth:`up`, whatever happened)."""
+    def down(self, failure: BaseException | None = None) -> None:
+        """Tears the fabric down (after :meth:`up`, whatever happened). ``failure``: what
+        made the run fail, if anything; a fabric with evidence beyond the run's outputs
+        keeps it then and adds a note to ``failure`` saying where (the process fabric:
+        its run directory, moved to ``failed/``)."""
 
 
 def run_on(fabric: ScenarioFabric) -> RunResult:
     """One run of ``fabric``'s scenario: the steps of the module docstring."""
     fabric.schedule(fabric.scenario.timeline)
     fabric.up()
+    failure: BaseException | None = None
     try:
         fabric.start(fabric.flows())
         fabric.run(fabric.scenario.duration_ns)
         return fabric.result()
+    except BaseException as exc:
+        failure = exc
+        raise
     finally:
-        fabric.down()
+        fabric.down(failure)

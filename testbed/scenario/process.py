@@ -21,7 +21,6 @@ import os
 import time
 from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, replace
-from operator import methodcaller
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -31,7 +30,11 @@ from testbed.exceptions import NicControlError, TestbedError
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.fabric import Progress, ScenarioFabric, Variant
-from testbed.scenario.model import (
+from testbed.scenario.model import Scenario
+from testbed.scenario.results import EventResult, RunResult, TransferResult
+from testbed.scenario.run_options import RunOptions
+from topologies import Role, Topology
+from topologies.events import (
     EvDropEvent,
     Event,
     FlapEvent,
@@ -42,14 +45,10 @@ from testbed.scenario.model import (
     PortDownEvent,
     PortRef,
     PortUpEvent,
-    Scenario,
     SwitchDownEvent,
     SwitchUpEvent,
     target_json,
 )
-from testbed.scenario.results import EventResult, RunResult, TransferResult
-from testbed.scenario.run_options import RunOptions
-from topologies import Role, Topology
 
 if TYPE_CHECKING:
     from testbed.fabric import Fabric
@@ -69,7 +68,6 @@ class Action:
     at_ns: int  # scenario (dilated) time
     event: StateEvent  # a down/up event (a flap's edges are its own down/up events)
     origin: int  # index of the timeline event it belongs to
-    change: methodcaller  # the testbed.fabric.Fabric call that makes it, e.g. link_down(a, b)
 
     @property
     def down(self) -> bool:
@@ -127,6 +125,8 @@ class ProcessRun(ScenarioFabric):
         scenario = self.scenario
         if scenario.sweep is not None:
             raise ScenarioRunError(f"{scenario.source}: sweeps run on the virtual fabric only")
+        if options.pcap:
+            raise ScenarioRunError("pcaps are for the virtual fabric (--mode virtual)")
         if variant.fabric:
             raise ScenarioRunError(
                 f"{scenario.name}: {variant.name} changes the switches' trimming or ECN, "
@@ -145,17 +145,13 @@ class ProcessRun(ScenarioFabric):
     # ------------------------------------------------------------ the fault vocabulary
 
     def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
-        name = "link_up" if event.up else "link_down"
-        self._add(index, event, methodcaller(name, event.link.a, event.link.b))
+        self._add(index, event)
 
     def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
-        self._add(
-            index, event, methodcaller("switch_up" if event.up else "switch_down", event.switch)
-        )
+        self._add(index, event)
 
     def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
-        name = "port_up" if event.up else "port_down"
-        self._add(index, event, methodcaller(name, event.port.nic, event.port.plane))
+        self._add(index, event)
 
     def flap(self, index: int, event: FlapEvent) -> None:
         """Applied as the down and up events it is made of."""
@@ -168,8 +164,10 @@ class ProcessRun(ScenarioFabric):
     def ev_drop(self, index: int, event: EvDropEvent) -> None:
         raise refuse(self.scenario, index, event)
 
-    def _add(self, index: int, event: StateEvent, change: methodcaller) -> None:
-        self.pending.append(Action(event.at_ns, event, index, change))
+    def _add(self, index: int, event: StateEvent) -> None:
+        """Kept for its time; :class:`testbed.fabric.Fabric` applies it then (it is a
+        FaultSink of the same vocabulary: ``event.apply_to(fabric, index)``)."""
+        self.pending.append(Action(event.at_ns, event, index))
         # in time order; stable: same-time changes keep file order
         self.pending.sort(key=lambda a: a.at_ns)
 
@@ -212,11 +210,17 @@ class ProcessRun(ScenarioFabric):
         }
         return run
 
-    def down(self) -> None:
+    def down(self, failure: BaseException | None = None) -> None:
+        """Stops the processes; after a failure the run directory (logs, NIC event logs,
+        state) moves to ``failed/`` and ``failure`` gets a note saying where."""
         if self.launched is not None:
-            from testbed.rundir import teardown
+            from testbed.rundir import retire_failed, teardown
 
-            teardown(self.launched.fabric.rundir)
+            fabric = self.launched.fabric
+            if failure is None:
+                teardown(fabric.rundir)
+            else:
+                retire_failed(fabric.rundir, fabric.state, failure)
 
 
 def _bring_up(
@@ -276,7 +280,7 @@ def _apply_all(
     def one(action: Action) -> tuple[Action, int, int]:
         begun = clock.now()
         try:
-            action.change(fabric)
+            action.event.apply_to(fabric, action.origin)
         except TestbedError as exc:
             raise ScenarioRunError(
                 f"{scenario.name}: timeline[{action.origin}] ({action.event.describe()}) "

@@ -58,6 +58,7 @@ class RunOptions:
     thrift_base_port: int | None = None  # mininet mode with BMv2 (None: the default)
     target: str = "p4emu"  # mininet mode: p4emu or bmv2 (simple_switch_grpc)
     tdf: int | None = None  # process fabric: time-dilation factor (None: default_tdf)
+    pcap: bool = False  # virtual fabric: one pcap per link direction (in the run's out_dir)
 
     def __post_init__(self) -> None:
         # the mode is looked up in the registry (testbed.modes) by the runner, and the

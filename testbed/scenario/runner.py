@@ -15,19 +15,12 @@ from testbed.modes import mode
 from testbed.scenario.checks import compare_checks, completion_ratio, evaluate
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.fabric import Variant, run_on
-from testbed.scenario.model import (
-    Assertions,
-    Event,
-    LinkDownEvent,
-    LinkRef,
-    NegativeControl,
-    Scenario,
-    SwitchDownEvent,
-)
+from testbed.scenario.model import Assertions, NegativeControl, Scenario
 from testbed.scenario.progress import ProgressBar
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.run_options import RunOptions
 from topologies import LinkKind, Role, Topology
+from topologies.events import Event, LinkDownEvent, LinkRef, SwitchDownEvent
 
 DEFAULT_FAILURE_BOUND_NS = 5_000_000  # a sweep case with no path left must fail by then
 

@@ -1,9 +1,9 @@
 """Runs a scenario on the virtual-time fabric (:mod:`vfabric`): deterministic, virtual ns.
 
 :class:`VirtualRun` is the virtual implementation of
-:class:`testbed.scenario.fabric.ScenarioFabric`. Each timeline event it is handed becomes
-the :mod:`vfabric.faults` that make it happen, scheduled on the fabric after the traffic;
-each flow a :meth:`vfabric.VirtualFabric.transfer` (a flow with ``connections: N`` is N
+:class:`testbed.scenario.fabric.ScenarioFabric`. Each timeline event it is handed is
+scheduled on the fabric as it is, after the traffic (:meth:`vfabric.VirtualFabric.schedule`:
+vfabric applies the fault vocabulary itself, :mod:`vfabric.faults`); each flow becomes a :meth:`vfabric.VirtualFabric.transfer` (a flow with ``connections: N`` is N
 transfers sharing its bytes). The fabric's measurements are turned into a
 :class:`~testbed.scenario.results.RunResult`.
 """
@@ -20,26 +20,24 @@ from nic_emu import event_log as ev_kinds
 from testbed.scenario.checks import link_key
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.fabric import Progress, ScenarioFabric, Variant
-from testbed.scenario.model import (
+from testbed.scenario.model import Flow, Scenario
+from testbed.scenario.results import EventResult, RunResult, TransferResult
+from testbed.scenario.run_options import RunOptions
+from topologies import Topology
+from topologies.events import (
     EvDropEvent,
     Event,
     FlapEvent,
-    Flow,
     LinkDownEvent,
-    LinkRef,
     LinkUpEvent,
     LossEvent,
     PortDownEvent,
     PortUpEvent,
-    Scenario,
     SwitchDownEvent,
     SwitchUpEvent,
     target_json,
 )
-from testbed.scenario.results import EventResult, RunResult, TransferResult
-from testbed.scenario.run_options import RunOptions
-from topologies import Topology
-from vfabric import VirtualFabric, VirtualFabricError, faults
+from vfabric import VirtualFabric, VirtualFabricError
 
 __all__ = ["Variant", "VirtualRun", "nic_config"]
 
@@ -63,44 +61,36 @@ class VirtualRun(ScenarioFabric):
         super().__init__(scenario, variant, options, out_dir=out_dir, progress=progress)
         if options.tdf is not None:
             raise ScenarioRunError("--tdf is for the process fabric (--mode local|mininet)")
+        if options.pcap and out_dir is None:
+            raise ScenarioRunError("pcaps need an output directory for the run")
         self.seed = scenario.seed if options.seed is None else options.seed
         self.started = time.perf_counter()
-        self.pending: list[tuple[int, faults.Fault]] = []  # (timeline index, fault)
+        self.pending: list[tuple[int, Event]] = []  # (timeline index, event)
         self.fault_of_event: dict[int, list[int]] = {}  # timeline index -> fabric.faults
         self.transfers: list[tuple[Flow, Any]] = []
         self.fabric: VirtualFabric | None = None
 
     # ------------------------------------------------------------ the fault vocabulary
+    # vfabric applies the vocabulary's events itself (VirtualFabric.schedule): each kind
+    # is kept for the run, scheduled after the traffic, in timeline order.
 
     def link_state(self, index: int, event: LinkDownEvent | LinkUpEvent) -> None:
-        cls = faults.LinkUp if event.up else faults.LinkDown
-        self.pending.append((index, cls(event.at_ns, event.link.a, event.link.b)))
+        self.pending.append((index, event))
 
     def switch_state(self, index: int, event: SwitchDownEvent | SwitchUpEvent) -> None:
-        cls = faults.SwitchUp if event.up else faults.SwitchDown
-        self.pending.append((index, cls(event.at_ns, event.switch)))
+        self.pending.append((index, event))
 
     def port_state(self, index: int, event: PortDownEvent | PortUpEvent) -> None:
-        cls = faults.NicPortUp if event.up else faults.NicPortDown
-        self.pending.append((index, cls(event.at_ns, event.port.nic, event.port.plane)))
+        self.pending.append((index, event))
 
     def flap(self, index: int, event: FlapEvent) -> None:
-        # a NIC port flaps as its link to the T0 (the NIC sees its port go down)
-        a, b = event.of.ends(self.scenario.topology)
-        fault = faults.Flap(event.at_ns, a, b, event.period_ns, event.down_ns, event.until_ns)
-        self.pending.append((index, fault))
+        self.pending.append((index, event))  # a NIC port flaps as its link to the T0
 
     def loss(self, index: int, event: LossEvent) -> None:
-        links = event.links or tuple(
-            LinkRef(link.a.node, link.b.node) for link in self.scenario.topology.links()
-        )
-        for ln in links:
-            fault = faults.LinkLoss(event.at_ns, ln.a, ln.b, event.rate, event.until_ns)
-            self.pending.append((index, fault))
+        self.pending.append((index, event))  # vfabric: one fault per link
 
     def ev_drop(self, index: int, event: EvDropEvent) -> None:
-        fault = faults.EvDrop(event.at_ns, event.nic, event.ev, event.fraction, event.until_ns)
-        self.pending.append((index, fault))
+        self.pending.append((index, event))
 
     # ------------------------------------------------------------ the run
 
@@ -122,6 +112,7 @@ class VirtualRun(ScenarioFabric):
                 trimming=fabric_options["trimming"],
                 ecn=fabric_options["ecn"],
                 event_log=out_dir / "events.jsonl" if out_dir is not None else None,
+                pcap_dir=out_dir / "pcap" if out_dir is not None and self.options.pcap else None,
                 bin_ns=scenario.plot_bin_ns,
                 pfc=pfc,
             )
@@ -143,14 +134,15 @@ class VirtualRun(ScenarioFabric):
 
     def run(self, until_ns: int) -> None:
         fabric = self._built()
-        for index, fault in self.pending:  # after the traffic, in timeline order
-            self.fault_of_event.setdefault(index, []).append(len(fabric.faults))
+        for index, event in self.pending:  # after the traffic, in timeline order
+            first = len(fabric.faults)
             try:
-                fabric.schedule(fault)
+                fabric.schedule(event)
             except VirtualFabricError as exc:
                 raise ScenarioRunError(
                     f"{self.scenario.source}: timeline[{index}]: {exc}"
                 ) from None
+            self.fault_of_event.setdefault(index, []).extend(range(first, len(fabric.faults)))
         self.pending = []
         fabric.run(until_ns=until_ns, progress=self.progress)
 
@@ -166,7 +158,8 @@ class VirtualRun(ScenarioFabric):
             self.started,
         )
 
-    def down(self) -> None:
+    def down(self, failure: BaseException | None = None) -> None:
+        """Closes the fabric (its outputs are in ``out_dir`` already, failed or not)."""
         if self.fabric is not None:
             self.fabric.close()
 

@@ -16,18 +16,12 @@ from pathlib import Path
 from typing import Any
 
 from testbed.scenario.checks import line_rate_gbps
-from testbed.scenario.model import (
-    EvDropEvent,
-    FlapEvent,
-    LinkRef,
-    LossEvent,
-    PortRef,
-    Scenario,
-)
+from testbed.scenario.model import Scenario
 from testbed.scenario.results import RunResult
 from testbed.scenario.runner import Comparison
 from testbed.scenario.units import format_size
 from testbed.scenario.units import format_time_ns as fmt
+from topologies.events import EvDropEvent, FlapEvent, LinkRef, LossEvent, PortRef
 
 LOG_TIME_RATIO = 10  # a figure this many times longer than a run's bulk: log time axis
 BULK_FRACTION = 0.5  # a run's bulk: until it had delivered this share of its bytes

@@ -10,17 +10,11 @@ from __future__ import annotations
 import pytest
 
 from testbed.scenario.load import bundled_names
-from testbed.scenario.model import (
-    EvDropEvent,
-    Event,
-    LinkRef,
-    LossEvent,
-    PortRef,
-    Scenario,
-)
+from testbed.scenario.model import Scenario
 from testbed.scenario.results import Check, RunResult
 from testbed.scenario.runner import control_caught
 from testbed.scenario.seeds import BUNDLED_SEEDS, distributions
+from topologies.events import EvDropEvent, Event, LinkRef, LossEvent, PortRef
 
 from .runs import (
     FAST_SEEDS,

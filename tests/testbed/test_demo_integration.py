@@ -11,11 +11,11 @@ import pytest
 from controller.plan import plan_fabric
 from testbed import cli
 from testbed import rundir as rd
-from testbed.demo import DEMO_PLOT_NAME, DemoOptions, run_demo
+from testbed.demo import DEMO_PLOT_NAME, DEMO_RESULTS_NAME, DemoOptions, demo_phases, run_demo
 from testbed.exceptions import DemoError, ModeError
 from testbed.fabric import switch_command
-from testbed.options import FabricOptions
-from testbed.traffic import DEFAULT_TRANSFER_DEADLINE_S, deadline_line
+from testbed.scenario.run_options import default_tdf
+from testbed.traffic import deadline_line
 from topologies import load
 
 from .conftest import free_bases, nic_program
@@ -37,27 +37,42 @@ pytestmark = [
 ]
 
 
-def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
+def _demo_options(root: Path, **changes: object) -> DemoOptions:
     udp, grpc = free_bases(load("tiny"))
-    local = FabricOptions(
-        name="demo",
-        root=short_root,
-        udp_base_port=udp,
-        grpc_base_port=grpc,
-        nic_command=nic_program(),
-    )
-    plot = short_root / "demo.png"
+    fields: dict[str, object] = {
+        "mode": "local",
+        "size": 2 * 1024 * 1024,
+        "run_dir": root,
+        "udp_base_port": udp,
+        "grpc_base_port": grpc,
+        "out_dir": root / "out",
+    }
+    fields.update(changes)
+    return DemoOptions(**fields)  # type: ignore[arg-type]
+
+
+def test_demo_cuts_a_link_mid_transfer_and_plots(short_root: Path) -> None:
+    """The process demo is the demo scenario on the process fabric, time-dilated: the
+    same driver, phases and summary as in virtual time."""
+    options = _demo_options(short_root)
     said: list[str] = []
-    result = run_demo(DemoOptions(size=2 * 1024 * 1024, plot=plot, local=local), said.append)
-    assert result.intact
-    assert result.deadline_s == DEFAULT_TRANSFER_DEADLINE_S
-    assert deadline_line(DEFAULT_TRANSFER_DEADLINE_S) in said  # printed before the transfer
-    assert result.bytes_delivered_intact == result.size
-    assert 0 < result.cut_s < result.restore_s <= result.elapsed_s + 1.0
-    assert [p.name for p in result.phases] == ["before", "during", "after"]
-    assert sum(p.bytes for p in result.phases) == result.size
-    assert plot.read_bytes()[:4] == b"\x89PNG"
-    assert not rd.run_dir("demo", short_root).exists()  # torn down
+    result = run_demo(options, said.append)
+    assert result.intact and result.bytes_delivered_intact == result.size == 2 * 1024 * 1024
+    assert result.clock == "wall" and result.tdf == default_tdf(load("tiny"), "local", "p4emu")
+    phases = demo_phases(result.size, result.line_rate_gbps)
+    assert (result.cut_ns, result.restore_ns) == (phases.cut_ns, phases.restore_ns)
+    assert result.completion_ns is not None and result.completion_ns > result.restore_ns
+    assert set(result.goodput_fraction) == {"before", "during", "after"}
+    assert any("locally" in line for line in said)
+    out = short_root / "out"
+    assert (out / DEMO_PLOT_NAME).read_bytes()[:4] == b"\x89PNG"
+    data = json.loads((out / DEMO_RESULTS_NAME).read_text())
+    assert data["demo"]["failure"] is None and data["fabric"]["clock"] == "wall"
+    assert [e["description"] for e in data["events"]] == [
+        "link p0-t0-0 -- p0-t1-0 down",
+        "link p0-t0-0 -- p0-t1-0 up",
+    ]
+    assert rd.list_runs(short_root) == []  # torn down
 
 
 def test_cli_up_status_break_send_down(
@@ -140,27 +155,19 @@ def test_cli_up_status_break_send_down(
 
 
 def test_a_failed_demo_keeps_its_evidence(short_root: Path) -> None:
-    """Failure leaves evidence (issue 15): a transfer too small to cut mid-way fails the
-    demo; the run directory (logs, NIC event logs) moves to failed/, the plot of what got
-    through goes to the run's results directory (not the current directory), and the error
-    says where both are."""
-    udp, grpc = free_bases(load("tiny"))
-    local = FabricOptions(
-        name="demo",
-        root=short_root,
-        udp_base_port=udp,
-        grpc_base_port=grpc,
-        nic_command=nic_program(),
-    )
-    with pytest.raises(DemoError, match="finished before the link could be cut") as info:
-        run_demo(DemoOptions(size=4096, local=local))
+    """Failure leaves evidence (issue 15): a demo run undilated (TDF 1) cannot carry its
+    transfer by the run's end; the run directory (logs, NIC event logs) moves to failed/,
+    the results directory keeps what the run measured, and the error says where."""
+    options = _demo_options(short_root, tdf=1)
+    with pytest.raises(DemoError, match="did not arrive intact") as info:
+        run_demo(options)
     notes = "\n".join(info.value.__notes__)
-    plot = short_root / rd.RESULTS_DIR / "demo" / DEMO_PLOT_NAME
-    assert f"plot of what the transfer got through: {plot}" in notes
-    assert plot.read_bytes()[:4] == b"\x89PNG"
     kept = Path(notes.split("logs and state of the failed run: ")[1].split()[0])
     assert kept.parent == short_root / rd.FAILED_DIR
     assert (kept / "nics" / "nic0.events.jsonl").exists()
-    assert "finished before the link could be cut" in (kept / rd.FAILURE_FILE).read_text()
+    assert "did not arrive intact" in (kept / rd.FAILURE_FILE).read_text()
     assert rd.list_runs(short_root) == []
     assert rd.marked_pids(rd.RunDir(kept).load().run_id) == []
+    data = json.loads((short_root / "out" / DEMO_RESULTS_NAME).read_text())
+    assert data["demo"]["failure"].startswith("DemoError")
+    assert (short_root / "out" / DEMO_PLOT_NAME).read_bytes()[:4] == b"\x89PNG"

@@ -1,4 +1,4 @@
-"""``mrc-testbed demo`` in its default, virtual mode (vfabric)."""
+"""``mrc-testbed demo`` in its default, virtual mode (vfabric), through the one driver."""
 
 from __future__ import annotations
 
@@ -10,8 +10,8 @@ from pathlib import Path
 import pytest
 
 from testbed import cli
-from testbed.demo import VirtualDemoOptions, run_virtual_demo
-from vfabric.exceptions import UnknownLinkError
+from testbed.demo import DemoOptions, run_demo
+from testbed.scenario.exceptions import ScenarioRunError
 
 SIZE = 4 << 20
 VOLATILE = ("wall_s", "run_wall_s", "out_dir", "plot")
@@ -27,10 +27,10 @@ def _burners(count: int) -> list[subprocess.Popen[bytes]]:
 
 
 def test_demo_gives_the_same_numbers_beside_two_cpu_burners(tmp_path: Path) -> None:
-    quiet = run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path / "quiet"))
+    quiet = run_demo(DemoOptions(size=SIZE, out_dir=tmp_path / "quiet"))
     burners = _burners(2)
     try:
-        loaded = run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path / "loaded"))
+        loaded = run_demo(DemoOptions(size=SIZE, out_dir=tmp_path / "loaded"))
     finally:
         for proc in burners:
             proc.kill()
@@ -57,9 +57,9 @@ def test_cli_demo_prints_the_summary_and_hash(
 
 
 def test_demo_with_an_unknown_cut_link_names_it(tmp_path: Path) -> None:
-    options = VirtualDemoOptions(size=1 << 20, cut=("p0-t0-0", "p0-t1-7"), out_dir=tmp_path)
-    with pytest.raises(UnknownLinkError, match="p0-t1-7"):
-        run_virtual_demo(options)
+    options = DemoOptions(size=1 << 20, cut=("p0-t0-0", "p0-t1-7"), out_dir=tmp_path)
+    with pytest.raises(ScenarioRunError, match="p0-t1-7"):
+        run_demo(options)
 
 
 def test_a_failed_demo_still_writes_what_it_has_and_says_where(
@@ -76,7 +76,7 @@ def test_a_failed_demo_still_writes_what_it_has_and_says_where(
     monkeypatch.setattr(VirtualFabric, "run", broken_run)
     said: list[str] = []
     with pytest.raises(RuntimeError, match="simulated crash"):
-        run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path), said.append)
+        run_demo(DemoOptions(size=SIZE, out_dir=tmp_path), said.append)
     assert any(str(tmp_path) in line and "failed" in line for line in said)
     assert (tmp_path / "events.jsonl").read_text().count("\n") > 1
     results = json.loads((tmp_path / "results.json").read_text())
@@ -98,7 +98,7 @@ def test_an_interrupted_demo_says_so_in_its_results(
 
     monkeypatch.setattr(VirtualFabric, "run", interrupted_run)
     with pytest.raises(KeyboardInterrupt):
-        run_virtual_demo(VirtualDemoOptions(size=SIZE, out_dir=tmp_path))
+        run_demo(DemoOptions(size=SIZE, out_dir=tmp_path))
     results = json.loads((tmp_path / "results.json").read_text())
     assert results["demo"]["interrupted"] is True
     assert results["demo"]["failure"].startswith("interrupted (Ctrl-C)")

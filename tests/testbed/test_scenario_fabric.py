@@ -8,6 +8,8 @@ from typing import Any
 
 import pytest
 
+from testbed.exceptions import UsageError
+from testbed.fabric import Fabric
 from testbed.scenario import model
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.fabric import ScenarioFabric, Variant, run_on
@@ -15,7 +17,7 @@ from testbed.scenario.load import load, loads
 from testbed.scenario.results import RunResult
 from testbed.scenario.run_options import RunOptions
 from testbed.scenario.virtual import VirtualRun
-from vfabric import faults
+from topologies import events
 
 EVERY_KIND = """
 name: every-kind
@@ -71,7 +73,7 @@ def test_each_event_calls_the_one_method_that_expresses_it() -> None:
 def test_the_interface_is_the_vocabulary_and_the_steps_of_a_run() -> None:
     sink = {
         name
-        for name, _ in inspect.getmembers(model.FaultSink, inspect.isfunction)
+        for name, _ in inspect.getmembers(events.FaultSink, inspect.isfunction)
         if not name.startswith("_")
     }
     assert sink == set(VOCABULARY)
@@ -79,8 +81,8 @@ def test_the_interface_is_the_vocabulary_and_the_steps_of_a_run() -> None:
 
 
 def test_a_flap_is_made_of_its_down_and_up_events() -> None:
-    flap = model.FlapEvent(
-        at_ns=10, of=model.LinkRef("a", "b"), period_ns=40, down_ns=20, until_ns=70
+    flap = events.FlapEvent(
+        at_ns=10, of=events.LinkRef("a", "b"), period_ns=40, down_ns=20, until_ns=70
     )
     assert [(e.kind, e.at_ns) for e in flap.edges()] == [
         ("link_down", 10),
@@ -88,26 +90,51 @@ def test_a_flap_is_made_of_its_down_and_up_events() -> None:
         ("link_down", 50),
         ("link_up", 70),  # cut short by until, left up
     ]
-    port = model.PortRef("nic0", 1)
-    assert port.change(5, up=False) == model.PortDownEvent(at_ns=5, port=port)
+    port = events.PortRef("nic0", 1)
+    assert port.change(5, up=False) == events.PortDownEvent(at_ns=5, port=port)
 
 
-def test_the_virtual_fabric_expresses_every_kind_as_vfabric_faults() -> None:
+def test_the_virtual_fabric_is_handed_the_events_themselves() -> None:
+    """No translation: vfabric applies the vocabulary's events (vfabric.faults)."""
     scenario = loads(EVERY_KIND, source="every-kind.yaml")
     fabric = VirtualRun(scenario, Variant(), RunOptions())
     fabric.schedule(scenario.timeline)
-    assert fabric.pending == [
-        (0, faults.LinkDown(10_000, "p0-t0-0", "p0-t1-0")),
-        (1, faults.LinkUp(20_000, "p0-t0-0", "p0-t1-0")),
-        (2, faults.SwitchDown(30_000, "p1-t1-0")),
-        (3, faults.SwitchUp(40_000, "p1-t1-0")),
-        (4, faults.NicPortDown(50_000, "nic0", 1)),
-        (5, faults.NicPortUp(60_000, "nic0", 1)),
-        (6, faults.Flap(70_000, "nic1", "p0-t0-0", 40_000, 20_000, 150_000)),
-        (7, faults.LinkLoss(80_000, "p0-t0-0", "p0-t1-0", 0.01, 90_000)),
-        (7, faults.LinkLoss(80_000, "nic3", "p0-t0-1", 0.01, 90_000)),
-        (8, faults.EvDrop(90_000, "nic0", scenario.timeline[8].ev, 0.2, None)),
+    assert fabric.pending == list(enumerate(scenario.timeline[:9]))  # the incast is traffic
+
+
+def test_the_process_fabric_applies_the_same_events() -> None:
+    """testbed.fabric.Fabric is a FaultSink of the same vocabulary: an event applied to it
+    is the call that makes it now; a flap is applied as its edges, loss and EV drops are
+    refused with a specific error."""
+    scenario = loads(EVERY_KIND, source="every-kind.yaml")
+    calls: list[tuple[Any, ...]] = []
+    fabric = Fabric.__new__(Fabric)  # no run directory: the calls are noted
+    for name in ("link_down", "link_up", "switch_down", "switch_up", "port_down", "port_up"):
+        setattr(fabric, name, lambda *args, name=name: calls.append((name, *args)))
+    for index, event in enumerate(scenario.timeline[:6]):
+        event.apply_to(fabric, index)
+    assert calls == [
+        ("link_down", "p0-t0-0", "p0-t1-0"),
+        ("link_up", "p0-t0-0", "p0-t1-0"),
+        ("switch_down", "p1-t1-0"),
+        ("switch_up", "p1-t1-0"),
+        ("port_down", "nic0", 1),
+        ("port_up", "nic0", 1),
     ]
+    flap, loss, ev_drop = scenario.timeline[6:9]
+    for edge in flap.edges():
+        edge.apply_to(fabric, 6)
+    assert calls[6:8] == [("port_down", "nic1", 0), ("port_up", "nic1", 0)]
+    for event, words in ((flap, "edges"), (loss, "virtual fabric"), (ev_drop, "virtual fabric")):
+        with pytest.raises(UsageError, match=words):
+            event.apply_to(fabric, 0)
+
+
+def test_an_event_naming_what_the_topology_lacks_is_refused_before_the_run() -> None:
+    scenario = loads(EVERY_KIND, source="every-kind.yaml")
+    bad = (events.LinkRef("p0-t0-0", "p1-t1-0").change(10, up=False),)
+    with pytest.raises(ScenarioRunError, match=r"timeline\[0\]: link p0-t0-0 -- p1-t1-0"):
+        VirtualRun(scenario, Variant(timeline=bad), RunOptions()).schedule(bad)
 
 
 def test_the_virtual_fabric_refuses_a_time_dilation_factor() -> None:
@@ -145,15 +172,18 @@ class Steps(ScenarioFabric):
             self.scenario.name, "x", "test", "mrc", 1, "tiny", 0, 0.0, [], [], 1, {}, {}, []
         )
 
-    def down(self) -> None:
-        self._note("down")
+    def down(self, failure: BaseException | None = None) -> None:
+        self._note("down" if failure is None else f"down after {failure}")
 
 
 @pytest.mark.parametrize(
     ("fail", "steps"),
     [
         ("", ["link_state 0", "up", "start 1", "run 3000000", "result", "down"]),
-        ("run 3000000", ["link_state 0", "up", "start 1", "run 3000000", "down"]),
+        (
+            "run 3000000",
+            ["link_state 0", "up", "start 1", "run 3000000", "down after run 3000000 failed"],
+        ),  # down is told the failure (the process fabric keeps its evidence then)
         ("up", ["link_state 0", "up"]),  # nothing up: nothing to tear down
         ("link_state 0", ["link_state 0"]),  # refused before anything starts
     ],

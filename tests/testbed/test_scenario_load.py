@@ -12,16 +12,16 @@ import yaml
 
 from testbed.scenario.exceptions import ScenarioFileError, ScenarioSpecError
 from testbed.scenario.load import bundled_names, load, loads
-from testbed.scenario.model import (
+from testbed.scenario.model import IncastEvent
+from topologies import load as topology_load
+from topologies.events import (
     EvDropEvent,
     FlapEvent,
-    IncastEvent,
     LinkDownEvent,
     LossEvent,
     PortDownEvent,
     SwitchDownEvent,
 )
-from topologies import load as topology_load
 from topologies.exceptions import TopologyFileError, TopologySpecError
 
 BASE: dict[str, Any] = {

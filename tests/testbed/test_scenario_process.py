@@ -16,10 +16,10 @@ from testbed.modes import mode
 from testbed.scenario import process
 from testbed.scenario.exceptions import ScenarioRunError
 from testbed.scenario.load import load, loads
-from testbed.scenario.model import LinkDownEvent, LinkUpEvent, PortDownEvent, PortUpEvent
 from testbed.scenario.results import RunResult
 from testbed.scenario.run_options import NIC_FRAMES_PER_S, RunOptions, default_tdf
 from testbed.scenario.virtual import Variant, nic_config
+from topologies.events import LinkDownEvent, LinkUpEvent, PortDownEvent, PortUpEvent
 
 TDF = 65536
 

@@ -28,12 +28,12 @@ def test_same_seed_same_hash_other_seed_other_hash_same_verdicts(tmp_path) -> No
 
 SCRIPT = """
 from vfabric import VirtualFabric
-from vfabric.faults import LinkDown, LinkLoss
+from topologies.events import LinkRef, LossEvent
 f = VirtualFabric("tiny", seed=5)
 f.transfer("nic0", "nic3", 1 << 20)
 f.transfer("nic2", "nic0", 1 << 20)
-f.schedule(LinkDown(20_000, "p0-t0-0", "p0-t1-0"))
-f.schedule(LinkLoss(0, "p1-t0-1", "p1-t1-1", 0.02))
+f.schedule(LinkRef("p0-t0-0", "p0-t1-0").change(20_000, up=False))
+f.schedule(LossEvent(at_ns=0, links=(LinkRef("p1-t0-1", "p1-t1-1"),), rate=0.02))
 f.run()
 print(f.event_log_sha256)
 """

@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 from nic_emu.config import NicConfig, RoceConfig
+from topologies.events import LinkRef, LossEvent
 from vfabric import VirtualFabric
-from vfabric.faults import LinkLoss
 
 
 def test_goodput_counts_each_byte_once_and_the_wire_counts_resends() -> None:
@@ -13,7 +13,7 @@ def test_goodput_counts_each_byte_once_and_the_wire_counts_resends() -> None:
     fabric = VirtualFabric("tiny", seed=2, nic_config=config)
     t = fabric.transfer("nic0", "nic3", nbytes, transport="roce")
     for link in fabric.topology.links():
-        fabric.schedule(LinkLoss(0, link.a.node, link.b.node, 0.01))
+        fabric.schedule(LossEvent(at_ns=0, links=(LinkRef(link.a.node, link.b.node),), rate=0.01))
     assert fabric.run(until_ns=1_000_000_000) and t.intact
     assert fabric.delivered_bytes() == nbytes  # go-back-N resends are not goodput
     assert fabric.received_data_bytes() > nbytes  # ... but they crossed the wire

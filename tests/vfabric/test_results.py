@@ -114,12 +114,12 @@ def test_background_traffic_is_not_waited_for_and_roce_messages_complete_in_orde
 def test_retransmitted_bytes_are_per_connection_keyed_by_both_ends() -> None:
     """Two connections of one sender whose receivers have the same QPN: only the one whose
     receiver's access link loses packets reports retransmissions."""
-    from vfabric.faults import LinkLoss
+    from topologies.events import LinkRef, LossEvent
 
     fabric = VirtualFabric("tiny", seed=1)
     lossy = fabric.transfer("nic0", "nic3", SIZE // 4)
     clean = fabric.transfer("nic0", "nic2", SIZE // 4)
-    fabric.schedule(LinkLoss(0, "nic3", "p0-t0-1", 0.05))
+    fabric.schedule(LossEvent(at_ns=0, links=(LinkRef("nic3", "p0-t0-1"),), rate=0.05))
     assert fabric.run(until_ns=50_000_000)
     assert lossy.receiver is not None and clean.receiver is not None
     assert lossy.receiver.qpn == clean.receiver.qpn  # what a QPN-only key confused

@@ -8,8 +8,8 @@ from contextlib import contextmanager
 
 import pytest
 
+from topologies.events import LinkRef, LossEvent
 from vfabric import VirtualFabric
-from vfabric.faults import LinkDown, LinkLoss, LinkUp
 
 from .conftest import CUT, SIZE
 
@@ -31,9 +31,11 @@ def _saving_garbage() -> Iterator[list[object]]:
 def test_a_run_with_faults_leaves_no_reference_cycles() -> None:
     fabric = VirtualFabric("tiny", seed=3)
     t = fabric.transfer("nic0", "nic3", SIZE)
-    fabric.schedule(LinkDown(20_000, *CUT))
-    fabric.schedule(LinkUp(60_000, *CUT))
-    fabric.schedule(LinkLoss(10_000, "p1-t0-1", "p1-t1-1", 0.05, end_ns=80_000))
+    fabric.schedule(LinkRef(*CUT).change(20_000, up=False))
+    fabric.schedule(LinkRef(*CUT).change(60_000, up=True))
+    fabric.schedule(
+        LossEvent(at_ns=10_000, links=(LinkRef("p1-t0-1", "p1-t1-1"),), rate=0.05, until_ns=80_000)
+    )
     with _saving_garbage() as garbage:
         assert fabric.run(until_ns=50_000_000)
         gc.collect()
