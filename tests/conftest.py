@@ -16,6 +16,24 @@ def pytest_configure(config: pytest.Config) -> None:
         os.environ["PATH"] = f"{directory}{os.pathsep}{os.environ.get('PATH', '')}"
 
 
+# The unit loop runs on one xdist worker per core (``-n auto``) unless ``-n`` is given
+# (``-n 0``: one process); every other selection, CI's full run included, stays serial:
+# integration, BMv2 and Mininet tests share ports, namespaces and the CPU they time.
+UNIT_LOOP_WORKERS = "auto"
+
+
+@pytest.hookimpl(tryfirst=True)  # before xdist's own hook reads ``-n`` (a conftest: called first)
+def pytest_cmdline_main(config: pytest.Config) -> None:
+    if (
+        config.pluginmanager.hasplugin("xdist")
+        and not hasattr(config, "workerinput")  # an xdist worker runs the tests it is given
+        and config.option.markexpr == "unit"
+        and config.option.numprocesses is None
+        and not config.option.collectonly
+    ):
+        config.option.numprocesses = UNIT_LOOP_WORKERS
+
+
 # Markers that take a test out of the unit loop (pyproject.toml lists them all). A test with
 # none of them is marked ``unit``: ``scripts/test -m unit`` is the quick loop.
 NOT_UNIT = ("integration", "bmv2", "htsim", "compose", "scenario", "slow")

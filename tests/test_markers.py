@@ -5,7 +5,7 @@ from __future__ import annotations
 import ast
 import tomllib
 from pathlib import Path
-from types import ModuleType
+from types import ModuleType, SimpleNamespace
 
 import pytest
 
@@ -64,3 +64,41 @@ def test_the_scenario_files_exist_and_their_tests_are_marked(
     for item in request.session.items:
         if item.path.parent == FAILOVER and item.path.name in names:
             assert item.get_closest_marker("scenario") is not None, item.nodeid
+
+
+class _Plugins:
+    def __init__(self, *names: str) -> None:
+        self.names = set(names)
+
+    def hasplugin(self, name: str) -> bool:
+        return name in self.names
+
+
+def _workers_given(
+    request: pytest.FixtureRequest,
+    markexpr: str,
+    numprocesses: object = None,
+    *,
+    plugins: tuple[str, ...] = ("xdist",),
+    worker: bool = False,
+    collectonly: bool = False,
+) -> object:
+    """``-n`` after tests/conftest.py's ``pytest_cmdline_main`` saw these options."""
+    hook = conftest_with(request.config, "UNIT_LOOP_WORKERS").pytest_cmdline_main
+    option = SimpleNamespace(markexpr=markexpr, numprocesses=numprocesses, collectonly=collectonly)
+    config = SimpleNamespace(option=option, pluginmanager=_Plugins(*plugins))
+    if worker:
+        config.workerinput = {"workerid": "gw0"}
+    hook(config)
+    return option.numprocesses
+
+
+def test_the_unit_loop_alone_runs_on_a_worker_per_core(request: pytest.FixtureRequest) -> None:
+    assert _workers_given(request, "unit") == "auto"
+    assert _workers_given(request, "unit", 0) == 0  # -n 0: one process
+    assert _workers_given(request, "unit", 3) == 3
+    for other in ("", "integration", "slow", "unit or scenario", "not integration"):
+        assert _workers_given(request, other) is None, other  # CI's run stays serial
+    assert _workers_given(request, "unit", worker=True) is None  # no workers of workers
+    assert _workers_given(request, "unit", plugins=()) is None  # -p no:xdist
+    assert _workers_given(request, "unit", collectonly=True) is None

@@ -93,6 +93,7 @@ def peak_bytes(size: int) -> int:
     return peak
 
 
+@pytest.mark.scenario  # 36 MiB sent under tracemalloc: seconds of CPU (CI, not -m unit)
 def test_memory_does_not_grow_with_the_transfer_size() -> None:
     """An 8x larger transfer peaks within 2 MiB of the smaller one's peak (a whole copy
     of either would be 4 or 32 MiB): both hold only unacknowledged and out-of-order

@@ -129,6 +129,7 @@ TINY_FAULTS = faults_of(TINY)
 TINY_PAIRS = list(itertools.combinations(TINY_FAULTS, 2))
 
 
+@pytest.mark.scenario  # a sweep: 2 x 4 chunks of every pair of faults (CI, not -m unit)
 @pytest.mark.parametrize(("src", "dst"), [("nic0", "nic3"), ("nic0", "nic1")])
 @pytest.mark.parametrize("chunk", range(4))
 def test_every_pair_of_failures_on_tiny(src: str, dst: str, chunk: int) -> None:

@@ -229,6 +229,7 @@ def mangled_frames(draw: st.DrawFn) -> bytes:
     return bytes(frame[: draw(st.integers(0, len(frame)))])
 
 
+@pytest.mark.scenario  # a fuzz campaign: 40 switches fed random frames (CI, not -m unit)
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(
     frames=st.lists(

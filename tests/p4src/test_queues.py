@@ -181,6 +181,7 @@ def test_ecn_defaults_never_mark_at_or_below_min_and_always_mark_from_max() -> N
     assert all(mrc_wire.decode(f).trimmed is False for f in out)
 
 
+@pytest.mark.scenario  # 40 bursts of 38 packets through the switch (CI, not -m unit)
 def test_ecn_marking_probability_rises_linearly_inside_the_band() -> None:
     """Between ecn_min and ecn_max the mark probability is p(q) = (q - min) / (max - min)
     x ecn_max_prob / 65536: over 40 bursts the band's 27 depths (11..37) expect

@@ -26,6 +26,7 @@ def _burners(count: int) -> list[subprocess.Popen[bytes]]:
     return [subprocess.Popen([sys.executable, "-c", "while True: pass"]) for _ in range(count)]
 
 
+@pytest.mark.integration  # starts two CPU-burning processes
 def test_demo_gives_the_same_numbers_beside_two_cpu_burners(tmp_path: Path) -> None:
     quiet = run_demo(DemoOptions(size=SIZE, out_dir=tmp_path / "quiet"))
     burners = _burners(2)

@@ -69,6 +69,7 @@ def test_run_fails_with_exit_1_when_an_assertion_fails(tmp_path: Path, capsys) -
     assert "FAIL repath after event 0 (link p0-t0-0 -- p0-t1-0 down): worst" in out
 
 
+@pytest.mark.scenario  # runs the scenario two or more times (CI, not -m unit)
 def test_seed_changes_the_hash(scenario_file: Path, tmp_path: Path, capsys) -> None:
     hashes = []
     for seed in ("1", "1", "2"):
@@ -80,6 +81,7 @@ def test_seed_changes_the_hash(scenario_file: Path, tmp_path: Path, capsys) -> N
     assert hashes[0] == hashes[1] != hashes[2]
 
 
+@pytest.mark.scenario  # runs the scenario two or more times (CI, not -m unit)
 def test_compare_writes_a_report(scenario_file: Path, tmp_path: Path, capsys) -> None:
     code, out, err = run(["compare", str(scenario_file), "-o", str(tmp_path)], capsys)
     assert code == 0, out + err
@@ -102,6 +104,7 @@ def test_compare_writes_a_report(scenario_file: Path, tmp_path: Path, capsys) ->
     assert json.loads((folder / "compare.json").read_text())["completion_ratio"] > 0
 
 
+@pytest.mark.scenario  # runs the scenario two or more times (CI, not -m unit)
 def test_controls_are_reported(scenario_file: Path, tmp_path: Path, capsys) -> None:
     code, out, _ = run(["run", str(scenario_file), "-o", str(tmp_path), "--controls"], capsys)
     # probes do not matter to a cut that is never repaired: the control is not caught
@@ -177,6 +180,7 @@ def test_list_and_errors(tmp_path: Path, capsys) -> None:
     assert code == 2 and "pair-failures is a sweep (one run per failure set)" in err
 
 
+@pytest.mark.scenario  # runs the scenario two or more times (CI, not -m unit)
 def test_a_sweep_writes_one_verdict_per_case(tmp_path: Path, capsys) -> None:
     path = tmp_path / "sweep.yaml"
     path.write_text(

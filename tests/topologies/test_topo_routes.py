@@ -68,7 +68,13 @@ class Fabric:
 
 @pytest.mark.parametrize(
     "topo",
-    [load("tiny"), load("small"), load("paper-8plane"), loads(UPLINK_PERMUTED)],
+    [
+        load("tiny"),
+        load("small"),
+        # every walk of the full-size fabric: seconds of CPU (CI, not -m unit)
+        pytest.param(load("paper-8plane"), marks=pytest.mark.scenario),
+        loads(UPLINK_PERMUTED),
+    ],
     ids=lambda t: t.name,
 )
 def test_every_pair_plane_and_t1_reaches_the_destination_port(topo: Topology) -> None:

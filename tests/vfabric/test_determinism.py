@@ -3,6 +3,8 @@ verdicts."""
 
 from __future__ import annotations
 
+import pytest
+
 from .conftest import cut_run
 
 
@@ -39,6 +41,7 @@ print(f.event_log_sha256)
 """
 
 
+@pytest.mark.integration  # two Python processes, each running the scenario
 def test_the_hash_does_not_depend_on_python_hash_randomisation() -> None:
     import os
     import subprocess

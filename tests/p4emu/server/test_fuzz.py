@@ -125,6 +125,7 @@ def test_random_and_malformed_writes_leave_exactly_the_valid_ones(server) -> Non
     assert held == model
 
 
+@pytest.mark.scenario  # a fuzz campaign against one server (CI, not -m unit)
 def test_garbage_requests_and_reads_never_take_the_server_down(server) -> None:
     client, _, port = server
     rng = random.Random(7)

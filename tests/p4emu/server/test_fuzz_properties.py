@@ -241,6 +241,7 @@ HISTORY: list[p4r.Entity] = []
 SEEDS = st.integers(0, 2**64 - 1)
 
 
+@pytest.mark.scenario  # a fuzz campaign of write batches (CI, not -m unit)
 @FUZZ
 @given(seed=SEEDS, size=st.integers(1, 12))
 def test_random_write_batches_are_canonical_and_replayable(switch, seed, size) -> None:
