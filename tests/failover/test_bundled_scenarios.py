@@ -125,7 +125,8 @@ def test_a_repath_is_checked_for_every_path_cutting_event(name: str) -> None:
     cutting = [
         e
         for e in run.events
-        if e.kind in ("link_down", "switch_down", "port_down") and e.params.get("affected_evs")
+        if e.kind in ("link_down", "switch_down", "port_down", "flap")
+        and e.params.get("affected_evs")
     ]
     checked = [c for c in run.checks if c.assertion == "assertions.repath_max"]
     assert len(checked) >= len(cutting) > 0
