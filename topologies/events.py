@@ -211,143 +211,119 @@ class Event:
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LinkDownEvent(Event):
+class _LinkState(Event):
+    """A link goes down or comes back (``up``): one body for both kinds."""
+
+    up: ClassVar[bool]
+    link: LinkRef
+
+    @property
+    def target(self) -> Target:
+        return self.link
+
+    def check(self, topology: Topology) -> None:
+        self.link.check(topology)
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.link_state(index, self)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        return f"link {self.link} {'up' if self.up else 'down'}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class LinkDownEvent(_LinkState):
     """The link goes down, both directions. A NIC on it sees its port go down; a T0-T1
     link fails silently (the NICs are not told)."""
 
     kind: ClassVar[str] = "link_down"
     up: ClassVar[bool] = False
-    link: LinkRef
-
-    @property
-    def target(self) -> Target:
-        return self.link
-
-    def check(self, topology: Topology) -> None:
-        self.link.check(topology)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.link_state(index, self)
-
-    def describe(self) -> str:
-        return f"link {self.link} down"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class LinkUpEvent(Event):
+class LinkUpEvent(_LinkState):
     """The link comes back (if nothing else keeps it down)."""
 
     kind: ClassVar[str] = "link_up"
     up: ClassVar[bool] = True
-    link: LinkRef
-
-    @property
-    def target(self) -> Target:
-        return self.link
-
-    def check(self, topology: Topology) -> None:
-        self.link.check(topology)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.link_state(index, self)
-
-    def describe(self) -> str:
-        return f"link {self.link} up"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SwitchDownEvent(Event):
+class _SwitchState(Event):
+    """A switch goes down or comes back (``up``): one body for both kinds."""
+
+    up: ClassVar[bool]
+    switch: str
+
+    def _check(self) -> None:
+        _check_name(self.kind, "switch", self.switch)
+
+    @property
+    def target(self) -> Target:
+        return self.switch
+
+    def check(self, topology: Topology) -> None:
+        _check_switch(topology, self.switch)
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.switch_state(index, self)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        return f"switch {self.switch} {'up' if self.up else 'down'}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class SwitchDownEvent(_SwitchState):
     """The switch dies: every link of it goes down (its neighbours, NICs included, lose
     the signal); its tables are kept."""
 
     kind: ClassVar[str] = "switch_down"
     up: ClassVar[bool] = False
-    switch: str
-
-    def _check(self) -> None:
-        _check_name(self.kind, "switch", self.switch)
-
-    @property
-    def target(self) -> Target:
-        return self.switch
-
-    def check(self, topology: Topology) -> None:
-        _check_switch(topology, self.switch)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.switch_state(index, self)
-
-    def describe(self) -> str:
-        return f"switch {self.switch} down"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class SwitchUpEvent(Event):
+class SwitchUpEvent(_SwitchState):
     """The switch comes back."""
 
     kind: ClassVar[str] = "switch_up"
     up: ClassVar[bool] = True
-    switch: str
-
-    def _check(self) -> None:
-        _check_name(self.kind, "switch", self.switch)
-
-    @property
-    def target(self) -> Target:
-        return self.switch
-
-    def check(self, topology: Topology) -> None:
-        _check_switch(topology, self.switch)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.switch_state(index, self)
-
-    def describe(self) -> str:
-        return f"switch {self.switch} up"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PortDownEvent(Event):
+class _PortState(Event):
+    """A NIC port goes down or comes back (``up``): one body for both kinds."""
+
+    up: ClassVar[bool]
+    port: PortRef
+
+    @property
+    def target(self) -> Target:
+        return self.port
+
+    def check(self, topology: Topology) -> None:
+        self.port.check(topology)
+
+    def apply_to(self, fabric: FaultSink, index: int) -> None:
+        fabric.port_state(index, self)  # type: ignore[arg-type]
+
+    def describe(self) -> str:
+        return f"{self.port} {'up' if self.up else 'down'}"
+
+
+@dataclass(frozen=True, slots=True, kw_only=True)
+class PortDownEvent(_PortState):
     """The NIC's port goes down (the NIC knows at once)."""
 
     kind: ClassVar[str] = "port_down"
     up: ClassVar[bool] = False
-    port: PortRef
-
-    @property
-    def target(self) -> Target:
-        return self.port
-
-    def check(self, topology: Topology) -> None:
-        self.port.check(topology)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.port_state(index, self)
-
-    def describe(self) -> str:
-        return f"{self.port} down"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
-class PortUpEvent(Event):
+class PortUpEvent(_PortState):
     """The NIC's port comes back."""
 
     kind: ClassVar[str] = "port_up"
     up: ClassVar[bool] = True
-    port: PortRef
-
-    @property
-    def target(self) -> Target:
-        return self.port
-
-    def check(self, topology: Topology) -> None:
-        self.port.check(topology)
-
-    def apply_to(self, fabric: FaultSink, index: int) -> None:
-        fabric.port_state(index, self)
-
-    def describe(self) -> str:
-        return f"{self.port} up"
 
 
 @dataclass(frozen=True, slots=True, kw_only=True)
