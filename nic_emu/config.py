@@ -195,9 +195,13 @@ class NicConfig:
     rto_min_ns: int = 65_536  # floor of the adaptive RTO
     probe_interval_min_ns: int = 32_000  # floor of the adaptive probe interval
     # Quarantine a path at its first overdue packet (docs/nic-emu.md section 3): no new
-    # data on it and a probe at once; delivery or the probe's answer clears it, no answer
-    # within a probe interval retires it.
-    path_quarantine: bool = False
+    # data on it, a probe a quarantine window later; delivery or the probe's answer clears
+    # it, no answer within a probe interval retires it. A packet is overdue once
+    # quarantine_threshold_pkts later sends and one sent quarantine_window_ns (or SRTT/4)
+    # after it are acknowledged: RACK's test, shorter, since a wrong hold costs little.
+    path_quarantine: bool = True
+    quarantine_threshold_pkts: int = 3
+    quarantine_window_ns: int = 4_000
     # [P] When a connection retires a whole path (plane, T1) on its own evidence, its
     # packets in flight on the path are resent elsewhere at once, and the NIC retires the
     # path in its other connections whose paths cross the same failed element: those to
@@ -220,6 +224,7 @@ class NicConfig:
             "no_usable_ev_timeout_ns",
             "peer_timeout_ns",
             "reorder_threshold_pkts",
+            "quarantine_threshold_pkts",
             "receive_window_psns",
             "sack_every_pkts",
             "sack_delay_ns",
@@ -236,6 +241,7 @@ class NicConfig:
             "ev_min_active",
             "rto_linear_retries",
             "reorder_window_ns",
+            "quarantine_window_ns",
         )
         if not 0 <= self.ack_timeout_exp <= ACK_TIMEOUT_MAX_EXP:
             raise ConfigError(

@@ -140,6 +140,7 @@ class NicCore:
                 "tx_probe_reply",
                 "rx_probe_reply_unknown",
                 "paths_shared",
+                "paths_held",
             ),
             0,
         )
@@ -682,6 +683,48 @@ class NicCore:
                 continue
             if other.shared_path_failure(path, now):
                 self.counters["paths_shared"] += 1
+                self.touch(other)
+
+    def path_suspect(self, qpn: int, path: object, sent_ns: int, now: int) -> None:
+        """Connection ``qpn`` quarantined ``path`` (:class:`ProbeHost`): a packet it sent
+        on it at ``sent_ns`` is overdue or lost, and nothing it sent on it since was
+        delivered. Unless another connection through the path's T1 delivered a packet
+        sent on it at or after ``sent_ns`` (which refutes a failure of the uplink or the
+        T1), every connection through it holds it out too: a quarantine costs little
+        when wrong, since the first delivery of a later packet on the path, in any of
+        them, clears it in all (:meth:`path_cleared`), and a probe clears it otherwise.
+        Only with ``NicConfig.path_verdicts``."""
+        conn = self.connections.get(qpn)
+        if conn is None or path not in conn.evs.by_path:
+            return
+        if self.path(conn.peer, conn.evs.by_path[path][0].ev).t1 is None:
+            return  # a path inside this NIC's T0: nothing beyond it is shared
+        through = [
+            other
+            for other in self.connections.values()
+            if other is not conn
+            and other.mrc
+            and other.state is QpState.READY
+            and path in other.evs.by_path
+        ]
+        if any(other.evs.delivered_ns(path) >= sent_ns for other in through):
+            return
+        for other in through:
+            if other.shared_hold(path, sent_ns, now):
+                self.counters["paths_held"] += 1
+                self.touch(other)
+
+    def path_cleared(self, qpn: int, path: object, delivered_ns: int, now: int) -> None:
+        """Connection ``qpn`` ended its quarantine of ``path``: it delivered a packet sent
+        on it at ``delivered_ns``, or a probe answered on it (``delivered_ns`` = now). The
+        holds the NIC shared (:meth:`path_suspect`) for an older packet end with it."""
+        for other in self.connections.values():
+            if (
+                other.qpn != qpn
+                and other.state is QpState.READY
+                and other.mrc
+                and other.release_shared_hold(path, delivered_ns, now)
+            ):
                 self.touch(other)
 
     def _far_t0(self, peer: str, ev: int) -> str:

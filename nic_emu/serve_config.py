@@ -78,6 +78,8 @@ PROCESS_TRANSPORT_DEFAULTS: dict[str, Any] = {
     "probe_interval_min_ns": 2_000_000,  # its floor; bounds probe traffic
     "ev_skip_ns": 20_000_000,
     "path_quarantine": True,  # hold a path out at its first overdue packet, probe it
+    "quarantine_threshold_pkts": 3,
+    "quarantine_window_ns": 1_000_000,  # the floor of the quarantine window
     "reorder_threshold_pkts": 3,
     "reorder_window_ns": 1_000_000,  # the floor of RACK's time window
     "sack_delay_ns": 100_000,
@@ -102,6 +104,7 @@ DILATED_TIME_FIELDS = (
     "no_usable_ev_timeout_ns",
     "peer_timeout_ns",
     "reorder_window_ns",
+    "quarantine_window_ns",
     "sack_delay_ns",
     "reverse_refresh_ns",
     "reverse_plane_stale_ns",

@@ -17,6 +17,8 @@ from nic_emu.connection.rtt import RttTimers
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState
 
+SHARED_HOLD = "shared"  # why a path is held on the NIC's verdict (NicCore.path_suspect)
+
 
 class ProbeHost(Protocol):
     """What the probes ask of their NIC: probe ids (the NIC routes the answers back),
@@ -31,6 +33,18 @@ class ProbeHost(Protocol):
         ...
 
     def forget_probe(self, probe_id: int) -> None: ...
+
+    def path_suspect(self, qpn: int, path: object, sent_ns: int, now: int) -> None:
+        """Connection ``qpn`` quarantined ``path`` on its own evidence, a packet sent at
+        ``sent_ns`` overdue or lost: the NIC weighs it with its other connections'
+        (:meth:`NicCore.path_suspect <nic_emu.core.NicCore.path_suspect>`)."""
+        ...
+
+    def path_cleared(self, qpn: int, path: object, delivered_ns: int, now: int) -> None:
+        """Connection ``qpn`` ended a quarantine of ``path``: it delivered a packet sent at
+        ``delivered_ns`` (or a probe answered: ``now``); the holds the NIC shared for
+        older packets end too."""
+        ...
 
 
 class PathProbes:
@@ -59,9 +73,11 @@ class PathProbes:
         self.qpn = log.qpn
         self.per_path = cfg.probes_per_path
         self.success_threshold = cfg.probe_success_threshold
-        self.reorder_threshold = cfg.reorder_threshold_pkts
+        self.overdue_threshold = cfg.quarantine_threshold_pkts
+        self.share = cfg.path_verdicts
         self.next_ns: int | None = None  # the next probe round (or quarantine review)
         self.held: dict[object, list[int]] = {}
+        self.shared: set[object] = set()  # held paths the NIC held (shared_hold)
         self.heard = False  # an answer arrived since the last probe round
 
     def arm(self, now: int) -> None:
@@ -80,10 +96,10 @@ class PathProbes:
 
     def quarantine_overdue(self, send: SendState, now: int) -> None:
         """Quarantine (:meth:`EvSet.quarantine`) the path of every in-flight packet that
-        is overdue: at least ``reorder_threshold_pkts`` later sends and one sent a
+        is overdue: at least ``quarantine_threshold_pkts`` later sends and one sent a
         quarantine window later (:meth:`RttTimers.hold_delay`) acknowledged, with nothing
         sent on its path since acknowledged."""
-        limit_seq = send.acked_max_tx_seq - self.reorder_threshold
+        limit_seq = send.acked_max_tx_seq - self.overdue_threshold
         limit_sent = send.acked_max_sent_ns - self.timers.hold_delay()
         evs = self.evs
         for seq, pkt in send.outstanding:
@@ -99,20 +115,50 @@ class PathProbes:
             if e is not None and e.path not in evs.quarantined:
                 self.hold_path(e, pkt.psn, pkt.sent_ns, "overdue", now)
 
-    def hold_path(self, e: EvEntry, psn: int, sent_ns: int, why: str, now: int) -> None:
+    def hold_path(self, e: EvEntry, psn: int | None, sent_ns: int, why: str, now: int) -> bool:
         """Quarantine the path of ``e`` for a packet sent at ``sent_ns`` (overdue or
         lost), unless the path delivered something sent since. A probe follows a
         quarantine window later if no delivery has cleared it by then (most are cleared
-        within a fraction of that: a probe each would add a few % to the fabric's load)."""
+        within a fraction of that: a probe each would add a few % to the fabric's load).
+        On its own evidence (``why`` not ``shared``) the NIC hears of it
+        (:meth:`ProbeHost.path_suspect`, with ``path_verdicts``). True if it held the path."""
         evs = self.evs
-        if evs.delivered_ns(e.path) >= sent_ns or not evs.quarantine(e.path, sent_ns, now):
-            return
+        path = e.path
+        if evs.delivered_ns(path) >= sent_ns or not evs.quarantine(path, sent_ns, now):
+            return False
         self.log.about_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
         self.counters["path_suspects"] += 1
         due = now + self.timers.hold_delay()
-        self.held[e.path] = [due, -1]
+        self.held[path] = [due, -1]
         if self.next_ns is None or due < self.next_ns:
             self.next_ns = due
+        if not self.share:
+            return True
+        if why == SHARED_HOLD:
+            self.shared.add(path)
+        else:
+            self.host.path_suspect(self.qpn, path, sent_ns, now)
+        return True
+
+    def shared_hold(self, path: object, sent_ns: int, now: int) -> bool:
+        """The NIC judged ``path`` suspect from its connections' evidence (a packet sent
+        on it at ``sent_ns`` overdue, nothing sent since delivered): hold it here too,
+        unless this connection has had a packet sent on it since delivered. Cleared,
+        probed and retired as a hold on this connection's own evidence."""
+        entries = self.evs.by_path.get(path)
+        if not entries or path in self.evs.quarantined:
+            return False
+        return self.hold_path(entries[0], None, sent_ns, SHARED_HOLD, now)
+
+    def release_shared_hold(self, path: object, delivered_ns: int, now: int) -> bool:
+        """Another connection of the NIC delivered a packet sent on ``path`` at
+        ``delivered_ns`` (or its probe answered): a hold the NIC shared here for a packet
+        sent no later ends (``path_cleared`` by ``shared``). True if it did."""
+        held = self.evs.quarantined.get(path)
+        if path not in self.shared or held is None or held[0] > delivered_ns:
+            return False
+        self.clear_quarantine(path, SHARED_HOLD, now)
+        return True
 
     def review_quarantine(self, now: int, out: Outbox) -> None:
         """Clear the quarantined paths that delivered a packet sent at or after their
@@ -122,8 +168,11 @@ class PathProbes:
         probes = self.held
         interval = self.timers.probe_interval_ns()
         for path, (sent_ns, _) in list(evs.quarantined.items()):
-            if evs.delivered_ns(path) >= sent_ns:
+            delivered = evs.delivered_ns(path)
+            if delivered >= sent_ns:
                 self.clear_quarantine(path, "delivery", now)
+                if self.share:
+                    self.host.path_cleared(self.qpn, path, delivered, now)
                 continue
             due, probed = probes.setdefault(path, [now, -1])
             if probed < 0:
@@ -136,10 +185,13 @@ class PathProbes:
                 evs.retire_path(path, "quarantine", now)
         for path in [p for p in probes if p not in evs.quarantined]:
             del probes[path]
+        if self.shared:
+            self.shared.intersection_update(evs.quarantined)
 
     def clear_quarantine(self, path: object, by: str, now: int) -> None:
         held = self.evs.clear_quarantine(path)
         self.held.pop(path, None)
+        self.shared.discard(path)
         if held is None:
             return
         self.counters["path_suspects_cleared"] += 1
@@ -225,5 +277,7 @@ class PathProbes:
         self.heard = True
         if e.path in self.evs.quarantined:
             self.clear_quarantine(e.path, "probe", now)
+            if self.share:
+                self.host.path_cleared(self.qpn, e.path, now, now)
         revived = self.evs.probe_answered(e, self.success_threshold, now)
         self.log.about_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)

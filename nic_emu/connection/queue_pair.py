@@ -133,6 +133,8 @@ class Connection:
         self.path_report = self.deadlines.path_report
         self.on_probe_answer = self.repath.on_probe_answer
         self.shared_path_failure = self.repath.shared_path_failure
+        self.shared_hold = self.probes.shared_hold
+        self.release_shared_hold = self.probes.release_shared_hold
         self.plane_down = self.repath.plane_down
         self.plane_up = self.repath.plane_up
         self.on_data = self.rx.on_data

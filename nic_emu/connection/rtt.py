@@ -116,5 +116,6 @@ class RttTimers:
         return int(max(2 * srtt, srtt + self.reorder_window()))
 
     def hold_delay(self) -> int:
-        """The quarantine window: RACK's time window without its queueing term."""
-        return max(self.cfg.reorder_window_ns, int(self.srtt_ns) >> 2)
+        """The quarantine window: RACK's time window without its queueing term, from
+        its own floor (``quarantine_window_ns``)."""
+        return max(self.cfg.quarantine_window_ns, int(self.srtt_ns) >> 2)

@@ -130,5 +130,8 @@ def test_a_quarantined_path_that_delivers_a_later_packet_is_cleared() -> None:
     assert e.path not in conn.evs.quarantined
 
 
-def test_only_the_process_defaults_quarantine() -> None:
-    assert transport_config({}).path_quarantine and not NicConfig().path_quarantine
+def test_both_defaults_quarantine_the_process_with_its_own_window() -> None:
+    process, virtual = transport_config({}), NicConfig()
+    assert process.path_quarantine and virtual.path_quarantine
+    assert process.quarantine_window_ns == process.reorder_window_ns  # 1 ms: as before
+    assert virtual.quarantine_window_ns < virtual.reorder_window_ns

@@ -18,6 +18,9 @@ from nic_emu.core import NicCore
 from nic_emu.ev_set import ASSUMED_BAD, GOOD, EvEntry, EvSet
 from topologies import AddressPlan, load
 
+from .kit import CFG as KIT_CFG
+from .kit import make_parts, post, transmit
+
 CFG = replace(NicConfig(), probes_per_path=1, probe_success_threshold=2)
 
 
@@ -104,3 +107,27 @@ def test_a_held_path_is_cleared_by_a_later_delivery() -> None:
     probes.review_quarantine(160, [])
     assert e.path not in evs.quarantined and not probes.held
     assert counters["path_suspects"] == counters["path_suspects_cleared"] == 1
+
+
+def test_an_overdue_packet_holds_its_path_and_plain_reordering_does_not() -> None:
+    parts = make_parts(replace(KIT_CFG, path_quarantine=True))
+    post(parts, 6)
+    paths = list(parts.evs.by_path)
+    first = parts.evs.by_path[paths[0]][0]
+    other = parts.evs.by_path[paths[1]][0]
+    lost = transmit(parts, 0, first)
+    later = [transmit(parts, 1_000 * i, other) for i in range(1, 6)]
+    window = parts.timers.hold_delay()
+    assert window == parts.cfg.quarantine_window_ns == 4_000
+    # 3 later sends acknowledged, the latest sent 3 us after: reordering, not a hold
+    for pkt in later[:3]:
+        parts.send.ack(pkt.psn, 10_000)
+    parts.probes.quarantine_overdue(parts.send, 20_000)
+    assert not parts.evs.quarantined
+    # one sent a quarantine window after it acknowledged: the path is held, not retired
+    parts.send.ack(later[3].psn, 10_000)
+    parts.probes.quarantine_overdue(parts.send, 21_000)
+    assert parts.evs.quarantined == {first.path: (lost.sent_ns, 21_000)}
+    assert first.state is GOOD and parts.counters["path_suspects"] == 1
+    (suspect,) = parts.core.log.of_kind(ev_kinds.PATH_SUSPECT)
+    assert suspect.detail == {"sent_ns": 0, "why": "overdue"} and suspect.psn == lost.psn

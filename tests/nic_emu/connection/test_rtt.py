@@ -68,7 +68,7 @@ def test_reorder_window_tail_probe_timeout_and_hold_delay() -> None:
     t.sample(30_000, 0)  # qdelay 2.5 us, peak 20 us: the peak sizes the window
     assert t.reorder_window() == 20_000
     assert t.tail_probe_timeout() == int(max(2 * 12_500, 12_500 + 20_000))
-    assert t.hold_delay() == CFG.reorder_window_ns  # no SRTT with fixed timers
+    assert t.hold_delay() == CFG.quarantine_window_ns  # no SRTT with fixed timers
     adaptive = RttTimers(CFG, 0, adaptive=True)
     adaptive.smooth(400_000)
     assert adaptive.reorder_window() == 100_000 == adaptive.hold_delay()  # SRTT / 4
