@@ -48,7 +48,8 @@ class ProbeHost(Protocol):
 
 
 class PathProbes:
-    """The probe schedule (``next_ns``) and the quarantined paths' probes (``held``:
+    """The probe schedule (``round_ns``, and ``next_ns``: the earlier of it and the held
+    paths' deadlines) and the quarantined paths' probes (``held``:
     path -> [when to probe, when probed (-1: not yet)])."""
 
     def __init__(
@@ -75,19 +76,26 @@ class PathProbes:
         self.success_threshold = cfg.probe_success_threshold
         self.overdue_threshold = cfg.quarantine_threshold_pkts
         self.share = cfg.path_verdicts
-        self.next_ns: int | None = None  # the next probe round (or quarantine review)
+        self.next_ns: int | None = None  # the next probe round or quarantine review
+        self.round_ns: int | None = None  # the next probe round
         self.held: dict[object, list[int]] = {}
         self.shared: set[object] = set()  # held paths the NIC held (shared_hold)
         self.heard = False  # an answer arrived since the last probe round
 
     def arm(self, now: int) -> None:
         """An EV went bad: a probe round follows a probe interval later, unless one is due."""
-        if self.next_ns is None:
-            self.next_ns = now + self.timers.probe_interval_ns()
+        if self.round_ns is None:
+            self.round_ns = now + self.timers.probe_interval_ns()
+            self._due(self.round_ns)
+
+    def _due(self, t: int) -> None:
+        """Come back at ``t`` at the latest."""
+        if self.next_ns is None or t < self.next_ns:
+            self.next_ns = t
 
     def stop(self) -> None:
         """The connection failed: no more rounds, and no answer is awaited."""
-        self.next_ns = None
+        self.next_ns = self.round_ns = None
         host = self.host
         for e in self.evs.entries():
             if e.probe_seq >= 0:
@@ -130,8 +138,7 @@ class PathProbes:
         self.counters["path_suspects"] += 1
         due = now + self.timers.hold_delay()
         self.held[path] = [due, -1]
-        if self.next_ns is None or due < self.next_ns:
-            self.next_ns = due
+        self._due(due)
         if not self.share:
             return True
         if why == SHARED_HOLD:
@@ -199,16 +206,20 @@ class PathProbes:
         self.log.about_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
 
     def tick(self, now: int, out: Outbox) -> None:
-        """``next_ns`` passed: review the quarantine, then a probe round."""
+        """``next_ns`` passed: review the quarantine, then a probe round if one is due
+        (a held path's deadline is not one: rounds keep their probe interval)."""
         self.next_ns = None
         if self.evs.quarantined or self.held:
             self.review_quarantine(now, out)
-        self._round(now, out)
+        if self.round_ns is not None and now >= self.round_ns:
+            self.round_ns = None
+            self._round(now, out)
+        if self.round_ns is not None:
+            self._due(self.round_ns)
         if self.held:  # come back when a held path's probe or its timeout is due
             interval = self.timers.probe_interval_ns()
             t = min(due if probed < 0 else probed + interval for due, probed in self.held.values())
-            if self.next_ns is None or t < self.next_ns:
-                self.next_ns = max(t, now + 1)
+            self._due(max(t, now + 1))
 
     def _round(self, now: int, out: Outbox) -> None:
         host = self.host
@@ -235,7 +246,7 @@ class PathProbes:
         for e in candidates:
             if host.port_up[e.plane]:
                 self.send_probe(e, now, out)
-        self.next_ns = now + interval
+        self.round_ns = now + interval
 
     def send_probe(self, e: EvEntry, now: int, out: Outbox) -> None:
         """An EV probe on ``e`` (to QPN 0x2 of the peer NIC, answered on the same EV)."""

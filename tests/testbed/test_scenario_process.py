@@ -10,6 +10,7 @@ from typing import Any
 
 import pytest
 
+from nic_emu.config import NicConfig
 from nic_emu.serve_config import dilate_transport, transport_config
 from testbed.layout import link_rate_pps
 from testbed.modes import mode
@@ -56,7 +57,8 @@ def test_the_nics_get_the_virtual_runs_settings_dilated() -> None:
     expected = dilate_transport(nic_config(scenario, variant), TDF)
     assert transport_config(settings) == expected  # what nic-emu serve will run with
     assert expected.probe_interval_ns == 64_000 * TDF
-    assert not expected.adaptive_timers and not expected.path_quarantine  # the virtual NIC's
+    assert not expected.adaptive_timers and expected.path_quarantine  # the virtual NIC's
+    assert expected.quarantine_window_ns == NicConfig().quarantine_window_ns * TDF
 
 
 def test_flaps_become_down_and_up_edges_in_time_order() -> None:

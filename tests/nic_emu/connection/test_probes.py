@@ -62,12 +62,16 @@ def test_a_round_probes_retired_evs_and_an_answer_revives_them() -> None:
     e = evs.ring[0]
     evs.mark_bad(e, "timeout", 0)
     assert e.state is ASSUMED_BAD
+    probes.arm(0)
+    interval = CFG.probe_interval_ns
     out: list[tuple[int, bytes]] = []
-    probes.tick(10, out)
+    probes.tick(10, out)  # not due yet: nothing
+    assert not out and probes.next_ns == interval
+    probes.tick(interval, out)
     (frame,) = [decode(f) for _, f in out]
     assert isinstance(frame, Probe) and frame.dqpn == EV_PROBE_QPN and frame.probe_ev == e.ev
     assert e.probe_seq == frame.probe_id and counters["tx_probe"] == 1
-    assert probes.next_ns == 10 + CFG.probe_interval_ns
+    assert probes.next_ns == 2 * interval
     for t in (20, 30):
         probes.on_answer(e, t)
         e.probe_seq = -1
@@ -79,9 +83,10 @@ def test_unanswered_rounds_back_off_and_stop_forgets_the_probes() -> None:
     core, evs, probes, _ = _probes()
     e = evs.ring[0]
     evs.mark_bad(e, "timeout", 0)
+    probes.arm(0)
     out: list[tuple[int, bytes]] = []
-    probes.tick(10, out)
-    probes.tick(10 + CFG.probe_interval_ns, out)  # the first went unanswered
+    probes.tick(CFG.probe_interval_ns, out)
+    probes.tick(2 * CFG.probe_interval_ns, out)  # the first went unanswered
     assert probes.timers.probe_misses == 1
     assert core.log.of_kind(ev_kinds.PROBE_LOST)
     probes.stop()
@@ -131,3 +136,17 @@ def test_an_overdue_packet_holds_its_path_and_plain_reordering_does_not() -> Non
     assert first.state is GOOD and parts.counters["path_suspects"] == 1
     (suspect,) = parts.core.log.of_kind(ev_kinds.PATH_SUSPECT)
     assert suspect.detail == {"sent_ns": 0, "why": "overdue"} and suspect.psn == lost.psn
+
+
+def test_a_held_path_s_deadline_does_not_bring_the_probe_round_forward() -> None:
+    _, evs, probes, counters = _probes()
+    bad, held = evs.ring[0], next(e for e in evs.ring if e.path != evs.ring[0].path)
+    evs.mark_bad(bad, "timeout", 0)
+    probes.arm(0)
+    probes.hold_path(held, psn=1, sent_ns=0, why="overdue", now=100)
+    due = 100 + probes.timers.hold_delay()
+    assert probes.next_ns == due < probes.round_ns == CFG.probe_interval_ns
+    out: list[tuple[int, bytes]] = []
+    probes.tick(due, out)  # the held path's probe only: the round keeps its interval
+    assert [decode(f).probe_ev for _, f in out] == [held.ev] and counters["tx_probe"] == 1
+    assert probes.next_ns == CFG.probe_interval_ns

@@ -142,7 +142,7 @@ def test_a_port_down_loses_what_was_in_flight_on_it_and_up_again_probes() -> Non
     assert parts.counters["losses_port"] == 2
     assert all(e.state is GOOD for e in parts.evs.entries() if e.plane == 1)
     assert all(e.state is ASSUMED_BAD for e in parts.evs.entries() if e.plane == 0)
-    parts.probes.next_ns = None
+    parts.probes.next_ns = parts.probes.round_ns = None
     repath.plane_up(0, 200, remote=False)  # its EVs stay bad until probes revive them
     assert parts.probes.next_ns == 200 + CFG.probe_interval_ns
 
