@@ -150,9 +150,27 @@ def install() -> None:
 install()  # on import: the packages of COMPILED_MODULES import this module first
 
 
+#: the generated P4 modules this process loaded: name -> ``compiled`` or ``pure: REASON``
+#: (:mod:`p4emu.backend.native` compiles them on first load; p4emu reports here)
+_generated: dict[str, str] = {}
+
+
+def note_generated(name: str, how: str) -> None:
+    """Record which path the generated module ``name`` of a P4 program runs."""
+    _generated[name] = how
+
+
+def generated() -> dict[str, Any]:
+    """The generated P4 modules loaded so far: how many compiled, how many pure, why."""
+    pure = sorted({how.removeprefix("pure: ") for how in _generated.values() if how != "compiled"})
+    compiled = sum(how == "compiled" for how in _generated.values())
+    return {"compiled": compiled, "pure": len(_generated) - compiled, "why_pure": pure}
+
+
 def describe() -> dict[str, Any]:
     """Which path this process runs: ``path`` is ``compiled`` (every module native),
-    ``pure`` (none) or ``mixed``; ``pure_modules`` names the others, with the reason."""
+    ``pure`` (none) or ``mixed``; ``pure_modules`` names the others, with the reason;
+    ``generated_p4`` the P4 programs' generated modules loaded so far (:func:`generated`)."""
     pure = {}
     for name in COMPILED_MODULES:
         how, _ = choice(name)
@@ -170,6 +188,7 @@ def describe() -> dict[str, Any]:
         "compiled_modules": len(COMPILED_MODULES) - len(pure),
         "pure_modules": len(pure),
         "why_pure": reasons,
+        "generated_p4": generated(),
     }
 
 
@@ -177,5 +196,12 @@ def summary() -> str:
     """One line for a command's output: ``compiled``, or ``pure (REASON)``."""
     info = describe()
     if info["path"] == "compiled":
-        return f"compiled ({info['compiled_modules']} native modules)"
-    return f"{info['path']} ({'; '.join(info['why_pure'])})"
+        text = f"compiled ({info['compiled_modules']} native modules)"
+    else:
+        text = f"{info['path']} ({'; '.join(info['why_pure'])})"
+    gen = info["generated_p4"]
+    if gen["compiled"]:
+        text += f", generated P4 code compiled ({gen['compiled']} programs)"
+    if gen["pure"]:
+        text += f", generated P4 code pure ({'; '.join(gen['why_pure'])})"
+    return text
