@@ -47,7 +47,7 @@ FORMAT = "p4emu-native-1"
 RECORD = "module.sha256"
 #: Cython's options: the declarations and annotations give C types; nothing else does
 DIRECTIVES = ("language_level=3", "binding=False", "infer_types=False")
-COMPILE_ARGS = ("-O2", "-g0", "-fPIC", "-shared", "-fno-strict-aliasing")
+COMPILE_ARGS = ("-O2", "-g0", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing")
 #: a build that takes longer than this has failed (a 2-core machine takes about 30 s)
 BUILD_TIMEOUT_S = 600
 
@@ -207,34 +207,37 @@ def import_entry(entry: Path, key: str) -> ModuleType:
     return module
 
 
+def load_entry(root: Path, key: str, source: str, pxd: str) -> ModuleType:
+    """The module of entry ``key``, built first unless the cache holds it whole."""
+    entry = root / key
+    if not entry_ok(entry, key):
+        if entry.exists():
+            discard(entry)  # corrupt, or half deleted by hand: built again
+        try:
+            build(root, key, source, pxd)
+        except OSError as exc:
+            raise NativeBuildError(f"cache {root}: {exc}") from None
+    return import_entry(entry, key)
+
+
 def load(source: str, pxd: str) -> ModuleType:
     """The compiled module of ``source`` (built, or taken from the cache): raises
     :class:`NativeBuildError` when it cannot be built or loaded."""
     key = entry_key(source, pxd)
     with _lock:
         found = _loaded.get(key)
-        if found is not None:
-            return found
-        root = cache_root()
-        entry = root / key
-        for attempt in (1, 2):
-            if not entry_ok(entry, key):
-                if entry.exists():
-                    discard(entry)  # corrupt or half-deleted: build it again
-                try:
-                    build(root, key, source, pxd)
-                except OSError as exc:
-                    raise NativeBuildError(f"cache {root}: {exc}") from None
+        if found is None:
+            root = cache_root()
             try:
-                module = import_entry(entry, key)
-            except ImportError as exc:
-                discard(entry)
-                if attempt == 2:
+                found = load_entry(root, key, source, pxd)
+            except ImportError:
+                discard(root / key)  # whole by its record, yet it does not load: again
+                try:
+                    found = load_entry(root, key, source, pxd)
+                except ImportError as exc:
                     raise NativeBuildError(f"the built module does not load: {exc}") from None
-                continue
-            _loaded[key] = module
-            return module
-    raise AssertionError("unreachable")
+            _loaded[key] = found
+        return found
 
 
 def declarations(classes: dict[str, list[tuple[str, str | None]]]) -> str:
