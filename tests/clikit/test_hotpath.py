@@ -34,6 +34,7 @@ def fake_build(where: Path, names: tuple[str, ...], *, newer: bool = True) -> No
 def native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path))
     monkeypatch.delenv(hotpath.PURE_ENV, raising=False)
+    monkeypatch.setattr(hotpath, "_generated", {})  # no generated module loaded yet
     return tmp_path
 
 
