@@ -171,7 +171,8 @@ class TypeRegistry:
 
     def _emit_header(self, name: str, type_: t.HeaderType) -> None:
         attrs = [py_attr(f.name) for f in type_.fields]
-        self.classes[name] = [(a, None) for a in ["valid_", *attrs]]
+        # validity is only ever True or False: a C int to the native build
+        self.classes[name] = [("valid_", "bint"), *((a, None) for a in attrs)]
         defaults = [default_scalar(f.type) for f in type_.fields]
         slots = ", ".join(repr(a) for a in ["valid_", *attrs])
         out = self.lines
