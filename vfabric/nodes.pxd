@@ -3,6 +3,7 @@
 # Counters and times are integers below 2**63 (ns, bytes, packets of one run).
 cimport cython
 
+from nic_emu.core cimport NicCore
 from vfabric.eventlist cimport EventList
 from vfabric.wires cimport Wire
 
@@ -40,7 +41,7 @@ cdef class NicNode:
     cdef public long long _bin_ns
     cdef public object _timer_at
     cdef public object app_sink
-    cdef public object core
+    cdef public NicCore core
     cdef public dict ev_rx
     cdef public dict ev_tx
     cdef public EventList events
@@ -51,7 +52,7 @@ cdef class NicNode:
     cdef public list rx_data_bytes
     cdef public list uplinks
 
-    @cython.locals(stats=EvStats, now="long long", bins=dict)
+    @cython.locals(stats=EvStats, now="long long", bins=dict, core=NicCore)
     cpdef receive(self, object port, bytes frame)
     @cython.locals(stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t)
     cpdef _transmit(self, object plane, bytes frame)
