@@ -60,6 +60,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.sender",
     "vfabric.eventlist",
     "vfabric.nodes",
+    "vfabric.wires",
 )
 
 ROOT = Path(__file__).resolve().parents[1]
