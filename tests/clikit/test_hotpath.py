@@ -80,15 +80,38 @@ def test_the_env_var_forces_the_pure_path(native: Path, monkeypatch: pytest.Monk
     assert hotpath.choice("p4emu.switch")[0] == "compiled"
 
 
-def test_a_source_newer_than_its_build_runs_the_source(native: Path) -> None:
-    fake_build(native, hotpath.COMPILED_MODULES[:1], newer=False)
-    fake_build(native, hotpath.COMPILED_MODULES[1:])
-    how, _ = hotpath.choice(hotpath.COMPILED_MODULES[0])
-    assert how == "pure: source changed since its native build"
+def test_a_source_newer_than_its_build_runs_every_source(native: Path) -> None:
+    """One stale module makes every module load from source: the typed extensions share C
+    types and refuse to import beside a pure one."""
+    first, *others = hotpath.COMPILED_MODULES
+    fake_build(native, (first,), newer=False)
+    fake_build(native, tuple(others))
+    assert hotpath.choice(first)[0] == "pure: source changed since its native build"
+    assert hotpath.own_choice(others[0])[0] == "compiled"
+    how, where = hotpath.choice(others[0])
+    assert how == (
+        f"pure: {first}: source changed since its native build (all modules load pure together)"
+    )
+    assert where == hotpath.source_of(others[0])
+    spec = hotpath.HotPathFinder().find_spec(others[0], None)
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
     info = hotpath.describe()
-    assert info["path"] == "mixed"
-    assert info["pure_modules"] == 1
-    assert hotpath.summary() == "mixed (source changed since its native build)"
+    assert info["path"] == "pure"
+    assert info["pure_modules"] == len(hotpath.COMPILED_MODULES)
+    assert info["why_pure"] == [f"{first}: source changed since its native build"]
+    assert hotpath.summary() == f"pure ({first}: source changed since its native build)"
+
+
+def test_the_build_record_covers_the_pxd(native: Path, tmp_path: Path) -> None:
+    """A changed ``.pxd`` (the C types) is a changed build, like a changed source."""
+    source = tmp_path / "mod.py"
+    source.write_text("x = 1\n")
+    alone = hotpath.source_sha256(source)
+    (tmp_path / "mod.pxd").write_text("cdef int x\n")
+    declared = hotpath.source_sha256(source)
+    assert declared != alone
+    (tmp_path / "mod.pxd").write_text("cdef long x\n")
+    assert hotpath.source_sha256(source) != declared
 
 
 def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
@@ -100,9 +123,9 @@ def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
     assert extension is not None
     record = hotpath.record_of(extension)
     record.write_text(hotpath.source_sha256(hotpath.source_of(name)) + "\n", encoding="ascii")
-    assert hotpath.choice(name)[0] == "compiled"
+    assert hotpath.own_choice(name)[0] == "compiled"
     record.write_text("0" * 64 + "\n", encoding="ascii")  # built from another version
-    assert hotpath.choice(name)[0] == "pure: source changed since its native build"
+    assert hotpath.own_choice(name)[0] == "pure: source changed since its native build"
 
 
 def test_the_generated_modules_path_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
