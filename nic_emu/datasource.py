@@ -175,15 +175,20 @@ class RandomSource(DataSource):
         rng.setstate(self._states[base])
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
+        wanted, states = self._wanted, self._states
+        # A marked offset's state is saved as soon as the generator reaches it (before a
+        # piece is yielded): a reader that ends exactly there, and is never resumed after
+        # its last piece, still saves it for the reader that starts there.
         while pos < aligned:  # fast-forward (whole pieces: multiples of 4 bytes)
             rng.getrandbits(PIECE_BYTES * 8)
             pos += PIECE_BYTES
-        wanted, states = self._wanted, self._states
-        while pos < end:
             if pos in wanted and pos not in states:
                 states[pos] = rng.getstate()
+        while pos < end:
             n = min(PIECE_BYTES, self.size - pos)
             block = rng.randbytes(n)
+            if pos + n in wanted and pos + n not in states:
+                states[pos + n] = rng.getstate()
             lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
             yield block if (lo, hi) == (0, n) else block[lo:hi]
             pos += n
