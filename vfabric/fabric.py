@@ -480,10 +480,10 @@ class VirtualFabric:
         t.sent = SentData(transfer_source(self.seed, t.id, t.nbytes), spans)
         t.rkey, t.va = b.core.reserve_memory(t.nbytes)
         t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+        t.message_offsets = spans
+        t.message_done_ns = [None] * len(spans)
+        t.message_received_ns = [None] * len(spans)
         for index, (offset, _) in enumerate(spans):
-            t.message_offsets.append(spans[index])
-            t.message_done_ns.append(None)
-            t.message_received_ns.append(None)
             what = f"transfer {t.id} message {index}"
             t.wr_ids.append(
                 t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
