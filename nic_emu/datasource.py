@@ -168,6 +168,8 @@ class RandomSource(DataSource):
 
     def pieces(self, start: int, length: int) -> Iterator[bytes]:
         self._check_range(start, length)
+        if not length:
+            return iter(())  # nothing to make (no fast-forward to ``start``)
         return self._pieces(start, length)
 
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:

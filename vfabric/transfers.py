@@ -76,6 +76,7 @@ class SentData:
                 f"message spans cover {end} bytes of a {source.size}-byte source"
             )
         self.source = source
+        self.size = source.size
         self.spans = spans
         self.digests: list[str | None] = [None] * len(spans)
         self._whole = hashlib.sha256()
@@ -108,8 +109,9 @@ class SentData:
         """SHA-256 of the transfer's bytes: those made so far, completed from the source
         (a piece at a time) when the sender did not take them all."""
         whole = self._whole.copy()
-        for piece in self.source.pieces(self._made, self.source.size - self._made):
-            whole.update(piece)
+        if self._made < self.size:
+            for piece in self.source.pieces(self._made, self.size - self._made):
+                whole.update(piece)
         return whole.hexdigest()
 
 

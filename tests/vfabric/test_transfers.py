@@ -89,6 +89,15 @@ def test_later_messages_start_from_a_saved_state_not_from_byte_zero() -> None:
     assert 2 * PIECE_BYTES in source._states
 
 
+def test_the_whole_digest_of_a_transfer_sent_is_not_made_again() -> None:
+    size = 2 * PIECE_BYTES + 5
+    sent = SentData(transfer_source(7, 1, size), [(0, size)])
+    payload = sent.payload(0, "m0")
+    payload.take(0, size)
+    sent.source = RandomSource(0, 0)  # a pass over the source would now fail
+    assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
+
+
 def test_the_whole_digest_of_a_transfer_cut_short_is_completed_from_the_source() -> None:
     size = 2 * PIECE_BYTES + 5
     sent = SentData(transfer_source(7, 1, size), message_spans(size, 2))
