@@ -29,6 +29,9 @@ NATIVE_ENV = "MRC_TESTBED_NATIVE"
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
 # -g0: no debug info (it triples the compile time of Cython's large C files)
 COMPILE_ARGS = ["-O2", "-g0"]
+# module -> sha256 of its .py and .pxd, taken before Cython reads them: a source edited
+# during the build then reads as changed since it (clikit.hotpath.stale)
+RECORDS: dict[str, str] = {}
 
 
 def extensions() -> list[Extension]:
@@ -39,6 +42,8 @@ def extensions() -> list[Extension]:
     except ImportError:
         print("mrc-testbed: Cython not available: pure-Python path only", file=sys.stderr)
         return []
+    for name in COMPILED_MODULES:  # the build records, of the sources as Cython reads them
+        RECORDS[name] = source_sha256(HERE.joinpath(*name.split(".")).with_suffix(".py"))
     modules = [
         Extension(
             name,
@@ -70,8 +75,7 @@ class OptionalBuildExt(build_ext):
             super().build_extension(ext)
             # the build record: which source this extension was built from
             built = Path(self.get_ext_fullpath(ext.name))
-            source = HERE.joinpath(*ext.name.split(".")).with_suffix(".py")
-            record_of(built).write_text(source_sha256(source) + "\n", encoding="ascii")
+            record_of(built).write_text(RECORDS[ext.name] + "\n", encoding="ascii")
         except Exception as exc:
             print(
                 f"mrc-testbed: {ext.name} not built ({exc}): its pure source runs", file=sys.stderr

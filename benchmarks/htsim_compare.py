@@ -14,9 +14,15 @@ virtual-fabric peak RSS of at most 100 MB. ``hot_path`` says which path the virt
 fabric ran (docs/virtual-fabric.md, "Compiled hot path"). Unlike
 ``benchmarks/htsim_diff.py`` it compares no transport figures and runs no victim alone.
 
+By default the 32-host permutation runs at two flow sizes (``--flow-kib``, 1 and 4 MiB),
+and ``rss_growth`` gives each side's peak RSS per size and the MiB of peak RSS per MiB
+sent between the smallest and the largest: what grows with the bytes sent
+(docs/virtual-fabric.md, "Memory in long runs").
+
 htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the clone.
 
-Usage: ``python benchmarks/htsim_compare.py [--ci] [--only NAME ...] [--repeat N]``
+Usage: ``python benchmarks/htsim_compare.py [--ci] [--flow-kib KIB ...] [--only NAME ...]
+[--repeat N]``
 """
 
 from __future__ import annotations
@@ -42,10 +48,16 @@ from testbed.reference.workload import Workload  # noqa: E402
 TARGET_WALL_RATIO = 10.0
 TARGET_PEAK_RSS_MB = 100.0
 MB_PER_MIB = 1.048576
+MIB = 1 << 20
+KIB = 1 << 10
+DEFAULT_FLOW_KIB = (1024, 4096)  # the permutation's flow sizes: 1 and 4 MiB
 
 
 def workloads(args: argparse.Namespace) -> list[Workload]:
-    pool = list(suites.CI) if args.ci else [suites.permutation(32)]
+    if args.ci:
+        pool = list(suites.CI)
+    else:
+        pool = [suites.permutation(32, size=kib * KIB) for kib in args.flow_kib]
     return suites.select(pool, args.only)
 
 
@@ -85,6 +97,7 @@ def compare_cost(workload: Workload, repeat: int, work: Path) -> dict[str, Any]:
     return {
         "workload": workload.name,
         "flows": len(flows),
+        "bytes_sent": sum(f.size for f in flows),
         "htsim": side_figures(theirs, traversals),
         "vfabric": side_figures(ours, traversals),
         "wall_s_all": {side: [round(r.wall_s, 3) for r in rs] for side, rs in runs.items()},
@@ -103,14 +116,51 @@ def compare_cost(workload: Workload, repeat: int, work: Path) -> dict[str, Any]:
     }
 
 
+def slope(rows: list[dict[str, Any]], side: str) -> float:
+    """MiB of ``side``'s peak RSS per MiB sent, between the first and the last row."""
+    first, last = rows[0], rows[-1]
+    rss = last[side]["peak_rss_mib"] - first[side]["peak_rss_mib"]
+    return round(rss / ((last["bytes_sent"] - first["bytes_sent"]) / MIB), 4)
+
+
+def rss_growth(results: list[dict[str, Any]]) -> dict[str, Any] | None:
+    """Peak RSS against the bytes sent, over the workloads that differ only in their flow
+    size (the permutations of ``--flow-kib``); None with fewer than two sizes."""
+    rows = sorted(
+        (r for r in results if r["workload"].startswith("permutation-")),
+        key=lambda r: r["bytes_sent"],
+    )
+    if len({r["bytes_sent"] for r in rows}) < 2:
+        return None
+    return {
+        "workloads": [r["workload"] for r in rows],
+        "bytes_sent_mib": [round(r["bytes_sent"] / MIB, 2) for r in rows],
+        "vfabric_peak_rss_mib": [r["vfabric"]["peak_rss_mib"] for r in rows],
+        "htsim_peak_rss_mib": [r["htsim"]["peak_rss_mib"] for r in rows],
+        "vfabric_rss_mib_per_mib_sent": slope(rows, "vfabric"),
+        "htsim_rss_mib_per_mib_sent": slope(rows, "htsim"),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ci", action="store_true", help="the CI workloads (adds the incast)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")
     parser.add_argument("--repeat", type=int, default=1, help="runs per side (best of)")
+    parser.add_argument(
+        "--flow-kib",
+        type=int,
+        nargs="+",
+        default=list(DEFAULT_FLOW_KIB),
+        metavar="KIB",
+        help="without --ci: the 32-host permutation's flow sizes, KiB (default: 1024 4096)",
+    )
     args = parser.parse_args(argv)
     if args.repeat < 1:
         print(f"htsim_compare: --repeat {args.repeat}: must be at least 1", file=sys.stderr)
+        return 2
+    if any(kib < 1 for kib in args.flow_kib):
+        print(f"htsim_compare: --flow-kib {args.flow_kib}: sizes must be >= 1", file=sys.stderr)
         return 2
     try:
         chosen = workloads(args)
@@ -134,6 +184,7 @@ def main(argv: list[str] | None = None) -> int:
         "hot_path": hotpath.describe(),
         "rss_floor_mib": rss_floor_mib(),
         "workloads": results,
+        "rss_growth": rss_growth(results),
         "failed": failed,
         "load_average": {"start": load_start, "end": os.getloadavg()},
         "total_wall_s": round(time.perf_counter() - started, 1),

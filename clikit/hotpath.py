@@ -60,6 +60,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.sender",
     "vfabric.eventlist",
     "vfabric.nodes",
+    "vfabric.wires",
 )
 
 ROOT = Path(__file__).resolve().parents[1]
@@ -96,7 +97,13 @@ def record_of(extension: Path) -> Path:
 
 
 def source_sha256(source: Path) -> str:
-    return hashlib.sha256(source.read_bytes()).hexdigest()
+    """The sha256 of what an extension is built from: the ``.py`` source and, where there
+    is one, the ``.pxd`` beside it (its C types; a changed declaration is a changed build)."""
+    digest = hashlib.sha256(source.read_bytes())
+    declarations = source.with_suffix(".pxd")
+    if declarations.is_file():
+        digest.update(b"\0pxd\0" + declarations.read_bytes())
+    return digest.hexdigest()
 
 
 def stale(source: Path, extension: Path) -> bool:
@@ -108,8 +115,8 @@ def stale(source: Path, extension: Path) -> bool:
     return source.stat().st_mtime > extension.stat().st_mtime
 
 
-def choice(name: str) -> tuple[str, Path]:
-    """``("compiled", extension)`` or ``("pure: REASON", source)`` for ``name``."""
+def own_choice(name: str) -> tuple[str, Path]:
+    """``("compiled", extension)`` or ``("pure: REASON", source)`` for ``name`` alone."""
     source = source_of(name)
     if pure_forced():
         return f"pure: ${PURE_ENV} is set", source
@@ -119,6 +126,23 @@ def choice(name: str) -> tuple[str, Path]:
     if stale(source, extension):
         return "pure: source changed since its native build", source
     return "compiled", extension
+
+
+def choice(name: str) -> tuple[str, Path]:
+    """What Python loads for ``name``: its extension only when every listed module can
+    load native (:func:`own_choice`), else its source. The typed modules share C types
+    (``vfabric.nodes`` calls ``nic_emu.core.NicCore`` as an extension type): one module
+    from source beside native others fails to import ("size changed, may indicate binary
+    incompatibility"), so the modules load all native or all pure."""
+    how, where = own_choice(name)
+    if how != "compiled":
+        return how, where
+    for other in COMPILED_MODULES:
+        other_how, _ = own_choice(other)
+        if other_how != "compiled":
+            reason = other_how.removeprefix("pure: ")
+            return f"pure: {other}: {reason} (all modules load pure together)", source_of(name)
+    return how, where
 
 
 class HotPathFinder(importlib.abc.MetaPathFinder):
@@ -150,26 +174,42 @@ def install() -> None:
 install()  # on import: the packages of COMPILED_MODULES import this module first
 
 
+#: the generated P4 modules this process loaded: name -> ``compiled`` or ``pure: REASON``
+#: (:mod:`p4emu.backend.native` compiles them on first load; p4emu reports here)
+_generated: dict[str, str] = {}
+
+
+def note_generated(name: str, how: str) -> None:
+    """Record which path the generated module ``name`` of a P4 program runs."""
+    _generated[name] = how
+
+
+def generated() -> dict[str, Any]:
+    """The generated P4 modules loaded so far: how many compiled, how many pure, why."""
+    pure = sorted({how.removeprefix("pure: ") for how in _generated.values() if how != "compiled"})
+    compiled = sum(how == "compiled" for how in _generated.values())
+    return {"compiled": compiled, "pure": len(_generated) - compiled, "why_pure": pure}
+
+
 def describe() -> dict[str, Any]:
-    """Which path this process runs: ``path`` is ``compiled`` (every module native),
-    ``pure`` (none) or ``mixed``; ``pure_modules`` names the others, with the reason."""
-    pure = {}
-    for name in COMPILED_MODULES:
-        how, _ = choice(name)
-        if how != "compiled":
-            pure[name] = how.removeprefix("pure: ")
-    if not pure:
-        path = "compiled"
-    elif len(pure) == len(COMPILED_MODULES):
-        path = "pure"
+    """Which path this process runs: ``path`` is ``compiled`` (every module native) or
+    ``pure`` (every module from source: :func:`choice`); ``why_pure`` gives the reasons
+    (one for all, or per module when they differ);
+    ``generated_p4`` the P4 programs' generated modules loaded so far (:func:`generated`)."""
+    own = {name: own_choice(name)[0] for name in COMPILED_MODULES}
+    why = {name: how.removeprefix("pure: ") for name, how in own.items() if how != "compiled"}
+    if len(why) == len(COMPILED_MODULES) and len(set(why.values())) == 1:
+        reasons = sorted(set(why.values()))  # one reason for all: not built, forced
     else:
-        path = "mixed"
-    reasons = sorted(set(pure.values()))
+        reasons = sorted(f"{name}: {reason}" for name, reason in why.items())
+    path = "pure" if why else "compiled"
+    pure = COMPILED_MODULES if why else ()
     return {
         "path": path,
         "compiled_modules": len(COMPILED_MODULES) - len(pure),
         "pure_modules": len(pure),
         "why_pure": reasons,
+        "generated_p4": generated(),
     }
 
 
@@ -177,5 +217,12 @@ def summary() -> str:
     """One line for a command's output: ``compiled``, or ``pure (REASON)``."""
     info = describe()
     if info["path"] == "compiled":
-        return f"compiled ({info['compiled_modules']} native modules)"
-    return f"{info['path']} ({'; '.join(info['why_pure'])})"
+        text = f"compiled ({info['compiled_modules']} native modules)"
+    else:
+        text = f"{info['path']} ({'; '.join(info['why_pure'])})"
+    gen = info["generated_p4"]
+    if gen["compiled"]:
+        text += f", generated P4 code compiled ({gen['compiled']} programs)"
+    if gen["pure"]:
+        text += f", generated P4 code pure ({'; '.join(gen['why_pure'])})"
+    return text

@@ -160,6 +160,11 @@ class NicCore:
         """A zeroed memory region of ``length`` bytes that peers may WRITE into."""
         return self.memory.register(length)
 
+    def reserve_memory(self, length: int) -> tuple[int, int]:
+        """(R_Key, VA) for ``length`` bytes that peers may WRITE into a streamed sink
+        (nothing is allocated: :meth:`MemoryTable.reserve`)."""
+        return self.memory.reserve(length)
+
     def create_connection(
         self,
         peer: str,

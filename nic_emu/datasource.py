@@ -150,15 +150,17 @@ class RandomSource(DataSource):
     the piece size (the last, partial word included), i.e. the bytes of one
     ``randbytes(size)`` call made in chunks.
 
-    A reader that starts past 0 regenerates from the nearest saved generator state:
-    :meth:`mark` asks a full pass (:meth:`pieces` from 0) to save the states at some
-    offsets (the start of each connection's share) so those readers start at once.
+    A reader that starts past 0 regenerates from the nearest saved generator state
+    (else from the seed): :meth:`mark` asks every reader that passes some offsets to save
+    the states there (the start of each connection's share, or of each message of a
+    virtual-fabric transfer) so that the readers starting there start at once.
     """
 
     def __init__(self, seed: int, size: int) -> None:
         self.seed = seed
         self.size = size
-        self._states: dict[int, Any] = {0: random.Random(seed).getstate()}
+        # offset -> generator state there (offset 0: the seed itself, no state kept)
+        self._states: dict[int, Any] = {}
         self._wanted: set[int] = set()
 
     def mark(self, offsets: list[int]) -> None:
@@ -166,24 +168,32 @@ class RandomSource(DataSource):
 
     def pieces(self, start: int, length: int) -> Iterator[bytes]:
         self._check_range(start, length)
+        if not length:
+            return iter(())  # nothing to make (no fast-forward to ``start``)
         return self._pieces(start, length)
 
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:
         end = start + length
-        base = max(p for p in self._states if p <= start)
-        rng = random.Random()
-        rng.setstate(self._states[base])
+        base = max((p for p in self._states if p <= start), default=0)
+        rng = random.Random(self.seed)
+        if base:
+            rng.setstate(self._states[base])
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
+        wanted, states = self._wanted, self._states
+        # A marked offset's state is saved as soon as the generator reaches it (before a
+        # piece is yielded): a reader that ends exactly there, and is never resumed after
+        # its last piece, still saves it for the reader that starts there.
         while pos < aligned:  # fast-forward (whole pieces: multiples of 4 bytes)
             rng.getrandbits(PIECE_BYTES * 8)
             pos += PIECE_BYTES
-        wanted, states = self._wanted, self._states
-        while pos < end:
             if pos in wanted and pos not in states:
                 states[pos] = rng.getstate()
+        while pos < end:
             n = min(PIECE_BYTES, self.size - pos)
             block = rng.randbytes(n)
+            if pos + n in wanted and pos + n not in states:
+                states[pos + n] = rng.getstate()
             lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
             yield block if (lo, hi) == (0, n) else block[lo:hi]
             pos += n

@@ -44,13 +44,21 @@ class MemoryTable:
         self._next_va = VA_BASE
 
     def register(self, length: int) -> MemoryRegion:
+        rkey, va = self.reserve(length)
+        region = MemoryRegion(rkey, va, bytearray(length))
+        self.regions[rkey] = region
+        return region
+
+    def reserve(self, length: int) -> tuple[int, int]:
+        """(R_Key, VA) of ``length`` bytes of address space, as :meth:`register` gives a
+        region, with no buffer and no region: for WRITEs that a streamed sink checks
+        (:class:`nic_emu.streams.StreamReceiver`) instead of placing them."""
         if isinstance(length, bool) or not isinstance(length, int) or length <= 0:
             raise MemoryAccessError(f"a memory region needs a positive length, got {length!r}")
-        region = MemoryRegion(self._next_rkey, self._next_va, bytearray(length))
-        self.regions[region.rkey] = region
+        rkey, va = self._next_rkey, self._next_va
         self._next_rkey += 1
         self._next_va += (length + 2 * VA_ALIGN - 1) // VA_ALIGN * VA_ALIGN
-        return region
+        return rkey, va
 
     def deregister(self, rkey: int) -> None:
         if self.regions.pop(rkey, None) is None:

@@ -105,11 +105,20 @@ class StreamReceiver:
     once, oldest first.
     """
 
-    def __init__(self, first_psn: int, budget: Budget, max_va: int) -> None:
+    def __init__(
+        self,
+        first_psn: int,
+        budget: Budget,
+        max_va: int,
+        *,
+        min_va: int = 0,
+        rkey: int | None = None,
+    ) -> None:
         self.budget = budget
+        self.min_va = min_va
         self.max_va = max_va
         self.next_psn = first_psn
-        self.rkey: int | None = None
+        self.rkey = rkey  # None: the first packet's R_Key is the QP's
         self.held: dict[int, tuple[bytes, bool]] = {}  # PSN -> (payload, last)
         self.held_bytes = 0
         self.peak_held_bytes = 0
@@ -120,12 +129,13 @@ class StreamReceiver:
 
     def admit(self, psn: int, rkey: int, va: int, length: int) -> str | None:
         """None if a new packet ``psn`` can be placed, else the drop reason: another R_Key
-        than the QP's first, memory past ``max_va``, or no budget to hold it out of order."""
+        than the QP's (given, or its first packet's), memory outside [``min_va``,
+        ``max_va``), or no budget to hold it out of order."""
         if self.rkey is None:
             self.rkey = rkey
         elif rkey != self.rkey:
             return DROP_MEMORY_ACCESS  # one stream per (source NIC, QPN)
-        if va < 0 or va + length > self.max_va:
+        if va < self.min_va or va + length > self.max_va:
             return DROP_MEMORY_ACCESS
         if psn > self.next_psn and psn not in self.held and not self.budget.can_take(length):
             return DROP_MEMORY_BUDGET

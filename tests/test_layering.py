@@ -95,6 +95,7 @@ NIC_EMU_PUBLIC = {
     "nic_emu.serve_config",
     "nic_emu.transfers",
     "nic_emu.datasource",
+    "nic_emu.streams",
     "nic_emu.client",
 }
 CONTROLLER_PUBLIC = {

@@ -12,7 +12,7 @@ Two ways to schedule, one order (both take the next tie-breaking number):
   that :meth:`EventList.cancel` takes: for faults, transfers, pause frames, tests;
 - :meth:`EventList.push`, the per-packet path (a wire's arrivals, a switch's or a NIC's
   wake-ups): no check and no handle, for a caller whose time is at or after :attr:`now`
-  by construction. Components keep the bound method (``self._push = events.push``).
+  by construction.
 
 Nothing outside this module touches the heap.
 """
@@ -133,14 +133,13 @@ class EventList:
         limit = until_ns if until_ns is not None else 1 << 62
         if limit < now:  # every pending event is at or after now: none is due
             heap = []
-        chunk = range(check_every)
         try:
             # stop() is asked before every check_every-th event; in between, events run
             # in a plain loop over a chunk, counted once per chunk (from its index i)
             while heap:
                 if stop():
                     return True
-                for i in chunk:
+                for i in range(check_every):
                     t, seq, fn, arg = pop(heap)
                     if t != now:
                         if t > limit:

@@ -46,7 +46,14 @@ from vfabric.pfc import (
     pfc_summary,
 )
 from vfabric.program import program_switch, push_updates, shared_program
-from vfabric.transfers import TRANSPORTS, Transfer, split_sizes, transfer_payload
+from vfabric.transfers import (
+    TRANSPORTS,
+    SentData,
+    Transfer,
+    message_spans,
+    receive_sink,
+    transfer_source,
+)
 from vfabric.wires import LinkKey, Wire
 
 #: docs/switch-queues.md section 7: the program relies on 8 priority queues per port.
@@ -469,22 +476,18 @@ class VirtualFabric:
             return
         self._by_qpn[(t.src, qpn_a)] = t
         self._by_qpn[(t.dst, qpn_b)] = t
-        t.data = transfer_payload(self.seed, t.id, t.nbytes)
-        t.region = b.core.register_memory(t.nbytes)
-        offset = 0
-        for size in split_sizes(t.nbytes, t.messages):
-            t.message_offsets.append((offset, size))
-            t.message_done_ns.append(None)
-            t.message_received_ns.append(None)
+        spans = message_spans(t.nbytes, t.messages)
+        t.sent = SentData(transfer_source(self.seed, t.id, t.nbytes), spans)
+        t.rkey, t.va = b.core.reserve_memory(t.nbytes)
+        t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+        t.message_offsets = spans
+        t.message_done_ns = [None] * len(spans)
+        t.message_received_ns = [None] * len(spans)
+        for index, (offset, _) in enumerate(spans):
+            what = f"transfer {t.id} message {index}"
             t.wr_ids.append(
-                t.sender.post_write(
-                    memoryview(t.data)[offset : offset + size],
-                    t.region.va + offset,
-                    t.region.rkey,
-                    now,
-                )
+                t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
             )
-            offset += size
         self.record(
             FABRIC, "transfer_start", transfer=t.id, src=t.src, dst=t.dst, bytes=t.nbytes, qpn=qpn_a
         )

@@ -35,7 +35,6 @@ class SwitchNode:
     __slots__ = (
         "_inject",
         "_poll",
-        "_push",
         "_wakes",
         "events",
         "name",
@@ -55,7 +54,6 @@ class SwitchNode:
         self._wakes: set[int] = set()
         self._inject = switch.inject  # both return the next departure (None: all empty)
         self._poll = switch.poll
-        self._push = events.push  # the per-packet path (EventList.push): wake-ups
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
@@ -83,7 +81,7 @@ class SwitchNode:
         wakes = self._wakes
         if due not in wakes:
             wakes.add(due)
-            self._push(due, self._wake, due)
+            self.events.push(due, self._wake, due)  # the per-packet path: never late
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)

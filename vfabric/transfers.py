@@ -1,28 +1,133 @@
-"""Transfers: RDMA WRITEs from one NIC to another, checked byte for byte at the receiver."""
+"""Transfers: RDMA WRITEs from one NIC to another, checked byte for byte at the receiver.
+
+Nothing holds a transfer whole (docs/virtual-fabric.md, "Memory in long runs"): its bytes
+come from a lazy source (nic_emu's ``random`` data source, seeded per transfer), each
+packet's payload made when the sender first segments it and kept until acknowledged
+(:class:`SentData`, :class:`nic_emu.streams.StreamPayload`); the receiver checks what it
+places into a running SHA-256 per message (:class:`nic_emu.streams.StreamReceiver`),
+compared with the digest of the bytes the source made for that message.
+"""
 
 from __future__ import annotations
 
 import hashlib
+import sys
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
 from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
 from nic_emu.connection.host import ConnectionFailed, WriteCompleted, WriteReceived
-from nic_emu.memory import MemoryRegion
+from nic_emu.datasource import DataSource, RandomSource
+from nic_emu.streams import StreamPayload, StreamReceiver
+from nic_emu.transfers import MemoryBudget
+from vfabric.exceptions import TransferSetupError
 
 TRANSPORTS = {"mrc": TransportMode.MRC, "roce": TransportMode.ROCE}
+# The receiving sink's budget for payloads held beyond a gap: no limit (the receive
+# window bounds them), so that no packet is refused that a memory region would take.
+RECEIVE_BUDGET_BYTES = sys.maxsize
+EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # a transfer that never started sent nothing
 
 
-def transfer_payload(seed: int, transfer_id: int, nbytes: int) -> bytes:
-    """The bytes a transfer sends: reproducible from the fabric seed and the transfer id
-    (SHAKE-128 output: pseudo-random, and three times faster to make than ``randbytes``)."""
-    return hashlib.shake_128(f"vfabric:{seed}:{transfer_id}".encode()).digest(nbytes)
+def transfer_seed(seed: int, transfer_id: int) -> int:
+    """The seed of a transfer's bytes, from the fabric seed and the transfer id."""
+    digest = hashlib.sha256(f"vfabric:{seed}:{transfer_id}".encode()).digest()
+    return int.from_bytes(digest[:8], "big")
+
+
+def transfer_source(seed: int, transfer_id: int, nbytes: int) -> RandomSource:
+    """The bytes a transfer sends, made lazily and reproducible from the fabric seed and
+    the transfer id (nic_emu's ``random`` data source)."""
+    return RandomSource(transfer_seed(seed, transfer_id), nbytes)
 
 
 def split_sizes(nbytes: int, messages: int) -> list[int]:
     base, extra = divmod(nbytes, messages)
     return [base + (1 if i < extra else 0) for i in range(messages)]
+
+
+def message_spans(nbytes: int, messages: int) -> list[tuple[int, int]]:
+    """(offset, length) of each message of a transfer of ``nbytes`` split in ``messages``."""
+    spans, offset = [], 0
+    for size in split_sizes(nbytes, messages):
+        spans.append((offset, size))
+        offset += size
+    return spans
+
+
+class SentData:
+    """A transfer's bytes as its sender takes them, one streamed WRITE per message: made
+    lazily from ``source``, a piece at a time; each message's SHA-256 is computed as its
+    bytes are made (:attr:`digests`, what the receiver's digest must equal), and the whole
+    transfer's as they are made in order. Holds no bytes beyond the piece being read."""
+
+    def __init__(self, source: DataSource, spans: list[tuple[int, int]]) -> None:
+        end = 0
+        for offset, length in spans:
+            if offset != end or length < 1:
+                raise TransferSetupError(
+                    f"message spans must tile the data in order, got {spans[:8]!r}"
+                )
+            end = offset + length
+        if end != source.size:
+            raise TransferSetupError(
+                f"message spans cover {end} bytes of a {source.size}-byte source"
+            )
+        self.source = source
+        self.size = source.size
+        self.spans = spans
+        self.digests: list[str | None] = [None] * len(spans)
+        self._whole = hashlib.sha256()
+        self._made = 0  # bytes [0, made) were made in order (fed to _whole)
+        if isinstance(source, RandomSource):
+            source.mark([offset for offset, _ in spans])  # each message's reader starts at once
+
+    def payload(self, index: int, what: str) -> StreamPayload:
+        """Message ``index``'s data, to post as one WRITE."""
+        offset, length = self.spans[index]
+        pieces = self._digesting(index, self.source.pieces(offset, length))
+        return StreamPayload(pieces, length, what)
+
+    def _digesting(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        offset, length = self.spans[index]
+        end = offset + length
+        hasher = hashlib.sha256()
+        pos = offset
+        for piece in pieces:
+            hasher.update(piece)
+            if pos == self._made:
+                self._whole.update(piece)
+                self._made = pos + len(piece)
+            pos += len(piece)
+            if pos == end:  # final before the last piece is handed on
+                self.digests[index] = hasher.hexdigest()
+            yield piece
+
+    def sha256(self) -> str:
+        """SHA-256 of the transfer's bytes: those made so far, completed from the source
+        (a piece at a time) when the sender did not take them all."""
+        whole = self._whole.copy()
+        if self._made < self.size:
+            for piece in self.source.pieces(self._made, self.size - self._made):
+                whole.update(piece)
+        return whole.hexdigest()
+
+
+def receive_sink(receiver: Connection, rkey: int, va: int, nbytes: int) -> StreamReceiver:
+    """The receiving connection's check of what it places: a running SHA-256 per message,
+    packets refused (``memory_access``) outside [va, va+nbytes) or under another R_Key,
+    as a registered region of that range would refuse them."""
+    sink = StreamReceiver(
+        receiver.rx.recv.rcv_nxt,
+        MemoryBudget(RECEIVE_BUDGET_BYTES),
+        va + nbytes,
+        min_va=va,
+        rkey=rkey,
+    )
+    receiver.attach_responder_sink(sink)
+    return sink
 
 
 @dataclass
@@ -37,10 +142,12 @@ class Transfer:
     transport: str
     start_ns: int
     background: bool = False
-    data: bytes = b""
+    sent: SentData | None = None  # the bytes sent, made lazily (None: not started)
     sender: Connection | None = None
     receiver: Connection | None = None
-    region: MemoryRegion | None = None
+    sink: StreamReceiver | None = None  # the receiver's check of what it places
+    va: int = 0  # the receiver's VA of byte 0 (R_Key ``rkey``)
+    rkey: int = 0
     wr_ids: list[int] = field(default_factory=list)
     message_offsets: list[tuple[int, int]] = field(default_factory=list)
     message_done_ns: list[int | None] = field(default_factory=list)  # acknowledged at sender
@@ -75,14 +182,15 @@ class Transfer:
         self._check_done(now)
 
     def _placed(self, event: WriteReceived) -> None:
-        assert self.region is not None
-        start = event.va - self.region.va
+        assert self.sink is not None and self.sent is not None
+        # WRITEs complete in PSN order, so this one's digest is the oldest not popped.
+        received = self.sink.pop_message()
+        start = event.va - self.va
         for index, (offset, length) in enumerate(self.message_offsets):
             if offset == start and length == event.length:
                 self.message_received_ns[index] = event.t_ns
                 self.bytes_delivered += length
-                got = bytes(self.region.buffer[offset : offset + length])
-                if got == self.data[offset : offset + length]:
+                if received is not None and received == (length, self.sent.digests[index]):
                     self.bytes_verified += length
                 elif self.failure is None:
                     self.failure = f"message {index} arrived damaged (bytes differ from sent)"
@@ -122,7 +230,7 @@ class Transfer:
             "bytes_delivered": self.bytes_delivered,
             "bytes_verified": self.bytes_verified,
             "intact": self.intact,
-            "sha256": hashlib.sha256(self.data).hexdigest(),
+            "sha256": (self.sent.sha256() if self.sent is not None else EMPTY_SHA256),
             "retransmitted_packets": int(sender.get("tx_rtx", 0)),
             "retransmitted_bytes": retransmitted_bytes,
             "nacks_sent": int(receiver.get("tx_nack", 0)),

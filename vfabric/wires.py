@@ -28,6 +28,7 @@ if TYPE_CHECKING:
 
 NS_PER_S = 1_000_000_000
 NS_BITS = 8 * NS_PER_S  # size * NS_BITS / rate: the serialisation time in ns
+_NS_BITS = NS_BITS  # the C constants of the native build (wires.pxd)
 _NH = NEXT_HEADER_OFFSET
 _TC = TRAFFIC_CLASS_OFFSET
 
@@ -67,7 +68,6 @@ class Wire:
         "on_drop",
         "pcap",
         "plane",
-        "push",
         "rate_bps",
         "sink",
         "src",
@@ -92,8 +92,7 @@ class Wire:
         delay_ns: int,
         bin_ns: int,
     ) -> None:
-        self.events = events
-        self.push = events.push  # the per-packet path (EventList.push): arrivals are never late
+        self.events = events  # arrivals go on it with EventList.push: they are never late
         self.link = link
         self.src, self.src_port, self.dst, self.dst_port = src, src_port, dst, dst_port
         self.name = f"{src}->{dst}"
@@ -124,7 +123,7 @@ class Wire:
         busy = self.busy_until
         start = busy if busy > now else now
         size = len(frame)
-        done = start + int(size * NS_BITS / self.rate_bps)
+        done = start + int(size * _NS_BITS / self.rate_bps)
         self.busy_until = done
         self.tx_packets += 1
         self.tx_bytes += size
@@ -141,7 +140,7 @@ class Wire:
             bins[index] = bins.get(index, 0) + payload
         if self.pcap is not None:
             self.pcap.write(frame, start)
-        self.push(done + self.delay_ns, self._arrive, frame)
+        self.events.push(done + self.delay_ns, self._arrive, frame)
 
     def _refused(self, frame: bytes) -> bool:
         """The link is down or a filter drops ``frame``: count the drop, True."""

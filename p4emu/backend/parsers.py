@@ -141,7 +141,7 @@ class ParserGenerator:
             else:
                 name = f"p{position}"
                 scope.bind(param, Binding("var", name, ptype))
-                params.append(name)
+                params.append(pc.annotated(name, ptype))
                 if isinstance(ptype, t.StructType):
                     struct_params.add(name)
         flattener = ParserFlattener(pc)

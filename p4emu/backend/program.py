@@ -28,11 +28,12 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
-from p4emu.backend import rt, v1model_externs
+from clikit import hotpath
+from p4emu.backend import native, v1model_externs
 from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
 from p4emu.backend.codewriter import CodeWriter, Names, sanitize
 from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
-from p4emu.backend.exceptions import CompileError, P4AssertionError
+from p4emu.backend.exceptions import CompileError
 from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
 from p4emu.backend.parsers import ParserGenerator
@@ -67,11 +68,14 @@ class Hooks:
 
 class SharedCode:
     """One compiled and executed generated module: its ``__make__`` binds a set of
-    run-time objects and returns that set's block functions (see module docs)."""
+    run-time objects and returns that set's block functions (see module docs).
 
-    def __init__(self, source: str, filename: str) -> None:
+    ``pxd``: the declarations of the native build (:mod:`p4emu.backend.native`), used
+    when the process runs the compiled hot path; ``how`` says which path this module
+    runs (``compiled``, or ``pure: REASON``)."""
+
+    def __init__(self, source: str, filename: str, pxd: str = "") -> None:
         self.source = source
-        self.namespace: dict[str, Any] = dict(_SHARED_NAMES)
         try:
             code = compile(source, filename, "exec")
         except (RecursionError, MemoryError):
@@ -81,23 +85,31 @@ class SharedCode:
                 "deeply for CPython's compiler (a select with about 900 cases or more; "
                 "split it into several states)"
             ) from None
-        exec(code, self.namespace)
+        why_pure = native.wanted() if pxd else "no declarations"
+        if why_pure is None:
+            try:
+                module = native.load(source, pxd)
+            except native.NativeBuildError as exc:
+                why_pure = str(exc)
+                log.warning("%s: native build failed, the pure module runs: %s", filename, exc)
+            else:
+                self.namespace: dict[str, Any] = module.__dict__
+                self.how = "compiled"
+        if why_pure is not None:
+            self.namespace = {}
+            exec(code, self.namespace)
+            self.how = f"pure: {why_pure}"
+        hotpath.note_generated(filename, self.how)
         self.make: Callable[[dict[str, Any]], dict[str, Any]] = self.namespace["__make__"]
 
 
-# what the module level of every generated program reads (no run-time state)
-_SHARED_NAMES: dict[str, Any] = {
-    "ONCE": rt.ONCE,
-    "EXIT": rt.EXIT,
-    "ExitSignal": rt.ExitSignal,
-    "stack_at": rt.stack_at,
-    "stack_last": rt.stack_last,
-    "div_u": rt.div_u,
-    "mod_u": rt.mod_u,
-    "div_s": rt.div_s,
-    "mod_s": rt.mod_s,
-    "P4AssertionError": P4AssertionError,
-}
+# what the module level of every generated program reads (no run-time state): the first
+# lines of its text, so that the text is a whole module (the native build compiles it)
+SHARED_IMPORTS = (
+    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, stack_at, stack_last, "
+    "div_u, mod_u, div_s, mod_s\n"
+    "from p4emu.backend.exceptions import P4AssertionError\n"
+)
 
 _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
     weakref.WeakValueDictionary()
@@ -105,14 +117,14 @@ _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
 _shared_lock = threading.Lock()
 
 
-def shared_code(source: str, filename: str) -> SharedCode:
+def shared_code(source: str, filename: str, pxd: str = "") -> SharedCode:
     """The :class:`SharedCode` of ``source``: compiled and executed on first use, then
     reused as long as a compiled program holds it."""
     key = (filename, source)
     with _shared_lock:
         found = _shared_code.get(key)
         if found is None:
-            found = _shared_code[key] = SharedCode(source, filename)
+            found = _shared_code[key] = SharedCode(source, filename, pxd)
         return found
 
 
@@ -488,6 +500,13 @@ class ProgramCompiler:
 
     # ------------------------------------------------------------------ blocks
 
+    def annotated(self, name: str, type_: t.Type) -> str:
+        """A block parameter, annotated with its generated class when it is a struct:
+        nothing to Python, a C type to the native build (:mod:`p4emu.backend.native`)."""
+        if isinstance(type_, t.StructType):
+            return f"{name}: {self.types.cls(type_)}"
+        return name
+
     def _control_function(self, instance: ast.BlockInstance, fn_name: str) -> list[str]:
         decl = instance.decl
         if not isinstance(decl, ast.ControlDecl):
@@ -506,7 +525,7 @@ class ProgramCompiler:
                 continue
             local = f"p{position}"
             scope.bind(param, Binding("var", local, ptype))
-            params.append(local)
+            params.append(self.annotated(local, ptype))
             if isinstance(ptype, t.StructType):
                 struct_params.add(local)
         w.line(f"def {fn_name}({', '.join(params)}, ctx):")
@@ -556,7 +575,9 @@ class ProgramCompiler:
         meta_cls = self.types.cls(meta_type) if self._metadata_type is not None else None
         sm_cls = self.types.cls(sm_type)
 
-        init_packet = ["def init_packet(s0, s1, s2):"]
+        # parameters annotated with their classes (the native build's C types)
+        packet = [("s0", hdr_cls), ("s1", meta_cls), ("s2", sm_cls)]
+        init_packet = [f"def init_packet({', '.join(f'{v}: {c}' if c else v for v, c in packet)}):"]
         set_first = self._set_before_read()
         if set_first:
             init_packet.append(f"    # ingress sets these first: {', '.join(sorted(set_first))}")
@@ -570,7 +591,8 @@ class ProgramCompiler:
                 init_packet.extend("    " + line for line in lines)
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
-        shared = shared_code(source, f"<p4emu {main_file}>")
+        pxd = native.declarations(self.types.classes)
+        shared = shared_code(source, f"<p4emu {main_file}>", pxd)
         made = shared.make(self.ns)
         for index, name in self._pending_copiers:
             self.field_list_copiers[index] = made["copiers"][name]
@@ -687,7 +709,8 @@ class ProgramCompiler:
         )
         # module level: the aggregate classes and their functions, shared by every
         # __make__ call (one class per type keeps attribute caches valid across switches)
-        out = list(self.types.lines)
+        out = SHARED_IMPORTS.splitlines()
+        out.extend(self.types.lines)
         out.extend(module_lines)
         if meta_cls is None:
             out.append("class _NoMeta:")

@@ -87,6 +87,8 @@ class TypeRegistry:
         self._stack_names: dict[str, str] = {}
         self._keep: list[t.Type] = []  # keep types alive: ids must stay unique
         self.lines: list[str] = []
+        #: the Cython declarations of the generated classes (``TypeRegistry.pxd``)
+        self.classes: dict[str, list[tuple[str, str | None]]] = {}
         self._count = 0
 
     # --- public -----------------------------------------------------------------------
@@ -169,6 +171,8 @@ class TypeRegistry:
 
     def _emit_header(self, name: str, type_: t.HeaderType) -> None:
         attrs = [py_attr(f.name) for f in type_.fields]
+        # validity is only ever True or False: a C int to the native build
+        self.classes[name] = [("valid_", "bint"), *((a, None) for a in attrs)]
         defaults = [default_scalar(f.type) for f in type_.fields]
         slots = ", ".join(repr(a) for a in ["valid_", *attrs])
         out = self.lines
@@ -186,7 +190,7 @@ class TypeRegistry:
         )
         out.append("")
         # assign: BMv2 assign_header
-        out.append(f"def assign_{name}(d, s):")
+        out.append(f"def assign_{name}(d: {name}, s: {name}):")
         out.append("    if s.valid_:")
         out.append("        d.valid_ = True")
         for attr in attrs:
@@ -194,7 +198,7 @@ class TypeRegistry:
         out.append("    else:")
         out.append("        d.valid_ = False")
         out.append("")
-        out.append(f"def copy_{name}(s):")
+        out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d = {name}.__new__({name})")
         out.append("    d.valid_ = s.valid_")
         for attr in attrs:
@@ -202,14 +206,14 @@ class TypeRegistry:
         out.append("    return d")
         out.append("")
         # setValid (BMv2 add_header): zero the fields when the header was invalid
-        out.append(f"def reset_{name}(h):")
+        out.append(f"def reset_{name}(h: {name}):")
         for attr, default in zip(attrs, defaults):
             out.append(f"    h.{attr} = {default}")
         out.append("")
-        out.append(f"def init_{name}(h):")
+        out.append(f"def init_{name}(h: {name}):")
         out.extend(f"    {line}" for line in _header_init("h", type_))
         out.append("")
-        out.append(f"def eq_{name}(a, b):")
+        out.append(f"def eq_{name}(a: {name}, b: {name}):")
         out.append("    if not a.valid_ or not b.valid_:")
         out.append("        return a.valid_ == b.valid_")
         cmp = " and ".join(f"a.{a} == b.{a}" for a in attrs) or "True"
@@ -218,6 +222,7 @@ class TypeRegistry:
 
     def _emit_union(self, name: str, members: list[tuple[str, str]]) -> None:
         out = self.lines
+        self.classes[name] = [(a, cls) for a, cls in members]
         slots = ", ".join(repr(a) for a, _ in members)
         out.append(f"class {name}:")
         out.append(f"    __slots__ = ({slots},)")
@@ -225,27 +230,27 @@ class TypeRegistry:
         for attr, cls in members:
             out.append(f"        self.{attr} = {cls}()")
         out.append("")
-        out.append(f"def assign_{name}(d, s):")
+        out.append(f"def assign_{name}(d: {name}, s: {name}):")
         for attr, cls in members:
             out.append(f"    assign_{cls}(d.{attr}, s.{attr})")
         out.append("")
-        out.append(f"def copy_{name}(s):")
+        out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d = {name}.__new__({name})")
         for attr, cls in members:
             out.append(f"    d.{attr} = copy_{cls}(s.{attr})")
         out.append("    return d")
         out.append("")
-        out.append(f"def init_{name}(u):")
+        out.append(f"def init_{name}(u: {name}):")
         for attr, cls in members:
             out.append(f"    init_{cls}(u.{attr})")
         if not members:
             out.append("    pass")
         out.append("")
-        out.append(f"def valid_{name}(u):")
+        out.append(f"def valid_{name}(u: {name}):")
         cond = " or ".join(f"u.{attr}.valid_" for attr, _ in members) or "False"
         out.append(f"    return {cond}")
         out.append("")
-        out.append(f"def eq_{name}(a, b):")
+        out.append(f"def eq_{name}(a: {name}, b: {name}):")
         cmp = " and ".join(f"eq_{cls}(a.{attr}, b.{attr})" for attr, cls in members) or "True"
         out.append(f"    return {cmp}")
         out.append("")
@@ -253,6 +258,9 @@ class TypeRegistry:
     def _emit_struct(self, name: str, type_: t.StructType) -> None:
         fields = [(py_attr(f.name), f.type) for f in type_.fields]
         inits = [(attr, self._field_default(ftype)) for attr, ftype in fields]
+        self.classes[name] = [
+            (attr, self.cls(ftype) if is_aggregate(ftype) else None) for attr, ftype in fields
+        ]
         out = self.lines
         slots = ", ".join(repr(a) for a, _ in fields)
         out.append(f"class {name}:")
@@ -267,22 +275,22 @@ class TypeRegistry:
         shown = " + ', ' + ".join(f"'{a}=' + repr(self.{a})" for a, _ in fields) or "''"
         out.append(f"        return '{type_.name}(' + {shown} + ')'")
         out.append("")
-        out.append(f"def assign_{name}(d, s):")
+        out.append(f"def assign_{name}(d: {name}, s: {name}):")
         if not fields:
             out.append("    pass")
         for attr, ftype in fields:
             out.append(f"    {self.assign(f'd.{attr}', f's.{attr}', ftype)}")
         out.append("")
-        out.append(f"def copy_{name}(s):")
+        out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d = {name}.__new__({name})")
         for attr, ftype in fields:
             out.append(f"    d.{attr} = {self.copy(f's.{attr}', ftype)}")
         out.append("    return d")
         out.append("")
-        out.append(f"def init_{name}(s):")
+        out.append(f"def init_{name}(s: {name}):")
         out.extend(f"    {line}" for line in self.struct_init_lines("s", type_) or ["pass"])
         out.append("")
-        out.append(f"def eq_{name}(a, b):")
+        out.append(f"def eq_{name}(a: {name}, b: {name}):")
         parts = []
         for attr, ftype in fields:
             if is_aggregate(ftype):
@@ -304,9 +312,10 @@ class TypeRegistry:
             if info.name in skip and not is_aggregate(ftype):
                 continue
             if isinstance(ftype, t.HeaderType):  # inlined: one call resets all headers
-                self.cls(ftype)
-                lines.append(f"h = {var}.{attr}")
-                lines.extend(_header_init("h", ftype))
+                # one local per header, annotated with its class (the native build's type)
+                local = f"h{len(lines)}"
+                lines.append(f"{local}: {self.cls(ftype)} = {var}.{attr}")
+                lines.extend(_header_init(local, ftype))
             elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
                 self.cls(ftype)
                 lines.append(f"k = {var}.{attr}")
@@ -321,6 +330,7 @@ class TypeRegistry:
 
     def _emit_stack(self, name: str, type_: t.HeaderStackType, element: str) -> None:
         out = self.lines
+        self.classes[name] = [("items", "list"), ("nxt", None)]
         out.append(f"class {name}:")
         out.append("    __slots__ = ('items', 'nxt')")
         out.append(f"    size = {type_.size}")
@@ -331,23 +341,23 @@ class TypeRegistry:
         out.append("    def __repr__(self):")
         out.append("        return 'stack(next=%d, %r)' % (self.nxt, self.items)")
         out.append("")
-        out.append(f"def assign_{name}(d, s):")
+        out.append(f"def assign_{name}(d: {name}, s: {name}):")
         out.append("    d.nxt = s.nxt")
         out.append("    for a, b in zip(d.items, s.items):")
         out.append(f"        assign_{element}(a, b)")
         out.append("")
-        out.append(f"def copy_{name}(s):")
+        out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d = {name}.__new__({name})")
         out.append("    d.nxt = s.nxt")
         out.append(f"    d.items = [copy_{element}(x) for x in s.items]")
         out.append("    return d")
         out.append("")
-        out.append(f"def init_{name}(s):")
+        out.append(f"def init_{name}(s: {name}):")
         out.append("    s.nxt = 0")
         out.append("    for x in s.items:")
         out.append(f"        init_{element}(x)")
         out.append("")
-        out.append(f"def eq_{name}(a, b):")
+        out.append(f"def eq_{name}(a: {name}, b: {name}):")
         out.append(f"    return all(eq_{element}(x, y) for x, y in zip(a.items, b.items))")
         out.append("")
 

@@ -6,16 +6,15 @@ from __future__ import annotations
 import importlib.machinery
 import os
 import re
-import shutil
 import subprocess
 import sys
-import sysconfig
 import time
 from pathlib import Path
 
 import pytest
 
 from clikit import hotpath
+from p4emu.backend import native as generated_native
 
 ROOT = Path(__file__).resolve().parents[2]
 SUFFIX = importlib.machinery.EXTENSION_SUFFIXES[0]
@@ -35,6 +34,7 @@ def fake_build(where: Path, names: tuple[str, ...], *, newer: bool = True) -> No
 def native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path))
     monkeypatch.delenv(hotpath.PURE_ENV, raising=False)
+    monkeypatch.setattr(hotpath, "_generated", {})  # no generated module loaded yet
     return tmp_path
 
 
@@ -63,6 +63,7 @@ def test_a_built_module_runs_native(native: Path) -> None:
         "compiled_modules": len(hotpath.COMPILED_MODULES),
         "pure_modules": 0,
         "why_pure": [],
+        "generated_p4": hotpath.generated(),
     }
     assert hotpath.summary().startswith("compiled")
 
@@ -79,15 +80,38 @@ def test_the_env_var_forces_the_pure_path(native: Path, monkeypatch: pytest.Monk
     assert hotpath.choice("p4emu.switch")[0] == "compiled"
 
 
-def test_a_source_newer_than_its_build_runs_the_source(native: Path) -> None:
-    fake_build(native, hotpath.COMPILED_MODULES[:1], newer=False)
-    fake_build(native, hotpath.COMPILED_MODULES[1:])
-    how, _ = hotpath.choice(hotpath.COMPILED_MODULES[0])
-    assert how == "pure: source changed since its native build"
+def test_a_source_newer_than_its_build_runs_every_source(native: Path) -> None:
+    """One stale module makes every module load from source: the typed extensions share C
+    types and refuse to import beside a pure one."""
+    first, *others = hotpath.COMPILED_MODULES
+    fake_build(native, (first,), newer=False)
+    fake_build(native, tuple(others))
+    assert hotpath.choice(first)[0] == "pure: source changed since its native build"
+    assert hotpath.own_choice(others[0])[0] == "compiled"
+    how, where = hotpath.choice(others[0])
+    assert how == (
+        f"pure: {first}: source changed since its native build (all modules load pure together)"
+    )
+    assert where == hotpath.source_of(others[0])
+    spec = hotpath.HotPathFinder().find_spec(others[0], None)
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
     info = hotpath.describe()
-    assert info["path"] == "mixed"
-    assert info["pure_modules"] == 1
-    assert hotpath.summary() == "mixed (source changed since its native build)"
+    assert info["path"] == "pure"
+    assert info["pure_modules"] == len(hotpath.COMPILED_MODULES)
+    assert info["why_pure"] == [f"{first}: source changed since its native build"]
+    assert hotpath.summary() == f"pure ({first}: source changed since its native build)"
+
+
+def test_the_build_record_covers_the_pxd(native: Path, tmp_path: Path) -> None:
+    """A changed ``.pxd`` (the C types) is a changed build, like a changed source."""
+    source = tmp_path / "mod.py"
+    source.write_text("x = 1\n")
+    alone = hotpath.source_sha256(source)
+    (tmp_path / "mod.pxd").write_text("cdef int x\n")
+    declared = hotpath.source_sha256(source)
+    assert declared != alone
+    (tmp_path / "mod.pxd").write_text("cdef long x\n")
+    assert hotpath.source_sha256(source) != declared
 
 
 def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
@@ -99,9 +123,21 @@ def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
     assert extension is not None
     record = hotpath.record_of(extension)
     record.write_text(hotpath.source_sha256(hotpath.source_of(name)) + "\n", encoding="ascii")
-    assert hotpath.choice(name)[0] == "compiled"
+    assert hotpath.own_choice(name)[0] == "compiled"
     record.write_text("0" * 64 + "\n", encoding="ascii")  # built from another version
-    assert hotpath.choice(name)[0] == "pure: source changed since its native build"
+    assert hotpath.own_choice(name)[0] == "pure: source changed since its native build"
+
+
+def test_the_generated_modules_path_is_reported(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(hotpath, "_generated", {})
+    assert hotpath.generated() == {"compiled": 0, "pure": 0, "why_pure": []}
+    hotpath.note_generated("<p4emu a.p4>", "compiled")
+    hotpath.note_generated("<p4emu b.p4>", "pure: no C compiler (cc)")
+    assert hotpath.generated() == {"compiled": 1, "pure": 1, "why_pure": ["no C compiler (cc)"]}
+    assert hotpath.describe()["generated_p4"] == hotpath.generated()
+    text = hotpath.summary()
+    assert "generated P4 code compiled (1 programs)" in text
+    assert "generated P4 code pure (no C compiler (cc))" in text
 
 
 def test_other_modules_are_left_to_python() -> None:
@@ -119,20 +155,9 @@ def test_the_finder_is_installed_once() -> None:
 # ------------------------------------------------------------ both paths, one event log
 
 SHA = re.compile(r"event-log sha256: ([0-9a-f]{64})")
-SCENARIOS = ("ev-drop", "incast-trimming")
-
-
-def build_missing() -> str | None:
-    if shutil.which(sysconfig.get_config_var("CC").split()[0] or "cc") is None:
-        return "no C compiler (gcc, apt-packages.txt) for the native build"
-    include = Path(sysconfig.get_paths()["include"]) / "Python.h"
-    if not include.is_file():
-        return f"no Python headers ({include}; python3-dev, apt-packages.txt)"
-    try:
-        import Cython  # noqa: F401
-    except ImportError:
-        return "Cython is not installed (pyproject.toml build requirement)"
-    return None
+#: the light bundled scenarios (first seed) compared on both paths; the loaded ones and
+#: the collectives take minutes each and are not (docs/virtual-fabric.md)
+SCENARIOS = ("ev-drop", "incast-trimming", "t1-down", "link-cuts")
 
 
 def run_both(argv: list[str], tmp: Path, lib: Path, name: str) -> dict[str, str]:
@@ -141,6 +166,7 @@ def run_both(argv: list[str], tmp: Path, lib: Path, name: str) -> dict[str, str]
     for path in ("pure", "compiled"):
         env = {k: v for k, v in os.environ.items() if k != hotpath.PURE_ENV}
         env["MRC_TESTBED_RUN_DIR"] = str(tmp / "runs")
+        env[generated_native.CACHE_ENV] = str(tmp / "p4cache")  # the generated code built here too
         if path == "pure":
             env[hotpath.PURE_ENV] = "1"
         else:
@@ -163,7 +189,7 @@ def run_both(argv: list[str], tmp: Path, lib: Path, name: str) -> dict[str, str]
 def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     """The native build of every module, then the demo, two scenarios and the virtual
     fabric benchmark's tiny run on each path: the same event-log sha256 each time."""
-    missing = build_missing()
+    missing = generated_native.build_missing()
     if missing:
         pytest.skip(missing)
     lib = tmp_path / "lib"
@@ -191,6 +217,7 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     for name, outputs in runs.items():
         assert "hot path: pure" in outputs["pure"], name
         assert "hot path: compiled" in outputs["compiled"], name
+        assert "generated P4 code compiled" in outputs["compiled"], name
         hashes = {path: SHA.findall(text) for path, text in outputs.items()}
         assert hashes["pure"], f"{name}: no event-log sha256 printed"
         assert hashes["pure"] == hashes["compiled"], name

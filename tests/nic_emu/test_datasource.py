@@ -49,9 +49,33 @@ def test_a_full_pass_saves_the_generator_state_at_marked_offsets() -> None:
     source = RandomSource(9, size)
     source.mark([PIECE_BYTES + 5, 2 * PIECE_BYTES])
     assert b"".join(source.pieces(0, size)) == legacy_bytes(9, size)
-    assert sorted(source._states) == [0, PIECE_BYTES, 2 * PIECE_BYTES]
+    assert sorted(source._states) == [PIECE_BYTES, 2 * PIECE_BYTES]
     got = b"".join(source.pieces(PIECE_BYTES + 5, 100))
     assert got == legacy_bytes(9, size)[PIECE_BYTES + 5 : PIECE_BYTES + 105]
+
+
+def test_a_reader_ending_at_a_marked_offset_saves_the_state_there() -> None:
+    """It is never resumed after its last piece (a StreamPayload stops asking), so the
+    state is saved when the piece before the mark is made."""
+    size = 4 * PIECE_BYTES
+    source = RandomSource(9, size)
+    source.mark([2 * PIECE_BYTES])
+    first = source.pieces(0, 2 * PIECE_BYTES)
+    next(first)
+    next(first)  # the reader's last piece; the generator stays suspended
+    assert 2 * PIECE_BYTES in source._states
+    got = b"".join(source.pieces(2 * PIECE_BYTES, 10))
+    assert got == legacy_bytes(9, size)[2 * PIECE_BYTES : 2 * PIECE_BYTES + 10]
+
+
+def test_a_fast_forward_past_a_marked_offset_saves_the_state_there() -> None:
+    size = 4 * PIECE_BYTES
+    source = RandomSource(9, size)
+    source.mark([PIECE_BYTES])
+    assert (
+        b"".join(source.pieces(3 * PIECE_BYTES, 5)) == legacy_bytes(9, size)[3 * PIECE_BYTES :][:5]
+    )
+    assert sorted(source._states) == [PIECE_BYTES]
 
 
 def test_pattern_source_repeats_its_pattern_from_any_offset() -> None:

@@ -12,7 +12,7 @@ import pytest
 from nic_emu.connection import QpState
 from nic_emu.datasource import PIECE_BYTES, RandomSource
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
-from nic_emu.streams import StreamPayload, StreamReceiver
+from nic_emu.streams import DROP_MEMORY_ACCESS, StreamPayload, StreamReceiver
 from nic_emu.testing import SimNetwork
 from nic_emu.transfers import MemoryBudget
 
@@ -64,6 +64,17 @@ def test_a_streamed_write_arrives_intact_and_nothing_is_held_after() -> None:
     want = hashlib.sha256(b"".join(RandomSource(3, size).pieces(0, size))).hexdigest()
     assert sink.pop_message() == (size, want)
     assert sink.held_bytes == 0 and not sink.held and sink.budget.used == 0
+
+
+def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
+    budget = MemoryBudget()
+    sink = StreamReceiver(0, budget, max_va=2000, min_va=1000, rkey=0x42)
+    assert sink.admit(0, 0x42, 1000, 1000) is None
+    assert sink.admit(0, 0x42, 999, 10) == DROP_MEMORY_ACCESS  # below the range
+    assert sink.admit(0, 0x42, 1995, 10) == DROP_MEMORY_ACCESS  # past its end
+    assert sink.admit(0, 0x43, 1000, 10) == DROP_MEMORY_ACCESS  # the R_Key is given
+    first = StreamReceiver(0, budget, max_va=2000)
+    assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
 
 
 def test_a_failing_source_fails_the_connection_naming_it() -> None:

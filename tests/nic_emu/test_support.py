@@ -186,6 +186,19 @@ def test_memory_regions() -> None:
         table.deregister(a.rkey)
 
 
+def test_reserved_memory_takes_an_rkey_and_va_range_as_a_region_would() -> None:
+    table, other = MemoryTable(), MemoryTable()
+    rkey, va = table.reserve(5000)
+    region = other.register(5000)
+    assert (rkey, va) == (region.rkey, region.va)  # the same numbering, no buffer
+    assert table.lookup(rkey, va, 1) is None and not table.regions
+    after = table.register(100)
+    assert after.rkey == rkey + 1 and after.va >= va + 5000
+    for bad in (0, -1, True, 2.5):
+        with pytest.raises(MemoryAccessError, match="positive length"):
+            table.reserve(bad)  # type: ignore[arg-type]
+
+
 def test_event_log_round_trip_and_errors() -> None:
     log = EventLog()
     log.record(5, "nic0", TX, qpn=1, plane=0, ev=7, psn=3, bytes=100, rtx=False)

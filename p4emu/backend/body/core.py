@@ -58,6 +58,7 @@ class ProgramContext(Protocol):
     ) -> ast.BlockInstance: ...
     def apply_args(self, call: ast.Call, child: ast.BlockInstance) -> list[ast.BoundArg]: ...
     def bind_constructor_params(self, scope: Scope, instance: ast.BlockInstance) -> None: ...
+    def annotated(self, name: str, type_: t.Type) -> str: ...
     # parsers
     def error_code(self, name: str) -> int: ...
     def header_codec(self, type_: t.HeaderType) -> tuple[HeaderCodec, str]: ...
@@ -94,18 +95,22 @@ class Hoist:
     params: frozenset[str]
     #: attribute chain (``p0.ipv6``) -> local name
     names: dict[str, str] = field(default_factory=dict)
+    #: local name -> its generated class (its annotation: a C type to the native build)
+    classes: dict[str, str] = field(default_factory=dict)
 
     #: uses in the function's text from which a local pays for its own load
     MIN_USES = 3
 
-    def local(self, base: str, attr: str, fresh: Callable[[str], str]) -> str | None:
-        """The local holding ``base.attr`` when ``base`` is a parameter, else None."""
+    def local(self, base: str, attr: str, cls: str, fresh: Callable[[str], str]) -> str | None:
+        """The local holding ``base.attr`` (an object of class ``cls``) when ``base`` is a
+        parameter, else None."""
         if base not in self.params:
             return None
         code = f"{base}.{attr}"
         found = self.names.get(code)
         if found is None:
             found = self.names[code] = fresh(f"{base}_{attr}")
+            self.classes[found] = cls
         return found
 
     def finish(self, lines: list[str], at: int, indent: str) -> list[str]:
@@ -116,7 +121,7 @@ class Hoist:
         for code, name in self.names.items():
             pattern = re.compile(rf"\b{name}\b")
             if len(pattern.findall(text)) >= self.MIN_USES:
-                kept.append(f"{indent}{name} = {code}")
+                kept.append(f"{indent}{name}: {self.classes[name]} = {code}")
             else:
                 text = pattern.sub(code, text)
         out = text.split("\n")

@@ -83,7 +83,8 @@ class ExpressionCode(BodyCore):
             base = self.ex(e.expr)
             attr = py_attr(e.member)
             if self.hoist is not None and is_aggregate(e.type):  # type: ignore[arg-type]
-                local = self.hoist.local(base, attr, self.fresh)
+                cls = self.pc.types.cls(e.type)  # type: ignore[arg-type]
+                local = self.hoist.local(base, attr, cls, self.fresh)
                 if local is not None:
                     return local
             return f"{base}.{attr}"

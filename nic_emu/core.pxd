@@ -1,0 +1,78 @@
+# Cython declarations for nic_emu/core.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# NicCore becomes an extension type: every attribute is declared here (an attribute
+# added to the .py must be added here too, or the native build refuses to set it).
+# C integers hold counters and sequence numbers only (below 2**63 in any run).
+cimport cython
+
+
+cdef class NicCore:
+    cdef public object config
+    cdef public object plan
+    cdef public object name
+    cdef public object index
+    cdef public object seed
+    cdef public object log
+    cdef public object trace_packets
+    cdef public Py_ssize_t plane_count
+    cdef public list addrs
+    cdef public object _addr_set
+    cdef public list macs
+    cdef public list gateway_macs
+    cdef public list port_up
+    cdef public list port_free_at
+    cdef public object ns_per_byte
+    cdef public long long _rr
+    cdef public object port_status_bits
+    cdef public object memory
+    cdef public dict connections
+    cdef public set _sendable
+    cdef public set _stale
+    cdef public list _timers
+    cdef public long long _pushes
+    cdef public long long _created
+    cdef public list _ready
+    cdef public list _parked
+    cdef public list out
+    cdef public object _events
+    cdef public object _next_qpn
+    cdef public dict _peer_ports
+    cdef public dict _peer_bits
+    cdef public dict _path_cache
+    cdef public dict _route_cache
+    cdef public dict peer_heard_ns
+    cdef public dict _peer_paths
+    cdef public list _t1_counts
+    cdef public dict _probes
+    cdef public object _next_probe_id
+    cdef public list plane_tx
+    cdef public list plane_rx
+    cdef public long long placed_bytes
+    cdef public dict counters
+    cdef public dict _failed_paths
+    cdef public dict drop_reasons
+    cdef public object accept_unknown_qp
+
+    cpdef list events(self)
+    @cython.locals(counters=dict)
+    cpdef receive_frame(self, object frame, object plane, object now)
+    @cython.locals(ready=list, i=Py_ssize_t)
+    cpdef list _ready_connections(self)
+    cpdef touch(self, object conn)
+    cpdef wake(self, object qpn)
+    cpdef _unschedule(self, object conn)
+    @cython.locals(timers=list, fresh=set)
+    cpdef set _refresh_timers(self)
+    @cython.locals(timers=list)
+    cpdef tuple _earliest(self, set fresh)
+    @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t)
+    cpdef object next_timer(self)
+    cpdef emit(self, object event)
+    cpdef object path_key(self, object ev)
+    @cython.locals(paths=dict)
+    cpdef heard_from(self, object peer, object ev, object now)
+    @cython.locals(paths=dict)
+    cpdef object path_heard_ns(self, object peer, object key)
+
+
+cpdef tuple service(NicCore core, object now, object transmit)

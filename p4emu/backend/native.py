@@ -1,0 +1,255 @@
+"""The generated module of a P4 program, compiled to native code on first load and cached.
+
+The code generator's output (:class:`p4emu.backend.program.SharedCode`) is plain Python
+and stays the reference: ``exec`` runs it on the pure path. When the process runs the
+compiled hot path (:mod:`clikit.hotpath`: the native build of p4emu's per-packet
+modules is installed and ``$MRC_TESTBED_PURE`` is not set), the same text is compiled
+with Cython and the system C compiler instead, beside a declaration file (``.pxd``) that
+makes every generated header, struct, union and stack class an extension type
+(``cdef class``) whose aggregate fields are typed with their classes; the block
+functions' struct parameters carry their classes as annotations, so a field access in
+the compiled blocks is a C struct access. Scalar fields stay Python objects (a P4 value
+keeps its Python ``int`` arithmetic): both paths give the same results.
+
+The cache: ``$XDG_CACHE_HOME/mrc-testbed/p4emu/<key>/`` (``~/.cache`` when unset;
+:data:`CACHE_ENV` overrides the root), where ``key`` is the sha256 of the text, its
+declarations, the cache format, the Python ABI and the Cython version. An entry holds
+the extension module and a record of its sha256; it is built in a temporary folder and
+renamed into place in one step, so concurrent processes never see half an entry (the
+first rename wins, the others discard theirs). An entry whose record is missing or does
+not match its module, or that does not import, is moved away and built again. Where no
+build can run (no C compiler, no Python headers, no Cython) or a build fails, the
+program runs its pure module and :func:`clikit.hotpath.describe` says why.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.machinery
+import importlib.util
+import os
+import shutil
+import subprocess
+import sys
+import sysconfig
+import tempfile
+import threading
+from pathlib import Path
+from types import ModuleType
+
+from clikit import hotpath
+from p4emu.backend.exceptions import BackendError
+
+CACHE_ENV = "MRC_TESTBED_P4_CACHE"
+NATIVE_ENV = "MRC_TESTBED_P4_NATIVE"
+#: bumped whenever what an entry holds changes (old entries are then never looked up)
+FORMAT = "p4emu-native-1"
+RECORD = "module.sha256"
+#: Cython's options: the declarations and annotations give C types; nothing else does
+DIRECTIVES = ("language_level=3", "binding=False", "infer_types=False")
+COMPILE_ARGS = ("-O2", "-g0", "-fPIC", "-shared", "-fwrapv", "-fno-strict-aliasing")
+#: a build that takes longer than this has failed (a 2-core machine takes about 30 s)
+BUILD_TIMEOUT_S = 600
+
+_loaded: dict[str, ModuleType] = {}
+_lock = threading.Lock()
+
+
+class NativeBuildError(BackendError):
+    """The native build of a generated module failed (the pure module runs instead)."""
+
+
+def cache_root() -> Path:
+    """Where entries live: ``$MRC_TESTBED_P4_CACHE``, else the XDG cache folder."""
+    value = os.environ.get(CACHE_ENV, "")
+    if value:
+        return Path(value)
+    base = os.environ.get("XDG_CACHE_HOME", "") or str(Path.home() / ".cache")
+    return Path(base) / "mrc-testbed" / "p4emu"
+
+
+def cython_version() -> str | None:
+    try:
+        import Cython
+    except ImportError:
+        return None
+    return str(Cython.__version__)
+
+
+def build_missing() -> str | None:
+    """Why no native build can run here (None: it can)."""
+    cc = (sysconfig.get_config_var("CC") or "cc").split()[0]
+    if shutil.which(cc) is None:
+        return f"no C compiler ({cc}; gcc, apt-packages.txt)"
+    include = Path(sysconfig.get_paths()["include"]) / "Python.h"
+    if not include.is_file():
+        return f"no Python headers ({include}; python3-dev, apt-packages.txt)"
+    if cython_version() is None:
+        return "Cython is not installed (pyproject.toml build requirement)"
+    return None
+
+
+def wanted() -> str | None:
+    """Why generated modules run pure in this process (None: they are compiled).
+    ``$MRC_TESTBED_PURE`` forces pure; ``$MRC_TESTBED_P4_NATIVE`` ``1`` compiles them
+    and ``0`` does not, whatever else runs; unset, they follow the hot path of p4emu's
+    runtime (:mod:`clikit.hotpath`: compiled when ``p4emu.backend.rt`` is)."""
+    if hotpath.pure_forced():
+        return f"${hotpath.PURE_ENV} is set"
+    value = os.environ.get(NATIVE_ENV, "")
+    if value == "0":
+        return f"${NATIVE_ENV}=0"
+    if value not in ("", "1"):
+        raise NativeBuildError(f"${NATIVE_ENV} must be 0, 1 or unset, not {value!r}")
+    if value == "":
+        how, _ = hotpath.choice("p4emu.backend.rt")
+        if how != "compiled":
+            return how.removeprefix("pure: ")
+    return build_missing()
+
+
+def entry_key(source: str, pxd: str) -> str:
+    digest = hashlib.sha256()
+    for part in (
+        FORMAT,
+        sys.implementation.cache_tag or "",
+        importlib.machinery.EXTENSION_SUFFIXES[0],
+        cython_version() or "",
+        source,
+        pxd,
+    ):
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def module_name(key: str) -> str:
+    return f"p4emu_generated_{key[:32]}"
+
+
+def module_path(entry: Path, key: str) -> Path:
+    return entry / (module_name(key) + importlib.machinery.EXTENSION_SUFFIXES[0])
+
+
+def file_sha256(path: Path) -> str:
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def entry_ok(entry: Path, key: str) -> bool:
+    """An entry is whole: its module exists and matches its record."""
+    module, record = module_path(entry, key), entry / RECORD
+    try:
+        return record.read_text(encoding="ascii").strip() == file_sha256(module)
+    except (OSError, UnicodeDecodeError):
+        return False
+
+
+def discard(entry: Path) -> None:
+    """Move a bad entry out of the way (atomically), then delete it."""
+    trash = entry.with_name(f".trash-{entry.name}-{os.getpid()}-{threading.get_ident()}")
+    try:
+        entry.rename(trash)
+    except OSError:
+        return  # gone already (another process discarded or replaced it)
+    shutil.rmtree(trash, ignore_errors=True)
+
+
+def run_step(argv: list[str], what: str, cwd: Path) -> None:
+    try:
+        done = subprocess.run(
+            argv, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
+        )
+    except (OSError, subprocess.TimeoutExpired) as exc:
+        raise NativeBuildError(f"{what}: {exc}") from None
+    if done.returncode != 0:
+        tail = (done.stderr or done.stdout).strip().splitlines()[-5:]
+        raise NativeBuildError(f"{what} failed ({done.returncode}): {' / '.join(tail)}")
+
+
+def build(root: Path, key: str, source: str, pxd: str) -> None:
+    """Build the entry ``key`` under ``root`` (see module docs): a temporary folder,
+    renamed into place; if another process got there first, its entry stays."""
+    root.mkdir(parents=True, exist_ok=True)
+    work = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
+    try:
+        name = module_name(key)
+        (work / f"{name}.py").write_text(source, encoding="utf-8")
+        (work / f"{name}.pxd").write_text(pxd, encoding="utf-8")
+        cython = [sys.executable, "-m", "cython", "-3"]
+        for directive in DIRECTIVES:
+            cython += ["-X", directive]
+        run_step([*cython, f"{name}.py", "-o", f"{name}.c"], "cython", work)
+        cc = (sysconfig.get_config_var("CC") or "cc").split()
+        include = sysconfig.get_paths()["include"]
+        built = module_path(work, key)
+        run_step([*cc, *COMPILE_ARGS, f"-I{include}", f"{name}.c", "-o", built.name], "cc", work)
+        entry = work / "entry"
+        entry.mkdir()
+        built.rename(module_path(entry, key))
+        (entry / RECORD).write_text(file_sha256(module_path(entry, key)) + "\n", "ascii")
+        try:
+            entry.rename(root / key)
+        except OSError:
+            if not entry_ok(root / key, key):  # not a concurrent writer's whole entry
+                raise
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def import_entry(entry: Path, key: str) -> ModuleType:
+    name = module_name(key)
+    path = module_path(entry, key)
+    spec = importlib.util.spec_from_file_location(name, path)
+    if spec is None or spec.loader is None:
+        raise ImportError(f"cannot load {path}")
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def load_entry(root: Path, key: str, source: str, pxd: str) -> ModuleType:
+    """The module of entry ``key``, built first unless the cache holds it whole."""
+    entry = root / key
+    if not entry_ok(entry, key):
+        if entry.exists():
+            discard(entry)  # corrupt, or half deleted by hand: built again
+        try:
+            build(root, key, source, pxd)
+        except OSError as exc:
+            raise NativeBuildError(f"cache {root}: {exc}") from None
+    return import_entry(entry, key)
+
+
+def load(source: str, pxd: str) -> ModuleType:
+    """The compiled module of ``source`` (built, or taken from the cache): raises
+    :class:`NativeBuildError` when it cannot be built or loaded."""
+    key = entry_key(source, pxd)
+    with _lock:
+        found = _loaded.get(key)
+        if found is None:
+            root = cache_root()
+            try:
+                found = load_entry(root, key, source, pxd)
+            except ImportError:
+                discard(root / key)  # whole by its record, yet it does not load: again
+                try:
+                    found = load_entry(root, key, source, pxd)
+                except ImportError as exc:
+                    raise NativeBuildError(f"the built module does not load: {exc}") from None
+            _loaded[key] = found
+        return found
+
+
+def declarations(classes: dict[str, list[tuple[str, str | None]]]) -> str:
+    """The ``.pxd`` of a generated module: each class an extension type; a field holding
+    an aggregate typed with its class (or ``list``: a stack's items), a header's
+    validity ``bint`` (only ever ``True`` or ``False``: read back as the same ``bool``),
+    others ``object``."""
+    lines = ["# generated by p4emu.backend.native: the generated classes as extension types"]
+    for name, fields in classes.items():
+        lines.append(f"cdef class {name}:")
+        if not fields:
+            lines.append("    pass")
+        for attr, cls in fields:
+            lines.append(f"    cdef public {cls or 'object'} {attr}")
+    return "\n".join(lines) + "\n"

@@ -1,0 +1,123 @@
+"""The ``.pxd`` declarations beside the compiled modules (docs/virtual-fabric.md, "Compiled
+hot path") agree with their ``.py`` sources, checked without building anything.
+
+A class declared ``cdef class`` in a ``.pxd`` is an extension type on the native path: it
+has exactly the attributes declared there. An attribute that the ``.py`` sets but the
+``.pxd`` does not declare works on the pure path and raises ``AttributeError`` on the
+native one, so every ``self.NAME = ...`` of such a class must be declared; the class must
+exist, must not be a dataclass (the decorator would rebuild an extension type), and its
+module must be one that the native build compiles.
+"""
+
+from __future__ import annotations
+
+import ast
+import re
+from pathlib import Path
+
+import pytest
+
+from clikit import hotpath
+
+ROOT = Path(__file__).resolve().parents[2]
+PACKAGES = ("p4emu", "nic_emu", "vfabric", "mrc_wire", "clikit")
+CLASS = re.compile(r"^cdef class (\w+)\b")
+FIELD = re.compile(r"^\s+cdef\s+(?:(?:public|readonly)\s+)?(.+)$")
+
+
+def pxd_files() -> list[Path]:
+    return sorted(p for pkg in PACKAGES for p in (ROOT / pkg).rglob("*.pxd"))
+
+
+def module_of(pxd: Path) -> str:
+    return ".".join(pxd.relative_to(ROOT).with_suffix("").parts)
+
+
+def declared_classes(text: str) -> dict[str, set[str]]:
+    """``cdef class`` name -> the attribute names its body declares."""
+    classes: dict[str, set[str]] = {}
+    current: set[str] | None = None
+    for line in text.splitlines():
+        if not line.strip() or line.lstrip().startswith("#"):
+            continue
+        found = CLASS.match(line)
+        if found:
+            current = classes.setdefault(found.group(1), set())
+            continue
+        if not line.startswith((" ", "\t")):
+            current = None  # a module-level declaration ends the class body
+            continue
+        field = FIELD.match(line)
+        if current is None or field is None:
+            continue
+        decl = field.group(1).split("#")[0]
+        if "(" in decl:  # a cdef method
+            continue
+        # "TYPE name" or "TYPE a, b" (the type may be two words: long long)
+        first, *more = decl.split(",")
+        current.add(first.split()[-1])
+        current.update(n.strip() for n in more)
+    return classes
+
+
+def assigned_attributes(node: ast.ClassDef) -> set[str]:
+    """Every ``self.NAME`` a method of the class assigns (plain, augmented, annotated,
+    and inside tuple targets)."""
+    names: set[str] = set()
+
+    def targets(target: ast.expr) -> None:
+        if isinstance(target, ast.Attribute) and isinstance(target.value, ast.Name):
+            if target.value.id == "self":
+                names.add(target.attr)
+        elif isinstance(target, ast.Tuple | ast.List):
+            for elt in target.elts:
+                targets(elt)
+
+    for item in ast.walk(node):
+        if isinstance(item, ast.Assign):
+            for target in item.targets:
+                targets(target)
+        elif isinstance(item, ast.AugAssign | ast.AnnAssign):
+            targets(item.target)
+    return names
+
+
+def source_classes(source: Path) -> dict[str, ast.ClassDef]:
+    tree = ast.parse(source.read_text(encoding="utf-8"))
+    return {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
+
+
+def test_the_parser_reads_declarations() -> None:
+    text = (
+        "cimport cython\n\ncdef class A:\n    cdef public long long x, y\n"
+        "    cdef dict z  # a comment\n    cpdef f(self, object a)\n\n"
+        "cdef Py_ssize_t _G\n\ncdef class B:\n    cdef readonly object w\n"
+    )
+    assert declared_classes(text) == {"A": {"x", "y", "z"}, "B": {"w"}}
+
+
+def test_the_checker_finds_an_undeclared_attribute() -> None:
+    cls = ast.parse(
+        "class A:\n    def __init__(self):\n        self.x = 1\n        self.y, self.z = 2, 3\n"
+        "    def f(self):\n        self.w += 1\n        self.v: int = 0\n"
+    ).body[0]
+    assert isinstance(cls, ast.ClassDef)
+    assert assigned_attributes(cls) - {"x", "y", "z", "w"} == {"v"}
+
+
+@pytest.mark.parametrize("pxd", pxd_files(), ids=module_of)
+def test_declarations_match_the_source(pxd: Path) -> None:
+    name = module_of(pxd)
+    assert name in hotpath.COMPILED_MODULES, f"{pxd.name}: {name} is not compiled"
+    source = pxd.with_suffix(".py")
+    assert source.is_file(), f"{pxd} has no .py beside it"
+    classes = source_classes(source)
+    for cls, declared in declared_classes(pxd.read_text(encoding="utf-8")).items():
+        assert cls in classes, f"{pxd.name} declares {cls}, which {source.name} does not define"
+        node = classes[cls]
+        assert not node.decorator_list, f"{name}.{cls}: an extension type cannot be decorated"
+        missing = assigned_attributes(node) - declared
+        assert not missing, (
+            f"{name}.{cls} sets {sorted(missing)} but {pxd.name} does not declare them "
+            "(the native path would raise AttributeError)"
+        )

@@ -1,0 +1,288 @@
+"""p4emu.backend.native: the generated module compiled on first load, cached by hash
+(docs/virtual-fabric.md, "Compiled hot path")."""
+
+from __future__ import annotations
+
+import logging
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+
+import pytest
+
+from clikit import hotpath
+from p4emu.backend import native
+from p4emu.backend.program import SharedCode
+from p4emu.frontend import load_program_text
+from p4emu.runtime.clock import VirtualClock
+from p4emu.runtime.tables import Exact
+from p4emu.switch import Switch
+
+ROOT = Path(__file__).resolve().parents[3]
+BUILD_MISSING = native.build_missing()
+needs_build = pytest.mark.skipif(BUILD_MISSING is not None, reason=str(BUILD_MISSING))
+
+# a whole generated module in miniature: a class with slots, a typed helper, __make__
+SOURCE = textwrap.dedent(
+    """\
+    class H1_h_t:
+        __slots__ = ('valid_', 'k',)
+        def __init__(self):
+            self.valid_ = False
+            self.k = 0
+    def init_H1_h_t(h: H1_h_t):
+        h.valid_ = False
+        h.k = 0
+    def __make__(NS):
+        base = NS['base']
+        def block(p0: H1_h_t, ctx):
+            p0.k = (p0.k + base) & 255
+        return {'block': block, 'new': H1_h_t}
+    """
+)
+PXD = native.declarations({"H1_h_t": [("valid_", None), ("k", None)]})
+
+
+@pytest.fixture
+def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    root = tmp_path / "cache"
+    monkeypatch.setenv(native.CACHE_ENV, str(root))
+    monkeypatch.setattr(native, "_loaded", {})
+    return root
+
+
+# ------------------------------------------------------------------ unit: no compiler run
+
+
+def test_the_cache_root_follows_the_environment(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(native.CACHE_ENV, raising=False)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x/cache")
+    assert native.cache_root() == Path("/x/cache/mrc-testbed/p4emu")
+    monkeypatch.setenv(native.CACHE_ENV, "/y")
+    assert native.cache_root() == Path("/y")
+
+
+def test_the_key_covers_the_text_and_the_declarations() -> None:
+    key = native.entry_key(SOURCE, PXD)
+    assert key == native.entry_key(SOURCE, PXD)
+    assert key != native.entry_key(SOURCE + "\n", PXD)
+    assert key != native.entry_key(SOURCE, PXD + "\n")
+    assert len(key) == 64
+
+
+def test_declarations_type_aggregate_fields_with_their_classes() -> None:
+    pxd = native.declarations(
+        {"H1_a": [("valid_", None), ("x", None)], "S2_s": [("a", "H1_a")], "S3_e": []}
+    )
+    assert "cdef class H1_a:\n    cdef public object valid_\n    cdef public object x\n" in pxd
+    assert "cdef class S2_s:\n    cdef public H1_a a\n" in pxd
+    assert "cdef class S3_e:\n    pass\n" in pxd
+
+
+def test_an_entry_is_whole_only_with_its_matching_record(cache: Path) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    entry = cache / key
+    assert not native.entry_ok(entry, key)  # missing
+    entry.mkdir(parents=True)
+    module = native.module_path(entry, key)
+    module.write_bytes(b"\x7fELF not really")
+    assert not native.entry_ok(entry, key)  # no record
+    (entry / native.RECORD).write_text("0" * 64 + "\n", encoding="ascii")
+    assert not native.entry_ok(entry, key)  # another module's record
+    (entry / native.RECORD).write_text(native.file_sha256(module) + "\n", encoding="ascii")
+    assert native.entry_ok(entry, key)
+    native.discard(entry)
+    assert not entry.exists() and list(cache.iterdir()) == []
+
+
+def test_generated_code_follows_the_hot_path(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv(native.NATIVE_ENV, raising=False)
+    monkeypatch.setenv(hotpath.PURE_ENV, "1")
+    assert native.wanted() == f"${hotpath.PURE_ENV} is set"
+    monkeypatch.delenv(hotpath.PURE_ENV)
+    monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, "/nonexistent")  # the runtime not built
+    assert native.wanted() == "not built (docs/virtual-fabric.md, Compiled hot path)"
+    monkeypatch.setenv(native.NATIVE_ENV, "0")
+    assert native.wanted() == f"${native.NATIVE_ENV}=0"
+    monkeypatch.setenv(native.NATIVE_ENV, "1")  # compiled even with the runtime pure
+    monkeypatch.setattr(native, "build_missing", lambda: "no C compiler (cc)")
+    assert native.wanted() == "no C compiler (cc)"
+    monkeypatch.setenv(native.NATIVE_ENV, "yes")
+    with pytest.raises(native.NativeBuildError, match="must be 0, 1 or unset, not 'yes'"):
+        native.wanted()
+
+
+def test_no_compiler_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native.sysconfig, "get_config_var", lambda name: "no-such-cc-here")
+    assert native.build_missing() == "no C compiler (no-such-cc-here; gcc, apt-packages.txt)"
+
+
+def test_without_a_build_the_pure_module_runs_and_says_why(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setenv(native.NATIVE_ENV, "1")
+    monkeypatch.setattr(native, "build_missing", lambda: "no C compiler (cc)")
+    monkeypatch.setattr(hotpath, "_generated", {})
+    shared = SharedCode(SOURCE, "<no compiler>", PXD)
+    assert shared.how == "pure: no C compiler (cc)"
+    assert "no C compiler (cc)" in hotpath.generated()["why_pure"]
+    assert "generated P4 code pure" in hotpath.summary()
+
+
+def test_a_failed_build_falls_back_to_the_pure_module(
+    monkeypatch: pytest.MonkeyPatch, cache: Path, caplog: pytest.LogCaptureFixture
+) -> None:
+    monkeypatch.setenv(native.NATIVE_ENV, "1")
+    monkeypatch.setattr(native, "build_missing", lambda: None)
+
+    def failing(root: Path, key: str, source: str, pxd: str) -> None:
+        raise native.NativeBuildError("cc failed (1): boom")
+
+    monkeypatch.setattr(native, "build", failing)
+    monkeypatch.setattr(hotpath, "_generated", {})
+    with caplog.at_level(logging.WARNING, logger="p4emu.backend"):
+        shared = SharedCode(SOURCE, "<failing>", PXD)
+    assert shared.how == "pure: cc failed (1): boom"
+    assert "native build failed" in caplog.text
+    made = shared.make({"base": 1})
+    header = made["new"]()
+    made["block"](header, None)
+    assert header.k == 1
+
+
+def test_an_unwritable_cache_is_a_build_error(
+    monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    blocker = tmp_path / "file"
+    blocker.write_text("not a folder")
+    monkeypatch.setenv(native.CACHE_ENV, str(blocker / "cache"))
+    monkeypatch.setattr(native, "_loaded", {})
+    with pytest.raises(native.NativeBuildError, match=r"cache .*file/cache"):
+        native.load(SOURCE, PXD)
+
+
+# ------------------------------------------------------------------ integration: builds
+
+# a child process loading SOURCE: prints the block's result and how many builds it ran
+CHILD = (
+    "from p4emu.backend import native\n"
+    "builds = []\n"
+    "real = native.build\n"
+    "native.build = lambda *a: (builds.append(1), real(*a))[1]\n"
+    f"m = native.load({SOURCE!r}, {PXD!r})\n"
+    "made = m.__make__({'base': 7}); h = made['new'](); h.k = 250; made['block'](h, None)\n"
+    "print(h.k, len(builds), m.__file__)\n"
+)
+
+
+def child() -> subprocess.Popen[str]:
+    return subprocess.Popen(
+        [sys.executable, "-c", CHILD], cwd=ROOT, env=dict(os.environ),
+        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+    )  # fmt: skip
+
+
+def load_in_child() -> tuple[int, int, str]:
+    """(the block's result, builds run, the module's file) of a fresh process."""
+    proc = child()
+    out, err = proc.communicate(timeout=native.BUILD_TIMEOUT_S)
+    assert proc.returncode == 0, err[-2000:]
+    k, builds, path = out.split()
+    return int(k), int(builds), path
+
+
+@pytest.mark.integration
+@needs_build
+def test_a_miss_builds_then_a_hit_loads_without_building(cache: Path) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    assert load_in_child()[:2] == ((250 + 7) & 255, 1)  # a miss: built
+    assert native.entry_ok(cache / key, key)
+    assert [p.name for p in cache.iterdir()] == [key]  # no temporary folder left
+    k, builds, path = load_in_child()  # a hit: loaded from the cache
+    assert (k, builds) == (1, 0)
+    assert Path(path) == native.module_path(cache / key, key)
+
+
+@pytest.mark.integration
+@needs_build
+def test_a_corrupt_entry_is_detected_and_rebuilt(cache: Path) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    load_in_child()
+    entry = cache / key
+    module = native.module_path(entry, key)
+    module.write_bytes(module.read_bytes()[:100])  # truncated: the record no longer matches
+    assert load_in_child()[:2] == (1, 1)
+    assert native.entry_ok(entry, key)
+    # a module matching its record that does not load (written by something else)
+    module.write_bytes(b"garbage")
+    (entry / native.RECORD).write_text(native.file_sha256(module) + "\n", encoding="ascii")
+    assert load_in_child()[:2] == (1, 1)
+    assert native.entry_ok(entry, key) and module.stat().st_size > 1000
+    assert [p.name for p in cache.iterdir()] == [key]  # the bad entries are gone
+
+
+@pytest.mark.integration
+@needs_build
+def test_concurrent_writers_leave_one_whole_entry(cache: Path) -> None:
+    writers = [child() for _ in range(3)]
+    for writer in writers:
+        out, err = writer.communicate(timeout=native.BUILD_TIMEOUT_S)
+        assert writer.returncode == 0, err[-2000:]
+        assert out.split()[0] == "1"
+    key = native.entry_key(SOURCE, PXD)
+    assert [p.name for p in cache.iterdir()] == [key]
+    assert native.entry_ok(cache / key, key)
+
+
+PROGRAM = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> kind; bit<8> k; bit<8> v; bit<8> seen; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> unused; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    register<bit<8>>(4) last;
+    action set(bit<9> port, bit<8> v) { sm.egress_spec = port; hdr.h.v = v + hdr.h.k; }
+    action drop() { mark_to_drop(sm); }
+    table t { key = { hdr.h.k: exact; } actions = { set; drop; } default_action = drop(); }
+    apply { last.read(hdr.h.seen, 0); last.write(0, hdr.h.k); t.apply(); }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def _forward(native_env: str) -> tuple[str, list[tuple[int, bytes]]]:
+    os.environ[native.NATIVE_ENV] = native_env
+    try:
+        switch = Switch(load_program_text(PROGRAM, f"native-{native_env}.p4"), clock=VirtualClock())
+    finally:
+        del os.environ[native.NATIVE_ENV]
+    set_id = switch.objects.actions["Ing.set"].id
+    switch.objects.tables["Ing.t"].insert([Exact(5)], set_id, [3, 250])
+    for k in (5, 6, 5):
+        switch.inject(1, bytes([0, k, 0, 0]) + b"payload")
+    assert switch.program.shared is not None
+    return switch.program.shared.how, switch.collect()
+
+
+@pytest.mark.integration
+@needs_build
+def test_a_compiled_program_forwards_as_its_pure_module(cache: Path) -> None:
+    how, compiled = _forward("1")
+    assert how == "compiled"
+    how, pure = _forward("0")
+    assert how == f"pure: ${native.NATIVE_ENV}=0"
+    assert compiled == pure
+    assert compiled == [
+        (3, bytes([0, 5, 255, 0]) + b"payload"),
+        (3, bytes([0, 5, 255, 6]) + b"payload"),  # seen: the dropped k=6
+    ]

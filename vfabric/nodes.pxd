@@ -1,0 +1,61 @@
+# Cython declarations for vfabric/nodes.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# Counters and times are integers below 2**63 (ns, bytes, packets of one run).
+cimport cython
+
+from nic_emu.core cimport NicCore
+from vfabric.eventlist cimport EventList
+from vfabric.wires cimport Wire
+
+
+cdef class SwitchNode:
+    cdef public object _inject
+    cdef public object _poll
+    cdef public set _wakes
+    cdef public EventList events
+    cdef public object name
+    cdef public dict out
+    cdef public object switch
+    cdef public long long traversals
+    cdef public long long unwired
+
+    cpdef receive(self, object port, bytes frame)
+    @cython.locals(wire=Wire)
+    cpdef _output(self, object port, bytes frame)
+    @cython.locals(now="long long", wakes=set)
+    cpdef _arm(self, object due)
+    cpdef _wake(self, object due)
+
+
+cdef class EvStats:
+    cdef public long long ce_marked
+    cdef public long long data_bytes
+    cdef public long long dropped
+    cdef public long long rx_packets
+    cdef public long long trimmed
+    cdef public long long tx_bytes
+    cdef public long long tx_packets
+
+
+cdef class NicNode:
+    cdef public long long _bin_ns
+    cdef public object _timer_at
+    cdef public object app_sink
+    cdef public NicCore core
+    cdef public dict ev_rx
+    cdef public dict ev_tx
+    cdef public EventList events
+    cdef public object name
+    cdef public object pfc
+    cdef public dict placed_bins
+    cdef public dict retx_bytes
+    cdef public list rx_data_bytes
+    cdef public list uplinks
+
+    @cython.locals(stats=EvStats, now="long long", bins=dict, core=NicCore)
+    cpdef receive(self, object port, bytes frame)
+    @cython.locals(stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t)
+    cpdef _transmit(self, object plane, bytes frame)
+    @cython.locals(now="long long")
+    cpdef service(self)
+    cpdef _fire(self, object deadline)

@@ -1,0 +1,52 @@
+# Cython declarations for vfabric/wires.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# Counters and times are integers below 2**63 (ns, bytes, packets of one run).
+cimport cython
+
+from vfabric.eventlist cimport EventList
+
+cdef long long _NS_BITS
+cdef Py_ssize_t _NH
+cdef Py_ssize_t _TC
+
+
+cdef class Wire:
+    cdef public long long bin_ns
+    cdef public dict bins
+    cdef public long long busy_until
+    cdef public long long data_bytes
+    cdef public long long delay_ns
+    cdef public dict drops
+    cdef public object dst
+    cdef public object dst_port
+    cdef public EventList events
+    cdef public tuple filters
+    cdef public object kind
+    cdef public object link
+    cdef public dict lost_bins
+    cdef public object name
+    cdef public object on_drop
+    cdef public object pcap
+    cdef public object plane
+    cdef public double rate_bps
+    cdef public object sink
+    cdef public object src
+    cdef public object src_port
+    cdef public long long tx_bytes
+    cdef public long long tx_packets
+    cdef public bint up
+
+    @cython.locals(
+        now="long long",
+        busy="long long",
+        start="long long",
+        size=Py_ssize_t,
+        done="long long",
+        payload=Py_ssize_t,
+        index="long long",
+        bins=dict,
+    )
+    cpdef receive(self, bytes frame)
+    cpdef bint _refused(self, bytes frame) except -1
+    cpdef _arrive(self, bytes frame)
+    cpdef _drop(self, str reason, bytes frame)
