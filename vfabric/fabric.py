@@ -731,21 +731,22 @@ class VirtualFabric:
 
     def repaths(self) -> list[dict[str, Any]]:
         """Per fault that takes links out of service: one repath per path (plane, T1) of a
-        transfer whose EVs cross those links, in µs: from the send time of the first packet
+        transfer (its sending NIC and QPN) whose EVs cross those links, in µs: from the send time of the first packet
         lost on that path after the fault began (the fault itself when nothing was lost) to
         the last data packet sent on an EV of it that was then taken out; None when the
         path lost packets but was never left. Attributed to its fault even when an EV of
         the path was already out of service before (random loss, an earlier fault)."""
-        by_ev: dict[tuple[int, int], list[EventRecord]] = {}
+        # keyed by NIC too: every NIC numbers its QPNs from the same base
+        by_ev: dict[tuple[str, int, int], list[EventRecord]] = {}
         for rec in self.log.records:
             if rec.ev is not None and rec.qpn is not None and rec.kind in _REPATH_KINDS:
-                by_ev.setdefault((rec.qpn, rec.ev), []).append(rec)
+                by_ev.setdefault((rec.nic, rec.qpn, rec.ev), []).append(rec)
         out = []
         for index, fault in enumerate(self.faults):
             links = set(fault.links())
             if not links:
                 continue
-            paths: dict[tuple[int, tuple[int, ...]], list[int]] = {}
+            paths: dict[tuple[str, int, tuple[int, ...]], list[int]] = {}
             for t in self.transfers:
                 if t.sender is None:
                     continue
@@ -754,12 +755,12 @@ class VirtualFabric:
                         path = (
                             entry.path if isinstance(entry.path, tuple) else (entry.plane, entry.ev)
                         )
-                        paths.setdefault((t.sender.qpn, path), []).append(entry.ev)
+                        paths.setdefault((t.src, t.sender.qpn, path), []).append(entry.ev)
             hits = []
-            for (qpn, path), evs in paths.items():
-                hit = _path_repath(fault.start, [by_ev.get((qpn, ev), []) for ev in evs])
+            for (nic, qpn, path), evs in paths.items():
+                hit = _path_repath(fault.start, [by_ev.get((nic, qpn, ev), []) for ev in evs])
                 if hit is not None:
-                    hits.append({"qpn": qpn, "path": list(path), **hit})
+                    hits.append({"nic": nic, "qpn": qpn, "path": list(path), **hit})
             times = [h["repath_time_us"] for h in hits if h["repath_time_us"] is not None]
             out.append(
                 {

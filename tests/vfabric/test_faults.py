@@ -267,3 +267,21 @@ def test_a_flap_changes_at_the_times_of_its_edges_and_is_up_by_its_end() -> None
     ]
     assert changes == [(e.at_ns, e.kind) for e in flap.edges()]
     assert changes == [(10, "link_down"), (30, "link_up"), (40, "link_down"), (50, "link_up")]
+
+
+def test_repaths_are_counted_per_sending_nic() -> None:
+    """Every NIC numbers its QPNs from the same base: two NICs' connections through one
+    dead T1 are two repaths each, not one figure from the earliest loss of either to the
+    latest send of either."""
+    fabric = VirtualFabric("tiny", seed=3)
+    fabric.transfer("nic0", "nic3", SIZE)
+    fabric.transfer("nic1", "nic2", SIZE)
+    fabric.schedule(SwitchDownEvent(at_ns=20_000, switch="p1-t1-1"))
+    assert fabric.run(until_ns=50_000_000)
+    events = fabric.repaths()[0]["events"]
+    senders = [t.sender for t in fabric.transfers]
+    assert senders[0] is not None and senders[1] is not None
+    assert senders[0].qpn == senders[1].qpn  # the case: one QPN on two NICs
+    assert {e["nic"] for e in events} == {"nic0", "nic1"}
+    keys = [(e["nic"], e["qpn"], tuple(e["path"])) for e in events]
+    assert len(keys) == len(set(keys))
