@@ -200,8 +200,8 @@ class NicConfig:
     # quarantine_threshold_pkts later sends and one sent quarantine_window_ns (or SRTT/4)
     # after it are acknowledged: RACK's test, shorter, since a wrong hold costs little.
     path_quarantine: bool = True
-    quarantine_threshold_pkts: int = 3
-    quarantine_window_ns: int = 4_000
+    quarantine_threshold_pkts: int = 8
+    quarantine_window_ns: int = 8_000
     # [P] When a connection retires a whole path (plane, T1) on its own evidence, its
     # packets in flight on the path are resent elsewhere at once, and the NIC retires the
     # path in its other connections whose paths cross the same failed element: those to
