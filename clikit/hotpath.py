@@ -202,12 +202,11 @@ def describe() -> dict[str, Any]:
         reasons = sorted(set(why.values()))  # one reason for all: not built, forced
     else:
         reasons = sorted(f"{name}: {reason}" for name, reason in why.items())
-    path = "pure" if why else "compiled"
-    pure = COMPILED_MODULES if why else ()
+    native = 0 if why else len(COMPILED_MODULES)  # all or none (:func:`choice`)
     return {
-        "path": path,
-        "compiled_modules": len(COMPILED_MODULES) - len(pure),
-        "pure_modules": len(pure),
+        "path": "compiled" if native else "pure",
+        "compiled_modules": native,
+        "pure_modules": len(COMPILED_MODULES) - native,
         "why_pure": reasons,
         "generated_p4": generated(),
     }
