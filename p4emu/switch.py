@@ -468,14 +468,13 @@ class Switch:
             self._drop(port, DROP_PRIORITY)
 
     def _drain(self) -> None:
-        poll = self.tm.poll
-        egress = self._egress
+        tm = self.tm
         while True:
-            ready = poll()
+            ready = tm.poll()
             if not ready:
                 return
             for queued in ready:
-                egress(queued)
+                self._egress(queued)
             if self._hi:
                 self._run_hi()
 

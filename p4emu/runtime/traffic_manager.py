@@ -386,7 +386,7 @@ class TrafficManager:
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
         if self._ready:
-            best = min(p.deq_ns for p in self._ready)
+            best = min([p.deq_ns for p in self._ready])
             if self._active and self._earliest < best:
                 return self._earliest
             return best
