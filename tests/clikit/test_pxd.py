@@ -33,6 +33,7 @@ TYPED: dict[str, set[str]] = {
     "vfabric.wires": {"Wire"},
     "p4emu.backend.rt": {"PacketContext"},
     "p4emu.switch": {"Switch"},
+    "p4emu.runtime.clock": {"RealClock", "VirtualClock"},
     "p4emu.runtime.traffic_manager": {"QueuedPacket", "TrafficManager", "_Port", "_Queue"},
     "p4emu.runtime.tables": {"DefaultAction", "Table", "TableAction", "TableEntry"},
     "p4emu.runtime.externs": {"Counter", "Meter", "MeterCell", "RandomSource", "Register"},
