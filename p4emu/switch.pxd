@@ -37,6 +37,8 @@ cdef class Switch:
     cdef public object _ingress_fn
     cdef public object _egress_fn
     cdef public object _init_packet
+    cdef public object _parse_fn
+    cdef public object _deparse_fn
     cdef public object _verify_fn
     cdef public object _compute_fn
     cdef public object _egress_spec

@@ -79,7 +79,7 @@ cdef class TrafficManager:
     cpdef _depart(self, _Port state, _Queue queue, object when)
     @cython.locals(queues=list, queue=_Queue, best=_Queue)
     cpdef _settle(self, _Port state, object now)
-    @cython.locals(ports=dict, active=set)
+    @cython.locals(ports=dict, active=set, state=_Port)
     cpdef _min_next_ns(self)
     @cython.locals(head=QueuedPacket)
     cpdef _next_departure(self, _Port state)
