@@ -4,9 +4,10 @@ With ``MRC_TESTBED_NATIVE=1`` at install time, ``pip install .`` (or ``python se
 build_ext --build-lib DIR``) compiles the modules of ``clikit.hotpath.COMPILED_MODULES``
 with Cython (a build requirement) and the system C compiler into extension modules.
 Where that cannot work (no C compiler, no Python headers) the build says so and goes on:
-the install then runs the pure-Python path, which is also the reference. Off by default:
-compiled as they are, untyped, these modules run no faster than CPython 3.11 runs their
-sources (docs/virtual-fabric.md, "Compiled hot path").
+the install then runs the pure-Python path, which is also the reference. The ``.pxd``
+files beside the per-packet modules give their C types. Off by default (the build costs
+minutes, and every P4 program a minute on first use): docs/virtual-fabric.md, "Compiled
+hot path", says what it gains and costs.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ sys.path.insert(0, str(HERE))
 from clikit.hotpath import COMPILED_MODULES, record_of, source_sha256  # noqa: E402
 
 NATIVE_ENV = "MRC_TESTBED_NATIVE"
-# Cython compiles the sources as they are, as Python: annotations are not C types (a
+# C types come from the .pxd files beside the sources only: annotations are not C types (a
 # ``float`` annotation would make an int argument a C double and change results).
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
 # -g0: no debug info (it triples the compile time of Cython's large C files)

@@ -169,6 +169,8 @@ class Switch:
         self._ingress_fn = self.program.ingress
         self._egress_fn = self.program.egress
         self._init_packet = self.program.init_packet
+        self._parse_fn = self.program.parse
+        self._deparse_fn = self.program.deparse
         # checksum blocks that do nothing are not called
         self._verify_fn = self.program.verify_checksum if self.program.has_verify_checksum else None
         self._compute_fn = (
@@ -366,7 +368,7 @@ class Switch:
                 copier(preserved, meta)
         if self._trace_enabled:
             self._trace("ingress", port, instance_type, data)
-        offset, error = prog.parse(data, hdr, meta, sm, ctx)
+        offset, error = self._parse_fn(data, hdr, meta, sm, ctx)
         ctx.payload = data[offset:]
         sm.parser_error = error
         if self._verify_fn is not None:
@@ -468,14 +470,13 @@ class Switch:
             self._drop(port, DROP_PRIORITY)
 
     def _drain(self) -> None:
-        poll = self.tm.poll
-        egress = self._egress
+        tm = self.tm
         while True:
-            ready = poll()
+            ready = tm.poll()
             if not ready:
                 return
             for queued in ready:
-                egress(queued)
+                self._egress(queued)
             if self._hi:
                 self._run_hi()
 
@@ -532,7 +533,7 @@ class Switch:
             return
         if self._compute_fn is not None:
             self._compute_fn(hdr, meta, ctx)
-        parts = self.program.deparse(hdr, ctx)  # a new list per call
+        parts = self._deparse_fn(hdr, ctx)  # a new list per call
         parts.append(ctx.payload)
         frame = b"".join(parts)
 

@@ -15,6 +15,11 @@ from p4emu.backend.pytypes import scalar_type
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
+#: the packet context parameter of every generated block and function, annotated with
+#: its class: Python ignores the annotation, the native build reads it as a C type when
+#: p4emu's runtime is native (:func:`p4emu.backend.native.declarations`)
+CTX_PARAM = "ctx: PacketContext"
+
 
 def unsupported(node: ast.Node, construct: str) -> Exception:
     return node.loc.unsupported(construct)

@@ -30,7 +30,13 @@ from typing import Any
 from p4emu.backend.body import BodyCompiler, Hoist, ProgramContext
 from p4emu.backend.body.core import is_simple
 from p4emu.backend.codewriter import CodeWriter, py_attr
-from p4emu.backend.compile_helpers import compile_error, const_int, to_unsigned, unsupported
+from p4emu.backend.compile_helpers import (
+    CTX_PARAM,
+    compile_error,
+    const_int,
+    to_unsigned,
+    unsupported,
+)
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
 from p4emu.frontend import ast
@@ -168,7 +174,7 @@ class ParserGenerator:
         bc = BodyCompiler(pc, w, scope, where="parser")
         bc.hoist = Hoist(frozenset(struct_params))
         self.bc = bc
-        w.line(f"def {self.fn_name}(data, {', '.join(params)}, ctx):")
+        w.line(f"def {self.fn_name}(data, {', '.join(params)}, {CTX_PARAM}):")
         w.level += 1
         w.line("dlen = len(data)")
         w.line("off = 0")

@@ -32,7 +32,13 @@ from clikit import hotpath
 from p4emu.backend import native, v1model_externs
 from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
 from p4emu.backend.codewriter import CodeWriter, Names, sanitize
-from p4emu.backend.compile_helpers import compile_error, function_return, literal, unsupported
+from p4emu.backend.compile_helpers import (
+    CTX_PARAM,
+    compile_error,
+    function_return,
+    literal,
+    unsupported,
+)
 from p4emu.backend.exceptions import CompileError
 from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
@@ -47,6 +53,7 @@ from p4emu.runtime.clock import Clock, RealClock
 from p4emu.runtime.externs import DigestQueue, LogMsgFormat, RandomSource
 from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
+from p4emu.runtime.tables import Table
 
 log = logging.getLogger("p4emu.backend")
 
@@ -106,9 +113,10 @@ class SharedCode:
 # what the module level of every generated program reads (no run-time state): the first
 # lines of its text, so that the text is a whole module (the native build compiles it)
 SHARED_IMPORTS = (
-    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, stack_at, stack_last, "
-    "div_u, mod_u, div_s, mod_s\n"
+    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, PacketContext, stack_at, "
+    "stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
+    "from p4emu.runtime.tables import Table, TableAction\n"
 )
 
 _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
@@ -478,7 +486,7 @@ class ProgramCompiler:
     def _compile_function(self, fn: ast.FunctionDecl, name: str) -> None:
         w = CodeWriter()
         scope = self.global_scope.child()
-        params = ["ctx"]
+        params = [CTX_PARAM]
         outs: list[str] = []
         for param in fn.params:
             local = self.names.fresh(param.name)
@@ -528,7 +536,7 @@ class ProgramCompiler:
             params.append(self.annotated(local, ptype))
             if isinstance(ptype, t.StructType):
                 struct_params.add(local)
-        w.line(f"def {fn_name}({', '.join(params)}, ctx):")
+        w.line(f"def {fn_name}({', '.join(params)}, {CTX_PARAM}):")
         w.level += 1
         bc = BodyCompiler(self, w, scope, where="deparser" if deparser else "control")
         bc.hoist = Hoist(frozenset(struct_params))
@@ -591,7 +599,7 @@ class ProgramCompiler:
                 init_packet.extend("    " + line for line in lines)
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
-        pxd = native.declarations(self.types.classes)
+        pxd = native.declarations(self.types.classes, native.runtime_native())
         shared = shared_code(source, f"<p4emu {main_file}>", pxd)
         made = shared.make(self.ns)
         for index, name in self._pending_copiers:
@@ -722,8 +730,8 @@ class ProgramCompiler:
             meta_cls = "_NoMeta"
         out.append("def __make__(NS):")
         body: list[str] = []
-        for name in self.ns:
-            body.append(f"{name} = NS[{name!r}]")
+        for name, value in self.ns.items():
+            body.append(f"{name}{_closure_type(value)} = NS[{name!r}]")
         body.extend(self.extra_lines)
         body.extend(self._function_lines)
         body.extend(blocks)
@@ -743,6 +751,19 @@ class ProgramCompiler:
         )
         out.extend("    " + line if line else "" for line in body)
         return "\n".join(out) + "\n"
+
+
+def _closure_type(value: Any) -> str:
+    """The annotation of a run-time object bound for the block functions: its class when
+    the native build can use it (a dictionary's ``get`` and a list's items as C API
+    calls, a table's fields as a C struct), else none. Python ignores annotations of
+    local variables."""
+    kind = type(value)
+    if kind is dict or kind is list:
+        return f": {kind.__name__}"
+    if kind is Table:
+        return ": Table"
+    return ""
 
 
 def _does_nothing(lines: list[str]) -> bool:

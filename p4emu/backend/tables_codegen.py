@@ -65,14 +65,16 @@ def emit_table_apply(
     key_tuple = "(" + "".join(k + ", " for k in keys) + ")"
     table = runtime.table
     entries = table.packet_dict()
+    # annotated: a hit's entry or a miss's default action, one C struct to the native build
+    typed = f"{entry}: TableAction"
     if not keys:  # nothing to match: the default action
-        w.line(f"{entry} = {runtime.table_name}.miss")
+        w.line(f"{typed} = {runtime.table_name}.miss")
     elif entries is not None:  # exact, nothing to count: one dictionary lookup
         lookup = bc.pc.bind(entries, "Tentries_" + runtime.name)
-        w.line(f"{entry} = {lookup}.get({key_tuple}) or {runtime.table_name}.miss")
+        w.line(f"{typed} = {lookup}.get({key_tuple}) or {runtime.table_name}.miss")
     else:  # the length only matters to a direct counter
         length = ", ctx.ingress_length" if table.direct_counter is not None else ""
-        w.line(f"{entry} = {runtime.apply_name}({key_tuple}{length})")
+        w.line(f"{typed} = {runtime.apply_name}({key_tuple}{length})")
     if bc.pc.trace:
         w.line(f"TRACE('table', {runtime.name!r}, {key_tuple}, {entry})")
     action = bc.fresh("a")

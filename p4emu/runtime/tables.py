@@ -119,7 +119,20 @@ MatchValue = Exact | Lpm | Ternary | Range | OptionalMatch | None
 # --- entries --------------------------------------------------------------------------
 
 
-class TableEntry:
+class TableAction:
+    """What a lookup gives generated code: an action and its arguments (a hit's
+    :class:`TableEntry` or a miss's :class:`DefaultAction`; one base class, so that the
+    native build reads both as one C struct)."""
+
+    __slots__ = ("action_id", "args", "is_const")
+
+    def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool) -> None:
+        self.action_id = action_id
+        self.args = args
+        self.is_const = is_const
+
+
+class TableEntry(TableAction):
     """An installed entry. ``key`` is the canonical match; read the rest as attributes.
 
     ``packets``/``bytes``: direct counter cells; ``meter``: direct meter cell or None;
@@ -127,14 +140,11 @@ class TableEntry:
     """
 
     __slots__ = (
-        "action_id",
-        "args",
         "bytes",
         "control_cache",
         "controller_metadata",
         "idle_notified",
         "idle_timeout_ns",
-        "is_const",
         "key",
         "last_hit_ns",
         "metadata",
@@ -154,12 +164,10 @@ class TableEntry:
         args: tuple[int, ...],
         seq: int,
     ) -> None:
+        TableAction.__init__(self, action_id, args, False)
         self.key = key
         self.priority = priority
-        self.action_id = action_id
-        self.args = args
         self.seq = seq
-        self.is_const = False
         self.packets = 0
         self.bytes = 0
         self.meter: MeterCell | None = None
@@ -179,17 +187,15 @@ class TableEntry:
         )
 
 
-class DefaultAction:
+class DefaultAction(TableAction):
     """The action a miss runs (``hit`` is False)."""
 
-    __slots__ = ("action_id", "args", "is_const")
+    __slots__ = ()
 
     hit = False
 
     def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool = False) -> None:
-        self.action_id = action_id
-        self.args = args
-        self.is_const = is_const
+        TableAction.__init__(self, action_id, args, is_const)
 
     def __repr__(self) -> str:
         return f"DefaultAction(action_id={self.action_id}, args={self.args!r})"

@@ -369,7 +369,11 @@ class TrafficManager:
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
-                    due = [port for port in active if ports[port].next_ns <= now]
+                    due = []
+                    for port in active:
+                        state = ports[port]
+                        if state.next_ns <= now:
+                            due.append(port)
                     if len(due) > 1:
                         due.sort()
                     for port in due:
@@ -386,7 +390,7 @@ class TrafficManager:
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
         if self._ready:
-            best = min(p.deq_ns for p in self._ready)
+            best = min([p.deq_ns for p in self._ready])
             if self._active and self._earliest < best:
                 return self._earliest
             return best
@@ -568,10 +572,12 @@ class TrafficManager:
         """The earliest next departure of the active ports (0 when none is active)."""
         ports = self._ports
         active = self._active
-        if len(active) == 1:
-            for port in active:
-                return ports[port].next_ns
-        return min([ports[port].next_ns for port in active], default=0)
+        earliest = None
+        for port in active:  # a loop rather than min(): the native build reads C fields
+            state = ports[port]
+            if earliest is None or state.next_ns < earliest:
+                earliest = state.next_ns
+        return 0 if earliest is None else earliest
 
     def _next_departure(self, state: _Port) -> int:
         """Time of the next departure of a port with a backlog in a queue not paused."""

@@ -21,8 +21,23 @@ from clikit import hotpath
 
 ROOT = Path(__file__).resolve().parents[2]
 PACKAGES = ("p4emu", "nic_emu", "vfabric", "mrc_wire", "clikit")
-CLASS = re.compile(r"^cdef class (\w+)\b")
+CLASS = re.compile(r"^cdef class (\w+)(?:\((\w+)\))?:")
 FIELD = re.compile(r"^\s+cdef\s+(?:(?:public|readonly)\s+)?(.+)$")
+METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
+#: the per-packet classes that must be extension types (their module's .pxd declares
+#: them): the NIC core and fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
+TYPED: dict[str, set[str]] = {
+    "nic_emu.core": {"NicCore"},
+    "vfabric.eventlist": {"EventHandle", "EventList"},
+    "vfabric.nodes": {"EvStats", "NicNode", "SwitchNode"},
+    "vfabric.wires": {"Wire"},
+    "p4emu.backend.rt": {"PacketContext"},
+    "p4emu.switch": {"Switch"},
+    "p4emu.runtime.clock": {"RealClock", "VirtualClock"},
+    "p4emu.runtime.traffic_manager": {"QueuedPacket", "TrafficManager", "_Port", "_Queue"},
+    "p4emu.runtime.tables": {"DefaultAction", "Table", "TableAction", "TableEntry"},
+    "p4emu.runtime.externs": {"Counter", "Meter", "MeterCell", "RandomSource", "Register"},
+}
 
 
 def pxd_files() -> list[Path]:
@@ -31,6 +46,26 @@ def pxd_files() -> list[Path]:
 
 def module_of(pxd: Path) -> str:
     return ".".join(pxd.relative_to(ROOT).with_suffix("").parts)
+
+
+def declared_bases(text: str) -> dict[str, str | None]:
+    """``cdef class`` name -> the base class it declares (None: none)."""
+    return {m.group(1): m.group(2) for m in map(CLASS.match, text.splitlines()) if m}
+
+
+def declared_methods(text: str) -> dict[str, set[str]]:
+    """``cdef class`` name -> the ``cpdef`` methods its body declares."""
+    methods: dict[str, set[str]] = {}
+    current: set[str] | None = None
+    for line in text.splitlines():
+        found = CLASS.match(line)
+        if found:
+            current = methods.setdefault(found.group(1), set())
+        elif line.strip() and not line.startswith((" ", "\t", "@")):
+            current = None
+        elif current is not None and (method := METHOD.match(line)):
+            current.add(method.group(1))
+    return methods
 
 
 def declared_classes(text: str) -> dict[str, set[str]]:
@@ -96,6 +131,17 @@ def test_the_parser_reads_declarations() -> None:
     assert declared_classes(text) == {"A": {"x", "y", "z"}, "B": {"w"}}
 
 
+def test_the_parser_reads_bases_and_methods() -> None:
+    text = (
+        "cimport cython\n\ncdef class A:\n    cdef public object x\n"
+        "    @cython.locals(y=object)\n    cpdef f(self, object a)\n"
+        "    cpdef list g(self)\n\ncdef class B(A):\n    pass\n\n"
+        "cpdef A h(A a)\n"
+    )
+    assert declared_bases(text) == {"A": None, "B": "A"}
+    assert declared_methods(text) == {"A": {"f", "g"}, "B": set()}
+
+
 def test_the_checker_finds_an_undeclared_attribute() -> None:
     cls = ast.parse(
         "class A:\n    def __init__(self):\n        self.x = 1\n        self.y, self.z = 2, 3\n"
@@ -121,3 +167,34 @@ def test_declarations_match_the_source(pxd: Path) -> None:
             f"{name}.{cls} sets {sorted(missing)} but {pxd.name} does not declare them "
             "(the native path would raise AttributeError)"
         )
+
+
+def base_name(node: ast.ClassDef) -> str | None:
+    if not node.bases:
+        return None
+    (base,) = node.bases  # an extension type has one base at most
+    return base.id if isinstance(base, ast.Name) else ast.unparse(base)
+
+
+@pytest.mark.parametrize("pxd", pxd_files(), ids=module_of)
+def test_bases_and_methods_match_the_source(pxd: Path) -> None:
+    """A declared base is the source's base, and every declared ``cpdef`` method is a
+    method of the source class (the native build fails on either mismatch)."""
+    text = pxd.read_text(encoding="utf-8")
+    classes = source_classes(pxd.with_suffix(".py"))
+    for cls, base in declared_bases(text).items():
+        assert base_name(classes[cls]) == base, f"{module_of(pxd)}.{cls}: base {base}"
+    for cls, methods in declared_methods(text).items():
+        defined = {n.name for n in classes[cls].body if isinstance(n, ast.FunctionDef)}
+        assert methods <= defined, f"{module_of(pxd)}.{cls}: {sorted(methods - defined)}"
+
+
+@pytest.mark.parametrize("module", sorted(TYPED))
+def test_the_per_packet_classes_are_extension_types(module: str) -> None:
+    """Each per-packet class is declared in its module's ``.pxd`` (an undeclared class
+    compiles as a plain Python class, and the code that reads its fields as a C struct
+    no longer builds)."""
+    pxd = hotpath.source_of(module).with_suffix(".pxd")
+    assert pxd.is_file(), f"{module} has no .pxd"
+    declared = set(declared_classes(pxd.read_text(encoding="utf-8")))
+    assert TYPED[module] <= declared, sorted(TYPED[module] - declared)

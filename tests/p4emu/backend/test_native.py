@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import subprocess
 import sys
 import textwrap
@@ -14,7 +15,7 @@ import pytest
 
 from clikit import hotpath
 from p4emu.backend import native
-from p4emu.backend.program import SharedCode
+from p4emu.backend.program import SHARED_IMPORTS, SharedCode
 from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.tables import Exact
@@ -79,6 +80,48 @@ def test_declarations_type_aggregate_fields_with_their_classes() -> None:
     assert "cdef class H1_a:\n    cdef public object valid_\n    cdef public object x\n" in pxd
     assert "cdef class S2_s:\n    cdef public H1_a a\n" in pxd
     assert "cdef class S3_e:\n    pass\n" in pxd
+
+
+def test_declarations_cimport_the_runtime_only_when_it_runs_native() -> None:
+    """Against a native runtime the generated code reads the packet context, tables and
+    table results as C structs (cimported); against the pure one it cannot (a module
+    built against the extension types does not import beside plain classes)."""
+    classes = {"H1_a": [("valid_", None)]}
+    plain = native.declarations(classes)
+    typed = native.declarations(classes, runtime=True)
+    assert "cimport" not in plain
+    for module, names in native.RUNTIME_TYPES.items():
+        assert f"from {module} cimport {', '.join(names)}\n" in typed
+    assert f"sha256 {native.runtime_declarations()}" in typed
+    assert native.entry_key(SOURCE, plain) != native.entry_key(SOURCE, typed)
+    # what this process loaded: the runtime's extension types only on the compiled path
+    assert native.runtime_native() == (hotpath.choice("p4emu.backend.rt")[0] == "compiled")
+
+
+def test_the_runtime_types_are_declared_and_imported_by_generated_code() -> None:
+    """Every cimported name is an extension type of its module's .pxd, and the text of
+    every generated module imports it (its annotations name it on the pure path too)."""
+    for module, names in native.RUNTIME_TYPES.items():
+        pxd = hotpath.source_of(module).with_suffix(".pxd").read_text(encoding="utf-8")
+        for name in names:
+            assert re.search(rf"^cdef class {name}\b", pxd, re.M), f"{module}.{name}"
+            assert re.search(
+                rf"^from {re.escape(module)} import .*\b{name}\b", SHARED_IMPORTS, re.M
+            ), f"{module}.{name} not imported by generated code"
+
+
+def test_the_runtime_declarations_hash_follows_their_files(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    for module in native.RUNTIME_TYPES:
+        source = tmp_path.joinpath(*module.split(".")).with_suffix(".py")
+        source.parent.mkdir(parents=True, exist_ok=True)
+        source.with_suffix(".pxd").write_text(f"cdef class A_{len(module)}:\n    pass\n")
+    monkeypatch.setattr(hotpath, "ROOT", tmp_path)
+    before = native.runtime_declarations()
+    rt_pxd = hotpath.source_of("p4emu.backend.rt").with_suffix(".pxd")
+    rt_pxd.write_text(rt_pxd.read_text() + "    cdef public object more\n")
+    assert native.runtime_declarations() != before
 
 
 def test_an_entry_is_whole_only_with_its_matching_record(cache: Path) -> None:

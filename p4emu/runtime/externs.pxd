@@ -1,0 +1,64 @@
+# Cython declarations for p4emu/runtime/externs.py (pure-Python mode;
+# docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
+# stays the reference. The externs a packet runs (registers, counters, meters, random)
+# become extension types, every attribute declared here (an attribute added to the .py
+# must be added here too: the native build refuses to set an undeclared one). Their
+# cells, sizes, indexes and token counts are numbers of any width a program or the
+# control plane gives: they stay Python ints; a meter's rates are floats on both paths.
+cimport cython
+
+
+cdef class Register:
+    cdef public object _mask
+    cdef public list _values
+    cdef public object name
+    cdef public object out_of_range
+    cdef public object size
+    cdef public object width
+
+    cpdef read(self, object index, object unchanged=*)
+    cpdef write(self, object index, object value)
+
+
+cdef class Counter:
+    cdef public list _bytes
+    cdef public list _packets
+    cdef public object name
+    cdef public object out_of_range
+    cdef public object size
+    cdef public object type
+
+    cpdef count(self, object index, object length)
+
+
+cdef class MeterCell:
+    cdef public object _init_ns
+    cdef public bint bytes_mode
+    cdef public object c_burst
+    cdef public object c_last
+    cdef public double c_rate
+    cdef public object c_tokens
+    cdef public object config
+    cdef public object p_burst
+    cdef public object p_last
+    cdef public double p_rate
+    cdef public object p_tokens
+
+    cpdef execute(self, object now_ns, object length)
+
+
+cdef class Meter:
+    cdef public list _cells
+    cdef public object clock
+    cdef public object name
+    cdef public object out_of_range
+    cdef public object size
+    cdef public object type
+
+    cpdef execute(self, object index, object length, object unchanged=*)
+
+
+cdef class RandomSource:
+    cdef public object _rng
+
+    cpdef uniform(self, object lo, object hi)

@@ -1,0 +1,68 @@
+# Cython declarations for p4emu/switch.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# Switch becomes an extension type, every attribute declared here (an attribute added
+# to the .py must be added here too: the native build refuses to set an undeclared
+# one); its per-packet methods are cpdef and reach the packet context and the traffic
+# manager as C structs and C calls. C integers: the packet counters and a packet's
+# length (bytes), nothing else.
+cimport cython
+
+from p4emu.backend.rt cimport PacketContext
+from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
+
+
+cdef class Switch:
+    cdef public object clock
+    cdef public object drop_port
+    cdef public object cpu_port
+    cdef public object pre
+    cdef public object digest_queue
+    cdef public object random
+    cdef public object program
+    cdef public object objects
+    cdef public TrafficManager tm
+    cdef public object _hi
+    cdef public list _outputs
+    cdef public object output_callback
+    cdef public object admission_callback
+    cdef public object release_callback
+    cdef public object packet_in_callback
+    cdef public object log_callback
+    cdef public object trace_callback
+    cdef public bint _trace_enabled
+    cdef public set _down
+    cdef public dict drops
+    cdef public long long packets_in
+    cdef public long long packets_out
+    cdef public object _ingress_fn
+    cdef public object _egress_fn
+    cdef public object _init_packet
+    cdef public object _parse_fn
+    cdef public object _deparse_fn
+    cdef public object _verify_fn
+    cdef public object _compute_fn
+    cdef public object _egress_spec
+    cdef public list _spare
+
+    cpdef inject(self, object port, object data)
+    cpdef poll(self)
+    @cython.locals(
+        spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
+    )
+    cpdef _ingress(
+        self, object port, bytes data, object instance_type, object preserved, object copier
+    )
+    @cython.locals(copy=PacketContext)
+    cpdef _replicate(self, PacketContext packet, object replicas, object port)
+    @cython.locals(length="long long")
+    cpdef _enqueue(self, object port, PacketContext packet)
+    @cython.locals(tm=TrafficManager, ready=list, queued=QueuedPacket)
+    cpdef _drain(self)
+    cpdef _run_hi(self)
+    @cython.locals(ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes)
+    cpdef _egress(self, QueuedPacket queued)
+    cpdef _drop(self, object port, object reason)
+
+
+@cython.locals(copy=PacketContext)
+cpdef PacketContext _copy_ctx(PacketContext ctx)
