@@ -10,14 +10,31 @@ import pytest
 
 from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import Connection
+from nic_emu.core import NicCore
 from nic_emu.memory import MemoryRegion
 from nic_emu.testing import SimNetwork
 from nic_emu.testing.model_fabric import FabricConfig
-from topologies import load
+from topologies import AddressPlan, load
 from vfabric.eventlist import EventList
 
 # Small EV sets keep the tests fast; the mechanisms do not depend on the set size.
 TEST_CONFIG = NicConfig(evs_per_connection=32, backup_evs_per_connection=16, trace_packets=True)
+
+
+# Plane 0 through its second T1 of ``small``: the path the shared-verdict tests cut.
+PATH = (0, "p0-t1-1")
+
+
+def core_with_peers(**overrides: object) -> tuple[NicCore, dict[str, object]]:
+    """nic0's core on ``small`` with a connection to each of nic1 (beside it), nic2 and nic3
+    (under T0 1), nic4 (T0 2) and nic6 (T0 3): the NIC-wide path verdicts' test bench."""
+    config = replace(NicConfig(evs_per_connection=32, backup_evs_per_connection=16), **overrides)  # type: ignore[arg-type]
+    core = NicCore("nic0", AddressPlan(load("small")), config)
+    conns = {
+        peer: core.create_connection(peer, qpn=0x100 + i, peer_qpn=0x100 + i)
+        for i, peer in enumerate(("nic1", "nic2", "nic3", "nic4", "nic6"))
+    }
+    return core, conns
 
 
 def make_net(

@@ -6,32 +6,17 @@ nic6 under T0 3, nic1 beside nic0."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
 import pytest
 
 from nic_emu.config import NicConfig
-from nic_emu.core import NicCore
 from nic_emu.ev_set import ASSUMED_BAD, GOOD
 from nic_emu.event_log import EV_STATE, LOSS
 from nic_emu.exceptions import ConfigError
 from nic_emu.testing import SimNetwork
-from topologies import AddressPlan, load
+from topologies import load
 from vfabric.eventlist import EventList
 
-from .conftest import TEST_CONFIG, Transfer, payload
-
-PATH = (0, "p0-t1-1")  # plane 0 through its second T1
-
-
-def _core(**overrides: object) -> tuple[NicCore, dict[str, object]]:
-    config = replace(NicConfig(evs_per_connection=32, backup_evs_per_connection=16), **overrides)
-    core = NicCore("nic0", AddressPlan(load("small")), config)
-    conns = {
-        peer: core.create_connection(peer, qpn=0x100 + i, peer_qpn=0x100 + i)
-        for i, peer in enumerate(("nic1", "nic2", "nic3", "nic4", "nic6"))
-    }
-    return core, conns
+from .conftest import PATH, TEST_CONFIG, Transfer, core_with_peers, payload
 
 
 def _retired(conn: object, path: object = PATH) -> bool:
@@ -44,7 +29,7 @@ def _usable(conn: object, path: object = PATH) -> bool:
 
 
 def test_a_path_retired_toward_one_far_t0_is_retired_for_its_other_peers_only() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     conns["nic2"].evs.retire_path(PATH, "reorder", 1_000)
     assert _retired(conns["nic2"]) and _retired(conns["nic3"])  # the same far T0: shared
     assert _usable(conns["nic4"])  # another far T0: its T1 -> T0 link may be fine
@@ -55,7 +40,7 @@ def test_a_path_retired_toward_one_far_t0_is_retired_for_its_other_peers_only() 
 
 
 def test_a_path_failed_toward_two_far_t0s_is_retired_for_every_connection_through_it() -> None:
-    _, conns = _core()
+    _, conns = core_with_peers()
     conns["nic2"].evs.retire_path(PATH, "reorder", 1_000)
     conns["nic4"].evs.retire_path(PATH, "timeout", 2_000)
     assert all(_retired(conns[p]) for p in ("nic2", "nic3", "nic4", "nic6"))
@@ -71,7 +56,7 @@ def _first_loss(conn: object, path: object, now: int) -> None:
 
 
 def test_first_losses_toward_two_far_t0s_retire_the_path_for_every_connection() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     _first_loss(conns["nic2"], PATH, 1_000)
     assert _usable(conns["nic3"]) and not _retired(conns["nic2"])  # one loss: the EV only
     _first_loss(conns["nic4"], PATH, 2_000)
@@ -81,14 +66,14 @@ def test_first_losses_toward_two_far_t0s_retire_the_path_for_every_connection() 
 
 
 def test_first_losses_toward_one_far_t0_retire_nothing_more() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     _first_loss(conns["nic2"], PATH, 1_000)
     _first_loss(conns["nic3"], PATH, 2_000)
     assert _usable(conns["nic4"]) and core.counters["paths_shared"] == 0
 
 
 def test_a_verdict_older_than_a_probe_revival_does_not_count_toward_two_far_t0s() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     cfg = core.config
     conns["nic2"].evs.retire_path(PATH, "reorder", 1_000)
     later = 1_000 + cfg.probe_interval_ns * cfg.probe_success_threshold + 1
@@ -97,14 +82,14 @@ def test_a_verdict_older_than_a_probe_revival_does_not_count_toward_two_far_t0s(
 
 
 def test_a_shared_verdict_is_not_shared_again() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     conns["nic2"].evs.retire_path(PATH, "reorder", 1_000)
     # nic3 retired it on nic2's verdict: that does not make a second far T0
     assert _usable(conns["nic4"]) and core.counters["paths_shared"] == 1
 
 
 def test_without_path_verdicts_nothing_is_shared() -> None:
-    core, conns = _core(path_verdicts=False)
+    core, conns = core_with_peers(path_verdicts=False)
     conns["nic2"].evs.retire_path(PATH, "reorder", 1_000)
     conns["nic4"].evs.retire_path(PATH, "timeout", 2_000)
     assert _usable(conns["nic3"]) and core.counters["paths_shared"] == 0

@@ -8,25 +8,11 @@ beside nic0."""
 
 from __future__ import annotations
 
-from dataclasses import replace
-
-from nic_emu.config import NicConfig
-from nic_emu.core import NicCore
 from nic_emu.event_log import PATH_CLEARED, PATH_SUSPECT
-from topologies import AddressPlan, load
 
-PATH = (0, "p0-t1-1")  # plane 0 through its second T1
+from .conftest import PATH, core_with_peers
+
 US = 1_000
-
-
-def _core(**overrides: object) -> tuple[NicCore, dict[str, object]]:
-    config = replace(NicConfig(evs_per_connection=32, backup_evs_per_connection=16), **overrides)
-    core = NicCore("nic0", AddressPlan(load("small")), config)
-    conns = {
-        peer: core.create_connection(peer, qpn=0x100 + i, peer_qpn=0x100 + i)
-        for i, peer in enumerate(("nic1", "nic2", "nic3", "nic4", "nic6"))
-    }
-    return core, conns
 
 
 def _suspect(conn: object, sent_ns: int, now: int, path: object = PATH) -> bool:
@@ -40,7 +26,7 @@ def _held(conn: object, path: object = PATH) -> bool:
 
 
 def test_a_suspect_no_connection_refutes_is_held_in_every_connection_through_the_t1() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     assert _suspect(conns["nic2"], 10 * US, 20 * US)
     assert all(_held(conns[p]) for p in ("nic2", "nic3", "nic4", "nic6"))
     assert PATH not in conns["nic1"].evs.by_path  # inside T0 0: not through the T1
@@ -55,7 +41,7 @@ def test_a_suspect_no_connection_refutes_is_held_in_every_connection_through_the
 
 
 def test_a_suspect_refuted_by_a_later_delivery_on_the_path_is_not_shared() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     # nic4's connection had a packet sent on the path after the suspect one delivered:
     # the path's uplink and T1 work (its link to the suspect's far T0 may not).
     conns["nic4"].evs.by_path[PATH][1].acked_sent_ns = 11 * US
@@ -68,7 +54,7 @@ def test_a_suspect_refuted_by_a_later_delivery_on_the_path_is_not_shared() -> No
 
 
 def test_a_wrongly_held_path_comes_back_for_all_at_the_first_later_delivery() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     _suspect(conns["nic2"], 10 * US, 20 * US)
     nic3, nic4, nic6 = conns["nic3"], conns["nic4"], conns["nic6"]
     # nic3 had a packet in flight on the path sent after the suspect one: it arrives, and
@@ -82,7 +68,7 @@ def test_a_wrongly_held_path_comes_back_for_all_at_the_first_later_delivery() ->
 
 
 def test_a_shared_hold_for_a_later_packet_outlives_an_older_delivery() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     _suspect(conns["nic2"], 10 * US, 20 * US)
     nic3, nic6 = conns["nic3"], conns["nic6"]
     core.path_cleared(nic3.qpn, PATH, 9 * US, 26 * US)  # sent before the suspect packet
@@ -92,7 +78,7 @@ def test_a_shared_hold_for_a_later_packet_outlives_an_older_delivery() -> None:
 
 
 def test_a_shared_hold_nothing_clears_is_probed_and_its_answer_clears_all() -> None:
-    _, conns = _core()
+    _, conns = core_with_peers()
     _suspect(conns["nic2"], 10 * US, 20 * US)
     nic3, nic6 = conns["nic3"], conns["nic6"]
     out = nic6.on_timer(nic6.probes.next_ns)  # a quarantine window later: probed
@@ -104,7 +90,7 @@ def test_a_shared_hold_nothing_clears_is_probed_and_its_answer_clears_all() -> N
 
 
 def test_a_shared_hold_nothing_answers_retires_the_path() -> None:
-    _, conns = _core()
+    _, conns = core_with_peers()
     _suspect(conns["nic2"], 10 * US, 20 * US)
     nic6 = conns["nic6"]
     nic6.on_timer(nic6.probes.next_ns)  # probed
@@ -114,7 +100,7 @@ def test_a_shared_hold_nothing_answers_retires_the_path() -> None:
 
 
 def test_without_path_verdicts_nothing_is_shared() -> None:
-    core, conns = _core(path_verdicts=False)
+    core, conns = core_with_peers(path_verdicts=False)
     _suspect(conns["nic2"], 10 * US, 20 * US)
     _suspect(conns["nic4"], 12 * US, 22 * US)
     assert _held(conns["nic2"]) and _held(conns["nic4"])
@@ -123,7 +109,7 @@ def test_without_path_verdicts_nothing_is_shared() -> None:
 
 
 def test_a_path_inside_the_t0_is_not_shared() -> None:
-    core, conns = _core()
+    core, conns = core_with_peers()
     path = next(iter(conns["nic1"].evs.by_path))
     assert path[1] is None
     assert _suspect(conns["nic1"], 10 * US, 20 * US, path)
