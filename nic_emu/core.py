@@ -665,12 +665,10 @@ class NicCore:
         T1 retires it. Probes revive each as they revive any retired path (docs/nic-emu.md
         section 3). Only with ``NicConfig.path_verdicts``."""
         cfg = self.config
-        conn = self.connections.get(qpn)
-        if not cfg.path_verdicts or conn is None or path not in conn.evs.by_path:
+        found = self._beyond_t0(qpn, path) if cfg.path_verdicts else None
+        if found is None:
             return
-        first = conn.evs.by_path[path][0]
-        if self.path(conn.peer, first.ev).t1 is None:
-            return  # a path inside this NIC's T0: nothing beyond it is shared
+        conn, first = found
         far = self._far_t0(conn.peer, first.ev)
         seen = self._failed_paths.setdefault(path, {})
         seen[far] = now
@@ -680,8 +678,8 @@ class NicCore:
         common = len(seen) >= 2
         if not common and not retired:
             return
-        for other in list(self.connections.values()):
-            if (other is conn and retired) or not other.mrc or other.state is not QpState.READY:
+        for other in self._ready_mrc():
+            if other is conn and retired:
                 continue
             entries = other.evs.by_path.get(path)
             if not entries or (not common and self._far_t0(other.peer, entries[0].ev) != far):
@@ -699,19 +697,11 @@ class NicCore:
         when wrong, since the first delivery of a later packet on the path, in any of
         them, clears it in all (:meth:`path_cleared`), and a probe clears it otherwise.
         Only with ``NicConfig.path_verdicts``."""
-        conn = self.connections.get(qpn)
-        if conn is None or path not in conn.evs.by_path:
+        found = self._beyond_t0(qpn, path)
+        if found is None:
             return
-        if self.path(conn.peer, conn.evs.by_path[path][0].ev).t1 is None:
-            return  # a path inside this NIC's T0: nothing beyond it is shared
-        through = [
-            other
-            for other in self.connections.values()
-            if other is not conn
-            and other.mrc
-            and other.state is QpState.READY
-            and path in other.evs.by_path
-        ]
+        conn = found[0]
+        through = [o for o in self._ready_mrc() if o is not conn and path in o.evs.by_path]
         if any(other.evs.delivered_ns(path) >= sent_ns for other in through):
             return
         for other in through:
@@ -723,14 +713,25 @@ class NicCore:
         """Connection ``qpn`` ended its quarantine of ``path``: it delivered a packet sent
         on it at ``delivered_ns``, or a probe answered on it (``delivered_ns`` = now). The
         holds the NIC shared (:meth:`path_suspect`) for an older packet end with it."""
-        for other in self.connections.values():
-            if (
-                other.qpn != qpn
-                and other.state is QpState.READY
-                and other.mrc
-                and other.release_shared_hold(path, delivered_ns, now)
-            ):
+        for other in self._ready_mrc():
+            if other.qpn != qpn and other.release_shared_hold(path, delivered_ns, now):
                 self.touch(other)
+
+    def _beyond_t0(self, qpn: int, path: object) -> tuple[Connection, EvEntry] | None:
+        """Connection ``qpn`` and its first EV on ``path``, when the path leaves this NIC's
+        T0 (one inside it shares nothing with other connections); else None."""
+        conn = self.connections.get(qpn)
+        if conn is None or path not in conn.evs.by_path:
+            return None
+        first = conn.evs.by_path[path][0]
+        if self.path(conn.peer, first.ev).t1 is None:
+            return None
+        return conn, first
+
+    def _ready_mrc(self) -> list[Connection]:
+        """The NIC's MRC connections that are ready, in creation order: those a path
+        verdict or hold is shared with."""
+        return [c for c in self.connections.values() if c.mrc and c.state is QpState.READY]
 
     def _far_t0(self, peer: str, ev: int) -> str:
         """The T0 where ``ev``'s path to ``peer`` ends (the peer's T0 on its plane)."""
