@@ -47,6 +47,8 @@ from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import EvSet
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState, TxPacket, unwrap
 
+OVERTAKEN = "overtaken"  # lost: an EV probe sent later on the same path came back
+
 
 class Losses:
     """What a loss does, the one home for every detector's losses (:meth:`lost`) and
@@ -102,12 +104,30 @@ class Losses:
             self.log.about_ev(
                 now, ev_kinds.LOSS, entry, psn=pkt.psn, sent_ns=pkt.sent_ns, reason=reason, **seen
             )
-            if self.mrc and reason not in ("port", "path"):
+            if self.mrc and reason not in ("port", "path", OVERTAKEN):
                 self.evs.mark_bad(entry, reason, now, sent_ns=pkt.sent_ns)
                 if self.quarantine and entry.path not in self.evs.quarantined:
                     self.probes.hold_path(entry, pkt.psn, pkt.sent_ns, reason, now)
         self.cc.on_loss(pkt.length, now)
         self.queue_retransmit(pkt, reason, now)
+
+    def overtaken(self, path: object, probe_sent_ns: int, now: int) -> None:
+        """An EV probe sent on ``path`` at ``probe_sent_ns`` came back while the path was
+        held for an overdue packet: every packet still in flight on the path that left a
+        reorder window (:meth:`RttTimers.reorder_window`: at least twice the queueing
+        delay, which is what a packet in the data queue can lag a probe by) before the
+        probe was lost, as RACK-TLP's probe shows for a tail (RFC 8985 section 7.4). Lost
+        now rather than at the retransmission timeout; the path is not judged again: the
+        probe just showed it works (reason ``overtaken``, docs/nic-emu.md section 3)."""
+        send = self.send
+        limit = probe_sent_ns - self.timers.reorder_window()
+        for pkt in send.in_flight_on_path(path):
+            if pkt.sent_ns > limit:
+                continue
+            send.mark_lost(pkt)
+            self.lost(pkt, OVERTAKEN, now)
+            if self.qp.state is not READY:
+                return
 
     def queue_retransmit(self, pkt: TxPacket, reason: str, now: int) -> None:
         """``pkt`` (already queued by :meth:`SendState.mark_lost`) will be sent again:

@@ -283,12 +283,16 @@ class PathProbes:
         self.counters["tx_tail_probe"] += 1
         return e.plane, encode_probe(p)
 
-    def on_answer(self, e: EvEntry, now: int) -> None:
-        """The probe on ``e`` was answered."""
+    def on_answer(self, e: EvEntry, now: int) -> bool:
+        """The probe on ``e`` was answered. True if that ended a quarantine of its path
+        (the packet held overdue on it was then lost: :meth:`Losses.overtaken
+        <nic_emu.connection.feedback.Losses.overtaken>`)."""
         self.heard = True
-        if e.path in self.evs.quarantined:
+        held = e.path in self.evs.quarantined
+        if held:
             self.clear_quarantine(e.path, "probe", now)
             if self.share:
                 self.host.path_cleared(self.qpn, e.path, now, now)
         revived = self.evs.probe_answered(e, self.success_threshold, now)
         self.log.about_ev(now, ev_kinds.PROBE_OK, e, successes=e.probe_successes, revived=revived)
+        return held

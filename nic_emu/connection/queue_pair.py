@@ -61,6 +61,7 @@ COUNTERS = (
     "losses_path",
     "paths_shared",
     "losses_tail_probe",
+    "losses_overtaken",
     "tx_tail_probe",
     "path_suspects",
     "path_suspects_cleared",

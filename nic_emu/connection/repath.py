@@ -160,8 +160,13 @@ class Repath:
         self.log.about_ev(now, ev_kinds.EV_FLOOR_HOLD, e, reason=reason)
 
     def on_probe_answer(self, e: EvEntry, now: int) -> None:
+        """The EV probe on ``e`` came back. If its path was held overdue, the probe
+        crossed the path's links after the packets in flight on it: those it overtook,
+        allowing for reordering, were lost (:meth:`Losses.overtaken`)."""
         self.silence.peer_answered(now)
-        self.probes.on_answer(e, now)
+        probed_ns = e.probed_ns
+        if self.probes.on_answer(e, now) and self.qp.state is READY:
+            self.losses.overtaken(e.path, probed_ns, now)
 
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port went down (ours, or the peer's per its port-status bitmap)."""

@@ -9,7 +9,7 @@ from dataclasses import replace
 from nic_emu.config import NicConfig
 from nic_emu.core import NicCore
 from nic_emu.ev_set import ASSUMED_BAD, GOOD
-from nic_emu.event_log import EV_STATE, PATH_CLEARED, PATH_SUSPECT, PROBE_TX, TX
+from nic_emu.event_log import EV_STATE, LOSS, PATH_CLEARED, PATH_SUSPECT, PROBE_TX, TX
 from nic_emu.serve_config import transport_config
 from topologies import AddressPlan, load
 
@@ -84,6 +84,26 @@ def test_a_probe_answer_clears_the_quarantine() -> None:
     assert e.path not in conn.evs.quarantined and not conn.probes.held
     (cleared,) = core.log.of_kind(PATH_CLEARED)
     assert cleared.detail["by"] == "probe"
+
+
+def test_a_probe_answer_on_a_held_path_resends_the_packet_held_overdue_at_once() -> None:
+    # loaded-random-loss, seed 1, before this: the packet waited for the retransmission
+    # timeout (31 us after the probe's answer), and with it the whole load's goodput.
+    core, conn = _conn(replace(NicConfig(), path_quarantine=True, trace_packets=True))
+    conn.post_write(b"x" * 16384, 0x1000, 7, 0)
+    core.frames_to_send(0)
+    sent = [r for r in core.log.of_kind(TX) if r.qpn == 0x100]
+    assert sent
+    first = sent[0]
+    e = conn.evs.by_ev[first.ev]
+    conn.probes.hold_path(e, psn=first.psn, sent_ns=first.t_ns, why="overdue", now=9_000)
+    core.out.extend(conn.on_timer(9_000 + conn.timers.hold_delay()))
+    (probe,) = core.log.of_kind(PROBE_TX)
+    conn.on_probe_answer(conn.evs.by_ev[probe.ev], probe.t_ns + 12_000)
+    lost = {r.psn for r in core.log.of_kind(LOSS) if r.detail["reason"] == "overtaken"}
+    on_path = {r.psn for r in sent if conn.evs.by_ev[r.ev].path == e.path}
+    assert first.psn in lost and lost == on_path
+    assert conn.send.rtx_heap and e.path not in conn.evs.quarantined
 
 
 def test_a_cut_path_is_held_out_at_its_first_overdue_packet_then_retired() -> None:

@@ -15,6 +15,7 @@ from nic_emu.connection.feedback import Feedback
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.ev_set import ASSUMED_BAD, GOOD, SKIP
+from nic_emu.sender import IN_FLIGHT, LOST
 
 from .kit import (
     CFG,
@@ -131,6 +132,40 @@ def test_a_loss_quarantines_the_path_it_was_sent_on() -> None:
     parts.losses.lost(pkt, "timeout", 500)
     assert pkt.entry is not None and pkt.entry.path in parts.evs.quarantined
     assert parts.counters["path_suspects"] == 1
+
+
+def test_a_probe_answered_on_a_held_path_shows_the_packets_it_overtook_lost() -> None:
+    parts = make_parts(replace(CFG, path_quarantine=True))
+    post(parts, 4)
+    e = parts.evs.ring[0]
+    other = next(x for x in parts.evs.ring if x.path != e.path)
+    early = transmit(parts, 100, e)
+    elsewhere = transmit(parts, 100, other)
+    probe_ns = 20_000
+    window = parts.timers.reorder_window()
+    edge = transmit(parts, probe_ns - window, e)  # a reorder window before it: lost too
+    late = transmit(parts, probe_ns - window + 1, e)  # may still arrive after the probe
+    parts.losses.overtaken(e.path, probe_ns, 30_000)
+    assert (early.state, edge.state) == (LOST, LOST)
+    assert (elsewhere.state, late.state) == (IN_FLIGHT, IN_FLIGHT)
+    assert sorted(parts.send.rtx_heap) == [early.psn, edge.psn]
+    assert parts.counters["losses_overtaken"] == 2
+    losses = parts.core.log.of_kind(ev_kinds.LOSS)
+    assert [r.detail["reason"] for r in losses] == ["overtaken", "overtaken"]
+    # The probe just showed the path works: neither the EV nor the path is judged again.
+    assert e.state is GOOD and e.path not in parts.evs.quarantined
+    assert parts.counters["path_suspects"] == 0
+
+
+def test_an_overtaken_loss_that_fails_the_queue_pair_stops_there() -> None:
+    parts = make_parts(replace(CFG, path_quarantine=True))
+    post(parts, 2)
+    e = parts.evs.ring[0]
+    first = transmit(parts, 100, e)
+    transmit(parts, 200, e)
+    first.transmissions = CFG.max_packet_transmissions
+    parts.losses.overtaken(e.path, 20_000, 30_000)
+    assert parts.qp.state is QpState.ERROR and parts.counters["losses_overtaken"] == 1
 
 
 def test_a_packet_sent_too_often_fails_the_queue_pair() -> None:
