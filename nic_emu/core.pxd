@@ -5,6 +5,8 @@
 # C integers hold counters and sequence numbers only (below 2**63 in any run).
 cimport cython
 
+from nic_emu.connection.queue_pair cimport Connection
+
 
 cdef class NicCore:
     cdef public object config
@@ -54,16 +56,16 @@ cdef class NicCore:
     cdef public object accept_unknown_qp
 
     cpdef list events(self)
-    @cython.locals(counters=dict)
+    @cython.locals(counters=dict, conn=Connection)
     cpdef receive_frame(self, object frame, object plane, object now)
-    @cython.locals(ready=list, i=Py_ssize_t)
+    @cython.locals(ready=list, i=Py_ssize_t, conn=Connection)
     cpdef list _ready_connections(self)
-    cpdef touch(self, object conn)
+    cpdef touch(self, Connection conn)
     cpdef wake(self, object qpn)
-    cpdef _unschedule(self, object conn)
-    @cython.locals(timers=list, fresh=set)
+    cpdef _unschedule(self, Connection conn)
+    @cython.locals(timers=list, fresh=set, conn=Connection)
     cpdef set _refresh_timers(self)
-    @cython.locals(timers=list)
+    @cython.locals(timers=list, conn=Connection)
     cpdef tuple _earliest(self, set fresh)
     @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t)
     cpdef object next_timer(self)

@@ -26,8 +26,9 @@ from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
-from nic_emu.connection import TS_MASK, Connection, QpState
+from nic_emu.connection import TS_MASK, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
+from nic_emu.connection.queue_pair import Connection
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (

@@ -25,9 +25,23 @@ CLASS = re.compile(r"^cdef class (\w+)(?:\((\w+)\))?:")
 FIELD = re.compile(r"^\s+cdef\s+(?:(?:public|readonly)\s+)?(.+)$")
 METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
 #: the per-packet classes that must be extension types (their module's .pxd declares
-#: them): the NIC core and fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
+#: them): the NIC core, its connection's parts, EV set, send and receive state and window
+#: control, the fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
 TYPED: dict[str, set[str]] = {
     "nic_emu.core": {"NicCore"},
+    "nic_emu.congestion": {"FixedWindow", "Nscc", "WindowControl"},
+    "nic_emu.ev_set": {"EvEntry", "EvSet"},
+    "nic_emu.receiver": {"GoBackNReceiveState", "MessageTracker", "ReceiveState"},
+    "nic_emu.sender": {"SendState", "TxPacket", "WriteRequest"},
+    "nic_emu.connection.feedback": {"Feedback", "Losses", "TailProbe"},
+    "nic_emu.connection.probes": {"PathProbes"},
+    "nic_emu.connection.queue_pair": {"Connection"},
+    "nic_emu.connection.receive": {"Receiver"},
+    "nic_emu.connection.repath": {"Repath"},
+    "nic_emu.connection.reverse": {"ReverseEvs"},
+    "nic_emu.connection.rtt": {"RttTimers"},
+    "nic_emu.connection.timers": {"Deadlines"},
+    "nic_emu.connection.transmit": {"DataTransmitter", "Transmitter"},
     "vfabric.eventlist": {"EventHandle", "EventList"},
     "vfabric.nodes": {"EvStats", "NicNode", "SwitchNode"},
     "vfabric.wires": {"Wire"},
@@ -95,6 +109,19 @@ def declared_classes(text: str) -> dict[str, set[str]]:
     return classes
 
 
+def inherited_fields(
+    cls: str, fields: dict[str, set[str]], bases: dict[str, str | None]
+) -> set[str]:
+    """The attributes ``cls`` has: its own declared ones and those of its declared bases
+    (in the same ``.pxd``)."""
+    names: set[str] = set()
+    current: str | None = cls
+    while current is not None:
+        names |= fields.get(current, set())
+        current = bases.get(current)
+    return names
+
+
 def assigned_attributes(node: ast.ClassDef) -> set[str]:
     """Every ``self.NAME`` a method of the class assigns (plain, augmented, annotated,
     and inside tuple targets)."""
@@ -142,6 +169,16 @@ def test_the_parser_reads_bases_and_methods() -> None:
     assert declared_methods(text) == {"A": {"f", "g"}, "B": set()}
 
 
+def test_a_class_has_the_fields_of_its_declared_bases() -> None:
+    text = (
+        "cdef class A:\n    cdef public long long x\n\n"
+        "cdef class B(A):\n    cdef public object y\n\ncdef class C(B):\n    pass\n"
+    )
+    fields, bases = declared_classes(text), declared_bases(text)
+    assert inherited_fields("C", fields, bases) == {"x", "y"}
+    assert inherited_fields("A", fields, bases) == {"x"}
+
+
 def test_the_checker_finds_an_undeclared_attribute() -> None:
     cls = ast.parse(
         "class A:\n    def __init__(self):\n        self.x = 1\n        self.y, self.z = 2, 3\n"
@@ -158,11 +195,13 @@ def test_declarations_match_the_source(pxd: Path) -> None:
     source = pxd.with_suffix(".py")
     assert source.is_file(), f"{pxd} has no .py beside it"
     classes = source_classes(source)
-    for cls, declared in declared_classes(pxd.read_text(encoding="utf-8")).items():
+    text = pxd.read_text(encoding="utf-8")
+    fields = declared_classes(text)
+    for cls in fields:
         assert cls in classes, f"{pxd.name} declares {cls}, which {source.name} does not define"
         node = classes[cls]
         assert not node.decorator_list, f"{name}.{cls}: an extension type cannot be decorated"
-        missing = assigned_attributes(node) - declared
+        missing = assigned_attributes(node) - inherited_fields(cls, fields, declared_bases(text))
         assert not missing, (
             f"{name}.{cls} sets {sorted(missing)} but {pxd.name} does not declare them "
             "(the native path would raise AttributeError)"
