@@ -6,6 +6,7 @@
 cimport cython
 
 from nic_emu.connection.queue_pair cimport Connection
+from nic_emu.connection.transmit cimport Transmitter
 
 
 cdef class NicCore:
@@ -58,6 +59,12 @@ cdef class NicCore:
     cpdef list events(self)
     @cython.locals(counters=dict, conn=Connection)
     cpdef receive_frame(self, object frame, object plane, object now)
+    @cython.locals(
+        out=list, sendable=set, parked=list, free=list, p=Py_ssize_t, group=set, ready=list,
+        n=Py_ssize_t, start=Py_ssize_t, order=dict, turn=list, tried=list, still=list,
+        conn=Connection, tx=Transmitter, stale=set,
+    )
+    cpdef list frames_to_send(self, object now)
     @cython.locals(ready=list, i=Py_ssize_t, conn=Connection)
     cpdef list _ready_connections(self)
     cpdef touch(self, Connection conn)
@@ -69,6 +76,11 @@ cdef class NicCore:
     cpdef tuple _earliest(self, set fresh)
     @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t)
     cpdef object next_timer(self)
+    @cython.locals(
+        fresh=set, sendable=set, free=list, p=Py_ssize_t, group=set, due=list, timers=list,
+        found=tuple, conn=Connection, stale=set, out=list,
+    )
+    cpdef handle_timer(self, object now)
     cpdef emit(self, object event)
     cpdef object path_key(self, object ev)
     @cython.locals(paths=dict)

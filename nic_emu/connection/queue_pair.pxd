@@ -75,3 +75,8 @@ cdef class Connection:
     cdef public Feedback feedback
     cdef public Deadlines deadlines
     cdef public Repath repath
+
+    @cython.locals(
+        tx=object, feedback=object, deadlines=object, repath=object, probes=object, rx=object,
+    )
+    cpdef _bind_entry_points(self)

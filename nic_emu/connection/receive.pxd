@@ -43,6 +43,7 @@ cdef class Receiver:
     @cython.locals(counters=dict, msgs=MessageTracker, length="long long", mrc=bint)
     cpdef object on_data(self, object m, object plane, object now)
     cpdef bint already_received(self, object psn) except -1
+    cpdef object on_reliability_probe(self, object p, object plane, object now)
     cpdef object on_timer(self, object now)
     cpdef object send_sack(
         self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
