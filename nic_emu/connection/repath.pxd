@@ -3,12 +3,12 @@
 # stays the reference. Repath becomes an extension type, every attribute declared here
 # (an attribute added to the .py must be added here too). Its methods answer the EV
 # set's callbacks, probe answers and port changes (not every packet): they stay Python
-# methods, with the parts they move read as C structs.
+# methods, with the parts they move read as C structs; the peer's silence (the
+# deadlines, known through the PeerSilence protocol) stays a Python object.
 cimport cython
 
 from nic_emu.connection.feedback cimport Losses
 from nic_emu.connection.probes cimport PathProbes
-from nic_emu.connection.timers cimport Deadlines
 from nic_emu.ev_set cimport EvSet
 from nic_emu.sender cimport SendState
 
@@ -22,6 +22,6 @@ cdef class Repath:
     cdef public SendState send
     cdef public PathProbes probes
     cdef public Losses losses
-    cdef public Deadlines silence
+    cdef public object silence
     cdef public dict counters
     cdef public object log

@@ -2,16 +2,16 @@
 # docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
 # stays the reference. Deadlines becomes an extension type, every attribute declared
 # here (an attribute added to the .py must be added here too); it reads the send state,
-# the RTT timers, the receive side's and the send turn's waits, the probes and the
-# tail-loss probe as C structs and calls them through vtables. Deadlines are None or a
-# time that may add a configured value: they stay Python objects.
+# the RTT timers, the probes and the tail-loss probe as C structs and calls them through
+# vtables. The receive side's and the send turn's waits (``acks``, ``waits``) stay
+# Python objects: the deadlines know them through protocols (AckSchedule, SendWaits),
+# which unit tests fill with doubles. Deadlines are None or a time that may add a
+# configured value: they stay Python objects.
 cimport cython
 
 from nic_emu.connection.feedback cimport Losses, TailProbe
 from nic_emu.connection.probes cimport PathProbes
-from nic_emu.connection.receive cimport Receiver
 from nic_emu.connection.rtt cimport RttTimers
-from nic_emu.connection.transmit cimport Transmitter
 from nic_emu.ev_set cimport EvSet
 from nic_emu.sender cimport SendState, TxPacket
 
@@ -22,8 +22,8 @@ cdef class Deadlines:
     cdef public SendState send
     cdef public EvSet evs
     cdef public RttTimers timers
-    cdef public Receiver acks
-    cdef public Transmitter waits
+    cdef public object acks
+    cdef public object waits
     cdef public PathProbes probes
     cdef public TailProbe tail
     cdef public Losses losses
