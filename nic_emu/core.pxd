@@ -2,7 +2,10 @@
 # "Compiled hot path"): read only by the native build, the .py stays the reference.
 # NicCore becomes an extension type: every attribute is declared here (an attribute
 # added to the .py must be added here too, or the native build refuses to set it).
-# C integers hold counters and sequence numbers only (below 2**63 in any run).
+# C integers hold counters and sequence numbers only (below 2**63 in any run). The
+# connections are typed (nic_emu/connection/queue_pair.pxd): the core reads their
+# scheduling fields and calls their parts (send turn, feedback, receive side,
+# deadlines) through C structs and method tables.
 cimport cython
 
 from nic_emu.connection.queue_pair cimport Connection
