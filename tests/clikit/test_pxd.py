@@ -82,6 +82,33 @@ def declared_methods(text: str) -> dict[str, set[str]]:
     return methods
 
 
+def declared_signatures(text: str) -> dict[tuple[str, str], tuple[list[str], int]]:
+    """(``cdef class`` name, ``cpdef`` method) -> its argument names after ``self`` and
+    how many have a default (``=*``); a declaration may span lines."""
+    signatures: dict[tuple[str, str], tuple[list[str], int]] = {}
+    current: str | None = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        found = CLASS.match(line)
+        if found:
+            current = found.group(1)
+            continue
+        if line.strip() and not line.startswith((" ", "\t", "@")):
+            current = None
+        method = METHOD.match(line)
+        if current is None or method is None:
+            continue
+        decl = line
+        while decl.count("(") > decl.count(")"):
+            i += 1
+            decl += " " + lines[i].strip()
+        inner = decl[decl.index("(") + 1 : decl.rindex(")")]
+        args = [a.strip() for a in inner.split(",") if a.strip()]
+        names = [a.split("=")[0].split()[-1] for a in args[1:]]  # after self
+        signatures[(current, method.group(1))] = (names, sum(a.endswith("=*") for a in args))
+    return signatures
+
+
 def declared_classes(text: str) -> dict[str, set[str]]:
     """``cdef class`` name -> the attribute names its body declares."""
     classes: dict[str, set[str]] = {}
@@ -226,6 +253,37 @@ def test_bases_and_methods_match_the_source(pxd: Path) -> None:
     for cls, methods in declared_methods(text).items():
         defined = {n.name for n in classes[cls].body if isinstance(n, ast.FunctionDef)}
         assert methods <= defined, f"{module_of(pxd)}.{cls}: {sorted(methods - defined)}"
+
+
+@pytest.mark.parametrize("pxd", pxd_files(), ids=module_of)
+def test_cpdef_signatures_match_the_source(pxd: Path) -> None:
+    """Every declared ``cpdef`` method takes the source method's arguments, in order,
+    with as many defaults and no ``*args``, ``**kwargs`` or keyword-only ones: a count
+    that differs fails the native build (that module, and with it every other, then
+    loads pure), and a renamed argument compiles but types another name than the
+    source's."""
+    classes = source_classes(pxd.with_suffix(".py"))
+    for (cls, name), (declared, defaults) in declared_signatures(pxd.read_text()).items():
+        node = next(n for n in classes[cls].body if getattr(n, "name", None) == name)
+        assert isinstance(node, ast.FunctionDef)
+        spec = node.args
+        where = f"{module_of(pxd)}.{cls}.{name}"
+        assert not (spec.vararg or spec.kwarg or spec.kwonlyargs), f"{where}: not cpdef-able"
+        assert [a.arg for a in spec.args[1:]] == declared, where
+        assert len(spec.defaults) == defaults, f"{where}: defaults"
+
+
+def test_the_signature_parser_reads_multiline_declarations() -> None:
+    text = (
+        "cdef class A:\n    cdef public object x\n    cpdef f(self, object a, list b=*)\n"
+        "    @cython.locals(y=object)\n    cpdef bint g(\n        self, long long c,\n"
+        '        object d\n    ) except -1\n    cpdef "long long" h(self)\n'
+    )
+    assert declared_signatures(text) == {
+        ("A", "f"): (["a", "b"], 1),
+        ("A", "g"): (["c", "d"], 0),
+        ("A", "h"): ([], 0),
+    }
 
 
 @pytest.mark.parametrize("module", sorted(TYPED))
