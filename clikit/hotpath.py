@@ -46,6 +46,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "p4emu.switch",
     "nic_emu.congestion",
     "nic_emu.connection.feedback",
+    "nic_emu.connection.probes",
     "nic_emu.connection.queue_pair",
     "nic_emu.connection.receive",
     "nic_emu.connection.repath",

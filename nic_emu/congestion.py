@@ -49,12 +49,11 @@ class CongestionControl(Protocol):
     def on_loss(self, nbytes: int, now: int) -> None: ...
 
 
-class FixedWindow:
-    """Congestion control disabled: the window stays at its maximum."""
-
-    def __init__(self, window_bytes: int) -> None:
-        self.cwnd = window_bytes
-        self.max_wnd = window_bytes
+class WindowControl:
+    """What the window controls share (``cwnd``, ``max_wnd``, set by each): the base
+    whose signals change nothing. One base class, so that the native build reads either
+    control's window as one C struct and calls its methods through one table
+    (``nic_emu/congestion.pxd``)."""
 
     def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int = 0) -> None:
         return None
@@ -66,7 +65,15 @@ class FixedWindow:
         return None
 
 
-class Nscc:
+class FixedWindow(WindowControl):
+    """Congestion control disabled: the window stays at its maximum."""
+
+    def __init__(self, window_bytes: int) -> None:
+        self.cwnd = window_bytes
+        self.max_wnd = window_bytes
+
+
+class Nscc(WindowControl):
     """NSCC for one connection (UET 1.0 section 3.6.13, sources §6.2; uet-htsim's
     ``uec.cpp``, sources §6.3). ``rtt_ns`` < 0 means no RTT sample.
 

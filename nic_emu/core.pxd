@@ -2,8 +2,14 @@
 # "Compiled hot path"): read only by the native build, the .py stays the reference.
 # NicCore becomes an extension type: every attribute is declared here (an attribute
 # added to the .py must be added here too, or the native build refuses to set it).
-# C integers hold counters and sequence numbers only (below 2**63 in any run).
+# C integers hold counters and sequence numbers only (below 2**63 in any run). The
+# connections are typed (nic_emu/connection/queue_pair.pxd): the core reads their
+# scheduling fields and calls their parts (send turn, feedback, receive side,
+# deadlines) through C structs and method tables.
 cimport cython
+
+from nic_emu.connection.queue_pair cimport Connection
+from nic_emu.connection.transmit cimport Transmitter
 
 
 cdef class NicCore:
@@ -54,19 +60,30 @@ cdef class NicCore:
     cdef public object accept_unknown_qp
 
     cpdef list events(self)
-    @cython.locals(counters=dict)
+    @cython.locals(counters=dict, conn=Connection)
     cpdef receive_frame(self, object frame, object plane, object now)
-    @cython.locals(ready=list, i=Py_ssize_t)
+    @cython.locals(
+        out=list, sendable=set, parked=list, free=list, p=Py_ssize_t, group=set, ready=list,
+        n=Py_ssize_t, start=Py_ssize_t, order=dict, turn=list, tried=list, still=list,
+        conn=Connection, tx=Transmitter, stale=set,
+    )
+    cpdef list frames_to_send(self, object now)
+    @cython.locals(ready=list, i=Py_ssize_t, conn=Connection)
     cpdef list _ready_connections(self)
-    cpdef touch(self, object conn)
+    cpdef touch(self, Connection conn)
     cpdef wake(self, object qpn)
-    cpdef _unschedule(self, object conn)
-    @cython.locals(timers=list, fresh=set)
+    cpdef _unschedule(self, Connection conn)
+    @cython.locals(timers=list, fresh=set, conn=Connection)
     cpdef set _refresh_timers(self)
-    @cython.locals(timers=list)
+    @cython.locals(timers=list, conn=Connection)
     cpdef tuple _earliest(self, set fresh)
     @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t)
     cpdef object next_timer(self)
+    @cython.locals(
+        fresh=set, sendable=set, free=list, p=Py_ssize_t, group=set, due=list, timers=list,
+        found=tuple, conn=Connection, stale=set, out=list,
+    )
+    cpdef handle_timer(self, object now)
     cpdef emit(self, object event)
     cpdef object path_key(self, object ev)
     @cython.locals(paths=dict)

@@ -19,6 +19,7 @@ The core has no socket, thread or clock. Everything a driver must do is in
 from __future__ import annotations
 
 import heapq
+import operator
 from collections import deque
 from collections.abc import Callable
 
@@ -26,8 +27,9 @@ from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode
-from nic_emu.connection import TS_MASK, Connection, QpState
+from nic_emu.connection import TS_MASK, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
+from nic_emu.connection.queue_pair import Connection
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
@@ -47,6 +49,7 @@ MAX_QPN = 0xFF_FFFF
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
 NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
+_CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creation order
 
 
 class NicCore:
@@ -305,18 +308,20 @@ class NicCore:
                 counters["rx_unknown_qpn"] += 1
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
+        # The connection's parts directly (its entry points are their bound methods):
+        # the native build calls them through their C method tables.
         if kind is DataPacket:
-            frame = conn.on_data(m, plane, now)  # type: ignore[arg-type]
+            frame = conn.rx.on_data(m, plane, now)  # type: ignore[arg-type]
             if frame is not None:
                 self.out.append(frame)
         elif kind is Sack:
-            frames = conn.on_sack(m, plane, now)  # type: ignore[arg-type]
+            frames = conn.feedback.on_sack(m, plane, now)  # type: ignore[arg-type]
             if frames:
                 self.out.extend(frames)
         elif kind is Nack:
-            conn.on_nack(m, plane, now)  # type: ignore[arg-type]
+            conn.feedback.on_nack(m, plane, now)  # type: ignore[arg-type]
         else:
-            frame = conn.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
+            frame = conn.rx.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
             if frame is not None:
                 self.out.append(frame)
         if conn.state is QpState.READY:
@@ -353,7 +358,8 @@ class NicCore:
             if len(sendable) == 1:
                 turn = list(sendable)
             else:
-                turn = sorted(sendable, key=lambda c: (c.ready_index - start) % n)
+                order = {c: (c.ready_index - start) % n for c in sendable}
+                turn = sorted(sendable, key=order.__getitem__)
             tried = turn
             for conn in turn:
                 conn.tx.pace_at = None
@@ -361,14 +367,14 @@ class NicCore:
                     parked[conn.parked_plane].discard(conn)
                     conn.parked_plane = -1
             if len(turn) == 1:
-                send_one = turn[0].send_one
-                while (frame := send_one(now)) is not None:
+                tx = turn[0].tx
+                while (frame := tx.send_one(now)) is not None:
                     out.append(frame)
             else:
                 while turn:
                     still = []
                     for conn in turn:
-                        frame = conn.send_one(now)
+                        frame = conn.tx.send_one(now)
                         if frame is not None:
                             out.append(frame)
                             still.append(conn)
@@ -382,7 +388,7 @@ class NicCore:
                     conn.parked_plane = p
                     if conn.tx.pace_fixed:
                         sendable.discard(conn)
-                elif conn.window_blocked():
+                elif conn.tx.window_blocked():
                     sendable.discard(conn)
         self.out = []
         return out
@@ -429,7 +435,7 @@ class NicCore:
         fresh = self._stale
         self._stale = set()
         for conn in fresh:
-            t = conn.timer_deadline()
+            t = conn.deadlines.timer_deadline()
             conn.sched_by_peer = conn.deadlines.by_peer
             if t != conn.sched_deadline:
                 conn.sched_deadline = t
@@ -454,7 +460,7 @@ class NicCore:
                 continue
             if not conn.sched_by_peer or conn in fresh:
                 return d, conn
-            t = conn.timer_deadline()
+            t = conn.deadlines.timer_deadline()
             conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
                 return d, conn
@@ -504,11 +510,11 @@ class NicCore:
             conn.sched_deadline = None
             due.append(conn)
         if len(due) > 1:
-            due.sort(key=lambda c: c.created_seq)
+            due.sort(key=_CREATED_SEQ)
         stale = self._stale
         out = self.out
         for conn in due:
-            frames = conn.on_timer(now)
+            frames = conn.deadlines.on_timer(now)
             if frames:
                 out.extend(frames)
             stale.add(conn)

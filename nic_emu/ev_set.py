@@ -29,7 +29,6 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Hashable, Iterable
-from dataclasses import dataclass
 
 from nic_emu.exceptions import EvManagementError
 
@@ -47,32 +46,84 @@ ASSUMED_BAD = EvState.ASSUMED_BAD
 DENIED = EvState.DENIED
 
 
-@dataclass(slots=True, eq=False)
 class EvEntry:
-    """One EV of one connection, with its state and per-EV counters."""
+    """One EV of one connection, with its state and per-EV counters.
 
-    ev: int
-    plane: int
-    path: Hashable  # what the address plan says this EV crosses (e.g. plane and T1)
-    state: EvState = GOOD
-    active: bool = False
-    skip_until: int = 0
-    probe_seq: int = -1  # sequence of the outstanding probe, -1 when none
-    probe_successes: int = 0
-    probed_ns: int = -1  # when its last probe left (probes rotate over a path's EVs)
-    acked_sent_ns: int = -1  # send time of the latest-sent packet acknowledged on it
-    wire: object = None  # per-EV header template cached by the core
-    tx_packets: int = 0
-    tx_bytes: int = 0
-    acked_packets: int = 0
-    ecn_marks: int = 0
-    nacks: int = 0
-    losses: int = 0
-    probes_sent: int = 0
-    probes_ok: int = 0
-    first_tx_ns: int = -1
-    last_tx_ns: int = -1
-    state_changes: int = 0
+    A plain slotted class rather than a dataclass (the native build makes it an
+    extension type: ``nic_emu/ev_set.pxd``); compared by identity, as before."""
+
+    __slots__ = (
+        "acked_packets",
+        "acked_sent_ns",
+        "active",
+        "ecn_marks",
+        "ev",
+        "first_tx_ns",
+        "last_tx_ns",
+        "losses",
+        "nacks",
+        "path",
+        "plane",
+        "probe_seq",
+        "probe_successes",
+        "probed_ns",
+        "probes_ok",
+        "probes_sent",
+        "skip_until",
+        "state",
+        "state_changes",
+        "tx_bytes",
+        "tx_packets",
+        "wire",
+    )
+
+    def __init__(
+        self,
+        ev: int,
+        plane: int,
+        path: Hashable,
+        state: EvState = GOOD,
+        active: bool = False,
+        skip_until: int = 0,
+        probe_seq: int = -1,
+        probe_successes: int = 0,
+        probed_ns: int = -1,
+        acked_sent_ns: int = -1,
+        wire: object = None,
+        tx_packets: int = 0,
+        tx_bytes: int = 0,
+        acked_packets: int = 0,
+        ecn_marks: int = 0,
+        nacks: int = 0,
+        losses: int = 0,
+        probes_sent: int = 0,
+        probes_ok: int = 0,
+        first_tx_ns: int = -1,
+        last_tx_ns: int = -1,
+        state_changes: int = 0,
+    ) -> None:
+        self.ev = ev
+        self.plane = plane
+        self.path = path  # what the address plan says this EV crosses (e.g. plane and T1)
+        self.state = state
+        self.active = active
+        self.skip_until = skip_until
+        self.probe_seq = probe_seq  # sequence of the outstanding probe, -1 when none
+        self.probe_successes = probe_successes
+        self.probed_ns = probed_ns  # when its last probe left (probes rotate over a path's EVs)
+        self.acked_sent_ns = acked_sent_ns  # send time of the latest-sent packet acknowledged on it
+        self.wire = wire  # per-EV header template cached by the core
+        self.tx_packets = tx_packets
+        self.tx_bytes = tx_bytes
+        self.acked_packets = acked_packets
+        self.ecn_marks = ecn_marks
+        self.nacks = nacks
+        self.losses = losses
+        self.probes_sent = probes_sent
+        self.probes_ok = probes_ok
+        self.first_tx_ns = first_tx_ns
+        self.last_tx_ns = last_tx_ns
+        self.state_changes = state_changes
 
     def counters(self) -> dict[str, object]:
         return {
@@ -212,7 +263,8 @@ class EvSet:
             if wait is None or free_at[p] < free_at[wait[0]]:
                 wait = (p, i, (start + k + 1) % n)
         if wait is not None:
-            return self._take(*wait, now)
+            plane, i, turn = wait
+            return self._take(plane, i, turn, now)
         self._undo = None
         # No GOOD EV anywhere: a skipped EV is still better than not sending.
         best: EvEntry | None = None
@@ -222,7 +274,9 @@ class EvSet:
         held = self.quarantined
         if best is None and held:
             # Every usable path is quarantined: a suspect path beats not sending at all.
-            best = next((e for e in self.ring if e.state is GOOD), None)
+            for e in self.ring:
+                if e.state is GOOD:
+                    return e
         return best
 
     def _scan(self, plane: int, now: int) -> int:

@@ -22,7 +22,6 @@ from __future__ import annotations
 
 import heapq
 from collections import deque
-from dataclasses import dataclass
 from typing import Protocol
 
 from nic_emu.ev_set import EvEntry
@@ -66,22 +65,54 @@ class BufferPayload:
         return self.view[offset : offset + length]
 
 
-@dataclass(slots=True, eq=False)
 class WriteRequest:
-    """One RDMA WRITE posted by the application: ``length`` bytes from ``data``."""
+    """One RDMA WRITE posted by the application: ``length`` bytes from ``data``.
 
-    wr_id: int
-    data: Payload
-    length: int
-    remote_va: int
-    rkey: int
-    npkts: int
-    posted_ns: int
-    first_psn: int = -1
-    last_psn: int = -1
-    next_offset: int = 0  # bytes segmented into packets so far
-    segmented: int = 0  # packets segmented so far
-    acked_pkts: int = 0
+    A plain slotted class rather than a dataclass (an extension type natively:
+    ``nic_emu/sender.pxd``); compared by identity."""
+
+    __slots__ = (
+        "acked_pkts",
+        "data",
+        "first_psn",
+        "last_psn",
+        "length",
+        "next_offset",
+        "npkts",
+        "posted_ns",
+        "remote_va",
+        "rkey",
+        "segmented",
+        "wr_id",
+    )
+
+    def __init__(
+        self,
+        wr_id: int,
+        data: Payload,
+        length: int,
+        remote_va: int,
+        rkey: int,
+        npkts: int,
+        posted_ns: int,
+        first_psn: int = -1,
+        last_psn: int = -1,
+        next_offset: int = 0,
+        segmented: int = 0,
+        acked_pkts: int = 0,
+    ) -> None:
+        self.wr_id = wr_id
+        self.data = data
+        self.length = length
+        self.remote_va = remote_va
+        self.rkey = rkey
+        self.npkts = npkts
+        self.posted_ns = posted_ns
+        self.first_psn = first_psn
+        self.last_psn = last_psn
+        self.next_offset = next_offset  # bytes segmented into packets so far
+        self.segmented = segmented  # packets segmented so far
+        self.acked_pkts = acked_pkts
 
     @property
     def done(self) -> bool:

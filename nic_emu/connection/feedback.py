@@ -320,14 +320,13 @@ class Feedback:
             shift = base - send.snd_una
             bits &= ~(send.sacked >> shift if shift >= 0 else send.sacked << -shift)
             nxt = send.next_psn
-            ack = send.ack
             while bits:
                 low = bits & -bits
                 bits ^= low
                 psn = base + low.bit_length() - 1
                 if psn >= nxt:
                     break
-                pkt = ack(psn, ambiguous_after)
+                pkt = send.ack(psn, ambiguous_after)
                 if pkt is not None:
                     acked += pkt.length
                     entry = pkt.entry

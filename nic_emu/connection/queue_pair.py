@@ -123,23 +123,34 @@ class Connection:
         self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
         self.parked_plane = -1  # the host's queue of connections waiting for a port
         self._build_parts(send_psn, recv_psn, now)
-        # The entry points: the parts' methods, bound once (no call in between).
-        self.send_one = self.tx.send_one
-        self.window_blocked = self.tx.window_blocked
-        self.on_sack = self.feedback.on_sack
-        self.on_nack = self.feedback.on_nack
-        self.on_timer = self.deadlines.on_timer
-        self.timer_deadline = self.deadlines.timer_deadline
-        self.next_deadline = self.deadlines.next_deadline
-        self.path_report = self.deadlines.path_report
-        self.on_probe_answer = self.repath.on_probe_answer
-        self.shared_path_failure = self.repath.shared_path_failure
-        self.shared_hold = self.probes.shared_hold
-        self.release_shared_hold = self.probes.release_shared_hold
-        self.plane_down = self.repath.plane_down
-        self.plane_up = self.repath.plane_up
-        self.on_data = self.rx.on_data
-        self.on_reliability_probe = self.rx.on_reliability_probe
+        self._bind_entry_points()
+
+    def _bind_entry_points(self) -> None:
+        """The entry points: the parts' methods, bound once (no call in between). Read
+        from locals of no C type (queue_pair.pxd): the native build reads a typed part's
+        ``cpdef`` method, not called, as its C function, which takes ``self``."""
+        tx = self.tx
+        feedback = self.feedback
+        deadlines = self.deadlines
+        repath = self.repath
+        probes = self.probes
+        rx = self.rx
+        self.send_one = tx.send_one
+        self.window_blocked = tx.window_blocked
+        self.on_sack = feedback.on_sack
+        self.on_nack = feedback.on_nack
+        self.on_timer = deadlines.on_timer
+        self.timer_deadline = deadlines.timer_deadline
+        self.next_deadline = deadlines.next_deadline
+        self.path_report = deadlines.path_report
+        self.on_probe_answer = repath.on_probe_answer
+        self.shared_path_failure = repath.shared_path_failure
+        self.shared_hold = probes.shared_hold
+        self.release_shared_hold = probes.release_shared_hold
+        self.plane_down = repath.plane_down
+        self.plane_up = repath.plane_up
+        self.on_data = rx.on_data
+        self.on_reliability_probe = rx.on_reliability_probe
 
     def _build_parts(self, send_psn: int, recv_psn: int, now: int) -> None:
         """The parts, each built with what it needs (the order is that of their needs:

@@ -241,7 +241,6 @@ class Deadlines:
         send = self.send
         qp = self.qp
         timers = self.timers
-        lost = self.losses.lost
         while qp.state is READY:
             oldest = send.oldest_sent_ns()
             if oldest is None:
@@ -263,7 +262,7 @@ class Deadlines:
                 # Nothing came back at all: the whole path this packet took is suspect
                 # (its EVs cross the same links); probes tell when it works again.
                 self.evs.retire_path(pkt.entry.path, "timeout", now)
-            lost(pkt, "timeout", now)
+            self.losses.lost(pkt, "timeout", now)
             if silent:
                 # Every other packet past its own RTO is lost too: left in flight (one per
                 # backoff) they would keep the window full, as each loss shrinks cwnd by
@@ -273,7 +272,7 @@ class Deadlines:
                     late = send.pop_expired(now - rto)
                     if late is None:
                         break
-                    lost(late, "timeout", now)
+                    self.losses.lost(late, "timeout", now)
                 self.silent_timeout(now, f"PSN {pkt.psn & PSN_MASK:#x}")
                 return
 

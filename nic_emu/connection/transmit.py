@@ -141,9 +141,8 @@ class Transmitter:
         self.dcqcn = dcqcn  # RoCE: the DCQCN rate (GoBackN's), read per packet
         self._mtu = mtu
         self._window = window
-        # Read per packet by send_one: the ports' pacing list and the frames' method.
+        # Read per packet by send_one: the ports' pacing list.
         self._port_free_at = frames.port_free_at
-        self._transmit = frames.transmit
         self.rate_wait_ns: int | None = None  # the DCQCN rate holds the next packet until
         self.no_ev_since: int | None = None  # no usable EV since (None: there is one)
         self.pace_at: int | None = None  # a port becomes free for the next packet
@@ -222,7 +221,7 @@ class Transmitter:
             return None
         if pkt is None:
             return None
-        sent = self._transmit(pkt, entry, send, now)
+        sent = self.frames.transmit(pkt, entry, send, now)
         if rate is not None:
             rate.on_sent(len(sent[1]), now)
         return sent

@@ -203,6 +203,15 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
         check=False,
     )  # fmt: skip
     assert build.returncode == 0, build.stderr[-2000:]
+    # A typed object's cpdef method read without a call compiles to a wrapper of its C
+    # function that takes ``self`` (not a bound method): none may be handed out.
+    generated = ROOT / "build" / "cython"
+    wrappers = [
+        name
+        for name in hotpath.COMPILED_MODULES
+        if "__Pyx_CFunc_" in generated.joinpath(*name.split(".")).with_suffix(".c").read_text()
+    ]
+    assert not wrappers, f"uncalled cpdef methods read as C functions in {wrappers}"
     env = {**os.environ, hotpath.NATIVE_DIR_ENV: str(lib)}
     check = subprocess.run(
         [sys.executable, "-c", "from clikit import hotpath; print(hotpath.summary())"],

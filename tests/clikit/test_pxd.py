@@ -25,9 +25,23 @@ CLASS = re.compile(r"^cdef class (\w+)(?:\((\w+)\))?:")
 FIELD = re.compile(r"^\s+cdef\s+(?:(?:public|readonly)\s+)?(.+)$")
 METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
 #: the per-packet classes that must be extension types (their module's .pxd declares
-#: them): the NIC core and fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
+#: them): the NIC core, its connection's parts, EV set, send and receive state and window
+#: control, the fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
 TYPED: dict[str, set[str]] = {
     "nic_emu.core": {"NicCore"},
+    "nic_emu.congestion": {"FixedWindow", "Nscc", "WindowControl"},
+    "nic_emu.ev_set": {"EvEntry", "EvSet"},
+    "nic_emu.receiver": {"GoBackNReceiveState", "MessageTracker", "ReceiveState"},
+    "nic_emu.sender": {"SendState", "TxPacket", "WriteRequest"},
+    "nic_emu.connection.feedback": {"Feedback", "Losses", "TailProbe"},
+    "nic_emu.connection.probes": {"PathProbes"},
+    "nic_emu.connection.queue_pair": {"Connection"},
+    "nic_emu.connection.receive": {"Receiver"},
+    "nic_emu.connection.repath": {"Repath"},
+    "nic_emu.connection.reverse": {"ReverseEvs"},
+    "nic_emu.connection.rtt": {"RttTimers"},
+    "nic_emu.connection.timers": {"Deadlines"},
+    "nic_emu.connection.transmit": {"DataTransmitter", "Transmitter"},
     "vfabric.eventlist": {"EventHandle", "EventList"},
     "vfabric.nodes": {"EvStats", "NicNode", "SwitchNode"},
     "vfabric.wires": {"Wire"},
@@ -68,6 +82,33 @@ def declared_methods(text: str) -> dict[str, set[str]]:
     return methods
 
 
+def declared_signatures(text: str) -> dict[tuple[str, str], tuple[list[str], int]]:
+    """(``cdef class`` name, ``cpdef`` method) -> its argument names after ``self`` and
+    how many have a default (``=*``); a declaration may span lines."""
+    signatures: dict[tuple[str, str], tuple[list[str], int]] = {}
+    current: str | None = None
+    lines = text.splitlines()
+    for i, line in enumerate(lines):
+        found = CLASS.match(line)
+        if found:
+            current = found.group(1)
+            continue
+        if line.strip() and not line.startswith((" ", "\t", "@")):
+            current = None
+        method = METHOD.match(line)
+        if current is None or method is None:
+            continue
+        decl = line
+        while decl.count("(") > decl.count(")"):
+            i += 1
+            decl += " " + lines[i].strip()
+        inner = decl[decl.index("(") + 1 : decl.rindex(")")]
+        args = [a.strip() for a in inner.split(",") if a.strip()]
+        names = [a.split("=")[0].split()[-1] for a in args[1:]]  # after self
+        signatures[(current, method.group(1))] = (names, sum(a.endswith("=*") for a in args))
+    return signatures
+
+
 def declared_classes(text: str) -> dict[str, set[str]]:
     """``cdef class`` name -> the attribute names its body declares."""
     classes: dict[str, set[str]] = {}
@@ -93,6 +134,19 @@ def declared_classes(text: str) -> dict[str, set[str]]:
         current.add(first.split()[-1])
         current.update(n.strip() for n in more)
     return classes
+
+
+def inherited_fields(
+    cls: str, fields: dict[str, set[str]], bases: dict[str, str | None]
+) -> set[str]:
+    """The attributes ``cls`` has: its own declared ones and those of its declared bases
+    (in the same ``.pxd``)."""
+    names: set[str] = set()
+    current: str | None = cls
+    while current is not None:
+        names |= fields.get(current, set())
+        current = bases.get(current)
+    return names
 
 
 def assigned_attributes(node: ast.ClassDef) -> set[str]:
@@ -142,6 +196,16 @@ def test_the_parser_reads_bases_and_methods() -> None:
     assert declared_methods(text) == {"A": {"f", "g"}, "B": set()}
 
 
+def test_a_class_has_the_fields_of_its_declared_bases() -> None:
+    text = (
+        "cdef class A:\n    cdef public long long x\n\n"
+        "cdef class B(A):\n    cdef public object y\n\ncdef class C(B):\n    pass\n"
+    )
+    fields, bases = declared_classes(text), declared_bases(text)
+    assert inherited_fields("C", fields, bases) == {"x", "y"}
+    assert inherited_fields("A", fields, bases) == {"x"}
+
+
 def test_the_checker_finds_an_undeclared_attribute() -> None:
     cls = ast.parse(
         "class A:\n    def __init__(self):\n        self.x = 1\n        self.y, self.z = 2, 3\n"
@@ -158,11 +222,13 @@ def test_declarations_match_the_source(pxd: Path) -> None:
     source = pxd.with_suffix(".py")
     assert source.is_file(), f"{pxd} has no .py beside it"
     classes = source_classes(source)
-    for cls, declared in declared_classes(pxd.read_text(encoding="utf-8")).items():
+    text = pxd.read_text(encoding="utf-8")
+    fields = declared_classes(text)
+    for cls in fields:
         assert cls in classes, f"{pxd.name} declares {cls}, which {source.name} does not define"
         node = classes[cls]
         assert not node.decorator_list, f"{name}.{cls}: an extension type cannot be decorated"
-        missing = assigned_attributes(node) - declared
+        missing = assigned_attributes(node) - inherited_fields(cls, fields, declared_bases(text))
         assert not missing, (
             f"{name}.{cls} sets {sorted(missing)} but {pxd.name} does not declare them "
             "(the native path would raise AttributeError)"
@@ -187,6 +253,37 @@ def test_bases_and_methods_match_the_source(pxd: Path) -> None:
     for cls, methods in declared_methods(text).items():
         defined = {n.name for n in classes[cls].body if isinstance(n, ast.FunctionDef)}
         assert methods <= defined, f"{module_of(pxd)}.{cls}: {sorted(methods - defined)}"
+
+
+@pytest.mark.parametrize("pxd", pxd_files(), ids=module_of)
+def test_cpdef_signatures_match_the_source(pxd: Path) -> None:
+    """Every declared ``cpdef`` method takes the source method's arguments, in order,
+    with as many defaults and no ``*args``, ``**kwargs`` or keyword-only ones: a count
+    that differs fails the native build (that module, and with it every other, then
+    loads pure), and a renamed argument compiles but types another name than the
+    source's."""
+    classes = source_classes(pxd.with_suffix(".py"))
+    for (cls, name), (declared, defaults) in declared_signatures(pxd.read_text()).items():
+        node = next(n for n in classes[cls].body if getattr(n, "name", None) == name)
+        assert isinstance(node, ast.FunctionDef)
+        spec = node.args
+        where = f"{module_of(pxd)}.{cls}.{name}"
+        assert not (spec.vararg or spec.kwarg or spec.kwonlyargs), f"{where}: not cpdef-able"
+        assert [a.arg for a in spec.args[1:]] == declared, where
+        assert len(spec.defaults) == defaults, f"{where}: defaults"
+
+
+def test_the_signature_parser_reads_multiline_declarations() -> None:
+    text = (
+        "cdef class A:\n    cdef public object x\n    cpdef f(self, object a, list b=*)\n"
+        "    @cython.locals(y=object)\n    cpdef bint g(\n        self, long long c,\n"
+        '        object d\n    ) except -1\n    cpdef "long long" h(self)\n'
+    )
+    assert declared_signatures(text) == {
+        ("A", "f"): (["a", "b"], 1),
+        ("A", "g"): (["c", "d"], 0),
+        ("A", "h"): ([], 0),
+    }
 
 
 @pytest.mark.parametrize("module", sorted(TYPED))

@@ -1,0 +1,76 @@
+# Cython declarations for nic_emu/congestion.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# The window controls become extension types under one base (WindowControl: the sender
+# reads either's window as one C struct and calls its methods through one table), every
+# attribute declared here (an attribute added to the .py must be added here too). C
+# integers hold byte counts (windows, bytes acknowledged) and times taken from the
+# driver's ns; C doubles only what the .py always computes as a float (a true division
+# or a float's product: the rate, the gains scaled by the BDP, the average delay and the
+# accumulated increase). A value taken from the configuration as given (an int or a
+# float: base RTT, gains, thresholds) stays a Python object.
+cimport cython
+
+
+cdef class WindowControl:
+    cdef public long long cwnd
+    cdef public long long max_wnd
+
+    cpdef on_ack(self, object nbytes, object ecn, object rtt_ns, object now, object inflight=*)
+    cpdef on_nack(self, object nbytes, object now, object inflight=*)
+    cpdef on_loss(self, object nbytes, object now)
+
+
+cdef class FixedWindow(WindowControl):
+    pass
+
+
+cdef class Nscc(WindowControl):
+    cdef public long long mtu
+    cdef public object network_rtt_ns
+    cdef public double rate
+    cdef public object max_window_bdps
+    cdef public long long target_ns
+    cdef public object gamma
+    cdef public object max_md_jump
+    cdef public double fair_inc
+    cdef public double fast_scale
+    cdef public double eta
+    cdef public double alpha
+    cdef public object adjust_bytes
+    cdef public long long adjust_period_ns
+    cdef public object clear_delay_ns
+    cdef public object delay_gain
+    cdef public bint quick_adapt
+    cdef public object qa_threshold_ns
+    cdef public long long qa_gate
+    cdef public object base_rtt_ns
+    cdef public double avg_delay
+    cdef public double inc_bytes
+    cdef public long long acked_since_adjust
+    cdef public long long last_adjust_ns
+    cdef public long long last_decrease_ns
+    cdef public long long fast_count
+    cdef public bint fast_mode
+    cdef public long long achieved
+    cdef public object qa_end_ns
+    cdef public bint qa_trigger
+    cdef public long long ignore_bytes
+    cdef public long long ignored
+    cdef public long long decreases
+    cdef public long long quick_adapts
+    cdef public object delay_md
+    cdef public object last_rtt_ns
+
+    cpdef on_ack(self, object nbytes, object ecn, object rtt_ns, object now, object inflight=*)
+    cpdef on_nack(self, object nbytes, object now, object inflight=*)
+    cpdef on_loss(self, object nbytes, object now)
+    cpdef _base_rtt(self, object rtt_ns)
+    cpdef _average(self, object delay, object ecn)
+    cpdef bint _quick_adapt(
+        self, object loss, object ecn, object delay, object now, object inflight
+    ) except -1
+    cpdef bint _fast_increase(self, object nbytes, object delay) except -1
+    cpdef _multiplicative_decrease(self, object now)
+    cpdef _adjust(self, object now)
+    cpdef _bound(self)
+    cpdef _shrink(self, object nbytes)

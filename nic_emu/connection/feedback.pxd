@@ -1,0 +1,92 @@
+# Cython declarations for nic_emu/connection/feedback.py (pure-Python mode;
+# docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
+# stays the reference. Losses, TailProbe and Feedback become extension types, every
+# attribute declared here (an attribute added to the .py must be added here too); they
+# reach the send state and its packets, the EV set and its entries, the window control,
+# the RTT timers, the reverse EV set and the probes as C structs and vtable calls. The
+# SACK's PSNs and bitmap (shifted and masked past 64 bits) stay Python ints, as do the
+# configured thresholds; C integers hold only the probe's send time (the driver's ns).
+cimport cython
+
+from nic_emu.congestion cimport WindowControl
+from nic_emu.connection.probes cimport PathProbes
+from nic_emu.connection.reverse cimport ReverseEvs
+from nic_emu.connection.rtt cimport RttTimers
+from nic_emu.connection.transmit cimport DataTransmitter
+from nic_emu.ev_set cimport EvEntry, EvSet
+from nic_emu.sender cimport SendState, TxPacket, WriteRequest
+
+
+cdef class Losses:
+    cdef public object qp
+    cdef public SendState send
+    cdef public EvSet evs
+    cdef public WindowControl cc
+    cdef public RttTimers timers
+    cdef public PathProbes probes
+    cdef public bint mrc
+    cdef public object quarantine
+    cdef public object max_transmissions
+    cdef public dict counters
+    cdef public object log
+
+    @cython.locals(entry=EvEntry, timers=RttTimers)
+    cpdef lost(self, TxPacket pkt, object reason, object now)
+    cpdef queue_retransmit(self, TxPacket pkt, object reason, object now)
+
+
+cdef class TailProbe:
+    cdef public object qp
+    cdef public SendState send
+    cdef public EvSet evs
+    cdef public WindowControl cc
+    cdef public RttTimers timers
+    cdef public DataTransmitter frames
+    cdef public PathProbes probes
+    cdef public Losses losses
+    cdef public bint mrc
+    cdef public long long mtu
+    cdef public object window
+    cdef public bint armed
+    cdef public long long sent_ns
+
+    @cython.locals(send=SendState, inflight="long long")
+    cpdef object deadline(self)
+    @cython.locals(entry=EvEntry)
+    cpdef object send_probe(self, object now)
+    @cython.locals(pkt=TxPacket)
+    cpdef bint answered(self, object window, object now) except -1
+
+
+cdef class Feedback:
+    cdef public object host
+    cdef public object qp
+    cdef public object qpn
+    cdef public object peer
+    cdef public object peer_addrs
+    cdef public bint mrc
+    cdef public object window_psns
+    cdef public object reorder_threshold
+    cdef public object quarantine
+    cdef public SendState send
+    cdef public EvSet evs
+    cdef public WindowControl cc
+    cdef public RttTimers timers
+    cdef public ReverseEvs reverse
+    cdef public PathProbes probes
+    cdef public Losses losses
+    cdef public TailProbe tail
+    cdef public object gbn
+    cdef public object dcqcn
+    cdef public dict counters
+    cdef public object log
+
+    @cython.locals(
+        reverse=ReverseEvs, send=SendState, timers=RttTimers, pkt=TxPacket, entry=EvEntry,
+        probes=list,
+    )
+    cpdef object on_sack(self, object s, object plane, object now)
+    @cython.locals(done=list, wr=WriteRequest)
+    cpdef complete_writes(self, object now)
+    @cython.locals(send=SendState, pkt=TxPacket)
+    cpdef on_nack(self, object n, object plane, object now)

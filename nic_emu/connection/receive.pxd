@@ -1,0 +1,55 @@
+# Cython declarations for nic_emu/connection/receive.py (pure-Python mode;
+# docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
+# stays the reference. Receiver becomes an extension type, every attribute declared here
+# (an attribute added to the .py must be added here too); it reaches the reverse EV set
+# and the message tracker as C structs and vtable calls. C integers hold counts of bytes
+# and packets; PSNs (unwrapped from 24 bits, shifted against the bitmap), times and the
+# configured values stay Python objects.
+cimport cython
+
+from nic_emu.connection.reverse cimport ReverseEvs
+from nic_emu.receiver cimport MessageTracker
+
+
+cdef class Receiver:
+    cdef public object host
+    cdef public object peer
+    cdef public object qpn
+    cdef public object peer_addrs
+    cdef public bint mrc
+    cdef public bint ready
+    cdef public object recv
+    cdef public MessageTracker msgs
+    cdef public object va_prune_at
+    cdef public long long rcvd_bytes
+    cdef public long long sack_pending
+    cdef public object sack_deadline
+    cdef public object sack_every
+    cdef public object sack_delay
+    cdef public tuple sack_trigger
+    cdef public object regions
+    cdef public object sink
+    cdef public ReverseEvs reverse
+    cdef public list _heard
+    cdef public list _last_ev
+    cdef public list _refreshed
+    cdef public object _refresh_ns
+    cdef public object stmpl
+    cdef public object ntmpl
+    cdef public dict counters
+    cdef public object log
+    cdef public object cnp
+
+    @cython.locals(counters=dict, msgs=MessageTracker, length="long long", mrc=bint)
+    cpdef object on_data(self, object m, object plane, object now)
+    cpdef bint already_received(self, object psn) except -1
+    cpdef object on_reliability_probe(self, object p, object plane, object now)
+    cpdef object on_timer(self, object now)
+    cpdef object send_sack(
+        self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
+        object ecn, object probe_reply=*
+    )
+    cpdef object send_nack(
+        self, object now, object reason, object psn, object echoed_ev, object echoed_ts,
+        object ecn
+    )

@@ -1,0 +1,37 @@
+# Cython declarations for nic_emu/connection/rtt.py (pure-Python mode;
+# docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
+# stays the reference. RttTimers becomes an extension type, every attribute declared here
+# (an attribute added to the .py must be added here too). C doubles hold what the .py
+# always computes as a float (the smoothed queueing delay, SRTT, RTTVAR); C integers the
+# minimum RTT (an RTT sample, below 2**32, or NO_RTT), times taken from the driver's ns
+# and counts. The timeouts (from the configuration, an int or a float, and shifted by a
+# backoff) and the queueing delay's peak (an int sample or a float blend) stay Python
+# objects.
+cimport cython
+
+
+cdef class RttTimers:
+    cdef public object cfg
+    cdef public bint adaptive
+    cdef public long long min_rtt_ns
+    cdef public double qdelay_ns
+    cdef public object qdelay_peak_ns
+    cdef public long long qdelay_peak_at
+    cdef public double srtt_ns
+    cdef public double rttvar_ns
+    cdef public object rto_ceiling
+    cdef public object rto_base
+    cdef public object rtt_bound
+    cdef public long long last_ack_ns
+    cdef public long long backoff
+    cdef public object hold_until
+    cdef public long long probe_misses
+
+    cpdef object rto_ns(self)
+    cpdef progress(self, object now)
+    cpdef object probe_interval_ns(self)
+    cpdef sample(self, object rtt, object now)
+    cpdef smooth(self, object rtt)
+    cpdef object reorder_window(self)
+    cpdef object tail_probe_timeout(self)
+    cpdef object hold_delay(self)

@@ -1,0 +1,76 @@
+# Cython declarations for nic_emu/ev_set.py (pure-Python mode; docs/virtual-fabric.md,
+# "Compiled hot path"): read only by the native build, the .py stays the reference.
+# EvEntry and EvSet become extension types, every attribute declared here (an attribute
+# added to the .py must be added here too: the native build refuses to set an undeclared
+# one). C integers hold counts (packets, bytes, probes, state changes), send and probe
+# times (the driver's ns, below 2**63), probe ids and planes and ring positions; an EV,
+# its path, its state (an EvState compared by identity) and a time that adds a configured
+# value (``skip_until``: a config may give a float) stay Python objects.
+cimport cython
+
+
+cdef class EvEntry:
+    cdef public object ev
+    cdef public Py_ssize_t plane
+    cdef public object path
+    cdef public object state
+    cdef public bint active
+    cdef public object skip_until
+    cdef public long long probe_seq
+    cdef public long long probe_successes
+    cdef public long long probed_ns
+    cdef public long long acked_sent_ns
+    cdef public object wire
+    cdef public long long tx_packets
+    cdef public long long tx_bytes
+    cdef public long long acked_packets
+    cdef public long long ecn_marks
+    cdef public long long nacks
+    cdef public long long losses
+    cdef public long long probes_sent
+    cdef public long long probes_ok
+    cdef public long long first_tx_ns
+    cdef public long long last_tx_ns
+    cdef public long long state_changes
+
+
+cdef class EvSet:
+    cdef public list planes
+    cdef public object min_active
+    cdef public object skip_ns
+    cdef public object _rng
+    cdef public object _on_change
+    cdef public object _on_floor_hold
+    cdef public object _on_path_retired
+    cdef public object _on_path_loss
+    cdef public dict by_ev
+    cdef public dict backup
+    cdef public set local_down
+    cdef public set remote_down
+    cdef public list ring
+    cdef public dict _slots
+    cdef public dict _ppos
+    cdef public Py_ssize_t _turn
+    cdef public object _undo
+    cdef public long long bad_count
+    cdef public dict by_path
+    cdef public dict _undelivered
+    cdef public dict quarantined
+
+    @cython.locals(
+        planes=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, p=Py_ssize_t,
+        i=Py_ssize_t, plane=Py_ssize_t, turn=Py_ssize_t, wait=tuple, best=EvEntry,
+        e=EvEntry, held=dict,
+    )
+    cpdef EvEntry pick(self, object now, list free_at=*)
+    @cython.locals(
+        ring=list, slots=list, m=Py_ssize_t, i=Py_ssize_t, _=Py_ssize_t, held=dict,
+        e=EvEntry,
+    )
+    cpdef Py_ssize_t _scan(self, Py_ssize_t plane, object now) except? -2
+    @cython.locals(e=EvEntry)
+    cpdef EvEntry _take(self, Py_ssize_t plane, Py_ssize_t i, Py_ssize_t turn, object now)
+    cpdef unpick(self)
+    cpdef bint plane_usable(self, object plane) except -1
+    cpdef mark_skip(self, EvEntry e, object now)
+    cpdef _set(self, EvEntry e, object new, object reason, object now)
