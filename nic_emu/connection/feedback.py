@@ -119,14 +119,20 @@ class Losses:
         probe was lost, as RACK-TLP's probe shows for a tail (RFC 8985 section 7.4). Lost
         now rather than at the retransmission timeout; the path is not judged again: the
         probe just showed it works (reason ``overtaken``, docs/nic-emu.md section 3)."""
-        send = self.send
         limit = probe_sent_ns - self.timers.reorder_window()
-        for pkt in send.in_flight_on_path(path):
-            if pkt.sent_ns > limit:
-                continue
+        overtaken = [p for p in self.send.in_flight_on_path(path) if p.sent_ns <= limit]
+        self.lose_in_flight(overtaken, OVERTAKEN, now)
+
+    def lose_in_flight(self, pkts: list[TxPacket], reason: str, now: int) -> None:
+        """``pkts``, in flight, were lost together (a port or a path gone, a probe that
+        overtook them): each out of flight and through :meth:`lost`, until one fails the
+        queue pair."""
+        send = self.send
+        qp = self.qp
+        for pkt in pkts:
             send.mark_lost(pkt)
-            self.lost(pkt, OVERTAKEN, now)
-            if self.qp.state is not READY:
+            self.lost(pkt, reason, now)
+            if qp.state is not READY:
                 return
 
     def queue_retransmit(self, pkt: TxPacket, reason: str, now: int) -> None:

@@ -130,12 +130,9 @@ class Repath:
         qp = self.qp
         if qp.state is not READY or not self.path_verdicts:
             return
-        send = self.send
-        for pkt in send.in_flight_on_path(path):
-            send.mark_lost(pkt)
-            self.losses.lost(pkt, "path", now)
-            if qp.state is not READY:
-                return
+        self.losses.lose_in_flight(self.send.in_flight_on_path(path), "path", now)
+        if qp.state is not READY:
+            return
         if reason != SHARED:
             self.host.path_failed(self.qpn, path, now, retired=True)
 
@@ -171,16 +168,10 @@ class Repath:
     def plane_down(self, plane: int, now: int, *, remote: bool) -> None:
         """A port went down (ours, or the peer's per its port-status bitmap)."""
         self.evs.plane_down(plane, now, remote=remote)
-        qp = self.qp
-        if qp.state is not READY:
+        if self.qp.state is not READY:
             return
         # Packets in flight on that plane are gone: resend them elsewhere now.
-        send = self.send
-        for pkt in send.in_flight_on_plane(plane):
-            send.mark_lost(pkt)
-            self.losses.lost(pkt, "port", now)
-            if qp.state is not READY:
-                return
+        self.losses.lose_in_flight(self.send.in_flight_on_plane(plane), "port", now)
 
     def plane_up(self, plane: int, now: int, *, remote: bool) -> None:
         self.evs.plane_up(plane, remote=remote)
