@@ -1,13 +1,13 @@
 """The native build of the per-packet modules (pyproject.toml holds everything else).
 
-With ``MRC_TESTBED_NATIVE=1`` at install time, ``pip install .`` (or ``python setup.py
-build_ext --build-lib DIR``) compiles the modules of ``clikit.hotpath.COMPILED_MODULES``
-with Cython (a build requirement) and the system C compiler into extension modules.
+``pip install .`` and ``pip install -e .`` (or ``python setup.py build_ext --build-lib
+DIR``) compile the modules of ``clikit.hotpath.COMPILED_MODULES`` with Cython (a build
+requirement) and the system C compiler into extension modules, one compiler per core.
 Where that cannot work (no C compiler, no Python headers) the build says so and goes on:
 the install then runs the pure-Python path, which is also the reference. The ``.pxd``
-files beside the per-packet modules give their C types. Off by default (the build costs
-minutes, and every P4 program a minute on first use): docs/virtual-fabric.md, "Compiled
-hot path", says what it gains and costs.
+files beside the per-packet modules give their C types. ``MRC_TESTBED_NATIVE=0`` at
+install time builds nothing (the pure path only). docs/virtual-fabric.md, "Compiled hot
+path", says what the build gains and costs.
 """
 
 from __future__ import annotations
@@ -36,8 +36,12 @@ RECORDS: dict[str, str] = {}
 
 
 def extensions() -> list[Extension]:
-    if os.environ.get(NATIVE_ENV, "") in ("", "0"):
-        return []  # the default: pure-Python path only
+    value = os.environ.get(NATIVE_ENV, "")
+    if value == "0":
+        print(f"mrc-testbed: ${NATIVE_ENV}=0: pure-Python path only", file=sys.stderr)
+        return []
+    if value not in ("", "1"):
+        raise SystemExit(f"mrc-testbed: ${NATIVE_ENV} must be 0, 1 or unset, not {value!r}")
     try:
         from Cython.Build import cythonize
     except ImportError:
@@ -64,6 +68,10 @@ def extensions() -> list[Extension]:
 
 class OptionalBuildExt(build_ext):
     """Builds what it can; a module that does not compile stays pure (and says why)."""
+
+    def initialize_options(self) -> None:
+        super().initialize_options()
+        self.parallel = os.cpu_count() or 1  # one gcc per core (`-j N` overrides)
 
     def run(self) -> None:
         try:

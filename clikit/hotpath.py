@@ -16,7 +16,8 @@ module, which one Python loads:
 :func:`describe` / :func:`summary` say which path a process runs (the demo, ``run``,
 ``results.json`` / ``result.json`` and the benchmarks print it). Both paths give the same
 event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric.md,
-"Compiled hot path", says why the native build is off by default.
+"Compiled hot path", says what the build (on by default; ``MRC_TESTBED_NATIVE=0`` at
+install time skips it) gains and costs.
 """
 
 from __future__ import annotations

@@ -34,6 +34,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.rt import ExitSignal, PacketContext
 from p4emu.exceptions import SwitchError
@@ -654,5 +655,6 @@ __all__ = [
     "RateScope",
     "RateUnit",
     "Switch",
+    "build_in_background",
     "format_trace",
 ]

@@ -28,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import logging
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -394,6 +395,21 @@ def _progress(text: str) -> None:
     print(f"... {text}", file=sys.stderr, flush=True)
 
 
+class _ProgressHandler(logging.Handler):
+    """Says a library's INFO records as progress lines (a build the run waits for)."""
+
+    def emit(self, record: logging.LogRecord) -> None:
+        _progress(record.getMessage())
+
+
+def _say_native_builds() -> None:
+    """A first compiled run compiles its P4 program's module (tens of seconds): say so."""
+    logger = logging.getLogger("p4emu.backend.native")
+    if not any(isinstance(h, _ProgressHandler) for h in logger.handlers):
+        logger.addHandler(_ProgressHandler(logging.INFO))
+        logger.setLevel(logging.INFO)
+
+
 def fabric_options(args: argparse.Namespace, **overrides: Any) -> FabricOptions:
     """The one options type, from ``up``'s or ``demo``'s command line."""
     fields: dict[str, Any] = {
@@ -584,6 +600,8 @@ def cmd_demo(args: argparse.Namespace) -> int:
         target=args.target,
         tdf=args.tdf,
     )
+    if not args.json:
+        _say_native_builds()
     result = run_demo(options, None if args.json else _progress)
     if args.json:
         print(json.dumps(result.to_json(), indent=1))

@@ -4,6 +4,13 @@ from __future__ import annotations
 
 import os
 
+# The suite runs the pure-Python path, the reference (docs/virtual-fabric.md, "Compiled hot
+# path"), whatever the install built: set before any test imports a hot-path package, and
+# inherited by the processes tests start. tests/clikit/test_hotpath.py builds the native
+# modules itself and compares both paths' event logs; MRC_TESTBED_PURE=0 runs the suite
+# against the installed native build instead (p4emu's tests then compile each program).
+os.environ.setdefault("MRC_TESTBED_PURE", "1")
+
 import capabilities
 import p4lang_tools
 import pytest

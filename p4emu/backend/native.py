@@ -15,18 +15,27 @@ The cache: ``$XDG_CACHE_HOME/mrc-testbed/p4emu/<key>/`` (``~/.cache`` when unset
 :data:`CACHE_ENV` overrides the root), where ``key`` is the sha256 of the text, its
 declarations, the cache format, the Python ABI and the Cython version. An entry holds
 the extension module and a record of its sha256; it is built in a temporary folder and
-renamed into place in one step, so concurrent processes never see half an entry (the
-first rename wins, the others discard theirs). An entry whose record is missing or does
-not match its module, or that does not import, is moved away and built again. Where no
-build can run (no C compiler, no Python headers, no Cython) or a build fails, the
-program runs its pure module and :func:`clikit.hotpath.describe` says why.
+renamed into place in one step, so concurrent processes never see half an entry. One
+process builds a missing entry at a time: it holds ``<root>/.lock-<key>`` (``flock``) while
+it builds; another process that misses the same entry waits for that lock, then finds the
+entry whole and loads it. An entry whose record is missing or does not match its module,
+or that does not import, is moved away and built again. Where no build can run (no C
+compiler, no Python headers, no Cython) or a build fails, the program runs its pure module
+and :func:`clikit.hotpath.describe` says why.
+
+A process that must not stop for a build (a switch serving P4Runtime: a build takes tens
+of seconds) calls :func:`build_in_background` once: a miss then runs the pure module at
+once (saying so) and leaves a detached child (``python -m p4emu.backend.native``) to build
+the entry, unless another process holds its lock already; later loads find it built.
 """
 
 from __future__ import annotations
 
+import fcntl
 import hashlib
 import importlib.machinery
 import importlib.util
+import logging
 import os
 import shutil
 import subprocess
@@ -34,6 +43,9 @@ import sys
 import sysconfig
 import tempfile
 import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 
@@ -59,12 +71,24 @@ RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
     "p4emu.runtime.tables": ("Table", "TableAction"),
 }
 
+#: how often a process waiting for another's build looks at its lock again
+LOCK_POLL_S = 0.2
+#: the detached builder's output, beside its entry (kept: it says why a build failed)
+BACKGROUND_LOG = ".build-{key}.log"
+
+log = logging.getLogger(__name__)
 _loaded: dict[str, ModuleType] = {}
 _lock = threading.Lock()
+_background = False  # build_in_background(): a miss runs pure and leaves a child to build
 
 
 class NativeBuildError(BackendError):
     """The native build of a generated module failed (the pure module runs instead)."""
+
+
+class NativeBuildPending(NativeBuildError):
+    """The compiled module is being built in the background (:func:`build_in_background`):
+    the pure module runs meanwhile; nothing failed."""
 
 
 def cache_root() -> Path:
@@ -238,27 +262,133 @@ def import_entry(entry: Path, key: str) -> ModuleType:
     return module
 
 
+def lock_path(root: Path, key: str) -> Path:
+    return root / f".lock-{key}"
+
+
+@contextmanager
+def build_lock(root: Path, key: str, *, wait: bool) -> Iterator[bool]:
+    """Hold entry ``key``'s build lock for the block; yields whether this process holds it
+    (``wait=False``: False at once when another process holds it; ``wait=True``: waits for
+    it, at most :data:`BUILD_TIMEOUT_S`, then raises :class:`NativeBuildError`)."""
+    try:
+        root.mkdir(parents=True, exist_ok=True)
+        fd = os.open(lock_path(root, key), os.O_RDWR | os.O_CREAT, 0o644)
+    except OSError as exc:
+        raise NativeBuildError(f"cache {root}: {exc}") from None
+    try:
+        deadline = time.monotonic() + BUILD_TIMEOUT_S
+        while True:
+            try:
+                fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+                break
+            except BlockingIOError:
+                if not wait:
+                    yield False
+                    return
+                if time.monotonic() > deadline:
+                    raise NativeBuildError(
+                        f"another process has been building {key[:12]} in {root} for over "
+                        f"{BUILD_TIMEOUT_S} s ({lock_path(root, key).name})"
+                    ) from None
+                time.sleep(LOCK_POLL_S)
+        yield True  # the lock goes with the descriptor (a killed holder releases it)
+    finally:
+        os.close(fd)
+
+
 def load_entry(root: Path, key: str, source: str, pxd: str) -> ModuleType:
-    """The module of entry ``key``, built first unless the cache holds it whole."""
+    """The module of entry ``key``, built first unless the cache holds it whole (by this
+    process, or by another one whose build this one waits for)."""
     entry = root / key
     if not entry_ok(entry, key):
-        if entry.exists():
-            discard(entry)  # corrupt, or half deleted by hand: built again
-        try:
-            build(root, key, source, pxd)
-        except OSError as exc:
-            raise NativeBuildError(f"cache {root}: {exc}") from None
+        with build_lock(root, key, wait=True):
+            if not entry_ok(entry, key):  # not built while this process waited
+                if entry.exists():
+                    discard(entry)  # corrupt, or half deleted by hand: built again
+                log.info(
+                    "compiling a P4 program's generated module for the compiled hot path "
+                    "(once per program and machine; cached in %s)",
+                    root,
+                )
+                try:
+                    build(root, key, source, pxd)
+                except OSError as exc:
+                    raise NativeBuildError(f"cache {root}: {exc}") from None
     return import_entry(entry, key)
+
+
+def build_in_background(on: bool = True) -> None:
+    """From now on, a process-wide choice: a cache miss runs the pure module at once and
+    leaves the build to a detached child (see the module docs)."""
+    global _background
+    _background = on
+
+
+def start_background_build(root: Path, key: str, source: str, pxd: str) -> str:
+    """Leave a detached child building entry ``key``; what this process should say."""
+    with build_lock(root, key, wait=False) as free:
+        if not free:
+            return "its compiled module is being built by another process; this one runs pure"
+    work = Path(tempfile.mkdtemp(prefix=".request-", dir=root))
+    (work / "source.py").write_text(source, encoding="utf-8")
+    (work / "declarations.pxd").write_text(pxd, encoding="utf-8")
+    log_path = root / BACKGROUND_LOG.format(key=key)
+    with log_path.open("wb") as out:
+        child = subprocess.Popen(
+            [sys.executable, "-m", "p4emu.backend.native", str(root), key, str(work)],
+            stdin=subprocess.DEVNULL,
+            stdout=out,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,  # outlives this process (a switch stopped meanwhile)
+            env={**os.environ, "PYTHONPATH": os.pathsep.join(sys.path)},
+        )
+    threading.Thread(target=child.wait, name="p4emu-native-reaper", daemon=True).start()
+    return (
+        f"first use: its compiled module is being built in the background (log {log_path}); "
+        "this process runs pure"
+    )
+
+
+def background_main(argv: list[str]) -> int:
+    """The detached builder: ``python -m p4emu.backend.native ROOT KEY REQUEST_DIR``."""
+    root, key, work = Path(argv[0]), argv[1], Path(argv[2])
+    try:
+        source = (work / "source.py").read_text(encoding="utf-8")
+        pxd = (work / "declarations.pxd").read_text(encoding="utf-8")
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+    if entry_key(source, pxd) != key:
+        print(f"p4emu.backend.native: the request does not hash to {key}", file=sys.stderr)
+        return 2
+    with build_lock(root, key, wait=False) as free:
+        if not free:
+            print("another process is building it", file=sys.stderr)
+            return 0
+        entry = root / key
+        if not entry_ok(entry, key):
+            if entry.exists():
+                discard(entry)
+            try:
+                build(root, key, source, pxd)
+            except (NativeBuildError, OSError) as exc:
+                print(f"p4emu.backend.native: build failed: {exc}", file=sys.stderr)
+                return 1
+    print(f"built {root / key}")
+    return 0
 
 
 def load(source: str, pxd: str) -> ModuleType:
     """The compiled module of ``source`` (built, or taken from the cache): raises
-    :class:`NativeBuildError` when it cannot be built or loaded."""
+    :class:`NativeBuildError` when it cannot be built or loaded (or, after
+    :func:`build_in_background`, when it is not built yet)."""
     key = entry_key(source, pxd)
     with _lock:
         found = _loaded.get(key)
         if found is None:
             root = cache_root()
+            if _background and not entry_ok(root / key, key):
+                raise NativeBuildPending(start_background_build(root, key, source, pxd))
             try:
                 found = load_entry(root, key, source, pxd)
             except ImportError:
@@ -292,3 +422,7 @@ def declarations(classes: dict[str, list[tuple[str, str | None]]], runtime: bool
         for attr, cls in fields:
             lines.append(f"    cdef public {cls or 'object'} {attr}")
     return "\n".join(lines) + "\n"
+
+
+if __name__ == "__main__":
+    sys.exit(background_main(sys.argv[1:]))

@@ -96,6 +96,9 @@ class SharedCode:
         if why_pure is None:
             try:
                 module = native.load(source, pxd)
+            except native.NativeBuildPending as exc:
+                why_pure = str(exc)
+                log.info("%s: %s", filename, exc)
             except native.NativeBuildError as exc:
                 why_pure = str(exc)
                 log.warning("%s: native build failed, the pure module runs: %s", filename, exc)

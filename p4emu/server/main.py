@@ -31,6 +31,7 @@ from p4emu.server.options import SwitchOptions, parse_options
 from p4emu.server.ports import GnmiPortService, PortStatus
 from p4emu.server.service import P4RuntimeService, start_grpc_server
 from p4emu.server.switch_device import DeviceSettings, SwitchDevice
+from p4emu.switch import build_in_background
 
 log = logging.getLogger("p4emu.server")
 PROG = "p4emu-switch"
@@ -279,6 +280,9 @@ def main(argv: list[str] | None = None) -> int:
 def _serve(args: list[str]) -> int:
     options = parse_options(args)
     configure_logging(options)
+    # a switch answers SetForwardingPipelineConfig at once: a program whose compiled module
+    # is not cached yet runs pure while a detached child builds it (p4emu.backend.native)
+    build_in_background()
     stop = threading.Event()
     received: list[int] = []
 

@@ -1,6 +1,7 @@
 from __future__ import annotations
 
 import json
+import logging
 from pathlib import Path
 
 import pytest
@@ -262,3 +263,17 @@ def test_a_bad_up_tdf_exits_2_before_anything_starts(
     code, _out, err = run(["up", "tiny", "--run-dir", str(run_root), *extra], capsys)
     assert code == 2 and words in err and "Traceback" not in err
     assert not any(run_root.iterdir())
+
+
+def test_a_native_build_the_demo_waits_for_is_said_once(
+    capsys: pytest.CaptureFixture[str], monkeypatch: pytest.MonkeyPatch
+) -> None:
+    logger = logging.getLogger("p4emu.backend.native")
+    monkeypatch.setattr(logger, "handlers", [])
+    monkeypatch.setattr(logger, "level", logging.NOTSET)
+    cli._say_native_builds()
+    cli._say_native_builds()  # a second demo in the process: still one handler
+    assert len(logger.handlers) == 1
+    logger.info("compiling %s", "it")
+    logger.debug("not progress")
+    assert capsys.readouterr().err == "... compiling it\n"

@@ -9,7 +9,10 @@ import re
 import subprocess
 import sys
 import textwrap
+import threading
+import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
@@ -52,6 +55,35 @@ def cache(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(native.CACHE_ENV, str(root))
     monkeypatch.setattr(native, "_loaded", {})
     return root
+
+
+def listing(cache: Path) -> list[str]:
+    """The cache's entries and leftovers, without the build locks (they stay, empty)."""
+    return sorted(p.name for p in cache.iterdir() if not p.name.startswith(".lock-"))
+
+
+def fake_entry(root: Path, key: str) -> None:
+    """An entry that :func:`native.entry_ok` takes as whole (its module is no module)."""
+    entry = root / key
+    entry.mkdir(parents=True)
+    module = native.module_path(entry, key)
+    module.write_bytes(b"built")
+    (entry / native.RECORD).write_text(native.file_sha256(module) + "\n", encoding="ascii")
+
+
+@pytest.fixture
+def no_real_build(monkeypatch: pytest.MonkeyPatch) -> list[str]:
+    """native.build writes a fake entry and native.import_entry returns a stand-in:
+    the locking and the background builder are tested without a compiler."""
+    builds: list[str] = []
+
+    def build(root: Path, key: str, source: str, pxd: str) -> None:
+        builds.append(key)
+        fake_entry(root, key)
+
+    monkeypatch.setattr(native, "build", build)
+    monkeypatch.setattr(native, "import_entry", lambda entry, key: ModuleType(f"m_{key[:8]}"))
+    return builds
 
 
 # ------------------------------------------------------------------ unit: no compiler run
@@ -166,6 +198,7 @@ def test_without_a_build_the_pure_module_runs_and_says_why(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     monkeypatch.setenv(native.NATIVE_ENV, "1")
+    monkeypatch.delenv(hotpath.PURE_ENV, raising=False)  # tests/conftest.py sets it
     monkeypatch.setattr(native, "build_missing", lambda: "no C compiler (cc)")
     monkeypatch.setattr(hotpath, "_generated", {})
     shared = SharedCode(SOURCE, "<no compiler>", PXD)
@@ -178,6 +211,7 @@ def test_a_failed_build_falls_back_to_the_pure_module(
     monkeypatch: pytest.MonkeyPatch, cache: Path, caplog: pytest.LogCaptureFixture
 ) -> None:
     monkeypatch.setenv(native.NATIVE_ENV, "1")
+    monkeypatch.delenv(hotpath.PURE_ENV, raising=False)  # tests/conftest.py sets it
     monkeypatch.setattr(native, "build_missing", lambda: None)
 
     def failing(root: Path, key: str, source: str, pxd: str) -> None:
@@ -204,6 +238,146 @@ def test_an_unwritable_cache_is_a_build_error(
     monkeypatch.setattr(native, "_loaded", {})
     with pytest.raises(native.NativeBuildError, match=r"cache .*file/cache"):
         native.load(SOURCE, PXD)
+
+
+def test_the_build_lock_excludes_another_holder(cache: Path) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    with native.build_lock(cache, key, wait=False) as held:
+        assert held
+        # flock locks belong to the open file: a second open conflicts, in this process too
+        with native.build_lock(cache, key, wait=False) as again:
+            assert not again
+    with native.build_lock(cache, key, wait=False) as after:
+        assert after  # released with the block
+
+
+def test_a_waiting_builder_gives_up_after_the_build_timeout(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    monkeypatch.setattr(native, "BUILD_TIMEOUT_S", 0.3)
+    monkeypatch.setattr(native, "LOCK_POLL_S", 0.05)
+    late = pytest.raises(native.NativeBuildError, match=r"building .* for over 0.3 s")
+    with native.build_lock(cache, key, wait=False), late, native.build_lock(cache, key, wait=True):
+        pass
+
+
+def test_a_miss_waits_for_the_process_building_it_and_does_not_build_again(
+    cache: Path, no_real_build: list[str]
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    holding = threading.Event()
+
+    def other_builder() -> None:  # holds the lock, then leaves a whole entry
+        with native.build_lock(cache, key, wait=False) as held:
+            assert held
+            holding.set()
+            time.sleep(0.4)
+            fake_entry(cache, key)
+
+    other = threading.Thread(target=other_builder)
+    other.start()
+    holding.wait(5)
+    started = time.monotonic()
+    module = native.load(SOURCE, PXD)
+    other.join()
+    assert time.monotonic() - started >= 0.3  # it waited for the lock
+    assert no_real_build == []  # and found the entry built
+    assert module.__name__ == f"m_{key[:8]}"
+
+
+def test_a_miss_with_the_lock_free_builds_once(cache: Path, no_real_build: list[str]) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    native.load(SOURCE, PXD)
+    del native._loaded[key]  # as in a later process: the entry is on disk, not loaded
+    native.load(SOURCE, PXD)
+    assert no_real_build == [key]
+
+
+@pytest.fixture
+def background(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
+    """build_in_background() for the test; Popen records the child's command line."""
+    started: list[list[str]] = []
+
+    class FakeChild:
+        def __init__(self, argv: list[str], **_kwargs: object) -> None:
+            started.append(argv)
+
+        def wait(self) -> int:
+            return 0
+
+    monkeypatch.setattr(native, "_background", False)
+    native.build_in_background()
+    monkeypatch.setattr(native.subprocess, "Popen", FakeChild)
+    return started
+
+
+def test_in_the_background_a_miss_runs_pure_and_leaves_a_child_to_build(
+    cache: Path, background: list[list[str]], no_real_build: list[str]
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    with pytest.raises(native.NativeBuildPending, match="built in the background") as info:
+        native.load(SOURCE, PXD)
+    assert native.BACKGROUND_LOG.format(key=key) in str(info.value)
+    assert no_real_build == []  # this process built nothing
+    [argv] = background
+    assert argv[1:5] == ["-m", "p4emu.backend.native", str(cache), key]
+    request = Path(argv[5])
+    assert (request / "source.py").read_text(encoding="utf-8") == SOURCE
+    # the child's side: it builds the entry and removes the request
+    assert native.background_main(argv[3:]) == 0
+    assert no_real_build == [key] and not request.exists()
+    assert native.load(SOURCE, PXD).__name__ == f"m_{key[:8]}"  # later loads find it
+
+
+def test_in_the_background_a_build_in_progress_is_not_started_twice(
+    cache: Path, background: list[list[str]], no_real_build: list[str]
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    building = pytest.raises(native.NativeBuildPending, match="by another process")
+    with native.build_lock(cache, key, wait=False), building:
+        native.load(SOURCE, PXD)
+    assert background == [] and no_real_build == []
+
+
+def test_the_background_builder_checks_its_request(
+    cache: Path, tmp_path: Path, no_real_build: list[str]
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    request = tmp_path / "request"
+    request.mkdir()
+    (request / "source.py").write_text(SOURCE + "# edited\n", encoding="utf-8")
+    (request / "declarations.pxd").write_text(PXD, encoding="utf-8")
+    assert native.background_main([str(cache), key, str(request)]) == 2  # not its key
+    assert no_real_build == [] and not request.exists()
+    request.mkdir()
+    (request / "source.py").write_text(SOURCE, encoding="utf-8")
+    (request / "declarations.pxd").write_text(PXD, encoding="utf-8")
+    with native.build_lock(cache, key, wait=False):  # another builder holds it
+        assert native.background_main([str(cache), key, str(request)]) == 0
+    assert no_real_build == []
+
+
+def test_a_pending_build_is_said_and_the_program_runs_pure(
+    monkeypatch: pytest.MonkeyPatch,
+    cache: Path,
+    background: list[list[str]],
+    caplog: pytest.LogCaptureFixture,
+) -> None:
+    monkeypatch.setenv(native.NATIVE_ENV, "1")
+    monkeypatch.delenv(hotpath.PURE_ENV, raising=False)  # tests/conftest.py sets it
+    monkeypatch.setattr(native, "build_missing", lambda: None)
+    monkeypatch.setattr(hotpath, "_generated", {})
+    with caplog.at_level(logging.INFO, logger="p4emu.backend"):
+        shared = SharedCode(SOURCE, "<pending>", PXD)
+    assert shared.how.startswith("pure: first use: its compiled module is being built")
+    assert "being built in the background" in caplog.text
+    assert not [r for r in caplog.records if r.levelno >= logging.WARNING]  # nothing failed
+    assert len(background) == 1
+    made = shared.make({"base": 1})
+    header = made["new"]()
+    made["block"](header, None)
+    assert header.k == 1
 
 
 # ------------------------------------------------------------------ integration: builds
@@ -242,7 +416,7 @@ def test_a_miss_builds_then_a_hit_loads_without_building(cache: Path) -> None:
     key = native.entry_key(SOURCE, PXD)
     assert load_in_child()[:2] == ((250 + 7) & 255, 1)  # a miss: built
     assert native.entry_ok(cache / key, key)
-    assert [p.name for p in cache.iterdir()] == [key]  # no temporary folder left
+    assert listing(cache) == [key]  # no temporary folder left
     k, builds, path = load_in_child()  # a hit: loaded from the cache
     assert (k, builds) == (1, 0)
     assert Path(path) == native.module_path(cache / key, key)
@@ -263,7 +437,7 @@ def test_a_corrupt_entry_is_detected_and_rebuilt(cache: Path) -> None:
     (entry / native.RECORD).write_text(native.file_sha256(module) + "\n", encoding="ascii")
     assert load_in_child()[:2] == (1, 1)
     assert native.entry_ok(entry, key) and module.stat().st_size > 1000
-    assert [p.name for p in cache.iterdir()] == [key]  # the bad entries are gone
+    assert listing(cache) == [key]  # the bad entries are gone
 
 
 @pytest.mark.integration
@@ -275,8 +449,29 @@ def test_concurrent_writers_leave_one_whole_entry(cache: Path) -> None:
         assert writer.returncode == 0, err[-2000:]
         assert out.split()[0] == "1"
     key = native.entry_key(SOURCE, PXD)
-    assert [p.name for p in cache.iterdir()] == [key]
+    assert listing(cache) == [key]
     assert native.entry_ok(cache / key, key)
+
+
+@pytest.mark.integration
+@needs_build
+def test_a_background_build_is_loaded_by_the_next_process(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    monkeypatch.setattr(native, "_background", False)
+    native.build_in_background()
+    with pytest.raises(native.NativeBuildPending):
+        native.load(SOURCE, PXD)  # returns at once: this process runs pure
+    deadline = time.monotonic() + native.BUILD_TIMEOUT_S
+    while not native.entry_ok(cache / key, key):
+        assert time.monotonic() < deadline, (
+            cache / native.BACKGROUND_LOG.format(key=key)
+        ).read_text()
+        time.sleep(0.5)
+    assert load_in_child()[:2] == (1, 0)  # the next process loads it, building nothing
+    log = (cache / native.BACKGROUND_LOG.format(key=key)).read_text(encoding="utf-8")
+    assert f"built {cache / key}" in log
 
 
 PROGRAM = """
