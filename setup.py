@@ -75,7 +75,9 @@ def _tagged(fullname: str, path: str) -> str:
     head, tail = os.path.split(path)
     last = fullname.rsplit(".", 1)[-1]
     stem = extension_stem(fullname).rsplit("/", 1)[-1]
-    return os.path.join(head, stem + tail[len(last) :]) if tail.startswith(last + ".") else path
+    if tail.startswith(stem + ".") or not tail.startswith(last + "."):
+        return path  # already so named (or not this module's file)
+    return os.path.join(head, stem + tail[len(last) :])
 
 
 class OptionalBuildExt(build_ext):

@@ -185,8 +185,9 @@ def choice(name: str) -> tuple[str, Path]:
         if other_how != "compiled":
             reason = other_how.removeprefix("pure: ")
             return f"pure: {other}: {reason} (all modules load pure together)", source_of(name)
-    for other in imported_early():
-        return f"pure: {other}: {EARLY_REASON} (all modules load pure together)", source_of(name)
+    early = imported_early()
+    if early:
+        return f"pure: {early[0]}: {EARLY_REASON} (all modules load pure together)", source_of(name)
     return how, where
 
 
