@@ -22,7 +22,12 @@ from setuptools.command.build_ext import build_ext
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, str(HERE))
 
-from clikit.hotpath import COMPILED_MODULES, record_of, source_sha256  # noqa: E402
+from clikit.hotpath import (  # noqa: E402
+    COMPILED_MODULES,
+    extension_stem,
+    record_of,
+    source_sha256,
+)
 
 NATIVE_ENV = "MRC_TESTBED_NATIVE"
 # C types come from the .pxd files beside the sources only: annotations are not C types (a
@@ -66,6 +71,19 @@ def extensions() -> list[Extension]:
     )
 
 
+def _tagged(fullname: str, path: str) -> str:
+    """``path`` (a file name that ends in ``fullname``'s last part and the platform's
+    extension suffix) with ``fullname``'s stem (``clikit.hotpath.extension_stem``)."""
+    if fullname not in COMPILED_MODULES:
+        return path
+    head, tail = os.path.split(path)
+    last = fullname.rsplit(".", 1)[-1]
+    stem = extension_stem(fullname).rsplit("/", 1)[-1]
+    if tail.startswith(stem + ".") or not tail.startswith(last + "."):
+        return path  # already so named (or not this module's file)
+    return os.path.join(head, stem + tail[len(last) :])
+
+
 class OptionalBuildExt(build_ext):
     """Builds what it can; a module that does not compile stays pure (and says why)."""
 
@@ -78,6 +96,15 @@ class OptionalBuildExt(build_ext):
             super().run()
         except Exception as exc:  # no compiler at all: the whole build step fails
             print(f"mrc-testbed: native build skipped ({exc}): pure-Python path", file=sys.stderr)
+
+    # Where each extension goes: ``clikit.hotpath.extension_stem`` plus the platform's
+    # suffix (a pure layer's modules under a name that only the finder loads). setuptools
+    # asks by the dotted name (the in-place copy), distutils by the path in the build.
+    def get_ext_filename(self, fullname: str) -> str:
+        return _tagged(fullname, super().get_ext_filename(fullname))
+
+    def get_ext_fullpath(self, ext_name: str) -> str:
+        return _tagged(self.get_ext_fullname(ext_name), super().get_ext_fullpath(ext_name))
 
     def build_extension(self, ext: Extension) -> None:
         try:

@@ -53,8 +53,8 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-import mrc_wire.scapy_layers  # noqa: E402, F401 - scapy dissects the pcap frames
-from clikit import hotpath  # noqa: E402
+from clikit import hotpath  # noqa: E402 - first: the compiled-or-pure finder
+from mrc_wire import scapy_layers  # noqa: E402, F401 - scapy dissects the pcap frames
 from nic_emu.config import NicConfig  # noqa: E402
 from testbed.demo import DemoOptions, run_demo  # noqa: E402
 from vfabric import VirtualFabric  # noqa: E402

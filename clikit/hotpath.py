@@ -13,6 +13,13 @@ module, which one Python loads:
 - the extension otherwise, looked for in ``$MRC_TESTBED_NATIVE_DIR`` (a build's
   ``--build-lib``) when set, else beside the source (``pip install``).
 
+A pure layer (:data:`PURE_LAYERS`: ``mrc_wire`` imports no project package, so it cannot
+import this module first) has its extensions built under a name Python's own finder does
+not look for (``codec.native.cpython-311-x86_64-linux-gnu.so``, :func:`extension_stem`):
+imported before this finder is installed, such a module loads from its source, and the
+finder then counts it as imported from source, which makes every module load pure
+(:func:`imported_early`), so all-or-none holds whatever imports first.
+
 :func:`describe` / :func:`summary` say which path a process runs (the demo, ``run``,
 ``results.json`` / ``result.json`` and the benchmarks print it). Both paths give the same
 event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric.md,
@@ -45,6 +52,8 @@ COMPILED_MODULES: tuple[str, ...] = (
     "p4emu.runtime.tables",
     "p4emu.runtime.traffic_manager",
     "p4emu.switch",
+    "mrc_wire.codec",
+    "mrc_wire.frames",
     "nic_emu.congestion",
     "nic_emu.connection.feedback",
     "nic_emu.connection.probes",
@@ -60,12 +69,21 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.event_log",
     "nic_emu.receiver",
     "nic_emu.sender",
+    "nic_emu.streams",
     "vfabric.eventlist",
     "vfabric.nodes",
     "vfabric.wires",
 )
 
+#: packages that import no other project package (docs/architecture.md), so not this
+#: module either: their extensions carry :data:`HIDDEN_TAG` in their file name
+PURE_LAYERS: tuple[str, ...] = ("mrc_wire",)
+HIDDEN_TAG = ".native"
+
 ROOT = Path(__file__).resolve().parents[1]
+
+#: listed modules already imported when the finder was installed (:func:`install`)
+_early: set[str] = set()
 
 
 def pure_forced() -> bool:
@@ -82,11 +100,19 @@ def native_dir() -> Path:
     return Path(value) if value else ROOT
 
 
+def extension_stem(name: str) -> str:
+    """The path of ``name``'s extension relative to the build, without the suffix:
+    ``vfabric/nodes``, or ``mrc_wire/codec.native`` for a module of a pure layer (Python's
+    own finder, which looks for ``codec`` + an extension suffix, never loads it)."""
+    stem = "/".join(name.split("."))
+    return stem + HIDDEN_TAG if name.split(".")[0] in PURE_LAYERS else stem
+
+
 def extension_of(name: str) -> Path | None:
     """The built extension module of ``name``, if there is one."""
-    stem = native_dir().joinpath(*name.split("."))
+    stem = native_dir() / extension_stem(name)
     for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = stem.with_suffix(suffix)
+        candidate = stem.with_name(stem.name + suffix)
         if candidate.is_file():
             return candidate
     return None
@@ -130,6 +156,22 @@ def own_choice(name: str) -> tuple[str, Path]:
     return "compiled", extension
 
 
+def imported_early() -> list[str]:
+    """The listed modules imported from their source before the finder was installed (a
+    pure layer imported first): they stay so in this process, so every module loads pure."""
+    return sorted(
+        name
+        for name in _early
+        if not isinstance(
+            getattr(getattr(sys.modules.get(name), "__spec__", None), "loader", None),
+            importlib.machinery.ExtensionFileLoader,
+        )
+    )
+
+
+EARLY_REASON = "imported from its source before clikit.hotpath's finder"
+
+
 def choice(name: str) -> tuple[str, Path]:
     """What Python loads for ``name``: its extension only when every listed module can
     load native (:func:`own_choice`), else its source. The typed modules share C types
@@ -144,6 +186,9 @@ def choice(name: str) -> tuple[str, Path]:
         if other_how != "compiled":
             reason = other_how.removeprefix("pure: ")
             return f"pure: {other}: {reason} (all modules load pure together)", source_of(name)
+    early = imported_early()
+    if early:
+        return f"pure: {early[0]}: {EARLY_REASON} (all modules load pure together)", source_of(name)
     return how, where
 
 
@@ -168,8 +213,10 @@ class HotPathFinder(importlib.abc.MetaPathFinder):
 
 
 def install() -> None:
-    """Put the finder first on ``sys.meta_path`` (once per process)."""
+    """Put the finder first on ``sys.meta_path`` (once per process), noting which listed
+    modules were imported before it (:func:`imported_early`)."""
     if not any(isinstance(f, HotPathFinder) for f in sys.meta_path):
+        _early.update(name for name in COMPILED_MODULES if name in sys.modules)
         sys.meta_path.insert(0, HotPathFinder())
 
 
@@ -200,6 +247,8 @@ def describe() -> dict[str, Any]:
     ``generated_p4`` the P4 programs' generated modules loaded so far (:func:`generated`)."""
     own = {name: own_choice(name)[0] for name in COMPILED_MODULES}
     why = {name: how.removeprefix("pure: ") for name, how in own.items() if how != "compiled"}
+    if not why:
+        why = {name: EARLY_REASON for name in imported_early()}
     if len(why) == len(COMPILED_MODULES) and len(set(why.values())) == 1:
         reasons = sorted(set(why.values()))  # one reason for all: not built, forced
     else:

@@ -10,6 +10,7 @@ Documentation: docs/controller.md.
 
 from __future__ import annotations
 
+from clikit import hotpath  # noqa: F401 - first: the compiled-or-pure finder (docs/virtual-fabric.md)
 from controller.artifacts import Pipeline, bmv2_pipeline, p4c_command, p4emu_pipeline, pipeline_for
 from controller.endpoints import P4RuntimeTarget, default_endpoints, load_endpoints
 from controller.entities import EntityCodec

@@ -103,6 +103,7 @@ _unpack_reth = _RETH.unpack_from
 _unpack_sack = _SACK.unpack_from
 _unpack_nack = _NACK.unpack_from
 _unpack_probe = _PROBE.unpack_from
+_pack_head = _HEAD.pack
 _OUTER_END = ETH_LEN + IPV6_LEN  # where the SRH or the inner IPv6 header starts
 _INNER_TO_BTH_END = IPV6_LEN + UDP_LEN + BTH_LEN
 
@@ -133,9 +134,16 @@ _MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
 # --- Messages -------------------------------------------------------------------------------
 
 
-@dataclass(slots=True, kw_only=True)
+# The messages are dataclasses in the form Cython compiles as extension types (codec.pxd
+# declares their fields, in this order): keyword-only, no slots (Cython makes the fields a
+# C struct), and no field declared again in a subclass, so each kind declares its own
+# ``dscp`` and ``ecn`` (their defaults differ by kind) after the envelope's fields.
+
+
+@dataclass(kw_only=True)
 class Envelope:
-    """Fields every MRC frame has: Ethernet, outer IPv6 (+SRH), inner IPv6, UDP, BTH DQPN.
+    """Fields every MRC frame has: Ethernet, outer IPv6 (+SRH), inner IPv6, UDP, BTH DQPN;
+    and ``dscp`` and ``ecn``, which each kind declares with its own default.
 
     ``dscp``/``ecn``/``hop_limit`` are the outer header's (what the fabric sets and the
     receiver reads). ``ev`` is the 32-bit entropy value: high 16 bits in the UDP source
@@ -150,15 +158,13 @@ class Envelope:
     inner_src: bytes
     inner_dst: bytes
     ev: int
-    dscp: int
-    ecn: int
     hop_limit: int = DEFAULT_HOP_LIMIT
     segments: tuple[bytes, ...] = ()
     segments_left: int = 0
     dqpn: int
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class DataPacket(Envelope):
     """RDMA WRITE data: opcode WRITE, or WRITE_IMM with ``immediate`` (the ImmDt).
 
@@ -191,7 +197,7 @@ class DataPacket(Envelope):
         return self.dscp == _DSCP_TRIMMED_LASTHOP
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Sack(Envelope):
     """Selective ACK. ``cum_psn`` is the next PSN expected (all before it received); bit i
     of ``bitmap`` (LSB = bit 0) stands for PSN ``cum_psn + sack_offset + i`` (mod 2^24)."""
@@ -213,7 +219,7 @@ class Sack(Envelope):
     ooo_count: int = 0
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Nack(Envelope):
     """Negative ACK of ``nack_psn`` with a UET reason code (``NackReason``)."""
 
@@ -228,7 +234,7 @@ class Nack(Envelope):
     port_status: int = 0xFF
 
 
-@dataclass(slots=True, kw_only=True)
+@dataclass(kw_only=True)
 class Probe(Envelope):
     """Reliability probe (to the peer's QPN; answered by a SACK with ``probe_reply``) or EV
     probe (to QPN 0x2; answered by a Probe with ``reply`` set and the same ``probe_id``,
@@ -290,9 +296,10 @@ def _check_range(name: str, value: int, limit: int) -> None:
         raise EncodeError(f"{name} must be in 0..{limit:#x}, got {value!r}")
 
 
-def _check_envelope(m: Envelope) -> None:
+def _check_envelope(m: Envelope, dscp: int, ecn: int) -> None:
     # The usual frame in one expression (no SRH, every field in range); anything else
-    # goes through the field-by-field checks, which name what is wrong.
+    # goes through the field-by-field checks, which name what is wrong. ``dscp`` and
+    # ``ecn`` are the message's (each kind declares its own).
     if (
         len(m.dst_mac) == MAC_LEN
         and len(m.src_mac) == MAC_LEN
@@ -301,18 +308,18 @@ def _check_envelope(m: Envelope) -> None:
         and len(m.inner_src) == 16
         and len(m.inner_dst) == 16
         and 0 <= m.ev <= EV_MASK
-        and 0 <= m.dscp <= 0x3F
-        and 0 <= m.ecn <= 0x3
+        and 0 <= dscp <= 0x3F
+        and 0 <= ecn <= 0x3
         and 0 <= m.hop_limit <= 0xFF
         and 0 <= m.dqpn <= QPN_MASK
         and not m.segments
         and not m.segments_left
     ):
         return
-    _check_envelope_fields(m)
+    _check_envelope_fields(m, dscp, ecn)
 
 
-def _check_envelope_fields(m: Envelope) -> None:
+def _check_envelope_fields(m: Envelope, dscp: int, ecn: int) -> None:
     # struct's "16s" silently pads or cuts, so lengths are checked by hand.
     if len(m.dst_mac) != MAC_LEN or len(m.src_mac) != MAC_LEN:
         raise EncodeError(
@@ -322,8 +329,8 @@ def _check_envelope_fields(m: Envelope) -> None:
         if len(getattr(m, name)) != 16:
             raise EncodeError(f"{name} must be 16 bytes, got {len(getattr(m, name))}")
     _check_range("ev", m.ev, EV_MASK)
-    _check_range("dscp", m.dscp, 0x3F)
-    _check_range("ecn", m.ecn, 0x3)
+    _check_range("dscp", dscp, 0x3F)
+    _check_range("ecn", ecn, 0x3)
     _check_range("hop_limit", m.hop_limit, 0xFF)
     _check_range("dqpn", m.dqpn, QPN_MASK)
     if m.segments:
@@ -337,18 +344,19 @@ def _check_envelope_fields(m: Envelope) -> None:
         raise EncodeError("segments_left is set but there are no SRH segments")
 
 
-def _wrap(m: Envelope, transport: bytes, payload: bytes = b"") -> bytes:
+def _wrap(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) -> bytes:
     """Put Ethernet / outer IPv6 [/ SRH] / inner IPv6 / UDP in front of the transport
-    headers (BTH and after) and the payload, copying the payload once."""
-    _check_envelope(m)
+    headers (BTH and after) and the payload, copying the payload once; ``dscp`` and
+    ``ecn`` are the message's."""
+    _check_envelope(m, dscp, ecn)
     ev = m.ev
     udp_len = UDP_LEN + len(transport) + len(payload)
     # The inner header copies the outer traffic class and flow label (docs/wire-format.md).
-    vtcfl = _IPV6_VERSION_BITS | (m.dscp << 22) | (m.ecn << 20) | (ev & 0xFFFF)
+    vtcfl = _IPV6_VERSION_BITS | (dscp << 22) | (ecn << 20) | (ev & 0xFFFF)
     if not m.segments:
         if IPV6_LEN + udp_len > _MAX_IPV6_PAYLOAD:
             raise EncodeError(f"payload too large: outer IPv6 payload {IPV6_LEN + udp_len}")
-        head = _HEAD.pack(
+        head = _pack_head(
             m.dst_mac,
             m.src_mac,
             ETHERTYPE_IPV6,
@@ -458,7 +466,7 @@ def encode_data(p: DataPacket) -> bytes:
             head += _IMMDT.pack(p.immediate)
     except struct.error as exc:
         raise EncodeError(f"data packet field out of range: {exc}") from None
-    return _wrap(p, head, p.payload)
+    return _wrap(p, p.dscp, p.ecn, head, p.payload)
 
 
 def encode_sack(s: Sack) -> bytes:
@@ -497,7 +505,7 @@ def encode_sack(s: Sack) -> bytes:
         )
     except struct.error as exc:
         raise EncodeError(f"SACK field out of range: {exc}") from None
-    return _wrap(s, body)
+    return _wrap(s, s.dscp, s.ecn, body, b"")
 
 
 def encode_nack(n: Nack) -> bytes:
@@ -525,7 +533,7 @@ def encode_nack(n: Nack) -> bytes:
         )
     except struct.error as exc:
         raise EncodeError(f"NACK field out of range: {exc}") from None
-    return _wrap(n, body)
+    return _wrap(n, n.dscp, n.ecn, body, b"")
 
 
 def encode_probe(p: Probe) -> bytes:
@@ -546,7 +554,7 @@ def encode_probe(p: Probe) -> bytes:
         )
     except struct.error as exc:
         raise EncodeError(f"probe field out of range: {exc}") from None
-    return _wrap(p, body)
+    return _wrap(p, p.dscp, p.ecn, body, b"")
 
 
 def encode(message: Message) -> bytes:
@@ -669,19 +677,20 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
     dqpn = dqpn_word & QPN_MASK
     # One decoder per message kind, as there is one encoder per kind: each builds its
     # message from the BTH on (its own fields) and the envelope, the fields every kind
-    # shares, is set here once. The message is made without __init__ (_blank): on this
-    # per-packet path that costs less than passing 20-odd keyword arguments, and every
-    # field is set below or by the kind's decoder (tests/mrc_wire/test_wire_codec.py
+    # shares, is set here once (``dscp`` and ``ecn``, which each kind declares, by the
+    # kind's decoder). The message is made without __init__ (``cls.__new__(cls)``): on
+    # this per-packet path that costs less than passing 20-odd keyword arguments, and
+    # every field is set below or by the kind's decoder (tests/mrc_wire/test_wire_codec.py
     # checks each kind's fields).
     message: Message
     if opcode in (_OP_WRITE, _OP_WRITE_IMM):
-        message = _decode_data(frame, off, rest, opcode, bflags, psn_word, dscp)
+        message = _decode_data(frame, off, rest, opcode, bflags, psn_word, dscp, ecn)
     elif opcode == _OP_SACK:
-        message = _decode_sack(frame, off, rest, psn_word)
+        message = _decode_sack(frame, off, rest, psn_word, dscp, ecn)
     elif opcode == _OP_NACK:
-        message = _decode_nack(frame, off, rest, psn_word)
+        message = _decode_nack(frame, off, rest, psn_word, dscp, ecn)
     elif opcode == _OP_PROBE:
-        message = _decode_probe(frame, off, rest, psn_word)
+        message = _decode_probe(frame, off, rest, psn_word, dscp, ecn)
     else:
         raise _bad(Malformation.UNKNOWN_OPCODE, f"BTH opcode {opcode:#04x}")
     message.dst_mac = dst_mac
@@ -691,16 +700,11 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
     message.inner_src = isrc
     message.inner_dst = idst
     message.ev = ev
-    message.dscp = dscp
-    message.ecn = ecn
     message.hop_limit = hop
     message.segments = segments
     message.segments_left = seg_left
     message.dqpn = dqpn
     return message
-
-
-_blank = object.__new__  # a message without __init__: decode() and its decoders set every field
 
 
 def _decode_data(
@@ -711,6 +715,7 @@ def _decode_data(
     bflags: int,
     psn_word: int,
     dscp: int,
+    ecn: int,
 ) -> DataPacket:
     """A WRITE / WRITE_IMM from the BTH on: [TSETH] RETH [ImmDt] payload (``rest`` bytes)."""
     timestamp = None
@@ -747,7 +752,9 @@ def _decode_data(
                 f"RETH length {dma_length} but {rest} payload bytes",
             )
         payload = bytes(frame[off:])
-    packet: DataPacket = _blank(DataPacket)
+    packet: DataPacket = DataPacket.__new__(DataPacket)
+    packet.dscp = dscp
+    packet.ecn = ecn
     packet.psn = psn_word & PSN_MASK
     packet.va = va
     packet.rkey = rkey
@@ -762,7 +769,9 @@ def _decode_data(
     return packet
 
 
-def _decode_sack(frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int) -> Sack:
+def _decode_sack(
+    frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int, dscp: int, ecn: int
+) -> Sack:
     """A SACK from the BTH on: its 32-byte header, nothing after it."""
     _expect_length("SACK", rest, SACK_LEN)
     (
@@ -777,7 +786,9 @@ def _decode_sack(frame: bytes | bytearray | memoryview, off: int, rest: int, psn
         ooo_count,
         _reserved,
     ) = _unpack_sack(frame, off)
-    sack: Sack = _blank(Sack)
+    sack: Sack = Sack.__new__(Sack)
+    sack.dscp = dscp
+    sack.ecn = ecn
     sack.cum_psn = psn_word & PSN_MASK
     sack.sack_offset = sack_offset
     sack.bitmap = bitmap
@@ -794,11 +805,15 @@ def _decode_sack(frame: bytes | bytearray | memoryview, off: int, rest: int, psn
     return sack
 
 
-def _decode_nack(frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int) -> Nack:
+def _decode_nack(
+    frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int, dscp: int, ecn: int
+) -> Nack:
     """A NACK from the BTH on: its 16-byte header, nothing after it."""
     _expect_length("NACK", rest, NACK_LEN)
     reason, nflags, port_status, _r0, echoed_ev, echoed_ts, nack_word = _unpack_nack(frame, off)
-    nack: Nack = _blank(Nack)
+    nack: Nack = Nack.__new__(Nack)
+    nack.dscp = dscp
+    nack.ecn = ecn
     nack.cum_psn = psn_word & PSN_MASK
     nack.nack_psn = nack_word & PSN_MASK
     nack.reason = reason
@@ -810,12 +825,14 @@ def _decode_nack(frame: bytes | bytearray | memoryview, off: int, rest: int, psn
 
 
 def _decode_probe(
-    frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int
+    frame: bytes | bytearray | memoryview, off: int, rest: int, psn_word: int, dscp: int, ecn: int
 ) -> Probe:
     """A probe from the BTH on: its 16-byte header, nothing after it."""
     _expect_length("probe", rest, PROBE_LEN)
     pflags, port_status, _r0, probe_id, probe_ev, timestamp = _unpack_probe(frame, off)
-    probe: Probe = _blank(Probe)
+    probe: Probe = Probe.__new__(Probe)
+    probe.dscp = dscp
+    probe.ecn = ecn
     probe.psn = psn_word & PSN_MASK
     probe.reply = bool(pflags & _PROBE_REPLY)
     probe.probe_id = probe_id

@@ -50,6 +50,7 @@ _DQPN = _BTH + 5  # BTH destination QP (24 bits), after opcode, flags, P_Key and
 # From the outer IPv6 header: version / traffic class / flow label, next header, and the
 # UDP source port of the inner header that follows it when there is no SRH.
 _OUTER = struct.Struct(f"!I2xB{_UDP_SPORT - ETH_LEN - 7}xH")
+_unpack_outer = _OUTER.unpack_from
 
 
 def frame_outer(frame: bytes) -> tuple[int, int, int] | None:
@@ -57,7 +58,7 @@ def frame_outer(frame: bytes) -> tuple[int, int, int] | None:
     a frame with an SRH, or not IPv6 in IPv6, or too short)."""
     if len(frame) < _UDP_SPORT + 2:
         return None
-    vtcfl, nh, sport = _OUTER.unpack_from(frame, ETH_LEN)
+    vtcfl, nh, sport = _unpack_outer(frame, ETH_LEN)
     if nh != IPPROTO_IPV6:
         return None
     return sport << 16 | vtcfl & 0xFFFF, vtcfl >> 22 & 0x3F, vtcfl >> 20 & 3

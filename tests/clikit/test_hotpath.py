@@ -4,11 +4,13 @@ same event log on both (docs/virtual-fabric.md, "Compiled hot path")."""
 from __future__ import annotations
 
 import importlib.machinery
+import importlib.util
 import os
 import re
 import subprocess
 import sys
 import time
+import types
 from pathlib import Path
 
 import pytest
@@ -24,7 +26,7 @@ def fake_build(where: Path, names: tuple[str, ...], *, newer: bool = True) -> No
     """Empty files where a native build puts its extensions (never loaded here)."""
     stamp = time.time() + (3600 if newer else -10 * 365 * 86400)
     for name in names:
-        path = where.joinpath(*name.split(".")).with_suffix(SUFFIX)
+        path = where / (hotpath.extension_stem(name) + SUFFIX)
         path.parent.mkdir(parents=True, exist_ok=True)
         path.write_bytes(b"")
         os.utime(path, (stamp, stamp))
@@ -35,6 +37,7 @@ def native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path))
     monkeypatch.delenv(hotpath.PURE_ENV, raising=False)
     monkeypatch.setattr(hotpath, "_generated", {})  # no generated module loaded yet
+    monkeypatch.setattr(hotpath, "_early", set())  # none imported before the finder
     return tmp_path
 
 
@@ -138,6 +141,81 @@ def test_the_generated_modules_path_is_reported(monkeypatch: pytest.MonkeyPatch)
     text = hotpath.summary()
     assert "generated P4 code compiled (1 programs)" in text
     assert "generated P4 code pure (no C compiler (cc))" in text
+
+
+def test_a_pure_layer_is_built_under_a_name_only_the_finder_loads(tmp_path: Path) -> None:
+    """Python's own finder, given a pure layer's source and its extension side by side,
+    takes the source: a module imported before the finder never loads native."""
+    assert hotpath.extension_stem("mrc_wire.codec") == "mrc_wire/codec.native"
+    assert hotpath.extension_stem("nic_emu.streams") == "nic_emu/streams"
+    package = tmp_path / "mrc_wire"
+    package.mkdir()
+    (package / "codec.py").write_text("x = 1\n")
+    fake_build(tmp_path, ("mrc_wire.codec",))
+    assert (tmp_path / f"mrc_wire/codec.native{SUFFIX}").is_file()
+    finder = importlib.machinery.FileFinder(
+        str(package),
+        (importlib.machinery.ExtensionFileLoader, importlib.machinery.EXTENSION_SUFFIXES),
+        (importlib.machinery.SourceFileLoader, importlib.machinery.SOURCE_SUFFIXES),
+    )
+    spec = finder.find_spec("mrc_wire.codec")
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+
+
+def early_module(name: str, loader: type[importlib.abc.Loader]) -> types.ModuleType:
+    """A stand-in for ``name`` as imported before the finder, by ``loader``."""
+    module = types.ModuleType(name)
+    module.__spec__ = importlib.util.spec_from_loader(name, loader(name, "x"))  # type: ignore[call-arg]
+    return module
+
+
+def test_a_module_imported_before_the_finder_makes_every_module_pure(
+    native: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """A pure layer imported first (no finder yet) runs its source for the whole process:
+    every other module then loads pure too (all or none), and the reason names it."""
+    fake_build(native, hotpath.COMPILED_MODULES)
+    early = "mrc_wire.codec"
+    monkeypatch.setattr(hotpath, "_early", {early})
+    monkeypatch.setitem(
+        sys.modules, early, early_module(early, importlib.machinery.SourceFileLoader)
+    )
+    assert hotpath.own_choice("vfabric.eventlist")[0] == "compiled"
+    reason = f"{early}: imported from its source before clikit.hotpath's finder"
+    assert hotpath.choice("vfabric.eventlist")[0] == (
+        f"pure: {reason} (all modules load pure together)"
+    )
+    spec = hotpath.HotPathFinder().find_spec("mrc_wire.frames", None)
+    assert spec is not None and isinstance(spec.loader, importlib.machinery.SourceFileLoader)
+    assert hotpath.describe()["why_pure"] == [reason]
+    assert hotpath.summary() == f"pure ({reason})"
+    # the same module loaded native (by the finder, in a process that installed it first)
+    monkeypatch.setitem(
+        sys.modules, early, early_module(early, importlib.machinery.ExtensionFileLoader)
+    )
+    assert hotpath.choice("vfabric.eventlist")[0] == "compiled"
+    assert hotpath.describe()["path"] == "compiled"
+
+
+def imported_early_after(statement: str) -> str:
+    """``hotpath.imported_early()`` in a fresh process after ``statement``."""
+    done = subprocess.run(
+        [sys.executable, "-c", f"{statement}\nfrom clikit import hotpath\nprint(hotpath.imported_early())"],
+        cwd=ROOT, env={k: v for k, v in os.environ.items() if k != hotpath.PURE_ENV},
+        capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    return done.stdout.strip()
+
+
+def test_the_finder_notes_what_was_imported_before_it() -> None:
+    assert imported_early_after("import mrc_wire.frames") == "['mrc_wire.codec', 'mrc_wire.frames']"
+
+
+@pytest.mark.parametrize("package", ["controller", "nic_emu", "testbed", "vfabric"])
+def test_every_importer_of_a_pure_layer_installs_the_finder_first(package: str) -> None:
+    """The packages that import ``mrc_wire`` import ``clikit.hotpath`` before it (their
+    ``__init__``'s first import), so its modules load as the finder says."""
+    assert imported_early_after(f"import {package}") == "[]"
 
 
 def test_other_modules_are_left_to_python() -> None:

@@ -5,8 +5,10 @@ A class declared ``cdef class`` in a ``.pxd`` is an extension type on the native
 has exactly the attributes declared there. An attribute that the ``.py`` sets but the
 ``.pxd`` does not declare works on the pure path and raises ``AttributeError`` on the
 native one, so every ``self.NAME = ...`` of such a class must be declared; the class must
-exist, must not be a dataclass (the decorator would rebuild an extension type), and its
-module must be one that the native build compiles.
+exist, must not be decorated (a decorator would rebuild an extension type) except as a
+dataclass that Cython compiles itself (:func:`cython_dataclass`: then its fields are
+declared in the ``.py``'s order, none again in a subclass), and its module must be one that
+the native build compiles.
 """
 
 from __future__ import annotations
@@ -26,8 +28,11 @@ FIELD = re.compile(r"^\s+cdef\s+(?:(?:public|readonly)\s+)?(.+)$")
 METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
 #: the per-packet classes that must be extension types (their module's .pxd declares
 #: them): the NIC core, its connection's parts, EV set, send and receive state and window
-#: control, the fabric, p4emu's switch and runtime (docs/virtual-fabric.md)
+#: control, the fabric, p4emu's switch and runtime, the wire codec's messages and the
+#: streamed payloads (docs/virtual-fabric.md)
 TYPED: dict[str, set[str]] = {
+    "mrc_wire.codec": {"DataPacket", "Envelope", "Nack", "Probe", "Sack"},
+    "nic_emu.streams": {"StreamPayload", "StreamReceiver"},
     "nic_emu.core": {"NicCore"},
     "nic_emu.congestion": {"FixedWindow", "Nscc", "WindowControl"},
     "nic_emu.ev_set": {"EvEntry", "EvSet"},
@@ -111,14 +116,19 @@ def declared_signatures(text: str) -> dict[tuple[str, str], tuple[list[str], int
 
 def declared_classes(text: str) -> dict[str, set[str]]:
     """``cdef class`` name -> the attribute names its body declares."""
-    classes: dict[str, set[str]] = {}
-    current: set[str] | None = None
+    return {cls: set(names) for cls, names in declared_field_order(text).items()}
+
+
+def declared_field_order(text: str) -> dict[str, list[str]]:
+    """``cdef class`` name -> the attribute names its body declares, in their order."""
+    classes: dict[str, list[str]] = {}
+    current: list[str] | None = None
     for line in text.splitlines():
         if not line.strip() or line.lstrip().startswith("#"):
             continue
         found = CLASS.match(line)
         if found:
-            current = classes.setdefault(found.group(1), set())
+            current = classes.setdefault(found.group(1), [])
             continue
         if not line.startswith((" ", "\t")):
             current = None  # a module-level declaration ends the class body
@@ -131,8 +141,8 @@ def declared_classes(text: str) -> dict[str, set[str]]:
             continue
         # "TYPE name" or "TYPE a, b" (the type may be two words: long long)
         first, *more = decl.split(",")
-        current.add(first.split()[-1])
-        current.update(n.strip() for n in more)
+        current.append(first.split()[-1])
+        current.extend(n.strip() for n in more)
     return classes
 
 
@@ -171,6 +181,45 @@ def assigned_attributes(node: ast.ClassDef) -> set[str]:
     return names
 
 
+#: the arguments Cython's compiled dataclasses take (Cython/Compiler/Dataclass.py): a
+#: ``slots=True`` dataclass, for one, does not compile
+CYTHON_DATACLASS_ARGS = {
+    "init", "repr", "eq", "order", "unsafe_hash", "frozen", "kw_only", "match_args",
+}  # fmt: skip
+
+
+def cython_dataclass(decorators: list[ast.expr]) -> bool:
+    """Whether ``decorators`` is one ``@dataclass`` that Cython compiles on an extension
+    type (``dataclass`` or ``dataclass(...)`` with constant True/False arguments it
+    takes), keeping the dataclass's __init__, __eq__, __repr__ and fields."""
+    if len(decorators) != 1:
+        return False
+    (dec,) = decorators
+    if isinstance(dec, ast.Name):
+        return dec.id == "dataclass"
+    return (
+        isinstance(dec, ast.Call)
+        and isinstance(dec.func, ast.Name)
+        and dec.func.id == "dataclass"
+        and not dec.args
+        and all(
+            k.arg in CYTHON_DATACLASS_ARGS
+            and isinstance(k.value, ast.Constant)
+            and isinstance(k.value.value, bool)
+            for k in dec.keywords
+        )
+    )
+
+
+def dataclass_fields(node: ast.ClassDef) -> list[str]:
+    """The fields a dataclass body declares (annotated names), in order."""
+    return [
+        item.target.id
+        for item in node.body
+        if isinstance(item, ast.AnnAssign) and isinstance(item.target, ast.Name)
+    ]
+
+
 def source_classes(source: Path) -> dict[str, ast.ClassDef]:
     tree = ast.parse(source.read_text(encoding="utf-8"))
     return {n.name: n for n in tree.body if isinstance(n, ast.ClassDef)}
@@ -206,6 +255,28 @@ def test_a_class_has_the_fields_of_its_declared_bases() -> None:
     assert inherited_fields("A", fields, bases) == {"x"}
 
 
+def test_the_parser_reads_the_order_of_fields() -> None:
+    text = "cdef class A:\n    cdef public object b\n    cdef public long long a, c\n"
+    assert declared_field_order(text) == {"A": ["b", "a", "c"]}
+
+
+def test_only_a_dataclass_that_cython_compiles_is_allowed() -> None:
+    def decorators(source: str) -> list[ast.expr]:
+        node = ast.parse(source + "\nclass A:\n    x: int\n").body[0]
+        assert isinstance(node, ast.ClassDef)
+        return node.decorator_list
+
+    assert cython_dataclass(decorators("@dataclass"))
+    assert cython_dataclass(decorators("@dataclass(kw_only=True, eq=True)"))
+    assert not cython_dataclass(decorators("@dataclass(slots=True, kw_only=True)"))
+    assert not cython_dataclass(decorators("@dataclass(kw_only=FLAG)"))
+    assert not cython_dataclass(decorators("@total_ordering"))
+    assert not cython_dataclass(decorators("@dataclass\n@total_ordering"))
+    node = ast.parse("class A:\n    x: int\n    y: int = 0\n    z = 1\n").body[0]
+    assert isinstance(node, ast.ClassDef)
+    assert dataclass_fields(node) == ["x", "y"]
+
+
 def test_the_checker_finds_an_undeclared_attribute() -> None:
     cls = ast.parse(
         "class A:\n    def __init__(self):\n        self.x = 1\n        self.y, self.z = 2, 3\n"
@@ -227,7 +298,21 @@ def test_declarations_match_the_source(pxd: Path) -> None:
     for cls in fields:
         assert cls in classes, f"{pxd.name} declares {cls}, which {source.name} does not define"
         node = classes[cls]
-        assert not node.decorator_list, f"{name}.{cls}: an extension type cannot be decorated"
+        if node.decorator_list:
+            assert cython_dataclass(node.decorator_list), (
+                f"{name}.{cls}: an extension type cannot be decorated, except as a dataclass "
+                "that Cython compiles"
+            )
+            own = dataclass_fields(node)
+            assert declared_field_order(text)[cls] == own, (
+                f"{name}.{cls}: {pxd.name} must declare the dataclass's fields {own} in the "
+                "source's order (the order of its __init__, repr and fields())"
+            )
+            base = declared_bases(text)[cls]
+            again = set(own) & (
+                inherited_fields(base, fields, declared_bases(text)) if base else set()
+            )
+            assert not again, f"{name}.{cls}: {sorted(again)} declared again (Cython refuses)"
         missing = assigned_attributes(node) - inherited_fields(cls, fields, declared_bases(text))
         assert not missing, (
             f"{name}.{cls} sets {sorted(missing)} but {pxd.name} does not declare them "

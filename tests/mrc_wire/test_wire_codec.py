@@ -143,6 +143,8 @@ def test_decode_sets_every_field_of_each_kind(message: DataPacket | Sack | Nack 
     assert type(decoded) is type(message)
     unset = [f.name for f in dataclasses.fields(decoded) if not hasattr(decoded, f.name)]
     assert unset == []
+    if hasattr(decoded, "__dict__"):  # pure path: an unset field would read its class default
+        assert set(vars(decoded)) == {f.name for f in dataclasses.fields(decoded)}
     assert dataclasses.asdict(decoded) == dataclasses.asdict(message)
 
 

@@ -1,0 +1,139 @@
+# Cython declarations for mrc_wire/codec.py (pure-Python mode; docs/virtual-fabric.md,
+# "Typed declarations: the NIC's wire codecs"): read only by the native build, the .py
+# stays the reference. The messages become extension types that stay dataclasses (Cython
+# compiles the .py's keyword-only ``@dataclass``: the same __init__, __eq__, __repr__ and
+# dataclasses.fields / replace / asdict): their fields are declared here in the .py's
+# order (a dataclass's field order is its declarations'), every one a Python object, so
+# a field holds what it is given as on the pure path (an out-of-range value is refused by
+# the encoder, with EncodeError, not by the assignment). The codec reads and writes them
+# as C struct fields. C integers hold what is read from a frame (at most 32 bits),
+# offsets and lengths, and the codec's own constants; a field's value that may be wider
+# (a RETH's 64-bit VA, a SACK bitmap) stays a Python int.
+cimport cython
+
+
+cdef class Envelope:
+    cdef public object dst_mac
+    cdef public object src_mac
+    cdef public object outer_src
+    cdef public object outer_dst
+    cdef public object inner_src
+    cdef public object inner_dst
+    cdef public object ev
+    cdef public object hop_limit
+    cdef public object segments
+    cdef public object segments_left
+    cdef public object dqpn
+
+
+cdef class DataPacket(Envelope):
+    cdef public object dscp
+    cdef public object ecn
+    cdef public object opcode
+    cdef public object psn
+    cdef public object va
+    cdef public object rkey
+    cdef public object dma_length
+    cdef public object rtx
+    cdef public object ack_req
+    cdef public object last
+    cdef public object timestamp
+    cdef public object immediate
+    cdef public object payload
+
+
+cdef class Sack(Envelope):
+    cdef public object dscp
+    cdef public object ecn
+    cdef public object cum_psn
+    cdef public object sack_offset
+    cdef public object bitmap
+    cdef public object echoed_ev
+    cdef public object echoed_psn
+    cdef public object echoed_ts
+    cdef public object rcvd_bytes
+    cdef public object ecn_echo
+    cdef public object always_skip
+    cdef public object probe_reply
+    cdef public object port_status
+    cdef public object rcv_cwnd_pen
+    cdef public object ooo_count
+
+
+cdef class Nack(Envelope):
+    cdef public object dscp
+    cdef public object ecn
+    cdef public object cum_psn
+    cdef public object nack_psn
+    cdef public object reason
+    cdef public object echoed_ev
+    cdef public object echoed_ts
+    cdef public object ecn_echo
+    cdef public object port_status
+
+
+cdef class Probe(Envelope):
+    cdef public object dscp
+    cdef public object ecn
+    cdef public object psn
+    cdef public object reply
+    cdef public object probe_id
+    cdef public object probe_ev
+    cdef public object timestamp
+    cdef public object port_status
+
+
+# the codec's constants: C values (not module attributes on the native path)
+cdef object _unpack_eth_ip6, _unpack_ip6_udp_bth, _unpack_reth, _unpack_sack
+cdef object _unpack_nack, _unpack_probe, _pack_head
+cdef Py_ssize_t _OUTER_END, _INNER_TO_BTH_END
+cdef long long _IPV6_VERSION_BITS, _MAX_IPV6_PAYLOAD, _BTH_VERSION_MASK
+cdef long long _BTH_FLAG_RTX, _BTH_FLAG_TS, _BTH_FLAG_LAST
+cdef long long _OP_WRITE, _OP_WRITE_IMM, _OP_SACK, _OP_NACK, _OP_PROBE
+cdef long long _SACK_ECN_ECHO, _SACK_ALWAYS_SKIP, _SACK_TS_VALID, _SACK_PROBE_REPLY
+cdef long long _NACK_ECN_ECHO, _NACK_TS_VALID, _PROBE_REPLY
+cdef long long _DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP, _MAX_SRH_SIDS
+
+
+cdef object _check_envelope(Envelope m, object dscp, object ecn)
+@cython.locals(ev=object, udp_len=Py_ssize_t, vtcfl=object, nsids=Py_ssize_t)
+cdef bytes _wrap(Envelope m, object dscp, object ecn, bytes transport, object payload)
+
+@cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes)
+cpdef bytes encode_data(DataPacket p)
+@cython.locals(flags="long long", body=bytes)
+cpdef bytes encode_sack(Sack s)
+@cython.locals(flags="long long", body=bytes)
+cpdef bytes encode_nack(Nack n)
+@cython.locals(body=bytes)
+cpdef bytes encode_probe(Probe p)
+
+@cython.locals(
+    n=Py_ssize_t, off=Py_ssize_t, rest=Py_ssize_t, ethertype="long long", vtcfl="long long",
+    plen=Py_ssize_t, nh="long long", ivtcfl="long long", iplen=Py_ssize_t, inh="long long",
+    sport="long long", dport="long long", ulen=Py_ssize_t, opcode="long long", bflags="long long",
+    dqpn_word="long long", psn_word="long long", dscp="long long", ecn="long long", ev="long long",
+    dqpn="long long", message=Envelope,
+)
+cpdef object decode(object frame)
+@cython.locals(timestamp=object, immediate=object, payload=object, packet=DataPacket)
+cdef DataPacket _decode_data(
+    object frame, Py_ssize_t off, Py_ssize_t rest, long long opcode, long long bflags,
+    long long psn_word, long long dscp, long long ecn,
+)
+@cython.locals(sflags="long long", pen_psn="long long", sack=Sack)
+cdef Sack _decode_sack(
+    object frame, Py_ssize_t off, Py_ssize_t rest, long long psn_word, long long dscp,
+    long long ecn,
+)
+@cython.locals(nflags="long long", nack_word="long long", nack=Nack)
+cdef Nack _decode_nack(
+    object frame, Py_ssize_t off, Py_ssize_t rest, long long psn_word, long long dscp,
+    long long ecn,
+)
+@cython.locals(pflags="long long", probe=Probe)
+cdef Probe _decode_probe(
+    object frame, Py_ssize_t off, Py_ssize_t rest, long long psn_word, long long dscp,
+    long long ecn,
+)
+cdef object _expect_length(str kind, Py_ssize_t rest, Py_ssize_t size)

@@ -1,0 +1,41 @@
+# Cython declarations for nic_emu/streams.py (pure-Python mode; docs/virtual-fabric.md,
+# "Typed declarations: the NIC's wire codecs"): read only by the native build, the .py
+# stays the reference. The streamed payload and the receiving sink become extension
+# types, every attribute declared here (an attribute added to the .py must be added here
+# too). C integers hold byte counts and offsets within one WRITE and the sink's next PSN
+# (the initial PSN plus a count of packets); a VA, an R_Key, the budget, the pieces'
+# iterator and the running SHA-256 stay Python objects.
+cimport cython
+
+
+cdef class StreamPayload:
+    cdef public long long length
+    cdef public object what
+    cdef public object _pieces
+    cdef public object _piece
+    cdef public Py_ssize_t _used
+    cdef public long long _pos
+
+    @cython.locals(end="long long", piece=object, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
+    cpdef bytes take(self, long long offset, long long length)
+
+
+cdef class StreamReceiver:
+    cdef public object budget
+    cdef public object min_va
+    cdef public object max_va
+    cdef public long long next_psn
+    cdef public object rkey
+    cdef public dict held
+    cdef public long long held_bytes
+    cdef public long long peak_held_bytes
+    cdef public long long fed_bytes
+    cdef public object _hash
+    cdef public long long _message_bytes
+    cdef public object _done
+
+    cpdef object admit(self, object psn, object rkey, object va, object length)
+    @cython.locals(data=bytes, held=dict, nxt="long long", found=object, is_last=object)
+    cpdef place(self, long long psn, object payload, object last)
+    @cython.locals(n=Py_ssize_t)
+    cpdef _feed(self, object payload, object last)
