@@ -26,7 +26,7 @@ from controller.plan import Entry, SwitchPlan
 from controller.reconcile import diff_entries, initial_defaults
 from p4emu import CheckedProgram
 from p4emu.exceptions import P4EmuError
-from p4emu.frontend import load_program
+from p4emu.frontend import load_checked
 from p4emu.p4rt import P4RuntimeState
 from p4emu.switch import Switch
 from vfabric.exceptions import ProgramError
@@ -56,8 +56,8 @@ def shared_program(path: str | Path | None = None) -> SharedProgram:
     found = _CACHE.get(key)
     if found is None:
         try:
-            checked = load_program(resolved)
-            pipeline = p4emu_pipeline(resolved)
+            checked = load_checked(resolved)
+            pipeline = p4emu_pipeline(resolved, checked=checked)
             codec = EntityCodec(pipeline.p4info)
         except (P4EmuError, ControllerError) as exc:
             raise ProgramError(f"P4 program {resolved}: {exc}") from None

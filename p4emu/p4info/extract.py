@@ -31,6 +31,10 @@ hierarchicalNames}.cpp``. See docs/p4info.md.
 
 from __future__ import annotations
 
+import copy
+import threading
+import weakref
+
 from finsy.proto import p4i
 
 from p4emu.frontend import ast
@@ -52,10 +56,25 @@ from p4emu.p4info.model import (
     PkgInfo,
 )
 
+_models: weakref.WeakKeyDictionary[ast.CheckedProgram, ControlPlaneModel] = (
+    weakref.WeakKeyDictionary()
+)
+_models_lock = threading.Lock()
+
 
 def extract_model(program: ast.CheckedProgram) -> ControlPlaneModel:
-    """The control-plane model p4c would serialize for ``program``."""
-    return _Extractor(program).run()
+    """The control-plane model p4c would serialize for ``program``.
+
+    Extracted once per program object (a checked program is not changed after checking;
+    every switch compiled from it asks again: ``p4emu.backend.ids.assign_ids``); each
+    call returns its own copy, so a caller that changes its model changes no other's."""
+    with _models_lock:
+        found = _models.get(program)
+    if found is None:
+        found = _Extractor(program).run()
+        with _models_lock:
+            _models[program] = found
+    return copy.deepcopy(found)
 
 
 def p4info_for_program(program: ast.CheckedProgram) -> p4i.P4Info:
