@@ -1,8 +1,9 @@
 """The switch program, loaded once, and the controller's entries for each switch.
 
 Every switch of a virtual fabric runs ``p4src/mrc_switch.p4``: the source is parsed and
-type-checked once per process (:func:`shared_program`) and every
-:class:`p4emu.switch.Switch` is built from that checked program. Entries come from
+type-checked once per process (:func:`shared_program`; kept on disk between processes by
+:func:`p4emu.frontend.load_checked`), its P4Info is taken from that checked program, and
+every :class:`p4emu.switch.Switch` is built from it. Entries come from
 :func:`controller.plan.plan_fabric` and are turned into P4Runtime ``Update`` messages by
 the controller's own code, exactly as ``mrc-controller push`` does against a freshly
 started switch (``controller.reconcile.diff_entries`` against nothing, then
