@@ -80,7 +80,7 @@ def frontend_digest() -> str:
     if _digest is None:
         digest = hashlib.sha256()
         files = [*sorted(_FRONTEND_DIR.rglob("*.py")), _P4EMU_DIR / "exceptions.py"]
-        files += sorted(BUILTIN_DIR.iterdir())
+        files += sorted(path for path in BUILTIN_DIR.iterdir() if path.is_file())
         for path in files:
             digest.update(path.relative_to(_P4EMU_DIR).as_posix().encode())
             digest.update(b"\0")
@@ -95,26 +95,27 @@ def program_files(path: str | Path) -> dict[Path, bytes] | None:
     the including file, as the preprocessor looks first), by resolved path; None when the
     program cannot be keyed (a file missing or unreadable: loading reports it; more than
     :data:`MAX_KEYED_FILES` files or :data:`MAX_KEYED_BYTES` bytes)."""
+    try:
+        return _follow_includes(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):  # unreadable, a symlink loop, a NUL
+        return None
+
+
+def _follow_includes(main: Path) -> dict[Path, bytes] | None:
     files: dict[Path, bytes] = {}
-    pending = [Path(path).resolve()]
+    pending = [main]
     total = 0
     while pending:
         current = pending.pop()
         if current in files:
             continue
-        try:
-            data = current.read_bytes()
-        except OSError:
-            return None
+        data = current.read_bytes()
         total += len(data)
         if len(files) >= MAX_KEYED_FILES or total > MAX_KEYED_BYTES:
             return None
         files[current] = data
         for included in _QUOTED_INCLUDE.findall(data):
-            try:
-                candidate = (current.parent / included.decode()).resolve()
-            except (UnicodeDecodeError, ValueError, OSError):
-                return None
+            candidate = (current.parent / included.decode()).resolve()
             if candidate.is_file():
                 pending.append(candidate)
             # one that does not resolve here resolves in the system includes, or is an error
@@ -126,8 +127,12 @@ def entry_key(path: str | Path) -> str | None:
     files = program_files(path)
     if files is None:
         return None
+    try:
+        front_end = frontend_digest()
+    except OSError:  # p4emu's own files unreadable: nothing to key on, load every time
+        return None
     digest = hashlib.sha256()
-    parts = [FORMAT, sys.version, frontend_digest(), str(path), str(Path(path).resolve())]
+    parts = [FORMAT, sys.version, front_end, str(path), str(Path(path).resolve())]
     for part in parts:
         digest.update(part.encode(errors="surrogateescape"))
         digest.update(b"\0")
@@ -188,11 +193,11 @@ def keeps(checked: CheckedProgram, path: str | Path) -> bool:
     """Whether every file loading read is keyed: the program's own (:func:`program_files`)
     or a system include."""
     files = program_files(path) or {}
-    for name in checked.source_files:
-        resolved = Path(name).resolve()
-        if resolved not in files and resolved.parent != BUILTIN_DIR:
-            return False
-    return True
+    try:
+        read = [Path(name).resolve() for name in checked.source_files]
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return all(name in files or name.parent == BUILTIN_DIR for name in read)
 
 
 def load_cached(

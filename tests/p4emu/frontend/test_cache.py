@@ -176,6 +176,22 @@ def test_a_missing_program_raises_as_load_program(root: Path, tmp_path: Path) ->
     assert str(cached.value) == str(direct.value)
 
 
+@pytest.mark.parametrize("broken", ["include is a folder", "program is a folder"])
+def test_a_broken_program_raises_as_load_program(root: Path, tmp_path: Path, broken: str) -> None:
+    main = write_program(tmp_path / "prog")
+    target = main.parent / "inc.p4" if broken == "include is a folder" else main
+    target.unlink()
+    target.mkdir()
+    if target == main:
+        assert cache.program_files(main) is None  # nothing to key: loaded as it is
+    with pytest.raises(P4SourceError) as direct:
+        load_program(main)
+    with pytest.raises(P4SourceError) as cached:
+        load_checked(main)
+    assert str(cached.value) == str(direct.value)
+    assert not root.exists()
+
+
 def test_a_file_read_outside_the_key_is_not_kept(root: Path, tmp_path: Path) -> None:
     main = write_program(tmp_path / "prog")
     stray = tmp_path / "elsewhere.p4"
