@@ -20,11 +20,14 @@ import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from finsy.proto import p4i, p4r
-from google.protobuf import json_format, text_format
 
 from controller.exceptions import ArtifactError
+
+if TYPE_CHECKING:
+    from p4emu import CheckedProgram
 
 TARGETS = ("p4emu", "bmv2")
 PROGRAM_NAME = "mrc_switch.p4"
@@ -76,6 +79,8 @@ def program_path(program: str | Path | None) -> Path:
 
 def load_p4info(path: str | Path) -> p4i.P4Info:
     """A P4Info file in text (``.txtpb``/``.txt``), JSON (``.json``) or binary form."""
+    from google.protobuf import json_format, text_format  # only here: a virtual run reads none
+
     path = Path(path)
     try:
         data = path.read_bytes()
@@ -98,24 +103,31 @@ def load_p4info(path: str | Path) -> p4i.P4Info:
     return info
 
 
-def p4emu_p4info(program: Path) -> p4i.P4Info:
-    """The P4Info p4emu generates for ``program`` (same as ``python -m p4emu.p4info``)."""
+def p4emu_p4info(program: Path, checked: CheckedProgram | None = None) -> p4i.P4Info:
+    """The P4Info p4emu generates for ``program`` (same as ``python -m p4emu.p4info``);
+    ``checked``: the program already loaded (it is not read again)."""
     from p4emu import P4EmuError, load_program
     from p4emu.p4info import p4info_for_program
 
     try:
-        return p4info_for_program(load_program(program))
+        return p4info_for_program(checked if checked is not None else load_program(program))
     except P4EmuError as exc:
         raise ArtifactError(f"cannot generate the P4Info of {program}:\n{exc}") from None
 
 
-def p4emu_pipeline(program: str | Path | None = None, p4info: str | Path | None = None) -> Pipeline:
-    """p4emu's pipeline: the program's source (bundled with its includes) and its P4Info."""
+def p4emu_pipeline(
+    program: str | Path | None = None,
+    p4info: str | Path | None = None,
+    *,
+    checked: CheckedProgram | None = None,
+) -> Pipeline:
+    """p4emu's pipeline: the program's source (bundled with its includes) and its P4Info.
+    ``checked``: ``program`` already loaded by the caller, for its P4Info."""
     from p4emu import P4EmuError
     from p4emu.bundle import device_config_for
 
     path = program_path(program)
-    info = load_p4info(p4info) if p4info is not None else p4emu_p4info(path)
+    info = load_p4info(p4info) if p4info is not None else p4emu_p4info(path, checked)
     try:
         device_config = device_config_for(path)
     except (OSError, P4EmuError) as exc:

@@ -38,7 +38,7 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from p4emu.exceptions import P4EmuError
-from p4emu.frontend.preprocessor import MAX_SOURCE_FILE_BYTES, MAX_TOTAL_SOURCE_BYTES
+from p4emu.frontend.source import MAX_SOURCE_FILE_BYTES, MAX_TOTAL_SOURCE_BYTES
 
 BUNDLE_FORMAT = "p4emu-source-bundle"
 BUNDLE_VERSION = 1

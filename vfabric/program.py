@@ -1,8 +1,9 @@
 """The switch program, loaded once, and the controller's entries for each switch.
 
 Every switch of a virtual fabric runs ``p4src/mrc_switch.p4``: the source is parsed and
-type-checked once per process (:func:`shared_program`) and every
-:class:`p4emu.switch.Switch` is built from that checked program. Entries come from
+type-checked once per process (:func:`shared_program`; kept on disk between processes by
+:func:`p4emu.frontend.load_checked`), its P4Info is taken from that checked program, and
+every :class:`p4emu.switch.Switch` is built from it. Entries come from
 :func:`controller.plan.plan_fabric` and are turned into P4Runtime ``Update`` messages by
 the controller's own code, exactly as ``mrc-controller push`` does against a freshly
 started switch (``controller.reconcile.diff_entries`` against nothing, then
@@ -26,7 +27,7 @@ from controller.plan import Entry, SwitchPlan
 from controller.reconcile import diff_entries, initial_defaults
 from p4emu import CheckedProgram
 from p4emu.exceptions import P4EmuError
-from p4emu.frontend import load_program
+from p4emu.frontend import load_checked
 from p4emu.p4rt import P4RuntimeState
 from p4emu.switch import Switch
 from vfabric.exceptions import ProgramError
@@ -56,8 +57,8 @@ def shared_program(path: str | Path | None = None) -> SharedProgram:
     found = _CACHE.get(key)
     if found is None:
         try:
-            checked = load_program(resolved)
-            pipeline = p4emu_pipeline(resolved)
+            checked = load_checked(resolved)
+            pipeline = p4emu_pipeline(resolved, checked=checked)
             codec = EntityCodec(pipeline.p4info)
         except (P4EmuError, ControllerError) as exc:
             raise ProgramError(f"P4 program {resolved}: {exc}") from None

@@ -14,21 +14,36 @@ import sys
 from collections.abc import Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from p4emu.exceptions import P4SourceError
 from p4emu.frontend.ast import CheckedProgram, Program
-from p4emu.frontend.parser import parse_tokens
-from p4emu.frontend.preprocessor import BUILTIN_INCLUDE_DIR, Preprocessor
-from p4emu.frontend.typecheck import check_program
+
+if TYPE_CHECKING:
+    from p4emu.frontend.preprocessor import BUILTIN_INCLUDE_DIR
 
 __all__ = [
     "BUILTIN_INCLUDE_DIR",
     "CheckedProgram",
+    "load_checked",
     "load_program",
     "load_program_text",
     "parse_program",
     "parse_program_text",
 ]
+
+# The preprocessor, parser and type checker are imported when a program is read, not with
+# the package: a program from the checked-program cache (p4emu.frontend.cache) needs none.
+_LAZY = {"BUILTIN_INCLUDE_DIR": "p4emu.frontend.preprocessor"}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'p4emu.frontend' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
 
 
 RECURSION_LIMIT = 20000
@@ -57,6 +72,9 @@ def parse_program(
     defines: Mapping[str, str] | None = None,
 ) -> tuple[Program, list[str], list[str]]:
     """Preprocess and parse a file; returns (program, files read, preprocessor warnings)."""
+    from p4emu.frontend.parser import parse_tokens
+    from p4emu.frontend.preprocessor import Preprocessor
+
     preprocessor = Preprocessor(tuple(include_dirs), dict(defines or {}))
     source = preprocessor.run_file(path)
     return parse_tokens(source.tokens), source.files, source.warnings
@@ -69,6 +87,9 @@ def parse_program_text(
     defines: Mapping[str, str] | None = None,
 ) -> tuple[Program, list[str], list[str]]:
     """Preprocess and parse source text (``#include "x"`` is relative to the working directory)."""
+    from p4emu.frontend.parser import parse_tokens
+    from p4emu.frontend.preprocessor import Preprocessor
+
     preprocessor = Preprocessor(tuple(include_dirs), dict(defines or {}))
     source = preprocessor.run_text(text, filename)
     return parse_tokens(source.tokens), source.files, source.warnings
@@ -84,6 +105,8 @@ def load_program(
     Raises :class:`p4emu.exceptions.P4SourceError` (``file:line:col: error: ...``) for any
     rejected source, :class:`p4emu.exceptions.P4UnsupportedError` for valid constructs p4emu
     does not implement."""
+    from p4emu.frontend.typecheck import check_program
+
     with _nesting_guard(str(path)):
         program, files, warnings = parse_program(path, include_dirs, defines)
         checked = check_program(program, files, str(path))
@@ -98,8 +121,19 @@ def load_program_text(
     defines: Mapping[str, str] | None = None,
 ) -> CheckedProgram:
     """Like :func:`load_program` for source held in a string."""
+    from p4emu.frontend.typecheck import check_program
+
     with _nesting_guard(filename):
         program, files, warnings = parse_program_text(text, filename, include_dirs, defines)
         checked = check_program(program, files, filename)
     checked.warnings[:0] = warnings
     return checked
+
+
+def load_checked(path: str | Path) -> CheckedProgram:
+    """:func:`load_program` of ``path`` (no include directories, no defines), kept on disk
+    and taken from there while the program and the front end stay the same
+    (:mod:`p4emu.frontend.cache`)."""
+    from p4emu.frontend.cache import load_cached
+
+    return load_cached(path, load_program)

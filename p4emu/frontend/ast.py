@@ -1224,22 +1224,7 @@ class CheckedProgram:
 
 def iter_children(node: Node) -> Iterator[Node]:
     """Direct syntactic children of ``node`` (resolved back-references are not followed)."""
-    for spec in fields(node):
-        if spec.name in _NON_CHILD_FIELDS and not (
-            spec.name == "decl" and isinstance(node, DeclStmt)
-        ):
-            continue
-        value = getattr(node, spec.name)
-        if isinstance(value, Node):
-            yield value
-        elif isinstance(value, list):
-            for item in value:
-                if isinstance(item, Node):
-                    yield item
-        elif isinstance(value, dict) and spec.name == "kv":
-            for item in value.values():
-                if isinstance(item, Node):
-                    yield item
+    yield from _children(node)
 
 
 _NON_CHILD_FIELDS = frozenset(
@@ -1250,14 +1235,51 @@ _NON_CHILD_FIELDS = frozenset(
     }
 )  # fmt: skip
 
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+"""Per node class, the names of the fields that can hold children, in field order
+(computed once per class: ``dataclasses.fields`` per node was most of a walk's time)."""
+
+
+def _child_fields(cls: type) -> tuple[str, ...]:
+    found = _CHILD_FIELDS.get(cls)
+    if found is None:
+        found = _CHILD_FIELDS[cls] = tuple(
+            spec.name
+            for spec in fields(cls)
+            if spec.name not in _NON_CHILD_FIELDS
+            or (spec.name == "decl" and issubclass(cls, DeclStmt))
+        )
+    return found
+
+
+def _children(node: Node) -> list[Node]:
+    """The children :func:`iter_children` yields, as a new list."""
+    out: list[Node] = []
+    names = _CHILD_FIELDS.get(type(node))
+    if names is None:
+        names = _child_fields(type(node))
+    for name in names:
+        value = getattr(node, name)
+        if isinstance(value, Node):
+            out.append(value)
+        elif isinstance(value, list):
+            out.extend([item for item in value if isinstance(item, Node)])
+        elif name == "kv" and isinstance(value, dict):
+            out.extend([item for item in value.values() if isinstance(item, Node)])
+    return out
+
 
 def walk(node: Node) -> Iterator[Node]:
     """Pre-order traversal of the syntax tree below (and including) ``node``."""
     stack = [node]
+    pop, extend = stack.pop, stack.extend
     while stack:
-        current = stack.pop()
+        current = pop()
         yield current
-        stack.extend(reversed(list(iter_children(current))))
+        children = _children(current)
+        if children:
+            children.reverse()
+            extend(children)
 
 
 def expr_to_source(expr: Expr) -> str:

@@ -37,7 +37,11 @@ from p4emu.frontend.lexer import (
     Token,
     lex_line,
 )
-from p4emu.frontend.source import SourceLocation
+from p4emu.frontend.source import (  # the limits live there: p4emu.bundle reads them too
+    MAX_SOURCE_FILE_BYTES,
+    MAX_TOTAL_SOURCE_BYTES,
+    SourceLocation,
+)
 
 BUILTIN_INCLUDE_DIR = Path(__file__).resolve().parent.parent / "include"
 """p4emu's own core.p4 / v1model.p4."""
@@ -62,11 +66,6 @@ MAX_MACRO_EXPANSION_TOKENS = 100_000
 the largest of the repository's programs): a 300-byte program of
 macros each expanding ten times the one before would otherwise expand to 10^7 tokens."""
 
-MAX_SOURCE_FILE_BYTES = 4 * 1024 * 1024
-"""Largest source file (the program or one include) the preprocessor reads."""
-
-MAX_TOTAL_SOURCE_BYTES = 16 * 1024 * 1024
-"""Largest total of all source files of one program (also the limit of a source bundle)."""
 
 _OUTSIDE = "it leads outside the program's directory and the include path (-I)"
 

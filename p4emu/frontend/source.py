@@ -6,6 +6,12 @@ from dataclasses import dataclass
 
 from p4emu.exceptions import P4SourceError, P4UnsupportedError
 
+MAX_SOURCE_FILE_BYTES = 4 * 1024 * 1024
+"""Largest source file (the program or one include) the preprocessor reads."""
+
+MAX_TOTAL_SOURCE_BYTES = 16 * 1024 * 1024
+"""Largest total of all source files of one program (also the limit of a source bundle)."""
+
 
 @dataclass(frozen=True, slots=True)
 class SourceLocation:

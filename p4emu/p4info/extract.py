@@ -31,6 +31,10 @@ hierarchicalNames}.cpp``. See docs/p4info.md.
 
 from __future__ import annotations
 
+import pickle
+import threading
+import weakref
+
 from finsy.proto import p4i
 
 from p4emu.frontend import ast
@@ -52,10 +56,30 @@ from p4emu.p4info.model import (
     PkgInfo,
 )
 
+_models: weakref.WeakKeyDictionary[ast.CheckedProgram, bytes] = weakref.WeakKeyDictionary()
+_models_lock = threading.Lock()
+
 
 def extract_model(program: ast.CheckedProgram) -> ControlPlaneModel:
-    """The control-plane model p4c would serialize for ``program``."""
-    return _Extractor(program).run()
+    """The control-plane model p4c would serialize for ``program``.
+
+    Extracted once per program object (a checked program is not changed after checking;
+    every switch compiled from it asks again: ``p4emu.backend.ids.assign_ids``) and kept
+    pickled: each call returns a model of its own (unpickling takes a fifth of a deep
+    copy), so a caller that changes its model changes no other's."""
+    with _models_lock:
+        kept = _models.get(program)
+    if kept is not None:
+        found: ControlPlaneModel = pickle.loads(kept)
+        return found
+    model = _Extractor(program).run()
+    try:
+        kept = pickle.dumps(model, protocol=pickle.HIGHEST_PROTOCOL)
+    except (pickle.PicklingError, TypeError, AttributeError, RecursionError):
+        return model  # not kept: extracted again next time
+    with _models_lock:
+        _models[program] = kept
+    return model
 
 
 def p4info_for_program(program: ast.CheckedProgram) -> p4i.P4Info:

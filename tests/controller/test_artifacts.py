@@ -125,6 +125,16 @@ def test_p4emu_pipeline_with_given_p4info(p4info_file: Path, pipeline: Pipeline)
     assert given.cookie == pipeline.cookie
 
 
+def test_p4emu_pipeline_of_a_loaded_program(pipeline: Pipeline) -> None:
+    from p4emu.frontend import load_program
+
+    checked = load_program(DEFAULT_PROGRAM)
+    given = p4emu_pipeline(checked=checked)
+    assert given.p4info == pipeline.p4info
+    assert given.device_config == pipeline.device_config
+    assert given.cookie == pipeline.cookie
+
+
 def test_bad_program_is_reported_with_its_location(tmp_path: Path) -> None:
     program = tmp_path / "bad.p4"
     program.write_text("control X( {\n")

@@ -2,8 +2,17 @@
 
 from __future__ import annotations
 
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+
 from controller import p4names
+from controller.artifacts import DEFAULT_PROGRAM, p4emu_pipeline
 from controller.reconcile import diff_entries, initial_defaults
+from p4emu import frontend
+from p4emu.frontend import cache as frontend_cache
 from p4emu.p4rt import P4RuntimeState
 from vfabric import VirtualFabric
 from vfabric.program import push_updates, shared_program
@@ -11,6 +20,29 @@ from vfabric.program import push_updates, shared_program
 
 def test_program_is_checked_once_and_shared() -> None:
     assert shared_program() is shared_program()
+
+
+def test_program_is_the_controllers_pipeline_loaded_once(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(frontend_cache.CACHE_ENV, str(tmp_path / "cache"))
+    program = tmp_path / "mrc_switch.p4"
+    shutil.copytree(DEFAULT_PROGRAM.parent / "include", tmp_path / "include")
+    shutil.copyfile(DEFAULT_PROGRAM, program)
+    loads = []
+    original = frontend.load_program
+
+    def counted(path: str | Path, *args: Any, **kwargs: Any) -> Any:
+        loads.append(path)
+        return original(path, *args, **kwargs)
+
+    monkeypatch.setattr(frontend, "load_program", counted)
+    shared = shared_program(program)
+    assert len(loads) == 1  # the P4Info comes from the same checked program
+    fresh = p4emu_pipeline(program)
+    assert shared.pipeline.p4info == fresh.p4info
+    assert shared.pipeline.device_config == fresh.device_config
+    assert len(list((tmp_path / "cache" / frontend_cache.SUBDIR).iterdir())) == 1
 
 
 def test_every_switch_reads_back_equal_to_the_plan() -> None:

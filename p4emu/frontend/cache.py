@@ -1,0 +1,222 @@
+"""Checked programs kept on disk, keyed by the sha256 of everything they are made from.
+
+:func:`load_cached` (``p4emu.frontend.load_checked``) gives what
+:func:`p4emu.frontend.load_program` gives for a program
+loaded without include directories or defines, but keeps the checked program (pickled) in
+``$MRC_TESTBED_P4_CACHE/checked/<key>.pickle`` (the generated modules' cache root,
+p4emu.backend.native; ``~/.cache/mrc-testbed/p4emu`` when unset), so a process that loads
+an unchanged program again skips the preprocessor, parser and type checker, and does not
+even import them. ``key`` is the sha256 of the entry format, the Python version, the front
+end's own code and its ``core.p4``/``v1model.p4`` (:func:`frontend_digest`), the path as
+given and resolved, and every file the program's quoted includes reach, by resolved path
+and content (:func:`program_files`). A program whose loading read any other file (an
+include named by a macro) is not kept.
+
+Robustness, as the generated modules' cache: an entry is written to a temporary file and
+renamed into place in one step (concurrent writers: the last rename wins, each entry
+whole); an entry is a line with the sha256 of its pickle, then the pickle: one that does
+not match, does not unpickle or is not a checked program is deleted and the program
+loaded again; a cache that cannot be written (read-only, not a directory) is skipped and
+the program loaded each time. Errors are never kept: a program that does not load raises
+exactly what :func:`~p4emu.frontend.load_program` raises.
+
+A pickle runs code when it is read: the cache folder must be writable only by its owner,
+as the generated modules' cache (which holds native code) must be.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import logging
+import os
+import pickle
+import re
+import sys
+import tempfile
+import threading
+from collections.abc import Callable
+from pathlib import Path
+
+from p4emu.frontend.ast import CheckedProgram
+from p4emu.frontend.source import MAX_TOTAL_SOURCE_BYTES
+
+log = logging.getLogger("p4emu.frontend")
+
+CACHE_ENV = "MRC_TESTBED_P4_CACHE"
+"""The cache root, shared with the generated modules (p4emu.backend.native.CACHE_ENV)."""
+SUBDIR = "checked"
+#: bumped whenever what an entry holds changes (old entries are then never looked up)
+FORMAT = "p4emu-checked-1"
+SUFFIX = ".pickle"
+PICKLE_PROTOCOL = 5
+MAX_KEYED_FILES = 1024
+"""Most files :func:`program_files` follows (the preprocessor's ``MAX_INCLUDES``)."""
+MAX_KEYED_BYTES = MAX_TOTAL_SOURCE_BYTES
+"""Most bytes of source :func:`program_files` reads (the preprocessor's total limit)."""
+
+_FRONTEND_DIR = Path(__file__).resolve().parent
+_P4EMU_DIR = _FRONTEND_DIR.parent
+BUILTIN_DIR = _P4EMU_DIR / "include"
+_QUOTED_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
+_digest: str | None = None
+_lock = threading.Lock()
+
+
+def cache_root() -> Path:
+    """Where entries live: ``$MRC_TESTBED_P4_CACHE/checked``, else the XDG cache folder's."""
+    value = os.environ.get(CACHE_ENV, "")
+    if value:
+        return Path(value) / SUBDIR
+    base = os.environ.get("XDG_CACHE_HOME", "") or str(Path.home() / ".cache")
+    return Path(base) / "mrc-testbed" / "p4emu" / SUBDIR
+
+
+def frontend_digest() -> str:
+    """The sha256 of what makes a checked program besides its source: the front end's
+    modules, ``p4emu/exceptions.py`` (which they import) and the bundled system includes
+    (computed once per process)."""
+    global _digest
+    if _digest is None:
+        digest = hashlib.sha256()
+        files = [*sorted(_FRONTEND_DIR.rglob("*.py")), _P4EMU_DIR / "exceptions.py"]
+        files += sorted(path for path in BUILTIN_DIR.iterdir() if path.is_file())
+        for path in files:
+            digest.update(path.relative_to(_P4EMU_DIR).as_posix().encode())
+            digest.update(b"\0")
+            digest.update(path.read_bytes())
+            digest.update(b"\0")
+        _digest = digest.hexdigest()
+    return _digest
+
+
+def program_files(path: str | Path) -> dict[Path, bytes] | None:
+    """The program's file and every file its quoted includes reach (resolved relative to
+    the including file, as the preprocessor looks first), by resolved path; None when the
+    program cannot be keyed (a file missing or unreadable: loading reports it; more than
+    :data:`MAX_KEYED_FILES` files or :data:`MAX_KEYED_BYTES` bytes)."""
+    try:
+        return _follow_includes(Path(path).resolve())
+    except (OSError, RuntimeError, ValueError):  # unreadable, a symlink loop, a NUL
+        return None
+
+
+def _follow_includes(main: Path) -> dict[Path, bytes] | None:
+    files: dict[Path, bytes] = {}
+    pending = [main]
+    total = 0
+    while pending:
+        current = pending.pop()
+        if current in files:
+            continue
+        data = current.read_bytes()
+        total += len(data)
+        if len(files) >= MAX_KEYED_FILES or total > MAX_KEYED_BYTES:
+            return None
+        files[current] = data
+        for included in _QUOTED_INCLUDE.findall(data):
+            candidate = (current.parent / included.decode()).resolve()
+            if candidate.is_file():
+                pending.append(candidate)
+            # one that does not resolve here resolves in the system includes, or is an error
+    return files
+
+
+def entry_key(path: str | Path) -> str | None:
+    """The key of the program at ``path`` as it is now (None: not cacheable)."""
+    files = program_files(path)
+    if files is None:
+        return None
+    try:
+        front_end = frontend_digest()
+    except OSError:  # p4emu's own files unreadable: nothing to key on, load every time
+        return None
+    digest = hashlib.sha256()
+    parts = [FORMAT, sys.version, front_end, str(path), str(Path(path).resolve())]
+    for part in parts:
+        digest.update(part.encode(errors="surrogateescape"))
+        digest.update(b"\0")
+    for name in sorted(files):
+        digest.update(str(name).encode(errors="surrogateescape"))
+        digest.update(b"\0")
+        digest.update(hashlib.sha256(files[name]).digest())
+    return digest.hexdigest()
+
+
+def read_entry(entry: Path) -> CheckedProgram | None:
+    """The checked program of a whole entry; None when there is none (a corrupt one is
+    deleted)."""
+    try:
+        data = entry.read_bytes()
+    except OSError:
+        return None  # none yet (or unreadable: then it cannot be replaced either)
+    record, newline, payload = data.partition(b"\n")
+    if newline and record == hashlib.sha256(payload).hexdigest().encode():
+        try:
+            found = pickle.loads(payload)
+        except Exception:  # any unpickling failure means a bad entry
+            found = None
+        if isinstance(found, CheckedProgram):
+            return found
+    log.warning("checked-program cache: %s is corrupt; the program is loaded again", entry)
+    with contextlib.suppress(OSError):  # gone already, or the cache is read-only
+        entry.unlink()
+    return None
+
+
+def write_entry(entry: Path, checked: CheckedProgram) -> bool:
+    """Keep ``checked`` as ``entry`` (atomically); False when it cannot be kept (the
+    program does not pickle, or the cache cannot be written)."""
+    try:
+        payload = pickle.dumps(checked, protocol=PICKLE_PROTOCOL)
+    except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
+        log.debug("checked-program cache: %s not kept: %s", entry, exc)
+        return False
+    record = hashlib.sha256(payload).hexdigest().encode()
+    temporary: str | None = None
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        handle, temporary = tempfile.mkstemp(prefix=".write-", suffix=SUFFIX, dir=entry.parent)
+        with os.fdopen(handle, "wb") as out:
+            out.write(record + b"\n" + payload)
+        os.replace(temporary, entry)
+    except OSError as exc:
+        log.debug("checked-program cache: %s not writable: %s", entry.parent, exc)
+        if temporary is not None:
+            with contextlib.suppress(OSError):
+                os.unlink(temporary)
+        return False
+    return True
+
+
+def keeps(checked: CheckedProgram, path: str | Path) -> bool:
+    """Whether every file loading read is keyed: the program's own (:func:`program_files`)
+    or a system include."""
+    files = program_files(path) or {}
+    try:
+        read = [Path(name).resolve() for name in checked.source_files]
+    except (OSError, RuntimeError, ValueError):
+        return False
+    return all(name in files or name.parent == BUILTIN_DIR for name in read)
+
+
+def load_cached(
+    path: str | Path, load_program: Callable[[str | Path], CheckedProgram]
+) -> CheckedProgram:
+    """``load_program(path)`` (:func:`p4emu.frontend.load_program`: no include
+    directories, no defines), from the cache when it holds the program as it is now (see
+    module docs)."""
+    key = entry_key(path)
+    if key is None:
+        return load_program(path)
+    entry = cache_root() / (key + SUFFIX)
+    with _lock:
+        found = read_entry(entry)
+    if found is not None:
+        return found
+    checked = load_program(path)
+    # kept only if nothing changed while it loaded and no file read escaped the key
+    if keeps(checked, path) and entry_key(path) == key:
+        with _lock:
+            write_entry(entry, checked)
+    return checked

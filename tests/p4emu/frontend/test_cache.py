@@ -1,0 +1,209 @@
+"""The checked-program cache (p4emu.frontend.cache): miss, hit, corrupt, unwritable, and
+a key that follows the program's files and the front end."""
+
+from __future__ import annotations
+
+import pickle
+from pathlib import Path
+
+import pytest
+from frontend_helpers import v1_source
+
+from p4emu.exceptions import P4SourceError
+from p4emu.frontend import ast, cache, load_checked, load_program
+
+INCLUDE = "#define WIDTH 8\nconst bit<WIDTH> LIMIT = 7;\n"
+
+
+@pytest.fixture
+def root(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
+    monkeypatch.setenv(cache.CACHE_ENV, str(tmp_path / "cache"))
+    return tmp_path / "cache" / cache.SUBDIR
+
+
+def write_program(directory: Path, include: str = INCLUDE) -> Path:
+    directory.mkdir(parents=True, exist_ok=True)
+    (directory / "inc.p4").write_text(include, encoding="utf-8")
+    main = directory / "main.p4"
+    main.write_text(
+        v1_source(decls='#include "inc.p4"', ingress="meta.x = LIMIT;"), encoding="utf-8"
+    )
+    return main
+
+
+class Loads:
+    """``load_program``, counting its calls."""
+
+    def __init__(self) -> None:
+        self.calls = 0
+
+    def __call__(self, path: str | Path) -> ast.CheckedProgram:
+        self.calls += 1
+        return load_program(path)
+
+
+def shape(checked: ast.CheckedProgram) -> tuple[object, ...]:
+    """What a later stage reads of a checked program, in comparable form."""
+    return (
+        [type(d).__name__ for d in checked.program.declarations],
+        sorted(checked.blocks),
+        sorted(checked.types),
+        checked.constants,
+        checked.source_files,
+        checked.warnings,
+        [type(n).__name__ for n in ast.walk(checked.ingress.decl)],
+    )
+
+
+def test_root_follows_the_environment(root: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    assert cache.cache_root() == root
+    monkeypatch.delenv(cache.CACHE_ENV)
+    monkeypatch.setenv("XDG_CACHE_HOME", "/x")
+    assert cache.cache_root() == Path("/x/mrc-testbed/p4emu/checked")
+
+
+def test_miss_keeps_the_program_and_a_hit_does_not_load_it(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    loads = Loads()
+    first = cache.load_cached(main, loads)
+    assert loads.calls == 1
+    entries = list(root.iterdir())
+    assert [e.name for e in entries] == [f"{cache.entry_key(main)}{cache.SUFFIX}"]
+    second = cache.load_cached(main, loads)
+    assert loads.calls == 1  # from the entry
+    assert second is not first
+    assert shape(second) == shape(first) == shape(load_program(main))
+    assert second.constants["LIMIT"] == 7
+
+
+def test_public_load_checked_uses_the_cache(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    assert shape(load_checked(main)) == shape(load_program(main))
+    assert len(list(root.glob(f"*{cache.SUFFIX}"))) == 1
+
+
+def test_a_changed_include_is_another_entry(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    loads = Loads()
+    cache.load_cached(main, loads)
+    write_program(tmp_path / "prog", INCLUDE.replace("= 7", "= 9"))
+    changed = cache.load_cached(main, loads)
+    assert loads.calls == 2
+    assert changed.constants["LIMIT"] == 9
+    assert len(list(root.iterdir())) == 2
+
+
+def test_the_key_covers_the_front_end(
+    root: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    main = write_program(tmp_path / "prog")
+    key = cache.entry_key(main)
+    monkeypatch.setattr(cache, "_digest", "another front end")
+    assert cache.entry_key(main) not in (None, key)
+
+
+@pytest.mark.parametrize(
+    "damage",
+    [
+        lambda data: data[:-10],  # cut short
+        lambda data: b"0" * 64 + data[64:],  # record does not match
+        lambda data: b"no record",
+    ],
+)
+def test_a_corrupt_entry_is_loaded_again_and_replaced(
+    root: Path, tmp_path: Path, damage: object
+) -> None:
+    main = write_program(tmp_path / "prog")
+    loads = Loads()
+    cache.load_cached(main, loads)
+    (entry,) = root.iterdir()
+    good = entry.read_bytes()
+    entry.write_bytes(damage(good))  # type: ignore[operator]
+    again = cache.load_cached(main, loads)
+    assert loads.calls == 2
+    assert shape(again) == shape(load_program(main))
+    assert cache.read_entry(entry) is not None  # whole again
+    cache.load_cached(main, loads)
+    assert loads.calls == 2
+
+
+def test_an_entry_that_is_not_a_checked_program_is_refused(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    entry = root / f"{cache.entry_key(main)}{cache.SUFFIX}"
+    root.mkdir(parents=True)
+    payload = pickle.dumps({"not": "a program"})
+    import hashlib
+
+    entry.write_bytes(hashlib.sha256(payload).hexdigest().encode() + b"\n" + payload)
+    loads = Loads()
+    cache.load_cached(main, loads)
+    assert loads.calls == 1
+    assert isinstance(cache.read_entry(entry), ast.CheckedProgram)
+
+
+def test_an_unwritable_cache_falls_back_to_loading(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    blocker = tmp_path / "blocker"
+    blocker.write_text("a file, not a folder", encoding="utf-8")
+    monkeypatch.setenv(cache.CACHE_ENV, str(blocker))
+    main = write_program(tmp_path / "prog")
+    loads = Loads()
+    first = cache.load_cached(main, loads)
+    second = cache.load_cached(main, loads)
+    assert loads.calls == 2
+    assert shape(first) == shape(second) == shape(load_program(main))
+    assert blocker.read_text(encoding="utf-8") == "a file, not a folder"
+    assert not list(tmp_path.glob("blocker*/**/.write-*"))
+
+
+def test_errors_are_raised_as_by_load_program_and_not_kept(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    main.write_text(v1_source(ingress="meta.x = NOPE;"), encoding="utf-8")
+    with pytest.raises(P4SourceError) as direct:
+        load_program(main)
+    with pytest.raises(P4SourceError) as cached:
+        load_checked(main)
+    assert str(cached.value) == str(direct.value)
+    assert not root.exists() or not list(root.iterdir())
+
+
+def test_a_missing_program_raises_as_load_program(root: Path, tmp_path: Path) -> None:
+    with pytest.raises(P4SourceError) as direct:
+        load_program(tmp_path / "gone.p4")
+    with pytest.raises(P4SourceError) as cached:
+        load_checked(tmp_path / "gone.p4")
+    assert str(cached.value) == str(direct.value)
+
+
+@pytest.mark.parametrize("broken", ["include is a folder", "program is a folder"])
+def test_a_broken_program_raises_as_load_program(root: Path, tmp_path: Path, broken: str) -> None:
+    main = write_program(tmp_path / "prog")
+    target = main.parent / "inc.p4" if broken == "include is a folder" else main
+    target.unlink()
+    target.mkdir()
+    if target == main:
+        assert cache.program_files(main) is None  # nothing to key: loaded as it is
+    with pytest.raises(P4SourceError) as direct:
+        load_program(main)
+    with pytest.raises(P4SourceError) as cached:
+        load_checked(main)
+    assert str(cached.value) == str(direct.value)
+    assert not root.exists()
+
+
+def test_a_file_read_outside_the_key_is_not_kept(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    stray = tmp_path / "elsewhere.p4"
+    stray.write_text("// read by a loader the key does not follow\n", encoding="utf-8")
+
+    def reads_more(path: str | Path) -> ast.CheckedProgram:
+        checked = load_program(path)
+        checked.source_files.append(str(stray))
+        return checked
+
+    checked = cache.load_cached(main, reads_more)
+    assert str(stray) in checked.source_files
+    assert not cache.keeps(checked, main)
+    assert cache.keeps(load_program(main), main)
+    assert not root.exists() or not list(root.iterdir())
