@@ -34,11 +34,12 @@ import sys
 import sysconfig
 import tempfile
 import threading
+from collections.abc import Mapping
 from pathlib import Path
 from types import ModuleType
 
 from clikit import hotpath
-from p4emu.backend import rt
+from p4emu.backend import cfields, rt
 from p4emu.backend.exceptions import BackendError
 from p4emu.runtime import tables
 
@@ -271,11 +272,16 @@ def load(source: str, pxd: str) -> ModuleType:
         return found
 
 
-def declarations(classes: dict[str, list[tuple[str, str | None]]], runtime: bool = False) -> str:
+def declarations(
+    classes: dict[str, list[tuple[str, str | None]]],
+    runtime: bool = False,
+    c_fields: Mapping[str, Mapping[str, str]] | None = None,
+) -> str:
     """The ``.pxd`` of a generated module: each class an extension type; a field holding
     an aggregate typed with its class (or ``list``: a stack's items), a header's
     validity ``bint`` (only ever ``True`` or ``False``: read back as the same ``bool``),
-    others ``object``. With ``runtime`` (p4emu's runtime runs native:
+    a scalar field of ``c_fields`` (class -> field -> C type: the ones
+    :func:`p4emu.backend.cfields.prove` proved) its C type, others ``object``. With ``runtime`` (p4emu's runtime runs native:
     :func:`runtime_native`) it cimports the runtime's types of :data:`RUNTIME_TYPES`, so
     the annotated packet context, tables and table results are C structs to the
     generated code too, and it records their declarations' sha256 (a changed layout is
@@ -289,6 +295,27 @@ def declarations(classes: dict[str, list[tuple[str, str | None]]], runtime: bool
         lines.append(f"cdef class {name}:")
         if not fields:
             lines.append("    pass")
+        typed = (c_fields or {}).get(name, {})
         for attr, cls in fields:
-            lines.append(f"    cdef public {cls or 'object'} {attr}")
+            lines.append(f"    cdef public {cls or typed.get(attr, 'object')} {attr}")
     return "\n".join(lines) + "\n"
+
+
+def runtime_c_fields() -> dict[str, frozenset[str]]:
+    """The C integer attributes of p4emu's runtime types (:data:`RUNTIME_TYPES`, read
+    from their ``.pxd`` files): what generated code reads from them in C."""
+    return cfields.runtime_c_fields(
+        hotpath.source_of(name).with_suffix(".pxd") for name in RUNTIME_TYPES
+    )
+
+
+def program_declarations(
+    source: str,
+    classes: dict[str, list[tuple[str, str | None]]],
+    candidates: Mapping[str, Mapping[str, tuple[int, int]]],
+) -> str:
+    """The ``.pxd`` of the generated module ``source``: :func:`declarations`, the
+    runtime's types cimported when it runs native, and the scalar fields
+    :func:`p4emu.backend.cfields.prove` proves safe as C integers in that text."""
+    proven = cfields.prove(source, classes, candidates, runtime_c_fields())
+    return declarations(classes, runtime_native(), proven)
