@@ -41,6 +41,12 @@ overflows (``>>`` of a negative value is an arithmetic shift, as Python's; ``//`
   to a candidate field drops it.
 - Dropping a field can change what else is C typed, so the proof runs again until
   nothing is dropped (each round drops at least one field).
+- **C-typed locals**: the parser's temporaries the generator annotates
+  ``cython.longlong`` (:mod:`p4emu.backend.headercodec`; Python never evaluates a local's
+  annotation), named ``_u<N>_<k>`` for the width ``N`` of the values it unpacks into
+  them: C values in ``[0, 2**N)``. A C value stored into one must lie there, and an
+  operation on one that may leave 64 bits has no field to drop: :class:`ProofError`
+  (the native build refuses the text; the pure module runs).
 
 The result: for each generated class, its fields proven safe, each with its C type.
 """
@@ -121,11 +127,24 @@ def field_range(width: int, signed: bool) -> tuple[int, int] | None:
 
 @dataclass(frozen=True)
 class CVal:
-    """A C-typed value: its interval and the candidate fields it was computed from."""
+    """A C-typed value: its interval, the candidate fields and the C-typed locals it was
+    computed from."""
 
     lo: int
     hi: int
     fields: frozenset[tuple[str, str]] = frozenset()
+    names: frozenset[str] = frozenset()
+
+
+class ProofError(ValueError):
+    """An operation on a C-typed local may leave 64 bits: the text cannot be compiled as
+    it is (the generator annotated a temporary it should not have)."""
+
+
+#: a local the generator annotates ``cython.longlong``, named for the width of its values
+_TYPED_LOCAL = re.compile(r"^_u(\d+)_\d+$")
+#: a scope: each annotated name's class, or the interval of a C-typed local's values
+Scope = Mapping[str, "str | tuple[int, int]"]
 
 
 FULL = CVal(LL_MIN, LL_MAX)
@@ -162,13 +181,16 @@ class _Proof:
     candidates: Mapping[str, Mapping[str, tuple[int, int]]]
     runtime: Mapping[str, frozenset[str]]
     drop: set[tuple[str, str]] = field(default_factory=set)
+    #: C-typed locals read by an operation that may overflow (nothing to drop: an error)
+    unsafe: set[str] = field(default_factory=set)
 
     # --- types of names and attribute chains ------------------------------------------
 
-    def class_of(self, node: ast.expr, scope: Mapping[str, str]) -> str | None:
+    def class_of(self, node: ast.expr, scope: Scope) -> str | None:
         """The extension type Cython knows ``node`` to be, or None."""
         if isinstance(node, ast.Name):
-            return scope.get(node.id)
+            found = scope.get(node.id)
+            return found if isinstance(found, str) else None
         if isinstance(node, ast.Attribute):
             base = self.class_of(node.value, scope)
             if base is not None and base in self.classes:
@@ -179,7 +201,7 @@ class _Proof:
 
     # --- expressions ------------------------------------------------------------------
 
-    def value(self, node: ast.expr | None, scope: Mapping[str, str]) -> CVal | None:
+    def value(self, node: ast.expr | None, scope: Scope) -> CVal | None:
         """The C value of ``node`` (None: a Python object), checking every operation."""
         if node is None:
             return None
@@ -196,17 +218,20 @@ class _Proof:
                     self.value(cond, scope)
         return None
 
-    def _v_Constant(self, node: ast.Constant, scope: Mapping[str, str]) -> CVal | None:
+    def _v_Constant(self, node: ast.Constant, scope: Scope) -> CVal | None:
         if isinstance(node.value, bool):
             return CVal(int(node.value), int(node.value))
         if isinstance(node.value, int) and _fits(node.value, node.value):
             return CVal(node.value, node.value)
         return None  # beyond 64 bits a literal is a Python object to Cython too
 
-    def _v_Name(self, node: ast.Name, scope: Mapping[str, str]) -> CVal | None:
+    def _v_Name(self, node: ast.Name, scope: Scope) -> CVal | None:
+        found = scope.get(node.id)
+        if isinstance(found, tuple):  # a C-typed local
+            return CVal(found[0], found[1], names=frozenset({node.id}))
         return None  # untyped locals are objects (infer_types=False); typed ones: classes
 
-    def _v_Attribute(self, node: ast.Attribute, scope: Mapping[str, str]) -> CVal | None:
+    def _v_Attribute(self, node: ast.Attribute, scope: Scope) -> CVal | None:
         base = self.class_of(node.value, scope)
         if base is None:
             self.value(node.value, scope)
@@ -221,20 +246,20 @@ class _Proof:
             return CVal(interval[0], interval[1], frozenset({(base, node.attr)}))
         return None
 
-    def _v_Compare(self, node: ast.Compare, scope: Mapping[str, str]) -> CVal | None:
+    def _v_Compare(self, node: ast.Compare, scope: Scope) -> CVal | None:
         self.value(node.left, scope)
         for item in node.comparators:
             self.value(item, scope)
         return BOOL  # exact whatever the operands' types
 
-    def _v_BoolOp(self, node: ast.BoolOp, scope: Mapping[str, str]) -> CVal | None:
+    def _v_BoolOp(self, node: ast.BoolOp, scope: Scope) -> CVal | None:
         return _join([self.value(item, scope) for item in node.values])
 
-    def _v_IfExp(self, node: ast.IfExp, scope: Mapping[str, str]) -> CVal | None:
+    def _v_IfExp(self, node: ast.IfExp, scope: Scope) -> CVal | None:
         self.value(node.test, scope)
         return _join([self.value(node.body, scope), self.value(node.orelse, scope)])
 
-    def _v_UnaryOp(self, node: ast.UnaryOp, scope: Mapping[str, str]) -> CVal | None:
+    def _v_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> CVal | None:
         operand = self.value(node.operand, scope)
         if isinstance(node.op, ast.Not):
             return BOOL
@@ -243,17 +268,17 @@ class _Proof:
         if isinstance(node.op, ast.UAdd):
             return operand
         if isinstance(node.op, ast.Invert):
-            return CVal(-operand.hi - 1, -operand.lo - 1, operand.fields)
-        return self.checked(-operand.hi, -operand.lo, operand.fields)
+            return CVal(-operand.hi - 1, -operand.lo - 1, operand.fields, operand.names)
+        return self.checked(-operand.hi, -operand.lo, operand.fields, operand.names)
 
-    def _v_BinOp(self, node: ast.BinOp, scope: Mapping[str, str]) -> CVal | None:
+    def _v_BinOp(self, node: ast.BinOp, scope: Scope) -> CVal | None:
         left = self.value(node.left, scope)
         right = self.value(node.right, scope)
         if left is None or right is None:
             return None  # Python's operation (the C operand boxed)
         return self.binary(node.op, left, right)
 
-    def _v_Call(self, node: ast.Call, scope: Mapping[str, str]) -> CVal | None:
+    def _v_Call(self, node: ast.Call, scope: Scope) -> CVal | None:
         args = [self.value(arg, scope) for arg in node.args]
         for keyword in node.keywords:
             args.append(self.value(keyword.value, scope))
@@ -268,60 +293,66 @@ class _Proof:
                 return None
             known = [arg for arg in args if arg is not None]
             fields = frozenset().union(*(arg.fields for arg in known))
+            names = frozenset().union(*(arg.names for arg in known))
             if func.id == "min":
-                return CVal(min(a.lo for a in known), min(a.hi for a in known), fields)
+                return CVal(min(a.lo for a in known), min(a.hi for a in known), fields, names)
             if func.id == "max":
-                return CVal(max(a.lo for a in known), max(a.hi for a in known), fields)
+                return CVal(max(a.lo for a in known), max(a.hi for a in known), fields, names)
             if len(known) == 1:  # int(x)
                 return known[0]
         if func.id not in _OBJECT_BUILTINS:
             for arg in args:  # abs, pow, divmod, round...: not proven, Python's
                 if arg is not None:
                     self.drop.update(arg.fields)
+                    self.unsafe.update(arg.names)
         return None
 
     # --- operations -------------------------------------------------------------------
 
-    def checked(self, lo: int, hi: int, fields: frozenset[tuple[str, str]]) -> CVal:
-        """The result of a C operation: its fields dropped when it may overflow."""
+    def checked(
+        self, lo: int, hi: int, fields: frozenset[tuple[str, str]], names: frozenset[str]
+    ) -> CVal:
+        """The result of a C operation: its fields dropped when it may overflow (and its
+        C-typed locals noted: they cannot be dropped)."""
         if _fits(lo, hi):
-            return CVal(lo, hi, fields)
+            return CVal(lo, hi, fields, names)
         self.drop.update(fields)
-        return CVal(LL_MIN, LL_MAX, fields)  # C already (no candidate of ours): any value
+        self.unsafe.update(names)
+        return CVal(LL_MIN, LL_MAX, fields, names)  # C already (no candidate): any value
 
     def binary(self, op: ast.operator, a: CVal, b: CVal) -> CVal:
-        fields = a.fields | b.fields
+        fields, names = a.fields | b.fields, a.names | b.names
         if isinstance(op, ast.Add):
-            return self.checked(a.lo + b.lo, a.hi + b.hi, fields)
+            return self.checked(a.lo + b.lo, a.hi + b.hi, fields, names)
         if isinstance(op, ast.Sub):
-            return self.checked(a.lo - b.hi, a.hi - b.lo, fields)
+            return self.checked(a.lo - b.hi, a.hi - b.lo, fields, names)
         if isinstance(op, ast.Mult):
             corners = [x * y for x in (a.lo, a.hi) for y in (b.lo, b.hi)]
-            return self.checked(min(corners), max(corners), fields)
+            return self.checked(min(corners), max(corners), fields, names)
         if isinstance(op, (ast.LShift, ast.RShift)):
             if b.lo < 0 or b.hi > 63:
-                return self.checked(LL_MIN, LL_MAX + 1, fields)  # C: undefined; Python: no
+                return self.checked(LL_MIN, LL_MAX + 1, fields, names)  # C: undefined; Python: no
             shift = (lambda x, n: x << n) if isinstance(op, ast.LShift) else (lambda x, n: x >> n)
             corners = [shift(x, n) for x in (a.lo, a.hi) for n in (b.lo, b.hi)]
-            return self.checked(min(corners), max(corners), fields)
+            return self.checked(min(corners), max(corners), fields, names)
         if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
-            return CVal(*_bitwise(op, a, b), fields)
+            return CVal(*_bitwise(op, a, b), fields, names)
         if isinstance(op, (ast.FloorDiv, ast.Mod)):
             if a.lo == LL_MIN:  # -2**63 // -1 overflows (and % traps) in C
-                return self.checked(LL_MIN, LL_MAX + 1, fields)
+                return self.checked(LL_MIN, LL_MAX + 1, fields, names)
             if isinstance(op, ast.FloorDiv):
                 bound = max(abs(a.lo), abs(a.hi))
-                return self.checked(-bound, bound, fields)
+                return self.checked(-bound, bound, fields, names)
             bound = max(abs(b.lo), abs(b.hi))
             if a.lo >= 0 and b.lo > 0:
-                return CVal(0, min(a.hi, bound - 1), fields)
-            return self.checked(-bound, bound, fields)
+                return CVal(0, min(a.hi, bound - 1), fields, names)
+            return self.checked(-bound, bound, fields, names)
         # true division (a C double), ** and @: never proven
-        return self.checked(LL_MIN, LL_MAX + 1, fields)
+        return self.checked(LL_MIN, LL_MAX + 1, fields, names)
 
     # --- statements -------------------------------------------------------------------
 
-    def store(self, target: ast.expr, value: CVal | None, scope: Mapping[str, str]) -> None:
+    def store(self, target: ast.expr, value: CVal | None, scope: Scope) -> None:
         if isinstance(target, (ast.Tuple, ast.List)):
             for item in target.elts:  # unpacked from a Python object
                 self.store(item, None, scope)
@@ -338,17 +369,26 @@ class _Proof:
             if not (interval[0] <= value.lo and value.hi <= interval[1]):
                 self.drop.add(key)
             return
+        if isinstance(target, ast.Name):
+            interval = scope.get(target.id)
+            if (
+                isinstance(interval, tuple)
+                and value is not None
+                and not (interval[0] <= value.lo and value.hi <= interval[1])
+            ):
+                self.unsafe.add(target.id)  # a C result outside what reads assume
+            return
         if isinstance(target, ast.Subscript):
             self.value(target.value, scope)
             self.value(target.slice, scope)
         elif isinstance(target, ast.Starred):
             self.store(target.value, None, scope)
 
-    def statements(self, body: list[ast.stmt], scope: dict[str, str]) -> None:
+    def statements(self, body: list[ast.stmt], scope: dict[str, str | tuple[int, int]]) -> None:
         for stmt in body:
             self.statement(stmt, scope)
 
-    def statement(self, stmt: ast.stmt, scope: dict[str, str]) -> None:
+    def statement(self, stmt: ast.stmt, scope: dict[str, str | tuple[int, int]]) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(stmt, scope)
         elif isinstance(stmt, ast.ClassDef):
@@ -381,6 +421,7 @@ class _Proof:
                 self.store(stmt.target, self.binary(stmt.op, current, value), scope)
             elif current is not None:
                 self.drop.update(current.fields)  # a Python result stored: not bounded
+                self.unsafe.update(current.names)
             else:
                 self.store(stmt.target, None, scope)
         else:
@@ -420,13 +461,17 @@ class _Proof:
             elif isinstance(arg.annotation, ast.Name) and arg.annotation.id in known:
                 scope[arg.arg] = arg.annotation.id
         for node in _own_nodes(fn):
-            if (
-                isinstance(node, ast.AnnAssign)
-                and isinstance(node.target, ast.Name)
-                and isinstance(node.annotation, ast.Name)
-                and node.annotation.id in known
-            ):
+            if not isinstance(node, ast.AnnAssign) or not isinstance(node.target, ast.Name):
+                continue
+            if isinstance(node.annotation, ast.Name) and node.annotation.id in known:
                 scope[node.target.id] = node.annotation.id
+            elif ast.unparse(node.annotation) == "cython.longlong":
+                width = _TYPED_LOCAL.match(node.target.id)
+                scope[node.target.id] = (
+                    (0, (1 << int(width.group(1))) - 1)
+                    if width and 0 < int(width.group(1)) < 64
+                    else (LL_MIN, LL_MAX)
+                )
         self.statements(fn.body, scope)
 
 
@@ -446,7 +491,8 @@ def _join(values: list[CVal | None]) -> CVal | None:
     if len(known) != len(values) or not known:
         return None
     fields = frozenset().union(*(v.fields for v in known))
-    return CVal(min(v.lo for v in known), max(v.hi for v in known), fields)
+    names = frozenset().union(*(v.names for v in known))
+    return CVal(min(v.lo for v in known), max(v.hi for v in known), fields, names)
 
 
 def _bitwise(op: ast.operator, a: CVal, b: CVal) -> tuple[int, int]:
@@ -495,6 +541,11 @@ def prove(
         if proof.drop == drop:
             break
         drop = proof.drop
+    if proof.unsafe:
+        raise ProofError(
+            "C-typed locals read by an operation that may leave 64 bits: "
+            + ", ".join(sorted(proof.unsafe))
+        )
     result = {
         cls: {attr: C_TYPE for attr in fields if (cls, attr) not in drop}
         for cls, fields in candidates.items()

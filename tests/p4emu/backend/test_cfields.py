@@ -377,3 +377,60 @@ def test_wide_intermediates_compiled_equal_pure(
     _, pure = _run("0", cases)
     assert compiled == pure
     assert compiled == [_expected(case) for case in cases]
+
+
+# ------------------------------------------------------------------ typed temporaries
+
+
+def test_the_parsers_temporaries_are_c_typed_and_checked() -> None:
+    source = (
+        "def parse(data, off, h: H):\n"
+        "    _u8_1: cython.longlong\n"
+        "    _u8_1, h.a = unpack(data, off)\n"
+        "    h.c = _u8_1 >> 4\n"
+        "    p = (_u8_1 << 8) | h.c\n"
+    )
+    assert cfields.prove(source, CLASSES, CANDIDATES, RUNTIME)["H"] == {
+        attr: cfields.C_TYPE for attr in ("a", "b", "w", "c")
+    }
+    with pytest.raises(cfields.ProofError, match="_u8_1"):  # 2**8 << 56: 2**64
+        cfields.prove(source.replace("<< 8", "<< 56"), CLASSES, CANDIDATES, RUNTIME)
+    with pytest.raises(cfields.ProofError, match="_u8_1"):  # a 32-bit value in 8 bits
+        cfields.prove(source + "    _u8_1 = h.a\n", CLASSES, CANDIDATES, RUNTIME)
+    with pytest.raises(cfields.ProofError, match="_u8_1"):
+        cfields.prove(source + "    _u8_1 += 1\n", CLASSES, CANDIDATES, RUNTIME)
+
+
+def test_an_unprovable_text_is_a_build_error() -> None:
+    source = "def f():\n    _u8_1: cython.longlong\n    _u8_1 = 1\n    x = _u8_1 << 63\n"
+    with pytest.raises(native.NativeBuildError, match="width proof"):
+        native.program_declarations(source, {}, {})
+
+
+NARROW = WIDE.replace(
+    "header in_t {",
+    "header in_t { bit<4> n4; bit<12> n12; bit<60> q60; bit<4> q4;",
+    1,
+).replace("hdr.o.sum = hdr.i.d1 + hdr.i.d2;", "hdr.o.sum = hdr.i.d1 + (bit<32>) hdr.i.n12;", 1)
+
+
+def test_the_generated_parser_annotates_only_narrow_temporaries() -> None:
+    compiler = ProgramCompiler(
+        load_program_text(NARROW, "narrow.p4"),
+        clock=VirtualClock(),
+        pre=ReplicationEngine(),
+        digest_queue=DigestQueue(VirtualClock()),
+        random=RandomSource(0),
+        drop_port=511,
+        no_match_error=False,
+        trace=False,
+    )
+    source = compiler.compile().source
+    # n4 and n12: one 16-bit part, a C temporary; q60 and q4: one 64-bit part, an object
+    assert "_u16_1: cython.longlong" in source
+    assert "p1_i_1.n12 = (_u16_1) & 4095" in source
+    assert re.search(r"_x\d+: cython", source) is None
+    assert "p1_i_1.q4 = (_x" in source
+    pxd = native.program_declarations(source, compiler.types.classes, compiler.types.scalars)
+    assert "cimport cython" in pxd
+    assert re.search(r"cdef public long long n12\n", pxd)
