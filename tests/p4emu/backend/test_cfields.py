@@ -434,3 +434,90 @@ def test_the_generated_parser_annotates_only_narrow_temporaries() -> None:
     pxd = native.program_declarations(source, compiler.types.classes, compiler.types.scalars)
     assert "cimport cython" in pxd
     assert re.search(r"cdef public long long n12\n", pxd)
+
+
+SUBBYTE = """
+#include <core.p4>
+#include <v1model.p4>
+header in_t { int<4> s4; bit<12> u12; bit<3> f3; int<5> s5; bit<8> b8; }
+header out_t { int<4> r4; bit<12> r12; bit<16> r16; int<8> r8; }
+struct headers_t { in_t i; out_t o; }
+struct meta_t { bit<8> unused; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.i); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.o.setValid();
+        hdr.o.r4 = hdr.i.s4 + 1;
+        hdr.o.r12 = hdr.i.u12 - 1;
+        hdr.o.r16 = ((bit<16>) hdr.i.b8 << 8) | (bit<16>) hdr.i.f3;
+        hdr.o.r8 = (int<8>) hdr.i.s5 - 100;
+        sm.egress_spec = 2;
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.i); pkt.emit(hdr.o); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def _subbyte_run(native_env: str) -> tuple[str, str, list[tuple[int, int, int, int]]]:
+    os.environ[native.NATIVE_ENV] = native_env
+    try:
+        switch = Switch(load_program_text(SUBBYTE, f"sub-{native_env}.p4"), clock=VirtualClock())
+    finally:
+        del os.environ[native.NATIVE_ENV]
+    out = []
+    for word in [
+        0,
+        0xFFFFFFFF,
+        0x80000000,
+        0x7FFFFFFF,
+        *random.Random(5).sample(range(1 << 32), 60),
+    ]:
+        switch.inject(1, word.to_bytes(4, "big"))
+        frames = switch.collect()
+        assert len(frames) == 1
+        o = int.from_bytes(frames[0][1][4:9], "big")
+        out.append((o >> 36, (o >> 24) & 0xFFF, (o >> 8) & 0xFFFF, o & 0xFF))
+    assert switch.program.shared is not None
+    return switch.program.shared.how, switch.program.source, out
+
+
+def _subbyte_expected(word: int) -> tuple[int, int, int, int]:
+    s4, u12, f3, s5, b8 = (
+        word >> 28,
+        (word >> 16) & 0xFFF,
+        (word >> 13) & 7,
+        (word >> 8) & 31,
+        word & 255,
+    )
+    s5 = s5 - 32 if s5 >= 16 else s5
+    return ((s4 + 1) & 15, (u12 - 1) & 0xFFF, (b8 << 8) | f3, (s5 - 100) & 255)
+
+
+def test_signed_sub_byte_fields_in_typed_temporaries_pure() -> None:
+    how, source, out = _subbyte_run("0")
+    assert how.startswith("pure")
+    # two chunks shared by several fields: C temporaries, signed fields among them
+    assert "_u16_1: cython.longlong" in source and "_u8_2: cython.longlong" in source
+    words = [0, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF, *random.Random(5).sample(range(1 << 32), 60)]
+    assert out == [_subbyte_expected(w) for w in words]
+
+
+@pytest.mark.integration
+@needs_build
+def test_signed_sub_byte_fields_compiled_equal_pure(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(native, "_loaded", {})
+    monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
+    monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
+    how, _, compiled = _subbyte_run("1")
+    assert how == "compiled"
+    _, _, pure = _subbyte_run("0")
+    assert compiled == pure
