@@ -20,6 +20,9 @@ from p4emu.backend.exceptions import CompileError
 from p4emu.frontend import types as t
 
 _CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
+#: the widest temporary the parser's extract code annotates as a C integer (its values,
+#: and the shifts and masks that split them into fields, stay below 2**63)
+TYPED_TEMPORARY_BITS = 63
 
 
 @dataclass
@@ -112,6 +115,20 @@ class HeaderCodec:
         targets: list[str] = []
         post: list[str] = []
         tmp_count = 0
+
+        def temporary(nbits: int) -> str:
+            """A temporary holding ``nbits``-bit values: below 64 bits, named for its
+            width and annotated ``cython.longlong`` (Python never evaluates a local's
+            annotation; the native build's ``.pxd`` cimports ``cython``, and
+            ``p4emu.backend.cfields`` checks every operation on it)."""
+            nonlocal tmp_count
+            tmp_count += 1
+            if nbits > TYPED_TEMPORARY_BITS:
+                return f"_x{tmp_count}"
+            name = f"_u{nbits}_{tmp_count}"
+            lines.append(f"{name}: cython.longlong")
+            return name
+
         for chunk in self.chunks:
             single_direct = (
                 len(chunk.fields) == 1 and len(chunk.parts) == 1 and chunk.fields[0].kind == "bits"
@@ -119,10 +136,7 @@ class HeaderCodec:
             if single_direct:
                 targets.append(f"{target}.{chunk.fields[0].attr}")
                 continue
-            part_names = []
-            for _ in chunk.parts:
-                tmp_count += 1
-                part_names.append(f"_x{tmp_count}")
+            part_names = [temporary(nbits) for _code, nbits in chunk.parts]
             targets.extend(part_names)
             # combine parts into the chunk value
             value = part_names[0]
@@ -138,8 +152,7 @@ class HeaderCodec:
             if len(part_names) == 1:  # the chunk is one part: no combining
                 cvar = part_names[0]
             else:
-                tmp_count += 1
-                cvar = f"_x{tmp_count}"
+                cvar = temporary(chunk.nbytes * 8)
                 post.append(f"{cvar} = {value}")
             shift = chunk.nbytes * 8
             for index, f in enumerate(chunk.fields):

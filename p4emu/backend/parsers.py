@@ -561,7 +561,8 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
             w.line(f"err = {pc.error_code('StackOutOfBounds')}")
             w.line("break")
         header = bc.fresh("h")
-        w.line(f"{header} = {stack}.items[{stack}.nxt]")
+        # annotated with its class: a C struct to the native build
+        w.line(f"{header}: {pc.types.cls(type_)} = {stack}.items[{stack}.nxt]")
         after = [f"{stack}.nxt += 1"]
     elif (
         isinstance(target_expr, ast.Member)

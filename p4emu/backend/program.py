@@ -77,11 +77,12 @@ class SharedCode:
     """One compiled and executed generated module: its ``__make__`` binds a set of
     run-time objects and returns that set's block functions (see module docs).
 
-    ``pxd``: the declarations of the native build (:mod:`p4emu.backend.native`), used
-    when the process runs the compiled hot path; ``how`` says which path this module
+    ``pxd``: the declarations of the native build (:mod:`p4emu.backend.native`), or a
+    function making them (called only when the module is compiled), used when the
+    process runs the compiled hot path; ``how`` says which path this module
     runs (``compiled``, or ``pure: REASON``)."""
 
-    def __init__(self, source: str, filename: str, pxd: str = "") -> None:
+    def __init__(self, source: str, filename: str, pxd: str | Callable[[], str] = "") -> None:
         self.source = source
         try:
             code = compile(source, filename, "exec")
@@ -95,7 +96,7 @@ class SharedCode:
         why_pure = native.wanted() if pxd else "no declarations"
         if why_pure is None:
             try:
-                module = native.load(source, pxd)
+                module = native.load(source, pxd() if callable(pxd) else pxd)
             except native.NativeBuildPending as exc:
                 why_pure = str(exc)
                 log.info("%s: %s", filename, exc)
@@ -128,7 +129,7 @@ _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
 _shared_lock = threading.Lock()
 
 
-def shared_code(source: str, filename: str, pxd: str = "") -> SharedCode:
+def shared_code(source: str, filename: str, pxd: str | Callable[[], str] = "") -> SharedCode:
     """The :class:`SharedCode` of ``source``: compiled and executed on first use, then
     reused as long as a compiled program holds it."""
     key = (filename, source)
@@ -602,8 +603,12 @@ class ProgramCompiler:
                 init_packet.extend("    " + line for line in lines)
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
-        pxd = native.declarations(self.types.classes, native.runtime_native())
-        shared = shared_code(source, f"<p4emu {main_file}>", pxd)
+        classes, scalars = self.types.classes, self.types.scalars
+        shared = shared_code(
+            source,
+            f"<p4emu {main_file}>",
+            lambda: native.program_declarations(source, classes, scalars),
+        )
         made = shared.make(self.ns)
         for index, name in self._pending_copiers:
             self.field_list_copiers[index] = made["copiers"][name]

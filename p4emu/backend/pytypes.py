@@ -33,6 +33,7 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
+from p4emu.backend.cfields import field_range
 from p4emu.backend.codewriter import py_attr, sanitize
 from p4emu.backend.exceptions import CompileError
 from p4emu.frontend import types as t
@@ -89,6 +90,9 @@ class TypeRegistry:
         self.lines: list[str] = []
         #: the Cython declarations of the generated classes (``TypeRegistry.pxd``)
         self.classes: dict[str, list[tuple[str, str | None]]] = {}
+        #: the scalar fields the native build may hold as C integers, with the interval
+        #: of their values (``p4emu.backend.cfields`` proves which it may)
+        self.scalars: dict[str, dict[str, tuple[int, int]]] = {}
         self._count = 0
 
     # --- public -----------------------------------------------------------------------
@@ -166,6 +170,16 @@ class TypeRegistry:
         self._count += 1
         return f"{prefix}{self._count}_{sanitize(hint)}"
 
+    def _note_scalars(self, name: str, fields: list[tuple[str, t.Type]]) -> None:
+        found = {}
+        for attr, ftype in fields:
+            base = scalar_type(ftype)
+            if isinstance(base, t.BitsType):
+                interval = field_range(base.width, base.signed)
+                if interval is not None:
+                    found[attr] = interval
+        self.scalars[name] = found
+
     def _field_default(self, type_: t.Type) -> str:
         return self.new(type_)
 
@@ -173,6 +187,7 @@ class TypeRegistry:
         attrs = [py_attr(f.name) for f in type_.fields]
         # validity is only ever True or False: a C int to the native build
         self.classes[name] = [("valid_", "bint"), *((a, None) for a in attrs)]
+        self._note_scalars(name, [(py_attr(f.name), f.type) for f in type_.fields])
         defaults = [default_scalar(f.type) for f in type_.fields]
         slots = ", ".join(repr(a) for a in ["valid_", *attrs])
         out = self.lines
@@ -199,7 +214,7 @@ class TypeRegistry:
         out.append("        d.valid_ = False")
         out.append("")
         out.append(f"def copy_{name}(s: {name}):")
-        out.append(f"    d = {name}.__new__({name})")
+        out.append(f"    d: {name} = {name}.__new__({name})")
         out.append("    d.valid_ = s.valid_")
         for attr in attrs:
             out.append(f"    d.{attr} = s.{attr}")
@@ -235,7 +250,7 @@ class TypeRegistry:
             out.append(f"    assign_{cls}(d.{attr}, s.{attr})")
         out.append("")
         out.append(f"def copy_{name}(s: {name}):")
-        out.append(f"    d = {name}.__new__({name})")
+        out.append(f"    d: {name} = {name}.__new__({name})")
         for attr, cls in members:
             out.append(f"    d.{attr} = copy_{cls}(s.{attr})")
         out.append("    return d")
@@ -261,6 +276,7 @@ class TypeRegistry:
         self.classes[name] = [
             (attr, self.cls(ftype) if is_aggregate(ftype) else None) for attr, ftype in fields
         ]
+        self._note_scalars(name, fields)
         out = self.lines
         slots = ", ".join(repr(a) for a, _ in fields)
         out.append(f"class {name}:")
@@ -282,7 +298,7 @@ class TypeRegistry:
             out.append(f"    {self.assign(f'd.{attr}', f's.{attr}', ftype)}")
         out.append("")
         out.append(f"def copy_{name}(s: {name}):")
-        out.append(f"    d = {name}.__new__({name})")
+        out.append(f"    d: {name} = {name}.__new__({name})")
         for attr, ftype in fields:
             out.append(f"    d.{attr} = {self.copy(f's.{attr}', ftype)}")
         out.append("    return d")
@@ -304,7 +320,7 @@ class TypeRegistry:
         self, var: str, type_: t.StructType, skip: frozenset[str] = frozenset()
     ) -> list[str]:
         """Statements putting struct ``var`` back in the state of a new one (its headers
-        and the headers of its stacks reset inline; temporaries ``h`` and ``k``), except
+        and the headers of its stacks reset inline; temporaries ``h<N>`` and ``k``), except
         the scalar fields named in ``skip``."""
         lines: list[str] = []
         for info in type_.fields:
@@ -318,10 +334,13 @@ class TypeRegistry:
                 lines.extend(_header_init(local, ftype))
             elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
                 self.cls(ftype)
+                # the items' local annotated with their class (the native build's type)
+                local = f"h{len(lines)}"
                 lines.append(f"k = {var}.{attr}")
                 lines.append("k.nxt = 0")
-                lines.append("for h in k.items:")
-                lines.extend(f"    {line}" for line in _header_init("h", ftype.element))
+                lines.append(f"{local}: {self.cls(ftype.element)}")
+                lines.append(f"for {local} in k.items:")
+                lines.extend(f"    {line}" for line in _header_init(local, ftype.element))
             elif is_aggregate(ftype):
                 lines.append(f"init_{self.cls(ftype)}({var}.{attr})")
             else:
@@ -347,7 +366,7 @@ class TypeRegistry:
         out.append(f"        assign_{element}(a, b)")
         out.append("")
         out.append(f"def copy_{name}(s: {name}):")
-        out.append(f"    d = {name}.__new__({name})")
+        out.append(f"    d: {name} = {name}.__new__({name})")
         out.append("    d.nxt = s.nxt")
         out.append(f"    d.items = [copy_{element}(x) for x in s.items]")
         out.append("    return d")

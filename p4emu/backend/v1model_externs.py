@@ -435,6 +435,8 @@ def emit_value(bc: BodyCompiler, code: str, type_: t.Type, node: ast.Node) -> No
         w.line(f"if {code}.valid_: OUT_APPEND({emit})")
     elif isinstance(type_, t.HeaderStackType):
         item = bc.fresh("it")
+        if isinstance(type_.element, t.HeaderType):  # its class: a C struct natively
+            w.line(f"{item}: {bc.pc.types.cls(type_.element)}")
         with w.block(f"for {item} in {code}.items:"):
             emit_value(bc, item, type_.element, node)
     elif isinstance(type_, (t.HeaderUnionType, t.StructType)):
