@@ -514,7 +514,10 @@ def _forward(native_env: str) -> tuple[str, list[tuple[int, bytes]]]:
 
 @pytest.mark.integration
 @needs_build
-def test_a_compiled_program_forwards_as_its_pure_module(cache: Path) -> None:
+def test_a_compiled_program_forwards_as_its_pure_module(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv(hotpath.PURE_ENV, raising=False)  # tests/conftest.py sets it
     how, compiled = _forward("1")
     assert how == "compiled"
     how, pure = _forward("0")
