@@ -5,6 +5,9 @@ from __future__ import annotations
 
 import multiprocessing
 import os
+import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -56,6 +59,23 @@ def test_the_path_decides_whether_it_runs(tmp_path: Path) -> None:
             run_two_process(all_to_all(), log_dir=tmp_path)
 
 
+@pytest.mark.integration  # a pytest process of its own: ~10 s
+@pytest.mark.skipif(PURE, reason="this process is pure: the tests below ran here")
+def test_the_pure_only_tests_pass_in_a_pure_process() -> None:
+    """A compiled checkout skips the pure-only tests here: they run in a pure process."""
+    env = {**os.environ, "MRC_TESTBED_PURE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    # every test ran but this one (the pure process skips it)
+    assert re.search(r"\b\d+ passed, 1 skipped\b", done.stdout), done.stdout[-3000:]
+
+
 def run_twice(
     tmp_path: Path, planes_b: frozenset[int] | None
 ) -> list[tuple[ParallelRun, VirtualFabric]]:
@@ -100,6 +120,17 @@ def test_every_transfer_arrives_intact_and_the_run_repeats(
         assert t.completion_ns is not None and u.completion_ns is not None
         assert abs(t.completion_ns - u.completion_ns) <= 0.1 * u.completion_ns
     assert run1.critical_path_cpu_s() > 0 and len(run1.a.window_compute) == run1.a.windows
+
+
+@pure_only
+def test_a_run_until_a_time_stops_there_unfinished(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    run = run_two_process(fabric, until_ns=10_500, log_dir=tmp_path, timeout_s=30)
+    assert not run.finished and fabric.now == 10_500
+    assert not any(t.finished for t in fabric.transfers)
+    assert run.a.windows == run.b.windows == 11  # [0, 999], ..., [10000, 10500]
+    one = all_to_all()
+    assert not one.run(until_ns=10_500) and one.now == 10_500
 
 
 @pure_only
