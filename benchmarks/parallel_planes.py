@@ -1,9 +1,10 @@
 """Does the two-process fabric (vfabric.parallel) pay on 2 cores? One JSON document.
 
-Per case, the same workload runs in one process (``VirtualFabric.run``) and in two
-(``vfabric.parallel.run_two_process``, default split: A every NIC, B every switch),
-alternately, ``--repeat`` times each, every run in a fresh Python process (this script
-with ``--child``); medians are reported:
+Per case, the same workload runs in one process (``VirtualFabric.run``, ``one``) and in
+two (``vfabric.parallel.run_two_process``): ``two`` with the default split (halves of the
+NICs and of the planes; NICs | switches on one plane) and, on several planes,
+``two_nics_switches`` (A every NIC, B every plane), in turn, ``--repeat`` times each,
+every run in a fresh Python process (this script with ``--child``); medians are reported:
 
 - ``paper8``: ``topologies/paper-8plane.yaml`` (8 planes, 32 NICs), all-to-all of
   ``--paper-kib`` KiB per ordered pair (992 transfers);
@@ -30,7 +31,10 @@ Figures per case:
   run's measured wall time beat the one-process one's; ``paid_estimate`` the same for the
   estimate;
 - every transfer intact on both, the completion times' differences (two - one, per
-  transfer, relative), the event-log hashes (the two-process runs' must all agree);
+  transfer, relative), the event-log hashes (A's and B's; the two-process runs' must all
+  agree: ``deterministic``);
+- at the top of each case: ``paid``, ``speedup`` (measured) and ``speedup_estimate``
+  of the default split;
 - the load average at the start and the end of the whole benchmark.
 
 Usage: ``python benchmarks/parallel_planes.py [--repeat N] [--paper-kib K] [--small-kib K]
@@ -105,7 +109,8 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
         out["traversals"] = fabric.traversals()
     else:
         wall0 = time.perf_counter()
-        run = run_two_process(fabric)
+        # "two": the default split; "two-nics": NICs | switches (A every NIC, B every plane)
+        run = run_two_process(fabric, nics_b=frozenset() if mode == "two-nics" else None)
         out["call_wall_s"] = time.perf_counter() - wall0
         finished = run.finished
         a, b = run.a, run.b
@@ -143,6 +148,9 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
             traversals=run.traversals,
             planes_a=a.planes,
             planes_b=b.planes,
+            nics_a=a.nics,
+            nics_b=b.nics,
+            b_sha=run.b_event_log_sha256,
             logs=[str(p) for p in run.logs],
         )
     out.update(
@@ -173,23 +181,20 @@ def median(rows: list[dict[str, Any]], key: str, ndigits: int = 3) -> float:
     return round(statistics.median(float(r[key]) for r in rows), ndigits)
 
 
-def summarise(
-    case: str, kib: int, ones: list[dict[str, Any]], twos: list[dict[str, Any]]
-) -> dict[str, Any]:
+def two_figures(ones: list[dict[str, Any]], twos: list[dict[str, Any]]) -> dict[str, Any]:
+    """A split's figures against the one-process runs: measured, estimated, exchanged."""
     one_wall, one_cpu = median(ones, "wall_s"), median(ones, "cpu_s")
     two_wall, crit = median(twos, "wall_s"), median(twos, "critical_path_s")
     base = ones[0]["completion_ns"]
     diffs = [(t - o) / o for t, o in zip(twos[0]["completion_ns"], base, strict=True) if t and o]
     return {
-        "topology": CASES[case][0],
-        "workload": f"permutation, {kib} KiB per host (htsim_compare's)"
-        if case == "perm1"
-        else f"all-to-all, {kib} KiB per ordered pair, seed {SEED}",
-        "transfers": ones[0]["transfers"],
-        "repeats": len(ones),
+        "split": {
+            "a_planes": twos[0]["planes_a"],
+            "b_planes": twos[0]["planes_b"],
+            "a_nics": twos[0]["nics_a"],
+            "b_nics": twos[0]["nics_b"],
+        },
         "measured": {
-            "one_wall_s": one_wall,
-            "one_cpu_s": one_cpu,
             "two_wall_s": two_wall,
             "two_call_wall_s": median(twos, "call_wall_s"),
             "two_cpu_a_s": median(twos, "cpu_a_s"),
@@ -201,7 +206,6 @@ def summarise(
             "wait_wall_a_s": median(twos, "wait_a_s"),
             "wait_wall_b_s": median(twos, "wait_b_s"),
             "ping_rtt_us": median(twos, "ping_rtt_us", 1),
-            "build_wall_s": median(ones + twos, "build_wall_s", 2),
             "speedup_wall": round(one_wall / two_wall, 3),
             "paid": two_wall < one_wall,
         },
@@ -213,28 +217,53 @@ def summarise(
             "speedup_estimate": round(one_cpu / crit, 3),
             "paid_estimate": crit < one_cpu,
         },
-        "split": {"a_planes": twos[0]["planes_a"], "b_planes": twos[0]["planes_b"]},
         "windows": twos[0]["windows"],
         "window_ns": twos[0]["window_ns"],
         "crossing_frames": twos[0]["crossing_frames"],
         "bytes_pickled": twos[0]["bytes_pickled"],
-        "traversals_one": ones[0]["traversals"],
-        "traversals_two": twos[0]["traversals"],
-        "virtual_ns_one": ones[0]["virtual_ns"],
-        "virtual_ns_two": twos[0]["virtual_ns"],
-        "all_intact": all(r["intact"] and r["finished"] for r in ones + twos),
+        "traversals": twos[0]["traversals"],
+        "virtual_ns": twos[0]["virtual_ns"],
+        "all_intact": all(r["intact"] and r["finished"] for r in twos),
         "completion_diff": {
             "last_one_ns": max(c for c in base if c is not None),
             "last_two_ns": max(c for c in twos[0]["completion_ns"] if c is not None),
             "median_rel": round(statistics.median(diffs), 4),
             "max_abs_rel": round(max(abs(d) for d in diffs), 4),
         },
-        "sha_one": sorted({r["sha"][:16] for r in ones}),
-        "sha_two": sorted({r["sha"][:16] for r in twos}),
-        "two_deterministic": len({r["sha"] for r in twos}) == 1
+        "sha_a": sorted({r["sha"][:16] for r in twos}),
+        "sha_b": sorted({r["b_sha"][:16] for r in twos}),
+        "deterministic": len({(r["sha"], r["b_sha"]) for r in twos}) == 1
         and len({tuple(r["completion_ns"]) for r in twos}) == 1,
         "logs": twos[-1]["logs"],
     }
+
+
+def summarise(case: str, kib: int, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    ones = runs["one"]
+    out: dict[str, Any] = {
+        "topology": CASES[case][0],
+        "workload": f"permutation, {kib} KiB per host (htsim_compare's)"
+        if case == "perm1"
+        else f"all-to-all, {kib} KiB per ordered pair, seed {SEED}",
+        "transfers": ones[0]["transfers"],
+        "repeats": len(ones),
+        "one": {
+            "wall_s": median(ones, "wall_s"),
+            "cpu_s": median(ones, "cpu_s"),
+            "build_wall_s": median(ones, "build_wall_s", 2),
+            "traversals": ones[0]["traversals"],
+            "virtual_ns": ones[0]["virtual_ns"],
+            "all_intact": all(r["intact"] and r["finished"] for r in ones),
+            "sha": sorted({r["sha"][:16] for r in ones}),
+        },
+        "two": two_figures(ones, runs["two"]),
+    }
+    out["paid"] = out["two"]["measured"]["paid"]
+    out["speedup"] = out["two"]["measured"]["speedup_wall"]
+    out["speedup_estimate"] = out["two"]["estimated"]["speedup_estimate"]
+    if runs.get("two-nics"):
+        out["two_nics_switches"] = two_figures(ones, runs["two-nics"])
+    return out
 
 
 def main() -> None:
@@ -258,12 +287,13 @@ def main() -> None:
     for case in CASES:
         if case in args.skip:
             continue
-        ones: list[dict[str, Any]] = []
-        twos: list[dict[str, Any]] = []
-        for r in range(args.repeat):  # alternating, the order flipped every repeat
-            for mode in ("one", "two") if r % 2 == 0 else ("two", "one"):
-                (ones if mode == "one" else twos).append(spawn(case, mode, sizes[case]))
-        report[case] = summarise(case, sizes[case], ones, twos)
+        # one-plane fabrics split NICs | switches by default: no second split to try
+        modes = ["one", "two"] if case == "perm1" else ["one", "two", "two-nics"]
+        runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+        for r in range(args.repeat):  # alternating, the order turned every repeat
+            for mode in modes[r % len(modes) :] + modes[: r % len(modes)]:
+                runs[mode].append(spawn(case, mode, sizes[case]))
+        report[case] = summarise(case, sizes[case], runs)
     report["load_end"] = [round(x, 2) for x in os.getloadavg()]
     report["ended_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(json.dumps(report, indent=1))

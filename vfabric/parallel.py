@@ -1,12 +1,12 @@
 """One virtual fabric in two processes, partitioned by plane (a prototype; issue #27).
 
-Planes meet only at the NICs, so a fabric splits into two partitions: **A** owns every
-NIC and the planes not given to B, **B** owns the other planes' switches and links. A
-frame crosses between them only on an access link of one of B's planes (NIC -> T0 from A
-to B, T0 -> NIC from B to A), and it arrives ``delay`` after it was sent: the smallest
-delay of those links is the *lookahead* ``L`` (1 us on the bundled topologies). By
-default B owns every plane (:data:`DEFAULT_SPLIT`: the NICs alone are about half the
-work), so A is the NICs and B the switches.
+Planes meet only at the NICs, so a fabric splits into two partitions, each owning some
+planes (their switches and links) and some NICs: **B** the planes ``planes_b`` and the
+NICs ``nics_b``, **A** the rest. A frame crosses between them only on an access link
+whose NIC and plane are on different sides, and it arrives ``delay`` after it was sent:
+the smallest delay of those links is the *lookahead* ``L`` (1 us on the bundled
+topologies). By default (:data:`DEFAULT_SPLIT`) each side has half of the NICs and half
+of the planes; a one-plane fabric splits NICs | switches (A every NIC, B the plane).
 
 :func:`run_two_process` takes a freshly built :class:`~vfabric.fabric.VirtualFabric` (its
 transfers scheduled, nothing run) and forks: the parent goes on as A, the child is B. Both
@@ -16,9 +16,14 @@ hold the same fabric (fork copies it), each runs only its own nodes' events:
   of its event list: the frame's serialisation is computed as always (the sender owns the
   wire's counters and ``busy_until``), and its arrival ``(time, wire, sequence, frame)``
   is collected instead of scheduled;
-- B runs on an event list of its own (:class:`~vfabric.eventlist.EventList` on the
-  fabric's clock) to which its switches and wires are moved, so the transfers' start
-  events, which the NICs of A own, stay behind on the old one;
+- a side runs on an event list of its own (:class:`~vfabric.eventlist.EventList` on the
+  fabric's clock) to which its switches, NICs and wires move, so what the other side
+  owns stays behind, never run (without split NICs A keeps the fabric's list);
+- with split NICs a transfer between the sides starts in halves (:meth:`Partition.start_half`):
+  each side sets up its end; the receiver's side makes the digests it checks against
+  from the transfer's seed (the sender makes them as it sends, in the other process);
+  each side stops at a barrier once its ends of every foreground transfer finished, and
+  B's ends are merged into A's transfers after the run (:func:`merge_halves`);
 - conservative windows: both run their events up to ``start + L - 1``; then A sends its
   crossing frames and its next event time to B, B answers with its own; each pushes the
   frames it received, sorted by (arrival time, wire, sequence), onto its event list; the
@@ -30,14 +35,16 @@ A run is deterministic (the merge order is fixed by (time, wire, sequence), and 
 partition's own events keep their scheduling order), but its event log is not the
 one-process run's: an incoming frame is scheduled at the barrier, after the receiver's own
 events of the same instant that were scheduled before it, where one process would have
-scheduled it when it was sent.
+scheduled it when it was sent. A's fabric holds A's records; B's hash is
+:attr:`ParallelRun.b_event_log_sha256`.
 
 Prototype limits (each refused with :class:`PartitionSetupError`): the pure path only (a
 compiled :class:`~vfabric.wires.Wire` types its event list, so the :class:`Outbox` cannot
 take its place: run with ``MRC_TESTBED_PURE=1``), no faults (link state changes would have
 to cross too), no PFC (pause frames cross links backwards), no pcaps, a fresh fabric.
-The results A holds are the NICs' (transfers, event log, EV counters); B sends back its
-switches' and wires' counters (:attr:`ParallelRun.switches`, :attr:`ParallelRun.links`).
+The results A holds are its NICs' (transfers, with B's ends merged, event log, EV
+counters); B sends back its switches' and wires' counters (:attr:`ParallelRun.switches`,
+:attr:`ParallelRun.links`).
 
 Waits are bounded: a peer that exits or dies raises :class:`PeerDiedError`, one that fails
 with an exception :class:`PeerFailedError` (its traceback in the message), one that says
@@ -50,6 +57,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import hashlib
 import multiprocessing
 import os
 import pickle
@@ -62,10 +70,20 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from nic_emu.exceptions import NicEmuError
 from topologies import LinkKind
 from vfabric import wires as wires_module
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
+from vfabric.fabric import FABRIC
+from vfabric.transfers import (
+    TRANSPORTS,
+    SentData,
+    Transfer,
+    message_spans,
+    receive_sink,
+    transfer_source,
+)
 from vfabric.wires import Wire
 
 if TYPE_CHECKING:
@@ -145,6 +163,7 @@ class PartitionStats:
 
     name: str
     planes: list[int]
+    nics: int = 0  # how many NICs this side owns
     pid: int = 0
     windows: int = 0
     frames_sent: int = 0
@@ -182,6 +201,8 @@ class ParallelRun:
     switches: dict[str, dict[str, int]]  # every switch's counters, from its owner
     links: dict[str, dict[str, Any]]  # every wire's counters, from its sender
     logs: tuple[Path, ...]
+    #: B's own event log's hash (its NICs' records, with split NICs; else only the start)
+    b_event_log_sha256: str = ""
 
     @property
     def traversals(self) -> int:
@@ -205,19 +226,27 @@ class ParallelRun:
         return total
 
 
-def crossing_wires(fabric: VirtualFabric, planes_b: frozenset[int]) -> list[Wire]:
-    """The wires between the partitions: both directions of B's planes' access links."""
+def crossing_wires(
+    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
+) -> list[Wire]:
+    """The wires between the partitions: both directions of every access link whose NIC
+    and plane are on different sides (by default every NIC is A's: B's planes' links)."""
     kinds = fabric._link_kind
-    return [
-        wire
-        for wire in fabric.wires.values()
-        if wire.plane in planes_b and kinds[wire.link] is LinkKind.ACCESS
-    ]
+    nics = fabric.nics
+    out = []
+    for wire in fabric.wires.values():
+        if kinds[wire.link] is LinkKind.ACCESS:
+            nic = wire.src if wire.src in nics else wire.dst
+            if (nic in nics_b) != (wire.plane in planes_b):
+                out.append(wire)
+    return out
 
 
-def lookahead_ns(fabric: VirtualFabric, planes_b: frozenset[int]) -> int:
+def lookahead_ns(
+    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
+) -> int:
     """The smallest delay of a crossing wire: no crossing frame arrives sooner."""
-    delays = [wire.delay_ns for wire in crossing_wires(fabric, planes_b)]
+    delays = [wire.delay_ns for wire in crossing_wires(fabric, planes_b, nics_b)]
     if not delays or min(delays) < 1:
         raise PartitionSetupError(
             "the split needs crossing links with a delay of at least 1 ns, "
@@ -226,17 +255,26 @@ def lookahead_ns(fabric: VirtualFabric, planes_b: frozenset[int]) -> int:
     return min(delays)
 
 
-def default_split(plane_count: int) -> frozenset[int]:
-    """B's planes by default: all of them (:data:`DEFAULT_SPLIT`)."""
-    return frozenset(range(plane_count))
+def default_split(fabric: VirtualFabric) -> tuple[frozenset[int], frozenset[str]]:
+    """B's planes and NICs by default (:data:`DEFAULT_SPLIT`): the upper half of each on
+    a fabric of several planes, every plane and no NIC on a one-plane fabric."""
+    count = fabric.topology.plane_count
+    if count == 1:
+        return frozenset({0}), frozenset()
+    nics = list(fabric.nics)
+    return frozenset(range(count // 2, count)), frozenset(nics[len(nics) // 2 :])
 
 
-#: The default split, NICs | switches: A runs every NIC and no plane, B every switch.
-#: Measured on the pure path (docs/virtual-fabric.md, "Several cores"): the NICs are
-#: about half of a run's CPU (all-to-all on small, 256 KiB: 0.44 s for the NICs against
-#: 0.45 s for the 4 planes' switches; on paper-8plane, 64 KiB: 4.0 s against 3.3 s for the
-#: 8 planes), so with every NIC in A, giving A any plane only unbalances it further.
-DEFAULT_SPLIT = "every plane in B"
+#: The default split. Measured on the pure path (docs/virtual-fabric.md, "Several
+#: cores"): the NICs are about half of a run's CPU, so with every NIC on one side
+#: ("NICs | switches": A every NIC, B every plane) the sides are only roughly even, and
+#: their load alternates from window to window (NIC-heavy, then switch-heavy), and A
+#: alone starts every transfer. Halves (A the lower half of the NICs and of the planes,
+#: B the upper) are even by symmetry under symmetric traffic and cross half as many
+#: frames: on paper-8plane, all-to-all 64 KiB, a critical path of 3.58 s against 4.19 s;
+#: on small (all-to-all 1 MiB) both 1.93 s. A one-plane fabric has no halves of planes:
+#: NICs | switches.
+DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one plane"
 
 
 class Partition:
@@ -252,6 +290,7 @@ class Partition:
         log: Path,
         timeout_s: float,
         peer_alive: Callable[[], bool],
+        nics_b: frozenset[str] = frozenset(),
     ) -> None:
         self.fabric = fabric
         self.name = name
@@ -261,33 +300,37 @@ class Partition:
         self.peer_alive = peer_alive
         self.is_a = name == "A"
         self.outbox: list[Crossing] = []
-        mine = (
-            [p for p in range(fabric.topology.plane_count) if p not in planes_b]
-            if self.is_a
-            else sorted(planes_b)
-        )
-        self.stats = PartitionStats(name, mine, pid=os.getpid())
+        #: the NICs are split too: transfers start in halves (:meth:`start_half`)
+        self.split_nics = bool(nics_b)
+        mine = [p for p in range(fabric.topology.plane_count) if (p in planes_b) != self.is_a]
+        self.nics = {n for n in fabric.nics if (n in nics_b) != self.is_a}
+        self.stats = PartitionStats(name, mine, nics=len(self.nics), pid=os.getpid())
         plane_of = {sw.name: sw.plane for sw in fabric.topology.switches}
         self.wire_ids = {id(w): i for i, w in enumerate(fabric.wires.values())}
         self.wires = list(fabric.wires.values())
-        crossing = crossing_wires(fabric, planes_b)
-        if self.is_a:
-            self.events = fabric.events
-            self.switches = [
-                n for n in fabric.switches.values() if plane_of[n.name] not in planes_b
-            ]
-            sending = [w for w in crossing if w.src in fabric.nics]
+        self.switches = [
+            n for n in fabric.switches.values() if (plane_of[n.name] in planes_b) != self.is_a
+        ]
+        owned = {n.name for n in self.switches} | self.nics
+        if self.is_a and not self.split_nics:
+            self.events = fabric.events  # A keeps the list with the transfers' starts
         else:
-            # B's own list on the fabric's clock; A's transfer starts stay on the old one
+            # an own list on the fabric's clock, to which the owned nodes move: what the
+            # other side owns stays behind on the old one, never run here
             self.events = EventList(fabric.clock)
             fabric.events = self.events
-            self.switches = [n for n in fabric.switches.values() if plane_of[n.name] in planes_b]
             for node in self.switches:
                 node.events = self.events
-            for wire in fabric.wires.values():
-                if wire.plane in planes_b:
+            for nic in self.nics:
+                fabric.nics[nic].events = self.events
+            for wire in self.wires:
+                if wire.src in owned or wire.dst in owned:
                     wire.events = self.events
-            sending = [w for w in crossing if w.src in fabric.switches]
+            if self.split_nics:
+                for t in fabric.transfers:  # both sides, in the same order
+                    self.events.at(t.start_ns, self.start_half, t)
+        crossing = crossing_wires(fabric, planes_b, nics_b)
+        sending = [w for w in crossing if w.src in owned]
         for wire in sending:
             try:
                 wire.events = Outbox(self.events, self.outbox, self.wire_ids[id(wire)])  # type: ignore[assignment]
@@ -298,6 +341,97 @@ class Partition:
                 ) from None
         self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
         self.note(f"partition {name} pid {os.getpid()} planes {mine} crossing wires {len(sending)}")
+
+    def start_half(self, t: Transfer) -> None:
+        """:meth:`VirtualFabric._start_transfer` when the NICs are split: this side sets up
+        the end(s) it owns. Both sides allocate both ends' QPN and memory on their copies
+        of both NICs, so every copy's counters stay those of the NIC's owner."""
+        fabric = self.fabric
+        mine_src, mine_dst = t.src in self.nics, t.dst in self.nics
+        if mine_src and mine_dst:
+            fabric._start_transfer(t)
+            return
+        now = fabric.now
+        a, b = fabric.nics[t.src], fabric.nics[t.dst]
+        mode = TRANSPORTS[t.transport]
+        qpn_a, qpn_b = a.core.allocate_qpn(), b.core.allocate_qpn()
+        if not (mine_src or mine_dst):
+            b.core.reserve_memory(t.nbytes)
+            return
+        try:
+            if mine_src:
+                t.sender = a.core.create_connection(
+                    t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
+                )
+            else:
+                t.receiver = b.core.create_connection(
+                    t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
+                )
+        except NicEmuError as exc:
+            t.failure = f"setup: {exc}"
+            fabric.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
+            return
+        fabric._by_qpn[(t.src, qpn_a)] = t
+        fabric._by_qpn[(t.dst, qpn_b)] = t
+        spans = message_spans(t.nbytes, t.messages)
+        t.sent = SentData(transfer_source(fabric.seed, t.id, t.nbytes), spans)
+        t.rkey, t.va = b.core.reserve_memory(t.nbytes)
+        t.message_offsets = spans
+        t.message_done_ns = [None] * len(spans)
+        t.message_received_ns = [None] * len(spans)
+        if mine_src:
+            for index, (offset, _) in enumerate(spans):
+                what = f"transfer {t.id} message {index}"
+                t.wr_ids.append(
+                    t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
+                )
+            fabric.record(
+                FABRIC,
+                "transfer_start",
+                transfer=t.id,
+                src=t.src,
+                dst=t.dst,
+                bytes=t.nbytes,
+                qpn=qpn_a,
+            )
+            a.service()
+            return
+        assert t.receiver is not None
+        t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+        # the digests the receiver checks against: the sender makes them as it sends, in
+        # the other process; here they are made from the transfer's seed
+        for index, (offset, length) in enumerate(spans):
+            digest = hashlib.sha256()
+            for piece in t.sent.source.pieces(offset, length):
+                digest.update(piece)
+            t.sent.digests[index] = digest.hexdigest()
+        b.service()
+
+    def halves_done(self, foreground: list[Transfer]) -> bool:
+        """Every foreground transfer failed or finished its ends on this side."""
+        for t in foreground:
+            if t.failure is not None:
+                continue
+            if t.src in self.nics and not (t.message_done_ns and None not in t.message_done_ns):
+                return False
+            if t.dst in self.nics and not (
+                t.message_received_ns and None not in t.message_received_ns
+            ):
+                return False
+        return True
+
+    def halves(self) -> list[tuple[Any, ...]]:
+        """Per transfer, what this side's ends know (:func:`merge_halves` takes it)."""
+        return [
+            (
+                t.message_done_ns if t.src in self.nics else None,
+                (t.message_received_ns, t.bytes_delivered, t.bytes_verified)
+                if t.dst in self.nics
+                else None,
+                t.failure,
+            )
+            for t in self.fabric.transfers
+        ]
 
     def note(self, line: str) -> None:
         self._log.write(f"{time.strftime('%H:%M:%S')} {line}\n")
@@ -409,9 +543,16 @@ class Partition:
 
     # ------------------------------------------------------------------ the run
 
-    def loop(self, window_ns: int, until_ns: int | None, stop: Callable[[], bool]) -> bool:
-        """Windows and barriers until A's stop() (every foreground transfer finished:
-        True), ``until_ns`` or nothing left anywhere (False)."""
+    def loop(
+        self,
+        window_ns: int,
+        until_ns: int | None,
+        stop: Callable[[], bool],
+        done: Callable[[], bool],
+    ) -> bool:
+        """Windows and barriers until both sides are ``done`` (True: A's stop() ended a
+        window early, or with the NICs split, each side's ends of every foreground
+        transfer finished at a barrier), ``until_ns`` or nothing left anywhere (False)."""
         events = self.events
         stats = self.stats
         cpu = time.process_time
@@ -426,7 +567,7 @@ class Partition:
             if until_ns is not None and end > until_ns:
                 end = until_ns
             c0 = cpu()
-            stopped = events.run(end, stop)
+            stopped = events.run(end, stop) or done()
             c1 = cpu()
             frames = list(outbox)
             outbox.clear()
@@ -440,7 +581,7 @@ class Partition:
             stats.frames_sent += len(frames)
             if stats.windows % LOG_EVERY_WINDOWS == 0:
                 self.note(f"window {stats.windows} at {end} ns, frames out {stats.frames_sent}")
-            if stopped or peer_stopped:
+            if stopped and peer_stopped:
                 finished = True
                 break
             nxt = _earliest(mine, peer_next)
@@ -495,7 +636,7 @@ def wires_are_pure() -> bool:
     return str(getattr(wires_module, "__file__", "")).endswith(".py")
 
 
-def _check(fabric: VirtualFabric, planes_b: frozenset[int]) -> None:
+def _check(fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str]) -> None:
     if not wires_are_pure():
         raise PartitionSetupError(
             "the two-process fabric runs on the pure path only "
@@ -507,6 +648,9 @@ def _check(fabric: VirtualFabric, planes_b: frozenset[int]) -> None:
             f"B must own some of the planes 0..{count - 1} (all: A runs the NICs alone), "
             f"got {sorted(planes_b)}"
         )
+    unknown = sorted(nics_b - set(fabric.nics))
+    if unknown:
+        raise PartitionSetupError(f"nics_b names {unknown[0]!r}, not a NIC of the fabric")
     if fabric.now != 0 or fabric.events.events_run:
         raise PartitionSetupError("the two-process run takes a fresh fabric (nothing run yet)")
     if fabric.faults:
@@ -521,20 +665,27 @@ def run_two_process(
     fabric: VirtualFabric,
     planes_b: frozenset[int] | None = None,
     *,
+    nics_b: frozenset[str] | None = None,
     until_ns: int | None = None,
     window_ns: int | None = None,
     log_dir: str | Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> ParallelRun:
-    """Run ``fabric`` (fresh, transfers scheduled) in two processes: this one as A (every
-    NIC, the planes not in ``planes_b``), a forked child as B (``planes_b``, by default
-    :func:`default_split`: every plane). Returns like :meth:`VirtualFabric.run` in
-    :attr:`ParallelRun.finished`; the fabric in this process then holds A's results.
+    """Run ``fabric`` (fresh, transfers scheduled) in two processes: this one as A (the
+    NICs not in ``nics_b``, the planes not in ``planes_b``), a forked child as B
+    (``nics_b`` and ``planes_b``; both None: :func:`default_split`; one None: no NIC,
+    every plane). Returns like :meth:`VirtualFabric.run` in :attr:`ParallelRun.finished`;
+    the fabric in this process then holds A's results, and its transfers both ends'
+    (:func:`merge_halves`, when the NICs are split).
     ``window_ns``: the synchronisation window, by default the lookahead (a longer one is
     unsafe, and a frame it makes late raises :class:`LateFrameError`)."""
-    planes = default_split(fabric.topology.plane_count) if planes_b is None else frozenset(planes_b)
-    _check(fabric, planes)
-    window = lookahead_ns(fabric, planes) if window_ns is None else window_ns
+    if planes_b is None and nics_b is None:
+        planes, nics = default_split(fabric)
+    else:
+        planes = frozenset(range(fabric.topology.plane_count) if planes_b is None else planes_b)
+        nics = frozenset(() if nics_b is None else nics_b)
+    _check(fabric, planes, nics)
+    window = lookahead_ns(fabric, planes, nics) if window_ns is None else window_ns
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise PartitionSetupError(f"window_ns must be a positive integer, got {window!r}")
     directory = Path(tempfile.mkdtemp(prefix="vfabric-2p-")) if log_dir is None else Path(log_dir)
@@ -546,7 +697,7 @@ def run_two_process(
     parent = os.getpid()
     child = ctx.Process(
         target=_run_b,
-        args=(fabric, planes, conn_b, logs[1], timeout_s, window, until_ns, parent),
+        args=(fabric, planes, nics, conn_b, logs[1], timeout_s, window, until_ns, parent),
         name="vfabric-partition-B",
         daemon=True,
     )
@@ -554,15 +705,12 @@ def run_two_process(
     conn_b.close()
     part: Partition | None = None
     try:
-        part = Partition(fabric, "A", planes, conn_a, logs[0], timeout_s, child.is_alive)
-        foreground = [t for t in fabric.transfers if not t.background and not t.finished]
-
-        def stop() -> bool:
-            return bool(foreground) and all(t.finished for t in foreground)
-
+        part = Partition(fabric, "A", planes, conn_a, logs[0], timeout_s, child.is_alive, nics)
         part.ping()
-        finished = _collected(part.loop, window, until_ns, stop)
-        b_stats, b_switches, b_links = part.receive()
+        finished = _collected(part, window, until_ns)
+        b_stats, b_switches, b_links, b_halves, b_sha = part.receive()
+        if nics:
+            merge_halves(fabric.transfers, b_halves)
         switches, links = part.counters()
         switches.update(b_switches)
         links.update(b_links)
@@ -575,6 +723,7 @@ def run_two_process(
             dict(sorted(switches.items())),
             {name: links[name] for name in (w.name for w in fabric.wires.values())},
             logs,
+            b_sha,
         )
     except PeerError as exc:
         if part is not None:
@@ -594,25 +743,66 @@ def run_two_process(
             part.close()
 
 
-def _collected(
-    loop: Callable[[int, int | None, Callable[[], bool]], bool],
-    window: int,
-    until_ns: int | None,
-    stop: Callable[[], bool],
-) -> bool:
-    """``loop`` with the cyclic garbage collector paused, as :meth:`VirtualFabric.run`."""
+def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
+    """``part``'s loop with the cyclic garbage collector paused, as in
+    :meth:`VirtualFabric.run`; when does a side stop: without split NICs, A when every
+    foreground transfer finished (checked as one process does, mid-window) and B at once;
+    with split NICs, each at a barrier when its ends of them all finished."""
+    foreground = [t for t in part.fabric.transfers if not t.background and not t.finished]
+
+    def never() -> bool:
+        return False
+
+    def all_finished() -> bool:
+        return bool(foreground) and all(t.finished for t in foreground)
+
+    def halves_done() -> bool:
+        return bool(foreground) and part.halves_done(foreground)
+
+    if part.split_nics:
+        stop, done = never, halves_done
+    elif part.is_a:
+        stop, done = all_finished, all_finished
+    else:
+        stop, done = never, _always
     collecting = gc.isenabled()
     gc.disable()
     try:
-        return loop(window, until_ns, stop)
+        return part.loop(window, until_ns, stop, done)
     finally:
         if collecting:
             gc.enable()
 
 
+def _always() -> bool:
+    return True
+
+
+def merge_halves(transfers: list[Transfer], halves: list[tuple[Any, ...]]) -> None:
+    """Complete A's transfers with what B's ends know (:meth:`Partition.halves`): the
+    send completions of B's senders, the placements and checks of B's receivers, B's
+    failures; then each transfer's completion as :class:`Transfer` computes it."""
+    for t, (done_ns, received, failure) in zip(transfers, halves, strict=True):
+        if done_ns is not None:
+            t.message_done_ns = done_ns
+        if received is not None:
+            t.message_received_ns, t.bytes_delivered, t.bytes_verified = received
+        if t.failure is None and failure is not None:
+            t.failure = failure
+        if (
+            t.completion_ns is None
+            and t.failure is None
+            and t.message_done_ns
+            and None not in t.message_done_ns
+            and None not in t.message_received_ns
+        ):
+            t.completion_ns = max(*t.message_done_ns, *t.message_received_ns)
+
+
 def _run_b(
     fabric: VirtualFabric,
     planes_b: frozenset[int],
+    nics_b: frozenset[str],
     conn: Connection,
     log: Path,
     timeout_s: float,
@@ -622,14 +812,18 @@ def _run_b(
 ) -> None:
     """Partition B, in the forked child: the loop, then its figures and counters to A."""
     part: Partition | None = None
+    # B hashes its own records (its NICs', with split NICs) but writes no event log:
+    # the file is A's
+    fabric._log_sink = None
     try:
         part = Partition(
-            fabric, "B", planes_b, conn, log, timeout_s, lambda: os.getppid() == parent
+            fabric, "B", planes_b, conn, log, timeout_s, lambda: os.getppid() == parent, nics_b
         )
         part.ping()
-        _collected(part.loop, window, until_ns, lambda: False)
+        _collected(part, window, until_ns)
         switches, links = part.counters()
-        part.send((part.stats, switches, links))
+        halves = part.halves() if nics_b else []
+        part.send((part.stats, switches, links, halves, fabric.event_log_sha256))
     except BaseException as exc:
         text = traceback.format_exc()
         if part is not None:

@@ -14,6 +14,7 @@ import pytest
 
 from clikit import hotpath
 from topologies.events import LinkRef
+from topologies.generators import two_tier
 from vfabric import VirtualFabric
 from vfabric.parallel import (
     LateFrameError,
@@ -77,26 +78,37 @@ def test_the_pure_only_tests_pass_in_a_pure_process() -> None:
 
 
 def run_twice(
-    tmp_path: Path, planes_b: frozenset[int] | None
+    tmp_path: Path, planes_b: frozenset[int] | None, nics_b: frozenset[str] | None
 ) -> list[tuple[ParallelRun, VirtualFabric]]:
     out = []
     for i in range(2):
         fabric = all_to_all()
-        run = run_two_process(fabric, planes_b, log_dir=tmp_path / f"run{i}", timeout_s=30)
+        run = run_two_process(
+            fabric, planes_b, nics_b=nics_b, log_dir=tmp_path / f"run{i}", timeout_s=30
+        )
         out.append((run, fabric))
     return out
 
 
 @pure_only
-@pytest.mark.parametrize("planes_b", [None, frozenset({1})], ids=["nics|switches", "plane1"])
+@pytest.mark.parametrize(
+    ("planes_b", "nics_b"),
+    [
+        (None, None),  # the default: halves, nic2 and nic3 and plane 1 in B
+        (None, frozenset()),  # NICs | switches
+        (frozenset({1}), frozenset()),  # A every NIC and plane 0
+    ],
+    ids=["halves", "nics|switches", "plane1"],
+)
 def test_every_transfer_arrives_intact_and_the_run_repeats(
-    tmp_path: Path, planes_b: frozenset[int] | None
+    tmp_path: Path, planes_b: frozenset[int] | None, nics_b: frozenset[str] | None
 ) -> None:
-    (run1, f1), (run2, f2) = run_twice(tmp_path, planes_b)
+    (run1, f1), (run2, f2) = run_twice(tmp_path, planes_b, nics_b)
     assert run1.finished and run2.finished
     assert len(f1.transfers) == 12 and all(t.intact for t in f1.transfers + f2.transfers)
     # deterministic: the same event log, the same completions, the same exchange
     assert f1.event_log_sha256 == f2.event_log_sha256
+    assert run1.b_event_log_sha256 == run2.b_event_log_sha256 != ""
     assert [t.completion_ns for t in f1.transfers] == [t.completion_ns for t in f2.transfers]
     assert (run1.a.windows, run1.a.frames_sent, run1.b.frames_sent, run1.traversals) == (
         run2.a.windows,
@@ -109,7 +121,8 @@ def test_every_transfer_arrives_intact_and_the_run_repeats(
     assert run1.a.frames_sent == run1.b.frames_received > 0
     assert run1.b.frames_sent == run1.a.frames_received > 0
     assert run1.window_ns == 1000 and run1.a.windows == run1.b.windows > 0
-    assert run1.b.traversals > 0 and (run1.a.traversals > 0) == (planes_b is not None)
+    assert run1.b.traversals > 0 and (run1.a.traversals > 0) == bool(run1.a.planes)
+    assert run1.a.planes == ([] if (planes_b, nics_b) == (None, frozenset()) else [0])
     assert run1.traversals == sum(row["traversals"] for row in run1.switches.values())
     assert set(run1.links) == {w.name for w in f1.wires.values()}
     assert all(p.exists() for p in run1.logs) and "done:" in run1.logs[1].read_text()
@@ -119,6 +132,9 @@ def test_every_transfer_arrives_intact_and_the_run_repeats(
     for t, u in zip(f1.transfers, one.transfers, strict=True):
         assert t.completion_ns is not None and u.completion_ns is not None
         assert abs(t.completion_ns - u.completion_ns) <= 0.1 * u.completion_ns
+    if nics_b is None:  # transfers between the sides were set up and checked in halves
+        assert all(t.receiver is None for t in f1.transfers if t.dst in ("nic2", "nic3"))
+        assert any(t.intact and t.receiver is None for t in f1.transfers)
     assert run1.critical_path_cpu_s() > 0 and len(run1.a.window_compute) == run1.a.windows
 
 
@@ -156,7 +172,7 @@ def partition(tmp_path: Path, alive: bool = True, timeout_s: float = 30) -> Part
     mine, other = multiprocessing.Pipe()
     PIPE_ENDS.append(other)  # open but silent: nobody sends
     return Partition(
-        fabric, "A", default_split(2), mine, tmp_path / "a.log", timeout_s, lambda: alive
+        fabric, "A", frozenset({0, 1}), mine, tmp_path / "a.log", timeout_s, lambda: alive
     )
 
 
@@ -174,7 +190,7 @@ def test_a_frame_for_a_time_already_passed_is_an_error(tmp_path: Path) -> None:
 @pure_only
 def test_a_window_longer_than_the_lookahead_makes_frames_late(tmp_path: Path) -> None:
     fabric = all_to_all()
-    assert lookahead_ns(fabric, default_split(2)) == 1000
+    assert lookahead_ns(fabric, *default_split(fabric)) == 1000
     with pytest.raises(LateFrameError, match="arrives at"):
         run_two_process(fabric, window_ns=5_000, log_dir=tmp_path, timeout_s=30)
 
@@ -226,6 +242,8 @@ def test_what_the_prototype_does_not_run_is_refused(tmp_path: Path) -> None:
     fabric = all_to_all()
     with pytest.raises(PartitionSetupError, match="some of the planes"):
         run_two_process(fabric, frozenset({2}), log_dir=tmp_path)
+    with pytest.raises(PartitionSetupError, match="'nic9', not a NIC"):
+        run_two_process(fabric, nics_b=frozenset({"nic9"}), log_dir=tmp_path)
     faulty = all_to_all()
     faulty.schedule(LinkRef("p0-t0-0", "p0-t1-0").change(20_000, up=False))
     with pytest.raises(PartitionSetupError, match="no faults"):
@@ -247,7 +265,17 @@ def test_the_split_crosses_on_access_links_only() -> None:
     wires = crossing_wires(fabric, frozenset({1}))
     assert len(wires) == 2 * 4  # both directions of the 4 NICs' plane-1 links
     assert all(w.plane == 1 and "nic" in w.name for w in wires)
-    assert default_split(8) == frozenset(range(8))
+    assert default_split(fabric) == (frozenset({1}), frozenset({"nic2", "nic3"}))
+    # halves: nic0 and nic1 on plane 1, nic2 and nic3 on plane 0
+    halves = crossing_wires(fabric, *default_split(fabric))
+    assert sorted(w.name for w in halves if w.src.startswith("nic")) == [
+        "nic0->p1-t0-0",
+        "nic1->p1-t0-0",
+        "nic2->p0-t0-1",
+        "nic3->p0-t0-1",
+    ]
+    one_plane = VirtualFabric(two_tier(1, 2, 1, 1, name="one-plane"))
+    assert default_split(one_plane) == (frozenset({0}), frozenset())
 
 
 def test_the_critical_path_takes_the_slower_side_of_each_window() -> None:
