@@ -267,13 +267,13 @@ def default_split(fabric: VirtualFabric) -> tuple[frozenset[int], frozenset[str]
 
 #: The default split. Measured on the pure path (docs/virtual-fabric.md, "Several
 #: cores"): the NICs are about half of a run's CPU, so with every NIC on one side
-#: ("NICs | switches": A every NIC, B every plane) the sides are only roughly even, and
-#: their load alternates from window to window (NIC-heavy, then switch-heavy), and A
-#: alone starts every transfer. Halves (A the lower half of the NICs and of the planes,
-#: B the upper) are even by symmetry under symmetric traffic and cross half as many
-#: frames: on paper-8plane, all-to-all 64 KiB, a critical path of 3.58 s against 4.19 s;
-#: on small (all-to-all 1 MiB) both 1.93 s. A one-plane fabric has no halves of planes:
-#: NICs | switches.
+#: ("NICs | switches": A every NIC, B every plane) the sides are only roughly even, their
+#: load alternates from window to window (NIC-heavy, then switch-heavy), and A alone
+#: starts every transfer. Halves (A the lower half of the NICs and of the planes, B the
+#: upper) are even by symmetry under symmetric traffic and cross half as many frames:
+#: all-to-all on paper-8plane (64 KiB) a critical path of 3.43 s against 4.23 s, on
+#: small (1 MiB) 1.95 s against 2.09 s. A one-plane fabric has no halves of planes:
+#: NICs | switches there.
 DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one plane"
 
 
