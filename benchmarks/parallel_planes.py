@@ -1,0 +1,303 @@
+"""Does the two-process fabric (vfabric.parallel) pay on 2 cores? One JSON document.
+
+Per case, the same workload runs in one process (``VirtualFabric.run``, ``one``) and in
+two (``vfabric.parallel.run_two_process``): ``two`` with the default split (halves of the
+NICs and of the planes; NICs | switches on one plane) and, on several planes,
+``two_nics_switches`` (A every NIC, B every plane), in turn, ``--repeat`` times each,
+every run in a fresh Python process (this script with ``--child``); medians are reported:
+
+- ``paper8``: ``topologies/paper-8plane.yaml`` (8 planes, 32 NICs), all-to-all of
+  ``--paper-kib`` KiB per ordered pair (992 transfers);
+- ``small``: ``small`` (4 planes, 8 NICs), all-to-all of ``--small-kib`` KiB (56 transfers);
+- ``perm1``: the htsim comparison's workload (``benchmarks/htsim_compare.py``,
+  ``testbed.reference``): one plane, 32 hosts, a permutation of ``--perm-kib`` KiB each
+  (the NICs | switches split needs no second plane).
+
+Both on the pure path (``MRC_TESTBED_PURE=1``, set here: the prototype runs pure only).
+Figures per case:
+
+- measured wall time (``*_wall_s``) and CPU time (``*_cpu_s``, ``time.process_time``) of
+  the run alone (the fabric's build is not counted: both build the same fabric once);
+  for two processes, per partition, and ``two_call_wall_s``, the whole call (fork, the
+  ping-pongs, the final counters) beside ``two_wall_s``, the loop;
+- ``windows``, ``crossing_frames`` (both directions), ``bytes_pickled`` (both
+  directions), ``wait_wall_s`` per partition (blocked at barriers), ``ping_rtt_us`` (an
+  empty barrier's round trip, median of 200 before the run);
+- ``critical_path_s``: an *estimate from CPU times*, what the run would take on two idle
+  cores: per window the larger of the two partitions' CPU (events + barrier), plus one
+  empty round trip per window; split into its parts;
+- ``speedup_wall`` = one wall / two wall (*measured*, meaningful on an idle machine only);
+  ``speedup_estimate`` = one CPU / critical path (*estimated*); ``paid``: the two-process
+  run's measured wall time beat the one-process one's; ``paid_estimate`` the same for the
+  estimate;
+- every transfer intact on both, the completion times' differences (two - one, per
+  transfer, relative), the event-log hashes (A's and B's; the two-process runs' must all
+  agree: ``deterministic``);
+- at the top of each case: ``paid``, ``speedup`` (measured) and ``speedup_estimate``
+  of the default split;
+- the load average at the start and the end of the whole benchmark.
+
+Usage: ``python benchmarks/parallel_planes.py [--repeat N] [--paper-kib K] [--small-kib K]
+[--perm-kib K] [--skip paper8|small|perm1 ...]``
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ["MRC_TESTBED_PURE"] = "1"  # before any project import: the prototype is pure only
+
+import argparse
+import json
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+CASES = {  # name -> (topology, default KiB per transfer: 5-30 s of one-process CPU on paper8)
+    "paper8": ("paper-8plane", 64),
+    "small": ("small", 1024),
+    "perm1": ("htsim-fat-tree-32", 1024),
+}
+SEED = 1
+
+
+def build(case: str, kib: int) -> Any:
+    """The case's fabric, its transfers scheduled: an all-to-all, or for ``perm1`` the
+    htsim comparison's 32-host permutation (``testbed.reference``: one plane)."""
+    from vfabric import VirtualFabric
+
+    if case == "perm1":
+        from testbed.reference import suites, vfside
+
+        work = suites.permutation(32, size=kib << 10)
+        fabric = VirtualFabric(
+            vfside.topology(work.shape), seed=work.seed, nic_config=vfside.nic_config(work.shape)
+        )
+        for f in work.flows():
+            fabric.transfer(
+                vfside.nic_name(f.src), vfside.nic_name(f.dst), f.size, start_ns=f.start_us * 1000
+            )
+        return fabric
+    fabric = VirtualFabric(CASES[case][0], seed=SEED)
+    for src in fabric.nics:
+        for dst in fabric.nics:
+            if src != dst:
+                fabric.transfer(src, dst, kib << 10)
+    return fabric
+
+
+def child(case: str, mode: str, kib: int) -> dict[str, Any]:
+    """One run in this (fresh) process: ``one`` or ``two`` processes."""
+    from clikit import hotpath
+    from vfabric.parallel import run_two_process
+
+    started = time.perf_counter()
+    fabric = build(case, kib)
+    out: dict[str, Any] = {"build_wall_s": time.perf_counter() - started}
+    assert hotpath.describe()["path"] == "pure"
+    if mode == "one":
+        wall0, cpu0 = time.perf_counter(), time.process_time()
+        finished = fabric.run()
+        out["wall_s"] = time.perf_counter() - wall0
+        out["cpu_s"] = time.process_time() - cpu0
+        out["traversals"] = fabric.traversals()
+    else:
+        wall0 = time.perf_counter()
+        # "two": the default split; "two-nics": NICs | switches (A every NIC, B every plane)
+        run = run_two_process(fabric, nics_b=frozenset() if mode == "two-nics" else None)
+        out["call_wall_s"] = time.perf_counter() - wall0
+        finished = run.finished
+        a, b = run.a, run.b
+        rtt = max(a.ping_rtt_s, b.ping_rtt_s)
+        windows = list(
+            zip(
+                a.window_compute,
+                a.window_exchange,
+                b.window_compute,
+                b.window_exchange,
+                strict=True,
+            )
+        )
+        out.update(
+            wall_s=max(a.run_wall_s, b.run_wall_s),
+            cpu_a_s=a.run_cpu_s,
+            cpu_b_s=b.run_cpu_s,
+            compute_a_s=a.compute_cpu_s,
+            compute_b_s=b.compute_cpu_s,
+            exchange_a_s=a.exchange_cpu_s,
+            exchange_b_s=b.exchange_cpu_s,
+            wait_a_s=a.wait_wall_s,
+            wait_b_s=b.wait_wall_s,
+            ping_rtt_us=rtt * 1e6,
+            windows=a.windows,
+            window_ns=run.window_ns,
+            crossing_frames=a.frames_sent + b.frames_sent,
+            frames_a_to_b=a.frames_sent,
+            bytes_pickled=a.bytes_pickled + b.bytes_pickled,
+            critical_path_s=run.critical_path_cpu_s(),
+            critical_compute_s=sum(max(ca, cb) for ca, _, cb, _ in windows),
+            critical_barrier_cpu_s=run.critical_path_cpu_s(0.0)
+            - sum(max(ca, cb) for ca, _, cb, _ in windows),
+            critical_rtt_s=rtt * a.windows,
+            traversals=run.traversals,
+            planes_a=a.planes,
+            planes_b=b.planes,
+            nics_a=a.nics,
+            nics_b=b.nics,
+            b_sha=run.b_event_log_sha256,
+            logs=[str(p) for p in run.logs],
+        )
+    out.update(
+        finished=finished,
+        virtual_ns=fabric.now,
+        intact=all(t.intact for t in fabric.transfers),
+        transfers=len(fabric.transfers),
+        completion_ns=[t.completion_ns for t in fabric.transfers],
+        sha=fabric.event_log_sha256,
+    )
+    return out
+
+
+def spawn(case: str, mode: str, kib: int) -> dict[str, Any]:
+    done = subprocess.run(
+        [sys.executable, __file__, "--child", case, mode, str(kib)],
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    if done.returncode != 0:
+        raise SystemExit(f"{case} {mode}: child failed:\n{done.stderr[-4000:]}")
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def median(rows: list[dict[str, Any]], key: str, ndigits: int = 3) -> float:
+    return round(statistics.median(float(r[key]) for r in rows), ndigits)
+
+
+def two_figures(ones: list[dict[str, Any]], twos: list[dict[str, Any]]) -> dict[str, Any]:
+    """A split's figures against the one-process runs: measured, estimated, exchanged."""
+    one_wall, one_cpu = median(ones, "wall_s"), median(ones, "cpu_s")
+    two_wall, crit = median(twos, "wall_s"), median(twos, "critical_path_s")
+    base = ones[0]["completion_ns"]
+    diffs = [(t - o) / o for t, o in zip(twos[0]["completion_ns"], base, strict=True) if t and o]
+    return {
+        "split": {
+            "a_planes": twos[0]["planes_a"],
+            "b_planes": twos[0]["planes_b"],
+            "a_nics": twos[0]["nics_a"],
+            "b_nics": twos[0]["nics_b"],
+        },
+        "measured": {
+            "two_wall_s": two_wall,
+            "two_call_wall_s": median(twos, "call_wall_s"),
+            "two_cpu_a_s": median(twos, "cpu_a_s"),
+            "two_cpu_b_s": median(twos, "cpu_b_s"),
+            "two_compute_a_s": median(twos, "compute_a_s"),
+            "two_compute_b_s": median(twos, "compute_b_s"),
+            "two_exchange_cpu_a_s": median(twos, "exchange_a_s"),
+            "two_exchange_cpu_b_s": median(twos, "exchange_b_s"),
+            "wait_wall_a_s": median(twos, "wait_a_s"),
+            "wait_wall_b_s": median(twos, "wait_b_s"),
+            "ping_rtt_us": median(twos, "ping_rtt_us", 1),
+            "speedup_wall": round(one_wall / two_wall, 3),
+            "paid": two_wall < one_wall,
+        },
+        "estimated": {
+            "critical_path_s": crit,
+            "critical_compute_s": median(twos, "critical_compute_s"),
+            "critical_barrier_cpu_s": median(twos, "critical_barrier_cpu_s"),
+            "critical_rtt_s": median(twos, "critical_rtt_s", 4),
+            "speedup_estimate": round(one_cpu / crit, 3),
+            "paid_estimate": crit < one_cpu,
+        },
+        "windows": twos[0]["windows"],
+        "window_ns": twos[0]["window_ns"],
+        "crossing_frames": twos[0]["crossing_frames"],
+        "bytes_pickled": twos[0]["bytes_pickled"],
+        "traversals": twos[0]["traversals"],
+        "virtual_ns": twos[0]["virtual_ns"],
+        "all_intact": all(r["intact"] and r["finished"] for r in twos),
+        "completion_diff": {
+            "last_one_ns": max(c for c in base if c is not None),
+            "last_two_ns": max(c for c in twos[0]["completion_ns"] if c is not None),
+            "median_rel": round(statistics.median(diffs), 4),
+            "max_abs_rel": round(max(abs(d) for d in diffs), 4),
+        },
+        "sha_a": sorted({r["sha"][:16] for r in twos}),
+        "sha_b": sorted({r["b_sha"][:16] for r in twos}),
+        "deterministic": len({(r["sha"], r["b_sha"]) for r in twos}) == 1
+        and len({tuple(r["completion_ns"]) for r in twos}) == 1,
+        "logs": twos[-1]["logs"],
+    }
+
+
+def summarise(case: str, kib: int, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
+    ones = runs["one"]
+    out: dict[str, Any] = {
+        "topology": CASES[case][0],
+        "workload": f"permutation, {kib} KiB per host (htsim_compare's)"
+        if case == "perm1"
+        else f"all-to-all, {kib} KiB per ordered pair, seed {SEED}",
+        "transfers": ones[0]["transfers"],
+        "repeats": len(ones),
+        "one": {
+            "wall_s": median(ones, "wall_s"),
+            "cpu_s": median(ones, "cpu_s"),
+            "build_wall_s": median(ones, "build_wall_s", 2),
+            "traversals": ones[0]["traversals"],
+            "virtual_ns": ones[0]["virtual_ns"],
+            "all_intact": all(r["intact"] and r["finished"] for r in ones),
+            "sha": sorted({r["sha"][:16] for r in ones}),
+        },
+        "two": two_figures(ones, runs["two"]),
+    }
+    out["paid"] = out["two"]["measured"]["paid"]
+    out["speedup"] = out["two"]["measured"]["speedup_wall"]
+    out["speedup_estimate"] = out["two"]["estimated"]["speedup_estimate"]
+    if runs.get("two-nics"):
+        out["two_nics_switches"] = two_figures(ones, runs["two-nics"])
+    return out
+
+
+def main() -> None:
+    if len(sys.argv) == 5 and sys.argv[1] == "--child":
+        print(json.dumps(child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
+        return
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--repeat", type=int, default=3)
+    parser.add_argument("--paper-kib", type=int, default=CASES["paper8"][1])
+    parser.add_argument("--small-kib", type=int, default=CASES["small"][1])
+    parser.add_argument("--perm-kib", type=int, default=CASES["perm1"][1])
+    parser.add_argument("--skip", nargs="*", default=[], choices=sorted(CASES))
+    args = parser.parse_args()
+    sizes = {"paper8": args.paper_kib, "small": args.small_kib, "perm1": args.perm_kib}
+    report: dict[str, Any] = {
+        "path": "pure (MRC_TESTBED_PURE=1: the prototype runs pure only)",
+        "cores": os.cpu_count(),
+        "load_start": [round(x, 2) for x in os.getloadavg()],
+        "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
+    }
+    for case in CASES:
+        if case in args.skip:
+            continue
+        # one-plane fabrics split NICs | switches by default: no second split to try
+        modes = ["one", "two"] if case == "perm1" else ["one", "two", "two-nics"]
+        runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+        for r in range(args.repeat):  # alternating, the order turned every repeat
+            for mode in modes[r % len(modes) :] + modes[: r % len(modes)]:
+                runs[mode].append(spawn(case, mode, sizes[case]))
+        report[case] = summarise(case, sizes[case], runs)
+    report["load_end"] = [round(x, 2) for x in os.getloadavg()]
+    report["ended_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
+    print(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

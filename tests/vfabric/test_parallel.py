@@ -1,0 +1,288 @@
+"""The two-process fabric (vfabric.parallel): every transfer intact, the same run twice,
+late frames refused, a dead or failing peer a specific error with the logs named."""
+
+from __future__ import annotations
+
+import multiprocessing
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from clikit import hotpath
+from topologies.events import LinkRef
+from topologies.generators import two_tier
+from vfabric import VirtualFabric
+from vfabric.parallel import (
+    LateFrameError,
+    Outbox,
+    ParallelRun,
+    Partition,
+    PartitionSetupError,
+    PartitionStats,
+    PeerDiedError,
+    PeerFailedError,
+    PeerTimeoutError,
+    crossing_wires,
+    default_split,
+    lookahead_ns,
+    run_two_process,
+    wires_are_pure,
+)
+from vfabric.pfc import PfcConfig
+
+SIZE = 64 << 10  # per transfer: tiny's all-to-all (12 transfers) runs in a fraction of a second
+
+
+def all_to_all(size: int = SIZE, seed: int = 2) -> VirtualFabric:
+    fabric = VirtualFabric("tiny", seed=seed)
+    for src in fabric.nics:
+        for dst in fabric.nics:
+            if src != dst:
+                fabric.transfer(src, dst, size)
+    return fabric
+
+
+PURE = wires_are_pure()
+pure_only = pytest.mark.skipif(
+    not PURE, reason="the prototype runs pure only: test_the_path_decides_whether_it_runs"
+)
+
+
+def test_the_path_decides_whether_it_runs(tmp_path: Path) -> None:
+    # the prototype's own check agrees with the hot path's account of what was loaded
+    assert (hotpath.describe()["path"] == "pure") == PURE
+    if not PURE:  # a compiled Wire's event list is typed: refused before any fork
+        with pytest.raises(PartitionSetupError, match="MRC_TESTBED_PURE=1"):
+            run_two_process(all_to_all(), log_dir=tmp_path)
+
+
+@pytest.mark.integration  # a pytest process of its own: ~10 s
+@pytest.mark.skipif(PURE, reason="this process is pure: the tests below ran here")
+def test_the_pure_only_tests_pass_in_a_pure_process() -> None:
+    """A compiled checkout skips the pure-only tests here: they run in a pure process."""
+    env = {**os.environ, "MRC_TESTBED_PURE": "1"}
+    done = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
+        env=env,
+        capture_output=True,
+        text=True,
+        check=False,
+    )
+    assert done.returncode == 0, done.stdout[-3000:]
+    # every test ran but this one (the pure process skips it)
+    assert re.search(r"\b\d+ passed, 1 skipped\b", done.stdout), done.stdout[-3000:]
+
+
+def run_twice(
+    tmp_path: Path, planes_b: frozenset[int] | None, nics_b: frozenset[str] | None
+) -> list[tuple[ParallelRun, VirtualFabric]]:
+    out = []
+    for i in range(2):
+        fabric = all_to_all()
+        run = run_two_process(
+            fabric, planes_b, nics_b=nics_b, log_dir=tmp_path / f"run{i}", timeout_s=30
+        )
+        out.append((run, fabric))
+    return out
+
+
+@pure_only
+@pytest.mark.parametrize(
+    ("planes_b", "nics_b"),
+    [
+        (None, None),  # the default: halves, nic2 and nic3 and plane 1 in B
+        (None, frozenset()),  # NICs | switches
+        (frozenset({1}), frozenset()),  # A every NIC and plane 0
+    ],
+    ids=["halves", "nics|switches", "plane1"],
+)
+def test_every_transfer_arrives_intact_and_the_run_repeats(
+    tmp_path: Path, planes_b: frozenset[int] | None, nics_b: frozenset[str] | None
+) -> None:
+    (run1, f1), (run2, f2) = run_twice(tmp_path, planes_b, nics_b)
+    assert run1.finished and run2.finished
+    assert len(f1.transfers) == 12 and all(t.intact for t in f1.transfers + f2.transfers)
+    # deterministic: the same event log, the same completions, the same exchange
+    assert f1.event_log_sha256 == f2.event_log_sha256
+    assert run1.b_event_log_sha256 == run2.b_event_log_sha256 != ""
+    assert [t.completion_ns for t in f1.transfers] == [t.completion_ns for t in f2.transfers]
+    assert (run1.a.windows, run1.a.frames_sent, run1.b.frames_sent, run1.traversals) == (
+        run2.a.windows,
+        run2.a.frames_sent,
+        run2.b.frames_sent,
+        run2.traversals,
+    )
+    assert run1.links == run2.links and run1.switches == run2.switches
+    # both sides worked; the frames each sent are those the other received
+    assert run1.a.frames_sent == run1.b.frames_received > 0
+    assert run1.b.frames_sent == run1.a.frames_received > 0
+    assert run1.window_ns == 1000 and run1.a.windows == run1.b.windows > 0
+    assert run1.b.traversals > 0 and (run1.a.traversals > 0) == bool(run1.a.planes)
+    assert run1.a.planes == ([] if (planes_b, nics_b) == (None, frozenset()) else [0])
+    assert run1.traversals == sum(row["traversals"] for row in run1.switches.values())
+    assert set(run1.links) == {w.name for w in f1.wires.values()}
+    assert all(p.exists() for p in run1.logs) and "done:" in run1.logs[1].read_text()
+    # close to the one-process run (same-instant ties break differently)
+    one = all_to_all()
+    assert one.run()
+    for t, u in zip(f1.transfers, one.transfers, strict=True):
+        assert t.completion_ns is not None and u.completion_ns is not None
+        assert abs(t.completion_ns - u.completion_ns) <= 0.1 * u.completion_ns
+    if nics_b is None:  # transfers between the sides were set up and checked in halves
+        assert all(t.receiver is None for t in f1.transfers if t.dst in ("nic2", "nic3"))
+        assert any(t.intact and t.receiver is None for t in f1.transfers)
+    assert run1.critical_path_cpu_s() > 0 and len(run1.a.window_compute) == run1.a.windows
+
+
+@pure_only
+def test_a_run_until_a_time_stops_there_unfinished(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    run = run_two_process(fabric, until_ns=10_500, log_dir=tmp_path, timeout_s=30)
+    assert not run.finished and fabric.now == 10_500
+    assert not any(t.finished for t in fabric.transfers)
+    assert run.a.windows == run.b.windows == 11  # [0, 999], ..., [10000, 10500]
+    one = all_to_all()
+    assert not one.run(until_ns=10_500) and one.now == 10_500
+
+
+@pure_only
+def test_the_outbox_collects_the_arrival_the_wire_would_schedule() -> None:
+    fabric = all_to_all()
+    wire = fabric.wires[("nic0", "p0-t0-0")]
+    frames: list[tuple[int, int, bytes]] = []
+    wire.events = Outbox(fabric.events, frames, 7)  # type: ignore[assignment]
+    pending = fabric.events.pending()
+    wire.receive(b"\x00" * 1000)
+    wire.receive(b"\x00" * 500)
+    assert fabric.events.pending() == pending  # nothing scheduled here
+    first = 80 + 1000  # 1000 bytes at 100 Gb/s, then 1 us
+    assert frames == [(first, 7, b"\x00" * 1000), (first + 40, 7, b"\x00" * 500)]
+    assert wire.tx_packets == 2 and wire.busy_until == 120
+
+
+PIPE_ENDS: list[object] = []
+
+
+def partition(tmp_path: Path, alive: bool = True, timeout_s: float = 30) -> Partition:
+    fabric = all_to_all()
+    mine, other = multiprocessing.Pipe()
+    PIPE_ENDS.append(other)  # open but silent: nobody sends
+    return Partition(
+        fabric, "A", frozenset({0, 1}), mine, tmp_path / "a.log", timeout_s, lambda: alive
+    )
+
+
+@pure_only
+def test_a_frame_for_a_time_already_passed_is_an_error(tmp_path: Path) -> None:
+    part = partition(tmp_path)
+    part.events.run(5_000, lambda: False)
+    wire_id = next(i for i, w in enumerate(part.wires) if w.name == "p0-t0-0->nic0")
+    part.deliver([(5_001, wire_id, b"ok")])  # after the window: scheduled
+    with pytest.raises(LateFrameError, match=r"p0-t0-0->nic0 arrives at 5000 ns.*ended at 5000"):
+        part.deliver([(5_000, wire_id, b"late")])
+    part.close()
+
+
+@pure_only
+def test_a_window_longer_than_the_lookahead_makes_frames_late(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    assert lookahead_ns(fabric, *default_split(fabric)) == 1000
+    with pytest.raises(LateFrameError, match="arrives at"):
+        run_two_process(fabric, window_ns=5_000, log_dir=tmp_path, timeout_s=30)
+
+
+@pure_only
+def test_a_silent_peer_times_out_and_a_gone_one_is_dead(tmp_path: Path) -> None:
+    part = partition(tmp_path, timeout_s=0.3)
+    with pytest.raises(PeerTimeoutError, match="no word"):
+        part.receive()
+    part.close()
+    part = partition(tmp_path, alive=False)
+    with pytest.raises(PeerDiedError, match="exited mid-run"):
+        part.receive()
+    part.close()
+
+
+def _die(port: int, frame: bytes) -> None:
+    os._exit(3)  # the process ends without a word: no exception, no message
+
+
+def _fail(port: int, frame: bytes) -> None:
+    raise RuntimeError("switch exploded")
+
+
+@pure_only
+@pytest.mark.parametrize(
+    ("sink", "error", "message"),
+    [(_die, PeerDiedError, "mid-run"), (_fail, PeerFailedError, "switch exploded")],
+    ids=["dies", "raises"],
+)
+def test_a_peer_that_dies_or_fails_is_a_specific_error_naming_the_logs(
+    tmp_path: Path, sink: object, error: type[Exception], message: str
+) -> None:
+    fabric = all_to_all()
+    # B (plane 1) is forked with this sink on a T0's link from nic0: its first frame there
+    fabric.wires[("nic0", "p1-t0-0")].sink = sink  # type: ignore[assignment]
+    with pytest.raises(error, match=message) as caught:
+        run_two_process(fabric, frozenset({1}), log_dir=tmp_path, timeout_s=30)
+    logs = caught.value.logs  # type: ignore[attr-defined]
+    assert logs == (tmp_path / "partition-A.log", tmp_path / "partition-B.log")
+    assert str(logs[0]) in str(caught.value) and str(logs[1]) in str(caught.value)
+    assert "error" in logs[0].read_text()
+    if sink is _fail:
+        assert "RuntimeError: switch exploded" in logs[1].read_text()
+
+
+@pure_only
+def test_what_the_prototype_does_not_run_is_refused(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    with pytest.raises(PartitionSetupError, match="some of the planes"):
+        run_two_process(fabric, frozenset({2}), log_dir=tmp_path)
+    with pytest.raises(PartitionSetupError, match="'nic9', not a NIC"):
+        run_two_process(fabric, nics_b=frozenset({"nic9"}), log_dir=tmp_path)
+    faulty = all_to_all()
+    faulty.schedule(LinkRef("p0-t0-0", "p0-t1-0").change(20_000, up=False))
+    with pytest.raises(PartitionSetupError, match="no faults"):
+        run_two_process(faulty, log_dir=tmp_path)
+    lossless = VirtualFabric("tiny", pfc=PfcConfig())
+    with pytest.raises(PartitionSetupError, match="PFC"):
+        run_two_process(lossless, log_dir=tmp_path)
+    used = all_to_all()
+    used.run(until_ns=1_000)
+    with pytest.raises(PartitionSetupError, match="fresh fabric"):
+        run_two_process(used, log_dir=tmp_path)
+    with pytest.raises(PartitionSetupError, match="window_ns"):
+        run_two_process(all_to_all(), window_ns=0, log_dir=tmp_path)
+
+
+@pure_only
+def test_the_split_crosses_on_access_links_only() -> None:
+    fabric = all_to_all()
+    wires = crossing_wires(fabric, frozenset({1}))
+    assert len(wires) == 2 * 4  # both directions of the 4 NICs' plane-1 links
+    assert all(w.plane == 1 and "nic" in w.name for w in wires)
+    assert default_split(fabric) == (frozenset({1}), frozenset({"nic2", "nic3"}))
+    # halves: nic0 and nic1 on plane 1, nic2 and nic3 on plane 0
+    halves = crossing_wires(fabric, *default_split(fabric))
+    assert sorted(w.name for w in halves if w.src.startswith("nic")) == [
+        "nic0->p1-t0-0",
+        "nic1->p1-t0-0",
+        "nic2->p0-t0-1",
+        "nic3->p0-t0-1",
+    ]
+    one_plane = VirtualFabric(two_tier(1, 2, 1, 1, name="one-plane"))
+    assert default_split(one_plane) == (frozenset({0}), frozenset())
+
+
+def test_the_critical_path_takes_the_slower_side_of_each_window() -> None:
+    a = PartitionStats("A", [], ping_rtt_s=1e-5)
+    b = PartitionStats("B", [0], ping_rtt_s=2e-5)
+    a.window_compute, a.window_exchange = [1.0, 0.1], [0.01, 0.01]
+    b.window_compute, b.window_exchange = [0.5, 0.5], [0.02, 0.02]
+    run = ParallelRun(True, 1000, a, b, {}, {}, ())
+    assert run.critical_path_cpu_s() == pytest.approx(1.01 + 0.52 + 2 * 2e-5)
+    assert run.critical_path_cpu_s(0.0) == pytest.approx(1.53)

@@ -1,0 +1,840 @@
+"""One virtual fabric in two processes, partitioned by plane (a prototype; issue #27).
+
+Planes meet only at the NICs, so a fabric splits into two partitions, each owning some
+planes (their switches and links) and some NICs: **B** the planes ``planes_b`` and the
+NICs ``nics_b``, **A** the rest. A frame crosses between them only on an access link
+whose NIC and plane are on different sides, and it arrives ``delay`` after it was sent:
+the smallest delay of those links is the *lookahead* ``L`` (1 us on the bundled
+topologies). By default (:data:`DEFAULT_SPLIT`) each side has half of the NICs and half
+of the planes; a one-plane fabric splits NICs | switches (A every NIC, B the plane).
+
+:func:`run_two_process` takes a freshly built :class:`~vfabric.fabric.VirtualFabric` (its
+transfers scheduled, nothing run) and forks: the parent goes on as A, the child is B. Both
+hold the same fabric (fork copies it), each runs only its own nodes' events:
+
+- a wire that delivers to a node of the other partition gets an :class:`Outbox` in place
+  of its event list: the frame's serialisation is computed as always (the sender owns the
+  wire's counters and ``busy_until``), and its arrival ``(time, wire, sequence, frame)``
+  is collected instead of scheduled;
+- a side runs on an event list of its own (:class:`~vfabric.eventlist.EventList` on the
+  fabric's clock) to which its switches, NICs and wires move, so what the other side
+  owns stays behind, never run (without split NICs A keeps the fabric's list);
+- with split NICs a transfer between the sides starts in halves (:meth:`Partition.start_half`):
+  each side sets up its end; the receiver's side makes the digests it checks against
+  from the transfer's seed (the sender makes them as it sends, in the other process);
+  each side stops at a barrier once its ends of every foreground transfer finished, and
+  B's ends are merged into A's transfers after the run (:func:`merge_halves`);
+- conservative windows: both run their events up to ``start + L - 1``; then A sends its
+  crossing frames and its next event time to B, B answers with its own; each pushes the
+  frames it received, sorted by (arrival time, wire, sequence), onto its event list; the
+  next window starts at the earliest pending time of either side (idle stretches are
+  skipped). A frame sent at ``t >= start`` arrives at ``>= start + L``, after the window:
+  a frame for a time a process has already passed raises :class:`LateFrameError`.
+
+A run is deterministic (the merge order is fixed by (time, wire, sequence), and each
+partition's own events keep their scheduling order), but its event log is not the
+one-process run's: an incoming frame is scheduled at the barrier, after the receiver's own
+events of the same instant that were scheduled before it, where one process would have
+scheduled it when it was sent. A's fabric holds A's records; B's hash is
+:attr:`ParallelRun.b_event_log_sha256`.
+
+Prototype limits (each refused with :class:`PartitionSetupError`): the pure path only (a
+compiled :class:`~vfabric.wires.Wire` types its event list, so the :class:`Outbox` cannot
+take its place: run with ``MRC_TESTBED_PURE=1``), no faults (link state changes would have
+to cross too), no PFC (pause frames cross links backwards), no pcaps, a fresh fabric.
+The results A holds are its NICs' (transfers, with B's ends merged, event log, EV
+counters); B sends back its switches' and wires' counters (:attr:`ParallelRun.switches`,
+:attr:`ParallelRun.links`).
+
+Waits are bounded: a peer that exits or dies raises :class:`PeerDiedError`, one that fails
+with an exception :class:`PeerFailedError` (its traceback in the message), one that says
+nothing for ``timeout_s`` :class:`PeerTimeoutError`; each names the partitions' log files
+(``log_dir``, kept after the run). docs/virtual-fabric.md, "Several cores", has the
+measured figures.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import gc
+import hashlib
+import multiprocessing
+import os
+import pickle
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from multiprocessing.connection import Connection
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from nic_emu.exceptions import NicEmuError
+from topologies import LinkKind
+from vfabric import wires as wires_module
+from vfabric.eventlist import EventList
+from vfabric.exceptions import VirtualFabricError
+from vfabric.fabric import FABRIC
+from vfabric.transfers import (
+    TRANSPORTS,
+    SentData,
+    Transfer,
+    message_spans,
+    receive_sink,
+    transfer_source,
+)
+from vfabric.wires import Wire
+
+if TYPE_CHECKING:
+    from vfabric.fabric import VirtualFabric
+
+#: How long a partition waits for its peer's message at a barrier before giving up.
+DEFAULT_TIMEOUT_S = 120.0
+#: A waiting partition checks whether its peer is still alive this often.
+LIVENESS_POLL_S = 0.2
+#: A partition writes one progress line to its log every this many windows.
+LOG_EVERY_WINDOWS = 1000
+#: Ping-pongs over the pipe before the run, to measure an empty barrier's round trip.
+PING_PONGS = 200
+PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+
+#: (arrival time ns, wire id, frame): a crossing frame; its sequence is its place in the
+#: message (a wire's frames are in sending order, and a stable sort keeps it).
+Crossing = tuple[int, int, bytes]
+
+
+class ParallelError(VirtualFabricError):
+    """Base class of the two-process fabric's errors."""
+
+
+class PartitionSetupError(ParallelError):
+    """The fabric or the split cannot be run in two processes (see the module docstring)."""
+
+
+class LateFrameError(ParallelError):
+    """A crossing frame arrived for a virtual time its receiver had already passed: the
+    window was longer than the lookahead."""
+
+
+class PeerError(ParallelError):
+    """The other partition failed; ``logs`` are both partitions' log files."""
+
+    def __init__(self, message: str, logs: tuple[Path, ...]) -> None:
+        names = ", ".join(str(p) for p in logs)
+        super().__init__(f"{message} (logs: {names})" if logs else message)
+        self.logs = logs
+
+
+class PeerDiedError(PeerError):
+    """The other partition's process exited, or its end of the pipe closed, mid-run."""
+
+
+class PeerFailedError(PeerError):
+    """The other partition raised an exception (its traceback is in the message)."""
+
+
+class PeerTimeoutError(PeerError):
+    """The other partition said nothing for ``timeout_s``."""
+
+
+class Outbox:
+    """Stands in for a wire's event list (``wire.events``) when the wire delivers to the
+    other partition: :attr:`now` is the real list's; :meth:`push` collects the arrival."""
+
+    __slots__ = ("events", "frames", "wire_id")
+
+    def __init__(self, events: EventList, frames: list[Crossing], wire_id: int) -> None:
+        self.events = events
+        self.frames = frames
+        self.wire_id = wire_id
+
+    @property
+    def now(self) -> int:
+        return self.events.now
+
+    def push(self, t_ns: int, fn: Callable[[bytes], None], frame: bytes) -> None:
+        self.frames.append((t_ns, self.wire_id, frame))
+
+
+@dataclass
+class PartitionStats:
+    """What one partition measured (CPU seconds are ``time.process_time``)."""
+
+    name: str
+    planes: list[int]
+    nics: int = 0  # how many NICs this side owns
+    pid: int = 0
+    windows: int = 0
+    frames_sent: int = 0
+    frames_received: int = 0
+    bytes_pickled: int = 0  # messages this partition sent, pickled
+    events_run: int = 0
+    traversals: int = 0
+    run_wall_s: float = 0.0
+    run_cpu_s: float = 0.0  # the whole loop, windows and barriers
+    compute_cpu_s: float = 0.0  # running events inside windows
+    exchange_cpu_s: float = 0.0  # pickling, sending, receiving, scheduling arrivals
+    wait_wall_s: float = 0.0  # blocked at barriers, waiting for the peer's message
+    ping_rtt_s: float = 0.0  # median round trip of an empty message before the run
+    #: per window: CPU seconds of its events, then of its barrier (both ``process_time``)
+    window_compute: list[float] = field(default_factory=list, repr=False)
+    window_exchange: list[float] = field(default_factory=list, repr=False)
+
+    def summary(self) -> dict[str, Any]:
+        out = {k: v for k, v in self.__dict__.items() if not k.startswith("window_")}
+        for key in ("run_wall_s", "run_cpu_s", "compute_cpu_s", "exchange_cpu_s", "wait_wall_s"):
+            out[key] = round(out[key], 4)
+        out["ping_rtt_us"] = round(out.pop("ping_rtt_s") * 1e6, 1)
+        return out
+
+
+@dataclass
+class ParallelRun:
+    """A two-process run: whether every foreground transfer finished, both partitions'
+    figures, B's switch and wire counters, and the logs."""
+
+    finished: bool
+    window_ns: int
+    a: PartitionStats
+    b: PartitionStats
+    switches: dict[str, dict[str, int]]  # every switch's counters, from its owner
+    links: dict[str, dict[str, Any]]  # every wire's counters, from its sender
+    logs: tuple[Path, ...]
+    #: B's own event log's hash (its NICs' records, with split NICs; else only the start)
+    b_event_log_sha256: str = ""
+
+    @property
+    def traversals(self) -> int:
+        return self.a.traversals + self.b.traversals
+
+    def critical_path_cpu_s(self, barrier_s: float | None = None) -> float:
+        """The run's length if each window cost the larger of the two partitions' CPU
+        (events plus barrier) and each barrier one more ``barrier_s`` of latency (by
+        default the measured empty round trip, the larger of the two): what two idle
+        cores would take, estimated from CPU times so that other load does not count."""
+        rtt = max(self.a.ping_rtt_s, self.b.ping_rtt_s) if barrier_s is None else barrier_s
+        total = 0.0
+        for ca, xa, cb, xb in zip(
+            self.a.window_compute,
+            self.a.window_exchange,
+            self.b.window_compute,
+            self.b.window_exchange,
+            strict=True,
+        ):
+            total += max(ca + xa, cb + xb) + rtt
+        return total
+
+
+def crossing_wires(
+    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
+) -> list[Wire]:
+    """The wires between the partitions: both directions of every access link whose NIC
+    and plane are on different sides (by default every NIC is A's: B's planes' links)."""
+    kinds = fabric._link_kind
+    nics = fabric.nics
+    out = []
+    for wire in fabric.wires.values():
+        if kinds[wire.link] is LinkKind.ACCESS:
+            nic = wire.src if wire.src in nics else wire.dst
+            if (nic in nics_b) != (wire.plane in planes_b):
+                out.append(wire)
+    return out
+
+
+def lookahead_ns(
+    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
+) -> int:
+    """The smallest delay of a crossing wire: no crossing frame arrives sooner."""
+    delays = [wire.delay_ns for wire in crossing_wires(fabric, planes_b, nics_b)]
+    if not delays or min(delays) < 1:
+        raise PartitionSetupError(
+            "the split needs crossing links with a delay of at least 1 ns, "
+            f"got {sorted(set(delays))!r}"
+        )
+    return min(delays)
+
+
+def default_split(fabric: VirtualFabric) -> tuple[frozenset[int], frozenset[str]]:
+    """B's planes and NICs by default (:data:`DEFAULT_SPLIT`): the upper half of each on
+    a fabric of several planes, every plane and no NIC on a one-plane fabric."""
+    count = fabric.topology.plane_count
+    if count == 1:
+        return frozenset({0}), frozenset()
+    nics = list(fabric.nics)
+    return frozenset(range(count // 2, count)), frozenset(nics[len(nics) // 2 :])
+
+
+#: The default split. Measured on the pure path (docs/virtual-fabric.md, "Several
+#: cores"): the NICs are about half of a run's CPU, so with every NIC on one side
+#: ("NICs | switches": A every NIC, B every plane) the sides are only roughly even, their
+#: load alternates from window to window (NIC-heavy, then switch-heavy), and A alone
+#: starts every transfer. Halves (A the lower half of the NICs and of the planes, B the
+#: upper) are even by symmetry under symmetric traffic and cross half as many frames:
+#: all-to-all on paper-8plane (64 KiB) a critical path of 3.43 s against 4.23 s, on
+#: small (1 MiB) 1.95 s against 2.09 s. A one-plane fabric has no halves of planes:
+#: NICs | switches there.
+DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one plane"
+
+
+class Partition:
+    """One side of the split, in its own process: its event list, its outbox, the wires
+    whose arrivals it receives, and the barrier loop (:meth:`loop`)."""
+
+    def __init__(
+        self,
+        fabric: VirtualFabric,
+        name: str,
+        planes_b: frozenset[int],
+        conn: Connection,
+        log: Path,
+        timeout_s: float,
+        peer_alive: Callable[[], bool],
+        nics_b: frozenset[str] = frozenset(),
+    ) -> None:
+        self.fabric = fabric
+        self.name = name
+        self.conn = conn
+        self.log_path = log
+        self.timeout_s = timeout_s
+        self.peer_alive = peer_alive
+        self.is_a = name == "A"
+        self.outbox: list[Crossing] = []
+        #: the NICs are split too: transfers start in halves (:meth:`start_half`)
+        self.split_nics = bool(nics_b)
+        mine = [p for p in range(fabric.topology.plane_count) if (p in planes_b) != self.is_a]
+        self.nics = {n for n in fabric.nics if (n in nics_b) != self.is_a}
+        self.stats = PartitionStats(name, mine, nics=len(self.nics), pid=os.getpid())
+        plane_of = {sw.name: sw.plane for sw in fabric.topology.switches}
+        self.wire_ids = {id(w): i for i, w in enumerate(fabric.wires.values())}
+        self.wires = list(fabric.wires.values())
+        self.switches = [
+            n for n in fabric.switches.values() if (plane_of[n.name] in planes_b) != self.is_a
+        ]
+        owned = {n.name for n in self.switches} | self.nics
+        if self.is_a and not self.split_nics:
+            self.events = fabric.events  # A keeps the list with the transfers' starts
+        else:
+            # an own list on the fabric's clock, to which the owned nodes move: what the
+            # other side owns stays behind on the old one, never run here
+            self.events = EventList(fabric.clock)
+            fabric.events = self.events
+            for node in self.switches:
+                node.events = self.events
+            for nic in self.nics:
+                fabric.nics[nic].events = self.events
+            for wire in self.wires:
+                if wire.src in owned or wire.dst in owned:
+                    wire.events = self.events
+            if self.split_nics:
+                for t in fabric.transfers:  # both sides, in the same order
+                    self.events.at(t.start_ns, self.start_half, t)
+        crossing = crossing_wires(fabric, planes_b, nics_b)
+        sending = [w for w in crossing if w.src in owned]
+        for wire in sending:
+            try:
+                wire.events = Outbox(self.events, self.outbox, self.wire_ids[id(wire)])  # type: ignore[assignment]
+            except TypeError:
+                raise PartitionSetupError(
+                    "the two-process fabric runs on the pure path only "
+                    "(a compiled Wire types its event list): set MRC_TESTBED_PURE=1"
+                ) from None
+        self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
+        self.note(f"partition {name} pid {os.getpid()} planes {mine} crossing wires {len(sending)}")
+
+    def start_half(self, t: Transfer) -> None:
+        """:meth:`VirtualFabric._start_transfer` when the NICs are split: this side sets up
+        the end(s) it owns. Both sides allocate both ends' QPN and memory on their copies
+        of both NICs, so every copy's counters stay those of the NIC's owner."""
+        fabric = self.fabric
+        mine_src, mine_dst = t.src in self.nics, t.dst in self.nics
+        if mine_src and mine_dst:
+            fabric._start_transfer(t)
+            return
+        now = fabric.now
+        a, b = fabric.nics[t.src], fabric.nics[t.dst]
+        mode = TRANSPORTS[t.transport]
+        qpn_a, qpn_b = a.core.allocate_qpn(), b.core.allocate_qpn()
+        if not (mine_src or mine_dst):
+            b.core.reserve_memory(t.nbytes)
+            return
+        try:
+            if mine_src:
+                t.sender = a.core.create_connection(
+                    t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
+                )
+            else:
+                t.receiver = b.core.create_connection(
+                    t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
+                )
+        except NicEmuError as exc:
+            t.failure = f"setup: {exc}"
+            fabric.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
+            return
+        fabric._by_qpn[(t.src, qpn_a)] = t
+        fabric._by_qpn[(t.dst, qpn_b)] = t
+        spans = message_spans(t.nbytes, t.messages)
+        t.sent = SentData(transfer_source(fabric.seed, t.id, t.nbytes), spans)
+        t.rkey, t.va = b.core.reserve_memory(t.nbytes)
+        t.message_offsets = spans
+        t.message_done_ns = [None] * len(spans)
+        t.message_received_ns = [None] * len(spans)
+        if mine_src:
+            for index, (offset, _) in enumerate(spans):
+                what = f"transfer {t.id} message {index}"
+                t.wr_ids.append(
+                    t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
+                )
+            fabric.record(
+                FABRIC,
+                "transfer_start",
+                transfer=t.id,
+                src=t.src,
+                dst=t.dst,
+                bytes=t.nbytes,
+                qpn=qpn_a,
+            )
+            a.service()
+            return
+        assert t.receiver is not None
+        t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+        # the digests the receiver checks against: the sender makes them as it sends, in
+        # the other process; here they are made from the transfer's seed
+        for index, (offset, length) in enumerate(spans):
+            digest = hashlib.sha256()
+            for piece in t.sent.source.pieces(offset, length):
+                digest.update(piece)
+            t.sent.digests[index] = digest.hexdigest()
+        b.service()
+
+    def halves_done(self, foreground: list[Transfer]) -> bool:
+        """Every foreground transfer failed or finished its ends on this side."""
+        for t in foreground:
+            if t.failure is not None:
+                continue
+            if t.src in self.nics and not (t.message_done_ns and None not in t.message_done_ns):
+                return False
+            if t.dst in self.nics and not (
+                t.message_received_ns and None not in t.message_received_ns
+            ):
+                return False
+        return True
+
+    def halves(self) -> list[tuple[Any, ...]]:
+        """Per transfer, what this side's ends know (:func:`merge_halves` takes it)."""
+        return [
+            (
+                t.message_done_ns if t.src in self.nics else None,
+                (t.message_received_ns, t.bytes_delivered, t.bytes_verified)
+                if t.dst in self.nics
+                else None,
+                t.failure,
+            )
+            for t in self.fabric.transfers
+        ]
+
+    def note(self, line: str) -> None:
+        self._log.write(f"{time.strftime('%H:%M:%S')} {line}\n")
+        self._log.flush()
+
+    def close(self) -> None:
+        self._log.close()
+
+    # ------------------------------------------------------------------ the barrier
+
+    def send(self, message: object) -> None:
+        data = pickle.dumps(message, PICKLE_PROTOCOL)
+        self.stats.bytes_pickled += len(data)
+        try:
+            self.conn.send_bytes(data)
+        except OSError as exc:
+            # the peer is gone: its last word, if it left one, says why
+            try:
+                last = self.conn.poll(0) and self.conn.recv_bytes()
+            except (EOFError, OSError):
+                last = b""
+            if last:
+                self._raise_if_error(pickle.loads(last))
+            raise PeerDiedError(
+                f"partition {self.name}: the pipe to the other partition closed mid-run "
+                f"({type(exc).__name__})",
+                (),
+            ) from None
+
+    def receive(self) -> Any:
+        """The peer's next message: waits at most ``timeout_s`` (checking that the peer
+        lives), raises the peer's own error if it sent one."""
+        started = time.perf_counter()
+        waited = 0.0
+        conn = self.conn
+        try:
+            while not conn.poll(LIVENESS_POLL_S):
+                waited = time.perf_counter() - started
+                if not self.peer_alive():
+                    raise PeerDiedError(
+                        f"partition {self.name}: the other partition's process exited "
+                        f"mid-run (waited {waited:.1f} s at a barrier)",
+                        (),
+                    )
+                if waited > self.timeout_s:
+                    raise PeerTimeoutError(
+                        f"partition {self.name}: no word from the other partition for "
+                        f"{waited:.1f} s",
+                        (),
+                    )
+            self.stats.wait_wall_s += time.perf_counter() - started
+            data = conn.recv_bytes()
+        except (EOFError, OSError) as exc:
+            raise PeerDiedError(
+                f"partition {self.name}: the pipe to the other partition closed mid-run "
+                f"({type(exc).__name__})",
+                (),
+            ) from None
+        message = pickle.loads(data)
+        self._raise_if_error(message)
+        return message
+
+    def _raise_if_error(self, message: object) -> None:
+        """Raise the peer's error if ``message`` is one (``("error", kind, text)``)."""
+        if isinstance(message, tuple) and message and message[0] == "error":
+            _, kind, text = message
+            if kind == LateFrameError.__name__:  # the window's fault, not the peer's
+                raise LateFrameError(text)
+            raise PeerFailedError(
+                f"partition {'B' if self.is_a else 'A'} failed: {kind}: {text}", ()
+            )
+
+    def exchange(self, message: object) -> Any:
+        """A sends first, then B: neither blocks on a full pipe while the other sends."""
+        if self.is_a:
+            self.send(message)
+            return self.receive()
+        reply = self.receive()
+        self.send(message)
+        return reply
+
+    def ping(self) -> None:
+        """:data:`PING_PONGS` empty exchanges: the median round trip of a barrier."""
+        times = []
+        for _ in range(PING_PONGS):
+            started = time.perf_counter()
+            self.exchange(None)
+            times.append(time.perf_counter() - started)
+        times.sort()
+        self.stats.ping_rtt_s = times[len(times) // 2]
+        self.stats.bytes_pickled = 0
+        self.stats.wait_wall_s = 0.0
+
+    def deliver(self, frames: list[Crossing]) -> None:
+        """Schedule the peer's crossing frames at their arrival times, in (time, wire,
+        sequence) order; one for a time this partition has passed is an error."""
+        events = self.events
+        now = events.now
+        wires = self.wires
+        frames.sort(key=_time_and_wire)  # stable: a wire's frames keep their sequence
+        for t_ns, wire_id, frame in frames:
+            if t_ns <= now:
+                raise LateFrameError(
+                    f"partition {self.name}: a frame on {wires[wire_id].name} arrives at "
+                    f"{t_ns} ns, but this partition's window already ended at {now} ns"
+                )
+            events.push(t_ns, wires[wire_id]._arrive, frame)
+        self.stats.frames_received += len(frames)
+
+    # ------------------------------------------------------------------ the run
+
+    def loop(
+        self,
+        window_ns: int,
+        until_ns: int | None,
+        stop: Callable[[], bool],
+        done: Callable[[], bool],
+    ) -> bool:
+        """Windows and barriers until both sides are ``done`` (True: A's stop() ended a
+        window early, or with the NICs split, each side's ends of every foreground
+        transfer finished at a barrier), ``until_ns`` or nothing left anywhere (False)."""
+        events = self.events
+        stats = self.stats
+        cpu = time.process_time
+        outbox = self.outbox
+        started, cpu_started = time.perf_counter(), cpu()
+        # where the first window starts: the earliest pending event of either side
+        peer_next = self.exchange(events.next_time())
+        start = _earliest(events.next_time(), peer_next)
+        finished = False
+        while start is not None and (until_ns is None or start <= until_ns):
+            end = start + window_ns - 1
+            if until_ns is not None and end > until_ns:
+                end = until_ns
+            c0 = cpu()
+            stopped = events.run(end, stop) or done()
+            c1 = cpu()
+            frames = list(outbox)
+            outbox.clear()
+            mine = events.next_time()
+            peer_frames, peer_next, peer_stopped = self.exchange((frames, mine, stopped))
+            self.deliver(peer_frames)
+            c2 = cpu()
+            stats.window_compute.append(c1 - c0)
+            stats.window_exchange.append(c2 - c1)
+            stats.windows += 1
+            stats.frames_sent += len(frames)
+            if stats.windows % LOG_EVERY_WINDOWS == 0:
+                self.note(f"window {stats.windows} at {end} ns, frames out {stats.frames_sent}")
+            if stopped and peer_stopped:
+                finished = True
+                break
+            nxt = _earliest(mine, peer_next)
+            for t_ns, _, _ in frames:
+                nxt = t_ns if nxt is None or t_ns < nxt else nxt
+            for t_ns, _, _ in peer_frames:
+                nxt = t_ns if nxt is None or t_ns < nxt else nxt
+            if nxt is None or (until_ns is not None and end >= until_ns):
+                break
+            start = nxt if nxt > end else end + 1
+        stats.run_wall_s = time.perf_counter() - started
+        stats.run_cpu_s = cpu() - cpu_started
+        stats.compute_cpu_s = sum(stats.window_compute)
+        stats.exchange_cpu_s = sum(stats.window_exchange)
+        stats.events_run = events.events_run
+        stats.traversals = sum(n.traversals for n in self.switches)
+        self.note(
+            f"done: {stats.windows} windows, virtual {events.now} ns, frames out "
+            f"{stats.frames_sent} in {stats.frames_received}, cpu {stats.run_cpu_s:.3f} s"
+        )
+        return finished
+
+    def counters(self) -> tuple[dict[str, dict[str, int]], dict[str, dict[str, Any]]]:
+        """This partition's switches' counters and the counters of the wires it sends on."""
+        fabric = self.fabric
+        names = {n.name for n in self.switches}
+        switches = {k: v for k, v in fabric.switch_counters().items() if k in names}
+        senders = names | (set(fabric.nics) if self.is_a else set())
+        links = {
+            w.name: row
+            for w, row in zip(self.wires, fabric.link_counters().values(), strict=True)
+            if w.src in senders
+        }
+        return switches, links
+
+
+def _time_and_wire(item: Crossing) -> tuple[int, int]:
+    return item[0], item[1]
+
+
+def _earliest(a: int | None, b: int | None) -> int | None:
+    if a is None:
+        return b
+    if b is None:
+        return a
+    return a if a < b else b
+
+
+def wires_are_pure() -> bool:
+    """True when :mod:`vfabric.wires` runs as Python source (the pure path): only then
+    can an :class:`Outbox` stand in for a wire's event list."""
+    return str(getattr(wires_module, "__file__", "")).endswith(".py")
+
+
+def _check(fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str]) -> None:
+    if not wires_are_pure():
+        raise PartitionSetupError(
+            "the two-process fabric runs on the pure path only "
+            "(a compiled Wire types its event list): set MRC_TESTBED_PURE=1"
+        )
+    count = fabric.topology.plane_count
+    if not planes_b or not planes_b <= frozenset(range(count)):
+        raise PartitionSetupError(
+            f"B must own some of the planes 0..{count - 1} (all: A runs the NICs alone), "
+            f"got {sorted(planes_b)}"
+        )
+    unknown = sorted(nics_b - set(fabric.nics))
+    if unknown:
+        raise PartitionSetupError(f"nics_b names {unknown[0]!r}, not a NIC of the fabric")
+    if fabric.now != 0 or fabric.events.events_run:
+        raise PartitionSetupError("the two-process run takes a fresh fabric (nothing run yet)")
+    if fabric.faults:
+        raise PartitionSetupError("the two-process prototype runs no faults")
+    if fabric.pfc is not None:
+        raise PartitionSetupError("the two-process prototype runs without PFC")
+    if any(w.pcap is not None for w in fabric.wires.values()):
+        raise PartitionSetupError("the two-process prototype writes no pcaps")
+
+
+def run_two_process(
+    fabric: VirtualFabric,
+    planes_b: frozenset[int] | None = None,
+    *,
+    nics_b: frozenset[str] | None = None,
+    until_ns: int | None = None,
+    window_ns: int | None = None,
+    log_dir: str | Path | None = None,
+    timeout_s: float = DEFAULT_TIMEOUT_S,
+) -> ParallelRun:
+    """Run ``fabric`` (fresh, transfers scheduled) in two processes: this one as A (the
+    NICs not in ``nics_b``, the planes not in ``planes_b``), a forked child as B
+    (``nics_b`` and ``planes_b``; both None: :func:`default_split`; one None: no NIC,
+    every plane). Returns like :meth:`VirtualFabric.run` in :attr:`ParallelRun.finished`;
+    the fabric in this process then holds A's results, and its transfers both ends'
+    (:func:`merge_halves`, when the NICs are split).
+    ``window_ns``: the synchronisation window, by default the lookahead (a longer one is
+    unsafe, and a frame it makes late raises :class:`LateFrameError`)."""
+    if planes_b is None and nics_b is None:
+        planes, nics = default_split(fabric)
+    else:
+        planes = frozenset(range(fabric.topology.plane_count) if planes_b is None else planes_b)
+        nics = frozenset(() if nics_b is None else nics_b)
+    _check(fabric, planes, nics)
+    window = lookahead_ns(fabric, planes, nics) if window_ns is None else window_ns
+    if isinstance(window, bool) or not isinstance(window, int) or window < 1:
+        raise PartitionSetupError(f"window_ns must be a positive integer, got {window!r}")
+    directory = Path(tempfile.mkdtemp(prefix="vfabric-2p-")) if log_dir is None else Path(log_dir)
+    directory.mkdir(parents=True, exist_ok=True)
+    logs = (directory / "partition-A.log", directory / "partition-B.log")
+    fabric.flush()  # nothing buffered in the event log that the child could write again
+    ctx = multiprocessing.get_context("fork")
+    conn_a, conn_b = ctx.Pipe(duplex=True)
+    parent = os.getpid()
+    child = ctx.Process(
+        target=_run_b,
+        args=(fabric, planes, nics, conn_b, logs[1], timeout_s, window, until_ns, parent),
+        name="vfabric-partition-B",
+        daemon=True,
+    )
+    child.start()
+    conn_b.close()
+    part: Partition | None = None
+    try:
+        part = Partition(fabric, "A", planes, conn_a, logs[0], timeout_s, child.is_alive, nics)
+        part.ping()
+        finished = _collected(part, window, until_ns)
+        b_stats, b_switches, b_links, b_halves, b_sha = part.receive()
+        if nics:
+            merge_halves(fabric.transfers, b_halves)
+        switches, links = part.counters()
+        switches.update(b_switches)
+        links.update(b_links)
+        fabric.flush()
+        return ParallelRun(
+            finished,
+            window,
+            part.stats,
+            b_stats,
+            dict(sorted(switches.items())),
+            {name: links[name] for name in (w.name for w in fabric.wires.values())},
+            logs,
+            b_sha,
+        )
+    except PeerError as exc:
+        if part is not None:
+            part.note(f"error: {exc}")
+        raise type(exc)(str(exc).split(" (logs: ")[0], logs) from None
+    except BaseException as exc:
+        if part is not None:
+            part.note(f"error: {type(exc).__name__}: {exc}")
+        raise
+    finally:
+        conn_a.close()  # the child, if still waiting, sees the pipe close and ends
+        child.join(timeout=LIVENESS_POLL_S * 10)
+        if child.is_alive():
+            child.kill()  # only the process this call started
+            child.join(timeout=LIVENESS_POLL_S * 10)
+        if part is not None:
+            part.close()
+
+
+def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
+    """``part``'s loop with the cyclic garbage collector paused, as in
+    :meth:`VirtualFabric.run`; when does a side stop: without split NICs, A when every
+    foreground transfer finished (checked as one process does, mid-window) and B at once;
+    with split NICs, each at a barrier when its ends of them all finished."""
+    foreground = [t for t in part.fabric.transfers if not t.background and not t.finished]
+
+    def never() -> bool:
+        return False
+
+    def all_finished() -> bool:
+        return bool(foreground) and all(t.finished for t in foreground)
+
+    def halves_done() -> bool:
+        return bool(foreground) and part.halves_done(foreground)
+
+    if part.split_nics:
+        stop, done = never, halves_done
+    elif part.is_a:
+        stop, done = all_finished, all_finished
+    else:
+        stop, done = never, _always
+    collecting = gc.isenabled()
+    gc.disable()
+    try:
+        return part.loop(window, until_ns, stop, done)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _always() -> bool:
+    return True
+
+
+def merge_halves(transfers: list[Transfer], halves: list[tuple[Any, ...]]) -> None:
+    """Complete A's transfers with what B's ends know (:meth:`Partition.halves`): the
+    send completions of B's senders, the placements and checks of B's receivers, B's
+    failures; then each transfer's completion as :class:`Transfer` computes it."""
+    for t, (done_ns, received, failure) in zip(transfers, halves, strict=True):
+        if done_ns is not None:
+            t.message_done_ns = done_ns
+        if received is not None:
+            t.message_received_ns, t.bytes_delivered, t.bytes_verified = received
+        if t.failure is None and failure is not None:
+            t.failure = failure
+        if (
+            t.completion_ns is None
+            and t.failure is None
+            and t.message_done_ns
+            and None not in t.message_done_ns
+            and None not in t.message_received_ns
+        ):
+            t.completion_ns = max(*t.message_done_ns, *t.message_received_ns)
+
+
+def _run_b(
+    fabric: VirtualFabric,
+    planes_b: frozenset[int],
+    nics_b: frozenset[str],
+    conn: Connection,
+    log: Path,
+    timeout_s: float,
+    window: int,
+    until_ns: int | None,
+    parent: int,
+) -> None:
+    """Partition B, in the forked child: the loop, then its figures and counters to A."""
+    part: Partition | None = None
+    # B hashes its own records (its NICs', with split NICs) but writes no event log:
+    # the file is A's
+    fabric._log_sink = None
+    try:
+        part = Partition(
+            fabric, "B", planes_b, conn, log, timeout_s, lambda: os.getppid() == parent, nics_b
+        )
+        part.ping()
+        _collected(part, window, until_ns)
+        switches, links = part.counters()
+        halves = part.halves() if nics_b else []
+        part.send((part.stats, switches, links, halves, fabric.event_log_sha256))
+    except BaseException as exc:
+        text = traceback.format_exc()
+        if part is not None:
+            part.note(f"error:\n{text}")
+        else:
+            log.write_text(f"error before the loop:\n{text}", encoding="utf-8")
+        if not isinstance(exc, PeerError):
+            with contextlib.suppress(OSError):
+                conn.send_bytes(pickle.dumps(("error", type(exc).__name__, str(exc))))
+        os._exit(1)
+    finally:
+        if part is not None:
+            part.close()
+        conn.close()
