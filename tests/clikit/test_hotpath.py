@@ -290,7 +290,9 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
         if "__Pyx_CFunc_" in generated.joinpath(*name.split(".")).with_suffix(".c").read_text()
     ]
     assert not wrappers, f"uncalled cpdef methods read as C functions in {wrappers}"
-    env = {**os.environ, hotpath.NATIVE_DIR_ENV: str(lib)}
+    # the compiled side: MRC_TESTBED_PURE (tests/conftest.py sets it) unset
+    env = {k: v for k, v in os.environ.items() if k != hotpath.PURE_ENV}
+    env[hotpath.NATIVE_DIR_ENV] = str(lib)
     check = subprocess.run(
         [sys.executable, "-c", "from clikit import hotpath; print(hotpath.summary())"],
         cwd=ROOT, env=env, capture_output=True, text=True, check=True,
