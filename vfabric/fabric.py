@@ -463,41 +463,60 @@ class VirtualFabric:
         self.events.at(start_ns, self._start_transfer, t)
         return t
 
-    def _start_transfer(self, t: Transfer) -> None:
+    def _start_transfer(self, t: Transfer, src_end: bool = True, dst_end: bool = True) -> None:
+        """Set up ``t``'s connections and post its writes. ``src_end``/``dst_end``: which
+        ends this process sets up (both here; ``vfabric.parallel`` starts a transfer
+        between its two processes in halves). The QPNs of both ends are allocated, and
+        the destination's memory reserved, whichever ends are set up: every copy of a
+        NIC then counts as the NIC's owner does."""
         now = self.now
         a, b = self.nics[t.src], self.nics[t.dst]
         mode = TRANSPORTS[t.transport]
         try:
             qpn_a, qpn_b = a.core.allocate_qpn(), b.core.allocate_qpn()
-            t.sender = a.core.create_connection(
-                t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
-            )
-            t.receiver = b.core.create_connection(
-                t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
-            )
+            if src_end:
+                t.sender = a.core.create_connection(
+                    t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
+                )
+            if dst_end:
+                t.receiver = b.core.create_connection(
+                    t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
+                )
         except NicEmuError as exc:
             t.failure = f"setup: {exc}"
             self.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
+            return
+        if not (src_end or dst_end):
+            b.core.reserve_memory(t.nbytes)
             return
         self._by_qpn[(t.src, qpn_a)] = t
         self._by_qpn[(t.dst, qpn_b)] = t
         spans = message_spans(t.nbytes, t.messages)
         t.sent = SentData(transfer_source(self.seed, t.id, t.nbytes), spans)
         t.rkey, t.va = b.core.reserve_memory(t.nbytes)
-        t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+        if dst_end:
+            t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
         t.message_offsets = spans
         t.message_done_ns = [None] * len(spans)
         t.message_received_ns = [None] * len(spans)
-        for index, (offset, _) in enumerate(spans):
-            what = f"transfer {t.id} message {index}"
-            t.wr_ids.append(
-                t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
+        if src_end:
+            for index, (offset, _) in enumerate(spans):
+                what = f"transfer {t.id} message {index}"
+                t.wr_ids.append(
+                    t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
+                )
+            self.record(
+                FABRIC,
+                "transfer_start",
+                transfer=t.id,
+                src=t.src,
+                dst=t.dst,
+                bytes=t.nbytes,
+                qpn=qpn_a,
             )
-        self.record(
-            FABRIC, "transfer_start", transfer=t.id, src=t.src, dst=t.dst, bytes=t.nbytes, qpn=qpn_a
-        )
-        a.service()
-        b.service()
+            a.service()
+        if dst_end:
+            b.service()
 
     def _on_app_event(self, nic: str, event: AppEvent) -> None:
         t = self._by_qpn.get((nic, event.qpn))

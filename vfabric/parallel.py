@@ -70,19 +70,12 @@ from multiprocessing.connection import Connection
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from nic_emu.exceptions import NicEmuError
 from topologies import LinkKind
 from vfabric import wires as wires_module
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
-from vfabric.fabric import FABRIC
 from vfabric.transfers import (
-    TRANSPORTS,
-    SentData,
     Transfer,
-    message_spans,
-    receive_sink,
-    transfer_source,
 )
 from vfabric.wires import Wire
 
@@ -348,64 +341,15 @@ class Partition:
         of both NICs, so every copy's counters stay those of the NIC's owner."""
         fabric = self.fabric
         mine_src, mine_dst = t.src in self.nics, t.dst in self.nics
-        if mine_src and mine_dst:
-            fabric._start_transfer(t)
-            return
-        now = fabric.now
-        a, b = fabric.nics[t.src], fabric.nics[t.dst]
-        mode = TRANSPORTS[t.transport]
-        qpn_a, qpn_b = a.core.allocate_qpn(), b.core.allocate_qpn()
-        if not (mine_src or mine_dst):
-            b.core.reserve_memory(t.nbytes)
-            return
-        try:
-            if mine_src:
-                t.sender = a.core.create_connection(
-                    t.dst, qpn=qpn_a, peer_qpn=qpn_b, mode=mode, now=now
-                )
-            else:
-                t.receiver = b.core.create_connection(
-                    t.src, qpn=qpn_b, peer_qpn=qpn_a, mode=mode, now=now
-                )
-        except NicEmuError as exc:
-            t.failure = f"setup: {exc}"
-            fabric.record(FABRIC, "transfer_failed", transfer=t.id, reason=t.failure)
-            return
-        fabric._by_qpn[(t.src, qpn_a)] = t
-        fabric._by_qpn[(t.dst, qpn_b)] = t
-        spans = message_spans(t.nbytes, t.messages)
-        t.sent = SentData(transfer_source(fabric.seed, t.id, t.nbytes), spans)
-        t.rkey, t.va = b.core.reserve_memory(t.nbytes)
-        t.message_offsets = spans
-        t.message_done_ns = [None] * len(spans)
-        t.message_received_ns = [None] * len(spans)
-        if mine_src:
-            for index, (offset, _) in enumerate(spans):
-                what = f"transfer {t.id} message {index}"
-                t.wr_ids.append(
-                    t.sender.post_write(t.sent.payload(index, what), t.va + offset, t.rkey, now)
-                )
-            fabric.record(
-                FABRIC,
-                "transfer_start",
-                transfer=t.id,
-                src=t.src,
-                dst=t.dst,
-                bytes=t.nbytes,
-                qpn=qpn_a,
-            )
-            a.service()
-            return
-        assert t.receiver is not None
-        t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
-        # the digests the receiver checks against: the sender makes them as it sends, in
-        # the other process; here they are made from the transfer's seed
-        for index, (offset, length) in enumerate(spans):
-            digest = hashlib.sha256()
-            for piece in t.sent.source.pieces(offset, length):
-                digest.update(piece)
-            t.sent.digests[index] = digest.hexdigest()
-        b.service()
+        fabric._start_transfer(t, src_end=mine_src, dst_end=mine_dst)
+        if mine_dst and not mine_src and t.failure is None:
+            # the digests the receiver checks against: the sender makes them as it sends,
+            # in the other process; here they are made from the transfer's seed
+            for index, (offset, length) in enumerate(t.message_offsets):
+                digest = hashlib.sha256()
+                for piece in t.sent.source.pieces(offset, length):
+                    digest.update(piece)
+                t.sent.digests[index] = digest.hexdigest()
 
     def halves_done(self, foreground: list[Transfer]) -> bool:
         """Every foreground transfer failed or finished its ends on this side."""

@@ -362,15 +362,19 @@ def test_the_pure_module_computes_p4s_results() -> None:
     assert results == [_expected(case) for case in cases]
 
 
-@pytest.mark.integration
-@needs_build
-def test_wide_intermediates_compiled_equal_pure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
+@pytest.fixture
+def fresh_native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated modules compile into a cache of the test's own, from a clean slate
+    (nothing loaded or shared yet; MRC_TESTBED_PURE, set by tests/conftest.py, unset)."""
     monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
     monkeypatch.setattr(native, "_loaded", {})
     monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
     monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
+
+
+@pytest.mark.integration
+@needs_build
+def test_wide_intermediates_compiled_equal_pure(fresh_native: None) -> None:
     cases = _inputs()
     how, compiled = _run("1", cases)
     assert how == "compiled"
@@ -510,13 +514,7 @@ def test_signed_sub_byte_fields_in_typed_temporaries_pure() -> None:
 
 @pytest.mark.integration
 @needs_build
-def test_signed_sub_byte_fields_compiled_equal_pure(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
-) -> None:
-    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.setattr(native, "_loaded", {})
-    monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
-    monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
+def test_signed_sub_byte_fields_compiled_equal_pure(fresh_native: None) -> None:
     how, _, compiled = _subbyte_run("1")
     assert how == "compiled"
     _, _, pure = _subbyte_run("0")
