@@ -257,9 +257,10 @@ def test_a_waiting_builder_gives_up_after_the_build_timeout(
     key = native.entry_key(SOURCE, PXD)
     monkeypatch.setattr(native, "BUILD_TIMEOUT_S", 0.3)
     monkeypatch.setattr(native, "LOCK_POLL_S", 0.05)
+    waiting = native.build_lock(cache, key, wait=True)
     late = pytest.raises(native.NativeBuildError, match=r"building .* for over 0.3 s")
-    with native.build_lock(cache, key, wait=False), late, native.build_lock(cache, key, wait=True):
-        pass
+    with native.build_lock(cache, key, wait=False), late:
+        waiting.__enter__()  # raises: the lock stays held past the timeout
 
 
 def test_a_miss_waits_for_the_process_building_it_and_does_not_build_again(
