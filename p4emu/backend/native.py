@@ -52,9 +52,10 @@ from types import ModuleType
 from clikit import hotpath
 from p4emu.backend import cfields, rt
 from p4emu.backend.exceptions import BackendError
+from p4emu.frontend.cache import CACHE_ENV as CACHE_ENV
+from p4emu.frontend.cache import p4emu_cache_root
 from p4emu.runtime import tables
 
-CACHE_ENV = "MRC_TESTBED_P4_CACHE"
 NATIVE_ENV = "MRC_TESTBED_P4_NATIVE"
 #: bumped whenever what an entry holds changes (old entries are then never looked up)
 FORMAT = "p4emu-native-1"
@@ -92,12 +93,9 @@ class NativeBuildPending(NativeBuildError):
 
 
 def cache_root() -> Path:
-    """Where entries live: ``$MRC_TESTBED_P4_CACHE``, else the XDG cache folder."""
-    value = os.environ.get(CACHE_ENV, "")
-    if value:
-        return Path(value)
-    base = os.environ.get("XDG_CACHE_HOME", "") or str(Path.home() / ".cache")
-    return Path(base) / "mrc-testbed" / "p4emu"
+    """Where entries live: p4emu's cache folder (``$MRC_TESTBED_P4_CACHE``, else the XDG
+    cache folder's; :func:`p4emu.frontend.cache.p4emu_cache_root`)."""
+    return p4emu_cache_root()
 
 
 def cython_version() -> str | None:

@@ -44,7 +44,7 @@ from p4emu.frontend.source import MAX_TOTAL_SOURCE_BYTES
 log = logging.getLogger("p4emu.frontend")
 
 CACHE_ENV = "MRC_TESTBED_P4_CACHE"
-"""The cache root, shared with the generated modules (p4emu.backend.native.CACHE_ENV)."""
+"""The cache root, shared with the generated modules (p4emu.backend.native)."""
 SUBDIR = "checked"
 #: bumped whenever what an entry holds changes (old entries are then never looked up)
 FORMAT = "p4emu-checked-1"
@@ -63,13 +63,19 @@ _digest: str | None = None
 _lock = threading.Lock()
 
 
-def cache_root() -> Path:
-    """Where entries live: ``$MRC_TESTBED_P4_CACHE/checked``, else the XDG cache folder's."""
+def p4emu_cache_root() -> Path:
+    """p4emu's cache folder (checked programs here, generated modules in
+    p4emu.backend.native): ``$MRC_TESTBED_P4_CACHE``, else the XDG cache folder's."""
     value = os.environ.get(CACHE_ENV, "")
     if value:
-        return Path(value) / SUBDIR
+        return Path(value)
     base = os.environ.get("XDG_CACHE_HOME", "") or str(Path.home() / ".cache")
-    return Path(base) / "mrc-testbed" / "p4emu" / SUBDIR
+    return Path(base) / "mrc-testbed" / "p4emu"
+
+
+def cache_root() -> Path:
+    """Where checked programs live: :func:`p4emu_cache_root`'s ``checked`` folder."""
+    return p4emu_cache_root() / SUBDIR
 
 
 def frontend_digest() -> str:
