@@ -16,6 +16,16 @@ checked program with the same options gives the same text, so programs compiled 
 several switches share one module and one set of code objects (CPython's per-code-object
 specialisation is not multiplied by the number of switches) while each gets its own
 ``__make__`` call and therefore its own run-time state.
+
+The text is also generated once per (checked program, compile options)
+(:class:`ProgramTemplate`, kept while a compiled program uses it): the text names each
+run-time object only by where it comes from in a switch's run-time objects (an
+:class:`Origin`: this table of that block, that register's cells, the hooks'
+``log_msg``, ...), never by the object itself. A further :func:`compile_program` of the
+same checked program and options builds that switch's run-time objects, replays the
+builder calls code generation made (late action ids, custom CRCs, digests), resolves
+every origin against them and calls ``__make__``: no statement walk, no analysis, no
+text. :func:`compile_stats` counts both kinds of compile.
 """
 
 from __future__ import annotations
@@ -26,6 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from types import BuiltinMethodType, MethodType
 from typing import Any
 
 from clikit import hotpath
@@ -44,13 +55,13 @@ from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
-from p4emu.backend.runtime_objects import RuntimeBuilder, TableRuntime
+from p4emu.backend.runtime_objects import RuntimeBuilder, RuntimeObjects, TableRuntime
 from p4emu.backend.scope import Binding, Scope
 from p4emu.backend.tables_codegen import emit_table_apply
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.runtime.clock import Clock, RealClock
-from p4emu.runtime.externs import DigestQueue, LogMsgFormat, RandomSource
+from p4emu.runtime.externs import Counter, DigestQueue, LogMsgFormat, RandomSource, Register
 from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.tables import Table
@@ -140,6 +151,169 @@ def shared_code(source: str, filename: str, pxd: str | Callable[[], str] = "") -
         return found
 
 
+@dataclass(frozen=True, eq=False)
+class Origin:
+    """Where a name bound for generated code finds its object among one switch's run-time
+    objects (see module docs): ``kind`` picks the root, ``key`` the object of that kind,
+    ``steps`` what is then taken from it, in order: ``("attr", name)`` an attribute (a
+    bound method), ``("call", name)`` what that method returns, ``("item", i)`` an item.
+
+    Roots: ``table`` and ``profile`` (``key``: the (block instance id, declaration id) of
+    :attr:`RuntimeObjects.tables`; the table, its action profile), ``extern`` and
+    ``value_set`` (the keys of :attr:`RuntimeObjects.externs` / ``value_sets``),
+    ``hash_crc`` (``key``: the call site of a custom CRC the control plane configures,
+    :attr:`ProgramObjects.hash_crcs`), ``hooks`` (the program's :class:`Hooks`),
+    ``random`` (its :class:`RandomSource`) and ``same``: ``key`` is the object itself,
+    one without run-time state (a ``log_msg`` format, a ``struct`` packer's method, a
+    fixed hash function), shared by every switch."""
+
+    kind: str
+    key: Any = None
+    steps: tuple[tuple[str, Any], ...] = ()
+
+    def then(self, step: str, arg: Any) -> Origin:
+        return Origin(self.kind, self.key, (*self.steps, (step, arg)))
+
+    def resolve(self, runtime: RuntimeObjects, hooks: Hooks, random: RandomSource) -> Any:
+        kind, key = self.kind, self.key
+        obj: Any
+        if kind == "table":
+            obj = runtime.tables[key].table
+        elif kind == "profile":
+            obj = runtime.tables[key].profile
+        elif kind == "extern":
+            obj = runtime.externs[key]
+        elif kind == "value_set":
+            obj = runtime.value_sets[key]
+        elif kind == "hash_crc":
+            obj = runtime.objects.hash_crcs[key]
+        elif kind == "hooks":
+            obj = hooks
+        elif kind == "random":
+            obj = random
+        elif kind == "same":
+            obj = key
+        else:
+            raise CompileError(f"internal error: unknown origin {kind!r}")
+        for step, arg in self.steps:
+            if step == "attr":
+                obj = getattr(obj, arg)
+            elif step == "call":
+                obj = getattr(obj, arg)()
+            else:
+                obj = obj[arg]
+        return obj
+
+
+@dataclass
+class CompileStats:
+    """How many :func:`compile_program` calls of this process generated a program's
+    text, and how many took it from a :class:`ProgramTemplate` (see module docs)."""
+
+    generated: int = 0
+    reused: int = 0
+
+
+_stats = CompileStats()
+
+
+def compile_stats() -> CompileStats:
+    """A copy of this process's :class:`CompileStats` so far."""
+    return CompileStats(_stats.generated, _stats.reused)
+
+
+@dataclass(eq=False)
+class ProgramTemplate:
+    """The switch-independent result of generating one checked program's code with one
+    set of options (see module docs): its shared module, the origin of every name its
+    ``__make__`` binds, and the run-time builder calls code generation made, which every
+    further switch's builder replays (so its :class:`ProgramObjects` are the same)."""
+
+    checked: ast.CheckedProgram
+    options: tuple[int, bool, bool]  # drop_port, no_match_error, trace
+    source: str
+    shared: SharedCode
+    origins: dict[str, Origin]
+    replay: tuple[tuple[str, tuple[Any, ...]], ...]
+    copiers: tuple[tuple[int, str], ...]
+    has_verify_checksum: bool
+    has_compute_checksum: bool
+    error_codes: dict[str, int]
+
+    def instantiate(
+        self,
+        *,
+        clock: Clock,
+        pre: ReplicationEngine,
+        digest_queue: DigestQueue,
+        random: RandomSource,
+    ) -> CompiledProgram:
+        """One more switch's program: its own run-time objects, the shared code."""
+        ids = assign_ids(self.checked)
+        builder = RuntimeBuilder(self.checked, ids, clock, pre, digest_queue)
+        runtime = builder.build()
+        for method, args in self.replay:
+            getattr(builder, method)(*args)
+        hooks = Hooks()
+        return self.finish(self.namespace(runtime, hooks, random), runtime, hooks, random, ids)
+
+    def namespace(
+        self, runtime: RuntimeObjects, hooks: Hooks, random: RandomSource
+    ) -> dict[str, Any]:
+        """What ``__make__`` binds for the switch owning ``runtime``, ``hooks``, ``random``."""
+        return {
+            name: origin.resolve(runtime, hooks, random) for name, origin in self.origins.items()
+        }
+
+    def finish(
+        self,
+        ns: dict[str, Any],
+        runtime: RuntimeObjects,
+        hooks: Hooks,
+        random: RandomSource,
+        ids: ControlPlaneIds,
+    ) -> CompiledProgram:
+        made = self.shared.make(ns)
+        copiers = {index: made["copiers"][name] for index, name in self.copiers}
+        return CompiledProgram(
+            checked=self.checked,
+            objects=runtime.objects,
+            source=self.source,
+            hooks=hooks,
+            parse=made["parse_block"],
+            verify_checksum=made["verify_block"],
+            ingress=made["ingress_block"],
+            egress=made["egress_block"],
+            compute_checksum=made["compute_block"],
+            deparse=made["deparse_block"],
+            new_headers=made["new_headers"],
+            new_metadata=made["new_metadata"],
+            new_standard_metadata=made["new_standard_metadata"],
+            copy_headers=made["copy_headers"],
+            copy_metadata=made["copy_metadata"],
+            copy_standard_metadata=made["copy_standard_metadata"],
+            init_headers=made["init_headers"],
+            init_metadata=made["init_metadata"],
+            init_standard_metadata=made["init_standard_metadata"],
+            init_packet=self.shared.namespace["init_packet"],
+            has_verify_checksum=self.has_verify_checksum,
+            has_compute_checksum=self.has_compute_checksum,
+            error_codes=dict(self.error_codes),
+            random=random,
+            ids=ids,
+            field_list_copiers=copiers,
+            drop_port=self.options[0],
+            shared=self.shared,
+            template=self,
+        )
+
+
+_templates: weakref.WeakValueDictionary[tuple[int, int, bool, bool], ProgramTemplate] = (
+    weakref.WeakValueDictionary()
+)
+_templates_lock = threading.Lock()
+
+
 @dataclass
 class CompiledProgram:
     """A program ready to process packets (see module docs).
@@ -186,6 +360,9 @@ class CompiledProgram:
     # the module the block functions were made from, shared by every compile of the
     # same program (see module docs)
     shared: SharedCode | None = None
+    # the generated code this program was made from, shared by every compile of the same
+    # checked program with the same options (see module docs)
+    template: ProgramTemplate | None = None
 
     def error_name(self, code: int) -> str:
         for name, value in self.error_codes.items():
@@ -212,17 +389,34 @@ def compile_program(
     ``hooks.trace`` (parser states, extracted headers, table lookups) for debugging.
     """
     clock = clock or RealClock()
+    pre = pre or ReplicationEngine()
+    digest_queue = digest_queue or DigestQueue(clock)
+    random = random or RandomSource(0)
+    key = (id(program), drop_port, no_match_error, trace)
+    with _templates_lock:
+        template = _templates.get(key)
+    if template is not None and template.checked is program:
+        compiled = template.instantiate(
+            clock=clock, pre=pre, digest_queue=digest_queue, random=random
+        )
+        _stats.reused += 1
+        return compiled
     compiler = ProgramCompiler(
         program,
         clock=clock,
-        pre=pre or ReplicationEngine(),
-        digest_queue=digest_queue or DigestQueue(clock),
-        random=random or RandomSource(0),
+        pre=pre,
+        digest_queue=digest_queue,
+        random=random,
         drop_port=drop_port,
         no_match_error=no_match_error,
         trace=trace,
     )
-    return compiler.compile()
+    compiled = compiler.compile()
+    assert compiled.template is not None
+    with _templates_lock:
+        _templates[key] = compiled.template
+    _stats.generated += 1
+    return compiled
 
 
 class ProgramCompiler:
@@ -258,7 +452,12 @@ class ProgramCompiler:
         )
         self.hooks = Hooks()
         self.ns: dict[str, Any] = {}
+        # where each name of ``ns`` comes from in any switch's run-time objects
+        self.origins: dict[str, Origin] = {}
         self._bound: dict[int, str] = {}
+        self._index: dict[int, Origin] | None = None
+        # the run-time builder's calls made while generating (replayed by other switches)
+        self._replay: list[tuple[str, tuple[Any, ...]]] = []
         self.ids = assign_ids(program)
         self._rb = RuntimeBuilder(program, self.ids, clock, pre, digest_queue)
         self.runtime = self._rb.build()
@@ -277,21 +476,69 @@ class ProgramCompiler:
         self._log_formats: dict[str, str] = {}
         self._table_names: dict[int, TableRuntime] = {}
         self.extra_lines: list[str] = []
-        self.field_list_copiers: dict[int, Callable[[Any, Any], None]] = {}
         self._metadata_type: t.StructType | None = None
         self._hash_count = 0
 
     # ------------------------------------------------------------------ binding
 
-    def bind(self, obj: Any, hint: str) -> str:
-        """A closure name for a runtime object used by generated code."""
+    def bind(self, obj: Any, hint: str, origin: Origin | None = None) -> str:
+        """A closure name for a runtime object used by generated code. ``origin``: where
+        every switch finds it (:class:`Origin`); by default it is looked up among the
+        run-time objects (a table, extern or value set, a method of one, a table's exact
+        dictionary, a register's or counter's cells)."""
         found = self._bound.get(id(obj))
         if found is not None:
             return found
+        if origin is None:
+            origin = self._origin_of(obj, hint)
         name = self.names.fresh("G_" + sanitize(hint)[:40])
         self._bound[id(obj)] = name
         self.ns[name] = obj
+        self.origins[name] = origin
         return name
+
+    def _origin_of(self, obj: Any, hint: str) -> Origin:
+        index = self._runtime_index()
+        found = index.get(id(obj))
+        if found is not None:
+            return found
+        owner = getattr(obj, "__self__", None)
+        if isinstance(obj, (MethodType, BuiltinMethodType)) and owner is not None:
+            base = index.get(id(owner))
+            if base is not None:
+                return base.then("attr", obj.__name__)
+        raise CompileError(
+            f"internal error: generated code binds {hint} ({type(obj).__name__}), "
+            "which is none of the switch's run-time objects"
+        )
+
+    def _runtime_index(self) -> dict[int, Origin]:
+        """The run-time objects generated code may bind, by identity (see :meth:`bind`)."""
+        if self._index is not None:
+            return self._index
+        index: dict[int, Origin] = {}
+        runtime = self.runtime
+        for key, found in runtime.tables.items():
+            origin = Origin("table", key)
+            index[id(found.table)] = origin
+            entries = found.table.packet_dict()
+            if entries is not None:
+                index[id(entries)] = origin.then("call", "packet_dict")
+        for key, found in runtime.tables.items():
+            if found.profile is not None:
+                index.setdefault(id(found.profile), Origin("profile", key))
+        for extern_key, obj in runtime.externs.items():
+            origin = Origin("extern", extern_key)
+            index.setdefault(id(obj), origin)
+            if isinstance(obj, Register):
+                index[id(obj.cells())] = origin.then("call", "cells")
+            elif isinstance(obj, Counter):
+                for item, cells in enumerate(obj.cells()):
+                    index[id(cells)] = origin.then("call", "cells").then("item", item)
+        for vs_key, value_set in runtime.value_sets.items():
+            index[id(value_set)] = Origin("value_set", vs_key)
+        self._index = index
+        return index
 
     # ------------------------------------------------------------------ lookups
 
@@ -311,7 +558,8 @@ class ProgramCompiler:
 
     def action_id(self, decl: ast.ActionDecl, block: ast.BlockInstance | None) -> int:
         if id(decl) in self._top_level_actions:
-            return self._builder().action_id(decl, None)
+            block = None
+        self._replay.append(("action_id", (decl, block)))
         return self._builder().action_id(decl, block)
 
     def _builder(self) -> RuntimeBuilder:
@@ -397,15 +645,22 @@ class ProgramCompiler:
         self._hash_count += 1
         site = f"{call.loc.file}:{call.loc.line}:{self._hash_count}"
         fn = self._builder().hash_function(algo_name, site)
-        return self.bind(fn, "H_" + algo_name)
+        self._replay.append(("hash_function", (algo_name, site)))
+        # a custom CRC is the control plane's to configure, per switch; the others are
+        # plain functions
+        custom = self.runtime.objects.hash_crcs.get(site) is fn
+        origin = Origin("hash_crc", site) if custom else Origin("same", fn)
+        return self.bind(fn, "H_" + algo_name, origin)
 
     def digest_id(self, type_: t.Type, call: ast.Node) -> int:
+        self._replay.append(("digest", (type_,)))
         return self._builder().digest(type_)
 
     def log_format(self, fmt: str) -> str:
         found = self._log_formats.get(fmt)
         if found is None:
-            found = self._log_formats[fmt] = self.bind(LogMsgFormat(fmt), "FMT")
+            text = LogMsgFormat(fmt)  # read-only once made: one for every switch
+            found = self._log_formats[fmt] = self.bind(text, "FMT", Origin("same", text))
         return found
 
     def scratch_header(self, type_: t.Type) -> str:
@@ -423,8 +678,10 @@ class ProgramCompiler:
         if found is None:
             codec = header_codec(type_)
             packer = struct.Struct(codec.struct_format)
-            unpack = self.bind(packer.unpack_from, "unpack_" + type_.name)
-            pack = self.bind(packer.pack, "pack_" + type_.name)
+            # a struct.Struct holds no state: one packer for every switch
+            unpack_from, pack_into = packer.unpack_from, packer.pack
+            unpack = self.bind(unpack_from, "unpack_" + type_.name, Origin("same", unpack_from))
+            pack = self.bind(pack_into, "pack_" + type_.name, Origin("same", pack_into))
             found = self._codecs[id(type_)] = (codec, unpack, pack)
         return found[0], found[1]
 
@@ -609,39 +866,25 @@ class ProgramCompiler:
             f"<p4emu {main_file}>",
             lambda: native.program_declarations(source, classes, scalars),
         )
-        made = shared.make(self.ns)
-        for index, name in self._pending_copiers:
-            self.field_list_copiers[index] = made["copiers"][name]
-        return CompiledProgram(
+        template = ProgramTemplate(
             checked=program,
-            objects=self.runtime.objects,
+            options=(self.drop_port, self.no_match_error, self.trace),
             source=source,
-            hooks=self.hooks,
-            parse=made["parse_block"],
-            verify_checksum=made["verify_block"],
-            ingress=made["ingress_block"],
-            egress=made["egress_block"],
-            compute_checksum=made["compute_block"],
-            deparse=made["deparse_block"],
-            new_headers=made["new_headers"],
-            new_metadata=made["new_metadata"],
-            new_standard_metadata=made["new_standard_metadata"],
-            copy_headers=made["copy_headers"],
-            copy_metadata=made["copy_metadata"],
-            copy_standard_metadata=made["copy_standard_metadata"],
-            init_headers=made["init_headers"],
-            init_metadata=made["init_metadata"],
-            init_standard_metadata=made["init_standard_metadata"],
-            init_packet=shared.namespace["init_packet"],
+            shared=shared,
+            origins=dict(self.origins),
+            replay=tuple(self._replay),
+            copiers=tuple(self._pending_copiers),
             has_verify_checksum=not _does_nothing(verify),
             has_compute_checksum=not _does_nothing(compute),
             error_codes=dict(self.error_codes),
-            random=self.random,
-            ids=self.ids,
-            field_list_copiers=self.field_list_copiers,
-            drop_port=self.drop_port,
-            shared=shared,
         )
+        # this switch takes its objects through the origins too: each must give back the
+        # object generation bound, or another switch would get something else
+        ns = template.namespace(self.runtime, self.hooks, self.random)
+        for name, value in ns.items():
+            if not _same_object(value, self.ns[name]):
+                raise CompileError(f"internal error: {name} has a wrong origin")
+        return template.finish(ns, self.runtime, self.hooks, self.random, self.ids)
 
     def _set_before_read(self) -> frozenset[str]:
         """Fields of the user metadata that nothing reads before ingress sets them: the
@@ -716,13 +959,13 @@ class ProgramCompiler:
         sm_cls: str,
         module_lines: list[str],
     ) -> str:
-        self.ns.update(
-            {
-                "LOG_MSG": self.hooks.log_msg,
-                "TRACE": self.hooks.trace,
-                "RANDOM": self.random.uniform,
-            }
-        )
+        for name, owner, origin, attr in (
+            ("LOG_MSG", self.hooks, Origin("hooks"), "log_msg"),
+            ("TRACE", self.hooks, Origin("hooks"), "trace"),
+            ("RANDOM", self.random, Origin("random"), "uniform"),
+        ):
+            self.ns[name] = getattr(owner, attr)
+            self.origins[name] = origin.then("attr", attr)
         # module level: the aggregate classes and their functions, shared by every
         # __make__ call (one class per type keeps attribute caches valid across switches)
         out = SHARED_IMPORTS.splitlines()
@@ -774,6 +1017,16 @@ def _closure_type(value: Any) -> str:
     return ""
 
 
+def _same_object(a: Any, b: Any) -> bool:
+    """``a`` is ``b``, or both are the same method of the same object (each attribute
+    access makes a new bound method)."""
+    if a is b:
+        return True
+    if isinstance(a, (MethodType, BuiltinMethodType)) and type(a) is type(b):
+        return a.__self__ is b.__self__ and a.__name__ == b.__name__
+    return False
+
+
 def _does_nothing(lines: list[str]) -> bool:
     """True for a generated control function whose ``try`` body is only ``pass``."""
     body = [line.strip() for line in lines if line.strip()]
@@ -789,4 +1042,13 @@ def _holds_header(type_: t.Type) -> bool:
     return False
 
 
-__all__ = ["CompiledProgram", "Hooks", "compile_program", "unsupported"]
+__all__ = [
+    "CompileStats",
+    "CompiledProgram",
+    "Hooks",
+    "Origin",
+    "ProgramTemplate",
+    "compile_program",
+    "compile_stats",
+    "unsupported",
+]

@@ -1,15 +1,29 @@
-"""Switches of one program share the generated module and its code objects, never its
-run-time state (tables, registers, counters, value sets, hooks)."""
+"""Switches of one program share the generated module and its code objects, and generate
+its text once (a template per checked program and options), never its run-time state
+(tables, registers, counters, value sets, hooks, random streams, custom CRCs, digests)."""
 
 from __future__ import annotations
+
+import gc
+import weakref
 
 import pytest
 
 from p4emu.backend.exceptions import CompileError
-from p4emu.backend.program import SharedCode, compile_program
+from p4emu.backend.program import (
+    Hooks,
+    ProgramCompiler,
+    SharedCode,
+    compile_program,
+    compile_stats,
+)
+from p4emu.backend.runtime_objects import RuntimeBuilder
 from p4emu.frontend import load_program_text
+from p4emu.runtime import hashes
 from p4emu.runtime.clock import VirtualClock
-from p4emu.runtime.tables import Exact
+from p4emu.runtime.externs import DigestQueue, RandomSource
+from p4emu.runtime.pre import ReplicationEngine
+from p4emu.runtime.tables import Exact, Ternary
 from p4emu.switch import Switch
 
 PROGRAM = """
@@ -120,3 +134,159 @@ def test_generated_code_too_deep_for_cpython_is_a_compile_error() -> None:
     )
     with pytest.raises(CompileError, match="nested too deeply for CPython's compiler"):
         SharedCode(deep, "<p4emu deep.p4>")
+
+
+# a second program: random(), a custom CRC the control plane configures per switch, a
+# digest, a direct counter, an action only ever called directly (its id is given while
+# the code is generated) and a trace point per table
+STATEFUL = """
+#include <core.p4>
+#include <v1model.p4>
+header h_t { bit<8> k; bit<16> r; bit<16> c; }
+struct headers_t { h_t h; }
+struct meta_t { bit<8> unused; }
+struct learn_t { bit<8> k; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.h); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    direct_counter(CounterType.packets) seen;
+    action fwd() { sm.egress_spec = 1; }
+    action only_called() { hdr.h.k = hdr.h.k + 1; }
+    table t { key = { hdr.h.k: ternary; } actions = { fwd; } default_action = fwd(); counters = seen; }
+    apply {
+        random(hdr.h.r, 16w0, 16w65535);
+        hash(hdr.h.c, HashAlgorithm.crc16_custom, 16w0, { hdr.h.k }, 32w65536);
+        digest<learn_t>(1, { hdr.h.k });
+        only_called();
+        t.apply();
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.h); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def _out(switch: Switch, k: int) -> tuple[int, int, int]:
+    switch.inject(0, bytes([k, 0, 0, 0, 0]))
+    [(_, data)] = switch.collect()
+    return data[0], int.from_bytes(data[1:3], "big"), int.from_bytes(data[3:5], "big")
+
+
+def test_switches_of_one_program_generate_its_code_once() -> None:
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    before = compile_stats()
+    switches = [Switch(checked, clock=VirtualClock(), seed=i) for i in range(5)]
+    after = compile_stats()
+    assert (after.generated - before.generated, after.reused - before.reused) == (1, 4)
+    template = switches[0].program.template
+    assert template is not None
+    assert all(s.program.template is template for s in switches)
+    assert all(s.program.source is template.source for s in switches)
+    # every switch's control-plane objects are the same as the generating switch's: the
+    # late action id, the digest and the CRC's call site were replayed
+    first = switches[0].objects
+    for other in (s.objects for s in switches[1:]):
+        assert sorted(other.actions) == sorted(first.actions)
+        assert "Ing.only_called" in other.actions
+        assert other.actions["Ing.only_called"].id == first.actions["Ing.only_called"].id
+        assert other.digests.keys() == first.digests.keys() and other.digests
+        assert other.hash_crcs.keys() == first.hash_crcs.keys() and other.hash_crcs
+        assert other.tables["Ing.t"] is not first.tables["Ing.t"]
+
+
+def test_switches_sharing_a_template_keep_their_own_random_crc_digests_and_counters() -> None:
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    a = Switch(checked, clock=VirtualClock(), seed=7)
+    b = Switch(checked, clock=VirtualClock(), seed=7)
+    assert b.program.template is a.program.template
+    # a's random stream moves on; b's still starts where a's did (same seed)
+    first_a = [_out(a, 1)[1] for _ in range(3)]
+    assert _out(b, 1)[1] == first_a[0]
+    # a custom CRC reconfigured in a only
+    before_a, before_b = _out(a, 9)[2], _out(b, 9)[2]
+    assert before_a == before_b
+    [crc_a] = a.objects.hash_crcs.values()
+    [crc_b] = b.objects.hash_crcs.values()
+    assert crc_a is not crc_b
+    crc_a.configure(hashes.CrcConfig(0x8005, 0xFFFF, 0, False, False))
+    assert _out(a, 9)[2] != before_a
+    assert _out(b, 9)[2] == before_b
+    # digests: each switch's own queue (a: 5 packets, b: 3)
+    learnt_a = sum(len(d.samples) for d in a.digest_queue.poll())
+    learnt_b = sum(len(d.samples) for d in b.digest_queue.poll())
+    assert (learnt_a, learnt_b) == (5, 3)
+    # the same entry in both tables: each switch's packets count in its own entry only
+    fwd = a.objects.actions["Ing.fwd"].id
+    for switch in (a, b):
+        switch.objects.tables["Ing.t"].insert([Ternary(4, 0xFF)], fwd, priority=1)
+    for _ in range(2):
+        assert _out(a, 3)[0] == 4  # only_called() adds 1 before the table
+    _out(b, 3)
+    _out(b, 4)  # no entry: the default action, nothing counted
+    [entry_a] = a.objects.tables["Ing.t"].entries()
+    [entry_b] = b.objects.tables["Ing.t"].entries()
+    assert (entry_a.packets, entry_b.packets) == (2, 1)
+
+
+def test_different_options_or_programs_get_their_own_template() -> None:
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    plain = compile_program(checked)
+    assert compile_program(checked).template is plain.template
+    before = compile_stats()
+    traced = compile_program(checked, trace=True)
+    strict = compile_program(checked, no_match_error=True)
+    dropping = compile_program(checked, drop_port=100)
+    other = compile_program(load_program_text(STATEFUL, "stateful.p4"))  # checked again
+    after = compile_stats()
+    assert after.generated - before.generated == 4
+    templates = {id(p.template) for p in (plain, traced, strict, dropping, other)}
+    assert len(templates) == 5
+    assert "TRACE(" in traced.source and "TRACE(" not in plain.source
+    assert dropping.drop_port == 100 and plain.drop_port == 511
+    # the text of another checked copy of the same program is the same: one module
+    assert other.source == plain.source and other.shared is plain.shared
+
+
+def test_a_template_lives_as_long_as_a_program_made_from_it() -> None:
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    compiled = compile_program(checked)
+    template = weakref.ref(compiled.template)  # type: ignore[arg-type]
+    del compiled
+    gc.collect()
+    assert template() is None
+    before = compile_stats()
+    compile_program(checked)
+    assert compile_stats().generated - before.generated == 1
+
+
+def test_binding_an_object_no_switch_can_find_is_an_error() -> None:
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    clock = VirtualClock()
+    compiler = ProgramCompiler(
+        checked,
+        clock=clock,
+        pre=ReplicationEngine(),
+        digest_queue=DigestQueue(clock),
+        random=RandomSource(0),
+        drop_port=511,
+        no_match_error=False,
+        trace=False,
+    )
+    with pytest.raises(CompileError, match="none of the switch's run-time objects"):
+        compiler.bind([0, 0], "stray")
+    table = compiler.runtime.objects.tables["Ing.t"]
+    name = compiler.bind(table.apply, "apply")
+    origin = compiler.origins[name]
+    assert (origin.kind, origin.steps) == ("table", (("attr", "apply"),))
+    # resolved against another switch's run-time objects: that switch's table
+    other = Switch(checked, clock=VirtualClock())
+    runtime = RuntimeBuilder(
+        checked, other.program.ids, clock, ReplicationEngine(), DigestQueue(clock)
+    ).build()
+    found = origin.resolve(runtime, Hooks(), RandomSource(0))
+    assert found.__self__ is runtime.objects.tables["Ing.t"] and found.__name__ == "apply"
+    assert found.__self__ is not table
