@@ -12,6 +12,7 @@ from __future__ import annotations
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from finsy.proto import p4r
 
@@ -27,13 +28,22 @@ from controller.exceptions import (
     SwitchAccessError,
     UpdateFailure,
 )
-from controller.notation import format_entry
-from controller.p4rt_client import SwitchClient
 from controller.plan import Entry, SwitchPlan
+
+if TYPE_CHECKING:
+    from controller.p4rt_client import SwitchClient
 
 DEFAULT_BATCH_SIZE = 500
 PIPELINE_MODES = ("auto", "keep", "force")
 ORDER = {"DELETE": 0, "MODIFY": 1, "INSERT": 2}
+
+
+def format_entry(entry: Entry) -> str:
+    """:func:`controller.notation.format_entry`, imported when a message needs it: a
+    virtual fabric diffs its plans here but never formats an entry (start-up)."""
+    from controller.notation import format_entry as notation_format_entry
+
+    return notation_format_entry(entry)
 
 
 @dataclass(frozen=True, slots=True)
