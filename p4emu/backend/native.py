@@ -50,7 +50,7 @@ from pathlib import Path
 from types import ModuleType
 
 from clikit import hotpath
-from p4emu.backend import cfields, rt
+from p4emu.backend import rt
 from p4emu.backend.exceptions import BackendError
 from p4emu.frontend.cache import CACHE_ENV as CACHE_ENV
 from p4emu.frontend.cache import p4emu_cache_root
@@ -76,6 +76,10 @@ RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
 LOCK_POLL_S = 0.2
 #: the detached builder's output, beside its entry (kept: it says why a build failed)
 BACKGROUND_LOG = ".build-{key}.log"
+#: the declarations :func:`program_declarations` proved, by :func:`declarations_key`
+DECLARATIONS_DIR = "declarations"
+#: what the proof's result depends on besides its inputs: the prover and this module
+PROOF_MODULES = ("p4emu.backend.cfields", "p4emu.backend.native")
 
 log = logging.getLogger(__name__)
 _loaded: dict[str, ModuleType] = {}
@@ -433,6 +437,8 @@ def declarations(
 def runtime_c_fields() -> dict[str, frozenset[str]]:
     """The C integer attributes of p4emu's runtime types (:data:`RUNTIME_TYPES`, read
     from their ``.pxd`` files): what generated code reads from them in C."""
+    from p4emu.backend import cfields
+
     return cfields.runtime_c_fields(
         hotpath.source_of(name).with_suffix(".pxd") for name in RUNTIME_TYPES
     )
@@ -445,12 +451,59 @@ def program_declarations(
 ) -> str:
     """The ``.pxd`` of the generated module ``source``: :func:`declarations`, the
     runtime's types cimported when it runs native, and the scalar fields
-    :func:`p4emu.backend.cfields.prove` proves safe as C integers in that text."""
+    :func:`p4emu.backend.cfields.prove` proves safe as C integers in that text.
+
+    The proof walks the whole text (tens of milliseconds, and the prover's import), the
+    same in every process: its result is kept in the cache folder
+    (``<root>/declarations/<key>.pxd``, :func:`declarations_key`, written whole in one
+    rename) and read back by later processes. A proof that fails is not kept."""
+    native = runtime_native()
+    key = declarations_key(source, classes, candidates, native)
+    path = cache_root() / DECLARATIONS_DIR / f"{key}.pxd"
+    try:
+        return path.read_text(encoding="utf-8")
+    except OSError:
+        pass
+    from p4emu.backend import cfields
+
     try:
         proven = cfields.prove(source, classes, candidates, runtime_c_fields())
     except cfields.ProofError as exc:  # the pure module runs, and says why
         raise NativeBuildError(f"width proof: {exc}") from None
-    return declarations(classes, runtime_native(), proven)
+    pxd = declarations(classes, native, proven)
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".pxd", dir=path.parent)
+        with os.fdopen(fd, "w", encoding="utf-8") as out:
+            out.write(pxd)
+        os.replace(temporary, path)
+    except OSError as exc:  # not kept: the next process proves it again
+        log.debug("declarations of %s not kept: %s", key, exc)
+    return pxd
+
+
+def declarations_key(
+    source: str,
+    classes: Mapping[str, list[tuple[str, str | None]]],
+    candidates: Mapping[str, Mapping[str, tuple[int, int]]],
+    native: bool,
+) -> str:
+    """The sha256 of everything :func:`program_declarations` reads: the text, its classes
+    and candidate fields, whether the runtime runs native, the Python (its ``ast``), the
+    runtime's ``.pxd`` files, and the source of the prover and of this module
+    (:data:`PROOF_MODULES`)."""
+    digest = hashlib.sha256()
+    parts = [FORMAT, sys.implementation.cache_tag or "", source, str(native)]
+    parts.extend((repr(sorted(classes.items())), repr(sorted(candidates.items()))))
+    parts.extend(
+        hotpath.source_of(name).with_suffix(".pxd").read_text(encoding="utf-8")
+        for name in RUNTIME_TYPES
+    )
+    parts.extend(hotpath.source_of(name).read_text(encoding="utf-8") for name in PROOF_MODULES)
+    for part in parts:
+        digest.update(part.encode())
+        digest.update(b"\0")
+    return digest.hexdigest()
 
 
 if __name__ == "__main__":

@@ -105,6 +105,33 @@ def test_the_key_covers_the_text_and_the_declarations() -> None:
     assert len(key) == 64
 
 
+def test_proved_declarations_are_kept_and_read_back(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from p4emu.backend import cfields
+
+    classes = {"H1_h_t": [("valid_", None), ("k", None)]}
+    first = native.program_declarations(SOURCE, classes, {})
+    [kept] = (cache / native.DECLARATIONS_DIR).iterdir()
+    assert kept.suffix == ".pxd" and kept.read_text(encoding="utf-8") == first
+
+    def prove(*args: object) -> object:
+        raise cfields.ProofError("proved again")
+
+    monkeypatch.setattr(cfields, "prove", prove)
+    # the same inputs: read back, not proved again
+    assert native.program_declarations(SOURCE, classes, {}) == first
+    # another text, or other candidate fields: proved (the patched prover refuses, and a
+    # refused proof is not kept)
+    for text, candidates in ((SOURCE + "\n", {}), (SOURCE, {"H1_h_t": {"k": (0, 255)}})):
+        with pytest.raises(native.NativeBuildError, match="proved again"):
+            native.program_declarations(text, classes, candidates)
+    assert len(list((cache / native.DECLARATIONS_DIR).iterdir())) == 1
+    # whether the runtime runs native is part of the key too
+    key = native.declarations_key(SOURCE, classes, {}, native=True)
+    assert key != native.declarations_key(SOURCE, classes, {}, native=False)
+
+
 def test_declarations_type_aggregate_fields_with_their_classes() -> None:
     pxd = native.declarations(
         {"H1_a": [("valid_", None), ("x", None)], "S2_s": [("a", "H1_a")], "S3_e": []}
