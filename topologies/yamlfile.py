@@ -11,14 +11,16 @@ file with ``ScenarioFileError``, with the same words.
 from __future__ import annotations
 
 import difflib
+import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
 from importlib import resources
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-import yaml
+if TYPE_CHECKING:
+    import yaml
 
 # A file that cannot be found, read or parsed: ``file_error(message)``.
 FileError = Callable[[str], Exception]
@@ -82,9 +84,12 @@ def read_text(path: Path, shown: str, file_error: FileError) -> str:
 def parse(text: str, source: str, *, file_error: FileError, spec_error: SpecError) -> Any:
     """Safe-load one YAML document; a duplicate mapping key is a ``spec_error`` naming its
     line, a syntax error a ``file_error`` with its line and column."""
+    import yaml  # here: a run that reads no YAML does not import PyYAML (start-up)
+
+    loader, duplicate_key_error = _strict_loader()
     try:
-        return yaml.load(text, Loader=_StrictLoader)
-    except _DuplicateKeyError as exc:
+        return yaml.load(text, Loader=loader)
+    except duplicate_key_error as exc:
         raise spec_error(source, f"line {exc.line}", f"duplicate key {exc.key!r}") from None
     except yaml.YAMLError as exc:
         mark = getattr(exc, "problem_mark", None)
@@ -113,30 +118,41 @@ def show(value: Any) -> str:
     return text
 
 
-class _DuplicateKeyError(yaml.YAMLError):
-    def __init__(self, key: object, line: int) -> None:
-        super().__init__(f"duplicate key {key!r}")
-        self.key = key
-        self.line = line
+@functools.cache
+def _strict_loader() -> tuple[type[yaml.SafeLoader], type[_DuplicateKey]]:
+    """The loader :func:`parse` uses (a SafeLoader that refuses duplicate mapping keys:
+    PyYAML silently keeps the last) and the error it raises for one; made on first use."""
+    import yaml
+
+    class DuplicateKeyError(yaml.YAMLError, _DuplicateKey):
+        def __init__(self, key: object, line: int) -> None:
+            super().__init__(f"duplicate key {key!r}")
+            self.key = key
+            self.line = line
+
+    class StrictLoader(yaml.SafeLoader):
+        pass
+
+    def construct_mapping(loader: StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
+        loader.flatten_mapping(node)
+        seen: set[Any] = set()
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node, deep=True)
+            try:
+                duplicate = key in seen
+            except TypeError:  # unhashable key: let the base constructor report it
+                break
+            if duplicate:
+                raise DuplicateKeyError(key, key_node.start_mark.line + 1)
+            seen.add(key)
+        return loader.construct_mapping(node, deep=True)
+
+    StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, construct_mapping)
+    return StrictLoader, DuplicateKeyError
 
 
-class _StrictLoader(yaml.SafeLoader):
-    """SafeLoader that refuses duplicate mapping keys (PyYAML silently keeps the last)."""
+class _DuplicateKey(Exception):
+    """What :func:`parse` reads from a duplicate-key error: the key and its line."""
 
-
-def _construct_mapping(loader: _StrictLoader, node: yaml.MappingNode) -> dict[Any, Any]:
-    loader.flatten_mapping(node)
-    seen: set[Any] = set()
-    for key_node, _ in node.value:
-        key = loader.construct_object(key_node, deep=True)
-        try:
-            duplicate = key in seen
-        except TypeError:  # unhashable key: let the base constructor report it
-            break
-        if duplicate:
-            raise _DuplicateKeyError(key, key_node.start_mark.line + 1)
-        seen.add(key)
-    return loader.construct_mapping(node, deep=True)
-
-
-_StrictLoader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, _construct_mapping)
+    key: object
+    line: int
