@@ -14,26 +14,29 @@ The bottom layer: it imports no project package, so every package may import it.
 
 from __future__ import annotations
 
-from clikit.main import (
-    EXIT_FAILURE,
-    EXIT_INTERRUPTED,
-    EXIT_OK,
-    EXIT_UNHEALTHY,
-    EXIT_USAGE,
-    TRACEBACK_ENV,
-    run_main,
-)
-from clikit.types import (
-    byte_size,
-    command_line,
-    input_file,
-    json_object,
-    non_negative_float,
-    non_negative_int,
-    port_number,
-    positive_float,
-    positive_int,
-)
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from clikit.main import (
+        EXIT_FAILURE,
+        EXIT_INTERRUPTED,
+        EXIT_OK,
+        EXIT_UNHEALTHY,
+        EXIT_USAGE,
+        TRACEBACK_ENV,
+        run_main,
+    )
+    from clikit.types import (
+        byte_size,
+        command_line,
+        input_file,
+        json_object,
+        non_negative_float,
+        non_negative_int,
+        port_number,
+        positive_float,
+        positive_int,
+    )
 
 __all__ = [
     "EXIT_FAILURE",
@@ -53,3 +56,38 @@ __all__ = [
     "positive_int",
     "run_main",
 ]
+
+# each name is imported from its module on first use: a package that only needs
+# ``clikit.hotpath`` (every package's first import) does not import argparse and the
+# command-line kit (docs/virtual-fabric.md, "Start-up")
+_LAZY = {
+    **dict.fromkeys(
+        ("EXIT_FAILURE", "EXIT_INTERRUPTED", "EXIT_OK", "EXIT_UNHEALTHY", "EXIT_USAGE"),
+        "clikit.main",
+    ),
+    "TRACEBACK_ENV": "clikit.main",
+    "run_main": "clikit.main",
+    **dict.fromkeys(
+        (
+            "byte_size",
+            "command_line",
+            "input_file",
+            "json_object",
+            "non_negative_float",
+            "non_negative_int",
+            "port_number",
+            "positive_float",
+            "positive_int",
+        ),
+        "clikit.types",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'clikit' has no attribute {name!r}")
+    import importlib
+
+    return getattr(importlib.import_module(module), name)
