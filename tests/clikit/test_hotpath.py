@@ -298,6 +298,19 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert check.stdout.startswith("compiled"), f"{check.stdout}\n{build.stderr[-2000:]}"
+    # the event list's own tests on its native heap (the unit suite runs pure)
+    native_env = {**env, hotpath.PURE_ENV: "0"}
+    where = subprocess.run(
+        [sys.executable, "-c", "import vfabric.eventlist as e; print(e.__file__)"],
+        cwd=ROOT, env=native_env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert where.stdout.strip().endswith(".so"), where.stdout
+    heap_tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/vfabric/test_eventlist.py"],
+        cwd=ROOT, env=native_env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert heap_tests.returncode == 0, heap_tests.stdout[-3000:]
     cli = [sys.executable, "-m", "testbed"]
     runs = {
         "demo": run_both([*cli, "demo", "-o", "{out}"], tmp_path, lib, "demo"),
