@@ -67,6 +67,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.core",
     "nic_emu.ev_set",
     "nic_emu.event_log",
+    "nic_emu.mtbytes",
     "nic_emu.receiver",
     "nic_emu.sender",
     "nic_emu.streams",

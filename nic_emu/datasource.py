@@ -24,6 +24,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nic_emu.exceptions import DataSourceError
+from nic_emu.mtbytes import WordStream
 
 PIECE_BYTES = 64 << 10  # [P] a source makes (and a reader holds) this much at a time
 DEFAULT_PATTERN = bytes(range(256))
@@ -175,9 +176,7 @@ class RandomSource(DataSource):
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:
         end = start + length
         base = max((p for p in self._states if p <= start), default=0)
-        rng = random.Random(self.seed)
-        if base:
-            rng.setstate(self._states[base])
+        rng = WordStream(self._states[base] if base else random.Random(self.seed).getstate())
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
         wanted, states = self._wanted, self._states
@@ -185,15 +184,15 @@ class RandomSource(DataSource):
         # piece is yielded): a reader that ends exactly there, and is never resumed after
         # its last piece, still saves it for the reader that starts there.
         while pos < aligned:  # fast-forward (whole pieces: multiples of 4 bytes)
-            rng.getrandbits(PIECE_BYTES * 8)
+            rng.skip(PIECE_BYTES // 4)
             pos += PIECE_BYTES
             if pos in wanted and pos not in states:
-                states[pos] = rng.getstate()
+                states[pos] = rng.state()
         while pos < end:
             n = min(PIECE_BYTES, self.size - pos)
-            block = rng.randbytes(n)
+            block = rng.take(n)
             if pos + n in wanted and pos + n not in states:
-                states[pos + n] = rng.getstate()
+                states[pos + n] = rng.state()
             lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
             yield block if (lo, hi) == (0, n) else block[lo:hi]
             pos += n

@@ -1,7 +1,16 @@
 # Cython declarations for vfabric/eventlist.py (pure-Python mode; docs/virtual-fabric.md,
 # "Compiled hot path"): read only by the native build, the .py stays the reference.
-# Times are integer ns below 2**62 (EventList.run's limit), so C long long holds them.
+# Times are integer ns below 2**62 (EventList.run's limit), so C long long holds them;
+# sequence numbers count the events of one list (below 2**63).
 cimport cython
+
+
+# one pending event of the native heap: its time, tie-breaking number and the slot of
+# its callback and argument (EventList._fns / _args)
+cdef struct _Event:
+    long long t
+    long long seq
+    Py_ssize_t slot
 
 
 cdef class EventHandle:
@@ -16,6 +25,14 @@ cdef class EventList:
     cdef public object clock
     cdef public long long events_run
     cdef public long long now
+    cdef _Event* _heap
+    cdef Py_ssize_t* _free
+    cdef Py_ssize_t _size
+    cdef Py_ssize_t _cap
+    cdef Py_ssize_t _nfree
+    cdef long long _seq
+    cdef list _fns
+    cdef list _args
 
     cpdef push(self, object t_ns, object fn, object arg)
 
@@ -28,3 +45,32 @@ cdef class EventList:
         limit="long long",
     )
     cpdef bint run(self, object until_ns, object stop, object check_every=*)
+
+    @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*")
+    cdef int _c_grow(self) except -1
+
+    @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, parent=Py_ssize_t,
+                   seq="long long")
+    cdef int _c_push(self, long long t, object fn, object arg) except -1
+
+    @cython.locals(heap="_Event*", size=Py_ssize_t, item=_Event, child=Py_ssize_t,
+                   right=Py_ssize_t)
+    cdef void _c_sift_down(self, Py_ssize_t pos) noexcept
+
+    cdef int _c_free(self, Py_ssize_t slot) except -1
+
+    @cython.locals(heap="_Event*", index=Py_ssize_t, last=_Event, pos=Py_ssize_t,
+                   parent=Py_ssize_t)
+    cdef bint _c_remove(self, long long t, long long seq) except -1
+
+    @cython.locals(
+        count=Py_ssize_t,
+        i=Py_ssize_t,
+        now="long long",
+        t="long long",
+        limit="long long",
+        heap="_Event*",
+        going=bint,
+        slot=Py_ssize_t,
+    )
+    cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

@@ -24,6 +24,12 @@ from collections.abc import Callable
 from heapq import heapify, heappop, heappush
 from typing import Any
 
+import cython
+
+if cython.compiled:  # the native build's heap (see EventList): C memory, refcounted slots
+    from cython.cimports.libc.stdlib import free, realloc
+    from cython.cimports.vfabric.eventlist import _Event
+
 from p4emu.runtime.clock import VirtualClock
 from vfabric.exceptions import EventHandleError, FaultTimeError, VirtualFabricError
 
@@ -55,8 +61,23 @@ class EventHandle:
         return f"<EventHandle #{self.entry[1]} at {self.entry[0]} ns{state}>"
 
 
+#: the native build's heap starts with room for this many events, doubling when full
+C_HEAP_START = 1024
+
+
 class EventList:
-    """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring."""
+    """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring.
+
+    Two representations of one order (events are unique by ``(time_ns, sequence)``, so
+    every correct heap pops them in the same order):
+
+    - pure Python: a :mod:`heapq` list of tuples;
+    - the native build (``cython.compiled``): a binary heap of C structs ``(t, seq,
+      slot)`` in C memory, compared in C, the callback and argument kept in two Python
+      lists at ``slot`` (a free slot is reused; the lists keep the objects visible to
+      the cycle collector). No tuple, no sequence integer and no comparison object is
+      made per event.
+    """
 
     __slots__ = ("_queue", "_sequence", "clock", "events_run", "now")
 
@@ -67,6 +88,13 @@ class EventList:
         #: the next tie-breaking number (scheduling order among events at one instant)
         self._sequence: Callable[[], int] = itertools.count(1).__next__
         self.events_run = 0
+        if cython.compiled:
+            self._seq = 1
+            self._size = 0
+            self._cap = 0
+            self._fns = []
+            self._args = []
+            self._c_grow()
 
     def at(self, t_ns: int, fn: Callable[[Any], Any], arg: Any = None) -> EventHandle:
         """Run ``fn(arg)`` at virtual time ``t_ns`` (not before now); the handle cancels it."""
@@ -74,6 +102,10 @@ class EventList:
             raise FaultTimeError(
                 f"cannot schedule at {t_ns} ns: virtual time is already {self.now} ns"
             )
+        if cython.compiled:
+            entry = (t_ns, self._seq, fn, arg)
+            self._c_push(t_ns, fn, arg)
+            return EventHandle(self, entry)
         entry = (t_ns, self._sequence(), fn, arg)
         heappush(self._queue, entry)
         return EventHandle(self, entry)
@@ -81,6 +113,9 @@ class EventList:
     def push(self, t_ns: int, fn: Callable[[Any], Any], arg: Any) -> None:
         """The per-packet path: run ``fn(arg)`` at ``t_ns``, which the caller guarantees is
         at or after :attr:`now` (unchecked; no handle). Same order as :meth:`at`."""
+        if cython.compiled:
+            self._c_push(t_ns, fn, arg)
+            return
         heappush(self._queue, (t_ns, self._sequence(), fn, arg))
 
     def cancel(self, handle: EventHandle) -> bool:
@@ -99,6 +134,11 @@ class EventList:
         entry = handle.entry
         if entry[0] < self.now:
             return False  # ran at an earlier instant
+        if cython.compiled:
+            if not self._c_remove(entry[0], entry[1]):
+                return False  # ran at this instant (or is running)
+            handle.cancelled = True
+            return True
         # Pending events are unique by (time, sequence), so removing one and restoring
         # the heap leaves every other event's turn unchanged.
         try:
@@ -113,9 +153,13 @@ class EventList:
         return True
 
     def next_time(self) -> int | None:
+        if cython.compiled:
+            return self._heap[0].t if self._size else None
         return self._queue[0][0] if self._queue else None
 
     def pending(self) -> int:
+        if cython.compiled:
+            return self._size
         return len(self._queue)
 
     def run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int = 64) -> bool:
@@ -124,6 +168,8 @@ class EventList:
         ``stop()`` ended the run."""
         if isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1:
             raise VirtualFabricError(f"check_every must be a positive integer, got {check_every!r}")
+        if cython.compiled:
+            return self._c_run(until_ns, stop, check_every)
         heap = self._queue
         pop = heappop
         set_clock = self.clock.set_ns
@@ -163,3 +209,155 @@ class EventList:
             self.now = until_ns
             self.clock.set_ns(until_ns)
         return False
+
+    # --- the native build's heap (only ``cython.compiled`` reaches these) ---------------
+    # The heap holds ``_size`` structs ``(t, seq, slot)`` in C memory (``_cap`` of room);
+    # ``_fns[slot]`` and ``_args[slot]`` hold the event's callback and argument, and
+    # ``_free[0:_nfree]`` the slots no event holds. Popping an event clears its slot.
+
+    def _c_grow(self) -> None:
+        cap = self._cap * 2 if self._cap else C_HEAP_START
+        heap = cython.cast(cython.pointer(_Event), realloc(self._heap, cap * cython.sizeof(_Event)))
+        if heap == cython.NULL:
+            raise MemoryError(f"event list: no memory for {cap} events")
+        self._heap = heap
+        free_slots = cython.cast(
+            cython.pointer(cython.Py_ssize_t),
+            realloc(self._free, cap * cython.sizeof(cython.Py_ssize_t)),
+        )
+        if free_slots == cython.NULL:
+            raise MemoryError(f"event list: no memory for {cap} events")
+        self._free = free_slots
+        for slot in range(cap - 1, self._cap - 1, -1):  # the new slots, lowest on top
+            self._free[self._nfree] = slot
+            self._nfree += 1
+            self._fns.append(None)
+            self._args.append(None)
+        self._cap = cap
+
+    def _c_push(self, t: int, fn: Any, arg: Any) -> None:
+        if self._size == self._cap:
+            self._c_grow()
+        self._nfree -= 1
+        slot = self._free[self._nfree]
+        self._fns[slot] = fn
+        self._args[slot] = arg
+        heap = self._heap
+        pos = self._size
+        seq = self._seq
+        self._seq = seq + 1
+        self._size = pos + 1
+        while pos > 0:  # sift the new event up to its place
+            parent = (pos - 1) >> 1
+            if heap[parent].t < t or (heap[parent].t == t and heap[parent].seq < seq):
+                break
+            heap[pos] = heap[parent]
+            pos = parent
+        heap[pos].t = t
+        heap[pos].seq = seq
+        heap[pos].slot = slot
+
+    def _c_sift_down(self, pos: int) -> None:
+        """The event at ``pos`` moves down to its place among ``_size`` events."""
+        heap = self._heap
+        size = self._size
+        item = heap[pos]
+        while True:
+            child = 2 * pos + 1
+            if child >= size:
+                break
+            right = child + 1
+            if right < size and (
+                heap[right].t < heap[child].t
+                or (heap[right].t == heap[child].t and heap[right].seq < heap[child].seq)
+            ):
+                child = right
+            if heap[child].t > item.t or (heap[child].t == item.t and heap[child].seq > item.seq):
+                break
+            heap[pos] = heap[child]
+            pos = child
+        heap[pos] = item
+
+    def _c_free(self, slot: int) -> None:
+        """Clear ``slot`` (its event left the heap) and give it back."""
+        self._fns[slot] = None
+        self._args[slot] = None
+        self._free[self._nfree] = slot
+        self._nfree += 1
+
+    def _c_remove(self, t: int, seq: int) -> bool:
+        """Take the pending event ``(t, seq)`` off the heap: False if none is pending."""
+        heap = self._heap
+        for index in range(self._size):
+            if heap[index].t == t and heap[index].seq == seq:
+                break
+        else:
+            return False
+        self._c_free(heap[index].slot)
+        self._size -= 1
+        if index < self._size:
+            last = heap[self._size]
+            heap[index] = last
+            pos = index
+            while pos > 0:  # up past every parent later than it
+                parent = (pos - 1) >> 1
+                if heap[parent].t < last.t or (
+                    heap[parent].t == last.t and heap[parent].seq < last.seq
+                ):
+                    break
+                heap[pos] = heap[parent]
+                pos = parent
+            heap[pos] = last
+            if pos == index:  # else down, below every child earlier than it
+                self._c_sift_down(index)
+        return True
+
+    def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
+        """:meth:`run` on the native heap: the same events in the same order."""
+        set_clock = self.clock.set_ns
+        count = 0
+        i = -1
+        now = self.now
+        limit = until_ns if until_ns is not None else 1 << 62
+        heap = self._heap
+        going = limit >= now  # else every pending event is at or after now: none is due
+        try:
+            while going and self._size:
+                if stop():
+                    return True
+                for i in range(check_every):
+                    heap = self._heap  # a callback's push may have moved it
+                    t = heap[0].t
+                    if t != now:
+                        if t > limit:
+                            going = False
+                            i -= 1  # this one did not run
+                            break
+                        self.now = now = t
+                        set_clock(t)
+                    slot = heap[0].slot
+                    self._size -= 1
+                    if self._size:
+                        heap[0] = heap[self._size]
+                        self._c_sift_down(0)
+                    fn = self._fns[slot]
+                    arg = self._args[slot]
+                    self._c_free(slot)
+                    fn(arg)
+                    if not self._size:
+                        break
+                count += i + 1
+                i = -1
+        finally:
+            self.events_run += count + (i if i > 0 else 0)
+        if stop():
+            return True
+        if until_ns is not None and self.now < until_ns:
+            self.now = until_ns
+            self.clock.set_ns(until_ns)
+        return False
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            free(self._heap)
+            free(self._free)

@@ -95,10 +95,12 @@ class SentData:
         end = offset + length
         hasher = hashlib.sha256()
         pos = offset
+        whole = len(self.spans) > 1  # one message: its digest is the whole transfer's
         for piece in pieces:
             hasher.update(piece)
             if pos == self._made:
-                self._whole.update(piece)
+                if whole:
+                    self._whole.update(piece)
                 self._made = pos + len(piece)
             pos += len(piece)
             if pos == end:  # final before the last piece is handed on
@@ -107,7 +109,17 @@ class SentData:
 
     def sha256(self) -> str:
         """SHA-256 of the transfer's bytes: those made so far, completed from the source
-        (a piece at a time) when the sender did not take them all."""
+        (a piece at a time) when the sender did not take them all. A transfer of one
+        message is hashed once as it is made: its message's digest, once complete, is
+        the whole transfer's (else it is made again from the source)."""
+        if len(self.spans) == 1:
+            done = self.digests[0]
+            if done is not None:
+                return done
+            whole = hashlib.sha256()
+            for piece in self.source.pieces(0, self.size):
+                whole.update(piece)
+            return whole.hexdigest()
         whole = self._whole.copy()
         if self._made < self.size:
             for piece in self.source.pieces(self._made, self.size - self._made):

@@ -2,48 +2,66 @@
 # docs/virtual-fabric.md, "Compiled hot path"): read only by the native build, the .py
 # stays the reference. The per-packet classes become extension types, every attribute
 # declared here (an attribute added to the .py must be added here too: the native build
-# refuses to set an undeclared one). C integers hold only counts and lengths bounded by
-# memory (packets held, drops, departures, queue depths) and the enqueue time, read from
-# the clock (ns, below 2**63); a shaper's times (a departure time plus a gap the rate
-# decides, unbounded) and ports, priorities and capacities given by callers stay Python
-# ints, as on the pure path.
+# refuses to set an undeclared one). C integers hold counts and lengths bounded by
+# memory (packets held, drops, departures, queue depths) and times in ns: the clock's
+# (below 2**62, the event list's limit) and a shaper's, a departure time plus gaps that
+# QueueRate keeps below MAX_GAP_NS = 2**62 (a rate that would pass it is refused on both
+# paths), so a sum of a time and a gap stays below 2**63. Ports, priorities and
+# capacities given by callers stay Python ints, as on the pure path.
 cimport cython
+
+
+cdef double _MAX_GAP  # the C copy of MAX_GAP_NS
+cdef long long _MAX_TIME  # the C copy of MAX_GAP_NS: a shaper's times stay below it
+
+@cython.locals(later="long long")
+cdef long long _later(long long t, long long gap) except? -1
 
 
 cdef class QueuedPacket:
     cdef public long long departure_seq
-    cdef public object deq_ns
+    cdef public long long deq_ns
     cdef public long long deq_qdepth
-    cdef public object deq_timedelta
+    cdef public long long deq_timedelta
     cdef public long long enq_ns
     cdef public long long enq_qdepth
     cdef public long long enq_timestamp
     cdef public object item
-    cdef public object length
+    cdef public long long length
     cdef public object port
     cdef public object priority
-    cdef public object send_ns
+    cdef public long long send_ns
+
+
+cdef class QueueRate:
+    cdef public long long packet_gap_ns
+    cdef public bint per_packet
+    cdef public object unit
+    cdef public double value
+
+    @cython.locals(gap=double)
+    cpdef long long gap_ns(self, long long length) except? -1
 
 
 cdef class _Queue:
     cdef public object bit
     cdef public object capacity
     cdef public object fifo
-    cdef public object last_length
-    cdef public object last_send_ns
-    cdef public object rate
+    cdef public long long last_length
+    cdef public long long last_send_ns
+    cdef public QueueRate rate
 
 
 cdef class _Port:
     cdef public long long backlog
     cdef public list by_priority
     cdef public object filled
-    cdef public object next_free_ns
-    cdef public object next_ns
+    cdef public long long next_free_ns
+    cdef public long long next_ns
     cdef public object paused
     cdef public object port
     cdef public list queues
-    cdef public object rate
+    cdef public QueueRate rate
 
 
 cdef class TrafficManager:
@@ -51,10 +69,10 @@ cdef class TrafficManager:
     cdef public object priority_queues
     cdef public bint _port_scope
     cdef public object _default_depth
-    cdef public object _default_rate
+    cdef public QueueRate _default_rate
     cdef public dict _ports
     cdef public set _active
-    cdef public object _earliest
+    cdef public long long _earliest
     cdef public list _ready
     cdef public long long _departures
     cdef public dict drops
@@ -62,24 +80,27 @@ cdef class TrafficManager:
     cdef public long long total_enqueued
 
     @cython.locals(
-        state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=object,
-        send=object,
+        state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
+        send="long long", now="long long",
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
-    @cython.locals(active=set, ports=dict, state=_Port, ready=list, due=list)
+    @cython.locals(active=set, ports=dict, state=_Port, ready=list, due=list, now="long long")
     cpdef list poll(self, object now_ns=*)
     cpdef next_departure_ns(self)
-    @cython.locals(active=set)
-    cpdef _reschedule(self, _Port state, object now)
+    @cython.locals(active=set, when="long long")
+    cpdef _reschedule(self, _Port state, long long now)
     @cython.locals(state=_Port)
     cpdef _Port _port(self, object port)
     cpdef _drop(self, object port, object priority, object reason)
-    cpdef _depart_at_once(self, QueuedPacket packet, object now)
+    cpdef _depart_at_once(self, QueuedPacket packet, long long now)
     @cython.locals(packet=QueuedPacket)
-    cpdef _depart(self, _Port state, _Queue queue, object when)
-    @cython.locals(queues=list, queue=_Queue, best=_Queue)
-    cpdef _settle(self, _Port state, object now)
-    @cython.locals(ports=dict, active=set, state=_Port)
-    cpdef _min_next_ns(self)
-    @cython.locals(head=QueuedPacket)
-    cpdef _next_departure(self, _Port state)
+    cpdef _depart(self, _Port state, _Queue queue, long long when)
+    @cython.locals(
+        queues=list, queue=_Queue, best=_Queue, best_send="long long", send="long long",
+        rate=QueueRate, when="long long", length="long long",
+    )
+    cpdef _settle(self, _Port state, long long now)
+    @cython.locals(ports=dict, active=set, state=_Port, earliest="long long", found=bint)
+    cpdef long long _min_next_ns(self) except? -1
+    @cython.locals(head=QueuedPacket, earliest="long long")
+    cpdef long long _next_departure(self, _Port state) except? -1

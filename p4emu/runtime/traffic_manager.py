@@ -46,7 +46,6 @@ from __future__ import annotations
 import enum
 import logging
 from collections import deque
-from dataclasses import dataclass, field
 
 from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock
 from p4emu.runtime.exceptions import TrafficManagerError
@@ -121,25 +120,56 @@ class QueuedPacket:
         )
 
 
-@dataclass(frozen=True)
-class QueueRate:
-    value: float
-    unit: RateUnit
-    #: the per-packet gap of a packets/s rate, None for bits/s (set from value and unit)
-    packet_gap_ns: int | None = field(init=False, repr=False, compare=False)
+#: the longest shaper gap a rate may give, in ns (2**62, about 146 years): a rate so low
+#: that a packet's gap would pass it is refused when the packet is shaped, on both paths
+#: (the native build keeps a port's times as C integers)
+MAX_GAP_NS = 1 << 62
+_MAX_GAP = float(MAX_GAP_NS)  # the gap's bound as the float it is compared as
+_MAX_TIME = MAX_GAP_NS  # a shaper's times stay below it too (_later)
 
-    def __post_init__(self) -> None:
-        gap = (
-            int((1.0 / self.value) * NS_PER_S) if self.unit is RateUnit.packets_per_second else None
-        )
-        object.__setattr__(self, "packet_gap_ns", gap)
+
+class QueueRate:
+    """A queue's or port's drain rate: ``value`` in ``unit``. Immutable."""
+
+    __slots__ = ("packet_gap_ns", "per_packet", "unit", "value")
+
+    def __init__(self, value: float, unit: RateUnit) -> None:
+        self.value = value
+        self.unit = unit
+        self.per_packet = unit is RateUnit.packets_per_second
+        #: the per-packet gap of a packets/s rate (0 for bits/s)
+        self.packet_gap_ns = 0
+        if self.per_packet:
+            gap = (1.0 / value) * NS_PER_S
+            if not gap < _MAX_GAP:
+                raise TrafficManagerError(
+                    f"queue rate {value} pps is too low: a gap of {gap:.3g} ns passes "
+                    f"{MAX_GAP_NS} ns"
+                )
+            self.packet_gap_ns = int(gap)
+
+    def __eq__(self, other: object) -> bool:
+        if not isinstance(other, QueueRate):
+            return NotImplemented
+        return self.value == other.value and self.unit is other.unit
+
+    def __hash__(self) -> int:
+        return hash((self.value, self.unit))
+
+    def __repr__(self) -> str:
+        return f"QueueRate(value={self.value!r}, unit={self.unit!r})"
 
     def gap_ns(self, length: int) -> int:
         """Time the shaper keeps after a packet of ``length`` bytes (BMv2 truncates to ns)."""
-        gap = self.packet_gap_ns
-        if gap is not None:
-            return gap
-        return int(length * 8 * NS_PER_S / self.value)
+        if self.per_packet:
+            return self.packet_gap_ns
+        gap = length * 8 * NS_PER_S / self.value
+        if not gap < _MAX_GAP:
+            raise TrafficManagerError(
+                f"queue rate {self.value} bps is too low: a {length}-byte packet's gap of "
+                f"{gap:.3g} ns passes {MAX_GAP_NS} ns"
+            )
+        return int(gap)
 
 
 class _Queue:
@@ -321,7 +351,10 @@ class TrafficManager:
                 if state.next_free_ns <= now and (not active or self._earliest > now):
                     self._depart_at_once(packet, now)
                     rate = state.rate
-                    state.next_free_ns = now + (rate.gap_ns(length) if rate is not None else 0)
+                    if rate is not None:
+                        state.next_free_ns = _later(now, rate.gap_ns(length))
+                    else:
+                        state.next_free_ns = now
                     return None
                 # port scope: a queued packet (enqueued at or before now) already leaves
                 # no later than max(next_free, now), so only an idle port's next
@@ -332,7 +365,7 @@ class TrafficManager:
         else:
             rate = queue.rate
             if rate is not None:
-                send = queue.last_send_ns + rate.gap_ns(queue.last_length)
+                send = _later(queue.last_send_ns, rate.gap_ns(queue.last_length))
                 if send < now:
                     send = now
                 packet.send_ns = queue.last_send_ns = send
@@ -555,7 +588,7 @@ class TrafficManager:
                     queue = queues[filled.bit_length() - 1]
                 length = queue.fifo[0].length
                 self._depart(state, queue, when)
-                state.next_free_ns = when + (rate.gap_ns(length) if rate else 0)
+                state.next_free_ns = _later(when, rate.gap_ns(length)) if rate is not None else when
                 if not state.backlog or not state.filled & ~state.paused:
                     break
                 when = state.next_ns = self._next_departure(state)
@@ -572,12 +605,14 @@ class TrafficManager:
         """The earliest next departure of the active ports (0 when none is active)."""
         ports = self._ports
         active = self._active
-        earliest = None
+        earliest = 0
+        found = False
         for port in active:  # a loop rather than min(): the native build reads C fields
             state = ports[port]
-            if earliest is None or state.next_ns < earliest:
+            if not found or state.next_ns < earliest:
                 earliest = state.next_ns
-        return 0 if earliest is None else earliest
+                found = True
+        return earliest
 
     def _next_departure(self, state: _Port) -> int:
         """Time of the next departure of a port with a backlog in a queue not paused."""
@@ -593,6 +628,17 @@ class TrafficManager:
                 return head.send_ns
             earliest = head.enq_ns
         return state.next_free_ns if state.next_free_ns > earliest else earliest
+
+
+def _later(t: int, gap: int) -> int:
+    """``t + gap``: a shaper's next time (both below MAX_GAP_NS), refused at or past it."""
+    later = t + gap
+    if later >= _MAX_TIME:
+        raise TrafficManagerError(
+            f"a shaper's next departure passes {MAX_GAP_NS} ns ({t} + {gap}): the queue "
+            f"rate is too low for this much traffic"
+        )
+    return later
 
 
 def _departure_order(packet: QueuedPacket) -> tuple[int, int]:

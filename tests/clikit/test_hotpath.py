@@ -298,6 +298,21 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
         cwd=ROOT, env=env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert check.stdout.startswith("compiled"), f"{check.stdout}\n{build.stderr[-2000:]}"
+    # the unit tests of the modules whose native build runs code of its own
+    # (``cython.compiled`` branches: the event list's C heap, MT19937 in C), on it
+    native_env = {**env, hotpath.PURE_ENV: "0"}
+    where = subprocess.run(
+        [sys.executable, "-c",
+         "import vfabric.eventlist as e, nic_emu.mtbytes as m; print(e.__file__, m.__file__)"],
+        cwd=ROOT, env=native_env, capture_output=True, text=True, check=True,
+    )  # fmt: skip
+    assert all(path.endswith(".so") for path in where.stdout.split()), where.stdout
+    native_tests = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         "tests/vfabric/test_eventlist.py", "tests/nic_emu/test_mtbytes.py"],
+        cwd=ROOT, env=native_env, capture_output=True, text=True, check=False,
+    )  # fmt: skip
+    assert native_tests.returncode == 0, native_tests.stdout[-3000:]
     cli = [sys.executable, "-m", "testbed"]
     runs = {
         "demo": run_both([*cli, "demo", "-o", "{out}"], tmp_path, lib, "demo"),

@@ -33,6 +33,7 @@ METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
 TYPED: dict[str, set[str]] = {
     "mrc_wire.codec": {"DataPacket", "Envelope", "Nack", "Probe", "Sack"},
     "nic_emu.streams": {"StreamPayload", "StreamReceiver"},
+    "nic_emu.mtbytes": {"WordStream"},
     "nic_emu.core": {"NicCore"},
     "nic_emu.congestion": {"FixedWindow", "Nscc", "WindowControl"},
     "nic_emu.ev_set": {"EvEntry", "EvSet"},

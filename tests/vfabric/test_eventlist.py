@@ -178,3 +178,62 @@ def test_events_run_counts_every_event_whatever_ends_the_chunk(check_every: int)
     assert events.events_run == 5
     events.run(None, lambda: False, check_every=check_every)  # the last event ends it
     assert events.events_run == 10
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels(
+    seed: int,
+) -> None:
+    """Thousands of events (more than the native heap's first allocation,
+    ``C_HEAP_START``: it grows), many at one instant, callbacks that push more and cancel
+    pending ones, and runs stopped by ``until_ns``: the events run exactly in the order
+    of a model, a list sorted by (time, scheduling number)."""
+    import random
+
+    from vfabric.eventlist import C_HEAP_START
+
+    rng = random.Random(seed)
+    events = EventList()
+    model: dict[int, int] = {}  # scheduling number -> time, of every pending event
+    handles: dict[int, object] = {}
+    ran: list[int] = []
+    numbers = iter(range(1, 10**9))
+
+    def schedule(t: int, handle: bool) -> None:
+        number = next(numbers)
+        model[number] = t
+        if handle:
+            handles[number] = events.at(t, fire, number)
+        else:
+            events.push(t, fire, number)
+
+    def fire(number: int) -> None:
+        assert model.pop(number) == events.now
+        handles.pop(number, None)
+        ran.append(number)
+        for _ in range(rng.choice((0, 0, 1, 2))):  # more work, some at this very instant
+            schedule(events.now + rng.choice((0, 0, 1, 7, 50)), rng.random() < 0.3)
+        if handles and rng.random() < 0.2:  # cancel a pending event
+            victim = rng.choice(sorted(handles))
+            assert events.cancel(handles.pop(victim)) is True  # type: ignore[arg-type]
+            del model[victim]
+
+    for _ in range(3 * C_HEAP_START):
+        schedule(rng.randrange(0, 400), rng.random() < 0.3)
+    assert events.pending() == len(model) > C_HEAP_START
+    expected_next = min(model.values())
+    assert events.next_time() == expected_next
+    until = 0
+    while model:
+        until += rng.choice((1, 13, 100))
+        due = sorted((t, n) for n, t in model.items() if t <= until)
+        start = len(ran)
+        events.run(until, lambda: False, check_every=rng.choice((1, 5, 64)))
+        # the events due by ``until`` when the run started ran first, in order (those
+        # they scheduled at or before ``until`` ran too, interleaved by the same order)
+        got = ran[start:]
+        assert [n for n in got if n in {n for _, n in due}] == [n for _, n in due if n in got]
+        assert all(t > until for t in model.values())
+        assert events.pending() == len(model)
+        assert events.next_time() == (min(model.values()) if model else None)
+    assert len(ran) == events.events_run == len(set(ran))

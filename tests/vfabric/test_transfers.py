@@ -105,6 +105,28 @@ def test_the_whole_digest_of_a_transfer_cut_short_is_completed_from_the_source()
     assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
 
 
+def test_a_one_message_transfer_cut_short_is_completed_from_the_source() -> None:
+    size = 2 * PIECE_BYTES + 5
+    sent = SentData(transfer_source(7, 1, size), [(0, size)])
+    sent.payload(0, "m0").take(0, 1000)
+    assert sent.digests == [None]
+    assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
+
+
+def test_a_one_message_transfer_is_hashed_once_as_it_is_made() -> None:
+    """Its message's digest is the transfer's: the running whole-transfer digest is
+    left empty (one pass of SHA-256 over the data instead of two)."""
+    size = 3 * PIECE_BYTES
+    sent = SentData(transfer_source(3, 0, size), [(0, size)])
+    sent.payload(0, "m0").take(0, size)
+    assert sent._whole.hexdigest() == hashlib.sha256(b"").hexdigest()
+    assert sent.sha256() == sent.digests[0]
+    two = SentData(transfer_source(3, 0, size), message_spans(size, 2))
+    for index, (offset, length) in enumerate(two.spans):
+        two.payload(index, f"m{index}").take(offset - two.spans[index][0], length)
+    assert two._whole.hexdigest() == sent.sha256()  # several messages: the running digest
+
+
 def test_message_data_is_taken_in_order_only() -> None:
     sent = SentData(transfer_source(1, 0, 10_000), [(0, 10_000)])
     payload = sent.payload(0, "transfer 0 message 0")

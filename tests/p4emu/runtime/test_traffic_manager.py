@@ -10,7 +10,9 @@ import pytest
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.exceptions import TrafficManagerError
 from p4emu.runtime.traffic_manager import (
+    MAX_GAP_NS,
     DropReason,
+    QueueRate,
     RateScope,
     RateUnit,
     TrafficManager,
@@ -107,6 +109,48 @@ def test_bits_per_second_rate() -> None:
     clock.advance(10_000)
     out = tm.poll()
     assert [p.deq_ns // 1000 for p in out] == [100, 1100, 1600]
+
+
+def test_a_rate_whose_gap_would_pass_the_time_limit_is_refused() -> None:
+    """A shaper's times stay below 2**63 ns (the native build's C integers): a packets/s
+    rate is checked when set, a bits/s one when a packet's gap is computed."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    with pytest.raises(TrafficManagerError, match="pps is too low"):
+        tm.set_queue_rate(1, 1e-10)
+    tm.set_queue_rate(1, 1e-9)  # a gap of 1e18 ns is below 2**62
+    tm.set_queue_rate(2, 1e-6, RateUnit.bits_per_second)
+    tm.enqueue(2, "first", 1)  # leaves at once
+    tm.enqueue(2, "second", 1000)  # one byte's gap after the first: 8e15 ns
+    with pytest.raises(TrafficManagerError, match="bps is too low: a 1000-byte packet's gap"):
+        tm.enqueue(2, "third", 1)  # the second's gap: 8e18 ns
+    assert QueueRate(1.0, RateUnit.bits_per_second).gap_ns(1000) == 8_000_000_000_000
+    assert MAX_GAP_NS == 2**62
+
+
+@pytest.mark.parametrize("scope", [RateScope.queue, RateScope.port])
+def test_a_shaper_whose_next_departure_would_pass_the_time_limit_is_refused(
+    scope: RateScope,
+) -> None:
+    """Gaps below the limit that add up past it (packets queued behind a very slow
+    shaper): refused, not wrapped."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, rate_scope=scope)
+    tm.set_queue_rate(1, 1e-9)  # one packet every 1e18 ns
+    with pytest.raises(TrafficManagerError, match="next departure passes"):
+        for i in range(10):  # queue scope: each departure time is fixed at enqueue
+            tm.enqueue(1, i, 100)
+        clock.advance(4 * 10**15)  # (us) port scope: fixed as the packets leave
+        tm.poll()
+
+
+def test_queue_rates_compare_by_value_and_unit() -> None:
+    pps = QueueRate(5.0, RateUnit.packets_per_second)
+    assert pps == QueueRate(5.0, RateUnit.packets_per_second)
+    assert pps != QueueRate(5.0, RateUnit.bits_per_second)
+    assert hash(pps) == hash(QueueRate(5.0, RateUnit.packets_per_second))
+    assert pps.gap_ns(1500) == pps.gap_ns(64) == 200_000_000
+    assert repr(pps) == "QueueRate(value=5.0, unit=<RateUnit.packets_per_second: 'pps'>)"
 
 
 def test_tail_drop_at_configured_depth() -> None:

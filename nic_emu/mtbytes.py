@@ -1,0 +1,137 @@
+"""The bytes of ``random.Random.randbytes``, made in pieces, from a generator state.
+
+:class:`RandomSource` (``nic_emu.datasource``) makes a transfer's data as the bytes of
+``random.Random(seed).randbytes(size)``, a piece at a time: every piece but the last a
+multiple of 4 bytes, so the stream is the generator's 32-bit words in order, little
+endian (Python's ``randbytes(n)`` is ``getrandbits(8 * n).to_bytes(n, "little")``,
+whose words are the generator's in order; a last partial word of ``k`` bits is the top
+``k`` bits of the next word).
+
+:class:`WordStream` makes those bytes from a ``Random.getstate()`` state:
+
+- pure Python: on a ``random.Random`` set to that state (``randbytes``, ``getrandbits``);
+- the native build (``cython.compiled``): the Mersenne Twister MT19937 (Matsumoto and
+  Nishimura, 1998; the generator of Python's ``random`` module) on its own copy of the
+  624-word state, writing the words straight into the piece, where CPython's
+  ``randbytes`` builds a Python integer of the piece's bits and converts it back to
+  bytes (most of its time). Same bytes, same states (``tests/nic_emu/test_mtbytes.py``
+  checks both against ``random.Random`` on the path that runs).
+"""
+
+from __future__ import annotations
+
+import random
+from typing import Any
+
+import cython
+
+if cython.compiled:
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+
+#: MT19937's parameters (its state's words, the twist's offset and matrix, tempering)
+N = 624
+M = 397
+MATRIX_A = 0x9908B0DF
+UPPER_MASK = 0x80000000
+LOWER_MASK = 0x7FFFFFFF
+TEMPER_B = 0x9D2C5680
+TEMPER_C = 0xEFC60000
+#: the version ``random.Random.getstate()`` puts first in a state
+STATE_VERSION = 3
+
+
+class WordStream:
+    """The words of a Mersenne Twister from ``state`` (a ``random.Random.getstate()``):
+    :meth:`take` makes the next bytes, :meth:`skip` passes words, :meth:`state` is the
+    state reached (for ``random.Random.setstate`` or another stream)."""
+
+    __slots__ = ("_gauss", "_rng")
+
+    def __init__(self, state: tuple[Any, ...]) -> None:
+        version, internal, gauss = state
+        if version != STATE_VERSION or len(internal) != N + 1:
+            raise ValueError(f"not a random.Random state of version {STATE_VERSION}")
+        index = internal[N]
+        if not isinstance(index, int) or not 0 <= index <= N:
+            raise ValueError(f"state index {index!r} outside [0, {N}]")
+        if not all(isinstance(word, int) and 0 <= word <= 0xFFFFFFFF for word in internal[:N]):
+            raise ValueError("a state word is not a 32-bit unsigned integer")
+        self._gauss = gauss
+        if cython.compiled:
+            for i in range(N):
+                self._mt[i] = internal[i]
+            self._index = index
+        else:
+            self._rng = random.Random()
+            self._rng.setstate(state)
+
+    def take(self, n: int) -> bytes:
+        """The next ``n`` bytes (``randbytes(n)``): whole words, then the top bytes of
+        one more word when ``n`` is not a multiple of 4."""
+        if n < 0:
+            raise ValueError(f"cannot take {n} bytes")
+        if not cython.compiled:
+            return self._rng.randbytes(n)
+        return self._take(n)
+
+    def _take(self, n: int) -> bytes:
+        """The native build's :meth:`take`: the words written into the bytes object."""
+        out = PyBytes_FromStringAndSize(cython.NULL, n)
+        buf = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+        words = n >> 2
+        for i in range(words):
+            y = self._next()
+            buf[4 * i] = y & 0xFF
+            buf[4 * i + 1] = (y >> 8) & 0xFF
+            buf[4 * i + 2] = (y >> 16) & 0xFF
+            buf[4 * i + 3] = y >> 24
+        rest = n & 3
+        if rest:
+            y = self._next() >> (32 - 8 * rest)  # the word's top 8 * rest bits
+            for i in range(rest):
+                buf[4 * words + i] = (y >> (8 * i)) & 0xFF
+        return out
+
+    def skip(self, words: int) -> None:
+        """Pass ``words`` words (``getrandbits(32 * words)``)."""
+        if words < 0:
+            raise ValueError(f"cannot skip {words} words")
+        if not cython.compiled:
+            if words:
+                self._rng.getrandbits(32 * words)
+            return
+        for _i in range(words):
+            self._next()
+
+    def state(self) -> tuple[Any, ...]:
+        """The state reached, as ``random.Random.getstate()`` gives it."""
+        if not cython.compiled:
+            return self._rng.getstate()
+        internal = [self._mt[i] for i in range(N)]
+        internal.append(self._index)
+        return (STATE_VERSION, tuple(internal), self._gauss)
+
+    def _next(self) -> int:
+        """The native build's next tempered word (see the module docstring)."""
+        if self._index >= N:
+            self._twist()
+        y = self._mt[self._index]
+        self._index += 1
+        y ^= y >> 11
+        y ^= (y << 7) & TEMPER_B
+        y ^= (y << 15) & TEMPER_C
+        y ^= y >> 18
+        return y
+
+    def _twist(self) -> None:
+        """The native build's next 624 words of state."""
+        mt = self._mt
+        for k in range(N - M):
+            y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
+            mt[k] = mt[k + M] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+        for k in range(N - M, N - 1):
+            y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
+            mt[k] = mt[k + M - N] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+        y = (mt[N - 1] & UPPER_MASK) | (mt[0] & LOWER_MASK)
+        mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+        self._index = 0

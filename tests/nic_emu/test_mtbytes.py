@@ -1,0 +1,77 @@
+"""nic_emu.mtbytes: the bytes and states of ``random.Random`` on the path that runs
+(pure: a ``random.Random``; native: MT19937 in C, run by tests/clikit/test_hotpath.py)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from nic_emu.mtbytes import WordStream
+
+
+@pytest.mark.parametrize("seed", [0, 1, 7, 2**32 + 5, 123456789012345678901234567890])
+@pytest.mark.parametrize(
+    "sizes", [[1], [4], [5, 0], [4096], [2500 * 4, 3], [623 * 4, 8, 4 * 700, 2]]
+)
+def test_pieces_are_randbytes_of_the_whole(seed: int, sizes: list[int]) -> None:
+    """Pieces of multiples of 4 bytes then one of any size: the bytes of one
+    ``randbytes`` call, and the state after them that of the generator after it (across
+    the 624-word twists too)."""
+    stream = WordStream(random.Random(seed).getstate())
+    got = b"".join(stream.take(n) for n in sizes)
+    reference = random.Random(seed)
+    assert got == reference.randbytes(sum(sizes))
+    assert stream.state() == reference.getstate()
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_skip_and_state_resume_where_the_generator_is(seed: int) -> None:
+    rng = random.Random(seed)
+    words = rng.randrange(1, 3000)
+    stream = WordStream(random.Random(seed).getstate())
+    stream.skip(words)
+    reference = random.Random(seed)
+    reference.getrandbits(32 * words)
+    assert stream.state() == reference.getstate()
+    again = WordStream(stream.state())  # a stream from a saved state goes on the same
+    assert again.take(4 * 700 + 3) == reference.randbytes(4 * 700 + 3)
+    assert again.state() == reference.getstate()
+    before = stream.state()
+    stream.skip(0)
+    assert stream.take(0) == b"" and stream.state() == before  # nothing passes
+
+
+def test_a_state_from_a_random_that_made_other_draws_is_followed() -> None:
+    """Any state: one mid-way through a twist block (index not 0 or 624)."""
+    reference = random.Random(42)
+    reference.random()
+    reference.getrandbits(7)
+    stream = WordStream(reference.getstate())
+    assert stream.take(1001) == reference.randbytes(1001)
+
+
+@pytest.mark.parametrize(
+    ("state", "error"),
+    [
+        ((2, tuple([0] * 625), None), ValueError),
+        ((3, tuple([0] * 624), None), ValueError),
+        ((3, (*[1] * 624, 625), None), ValueError),
+        ((3, (*[-1] * 624, 624), None), ValueError),
+        ((3, (*[2**32] * 624, 624), None), ValueError),
+        ((3, (*[0] * 623, 1.5, 624), None), ValueError),
+    ],
+)
+def test_a_state_that_is_not_a_generator_state_is_refused(
+    state: tuple[object, ...], error: type[Exception]
+) -> None:
+    with pytest.raises(error):
+        WordStream(state)
+
+
+def test_negative_counts_are_refused() -> None:
+    stream = WordStream(random.Random(1).getstate())
+    with pytest.raises((ValueError, OverflowError)):
+        stream.take(-1)
+    with pytest.raises((ValueError, OverflowError)):
+        stream.skip(-1)
