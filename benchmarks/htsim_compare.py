@@ -57,7 +57,7 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clikit import hotpath  # noqa: E402
-from testbed.reference import htsim, suites, vfside  # noqa: E402
+from testbed.reference import suites, vfside  # noqa: E402
 from testbed.reference.exceptions import HtsimDiffError, RunFailedError  # noqa: E402
 from testbed.reference.results import SideRun, rss_floor_mib, run_child  # noqa: E402
 from testbed.reference.workload import FabricShape, Flow, Workload, end_us  # noqa: E402
@@ -224,6 +224,8 @@ def two_process_figures(run: SideRun, htsim_run: SideRun) -> dict[str, Any]:
 
 
 def compare_cost(workload: Workload, repeat: int, work: Path, processes: int = 1) -> dict[str, Any]:
+    from testbed.reference import htsim  # numpy: kept out of the two-process child
+
     flows = workload.flows()
     runs: dict[str, list[SideRun]] = {"htsim": [], "vfabric": []}
     if processes == 2:
@@ -346,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         chosen = workloads(args)
+        from testbed.reference import htsim
+
         binary = htsim.find_htsim()
     except HtsimDiffError as exc:
         print(f"htsim_compare: {exc}", file=sys.stderr)

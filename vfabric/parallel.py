@@ -261,7 +261,7 @@ DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one pl
 
 
 class Partition:
-    """One side of the split, in its own process: its event list, its outbox, the wires
+    """One side of the split, in its own process: its event list, its outboxes, the wires
     whose arrivals it receives, and the barrier loop (:meth:`loop`)."""
 
     def __init__(
