@@ -355,7 +355,9 @@ def main() -> None:
             continue
         # one-plane fabrics split NICs | switches by default: no second split to try
         modes = ["one", "two"] if case == "perm1" else ["one", "two", "two-nics"]
-        runs = {path: {mode: [] for mode in modes} for path in paths}
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+            p: {m: [] for m in modes} for p in paths
+        }
         for r in range(args.repeat):  # alternating, the order turned every repeat
             for path in paths if r % 2 == 0 else paths[::-1]:
                 for mode in modes[r % len(modes) :] + modes[: r % len(modes)]:
