@@ -19,10 +19,24 @@ and ``rss_growth`` gives each side's peak RSS per size and the MiB of peak RSS p
 sent between the smallest and the largest: what grows with the bytes sent
 (docs/virtual-fabric.md, "Memory in long runs").
 
+``--processes 2`` adds a third side, ``vfabric_two_process``: the same workload on the
+two-process fabric (``vfabric.parallel.run_two_process``; one plane splits NICs | switches,
+docs/virtual-fabric.md "Several cores"), in its own child measured by the same launcher,
+alternating with the other two, on the same hot path. Its run is *not the one-process event
+log*: its two partitions' logs are hashed apart (``event_log_sha256_a``, ``_b``), and each
+repeat must give the same pair. Its figures: the child's wall seconds (start to exit:
+imports, build, fork, run), the run alone (``run_wall_s``, the slower partition's loop)
+and its estimate on two idle cores from CPU times (``critical_path_s``, per window the
+slower side's CPU plus an empty barrier's round trip), traversals per second, and
+``peak_rss_mib``: the *sum* of both processes' own peak RSS (``ru_maxrss``; B's counts the
+pages it shares with A since the fork, so the sum overstates what both used together),
+beside ``pss_end_mib`` (both processes' proportional set size at the end of the run:
+shared pages split between them). Its ratios to htsim are in ``ratios_two_process``.
+
 htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the clone.
 
 Usage: ``python benchmarks/htsim_compare.py [--ci] [--flow-kib KIB ...] [--only NAME ...]
-[--repeat N]``
+[--repeat N] [--processes 1|2]``
 """
 
 from __future__ import annotations
@@ -30,9 +44,12 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import sys
 import tempfile
 import time
+from collections.abc import Sequence
+from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -40,10 +57,10 @@ ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
 from clikit import hotpath  # noqa: E402
-from testbed.reference import htsim, suites, vfside  # noqa: E402
-from testbed.reference.exceptions import HtsimDiffError  # noqa: E402
-from testbed.reference.results import SideRun, rss_floor_mib  # noqa: E402
-from testbed.reference.workload import Workload  # noqa: E402
+from testbed.reference import suites, vfside  # noqa: E402
+from testbed.reference.exceptions import HtsimDiffError, RunFailedError  # noqa: E402
+from testbed.reference.results import SideRun, rss_floor_mib, run_child  # noqa: E402
+from testbed.reference.workload import FabricShape, Flow, Workload, end_us  # noqa: E402
 
 TARGET_WALL_RATIO = 10.0
 TARGET_PEAK_RSS_MB = 100.0
@@ -51,6 +68,13 @@ MB_PER_MIB = 1.048576
 MIB = 1 << 20
 KIB = 1 << 10
 DEFAULT_FLOW_KIB = (1024, 4096)  # the permutation's flow sizes: 1 and 4 MiB
+TWO_PROCESS_CHILD = "--two-process-child"  # argv[1] of this script as the two-process side
+TWO_PROCESS_SIDE = "vfabric_two_process"
+TWO_PROCESS_LABEL = (
+    "two processes (vfabric.parallel, NICs | switches on one plane): partitions A's and B's "
+    "event logs, not the one-process event log"
+)
+CHILD_TIMEOUT_S = 3600.0
 
 
 def workloads(args: argparse.Namespace) -> list[Workload]:
@@ -80,21 +104,154 @@ def side_figures(run: SideRun, traversals: int) -> dict[str, Any]:
     return out
 
 
-def compare_cost(workload: Workload, repeat: int, work: Path) -> dict[str, Any]:
+def simulate_two_process(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, Any]:
+    """The two-process side, in this (child) process: the fabric as
+    :func:`testbed.reference.vfside.simulate` builds it, run by
+    :func:`vfabric.parallel.run_two_process` to the same end."""
+    from vfabric import VirtualFabric  # the child's import: the parent never builds one
+    from vfabric.parallel import run_two_process
+
+    fabric = VirtualFabric(vfside.topology(shape), seed=seed, nic_config=vfside.nic_config(shape))
+    for f in flows:
+        fabric.transfer(
+            vfside.nic_name(f.src), vfside.nic_name(f.dst), f.size, start_ns=f.start_us * 1000
+        )
+    started = time.perf_counter()
+    run = run_two_process(fabric, until_ns=end_us(shape, flows) * 1000)
+    call_wall = time.perf_counter() - started
+    a, b = run.a, run.b
+    return {
+        "finished": run.finished,
+        "failures": sum(not t.intact for t in fabric.transfers),
+        "hot_path": hotpath.summary(),
+        "call_wall_s": call_wall,
+        "run_wall_s": max(a.run_wall_s, b.run_wall_s),
+        "run_cpu_s": [a.run_cpu_s, b.run_cpu_s],
+        "critical_path_s": run.critical_path_cpu_s(),
+        "virtual_ns": fabric.now,
+        "switch_traversals": run.traversals,
+        "windows": a.windows,
+        "crossing_frames": a.frames_sent + b.frames_sent,
+        "peak_rss_kib": [a.peak_rss_kib, b.peak_rss_kib],
+        "pss_end_kib": [a.pss_end_kib, b.pss_end_kib],
+        "event_log_sha256_a": fabric.event_log_sha256,
+        "event_log_sha256_b": run.b_event_log_sha256,
+    }
+
+
+def run_two_process_side(
+    shape: FabricShape, flows: Sequence[Flow], seed: int, directory: Path
+) -> SideRun:
+    """:func:`simulate_two_process` in a child (this script with :data:`TWO_PROCESS_CHILD`)
+    measured by the launcher that measures the other sides; its ``peak_rss_mib`` is the
+    sum of both partitions' own peaks (see the module docstring)."""
+    directory.mkdir(parents=True, exist_ok=True)
+    request, result = directory / "request.json", directory / "result.json"
+    request.write_text(
+        json.dumps({"shape": asdict(shape), "flows": [asdict(f) for f in flows], "seed": seed}),
+        encoding="utf-8",
+    )
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    argv = [
+        sys.executable,
+        str(Path(__file__).resolve()),
+        TWO_PROCESS_CHILD,
+        str(request),
+        str(result),
+    ]
+    child = run_child(
+        argv,
+        cwd=directory,
+        stdout=directory / "stdout",
+        stderr=directory / "stderr",
+        timeout_s=CHILD_TIMEOUT_S,
+        env=env,
+    )
+    if child.timed_out or child.returncode != 0:
+        raise RunFailedError(
+            f"the two-process fabric {'timed out' if child.timed_out else 'failed'} "
+            f"(status {child.returncode})",
+            directory,
+        )
+    data = json.loads(result.read_text(encoding="utf-8"))
+    if data["failures"]:
+        raise RunFailedError(
+            f"two-process fabric: {data['failures']} flow(s) not delivered intact", directory
+        )
+    data["launcher_peak_rss_mib"] = child.peak_rss_mib  # the larger of the two, in effect
+    shutil.rmtree(directory, ignore_errors=True)
+    return SideRun(TWO_PROCESS_SIDE, {}, child.wall_s, sum(data["peak_rss_kib"]) / 1024, data)
+
+
+def two_process_figures(run: SideRun, htsim_run: SideRun) -> dict[str, Any]:
+    """The two-process side's row and its ratios to htsim's best run."""
+    extra = run.extra
+    traversals = extra["switch_traversals"]
+    rss_mb = run.peak_rss_mib * MB_PER_MIB
+    wall_ratio = ratio(run.wall_s, htsim_run.wall_s)
+    row = {
+        "label": TWO_PROCESS_LABEL,
+        "hot_path": extra["hot_path"],
+        "wall_s": round(run.wall_s, 3),
+        "run_wall_s": round(extra["run_wall_s"], 3),
+        "critical_path_s": round(extra["critical_path_s"], 3),
+        "run_cpu_s": [round(x, 3) for x in extra["run_cpu_s"]],
+        "switch_traversals": traversals,
+        "traversals_per_s": round(traversals / run.wall_s) if run.wall_s else None,
+        "traversals_per_run_s": round(traversals / extra["run_wall_s"])
+        if extra["run_wall_s"]
+        else None,
+        "peak_rss_mib": round(run.peak_rss_mib, 1),
+        "peak_rss_mib_a_b": [round(k / 1024, 1) for k in extra["peak_rss_kib"]],
+        "pss_end_mib": round(sum(extra["pss_end_kib"]) / 1024, 1),
+        "launcher_peak_rss_mib": round(extra["launcher_peak_rss_mib"], 1),
+        "windows": extra["windows"],
+        "crossing_frames": extra["crossing_frames"],
+        "event_log_sha256_a": extra["event_log_sha256_a"],
+        "event_log_sha256_b": extra["event_log_sha256_b"],
+    }
+    ratios = {
+        "wall_s": wall_ratio,
+        "run_wall_s_vs_htsim_wall_s": ratio(extra["run_wall_s"], htsim_run.wall_s),
+        "critical_path_s_vs_htsim_wall_s": ratio(extra["critical_path_s"], htsim_run.wall_s),
+        "peak_rss": ratio(run.peak_rss_mib, htsim_run.peak_rss_mib),
+        "wall_ratio_met": wall_ratio is not None and wall_ratio <= TARGET_WALL_RATIO,
+        "peak_rss_mb": round(rss_mb, 1),
+        "peak_rss_met": rss_mb <= TARGET_PEAK_RSS_MB,
+    }
+    return {"row": row, "ratios": ratios}
+
+
+def compare_cost(workload: Workload, repeat: int, work: Path, processes: int = 1) -> dict[str, Any]:
+    from testbed.reference import htsim  # numpy: kept out of the two-process child
+
     flows = workload.flows()
     runs: dict[str, list[SideRun]] = {"htsim": [], "vfabric": []}
+    if processes == 2:
+        runs[TWO_PROCESS_SIDE] = []
     for i in range(repeat):
         runs["htsim"].append(htsim.run(workload.shape, flows, workload.seed, work / f"h{i}"))
         runs["vfabric"].append(vfside.run(workload.shape, flows, workload.seed, work / f"v{i}"))
+        if processes == 2:
+            runs[TWO_PROCESS_SIDE].append(
+                run_two_process_side(workload.shape, flows, workload.seed, work / f"p{i}")
+            )
     hashes = {r.extra["event_log_sha256"] for r in runs["vfabric"]}
     if len(hashes) != 1:
         raise HtsimDiffError(f"{workload.name}: the virtual fabric's runs differ: {hashes}")
+    pairs = {
+        (r.extra["event_log_sha256_a"], r.extra["event_log_sha256_b"])
+        for r in runs.get(TWO_PROCESS_SIDE, [])
+    }
+    if len(pairs) > 1:
+        raise HtsimDiffError(f"{workload.name}: the two-process runs differ: {pairs}")
     traversals = runs["vfabric"][0].extra["switch_traversals"]
     best = {side: min(rs, key=lambda r: r.wall_s) for side, rs in runs.items()}
     ours, theirs = best["vfabric"], best["htsim"]
     rss_mb = ours.peak_rss_mib * MB_PER_MIB
     wall_ratio = ratio(ours.wall_s, theirs.wall_s)
-    return {
+    out = {
         "workload": workload.name,
         "flows": len(flows),
         "bytes_sent": sum(f.size for f in flows),
@@ -114,6 +271,13 @@ def compare_cost(workload: Workload, repeat: int, work: Path) -> dict[str, Any]:
             "peak_rss_met": rss_mb <= TARGET_PEAK_RSS_MB,
         },
     }
+    if processes == 2:
+        two = min(runs[TWO_PROCESS_SIDE], key=lambda r: r.wall_s)
+        figures = two_process_figures(two, theirs)
+        out[TWO_PROCESS_SIDE] = figures["row"]
+        out["wall_s_all"][TWO_PROCESS_SIDE] = [round(r.wall_s, 3) for r in runs[TWO_PROCESS_SIDE]]
+        out["ratios_two_process"] = figures["ratios"]
+    return out
 
 
 def slope(rows: list[dict[str, Any]], side: str) -> float:
@@ -142,7 +306,20 @@ def rss_growth(results: list[dict[str, Any]]) -> dict[str, Any] | None:
     }
 
 
+def two_process_child(request_path: str, result_path: str) -> int:
+    """This script as the two-process side's child: a request in, its figures out."""
+    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
+    shape = FabricShape(**request["shape"])
+    flows = [Flow(**f) for f in request["flows"]]
+    out = simulate_two_process(shape, flows, request["seed"])
+    Path(result_path).write_text(json.dumps(out), encoding="utf-8")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> int:
+    args_in = sys.argv[1:] if argv is None else argv
+    if len(args_in) == 3 and args_in[0] == TWO_PROCESS_CHILD:
+        return two_process_child(args_in[1], args_in[2])
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ci", action="store_true", help="the CI workloads (adds the incast)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")
@@ -155,7 +332,14 @@ def main(argv: list[str] | None = None) -> int:
         metavar="KIB",
         help="without --ci: the 32-host permutation's flow sizes, KiB (default: 1024 4096)",
     )
-    args = parser.parse_args(argv)
+    parser.add_argument(
+        "--processes",
+        type=int,
+        choices=(1, 2),
+        default=1,
+        help="2: also run each workload on the two-process fabric (its own row and ratios)",
+    )
+    args = parser.parse_args(args_in)
     if args.repeat < 1:
         print(f"htsim_compare: --repeat {args.repeat}: must be at least 1", file=sys.stderr)
         return 2
@@ -164,6 +348,8 @@ def main(argv: list[str] | None = None) -> int:
         return 2
     try:
         chosen = workloads(args)
+        from testbed.reference import htsim
+
         binary = htsim.find_htsim()
     except HtsimDiffError as exc:
         print(f"htsim_compare: {exc}", file=sys.stderr)
@@ -175,13 +361,16 @@ def main(argv: list[str] | None = None) -> int:
         for workload in chosen:
             print(f"htsim_compare: {workload.name} ...", file=sys.stderr, flush=True)
             try:
-                results.append(compare_cost(workload, args.repeat, Path(tmp) / workload.name))
+                results.append(
+                    compare_cost(workload, args.repeat, Path(tmp) / workload.name, args.processes)
+                )
             except HtsimDiffError as exc:  # reported; the other workloads still run
                 print(f"htsim_compare: {workload.name}: {exc}", file=sys.stderr)
                 failed.append({"workload": workload.name, "error": str(exc)})
     report = {
         "htsim": binary.name,
         "hot_path": hotpath.describe(),
+        "processes": args.processes,
         "rss_floor_mib": rss_floor_mib(),
         "workloads": results,
         "rss_growth": rss_growth(results),

@@ -13,8 +13,14 @@ every run in a fresh Python process (this script with ``--child``); medians are 
   ``testbed.reference``): one plane, 32 hosts, a permutation of ``--perm-kib`` KiB each
   (the NICs | switches split needs no second plane).
 
-Both on the pure path (``MRC_TESTBED_PURE=1``, set here: the prototype runs pure only).
-Figures per case:
+Each case runs on both paths (``--paths``, default ``pure compiled``): the pure one
+(``MRC_TESTBED_PURE=1`` in the child's environment) and the compiled one (the installed
+native build, docs/virtual-fabric.md "Compiled hot path"; reported as ``skipped`` with the
+reason when this checkout has none). Per case, ``pure`` and ``compiled`` hold the figures
+below, each with ``hot_path`` (what its children loaded, checked against the path asked
+for); ``paths`` compares them: whether both paths gave the same event logs (one process:
+its hash; two processes: A's and B's), and the speedups against the pure one-process run
+(``compiled_two_vs_pure_one``: the two paths composed). Figures per case and path:
 
 - measured wall time (``*_wall_s``) and CPU time (``*_cpu_s``, ``time.process_time``) of
   the run alone (the fabric's build is not counted: both build the same fabric once);
@@ -38,17 +44,14 @@ Figures per case:
 - the load average at the start and the end of the whole benchmark.
 
 Usage: ``python benchmarks/parallel_planes.py [--repeat N] [--paper-kib K] [--small-kib K]
-[--perm-kib K] [--skip paper8|small|perm1 ...]``
+[--perm-kib K] [--skip paper8|small|perm1 ...] [--paths pure|compiled ...]``
 """
 
 from __future__ import annotations
 
-import os
-
-os.environ["MRC_TESTBED_PURE"] = "1"  # before any project import: the prototype is pure only
-
 import argparse
 import json
+import os
 import statistics
 import subprocess
 import sys
@@ -65,6 +68,8 @@ CASES = {  # name -> (topology, default KiB per transfer: 5-30 s of one-process 
     "perm1": ("htsim-fat-tree-32", 1024),
 }
 SEED = 1
+PATHS = ("pure", "compiled")
+PURE_ENV = "MRC_TESTBED_PURE"  # clikit.hotpath.PURE_ENV: the parent imports no hot path
 
 
 def build(case: str, kib: int) -> Any:
@@ -93,14 +98,14 @@ def build(case: str, kib: int) -> Any:
 
 
 def child(case: str, mode: str, kib: int) -> dict[str, Any]:
-    """One run in this (fresh) process: ``one`` or ``two`` processes."""
+    """One run in this (fresh) process: ``one`` or ``two`` processes, on the path its
+    environment selects (:func:`spawn`)."""
     from clikit import hotpath
     from vfabric.parallel import run_two_process
 
     started = time.perf_counter()
     fabric = build(case, kib)
     out: dict[str, Any] = {"build_wall_s": time.perf_counter() - started}
-    assert hotpath.describe()["path"] == "pure"
     if mode == "one":
         wall0, cpu0 = time.perf_counter(), time.process_time()
         finished = fabric.run()
@@ -153,7 +158,10 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
             b_sha=run.b_event_log_sha256,
             logs=[str(p) for p in run.logs],
         )
+    info = hotpath.describe()
     out.update(
+        path=info["path"],
+        hot_path=hotpath.summary(),
         finished=finished,
         virtual_ns=fabric.now,
         intact=all(t.intact for t in fabric.transfers),
@@ -164,16 +172,41 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
     return out
 
 
-def spawn(case: str, mode: str, kib: int) -> dict[str, Any]:
+def path_env(path: str) -> dict[str, str]:
+    """The environment of a child on ``path``: pure forced, or left to the native build."""
+    env = {k: v for k, v in os.environ.items() if k != PURE_ENV}
+    if path == "pure":
+        env[PURE_ENV] = "1"
+    return env
+
+
+def compiled_available() -> str:
+    """``clikit.hotpath.summary()`` in a child on the compiled path: ``compiled ...`` when
+    this checkout's native build loads, else ``pure (why)``."""
+    done = subprocess.run(
+        [sys.executable, "-c", "from clikit import hotpath; print(hotpath.summary())"],
+        cwd=ROOT,
+        env=path_env("compiled"),
+        capture_output=True,
+        text=True,
+        check=True,
+    )
+    return done.stdout.strip()
+
+
+def spawn(case: str, mode: str, kib: int, path: str = "pure") -> dict[str, Any]:
     done = subprocess.run(
         [sys.executable, __file__, "--child", case, mode, str(kib)],
+        env=path_env(path),
         capture_output=True,
         text=True,
         check=False,
     )
     if done.returncode != 0:
-        raise SystemExit(f"{case} {mode}: child failed:\n{done.stderr[-4000:]}")
+        raise SystemExit(f"{case} {mode} {path}: child failed:\n{done.stderr[-4000:]}")
     result: dict[str, Any] = json.loads(done.stdout)
+    if result["path"] != path:
+        raise SystemExit(f"{case} {mode}: asked for the {path} path, ran {result['hot_path']}")
     return result
 
 
@@ -241,6 +274,7 @@ def two_figures(ones: list[dict[str, Any]], twos: list[dict[str, Any]]) -> dict[
 def summarise(case: str, kib: int, runs: dict[str, list[dict[str, Any]]]) -> dict[str, Any]:
     ones = runs["one"]
     out: dict[str, Any] = {
+        "hot_path": ones[0]["hot_path"],
         "topology": CASES[case][0],
         "workload": f"permutation, {kib} KiB per host (htsim_compare's)"
         if case == "perm1"
@@ -266,6 +300,29 @@ def summarise(case: str, kib: int, runs: dict[str, list[dict[str, Any]]]) -> dic
     return out
 
 
+def compare_paths(by_path: dict[str, Any]) -> dict[str, Any]:
+    """Both paths of one case: the same event logs? The speedups against the pure
+    one-process run, the compiled two-process one's the two gains composed."""
+    pure, compiled = by_path["pure"], by_path["compiled"]
+    base = pure["one"]["wall_s"]
+    base_cpu = pure["one"]["cpu_s"]
+    out: dict[str, Any] = {
+        "same_one_process_log": pure["one"]["sha"] == compiled["one"]["sha"],
+        "same_two_process_logs": all(
+            pure[key]["sha_a"] == compiled[key]["sha_a"]
+            and pure[key]["sha_b"] == compiled[key]["sha_b"]
+            for key in ("two", "two_nics_switches")
+            if key in pure
+        ),
+        "compiled_one_vs_pure_one": round(base / compiled["one"]["wall_s"], 3),
+        "compiled_two_vs_pure_one": round(base / compiled["two"]["measured"]["two_wall_s"], 3),
+        "compiled_two_vs_pure_one_estimate": round(
+            base_cpu / compiled["two"]["estimated"]["critical_path_s"], 3
+        ),
+    }
+    return out
+
+
 def main() -> None:
     if len(sys.argv) == 5 and sys.argv[1] == "--child":
         print(json.dumps(child(sys.argv[2], sys.argv[3], int(sys.argv[4]))))
@@ -276,24 +333,41 @@ def main() -> None:
     parser.add_argument("--small-kib", type=int, default=CASES["small"][1])
     parser.add_argument("--perm-kib", type=int, default=CASES["perm1"][1])
     parser.add_argument("--skip", nargs="*", default=[], choices=sorted(CASES))
+    parser.add_argument("--paths", nargs="+", default=list(PATHS), choices=PATHS)
     args = parser.parse_args()
     sizes = {"paper8": args.paper_kib, "small": args.small_kib, "perm1": args.perm_kib}
+    paths = [p for p in PATHS if p in args.paths]
     report: dict[str, Any] = {
-        "path": "pure (MRC_TESTBED_PURE=1: the prototype runs pure only)",
+        "paths": {},
         "cores": os.cpu_count(),
         "load_start": [round(x, 2) for x in os.getloadavg()],
         "started_utc": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime()),
     }
+    if "pure" in paths:
+        report["paths"]["pure"] = f"pure ({PURE_ENV}=1)"
+    if "compiled" in paths:
+        summary = compiled_available()
+        report["paths"]["compiled"] = summary
+        if not summary.startswith("compiled"):
+            paths.remove("compiled")  # reported as skipped, with the reason
     for case in CASES:
         if case in args.skip:
             continue
         # one-plane fabrics split NICs | switches by default: no second split to try
         modes = ["one", "two"] if case == "perm1" else ["one", "two", "two-nics"]
-        runs: dict[str, list[dict[str, Any]]] = {mode: [] for mode in modes}
+        runs: dict[str, dict[str, list[dict[str, Any]]]] = {
+            p: {m: [] for m in modes} for p in paths
+        }
         for r in range(args.repeat):  # alternating, the order turned every repeat
-            for mode in modes[r % len(modes) :] + modes[: r % len(modes)]:
-                runs[mode].append(spawn(case, mode, sizes[case]))
-        report[case] = summarise(case, sizes[case], runs)
+            for path in paths if r % 2 == 0 else paths[::-1]:
+                for mode in modes[r % len(modes) :] + modes[: r % len(modes)]:
+                    runs[path][mode].append(spawn(case, mode, sizes[case], path))
+        by_path: dict[str, Any] = {p: summarise(case, sizes[case], runs[p]) for p in paths}
+        if "compiled" in args.paths and "compiled" not in paths:
+            by_path["compiled"] = {"skipped": report["paths"]["compiled"]}
+        if "pure" in paths and "compiled" in paths:
+            by_path["paths"] = compare_paths(by_path)
+        report[case] = by_path
     report["load_end"] = [round(x, 2) for x in os.getloadavg()]
     report["ended_utc"] = time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())
     print(json.dumps(report, indent=1))

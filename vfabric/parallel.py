@@ -12,10 +12,12 @@ of the planes; a one-plane fabric splits NICs | switches (A every NIC, B the pla
 transfers scheduled, nothing run) and forks: the parent goes on as A, the child is B. Both
 hold the same fabric (fork copies it), each runs only its own nodes' events:
 
-- a wire that delivers to a node of the other partition gets an :class:`Outbox` in place
-  of its event list: the frame's serialisation is computed as always (the sender owns the
-  wire's counters and ``busy_until``), and its arrival ``(time, wire, sequence, frame)``
-  is collected instead of scheduled;
+- a wire that delivers to a node of the other partition gets an outbox
+  (:attr:`Wire.outbox <vfabric.wires.Wire.outbox>`, a list; None on every other wire):
+  the frame's serialisation is computed as always (the sender owns the wire's counters and
+  ``busy_until``), and its arrival ``(time, frame)`` is appended there instead of
+  scheduled. The slot is typed in ``vfabric/wires.pxd``, so this runs on the compiled
+  path as on the pure one;
 - a side runs on an event list of its own (:class:`~vfabric.eventlist.EventList` on the
   fabric's clock) to which its switches, NICs and wires move, so what the other side
   owns stays behind, never run (without split NICs A keeps the fabric's list);
@@ -38,9 +40,8 @@ events of the same instant that were scheduled before it, where one process woul
 scheduled it when it was sent. A's fabric holds A's records; B's hash is
 :attr:`ParallelRun.b_event_log_sha256`.
 
-Prototype limits (each refused with :class:`PartitionSetupError`): the pure path only (a
-compiled :class:`~vfabric.wires.Wire` types its event list, so the :class:`Outbox` cannot
-take its place: run with ``MRC_TESTBED_PURE=1``), no faults (link state changes would have
+Both paths (pure and compiled) give the same A and B event logs. Prototype limits (each
+refused with :class:`PartitionSetupError`): no faults (link state changes would have
 to cross too), no PFC (pause frames cross links backwards), no pcaps, a fresh fabric.
 The results A holds are its NICs' (transfers, with B's ends merged, event log, EV
 counters); B sends back its switches' and wires' counters (:attr:`ParallelRun.switches`,
@@ -61,6 +62,7 @@ import hashlib
 import multiprocessing
 import os
 import pickle
+import resource
 import tempfile
 import time
 import traceback
@@ -71,7 +73,6 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from topologies import LinkKind
-from vfabric import wires as wires_module
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
 from vfabric.transfers import (
@@ -95,6 +96,8 @@ PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 #: (arrival time ns, wire id, frame): a crossing frame; its sequence is its place in the
 #: message (a wire's frames are in sending order, and a stable sort keeps it).
 Crossing = tuple[int, int, bytes]
+#: what a crossing wire appends to its outbox (``Wire.outbox``): (arrival time ns, frame)
+Arrival = tuple[int, bytes]
 
 
 class ParallelError(VirtualFabricError):
@@ -131,25 +134,6 @@ class PeerTimeoutError(PeerError):
     """The other partition said nothing for ``timeout_s``."""
 
 
-class Outbox:
-    """Stands in for a wire's event list (``wire.events``) when the wire delivers to the
-    other partition: :attr:`now` is the real list's; :meth:`push` collects the arrival."""
-
-    __slots__ = ("events", "frames", "wire_id")
-
-    def __init__(self, events: EventList, frames: list[Crossing], wire_id: int) -> None:
-        self.events = events
-        self.frames = frames
-        self.wire_id = wire_id
-
-    @property
-    def now(self) -> int:
-        return self.events.now
-
-    def push(self, t_ns: int, fn: Callable[[bytes], None], frame: bytes) -> None:
-        self.frames.append((t_ns, self.wire_id, frame))
-
-
 @dataclass
 class PartitionStats:
     """What one partition measured (CPU seconds are ``time.process_time``)."""
@@ -170,6 +154,12 @@ class PartitionStats:
     exchange_cpu_s: float = 0.0  # pickling, sending, receiving, scheduling arrivals
     wait_wall_s: float = 0.0  # blocked at barriers, waiting for the peer's message
     ping_rtt_s: float = 0.0  # median round trip of an empty message before the run
+    #: this process's peak RSS (``ru_maxrss``) at the end of the run, its whole life (B's
+    #: counts from the fork, the pages it shares with A included)
+    peak_rss_kib: int = 0
+    #: this process's proportional set size at the end of the run (``Pss`` of
+    #: /proc/self/smaps_rollup: a page shared with the peer counts half); 0 where unknown
+    pss_end_kib: int = 0
     #: per window: CPU seconds of its events, then of its barrier (both ``process_time``)
     window_compute: list[float] = field(default_factory=list, repr=False)
     window_exchange: list[float] = field(default_factory=list, repr=False)
@@ -271,7 +261,7 @@ DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one pl
 
 
 class Partition:
-    """One side of the split, in its own process: its event list, its outbox, the wires
+    """One side of the split, in its own process: its event list, its outboxes, the wires
     whose arrivals it receives, and the barrier loop (:meth:`loop`)."""
 
     def __init__(
@@ -292,7 +282,6 @@ class Partition:
         self.timeout_s = timeout_s
         self.peer_alive = peer_alive
         self.is_a = name == "A"
-        self.outbox: list[Crossing] = []
         #: the NICs are split too: transfers start in halves (:meth:`start_half`)
         self.split_nics = bool(nics_b)
         mine = [p for p in range(fabric.topology.plane_count) if (p in planes_b) != self.is_a]
@@ -324,14 +313,11 @@ class Partition:
                     self.events.at(t.start_ns, self.start_half, t)
         crossing = crossing_wires(fabric, planes_b, nics_b)
         sending = [w for w in crossing if w.src in owned]
+        #: (wire id, its outbox) of each wire that sends to the other side
+        self.outboxes: list[tuple[int, list[Arrival]]] = []
         for wire in sending:
-            try:
-                wire.events = Outbox(self.events, self.outbox, self.wire_ids[id(wire)])  # type: ignore[assignment]
-            except TypeError:
-                raise PartitionSetupError(
-                    "the two-process fabric runs on the pure path only "
-                    "(a compiled Wire types its event list): set MRC_TESTBED_PURE=1"
-                ) from None
+            wire.outbox = []
+            self.outboxes.append((self.wire_ids[id(wire)], wire.outbox))
         self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
         self.note(f"partition {name} pid {os.getpid()} planes {mine} crossing wires {len(sending)}")
 
@@ -469,6 +455,17 @@ class Partition:
         self.stats.bytes_pickled = 0
         self.stats.wait_wall_s = 0.0
 
+    def collect(self) -> list[Crossing]:
+        """The crossing frames sent since the last barrier, taken out of the outboxes:
+        wire by wire, each wire's in sending order (the receiver's stable sort by (time,
+        wire) gives the order one shared list in sending order would)."""
+        frames: list[Crossing] = []
+        for wire_id, box in self.outboxes:
+            if box:
+                frames.extend([(t_ns, wire_id, frame) for t_ns, frame in box])
+                box.clear()
+        return frames
+
     def deliver(self, frames: list[Crossing]) -> None:
         """Schedule the peer's crossing frames at their arrival times, in (time, wire,
         sequence) order; one for a time this partition has passed is an error."""
@@ -500,7 +497,6 @@ class Partition:
         events = self.events
         stats = self.stats
         cpu = time.process_time
-        outbox = self.outbox
         started, cpu_started = time.perf_counter(), cpu()
         # where the first window starts: the earliest pending event of either side
         peer_next = self.exchange(events.next_time())
@@ -513,8 +509,7 @@ class Partition:
             c0 = cpu()
             stopped = events.run(end, stop) or done()
             c1 = cpu()
-            frames = list(outbox)
-            outbox.clear()
+            frames = self.collect()
             mine = events.next_time()
             peer_frames, peer_next, peer_stopped = self.exchange((frames, mine, stopped))
             self.deliver(peer_frames)
@@ -542,6 +537,8 @@ class Partition:
         stats.exchange_cpu_s = sum(stats.window_exchange)
         stats.events_run = events.events_run
         stats.traversals = sum(n.traversals for n in self.switches)
+        stats.peak_rss_kib = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+        stats.pss_end_kib = pss_kib()
         self.note(
             f"done: {stats.windows} windows, virtual {events.now} ns, frames out "
             f"{stats.frames_sent} in {stats.frames_received}, cpu {stats.run_cpu_s:.3f} s"
@@ -574,18 +571,20 @@ def _earliest(a: int | None, b: int | None) -> int | None:
     return a if a < b else b
 
 
-def wires_are_pure() -> bool:
-    """True when :mod:`vfabric.wires` runs as Python source (the pure path): only then
-    can an :class:`Outbox` stand in for a wire's event list."""
-    return str(getattr(wires_module, "__file__", "")).endswith(".py")
+def pss_kib() -> int:
+    """This process's proportional set size now (kB, /proc/self/smaps_rollup), or 0
+    where the kernel does not say."""
+    try:
+        with open("/proc/self/smaps_rollup", encoding="ascii") as rollup:
+            for line in rollup:
+                if line.startswith("Pss:"):
+                    return int(line.split()[1])
+    except (OSError, ValueError, IndexError):
+        pass
+    return 0
 
 
 def _check(fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str]) -> None:
-    if not wires_are_pure():
-        raise PartitionSetupError(
-            "the two-process fabric runs on the pure path only "
-            "(a compiled Wire types its event list): set MRC_TESTBED_PURE=1"
-        )
     count = fabric.topology.plane_count
     if not planes_b or not planes_b <= frozenset(range(count)):
         raise PartitionSetupError(

@@ -26,6 +26,7 @@ cdef class Wire:
     cdef public dict lost_bins
     cdef public object name
     cdef public object on_drop
+    cdef public list outbox
     cdef public object pcap
     cdef public object plane
     cdef public double rate_bps

@@ -66,6 +66,7 @@ class Wire:
         "lost_bins",
         "name",
         "on_drop",
+        "outbox",
         "pcap",
         "plane",
         "rate_bps",
@@ -113,6 +114,9 @@ class Wire:
         self.lost_bins: dict[int, int] = {}  # time bin -> data payload bytes lost here
         self.pcap: NsPcapWriter | None = None
         self.on_drop: Callable[[str, bytes], None] | None = None  # (reason, frame) of a loss
+        #: None, or on a wire into the other partition of a two-process run
+        #: (:mod:`vfabric.parallel`): where its arrivals go, (time ns, frame), unscheduled
+        self.outbox: list[tuple[int, bytes]] | None = None
 
     def receive(self, frame: bytes) -> None:
         """The one way in: ``frame`` is put on the wire now."""
@@ -140,7 +144,10 @@ class Wire:
             bins[index] = bins.get(index, 0) + payload
         if self.pcap is not None:
             self.pcap.write(frame, start)
-        self.events.push(done + self.delay_ns, self._arrive, frame)
+        if self.outbox is None:
+            self.events.push(done + self.delay_ns, self._arrive, frame)
+        else:  # the far end runs in the other process, which schedules the arrival
+            self.outbox.append((done + self.delay_ns, frame))
 
     def _refused(self, frame: bytes) -> bool:
         """The link is down or a filter drops ``frame``: count the drop, True."""

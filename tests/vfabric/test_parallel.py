@@ -1,24 +1,31 @@
 """The two-process fabric (vfabric.parallel): every transfer intact, the same run twice,
-late frames refused, a dead or failing peer a specific error with the logs named."""
+late frames refused, a dead or failing peer a specific error with the logs named; and the
+same run, event logs included, on the pure and on the compiled path.
+
+The unit tests run on the path this process loaded (the suite's is pure: tests/conftest.py
+sets MRC_TESTBED_PURE=1; ``MRC_TESTBED_PURE=0`` runs them on an installed native build);
+the integration test runs both paths in child processes, as tests/clikit/test_hotpath.py
+does for one process."""
 
 from __future__ import annotations
 
+import json
 import multiprocessing
 import os
-import re
 import subprocess
 import sys
+from operator import itemgetter
 from pathlib import Path
 
 import pytest
 
 from clikit import hotpath
+from p4emu.backend import native as generated_native
 from topologies.events import LinkRef
 from topologies.generators import two_tier
 from vfabric import VirtualFabric
 from vfabric.parallel import (
     LateFrameError,
-    Outbox,
     ParallelRun,
     Partition,
     PartitionSetupError,
@@ -30,7 +37,6 @@ from vfabric.parallel import (
     default_split,
     lookahead_ns,
     run_two_process,
-    wires_are_pure,
 )
 from vfabric.pfc import PfcConfig
 
@@ -46,35 +52,7 @@ def all_to_all(size: int = SIZE, seed: int = 2) -> VirtualFabric:
     return fabric
 
 
-PURE = wires_are_pure()
-pure_only = pytest.mark.skipif(
-    not PURE, reason="the prototype runs pure only: test_the_path_decides_whether_it_runs"
-)
-
-
-def test_the_path_decides_whether_it_runs(tmp_path: Path) -> None:
-    # the prototype's own check agrees with the hot path's account of what was loaded
-    assert (hotpath.describe()["path"] == "pure") == PURE
-    if not PURE:  # a compiled Wire's event list is typed: refused before any fork
-        with pytest.raises(PartitionSetupError, match="MRC_TESTBED_PURE=1"):
-            run_two_process(all_to_all(), log_dir=tmp_path)
-
-
-@pytest.mark.integration  # a pytest process of its own: ~10 s
-@pytest.mark.skipif(PURE, reason="this process is pure: the tests below ran here")
-def test_the_pure_only_tests_pass_in_a_pure_process() -> None:
-    """A compiled checkout skips the pure-only tests here: they run in a pure process."""
-    env = {**os.environ, "MRC_TESTBED_PURE": "1"}
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", __file__],
-        env=env,
-        capture_output=True,
-        text=True,
-        check=False,
-    )
-    assert done.returncode == 0, done.stdout[-3000:]
-    # every test ran but this one (the pure process skips it)
-    assert re.search(r"\b\d+ passed, 1 skipped\b", done.stdout), done.stdout[-3000:]
+ROOT = Path(__file__).resolve().parents[2]
 
 
 def run_twice(
@@ -90,7 +68,6 @@ def run_twice(
     return out
 
 
-@pure_only
 @pytest.mark.parametrize(
     ("planes_b", "nics_b"),
     [
@@ -138,7 +115,6 @@ def test_every_transfer_arrives_intact_and_the_run_repeats(
     assert run1.critical_path_cpu_s() > 0 and len(run1.a.window_compute) == run1.a.windows
 
 
-@pure_only
 def test_a_run_until_a_time_stops_there_unfinished(tmp_path: Path) -> None:
     fabric = all_to_all()
     run = run_two_process(fabric, until_ns=10_500, log_dir=tmp_path, timeout_s=30)
@@ -149,34 +125,56 @@ def test_a_run_until_a_time_stops_there_unfinished(tmp_path: Path) -> None:
     assert not one.run(until_ns=10_500) and one.now == 10_500
 
 
-@pure_only
 def test_the_outbox_collects_the_arrival_the_wire_would_schedule() -> None:
     fabric = all_to_all()
     wire = fabric.wires[("nic0", "p0-t0-0")]
-    frames: list[tuple[int, int, bytes]] = []
-    wire.events = Outbox(fabric.events, frames, 7)  # type: ignore[assignment]
+    assert wire.outbox is None  # every wire of a one-process fabric schedules its arrivals
     pending = fabric.events.pending()
-    wire.receive(b"\x00" * 1000)
+    wire.receive(b"\x00" * 1000)  # [0, 80] ns on the wire, then 1 us
+    assert fabric.events.pending() == pending + 1 and wire.busy_until == 80
+    wire.outbox = []
+    pending += 1
+    wire.receive(b"\x00" * 1000)  # behind the first: [80, 160]
     wire.receive(b"\x00" * 500)
     assert fabric.events.pending() == pending  # nothing scheduled here
-    first = 80 + 1000  # 1000 bytes at 100 Gb/s, then 1 us
-    assert frames == [(first, 7, b"\x00" * 1000), (first + 40, 7, b"\x00" * 500)]
-    assert wire.tx_packets == 2 and wire.busy_until == 120
+    assert wire.outbox == [(1160, b"\x00" * 1000), (1200, b"\x00" * 500)]
+    assert wire.tx_packets == 3 and wire.busy_until == 200 and wire.tx_bytes == 2500
+
+
+def test_a_barrier_collects_every_outbox_in_the_order_of_one_list(tmp_path: Path) -> None:
+    """Frames collected wire by wire, then sorted by (time, wire) as the receiver does,
+    come in the order one list in sending order would give: the same schedule."""
+    part = partition(tmp_path, planes_b=frozenset({1}))
+    by_name = {part.wires[i].name: (i, box) for i, box in part.outboxes}
+    assert len(part.outboxes) == 4 and set(by_name) == {f"nic{i}->p1-t0-{i // 2}" for i in range(4)}
+    (i0, box0), (i3, box3) = by_name["nic0->p1-t0-0"], by_name["nic3->p1-t0-1"]
+    sent = [(i3, 2000, b"c"), (i0, 2000, b"a"), (i3, 1500, b"d"), (i0, 2000, b"b")]
+    for wire_id, t_ns, frame in sent:  # in sending order
+        (box0 if wire_id == i0 else box3).append((t_ns, frame))
+    frames = part.collect()
+    assert not box0 and not box3 and part.collect() == []
+    one_list = [(t_ns, wire_id, frame) for wire_id, t_ns, frame in sent]
+    key = itemgetter(0, 1)  # the receiver's sort (Partition.deliver): time, wire; stable
+    assert sorted(frames, key=key) == sorted(one_list, key=key)
+    assert i0 < i3 and [f for _, _, f in sorted(frames, key=key)] == [b"d", b"a", b"b", b"c"]
+    part.close()
 
 
 PIPE_ENDS: list[object] = []
 
 
-def partition(tmp_path: Path, alive: bool = True, timeout_s: float = 30) -> Partition:
+def partition(
+    tmp_path: Path,
+    alive: bool = True,
+    timeout_s: float = 30,
+    planes_b: frozenset[int] = frozenset({0, 1}),
+) -> Partition:
     fabric = all_to_all()
     mine, other = multiprocessing.Pipe()
     PIPE_ENDS.append(other)  # open but silent: nobody sends
-    return Partition(
-        fabric, "A", frozenset({0, 1}), mine, tmp_path / "a.log", timeout_s, lambda: alive
-    )
+    return Partition(fabric, "A", planes_b, mine, tmp_path / "a.log", timeout_s, lambda: alive)
 
 
-@pure_only
 def test_a_frame_for_a_time_already_passed_is_an_error(tmp_path: Path) -> None:
     part = partition(tmp_path)
     part.events.run(5_000, lambda: False)
@@ -187,7 +185,6 @@ def test_a_frame_for_a_time_already_passed_is_an_error(tmp_path: Path) -> None:
     part.close()
 
 
-@pure_only
 def test_a_window_longer_than_the_lookahead_makes_frames_late(tmp_path: Path) -> None:
     fabric = all_to_all()
     assert lookahead_ns(fabric, *default_split(fabric)) == 1000
@@ -195,7 +192,6 @@ def test_a_window_longer_than_the_lookahead_makes_frames_late(tmp_path: Path) ->
         run_two_process(fabric, window_ns=5_000, log_dir=tmp_path, timeout_s=30)
 
 
-@pure_only
 def test_a_silent_peer_times_out_and_a_gone_one_is_dead(tmp_path: Path) -> None:
     part = partition(tmp_path, timeout_s=0.3)
     with pytest.raises(PeerTimeoutError, match="no word"):
@@ -215,7 +211,6 @@ def _fail(port: int, frame: bytes) -> None:
     raise RuntimeError("switch exploded")
 
 
-@pure_only
 @pytest.mark.parametrize(
     ("sink", "error", "message"),
     [(_die, PeerDiedError, "mid-run"), (_fail, PeerFailedError, "switch exploded")],
@@ -237,7 +232,6 @@ def test_a_peer_that_dies_or_fails_is_a_specific_error_naming_the_logs(
         assert "RuntimeError: switch exploded" in logs[1].read_text()
 
 
-@pure_only
 def test_what_the_prototype_does_not_run_is_refused(tmp_path: Path) -> None:
     fabric = all_to_all()
     with pytest.raises(PartitionSetupError, match="some of the planes"):
@@ -259,7 +253,6 @@ def test_what_the_prototype_does_not_run_is_refused(tmp_path: Path) -> None:
         run_two_process(all_to_all(), window_ns=0, log_dir=tmp_path)
 
 
-@pure_only
 def test_the_split_crosses_on_access_links_only() -> None:
     fabric = all_to_all()
     wires = crossing_wires(fabric, frozenset({1}))
@@ -286,3 +279,82 @@ def test_the_critical_path_takes_the_slower_side_of_each_window() -> None:
     run = ParallelRun(True, 1000, a, b, {}, {}, ())
     assert run.critical_path_cpu_s() == pytest.approx(1.01 + 0.52 + 2 * 2e-5)
     assert run.critical_path_cpu_s(0.0) == pytest.approx(1.53)
+
+
+#: A child's runs, on the path its environment selects: tiny's all-to-all in two processes,
+#: split in halves and NICs | switches; one JSON line.
+BOTH_SPLITS = """
+import json, sys, tempfile
+from clikit import hotpath
+from vfabric import VirtualFabric
+from vfabric.parallel import run_two_process
+runs = {}
+for split, nics_b in (("halves", None), ("nics|switches", frozenset())):
+    fabric = VirtualFabric("tiny", seed=2)
+    for src in fabric.nics:
+        for dst in fabric.nics:
+            if src != dst:
+                fabric.transfer(src, dst, 64 << 10)
+    run = run_two_process(fabric, nics_b=nics_b, log_dir=tempfile.mkdtemp(), timeout_s=60)
+    runs[split] = {
+        "finished": run.finished,
+        "intact": all(t.intact for t in fabric.transfers),
+        "a": fabric.event_log_sha256,
+        "b": run.b_event_log_sha256,
+        "completions": [t.completion_ns for t in fabric.transfers],
+        "exchange": [run.a.windows, run.a.frames_sent, run.b.frames_sent, run.traversals],
+        "links": run.links,
+        "switches": run.switches,
+    }
+info = hotpath.describe()
+print(json.dumps({"path": info["path"], "generated": info["generated_p4"], "runs": runs}))
+"""
+
+
+@pytest.mark.integration
+@pytest.mark.timeout(1800)
+def test_both_paths_give_the_same_two_process_runs(tmp_path: Path) -> None:
+    """The native build, then the two-process runs twice on each path (each run in a fresh
+    process): the same A and B event logs, completions, exchange and counters on all four."""
+    missing = generated_native.build_missing()
+    if missing:
+        pytest.skip(missing)
+    lib = tmp_path / "lib"
+    build = subprocess.run(
+        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib),
+         "--build-temp", str(tmp_path / "build")],
+        cwd=ROOT,
+        env={**os.environ, "MRC_TESTBED_NATIVE": "1"},
+        capture_output=True,
+        text=True,
+        check=False,
+    )  # fmt: skip
+    assert build.returncode == 0, build.stderr[-2000:]
+    outputs: dict[str, list[dict[str, object]]] = {"pure": [], "compiled": []}
+    for _ in range(2):
+        for path in outputs:
+            env = {k: v for k, v in os.environ.items() if k != hotpath.PURE_ENV}
+            env[generated_native.CACHE_ENV] = str(tmp_path / "p4cache")
+            if path == "pure":
+                env[hotpath.PURE_ENV] = "1"
+            else:
+                env[hotpath.NATIVE_DIR_ENV] = str(lib)
+            done = subprocess.run(
+                [sys.executable, "-c", BOTH_SPLITS],
+                cwd=ROOT,
+                env=env,
+                capture_output=True,
+                text=True,
+                check=False,
+            )
+            assert done.returncode == 0, f"{path}: {done.stderr[-3000:]}"
+            outputs[path].append(json.loads(done.stdout.splitlines()[-1]))
+    for path, reports in outputs.items():
+        assert [r["path"] for r in reports] == [path, path]
+    assert all(r["generated"]["compiled"] > 0 for r in outputs["compiled"])  # type: ignore[index]
+    reference = outputs["pure"][0]["runs"]
+    assert isinstance(reference, dict) and set(reference) == {"halves", "nics|switches"}
+    for split, run in reference.items():
+        assert run["finished"] and run["intact"] and run["b"], split
+    for report in [*outputs["pure"], *outputs["compiled"]]:
+        assert report["runs"] == reference
