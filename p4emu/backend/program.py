@@ -40,7 +40,7 @@ from p4emu.backend.compile_helpers import (
     unsupported,
 )
 from p4emu.backend.exceptions import CompileError
-from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
+from p4emu.backend.headercodec import TO_BYTES, HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
@@ -434,7 +434,8 @@ class ProgramCompiler:
             return f"emit_vl_{self.types.cls(type_)}({code})"
         codec, _ = self.header_codec(type_)
         pack = self._codecs[id(type_)][2]
-        return codec.emit_expr(code, pack)
+        to_bytes = self.bind(TO_BYTES, "to_bytes") if codec.wide else "int.to_bytes"
+        return codec.emit_expr(code, pack, to_bytes)
 
     def varbit_helpers(self, type_: t.HeaderType) -> tuple[list[str], int, int]:
         found = self._varbits.get(id(type_))
