@@ -4,7 +4,10 @@ BMv2 only handles headers whose size is a whole number of bytes, and parses at b
 offsets, so the generated code works on byte offsets. Fields are grouped into
 byte-aligned *chunks* (a run of fields ending on a byte boundary); each chunk is read
 with big-endian ``struct`` codes (``Q``/``I``/``H``/``B`` greedily) so a whole header
-costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields.
+costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields. A field
+wider than 64 bits alone in its chunk (an IPv6 address, a SID) is one ``Ns`` part, its
+value ``int.from_bytes`` of those bytes and its bytes ``int.to_bytes`` of its value (a
+header that is only that field needs no ``struct`` call at all).
 
 Headers with a ``varbit`` field get a generated helper function working on one big
 integer, since the field positions after the varbit are only known per packet.
@@ -23,6 +26,16 @@ _CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
 #: the widest temporary the parser's extract code annotates as a C integer (its values,
 #: and the shifts and masks that split them into fields, stay below 2**63)
 TYPED_TEMPORARY_BITS = 63
+#: a header field alone in a byte-aligned chunk wider than this many bytes (more than the
+#: widest ``struct`` integer code, ``Q``) is read and written as one ``Ns`` string part
+WIDE_FIELD_BYTES = 8
+#: the generated code's conversion of a wide field's bytes to its value (bound once into
+#: its namespace: :meth:`HeaderCodec.extract_lines`'s ``from_bytes``)
+FROM_BYTES = int.from_bytes
+#: and of a wide field's value to its bytes (:meth:`HeaderCodec.emit_expr`'s ``to_bytes``:
+#: called as ``TO_BYTES(value, n, 'big')``; compiled, ``value.to_bytes(n, 'big')`` would
+#: build a bound method and call it through an argument tuple each time)
+TO_BYTES = int.to_bytes
 
 
 @dataclass
@@ -71,6 +84,10 @@ def _plan(chunks: list[_Chunk]) -> list[_Chunk]:
     for chunk in chunks:
         remaining = chunk.nbytes
         chunk.first_part = index
+        if _is_wide(chunk):  # one ``Ns`` part: its bytes, converted by ``int`` itself
+            chunk.parts.append((f"{chunk.nbytes}s", chunk.nbytes * 8))
+            index += 1
+            continue
         while remaining:
             for size, code in _CODES:
                 if size <= remaining:
@@ -79,6 +96,14 @@ def _plan(chunks: list[_Chunk]) -> list[_Chunk]:
                     index += 1
                     break
     return chunks
+
+
+def _is_wide(chunk: _Chunk) -> bool:
+    """A chunk that is one field wider than 64 bits (an IPv6 address, a SID): read and
+    written as one ``Ns`` string part with ``int.from_bytes`` / ``int.to_bytes`` instead
+    of 64-bit halves joined by ``(a << 64) | b`` and split by ``>> 64`` and ``& (2**64 -
+    1)`` (each of those a new Python ``int``; the bytes are the same)."""
+    return len(chunk.fields) == 1 and chunk.nbytes > WIDE_FIELD_BYTES
 
 
 def _convert(expr: str, f: _Field) -> str:
@@ -108,10 +133,28 @@ class HeaderCodec:
     struct_format: str
     chunks: list[_Chunk]
 
-    def extract_lines(self, target: str, data: str, offset: str, struct_name: str) -> list[str]:
+    @property
+    def wide(self) -> bool:
+        """Whether a field is read with ``int.from_bytes`` (:func:`_is_wide`)."""
+        return any(_is_wide(chunk) for chunk in self.chunks)
+
+    def extract_lines(
+        self,
+        target: str,
+        data: str,
+        offset: str,
+        struct_name: str,
+        from_bytes: str = "int.from_bytes",
+    ) -> list[str]:
         """Statements filling header object ``target`` from ``data`` at byte ``offset``
-        (length already checked) and marking it valid."""
+        (length already checked) and marking it valid; ``from_bytes``: the name of
+        ``int.from_bytes`` (:data:`FROM_BYTES`) for a wide field's bytes."""
         lines: list[str] = []
+        if len(self.chunks) == 1 and _is_wide(self.chunks[0]):  # the header is that field
+            f = self.chunks[0].fields[0]
+            raw = f"{data}[{offset}:{offset} + {self.nbytes}]"
+            value = _convert(f"{from_bytes}({raw}, 'big')", f)
+            return [f"{target}.{f.attr} = {value}", f"{target}.valid_ = True"]
         targets: list[str] = []
         post: list[str] = []
         tmp_count = 0
@@ -130,6 +173,12 @@ class HeaderCodec:
             return name
 
         for chunk in self.chunks:
+            if _is_wide(chunk):
+                raw = temporary(chunk.nbytes * 8)  # an untyped object: the field's bytes
+                targets.append(raw)
+                value = f"{from_bytes}({raw}, 'big')"
+                post.append(f"{target}.{chunk.fields[0].attr} = {_convert(value, chunk.fields[0])}")
+                continue
             single_direct = (
                 len(chunk.fields) == 1 and len(chunk.parts) == 1 and chunk.fields[0].kind == "bits"
             )
@@ -168,10 +217,15 @@ class HeaderCodec:
         lines.append(f"{target}.valid_ = True")
         return lines
 
-    def emit_expr(self, source: str, pack_name: str) -> str:
-        """Expression giving the bytes of header object ``source``."""
+    def emit_expr(self, source: str, pack_name: str, to_bytes: str = "int.to_bytes") -> str:
+        """Expression giving the bytes of header object ``source``; ``to_bytes``: the name
+        of ``int.to_bytes`` (:data:`TO_BYTES`) for a wide field's value."""
         parts: list[str] = []
         for chunk in self.chunks:
+            if _is_wide(chunk):
+                bits = _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
+                parts.append(f"{to_bytes}({bits}, {chunk.nbytes}, 'big')")
+                continue
             if len(chunk.fields) == 1:
                 value = _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
             else:
@@ -189,6 +243,8 @@ class HeaderCodec:
                 if index:  # the first part is the chunk's top bits: in range already
                     piece = f"({piece} & {(1 << nbits) - 1})"
                 parts.append(piece)
+        if len(self.chunks) == 1 and _is_wide(self.chunks[0]):
+            return parts[0]  # the header is that field: its bytes are the header's
         return f"{pack_name}({', '.join(parts)})"
 
 

@@ -37,6 +37,7 @@ from p4emu.backend.compile_helpers import (
     to_unsigned,
     unsupported,
 )
+from p4emu.backend.headercodec import FROM_BYTES, HeaderCodec
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
 from p4emu.frontend import ast
@@ -462,7 +463,7 @@ def packet_in_value(bc: BodyCompiler, e: ast.Call, target: ast.ExternMethodCall)
         _lookahead_length(bc, codec.nbytes)
         bc.w.line(f"{tmp} = {bc.pc.types.new(type_)}")
         bc.w.line(f"{buf} = data[off:off + {codec.nbytes}]")
-        for line in codec.extract_lines(tmp, buf, "0", struct_name):
+        for line in codec.extract_lines(tmp, buf, "0", struct_name, _from_bytes(bc.pc, codec)):
             bc.w.line(line)
         return tmp
     if isinstance(type_, t.StructType) and type_.width_bits is not None:
@@ -622,7 +623,8 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
         with w.block(f"if off + {codec.nbytes} > dlen:"):
             w.line(f"err = {pc.error_code('PacketTooShort')}")
             w.line("break")
-        for line in codec.extract_lines(header, "data", "off", struct_name):
+        from_bytes = _from_bytes(pc, codec)
+        for line in codec.extract_lines(header, "data", "off", struct_name, from_bytes):
             w.line(line)
         w.line(f"off += {codec.nbytes}")
     for line in after:
@@ -631,3 +633,9 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
         bc.after_validity_change(target_expr, valid=True)
     if pc.trace:
         w.line(f"TRACE('extract', {type_.name!r}, off, {header})")
+
+
+def _from_bytes(pc: ProgramContext, codec: HeaderCodec) -> str:
+    """The generated code's name of ``int.from_bytes`` (bound once, when a header needs
+    it: :attr:`HeaderCodec.wide`)."""
+    return pc.bind_shared(FROM_BYTES, "from_bytes") if codec.wide else "int.from_bytes"

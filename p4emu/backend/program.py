@@ -51,7 +51,7 @@ from p4emu.backend.compile_helpers import (
     unsupported,
 )
 from p4emu.backend.exceptions import CompileError
-from p4emu.backend.headercodec import HeaderCodec, header_codec, varbit_helpers
+from p4emu.backend.headercodec import TO_BYTES, HeaderCodec, header_codec, varbit_helpers
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
@@ -497,6 +497,11 @@ class ProgramCompiler:
         self.origins[name] = origin
         return name
 
+    def bind_shared(self, obj: Any, hint: str) -> str:
+        """:meth:`bind` for an object without run-time state that every switch shares
+        (its origin is the object itself: a builtin such as ``int.from_bytes``)."""
+        return self.bind(obj, hint, Origin("same", obj))
+
     def _origin_of(self, obj: Any, hint: str) -> Origin:
         index = self._runtime_index()
         found = index.get(id(obj))
@@ -691,7 +696,8 @@ class ProgramCompiler:
             return f"emit_vl_{self.types.cls(type_)}({code})"
         codec, _ = self.header_codec(type_)
         pack = self._codecs[id(type_)][2]
-        return codec.emit_expr(code, pack)
+        to_bytes = self.bind_shared(TO_BYTES, "to_bytes") if codec.wide else "int.to_bytes"
+        return codec.emit_expr(code, pack, to_bytes)
 
     def varbit_helpers(self, type_: t.HeaderType) -> tuple[list[str], int, int]:
         found = self._varbits.get(id(type_))

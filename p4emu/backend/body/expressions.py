@@ -168,6 +168,12 @@ class ExpressionCode(BodyCore):
         hi, lo = e.hi_value, e.lo_value
         mask = (1 << (hi - lo + 1)) - 1
         base = self.ex(e.expr)
+        source = scalar_type(e.expr.type) if e.expr.type is not None else None
+        if isinstance(source, t.BitsType) and not source.signed and hi == source.width - 1:
+            # the slice's top bit is the value's (every bit<W> value the generated code
+            # holds is below 2**W, as p4emu.backend.cfields assumes too): the shift alone
+            # leaves the slice, one Python int operation less on a wide value
+            return f"({base} >> {lo})" if lo else base
         if lo:
             return f"(({base} >> {lo}) & {mask})"
         return f"({base} & {mask})"
@@ -222,6 +228,8 @@ class ExpressionCode(BodyCore):
             if right_width is None:
                 raise unsupported(e, "concatenation of non bit-string values")
             ua = to_unsigned(a, e.left.type)  # type: ignore[arg-type]
+            if const_int(e.right.const_value) == 0:  # ``x ++ 16w0``: no ``| 0``
+                return from_unsigned(f"({ua} << {right_width})", result)
             ub = to_unsigned(b, e.right.type)  # type: ignore[arg-type]
             return from_unsigned(f"(({ua} << {right_width}) | {ub})", result)
         if not isinstance(result, t.BitsType):

@@ -138,6 +138,49 @@ def test_slices_read_and_write_and_concatenation() -> None:
     assert out["nlow"] == 0x0
 
 
+def test_top_bit_slices_and_a_zero_concatenation_skip_their_no_op_operations() -> None:
+    """A slice reaching a ``bit<W>`` value's top bit is the shift alone and ``x ++ 0`` the
+    shift alone (every ``bit<W>`` value the generated code holds is below 2**W); a slice
+    of an ``int<W>`` keeps its mask (its value may be negative)."""
+    harness = Harness(
+        "bit<128> a; int<16> n; bit<8> b;",
+        "bit<48> prefix; bit<32> top; bit<128> whole; bit<128> rewritten; bit<8> ntop;"
+        " bit<4> btop; bit<24> padded; bit<16> mid; bit<4> pad;",
+        """
+        hdr.o.prefix = hdr.i.a[127:80];
+        hdr.o.top = hdr.i.a[127:96];
+        hdr.o.whole = hdr.i.a[127:0];
+        hdr.o.rewritten = hdr.i.a[127:96] ++ hdr.i.a[79:0] ++ 16w0;
+        hdr.o.ntop = hdr.i.n[15:8];
+        hdr.o.btop = hdr.i.b[7:4];
+        hdr.o.padded = hdr.i.b ++ 16w0;
+        hdr.o.mid = hdr.i.a[79:64];
+        """,
+    )
+    assert harness.switch.program.shared is not None
+    source = harness.switch.program.shared.source
+    assert ".a >> 80)" in source and ".a >> 80) &" not in source
+    assert ".a >> 64) & 65535)" in source  # not the top bits: masked
+    assert ".n >> 8) & 255)" in source  # signed: masked
+    assert "| 0)" not in source
+    m128 = (1 << 128) - 1
+    for a in (0, 1, (1 << 64) - 1, 1 << 64, 1 << 127, m128 - 1, m128, 0x0123456789ABCDEF << 60):
+        for n in (-1, -(1 << 15), (1 << 15) - 1, 0, -256, 255):
+            b = (a ^ n) & 0xFF
+            out = harness.run(a=a, n=n, b=b)
+            assert out == {
+                "prefix": a >> 80,
+                "top": a >> 96,
+                "whole": a,
+                "rewritten": (((a >> 96) << 80 | (a & ((1 << 80) - 1))) << 16) & m128,
+                "ntop": (n & 0xFFFF) >> 8,
+                "btop": b >> 4,
+                "padded": b << 16,
+                "mid": (a >> 64) & 0xFFFF,
+                "pad": 0,
+            }, (a, n)
+
+
 def test_signed_slice_assignment_keeps_the_value_signed() -> None:
     harness = Harness(
         "int<8> a;",

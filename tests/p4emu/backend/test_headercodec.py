@@ -1,0 +1,373 @@
+"""Wide header fields (more than 64 bits alone in their bytes: IPv6 addresses, SIDs):
+the codec's decisions (one ``Ns`` struct part, ``int.from_bytes`` / ``int.to_bytes``
+instead of 64-bit halves joined and split as Python ints), its generated code on edge
+values against a byte-level reference, and (``-m integration``) a program computing on
+128-bit, 72-bit and ``int<128>`` fields compiled against pure against P4's results.
+
+Every width from 1 to 1024 bits against a bit-level reference: test_header_layouts.py."""
+
+from __future__ import annotations
+
+import os
+import re
+import struct
+from pathlib import Path
+from types import SimpleNamespace
+
+import pytest
+
+from p4emu.backend import cfields, native
+from p4emu.backend import program as program_module
+from p4emu.backend.headercodec import (
+    FROM_BYTES,
+    TO_BYTES,
+    WIDE_FIELD_BYTES,
+    HeaderCodec,
+    header_codec,
+)
+from p4emu.backend.program import ProgramCompiler
+from p4emu.frontend import load_program_text
+from p4emu.frontend import types as t
+from p4emu.runtime.clock import VirtualClock
+from p4emu.runtime.externs import DigestQueue, RandomSource
+from p4emu.runtime.pre import ReplicationEngine
+from p4emu.switch import Switch
+
+needs_build = pytest.mark.skipif(
+    native.build_missing() is not None, reason=str(native.build_missing())
+)
+
+M64 = (1 << 64) - 1
+M128 = (1 << 128) - 1
+
+
+def _codec(*fields: tuple[str, int, bool]) -> HeaderCodec:
+    return header_codec(
+        t.HeaderType("h", [t.FieldInfo(name, t.BitsType(w, s)) for name, w, s in fields])
+    )
+
+
+def _functions(codec: HeaderCodec):
+    """(extract(data) -> object, emit(object) -> bytes, their source) from the codec's
+    generated text, ``from_bytes`` and ``to_bytes`` bound to names as the program binds
+    them."""
+    packer = struct.Struct(codec.struct_format)
+    names = {
+        "U": packer.unpack_from,
+        "P": packer.pack,
+        "FB": FROM_BYTES,
+        "TB": TO_BYTES,
+        "SimpleNamespace": SimpleNamespace,
+    }
+    body = "\n    ".join(codec.extract_lines("h", "data", "off", "U", "FB"))
+    source = (
+        f"def extract(data, off):\n    h = SimpleNamespace()\n    {body}\n    return h\n"
+        f"def emit(h):\n    return {codec.emit_expr('h', 'P', 'TB')}\n"
+    )
+    exec(compile(source, "<codec>", "exec"), names)
+    return names["extract"], names["emit"], source
+
+
+# ------------------------------------------------------------------ decisions
+
+
+def test_a_field_wider_than_64_bits_alone_in_its_bytes_is_one_string_part() -> None:
+    codec = _codec(("a", 128, False), ("n", 16, False), ("s", 128, True), ("x", 72, False))
+    assert codec.struct_format == ">16sH16s9s"
+    assert codec.wide
+    _, _, source = _functions(codec)
+    assert "FB(_x1, 'big')" in source and "TB(h.a, 16, 'big')" in source
+    assert ">> 64" not in source and "<< 64" not in source and str(M64) not in source
+    # int<128>: two's complement of the same bytes, both ways
+    assert f"((FB(_x2, 'big')) ^ {1 << 127}) - {1 << 127}" in source
+    assert f"TB((h.s & {M128}), 16, 'big')" in source
+
+
+def test_64_bit_and_unaligned_wide_fields_keep_the_integer_codes() -> None:
+    assert WIDE_FIELD_BYTES == 8
+    codec = _codec(("q", 64, False), ("w", 65, False), ("pad", 7, False))
+    assert codec.struct_format == ">QQB"  # 64 bits: Q; 65 + 7 bits: one chunk of fields
+    assert not codec.wide
+    _, _, source = _functions(codec)
+    assert "FB" not in source and "TB" not in source
+
+
+def test_a_header_that_is_one_wide_field_is_sliced_and_converted_without_struct() -> None:
+    codec = _codec(("sid", 128, False))
+    _, _, source = _functions(codec)
+    assert "h.sid = FB(data[off:off + 16], 'big')" in source
+    assert "return TB(h.sid, 16, 'big')" in source
+    assert "U(" not in source and "P(" not in source
+
+
+# ------------------------------------------------------------------ the generated code
+
+
+EDGES_128 = [0, 1, M64, 1 << 64, M64 << 1, 1 << 127, M128 - 1, M128]
+
+
+def _reference(data: bytes, off: int, widths: list[tuple[int, bool]]) -> list[int]:
+    """Field values of ``data`` from ``off``, each field's bytes converted alone (the
+    fields here are whole bytes)."""
+    values = []
+    for width, signed in widths:
+        n = width // 8
+        values.append(int.from_bytes(data[off : off + n], "big", signed=signed))
+        off += n
+    return values
+
+
+def test_wide_fields_extract_and_emit_edge_values_as_the_reference() -> None:
+    fields = [("a", 128, False), ("n", 16, False), ("s", 128, True), ("x", 72, False)]
+    extract, emit, _ = _functions(_codec(*fields))
+    widths = [(w, s) for _, w, s in fields]
+    for index, a in enumerate(EDGES_128):
+        s = EDGES_128[-1 - index]
+        s = s - (1 << 128) if s >> 127 else s
+        x = [0, (1 << 72) - 1, 1 << 71, 1 << 64, M64][index % 5]
+        data = (
+            b"\x5a"
+            + a.to_bytes(16, "big")
+            + (index * 4099).to_bytes(2, "big")
+            + s.to_bytes(16, "big", signed=True)
+            + x.to_bytes(9, "big")
+        )
+        header = extract(data, 1)
+        got = [header.a, header.n, header.s, header.x]
+        assert got == _reference(data, 1, widths) == [a, index * 4099, s, x]
+        assert header.valid_ is True
+        assert emit(header) == data[1:]
+
+
+def test_a_wide_only_header_extracts_and_emits_edge_values() -> None:
+    extract, emit, _ = _functions(_codec(("sid", 128, False)))
+    for value in EDGES_128:
+        data = b"\x00\x01" + value.to_bytes(16, "big") + b"\xff"
+        header = extract(data, 2)
+        assert header.sid == value and header.valid_ is True
+        assert emit(header) == value.to_bytes(16, "big")
+
+
+def test_a_wide_value_outside_its_width_is_an_error_not_other_bytes() -> None:
+    _, emit, _ = _functions(_codec(("a", 128, False), ("n", 16, False)))
+    with pytest.raises(OverflowError):  # the generator never stores one; struct's Q raised too
+        emit(SimpleNamespace(a=1 << 128, n=0))
+
+
+# ------------------------------------------------------------------ a program on both paths
+
+
+WIDE128 = """
+#include <core.p4>
+#include <v1model.p4>
+header in_t { bit<128> a; bit<128> b; int<128> s; bit<72> n; bit<8> k; }
+header sid_t { bit<128> sid; }
+header out_t {
+    bit<128> shl; bit<128> shr; bit<128> cross; bit<128> masked; bit<128> sum;
+    bit<128> diff; int<128> sdec; int<128> sshr; bit<72> nwrap; bit<64> lo; bit<64> hi;
+    bit<128> swapped; bit<8> flags;
+}
+struct headers_t { in_t i; sid_t sid; out_t o; }
+struct meta_t { bit<128> m; }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.i); pkt.extract(hdr.sid); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply {
+        hdr.o.setValid();
+        hdr.o.shl = hdr.i.a << 1;
+        hdr.o.shr = hdr.i.a >> 64;
+        hdr.o.cross = (hdr.i.a << 60) | (hdr.i.b >> 68);
+        hdr.o.masked = hdr.i.a & 0x0000000000000000ffffffffffffffff;
+        hdr.o.sum = hdr.i.a + hdr.i.b;
+        hdr.o.diff = hdr.i.a - hdr.i.b;
+        hdr.o.sdec = hdr.i.s - 1;
+        hdr.o.sshr = hdr.i.s >> 65;
+        hdr.o.nwrap = hdr.i.n + 1;
+        hdr.o.lo = hdr.i.a[63:0];
+        hdr.o.hi = hdr.i.a[127:64];
+        hdr.o.swapped = hdr.i.a[63:0] ++ hdr.i.a[127:64];
+        hdr.o.flags = 0;
+        if (hdr.i.a == hdr.i.b) { hdr.o.flags = hdr.o.flags | 1; }
+        if (hdr.i.a > hdr.i.b) { hdr.o.flags = hdr.o.flags | 2; }
+        if (hdr.i.s < 0) { hdr.o.flags = hdr.o.flags | 4; }
+        meta.m = hdr.sid.sid;
+        hdr.sid.sid = meta.m ^ hdr.i.b;
+        sm.egress_spec = 2;
+    }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) { apply { } }
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) {
+    apply { pkt.emit(hdr.i); pkt.emit(hdr.sid); pkt.emit(hdr.o); }
+}
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+IN_FIELDS = [("a", 128, False), ("b", 128, False), ("s", 128, True), ("n", 72, False)]
+IN_FIELDS += [("k", 8, False), ("sid", 128, False)]
+OUT_FIELDS = [
+    ("shl", 128, False),
+    ("shr", 128, False),
+    ("cross", 128, False),
+    ("masked", 128, False),
+    ("sum", 128, False),
+    ("diff", 128, False),
+    ("sdec", 128, True),
+    ("sshr", 128, True),
+    ("nwrap", 72, False),
+    ("lo", 64, False),
+    ("hi", 64, False),
+    ("swapped", 128, False),
+    ("flags", 8, False),
+]
+IN_BYTES = sum(w for _, w, _ in IN_FIELDS) // 8
+
+
+def _pack(values: dict[str, int]) -> bytes:
+    return b"".join(
+        values[name].to_bytes(width // 8, "big", signed=signed) for name, width, signed in IN_FIELDS
+    )
+
+
+def _unpack(data: bytes, fields: list[tuple[str, int, bool]]) -> dict[str, int]:
+    out, off = {}, 0
+    for name, width, signed in fields:
+        out[name] = int.from_bytes(data[off : off + width // 8], "big", signed=signed)
+        off += width // 8
+    return out
+
+
+def _expected(v: dict[str, int]) -> dict[str, int]:
+    """P4's results, from the spec's rules (wrap at the field's width; not from either
+    module): the input header unchanged but the SID, then the output header."""
+
+    def wrap(x: int, width: int, signed: bool = False) -> int:
+        x &= (1 << width) - 1
+        return x - (1 << width) if signed and x >> (width - 1) else x
+
+    a, b, s = v["a"], v["b"], v["s"]
+    return {
+        **{name: v[name] for name, _, _ in IN_FIELDS},
+        "sid": v["sid"] ^ b,
+        "shl": wrap(a << 1, 128),
+        "shr": a >> 64,
+        "cross": wrap((a << 60) | (b >> 68), 128),
+        "masked": a & M64,
+        "sum": wrap(a + b, 128),
+        "diff": wrap(a - b, 128),
+        "sdec": wrap(s - 1, 128, True),
+        "sshr": s >> 65,
+        "nwrap": wrap(v["n"] + 1, 72),
+        "lo": a & M64,
+        "hi": a >> 64,
+        "swapped": ((a & M64) << 64) | (a >> 64),
+        "flags": (a == b) | (a > b) << 1 | (s < 0) << 2,
+    }
+
+
+def _inputs() -> list[dict[str, int]]:
+    cases = []
+    smin, smax = -(1 << 127), (1 << 127) - 1
+    signed = [smin, -1, 0, 1, smax, -(1 << 64), (1 << 64) - 1, smin + 1]
+    for index, a in enumerate(EDGES_128):
+        for shift, b in enumerate((a, M128, 0, 1 << 64, M64, (a * 3 + 7) & M128)):
+            cases.append(
+                {
+                    "a": a,
+                    "b": b,
+                    "s": signed[(index + shift) % len(signed)],
+                    "n": [0, (1 << 72) - 1, 1 << 64, M64][(index + shift) % 4],
+                    "k": index,
+                    "sid": EDGES_128[(index + shift) % len(EDGES_128)],
+                }
+            )
+    return cases
+
+
+def test_the_proof_keeps_wide_fields_objects_and_still_proves_the_narrow_ones() -> None:
+    """The generated text (wide fields read with ``from_bytes``, written with
+    ``to_bytes``) through :func:`p4emu.backend.native.program_declarations` (no
+    compiler): 72- and 128-bit fields stay objects; the 8-bit ones, read and written
+    beside them, are proven C integers; no C-typed temporary holds a wide part."""
+    compiler = ProgramCompiler(
+        load_program_text(WIDE128, "w128.p4"),
+        clock=VirtualClock(),
+        pre=ReplicationEngine(),
+        digest_queue=DigestQueue(VirtualClock()),
+        random=RandomSource(0),
+        drop_port=511,
+        no_match_error=False,
+        trace=False,
+    )
+    compiled = compiler.compile()
+    assert "G_from_bytes" in compiled.source and "G_to_bytes" in compiled.source
+    source = compiled.source
+    codec_text = source[source.index("def parse_block") : source.index("def verify_block")]
+    codec_text += source[source.index("def deparse_block") :]
+    assert "<< 64" not in codec_text and ">> 64" not in codec_text and str(M64) not in codec_text
+    pxd = native.program_declarations(
+        compiled.source, compiler.types.classes, compiler.types.scalars
+    )
+    declared: dict[str, str] = {}
+    current = ""
+    for line in pxd.splitlines():
+        cls = re.match(r"cdef class \w+?_(\w+):", line)
+        current = cls.group(1) if cls else current
+        attr = re.match(r"\s+cdef public (.+) (\w+)$", line)
+        if attr:
+            declared[f"{current}.{attr.group(2)}"] = attr.group(1)
+    for name, width, _ in IN_FIELDS + OUT_FIELDS:
+        header = "in_t" if (name, width, _) in IN_FIELDS[:5] else "out_t"
+        header = "sid_t" if name == "sid" else header
+        expected = cfields.C_TYPE if width <= 8 else "object"
+        assert declared[f"{header}.{name}"] == expected, name
+    assert declared["meta_t.m"] == "object"
+    assert not re.search(r"_u(6[4-9]|[7-9]\d|\d{3,})_\d+: cython.longlong", compiled.source)
+
+
+def _run(native_env: str, cases: list[dict[str, int]]) -> tuple[str, list[dict[str, int]]]:
+    os.environ[native.NATIVE_ENV] = native_env
+    try:  # another file name: another shared module (not the other path's)
+        switch = Switch(load_program_text(WIDE128, f"w128-{native_env}.p4"), clock=VirtualClock())
+    finally:
+        del os.environ[native.NATIVE_ENV]
+    results = []
+    for case in cases:
+        switch.inject(1, _pack(case) + b"\xa5")
+        frames = switch.collect()
+        assert len(frames) == 1
+        frame = frames[0][1]
+        assert frame[-1:] == b"\xa5"  # the payload after the emitted headers
+        results.append(
+            {**_unpack(frame[:IN_BYTES], IN_FIELDS), **_unpack(frame[IN_BYTES:-1], OUT_FIELDS)}
+        )
+    assert switch.program.shared is not None
+    return switch.program.shared.how, results
+
+
+def test_the_pure_module_computes_p4s_results_on_wide_fields() -> None:
+    cases = _inputs()
+    how, results = _run("0", cases)
+    assert how.startswith("pure")
+    assert results == [_expected(case) for case in cases]
+
+
+@pytest.fixture
+def fresh_native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Generated modules compile into a cache of the test's own, from a clean slate
+    (nothing loaded or shared yet; MRC_TESTBED_PURE, set by tests/conftest.py, unset)."""
+    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
+    monkeypatch.setattr(native, "_loaded", {})
+    monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
+    monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
+
+
+@pytest.mark.integration
+@needs_build
+def test_wide_fields_compiled_equal_pure_and_p4(fresh_native: None) -> None:
+    cases = _inputs()
+    how, compiled = _run("1", cases)
+    assert how == "compiled"
+    _, pure = _run("0", cases)
+    assert compiled == pure == [_expected(case) for case in cases]
