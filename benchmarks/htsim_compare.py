@@ -33,10 +33,18 @@ pages it shares with A since the fork, so the sum overstates what both used toge
 beside ``pss_end_mib`` (both processes' proportional set size at the end of the run:
 shared pages split between them). Its ratios to htsim are in ``ratios_two_process``.
 
+Python's bytecode: the children run as an installed program does, with the project's
+modules' compiled bytecode cached (``__pycache__``, written by a warm-up run of a small
+workload before the measured ones): a ``PYTHONDONTWRITEBYTECODE`` in the environment (set
+on some CI machines) is left out of the children's, as ``python_bytecode`` says, since it
+would make every child compile every module from source (about 0.13 s of CPU on the
+machine of docs/virtual-fabric.md). ``--bytecode-as-environment`` keeps the environment
+as it is.
+
 htsim_uec comes from ``$MRC_HTSIM`` or ``shared/htsim/bin/htsim_uec`` beside the clone.
 
 Usage: ``python benchmarks/htsim_compare.py [--ci] [--flow-kib KIB ...] [--only NAME ...]
-[--repeat N] [--processes 1|2]``
+[--repeat N] [--processes 1|2] [--bytecode-as-environment]``
 """
 
 from __future__ import annotations
@@ -45,6 +53,7 @@ import argparse
 import json
 import os
 import shutil
+import subprocess
 import sys
 import tempfile
 import time
@@ -316,6 +325,39 @@ def two_process_child(request_path: str, result_path: str) -> int:
     return 0
 
 
+#: the variable that stops Python writing the bytecode it compiles (see module docs)
+NO_BYTECODE_ENV = "PYTHONDONTWRITEBYTECODE"
+#: the warm-up run's workload: every module a measured child imports, compiled once
+WARM_UP = (
+    "from testbed.reference import suites, vfside; import vfabric.parallel; "
+    "w = suites.permutation(32, size=4096); vfside.simulate(w.shape, w.flows(), w.seed)"
+)
+
+
+def cache_bytecode(as_environment: bool) -> dict[str, Any]:
+    """What ``python_bytecode`` reports; unless ``as_environment``, take
+    :data:`NO_BYTECODE_ENV` out of this process's environment (the children's) and run
+    :data:`WARM_UP` once in a child, so the measured children load cached bytecode."""
+    said = os.environ.get(NO_BYTECODE_ENV)
+    if as_environment or said is None:
+        cached = said is None
+    else:
+        del os.environ[NO_BYTECODE_ENV]
+        cached = True
+    if cached:
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+        warm = subprocess.run(
+            [sys.executable, "-c", WARM_UP], cwd=ROOT, env=env, capture_output=True, check=False
+        )
+        if warm.returncode != 0:
+            raise HtsimDiffError(
+                f"the warm-up run failed (status {warm.returncode}): "
+                f"{warm.stderr.decode(errors='replace')[-2000:]}"
+            )
+    return {"cached": cached, NO_BYTECODE_ENV: said, "as_environment": as_environment}
+
+
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if len(args_in) == 3 and args_in[0] == TWO_PROCESS_CHILD:
@@ -339,6 +381,11 @@ def main(argv: list[str] | None = None) -> int:
         default=1,
         help="2: also run each workload on the two-process fabric (its own row and ratios)",
     )
+    parser.add_argument(
+        "--bytecode-as-environment",
+        action="store_true",
+        help=f"keep ${NO_BYTECODE_ENV} for the children (default: bytecode cached)",
+    )
     args = parser.parse_args(args_in)
     if args.repeat < 1:
         print(f"htsim_compare: --repeat {args.repeat}: must be at least 1", file=sys.stderr)
@@ -351,6 +398,7 @@ def main(argv: list[str] | None = None) -> int:
         from testbed.reference import htsim
 
         binary = htsim.find_htsim()
+        bytecode = cache_bytecode(args.bytecode_as_environment)
     except HtsimDiffError as exc:
         print(f"htsim_compare: {exc}", file=sys.stderr)
         return 2
@@ -371,6 +419,7 @@ def main(argv: list[str] | None = None) -> int:
         "htsim": binary.name,
         "hot_path": hotpath.describe(),
         "processes": args.processes,
+        "python_bytecode": bytecode,
         "rss_floor_mib": rss_floor_mib(),
         "workloads": results,
         "rss_growth": rss_growth(results),

@@ -87,3 +87,42 @@ def test_the_two_process_child_runs_the_workload_twice_alike(
     assert runs[0].wall_s > first["run_wall_s"] > 0
     row = bench.two_process_figures(runs[0], SideRun("htsim", {}, 0.01, 5.0))["row"]
     assert row["launcher_peak_rss_mib"] <= row["peak_rss_mib"]
+
+
+def test_bytecode_is_cached_for_the_children_unless_asked_not_to(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The environment's PYTHONDONTWRITEBYTECODE leaves the children's environment (and
+    says so) after a warm-up child; with --bytecode-as-environment it stays."""
+    runs: list[list[str]] = []
+
+    class Done:
+        returncode = 0
+        stderr = b""
+
+    def fake_run(argv: list[str], **kwargs: object) -> Done:
+        runs.append(argv)
+        return Done()
+
+    monkeypatch.setattr(bench.subprocess, "run", fake_run)
+    monkeypatch.setenv(bench.NO_BYTECODE_ENV, "1")
+    kept = bench.cache_bytecode(True)
+    assert kept == {"cached": False, bench.NO_BYTECODE_ENV: "1", "as_environment": True}
+    assert runs == [] and bench.os.environ[bench.NO_BYTECODE_ENV] == "1"
+    cached = bench.cache_bytecode(False)
+    assert cached == {"cached": True, bench.NO_BYTECODE_ENV: "1", "as_environment": False}
+    assert bench.NO_BYTECODE_ENV not in bench.os.environ
+    assert len(runs) == 1 and runs[0][-1] == bench.WARM_UP
+
+
+def test_a_failed_warm_up_is_a_specific_error(
+    bench: ModuleType, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    class Failed:
+        returncode = 3
+        stderr = b"ModuleNotFoundError: no module named vfabric"
+
+    monkeypatch.setattr(bench.subprocess, "run", lambda argv, **kwargs: Failed())
+    monkeypatch.delenv(bench.NO_BYTECODE_ENV, raising=False)
+    with pytest.raises(bench.HtsimDiffError, match=r"warm-up run failed .status 3.*vfabric"):
+        bench.cache_bytecode(False)
