@@ -36,6 +36,9 @@ cdef class EventList:
 
     cpdef push(self, object t_ns, object fn, object arg)
 
+    @cython.locals(stopped=bint)
+    cpdef bint run(self, object until_ns, object stop, object check_every=*)
+
     @cython.locals(
         heap=list,
         count=Py_ssize_t,
@@ -44,7 +47,7 @@ cdef class EventList:
         t="long long",
         limit="long long",
     )
-    cpdef bint run(self, object until_ns, object stop, object check_every=*)
+    cdef bint _run(self, object until_ns, object stop, Py_ssize_t check_every) except -1
 
     @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*")
     cdef int _c_grow(self) except -1

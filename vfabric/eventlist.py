@@ -169,7 +169,18 @@ class EventList:
         if isinstance(check_every, bool) or not isinstance(check_every, int) or check_every < 1:
             raise VirtualFabricError(f"check_every must be a positive integer, got {check_every!r}")
         if cython.compiled:
-            return self._c_run(until_ns, stop, check_every)
+            stopped = self._c_run(until_ns, stop, check_every)
+        else:
+            stopped = self._run(until_ns, stop, check_every)
+        if stopped or stop():
+            return True
+        if until_ns is not None and self.now < until_ns:
+            self.now = until_ns
+            self.clock.set_ns(until_ns)
+        return False
+
+    def _run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
+        """:meth:`run`'s events on the pure heap: True when ``stop()`` ended them."""
         heap = self._queue
         pop = heappop
         set_clock = self.clock.set_ns
@@ -203,11 +214,6 @@ class EventList:
         finally:
             # a callback that raised ends the run: the i events before it in its chunk ran
             self.events_run += count + (i if i > 0 else 0)
-        if stop():
-            return True
-        if until_ns is not None and self.now < until_ns:
-            self.now = until_ns
-            self.clock.set_ns(until_ns)
         return False
 
     # --- the native build's heap (only ``cython.compiled`` reaches these) ---------------
@@ -313,7 +319,7 @@ class EventList:
         return True
 
     def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
-        """:meth:`run` on the native heap: the same events in the same order."""
+        """:meth:`_run` on the native heap: the same events in the same order."""
         set_clock = self.clock.set_ns
         count = 0
         i = -1
@@ -350,11 +356,6 @@ class EventList:
                 i = -1
         finally:
             self.events_run += count + (i if i > 0 else 0)
-        if stop():
-            return True
-        if until_ns is not None and self.now < until_ns:
-            self.now = until_ns
-            self.clock.set_ns(until_ns)
         return False
 
     def __dealloc__(self) -> None:
