@@ -18,6 +18,7 @@ from operator import itemgetter
 from pathlib import Path
 
 import pytest
+from native_build import build_native
 
 from clikit import hotpath
 from p4emu.backend import native as generated_native
@@ -316,20 +317,7 @@ print(json.dumps({"path": info["path"], "generated": info["generated_p4"], "runs
 def test_both_paths_give_the_same_two_process_runs(tmp_path: Path) -> None:
     """The native build, then the two-process runs twice on each path (each run in a fresh
     process): the same A and B event logs, completions, exchange and counters on all four."""
-    missing = generated_native.build_missing()
-    if missing:
-        pytest.skip(missing)
-    lib = tmp_path / "lib"
-    build = subprocess.run(
-        [sys.executable, "setup.py", "-q", "build_ext", "--build-lib", str(lib),
-         "--build-temp", str(tmp_path / "build")],
-        cwd=ROOT,
-        env={**os.environ, "MRC_TESTBED_NATIVE": "1"},
-        capture_output=True,
-        text=True,
-        check=False,
-    )  # fmt: skip
-    assert build.returncode == 0, build.stderr[-2000:]
+    lib = build_native(tmp_path)
     outputs: dict[str, list[dict[str, object]]] = {"pure": [], "compiled": []}
     for _ in range(2):
         for path in outputs:
