@@ -14,7 +14,9 @@ The bottom layer: it imports no project package, so every package may import it.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from clikit.lazy import lazy_names
 
 if TYPE_CHECKING:
     from clikit.main import (
@@ -84,10 +86,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'clikit' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)

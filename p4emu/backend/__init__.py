@@ -11,8 +11,9 @@ imported on first use, so the control-plane objects stay cheap to import.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from clikit.lazy import lazy_names
 from p4emu.backend.exceptions import BackendError, CompileError, P4AssertionError
 
 if TYPE_CHECKING:
@@ -37,10 +38,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'p4emu.backend' has no attribute {name!r}")
-    import importlib
-
-    return getattr(importlib.import_module(module), name)
+__getattr__ = lazy_names(__name__, _LAZY)
