@@ -9,6 +9,7 @@ unsigned ints. Field declarations are ``"bit<8> a; int<16> b;"``.
 
 from __future__ import annotations
 
+import os
 import re
 from pathlib import Path
 
@@ -105,3 +106,17 @@ class Harness:
 def switch_for(source: str, name: str = "test.p4", **options: object) -> Switch:
     """A switch running P4 source text."""
     return Switch(load_program_text(source, name), **options)  # type: ignore[arg-type]
+
+
+def switch_on_path(source: str, name: str, native_env: str) -> Switch:
+    """A switch of ``source`` whose generated module runs compiled (``native_env`` "1")
+    or pure ("0", ``$MRC_TESTBED_P4_NATIVE``), on a virtual clock. ``name`` must differ
+    per path: another file name is another shared module, not the other path's."""
+    from p4emu.backend import native
+    from p4emu.runtime.clock import VirtualClock
+
+    os.environ[native.NATIVE_ENV] = native_env
+    try:
+        return Switch(load_program_text(source, name), clock=VirtualClock())
+    finally:
+        del os.environ[native.NATIVE_ENV]

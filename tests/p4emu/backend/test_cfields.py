@@ -4,22 +4,20 @@ that a compiled program computes wide intermediates exactly as its pure module
 
 from __future__ import annotations
 
-import os
 import random
 import re
 import textwrap
 from pathlib import Path
 
 import pytest
+from backend_helpers import switch_on_path
 
 from p4emu.backend import cfields, native
-from p4emu.backend import program as program_module
 from p4emu.backend.program import ProgramCompiler
 from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.externs import DigestQueue, RandomSource
 from p4emu.runtime.pre import ReplicationEngine
-from p4emu.switch import Switch
 
 needs_build = pytest.mark.skipif(
     native.build_missing() is not None, reason=str(native.build_missing())
@@ -339,11 +337,7 @@ def _inputs() -> list[dict[str, int]]:
 
 
 def _run(native_env: str, cases: list[dict[str, int]]) -> tuple[str, list[dict[str, int]]]:
-    os.environ[native.NATIVE_ENV] = native_env
-    try:  # another file name: another shared module (not the other path's)
-        switch = Switch(load_program_text(WIDE, f"wide-{native_env}.p4"), clock=VirtualClock())
-    finally:
-        del os.environ[native.NATIVE_ENV]
+    switch = switch_on_path(WIDE, f"wide-{native_env}.p4", native_env)
     results = []
     in_len = sum(w for _, w, _ in IN_FIELDS) // 8
     for case in cases:
@@ -360,16 +354,6 @@ def test_the_pure_module_computes_p4s_results() -> None:
     how, results = _run("0", cases)
     assert how.startswith("pure")
     assert results == [_expected(case) for case in cases]
-
-
-@pytest.fixture
-def fresh_native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Generated modules compile into a cache of the test's own, from a clean slate
-    (nothing loaded or shared yet; MRC_TESTBED_PURE, set by tests/conftest.py, unset)."""
-    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.setattr(native, "_loaded", {})
-    monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
-    monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
 
 
 @pytest.mark.integration
@@ -469,11 +453,7 @@ V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
 
 
 def _subbyte_run(native_env: str) -> tuple[str, str, list[tuple[int, int, int, int]]]:
-    os.environ[native.NATIVE_ENV] = native_env
-    try:
-        switch = Switch(load_program_text(SUBBYTE, f"sub-{native_env}.p4"), clock=VirtualClock())
-    finally:
-        del os.environ[native.NATIVE_ENV]
+    switch = switch_on_path(SUBBYTE, f"sub-{native_env}.p4", native_env)
     out = []
     for word in [
         0,

@@ -8,16 +8,14 @@ Every width from 1 to 1024 bits against a bit-level reference: test_header_layou
 
 from __future__ import annotations
 
-import os
 import re
 import struct
-from pathlib import Path
 from types import SimpleNamespace
 
 import pytest
+from backend_helpers import switch_on_path
 
 from p4emu.backend import cfields, native
-from p4emu.backend import program as program_module
 from p4emu.backend.headercodec import (
     FROM_BYTES,
     TO_BYTES,
@@ -31,7 +29,6 @@ from p4emu.frontend import types as t
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.externs import DigestQueue, RandomSource
 from p4emu.runtime.pre import ReplicationEngine
-from p4emu.switch import Switch
 
 needs_build = pytest.mark.skipif(
     native.build_missing() is not None, reason=str(native.build_missing())
@@ -327,11 +324,7 @@ def test_the_proof_keeps_wide_fields_objects_and_still_proves_the_narrow_ones() 
 
 
 def _run(native_env: str, cases: list[dict[str, int]]) -> tuple[str, list[dict[str, int]]]:
-    os.environ[native.NATIVE_ENV] = native_env
-    try:  # another file name: another shared module (not the other path's)
-        switch = Switch(load_program_text(WIDE128, f"w128-{native_env}.p4"), clock=VirtualClock())
-    finally:
-        del os.environ[native.NATIVE_ENV]
+    switch = switch_on_path(WIDE128, f"w128-{native_env}.p4", native_env)
     results = []
     for case in cases:
         switch.inject(1, _pack(case) + b"\xa5")
@@ -351,16 +344,6 @@ def test_the_pure_module_computes_p4s_results_on_wide_fields() -> None:
     how, results = _run("0", cases)
     assert how.startswith("pure")
     assert results == [_expected(case) for case in cases]
-
-
-@pytest.fixture
-def fresh_native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
-    """Generated modules compile into a cache of the test's own, from a clean slate
-    (nothing loaded or shared yet; MRC_TESTBED_PURE, set by tests/conftest.py, unset)."""
-    monkeypatch.setenv(native.CACHE_ENV, str(tmp_path / "cache"))
-    monkeypatch.setattr(native, "_loaded", {})
-    monkeypatch.delenv("MRC_TESTBED_PURE", raising=False)
-    monkeypatch.setattr(program_module, "_shared_code", program_module._shared_code.copy())
 
 
 @pytest.mark.integration
