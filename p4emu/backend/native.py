@@ -455,15 +455,16 @@ def program_declarations(
 
     The proof walks the whole text (tens of milliseconds, and the prover's import), the
     same in every process: its result is kept in the cache folder
-    (``<root>/declarations/<key>.pxd``, :func:`declarations_key`, written whole in one
-    rename) and read back by later processes. A proof that fails is not kept."""
+    (``<root>/declarations/<key>-<sha256 of the text kept>.pxd``, :func:`declarations_key`,
+    written whole in one rename) and read back by later processes, after checking it
+    against its own digest (a damaged file is removed and proved again). A proof that
+    fails is not kept."""
     native = runtime_native()
     key = declarations_key(source, classes, candidates, native)
-    path = cache_root() / DECLARATIONS_DIR / f"{key}.pxd"
-    try:
-        return path.read_text(encoding="utf-8")
-    except OSError:
-        pass
+    folder = cache_root() / DECLARATIONS_DIR
+    kept = read_kept_declarations(folder, key)
+    if kept is not None:
+        return kept
     from p4emu.backend import cfields
 
     try:
@@ -471,6 +472,7 @@ def program_declarations(
     except cfields.ProofError as exc:  # the pure module runs, and says why
         raise NativeBuildError(f"width proof: {exc}") from None
     pxd = declarations(classes, native, proven)
+    path = folder / f"{key}-{hashlib.sha256(pxd.encode('utf-8')).hexdigest()}.pxd"
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".pxd", dir=path.parent)
@@ -480,6 +482,24 @@ def program_declarations(
     except OSError as exc:  # not kept: the next process proves it again
         log.debug("declarations of %s not kept: %s", key, exc)
     return pxd
+
+
+def read_kept_declarations(folder: Path, key: str) -> str | None:
+    """The declarations kept for ``key`` (:func:`program_declarations`), or None: none
+    kept, or only ones whose text no longer matches the digest in their name (removed)."""
+    for path in sorted(folder.glob(f"{key}-*.pxd")):
+        try:
+            data = path.read_bytes()
+        except OSError:
+            continue
+        if hashlib.sha256(data).hexdigest() == path.stem.partition("-")[2]:
+            return data.decode("utf-8", errors="replace")  # the bytes written: UTF-8
+        log.debug("kept declarations %s are damaged: removed", path.name)
+        try:
+            path.unlink()
+        except OSError:
+            continue
+    return None
 
 
 def declarations_key(

@@ -132,6 +132,21 @@ def test_proved_declarations_are_kept_and_read_back(
     assert key != native.declarations_key(SOURCE, classes, {}, native=False)
 
 
+@pytest.mark.parametrize(
+    "damage", [b"cdef class H1_h_t:\n    cdef public object k\n", b"", b"\xff\xfe garbage"]
+)
+def test_damaged_kept_declarations_are_removed_and_proved_again(cache: Path, damage: bytes) -> None:
+    """A kept file whose text no longer matches the digest in its name (edited,
+    truncated, not text) is not used: it is removed and the proof runs again."""
+    classes = {"H1_h_t": [("valid_", None), ("k", None)]}
+    first = native.program_declarations(SOURCE, classes, {})
+    [kept] = (cache / native.DECLARATIONS_DIR).iterdir()
+    kept.write_bytes(damage)
+    assert native.program_declarations(SOURCE, classes, {}) == first
+    [again] = (cache / native.DECLARATIONS_DIR).iterdir()
+    assert again.name == kept.name and again.read_text(encoding="utf-8") == first
+
+
 def test_declarations_type_aggregate_fields_with_their_classes() -> None:
     pxd = native.declarations(
         {"H1_a": [("valid_", None), ("x", None)], "S2_s": [("a", "H1_a")], "S3_e": []}
