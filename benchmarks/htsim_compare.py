@@ -58,7 +58,6 @@ import sys
 import tempfile
 import time
 from collections.abc import Sequence
-from dataclasses import asdict
 from pathlib import Path
 from typing import Any
 
@@ -156,12 +155,8 @@ def run_two_process_side(
     sum of both partitions' own peaks (see the module docstring)."""
     directory.mkdir(parents=True, exist_ok=True)
     request, result = directory / "request.json", directory / "result.json"
-    request.write_text(
-        json.dumps({"shape": asdict(shape), "flows": [asdict(f) for f in flows], "seed": seed}),
-        encoding="utf-8",
-    )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
+    vfside.write_request(request, shape, flows, seed)
+    env = vfside.child_env()
     argv = [
         sys.executable,
         str(Path(__file__).resolve()),
@@ -317,12 +312,7 @@ def rss_growth(results: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 def two_process_child(request_path: str, result_path: str) -> int:
     """This script as the two-process side's child: a request in, its figures out."""
-    request = json.loads(Path(request_path).read_text(encoding="utf-8"))
-    shape = FabricShape(**request["shape"])
-    flows = [Flow(**f) for f in request["flows"]]
-    out = simulate_two_process(shape, flows, request["seed"])
-    Path(result_path).write_text(json.dumps(out), encoding="utf-8")
-    return 0
+    return vfside.serve(request_path, result_path, simulate_two_process)
 
 
 #: the variable that stops Python writing the bytecode it compiles (see module docs)
@@ -345,10 +335,12 @@ def cache_bytecode(as_environment: bool) -> dict[str, Any]:
         del os.environ[NO_BYTECODE_ENV]
         cached = True
     if cached:
-        env = dict(os.environ)
-        env["PYTHONPATH"] = os.pathsep.join(p for p in (str(ROOT), env.get("PYTHONPATH", "")) if p)
         warm = subprocess.run(
-            [sys.executable, "-c", WARM_UP], cwd=ROOT, env=env, capture_output=True, check=False
+            [sys.executable, "-c", WARM_UP],
+            cwd=ROOT,
+            env=vfside.child_env(),
+            capture_output=True,
+            check=False,
         )
         if warm.returncode != 0:
             raise HtsimDiffError(

@@ -12,7 +12,7 @@ import os
 import shutil
 import sys
 import time
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
 from typing import Any
@@ -107,12 +107,8 @@ def run(
     directory.mkdir(parents=True, exist_ok=True)
     request = directory / REQUEST_NAME
     result = directory / RESULT_NAME
-    request.write_text(
-        json.dumps({"shape": asdict(shape), "flows": [asdict(f) for f in flows], "seed": seed}),
-        encoding="utf-8",
-    )
-    env = dict(os.environ)
-    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    write_request(request, shape, flows, seed)
+    env = child_env()
     argv = [sys.executable, "-m", "testbed.reference.vfside", str(request), str(result)]
     child = run_child(
         argv,
@@ -148,14 +144,39 @@ def run(
     return SideRun("vfabric", per_flow, child.wall_s, child.peak_rss_mib, extra)
 
 
-def main(argv: Sequence[str]) -> int:
-    request_path, result_path = argv
+def child_env() -> dict[str, str]:
+    """This process's environment with the repository first on ``PYTHONPATH``: what a
+    child that imports the project runs with."""
+    env = dict(os.environ)
+    env["PYTHONPATH"] = os.pathsep.join(p for p in (str(REPO_ROOT), env.get("PYTHONPATH", "")) if p)
+    return env
+
+
+def write_request(path: Path, shape: FabricShape, flows: Sequence[Flow], seed: int) -> None:
+    """The request a child reads (:func:`serve`): the fabric's shape, the flows, the seed."""
+    path.write_text(
+        json.dumps({"shape": asdict(shape), "flows": [asdict(f) for f in flows], "seed": seed}),
+        encoding="utf-8",
+    )
+
+
+def serve(
+    request_path: str,
+    result_path: str,
+    run: Callable[[FabricShape, Sequence[Flow], int], dict[str, Any]],
+) -> int:
+    """A child's work: the request of :func:`write_request` in, ``run``'s figures out."""
     request = json.loads(Path(request_path).read_text(encoding="utf-8"))
     shape = FabricShape(**request["shape"])
     flows = [Flow(**f) for f in request["flows"]]
-    out = simulate(shape, flows, request["seed"])
+    out = run(shape, flows, request["seed"])
     Path(result_path).write_text(json.dumps(out), encoding="utf-8")
     return 0
+
+
+def main(argv: Sequence[str]) -> int:
+    request_path, result_path = argv
+    return serve(request_path, result_path, simulate)
 
 
 if __name__ == "__main__":
