@@ -3,27 +3,19 @@ and its ratios, labelled apart from the one-process event log."""
 
 from __future__ import annotations
 
-import importlib.util
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+from benchmark_scripts import load_benchmark
 
 from testbed.reference.results import SideRun
 from testbed.reference.workload import Workload
 
-ROOT = Path(__file__).resolve().parents[2]
-
 
 @pytest.fixture(scope="module")
 def bench() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "htsim_compare_bench", ROOT / "benchmarks" / "htsim_compare.py"
-    )
-    assert spec is not None and spec.loader is not None
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return load_benchmark("htsim_compare")
 
 
 def made_up_two_process_run(bench: ModuleType, wall_s: float = 2.0) -> SideRun:
