@@ -353,7 +353,7 @@ def cache_bytecode(as_environment: bool) -> dict[str, Any]:
 def main(argv: list[str] | None = None) -> int:
     args_in = sys.argv[1:] if argv is None else argv
     if len(args_in) == 3 and args_in[0] == TWO_PROCESS_CHILD:
-        return two_process_child(args_in[1], args_in[2])
+        vfside.leave(two_process_child(args_in[1], args_in[2]))
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--ci", action="store_true", help="the CI workloads (adds the incast)")
     parser.add_argument("--only", nargs="+", metavar="NAME", help="run these workloads only")

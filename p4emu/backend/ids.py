@@ -47,6 +47,20 @@ class ControlPlaneIds:
             found = self.extra[key] = self._late_id(resource, name)
         return found
 
+    def fresh(self) -> ControlPlaneIds:
+        """The ids of another switch of the same program: what :func:`assign_ids` would
+        compute again, without computing it. The symbol table, the P4Info and the tables
+        read from it are shared (nothing changes them after :func:`assign_ids`); the late
+        ids (:attr:`extra`) start empty, each switch assigning its own as it goes."""
+        return ControlPlaneIds(
+            self.symbols,
+            self.p4info,
+            self.p4info_error,
+            self.action_params,
+            self.match_fields,
+            self.controller_fields,
+        )
+
     def in_p4info(self, resource: ResourceType, name: str) -> bool:
         return self.p4info is not None and self.symbols.contains(resource, name)
 

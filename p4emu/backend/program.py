@@ -239,6 +239,9 @@ class ProgramTemplate:
     has_verify_checksum: bool
     has_compute_checksum: bool
     error_codes: dict[str, int]
+    #: the program's control-plane ids as :func:`assign_ids` gives them (no late ids):
+    #: each further switch takes :meth:`ControlPlaneIds.fresh` of them
+    ids: ControlPlaneIds
 
     def instantiate(
         self,
@@ -249,7 +252,7 @@ class ProgramTemplate:
         random: RandomSource,
     ) -> CompiledProgram:
         """One more switch's program: its own run-time objects, the shared code."""
-        ids = assign_ids(self.checked)
+        ids = self.ids.fresh()
         builder = RuntimeBuilder(self.checked, ids, clock, pre, digest_queue)
         runtime = builder.build()
         for method, args in self.replay:
@@ -459,6 +462,7 @@ class ProgramCompiler:
         # the run-time builder's calls made while generating (replayed by other switches)
         self._replay: list[tuple[str, tuple[Any, ...]]] = []
         self.ids = assign_ids(program)
+        self._pristine_ids = self.ids.fresh()  # before generation assigns late ids
         self._rb = RuntimeBuilder(program, self.ids, clock, pre, digest_queue)
         self.runtime = self._rb.build()
         self.error_codes = {
@@ -883,6 +887,7 @@ class ProgramCompiler:
             has_verify_checksum=not _does_nothing(verify),
             has_compute_checksum=not _does_nothing(compute),
             error_codes=dict(self.error_codes),
+            ids=self._pristine_ids,
         )
         # this switch takes its objects through the origins too: each must give back the
         # object generation bound, or another switch would get something else

@@ -15,7 +15,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any
+from typing import Any, NoReturn
 
 from nic_emu.config import NicConfig
 from testbed.reference.exceptions import RunFailedError
@@ -179,5 +179,16 @@ def main(argv: Sequence[str]) -> int:
     return serve(request_path, result_path, simulate)
 
 
+def leave(code: int) -> NoReturn:
+    """End a child with ``code`` once its result file is written (and closed): stdout and
+    stderr flushed, then out without the interpreter's teardown, which would free the
+    whole fabric object by object (about 0.1 s of the 1 MiB permutation's child;
+    docs/virtual-fabric.md, "Start-up"). Only for a child's ``__main__``: the caller
+    holds nothing that still needs closing."""
+    sys.stdout.flush()
+    sys.stderr.flush()
+    os._exit(code)
+
+
 if __name__ == "__main__":
-    sys.exit(main(sys.argv[1:]))
+    leave(main(sys.argv[1:]))

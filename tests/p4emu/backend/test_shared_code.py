@@ -11,6 +11,7 @@ import pytest
 
 from clikit import hotpath
 from p4emu.backend.exceptions import CompileError
+from p4emu.backend.ids import assign_ids
 from p4emu.backend.program import (
     Hooks,
     ProgramCompiler,
@@ -20,6 +21,7 @@ from p4emu.backend.program import (
 )
 from p4emu.backend.runtime_objects import RuntimeBuilder
 from p4emu.frontend import load_program_text
+from p4emu.p4info.ids import ResourceType
 from p4emu.runtime import hashes
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.externs import DigestQueue, RandomSource
@@ -208,6 +210,29 @@ def test_switches_of_one_program_generate_its_code_once() -> None:
         assert other.digests.keys() == first.digests.keys() and other.digests
         assert other.hash_crcs.keys() == first.hash_crcs.keys() and other.hash_crcs
         assert other.tables["Ing.t"] is not first.tables["Ing.t"]
+
+
+def test_switches_of_one_program_compute_its_control_plane_ids_once() -> None:
+    """A further switch's ids are the generating switch's (assign_ids is not run again):
+    the symbol table and the P4Info shared, the late ids each switch's own."""
+    checked = load_program_text(STATEFUL, "stateful.p4")
+    first, second, third = (Switch(checked, clock=VirtualClock(), seed=i) for i in range(3))
+    reference = assign_ids(checked)
+    ids = [s.program.ids for s in (first, second, third)]
+    assert ids[1].symbols is ids[0].symbols and ids[2].p4info is ids[0].p4info
+    assert ids[1].extra is not ids[0].extra and ids[2].extra is not ids[1].extra
+    for resource in ResourceType:
+        for name in reference.symbols.names(resource):
+            assert {i.id(resource, name) for i in ids} == {reference.id(resource, name)}
+    assert ids[1].action_params == reference.action_params
+    assert ids[1].match_fields == reference.match_fields
+    # a late id (an action p4c leaves out of the P4Info) assigned in one switch is not
+    # in another's table until that one asks for it, and then it is the same id
+    late = (ResourceType.ACTION, "Ing.another_late_one")
+    assert late not in ids[2].extra
+    got = ids[2].id(*late)
+    assert late in ids[2].extra and late not in ids[1].extra
+    assert ids[1].id(*late) == got == reference.id(*late)
 
 
 def test_switches_sharing_a_template_keep_their_own_random_crc_digests_and_counters() -> None:

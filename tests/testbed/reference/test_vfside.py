@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 from dataclasses import replace
 from pathlib import Path
 
@@ -76,3 +78,23 @@ def test_a_late_flow_is_timed_from_its_own_start() -> None:
     late = vfside.simulate(w.shape, [victim], 1)
     assert late["flows"][victim.id]["fct_us"] == at_zero["flows"][victim.id]["fct_us"] > 0
     assert late["virtual_ns"] >= at_zero["virtual_ns"] + 30_000
+
+
+def test_leave_flushes_the_output_and_skips_the_teardown() -> None:
+    """A child ends through ``leave``: what it printed arrives, its status is the one
+    given, and no teardown runs (an atexit hook would print)."""
+    code = (
+        "import atexit, sys\n"
+        "from testbed.reference import vfside\n"
+        "atexit.register(lambda: print('teardown ran'))\n"
+        "print('result written', end='')\n"
+        "sys.stderr.write('a note')\n"
+        "vfside.leave(3)\n"
+        "print('after leave')\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code], env=vfside.child_env(), capture_output=True, text=True
+    )
+    assert child.returncode == 3
+    assert child.stdout == "result written"  # flushed, no newline needed, nothing after
+    assert child.stderr == "a note"
