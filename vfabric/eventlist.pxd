@@ -13,6 +13,10 @@ cdef struct _Event:
     Py_ssize_t slot
 
 
+cdef class EventSource:
+    cpdef fire(self, object arg)
+
+
 cdef class EventHandle:
     cdef public object events
     cdef public tuple entry
@@ -27,6 +31,8 @@ cdef class EventList:
     cdef public long long now
     cdef _Event* _heap
     cdef Py_ssize_t* _free
+    # per slot: 1 when its callback is an EventSource to fire in C (push_source)
+    cdef unsigned char* _direct
     cdef Py_ssize_t _size
     cdef Py_ssize_t _cap
     cdef Py_ssize_t _nfree
@@ -35,6 +41,7 @@ cdef class EventList:
     cdef list _args
 
     cpdef push(self, object t_ns, object fn, object arg)
+    cpdef push_source(self, object t_ns, EventSource source, object arg)
 
     @cython.locals(stopped=bint)
     cpdef bint run(self, object until_ns, object stop, object check_every=*)
@@ -49,12 +56,13 @@ cdef class EventList:
     )
     cdef bint _run(self, object until_ns, object stop, Py_ssize_t check_every) except -1
 
-    @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*")
+    @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*",
+                   direct="unsigned char*")
     cdef int _c_grow(self) except -1
 
     @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, parent=Py_ssize_t,
                    seq="long long")
-    cdef int _c_push(self, long long t, object fn, object arg) except -1
+    cdef Py_ssize_t _c_push(self, long long t, object fn, object arg) except -1
 
     @cython.locals(heap="_Event*", size=Py_ssize_t, item=_Event, child=Py_ssize_t,
                    right=Py_ssize_t)
@@ -75,5 +83,6 @@ cdef class EventList:
         heap="_Event*",
         going=bint,
         slot=Py_ssize_t,
+        direct="unsigned char",
     )
     cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

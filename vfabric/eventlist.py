@@ -10,9 +10,11 @@ Two ways to schedule, one order (both take the next tie-breaking number):
 
 - :meth:`EventList.at` refuses a time in the past and returns an :class:`EventHandle`
   that :meth:`EventList.cancel` takes: for faults, transfers, pause frames, tests;
-- :meth:`EventList.push`, the per-packet path (a wire's arrivals, a switch's or a NIC's
-  wake-ups): no check and no handle, for a caller whose time is at or after :attr:`now`
-  by construction.
+- :meth:`EventList.push`, the per-packet path: no check and no handle, for a caller whose
+  time is at or after :attr:`now` by construction; :meth:`EventList.push_source` the same
+  for an :class:`EventSource` (a wire's arrivals, a switch's or a NIC's wake-ups), whose
+  :meth:`EventSource.fire` the native build calls in C, with no bound method made per
+  event.
 
 Nothing outside this module touches the heap.
 """
@@ -63,6 +65,18 @@ class EventHandle:
 
 #: the native build's heap starts with room for this many events, doubling when full
 C_HEAP_START = 1024
+
+
+class EventSource:
+    """A component whose main event :meth:`EventList.push_source` schedules: the list
+    runs ``source.fire(arg)`` at the event's time. On the native build ``fire`` is a C
+    method (declared in ``eventlist.pxd``) that the run loop calls directly; pure, it is
+    an ordinary method. Subclasses say what their event does."""
+
+    __slots__ = ()
+
+    def fire(self, arg: Any) -> None:
+        raise NotImplementedError(f"{type(self).__name__} has no event of its own to fire")
 
 
 class EventList:
@@ -117,6 +131,14 @@ class EventList:
             self._c_push(t_ns, fn, arg)
             return
         heappush(self._queue, (t_ns, self._sequence(), fn, arg))
+
+    def push_source(self, t_ns: int, source: EventSource, arg: Any) -> None:
+        """:meth:`push` of ``source.fire(arg)``: the same order (the next tie-breaking
+        number), without a bound method per event on the native build."""
+        if cython.compiled:
+            self._direct[self._c_push(t_ns, source, arg)] = 1
+            return
+        heappush(self._queue, (t_ns, self._sequence(), source.fire, arg))
 
     def cancel(self, handle: EventHandle) -> bool:
         """Take ``handle``'s event off the list: True if it was pending. An event that has
@@ -234,14 +256,22 @@ class EventList:
         if free_slots == cython.NULL:
             raise MemoryError(f"event list: no memory for {cap} events")
         self._free = free_slots
+        direct = cython.cast(
+            cython.p_uchar, realloc(self._direct, cap * cython.sizeof(cython.uchar))
+        )
+        if direct == cython.NULL:
+            raise MemoryError(f"event list: no memory for {cap} events")
+        self._direct = direct
         for slot in range(cap - 1, self._cap - 1, -1):  # the new slots, lowest on top
             self._free[self._nfree] = slot
             self._nfree += 1
             self._fns.append(None)
             self._args.append(None)
+            direct[slot] = 0
         self._cap = cap
 
-    def _c_push(self, t: int, fn: Any, arg: Any) -> None:
+    def _c_push(self, t: int, fn: Any, arg: Any) -> int:
+        """Put ``fn(arg)`` at ``t`` on the heap; returns the slot it took."""
         if self._size == self._cap:
             self._c_grow()
         self._nfree -= 1
@@ -262,6 +292,7 @@ class EventList:
         heap[pos].t = t
         heap[pos].seq = seq
         heap[pos].slot = slot
+        return slot
 
     def _c_sift_down(self, pos: int) -> None:
         """The event at ``pos`` moves down to its place among ``_size`` events."""
@@ -288,6 +319,7 @@ class EventList:
         """Clear ``slot`` (its event left the heap) and give it back."""
         self._fns[slot] = None
         self._args[slot] = None
+        self._direct[slot] = 0
         self._free[self._nfree] = slot
         self._nfree += 1
 
@@ -348,8 +380,12 @@ class EventList:
                         self._c_sift_down(0)
                     fn = self._fns[slot]
                     arg = self._args[slot]
+                    direct = self._direct[slot]
                     self._c_free(slot)
-                    fn(arg)
+                    if direct:
+                        cython.cast(EventSource, fn).fire(arg)
+                    else:
+                        fn(arg)
                     if not self._size:
                         break
                 count += i + 1
@@ -362,3 +398,4 @@ class EventList:
         if cython.compiled:
             free(self._heap)
             free(self._free)
+            free(self._direct)

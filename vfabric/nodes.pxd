@@ -4,11 +4,11 @@
 cimport cython
 
 from nic_emu.core cimport NicCore
-from vfabric.eventlist cimport EventList
+from vfabric.eventlist cimport EventList, EventSource
 from vfabric.wires cimport Wire
 
 
-cdef class SwitchNode:
+cdef class SwitchNode(EventSource):
     cdef public object _inject
     cdef public object _poll
     cdef public set _wakes
@@ -24,6 +24,7 @@ cdef class SwitchNode:
     cpdef _output(self, object port, bytes frame)
     @cython.locals(now="long long", wakes=set)
     cpdef _arm(self, object due)
+    cpdef fire(self, object due)
     cpdef _wake(self, object due)
 
 
@@ -37,7 +38,7 @@ cdef class EvStats:
     cdef public long long tx_packets
 
 
-cdef class NicNode:
+cdef class NicNode(EventSource):
     cdef public long long _bin_ns
     cdef public object _timer_at
     cdef public object app_sink
@@ -58,4 +59,5 @@ cdef class NicNode:
     cpdef _transmit(self, object plane, bytes frame)
     @cython.locals(now="long long")
     cpdef service(self)
+    cpdef fire(self, object deadline)
     cpdef _fire(self, object deadline)

@@ -18,6 +18,7 @@ from mrc_wire.frames import (
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore, service
 from p4emu.switch import Switch
+from vfabric.eventlist import EventSource
 from vfabric.pfc import NicPause
 from vfabric.wires import Wire
 
@@ -27,7 +28,7 @@ if TYPE_CHECKING:
 ECN_CE = 3
 
 
-class SwitchNode:
+class SwitchNode(EventSource):
     """A p4emu :class:`~p4emu.switch.Switch` on the shared virtual clock. Frames arrive
     through :meth:`receive` (ingress runs at once); departures from its traffic manager
     happen at their exact times, for which the node schedules its own wake-ups."""
@@ -81,7 +82,11 @@ class SwitchNode:
         wakes = self._wakes
         if due not in wakes:
             wakes.add(due)
-            self.events.push(due, self._wake, due)  # the per-packet path: never late
+            self.events.push_source(due, self, due)  # fire: _wake; the per-packet path
+
+    def fire(self, due: int) -> None:
+        """The switch's event: its traffic manager's departure due at ``due``."""
+        self._wake(due)
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
@@ -120,7 +125,7 @@ class EvStats:
 AppSink = Callable[[str, AppEvent], None]
 
 
-class NicNode:
+class NicNode(EventSource):
     """A :class:`nic_emu.core.NicCore` driven as the driver contract
     (:func:`nic_emu.core.service`) says: frames in through :meth:`receive`, frames out on
     the wire of their plane, one timer."""
@@ -255,7 +260,11 @@ class NicNode:
             self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:
             self._timer_at = deadline
-            self.events.push(max(deadline, now), self._fire, deadline)
+            self.events.push_source(max(deadline, now), self, deadline)  # fire: _fire
+
+    def fire(self, deadline: int) -> None:
+        """The NIC's event: its core's timer set for ``deadline`` (:meth:`_fire`)."""
+        self._fire(deadline)
 
     def _fire(self, deadline: int) -> None:
         if self._timer_at != deadline:

@@ -479,7 +479,7 @@ class Partition:
                     f"partition {self.name}: a frame on {wires[wire_id].name} arrives at "
                     f"{t_ns} ns, but this partition's window already ended at {now} ns"
                 )
-            events.push(t_ns, wires[wire_id]._arrive, frame)
+            events.push_source(t_ns, wires[wire_id], frame)  # fire: the wire's _arrive
         self.stats.frames_received += len(frames)
 
     # ------------------------------------------------------------------ the run

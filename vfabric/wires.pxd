@@ -3,14 +3,14 @@
 # Counters and times are integers below 2**63 (ns, bytes, packets of one run).
 cimport cython
 
-from vfabric.eventlist cimport EventList
+from vfabric.eventlist cimport EventList, EventSource
 
 cdef long long _NS_BITS
 cdef Py_ssize_t _NH
 cdef Py_ssize_t _TC
 
 
-cdef class Wire:
+cdef class Wire(EventSource):
     cdef public long long bin_ns
     cdef public dict bins
     cdef public long long busy_until
@@ -49,5 +49,6 @@ cdef class Wire:
     )
     cpdef receive(self, bytes frame)
     cpdef bint _refused(self, bytes frame) except -1
+    cpdef fire(self, object frame)
     cpdef _arrive(self, bytes frame)
     cpdef _drop(self, str reason, bytes frame)

@@ -21,6 +21,7 @@ from mrc_wire.frames import (
     TRAFFIC_CLASS_OFFSET,
     data_bytes,
 )
+from vfabric.eventlist import EventSource
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
@@ -47,7 +48,7 @@ class PacketFilter(ABC):
         """True if ``frame`` is dropped (counted under ``reason``)."""
 
 
-class Wire:
+class Wire(EventSource):
     """One direction of a link (see the module docstring)."""
 
     __slots__ = (
@@ -145,7 +146,7 @@ class Wire:
         if self.pcap is not None:
             self.pcap.write(frame, start)
         if self.outbox is None:
-            self.events.push(done + self.delay_ns, self._arrive, frame)
+            self.events.push_source(done + self.delay_ns, self, frame)  # fire: _arrive
         else:  # the far end runs in the other process, which schedules the arrival
             self.outbox.append((done + self.delay_ns, frame))
 
@@ -159,6 +160,10 @@ class Wire:
                 self._drop(flt.reason, frame)
                 return True
         return False
+
+    def fire(self, frame: bytes) -> None:
+        """The wire's event: ``frame`` arrives at the far end (:meth:`_arrive`)."""
+        self._arrive(frame)
 
     def _arrive(self, frame: bytes) -> None:
         if not self.up:  # cut while the frame was on it

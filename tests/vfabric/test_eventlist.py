@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from vfabric.eventlist import EventList
+from vfabric.eventlist import EventList, EventSource
 from vfabric.exceptions import EventHandleError, FaultTimeError, VirtualFabricError
 
 
@@ -87,6 +87,60 @@ def test_push_and_at_share_one_order() -> None:
     events.push(5, ran.append, "earlier")
     events.run(None, lambda: False)
     assert ran == ["earlier", "pushed first", "at second"]
+
+
+class _Recorder(EventSource):
+    __slots__ = ("name", "seen")
+
+    def __init__(self, name: str, seen: list[tuple[str, int, object]]) -> None:
+        self.name = name
+        self.seen = seen
+
+    def fire(self, arg: object) -> None:
+        self.seen.append((self.name, 0, arg))
+
+
+def test_push_source_fires_the_source_in_the_one_order_and_keeps_nothing() -> None:
+    """``push_source(t, source, arg)`` runs ``source.fire(arg)`` at ``t``, ordered with
+    ``push`` and ``at`` by the one scheduling number; a run event's slot holds no
+    reference to its argument afterwards."""
+    import gc
+    import weakref
+
+    events = EventList()
+    seen: list[tuple[str, int, object]] = []
+    a, b = _Recorder("a", seen), _Recorder("b", seen)
+
+    class Payload:
+        pass
+
+    payload = Payload()
+    gone = weakref.ref(payload)
+    events.push_source(5, a, payload)
+    events.push(5, lambda arg: seen.append(("push", events.now, arg)), 1)
+    events.push_source(3, b, "early")
+    events.at(5, lambda arg: seen.append(("at", events.now, arg)), 2)
+    events.push_source(5, b, "last")
+    del payload
+    assert events.run(None, lambda: False) is False
+    assert [(n, arg if isinstance(arg, (str, int)) else "payload") for n, _, arg in seen] == [
+        ("b", "early"),
+        ("a", "payload"),
+        ("push", 1),
+        ("at", 2),
+        ("b", "last"),
+    ]
+    assert events.events_run == 5
+    seen.clear()
+    gc.collect()
+    assert gone() is None
+
+
+def test_an_event_source_must_say_what_its_event_does() -> None:
+    events = EventList()
+    events.push_source(1, EventSource(), None)
+    with pytest.raises(NotImplementedError, match="EventSource has no event of its own"):
+        events.run(None, lambda: False)
 
 
 def test_at_returns_a_handle_that_cancel_takes_off_the_list() -> None:
@@ -199,13 +253,23 @@ def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels
     ran: list[int] = []
     numbers = iter(range(1, 10**9))
 
+    class Source(EventSource):  # the third way in: push_source, fired in C when native
+        __slots__ = ()
+
+        def fire(self, number: int) -> None:
+            fire(number)
+
+    source = Source()
+
     def schedule(t: int, handle: bool) -> None:
         number = next(numbers)
         model[number] = t
         if handle:
             handles[number] = events.at(t, fire, number)
-        else:
+        elif number % 2:
             events.push(t, fire, number)
+        else:
+            events.push_source(t, source, number)
 
     def fire(number: int) -> None:
         assert model.pop(number) == events.now
