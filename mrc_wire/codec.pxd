@@ -10,6 +10,7 @@
 # offsets and lengths, and the codec's own constants; a field's value that may be wider
 # (a RETH's 64-bit VA, a SACK bitmap) stays a Python int.
 cimport cython
+from libc.stdint cimport uint32_t
 
 
 cdef class Envelope:
@@ -107,8 +108,8 @@ cdef bint _native_frame(Envelope m, object dscp, object ecn, object payload) exc
                b="unsigned char*")
 cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transport,
                         bytes payload)
-cdef inline void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
-cdef inline void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
 
 @cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes)
 cpdef bytes encode_data(DataPacket p)
@@ -143,12 +144,17 @@ cdef _set_envelope(
     payload=object, sflags="long long", pen_psn="long long", sack=Sack, message=Envelope,
 )
 cdef object _decode_native(bytes frame)
+cdef Py_ssize_t _ADDRESS_SLOTS
+cdef list _addresses
+cdef uint32_t _FNV_BASIS, _FNV_PRIME
+@cython.locals(h=uint32_t, i=Py_ssize_t, slot=Py_ssize_t, found=bytes)
+cdef bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
 @cython.locals(value="long long")
-cdef inline long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
+cdef long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(value="long long")
-cdef inline long long _get32(const unsigned char* b, Py_ssize_t off) noexcept
+cdef long long _get32(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(value="unsigned long long")
-cdef inline unsigned long long _get64(const unsigned char* b, Py_ssize_t off) noexcept
+cdef unsigned long long _get64(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(timestamp=object, immediate=object, payload=object)
 cdef DataPacket _decode_data(
     object frame, Py_ssize_t off, Py_ssize_t rest, long long opcode, long long bflags,

@@ -57,7 +57,7 @@ from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket
 
 if cython.compiled:  # the native build's in-place readers and one-allocation frames
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
-    from cython.cimports.libc.string import memcpy
+    from cython.cimports.libc.string import memcmp, memcpy
 
 __all__ = [
     "DataPacket",
@@ -136,6 +136,12 @@ _PROBE_REPLY = int(ProbeFlag.REPLY)
 _DSCP_TRIMMED = int(Dscp.TRIMMED)
 _DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
 _MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
+# the native build's decoder: the addresses it made last (_address), a power of two of
+# slots (a NIC node meets a few dozen addresses), and FNV-1a's 32-bit constants
+_ADDRESS_SLOTS = 1024
+_addresses: list[bytes] = [b""] * _ADDRESS_SLOTS
+_FNV_BASIS = 2166136261
+_FNV_PRIME = 16777619
 # the native build's readers and writers: the wire's constants as C values (codec.pxd)
 _ETHERTYPE = ETHERTYPE_IPV6
 _IPPROTO_IPV6 = IPPROTO_IPV6
@@ -923,12 +929,12 @@ def _decode_native(frame: bytes) -> Message | None:
         return None  # a NACK or a probe (one per trim, per probe interval), or no MRC opcode
     _set_envelope(
         message,
-        frame[0:6],
-        frame[6:12],
-        frame[22:38],
-        frame[38:_OUTER_END],
-        frame[62:78],
-        frame[78:94],
+        _address(frame, b, 0, _MAC_LEN),
+        _address(frame, b, 6, _MAC_LEN),
+        _address(frame, b, 22, 16),
+        _address(frame, b, 38, 16),
+        _address(frame, b, 62, 16),
+        _address(frame, b, 78, 16),
         (_get16(b, 94) << 16) | (vtcfl & 0xFFFF),
         b[21],
         (),
@@ -936,6 +942,25 @@ def _decode_native(frame: bytes) -> Message | None:
     )
     message.dqpn = _get32(b, 106) & _QPN_MASK
     return message
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _address(frame: bytes, b: bytes, off: int, size: int) -> bytes:
+    """The native build's ``frame[off:off + size]``, an address: the bytes object made for
+    the same bytes before while the cache still holds it (a NIC sees the same few
+    addresses on every packet: one object each, whose hash Python keeps). Equal bytes
+    either way; a slot (FNV-1a of the bytes) holds the last address that hashed to it."""
+    h = _FNV_BASIS
+    for i in range(off, off + size):
+        h = (h ^ b[i]) * _FNV_PRIME
+    slot = h & (_ADDRESS_SLOTS - 1)
+    found = _addresses[slot]
+    if len(found) == size and memcmp(PyBytes_AS_STRING(found), b + off, size) == 0:
+        return found
+    found = frame[off : off + size]
+    _addresses[slot] = found
+    return found
 
 
 # The native build's big-endian reads (``value`` is a 64-bit unsigned C integer there).

@@ -703,3 +703,19 @@ def test_encode_refuses_out_of_range_fields_before_writing(field: str, value: in
 def test_encode_refuses_an_address_that_is_not_bytes_as_struct_does() -> None:
     with pytest.raises(struct.error):
         encode(sack(inner_src="x" * 16))
+
+
+def test_decoded_addresses_are_the_frames_whatever_came_before() -> None:
+    """The native decoder reuses the address objects it made for the same bytes (a cache
+    of 1024 slots): thousands of distinct addresses, each decoded twice, interleaved,
+    read back as their own bytes every time (slots replaced, collisions included)."""
+    frames = []
+    for i in range(3000):
+        mac = i.to_bytes(6, "big")
+        address = (i * 7919).to_bytes(16, "little")
+        message = sack(dst_mac=mac, src_mac=mac[::-1], outer_dst=address, inner_src=address)
+        frames.append((encode(message), message))
+    for frame, message in frames + frames[::-1]:
+        decoded = decode(frame)
+        assert decoded == message
+        assert decoded.dst_mac == frame[0:6] and decoded.inner_src == frame[62:78]
