@@ -96,7 +96,7 @@ cdef long long _NACK_ECN_ECHO, _NACK_TS_VALID, _PROBE_REPLY
 cdef long long _DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP, _MAX_SRH_SIDS
 cdef long long _ETHERTYPE, _IPPROTO_IPV6, _IPPROTO_UDP, _UDP_PORT, _INNER_HOP, _UDP_CSUM
 cdef long long _MAC_LEN, _IPV6_LEN, _UDP_LEN, _BTH_VERSION, _TSETH_LEN, _RETH_LEN
-cdef long long _IMMDT_LEN, _SACK_LEN, _PSN_MASK, _QPN_MASK
+cdef long long _IMMDT_LEN, _SACK_LEN, _PSN_MASK, _QPN_MASK, _BTH_LEN, _BTH_PKEY
 
 
 cdef object _check_envelope(Envelope m, object dscp, object ecn)
@@ -104,16 +104,28 @@ cdef object _check_envelope(Envelope m, object dscp, object ecn)
 cdef bytes _wrap(Envelope m, object dscp, object ecn, bytes transport, object payload)
 # The native build's frame without an SRH: allocated once, its headers written in place.
 cdef bint _native_frame(Envelope m, object dscp, object ecn, object payload) except -1
-@cython.locals(udp_len=Py_ssize_t, ev="long long", vtcfl="long long", out=bytes,
-               b="unsigned char*")
+@cython.locals(out=bytes, b="unsigned char*")
 cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transport,
                         bytes payload)
+@cython.locals(udp_len=Py_ssize_t, ev="long long", vtcfl="long long", out=bytes,
+               b="unsigned char*")
+cdef bytes _head_native(Envelope m, long long dscp, long long ecn, Py_ssize_t transport_len,
+                        bytes payload)
+cdef bint _is_u32(object value) except -1
+# The native build's data and SACK frames (None: struct packs them, as the reference).
+@cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
+               b="unsigned char*", off=Py_ssize_t)
+cdef object _data_native(DataPacket p, object opcode, long long flags, object psn_word)
+@cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t)
+cdef object _sack_native(Sack s, long long flags)
 cdef void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
 cdef void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put64(unsigned char* b, Py_ssize_t off, unsigned long long value) noexcept
 
-@cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes)
+@cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes,
+               frame=object)
 cpdef bytes encode_data(DataPacket p)
-@cython.locals(flags="long long", body=bytes)
+@cython.locals(flags="long long", body=bytes, frame=object)
 cpdef bytes encode_sack(Sack s)
 @cython.locals(flags="long long", body=bytes)
 cpdef bytes encode_nack(Nack n)

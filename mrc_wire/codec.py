@@ -158,6 +158,8 @@ _RETH_LEN = RETH_LEN
 _IMMDT_LEN = IMMDT_LEN
 _SACK_LEN = SACK_LEN
 _PSN_MASK = PSN_MASK
+_BTH_LEN = BTH_LEN
+_BTH_PKEY = BTH_PKEY
 _QPN_MASK = QPN_MASK
 
 
@@ -443,15 +445,25 @@ def _wrap(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) ->
 
 def _wrap_native(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) -> bytes:
     """The native build's :func:`_wrap` of a frame without an SRH (its envelope checked):
-    the frame allocated once at its final size, the headers written into it in place and
-    the transport headers and payload copied after them; the same bytes as ``_HEAD.pack``
-    and the join (tests/mrc_wire/test_wire_codec.py checks both ways on the native path)."""
-    udp_len = _UDP_LEN + len(transport) + len(payload)
+    the same bytes as ``_HEAD.pack`` and the join, in one allocation
+    (tests/mrc_wire/test_wire_codec.py checks both ways on the native path)."""
+    out = _head_native(m, dscp, ecn, len(transport), payload)
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    memcpy(b + _HEAD_LEN, PyBytes_AS_STRING(transport), len(transport))
+    return out
+
+
+def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: bytes) -> bytes:
+    """The native build's frame without an SRH of ``transport_len`` bytes of transport
+    headers (BTH and after) and ``payload``, allocated once at its final size: its
+    Ethernet / IPv6 / IPv6 / UDP headers and payload written, the transport headers left
+    to the caller (at ``_HEAD_LEN``); ``m``'s envelope is checked."""
+    udp_len = _UDP_LEN + transport_len + len(payload)
     if _IPV6_LEN + udp_len > _MAX_IPV6_PAYLOAD:
         raise EncodeError(f"payload too large: outer IPv6 payload {_IPV6_LEN + udp_len}")
     ev = m.ev
     vtcfl = _IPV6_VERSION_BITS | (dscp << 22) | (ecn << 20) | (ev & 0xFFFF)
-    out = PyBytes_FromStringAndSize(cython.NULL, _HEAD_LEN + len(transport) + len(payload))
+    out = PyBytes_FromStringAndSize(cython.NULL, _HEAD_LEN + transport_len + len(payload))
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     memcpy(b, PyBytes_AS_STRING(m.dst_mac), _MAC_LEN)
     memcpy(b + _MAC_LEN, PyBytes_AS_STRING(m.src_mac), _MAC_LEN)
@@ -472,8 +484,105 @@ def _wrap_native(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: by
     _put16(b, 96, _UDP_PORT)
     _put16(b, 98, udp_len)
     _put16(b, 100, _UDP_CSUM)
-    memcpy(b + _HEAD_LEN, PyBytes_AS_STRING(transport), len(transport))
-    memcpy(b + _HEAD_LEN + len(transport), PyBytes_AS_STRING(payload), len(payload))
+    memcpy(b + _HEAD_LEN + transport_len, PyBytes_AS_STRING(payload), len(payload))
+    return out
+
+
+def _is_u32(value: object) -> bool:
+    """An ``int`` that ``struct``'s ``I`` takes (the native writers' precondition)."""
+    return isinstance(value, int) and 0 <= value <= 0xFFFF_FFFF
+
+
+def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes | None:
+    """The native build's :func:`encode_data` once its checks passed: the whole frame
+    written in place, or None where ``struct`` (and then ``_wrap``) would refuse a field
+    or the frame has an SRH (``encode_data`` then packs it as the reference does)."""
+    timestamp = p.timestamp
+    immediate = p.immediate
+    if not (
+        _native_frame(p, p.dscp, p.ecn, p.payload)
+        and isinstance(opcode, int)
+        and isinstance(p.dqpn, int)
+        and 0 <= p.dqpn <= _QPN_MASK
+        and isinstance(p.psn, int)
+        and isinstance(p.va, int)
+        and isinstance(p.rkey, int)
+        and isinstance(p.dma_length, int)
+        and (timestamp is None or _is_u32(timestamp))
+        and (immediate is None or _is_u32(immediate))
+    ):
+        return None
+    _check_envelope(p, p.dscp, p.ecn)
+    size = _BTH_LEN + _RETH_LEN
+    if timestamp is not None:
+        size += _TSETH_LEN
+        flags |= _BTH_FLAG_TS
+    if immediate is not None:
+        size += _IMMDT_LEN
+    out = _head_native(p, p.dscp, p.ecn, size, p.payload)
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    off = _HEAD_LEN
+    b[off] = opcode  # BTH
+    b[off + 1] = flags
+    _put16(b, off + 2, _BTH_PKEY)
+    _put32(b, off + 4, p.dqpn)
+    _put32(b, off + 8, psn_word)
+    off += _BTH_LEN
+    if timestamp is not None:
+        _put32(b, off, timestamp)  # TSETH
+        off += _TSETH_LEN
+    _put64(b, off, p.va)  # RETH
+    _put32(b, off + 8, p.rkey)
+    _put32(b, off + 12, p.dma_length)
+    if immediate is not None:
+        _put32(b, off + _RETH_LEN, immediate)  # ImmDt
+    return out
+
+
+def _sack_native(s: Sack, flags: int) -> bytes | None:
+    """The native build's :func:`encode_sack` once its checks passed, as
+    :func:`_data_native` (None: ``struct`` packs it)."""
+    echoed_ts = s.echoed_ts
+    if not (
+        _native_frame(s, s.dscp, s.ecn, b"")
+        and isinstance(s.dqpn, int)
+        and 0 <= s.dqpn <= _QPN_MASK
+        and isinstance(s.cum_psn, int)
+        and isinstance(s.port_status, int)
+        and 0 <= s.port_status <= 0xFF
+        and isinstance(s.sack_offset, int)
+        and 0 <= s.sack_offset <= 0xFFFF
+        and isinstance(s.bitmap, int)
+        and 0 <= s.bitmap <= 0xFFFF_FFFF_FFFF_FFFF
+        and _is_u32(s.echoed_ev)
+        and (echoed_ts is None or _is_u32(echoed_ts))
+        and _is_u32(s.rcvd_bytes)
+        and isinstance(s.echoed_psn, int)
+        and isinstance(s.rcv_cwnd_pen, int)
+        and isinstance(s.ooo_count, int)
+        and 0 <= s.ooo_count <= 0xFFFF
+    ):
+        return None
+    _check_envelope(s, s.dscp, s.ecn)
+    out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    off = _HEAD_LEN
+    b[off] = _OP_SACK  # BTH
+    b[off + 1] = _BTH_VERSION
+    _put16(b, off + 2, _BTH_PKEY)
+    _put32(b, off + 4, s.dqpn)
+    _put32(b, off + 8, s.cum_psn)
+    off += _BTH_LEN
+    b[off] = flags  # the SACK header
+    b[off + 1] = s.port_status
+    _put16(b, off + 2, s.sack_offset)
+    _put64(b, off + 4, s.bitmap)
+    _put32(b, off + 12, s.echoed_ev)
+    _put32(b, off + 16, 0 if echoed_ts is None else echoed_ts)
+    _put32(b, off + 20, s.rcvd_bytes)
+    _put32(b, off + 24, (s.rcv_cwnd_pen << 24) | s.echoed_psn)
+    _put16(b, off + 28, s.ooo_count)
+    _put16(b, off + 30, 0)
     return out
 
 
@@ -508,6 +617,12 @@ def _put32(b: bytearray, off: int, value: int) -> None:
     b[off + 1] = (value >> 16) & 0xFF
     b[off + 2] = (value >> 8) & 0xFF
     b[off + 3] = value & 0xFF
+
+
+def _put64(b: bytearray, off: int, value: int) -> None:
+    """The native build's big-endian 64-bit store."""
+    _put32(b, off, value >> 32)
+    _put32(b, off + 4, value & 0xFFFF_FFFF)
 
 
 # --- Encoders -------------------------------------------------------------------------------
@@ -546,6 +661,10 @@ def encode_data(p: DataPacket) -> bytes:
     if p.last:
         flags |= _BTH_FLAG_LAST
     psn_word = p.psn | (BTH_ACK_REQ << 24 if p.ack_req else 0)
+    if cython.compiled:
+        frame = _data_native(p, opcode, flags, psn_word)
+        if frame is not None:
+            return frame
     try:
         if p.timestamp is None:
             head = _BTH_RETH.pack(
@@ -586,6 +705,10 @@ def encode_sack(s: Sack) -> bytes:
         flags |= _SACK_TS_VALID
     if s.probe_reply:
         flags |= _SACK_PROBE_REPLY
+    if cython.compiled:
+        frame = _sack_native(s, flags)
+        if frame is not None:
+            return frame
     try:
         body = _BTH_SACK.pack(
             _OP_SACK,

@@ -719,3 +719,37 @@ def test_decoded_addresses_are_the_frames_whatever_came_before() -> None:
         decoded = decode(frame)
         assert decoded == message
         assert decoded.dst_mac == frame[0:6] and decoded.inner_src == frame[62:78]
+
+
+@pytest.mark.parametrize(
+    ("message", "needle"),
+    [
+        (data(timestamp=1 << 32), "data packet field out of range"),
+        (data(timestamp=-1), "data packet field out of range"),
+        (data(opcode=Opcode.WRITE_IMM, immediate=1 << 32, last=True), "field out of range"),
+        (data(dqpn=1 << 32), "data packet field out of range"),
+        (data(dqpn=1 << 24), "dqpn must be in"),
+        (sack(port_status=0x100), "SACK field out of range"),
+        (sack(sack_offset=0x10000), "SACK field out of range"),
+        (sack(bitmap=1 << 64), "SACK field out of range"),
+        (sack(bitmap=-1), "SACK field out of range"),
+        (sack(echoed_ev=1 << 32), "SACK field out of range"),
+        (sack(echoed_ts=1 << 32), "SACK field out of range"),
+        (sack(rcvd_bytes=-1), "SACK field out of range"),
+        (sack(ooo_count=0x10000), "SACK field out of range"),
+        (sack(dqpn=1 << 24), "dqpn must be in"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else type(v).__name__,
+)
+def test_encode_refuses_what_struct_refuses(message: Any, needle: str) -> None:
+    """The native writers take only what ``struct`` packs: every other value is refused
+    with the reference's error (the field checks, then ``struct``'s, then the envelope's)."""
+    with pytest.raises(EncodeError, match=needle):
+        encode(message)
+
+
+def test_encode_packs_a_float_field_as_the_reference_does() -> None:
+    with pytest.raises(EncodeError, match="SACK field out of range"):
+        encode(sack(echoed_ev=1.0))
+    with pytest.raises(EncodeError, match="data packet field out of range"):
+        encode(data(timestamp=2.0))
