@@ -5,6 +5,11 @@ payload; docs/wire-format.md gives every byte. ``decode`` turns a frame into one
 ``DataPacket``, ``Sack``, ``Nack`` or ``Probe``; the ``encode_*`` functions do the
 reverse. Addresses are raw bytes (6 for a MAC, 16 for an IPv6 address) so neither side
 converts on the hot path; ``ipv6_bytes`` converts once from text or an integer.
+
+The native build (``cython.compiled``) decodes the usual frame (a ``bytes`` data packet or
+SACK without an SRH) in place and writes a frame without an SRH into one allocation; every
+other frame and value takes the ``struct`` code below, the reference, which the pure path
+runs for everything (docs/virtual-fabric.md, "NIC cores in C").
 """
 
 from __future__ import annotations
