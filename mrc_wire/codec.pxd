@@ -10,6 +10,7 @@
 # offsets and lengths, and the codec's own constants; a field's value that may be wider
 # (a RETH's 64-bit VA, a SACK bitmap) stays a Python int.
 cimport cython
+from libc.stdint cimport uint32_t
 
 
 cdef class Envelope:
@@ -86,28 +87,53 @@ cdef class Probe(Envelope):
 # the codec's constants: C values (not module attributes on the native path)
 cdef object _unpack_eth_ip6, _unpack_ip6_udp_bth, _unpack_reth, _unpack_sack
 cdef object _unpack_nack, _unpack_probe, _pack_head
-cdef Py_ssize_t _OUTER_END, _INNER_TO_BTH_END
+cdef Py_ssize_t _OUTER_END, _INNER_TO_BTH_END, _HEAD_LEN
 cdef long long _IPV6_VERSION_BITS, _MAX_IPV6_PAYLOAD, _BTH_VERSION_MASK
 cdef long long _BTH_FLAG_RTX, _BTH_FLAG_TS, _BTH_FLAG_LAST
 cdef long long _OP_WRITE, _OP_WRITE_IMM, _OP_SACK, _OP_NACK, _OP_PROBE
 cdef long long _SACK_ECN_ECHO, _SACK_ALWAYS_SKIP, _SACK_TS_VALID, _SACK_PROBE_REPLY
 cdef long long _NACK_ECN_ECHO, _NACK_TS_VALID, _PROBE_REPLY
 cdef long long _DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP, _MAX_SRH_SIDS
+cdef long long _ETHERTYPE, _IPPROTO_IPV6, _IPPROTO_UDP, _UDP_PORT, _INNER_HOP, _UDP_CSUM
+cdef long long _MAC_LEN, _IPV6_LEN, _UDP_LEN, _BTH_VERSION, _TSETH_LEN, _RETH_LEN
+cdef long long _IMMDT_LEN, _SACK_LEN, _PSN_MASK, _QPN_MASK, _BTH_LEN, _BTH_PKEY
 
 
 cdef object _check_envelope(Envelope m, object dscp, object ecn)
 @cython.locals(ev=object, udp_len=Py_ssize_t, vtcfl=object, nsids=Py_ssize_t)
 cdef bytes _wrap(Envelope m, object dscp, object ecn, bytes transport, object payload)
+# The native build's frame without an SRH: allocated once, its headers written in place.
+cdef bint _native_frame(Envelope m, object dscp, object ecn, object payload) except -1
+@cython.locals(out=bytes, b="unsigned char*")
+cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transport,
+                        bytes payload)
+@cython.locals(udp_len=Py_ssize_t, ev="long long", vtcfl="long long", out=bytes,
+               b="unsigned char*")
+cdef bytes _head_native(Envelope m, long long dscp, long long ecn, Py_ssize_t transport_len,
+                        bytes payload)
+cdef bint _is_u32(object value) except -1
+# The native build's data and SACK frames (None: struct packs them, as the reference).
+@cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
+               b="unsigned char*", off=Py_ssize_t)
+cdef object _data_native(DataPacket p, object opcode, long long flags, object psn_word)
+@cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t)
+cdef object _sack_native(Sack s, long long flags)
+cdef void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put64(unsigned char* b, Py_ssize_t off, unsigned long long value) noexcept
 
-@cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes)
+@cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes,
+               frame=object)
 cpdef bytes encode_data(DataPacket p)
-@cython.locals(flags="long long", body=bytes)
+@cython.locals(flags="long long", body=bytes, frame=object)
 cpdef bytes encode_sack(Sack s)
 @cython.locals(flags="long long", body=bytes)
 cpdef bytes encode_nack(Nack n)
 @cython.locals(body=bytes)
 cpdef bytes encode_probe(Probe p)
 
+@cython.locals(found=object)
+cpdef object decode(object frame)
 @cython.locals(
     n=Py_ssize_t, off=Py_ssize_t, rest=Py_ssize_t, ethertype="long long", vtcfl="long long",
     plen=Py_ssize_t, nh="long long", ivtcfl="long long", iplen=Py_ssize_t, inh="long long",
@@ -115,11 +141,42 @@ cpdef bytes encode_probe(Probe p)
     dqpn_word="long long", psn_word="long long", dscp="long long", ecn="long long", ev="long long",
     dqpn="long long", message=Envelope,
 )
-cpdef object decode(object frame)
-@cython.locals(timestamp=object, immediate=object, payload=object, packet=DataPacket)
+cdef object _decode(object frame)
+cdef _set_envelope(
+    Envelope message, object dst_mac, object src_mac, object osrc, object odst, object isrc,
+    object idst, object ev, object hop, tuple segments, object seg_left,
+)
+# The native build's decode of the usual frame, read in place (C integers: at most 64 bits
+# unsigned, as on the wire).
+@cython.locals(
+    n=Py_ssize_t, b="const unsigned char*", vtcfl="long long", iplen=Py_ssize_t,
+    bflags="long long", off=Py_ssize_t, rest=Py_ssize_t, opcode="long long",
+    psn_word="long long", dscp="long long", ecn="long long", timestamp=object,
+    va="unsigned long long", rkey="long long", dma_length=Py_ssize_t, immediate=object,
+    payload=object, sflags="long long", pen_psn="long long", sack=Sack, message=Envelope,
+)
+cdef object _decode_native(bytes frame)
+cdef Py_ssize_t _ADDRESS_SLOTS
+cdef list _addresses
+cdef uint32_t _FNV_BASIS, _FNV_PRIME
+@cython.locals(h=uint32_t, i=Py_ssize_t, slot=Py_ssize_t, found=bytes)
+cdef bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
+@cython.locals(value="long long")
+cdef long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
+@cython.locals(value="long long")
+cdef long long _get32(const unsigned char* b, Py_ssize_t off) noexcept
+@cython.locals(value="unsigned long long")
+cdef unsigned long long _get64(const unsigned char* b, Py_ssize_t off) noexcept
+@cython.locals(timestamp=object, immediate=object, payload=object)
 cdef DataPacket _decode_data(
     object frame, Py_ssize_t off, Py_ssize_t rest, long long opcode, long long bflags,
     long long psn_word, long long dscp, long long ecn,
+)
+@cython.locals(packet=DataPacket)
+cdef DataPacket _new_data(
+    long long opcode, long long bflags, long long psn_word, long long dscp, long long ecn,
+    object va, object rkey, object dma_length, object timestamp, object immediate,
+    object payload,
 )
 @cython.locals(sflags="long long", pen_psn="long long", sack=Sack)
 cdef Sack _decode_sack(

@@ -5,6 +5,11 @@ payload; docs/wire-format.md gives every byte. ``decode`` turns a frame into one
 ``DataPacket``, ``Sack``, ``Nack`` or ``Probe``; the ``encode_*`` functions do the
 reverse. Addresses are raw bytes (6 for a MAC, 16 for an IPv6 address) so neither side
 converts on the hot path; ``ipv6_bytes`` converts once from text or an integer.
+
+The native build (``cython.compiled``) decodes the usual frame (a ``bytes`` data packet or
+SACK without an SRH) in place and writes a frame without an SRH into one allocation; every
+other frame and value takes the ``struct`` code below, the reference, which the pure path
+runs for everything (docs/virtual-fabric.md, "NIC cores in C").
 """
 
 from __future__ import annotations
@@ -12,6 +17,8 @@ from __future__ import annotations
 import struct
 from dataclasses import dataclass
 from ipaddress import IPv6Address
+
+import cython
 
 from mrc_wire.constants import (
     BTH_ACK_REQ,
@@ -52,6 +59,10 @@ from mrc_wire.constants import (
     SackFlag,
 )
 from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket
+
+if cython.compiled:  # the native build's in-place readers and one-allocation frames
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+    from cython.cimports.libc.string import memcmp, memcpy
 
 __all__ = [
     "DataPacket",
@@ -105,6 +116,7 @@ _unpack_nack = _NACK.unpack_from
 _unpack_probe = _PROBE.unpack_from
 _pack_head = _HEAD.pack
 _OUTER_END = ETH_LEN + IPV6_LEN  # where the SRH or the inner IPv6 header starts
+_HEAD_LEN = _HEAD.size  # where the BTH starts in a frame without an SRH
 _INNER_TO_BTH_END = IPV6_LEN + UDP_LEN + BTH_LEN
 
 _IPV6_VERSION_BITS = 6 << 28
@@ -129,6 +141,31 @@ _PROBE_REPLY = int(ProbeFlag.REPLY)
 _DSCP_TRIMMED = int(Dscp.TRIMMED)
 _DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
 _MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
+# the native build's decoder: the addresses it made last (_address), a power of two of
+# slots (a NIC node meets a few dozen addresses), and FNV-1a's 32-bit constants
+_ADDRESS_SLOTS = 1024
+_addresses: list[bytes] = [b""] * _ADDRESS_SLOTS
+_FNV_BASIS = 2166136261
+_FNV_PRIME = 16777619
+# the native build's readers and writers: the wire's constants as C values (codec.pxd)
+_ETHERTYPE = ETHERTYPE_IPV6
+_IPPROTO_IPV6 = IPPROTO_IPV6
+_IPPROTO_UDP = IPPROTO_UDP
+_UDP_PORT = MRC_UDP_PORT
+_INNER_HOP = INNER_HOP_LIMIT
+_UDP_CSUM = UDP_CHECKSUM
+_MAC_LEN = MAC_LEN
+_IPV6_LEN = IPV6_LEN
+_UDP_LEN = UDP_LEN
+_BTH_VERSION = BTH_VERSION
+_TSETH_LEN = TSETH_LEN
+_RETH_LEN = RETH_LEN
+_IMMDT_LEN = IMMDT_LEN
+_SACK_LEN = SACK_LEN
+_PSN_MASK = PSN_MASK
+_BTH_LEN = BTH_LEN
+_BTH_PKEY = BTH_PKEY
+_QPN_MASK = QPN_MASK
 
 
 # --- Messages -------------------------------------------------------------------------------
@@ -349,6 +386,8 @@ def _wrap(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) ->
     headers (BTH and after) and the payload, copying the payload once; ``dscp`` and
     ``ecn`` are the message's."""
     _check_envelope(m, dscp, ecn)
+    if cython.compiled and _native_frame(m, dscp, ecn, payload):
+        return _wrap_native(m, dscp, ecn, transport, payload)
     ev = m.ev
     udp_len = UDP_LEN + len(transport) + len(payload)
     # The inner header copies the outer traffic class and flow label (docs/wire-format.md).
@@ -409,6 +448,188 @@ def _wrap(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) ->
     return b"".join((outer, srh, *m.segments, inner, transport, payload))
 
 
+def _wrap_native(m: Envelope, dscp: int, ecn: int, transport: bytes, payload: bytes) -> bytes:
+    """The native build's :func:`_wrap` of a frame without an SRH (its envelope checked):
+    the same bytes as ``_HEAD.pack`` and the join, in one allocation
+    (tests/mrc_wire/test_wire_codec.py checks both ways on the native path)."""
+    out = _head_native(m, dscp, ecn, len(transport), payload)
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    memcpy(b + _HEAD_LEN, PyBytes_AS_STRING(transport), len(transport))
+    return out
+
+
+def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: bytes) -> bytes:
+    """The native build's frame without an SRH of ``transport_len`` bytes of transport
+    headers (BTH and after) and ``payload``, allocated once at its final size: its
+    Ethernet / IPv6 / IPv6 / UDP headers and payload written, the transport headers left
+    to the caller (at ``_HEAD_LEN``); ``m``'s envelope is checked."""
+    udp_len = _UDP_LEN + transport_len + len(payload)
+    if _IPV6_LEN + udp_len > _MAX_IPV6_PAYLOAD:
+        raise EncodeError(f"payload too large: outer IPv6 payload {_IPV6_LEN + udp_len}")
+    ev = m.ev
+    vtcfl = _IPV6_VERSION_BITS | (dscp << 22) | (ecn << 20) | (ev & 0xFFFF)
+    out = PyBytes_FromStringAndSize(cython.NULL, _HEAD_LEN + transport_len + len(payload))
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    memcpy(b, PyBytes_AS_STRING(m.dst_mac), _MAC_LEN)
+    memcpy(b + _MAC_LEN, PyBytes_AS_STRING(m.src_mac), _MAC_LEN)
+    _put16(b, 12, _ETHERTYPE)
+    _put32(b, 14, vtcfl)  # outer IPv6
+    _put16(b, 18, _IPV6_LEN + udp_len)
+    b[20] = _IPPROTO_IPV6
+    b[21] = m.hop_limit
+    memcpy(b + 22, PyBytes_AS_STRING(m.outer_src), 16)
+    memcpy(b + 38, PyBytes_AS_STRING(m.outer_dst), 16)
+    _put32(b, 54, vtcfl)  # inner IPv6
+    _put16(b, 58, udp_len)
+    b[60] = _IPPROTO_UDP
+    b[61] = _INNER_HOP
+    memcpy(b + 62, PyBytes_AS_STRING(m.inner_src), 16)
+    memcpy(b + 78, PyBytes_AS_STRING(m.inner_dst), 16)
+    _put16(b, 94, ev >> 16)  # UDP
+    _put16(b, 96, _UDP_PORT)
+    _put16(b, 98, udp_len)
+    _put16(b, 100, _UDP_CSUM)
+    memcpy(b + _HEAD_LEN + transport_len, PyBytes_AS_STRING(payload), len(payload))
+    return out
+
+
+def _is_u32(value: object) -> bool:
+    """An ``int`` that ``struct``'s ``I`` takes (the native writers' precondition)."""
+    return isinstance(value, int) and 0 <= value <= 0xFFFF_FFFF
+
+
+def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes | None:
+    """The native build's :func:`encode_data` once its checks passed: the whole frame
+    written in place, or None where ``struct`` (and then ``_wrap``) would refuse a field
+    or the frame has an SRH (``encode_data`` then packs it as the reference does)."""
+    timestamp = p.timestamp
+    immediate = p.immediate
+    if not (
+        _native_frame(p, p.dscp, p.ecn, p.payload)
+        and isinstance(opcode, int)
+        and isinstance(p.dqpn, int)
+        and 0 <= p.dqpn <= _QPN_MASK
+        and isinstance(p.psn, int)
+        and isinstance(p.va, int)
+        and isinstance(p.rkey, int)
+        and isinstance(p.dma_length, int)
+        and (timestamp is None or _is_u32(timestamp))
+        and (immediate is None or _is_u32(immediate))
+    ):
+        return None
+    _check_envelope(p, p.dscp, p.ecn)
+    size = _BTH_LEN + _RETH_LEN
+    if timestamp is not None:
+        size += _TSETH_LEN
+        flags |= _BTH_FLAG_TS
+    if immediate is not None:
+        size += _IMMDT_LEN
+    out = _head_native(p, p.dscp, p.ecn, size, p.payload)
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    off = _HEAD_LEN
+    b[off] = opcode  # BTH
+    b[off + 1] = flags
+    _put16(b, off + 2, _BTH_PKEY)
+    _put32(b, off + 4, p.dqpn)
+    _put32(b, off + 8, psn_word)
+    off += _BTH_LEN
+    if timestamp is not None:
+        _put32(b, off, timestamp)  # TSETH
+        off += _TSETH_LEN
+    _put64(b, off, p.va)  # RETH
+    _put32(b, off + 8, p.rkey)
+    _put32(b, off + 12, p.dma_length)
+    if immediate is not None:
+        _put32(b, off + _RETH_LEN, immediate)  # ImmDt
+    return out
+
+
+def _sack_native(s: Sack, flags: int) -> bytes | None:
+    """The native build's :func:`encode_sack` once its checks passed, as
+    :func:`_data_native` (None: ``struct`` packs it)."""
+    echoed_ts = s.echoed_ts
+    if not (
+        _native_frame(s, s.dscp, s.ecn, b"")
+        and isinstance(s.dqpn, int)
+        and 0 <= s.dqpn <= _QPN_MASK
+        and isinstance(s.cum_psn, int)
+        and isinstance(s.port_status, int)
+        and 0 <= s.port_status <= 0xFF
+        and isinstance(s.sack_offset, int)
+        and 0 <= s.sack_offset <= 0xFFFF
+        and isinstance(s.bitmap, int)
+        and 0 <= s.bitmap <= 0xFFFF_FFFF_FFFF_FFFF
+        and _is_u32(s.echoed_ev)
+        and (echoed_ts is None or _is_u32(echoed_ts))
+        and _is_u32(s.rcvd_bytes)
+        and isinstance(s.echoed_psn, int)
+        and isinstance(s.rcv_cwnd_pen, int)
+        and isinstance(s.ooo_count, int)
+        and 0 <= s.ooo_count <= 0xFFFF
+    ):
+        return None
+    _check_envelope(s, s.dscp, s.ecn)
+    out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
+    off = _HEAD_LEN
+    b[off] = _OP_SACK  # BTH
+    b[off + 1] = _BTH_VERSION
+    _put16(b, off + 2, _BTH_PKEY)
+    _put32(b, off + 4, s.dqpn)
+    _put32(b, off + 8, s.cum_psn)
+    off += _BTH_LEN
+    b[off] = flags  # the SACK header
+    b[off + 1] = s.port_status
+    _put16(b, off + 2, s.sack_offset)
+    _put64(b, off + 4, s.bitmap)
+    _put32(b, off + 12, s.echoed_ev)
+    _put32(b, off + 16, 0 if echoed_ts is None else echoed_ts)
+    _put32(b, off + 20, s.rcvd_bytes)
+    _put32(b, off + 24, (s.rcv_cwnd_pen << 24) | s.echoed_psn)
+    _put16(b, off + 28, s.ooo_count)
+    _put16(b, off + 30, 0)
+    return out
+
+
+def _native_frame(m: Envelope, dscp: int, ecn: int, payload: object) -> bool:
+    """True when :func:`_wrap_native` makes the frame: no SRH, every address ``bytes`` and
+    every number an ``int`` (anything else goes through ``struct``, whose errors stay)."""
+    return (
+        not m.segments
+        and type(payload) is bytes
+        and type(m.dst_mac) is bytes
+        and type(m.src_mac) is bytes
+        and type(m.outer_src) is bytes
+        and type(m.outer_dst) is bytes
+        and type(m.inner_src) is bytes
+        and type(m.inner_dst) is bytes
+        and isinstance(m.ev, int)
+        and isinstance(m.hop_limit, int)
+        and isinstance(dscp, int)
+        and isinstance(ecn, int)
+    )
+
+
+def _put16(b: bytearray, off: int, value: int) -> None:
+    """The native build's big-endian 16-bit store."""
+    b[off] = (value >> 8) & 0xFF
+    b[off + 1] = value & 0xFF
+
+
+def _put32(b: bytearray, off: int, value: int) -> None:
+    """The native build's big-endian 32-bit store."""
+    b[off] = (value >> 24) & 0xFF
+    b[off + 1] = (value >> 16) & 0xFF
+    b[off + 2] = (value >> 8) & 0xFF
+    b[off + 3] = value & 0xFF
+
+
+def _put64(b: bytearray, off: int, value: int) -> None:
+    """The native build's big-endian 64-bit store."""
+    _put32(b, off, value >> 32)
+    _put32(b, off + 4, value & 0xFFFF_FFFF)
+
+
 # --- Encoders -------------------------------------------------------------------------------
 
 
@@ -445,6 +666,10 @@ def encode_data(p: DataPacket) -> bytes:
     if p.last:
         flags |= _BTH_FLAG_LAST
     psn_word = p.psn | (BTH_ACK_REQ << 24 if p.ack_req else 0)
+    if cython.compiled:
+        frame = _data_native(p, opcode, flags, psn_word)
+        if frame is not None:
+            return frame
     try:
         if p.timestamp is None:
             head = _BTH_RETH.pack(
@@ -485,6 +710,10 @@ def encode_sack(s: Sack) -> bytes:
         flags |= _SACK_TS_VALID
     if s.probe_reply:
         flags |= _SACK_PROBE_REPLY
+    if cython.compiled:
+        frame = _sack_native(s, flags)
+        if frame is not None:
+            return frame
     try:
         body = _BTH_SACK.pack(
             _OP_SACK,
@@ -604,6 +833,15 @@ def _parse_srh(frame: bytes, n: int, off: int) -> tuple[tuple[bytes, ...], int, 
 
 def decode(frame: bytes | bytearray | memoryview) -> Message:
     """Decode one Ethernet frame; raise ``MalformedPacket`` for anything else."""
+    if cython.compiled and type(frame) is bytes:
+        found = _decode_native(frame)
+        if found is not None:
+            return found
+    return _decode(frame)
+
+
+def _decode(frame: bytes | bytearray | memoryview) -> Message:
+    """:func:`decode` on ``struct`` (the reference): any frame, any malformation named."""
     n = len(frame)
     if n < _OUTER_END:
         raise _bad(Malformation.TOO_SHORT, f"{n} bytes, need at least 54 for Ethernet + IPv6")
@@ -693,6 +931,25 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
         message = _decode_probe(frame, off, rest, psn_word, dscp, ecn)
     else:
         raise _bad(Malformation.UNKNOWN_OPCODE, f"BTH opcode {opcode:#04x}")
+    _set_envelope(message, dst_mac, src_mac, osrc, odst, isrc, idst, ev, hop, segments, seg_left)
+    message.dqpn = dqpn
+    return message
+
+
+def _set_envelope(
+    message: Envelope,
+    dst_mac: bytes,
+    src_mac: bytes,
+    osrc: bytes,
+    odst: bytes,
+    isrc: bytes,
+    idst: bytes,
+    ev: int,
+    hop: int,
+    segments: tuple[bytes, ...],
+    seg_left: int,
+) -> None:
+    """The envelope's fields but ``dqpn``, as read from a frame."""
     message.dst_mac = dst_mac
     message.src_mac = src_mac
     message.outer_src = osrc
@@ -703,8 +960,155 @@ def decode(frame: bytes | bytearray | memoryview) -> Message:
     message.hop_limit = hop
     message.segments = segments
     message.segments_left = seg_left
-    message.dqpn = dqpn
+
+
+def _decode_native(frame: bytes) -> Message | None:
+    """The native build's :func:`decode` of a well-formed frame without an SRH, its fields
+    read in place (no ``struct`` tuples, no intermediate integers): the same message as
+    :func:`_decode`, or None for any other frame (an SRH, or anything :func:`_decode`
+    refuses), which :func:`_decode` then decodes or refuses with its specific error.
+    tests/mrc_wire/test_wire_codec.py compares both on valid and damaged frames."""
+    n = len(frame)
+    if n < _OUTER_END + _INNER_TO_BTH_END:
+        return None
+    b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(frame))
+    vtcfl = _get32(b, 14)
+    if (
+        _get16(b, 12) != _ETHERTYPE
+        or vtcfl >> 28 != 6
+        or _get16(b, 18) != n - _OUTER_END
+        or b[20] != _IPPROTO_IPV6  # an SRH (or a wrong next header): _decode
+    ):
+        return None
+    iplen = _get16(b, 58)
+    bflags = b[103]
+    if (
+        _get32(b, 54) >> 28 != 6
+        or iplen != n - _OUTER_END - _IPV6_LEN
+        or b[60] != _IPPROTO_UDP
+        or _get16(b, 96) != _UDP_PORT
+        or _get16(b, 98) != iplen
+        or bflags & _BTH_VERSION_MASK != _BTH_VERSION
+    ):
+        return None
+    off = _OUTER_END + _INNER_TO_BTH_END
+    rest = n - off
+    opcode = b[102]
+    psn_word = _get32(b, 110)
+    dscp = (vtcfl >> 22) & 0x3F
+    ecn = (vtcfl >> 20) & 0x3
+    message: Message
+    if opcode in (_OP_WRITE, _OP_WRITE_IMM):
+        timestamp = None
+        if bflags & _BTH_FLAG_TS:
+            if rest < _TSETH_LEN + _RETH_LEN:
+                return None
+            timestamp = _get32(b, off)
+            off += _TSETH_LEN
+            rest -= _TSETH_LEN
+        elif rest < _RETH_LEN:
+            return None
+        va = _get64(b, off)
+        rkey = _get32(b, off + 8)
+        dma_length = _get32(b, off + 12)
+        off += _RETH_LEN
+        rest -= _RETH_LEN
+        immediate = None
+        if dscp in (_DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP):
+            if rest:
+                return None
+            payload = b""
+        else:
+            if opcode == _OP_WRITE_IMM:
+                if rest < _IMMDT_LEN:
+                    return None
+                immediate = _get32(b, off)
+                off += _IMMDT_LEN
+                rest -= _IMMDT_LEN
+            if rest != dma_length:
+                return None
+            payload = frame[off:]
+        message = _new_data(
+            opcode, bflags, psn_word, dscp, ecn, va, rkey, dma_length, timestamp, immediate, payload
+        )
+    elif opcode == _OP_SACK:
+        if rest != _SACK_LEN:
+            return None
+        sflags = b[off]
+        pen_psn = _get32(b, off + 24)
+        sack: Sack = Sack.__new__(Sack)
+        sack.dscp = dscp
+        sack.ecn = ecn
+        sack.cum_psn = psn_word & _PSN_MASK
+        sack.sack_offset = _get16(b, off + 2)
+        sack.bitmap = _get64(b, off + 4)
+        sack.echoed_ev = _get32(b, off + 12)
+        sack.echoed_psn = pen_psn & _PSN_MASK
+        sack.echoed_ts = _get32(b, off + 16) if sflags & _SACK_TS_VALID else None
+        sack.rcvd_bytes = _get32(b, off + 20)
+        sack.ecn_echo = bool(sflags & _SACK_ECN_ECHO)
+        sack.always_skip = bool(sflags & _SACK_ALWAYS_SKIP)
+        sack.probe_reply = bool(sflags & _SACK_PROBE_REPLY)
+        sack.port_status = b[off + 1]
+        sack.rcv_cwnd_pen = (pen_psn >> 24) & 0x7F
+        sack.ooo_count = _get16(b, off + 28)
+        message = sack
+    else:
+        return None  # a NACK or a probe (one per trim, per probe interval), or no MRC opcode
+    _set_envelope(
+        message,
+        _address(frame, b, 0, _MAC_LEN),
+        _address(frame, b, 6, _MAC_LEN),
+        _address(frame, b, 22, 16),
+        _address(frame, b, 38, 16),
+        _address(frame, b, 62, 16),
+        _address(frame, b, 78, 16),
+        (_get16(b, 94) << 16) | (vtcfl & 0xFFFF),
+        b[21],
+        (),
+        0,
+    )
+    message.dqpn = _get32(b, 106) & _QPN_MASK
     return message
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+def _address(frame: bytes, b: bytes, off: int, size: int) -> bytes:
+    """The native build's ``frame[off:off + size]``, an address: the bytes object made for
+    the same bytes before while the cache still holds it (a NIC sees the same few
+    addresses on every packet: one object each, whose hash Python keeps). Equal bytes
+    either way; a slot (FNV-1a of the bytes) holds the last address that hashed to it."""
+    h = _FNV_BASIS
+    for i in range(off, off + size):
+        h = (h ^ b[i]) * _FNV_PRIME
+    slot = h & (_ADDRESS_SLOTS - 1)
+    found = _addresses[slot]
+    if len(found) == size and memcmp(PyBytes_AS_STRING(found), b + off, size) == 0:
+        return found
+    found = frame[off : off + size]
+    _addresses[slot] = found
+    return found
+
+
+# The native build's big-endian reads (``value`` is a 64-bit unsigned C integer there).
+
+
+def _get16(b: bytes, off: int) -> int:
+    value = b[off]
+    return (value << 8) | b[off + 1]
+
+
+def _get32(b: bytes, off: int) -> int:
+    value = b[off]
+    value = (value << 8) | b[off + 1]
+    value = (value << 8) | b[off + 2]
+    return (value << 8) | b[off + 3]
+
+
+def _get64(b: bytes, off: int) -> int:
+    value = _get32(b, off)
+    return (value << 32) | _get32(b, off + 4)
 
 
 def _decode_data(
@@ -752,6 +1156,25 @@ def _decode_data(
                 f"RETH length {dma_length} but {rest} payload bytes",
             )
         payload = bytes(frame[off:])
+    return _new_data(
+        opcode, bflags, psn_word, dscp, ecn, va, rkey, dma_length, timestamp, immediate, payload
+    )
+
+
+def _new_data(
+    opcode: int,
+    bflags: int,
+    psn_word: int,
+    dscp: int,
+    ecn: int,
+    va: int,
+    rkey: int,
+    dma_length: int,
+    timestamp: int | None,
+    immediate: int | None,
+    payload: bytes,
+) -> DataPacket:
+    """A data packet's own fields, as read from a frame (the envelope is set after)."""
     packet: DataPacket = DataPacket.__new__(DataPacket)
     packet.dscp = dscp
     packet.ecn = ecn

@@ -622,3 +622,134 @@ def test_foreign_scapy_frames_are_rejected() -> None:
         with pytest.raises(MalformedPacket) as excinfo:
             decode(frame)
         assert excinfo.value.reason == reason
+
+
+# --- One decoder and one encoder whatever the buffer ----------------------------------------
+# The native build decodes a ``bytes`` frame without an SRH in place and writes a frame
+# without an SRH into one allocation; any other buffer (a bytearray, a memoryview) takes
+# the ``struct`` code, as every frame does on the pure path. These compare the two on the
+# path that runs (tests/clikit/test_hotpath.py's native run, or MRC_TESTBED_PURE=0).
+
+DIFFERENTIAL = [
+    data(),
+    data(payload=b"", dma_length=0),
+    data(timestamp=0xDEAD_BEEF, rtx=True, ack_req=True, last=True, psn=0xFFFFFF),
+    data(opcode=Opcode.WRITE_IMM, immediate=0x1234_5678, last=True),
+    data(timestamp=1, opcode=Opcode.WRITE_IMM, immediate=2, va=0xFFFF_FFFF_FFFF_FFFF),
+    data(dscp=Dscp.TRIMMED, payload=b"", dma_length=4096),
+    data(dscp=Dscp.TRIMMED_LASTHOP, payload=b"", dma_length=9, timestamp=5),
+    data(segments=SEGMENTS, segments_left=1),
+    sack(),
+    sack(
+        bitmap=0xFFFF_FFFF_FFFF_FFFF,
+        echoed_ts=0xFFFF_FFFF,
+        rcvd_bytes=0xFFFF_FFFF,
+        ecn_echo=True,
+        probe_reply=True,
+        rcv_cwnd_pen=127,
+        echoed_psn=0xFFFFFF,
+        ooo_count=65535,
+    ),
+    nack(echoed_ts=77),
+    probe(dqpn=EV_PROBE_QPN, reply=True),
+]
+
+
+def _outcome(frame: bytes | bytearray) -> object:
+    """What decode makes of ``frame``: the message, or the error's type and text."""
+    try:
+        return decode(frame)
+    except MrcWireError as exc:
+        return (type(exc), str(exc))
+
+
+@pytest.mark.parametrize("message", DIFFERENTIAL, ids=lambda m: type(m).__name__)
+def test_decode_of_bytes_is_that_of_any_buffer_on_damaged_frames(message: Any) -> None:
+    """Every byte flipped (three ways), every truncation and one byte more: a ``bytes``
+    frame decodes to the same message, or fails with the same error, as a bytearray."""
+    frame = encode(message)
+    damaged = [frame[:cut] for cut in range(len(frame))] + [frame + b"\x00"]
+    for i in range(len(frame)):
+        for mask in (0x01, 0x80, 0xFF):
+            damaged.append(frame[:i] + bytes([frame[i] ^ mask]) + frame[i + 1 :])
+    decoded = 0
+    for bad in damaged:
+        outcome = _outcome(bad)
+        assert outcome == _outcome(bytearray(bad)), bad.hex()
+        decoded += not isinstance(outcome, tuple)
+    assert decoded  # flips of payload and field bytes still decode
+
+
+@pytest.mark.parametrize("message", DIFFERENTIAL, ids=lambda m: type(m).__name__)
+def test_encode_writes_the_same_frame_from_any_buffer(message: Any) -> None:
+    """A message whose MAC (or payload) is a bytearray is packed by ``struct``: the same
+    frame as from ``bytes``, and both decode back to the message."""
+    frame = encode(message)
+    assert encode(dataclasses.replace(message, dst_mac=bytearray(message.dst_mac))) == frame
+    if isinstance(message, DataPacket):
+        assert encode(dataclasses.replace(message, payload=bytearray(message.payload))) == frame
+    assert decode(frame) == message
+
+
+@pytest.mark.parametrize(
+    ("field", "value"),
+    [("ev", 1 << 32), ("ev", -1), ("hop_limit", 256), ("dscp", 64), ("ecn", 4), ("psn", 1 << 24)],
+)
+def test_encode_refuses_out_of_range_fields_before_writing(field: str, value: int) -> None:
+    with pytest.raises(EncodeError, match=field):
+        encode(data(**{field: value}))
+
+
+def test_encode_refuses_an_address_that_is_not_bytes_as_struct_does() -> None:
+    with pytest.raises(struct.error):
+        encode(sack(inner_src="x" * 16))
+
+
+def test_decoded_addresses_are_the_frames_whatever_came_before() -> None:
+    """The native decoder reuses the address objects it made for the same bytes (a cache
+    of 1024 slots): thousands of distinct addresses, each decoded twice, interleaved,
+    read back as their own bytes every time (slots replaced, collisions included)."""
+    frames = []
+    for i in range(3000):
+        mac = i.to_bytes(6, "big")
+        address = (i * 7919).to_bytes(16, "little")
+        message = sack(dst_mac=mac, src_mac=mac[::-1], outer_dst=address, inner_src=address)
+        frames.append((encode(message), message))
+    for frame, message in frames + frames[::-1]:
+        decoded = decode(frame)
+        assert decoded == message
+        assert decoded.dst_mac == frame[0:6] and decoded.inner_src == frame[62:78]
+
+
+@pytest.mark.parametrize(
+    ("message", "needle"),
+    [
+        (data(timestamp=1 << 32), "data packet field out of range"),
+        (data(timestamp=-1), "data packet field out of range"),
+        (data(opcode=Opcode.WRITE_IMM, immediate=1 << 32, last=True), "field out of range"),
+        (data(dqpn=1 << 32), "data packet field out of range"),
+        (data(dqpn=1 << 24), "dqpn must be in"),
+        (sack(port_status=0x100), "SACK field out of range"),
+        (sack(sack_offset=0x10000), "SACK field out of range"),
+        (sack(bitmap=1 << 64), "SACK field out of range"),
+        (sack(bitmap=-1), "SACK field out of range"),
+        (sack(echoed_ev=1 << 32), "SACK field out of range"),
+        (sack(echoed_ts=1 << 32), "SACK field out of range"),
+        (sack(rcvd_bytes=-1), "SACK field out of range"),
+        (sack(ooo_count=0x10000), "SACK field out of range"),
+        (sack(dqpn=1 << 24), "dqpn must be in"),
+    ],
+    ids=lambda v: v if isinstance(v, str) else type(v).__name__,
+)
+def test_encode_refuses_what_struct_refuses(message: Any, needle: str) -> None:
+    """The native writers take only what ``struct`` packs: every other value is refused
+    with the reference's error (the field checks, then ``struct``'s, then the envelope's)."""
+    with pytest.raises(EncodeError, match=needle):
+        encode(message)
+
+
+def test_encode_packs_a_float_field_as_the_reference_does() -> None:
+    with pytest.raises(EncodeError, match="SACK field out of range"):
+        encode(sack(echoed_ev=1.0))
+    with pytest.raises(EncodeError, match="data packet field out of range"):
+        encode(data(timestamp=2.0))
