@@ -43,6 +43,9 @@ TO_BYTES = int.to_bytes
 #: ``unsigned long long``; and the payload / finished packet (Python objects)
 NATIVE_BUF, NATIVE_LEN, NATIVE_CHUNK = "_dpb", "_dpn", "_dpc"
 NATIVE_PAYLOAD, NATIVE_FRAME = "_dpp", "_dpf"
+#: the parser's: the packet's bytes (a C ``unsigned char *``), the offset of the header
+#: being extracted (C), a wide chunk's value (a Python ``int``)
+NATIVE_DATA, NATIVE_AT, NATIVE_WIDE = "_pdp", "_pdo", "_pdw"
 #: a chunk at most this many bytes is one C ``unsigned long long`` (its fields shifted
 #: and or-ed in C); a wider one is converted by CPython from its Python ``int``
 NATIVE_CHUNK_BYTES = 8
@@ -150,6 +153,21 @@ def _convert(expr: str, f: _Field) -> str:
     if f.kind == "signed":
         half = 1 << (f.width - 1)
         return f"(({expr}) ^ {half}) - {half}"
+    if f.kind == "bool":
+        return f"({expr}) != 0"
+    return expr
+
+
+def _native_convert(expr: str, f: _Field) -> str:
+    """:func:`_convert` of a C ``unsigned long long`` holding a field's bits: a signed
+    field's two's complement on a C ``long long`` (in unsigned arithmetic ``- half``
+    would wrap), ``int<64>`` the bits reinterpreted as they are."""
+    if f.kind == "signed":
+        signed = f"cython.cast(cython.longlong, {expr})"
+        if f.width == 64:
+            return signed
+        half = 1 << (f.width - 1)
+        return f"({signed} ^ {half}) - {half}"
     if f.kind == "bool":
         return f"({expr}) != 0"
     return expr
@@ -322,6 +340,50 @@ class HeaderCodec:
         lines.append(f"{NATIVE_LEN} += {self.nbytes}")
         return lines
 
+    def native_extract_lines(self, target: str) -> list[str]:
+        """Statements of the native parser (a ``cython.compiled`` branch) filling header
+        object ``target`` from :data:`NATIVE_DATA` (the packet's bytes) at ``off`` (its
+        length checked) and marking it valid, as :meth:`extract_lines` does: a chunk of
+        at most :data:`NATIVE_CHUNK_BYTES` bytes read into one C ``unsigned long long``
+        from its top byte, its fields shifted and masked in C (a signed field's two's
+        complement taken on a C ``long long``; a field Cython holds as a Python object
+        gets the C value converted); a wider chunk's value made by ``P4_INT_FROM_BE``
+        (:data:`NATIVE_PXD`), its fields split as Python ints."""
+        lines = [f"{NATIVE_AT} = off"]
+        at = 0
+        for chunk in self.chunks:
+            source = f"cython.address({NATIVE_DATA}[{NATIVE_AT} + {at}])"
+            if chunk.nbytes > NATIVE_CHUNK_BYTES:
+                value = f"P4_INT_FROM_BE({source}, {chunk.nbytes})"
+                if len(chunk.fields) == 1:
+                    f = chunk.fields[0]
+                    lines.append(f"{target}.{f.attr} = {_convert(value, f)}")
+                else:
+                    lines.append(f"{NATIVE_WIDE} = {value}")
+                    shift = chunk.nbytes * 8
+                    for f in chunk.fields:
+                        shift -= f.width
+                        piece = f"({NATIVE_WIDE} >> {shift}) & {(1 << f.width) - 1}"
+                        lines.append(f"{target}.{f.attr} = {_convert(piece, f)}")
+                at += chunk.nbytes
+                continue
+            terms = []
+            for index in range(chunk.nbytes):
+                byte = f"cython.cast(cython.ulonglong, {NATIVE_DATA}[{NATIVE_AT} + {at + index}])"
+                shift = (chunk.nbytes - 1 - index) * 8
+                terms.append(f"({byte} << {shift})" if shift else byte)
+            lines.append(f"{NATIVE_CHUNK} = {' | '.join(terms)}")
+            shift = chunk.nbytes * 8
+            for f in chunk.fields:
+                shift -= f.width
+                piece = f"{NATIVE_CHUNK} >> {shift}" if shift else NATIVE_CHUNK
+                if f.width < chunk.nbytes * 8:
+                    piece = f"({piece}) & {(1 << f.width) - 1}"
+                lines.append(f"{target}.{f.attr} = {_native_convert(piece, f)}")
+            at += chunk.nbytes
+        lines.append(f"{target}.valid_ = True")
+        return lines
+
     @staticmethod
     def _python_value(source: str, chunk: _Chunk) -> str:
         """The Python ``int`` of a chunk's bits (its fields shifted and or-ed)."""
@@ -345,6 +407,20 @@ def native_deparse_locals(nbytes: int) -> list[str]:
         f"{NATIVE_BUF}: cython.uchar[{max(nbytes, 1)}]",
         f"{NATIVE_LEN}: cython.Py_ssize_t = 0",
         f"{NATIVE_CHUNK}: cython.ulonglong",
+    ]
+
+
+def native_parse_prologue() -> list[str]:
+    """The start of the parser: its C locals, and (native) the packet's bytes as a C
+    pointer (a packet given as another buffer is copied into ``bytes`` first)."""
+    return [
+        f"{NATIVE_DATA}: cython.p_uchar",
+        f"{NATIVE_AT}: cython.Py_ssize_t",
+        f"{NATIVE_CHUNK}: cython.ulonglong",
+        "if cython.compiled:",
+        "    if not isinstance(data, bytes):",
+        "        data = bytes(data)",
+        f"    {NATIVE_DATA} = cython.cast(cython.p_uchar, PyBytes_AS_STRING(data))",
     ]
 
 

@@ -4,7 +4,9 @@ parser against the pure module and an independent byte-level reference: every ki
 field at its boundary values (all ones, top bit set, signed extremes, 128-bit values
 above 2**64), valid and invalid headers mixed, a header stack of 0 to 4 entries, a
 varbit header (the native deparser copies its ``emit_vl_`` bytes), payloads empty and
-long (docs/virtual-fabric.md, "Native parser and deparser")."""
+long (docs/virtual-fabric.md, "Native parser and deparser"). The ingress multiplies two
+signed fields so that the native build holds them as Python objects (``cfields``), the
+others as C ``long long``: both kinds of field are read and written."""
 
 from __future__ import annotations
 
@@ -74,7 +76,7 @@ header w_t { bit<128> addr; int<128> saddr; bit<4> n; bit<124> rest; bit<72> x; 
 header sid_t { bit<128> sid; }
 header v_t { bit<8> len; varbit<64> data; }
 struct headers_t { sel_t sel; a_t a; w_t w; sid_t[4] sids; v_t v; }
-struct meta_t { }
+struct meta_t { int<64> r; }
 parser P(packet_in pk, out headers_t h, inout meta_t m, inout standard_metadata_t sm) {
     state start {
         pk.extract(h.sel);
@@ -96,7 +98,10 @@ parser P(packet_in pk, out headers_t h, inout meta_t m, inout standard_metadata_
 }
 control V(inout headers_t h, inout meta_t m) { apply { } }
 control I(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) {
-    apply { sm.egress_spec = 1; }
+    apply {
+        sm.egress_spec = 1;
+        m.r = ((int<64>)h.a.s8) * h.a.sq;  // may overflow 64 bits: both stay Python ints
+    }
 }
 control E(inout headers_t h, inout meta_t m, inout standard_metadata_t sm) { apply { } }
 control C(inout headers_t h, inout meta_t m) { apply { } }
@@ -320,3 +325,30 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
     assert lines[4] == "_dpn += 18"
     assert native_deparse_locals(0)[0] == "_dpb: cython.uchar[1]"
     assert native_deparse_return()[-1] == 'return b"".join(out)'
+
+
+def test_the_program_holds_signed_fields_both_as_c_and_as_python_objects() -> None:
+    from p4emu.backend.program import ProgramCompiler
+    from p4emu.frontend import load_program_text
+    from p4emu.runtime.clock import VirtualClock
+    from p4emu.runtime.externs import DigestQueue, RandomSource
+    from p4emu.runtime.pre import ReplicationEngine
+
+    compiler = ProgramCompiler(
+        load_program_text(PROGRAM, "codec-decl.p4"),
+        clock=VirtualClock(),
+        pre=ReplicationEngine(),
+        digest_queue=DigestQueue(VirtualClock()),
+        random=RandomSource(0),
+        drop_port=511,
+        no_match_error=False,
+        trace=False,
+    )
+    compiled = compiler.compile()
+    pxd = native.program_declarations(
+        compiled.source, compiler.types.classes, compiler.types.scalars
+    )
+    a_class = pxd[pxd.index("_a_t:") :]
+    a_class = a_class[: a_class.index("cdef class")]
+    assert "cdef public object s8" in a_class and "cdef public object sq" in a_class
+    assert "cdef public long long s4" in a_class and "cdef public object q" in a_class
