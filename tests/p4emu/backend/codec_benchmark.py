@@ -8,7 +8,9 @@ giving the finished packet (headers and payload: what the switch sends; a depars
 returns its list of headers, as before the native deparser, is joined with the payload
 here, as the switch did). Prints one JSON line (nanoseconds per packet, CPU time).
 
-Usage: ``python benchmarks/p4_codec.py [--packets N] [--repeat R]``
+Usage: ``python tests/p4emu/backend/codec_benchmark.py [--packets N] [--repeat R]`` (a script,
+not a test: it measures the generated code p4emu's backend makes, below the public
+modules that ``benchmarks/`` may use)
 """
 
 from __future__ import annotations
@@ -19,7 +21,7 @@ import sys
 import time
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[1]
+ROOT = Path(__file__).resolve().parents[3]
 sys.path.insert(0, str(ROOT))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
