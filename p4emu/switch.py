@@ -534,9 +534,7 @@ class Switch:
             return
         if self._compute_fn is not None:
             self._compute_fn(hdr, meta, ctx)
-        parts = self._deparse_fn(hdr, ctx)  # a new list per call
-        parts.append(ctx.payload)
-        frame = b"".join(parts)
+        frame = self._deparse_fn(hdr, ctx)  # the emitted headers and the payload
 
         # RECIRCULATE
         if ctx.recirculate is not None:

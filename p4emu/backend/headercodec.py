@@ -37,6 +37,48 @@ FROM_BYTES = int.from_bytes
 #: build a bound method and call it through an argument tuple each time)
 TO_BYTES = int.to_bytes
 
+# --- the native deparser (``cython.compiled`` branches of the generated text) ----------
+#: the deparser's locals on the native path: the headers' bytes (a C array of
+#: :func:`native_buffer_bytes` bytes), how many are written, a chunk's value as a C
+#: ``unsigned long long``; and the payload / finished packet (Python objects)
+NATIVE_BUF, NATIVE_LEN, NATIVE_CHUNK = "_dpb", "_dpn", "_dpc"
+NATIVE_PAYLOAD, NATIVE_FRAME = "_dpp", "_dpf"
+#: the parser's: the packet's bytes (a C ``unsigned char *``), the offset of the header
+#: being extracted (C), a wide chunk's value (a Python ``int``)
+NATIVE_DATA, NATIVE_AT, NATIVE_WIDE = "_pdp", "_pdo", "_pdw"
+#: a chunk at most this many bytes is one C ``unsigned long long`` (its fields shifted
+#: and or-ed in C); a wider one is converted by CPython from its Python ``int``
+NATIVE_CHUNK_BYTES = 8
+#: the generated ``.pxd``'s declarations the native deparser and parser use: CPython's
+#: bytes, ``memcpy``, and the big-endian conversions of a wide value (``P4_INT_TO_BE``
+#: writes ``n`` bytes of a non-negative ``int``, raising ``OverflowError`` as
+#: ``int.to_bytes`` would; ``P4_INT_FROM_BE`` reads them back: ``int.from_bytes``)
+NATIVE_PXD = '''from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
+from libc.string cimport memcpy
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX >= 0x030D0000
+    static int P4_INT_TO_BE(PyObject *v, unsigned char *p, Py_ssize_t n) {
+        Py_ssize_t r = PyLong_AsNativeBytes(v, p, n,
+            Py_ASNATIVEBYTES_BIG_ENDIAN | Py_ASNATIVEBYTES_UNSIGNED_BUFFER
+            | Py_ASNATIVEBYTES_REJECT_NEGATIVE);
+        if (r < 0) return -1;
+        if (r > n) {
+            PyErr_SetString(PyExc_OverflowError, "int too big to convert");
+            return -1;
+        }
+        return 0;
+    }
+    #define P4_INT_FROM_BE(p, n) PyLong_FromUnsignedNativeBytes((p), (n), 1)
+    #else
+    #define P4_INT_TO_BE(v, p, n) _PyLong_AsByteArray((PyLongObject *)(v), (p), (n), 0, 0)
+    #define P4_INT_FROM_BE(p, n) _PyLong_FromByteArray((p), (n), 0, 0)
+    #endif
+    """
+    int P4_INT_TO_BE(object v, unsigned char *p, Py_ssize_t n) except -1
+    object P4_INT_FROM_BE(const unsigned char *p, Py_ssize_t n)
+'''
+
 
 @dataclass
 class _Field:
@@ -111,6 +153,21 @@ def _convert(expr: str, f: _Field) -> str:
     if f.kind == "signed":
         half = 1 << (f.width - 1)
         return f"(({expr}) ^ {half}) - {half}"
+    if f.kind == "bool":
+        return f"({expr}) != 0"
+    return expr
+
+
+def _native_convert(expr: str, f: _Field) -> str:
+    """:func:`_convert` of a C ``unsigned long long`` holding a field's bits: a signed
+    field's two's complement on a C ``long long`` (in unsigned arithmetic ``- half``
+    would wrap), ``int<64>`` the bits reinterpreted as they are."""
+    if f.kind == "signed":
+        signed = f"cython.cast(cython.longlong, {expr})"
+        if f.width == 64:
+            return signed
+        half = 1 << (f.width - 1)
+        return f"({signed} ^ {half}) - {half}"
     if f.kind == "bool":
         return f"({expr}) != 0"
     return expr
@@ -246,6 +303,157 @@ class HeaderCodec:
         if len(self.chunks) == 1 and _is_wide(self.chunks[0]):
             return parts[0]  # the header is that field: its bytes are the header's
         return f"{pack_name}({', '.join(parts)})"
+
+    def native_emit_lines(self, source: str) -> list[str]:
+        """Statements of the native deparser (a ``cython.compiled`` branch) writing the
+        bytes of header object ``source`` into :data:`NATIVE_BUF` at :data:`NATIVE_LEN`
+        and advancing it: a chunk of at most :data:`NATIVE_CHUNK_BYTES` bytes is one C
+        ``unsigned long long`` (each field converted to it: a C field by a C cast, a
+        Python ``int`` by Cython's conversion, which raises on a value outside 64 bits as
+        ``pack`` would) written byte by byte from its top; a wider chunk's Python value
+        is written by ``P4_INT_TO_BE`` (:data:`NATIVE_PXD`). The bytes are those of
+        :meth:`emit_expr`."""
+        lines: list[str] = []
+        at = 0
+        for chunk in self.chunks:
+            dest = f"cython.address({NATIVE_BUF}[{NATIVE_LEN} + {at}])"
+            if chunk.nbytes > NATIVE_CHUNK_BYTES:
+                lines.append(
+                    f"P4_INT_TO_BE({self._python_value(source, chunk)}, {dest}, {chunk.nbytes})"
+                )
+                at += chunk.nbytes
+                continue
+            terms = []
+            shift = chunk.nbytes * 8
+            for f in chunk.fields:
+                shift -= f.width
+                bits = f"cython.cast(cython.ulonglong, {_to_bits(f'{source}.{f.attr}', f)})"
+                terms.append(f"({bits} << {shift})" if shift else bits)
+            lines.append(f"{NATIVE_CHUNK} = {' | '.join(terms)}")
+            for index in range(chunk.nbytes):
+                shift = (chunk.nbytes - 1 - index) * 8
+                byte = f"{NATIVE_CHUNK} >> {shift}" if shift else NATIVE_CHUNK
+                lines.append(
+                    f"{NATIVE_BUF}[{NATIVE_LEN} + {at}] = cython.cast(cython.uchar, {byte})"
+                )
+                at += 1
+        lines.append(f"{NATIVE_LEN} += {self.nbytes}")
+        return lines
+
+    def native_extract_lines(self, target: str) -> list[str]:
+        """Statements of the native parser (a ``cython.compiled`` branch) filling header
+        object ``target`` from :data:`NATIVE_DATA` (the packet's bytes) at ``off`` (its
+        length checked) and marking it valid, as :meth:`extract_lines` does: a chunk of
+        at most :data:`NATIVE_CHUNK_BYTES` bytes read into one C ``unsigned long long``
+        from its top byte, its fields shifted and masked in C (a signed field's two's
+        complement taken on a C ``long long``; a field Cython holds as a Python object
+        gets the C value converted); a wider chunk's value made by ``P4_INT_FROM_BE``
+        (:data:`NATIVE_PXD`), its fields split as Python ints."""
+        lines = [f"{NATIVE_AT} = off"]
+        at = 0
+        for chunk in self.chunks:
+            source = f"cython.address({NATIVE_DATA}[{NATIVE_AT} + {at}])"
+            if chunk.nbytes > NATIVE_CHUNK_BYTES:
+                value = f"P4_INT_FROM_BE({source}, {chunk.nbytes})"
+                if len(chunk.fields) == 1:
+                    f = chunk.fields[0]
+                    lines.append(f"{target}.{f.attr} = {_convert(value, f)}")
+                else:
+                    lines.append(f"{NATIVE_WIDE} = {value}")
+                    shift = chunk.nbytes * 8
+                    for f in chunk.fields:
+                        shift -= f.width
+                        piece = f"({NATIVE_WIDE} >> {shift}) & {(1 << f.width) - 1}"
+                        lines.append(f"{target}.{f.attr} = {_convert(piece, f)}")
+                at += chunk.nbytes
+                continue
+            terms = []
+            for index in range(chunk.nbytes):
+                byte = f"cython.cast(cython.ulonglong, {NATIVE_DATA}[{NATIVE_AT} + {at + index}])"
+                shift = (chunk.nbytes - 1 - index) * 8
+                terms.append(f"({byte} << {shift})" if shift else byte)
+            lines.append(f"{NATIVE_CHUNK} = {' | '.join(terms)}")
+            shift = chunk.nbytes * 8
+            for f in chunk.fields:
+                shift -= f.width
+                piece = f"{NATIVE_CHUNK} >> {shift}" if shift else NATIVE_CHUNK
+                if f.width < chunk.nbytes * 8:
+                    piece = f"({piece}) & {(1 << f.width) - 1}"
+                lines.append(f"{target}.{f.attr} = {_native_convert(piece, f)}")
+            at += chunk.nbytes
+        lines.append(f"{target}.valid_ = True")
+        return lines
+
+    @staticmethod
+    def _python_value(source: str, chunk: _Chunk) -> str:
+        """The Python ``int`` of a chunk's bits (its fields shifted and or-ed)."""
+        if len(chunk.fields) == 1:
+            return _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
+        terms = []
+        shift = chunk.nbytes * 8
+        for f in chunk.fields:
+            shift -= f.width
+            bits = _to_bits(f"{source}.{f.attr}", f)
+            terms.append(f"({bits} << {shift})" if shift else bits)
+        return "(" + " | ".join(terms) + ")"
+
+
+def native_deparse_locals(nbytes: int) -> list[str]:
+    """The native deparser's C locals (annotations: Python never evaluates them): a
+    buffer of ``nbytes`` bytes, the most the deparser's ``emit`` statements can write
+    (each counted once per place in the text, a stack for all its elements, a varbit
+    header at its maximum: a control has no loop), the count written, a chunk."""
+    return [
+        f"{NATIVE_BUF}: cython.uchar[{max(nbytes, 1)}]",
+        f"{NATIVE_LEN}: cython.Py_ssize_t = 0",
+        f"{NATIVE_CHUNK}: cython.ulonglong",
+    ]
+
+
+def native_parse_prologue() -> list[str]:
+    """The start of the parser: its C locals, and (native) the packet's bytes as a C
+    pointer (a packet given as another buffer is copied into ``bytes`` first)."""
+    return [
+        f"{NATIVE_DATA}: cython.p_uchar",
+        f"{NATIVE_AT}: cython.Py_ssize_t",
+        f"{NATIVE_CHUNK}: cython.ulonglong",
+        "if cython.compiled:",
+        "    if not isinstance(data, bytes):",
+        "        data = bytes(data)",
+        f"    {NATIVE_DATA} = cython.cast(cython.p_uchar, PyBytes_AS_STRING(data))",
+    ]
+
+
+def native_deparse_return() -> list[str]:
+    """The end of the deparser: the finished packet, the emitted headers then the
+    payload. Native: one ``bytes`` made at its length, the headers' bytes and the
+    payload's copied in; pure: the list of emitted headers and the payload joined."""
+    payload, frame = NATIVE_PAYLOAD, NATIVE_FRAME
+    return [
+        "if cython.compiled:",
+        f"    {payload} = ctx.payload",
+        f"    if not isinstance({payload}, bytes):",
+        f"        {payload} = bytes({payload})",
+        f"    {frame} = PyBytes_FromStringAndSize(cython.NULL, {NATIVE_LEN} + len({payload}))",
+        f"    memcpy(PyBytes_AS_STRING({frame}), {NATIVE_BUF}, {NATIVE_LEN})",
+        f"    memcpy(PyBytes_AS_STRING({frame}) + {NATIVE_LEN}, PyBytes_AS_STRING({payload}), "
+        f"len({payload}))",
+        f"    return {frame}",
+        "out.append(ctx.payload)",
+        'return b"".join(out)',
+    ]
+
+
+def native_emit_bytes_lines(value: str) -> list[str]:
+    """Native deparser statements copying the ``bytes`` of ``value`` (a varbit header's,
+    from its generated ``emit_vl_`` helper) into the buffer."""
+    payload = NATIVE_PAYLOAD
+    return [
+        f"{payload} = {value}",
+        f"memcpy(cython.address({NATIVE_BUF}[{NATIVE_LEN}]), PyBytes_AS_STRING({payload}), "
+        f"len({payload}))",
+        f"{NATIVE_LEN} += len({payload})",
+    ]
 
 
 def header_codec(type_: t.HeaderType) -> HeaderCodec:

@@ -37,7 +37,7 @@ from p4emu.backend.compile_helpers import (
     to_unsigned,
     unsupported,
 )
-from p4emu.backend.headercodec import FROM_BYTES, HeaderCodec
+from p4emu.backend.headercodec import FROM_BYTES, HeaderCodec, native_parse_prologue
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.backend.scope import Binding, Scope
 from p4emu.frontend import ast
@@ -177,6 +177,8 @@ class ParserGenerator:
         self.bc = bc
         w.line(f"def {self.fn_name}(data, {', '.join(params)}, {CTX_PARAM}):")
         w.level += 1
+        for line in native_parse_prologue():
+            w.line(line)
         w.line("dlen = len(data)")
         w.line("off = 0")
         w.line("err = 0")
@@ -624,8 +626,12 @@ def _extract(bc: BodyCompiler, call: ast.Call) -> None:
             w.line(f"err = {pc.error_code('PacketTooShort')}")
             w.line("break")
         from_bytes = _from_bytes(pc, codec)
-        for line in codec.extract_lines(header, "data", "off", struct_name, from_bytes):
-            w.line(line)
+        with w.block("if cython.compiled:"):  # the fields read in C
+            for line in codec.native_extract_lines(header):
+                w.line(line)
+        with w.block("else:"):
+            for line in codec.extract_lines(header, "data", "off", struct_name, from_bytes):
+                w.line(line)
         w.line(f"off += {codec.nbytes}")
     for line in after:
         w.line(line)

@@ -51,7 +51,14 @@ from p4emu.backend.compile_helpers import (
     unsupported,
 )
 from p4emu.backend.exceptions import CompileError
-from p4emu.backend.headercodec import TO_BYTES, HeaderCodec, header_codec, varbit_helpers
+from p4emu.backend.headercodec import (
+    TO_BYTES,
+    HeaderCodec,
+    header_codec,
+    native_deparse_locals,
+    native_deparse_return,
+    varbit_helpers,
+)
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
 from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
@@ -128,6 +135,8 @@ class SharedCode:
 # what the module level of every generated program reads (no run-time state): the first
 # lines of its text, so that the text is a whole module (the native build compiles it)
 SHARED_IMPORTS = (
+    # ``cython.compiled``: the native deparser's branches (False on the pure path)
+    "import cython\n"
     "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, PacketContext, stack_at, "
     "stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
@@ -327,7 +336,8 @@ class CompiledProgram:
     - ``verify_checksum(hdr, meta, ctx)`` (sets ``ctx.checksum_error``)
     - ``ingress(hdr, meta, sm, ctx)`` / ``egress(hdr, meta, sm, ctx)``
     - ``compute_checksum(hdr, meta, ctx)``
-    - ``deparse(hdr, ctx) -> list[bytes]`` (the emitted headers, in order)
+    - ``deparse(hdr, ctx) -> bytes`` (the packet: the emitted headers, in order, then
+      ``ctx.payload``)
     """
 
     checked: ast.CheckedProgram
@@ -339,7 +349,7 @@ class CompiledProgram:
     ingress: Callable[..., None]
     egress: Callable[..., None]
     compute_checksum: Callable[..., None]
-    deparse: Callable[..., list[bytes]]
+    deparse: Callable[..., bytes]
     new_headers: Callable[[], Any]
     new_metadata: Callable[[], Any]
     new_standard_metadata: Callable[[], Any]
@@ -812,8 +822,10 @@ class ProgramCompiler:
         bc = BodyCompiler(self, w, scope, where="deparser" if deparser else "control")
         bc.hoist = Hoist(frozenset(struct_params))
         if deparser:
-            w.line("out = []")
-            w.line("OUT_APPEND = out.append")
+            with w.block("if not cython.compiled:"):  # the native path: NATIVE_BUF
+                w.line("out = []")
+                w.line("OUT_APPEND = out.append")
+            bc.deparse_bytes = 0
         body_writer = w
         with body_writer.block("try:"):
             bc.declare_locals(decl.locals)
@@ -821,7 +833,10 @@ class ProgramCompiler:
         with body_writer.block("except ExitSignal:"):
             w.line("pass")
         if deparser:
-            w.line("return out")
+            # the native path's locals (C: nothing to Python), then the finished packet
+            w.lines[1:1] = ["    " + line for line in native_deparse_locals(bc.deparse_bytes)]
+            for line in native_deparse_return():
+                w.line(line)
         w.level -= 1
         w.line("")
         return bc.hoist.finish(w.lines, 1, "    ")

@@ -35,6 +35,7 @@ from p4emu.backend.compile_helpers import (
     to_unsigned,
     unsupported,
 )
+from p4emu.backend.headercodec import native_emit_bytes_lines
 from p4emu.backend.parsers import packet_in_statement, packet_in_value, parser_verify
 from p4emu.backend.pytypes import bit_width, scalar_type
 from p4emu.frontend import ast
@@ -427,21 +428,38 @@ def emit_statement(bc: BodyCompiler, call: ast.Call) -> None:
     emit_value(bc, bc.ex(arg), arg.type, call)  # type: ignore[arg-type]
 
 
-def emit_value(bc: BodyCompiler, code: str, type_: t.Type, node: ast.Node) -> None:
-    """Append the wire bytes of a header / stack / union / struct value to ``out``."""
+def emit_value(bc: BodyCompiler, code: str, type_: t.Type, node: ast.Node, times: int = 1) -> None:
+    """Append the wire bytes of a header / stack / union / struct value to ``out`` (pure
+    path), or write them into the native deparser's buffer (``cython.compiled``:
+    :meth:`p4emu.backend.headercodec.HeaderCodec.native_emit_lines`); ``times``: how
+    many elements of a stack this text emits (the buffer's size counts them)."""
     w = bc.w
     if isinstance(type_, t.HeaderType):
         emit = bc.pc.header_emit(type_, code)
-        w.line(f"if {code}.valid_: OUT_APPEND({emit})")
+        if type_.has_varbit:
+            _, fixed_bits, max_bits = bc.pc.varbit_helpers(type_)
+            nbytes = (fixed_bits + max_bits + 7) // 8
+            native = native_emit_bytes_lines(emit)
+        else:
+            codec, _ = bc.pc.header_codec(type_)
+            nbytes = codec.nbytes
+            native = codec.native_emit_lines(code)
+        bc.deparse_bytes += nbytes * times
+        with w.block(f"if {code}.valid_:"):
+            with w.block("if cython.compiled:"):
+                for line in native:
+                    w.line(line)
+            with w.block("else:"):
+                w.line(f"OUT_APPEND({emit})")
     elif isinstance(type_, t.HeaderStackType):
         item = bc.fresh("it")
         if isinstance(type_.element, t.HeaderType):  # its class: a C struct natively
             w.line(f"{item}: {bc.pc.types.cls(type_.element)}")
         with w.block(f"for {item} in {code}.items:"):
-            emit_value(bc, item, type_.element, node)
+            emit_value(bc, item, type_.element, node, times * type_.size)
     elif isinstance(type_, (t.HeaderUnionType, t.StructType)):
         for info in type_.fields:
-            emit_value(bc, f"{code}.{py_attr(info.name)}", info.type, node)
+            emit_value(bc, f"{code}.{py_attr(info.name)}", info.type, node, times)
     else:
         raise unsupported(node, f"emit of {type_.describe()}")
 

@@ -152,6 +152,9 @@ class BodyCore:
         self.meter_color: str | None = None
         # parser-only: names of the data / offset / length / error locals
         self.parser_state: Any = None
+        # deparser-only: the most bytes its ``emit`` statements write (the native
+        # deparser's buffer: p4emu.backend.headercodec.native_deparse_locals)
+        self.deparse_bytes = 0
         # block functions: aggregate fields of the parameters read into locals
         self.hoist: Hoist | None = None
 
