@@ -10,6 +10,10 @@ cimport cython
 from p4emu.backend.rt cimport PacketContext, StandardMetadata
 from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
 
+cdef long long _NS_PER_US  # NS_PER_US (1000): deq_ns is a C integer, and so the quotient
+cdef long long _MASK32  # 2**32 - 1, 2**48 - 1: the queueing fields' masks as C integers
+cdef long long _MASK48
+
 
 cdef class Switch:
     cdef public object clock

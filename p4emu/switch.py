@@ -64,6 +64,11 @@ PKT_INSTANCE_TYPE_REPLICATION = 5
 PKT_INSTANCE_TYPE_RESUBMIT = 6
 
 MAX_PORT = 511
+# C copies on the compiled path (egress sets the queueing fields in C; Cython keeps a
+# literal beyond 32 bits a Python object, so a mask written inline would not be C)
+_NS_PER_US = NS_PER_US
+_MASK32 = 0xFFFFFFFF
+_MASK48 = 0xFFFFFFFFFFFF
 
 #: drop reasons counted in :attr:`Switch.drops` (keyed ``(port, reason)``)
 DROP_INGRESS = "ingress_drop"  # egress_spec == drop port at the end of ingress
@@ -505,14 +510,14 @@ class Switch:
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port
-        sm.egress_global_timestamp = (queued.deq_ns // NS_PER_US) & 0xFFFFFFFFFFFF
-        sm.enq_timestamp = queued.enq_timestamp & 0xFFFFFFFF
+        sm.egress_global_timestamp = (queued.deq_ns // _NS_PER_US) & _MASK48
+        sm.enq_timestamp = queued.enq_timestamp & _MASK32
         sm.enq_qdepth = queued.enq_qdepth & 0x7FFFF
-        sm.deq_timedelta = queued.deq_timedelta & 0xFFFFFFFF
+        sm.deq_timedelta = queued.deq_timedelta & _MASK32
         sm.deq_qdepth = queued.deq_qdepth & 0x7FFFF
         sm.egress_port = port
         sm.egress_spec = self._egress_spec
-        sm.packet_length = ctx.length_reg & 0xFFFFFFFF
+        sm.packet_length = ctx.length_reg & _MASK32
         if self._trace_enabled:
             self._trace("egress", port, sm.instance_type, None)
         self._egress_fn(hdr, meta, sm, ctx)

@@ -12,6 +12,7 @@ cimport cython
 
 
 cdef double _MAX_GAP  # the C copy of MAX_GAP_NS
+cdef long long _NS_PER_US  # NS_PER_US: a queued packet's times are C integers
 cdef long long _MAX_TIME  # the C copy of MAX_GAP_NS: a shaper's times stay below it
 
 @cython.locals(later="long long")

@@ -53,6 +53,7 @@ from p4emu.runtime.exceptions import TrafficManagerError
 log = logging.getLogger("p4emu.runtime")
 
 DEFAULT_QUEUE_DEPTH = 64
+_NS_PER_US = NS_PER_US  # its C copy on the compiled path (the queueing times in C)
 #: ports below this one are also found by index (:attr:`TrafficManager._by_port`, a list
 #: grown as ports appear), cheaper than the dict on the per-packet path: v1model's
 #: 9-bit port numbers; a higher port (the traffic manager takes any) only by the dict
@@ -104,7 +105,7 @@ class QueuedPacket:
         self.priority = priority
         self.length = length
         self.enq_ns = enq_ns
-        self.enq_timestamp = enq_ns // NS_PER_US
+        self.enq_timestamp = enq_ns // _NS_PER_US
         self.enq_qdepth = enq_qdepth
         self.send_ns = enq_ns
         self.deq_ns = 0
@@ -122,7 +123,7 @@ class QueuedPacket:
         self.priority = priority
         self.length = length
         self.enq_ns = enq_ns
-        self.enq_timestamp = enq_ns // NS_PER_US
+        self.enq_timestamp = enq_ns // _NS_PER_US
         self.enq_qdepth = enq_qdepth
         self.send_ns = enq_ns
         self.deq_ns = 0
@@ -592,7 +593,7 @@ class TrafficManager:
         packet.deq_ns = when
         self._departures += 1
         packet.departure_seq = self._departures
-        packet.deq_timedelta = when // NS_PER_US - packet.enq_timestamp
+        packet.deq_timedelta = when // _NS_PER_US - packet.enq_timestamp
         packet.deq_qdepth = len(fifo)
         self._ready.append(packet)
 
