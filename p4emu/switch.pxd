@@ -7,8 +7,12 @@
 # length (bytes), nothing else.
 cimport cython
 
-from p4emu.backend.rt cimport PacketContext
+from p4emu.backend.rt cimport PacketContext, StandardMetadata
 from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
+
+cdef long long _NS_PER_US  # NS_PER_US (1000): deq_ns is a C integer, and so the quotient
+cdef long long _MASK32  # 2**32 - 1, 2**48 - 1: the queueing fields' masks as C integers
+cdef long long _MASK48
 
 
 cdef class Switch:
@@ -48,18 +52,22 @@ cdef class Switch:
     cpdef poll(self)
     @cython.locals(
         spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
+        sm=StandardMetadata, c_sm=StandardMetadata,
     )
     cpdef _ingress(
         self, object port, bytes data, object instance_type, object preserved, object copier
     )
-    @cython.locals(copy=PacketContext)
+    @cython.locals(copy=PacketContext, sm=StandardMetadata)
     cpdef _replicate(self, PacketContext packet, object replicas, object port)
-    @cython.locals(length="long long")
+    @cython.locals(length="long long", sm=StandardMetadata)
     cpdef _enqueue(self, object port, PacketContext packet)
     @cython.locals(tm=TrafficManager, ready=list, queued=QueuedPacket)
     cpdef _drain(self)
     cpdef _run_hi(self)
-    @cython.locals(ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes)
+    @cython.locals(
+        ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes,
+        sm=StandardMetadata, c_sm=StandardMetadata,
+    )
     cpdef _egress(self, QueuedPacket queued)
     cpdef _drop(self, object port, object reason)
 

@@ -36,7 +36,8 @@ from typing import Any
 
 from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
-from p4emu.backend.rt import ExitSignal, PacketContext
+from p4emu.backend.pytypes import standard_metadata_problem
+from p4emu.backend.rt import ExitSignal, PacketContext, StandardMetadata
 from p4emu.exceptions import SwitchError
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
@@ -63,6 +64,11 @@ PKT_INSTANCE_TYPE_REPLICATION = 5
 PKT_INSTANCE_TYPE_RESUBMIT = 6
 
 MAX_PORT = 511
+# C copies on the compiled path (egress sets the queueing fields in C; Cython keeps a
+# literal beyond 32 bits a Python object, so a mask written inline would not be C)
+_NS_PER_US = NS_PER_US
+_MASK32 = 0xFFFFFFFF
+_MASK48 = 0xFFFFFFFFFFFF
 
 #: drop reasons counted in :attr:`Switch.drops` (keyed ``(port, reason)``)
 DROP_INGRESS = "ingress_drop"  # egress_spec == drop port at the end of ingress
@@ -125,6 +131,11 @@ class Switch:
             if isinstance(program, CheckedProgram)
             else load_program(program, include_dirs, defines)
         )
+        params = checked.parser.decl.params
+        if len(params) > 3:  # (the generator refuses a parser without it)
+            problem = standard_metadata_problem(params[3].type)
+            if problem is not None:  # BMv2 needs v1model's fields, and so do the paths below
+                raise SwitchError(f"the standard metadata is not v1model's: {problem}")
         self.clock: Clock = clock or RealClock()
         self.drop_port = drop_port
         self.cpu_port = cpu_port
@@ -178,9 +189,10 @@ class Switch:
             self.program.compute_checksum if self.program.has_compute_checksum else None
         )
         self._egress_spec = (drop_port + 1) & 0x1FF  # egress_spec as egress starts
-        # (hdr, meta, sm) of transmitted packets, reset and reused by the next ingress:
-        # resetting in place is cheaper than allocating every header object again
-        self._spare: list[tuple[Any, Any, Any]] = []
+        # the packet contexts of transmitted packets with their (hdr, meta, sm), reset and
+        # reused by the next ingress: resetting in place is cheaper than allocating every
+        # header object again
+        self._spare: list[PacketContext] = []
 
     # ------------------------------------------------------------------ properties
 
@@ -350,15 +362,17 @@ class Switch:
     ) -> None:
         prog = self.program
         spare = self._spare
+        length = len(data)
         if spare:
-            hdr, meta, sm = spare.pop()
+            ctx = spare.pop()
+            hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
             self._init_packet(hdr, meta, sm)
+            ctx.renew(length)
         else:
             hdr = prog.new_headers()
             meta = prog.new_metadata()
             sm = prog.new_standard_metadata()
-        length = len(data)
-        ctx = PacketContext(length, b"", hdr, meta, sm)
+            ctx = PacketContext(length, b"", hdr, meta, sm)
         sm.packet_length = length
         if instance_type == PKT_INSTANCE_TYPE_NORMAL:  # standard metadata all 0 but these
             sm.ingress_port = port
@@ -442,8 +456,9 @@ class Switch:
             copy = _copy_ctx(packet)
             copy.hdr = prog.copy_headers(packet.hdr)
             copy.meta = prog.copy_metadata(packet.meta)
-            copy.sm = prog.copy_standard_metadata(packet.sm)
-            copy.sm.egress_rid = replica.instance
+            sm = prog.copy_standard_metadata(packet.sm)
+            sm.egress_rid = replica.instance
+            copy.sm = sm
             self._enqueue(replica.egress_port, copy)
 
     def _enqueue(self, port: int, packet: PacketContext) -> None:
@@ -454,14 +469,15 @@ class Switch:
         truncate = packet.truncate
         if truncate is not None and truncate < length:
             length = truncate
-        priority = packet.sm.priority
+        sm: StandardMetadata = packet.sm
+        priority = sm.priority
         admit = self.admission_callback
-        if admit is not None and not admit(packet.sm.ingress_port, port, priority, length):
+        if admit is not None and not admit(sm.ingress_port, port, priority, length):
             self._drop(port, DROP_ADMISSION)
             return
         reason = self.tm.enqueue(port, packet, length, priority)
         if reason is not None and admit is not None and self.release_callback is not None:
-            self.release_callback(packet.sm.ingress_port, priority, length)
+            self.release_callback(sm.ingress_port, priority, length)
         if reason is None:
             if self._trace_enabled:
                 self._trace("enqueue", port, priority, None)
@@ -478,6 +494,7 @@ class Switch:
                 return
             for queued in ready:
                 self._egress(queued)
+                tm.release(queued)  # egress is done with it
             if self._hi:
                 self._run_hi()
 
@@ -493,14 +510,14 @@ class Switch:
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port
-        sm.egress_global_timestamp = (queued.deq_ns // NS_PER_US) & 0xFFFFFFFFFFFF
-        sm.enq_timestamp = queued.enq_timestamp & 0xFFFFFFFF
+        sm.egress_global_timestamp = (queued.deq_ns // _NS_PER_US) & _MASK48
+        sm.enq_timestamp = queued.enq_timestamp & _MASK32
         sm.enq_qdepth = queued.enq_qdepth & 0x7FFFF
-        sm.deq_timedelta = queued.deq_timedelta & 0xFFFFFFFF
+        sm.deq_timedelta = queued.deq_timedelta & _MASK32
         sm.deq_qdepth = queued.deq_qdepth & 0x7FFFF
         sm.egress_port = port
         sm.egress_spec = self._egress_spec
-        sm.packet_length = ctx.length_reg & 0xFFFFFFFF
+        sm.packet_length = ctx.length_reg & _MASK32
         if self._trace_enabled:
             self._trace("egress", port, sm.instance_type, None)
         self._egress_fn(hdr, meta, sm, ctx)
@@ -545,7 +562,7 @@ class Switch:
         truncate = ctx.truncate
         if truncate is not None and truncate < len(frame):
             frame = frame[:truncate]
-        self._spare.append((hdr, meta, sm))  # nothing refers to them any more
+        self._spare.append(ctx)  # nothing refers to it (nor its hdr, meta, sm) any more
 
         # TRANSMIT
         if port in self._down:

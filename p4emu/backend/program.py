@@ -137,8 +137,8 @@ class SharedCode:
 SHARED_IMPORTS = (
     # ``cython.compiled``: the native deparser's branches (False on the pure path)
     "import cython\n"
-    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, PacketContext, stack_at, "
-    "stack_last, div_u, mod_u, div_s, mod_s\n"
+    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, PacketContext, StandardMetadata, "
+    "stack_at, stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
     "from p4emu.runtime.tables import Table, TableAction\n"
 )
@@ -454,7 +454,9 @@ class ProgramCompiler:
         self.no_match_error = no_match_error
         self.trace = trace
         self.names = Names()
-        self.types = TypeRegistry()
+        # the standard metadata derives from the runtime's StandardMetadata when that is
+        # an extension type (a compiled generated class can derive from no other)
+        self.types = TypeRegistry(standard_base=native.runtime_native())
         self.global_scope = Scope()
         # the code generators above body/, handed down to every BodyCompiler
         self.emitters = CallEmitters(
@@ -885,11 +887,11 @@ class ProgramCompiler:
                 init_packet.extend("    " + line for line in lines)
         source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
         main_file = program.source_files[0] if program.source_files else "program"
-        classes, scalars = self.types.classes, self.types.scalars
+        classes, scalars, bases = self.types.classes, self.types.scalars, self.types.bases
         shared = shared_code(
             source,
             f"<p4emu {main_file}>",
-            lambda: native.program_declarations(source, classes, scalars),
+            lambda: native.program_declarations(source, classes, scalars, bases),
         )
         template = ProgramTemplate(
             checked=program,

@@ -36,7 +36,13 @@ from collections.abc import Iterator
 from p4emu.backend.cfields import field_range
 from p4emu.backend.codewriter import py_attr, sanitize
 from p4emu.backend.exceptions import CompileError
+from p4emu.backend.rt import STANDARD_METADATA_FIELDS
 from p4emu.frontend import types as t
+
+#: the runtime's class a conforming ``standard_metadata_t`` derives from (generated text)
+STANDARD_METADATA_BASE = "StandardMetadata"
+#: the widest ``bit<W>`` field :class:`p4emu.backend.rt.StandardMetadata` holds in C
+MAX_STANDARD_METADATA_WIDTH = 63
 
 
 def scalar_type(type_: t.Type) -> t.Type:
@@ -66,6 +72,35 @@ def bit_width(type_: t.Type) -> int | None:
     return None
 
 
+def standard_metadata_problem(type_: t.Type) -> str | None:
+    """Why the struct ``type_`` cannot be v1model's standard metadata
+    (:class:`p4emu.backend.rt.StandardMetadata`), or None when it can: it must hold every
+    field of :data:`~p4emu.backend.rt.STANDARD_METADATA_FIELDS`, ``parser_error`` of type
+    ``error``, the others unsigned ``bit<W>`` with ``W`` at most 63 (v1model's are at
+    most 48); it may have more fields."""
+    if not isinstance(type_, t.StructType):
+        return f"{type_.describe()} is not a struct"
+    types = {f.name: f.type for f in type_.fields}
+    for name in STANDARD_METADATA_FIELDS:
+        ftype = types.get(name)
+        if ftype is None:
+            return f"{type_.name} has no field {name}"
+        base = scalar_type(ftype)
+        if name == "parser_error":
+            if not isinstance(base, t.ErrorType):
+                return f"{type_.name}.{name} is {ftype.describe()}, not error"
+        elif not (
+            isinstance(base, t.BitsType)
+            and not base.signed
+            and base.width <= MAX_STANDARD_METADATA_WIDTH
+        ):
+            return (
+                f"{type_.name}.{name} is {ftype.describe()}, not bit<W> with W at most "
+                f"{MAX_STANDARD_METADATA_WIDTH}"
+            )
+    return None
+
+
 def default_scalar(type_: t.Type) -> str:
     """Python literal of the initial value of a scalar of ``type_``."""
     base = scalar_type(type_)
@@ -83,7 +118,13 @@ def default_scalar(type_: t.Type) -> str:
 class TypeRegistry:
     """Generates (once) the class and helper functions of every aggregate type used."""
 
-    def __init__(self) -> None:
+    def __init__(self, standard_base: bool = False) -> None:
+        #: a ``standard_metadata_t`` struct with v1model's fields gets a class deriving
+        #: from :class:`p4emu.backend.rt.StandardMetadata` (the compiled runtime's: only
+        #: an extension type can be a compiled class's base)
+        self.standard_base = standard_base
+        #: class -> the runtime class it derives from (its fields are the base's)
+        self.bases: dict[str, str] = {}
         self._names: dict[int, str] = {}
         self._stack_names: dict[str, str] = {}
         self._keep: list[t.Type] = []  # keep types alive: ids must stay unique
@@ -278,9 +319,19 @@ class TypeRegistry:
         ]
         self._note_scalars(name, fields)
         out = self.lines
-        slots = ", ".join(repr(a) for a, _ in fields)
-        out.append(f"class {name}:")
-        out.append(f"    __slots__ = ({slots}{',' if fields else ''})")
+        own = [attr for attr, _ in fields]
+        base = ""
+        if (
+            self.standard_base
+            and type_.name == "standard_metadata_t"
+            and standard_metadata_problem(type_) is None
+        ):
+            # the fields of v1model's standard metadata are the base's (C fields)
+            self.bases[name] = base = STANDARD_METADATA_BASE
+            own = [attr for attr in own if attr not in STANDARD_METADATA_FIELDS]
+        slots = ", ".join(repr(a) for a in own)
+        out.append(f"class {name}({base}):" if base else f"class {name}:")
+        out.append(f"    __slots__ = ({slots}{',' if own else ''})")
         out.append(f"    p4_type = {type_.name!r}")
         out.append("    def __init__(self):")
         if not fields:

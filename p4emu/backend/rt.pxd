@@ -22,3 +22,25 @@ cdef class PacketContext:
     cdef public object truncate
 
     cpdef reset_requests(self)
+    cpdef renew(self, long long ingress_length)
+
+
+# v1model's standard metadata (STANDARD_METADATA_FIELDS): every field is a bit<W> with W
+# at most 48, held as a C integer; parser_error (an error code) stays an object.
+cdef class StandardMetadata:
+    cdef public long long ingress_port
+    cdef public long long egress_spec
+    cdef public long long egress_port
+    cdef public long long instance_type
+    cdef public long long packet_length
+    cdef public long long enq_timestamp
+    cdef public long long enq_qdepth
+    cdef public long long deq_timedelta
+    cdef public long long deq_qdepth
+    cdef public long long ingress_global_timestamp
+    cdef public long long egress_global_timestamp
+    cdef public long long mcast_grp
+    cdef public long long egress_rid
+    cdef public long long checksum_error
+    cdef public object parser_error
+    cdef public long long priority

@@ -76,6 +76,21 @@ class PacketContext:
         #: truncate(len) request, bytes
         self.truncate: int | None = None
 
+    def renew(self, ingress_length: int) -> None:
+        """This context for a new packet of ``ingress_length`` bytes: every field as
+        :meth:`__init__` sets it, but the header, metadata and standard-metadata objects
+        (the caller resets those)."""
+        self.ingress_length = ingress_length
+        self.length_reg = ingress_length
+        self.payload = b""
+        self.checksum_error = 0
+        self.clone_session = None
+        self.clone_copier = None
+        self.resubmit = None
+        self.recirculate = None
+        self.digest = None
+        self.truncate = None
+
     def reset_requests(self) -> None:
         self.clone_session = None
         self.clone_copier = None
@@ -130,3 +145,53 @@ def mod_s(a: int, b: int) -> int:
         return 0
     r = abs(a) % abs(b)
     return r if a >= 0 else -r
+
+
+#: v1model's ``standard_metadata_t`` fields in order (p4emu/include/v1model.p4, as
+#: p4lang's v1model.p4): all ``bit<W>`` (W at most 48) but ``parser_error`` (``error``)
+STANDARD_METADATA_FIELDS: tuple[str, ...] = (
+    "ingress_port",
+    "egress_spec",
+    "egress_port",
+    "instance_type",
+    "packet_length",
+    "enq_timestamp",
+    "enq_qdepth",
+    "deq_timedelta",
+    "deq_qdepth",
+    "ingress_global_timestamp",
+    "egress_global_timestamp",
+    "mcast_grp",
+    "egress_rid",
+    "checksum_error",
+    "parser_error",
+    "priority",
+)
+
+
+class StandardMetadata:
+    """v1model's standard metadata: the base of a program's generated
+    ``standard_metadata_t`` class when that struct has v1model's fields
+    (:func:`p4emu.backend.pytypes.standard_metadata_problem`), so the switch reads and
+    sets them in C on the compiled path (its ``.pxd``: C integers, ``parser_error`` an
+    object). A program's class adds only the fields its struct has beyond these."""
+
+    __slots__ = STANDARD_METADATA_FIELDS
+
+    def __init__(self) -> None:
+        self.ingress_port = 0
+        self.egress_spec = 0
+        self.egress_port = 0
+        self.instance_type = 0
+        self.packet_length = 0
+        self.enq_timestamp = 0
+        self.enq_qdepth = 0
+        self.deq_timedelta = 0
+        self.deq_qdepth = 0
+        self.ingress_global_timestamp = 0
+        self.egress_global_timestamp = 0
+        self.mcast_grp = 0
+        self.egress_rid = 0
+        self.checksum_error = 0
+        self.parser_error: object = 0
+        self.priority = 0

@@ -12,6 +12,7 @@ cimport cython
 
 
 cdef double _MAX_GAP  # the C copy of MAX_GAP_NS
+cdef long long _NS_PER_US  # NS_PER_US: a queued packet's times are C integers
 cdef long long _MAX_TIME  # the C copy of MAX_GAP_NS: a shaper's times stay below it
 
 @cython.locals(later="long long")
@@ -31,6 +32,11 @@ cdef class QueuedPacket:
     cdef public object port
     cdef public object priority
     cdef public long long send_ns
+
+    cpdef renew(
+        self, object item, object port, object priority, long long length, long long enq_ns,
+        long long enq_qdepth,
+    )
 
 
 cdef class QueueRate:
@@ -71,6 +77,9 @@ cdef class TrafficManager:
     cdef public object _default_depth
     cdef public QueueRate _default_rate
     cdef public dict _ports
+    cdef public list _by_port
+    cdef public list _free
+    cdef public bint _indexed
     cdef public set _active
     cdef public long long _earliest
     cdef public list _ready
@@ -81,15 +90,16 @@ cdef class TrafficManager:
 
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
-        send="long long", now="long long",
+        send="long long", now="long long", by_port=list, free=list,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
-    @cython.locals(active=set, ports=dict, state=_Port, ready=list, due=list, now="long long")
+    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
     cpdef list poll(self, object now_ns=*)
+    cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
     @cython.locals(active=set, when="long long")
     cpdef _reschedule(self, _Port state, long long now)
-    @cython.locals(state=_Port)
+    @cython.locals(state=_Port, by_port=list)
     cpdef _Port _port(self, object port)
     cpdef _drop(self, object port, object priority, object reason)
     cpdef _depart_at_once(self, QueuedPacket packet, long long now)
@@ -100,7 +110,7 @@ cdef class TrafficManager:
         rate=QueueRate, when="long long", length="long long",
     )
     cpdef _settle(self, _Port state, long long now)
-    @cython.locals(ports=dict, active=set, state=_Port, earliest="long long", found=bint)
+    @cython.locals(active=set, state=_Port, earliest="long long", found=bint)
     cpdef long long _min_next_ns(self) except? -1
     @cython.locals(head=QueuedPacket, earliest="long long")
     cpdef long long _next_departure(self, _Port state) except? -1

@@ -53,6 +53,11 @@ from p4emu.runtime.exceptions import TrafficManagerError
 log = logging.getLogger("p4emu.runtime")
 
 DEFAULT_QUEUE_DEPTH = 64
+_NS_PER_US = NS_PER_US  # its C copy on the compiled path (the queueing times in C)
+#: ports below this one are also found by index (:attr:`TrafficManager._by_port`, a list
+#: grown as ports appear), cheaper than the dict on the per-packet path: v1model's
+#: 9-bit port numbers; a higher port (the traffic manager takes any) only by the dict
+INDEXED_PORTS = 512
 
 
 class RateUnit(enum.Enum):
@@ -100,7 +105,25 @@ class QueuedPacket:
         self.priority = priority
         self.length = length
         self.enq_ns = enq_ns
-        self.enq_timestamp = enq_ns // NS_PER_US
+        self.enq_timestamp = enq_ns // _NS_PER_US
+        self.enq_qdepth = enq_qdepth
+        self.send_ns = enq_ns
+        self.deq_ns = 0
+        self.departure_seq = 0
+        self.deq_timedelta = 0
+        self.deq_qdepth = 0
+
+    def renew(
+        self, item: object, port: int, priority: int, length: int, enq_ns: int, enq_qdepth: int
+    ) -> None:
+        """This packet, released (:meth:`TrafficManager.release`), as ``__init__`` would
+        make it: every field set again."""
+        self.item = item
+        self.port = port
+        self.priority = priority
+        self.length = length
+        self.enq_ns = enq_ns
+        self.enq_timestamp = enq_ns // _NS_PER_US
         self.enq_qdepth = enq_qdepth
         self.send_ns = enq_ns
         self.deq_ns = 0
@@ -236,11 +259,16 @@ class TrafficManager:
         self._default_depth = default_depth
         self._default_rate: QueueRate | None = None
         self._ports: dict[int, _Port] = {}
+        #: ``_ports`` of the ports below INDEXED_PORTS by index (None: no such port yet)
+        self._by_port: list[_Port | None] = []
+        #: packets the caller released (:meth:`release`), reused by enqueue
+        self._free: list[QueuedPacket] = []
         self._active: set[int] = set()
         # min(next_ns) over the active ports (kept exact by enqueue and every settle), so
         # a poll with nothing due and next_departure_ns() look at no port
         self._earliest = 0
         self._ready: list[QueuedPacket] = []
+        self._indexed = True  # every port is in _by_port (none at or past INDEXED_PORTS)
         self._departures = 0
         self.drops: dict[tuple[int, int, DropReason], int] = {}
         self.total_drops = 0
@@ -323,7 +351,11 @@ class TrafficManager:
             log.error("Priority out of range, dropping packet (priority %d)", priority)
             self._drop(port, priority, DropReason.priority_out_of_range)
             return DropReason.priority_out_of_range
-        state = self._ports.get(port)
+        by_port = self._by_port
+        if 0 <= port < len(by_port):
+            state = by_port[port]
+        else:
+            state = self._ports.get(port)
         if state is None:
             state = self._port(port)
         elif state.backlog and state.next_ns <= now:
@@ -334,7 +366,12 @@ class TrafficManager:
         if len(fifo) >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
-        packet = QueuedPacket(item, port, priority, length, now, len(fifo))
+        free = self._free
+        if free:
+            packet = free.pop()
+            packet.renew(item, port, priority, length, now, len(fifo))
+        else:
+            packet = QueuedPacket(item, port, priority, length, now, len(fifo))
         self.total_enqueued += 1
         active = self._active
         # a packet that leaves at once from an idle port while no port has a departure
@@ -395,7 +432,7 @@ class TrafficManager:
         if active:
             now = self.clock.now_ns() if now_ns is None else now_ns
             if self._earliest <= now:
-                ports = self._ports
+                ports = self._by_port if self._indexed else self._ports
                 if len(active) == 1:
                     (port,) = active
                     state = ports[port]
@@ -419,6 +456,13 @@ class TrafficManager:
         if len(ready) > 1:
             ready.sort(key=_departure_order)
         return ready
+
+    def release(self, packet: QueuedPacket) -> None:
+        """The caller is done with ``packet`` (one :meth:`poll` returned): a later
+        :meth:`enqueue` reuses it, every field set again (its item is dropped now). A
+        packet must be released once at most, and not read after."""
+        packet.item = None
+        self._free.append(packet)
 
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
@@ -509,6 +553,13 @@ class TrafficManager:
                 for priority in range(self.priority_queues)
             ]
             state = self._ports[port] = _Port(port, queues, self._default_rate)
+            if port < INDEXED_PORTS:
+                by_port = self._by_port
+                while len(by_port) <= port:
+                    by_port.append(None)
+                by_port[port] = state
+            else:
+                self._indexed = False  # a port only the dict finds
         return state
 
     def _select(self, port: int, priority: int | None) -> list[_Queue]:
@@ -542,7 +593,7 @@ class TrafficManager:
         packet.deq_ns = when
         self._departures += 1
         packet.departure_seq = self._departures
-        packet.deq_timedelta = when // NS_PER_US - packet.enq_timestamp
+        packet.deq_timedelta = when // _NS_PER_US - packet.enq_timestamp
         packet.deq_qdepth = len(fifo)
         self._ready.append(packet)
 
@@ -603,7 +654,7 @@ class TrafficManager:
 
     def _min_next_ns(self) -> int:
         """The earliest next departure of the active ports (0 when none is active)."""
-        ports = self._ports
+        ports = self._by_port if self._indexed else self._ports
         active = self._active
         earliest = 0
         found = False

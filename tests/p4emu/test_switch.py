@@ -417,3 +417,90 @@ def test_mrc_switch_program_forwards_usid_traffic() -> None:
     assert new_dst == (0xFCBBBB00 << 96) | (0x1801 << 80) | (0xE201 << 64)
     assert data[14 + 7] == 63  # hop limit
     assert objects.counters["MrcEgress.forwarded"].read(5) == (1, len(packet))
+
+
+# ------------------------------------------------------------------ standard metadata
+
+V1MODEL = ROOT / "p4emu" / "include" / "v1model.p4"
+FORWARD_WITH_OWN_V1MODEL = """
+#include <core.p4>
+#include "v1model.p4"
+header eth_t { bit<48> dst; bit<48> src; bit<16> type; }
+struct headers_t { eth_t eth; }
+struct meta_t { }
+parser P(packet_in pkt, out headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    state start { pkt.extract(hdr.eth); transition accept; }
+}
+control VC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { sm.egress_spec = 2; hdr.eth.type = (bit<16>)sm.ingress_port; }
+}
+control Eg(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm) {
+    apply { EGRESS }
+}
+control CC(inout headers_t hdr, inout meta_t meta) { apply { } }
+control D(packet_out pkt, in headers_t hdr) { apply { pkt.emit(hdr.eth); } }
+V1Switch(P(), VC(), Ing(), Eg(), CC(), D()) main;
+"""
+
+
+def own_v1model(tmp_path: Path, old: str, new: str, egress: str = "") -> Switch:
+    """A switch of a program that includes its own v1model.p4: p4emu's with ``old`` in
+    its standard_metadata_t replaced by ``new``."""
+    text = V1MODEL.read_text(encoding="utf-8")
+    assert old in text
+    (tmp_path / "v1model.p4").write_text(text.replace(old, new, 1), encoding="utf-8")
+    source = FORWARD_WITH_OWN_V1MODEL.replace("EGRESS", egress)
+    return Switch(
+        load_program_text(source, str(tmp_path / "own.p4"), [tmp_path]), clock=VirtualClock()
+    )
+
+
+def test_the_stock_standard_metadata_is_the_runtimes_on_the_compiled_path() -> None:
+    """v1model's standard_metadata_t derives from rt.StandardMetadata where that is an
+    extension type (the switch then sets its fields in C); on the pure path it is the
+    plain generated class. Either way it has exactly v1model's fields, all 0."""
+    from p4emu.backend import native
+    from p4emu.backend.rt import STANDARD_METADATA_FIELDS, StandardMetadata
+
+    sm = make().program.new_standard_metadata()
+    assert isinstance(sm, StandardMetadata) == native.runtime_native()
+    assert all(getattr(sm, name) == 0 for name in STANDARD_METADATA_FIELDS)
+    assert type(sm).__slots__ == (() if native.runtime_native() else STANDARD_METADATA_FIELDS)
+
+
+def test_a_standard_metadata_with_more_fields_is_accepted(tmp_path: Path) -> None:
+    """An own v1model.p4 whose standard_metadata_t has a field more: the switch runs it,
+    the extra field is the generated class's own (0 for every new packet)."""
+    switch = own_v1model(
+        tmp_path,
+        "bit<3>  priority;",
+        "bit<3>  priority;\n    bit<12> site;",
+        egress="hdr.eth.src = (bit<48>)sm.site; sm.site = 5;",
+    )
+    sm = switch.program.new_standard_metadata()
+    assert sm.site == 0 and "site" in type(sm).__slots__
+    frame = bytes(12) + b"\x08\x00" + b"payload"
+    for _ in range(2):  # the second reuses the first's objects: site is 0 again
+        switch.inject(3, frame)
+        [(port, out)] = switch.collect()
+        assert port == 2 and out == bytes(12) + b"\x00\x03" + b"payload"
+
+
+@pytest.mark.parametrize(
+    ("old", "new", "problem"),
+    [
+        ("bit<3>  priority;", "bit<3>  prio;", "has no field priority"),
+        ("bit<32>  instance_type;", "bit<64>  instance_type;", "instance_type is bit<64>"),
+        ("bit<32>  packet_length;", "int<32>  packet_length;", "packet_length is int<32>"),
+        ("error    parser_error;", "bit<8>    parser_error;", "parser_error is bit<8>, not error"),
+    ],
+)
+def test_a_standard_metadata_without_v1models_fields_is_refused(
+    tmp_path: Path, old: str, new: str, problem: str
+) -> None:
+    """BMv2's simple_switch needs v1model's fields (and so does the switch: it sets them
+    in C on the compiled path): a struct missing one, or holding one wider than 63 bits,
+    signed or of another type, is refused when the switch is made, on both paths."""
+    with pytest.raises(SwitchError, match=f"not v1model's: .*{problem}"):
+        own_v1model(tmp_path, old, new)

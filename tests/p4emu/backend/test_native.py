@@ -17,7 +17,7 @@ from types import ModuleType
 import pytest
 
 from clikit import hotpath
-from p4emu.backend import native
+from p4emu.backend import native, rt
 from p4emu.backend.program import SHARED_IMPORTS, SharedCode
 from p4emu.frontend import load_program_text
 from p4emu.runtime.clock import VirtualClock
@@ -570,3 +570,59 @@ def test_a_compiled_program_forwards_as_its_pure_module(
         (3, bytes([0, 5, 255, 0]) + b"payload"),
         (3, bytes([0, 5, 255, 6]) + b"payload"),  # seen: the dropped k=6
     ]
+
+
+# a generated standard metadata deriving from the runtime's, and a block reading it
+DERIVED = textwrap.dedent(
+    """\
+    from p4emu.backend.rt import StandardMetadata
+    class S1_sm_t(StandardMetadata):
+        __slots__ = ('site',)
+    def f(s: S1_sm_t):
+        return EXPR
+    """
+)
+DERIVED_CLASSES = {"S1_sm_t": [(name, None) for name in (*rt.STANDARD_METADATA_FIELDS, "site")]}
+DERIVED_CANDIDATES = {
+    "S1_sm_t": {
+        **{name: (0, 1 << 9) for name in rt.STANDARD_METADATA_FIELDS if name != "parser_error"},
+        "site": (0, 1 << 12),
+    }
+}
+
+
+def test_a_derived_class_declares_only_its_own_fields(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The standard metadata derives from rt.StandardMetadata: its .pxd names that base
+    and declares only the fields beyond it; without the native runtime (no extension
+    type to derive from) it cannot be built."""
+    source = DERIVED.replace("EXPR", "s.egress_spec + s.site")
+    bases = {"S1_sm_t": "StandardMetadata"}
+    with pytest.raises(native.NativeBuildError, match="needs the native runtime"):
+        native.declarations(DERIVED_CLASSES, runtime=False, bases=bases)
+    monkeypatch.setattr(native, "runtime_native", lambda: True)
+    pxd = native.program_declarations(source, DERIVED_CLASSES, DERIVED_CANDIDATES, bases)
+    assert "cdef class S1_sm_t(StandardMetadata):\n    cdef public long long site\n" in pxd
+    assert "egress_spec" not in pxd
+    # the bases are part of the kept declarations' key
+    plain = native.declarations_key(source, DERIVED_CLASSES, DERIVED_CANDIDATES, True)
+    assert plain != native.declarations_key(
+        source, DERIVED_CLASSES, DERIVED_CANDIDATES, True, bases
+    )
+
+
+def test_a_derived_class_whose_inherited_fields_are_not_proven_is_not_built(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The base holds its fields in C whatever the text does: an operation that may
+    leave 64 bits on one (the proof would keep it a Python object, which the base cannot)
+    refuses the native build, and the pure module runs."""
+    monkeypatch.setattr(native, "runtime_native", lambda: True)
+    source = DERIVED.replace("EXPR", "s.ingress_global_timestamp << 60")
+    candidates = {"S1_sm_t": {**DERIVED_CANDIDATES["S1_sm_t"]}}
+    candidates["S1_sm_t"]["ingress_global_timestamp"] = (0, 1 << 48)
+    with pytest.raises(native.NativeBuildError, match="ingress_global_timestamp are not proven"):
+        native.program_declarations(
+            source, DERIVED_CLASSES, candidates, {"S1_sm_t": "StandardMetadata"}
+        )

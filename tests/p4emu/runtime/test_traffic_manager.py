@@ -10,8 +10,10 @@ import pytest
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.exceptions import TrafficManagerError
 from p4emu.runtime.traffic_manager import (
+    INDEXED_PORTS,
     MAX_GAP_NS,
     DropReason,
+    QueuedPacket,
     QueueRate,
     RateScope,
     RateUnit,
@@ -400,3 +402,65 @@ def test_pausing_needs_the_port_rate_scope_and_a_known_priority() -> None:
     _, tm_port = _paced_port(priorities=2)
     with pytest.raises(TrafficManagerError, match="priority 5 out of range"):
         tm_port.set_paused(1, 5, True)
+
+
+def test_ports_at_the_index_boundary_keep_their_own_state() -> None:
+    """Ports below INDEXED_PORTS are found by index, the others by the dict only: either
+    way each port keeps its own queue, shaper and drops, and departures merge in time
+    order, ties by port number."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, default_depth=2)
+    ports = [0, INDEXED_PORTS - 1, INDEXED_PORTS, 3 * INDEXED_PORTS]
+    for port in ports:
+        tm.set_queue_rate(port, 1000)
+    assert not tm._indexed  # a port only the dict finds: the hot path uses the dict
+    clock.advance(10_000)
+    for port in ports:
+        for i in range(4):  # the first leaves at once, two wait, the fourth is dropped
+            tm.enqueue(port, (port, i), 64)
+    assert [tm.dropped(port) for port in ports] == [1, 1, 1, 1]
+    assert [tm.queue_depth(port) for port in ports] == [2, 2, 2, 2]
+    clock.advance(10_000)
+    out = tm.poll()
+    assert [p.item for p in out] == [(port, i) for i in range(3) for port in ports]
+    assert [p.deq_ns // 1000 for p in out] == [10_000] * 4 + [11_000] * 4 + [12_000] * 4
+    assert all(tm.queue_depth(port) == 0 for port in ports)
+
+
+def test_ports_below_the_boundary_are_found_by_index() -> None:
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    for port in (INDEXED_PORTS - 1, 5):
+        assert tm.enqueue(port, port, 64) is None
+    assert tm._indexed and len(tm._by_port) == INDEXED_PORTS
+    assert tm._by_port[5] is tm._ports[5] and tm._by_port[4] is None
+    assert [p.item for p in tm.poll()] == [INDEXED_PORTS - 1, 5]
+    with pytest.raises(TrafficManagerError, match="negative"):
+        tm.enqueue(-1, "x", 64)
+
+
+def test_a_released_packet_is_reused_with_nothing_of_its_past() -> None:
+    """release() hands a polled packet back; the next enqueue reuses that object with
+    every field set again: none of the previous packet's fields leaks."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=2)
+    tm.set_queue_rate(7, 1000)
+    clock.advance(5_000)
+    for item in ("old", "old2", "old3"):
+        tm.enqueue(7, item, 1500, 1)
+    clock.advance(5_000)
+    _first, _second, second = tm.poll()
+    assert second.deq_timedelta and second.departure_seq and second.enq_qdepth
+    tm.release(second)
+    assert second.item is None  # not kept alive by the free list
+    clock.advance(1_000)
+    assert tm.enqueue(3, "new", 64, 0) is None
+    [reused] = tm.poll()
+    assert reused is second
+    fresh = QueuedPacket("new", 3, 0, 64, clock.now_ns(), 0)
+    fresh.deq_ns, fresh.departure_seq = reused.deq_ns, reused.departure_seq
+    slots = QueuedPacket.__slots__ if hasattr(QueuedPacket, "__slots__") else ()
+    names = slots or [n for n in dir(fresh) if not n.startswith("_") and n not in ("qid", "renew")]
+    for name in names:
+        assert getattr(reused, name) == getattr(fresh, name), name
+    assert reused.departure_seq == 4 and reused.deq_ns == clock.now_ns()
