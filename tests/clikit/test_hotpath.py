@@ -287,17 +287,21 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     )  # fmt: skip
     assert check.stdout.startswith("compiled"), check.stdout
     # the unit tests of the modules whose native build runs code of its own
-    # (``cython.compiled`` branches: the event list's C heap, MT19937 in C), on it
+    # (``cython.compiled`` branches: the event list's C heap, MT19937 in C, the wire
+    # codec's in-place decoder and one-allocation encoders), on it; the finder first
+    # (``-p clikit.hotpath``), as every entry point installs it before mrc_wire loads
     native_env = {**env, hotpath.PURE_ENV: "0"}
     where = subprocess.run(
         [sys.executable, "-c",
-         "import vfabric.eventlist as e, nic_emu.mtbytes as m; print(e.__file__, m.__file__)"],
+         "import clikit.hotpath, vfabric.eventlist as e, nic_emu.mtbytes as m, "
+         "mrc_wire.codec as c; print(e.__file__, m.__file__, c.__file__)"],
         cwd=ROOT, env=native_env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert all(path.endswith(".so") for path in where.stdout.split()), where.stdout
     native_tests = subprocess.run(
-        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
-         "tests/vfabric/test_eventlist.py", "tests/nic_emu/test_mtbytes.py"],
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "clikit.hotpath",
+         "tests/vfabric/test_eventlist.py", "tests/nic_emu/test_mtbytes.py",
+         "tests/mrc_wire/test_wire_codec.py"],
         cwd=ROOT, env=native_env, capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert native_tests.returncode == 0, native_tests.stdout[-3000:]
