@@ -100,24 +100,13 @@ class QueuedPacket:
     def __init__(
         self, item: object, port: int, priority: int, length: int, enq_ns: int, enq_qdepth: int
     ) -> None:
-        self.item = item
-        self.port = port
-        self.priority = priority
-        self.length = length
-        self.enq_ns = enq_ns
-        self.enq_timestamp = enq_ns // _NS_PER_US
-        self.enq_qdepth = enq_qdepth
-        self.send_ns = enq_ns
-        self.deq_ns = 0
-        self.departure_seq = 0
-        self.deq_timedelta = 0
-        self.deq_qdepth = 0
+        self.renew(item, port, priority, length, enq_ns, enq_qdepth)
 
     def renew(
         self, item: object, port: int, priority: int, length: int, enq_ns: int, enq_qdepth: int
     ) -> None:
-        """This packet, released (:meth:`TrafficManager.release`), as ``__init__`` would
-        make it: every field set again."""
+        """Every field set for a packet entering a queue: ``__init__`` of a new one, and a
+        released one (:meth:`TrafficManager.release`) taken again from the free list."""
         self.item = item
         self.port = port
         self.priority = priority

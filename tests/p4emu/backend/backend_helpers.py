@@ -12,9 +12,14 @@ from __future__ import annotations
 import os
 import re
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from p4emu.frontend import load_program_text
 from p4emu.switch import Switch
+
+if TYPE_CHECKING:
+    from p4emu import CheckedProgram
+    from p4emu.backend.program import CompiledProgram, ProgramCompiler
 
 PROGRAMS = Path(__file__).resolve().parents[1] / "programs"
 
@@ -101,6 +106,42 @@ class Harness:
         assert len(frames) == 1, f"expected one frame, got {frames}"
         in_len = sum(w for _, w in self.inputs) // 8
         return unpack(self.outputs, frames[0][1][in_len:])
+
+
+def program_compiler(source: str | CheckedProgram, name: str = "test.p4") -> ProgramCompiler:
+    """A :class:`ProgramCompiler` of ``source`` (P4 text or a checked program) with
+    ``compile_program``'s defaults on fresh run-time objects: for tests that read the
+    generated text or its declarations without a switch."""
+    from p4emu.backend.program import ProgramCompiler
+    from p4emu.runtime.clock import VirtualClock
+    from p4emu.runtime.externs import DigestQueue, RandomSource
+    from p4emu.runtime.pre import ReplicationEngine
+
+    checked = load_program_text(source, name) if isinstance(source, str) else source
+    clock = VirtualClock()
+    return ProgramCompiler(
+        checked,
+        clock=clock,
+        pre=ReplicationEngine(),
+        digest_queue=DigestQueue(clock),
+        random=RandomSource(0),
+        drop_port=511,
+        no_match_error=False,
+        trace=False,
+    )
+
+
+def generated_declarations(compiler: ProgramCompiler) -> tuple[CompiledProgram, str]:
+    """``compiler``'s program compiled, and the declarations the native build would give
+    its generated module (:func:`p4emu.backend.native.program_declarations`; no C
+    compiler runs)."""
+    from p4emu.backend import native
+
+    compiled = compiler.compile()
+    pxd = native.program_declarations(
+        compiled.source, compiler.types.classes, compiler.types.scalars
+    )
+    return compiled, pxd
 
 
 def switch_for(source: str, name: str = "test.p4", **options: object) -> Switch:

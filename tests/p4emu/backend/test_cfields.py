@@ -10,14 +10,9 @@ import textwrap
 from pathlib import Path
 
 import pytest
-from backend_helpers import switch_on_path
+from backend_helpers import generated_declarations, program_compiler, switch_on_path
 
 from p4emu.backend import cfields, native
-from p4emu.backend.program import ProgramCompiler
-from p4emu.frontend import load_program_text
-from p4emu.runtime.clock import VirtualClock
-from p4emu.runtime.externs import DigestQueue, RandomSource
-from p4emu.runtime.pre import ReplicationEngine
 
 needs_build = pytest.mark.skipif(
     native.build_missing() is not None, reason=str(native.build_missing())
@@ -216,20 +211,8 @@ OUT_FIELDS = [
 def declared_types(p4: str) -> dict[str, str]:
     """``class.field -> declared type`` of the scalar fields of ``p4``'s generated
     module, as the native build would declare them (no compiler run)."""
-    compiler = ProgramCompiler(
-        load_program_text(p4, "wide.p4"),
-        clock=VirtualClock(),
-        pre=ReplicationEngine(),
-        digest_queue=DigestQueue(VirtualClock()),
-        random=RandomSource(0),
-        drop_port=511,
-        no_match_error=False,
-        trace=False,
-    )
-    compiled = compiler.compile()
-    pxd = native.program_declarations(
-        compiled.source, compiler.types.classes, compiler.types.scalars
-    )
+    compiler = program_compiler(p4, "wide.p4")
+    _, pxd = generated_declarations(compiler)
     found: dict[str, str] = {}
     current = ""
     for line in pxd.splitlines():
@@ -403,16 +386,7 @@ NARROW = WIDE.replace(
 
 
 def test_the_generated_parser_annotates_only_narrow_temporaries() -> None:
-    compiler = ProgramCompiler(
-        load_program_text(NARROW, "narrow.p4"),
-        clock=VirtualClock(),
-        pre=ReplicationEngine(),
-        digest_queue=DigestQueue(VirtualClock()),
-        random=RandomSource(0),
-        drop_port=511,
-        no_match_error=False,
-        trace=False,
-    )
+    compiler = program_compiler(NARROW, "narrow.p4")
     source = compiler.compile().source
     # n4 and n12: one 16-bit part, a C temporary; q60 and q4: one 64-bit part, an object
     assert "_u16_1: cython.longlong" in source

@@ -13,7 +13,7 @@ import struct
 from types import SimpleNamespace
 
 import pytest
-from backend_helpers import switch_on_path
+from backend_helpers import program_compiler, switch_on_path
 
 from p4emu.backend import cfields, native
 from p4emu.backend.headercodec import (
@@ -23,12 +23,7 @@ from p4emu.backend.headercodec import (
     HeaderCodec,
     header_codec,
 )
-from p4emu.backend.program import ProgramCompiler
-from p4emu.frontend import load_program_text
 from p4emu.frontend import types as t
-from p4emu.runtime.clock import VirtualClock
-from p4emu.runtime.externs import DigestQueue, RandomSource
-from p4emu.runtime.pre import ReplicationEngine
 
 needs_build = pytest.mark.skipif(
     native.build_missing() is not None, reason=str(native.build_missing())
@@ -287,16 +282,7 @@ def test_the_proof_keeps_wide_fields_objects_and_still_proves_the_narrow_ones() 
     ``to_bytes``) through :func:`p4emu.backend.native.program_declarations` (no
     compiler): 72- and 128-bit fields stay objects; the 8-bit ones, read and written
     beside them, are proven C integers; no C-typed temporary holds a wide part."""
-    compiler = ProgramCompiler(
-        load_program_text(WIDE128, "w128.p4"),
-        clock=VirtualClock(),
-        pre=ReplicationEngine(),
-        digest_queue=DigestQueue(VirtualClock()),
-        random=RandomSource(0),
-        drop_port=511,
-        no_match_error=False,
-        trace=False,
-    )
+    compiler = program_compiler(WIDE128, "w128.p4")
     compiled = compiler.compile()
     assert "G_from_bytes" in compiled.source and "G_to_bytes" in compiled.source
     source = compiled.source

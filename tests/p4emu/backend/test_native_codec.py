@@ -14,7 +14,7 @@ import itertools
 from typing import Any
 
 import pytest
-from backend_helpers import switch_on_path
+from backend_helpers import generated_declarations, program_compiler, switch_on_path
 
 from p4emu.backend import native
 from p4emu.backend.headercodec import (
@@ -328,26 +328,8 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
 
 
 def test_the_program_holds_signed_fields_both_as_c_and_as_python_objects() -> None:
-    from p4emu.backend.program import ProgramCompiler
-    from p4emu.frontend import load_program_text
-    from p4emu.runtime.clock import VirtualClock
-    from p4emu.runtime.externs import DigestQueue, RandomSource
-    from p4emu.runtime.pre import ReplicationEngine
-
-    compiler = ProgramCompiler(
-        load_program_text(PROGRAM, "codec-decl.p4"),
-        clock=VirtualClock(),
-        pre=ReplicationEngine(),
-        digest_queue=DigestQueue(VirtualClock()),
-        random=RandomSource(0),
-        drop_port=511,
-        no_match_error=False,
-        trace=False,
-    )
-    compiled = compiler.compile()
-    pxd = native.program_declarations(
-        compiled.source, compiler.types.classes, compiler.types.scalars
-    )
+    compiler = program_compiler(PROGRAM, "codec-decl.p4")
+    _, pxd = generated_declarations(compiler)
     a_class = pxd[pxd.index("_a_t:") :]
     a_class = a_class[: a_class.index("cdef class")]
     assert "cdef public object s8" in a_class and "cdef public object sq" in a_class

@@ -8,13 +8,13 @@ import gc
 import weakref
 
 import pytest
+from backend_helpers import program_compiler
 
 from clikit import hotpath
 from p4emu.backend.exceptions import CompileError
 from p4emu.backend.ids import assign_ids
 from p4emu.backend.program import (
     Hooks,
-    ProgramCompiler,
     SharedCode,
     compile_program,
     compile_stats,
@@ -303,16 +303,7 @@ def test_a_template_lives_as_long_as_a_program_made_from_it() -> None:
 def test_binding_an_object_no_switch_can_find_is_an_error() -> None:
     checked = load_program_text(STATEFUL, "stateful.p4")
     clock = VirtualClock()
-    compiler = ProgramCompiler(
-        checked,
-        clock=clock,
-        pre=ReplicationEngine(),
-        digest_queue=DigestQueue(clock),
-        random=RandomSource(0),
-        drop_port=511,
-        no_match_error=False,
-        trace=False,
-    )
+    compiler = program_compiler(checked)
     with pytest.raises(CompileError, match="none of the switch's run-time objects"):
         compiler.bind([0, 0], "stray")
     table = compiler.runtime.objects.tables["Ing.t"]
