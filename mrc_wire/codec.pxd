@@ -120,6 +120,8 @@ cdef object _data_native(DataPacket p, object opcode, long long flags, object ps
 cdef object _sack_native(Sack s, long long flags)
 cdef void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
 cdef void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef void _put_bth(unsigned char* b, Py_ssize_t off, long long opcode, long long flags,
+                   long long dqpn, long long psn_word) noexcept
 cdef void _put64(unsigned char* b, Py_ssize_t off, unsigned long long value) noexcept
 
 @cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes,

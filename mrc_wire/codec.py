@@ -527,11 +527,7 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
     out = _head_native(p, p.dscp, p.ecn, size, p.payload)
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    b[off] = opcode  # BTH
-    b[off + 1] = flags
-    _put16(b, off + 2, _BTH_PKEY)
-    _put32(b, off + 4, p.dqpn)
-    _put32(b, off + 8, psn_word)
+    _put_bth(b, off, opcode, flags, p.dqpn, psn_word)
     off += _BTH_LEN
     if timestamp is not None:
         _put32(b, off, timestamp)  # TSETH
@@ -572,11 +568,7 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    b[off] = _OP_SACK  # BTH
-    b[off + 1] = _BTH_VERSION
-    _put16(b, off + 2, _BTH_PKEY)
-    _put32(b, off + 4, s.dqpn)
-    _put32(b, off + 8, s.cum_psn)
+    _put_bth(b, off, _OP_SACK, _BTH_VERSION, s.dqpn, s.cum_psn)
     off += _BTH_LEN
     b[off] = flags  # the SACK header
     b[off + 1] = s.port_status
@@ -622,6 +614,16 @@ def _put32(b: bytearray, off: int, value: int) -> None:
     b[off + 1] = (value >> 16) & 0xFF
     b[off + 2] = (value >> 8) & 0xFF
     b[off + 3] = value & 0xFF
+
+
+def _put_bth(b: bytearray, off: int, opcode: int, flags: int, dqpn: int, psn_word: int) -> None:
+    """The native build's BTH at ``off``: opcode, flags byte, the partition key, the
+    destination QP word and the PSN word."""
+    b[off] = opcode
+    b[off + 1] = flags
+    _put16(b, off + 2, _BTH_PKEY)
+    _put32(b, off + 4, dqpn)
+    _put32(b, off + 8, psn_word)
 
 
 def _put64(b: bytearray, off: int, value: int) -> None:

@@ -283,16 +283,7 @@ class HeaderCodec:
                 bits = _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
                 parts.append(f"{to_bytes}({bits}, {chunk.nbytes}, 'big')")
                 continue
-            if len(chunk.fields) == 1:
-                value = _to_bits(f"{source}.{chunk.fields[0].attr}", chunk.fields[0])
-            else:
-                terms = []
-                shift = chunk.nbytes * 8
-                for f in chunk.fields:
-                    shift -= f.width
-                    bits = _to_bits(f"{source}.{f.attr}", f)
-                    terms.append(f"({bits} << {shift})" if shift else bits)
-                value = "(" + " | ".join(terms) + ")"
+            value = self._python_value(source, chunk)
             remaining = chunk.nbytes * 8
             for index, (_code, nbits) in enumerate(chunk.parts):
                 remaining -= nbits
