@@ -92,12 +92,12 @@ def test_push_and_at_share_one_order() -> None:
 class _Recorder(EventSource):
     __slots__ = ("name", "seen")
 
-    def __init__(self, name: str, seen: list[tuple[str, int, object]]) -> None:
+    def __init__(self, name: str, seen: list[tuple[str, object]]) -> None:
         self.name = name
         self.seen = seen
 
     def fire(self, arg: object) -> None:
-        self.seen.append((self.name, 0, arg))
+        self.seen.append((self.name, arg))
 
 
 def test_push_source_fires_the_source_in_the_one_order_and_keeps_nothing() -> None:
@@ -108,7 +108,7 @@ def test_push_source_fires_the_source_in_the_one_order_and_keeps_nothing() -> No
     import weakref
 
     events = EventList()
-    seen: list[tuple[str, int, object]] = []
+    seen: list[tuple[str, object]] = []
     a, b = _Recorder("a", seen), _Recorder("b", seen)
 
     class Payload:
@@ -117,13 +117,13 @@ def test_push_source_fires_the_source_in_the_one_order_and_keeps_nothing() -> No
     payload = Payload()
     gone = weakref.ref(payload)
     events.push_source(5, a, payload)
-    events.push(5, lambda arg: seen.append(("push", events.now, arg)), 1)
+    events.push(5, lambda arg: seen.append(("push", arg)), 1)
     events.push_source(3, b, "early")
-    events.at(5, lambda arg: seen.append(("at", events.now, arg)), 2)
+    events.at(5, lambda arg: seen.append(("at", arg)), 2)
     events.push_source(5, b, "last")
     del payload
     assert events.run(None, lambda: False) is False
-    assert [(n, arg if isinstance(arg, (str, int)) else "payload") for n, _, arg in seen] == [
+    assert [(n, arg if isinstance(arg, (str, int)) else "payload") for n, arg in seen] == [
         ("b", "early"),
         ("a", "payload"),
         ("push", 1),
