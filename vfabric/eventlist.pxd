@@ -4,6 +4,8 @@
 # sequence numbers count the events of one list (below 2**63).
 cimport cython
 
+from p4emu.runtime.clock cimport VirtualClock
+
 
 # one pending event of the native heap: its time, tie-breaking number and the slot of
 # its callback and argument (EventList._fns / _args)
@@ -40,8 +42,9 @@ cdef class EventList:
     cdef list _fns
     cdef list _args
 
-    cpdef push(self, object t_ns, object fn, object arg)
-    cpdef push_source(self, object t_ns, EventSource source, object arg)
+    # t_ns: a C long long, as _c_push takes it (the same conversion, before the call)
+    cpdef push(self, long long t_ns, object fn, object arg)
+    cpdef push_source(self, long long t_ns, EventSource source, object arg)
 
     @cython.locals(stopped=bint)
     cpdef bint run(self, object until_ns, object stop, object check_every=*)
@@ -84,5 +87,6 @@ cdef class EventList:
         going=bint,
         slot=Py_ssize_t,
         direct="unsigned char",
+        clock=VirtualClock,
     )
     cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

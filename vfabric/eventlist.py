@@ -353,6 +353,8 @@ class EventList:
     def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
         """:meth:`_run` on the native heap: the same events in the same order."""
         set_clock = self.clock.set_ns
+        # the usual clock, a VirtualClock, is set by a C call (None: another, through set_clock)
+        clock = self.clock if isinstance(self.clock, VirtualClock) else None
         count = 0
         i = -1
         now = self.now
@@ -372,7 +374,10 @@ class EventList:
                             i -= 1  # this one did not run
                             break
                         self.now = now = t
-                        set_clock(t)
+                        if clock is not None:
+                            clock.set_ns(t)
+                        else:
+                            set_clock(t)
                     slot = heap[0].slot
                     self._size -= 1
                     if self._size:

@@ -216,7 +216,7 @@ class VirtualFabric:
                     bin_ns=self.bin_ns,
                 )
                 node = self.nics.get(dst.node) or self.switches[dst.node]
-                wire.sink = node.receive
+                wire.connect(node)  # wire.sink = node.receive
                 wire.on_drop = self._on_wire_drop
                 if src.node in self.switches:
                     self.switches[src.node].out[src.port] = wire

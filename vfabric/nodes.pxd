@@ -4,18 +4,23 @@
 cimport cython
 
 from nic_emu.core cimport NicCore
-from vfabric.eventlist cimport EventList, EventSource
-from vfabric.wires cimport Wire
+from p4emu.switch cimport Switch
+from vfabric.eventlist cimport EventList
+from vfabric.wires cimport FrameSink, Wire
+
+cdef int _ECN_CE
+cdef Py_ssize_t _DATA_HEADER  # DATA_HEADER_BYTES
+cdef int _RETX_DSCP
+cdef unsigned long long _DATA_DSCP_BITS  # DATA_DSCPS, bit d for DSCP d (0-63)
+cdef unsigned long long _TRIMMED_DSCP_BITS  # TRIMMED_DSCPS, likewise
 
 
-cdef class SwitchNode(EventSource):
-    cdef public object _inject
-    cdef public object _poll
+cdef class SwitchNode(FrameSink):
     cdef public set _wakes
     cdef public EventList events
     cdef public object name
     cdef public dict out
-    cdef public object switch
+    cdef public Switch switch
     cdef public long long traversals
     cdef public long long unwired
 
@@ -38,7 +43,7 @@ cdef class EvStats:
     cdef public long long tx_packets
 
 
-cdef class NicNode(EventSource):
+cdef class NicNode(FrameSink):
     cdef public long long _bin_ns
     cdef public object _timer_at
     cdef public object app_sink
@@ -53,9 +58,12 @@ cdef class NicNode(EventSource):
     cdef public list rx_data_bytes
     cdef public list uplinks
 
-    @cython.locals(stats=EvStats, now="long long", bins=dict, core=NicCore)
+    # dscp and ecn: 6 and 2 bits of the frame (mrc_wire.frames.frame_outer)
+    @cython.locals(stats=EvStats, now="long long", bins=dict, core=NicCore, dscp=int, ecn=int)
     cpdef receive(self, object port, bytes frame)
-    @cython.locals(stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t)
+    @cython.locals(
+        stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t, dscp=int,
+    )
     cpdef _transmit(self, object plane, bytes frame)
     @cython.locals(now="long long")
     cpdef service(self)

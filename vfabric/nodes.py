@@ -18,24 +18,30 @@ from mrc_wire.frames import (
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore, service
 from p4emu.switch import Switch
-from vfabric.eventlist import EventSource
 from vfabric.pfc import NicPause
-from vfabric.wires import Wire
+from vfabric.wires import FrameSink, Wire
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
 
 ECN_CE = 3
+# C constants of the native build (nodes.pxd): a DSCP is 6 bits, so a set of DSCPs is a
+# 64-bit mask (bit d: DSCP d is in it), tested with a shift instead of a set lookup
+_ECN_CE = ECN_CE
+_DATA_HEADER = DATA_HEADER_BYTES
+_RETX_DSCP = RETX_DSCP
+_DATA_DSCP_BITS = sum(1 << dscp for dscp in DATA_DSCPS)
+_TRIMMED_DSCP_BITS = sum(1 << dscp for dscp in TRIMMED_DSCPS)
+if not 0 <= min(DATA_DSCPS | TRIMMED_DSCPS) <= max(DATA_DSCPS | TRIMMED_DSCPS) < 64:
+    raise AssertionError("a DSCP is 6 bits")  # pragma: no cover (constants)
 
 
-class SwitchNode(EventSource):
+class SwitchNode(FrameSink):
     """A p4emu :class:`~p4emu.switch.Switch` on the shared virtual clock. Frames arrive
     through :meth:`receive` (ingress runs at once); departures from its traffic manager
     happen at their exact times, for which the node schedules its own wake-ups."""
 
     __slots__ = (
-        "_inject",
-        "_poll",
         "_wakes",
         "events",
         "name",
@@ -53,14 +59,13 @@ class SwitchNode(EventSource):
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
-        self._inject = switch.inject  # both return the next departure (None: all empty)
-        self._poll = switch.poll
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        due = self._inject(port, frame)
+        # inject and poll return the next departure (None: all empty); compiled, C calls
+        due = self.switch.inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
             self._arm(due)
 
@@ -90,7 +95,7 @@ class SwitchNode(EventSource):
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
-        due = self._poll()
+        due = self.switch.poll()
         if due is not None:
             self._arm(due)
 
@@ -125,7 +130,7 @@ class EvStats:
 AppSink = Callable[[str, AppEvent], None]
 
 
-class NicNode(EventSource):
+class NicNode(FrameSink):
     """A :class:`nic_emu.core.NicCore` driven as the driver contract
     (:func:`nic_emu.core.service`) says: frames in through :meth:`receive`, frames out on
     the wire of their plane, one timer."""
@@ -175,14 +180,14 @@ class NicNode(EventSource):
             if stats is None:
                 stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
-            if dscp in TRIMMED_DSCPS:
+            if _TRIMMED_DSCP_BITS >> dscp & 1:  # dscp in TRIMMED_DSCPS
                 stats.trimmed += 1
-            elif ecn == ECN_CE:
+            elif ecn == _ECN_CE:
                 stats.ce_marked += 1
-            if dscp in DATA_DSCPS and len(frame) > DATA_HEADER_BYTES:
+            if _DATA_DSCP_BITS >> dscp & 1 and len(frame) > _DATA_HEADER:  # in DATA_DSCPS
                 # data_bytes(frame), inlined: frame_outer already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
-                self.rx_data_bytes[port] += len(frame) - DATA_HEADER_BYTES
+                self.rx_data_bytes[port] += len(frame) - _DATA_HEADER
         core = self.core
         before = core.placed_bytes
         now = self.events.now
@@ -204,10 +209,10 @@ class NicNode(EventSource):
             size = len(frame)
             stats.tx_packets += 1
             stats.tx_bytes += size
-            if dscp in DATA_DSCPS and size > DATA_HEADER_BYTES:  # data_bytes(frame), inlined
-                payload = size - DATA_HEADER_BYTES
+            if _DATA_DSCP_BITS >> dscp & 1 and size > _DATA_HEADER:  # data_bytes(frame), inlined
+                payload = size - _DATA_HEADER
                 stats.data_bytes += payload
-                if dscp == RETX_DSCP:
+                if dscp == _RETX_DSCP:
                     key = (frame_inner_dst(frame), frame_dqpn(frame))
                     self.retx_bytes[key] = self.retx_bytes.get(key, 0) + payload
         wire = self.uplinks[plane]

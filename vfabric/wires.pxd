@@ -5,14 +5,26 @@ cimport cython
 
 from vfabric.eventlist cimport EventList, EventSource
 
-cdef long long _NS_BITS
+cdef double _NS_BITS  # NS_BITS (8e9, exact): size * _NS_BITS / rate in C doubles
 cdef Py_ssize_t _NH
 cdef Py_ssize_t _TC
+cdef long _IPV6  # IPPROTO_IPV6
+cdef Py_ssize_t _DATA_HEADER  # DATA_HEADER_BYTES
+cdef unsigned long long _DATA_DSCP_BITS  # DATA_DSCPS as a mask of the 64 DSCPs
+cdef double _MAX_SERIAL  # MAX_SERIALISATION_NS
+
+
+cdef class FrameSink(EventSource):
+    cpdef receive(self, object port, bytes frame)
 
 
 cdef class Wire(EventSource):
+    cdef public long long _bin_bytes
+    cdef public long long _bin_index
+    cdef public dict _bins
+    cdef public FrameSink _node
+    cdef public object _node_sink
     cdef public long long bin_ns
-    cdef public dict bins
     cdef public long long busy_until
     cdef public long long data_bytes
     cdef public long long delay_ns
@@ -43,12 +55,15 @@ cdef class Wire(EventSource):
         start="long long",
         size=Py_ssize_t,
         done="long long",
+        serial=double,
         payload=Py_ssize_t,
         index="long long",
-        bins=dict,
     )
     cpdef receive(self, bytes frame)
     cpdef bint _refused(self, bytes frame) except -1
     cpdef fire(self, object frame)
+    @cython.locals(bins=dict, index="long long")
+    cpdef _flush_bin(self)
+    @cython.locals(node=FrameSink)
     cpdef _arrive(self, bytes frame)
     cpdef _drop(self, str reason, bytes frame)

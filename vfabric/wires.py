@@ -13,6 +13,8 @@ from abc import ABC, abstractmethod
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+import cython
+
 from mrc_wire.constants import IPPROTO_IPV6
 from mrc_wire.frames import (
     DATA_DSCPS,
@@ -22,6 +24,7 @@ from mrc_wire.frames import (
     data_bytes,
 )
 from vfabric.eventlist import EventSource
+from vfabric.exceptions import VirtualFabricError
 
 if TYPE_CHECKING:
     from vfabric.eventlist import EventList
@@ -29,9 +32,23 @@ if TYPE_CHECKING:
 
 NS_PER_S = 1_000_000_000
 NS_BITS = 8 * NS_PER_S  # size * NS_BITS / rate: the serialisation time in ns
-_NS_BITS = NS_BITS  # the C constants of the native build (wires.pxd)
+# The C constants of the native build (wires.pxd). _NS_BITS is a C double there: a frame's
+# size (below 2**53) times it is the correctly rounded product, as Python's exact
+# ``size * NS_BITS`` converted to float for the division is, so both paths divide the same
+# double by the rate (one more rounding) and truncate it toward 0.
+_NS_BITS = NS_BITS
 _NH = NEXT_HEADER_OFFSET
 _TC = TRAFFIC_CLASS_OFFSET
+_IPV6 = IPPROTO_IPV6
+_DATA_HEADER = DATA_HEADER_BYTES
+#: bit d set: DSCP d (6 bits, 0-63) marks a data frame (DATA_DSCPS as a C mask)
+_DATA_DSCP_BITS = sum(1 << dscp for dscp in DATA_DSCPS)
+if not 0 <= min(DATA_DSCPS) <= max(DATA_DSCPS) < 64:  # pragma: no cover (a constant)
+    raise AssertionError(f"a DSCP is 6 bits: {sorted(DATA_DSCPS)}")
+#: a frame's serialisation time in ns must stay below this (2**62, the event list's
+#: limit): then the time it leaves the wire stays below 2**63, a C long long
+MAX_SERIALISATION_NS = float(1 << 62)
+_MAX_SERIAL = MAX_SERIALISATION_NS
 
 Sink = Callable[[int, bytes], None]
 LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
@@ -48,12 +65,26 @@ class PacketFilter(ABC):
         """True if ``frame`` is dropped (counted under ``reason``)."""
 
 
+class FrameSink(EventSource):
+    """What a wire delivers to (a switch or NIC node): ``receive(port, frame)``, its one way
+    in. A wire :meth:`~Wire.connect`-ed to one calls it through C on the compiled path."""
+
+    __slots__ = ()
+
+    def receive(self, port: int, frame: bytes) -> None:
+        raise NotImplementedError(f"{type(self).__name__} receives nothing")
+
+
 class Wire(EventSource):
     """One direction of a link (see the module docstring)."""
 
     __slots__ = (
+        "_bin_bytes",
+        "_bin_index",
+        "_bins",
+        "_node",
+        "_node_sink",
         "bin_ns",
-        "bins",
         "busy_until",
         "data_bytes",
         "delay_ns",
@@ -111,7 +142,15 @@ class Wire(EventSource):
         self.tx_bytes = 0
         self.data_bytes = 0
         self.drops: dict[str, int] = {}
-        self.bins: dict[int, int] = {}  # time bin -> data payload bytes sent
+        # time bin -> data payload bytes sent (``bins``): the current bin's bytes are
+        # counted in _bin_bytes (bin _bin_index, -1: none yet) and added to the dict when
+        # a later bin starts or ``bins`` is read; a wire's start times never decrease
+        self._bins: dict[int, int] = {}
+        self._bin_index = -1
+        self._bin_bytes = 0
+        # connect(): the node whose receive() sink is, called directly while it still is
+        self._node: FrameSink | None = None
+        self._node_sink: Sink | None = None
         self.lost_bins: dict[int, int] = {}  # time bin -> data payload bytes lost here
         self.pcap: NsPcapWriter | None = None
         self.on_drop: Callable[[str, bytes], None] | None = None  # (reason, frame) of a loss
@@ -128,27 +167,59 @@ class Wire(EventSource):
         busy = self.busy_until
         start = busy if busy > now else now
         size = len(frame)
-        done = start + int(size * _NS_BITS / self.rate_bps)
+        serial = size * _NS_BITS / self.rate_bps  # compiled: a C double
+        if not serial < _MAX_SERIAL:
+            raise VirtualFabricError(
+                f"wire {self.name}: a {size}-byte frame at {self.rate_bps} b/s takes "
+                f"{serial:.3g} ns, past the event list's {1 << 62} ns"
+            )
+        if cython.compiled:  # 0 <= serial < 2**62: C truncates toward 0, as int() does
+            done = start + cython.cast(cython.longlong, serial)
+        else:
+            done = start + int(serial)
         self.busy_until = done
         self.tx_packets += 1
         self.tx_bytes += size
         # data_bytes(frame), inlined: this runs for every frame on every hop
         if (
-            size > DATA_HEADER_BYTES
-            and frame[_NH] == IPPROTO_IPV6
-            and (((frame[_TC] & 0x0F) << 2) | (frame[_TC + 1] >> 6)) in DATA_DSCPS
+            size > _DATA_HEADER
+            and frame[_NH] == _IPV6
+            and _DATA_DSCP_BITS >> (((frame[_TC] & 0x0F) << 2) | (frame[_TC + 1] >> 6)) & 1
         ):
-            payload = size - DATA_HEADER_BYTES
+            payload = size - _DATA_HEADER
             self.data_bytes += payload
             index = start // self.bin_ns
-            bins = self.bins
-            bins[index] = bins.get(index, 0) + payload
+            if index != self._bin_index:
+                if self._bin_bytes:
+                    self._flush_bin()
+                self._bin_index = index
+            self._bin_bytes += payload
         if self.pcap is not None:
             self.pcap.write(frame, start)
         if self.outbox is None:
             self.events.push_source(done + self.delay_ns, self, frame)  # fire: _arrive
         else:  # the far end runs in the other process, which schedules the arrival
             self.outbox.append((done + self.delay_ns, frame))
+
+    @property
+    def bins(self) -> dict[int, int]:
+        """Time bin (``start // bin_ns``) -> data payload bytes put on the wire in it."""
+        if self._bin_bytes:
+            self._flush_bin()
+        return self._bins
+
+    def _flush_bin(self) -> None:
+        """The current bin's bytes into the dict (its bin stays current)."""
+        bins = self._bins
+        index = self._bin_index
+        bins[index] = bins.get(index, 0) + self._bin_bytes
+        self._bin_bytes = 0
+
+    def connect(self, node: FrameSink) -> None:
+        """Deliver arrivals to ``node.receive`` (``sink``); compiled, through a C call for as
+        long as ``sink`` is still that method (a sink set later is called instead)."""
+        self.sink = self._node_sink = node.receive
+        self._node = node
 
     def _refused(self, frame: bytes) -> bool:
         """The link is down or a filter drops ``frame``: count the drop, True."""
@@ -169,7 +240,11 @@ class Wire(EventSource):
         if not self.up:  # cut while the frame was on it
             self._drop("link_down", frame)
             return
-        self.sink(self.dst_port, frame)  # type: ignore[misc]
+        node = self._node
+        if node is not None and self.sink is self._node_sink:
+            node.receive(self.dst_port, frame)
+        else:
+            self.sink(self.dst_port, frame)  # type: ignore[misc]
 
     def _drop(self, reason: str, frame: bytes) -> None:
         self.drops[reason] = self.drops.get(reason, 0) + 1

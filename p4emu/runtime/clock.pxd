@@ -3,16 +3,23 @@
 # stays the reference. The clocks become extension types whose reads are C methods (the
 # traffic manager, the switch and the fabric's event list read or set the clock on every
 # packet and event); the time stays a Python int (a virtual clock may be set anywhere).
+# ClockBase: the base whose reads code that knows a clock's class makes as C calls (the
+# switch and the traffic manager, for a clock that derives from it).
 
 
-cdef class RealClock:
+cdef class ClockBase:
+    cpdef now_ns(self)
+    cpdef now_us(self)
+
+
+cdef class RealClock(ClockBase):
     cdef public object _origin_ns
 
     cpdef now_ns(self)
     cpdef now_us(self)
 
 
-cdef class VirtualClock:
+cdef class VirtualClock(ClockBase):
     cdef public object _ns
 
     cpdef now_ns(self)

@@ -8,6 +8,10 @@ Microsecond values are truncated, like BMv2's ``duration_cast<microseconds>``.
 - :class:`RealClock` follows ``time.monotonic_ns()``; origin = construction time.
 - :class:`VirtualClock` only moves when told to (:meth:`VirtualClock.advance`), so tests
   and simulations are deterministic.
+
+Both derive from :class:`ClockBase`. The switch and the traffic manager take any
+:class:`Clock`; on the compiled path (``clock.pxd``) they read one that derives from
+:class:`ClockBase` through a C call instead of Python's method protocol.
 """
 
 from __future__ import annotations
@@ -34,7 +38,24 @@ class Clock(Protocol):
         ...
 
 
-class RealClock:
+class ClockBase:
+    """The base of the runtime's clocks (a :class:`Clock` need not derive from it).
+    Compiled, an extension type whose ``now_ns`` and ``now_us`` are C methods: code that
+    knows a clock is one reads it without Python's method protocol. A subclass says what
+    the time is; the base has none."""
+
+    __slots__ = ()
+
+    def now_ns(self) -> int:
+        """Nanoseconds since the clock's origin."""
+        raise NotImplementedError(f"{type(self).__name__} does not tell the time")
+
+    def now_us(self) -> int:
+        """Microseconds since the clock's origin (truncated)."""
+        raise NotImplementedError(f"{type(self).__name__} does not tell the time")
+
+
+class RealClock(ClockBase):
     """Wall-clock time from ``time.monotonic_ns()``, 0 at construction."""
 
     __slots__ = ("_origin_ns",)
@@ -49,7 +70,7 @@ class RealClock:
         return (time.monotonic_ns() - self._origin_ns) // NS_PER_US
 
 
-class VirtualClock:
+class VirtualClock(ClockBase):
     """A deterministic clock that only moves forward when advanced."""
 
     __slots__ = ("_ns",)

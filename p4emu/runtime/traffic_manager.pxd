@@ -10,11 +10,17 @@
 # capacities given by callers stay Python ints, as on the pure path.
 cimport cython
 
+from p4emu.runtime.clock cimport ClockBase
+
 
 cdef double _MAX_GAP  # the C copy of MAX_GAP_NS
 cdef long long _NS_PER_US  # NS_PER_US: a queued packet's times are C integers
 cdef long long _MAX_TIME  # the C copy of MAX_GAP_NS: a shaper's times stay below it
+cdef double _BIT_NS  # 8 * NS_PER_S as a C double: a bits/s gap in C (QueueRate.gap_ns)
 
+# a mask of a port's queues (bit p: priority p), at most MAX_PRIORITY_QUEUES = 64 bits
+@cython.locals(top=int)
+cpdef int _top_bit(unsigned long long mask)
 @cython.locals(later="long long")
 cdef long long _later(long long t, long long gap) except? -1
 
@@ -50,7 +56,7 @@ cdef class QueueRate:
 
 
 cdef class _Queue:
-    cdef public object bit
+    cdef public unsigned long long bit
     cdef public object capacity
     cdef public object fifo
     cdef public long long last_length
@@ -61,10 +67,10 @@ cdef class _Queue:
 cdef class _Port:
     cdef public long long backlog
     cdef public list by_priority
-    cdef public object filled
+    cdef public unsigned long long filled
     cdef public long long next_free_ns
     cdef public long long next_ns
-    cdef public object paused
+    cdef public unsigned long long paused
     cdef public object port
     cdef public list queues
     cdef public QueueRate rate
@@ -90,10 +96,10 @@ cdef class TrafficManager:
 
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
-        send="long long", now="long long", by_port=list, free=list,
+        send="long long", now="long long", by_port=list, free=list, clock=object,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
-    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
+    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long", clock=object)
     cpdef list poll(self, object now_ns=*)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
@@ -107,10 +113,13 @@ cdef class TrafficManager:
     cpdef _depart(self, _Port state, _Queue queue, long long when)
     @cython.locals(
         queues=list, queue=_Queue, best=_Queue, best_send="long long", send="long long",
-        rate=QueueRate, when="long long", length="long long",
+        rate=QueueRate, when="long long", length="long long", head=QueuedPacket,
+        filled="unsigned long long",
     )
     cpdef _settle(self, _Port state, long long now)
+    @cython.locals(index=Py_ssize_t)
+    cdef _Port _active_port(self, object port)
     @cython.locals(active=set, state=_Port, earliest="long long", found=bint)
     cpdef long long _min_next_ns(self) except? -1
-    @cython.locals(head=QueuedPacket, earliest="long long")
+    @cython.locals(head=QueuedPacket, earliest="long long", filled="unsigned long long")
     cpdef long long _next_departure(self, _Port state) except? -1

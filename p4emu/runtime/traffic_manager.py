@@ -47,17 +47,27 @@ import enum
 import logging
 from collections import deque
 
-from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock
+import cython
+
+from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock, ClockBase
 from p4emu.runtime.exceptions import TrafficManagerError
 
 log = logging.getLogger("p4emu.runtime")
 
 DEFAULT_QUEUE_DEPTH = 64
 _NS_PER_US = NS_PER_US  # its C copy on the compiled path (the queueing times in C)
+#: bits per byte times ns per s, the C double a bits/s gap is computed with: a length
+#: below 2**53 is exact as a double, so ``length * _BIT_NS`` is the correctly rounded
+#: product, as Python's ``length * 8 * NS_PER_S`` (an exact int) converted to float is
+_BIT_NS = float(8 * NS_PER_S)
 #: ports below this one are also found by index (:attr:`TrafficManager._by_port`, a list
 #: grown as ports appear), cheaper than the dict on the per-packet path: v1model's
 #: 9-bit port numbers; a higher port (the traffic manager takes any) only by the dict
 INDEXED_PORTS = 512
+#: the most priority queues a port may have: a port keeps which of its queues hold packets
+#: and which are paused as bit masks, C integers of 64 bits on the compiled path (BMv2's
+#: simple_switch runs at most 8; more is refused on both paths)
+MAX_PRIORITY_QUEUES = 64
 
 
 class RateUnit(enum.Enum):
@@ -175,12 +185,16 @@ class QueueRate:
         """Time the shaper keeps after a packet of ``length`` bytes (BMv2 truncates to ns)."""
         if self.per_packet:
             return self.packet_gap_ns
-        gap = length * 8 * NS_PER_S / self.value
+        # compiled: C doubles, the same roundings (see _BIT_NS); a length is a packet's,
+        # far below 2**53 (the native build's length is a C long long)
+        gap = length * _BIT_NS / self.value
         if not gap < _MAX_GAP:
             raise TrafficManagerError(
                 f"queue rate {self.value} bps is too low: a {length}-byte packet's gap of "
                 f"{gap:.3g} ns passes {MAX_GAP_NS} ns"
             )
+        if cython.compiled:  # 0 <= gap < 2**62: C truncates toward 0, as int() does
+            return cython.cast(cython.longlong, gap)
         return int(gap)
 
 
@@ -238,8 +252,10 @@ class TrafficManager:
         default_depth: int = DEFAULT_QUEUE_DEPTH,
         rate_scope: RateScope = RateScope.queue,
     ) -> None:
-        if priority_queues < 1:
-            raise TrafficManagerError(f"priority_queues must be >= 1, got {priority_queues}")
+        if not 1 <= priority_queues <= MAX_PRIORITY_QUEUES:
+            raise TrafficManagerError(
+                f"priority_queues must be in [1, {MAX_PRIORITY_QUEUES}], got {priority_queues}"
+            )
         if default_depth < 0:
             raise TrafficManagerError(f"queue depth must not be negative, got {default_depth}")
         self.clock = clock
@@ -335,7 +351,11 @@ class TrafficManager:
 
         Returns None if queued, else the :class:`DropReason` (also counted in ``drops``).
         """
-        now = self.clock.now_ns()
+        clock = self.clock
+        if cython.compiled and isinstance(clock, ClockBase):  # a C call
+            now = cython.cast(ClockBase, clock).now_ns()
+        else:
+            now = clock.now_ns()
         if not 0 <= priority < self.priority_queues:
             log.error("Priority out of range, dropping packet (priority %d)", priority)
             self._drop(port, priority, DropReason.priority_out_of_range)
@@ -419,24 +439,30 @@ class TrafficManager:
         """
         active = self._active
         if active:
-            now = self.clock.now_ns() if now_ns is None else now_ns
+            if now_ns is not None:
+                now = now_ns
+            else:
+                clock = self.clock
+                if cython.compiled and isinstance(clock, ClockBase):  # a C call
+                    now = cython.cast(ClockBase, clock).now_ns()
+                else:
+                    now = clock.now_ns()
             if self._earliest <= now:
-                ports = self._by_port if self._indexed else self._ports
                 if len(active) == 1:
                     (port,) = active
-                    state = ports[port]
+                    state = self._active_port(port)
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
                     due = []
                     for port in active:
-                        state = ports[port]
+                        state = self._active_port(port)
                         if state.next_ns <= now:
                             due.append(port)
                     if len(due) > 1:
                         due.sort()
                     for port in due:
-                        self._settle(ports[port], now)
+                        self._settle(self._active_port(port), now)
                     self._earliest = self._min_next_ns()
         ready = self._ready
         if not ready:
@@ -622,11 +648,14 @@ class TrafficManager:
                 if filled & (filled - 1):  # several queues hold packets
                     for queue in state.by_priority:
                         fifo = queue.fifo
-                        if fifo and fifo[0].enq_ns <= when and not queue.bit & state.paused:
-                            break
+                        if fifo:
+                            head = fifo[0]  # compiled: a QueuedPacket, its fields C reads
+                            if head.enq_ns <= when and not queue.bit & state.paused:
+                                break
                 else:  # one queue: its head has arrived (when >= its enq_ns)
-                    queue = queues[filled.bit_length() - 1]
-                length = queue.fifo[0].length
+                    queue = queues[_top_bit(filled)]
+                head = queue.fifo[0]
+                length = head.length
                 self._depart(state, queue, when)
                 state.next_free_ns = _later(when, rate.gap_ns(length)) if rate is not None else when
                 if not state.backlog or not state.filled & ~state.paused:
@@ -641,14 +670,21 @@ class TrafficManager:
         else:
             self._active.discard(state.port)
 
+    def _active_port(self, port: int) -> _Port:
+        """An active port's state: from the list while every port is indexed (compiled,
+        a C index into a typed list), else from the dict."""
+        if self._indexed:
+            index = port  # below INDEXED_PORTS: compiled, a C index
+            return self._by_port[index]
+        return self._ports[port]
+
     def _min_next_ns(self) -> int:
         """The earliest next departure of the active ports (0 when none is active)."""
-        ports = self._by_port if self._indexed else self._ports
         active = self._active
         earliest = 0
         found = False
         for port in active:  # a loop rather than min(): the native build reads C fields
-            state = ports[port]
+            state = self._active_port(port)
             if not found or state.next_ns < earliest:
                 earliest = state.next_ns
                 found = True
@@ -663,11 +699,23 @@ class TrafficManager:
                 return min([p.send_ns for p in heads])
             earliest = min([p.enq_ns for p in heads])
         else:
-            head = state.queues[filled.bit_length() - 1].fifo[0]
+            head = state.queues[_top_bit(filled)].fifo[0]
             if not self._port_scope:
                 return head.send_ns
             earliest = head.enq_ns
         return state.next_free_ns if state.next_free_ns > earliest else earliest
+
+
+def _top_bit(mask: int) -> int:
+    """``mask.bit_length() - 1``: the highest queue whose bit is set in a nonzero mask of a
+    port's queues (compiled, a C loop over at most MAX_PRIORITY_QUEUES bits)."""
+    if cython.compiled:
+        top = -1
+        while mask:
+            mask >>= 1
+            top += 1
+        return top
+    return mask.bit_length() - 1
 
 
 def _later(t: int, gap: int) -> int:

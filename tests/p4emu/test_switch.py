@@ -504,3 +504,39 @@ def test_a_standard_metadata_without_v1models_fields_is_refused(
     signed or of another type, is refused when the switch is made, on both paths."""
     with pytest.raises(SwitchError, match=f"not v1model's: .*{problem}"):
         own_v1model(tmp_path, old, new)
+
+
+class _PlainClock:
+    """A Clock (the protocol) that is no ClockBase: the switch reads it through Python."""
+
+    def __init__(self, start_us: int) -> None:
+        self.ns = start_us * 1000
+
+    def now_ns(self) -> int:
+        return self.ns
+
+    def now_us(self) -> int:
+        return self.ns // 1000
+
+
+class _Skewed(VirtualClock):
+    """A Python subclass of the virtual clock: the compiled switch's C read reaches it."""
+
+    def now_us(self) -> int:
+        return super().now_us() + 1000
+
+
+def test_any_clock_stamps_ingress_and_queueing_the_same() -> None:
+    outputs = {}
+    for name, clock in [
+        ("virtual", VirtualClock(250)),
+        ("plain", _PlainClock(250)),
+        ("skewed", _Skewed(250)),
+    ]:
+        switch = make(clock=clock)
+        switch.inject(7, frame(0))
+        [(_, data)] = switch.collect()
+        outputs[name] = info(data)
+    assert outputs["virtual"] == outputs["plain"]
+    assert outputs["virtual"]["ing_ts"] == 250 and outputs["virtual"]["enq_ts"] == 250
+    assert outputs["skewed"] == {**outputs["virtual"], "ing_ts": 1250}

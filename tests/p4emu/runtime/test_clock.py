@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4emu.runtime.clock import Clock, RealClock, VirtualClock
+from p4emu.runtime.clock import Clock, ClockBase, RealClock, VirtualClock
 from p4emu.runtime.exceptions import RuntimeP4Error
 
 
@@ -33,3 +33,28 @@ def test_real_clock_is_monotonic_from_zero() -> None:
     assert 0 <= first <= second
     assert clock.now_us() >= 0
     assert isinstance(clock, Clock) and isinstance(VirtualClock(), Clock)
+
+
+def test_the_clocks_derive_from_a_base_that_tells_no_time() -> None:
+    assert isinstance(RealClock(), ClockBase) and isinstance(VirtualClock(), ClockBase)
+    base = ClockBase()
+    with pytest.raises(NotImplementedError, match="does not tell the time"):
+        base.now_ns()
+    with pytest.raises(NotImplementedError, match="does not tell the time"):
+        base.now_us()
+
+
+class _Skewed(VirtualClock):
+    """A Python subclass: the switch and traffic manager's C reads must reach its methods."""
+
+    def now_ns(self) -> int:
+        return super().now_ns() + 7_000
+
+    def now_us(self) -> int:
+        return super().now_us() + 7
+
+
+def test_a_subclass_of_a_clock_tells_its_own_time() -> None:
+    clock = _Skewed(1)
+    assert (clock.now_ns(), clock.now_us()) == (8_000, 8)
+    assert isinstance(clock, ClockBase)

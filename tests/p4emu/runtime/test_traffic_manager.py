@@ -7,17 +7,19 @@ import random
 
 import pytest
 
-from p4emu.runtime.clock import VirtualClock
+from p4emu.runtime.clock import NS_PER_S, VirtualClock
 from p4emu.runtime.exceptions import TrafficManagerError
 from p4emu.runtime.traffic_manager import (
     INDEXED_PORTS,
     MAX_GAP_NS,
+    MAX_PRIORITY_QUEUES,
     DropReason,
     QueuedPacket,
     QueueRate,
     RateScope,
     RateUnit,
     TrafficManager,
+    _top_bit,
 )
 
 
@@ -464,3 +466,104 @@ def test_a_released_packet_is_reused_with_nothing_of_its_past() -> None:
     for name in names:
         assert getattr(reused, name) == getattr(fresh, name), name
     assert reused.departure_seq == 4 and reused.deq_ns == clock.now_ns()
+
+
+#: bits/s rates: the fabric's link rates, odd ones and rates whose quotients fall close to
+#: an integer (the truncation's edge)
+BPS_RATES = [
+    1e9, 10e9, 25e9, 40e9, 50e9, 100e9, 200e9, 400e9, 800e9, 1.0, 3.0, 7.0, 9.9e9,
+    99.9e9, 123_456_789.0, 2.5e11 + 1, 1e12 / 3, 8e9 / 7, 64e9 / 3,
+]  # fmt: skip
+
+
+def test_a_bits_per_second_gap_is_pythons_int_of_the_quotient() -> None:
+    """QueueRate.gap_ns as the pure path always computed it, int(length * 8 * NS_PER_S /
+    rate) of Python ints and floats, for every frame length up to a jumbo frame and sampled
+    lengths beyond, at each rate (compiled, the gap is C doubles truncated by a C cast)."""
+    rng = random.Random(27)
+    lengths = [*range(0, 9217), *(rng.randrange(9217, 1 << 40) for _ in range(2000))]
+    lengths += [(1 << 31) - 1, 1 << 32, (1 << 40) - 1]
+    for value in [*BPS_RATES, *(rng.uniform(1e6, 1e12) for _ in range(8))]:
+        rate = QueueRate(value, RateUnit.bits_per_second)
+        for length in lengths:
+            gap = length * 8 * NS_PER_S / value
+            if gap >= MAX_GAP_NS:
+                continue
+            assert rate.gap_ns(length) == int(gap), (value, length)
+
+
+class _PlainClock:
+    """A Clock (the protocol) that is no ClockBase: read through Python's method protocol."""
+
+    def __init__(self) -> None:
+        self.ns = 0
+
+    def now_ns(self) -> int:
+        return self.ns
+
+    def now_us(self) -> int:
+        return self.ns // 1000
+
+
+class _Skewed(VirtualClock):
+    def now_ns(self) -> int:
+        return super().now_ns() + 5_000
+
+
+def test_any_clock_is_read_the_same() -> None:
+    """The same packets through a VirtualClock (a C read when compiled), a Python subclass
+    of it (its own now_ns, reached from C too) and a plain Clock: the same departures."""
+
+    def departures(clock: object, advance: object) -> list[tuple[int, int, int, int]]:
+        tm = TrafficManager(clock, rate_scope=RateScope.port)  # type: ignore[arg-type]
+        tm.set_queue_rate(1, 8e9, RateUnit.bits_per_second)  # 1000 ns per packet
+        out = []
+        for step in range(6):
+            for n in range(3):
+                assert tm.enqueue(1, (step, n), 1000) is None
+            advance(3000)  # type: ignore[operator]
+            out += [(p.deq_ns, p.enq_timestamp, p.deq_timedelta, p.item[1]) for p in tm.poll()]
+        return out
+
+    virtual = VirtualClock()
+    plain = _PlainClock()
+    skewed = _Skewed()
+
+    def move_plain(ns: int) -> None:
+        plain.ns += ns
+
+    reference = departures(virtual, virtual.advance_ns)
+    assert departures(plain, move_plain) == reference
+    shifted = departures(skewed, skewed.advance_ns)
+    assert shifted == [(t + 5_000, e + 5, d, n) for t, e, d, n in reference]
+    assert len(reference) == 18 and reference[0][0] == 0
+
+
+def test_the_top_queue_of_a_mask_is_its_highest_bit() -> None:
+    """Every bit of the 64 a port's masks hold, alone and with random lower bits."""
+    rng = random.Random(5)
+    for bit in range(MAX_PRIORITY_QUEUES):
+        for low in (0, (1 << bit) - 1, rng.getrandbits(bit) if bit else 0):
+            mask = 1 << bit | low
+            assert _top_bit(mask) == mask.bit_length() - 1 == bit
+
+
+def test_a_port_holds_at_most_64_priority_queues() -> None:
+    """The limit of the masks, refused past it on both paths; at it, the highest and the
+    lowest priority queues fill, pause and drain as any other."""
+    with pytest.raises(TrafficManagerError, match="must be in"):
+        TrafficManager(VirtualClock(), priority_queues=MAX_PRIORITY_QUEUES + 1)
+    clock = VirtualClock()
+    tm = TrafficManager(clock, priority_queues=MAX_PRIORITY_QUEUES, rate_scope=RateScope.port)
+    tm.set_queue_rate(1, 8e9, RateUnit.bits_per_second)  # 1000 ns per 1000-byte packet
+    top = MAX_PRIORITY_QUEUES - 1
+    tm.set_paused(1, top, True)
+    assert tm.is_paused(1, top) and not tm.is_paused(1, 0) and not tm.is_paused(1, 200)
+    for priority in (0, top, top, 0):
+        assert tm.enqueue(1, priority, 1000, priority) is None
+    clock.advance_ns(10_000)
+    assert [p.item for p in tm.poll()] == [0, 0]  # the top queue is paused
+    tm.set_paused(1, top, False)
+    clock.advance_ns(10_000)
+    assert [p.item for p in tm.poll()] == [top, top]
+    assert tm.queue_depth(1) == 0 and tm.next_departure_ns() is None
