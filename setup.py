@@ -24,6 +24,7 @@ sys.path.insert(0, str(HERE))
 
 from clikit.hotpath import (  # noqa: E402
     COMPILED_MODULES,
+    RECORD_SUFFIX,
     extension_stem,
     record_of,
     source_sha256,
@@ -35,9 +36,12 @@ NATIVE_ENV = "MRC_TESTBED_NATIVE"
 DIRECTIVES = {"language_level": 3, "annotation_typing": False, "binding": True}
 # -g0: no debug info (it triples the compile time of Cython's large C files)
 COMPILE_ARGS = ["-O2", "-g0"]
-# module -> sha256 of its .py and .pxd, taken before Cython reads them: a source edited
-# during the build then reads as changed since it (clikit.hotpath.stale)
+# module -> sha256 of its .py and .pxd and of the .pxd files it cimports, taken before
+# Cython reads them: a source edited during the build then reads as changed since it
+# (clikit.hotpath.stale)
 RECORDS: dict[str, str] = {}
+# where Cython writes the C of each module (beside it, the record of what it was made from)
+GENERATED = Path("build") / "cython"
 
 
 def extensions() -> list[Extension]:
@@ -54,6 +58,7 @@ def extensions() -> list[Extension]:
         return []
     for name in COMPILED_MODULES:  # the build records, of the sources as Cython reads them
         RECORDS[name] = source_sha256(HERE.joinpath(*name.split(".")).with_suffix(".py"))
+        _forget_stale_c(name)
     modules = [
         Extension(
             name,
@@ -62,13 +67,41 @@ def extensions() -> list[Extension]:
         )
         for name in COMPILED_MODULES
     ]
-    return cythonize(
+    built = cythonize(
         modules,
         compiler_directives=DIRECTIVES,
-        build_dir=str(Path("build") / "cython"),
+        build_dir=str(GENERATED),
         quiet=True,
         nthreads=os.cpu_count() or 1,
     )
+    for name in COMPILED_MODULES:
+        generated = _generated_c(name)
+        if generated.is_file():
+            _c_record(generated).write_text(RECORDS[name] + "\n", encoding="ascii")
+    return built
+
+
+def _generated_c(name: str) -> Path:
+    return GENERATED.joinpath(*name.split(".")).with_suffix(".c")
+
+
+def _c_record(generated: Path) -> Path:
+    return generated.with_name(generated.name + RECORD_SUFFIX)
+
+
+def _forget_stale_c(name: str) -> None:
+    """Remove ``name``'s generated C when what it was made from changed (its record
+    differs: clikit.hotpath.source_sha256 covers the .pxd files it cimports), so Cython
+    writes it again and the compiler rebuilds the extension. Cython's own check missed a
+    cimported .pxd that changed (vfabric.nodes after nic_emu/connection/queue_pair.pxd,
+    cimported through nic_emu/core.pxd), and an extension built against another layout of
+    a cimported type fails to import ("size changed")."""
+    generated = _generated_c(name)
+    record = _c_record(generated)
+    if generated.is_file() and (
+        not record.is_file() or record.read_text(encoding="ascii").strip() != RECORDS[name]
+    ):
+        generated.unlink()
 
 
 def _tagged(fullname: str, path: str) -> str:

@@ -34,6 +34,7 @@ import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
+import re
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -125,23 +126,95 @@ def record_of(extension: Path) -> Path:
     return extension.with_name(extension.name + RECORD_SUFFIX)
 
 
-def source_sha256(source: Path) -> str:
+#: a ``.pxd``'s cimports (``from pkg.mod cimport T``, ``cimport pkg.mod``) and a pure-mode
+#: source's (``from cython.cimports.pkg.mod import T``)
+_CIMPORT = re.compile(
+    r"^[ \t]*(?:from[ \t]+(?:cython\.cimports\.)?([\w.]+)[ \t]+c?import\b|cimport[ \t]+([\w.]+))",
+    re.M,
+)
+
+
+def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
+    """The project's declarations an extension of ``source`` is compiled against besides
+    its own ``.pxd``: every module under ``root`` with a ``.pxd`` that its ``.pxd`` (or the
+    source, in ``cython.cimports`` form) cimports, and those they cimport in turn, by
+    module name. A cimported type's layout is compiled into the importer: one built
+    against another version of it fails to import ("size changed")."""
+    root = ROOT if root is None else root
+    found: dict[str, Path] = {}
+    own = source.with_suffix(".pxd")
+    todo = [own] if own.is_file() else []
+    todo += _declared(source, "cython.cimports.", root)
+    seen = {own}
+    while todo:
+        pxd = todo.pop()
+        if pxd != own:
+            found[".".join(pxd.relative_to(root).with_suffix("").parts)] = pxd
+        for other in _declared(pxd, "", root):
+            if other not in seen:
+                seen.add(other)
+                todo.append(other)
+    return dict(sorted(found.items()))
+
+
+#: (file, its mtime and size, prefix, root) -> what :func:`_declared` found in it: the
+#: finder asks for every listed module's declarations once per import of each
+_declared_cache: dict[tuple[Path, int, int, str, Path], list[Path]] = {}
+
+
+def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
+    """The ``.pxd`` files under ``root`` of the modules the file ``path`` cimports
+    (``prefix``: ``cython.cimports.`` for a pure-mode source's form only)."""
+    try:
+        info = path.stat()
+    except FileNotFoundError:
+        return []
+    key = (path, info.st_mtime_ns, info.st_size, prefix, root)
+    if key not in _declared_cache:
+        _declared_cache[key] = _parse_cimports(path.read_text(encoding="utf-8"), prefix, root)
+    return _declared_cache[key]
+
+
+def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
+    out = []
+    for match in _CIMPORT.finditer(text):
+        line = match.group(0)
+        if prefix and prefix not in line:
+            continue
+        if not prefix and "cimport" not in line:
+            continue
+        name = match.group(1) or match.group(2)
+        pxd = root.joinpath(*name.split(".")).with_suffix(".pxd")
+        if pxd.is_file():
+            out.append(pxd)
+    return out
+
+
+def source_sha256(source: Path, root: Path | None = None) -> str:
     """The sha256 of what an extension is built from: the ``.py`` source and, where there
-    is one, the ``.pxd`` beside it (its C types; a changed declaration is a changed build)."""
+    is one, the ``.pxd`` beside it (its C types; a changed declaration is a changed build),
+    and the project's ``.pxd`` files it cimports (:func:`cimported`: another module's
+    changed layout is a changed build too)."""
     digest = hashlib.sha256(source.read_bytes())
     declarations = source.with_suffix(".pxd")
     if declarations.is_file():
         digest.update(b"\0pxd\0" + declarations.read_bytes())
+    for name, pxd in cimported(source, root).items():
+        digest.update(b"\0cimport\0" + name.encode() + b"\0" + pxd.read_bytes())
     return digest.hexdigest()
 
 
 def stale(source: Path, extension: Path) -> bool:
     """Whether ``extension`` was built from another version of ``source``: by its build
-    record, or, for a build without one, by modification times."""
+    record, or, for a build without one, by modification times (of the source, its
+    ``.pxd`` and the declarations it cimports)."""
     record = record_of(extension)
     if record.is_file():
         return record.read_text(encoding="ascii").strip() != source_sha256(source)
-    return source.stat().st_mtime > extension.stat().st_mtime
+    inputs = [source, *cimported(source).values()]
+    if source.with_suffix(".pxd").is_file():
+        inputs.append(source.with_suffix(".pxd"))
+    return max(path.stat().st_mtime for path in inputs) > extension.stat().st_mtime
 
 
 def own_choice(name: str) -> tuple[str, Path]:
@@ -172,6 +245,12 @@ def imported_early() -> list[str]:
 
 EARLY_REASON = "imported from its source before clikit.hotpath's finder"
 
+#: ($MRC_TESTBED_PURE, the extensions' folder) -> the first listed module that loads from
+#: its source and why ("" when every one can load native): :func:`choice` looks at every
+#: module once per process (not once per import), and every later import follows that
+#: one verdict, even if a source or a build changes meanwhile
+_others: dict[tuple[str, str], str] = {}
+
 
 def choice(name: str) -> tuple[str, Path]:
     """What Python loads for ``name``: its extension only when every listed module can
@@ -182,11 +261,18 @@ def choice(name: str) -> tuple[str, Path]:
     how, where = own_choice(name)
     if how != "compiled":
         return how, where
-    for other in COMPILED_MODULES:
-        other_how, _ = own_choice(other)
-        if other_how != "compiled":
-            reason = other_how.removeprefix("pure: ")
-            return f"pure: {other}: {reason} (all modules load pure together)", source_of(name)
+    key = (os.environ.get(PURE_ENV, ""), str(native_dir()))
+    if key not in _others:
+        _others[key] = next(
+            (
+                f"{other}: {other_how.removeprefix('pure: ')}"
+                for other in COMPILED_MODULES
+                if (other_how := own_choice(other)[0]) != "compiled"
+            ),
+            "",
+        )
+    if _others[key]:
+        return f"pure: {_others[key]} (all modules load pure together)", source_of(name)
     early = imported_early()
     if early:
         return f"pure: {early[0]}: {EARLY_REASON} (all modules load pure together)", source_of(name)

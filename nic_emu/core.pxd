@@ -8,6 +8,7 @@
 # deadlines) through C structs and method tables.
 cimport cython
 
+from mrc_wire.codec cimport DataPacket, Envelope, Nack, Probe, Sack, decode, encode_probe
 from nic_emu.connection.queue_pair cimport Connection
 from nic_emu.connection.transmit cimport Transmitter
 
@@ -60,7 +61,7 @@ cdef class NicCore:
     cdef public object accept_unknown_qp
 
     cpdef list events(self)
-    @cython.locals(counters=dict, conn=Connection)
+    @cython.locals(counters=dict, conn=Connection, m=Envelope)
     cpdef receive_frame(self, object frame, object plane, object now)
     @cython.locals(
         out=list, sendable=set, parked=list, free=list, p=Py_ssize_t, group=set, ready=list,

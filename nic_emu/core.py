@@ -23,7 +23,8 @@ import operator
 from collections import deque
 from collections.abc import Callable
 
-from mrc_wire import EV_PROBE_QPN, DataPacket, Nack, Probe, Sack, decode, encode_probe
+from mrc_wire import EV_PROBE_QPN
+from mrc_wire.codec import DataPacket, Nack, Probe, Sack, decode, encode_probe
 from mrc_wire.exceptions import MalformedPacket, MrcWireError
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig, TransportMode

@@ -13,6 +13,9 @@ cimport cython
 from nic_emu.ev_set cimport EvEntry
 
 
+cpdef object unwrap(object psn24, object reference)
+
+
 cdef class WriteRequest:
     cdef public object wr_id
     cdef public object data

@@ -8,13 +8,14 @@
 # configured thresholds; C integers hold only the probe's send time (the driver's ns).
 cimport cython
 
+from mrc_wire.codec cimport Nack, Sack
 from nic_emu.congestion cimport WindowControl
 from nic_emu.connection.probes cimport PathProbes
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.transmit cimport DataTransmitter
 from nic_emu.ev_set cimport EvEntry, EvSet
-from nic_emu.sender cimport SendState, TxPacket, WriteRequest
+from nic_emu.sender cimport SendState, TxPacket, WriteRequest, unwrap
 
 
 cdef class Losses:
@@ -85,8 +86,8 @@ cdef class Feedback:
         reverse=ReverseEvs, send=SendState, timers=RttTimers, pkt=TxPacket, entry=EvEntry,
         probes=list,
     )
-    cpdef object on_sack(self, object s, object plane, object now)
+    cpdef object on_sack(self, Sack s, object plane, object now)
     @cython.locals(done=list, wr=WriteRequest)
     cpdef complete_writes(self, object now)
     @cython.locals(send=SendState, pkt=TxPacket)
-    cpdef on_nack(self, object n, object plane, object now)
+    cpdef on_nack(self, Nack n, object plane, object now)

@@ -15,10 +15,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mrc_wire import (
-    Nack,
-    Sack,
-)
+from mrc_wire.codec import Nack, Sack
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig

@@ -6,6 +6,7 @@
 # interval (``next_ns``, ``round_ns``) and the configured thresholds stay Python objects.
 cimport cython
 
+from mrc_wire.codec cimport Probe, encode_probe
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.sender cimport SendState, TxPacket
@@ -15,7 +16,7 @@ cdef class PathProbes:
     cdef public object host
     cdef public EvSet evs
     cdef public RttTimers timers
-    cdef public object templates
+    cdef public list templates
     cdef public object peer_qpn
     cdef public dict counters
     cdef public object log
@@ -41,5 +42,7 @@ cdef class PathProbes:
     @cython.locals(evs=EvSet, probes=dict, e=EvEntry)
     cpdef review_quarantine(self, object now, list out)
     cpdef clear_quarantine(self, object path, object by, object now)
+    @cython.locals(p=Probe)
     cpdef send_probe(self, EvEntry e, object now, list out)
+    @cython.locals(p=Probe)
     cpdef tuple send_tail_probe(self, EvEntry e, object psn, object now)

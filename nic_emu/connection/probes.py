@@ -8,7 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mrc_wire import EV_PROBE_QPN, Probe, encode_probe
+from mrc_wire import EV_PROBE_QPN
+from mrc_wire.codec import Probe, encode_probe
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import TS_MASK, Frame, Outbox

@@ -7,8 +7,10 @@
 # configured values stay Python objects.
 cimport cython
 
+from mrc_wire.codec cimport DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.receiver cimport MessageTracker
+from nic_emu.streams cimport StreamReceiver
 
 
 cdef class Receiver:
@@ -28,27 +30,31 @@ cdef class Receiver:
     cdef public object sack_delay
     cdef public tuple sack_trigger
     cdef public object regions
-    cdef public object sink
+    cdef public StreamReceiver sink
     cdef public ReverseEvs reverse
     cdef public list _heard
     cdef public list _last_ev
     cdef public list _refreshed
     cdef public object _refresh_ns
-    cdef public object stmpl
-    cdef public object ntmpl
+    cdef public list stmpl
+    cdef public list ntmpl
     cdef public dict counters
     cdef public object log
     cdef public object cnp
 
-    @cython.locals(counters=dict, msgs=MessageTracker, length="long long", mrc=bint)
-    cpdef object on_data(self, object m, object plane, object now)
+    @cython.locals(
+        counters=dict, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
+    )
+    cpdef object on_data(self, DataPacket m, object plane, object now)
     cpdef bint already_received(self, object psn) except -1
-    cpdef object on_reliability_probe(self, object p, object plane, object now)
+    cpdef object on_reliability_probe(self, Probe p, object plane, object now)
     cpdef object on_timer(self, object now)
+    @cython.locals(s=Sack)
     cpdef object send_sack(
         self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
         object ecn, object probe_reply=*
     )
+    @cython.locals(n=Nack)
     cpdef object send_nack(
         self, object now, object reason, object psn, object echoed_ev, object echoed_ts,
         object ecn

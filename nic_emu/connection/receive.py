@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mrc_wire import DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
+from mrc_wire.codec import DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig

@@ -7,13 +7,14 @@
 # ns); the waits (None or a time) and the configured window stay Python objects.
 cimport cython
 
+from mrc_wire.codec cimport DataPacket, encode_data
 from nic_emu.congestion cimport WindowControl
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest
 
 
 cdef class DataTransmitter:
-    cdef public object templates
+    cdef public list templates
     cdef public list port_free_at
     cdef public object ns_per_byte
     cdef public list plane_tx
@@ -24,7 +25,7 @@ cdef class DataTransmitter:
 
     @cython.locals(
         plane=Py_ssize_t, wr=WriteRequest, offset="long long", length="long long",
-        rtx=bint, size=Py_ssize_t, frame=bytes, counters=dict,
+        rtx=bint, size=Py_ssize_t, frame=bytes, counters=dict, t=DataPacket,
     )
     cpdef tuple transmit(self, TxPacket pkt, EvEntry entry, SendState send, object now)
 

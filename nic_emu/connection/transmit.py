@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Protocol
 
-from mrc_wire import DataPacket, encode_data
+from mrc_wire.codec import DataPacket, encode_data
 from nic_emu import event_log as ev_kinds
 from nic_emu.congestion import CongestionControl
 from nic_emu.connection.common import (

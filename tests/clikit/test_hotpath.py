@@ -3,6 +3,7 @@ same event log on both (docs/virtual-fabric.md, "Compiled hot path")."""
 
 from __future__ import annotations
 
+import hashlib
 import importlib.machinery
 import importlib.util
 import os
@@ -39,6 +40,7 @@ def native(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.delenv(hotpath.PURE_ENV, raising=False)
     monkeypatch.setattr(hotpath, "_generated", {})  # no generated module loaded yet
     monkeypatch.setattr(hotpath, "_early", set())  # none imported before the finder
+    monkeypatch.setattr(hotpath, "_others", {})  # no verdict on the modules yet
     return tmp_path
 
 
@@ -116,6 +118,104 @@ def test_the_build_record_covers_the_pxd(native: Path, tmp_path: Path) -> None:
     assert declared != alone
     (tmp_path / "mod.pxd").write_text("cdef long x\n")
     assert hotpath.source_sha256(source) != declared
+
+
+def write_package(root: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        path = root / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(text)
+
+
+def test_the_build_record_covers_the_declarations_it_cimports(tmp_path: Path) -> None:
+    """A module compiled against another's ``.pxd`` (a cimported type's layout, a
+    cimported function's signature) is a changed build when that ``.pxd`` changes, through
+    any chain of cimports; C libraries and Cython's own declarations are not the
+    project's."""
+    write_package(tmp_path, {
+        "pkg/a.py": "x = 1\n",
+        "pkg/a.pxd": "cimport cython\nfrom libc.stdint cimport uint32_t\nfrom pkg.b cimport B\n",
+        "pkg/b.py": "",
+        "pkg/b.pxd": "from pkg.c cimport C\ncdef class B:\n    cdef C c\n",
+        "pkg/c.py": "",
+        "pkg/c.pxd": "cimport pkg.b\ncdef class C:\n    cdef int x\n",  # a cycle back to b
+        "pkg/d.py": "from cython.cimports.pkg.c import C\n",  # a pure-mode source's cimport
+        "pkg/e.py": "from pkg.c import C\n",  # a Python import: no declarations
+    })  # fmt: skip
+    source = tmp_path / "pkg" / "a.py"
+    assert hotpath.cimported(source, tmp_path) == {
+        "pkg.b": tmp_path / "pkg" / "b.pxd",
+        "pkg.c": tmp_path / "pkg" / "c.pxd",
+    }
+    assert list(hotpath.cimported(tmp_path / "pkg" / "d.py", tmp_path)) == ["pkg.b", "pkg.c"]
+    assert hotpath.cimported(tmp_path / "pkg" / "e.py", tmp_path) == {}
+    before = hotpath.source_sha256(source, tmp_path)
+    (tmp_path / "pkg" / "c.pxd").write_text("cimport pkg.b\ncdef class C:\n    cdef long x\n")
+    assert hotpath.source_sha256(source, tmp_path) != before
+    # a module that cimports nothing of the project's keeps the record it always had
+    alone = tmp_path / "pkg" / "b.py"
+    (tmp_path / "pkg" / "b.pxd").write_text("cdef class B:\n    pass\n")
+    plain = hashlib.sha256(b"\0pxd\0cdef class B:\n    pass\n").hexdigest()  # b.py is empty
+    assert hotpath.source_sha256(alone, tmp_path) == plain
+
+
+def test_every_cimported_module_loads_with_its_importer() -> None:
+    """A listed module's extension imports the extension types and C functions of the
+    modules its ``.pxd`` cimports (``nic_emu``'s cores call ``mrc_wire.codec`` in C): each
+    of those is listed too, so the finder's all-or-none covers it (a compiled importer
+    beside a pure ``mrc_wire.codec`` fails at import: "size changed")."""
+    for name in hotpath.COMPILED_MODULES:
+        for other in hotpath.cimported(hotpath.source_of(name)):
+            assert other in hotpath.COMPILED_MODULES, f"{name} cimports {other}"
+    assert "mrc_wire.codec" in hotpath.cimported(hotpath.source_of("nic_emu.connection.transmit"))
+    assert "mrc_wire.codec" in hotpath.cimported(hotpath.source_of("nic_emu.core"))
+
+
+def test_a_changed_cimported_declaration_makes_its_importers_stale(
+    native: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """By the build record, and without one by modification times: an extension older
+    than a ``.pxd`` it cimports loads from source, and so does every module."""
+    write_package(tmp_path / "src", {
+        "pkg/a.py": "", "pkg/a.pxd": "from pkg.b cimport B\n",
+        "pkg/b.py": "", "pkg/b.pxd": "cdef class B:\n    pass\n",
+    })  # fmt: skip
+    root = tmp_path / "src"
+    monkeypatch.setattr(hotpath, "ROOT", root)
+    monkeypatch.setattr(hotpath, "COMPILED_MODULES", ("pkg.a", "pkg.b"))
+    fake_build(native, hotpath.COMPILED_MODULES)  # an hour newer than the sources
+    assert hotpath.choice("pkg.a")[0] == "compiled"
+    later = time.time() + 7200
+    os.utime(root / "pkg" / "b.pxd", (later, later))  # b's declarations changed since
+    assert hotpath.own_choice("pkg.a")[0] == "pure: source changed since its native build"
+    for name in ("pkg.a", "pkg.b"):
+        extension = hotpath.extension_of(name)
+        assert extension is not None
+        hotpath.record_of(extension).write_text(hotpath.source_sha256(hotpath.source_of(name)))
+    assert hotpath.own_choice("pkg.a")[0] == "compiled"
+    (root / "pkg" / "b.pxd").write_text("cdef class B:\n    cdef int x\n")
+    assert hotpath.own_choice("pkg.a")[0] == "pure: source changed since its native build"
+    # b rebuilt alone (an incremental build that missed a): b is fresh, a is not, and
+    # every module loads from source
+    b_extension = hotpath.extension_of("pkg.b")
+    assert b_extension is not None
+    hotpath.record_of(b_extension).write_text(hotpath.source_sha256(root / "pkg" / "b.py"))
+    assert hotpath.own_choice("pkg.b")[0] == "compiled"
+    monkeypatch.setattr(hotpath, "_others", {})
+    assert hotpath.choice("pkg.b")[0] == (
+        "pure: pkg.a: source changed since its native build (all modules load pure together)"
+    )
+
+
+def test_the_verdict_on_every_module_is_taken_once_per_process(native: Path) -> None:
+    """Every import after the first follows the first's verdict on the other modules: a
+    build that changes meanwhile cannot split a process between both paths."""
+    fake_build(native, hotpath.COMPILED_MODULES)
+    assert hotpath.choice("vfabric.eventlist")[0] == "compiled"
+    first, *others = hotpath.COMPILED_MODULES
+    fake_build(native, (first,), newer=False)  # stale from now on
+    assert hotpath.choice(others[0])[0] == "compiled"
+    assert hotpath.own_choice(first)[0] == "pure: source changed since its native build"
 
 
 def test_the_build_record_decides_whatever_the_times(native: Path) -> None:
@@ -289,20 +389,27 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     # the unit tests of the modules whose native build runs code of its own
     # (``cython.compiled`` branches: the event list's C heap, MT19937 in C, the wire
     # codec's in-place decoder and one-allocation encoders), on it; the finder first
-    # (``-p clikit.hotpath``), as every entry point installs it before mrc_wire loads
+    # (``-p clikit.hotpath``), as every entry point installs it before mrc_wire loads;
+    # and those of the NIC's parts that call the codec in C (cimported across packages:
+    # the cores' templates and decoded messages as mrc_wire.codec's C types)
     native_env = {**env, hotpath.PURE_ENV: "0"}
     where = subprocess.run(
         [sys.executable, "-c",
          "import clikit.hotpath, vfabric.eventlist as e, nic_emu.mtbytes as m, "
-         "mrc_wire.codec as c; print(e.__file__, m.__file__, c.__file__)"],
+         "nic_emu.connection.transmit as t, mrc_wire.codec as c; "
+         "print(e.__file__, m.__file__, t.__file__, c.__file__)"],
         cwd=ROOT, env=native_env, capture_output=True, text=True, check=True,
     )  # fmt: skip
     assert all(path.endswith(".so") for path in where.stdout.split()), where.stdout
     native_tests = subprocess.run(
         [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-p", "clikit.hotpath",
          "tests/vfabric/test_eventlist.py", "tests/nic_emu/test_mtbytes.py",
-         "tests/mrc_wire/test_wire_codec.py"],
-        cwd=ROOT, env=native_env, capture_output=True, text=True, check=False,
+         "tests/mrc_wire/test_wire_codec.py", "tests/nic_emu/connection/test_receive.py",
+         "tests/nic_emu/connection/test_transmit.py", "tests/nic_emu/connection/test_feedback.py",
+         "tests/nic_emu/connection/test_probes.py", "tests/nic_emu/test_core_robustness.py",
+         "tests/nic_emu/test_reliability_state.py"],
+        cwd=ROOT, env={**native_env, generated_native.NATIVE_ENV: "0"},
+        capture_output=True, text=True, check=False,
     )  # fmt: skip
     assert native_tests.returncode == 0, native_tests.stdout[-3000:]
     cli = [sys.executable, "-m", "testbed"]
