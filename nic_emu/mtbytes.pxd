@@ -23,7 +23,7 @@ cdef class WordStream:
     @cython.locals(i=Py_ssize_t)
     cpdef bytes take(self, Py_ssize_t n)
     @cython.locals(out=bytes, buf="unsigned char*", words=Py_ssize_t, i=Py_ssize_t,
-                   y=uint32_t, rest=Py_ssize_t)
+                   y=uint32_t, rest=Py_ssize_t, run=Py_ssize_t, k=Py_ssize_t, mt="uint32_t*")
     cdef bytes _take(self, Py_ssize_t n)
     @cython.locals(_i=Py_ssize_t)
     cpdef skip(self, Py_ssize_t words)

@@ -79,12 +79,25 @@ class WordStream:
         out = PyBytes_FromStringAndSize(cython.NULL, n)
         buf = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
         words = n >> 2
-        for i in range(words):
-            y = self._next()
-            buf[4 * i] = y & 0xFF
-            buf[4 * i + 1] = (y >> 8) & 0xFF
-            buf[4 * i + 2] = (y >> 16) & 0xFF
-            buf[4 * i + 3] = y >> 24
+        i = 0
+        while i < words:
+            if self._index >= N:
+                self._twist()
+            # the words left in this state, tempered in one loop without a check each
+            run = min(words - i, N - self._index)
+            mt = cython.address(self._mt[self._index])
+            for k in range(run):
+                y = mt[k]
+                y ^= y >> 11
+                y ^= (y << 7) & TEMPER_B
+                y ^= (y << 15) & TEMPER_C
+                y ^= y >> 18
+                buf[4 * (i + k)] = y & 0xFF
+                buf[4 * (i + k) + 1] = (y >> 8) & 0xFF
+                buf[4 * (i + k) + 2] = (y >> 16) & 0xFF
+                buf[4 * (i + k) + 3] = y >> 24
+            self._index += run
+            i += run
         rest = n & 3
         if rest:
             y = self._next() >> (32 - 8 * rest)  # the word's top 8 * rest bits
@@ -125,13 +138,15 @@ class WordStream:
 
     def _twist(self) -> None:
         """The native build's next 624 words of state."""
+        # (0 - (y & 1)) & MATRIX_A: MATRIX_A when y is odd, else 0, without a branch
+        # (the words are uint32_t: the negation wraps)
         mt = self._mt
         for k in range(N - M):
             y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
-            mt[k] = mt[k + M] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+            mt[k] = mt[k + M] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
         for k in range(N - M, N - 1):
             y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
-            mt[k] = mt[k + M - N] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+            mt[k] = mt[k + M - N] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
         y = (mt[N - 1] & UPPER_MASK) | (mt[0] & LOWER_MASK)
-        mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ (MATRIX_A if y & 1 else 0)
+        mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
         self._index = 0

@@ -391,7 +391,7 @@ class Switch:
         if self._trace_enabled:
             self._trace("ingress", port, instance_type, data)
         offset, error = self._parse_fn(data, hdr, meta, sm, ctx)
-        ctx.payload = data[offset:]
+        ctx.set_payload(data, offset)  # not copied: the deparser copies it once
         sm.parser_error = error
         if self._verify_fn is not None:
             self._verify_fn(hdr, meta, ctx)
@@ -412,7 +412,7 @@ class Switch:
                 c_ctx = PacketContext(length)
                 c_sm.ingress_port = port  # the parser may branch on it (BMv2 sets it too)
                 c_off, _ = prog.parse(data, c_hdr, c_meta, c_sm, c_ctx)
-                c_ctx.payload = data[c_off:]
+                c_ctx.set_payload(data, c_off)
                 # copy_field_list_and_set_type: metadata reset, field list copied
                 c_meta = prog.new_metadata()
                 c_sm = prog.new_standard_metadata()
@@ -543,9 +543,8 @@ class Switch:
                 if clone_copier is not None:
                     clone_copier(meta, c_meta)
                 c_sm.instance_type = PKT_INSTANCE_TYPE_EGRESS_CLONE
-                c_ctx = PacketContext(
-                    ctx.ingress_length, ctx.payload, prog.copy_headers(hdr), c_meta, c_sm
-                )
+                c_ctx = PacketContext(ctx.ingress_length, b"", prog.copy_headers(hdr), c_meta, c_sm)
+                c_ctx.set_payload(ctx.packet, ctx.payload_at)
                 c_ctx.length_reg = ctx.length_reg
                 if truncate:
                     c_ctx.truncate = truncate
@@ -659,7 +658,8 @@ def format_trace(
 def _copy_ctx(ctx: PacketContext) -> PacketContext:
     """A replica's registers: cleared (BMv2 ``RegisterAccess::clear_all``), lengths kept
     (its PHV objects are set by the caller)."""
-    copy = PacketContext(ctx.ingress_length, ctx.payload)
+    copy = PacketContext(ctx.ingress_length)
+    copy.set_payload(ctx.packet, ctx.payload_at)
     copy.length_reg = ctx.length_reg
     copy.truncate = ctx.truncate
     return copy

@@ -5,7 +5,8 @@ from __future__ import annotations
 import gc
 import hashlib
 import random
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Callable, Iterable, Iterator, Mapping
+from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
 from typing import IO, Any
@@ -60,14 +61,37 @@ from vfabric.wires import LinkKey, Wire
 PRIORITY_QUEUES = 8
 DEFAULT_BIN_NS = 10_000  # goodput timeline resolution: 10 us
 PROGRESS_EVERY_EVENTS = 50_000
-# During VirtualFabric.run the cyclic collector's youngest generation is collected every
-# RUN_GC_THRESHOLD0 net container allocations (Python's default: 700), and the objects
-# that exist when the run starts (the built fabric) are frozen out of its scans:
-# docs/virtual-fabric.md, "Memory in long runs".
+# While a VirtualFabric is built and while it runs, the cyclic collector's youngest
+# generation is collected every RUN_GC_THRESHOLD0 net container allocations (Python's
+# default: 700), and the objects that exist when the build or the run starts are frozen
+# out of its scans (:func:`long_lived`): docs/virtual-fabric.md, "Memory in long runs".
 RUN_GC_THRESHOLD0 = 10_000
 FABRIC = "fabric"  # the ``nic`` field of the fabric's own event-log records
 
 Progress = Callable[[int], None]
+
+
+@contextmanager
+def long_lived() -> Iterator[None]:
+    """The cyclic collector while a fabric is built or run: both make long-lived objects
+    and (nearly) no reference cycles (tests/vfabric/test_run.py), so a collection would
+    mostly rescan what already exists. Inside, the objects that exist on entry are frozen
+    (``gc.freeze``: no collection scans them) and the youngest generation is collected
+    every RUN_GC_THRESHOLD0 allocations: any cycle made inside is still freed, at a tenth
+    of the default cost. Restored on exit: the thresholds, and what was frozen (nothing,
+    unless the caller froze objects itself: then it keeps managing that and nothing is
+    frozen here)."""
+    thresholds = gc.get_threshold()
+    freezing = gc.get_freeze_count() == 0
+    if freezing:
+        gc.freeze()
+    gc.set_threshold(RUN_GC_THRESHOLD0, *thresholds[1:])
+    try:
+        yield
+    finally:
+        gc.set_threshold(*thresholds)
+        if freezing:
+            gc.unfreeze()
 
 
 class VirtualFabric:
@@ -97,63 +121,64 @@ class VirtualFabric:
         program: str | Path | None = None,
         pfc: PfcConfig | None = None,
     ) -> None:
-        if pfc is not None and not isinstance(pfc, PfcConfig):
-            raise FabricSetupError(f"pfc must be a vfabric.pfc.PfcConfig, got {pfc!r}")
-        if isinstance(topology, Topology):
-            self.topology = topology
-        else:
+        with long_lived():
+            if pfc is not None and not isinstance(pfc, PfcConfig):
+                raise FabricSetupError(f"pfc must be a vfabric.pfc.PfcConfig, got {pfc!r}")
+            if isinstance(topology, Topology):
+                self.topology = topology
+            else:
+                try:
+                    self.topology = load_topology(topology)
+                except TopologyError as exc:
+                    raise FabricSetupError(f"topology {topology}: {exc}") from None
+            if isinstance(bin_ns, bool) or not isinstance(bin_ns, int) or bin_ns <= 0:
+                raise FabricSetupError(f"bin_ns must be a positive integer, got {bin_ns!r}")
+            self.seed = seed
+            self.bin_ns = bin_ns
+            self.trimming = trimming
+            self.ecn = ecn
+            self.clock = VirtualClock()
+            self.events = EventList(self.clock)
+            self.log = EventLog()
             try:
-                self.topology = load_topology(topology)
-            except TopologyError as exc:
-                raise FabricSetupError(f"topology {topology}: {exc}") from None
-        if isinstance(bin_ns, bool) or not isinstance(bin_ns, int) or bin_ns <= 0:
-            raise FabricSetupError(f"bin_ns must be a positive integer, got {bin_ns!r}")
-        self.seed = seed
-        self.bin_ns = bin_ns
-        self.trimming = trimming
-        self.ecn = ecn
-        self.clock = VirtualClock()
-        self.events = EventList(self.clock)
-        self.log = EventLog()
-        try:
-            self.addresses = RememberingAddressPlan(self.topology)
-            self.plan: RoutePlan = plan_fabric(self.topology, addresses=self.addresses)
-        except (ControllerError, TopologyError) as exc:
-            raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
-        self.program = shared_program(program)
-        self.switches: dict[str, SwitchNode] = {}
-        self.nics: dict[str, NicNode] = {}
-        self.wires: dict[tuple[str, str], Wire] = {}  # (src node, dst node) -> wire
-        self._links: dict[LinkKey, tuple[Wire, Wire]] = {}
-        self._link_kind: dict[LinkKey, LinkKind] = {}
-        self._down: dict[LinkKey, set[str]] = {}
-        self.faults: list[Fault] = []
-        self.transfers: list[Transfer] = []
-        self._by_qpn: dict[tuple[str, int], Transfer] = {}
-        self._log_sink: IO[str] | None = None
-        self._log_path = Path(event_log) if event_log is not None else None
-        self._log_written = 0
-        self._hash = hashlib.sha256()
-        self._pcaps: list[NsPcapWriter] = []
-        self._build_switches()
-        self._build_nics(nic_config)
-        self._build_wires()
-        self.pfc = pfc
-        self.pfc_counters: dict[str, PortCounters] = {}
-        self._pfc_switches: dict[str, SwitchPfc] = {}
-        if pfc is not None:
-            self._install_pfc(pfc)
-        if pcap_dir is not None:
-            self._open_pcaps(Path(pcap_dir))
-        if self._log_path is not None:
-            try:
-                self._log_path.parent.mkdir(parents=True, exist_ok=True)
-                self._log_sink = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
-            except OSError as exc:
-                raise FabricSetupError(
-                    f"cannot write the event log {self._log_path}: {exc.strerror}"
-                ) from None
-        self.record(FABRIC, "start", topology=self.topology.name, seed=seed)
+                self.addresses = RememberingAddressPlan(self.topology)
+                self.plan: RoutePlan = plan_fabric(self.topology, addresses=self.addresses)
+            except (ControllerError, TopologyError) as exc:
+                raise FabricSetupError(f"{self.topology.name}: no switch plan: {exc}") from None
+            self.program = shared_program(program)
+            self.switches: dict[str, SwitchNode] = {}
+            self.nics: dict[str, NicNode] = {}
+            self.wires: dict[tuple[str, str], Wire] = {}  # (src node, dst node) -> wire
+            self._links: dict[LinkKey, tuple[Wire, Wire]] = {}
+            self._link_kind: dict[LinkKey, LinkKind] = {}
+            self._down: dict[LinkKey, set[str]] = {}
+            self.faults: list[Fault] = []
+            self.transfers: list[Transfer] = []
+            self._by_qpn: dict[tuple[str, int], Transfer] = {}
+            self._log_sink: IO[str] | None = None
+            self._log_path = Path(event_log) if event_log is not None else None
+            self._log_written = 0
+            self._hash = hashlib.sha256()
+            self._pcaps: list[NsPcapWriter] = []
+            self._build_switches()
+            self._build_nics(nic_config)
+            self._build_wires()
+            self.pfc = pfc
+            self.pfc_counters: dict[str, PortCounters] = {}
+            self._pfc_switches: dict[str, SwitchPfc] = {}
+            if pfc is not None:
+                self._install_pfc(pfc)
+            if pcap_dir is not None:
+                self._open_pcaps(Path(pcap_dir))
+            if self._log_path is not None:
+                try:
+                    self._log_path.parent.mkdir(parents=True, exist_ok=True)
+                    self._log_sink = open(self._log_path, "w", encoding="utf-8")  # noqa: SIM115
+                except OSError as exc:
+                    raise FabricSetupError(
+                        f"cannot write the event log {self._log_path}: {exc.strerror}"
+                    ) from None
+            self.record(FABRIC, "start", topology=self.topology.name, seed=seed)
 
     # ------------------------------------------------------------------ construction
 
@@ -548,24 +573,10 @@ class VirtualFabric:
                     progress(self.now)
             return bool(foreground) and all(t.finished for t in foreground)
 
-        # The event loop makes no reference cycles (tests/vfabric/test_run.py), so the
-        # collector would mostly rescan the fabric's long-lived objects. For the run, the
-        # objects that exist now are frozen (gc.freeze: no collection scans them) and the
-        # youngest generation is collected every RUN_GC_THRESHOLD0 allocations: the
-        # collector still frees any cycle the run makes, at a tenth of its default cost.
-        # Restored after: the thresholds, and what was frozen (nothing, unless the caller
-        # froze objects itself: then it keeps managing that and nothing is frozen here).
-        thresholds = gc.get_threshold()
-        freezing = gc.get_freeze_count() == 0
-        if freezing:
-            gc.freeze()
-        gc.set_threshold(RUN_GC_THRESHOLD0, *thresholds[1:])
         try:
-            finished = self.events.run(until_ns, stop)
+            with long_lived():
+                finished = self.events.run(until_ns, stop)
         finally:
-            gc.set_threshold(*thresholds)
-            if freezing:
-                gc.unfreeze()
             self.flush()
         return finished
 

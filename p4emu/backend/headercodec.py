@@ -42,7 +42,7 @@ TO_BYTES = int.to_bytes
 #: :func:`native_buffer_bytes` bytes), how many are written, a chunk's value as a C
 #: ``unsigned long long``; and the payload / finished packet (Python objects)
 NATIVE_BUF, NATIVE_LEN, NATIVE_CHUNK = "_dpb", "_dpn", "_dpc"
-NATIVE_PAYLOAD, NATIVE_FRAME = "_dpp", "_dpf"
+NATIVE_PAYLOAD, NATIVE_FRAME, NATIVE_PAYLOAD_AT = "_dpp", "_dpf", "_dpa"
 #: the parser's: the packet's bytes (a C ``unsigned char *``), the offset of the header
 #: being extracted (C), a wide chunk's value (a Python ``int``)
 NATIVE_DATA, NATIVE_AT, NATIVE_WIDE = "_pdp", "_pdo", "_pdw"
@@ -393,11 +393,13 @@ def native_deparse_locals(nbytes: int) -> list[str]:
     """The native deparser's C locals (annotations: Python never evaluates them): a
     buffer of ``nbytes`` bytes, the most the deparser's ``emit`` statements can write
     (each counted once per place in the text, a stack for all its elements, a varbit
-    header at its maximum: a control has no loop), the count written, a chunk."""
+    header at its maximum: a control has no loop), the count written, a chunk, where
+    the payload starts in the packet."""
     return [
         f"{NATIVE_BUF}: cython.uchar[{max(nbytes, 1)}]",
         f"{NATIVE_LEN}: cython.Py_ssize_t = 0",
         f"{NATIVE_CHUNK}: cython.ulonglong",
+        f"{NATIVE_PAYLOAD_AT}: cython.Py_ssize_t",
     ]
 
 
@@ -419,16 +421,15 @@ def native_deparse_return() -> list[str]:
     """The end of the deparser: the finished packet, the emitted headers then the
     payload. Native: one ``bytes`` made at its length, the headers' bytes and the
     payload's copied in; pure: the list of emitted headers and the payload joined."""
-    payload, frame = NATIVE_PAYLOAD, NATIVE_FRAME
+    payload, frame, at = NATIVE_PAYLOAD, NATIVE_FRAME, NATIVE_PAYLOAD_AT
     return [
-        "if cython.compiled:",
-        f"    {payload} = ctx.payload",
-        f"    if not isinstance({payload}, bytes):",
-        f"        {payload} = bytes({payload})",
-        f"    {frame} = PyBytes_FromStringAndSize(cython.NULL, {NATIVE_LEN} + len({payload}))",
+        "if cython.compiled:",  # the payload copied once, from the packet as it came in
+        f"    {payload} = ctx.packet",
+        f"    {at} = ctx.payload_at",
+        f"    {frame} = PyBytes_FromStringAndSize(cython.NULL, {NATIVE_LEN} + len({payload}) - {at})",
         f"    memcpy(PyBytes_AS_STRING({frame}), {NATIVE_BUF}, {NATIVE_LEN})",
-        f"    memcpy(PyBytes_AS_STRING({frame}) + {NATIVE_LEN}, PyBytes_AS_STRING({payload}), "
-        f"len({payload}))",
+        f"    memcpy(PyBytes_AS_STRING({frame}) + {NATIVE_LEN}, PyBytes_AS_STRING({payload}) + {at}, "
+        f"len({payload}) - {at})",
         f"    return {frame}",
         "out.append(ctx.payload)",
         'return b"".join(out)',

@@ -44,7 +44,7 @@ import sysconfig
 import tempfile
 import threading
 import time
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -387,15 +387,20 @@ def background_main(argv: list[str]) -> int:
     return 0
 
 
-def load(source: str, pxd: str) -> ModuleType:
+def load(source: str, pxd: str, check: Callable[[], object] | None = None) -> ModuleType:
     """The compiled module of ``source`` (built, or taken from the cache): raises
     :class:`NativeBuildError` when it cannot be built or loaded (or, after
-    :func:`build_in_background`, when it is not built yet)."""
+    :func:`build_in_background`, when it is not built yet). ``check`` is called before
+    ``source`` is compiled in this process or handed to a background build (not when the
+    cache holds its module: a module is kept only after its text passed ``check``), and
+    whatever it raises is raised."""
     key = entry_key(source, pxd)
     with _lock:
         found = _loaded.get(key)
         if found is None:
             root = cache_root()
+            if check is not None and not entry_ok(root / key, key):
+                check()
             if _background and not entry_ok(root / key, key):
                 raise NativeBuildPending(start_background_build(root, key, source, pxd))
             try:

@@ -36,7 +36,7 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from types import BuiltinMethodType, MethodType
+from types import BuiltinMethodType, CodeType, MethodType
 from typing import Any
 
 from clikit import hotpath
@@ -102,19 +102,15 @@ class SharedCode:
 
     def __init__(self, source: str, filename: str, pxd: str | Callable[[], str] = "") -> None:
         self.source = source
-        try:
-            code = compile(source, filename, "exec")
-        except (RecursionError, MemoryError):
-            # CPython's compiler nests an ``elif`` chain: a select of about 900 cases
-            raise CompileError(
-                f"unsupported construct: {filename}: the generated Python is nested too "
-                "deeply for CPython's compiler (a select with about 900 cases or more; "
-                "split it into several states)"
-            ) from None
+        self.filename = filename
+        self._code: CodeType | None = None
         why_pure = native.wanted() if pxd else "no declarations"
         if why_pure is None:
             try:
-                module = native.load(source, pxd() if callable(pxd) else pxd)
+                # the text is compiled to bytecode only when this process may need it (a
+                # native build or the pure module): a module in the native cache passed
+                # that compile in the process that built it
+                module = native.load(source, self._declarations(pxd), self.code)
             except native.NativeBuildPending as exc:
                 why_pure = str(exc)
                 log.info("%s: %s", filename, exc)
@@ -126,10 +122,36 @@ class SharedCode:
                 self.how = "compiled"
         if why_pure is not None:
             self.namespace = {}
-            exec(code, self.namespace)
+            exec(self.code(), self.namespace)
             self.how = f"pure: {why_pure}"
         hotpath.note_generated(filename, self.how)
         self.make: Callable[[dict[str, Any]], dict[str, Any]] = self.namespace["__make__"]
+
+    def _declarations(self, pxd: str | Callable[[], str]) -> str:
+        """``pxd``'s text; a text too deeply nested for Python's parser (the width proof
+        parses it) is the :class:`CompileError` of :meth:`code`."""
+        if not callable(pxd):
+            return pxd
+        try:
+            return pxd()
+        except (RecursionError, MemoryError):
+            self.code()
+            raise
+
+    def code(self) -> CodeType:
+        """The text's bytecode (compiled once): raises :class:`CompileError` for a text
+        CPython's compiler cannot take."""
+        if self._code is None:
+            try:
+                self._code = compile(self.source, self.filename, "exec")
+            except (RecursionError, MemoryError):
+                # CPython's compiler nests an ``elif`` chain: a select of about 900 cases
+                raise CompileError(
+                    f"unsupported construct: {self.filename}: the generated Python is nested "
+                    "too deeply for CPython's compiler (a select with about 900 cases or "
+                    "more; split it into several states)"
+                ) from None
+        return self._code
 
 
 # what the module level of every generated program reads (no run-time state): the first

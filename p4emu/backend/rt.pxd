@@ -15,7 +15,8 @@ cdef class PacketContext:
     cdef public long long ingress_length
     cdef public long long length_reg
     cdef public object meta
-    cdef public object payload
+    cdef public bytes packet
+    cdef public Py_ssize_t payload_at
     cdef public object recirculate
     cdef public object resubmit
     cdef public object sm
@@ -23,6 +24,7 @@ cdef class PacketContext:
 
     cpdef reset_requests(self)
     cpdef renew(self, long long ingress_length)
+    cpdef set_payload(self, object packet, Py_ssize_t at)
 
 
 # v1model's standard metadata (STANDARD_METADATA_FIELDS): every field is a bit<W> with W

@@ -38,7 +38,8 @@ class PacketContext:
         "ingress_length",
         "length_reg",
         "meta",
-        "payload",
+        "packet",
+        "payload_at",
         "recirculate",
         "resubmit",
         "sm",
@@ -57,8 +58,10 @@ class PacketContext:
         self.ingress_length = ingress_length
         #: BMv2 packet register 0: length, updated by setValid()/setInvalid()
         self.length_reg = ingress_length
-        #: the unparsed payload (``*_checksum_with_payload``)
-        self.payload = payload
+        #: the unparsed payload (``*_checksum_with_payload``, the deparser's tail):
+        #: ``packet``'s bytes from ``payload_at`` (:attr:`payload`, :meth:`set_payload`)
+        self.packet = bytes(payload)
+        self.payload_at = 0
         #: the packet's headers, metadata and standard metadata (the switch's PHV)
         self.hdr = hdr
         self.meta = meta
@@ -82,7 +85,8 @@ class PacketContext:
         (the caller resets those)."""
         self.ingress_length = ingress_length
         self.length_reg = ingress_length
-        self.payload = b""
+        self.packet = b""
+        self.payload_at = 0
         self.checksum_error = 0
         self.clone_session = None
         self.clone_copier = None
@@ -90,6 +94,28 @@ class PacketContext:
         self.recirculate = None
         self.digest = None
         self.truncate = None
+
+    @property
+    def payload(self) -> bytes:
+        """The unparsed payload: ``packet``'s bytes from ``payload_at`` (a copy unless
+        that is all of them)."""
+        return self.packet[self.payload_at :] if self.payload_at else self.packet
+
+    @payload.setter
+    def payload(self, value: bytes) -> None:
+        self.packet = bytes(value)
+        self.payload_at = 0
+
+    def set_payload(self, packet: bytes, at: int) -> None:
+        """The payload is ``packet``'s bytes from ``at`` (0 <= ``at`` <= its length): not
+        copied when ``packet`` is ``bytes`` (immutable: the switch's frame as it came in),
+        else its tail is copied now (a buffer the caller may change later)."""
+        if type(packet) is bytes:
+            self.packet = packet
+            self.payload_at = at
+        else:
+            self.packet = bytes(packet[at:])
+            self.payload_at = 0
 
     def reset_requests(self) -> None:
         self.clone_session = None

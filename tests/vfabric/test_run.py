@@ -1,6 +1,7 @@
-"""VirtualFabric.run freezes the built fabric out of the cyclic garbage collector and
-collects its youngest generation less often: the run makes no cycles itself, any cycle
-made during it is still freed, and the collector's state is restored after."""
+"""VirtualFabric's build and its run freeze what exists out of the cyclic garbage
+collector and collect its youngest generation less often (vfabric.fabric.long_lived):
+the run makes no cycles itself, any cycle made during it is still freed, and the
+collector's state is restored after."""
 
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import pytest
 
 from topologies.events import LinkRef, LossEvent
 from vfabric import VirtualFabric
+from vfabric import fabric as fabric_module
+from vfabric.exceptions import FabricSetupError
 from vfabric.fabric import RUN_GC_THRESHOLD0
 
 from .conftest import CUT, SIZE
@@ -68,6 +71,33 @@ def test_run_restores_the_collector_state(enabled: bool) -> None:
         gc.set_threshold(*thresholds)
     ((during, frozen),) = seen  # in the run: the fabric frozen, gen0 collected less often
     assert during == (RUN_GC_THRESHOLD0, 4, 5) and frozen > 0
+
+
+def test_the_build_runs_under_the_same_collector_policy(monkeypatch: pytest.MonkeyPatch) -> None:
+    seen: list[tuple[tuple[int, int, int], int]] = []
+    real = fabric_module.shared_program
+
+    def shared_program(path: object = None) -> object:  # called while the fabric is built
+        seen.append((gc.get_threshold(), gc.get_freeze_count()))
+        return real(path)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(fabric_module, "shared_program", shared_program)
+    thresholds = gc.get_threshold()
+    gc.set_threshold(321, 6, 7)
+    try:
+        VirtualFabric("tiny")
+        assert gc.get_threshold() == (321, 6, 7) and gc.get_freeze_count() == 0
+    finally:
+        gc.set_threshold(*thresholds)
+    ((during, frozen),) = seen
+    assert during == (RUN_GC_THRESHOLD0, 6, 7) and frozen > 0
+
+
+def test_a_failed_build_restores_the_collector() -> None:
+    thresholds = gc.get_threshold()
+    with pytest.raises(FabricSetupError, match="no such topology"):  # inside the build
+        VirtualFabric("no-such-topology-here")
+    assert gc.get_threshold() == thresholds and gc.get_freeze_count() == 0
 
 
 def test_objects_the_caller_froze_stay_frozen() -> None:

@@ -337,6 +337,27 @@ def test_a_miss_with_the_lock_free_builds_once(cache: Path, no_real_build: list[
     assert no_real_build == [key]
 
 
+def test_the_check_runs_before_a_build_and_not_on_a_hit(
+    cache: Path, no_real_build: list[str]
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    checks: list[str] = []
+    native.load(SOURCE, PXD, lambda: checks.append("miss"))
+    assert checks == ["miss"] and no_real_build == [key]  # checked, then built
+    del native._loaded[key]  # a later process: the entry is on disk
+    native.load(SOURCE, PXD, lambda: checks.append("hit"))
+    assert checks == ["miss"]  # a kept module passed the check when it was built
+
+
+def test_a_failed_check_builds_nothing(cache: Path, no_real_build: list[str]) -> None:
+    def refuse() -> None:
+        raise ValueError("not this text")
+
+    with pytest.raises(ValueError, match="not this text"):
+        native.load(SOURCE, PXD, refuse)
+    assert no_real_build == [] and native._loaded == {}
+
+
 @pytest.fixture
 def background(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
     """build_in_background() for the test; Popen records the child's command line."""
@@ -421,6 +442,17 @@ def test_a_pending_build_is_said_and_the_program_runs_pure(
     header = made["new"]()
     made["block"](header, None)
     assert header.k == 1
+
+
+def test_in_the_background_a_failed_check_starts_no_child(
+    cache: Path, background: list[list[str]], no_real_build: list[str]
+) -> None:
+    def refuse() -> None:
+        raise ValueError("not this text")
+
+    with pytest.raises(ValueError, match="not this text"):
+        native.load(SOURCE, PXD, refuse)
+    assert background == [] and no_real_build == []
 
 
 # ------------------------------------------------------------------ integration: builds

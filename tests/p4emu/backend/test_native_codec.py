@@ -217,6 +217,10 @@ def _run(native_env: str, cases: list[dict[str, Any]]) -> tuple[str, list[Any]]:
         sent = switch.collect()
         hdr = _set_headers(program, case)
         deparsed = program.deparse(hdr, PacketContext(0, case["payload"]))
+        # the payload as the switch gives it: the tail of the packet that came in
+        tail = PacketContext(0)
+        tail.set_payload(b"\xee" * 37 + case["payload"], 37)
+        assert program.deparse(hdr, tail) == deparsed
         parsed = program.new_headers()
         ctx = PacketContext(len(frame))
         meta, sm = program.new_metadata(), program.new_standard_metadata()

@@ -60,3 +60,27 @@ def test_a_renewed_context_is_a_new_ones_but_for_its_objects() -> None:
     fresh = PacketContext(200, b"", hdr, meta, sm)
     assert slots_of(used) == slots_of(fresh)
     assert used.hdr is hdr and used.meta is meta and used.sm is sm
+
+
+def test_the_payload_is_the_packets_tail_shared_not_copied() -> None:
+    """The switch hands the parsed frame and the payload's offset (set_payload): a
+    ``bytes`` frame is kept as is (the deparser copies its tail once), any other buffer's
+    tail is copied at once (its owner may change it later); ``payload`` reads the tail."""
+    frame = b"headers|payload"
+    ctx = PacketContext(len(frame))
+    ctx.set_payload(frame, 8)
+    assert ctx.packet is frame and ctx.payload_at == 8
+    assert ctx.payload == b"payload"
+    ctx.set_payload(frame, len(frame))
+    assert ctx.payload == b""
+    ctx.set_payload(frame, 0)
+    assert ctx.payload is frame  # all of it: no copy
+    buffer = bytearray(frame)
+    ctx.set_payload(buffer, 8)
+    buffer[8:] = b"CHANGED"
+    assert ctx.payload == b"payload" and type(ctx.packet) is bytes and ctx.payload_at == 0
+    ctx.payload = memoryview(b"given")  # a payload set whole: held as bytes, from 0
+    assert (ctx.packet, ctx.payload_at, ctx.payload) == (b"given", 0, b"given")
+    assert PacketContext(3, bytearray(b"abc")).payload == b"abc"
+    ctx.renew(10)
+    assert (ctx.packet, ctx.payload_at) == (b"", 0)

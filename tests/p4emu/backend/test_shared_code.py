@@ -4,13 +4,17 @@ its text once (a template per checked program and options), never its run-time s
 
 from __future__ import annotations
 
+import ast
 import gc
 import weakref
+from collections.abc import Callable
+from types import CodeType, ModuleType
 
 import pytest
 from backend_helpers import program_compiler
 
 from clikit import hotpath
+from p4emu.backend import native, program
 from p4emu.backend.exceptions import CompileError
 from p4emu.backend.ids import assign_ids
 from p4emu.backend.program import (
@@ -148,6 +152,69 @@ def test_generated_code_too_deep_for_cpython_is_a_compile_error() -> None:
     )
     with pytest.raises(CompileError, match="nested too deeply for CPython's compiler"):
         SharedCode(deep, "<p4emu deep.p4>")
+
+
+DEEP = "x = 0\nif x == 0:\n    pass\n" + "".join(
+    f"elif x == {case}:\n    pass\n" for case in range(1, 20000)
+)
+
+
+def native_wanted(monkeypatch: pytest.MonkeyPatch) -> None:
+    """This process runs the compiled hot path (as far as SharedCode asks)."""
+    monkeypatch.setattr(native, "wanted", lambda: None)
+
+
+def test_a_text_too_deep_for_the_declarations_proof_is_the_same_compile_error(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    native_wanted(monkeypatch)
+    loads: list[str] = []
+    monkeypatch.setattr(native, "load", lambda *args: loads.append("load"))
+    with pytest.raises(CompileError, match="nested too deeply for CPython's compiler"):
+        SharedCode(DEEP, "<p4emu deep.p4>", lambda: ast.dump(ast.parse(DEEP)))
+    assert loads == []
+
+
+def test_a_cached_native_module_is_used_without_compiling_the_text(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    native_wanted(monkeypatch)
+    module = ModuleType("cached")
+    module.__make__ = lambda ns: {"ns": ns}  # type: ignore[attr-defined]
+    seen: list[object] = []
+
+    def load(source: str, pxd: str, check: Callable[[], object]) -> ModuleType:
+        seen.append(check)  # a hit: the check is not called
+        return module
+
+    monkeypatch.setattr(native, "load", load)
+    compiled: list[str] = []
+
+    def counting_compile(source: str, filename: str, mode: str) -> CodeType:
+        compiled.append(filename)
+        return compile(source, filename, mode)
+
+    # the module's own name shadows the builtin for SharedCode only
+    monkeypatch.setattr(program, "compile", counting_compile, raising=False)
+    shared = SharedCode("def __make__(ns):\n    return ns\n", "<p4emu cached.p4>", "decl")
+    assert shared.how == "compiled" and shared.make({"a": 1}) == {"ns": {"a": 1}}
+    assert compiled == [] and len(seen) == 1
+    assert shared.code().co_filename == "<p4emu cached.p4>"  # compiled when asked
+    assert compiled == ["<p4emu cached.p4>"]
+
+
+def test_on_a_native_miss_the_text_is_checked_before_the_build(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    native_wanted(monkeypatch)
+
+    def load(source: str, pxd: str, check: Callable[[], object]) -> ModuleType:
+        check()  # a miss: native.load checks before building
+        raise AssertionError("built a text that does not compile")
+
+    monkeypatch.setattr(native, "load", load)
+    with pytest.raises(CompileError, match="nested too deeply"):
+        SharedCode(DEEP, "<p4emu deep.p4>", "decl")
 
 
 # a second program: random(), a custom CRC the control plane configures per switch, a
