@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.exceptions import CompileError
+from p4emu.backend.wide import HALF_BITS, split_fields
 from p4emu.frontend import types as t
 
 _CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
@@ -459,8 +460,14 @@ def header_codec(type_: t.HeaderType) -> HeaderCodec:
 
 def _header_codec(type_: t.HeaderType) -> HeaderCodec:
     fields = []
+    splits = split_fields((py_attr(info.name), info.type) for info in type_.fields)
     for info in type_.fields:
         width, kind = _field_kind(info.type)
+        split = splits.get(py_attr(info.name))
+        if split is not None:  # its halves: two fields of the chunks (p4emu.backend.wide)
+            fields.append(_Field(split.hi, split.hi_bits, kind))
+            fields.append(_Field(split.lo, HALF_BITS, kind))
+            continue
         fields.append(_Field(py_attr(info.name), width, kind))
     if not fields:
         raise CompileError(f"header {type_.name} has no field")

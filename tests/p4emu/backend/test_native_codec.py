@@ -312,6 +312,7 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
                 t.FieldInfo("a", t.BitsType(4, False)),
                 t.FieldInfo("b", t.BitsType(12, False)),
                 t.FieldInfo("c", t.BitsType(128, False)),
+                t.FieldInfo("d", t.BitsType(128, True)),
             ],
         )
     )
@@ -321,8 +322,17 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
     )
     assert lines[1] == "_dpb[_dpn + 0] = cython.cast(cython.uchar, _dpc >> 8)"
     assert lines[2] == "_dpb[_dpn + 1] = cython.cast(cython.uchar, _dpc)"
-    assert lines[3] == "P4_INT_TO_BE(x.c, cython.address(_dpb[_dpn + 2]), 16)"
-    assert lines[4] == "_dpn += 18"
+    # an unsigned 128-bit field: its two halves, each a chunk written from its top byte
+    assert lines[3] == "_dpc = cython.cast(cython.ulonglong, x.c_hi_)"
+    assert lines[4] == "_dpb[_dpn + 2] = cython.cast(cython.uchar, _dpc >> 56)"
+    assert lines[11] == "_dpb[_dpn + 9] = cython.cast(cython.uchar, _dpc)"
+    assert lines[12] == "_dpc = cython.cast(cython.ulonglong, x.c_lo_)"
+    assert lines[20] == "_dpb[_dpn + 17] = cython.cast(cython.uchar, _dpc)"
+    # a signed one: converted from its Python int by CPython
+    assert lines[21] == (
+        f"P4_INT_TO_BE((x.d & {(1 << 128) - 1}), cython.address(_dpb[_dpn + 18]), 16)"
+    )
+    assert lines[22] == "_dpn += 34"
     assert native_deparse_locals(0)[0] == "_dpb: cython.uchar[1]"
     assert native_deparse_return()[-1] == 'return b"".join(out)'
 
