@@ -39,6 +39,14 @@ overflows (``>>`` of a negative value is an arithmetic shift, as Python's; ``//`
   generator's, already reduced to the field's width (and one outside 64 bits would raise
   ``OverflowError``, never silently differ). An augmented assignment of a Python value
   to a candidate field drops it.
+- **Halves of wide fields** (:mod:`p4emu.backend.wide`): candidates of interval ``[0,
+  2**64)``, C type ``unsigned long long``. An operation with such an operand is C's
+  unsigned one (C's usual conversions): exact when no operand may be negative and the
+  result stays in ``[0, 2**64)`` (a shift of a signed value keeps its signed type); a
+  comparison, ``min``/``max`` or ``x if c else y`` of an unsigned value beside one that
+  may be negative, and ``~``/``-`` of an unsigned value, drop the fields they read. The
+  module-level constants of halves (``_W_<hex>``, declared ``unsigned long long``) are
+  C values.
 - Dropping a field can change what else is C typed, so the proof runs again until
   nothing is dropped (each round drops at least one field).
 - **C-typed locals**: the parser's temporaries the generator annotates

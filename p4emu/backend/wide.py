@@ -10,7 +10,8 @@ The native build declares both halves C ``unsigned long long`` where
 :mod:`p4emu.backend.cfields` proves that exact; the parser and the deparser read and write
 the halves as two 64-bit chunks, and :mod:`p4emu.backend.body.expressions` computes the
 shifts, slices, masks, concatenations, casts and comparisons of such fields on the halves
-(:class:`Halves`), so a per-packet operation on an address makes no Python ``int``.
+(``ExpressionCode.halves``), so a per-packet operation on an address makes no Python
+``int``.
 
 Constants: a half literal above ``2**31 - 1`` would be a Python object to Cython (it
 keeps literals beyond 32 bits Python objects, and then computes the operation in Python);
