@@ -4,10 +4,13 @@ BMv2 only handles headers whose size is a whole number of bytes, and parses at b
 offsets, so the generated code works on byte offsets. Fields are grouped into
 byte-aligned *chunks* (a run of fields ending on a byte boundary); each chunk is read
 with big-endian ``struct`` codes (``Q``/``I``/``H``/``B`` greedily) so a whole header
-costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields. A field
-wider than 64 bits alone in its chunk (an IPv6 address, a SID) is one ``Ns`` part, its
-value ``int.from_bytes`` of those bytes and its bytes ``int.to_bytes`` of its value (a
-header that is only that field needs no ``struct`` call at all).
+costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields. An
+unsigned field of 65 to 128 bits (an IPv6 address, a SID) is its two halves
+(:mod:`p4emu.backend.wide`), two fields of the chunks: a 64-bit half is one ``Q`` part
+read into and written from its attribute directly. Another field wider than 64 bits
+alone in its chunk (``int<128>``, ``bit<200>``) is one ``Ns`` part, its value
+``int.from_bytes`` of those bytes and its bytes ``int.to_bytes`` of its value (a header
+that is only that field needs no ``struct`` call at all).
 
 Headers with a ``varbit`` field get a generated helper function working on one big
 integer, since the field positions after the varbit are only known per packet.
