@@ -39,6 +39,14 @@ overflows (``>>`` of a negative value is an arithmetic shift, as Python's; ``//`
   generator's, already reduced to the field's width (and one outside 64 bits would raise
   ``OverflowError``, never silently differ). An augmented assignment of a Python value
   to a candidate field drops it.
+- **Halves of wide fields** (:mod:`p4emu.backend.wide`): candidates of interval ``[0,
+  2**64)``, C type ``unsigned long long``. An operation with such an operand is C's
+  unsigned one (C's usual conversions): exact when no operand may be negative and the
+  result stays in ``[0, 2**64)`` (a shift of a signed value keeps its signed type); a
+  comparison, ``min``/``max`` or ``x if c else y`` of an unsigned value beside one that
+  may be negative, and ``~``/``-`` of an unsigned value, drop the fields they read. The
+  module-level constants of halves (``_W_<hex>``, declared ``unsigned long long``) are
+  C values.
 - Dropping a field can change what else is C typed, so the proof runs again until
   nothing is dropped (each round drops at least one field).
 - **C-typed locals**: the parser's temporaries the generator annotates
@@ -55,16 +63,23 @@ from __future__ import annotations
 
 import ast
 import builtins
+import itertools
 import re
 import threading
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from p4emu.backend.wide import constant_value
+
 #: the C type of a proven field (64-bit signed: exact while nothing overflows)
 C_TYPE = "long long"
+#: the C type of a proven half of a wide field (:mod:`p4emu.backend.wide`): a candidate
+#: whose interval reaches above ``LL_MAX`` (exact while nothing leaves ``[0, 2**64)``)
+UNSIGNED_C_TYPE = "unsigned long long"
 LL_MIN = -(1 << 63)
 LL_MAX = (1 << 63) - 1
+ULL_MAX = (1 << 64) - 1
 #: widths held in C: ``bit<W>`` up to 63 (its values below 2**63), ``int<W>`` up to 64
 MAX_UNSIGNED_WIDTH = 63
 MAX_SIGNED_WIDTH = 64
@@ -134,6 +149,8 @@ class CVal:
     hi: int
     fields: frozenset[tuple[str, str]] = frozenset()
     names: frozenset[str] = frozenset()
+    #: computed as C ``unsigned long long`` (an operand was one: C's usual conversions)
+    unsigned: bool = False
 
 
 class ProofError(ValueError):
@@ -229,6 +246,10 @@ class _Proof:
         found = scope.get(node.id)
         if isinstance(found, tuple):  # a C-typed local
             return CVal(found[0], found[1], names=frozenset({node.id}))
+        if found is None:
+            value = constant_value(node.id)  # a wide field's half constant: C, unsigned
+            if value is not None:
+                return CVal(value, value, unsigned=True)
         return None  # untyped locals are objects (infer_types=False); typed ones: classes
 
     def _v_Attribute(self, node: ast.Attribute, scope: Scope) -> CVal | None:
@@ -243,21 +264,47 @@ class _Proof:
             return BOOL
         interval = self.candidates.get(base, {}).get(node.attr)
         if interval is not None and (base, node.attr) not in self.drop:
-            return CVal(interval[0], interval[1], frozenset({(base, node.attr)}))
+            return CVal(
+                interval[0],
+                interval[1],
+                frozenset({(base, node.attr)}),
+                unsigned=interval[1] > LL_MAX,
+            )
         return None
 
     def _v_Compare(self, node: ast.Compare, scope: Scope) -> CVal | None:
-        self.value(node.left, scope)
-        for item in node.comparators:
-            self.value(item, scope)
-        return BOOL  # exact whatever the operands' types
+        operands = [self.value(node.left, scope)]
+        operands.extend(self.value(item, scope) for item in node.comparators)
+        for a, b in itertools.pairwise(operands):
+            if a is not None and b is not None:
+                self.mixed([a, b])  # unsigned against a negative value: C converts it
+        return BOOL  # exact whatever the operands' types (both C, or one boxed)
 
     def _v_BoolOp(self, node: ast.BoolOp, scope: Scope) -> CVal | None:
-        return _join([self.value(item, scope) for item in node.values])
+        return self.mixed_join([self.value(item, scope) for item in node.values])
 
     def _v_IfExp(self, node: ast.IfExp, scope: Scope) -> CVal | None:
         self.value(node.test, scope)
-        return _join([self.value(node.body, scope), self.value(node.orelse, scope)])
+        return self.mixed_join([self.value(node.body, scope), self.value(node.orelse, scope)])
+
+    def mixed(self, values: list[CVal]) -> bool:
+        """Whether C computes ``values`` together as ``unsigned long long``; when it does,
+        one that may be negative would be converted (another value): its fields are
+        dropped (the operation is then Python's)."""
+        if not any(v.unsigned for v in values):
+            return False
+        if any(v.lo < 0 for v in values):
+            for v in values:
+                self.drop.update(v.fields)
+                self.unsafe.update(v.names)
+        return True
+
+    def mixed_join(self, values: list[CVal | None]) -> CVal | None:
+        joined = _join(values)
+        if joined is None:
+            return None
+        unsigned = self.mixed([v for v in values if v is not None])
+        return CVal(joined.lo, joined.hi, joined.fields, joined.names, unsigned)
 
     def _v_UnaryOp(self, node: ast.UnaryOp, scope: Scope) -> CVal | None:
         operand = self.value(node.operand, scope)
@@ -267,6 +314,8 @@ class _Proof:
             return None
         if isinstance(node.op, ast.UAdd):
             return operand
+        if operand.unsigned:  # C's ``~`` and ``-`` wrap an unsigned value: Python's do not
+            return self.checked(LL_MIN, ULL_MAX, operand.fields, operand.names, unsigned=True)
         if isinstance(node.op, ast.Invert):
             return CVal(-operand.hi - 1, -operand.lo - 1, operand.fields, operand.names)
         return self.checked(-operand.hi, -operand.lo, operand.fields, operand.names)
@@ -294,10 +343,15 @@ class _Proof:
             known = [arg for arg in args if arg is not None]
             fields = frozenset().union(*(arg.fields for arg in known))
             names = frozenset().union(*(arg.names for arg in known))
+            unsigned = self.mixed(known)
             if func.id == "min":
-                return CVal(min(a.lo for a in known), min(a.hi for a in known), fields, names)
+                return CVal(
+                    min(a.lo for a in known), min(a.hi for a in known), fields, names, unsigned
+                )
             if func.id == "max":
-                return CVal(max(a.lo for a in known), max(a.hi for a in known), fields, names)
+                return CVal(
+                    max(a.lo for a in known), max(a.hi for a in known), fields, names, unsigned
+                )
             if len(known) == 1:  # int(x)
                 return known[0]
         if func.id not in _OBJECT_BUILTINS:
@@ -310,18 +364,28 @@ class _Proof:
     # --- operations -------------------------------------------------------------------
 
     def checked(
-        self, lo: int, hi: int, fields: frozenset[tuple[str, str]], names: frozenset[str]
+        self,
+        lo: int,
+        hi: int,
+        fields: frozenset[tuple[str, str]],
+        names: frozenset[str],
+        unsigned: bool = False,
     ) -> CVal:
         """The result of a C operation: its fields dropped when it may overflow (and its
-        C-typed locals noted: they cannot be dropped)."""
-        if _fits(lo, hi):
-            return CVal(lo, hi, fields, names)
+        C-typed locals noted: they cannot be dropped); ``unsigned``: computed as
+        ``unsigned long long`` (exact within ``[0, 2**64)``)."""
+        if (lo >= 0 and hi <= ULL_MAX) if unsigned else _fits(lo, hi):
+            return CVal(lo, hi, fields, names, unsigned)
         self.drop.update(fields)
         self.unsafe.update(names)
+        if unsigned:
+            return CVal(0, ULL_MAX, fields, names, unsigned)
         return CVal(LL_MIN, LL_MAX, fields, names)  # C already (no candidate): any value
 
     def binary(self, op: ast.operator, a: CVal, b: CVal) -> CVal:
         fields, names = a.fields | b.fields, a.names | b.names
+        if a.unsigned or b.unsigned:
+            return self.unsigned_binary(op, a, b)
         if isinstance(op, ast.Add):
             return self.checked(a.lo + b.lo, a.hi + b.hi, fields, names)
         if isinstance(op, ast.Sub):
@@ -349,6 +413,36 @@ class _Proof:
             return self.checked(-bound, bound, fields, names)
         # true division (a C double), ** and @: never proven
         return self.checked(LL_MIN, LL_MAX + 1, fields, names)
+
+    def unsigned_binary(self, op: ast.operator, a: CVal, b: CVal) -> CVal:
+        """An operation with an ``unsigned long long`` operand (a wide field's half):
+        exact when no operand is negative (C converts it) and the result stays in ``[0,
+        2**64)``; a shift of a signed value keeps its signed type (its count's type does
+        not matter to C), so it must stay within ``long long`` too."""
+        fields, names = a.fields | b.fields, a.names | b.names
+        if self.mixed([a, b]) and (a.lo < 0 or b.lo < 0):
+            return CVal(0, ULL_MAX, fields, names, True)  # dropped: Python's
+        if isinstance(op, ast.Add):
+            return self.checked(a.lo + b.lo, a.hi + b.hi, fields, names, True)
+        if isinstance(op, ast.Sub):
+            return self.checked(a.lo - b.hi, a.hi - b.lo, fields, names, True)
+        if isinstance(op, ast.Mult):
+            return self.checked(a.lo * b.lo, a.hi * b.hi, fields, names, True)
+        if isinstance(op, (ast.LShift, ast.RShift)):
+            if b.hi > 63:
+                return self.checked(LL_MIN, ULL_MAX + 1, fields, names, True)
+            if isinstance(op, ast.LShift):
+                lo, hi = a.lo << b.lo, a.hi << b.hi
+            else:
+                lo, hi = a.lo >> b.hi, a.hi >> b.lo
+            return self.checked(lo, hi, fields, names, a.unsigned)
+        if isinstance(op, (ast.BitAnd, ast.BitOr, ast.BitXor)):
+            return CVal(*_bitwise(op, a, b), fields, names, True)
+        if isinstance(op, (ast.FloorDiv, ast.Mod)) and b.lo > 0:
+            if isinstance(op, ast.FloorDiv):
+                return CVal(a.lo // b.hi, a.hi // b.lo, fields, names, True)
+            return CVal(0, min(a.hi, b.hi - 1), fields, names, True)
+        return self.checked(LL_MIN, ULL_MAX + 1, fields, names, True)
 
     # --- statements -------------------------------------------------------------------
 
@@ -547,7 +641,11 @@ def prove(
             + ", ".join(sorted(proof.unsafe))
         )
     result = {
-        cls: {attr: C_TYPE for attr in fields if (cls, attr) not in drop}
+        cls: {
+            attr: UNSIGNED_C_TYPE if interval[1] > LL_MAX else C_TYPE
+            for attr, interval in fields.items()
+            if (cls, attr) not in drop
+        }
         for cls, fields in candidates.items()
     }
     with _cache_lock:

@@ -4,10 +4,13 @@ BMv2 only handles headers whose size is a whole number of bytes, and parses at b
 offsets, so the generated code works on byte offsets. Fields are grouped into
 byte-aligned *chunks* (a run of fields ending on a byte boundary); each chunk is read
 with big-endian ``struct`` codes (``Q``/``I``/``H``/``B`` greedily) so a whole header
-costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields. A field
-wider than 64 bits alone in its chunk (an IPv6 address, a SID) is one ``Ns`` part, its
-value ``int.from_bytes`` of those bytes and its bytes ``int.to_bytes`` of its value (a
-header that is only that field needs no ``struct`` call at all).
+costs one ``unpack_from`` and one ``pack`` call, plus shifts for sub-byte fields. An
+unsigned field of 65 to 128 bits (an IPv6 address, a SID) is its two halves
+(:mod:`p4emu.backend.wide`), two fields of the chunks: a 64-bit half is one ``Q`` part
+read into and written from its attribute directly. Another field wider than 64 bits
+alone in its chunk (``int<128>``, ``bit<200>``) is one ``Ns`` part, its value
+``int.from_bytes`` of those bytes and its bytes ``int.to_bytes`` of its value (a header
+that is only that field needs no ``struct`` call at all).
 
 Headers with a ``varbit`` field get a generated helper function working on one big
 integer, since the field positions after the varbit are only known per packet.
@@ -20,6 +23,7 @@ from dataclasses import dataclass, field
 
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.exceptions import CompileError
+from p4emu.backend.wide import HALF_BITS, split_fields
 from p4emu.frontend import types as t
 
 _CODES = ((8, "Q"), (4, "I"), (2, "H"), (1, "B"))
@@ -460,8 +464,14 @@ def header_codec(type_: t.HeaderType) -> HeaderCodec:
 
 def _header_codec(type_: t.HeaderType) -> HeaderCodec:
     fields = []
+    splits = split_fields((py_attr(info.name), info.type) for info in type_.fields)
     for info in type_.fields:
         width, kind = _field_kind(info.type)
+        split = splits.get(py_attr(info.name))
+        if split is not None:  # its halves: two fields of the chunks (p4emu.backend.wide)
+            fields.append(_Field(split.hi, split.hi_bits, kind))
+            fields.append(_Field(split.lo, HALF_BITS, kind))
+            continue
         fields.append(_Field(py_attr(info.name), width, kind))
     if not fields:
         raise CompileError(f"header {type_.name} has no field")

@@ -40,7 +40,7 @@ from types import BuiltinMethodType, CodeType, MethodType
 from typing import Any
 
 from clikit import hotpath
-from p4emu.backend import native, v1model_externs
+from p4emu.backend import native, v1model_externs, wide
 from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
 from p4emu.backend.codewriter import CodeWriter, Names, sanitize
 from p4emu.backend.compile_helpers import (
@@ -514,6 +514,8 @@ class ProgramCompiler:
         self._log_formats: dict[str, str] = {}
         self._table_names: dict[int, TableRuntime] = {}
         self.extra_lines: list[str] = []
+        #: the module-level constants of wide fields' halves (p4emu.backend.wide)
+        self.wide_constants: set[str] = set()
         self._metadata_type: t.StructType | None = None
         self._hash_count = 0
 
@@ -1019,6 +1021,8 @@ class ProgramCompiler:
         # module level: the aggregate classes and their functions, shared by every
         # __make__ call (one class per type keeps attribute caches valid across switches)
         out = SHARED_IMPORTS.splitlines()
+        # the constants of wide fields' halves (p4emu.backend.wide: C in the native build)
+        out.extend(wide.constant_lines(self.wide_constants))
         out.extend(self.types.lines)
         out.extend(module_lines)
         if meta_cls is None:

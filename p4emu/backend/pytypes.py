@@ -37,6 +37,7 @@ from p4emu.backend.cfields import field_range
 from p4emu.backend.codewriter import py_attr, sanitize
 from p4emu.backend.exceptions import CompileError
 from p4emu.backend.rt import STANDARD_METADATA_FIELDS
+from p4emu.backend.wide import HALF_BITS, HALF_INTERVAL, MASK64, Split, split_fields
 from p4emu.frontend import types as t
 
 #: the runtime's class a conforming ``standard_metadata_t`` derives from (generated text)
@@ -213,7 +214,12 @@ class TypeRegistry:
 
     def _note_scalars(self, name: str, fields: list[tuple[str, t.Type]]) -> None:
         found = {}
+        splits = split_fields(fields)
         for attr, ftype in fields:
+            split = splits.get(attr)
+            if split is not None:  # two C ``unsigned long long`` halves where proven
+                found[split.hi] = found[split.lo] = HALF_INTERVAL
+                continue
             base = scalar_type(ftype)
             if isinstance(base, t.BitsType):
                 interval = field_range(base.width, base.signed)
@@ -226,11 +232,13 @@ class TypeRegistry:
 
     def _emit_header(self, name: str, type_: t.HeaderType) -> None:
         attrs = [py_attr(f.name) for f in type_.fields]
+        splits = split_fields((py_attr(f.name), f.type) for f in type_.fields)
+        stored = _stored(attrs, splits)
         # validity is only ever True or False: a C int to the native build
-        self.classes[name] = [("valid_", "bint"), *((a, None) for a in attrs)]
+        self.classes[name] = [("valid_", "bint"), *((a, None) for a in stored)]
         self._note_scalars(name, [(py_attr(f.name), f.type) for f in type_.fields])
         defaults = [default_scalar(f.type) for f in type_.fields]
-        slots = ", ".join(repr(a) for a in ["valid_", *attrs])
+        slots = ", ".join(repr(a) for a in ["valid_", *stored])
         out = self.lines
         out.append(f"class {name}:")
         out.append(f"    __slots__ = ({slots},)")
@@ -238,18 +246,19 @@ class TypeRegistry:
         out.append("    def __init__(self):")
         out.append("        self.valid_ = False")
         for attr, default in zip(attrs, defaults):
-            out.append(f"        self.{attr} = {default}")
+            out.extend(f"        {line}" for line in _store_default("self", attr, default, splits))
         out.append("    def __repr__(self):")
         fields = " + ', ' + ".join(f"'{a}=' + repr(self.{a})" for a in attrs) or "''"
         out.append(
             f"        return '{type_.name}(' + ('valid, ' if self.valid_ else 'invalid, ') + {fields} + ')'"
         )
+        out.extend(_split_properties(splits))
         out.append("")
         # assign: BMv2 assign_header
         out.append(f"def assign_{name}(d: {name}, s: {name}):")
         out.append("    if s.valid_:")
         out.append("        d.valid_ = True")
-        for attr in attrs:
+        for attr in stored:
             out.append(f"        d.{attr} = s.{attr}")
         out.append("    else:")
         out.append("        d.valid_ = False")
@@ -257,14 +266,14 @@ class TypeRegistry:
         out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d: {name} = {name}.__new__({name})")
         out.append("    d.valid_ = s.valid_")
-        for attr in attrs:
+        for attr in stored:
             out.append(f"    d.{attr} = s.{attr}")
         out.append("    return d")
         out.append("")
         # setValid (BMv2 add_header): zero the fields when the header was invalid
         out.append(f"def reset_{name}(h: {name}):")
         for attr, default in zip(attrs, defaults):
-            out.append(f"    h.{attr} = {default}")
+            out.extend(f"    {line}" for line in _store_default("h", attr, default, splits))
         out.append("")
         out.append(f"def init_{name}(h: {name}):")
         out.extend(f"    {line}" for line in _header_init("h", type_))
@@ -272,7 +281,7 @@ class TypeRegistry:
         out.append(f"def eq_{name}(a: {name}, b: {name}):")
         out.append("    if not a.valid_ or not b.valid_:")
         out.append("        return a.valid_ == b.valid_")
-        cmp = " and ".join(f"a.{a} == b.{a}" for a in attrs) or "True"
+        cmp = " and ".join(f"a.{a} == b.{a}" for a in stored) or "True"
         out.append(f"    return {cmp}")
         out.append("")
 
@@ -313,9 +322,12 @@ class TypeRegistry:
 
     def _emit_struct(self, name: str, type_: t.StructType) -> None:
         fields = [(py_attr(f.name), f.type) for f in type_.fields]
+        splits = split_fields(fields)
         inits = [(attr, self._field_default(ftype)) for attr, ftype in fields]
         self.classes[name] = [
-            (attr, self.cls(ftype) if is_aggregate(ftype) else None) for attr, ftype in fields
+            (stored, self.cls(ftype) if is_aggregate(ftype) else None)
+            for attr, ftype in fields
+            for stored in _stored([attr], splits)
         ]
         self._note_scalars(name, fields)
         out = self.lines
@@ -329,6 +341,7 @@ class TypeRegistry:
             # the fields of v1model's standard metadata are the base's (C fields)
             self.bases[name] = base = STANDARD_METADATA_BASE
             own = [attr for attr in own if attr not in STANDARD_METADATA_FIELDS]
+        own = _stored(own, splits)
         slots = ", ".join(repr(a) for a in own)
         out.append(f"class {name}({base}):" if base else f"class {name}:")
         out.append(f"    __slots__ = ({slots}{',' if own else ''})")
@@ -337,20 +350,31 @@ class TypeRegistry:
         if not fields:
             out.append("        pass")
         for attr, init in inits:
-            out.append(f"        self.{attr} = {init}")
+            out.extend(f"        {line}" for line in _store_default("self", attr, init, splits))
         out.append("    def __repr__(self):")
         shown = " + ', ' + ".join(f"'{a}=' + repr(self.{a})" for a, _ in fields) or "''"
         out.append(f"        return '{type_.name}(' + {shown} + ')'")
+        out.extend(_split_properties(splits))
         out.append("")
         out.append(f"def assign_{name}(d: {name}, s: {name}):")
         if not fields:
             out.append("    pass")
         for attr, ftype in fields:
+            split = splits.get(attr)
+            if split is not None:
+                out.append(f"    d.{split.hi} = s.{split.hi}")
+                out.append(f"    d.{split.lo} = s.{split.lo}")
+                continue
             out.append(f"    {self.assign(f'd.{attr}', f's.{attr}', ftype)}")
         out.append("")
         out.append(f"def copy_{name}(s: {name}):")
         out.append(f"    d: {name} = {name}.__new__({name})")
         for attr, ftype in fields:
+            split = splits.get(attr)
+            if split is not None:
+                out.append(f"    d.{split.hi} = s.{split.hi}")
+                out.append(f"    d.{split.lo} = s.{split.lo}")
+                continue
             out.append(f"    d.{attr} = {self.copy(f's.{attr}', ftype)}")
         out.append("    return d")
         out.append("")
@@ -363,7 +387,7 @@ class TypeRegistry:
             if is_aggregate(ftype):
                 parts.append(f"eq_{self.cls(ftype)}(a.{attr}, b.{attr})")
             else:
-                parts.append(f"a.{attr} == b.{attr}")
+                parts.extend(f"a.{a} == b.{a}" for a in _stored([attr], splits))
         out.append(f"    return {' and '.join(parts) or 'True'}")
         out.append("")
 
@@ -374,6 +398,7 @@ class TypeRegistry:
         and the headers of its stacks reset inline; temporaries ``h<N>`` and ``k``), except
         the scalar fields named in ``skip``."""
         lines: list[str] = []
+        splits = split_fields((py_attr(f.name), f.type) for f in type_.fields)
         for info in type_.fields:
             attr, ftype = py_attr(info.name), info.type
             if info.name in skip and not is_aggregate(ftype):
@@ -395,7 +420,7 @@ class TypeRegistry:
             elif is_aggregate(ftype):
                 lines.append(f"init_{self.cls(ftype)}({var}.{attr})")
             else:
-                lines.append(f"{var}.{attr} = {self._field_default(ftype)}")
+                lines.extend(_store_default(var, attr, self._field_default(ftype), splits))
         return lines
 
     def _emit_stack(self, name: str, type_: t.HeaderStackType, element: str) -> None:
@@ -435,7 +460,50 @@ class TypeRegistry:
 def _header_init(var: str, type_: t.HeaderType) -> list[str]:
     """Statements putting header ``var`` back in the state of a new one (invalid, zero)."""
     lines = [f"{var}.valid_ = False"]
-    lines.extend(f"{var}.{py_attr(f.name)} = {default_scalar(f.type)}" for f in type_.fields)
+    splits = split_fields((py_attr(f.name), f.type) for f in type_.fields)
+    for f in type_.fields:
+        lines.extend(_store_default(var, py_attr(f.name), default_scalar(f.type), splits))
+    return lines
+
+
+def _stored(attrs: list[str], splits: dict[str, Split]) -> list[str]:
+    """The attributes a class stores for fields ``attrs``: a split field's two halves."""
+    out: list[str] = []
+    for attr in attrs:
+        split = splits.get(attr)
+        out.extend((split.hi, split.lo) if split is not None else (attr,))
+    return out
+
+
+def _store_default(var: str, attr: str, default: str, splits: dict[str, Split]) -> list[str]:
+    """Statements storing a new value's ``default`` (``0`` for a split field) into ``attr``."""
+    split = splits.get(attr)
+    if split is None:
+        return [f"{var}.{attr} = {default}"]
+    return [f"{var}.{split.hi} = 0", f"{var}.{split.lo} = 0"]
+
+
+def _split_properties(splits: dict[str, Split]) -> list[str]:
+    """The class-body lines of each split field's property: its value joined from the
+    halves (``* 2**64``: a Python operation on both paths, the literal being beyond 64
+    bits), and a value stored through it split (a value outside the field raises
+    ``OverflowError``, as converting it to its bytes did)."""
+    lines: list[str] = []
+    for attr, split in splits.items():
+        top = (1 << split.width) - 1
+        lines.extend(
+            [
+                "    @property",
+                f"    def {attr}(self):",
+                f"        return (self.{split.hi} * {MASK64 + 1}) | self.{split.lo}",
+                f"    @{attr}.setter",
+                f"    def {attr}(self, v):",
+                f"        if not 0 <= v <= {top}:",
+                f"            raise OverflowError('{attr}: ' + repr(v) + ' is not a bit<{split.width}> value')",
+                f"        self.{split.hi} = v >> {HALF_BITS}",
+                f"        self.{split.lo} = v & {MASK64}",
+            ]
+        )
     return lines
 
 

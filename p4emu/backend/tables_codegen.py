@@ -14,7 +14,8 @@ Generated shape (direct table)::
         <switch default body, if any>
 
 An exact table without a direct counter or idle timeout is looked up in its dictionary
-instead (``e = T_entries.get((key1, key2)) or T.miss``, :meth:`Table.packet_dict`), a
+instead (``e = T_entries.get((key1, key2)) or T.miss``, and ``T_entries.get(key1)`` for
+a table of one key field: :meth:`Table.packet_dict`), a
 keyless one gives ``T.miss`` (its default action); the packet length is passed
 (``T_apply(key, ctx.ingress_length)``) only to a table with a direct counter. Without a ``switch``, branches of actions with nothing to run (``NoAction``,
 an empty action) are left out, and so is ``a = e.action_id`` when no branch is left (a
@@ -71,7 +72,8 @@ def emit_table_apply(
         w.line(f"{typed} = {runtime.table_name}.miss")
     elif entries is not None:  # exact, nothing to count: one dictionary lookup
         lookup = bc.pc.bind(entries, "Tentries_" + runtime.name)
-        w.line(f"{typed} = {lookup}.get({key_tuple}) or {runtime.table_name}.miss")
+        key = keys[0] if len(keys) == 1 else key_tuple  # one field: entries by its value
+        w.line(f"{typed} = {lookup}.get({key}) or {runtime.table_name}.miss")
     else:  # the length only matters to a direct counter
         length = ", ctx.ingress_length" if table.direct_counter is not None else ""
         w.line(f"{typed} = {runtime.apply_name}({key_tuple}{length})")

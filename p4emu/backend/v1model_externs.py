@@ -364,10 +364,12 @@ def _counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCal
     packets, byte_counts = counter.cells()
     packets_name = bc.pc.bind(packets, "Xpackets_" + counter.name)
     bytes_name = bc.pc.bind(byte_counts, "Xbytes_" + counter.name)
-    if not index.isidentifier():
-        local = bc.fresh("i")
-        bc.w.line(f"{local} = {index}")
-        index = local
+    # the index once, in a local annotated as a C index (always in range: the native
+    # build indexes the lists in C instead of through ``PyObject_GetItem``; Python never
+    # evaluates a local's annotation)
+    local = bc.fresh("i")
+    bc.w.line(f"{local}: cython.Py_ssize_t = {index}")
+    index = local
     bc.w.line(f"{packets_name}[{index}] += 1")
     bc.w.line(f"{bytes_name}[{index}] += ctx.ingress_length")
 

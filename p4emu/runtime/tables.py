@@ -324,9 +324,10 @@ class Table:
             entry.idle_notified = False
         return entry
 
-    def packet_dict(self) -> dict[tuple[int, ...], TableEntry] | None:
+    def packet_dict(self) -> dict[object, TableEntry] | None:
         """For generated code: the dictionary of an exact table without a direct counter
-        or idle timeout, entries by key tuple; ``dict.get(key) or table.miss`` is then
+        or idle timeout, entries by key tuple, or by the key's value for a table of one
+        key field (no tuple made per lookup); ``dict.get(key) or table.miss`` is then
         what :meth:`apply` gives. None for other tables."""
         if self._kind is _Kind.exact and not self._count and not self._track_hits:
             return self._exact  # type: ignore[return-value]
@@ -351,6 +352,8 @@ class Table:
         return None
 
     def _lookup_exact(self, key: Sequence[int]) -> TableEntry | None:
+        if len(key) == 1:  # one key field: entries by its value (_exact_key)
+            return self._exact.get(key[0])
         return self._exact.get(tuple(key))
 
     def _lookup_lpm(self, key: Sequence[int]) -> TableEntry | None:
@@ -830,7 +833,7 @@ class Table:
 
     def _index(self, entry: TableEntry) -> None:
         if self._kind is _Kind.exact:
-            self._exact[tuple([v for v, _ in entry.key])] = entry
+            self._exact[self._exact_key(entry)] = entry
         elif self._kind is _Kind.lpm:
             mask = entry.key[self._lpm_index][1]
             bucket = self._lpm.get(mask)
@@ -844,7 +847,7 @@ class Table:
     def _remove(self, entry: TableEntry) -> None:
         del self._entries[(entry.key, entry.priority)]
         if self._kind is _Kind.exact:
-            del self._exact[tuple(v for v, _ in entry.key)]
+            del self._exact[self._exact_key(entry)]
         elif self._kind is _Kind.lpm:
             mask = entry.key[self._lpm_index][1]
             bucket = self._lpm[mask]
@@ -854,6 +857,13 @@ class Table:
                 self._rebuild_lpm_scan()
         else:
             self._dirty = True
+
+    def _exact_key(self, entry: TableEntry) -> object:
+        """An exact entry's key in ``_exact``: its values' tuple, or its one value (a
+        table of one key field: :meth:`packet_dict`)."""
+        if len(entry.key) == 1:
+            return entry.key[0][0]
+        return tuple([v for v, _ in entry.key])
 
     def _lpm_dict_key(self, entry: TableEntry) -> object:
         if len(entry.key) == 1:

@@ -43,6 +43,8 @@ class ProgramContext(Protocol):
 
     names: Names
     types: TypeRegistry
+    #: the module-level constants of wide fields' halves (p4emu.backend.wide)
+    wide_constants: set[str]
     global_scope: Scope
     emitters: CallEmitters
     drop_port: int

@@ -23,6 +23,15 @@ from p4emu.backend.pytypes import (
     is_aggregate,
     scalar_type,
 )
+from p4emu.backend.wide import (
+    CONSTANT_PREFIX,
+    HALF_BITS,
+    MASK64,
+    constant,
+    constant_value,
+    split_width,
+    type_splits,
+)
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.frontend.header_groups import leaf_paths
@@ -166,6 +175,10 @@ class ExpressionCode(BodyCore):
 
     def _ex_Slice(self, e: ast.Slice) -> str:
         hi, lo = e.hi_value, e.lo_value
+        if hi - lo < HALF_BITS and e.expr.type is not None and split_width(e.expr.type):
+            narrow = self.narrow_from_halves(e.expr, lo, hi - lo + 1)
+            if narrow is not None:
+                return narrow
         mask = (1 << (hi - lo + 1)) - 1
         base = self.ex(e.expr)
         source = scalar_type(e.expr.type) if e.expr.type is not None else None
@@ -214,6 +227,16 @@ class ExpressionCode(BodyCore):
         left_type = e.left.type
         if isinstance(left_type, t.HeaderGroupType):  # compared as a struct value
             left_type = left_type.struct
+        if (
+            op in ("==", "!=", "<", ">", "<=", ">=")
+            and left_type is not None
+            and e.right.type is not None
+            and split_width(left_type)
+            and split_width(e.right.type)
+        ):
+            compared = self.compare_halves(e)  # on the halves of two wide values
+            if compared is not None:
+                return compared
         a, b = self.in_order([e.left, e.right])
         if op in ("==", "!="):
             if left_type is not None and (is_aggregate(left_type) or holds_aggregate(left_type)):
@@ -356,6 +379,16 @@ class ExpressionCode(BodyCore):
     def _ex_Cast(self, e: ast.Cast) -> str:
         target = e.type
         source = e.expr.type
+        if target is not None and source is not None and split_width(source):
+            narrow_type = scalar_type(target)
+            if (
+                isinstance(narrow_type, t.BitsType)
+                and not narrow_type.signed
+                and narrow_type.width <= HALF_BITS
+            ):
+                narrow = self.narrow_from_halves(e.expr, 0, narrow_type.width)
+                if narrow is not None:
+                    return narrow
         value = self.ex(e.expr)
         if target is None or source is None:
             return value
@@ -484,6 +517,140 @@ class ExpressionCode(BodyCore):
             return self.aggregate_value(e.expr, type_)
         return self.ex(e)
 
+    # ------------------------------------------------------------------ wide halves
+
+    def wide_constant(self, value: int) -> str:
+        code = constant(value)
+        if code.startswith(CONSTANT_PREFIX):
+            self.pc.wide_constants.add(code)
+        return code
+
+    def wide_half(self, value: int) -> Half:
+        return self.wide_constant(value), value.bit_length()
+
+    def halves(self, e: ast.Expr) -> Pair | None:
+        """The two halves of ``e``, an unsigned ``bit<W>`` expression with ``64 < W <=
+        128``, computed on halves (C ``unsigned long long`` values in the native build,
+        where proven); None when ``e`` is not lowered (it is computed as a Python
+        ``int``). Only expressions that write no statement are lowered (each half's code
+        may repeat an operand's)."""
+        width = split_width(e.type) if e.type is not None else None
+        if width is None:
+            return None
+        saved = self.w
+        self.w = CodeWriter(saved.level)
+        try:
+            found = self._halves(e, width)
+            wrote = bool(self.w.lines)
+        finally:
+            self.w = saved
+        if wrote or found is None or max(len(found[0][0]), len(found[1][0])) > MAX_HALF_CODE:
+            return None
+        return found
+
+    def _halves(self, e: ast.Expr, width: int) -> Pair | None:
+        value = const_int(e.const_value)
+        if value is not None:
+            value &= (1 << width) - 1
+            return self.wide_half(value >> HALF_BITS), self.wide_half(value & MASK64)
+        c = self.wide_constant
+        if isinstance(e, ast.Member) and e.kind == ast.MEMBER_FIELD:
+            owner = e.expr.type
+            if not isinstance(owner, (t.HeaderType, t.StructType)):
+                return None
+            split = type_splits(owner).get(py_attr(e.member))
+            if split is None:
+                return None
+            base = self.ex(e.expr)
+            if not is_simple(base):
+                return None
+            return (f"{base}.{split.hi}", split.hi_bits), (f"{base}.{split.lo}", HALF_BITS)
+        if isinstance(e, ast.Cast):
+            return self.narrow_halves(e.expr, width)
+        if isinstance(e, ast.Unary) and e.op == "~":
+            pair = self.halves(e.operand)
+            if pair is None:
+                return None
+            ones = self.wide_half((1 << (width - HALF_BITS)) - 1), self.wide_half(MASK64)
+            return pair_bitwise(pair, ones, "^")
+        if isinstance(e, ast.Slice):
+            pair = self.halves(e.expr)
+            if pair is None:
+                return None
+            hi, lo = pair_shr(pair, e.lo_value, c)
+            return half_mask(hi, width - HALF_BITS, c), lo
+        if not isinstance(e, ast.Binary):
+            return None
+        op = e.op
+        if op in ("&", "|", "^"):
+            a, b = self.halves(e.left), self.halves(e.right)
+            if a is None or b is None:
+                return None
+            return pair_bitwise(a, b, op)
+        if op in (">>", "<<"):
+            amount = const_int(e.right.const_value)
+            pair = self.halves(e.left)
+            if amount is None or amount < 0 or pair is None:
+                return None
+            if amount >= width:
+                return ZERO, ZERO
+            return pair_shr(pair, amount, c) if op == ">>" else pair_shl(pair, amount, width, c)
+        if op == "++":
+            right_width = bit_width(e.right.type)  # type: ignore[arg-type]
+            if right_width is None or right_width >= width:
+                return None
+            left = self.narrow_halves(e.left, width)
+            right = self.narrow_halves(e.right, width)
+            if left is None or right is None:
+                return None
+            return pair_bitwise(pair_shl(left, right_width, width, c), right, "|")
+        return None
+
+    def narrow_halves(self, e: ast.Expr, width: int) -> Pair | None:
+        """The halves of unsigned ``e`` as a ``bit<width>`` value: a value of at most 64
+        bits is its low half (``bool``: 0 or 1), a wide one its halves truncated."""
+        source = scalar_type(e.type) if e.type is not None else None
+        if isinstance(source, t.BoolType):
+            return ZERO, (f"(1 if {self.ex(e)} else 0)", 1)
+        if not isinstance(source, t.BitsType) or source.signed:
+            return None
+        if source.width <= HALF_BITS:
+            value = const_int(e.const_value)
+            if value is not None:
+                return ZERO, self.wide_half(value)
+            return ZERO, (self.ex(e), source.width)
+        pair = self.halves(e)
+        if pair is None:
+            return None
+        if source.width <= width:
+            return pair
+        if width <= HALF_BITS:
+            return ZERO, half_mask(pair[1], width, self.wide_constant)
+        return half_mask(pair[0], width - HALF_BITS, self.wide_constant), pair[1]
+
+    def narrow_from_halves(self, e: ast.Expr, lo_bit: int, bits: int) -> str | None:
+        """Bits ``lo_bit`` to ``lo_bit + bits - 1`` (``bits <= 64``) of wide ``e``, from
+        its halves; None when ``e`` is not lowered."""
+        pair = self.halves(e)
+        if pair is None:
+            return None
+        c = self.wide_constant
+        return half_mask(pair_shr(pair, lo_bit, c)[1], bits, c)[0]
+
+    def compare_halves(self, e: ast.Binary) -> str | None:
+        """A comparison of two wide values on their halves (the high ones first)."""
+        a, b = self.halves(e.left), self.halves(e.right)
+        if a is None or b is None:
+            return None
+        (ah, _), (al, _) = a
+        (bh, _), (bl, _) = b
+        if e.op == "==":
+            return f"({ah} == {bh} and {al} == {bl})"
+        if e.op == "!=":
+            return f"({ah} != {bh} or {al} != {bl})"
+        strict = e.op[0]
+        return f"({ah} {strict} {bh} or ({ah} == {bh} and {al} {e.op} {bl}))"
+
 
 # expression class -> the method generating its code (classes of the AST are final: exact-type
 # lookup)
@@ -507,3 +674,92 @@ EXPRESSIONS: dict[type, Callable[[Any, Any], str]] = {
 
 def types_same(a: t.Type, b: t.Type) -> bool:
     return t.types_equal(a, b)
+
+
+# --- wide fields as two halves (p4emu.backend.wide) -------------------------------------
+#: the longest code of a half the lowering builds (a longer one is computed on Python
+#: ``int`` values instead: each half's code may repeat its operands')
+MAX_HALF_CODE = 600
+
+#: a half: its code and a bound of its bits (its value is below ``2**bits``)
+Half = tuple[str, int]
+Pair = tuple[Half, Half]
+ZERO: Half = ("0", 0)
+
+
+def half_mask(half: Half, bits: int, constant: Callable[[int], str]) -> Half:
+    """``half`` reduced to its low ``bits`` bits (nothing to do when it has no more)."""
+    code, known = half
+    if bits <= 0:
+        return ZERO
+    if known <= bits:
+        return half
+    return f"({code} & {constant((1 << bits) - 1)})", bits
+
+
+def half_shr(half: Half, n: int) -> Half:
+    code, known = half
+    if n == 0:
+        return half
+    if n >= known:
+        return ZERO
+    return f"({code} >> {n})", known - n
+
+
+def half_shl(half: Half, n: int) -> Half:
+    """``half << n``: the caller masked it to at most ``64 - n`` bits (no bit is lost)."""
+    code, known = half
+    if known == 0:
+        return ZERO
+    assert known + n <= HALF_BITS, (code, known, n)
+    return (f"({code} << {n})" if n else code), known + n
+
+
+def half_constant(half: Half) -> int | None:
+    """The value of a constant half (a literal, or a constant's name), else None."""
+    code = half[0]
+    return int(code) if code.isdigit() else constant_value(code)
+
+
+def half_op(a: Half, b: Half, op: str) -> Half:
+    if op == "&":
+        if 0 in (a[1], b[1]):
+            return ZERO
+        for x, y in ((a, b), (b, a)):
+            if half_constant(y) == (1 << y[1]) - 1 and x[1] <= y[1]:
+                return x  # a mask keeping every bit ``x`` may have
+        return f"({a[0]} & {b[0]})", min(a[1], b[1])
+    if a[1] == 0:
+        return b
+    if b[1] == 0:
+        return a
+    return f"({a[0]} {op} {b[0]})", max(a[1], b[1])
+
+
+def pair_shr(pair: Pair, n: int, constant: Callable[[int], str]) -> Pair:
+    """``(hi, lo) >> n`` (``0 <= n < 128``): no bit leaves 64 bits."""
+    hi, lo = pair
+    if n == 0:
+        return pair
+    if n >= HALF_BITS:
+        return ZERO, half_shr(hi, n - HALF_BITS)
+    top = half_shl(half_mask(hi, n, constant), HALF_BITS - n)
+    return half_shr(hi, n), half_op(top, half_shr(lo, n), "|")
+
+
+def pair_shl(pair: Pair, n: int, width: int, constant: Callable[[int], str]) -> Pair:
+    """``((hi, lo) << n) mod 2**width`` (``0 <= n < width <= 128``): each half masked
+    before it is shifted, so no C shift loses a bit a Python one would keep."""
+    hi, lo = pair
+    hi_bits = width - HALF_BITS
+    if n == 0:
+        return pair
+    if n >= HALF_BITS:
+        return half_shl(half_mask(lo, width - n, constant), n - HALF_BITS), ZERO
+    kept = half_shl(half_mask(hi, hi_bits - n, constant), n)
+    carried = half_mask(half_shr(lo, HALF_BITS - n), hi_bits, constant)
+    return half_op(kept, carried, "|"), half_shl(half_mask(lo, HALF_BITS - n, constant), n)
+
+
+def pair_bitwise(a: Pair, b: Pair, op: str) -> Pair:
+    return half_op(a[0], b[0], op), half_op(a[1], b[1], op)

@@ -25,6 +25,7 @@ from p4emu.backend.pytypes import (
     scalar_type,
 )
 from p4emu.backend.scope import Binding
+from p4emu.backend.wide import type_splits
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
@@ -190,7 +191,27 @@ class StatementCode(BodyCore):
         if isinstance(s.lhs, ast.DontCare):
             self.ex(s.rhs)
             return
+        if self.assign_halves(s.lhs, s.rhs):
+            return
         self.assign(s.lhs, self.owned(self.ex(s.rhs), type_), type_)
+
+    def assign_halves(self, lhs: ast.Expr, rhs: ast.Expr) -> bool:
+        """Store ``rhs`` into the wide field ``lhs`` half by half (both computed before
+        either is stored), when both are held as halves (:mod:`p4emu.backend.wide`)."""
+        if not isinstance(lhs, ast.Member) or lhs.kind != ast.MEMBER_FIELD:
+            return False
+        owner = lhs.expr.type
+        if not isinstance(owner, (t.HeaderType, t.StructType)):
+            return False
+        split = type_splits(owner).get(py_attr(lhs.member))
+        if split is None:
+            return False
+        pair = self.halves(rhs)
+        if pair is None:
+            return False
+        base = self.ex(lhs.expr)
+        self.w.line(f"{base}.{split.hi}, {base}.{split.lo} = {pair[0][0]}, {pair[1][0]}")
+        return True
 
     def owned(self, code: str, type_: t.Type) -> str:
         """The value ``code`` of ``type_`` as stored: a tuple holding aggregates gets copies

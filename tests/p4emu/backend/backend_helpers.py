@@ -14,7 +14,9 @@ import re
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from p4emu.backend.pytypes import TypeRegistry
 from p4emu.frontend import load_program_text
+from p4emu.frontend import types as t
 from p4emu.switch import Switch
 
 if TYPE_CHECKING:
@@ -161,3 +163,15 @@ def switch_on_path(source: str, name: str, native_env: str) -> Switch:
         return Switch(load_program_text(source, name), clock=VirtualClock())
     finally:
         del os.environ[native.NATIVE_ENV]
+
+
+def header_class(type_: t.HeaderType) -> type:
+    """The pure class p4emu generates for header ``type_`` (a wide field held as two
+    halves behind its property: p4emu.backend.wide), for codec code to fill and read."""
+    registry = TypeRegistry()
+    name = registry.cls(type_)
+    names: dict[str, object] = {}
+    exec(compile("\n".join(registry.lines) + "\n", "<classes>", "exec"), names)
+    cls = names[name]
+    assert isinstance(cls, type)
+    return cls

@@ -126,6 +126,60 @@ def test_a_methods_self_is_typed() -> None:
     }
 
 
+# the halves of a wide field (p4emu.backend.wide): unsigned 64-bit candidates
+HALF_CLASSES: dict[str, list[tuple[str, str | None]]] = {
+    "W": [("valid_", "bint"), ("x_hi_", None), ("x_lo_", None), ("n", None), ("s", None)],
+}
+HALF = (0, (1 << 64) - 1)
+HALF_CANDIDATES = {
+    "W": {"x_hi_": HALF, "x_lo_": HALF, "n": (0, (1 << 48) - 1), "s": (-128, 127)},
+}
+HALVES = {"W.x_hi_", "W.x_lo_", "W.n", "W.s"}
+
+
+def proven_halves(body: str) -> set[str]:
+    source = "def block(h: W):\n" + textwrap.indent(textwrap.dedent(body), "    ")
+    result = cfields.prove(source, HALF_CLASSES, HALF_CANDIDATES, RUNTIME)
+    return {f"{cls}.{attr}" for cls, fields in result.items() for attr in fields}
+
+
+def test_wide_halves_are_unsigned_c_fields_while_nothing_leaves_64_bits() -> None:
+    typed = cfields.prove("def f(h: W):\n    pass\n", HALF_CLASSES, HALF_CANDIDATES, {})
+    assert typed["W"]["x_hi_"] == typed["W"]["x_lo_"] == cfields.UNSIGNED_C_TYPE
+    assert typed["W"]["n"] == cfields.C_TYPE
+    # the lowering's forms: masked before shifted, shifts by 0..63, constants as names
+    assert (
+        proven_halves(
+            """
+        h.x_hi_, h.x_lo_ = (((h.x_hi_ & 65535) << 48) | (h.x_lo_ >> 16)), (h.x_lo_ >> 63)
+        h.n = h.x_hi_ >> 16
+        h.x_lo_ = (h.x_lo_ & _W_ffffffffffff) << 16
+        if (h.x_hi_ >> 32) == (h.x_lo_ >> 32) or h.x_hi_ < h.n:
+            h.x_lo_ = h.x_hi_ ^ _W_ffffffffffffffff
+        """
+        )
+        == HALVES
+    )
+
+
+def test_an_operation_on_a_half_that_may_leave_64_bits_is_left_to_python() -> None:
+    assert proven_halves("x = h.x_hi_ << 1") == HALVES - {"W.x_hi_"}  # C would wrap
+    assert proven_halves("x = h.x_lo_ + 1") == HALVES - {"W.x_lo_"}
+    assert proven_halves("x = (h.x_lo_ >> 1) + 1") == HALVES
+    assert proven_halves("x = h.x_lo_ - h.n") == HALVES - {"W.x_lo_", "W.n"}  # below 0
+    assert proven_halves("x = -h.x_lo_") == HALVES - {"W.x_lo_"}
+    assert proven_halves("x = ~h.x_hi_") == HALVES - {"W.x_hi_"}
+    assert proven_halves("x = h.x_hi_ >> h.n") == HALVES - {"W.x_hi_", "W.n"}
+    # a signed value beside an unsigned one is converted by C: left to Python
+    assert proven_halves("x = h.x_lo_ & h.s") == HALVES - {"W.x_lo_", "W.s"}
+    assert proven_halves("x = h.x_lo_ == h.s") == HALVES - {"W.x_lo_", "W.s"}
+    assert proven_halves("x = h.x_lo_ if h.n else h.s") == HALVES - {"W.x_lo_", "W.s"}
+    assert proven_halves("x = h.x_lo_ == h.n") == HALVES  # both non-negative: exact
+    # a half's value stored into a narrower field must fit it
+    assert proven_halves("h.n = h.x_hi_ >> 15") == HALVES - {"W.n"}
+    assert proven_halves("h.n = h.x_hi_ >> 16") == HALVES
+
+
 def test_runtime_c_fields_are_read_from_the_pxd_files(tmp_path: Path) -> None:
     pxd = tmp_path / "x.pxd"
     pxd.write_text(

@@ -10,9 +10,9 @@ from __future__ import annotations
 import random
 import struct
 from pathlib import Path
-from types import SimpleNamespace
 
 import pytest
+from backend_helpers import header_class
 from header_layouts import (
     EGRESS_PORT,
     Layout,
@@ -45,12 +45,13 @@ def _header_type(layout: Layout) -> t.HeaderType:
 
 def _codec_functions(layout: Layout):
     """(extract(data) -> object, emit(object) -> bytes) built from the codec's code."""
-    codec = header_codec(_header_type(layout))
+    type_ = _header_type(layout)
+    codec = header_codec(type_)
     packer = struct.Struct(codec.struct_format)
-    names = {"U": packer.unpack_from, "P": packer.pack, "SimpleNamespace": SimpleNamespace}
+    names = {"U": packer.unpack_from, "P": packer.pack, "H": header_class(type_)}
     body = "\n    ".join(codec.extract_lines("h", "data", "0", "U"))
     source = (
-        f"def extract(data):\n    h = SimpleNamespace()\n    {body}\n    return h\n"
+        f"def extract(data):\n    h = H()\n    {body}\n    return h\n"
         f"def emit(h):\n    return {codec.emit_expr('h', 'P')}\n"
     )
     exec(compile(source, "<codec>", "exec"), names)
@@ -109,7 +110,9 @@ def _check_layout(layout: Layout, rng: random.Random) -> None:
         assert header.valid_ is True
         assert emit(header) == data, (layout, data.hex())
     values = _random_values(layout, rng)
-    header = SimpleNamespace(**{f"f{index}": value for index, value in enumerate(values)})
+    header = header_class(_header_type(layout))()
+    for index, value in enumerate(values):
+        setattr(header, f"f{index}", value)
     assert emit(header) == _reference_bytes(layout, values), layout
 
 

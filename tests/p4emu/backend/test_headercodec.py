@@ -1,8 +1,9 @@
-"""Wide header fields (more than 64 bits alone in their bytes: IPv6 addresses, SIDs):
-the codec's decisions (one ``Ns`` struct part, ``int.from_bytes`` / ``int.to_bytes``
-instead of 64-bit halves joined and split as Python ints), its generated code on edge
-values against a byte-level reference, and (``-m integration``) a program computing on
-128-bit, 72-bit and ``int<128>`` fields compiled against pure against P4's results.
+"""Wide header fields (more than 64 bits: IPv6 addresses, SIDs): the codec's decisions
+(an unsigned field of up to 128 bits is its two halves, read and written as two 64-bit
+chunks: p4emu.backend.wide; a signed one alone in its bytes one ``Ns`` struct part,
+``int.from_bytes`` / ``int.to_bytes``), its generated code on edge values against a
+byte-level reference, and (``-m integration``) a program computing on 128-bit, 72-bit
+and ``int<128>`` fields compiled against pure against P4's results.
 
 Every width from 1 to 1024 bits against a bit-level reference: test_header_layouts.py."""
 
@@ -10,10 +11,9 @@ from __future__ import annotations
 
 import re
 import struct
-from types import SimpleNamespace
 
 import pytest
-from backend_helpers import program_compiler, switch_on_path
+from backend_helpers import header_class, program_compiler, switch_on_path
 
 from p4emu.backend import cfields, native
 from p4emu.backend.headercodec import (
@@ -42,18 +42,18 @@ def _codec(*fields: tuple[str, int, bool]) -> HeaderCodec:
 def _functions(codec: HeaderCodec):
     """(extract(data) -> object, emit(object) -> bytes, their source) from the codec's
     generated text, ``from_bytes`` and ``to_bytes`` bound to names as the program binds
-    them."""
+    them; the header an object of p4emu's class for it (``H``)."""
     packer = struct.Struct(codec.struct_format)
     names = {
         "U": packer.unpack_from,
         "P": packer.pack,
         "FB": FROM_BYTES,
         "TB": TO_BYTES,
-        "SimpleNamespace": SimpleNamespace,
+        "H": header_class(codec.type_),
     }
     body = "\n    ".join(codec.extract_lines("h", "data", "off", "U", "FB"))
     source = (
-        f"def extract(data, off):\n    h = SimpleNamespace()\n    {body}\n    return h\n"
+        f"def extract(data, off):\n    h = H()\n    {body}\n    return h\n"
         f"def emit(h):\n    return {codec.emit_expr('h', 'P', 'TB')}\n"
     )
     exec(compile(source, "<codec>", "exec"), names)
@@ -63,15 +63,17 @@ def _functions(codec: HeaderCodec):
 # ------------------------------------------------------------------ decisions
 
 
-def test_a_field_wider_than_64_bits_alone_in_its_bytes_is_one_string_part() -> None:
+def test_an_unsigned_wide_field_is_two_halves_a_signed_one_one_string_part() -> None:
     codec = _codec(("a", 128, False), ("n", 16, False), ("s", 128, True), ("x", 72, False))
-    assert codec.struct_format == ">16sH16s9s"
+    # a: two Q halves; s: one 16s part; x: its 8-bit high half (B) and its low half (Q)
+    assert codec.struct_format == ">QQH16sBQ"
     assert codec.wide
     _, _, source = _functions(codec)
-    assert "FB(_x1, 'big')" in source and "TB(h.a, 16, 'big')" in source
+    assert "h.a_hi_, h.a_lo_, h.n, _x1, h.x_hi_, h.x_lo_ = U(data, off)" in source
+    assert "P(h.a_hi_, h.a_lo_, h.n, TB((h.s &" in source and "h.x_hi_, h.x_lo_)" in source
     assert ">> 64" not in source and "<< 64" not in source and str(M64) not in source
     # int<128>: two's complement of the same bytes, both ways
-    assert f"((FB(_x2, 'big')) ^ {1 << 127}) - {1 << 127}" in source
+    assert f"((FB(_x1, 'big')) ^ {1 << 127}) - {1 << 127}" in source
     assert f"TB((h.s & {M128}), 16, 'big')" in source
 
 
@@ -84,11 +86,16 @@ def test_64_bit_and_unaligned_wide_fields_keep_the_integer_codes() -> None:
     assert "FB" not in source and "TB" not in source
 
 
-def test_a_header_that_is_one_wide_field_is_sliced_and_converted_without_struct() -> None:
+def test_a_header_that_is_one_wide_field_reads_and_writes_its_two_halves() -> None:
     codec = _codec(("sid", 128, False))
+    assert codec.struct_format == ">QQ" and not codec.wide
     _, _, source = _functions(codec)
-    assert "h.sid = FB(data[off:off + 16], 'big')" in source
-    assert "return TB(h.sid, 16, 'big')" in source
+    assert "h.sid_hi_, h.sid_lo_ = U(data, off)" in source
+    assert "return P(h.sid_hi_, h.sid_lo_)" in source
+    assert "FB" not in source and "TB" not in source
+    signed = _codec(("sid", 128, True))  # int<128>: its bytes converted by int
+    _, _, source = _functions(signed)
+    assert "h.sid = ((FB(data[off:off + 16], 'big'))" in source
     assert "U(" not in source and "P(" not in source
 
 
@@ -141,9 +148,17 @@ def test_a_wide_only_header_extracts_and_emits_edge_values() -> None:
 
 
 def test_a_wide_value_outside_its_width_is_an_error_not_other_bytes() -> None:
-    _, emit, _ = _functions(_codec(("a", 128, False), ("n", 16, False)))
-    with pytest.raises(OverflowError):  # the generator never stores one; struct's Q raised too
-        emit(SimpleNamespace(a=1 << 128, n=0))
+    codec = _codec(("a", 128, False), ("n", 16, False), ("x", 72, False))
+    header = header_class(codec.type_)()
+    for field, value in (("a", 1 << 128), ("a", -1), ("x", 1 << 72), ("x", -1)):
+        # the generator never stores one; through the property it raises, as struct's
+        # Q and int.to_bytes did when the header was emitted
+        with pytest.raises(OverflowError):
+            setattr(header, field, value)
+    _, emit, _ = _functions(codec)
+    header.a_hi_ = 1 << 64  # a half outside 64 bits (only the pure class can hold one)
+    with pytest.raises(struct.error):
+        emit(header)
 
 
 # ------------------------------------------------------------------ a program on both paths
@@ -158,6 +173,10 @@ header out_t {
     bit<128> shl; bit<128> shr; bit<128> cross; bit<128> masked; bit<128> sum;
     bit<128> diff; int<128> sdec; int<128> sshr; bit<72> nwrap; bit<64> lo; bit<64> hi;
     bit<128> swapped; bit<8> flags;
+    bit<128> s0; bit<128> s63; bit<128> s64; bit<128> s127;
+    bit<128> r63; bit<128> r127; bit<64> mid; bit<8> mid8; bit<112> inner;
+    bit<72> cat; bit<72> cut72; bit<128> widen; bit<128> inv; bit<128> orx; bit<128> andx;
+    bit<72> nshl; bit<72> nshr; bit<128> mixed; bit<8> order;
 }
 struct headers_t { in_t i; sid_t sid; out_t o; }
 struct meta_t { bit<128> m; }
@@ -184,6 +203,31 @@ control Ing(inout headers_t hdr, inout meta_t meta, inout standard_metadata_t sm
         if (hdr.i.a == hdr.i.b) { hdr.o.flags = hdr.o.flags | 1; }
         if (hdr.i.a > hdr.i.b) { hdr.o.flags = hdr.o.flags | 2; }
         if (hdr.i.s < 0) { hdr.o.flags = hdr.o.flags | 4; }
+        hdr.o.s0 = hdr.i.a << 0;
+        hdr.o.s63 = hdr.i.a << 63;
+        hdr.o.s64 = hdr.i.a << 64;
+        hdr.o.s127 = hdr.i.a << 127;
+        hdr.o.r63 = hdr.i.a >> 63;
+        hdr.o.r127 = hdr.i.a >> 127;
+        hdr.o.mid = hdr.i.a[95:32];
+        hdr.o.mid8 = hdr.i.a[67:60];
+        hdr.o.inner = hdr.i.a[119:8];
+        hdr.o.cat = hdr.i.a[63:0] ++ hdr.i.b[127:120];
+        hdr.o.cut72 = (bit<72>) hdr.i.a;
+        hdr.o.widen = (bit<128>) hdr.i.k;
+        hdr.o.inv = ~hdr.i.a;
+        hdr.o.orx = hdr.i.a | hdr.i.b;
+        hdr.o.andx = hdr.i.a & hdr.i.b;
+        hdr.o.nshl = hdr.i.n << 9;
+        hdr.o.nshr = hdr.i.n >> 70;
+        hdr.o.mixed = (hdr.i.a & 0xffff0000000000000000000000000001) ^ (bit<128>) hdr.i.n;
+        hdr.o.order = 0;
+        if (hdr.i.a != hdr.i.b) { hdr.o.order = hdr.o.order | 1; }
+        if (hdr.i.a < hdr.i.b) { hdr.o.order = hdr.o.order | 2; }
+        if (hdr.i.a <= hdr.i.b) { hdr.o.order = hdr.o.order | 4; }
+        if (hdr.i.a >= hdr.i.b) { hdr.o.order = hdr.o.order | 8; }
+        if (hdr.i.a[127:64] == hdr.i.b[127:64]) { hdr.o.order = hdr.o.order | 16; }
+        if (hdr.i.n == (bit<72>) hdr.i.a) { hdr.o.order = hdr.o.order | 32; }
         meta.m = hdr.sid.sid;
         hdr.sid.sid = meta.m ^ hdr.i.b;
         sm.egress_spec = 2;
@@ -212,6 +256,25 @@ OUT_FIELDS = [
     ("hi", 64, False),
     ("swapped", 128, False),
     ("flags", 8, False),
+    ("s0", 128, False),
+    ("s63", 128, False),
+    ("s64", 128, False),
+    ("s127", 128, False),
+    ("r63", 128, False),
+    ("r127", 128, False),
+    ("mid", 64, False),
+    ("mid8", 8, False),
+    ("inner", 112, False),
+    ("cat", 72, False),
+    ("cut72", 72, False),
+    ("widen", 128, False),
+    ("inv", 128, False),
+    ("orx", 128, False),
+    ("andx", 128, False),
+    ("nshl", 72, False),
+    ("nshr", 72, False),
+    ("mixed", 128, False),
+    ("order", 8, False),
 ]
 IN_BYTES = sum(w for _, w, _ in IN_FIELDS) // 8
 
@@ -255,6 +318,30 @@ def _expected(v: dict[str, int]) -> dict[str, int]:
         "hi": a >> 64,
         "swapped": ((a & M64) << 64) | (a >> 64),
         "flags": (a == b) | (a > b) << 1 | (s < 0) << 2,
+        "s0": a,
+        "s63": wrap(a << 63, 128),
+        "s64": wrap(a << 64, 128),
+        "s127": wrap(a << 127, 128),
+        "r63": a >> 63,
+        "r127": a >> 127,
+        "mid": (a >> 32) & M64,
+        "mid8": (a >> 60) & 0xFF,
+        "inner": (a >> 8) & ((1 << 112) - 1),
+        "cat": ((a & M64) << 8) | (b >> 120),
+        "cut72": wrap(a, 72),
+        "widen": v["k"],
+        "inv": a ^ M128,
+        "orx": a | b,
+        "andx": a & b,
+        "nshl": wrap(v["n"] << 9, 72),
+        "nshr": v["n"] >> 70,
+        "mixed": (a & 0xFFFF0000000000000000000000000001) ^ v["n"],
+        "order": (a != b)
+        | (a < b) << 1
+        | (a <= b) << 2
+        | (a >= b) << 3
+        | ((a >> 64) == (b >> 64)) << 4
+        | (v["n"] == wrap(a, 72)) << 5,
     }
 
 
@@ -269,7 +356,7 @@ def _inputs() -> list[dict[str, int]]:
                     "a": a,
                     "b": b,
                     "s": signed[(index + shift) % len(signed)],
-                    "n": [0, (1 << 72) - 1, 1 << 64, M64][(index + shift) % 4],
+                    "n": [0, (1 << 72) - 1, 1 << 64, M64, a & ((1 << 72) - 1)][(index + shift) % 5],
                     "k": index,
                     "sid": EDGES_128[(index + shift) % len(EDGES_128)],
                 }
@@ -277,11 +364,12 @@ def _inputs() -> list[dict[str, int]]:
     return cases
 
 
-def test_the_proof_keeps_wide_fields_objects_and_still_proves_the_narrow_ones() -> None:
-    """The generated text (wide fields read with ``from_bytes``, written with
-    ``to_bytes``) through :func:`p4emu.backend.native.program_declarations` (no
-    compiler): 72- and 128-bit fields stay objects; the 8-bit ones, read and written
-    beside them, are proven C integers; no C-typed temporary holds a wide part."""
+def test_the_proof_makes_unsigned_wide_fields_c_halves_and_keeps_the_others() -> None:
+    """The generated text through :func:`p4emu.backend.native.program_declarations` (no
+    compiler): the unsigned 72- and 128-bit fields are two ``unsigned long long`` halves
+    (the operations on them in the text keep within 64 bits), ``int<128>`` (read with
+    ``from_bytes``, written with ``to_bytes``) and ``bit<64>`` stay objects; the 8-bit
+    fields beside them are proven C integers; no C-typed temporary holds a wide part."""
     compiler = program_compiler(WIDE128, "w128.p4")
     compiled = compiler.compile()
     assert "G_from_bytes" in compiled.source and "G_to_bytes" in compiled.source
@@ -300,12 +388,17 @@ def test_the_proof_keeps_wide_fields_objects_and_still_proves_the_narrow_ones() 
         attr = re.match(r"\s+cdef public (.+) (\w+)$", line)
         if attr:
             declared[f"{current}.{attr.group(2)}"] = attr.group(1)
-    for name, width, _ in IN_FIELDS + OUT_FIELDS:
-        header = "in_t" if (name, width, _) in IN_FIELDS[:5] else "out_t"
+    for name, width, signed in IN_FIELDS + OUT_FIELDS:
+        header = "in_t" if (name, width, signed) in IN_FIELDS[:5] else "out_t"
         header = "sid_t" if name == "sid" else header
+        if width > 64 and not signed:
+            for half in ("_hi_", "_lo_"):
+                assert declared[f"{header}.{name}{half}"] == cfields.UNSIGNED_C_TYPE, name
+            assert f"{header}.{name}" not in declared
+            continue
         expected = cfields.C_TYPE if width <= 8 else "object"
         assert declared[f"{header}.{name}"] == expected, name
-    assert declared["meta_t.m"] == "object"
+    assert declared["meta_t.m_hi_"] == declared["meta_t.m_lo_"] == cfields.UNSIGNED_C_TYPE
     assert not re.search(r"_u(6[4-9]|[7-9]\d|\d{3,})_\d+: cython.longlong", compiled.source)
 
 

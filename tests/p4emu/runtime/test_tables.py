@@ -336,9 +336,11 @@ def test_packet_dict_lookup_gives_what_apply_gives() -> None:
     assert entries is not None
 
     def fast(key: tuple[int, ...]) -> object:
-        return entries.get(key) or exact.miss  # what generated code does
+        # what generated code does: one key field, looked up by its value
+        return entries.get(key[0]) or exact.miss
 
     assert fast((1,)) is entry is exact.apply((1,))
+    assert entries == {1: entry}
     assert fast((2,)) is exact.apply((2,)) and not exact.miss.hit
     exact.set_default_action(DROP)  # the miss result follows the default action
     assert fast((2,)) is exact.apply((2,)) and fast((2,)).action_id == DROP
@@ -347,6 +349,17 @@ def test_packet_dict_lookup_gives_what_apply_gives() -> None:
     assert fast((1,)).action_id == DROP and fast((3,)).args == (6,)
     exact.reset_default_action()
     assert fast((1,)).action_id == NO_ACTION
+    # two key fields: entries by the tuple of their values
+    pair = Table(
+        "p",
+        [KeyField("a", 8, MatchKind.exact), KeyField("b", 128, MatchKind.exact)],
+        default_action=(NO_ACTION, ()),
+    )
+    both = pair.insert([Exact(1), Exact(1 << 127)], FORWARD, [7])
+    assert pair.packet_dict() == {(1, 1 << 127): both}
+    assert pair.apply((1, 1 << 127)) is both and not pair.apply((1, 0)).hit
+    pair.delete([Exact(1), Exact(1 << 127)])
+    assert pair.packet_dict() == {}
     # what apply does beyond the lookup (direct counter, idle timeout) keeps apply
     counted = Table(
         "c",

@@ -1,0 +1,128 @@
+"""Fields of 65 to 128 bits held as two 64-bit halves (IPv6 addresses, SIDs).
+
+A header's or struct's ``bit<W>`` field with ``64 < W <= 128`` (:data:`MAX_SPLIT_WIDTH`)
+is stored in two attributes of its generated class, the top ``W - 64`` bits and the low
+64 bits (:func:`split_fields` names them), on both paths; the field's own name is a
+property joining them into the Python ``int`` (and splitting a value stored through it),
+so everything that reads or writes the field by its name (tables' keys, externs,
+P4Runtime, tests, the pure module's rarely used paths) sees the same values as before.
+The native build declares both halves C ``unsigned long long`` where
+:mod:`p4emu.backend.cfields` proves that exact; the parser and the deparser read and write
+the halves as two 64-bit chunks, and :mod:`p4emu.backend.body.expressions` computes the
+shifts, slices, masks, concatenations, casts and comparisons of such fields on the halves
+(``ExpressionCode.halves``), so a per-packet operation on an address makes no Python
+``int``.
+
+Constants: a half literal above ``2**31 - 1`` would be a Python object to Cython (it
+keeps literals beyond 32 bits Python objects, and then computes the operation in Python);
+such a constant is a module-level name (:func:`constant_name`) the ``.pxd`` declares
+``unsigned long long`` (:func:`constants_in`), a C value compiled and a global pure.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+
+from p4emu.backend.codewriter import py_attr
+from p4emu.frontend import types as t
+
+HALF_BITS = 64
+MASK64 = (1 << HALF_BITS) - 1
+#: the widest field held as two halves (wider ones stay one Python ``int``)
+MAX_SPLIT_WIDTH = 128
+#: the interval :mod:`p4emu.backend.cfields` assumes of a half (an ``unsigned long long``)
+HALF_INTERVAL = (0, MASK64)
+#: the largest literal Cython types as a C integer (it keeps larger ones Python objects)
+MAX_C_LITERAL = (1 << 31) - 1
+#: the names of the module-level constants of halves (:func:`constant_name`)
+CONSTANT_PREFIX = "_W_"
+_CONSTANT = re.compile(r"^_W_([0-9a-f]+)$")
+_CONSTANT_LINE = re.compile(r"^(_W_[0-9a-f]+) = (\d+)$", re.MULTILINE)
+
+
+@dataclass(frozen=True)
+class Split:
+    """A field held as two halves: their attributes and the field's width."""
+
+    hi: str
+    lo: str
+    width: int
+
+    @property
+    def hi_bits(self) -> int:
+        return self.width - HALF_BITS
+
+
+def split_width(type_: t.Type) -> int | None:
+    """``W`` when a field of ``type_`` is held as halves (``bit<W>``, ``64 < W <= 128``)."""
+    base = t.underlying_scalar(type_)
+    if (
+        isinstance(base, t.BitsType)
+        and not base.signed
+        and HALF_BITS < base.width <= MAX_SPLIT_WIDTH
+    ):
+        return base.width
+    return None
+
+
+def split_fields(fields: Iterable[tuple[str, t.Type]]) -> dict[str, Split]:
+    """The fields (by attribute) of one class held as halves: ``<attr>_hi_`` and
+    ``<attr>_lo_``, each lengthened with ``_`` until no other attribute of the class (a
+    field, a half, ``valid_``) has its name."""
+    listed = list(fields)
+    taken = {"valid_", *(attr for attr, _ in listed)}
+    found: dict[str, Split] = {}
+    for attr, ftype in listed:
+        width = split_width(ftype)
+        if width is None:
+            continue
+        names = []
+        for suffix in ("_hi_", "_lo_"):
+            name = attr + suffix
+            while name in taken:
+                name += "_"
+            taken.add(name)
+            names.append(name)
+        found[attr] = Split(names[0], names[1], width)
+    return found
+
+
+def type_splits(type_: t.Type) -> dict[str, Split]:
+    """:func:`split_fields` of a header's or struct's fields (others: none)."""
+    if not isinstance(type_, (t.HeaderType, t.StructType)):
+        return {}
+    return split_fields((py_attr(f.name), f.type) for f in type_.fields)
+
+
+def constant(value: int) -> str:
+    """The code of a half's constant value (``0 <= value < 2**64``)."""
+    if value <= MAX_C_LITERAL:
+        return str(value)
+    return constant_name(value)
+
+
+def constant_name(value: int) -> str:
+    return f"{CONSTANT_PREFIX}{value:x}"
+
+
+def constant_value(name: str) -> int | None:
+    """The value of a constant named by :func:`constant_name`, or None."""
+    found = _CONSTANT.match(name)
+    return int(found.group(1), 16) if found else None
+
+
+def constant_lines(names: Iterable[str]) -> list[str]:
+    """Module-level definitions of the constants ``names``."""
+    lines = []
+    for name in sorted(set(names)):
+        value = constant_value(name)
+        assert value is not None, name
+        lines.append(f"{name} = {value}")
+    return lines
+
+
+def constants_in(source: str) -> list[str]:
+    """The constants a generated module's text defines (its ``.pxd`` declares them)."""
+    return sorted({m.group(1) for m in _CONSTANT_LINE.finditer(source)})
