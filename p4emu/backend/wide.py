@@ -26,6 +26,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass
 
 from p4emu.backend.codewriter import py_attr
+from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
 HALF_BITS = 64
@@ -94,6 +95,14 @@ def type_splits(type_: t.Type) -> dict[str, Split]:
     if not isinstance(type_, (t.HeaderType, t.StructType)):
         return {}
     return split_fields((py_attr(f.name), f.type) for f in type_.fields)
+
+
+def member_split(e: ast.Expr) -> Split | None:
+    """The halves of ``e`` when it is a header's or struct's field held as two, else
+    None."""
+    if not isinstance(e, ast.Member) or e.kind != ast.MEMBER_FIELD:
+        return None
+    return type_splits(e.expr.type).get(py_attr(e.member))
 
 
 def constant(value: int) -> str:

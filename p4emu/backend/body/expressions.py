@@ -29,8 +29,8 @@ from p4emu.backend.wide import (
     MASK64,
     constant,
     constant_value,
+    member_split,
     split_width,
-    type_splits,
 )
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
@@ -555,10 +555,7 @@ class ExpressionCode(BodyCore):
             return self.wide_half(value >> HALF_BITS), self.wide_half(value & MASK64)
         c = self.wide_constant
         if isinstance(e, ast.Member) and e.kind == ast.MEMBER_FIELD:
-            owner = e.expr.type
-            if not isinstance(owner, (t.HeaderType, t.StructType)):
-                return None
-            split = type_splits(owner).get(py_attr(e.member))
+            split = member_split(e)
             if split is None:
                 return None
             base = self.ex(e.expr)

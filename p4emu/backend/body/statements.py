@@ -25,7 +25,7 @@ from p4emu.backend.pytypes import (
     scalar_type,
 )
 from p4emu.backend.scope import Binding
-from p4emu.backend.wide import type_splits
+from p4emu.backend.wide import member_split
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
@@ -198,12 +198,7 @@ class StatementCode(BodyCore):
     def assign_halves(self, lhs: ast.Expr, rhs: ast.Expr) -> bool:
         """Store ``rhs`` into the wide field ``lhs`` half by half (both computed before
         either is stored), when both are held as halves (:mod:`p4emu.backend.wide`)."""
-        if not isinstance(lhs, ast.Member) or lhs.kind != ast.MEMBER_FIELD:
-            return False
-        owner = lhs.expr.type
-        if not isinstance(owner, (t.HeaderType, t.StructType)):
-            return False
-        split = type_splits(owner).get(py_attr(lhs.member))
+        split = member_split(lhs)
         if split is None:
             return False
         pair = self.halves(rhs)
