@@ -496,8 +496,8 @@ class Switch:
     def _drain(self) -> None:
         tm = self.tm
         while True:
-            ready = tm.poll()
-            if not ready:
+            ready = tm.take_ready()
+            if ready is None:
                 return
             for queued in ready:
                 self._egress(queued)
