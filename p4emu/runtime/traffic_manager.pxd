@@ -97,6 +97,7 @@ cdef class TrafficManager:
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
         send="long long", now="long long", by_port=list, free=list, clock=object,
+        index=Py_ssize_t,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)

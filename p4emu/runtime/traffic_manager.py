@@ -362,7 +362,8 @@ class TrafficManager:
             return DropReason.priority_out_of_range
         by_port = self._by_port
         if 0 <= port < len(by_port):
-            state = by_port[port]
+            index = port  # in range: compiled, a C index into the typed list
+            state = by_port[index]
         else:
             state = self._ports.get(port)
         if state is None:
@@ -370,7 +371,8 @@ class TrafficManager:
         elif state.backlog and state.next_ns <= now:
             self._settle(state, now)
             self._earliest = self._min_next_ns()
-        queue = state.queues[priority]
+        index = priority  # checked in range above: a C index
+        queue = state.queues[index]
         fifo = queue.fifo
         if len(fifo) >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
