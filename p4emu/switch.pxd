@@ -53,7 +53,7 @@ cdef class Switch:
     cpdef poll(self)
     @cython.locals(
         spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
-        sm=StandardMetadata, c_sm=StandardMetadata, clock=object, now_us=object,
+        sm=StandardMetadata, c_sm=StandardMetadata, clock=object, now_us="long long",
     )
     cpdef _ingress(
         self, object port, bytes data, object instance_type, object preserved, object copier

@@ -179,12 +179,17 @@ class ParserGenerator:
         w.level += 1
         for line in native_parse_prologue():
             w.line(line)
-        w.line("dlen = len(data)")
-        w.line("off = 0")
+        # the packet's length, the offset and the state as C integers in the native build
+        # (Python never evaluates a local's annotation): an offset only grows by a
+        # header's or an advance's bytes once checked against the length (an amount
+        # computed from a field is added as an object, checked, then stored), a state is
+        # an index of the dispatch
+        w.line("dlen: cython.Py_ssize_t = len(data)")
+        w.line("off: cython.Py_ssize_t = 0")
         w.line("err = 0")
         bc.declare_locals(decl.locals)
         if len(dispatch) > 1:
-            w.line("st = 0")
+            w.line("st: cython.int = 0")
         with w.block("while True:"):
             for index, key in enumerate(dispatch):
                 if len(dispatch) == 1:

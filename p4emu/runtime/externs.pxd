@@ -59,6 +59,7 @@ cdef class Meter:
 
 
 cdef class RandomSource:
+    cdef public object _bits
     cdef public object _rng
 
     cpdef uniform(self, object lo, object hi)

@@ -383,10 +383,11 @@ def meter_config_from_bmv2_rates(
 class RandomSource:
     """``random<T>(out result, lo, hi)`` with a seedable generator (one per switch)."""
 
-    __slots__ = ("_rng",)
+    __slots__ = ("_bits", "_rng")
 
     def __init__(self, seed: int | None = None) -> None:
         self._rng = random.Random(seed)
+        self._bits = self._rng.getrandbits  # the generator's own method (seed() keeps it)
 
     @property
     def rng(self) -> random.Random:
@@ -405,7 +406,17 @@ class RandomSource:
         if lo > hi:
             log.warning("random(): lo %d > hi %d, returning lo", lo, hi)
             return lo
-        return self._rng.randint(lo, hi)
+        # ``self._rng.randint(lo, hi)`` without its three Python frames (randint,
+        # randrange, _randbelow_with_getrandbits): the same draws from the same
+        # generator, so the same values (tests/p4emu/runtime/test_externs.py compares
+        # them with randint's)
+        n = hi - lo + 1
+        k = n.bit_length()
+        bits = self._bits
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return lo + r
 
 
 # --- digests ----------------------------------------------------------------------------

@@ -97,10 +97,13 @@ cdef class TrafficManager:
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
         send="long long", now="long long", by_port=list, free=list, clock=object,
+        index=Py_ssize_t,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
-    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long", clock=object)
+    @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
+    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long", clock=object)
+    cpdef list take_ready(self, object now_ns=*)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
     @cython.locals(active=set, when="long long")
@@ -117,9 +120,14 @@ cdef class TrafficManager:
         filled="unsigned long long",
     )
     cpdef _settle(self, _Port state, long long now)
+    @cython.final  # a direct C call, inlined (not through the vtable)
     @cython.locals(index=Py_ssize_t)
-    cdef _Port _active_port(self, object port)
+    cdef inline _Port _active_port(self, object port)
     @cython.locals(active=set, state=_Port, earliest="long long", found=bint)
     cpdef long long _min_next_ns(self) except? -1
     @cython.locals(head=QueuedPacket, earliest="long long", filled="unsigned long long")
     cpdef long long _next_departure(self, _Port state) except? -1
+
+
+@cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, item=QueuedPacket, other=QueuedPacket)
+cpdef _sort_departures(list ready)

@@ -362,7 +362,8 @@ class TrafficManager:
             return DropReason.priority_out_of_range
         by_port = self._by_port
         if 0 <= port < len(by_port):
-            state = by_port[port]
+            index = port  # in range: compiled, a C index into the typed list
+            state = by_port[index]
         else:
             state = self._ports.get(port)
         if state is None:
@@ -370,7 +371,8 @@ class TrafficManager:
         elif state.backlog and state.next_ns <= now:
             self._settle(state, now)
             self._earliest = self._min_next_ns()
-        queue = state.queues[priority]
+        index = priority  # checked in range above: a C index
+        queue = state.queues[index]
         fifo = queue.fifo
         if len(fifo) >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
@@ -437,6 +439,12 @@ class TrafficManager:
         priority first); across ports, lower port number first unless one was already
         settled by an earlier enqueue (or left at once: its port idle, nothing due).
         """
+        ready = self.take_ready(now_ns)
+        return ready if ready is not None else []
+
+    def take_ready(self, now_ns: int | None = None) -> list[QueuedPacket] | None:
+        """:meth:`poll`, but None when no packet is ready (no empty list made: the
+        switch drains through it, the last call of every drain finds nothing)."""
         active = self._active
         if active:
             if now_ns is not None:
@@ -466,10 +474,10 @@ class TrafficManager:
                     self._earliest = self._min_next_ns()
         ready = self._ready
         if not ready:
-            return []
+            return None
         self._ready = []
         if len(ready) > 1:
-            ready.sort(key=_departure_order)
+            _sort_departures(ready)
         return ready
 
     def release(self, packet: QueuedPacket) -> None:
@@ -675,7 +683,8 @@ class TrafficManager:
         a C index into a typed list), else from the dict."""
         if self._indexed:
             index = port  # below INDEXED_PORTS: compiled, a C index
-            return self._by_port[index]
+            # an active port has its state there (compiled: no type test)
+            return cython.cast(_Port, self._by_port[index])
         return self._ports[port]
 
     def _min_next_ns(self) -> int:
@@ -727,6 +736,29 @@ def _later(t: int, gap: int) -> int:
             f"rate is too low for this much traffic"
         )
     return later
+
+
+def _sort_departures(ready: list[QueuedPacket]) -> None:
+    """Sort ``ready`` by (deq_ns, departure_seq). Every departure_seq differs (a count of
+    departures), so the order is total and any sort gives the same list: compiled, an
+    insertion sort comparing C fields (the list is short: what left since the last poll)
+    instead of a key tuple made per packet."""
+    if cython.compiled:
+        n = len(ready)
+        for i in range(1, n):
+            item = cython.cast(QueuedPacket, ready[i])
+            j = i - 1
+            while j >= 0:
+                other = cython.cast(QueuedPacket, ready[j])
+                if other.deq_ns < item.deq_ns or (
+                    other.deq_ns == item.deq_ns and other.departure_seq < item.departure_seq
+                ):
+                    break
+                ready[j + 1] = other
+                j -= 1
+            ready[j + 1] = item
+        return
+    ready.sort(key=_departure_order)
 
 
 def _departure_order(packet: QueuedPacket) -> tuple[int, int]:

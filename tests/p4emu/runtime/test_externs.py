@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import random
 
 import pytest
 
@@ -202,6 +203,24 @@ def test_random_is_seedable_and_inclusive(caplog: pytest.LogCaptureFixture) -> N
     with caplog.at_level(logging.WARNING, logger="p4emu.runtime"):
         assert a.uniform(9, 3) == 9
     assert "lo 9 > hi 3" in caplog.text
+
+
+def test_random_draws_what_randint_draws() -> None:
+    # uniform() inlines random.Random.randint: the same generator gives the same values
+    # (and leaves it in the same state) for widths 1 to 2**64, powers of two and their
+    # neighbours (the retry loop), before and after seed()
+    bounds = [(0, 0), (0, 1), (3, 4), (-5, 5), (0, 2**32 - 1), (0, 2**64 - 1), (7, 2**48)]
+    for k in range(1, 66):
+        bounds += [(0, 2**k - 2), (0, 2**k - 1), (0, 2**k), (100, 100 + 2**k)]
+    source = RandomSource(7)
+    reference = random.Random(7)
+    for lo, hi in bounds * 20:
+        assert source.uniform(lo, hi) == reference.randint(lo, hi)
+    source.seed(11)
+    reference.seed(11)
+    for lo, hi in bounds:
+        assert source.uniform(lo, hi) == reference.randint(lo, hi)
+    assert source.rng.getstate() == reference.getstate()
 
 
 # --- digests ----------------------------------------------------------------------------

@@ -19,6 +19,8 @@ from p4emu.runtime.traffic_manager import (
     RateScope,
     RateUnit,
     TrafficManager,
+    _departure_order,
+    _sort_departures,
     _top_bit,
 )
 
@@ -567,3 +569,52 @@ def test_a_port_holds_at_most_64_priority_queues() -> None:
     clock.advance_ns(10_000)
     assert [p.item for p in tm.poll()] == [top, top]
     assert tm.queue_depth(1) == 0 and tm.next_departure_ns() is None
+
+
+def test_departures_sort_by_time_then_departure_count() -> None:
+    # the compiled insertion sort and the pure key sort give the one order there is
+    rng = random.Random(5)
+    for n in [0, 1, 2, 3, 5, 8, 40]:
+        for _ in range(30):
+            ready = []
+            for seq in rng.sample(range(1, 1000), n):
+                packet = QueuedPacket(seq, 1, 0, 100, 0, 0)
+                packet.deq_ns = rng.choice([0, 5, 7, 2**40])  # many ties
+                packet.departure_seq = seq
+                ready.append(packet)
+            expected = sorted(ready, key=_departure_order)
+            _sort_departures(ready)
+            assert [p.item for p in ready] == [p.item for p in expected]
+
+
+def test_take_ready_is_poll_without_the_empty_list() -> None:
+    # two managers fed the same packets: take_ready gives what poll gives, None for []
+    clocks = [VirtualClock(), VirtualClock()]
+    tms = [TrafficManager(clock) for clock in clocks]
+    for tm in tms:
+        assert tm.take_ready() is None
+        assert tm.poll() == []
+        tm.set_queue_rate(1, 1000.0)
+        tm.set_queue_rate(2, 1000.0)
+        for port in (2, 1, 2, 1, 3):
+            assert tm.enqueue(port, port, 100) is None
+    polled, taken = [], []
+    while tms[0].next_departure_ns() is not None:
+        due = tms[0].next_departure_ns()
+        assert due == tms[1].next_departure_ns()
+        for clock in clocks:
+            clock.set_ns(max(due, clock.now_ns()))
+        out = tms[0].poll()
+        ready = tms[1].take_ready()
+        assert (ready is None) == (out == [])
+        polled += [(p.port, p.deq_ns) for p in out]
+        taken += [(p.port, p.deq_ns) for p in ready or []]
+    assert taken == polled
+    assert sorted(polled) == [
+        (1, 1_000_000),
+        (1, 2_000_000),
+        (2, 1_000_000),
+        (2, 2_000_000),
+        (3, 0),
+    ]
+    assert tms[1].take_ready() is None
