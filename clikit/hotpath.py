@@ -69,6 +69,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.ev_set",
     "nic_emu.event_log",
     "nic_emu.mtbytes",
+    "nic_emu.nic_host",
     "nic_emu.receiver",
     "nic_emu.sender",
     "nic_emu.streams",

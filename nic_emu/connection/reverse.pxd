@@ -6,6 +6,8 @@
 # and the configured periods stay Python objects.
 cimport cython
 
+from nic_emu.nic_host cimport NicHost
+
 
 cdef class ReverseEvs:
     cdef public object host
@@ -29,7 +31,9 @@ cdef class ReverseEvs:
         i=Py_ssize_t, p=Py_ssize_t,
     )
     cpdef object pick(self, object now)
-    @cython.locals(slots=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t)
+    @cython.locals(
+        slots=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t, host=NicHost,
+    )
     cpdef object _fresh(self, Py_ssize_t plane, object stale)
     @cython.locals(slots=list, i=Py_ssize_t)
     cpdef object _next(self, Py_ssize_t plane)
