@@ -59,6 +59,7 @@ COMPILED_MODULES: tuple[str, ...] = (
     "nic_emu.connection.feedback",
     "nic_emu.connection.probes",
     "nic_emu.connection.queue_pair",
+    "nic_emu.connection.records",
     "nic_emu.connection.receive",
     "nic_emu.connection.repath",
     "nic_emu.connection.reverse",

@@ -44,6 +44,9 @@ GOOD = EvState.GOOD
 SKIP = EvState.SKIP
 ASSUMED_BAD = EvState.ASSUMED_BAD
 DENIED = EvState.DENIED
+#: each state's name, indexed by the state (``STATE_NAMES[s] == s.name``, without the
+#: enum's name property, a Python call, on every state change)
+STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
 
 
 class EvEntry:

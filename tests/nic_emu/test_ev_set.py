@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, EvEntry, EvSet
+from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, STATE_NAMES, EvEntry, EvSet, EvState
 from nic_emu.exceptions import EvManagementError
 
 
@@ -280,3 +280,8 @@ def test_busy_ports_pass_their_turn_to_the_port_that_frees_first() -> None:
     assert tie is not None and tie.plane == evs.planes[start]  # equals: turn order decides
     free = evs.pick(0, [9, 0])
     assert free is not None and free.plane == 1
+
+
+def test_state_names_are_the_states_names() -> None:
+    assert [STATE_NAMES[s] for s in EvState] == [s.name for s in EvState]
+    assert STATE_NAMES[SKIP] == "SKIP" and STATE_NAMES[DENIED] == "DENIED"
