@@ -28,7 +28,6 @@ cdef class NicCore(NicHost):
     cdef public object _addr_set
     cdef public list macs
     cdef public list gateway_macs
-    cdef public list port_up
     cdef public list port_free_at
     cdef public object ns_per_byte
     cdef public long long _rr
@@ -45,7 +44,6 @@ cdef class NicCore(NicHost):
     cdef public list out
     cdef public object _events
     cdef public object _next_qpn
-    cdef public dict _peer_ports
     cdef public dict _path_cache
     cdef public dict _route_cache
     cdef public dict _probes

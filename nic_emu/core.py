@@ -96,7 +96,6 @@ class NicCore(NicHost):
         self.gateway_macs = [
             mac_bytes(plan.switch_mac(topo.nic_port(self.name, p).t0)) for p in planes
         ]
-        self.port_up = [True] * self.plane_count
         self.port_free_at = [0] * self.plane_count  # data transmit pacing per port
         self.ns_per_byte = 8e9 / self.config.port_rate_bps
         self._rr = 0
@@ -117,7 +116,6 @@ class NicCore(NicHost):
         self.out: list[tuple[int, bytes]] = []
         self._events: deque[AppEvent] = deque()
         self._next_qpn = FIRST_QPN
-        self._peer_ports: dict[str, list[bool]] = {}
         self._path_cache: dict[tuple[str, int], Path] = {}
         self._route_cache: dict[tuple[str, int], EvRoute] = {}
         self._probes: dict[int, tuple[int, EvEntry]] = {}  # probe id -> (QPN, EV)
@@ -588,13 +586,6 @@ class NicCore(NicHost):
 
     def plan_ev_plane(self, ev: int) -> int:
         return (ev >> 28) % self.plane_count if 0 <= ev <= 0xFFFF_FFFF else -1
-
-    def peer_port_up(self, peer: str) -> list[bool]:
-        found = self._peer_ports.get(peer)
-        if found is None:
-            found = [True] * self.plane_count
-            self._peer_ports[peer] = found
-        return found
 
     def peer_ports_changed(self, peer: str, bits: int, now: int) -> None:
         """A new port-status bitmap from ``peer`` (:meth:`NicHost.note_peer_ports`):

@@ -2,7 +2,8 @@
 # "Compiled hot path" and "NIC per packet, round 2"): read only by the native build, the
 # .py stays the reference. NicHost becomes an extension type that NicCore derives from
 # (nic_emu/core.pxd); the connection parts type their host as it, so the per-packet
-# calls (heard_from, path_key, path_heard_ns, note_peer_ports) and placed_bytes are C.
+# calls (heard_from, path_key, path_heard_ns, note_peer_ports, peer_port_up) and the
+# ports up and bytes placed are C.
 # Times stay Python objects; the plane count and the bytes placed are C integers.
 cimport cython
 
@@ -10,6 +11,8 @@ cimport cython
 cdef class NicHost:
     cdef public Py_ssize_t plane_count
     cdef public list _t1_counts
+    cdef public list port_up
+    cdef public dict _peer_ports
     cdef public dict _peer_bits
     cdef public dict peer_heard_ns
     cdef public dict _peer_paths
@@ -20,5 +23,7 @@ cdef class NicHost:
     cpdef heard_from(self, object peer, object ev, object now)
     @cython.locals(paths=dict)
     cpdef object path_heard_ns(self, object peer, object key)
+    @cython.locals(found=list)
+    cpdef list peer_port_up(self, object peer)
     cpdef note_peer_ports(self, object peer, object bits, object now)
     cpdef peer_ports_changed(self, object peer, object bits, object now)

@@ -1,6 +1,7 @@
 """What a connection's parts ask of their NIC on every packet, as a base the NIC
 (:class:`~nic_emu.core.NicCore`) derives from: when the peer was last heard from, in
-all and per path, the peer's port-status bitmap, and the payload placed.
+all and per path, which ports are up (ours, and the peer's from its port-status
+bitmap), and the payload placed.
 
 It lies below both the core and the connection parts, so the native build can type the
 parts' host as this base and call it in C without the parts importing the core (the
@@ -22,6 +23,8 @@ class NicHost:
     def __init__(self, plane_count: int, t1_counts: list[int]) -> None:
         self.plane_count = plane_count
         self._t1_counts = t1_counts
+        self.port_up = [True] * plane_count  # our ports
+        self._peer_ports: dict[str, list[bool]] = {}  # each peer's ports, per its bitmap
         self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
         # When each peer was last heard from, in all and per path (plane, T1 index): a
         # path that just carried a frame from the peer carries frames back to it (faults
@@ -53,6 +56,15 @@ class NicHost:
         """When a frame from ``peer`` last arrived on path ``key`` (very negative: never)."""
         paths = self._peer_paths.get(peer)
         return paths.get(key, NEVER) if paths is not None else NEVER
+
+    def peer_port_up(self, peer: str) -> list[bool]:
+        """Which of ``peer``'s ports are up (all until its bitmap says otherwise); the
+        list itself, which :meth:`peer_ports_changed` updates."""
+        found = self._peer_ports.get(peer)
+        if found is None:
+            found = [True] * self.plane_count
+            self._peer_ports[peer] = found
+        return found
 
     def note_peer_ports(self, peer: str, bits: int, now: int) -> None:
         """A port-status bitmap from ``peer``: when it differs from the last one,

@@ -28,7 +28,7 @@ cdef class ReverseEvs:
     cpdef heard_on(self, Py_ssize_t plane, object ev, object now)
     @cython.locals(
         planes=Py_ssize_t, heard=list, slots=list, fallback=Py_ssize_t, start=Py_ssize_t,
-        i=Py_ssize_t, p=Py_ssize_t,
+        i=Py_ssize_t, p=Py_ssize_t, host=NicHost, peer_up=list, port_up=list,
     )
     cpdef object pick(self, object now)
     @cython.locals(

@@ -69,3 +69,12 @@ def test_the_nic_is_a_nic_host_with_its_fabric() -> None:
     assert core.placed_bytes == 7
     core.note_peer_ports("nic3", 0, 5)  # every port of the peer down: logged per plane
     assert core.peer_port_up("nic3") == [False] * core.plane_count
+
+
+def test_peer_ports_start_up_and_are_one_list_per_peer() -> None:
+    host = NicHost(3, [1, 1, 1])
+    assert host.port_up == [True, True, True]
+    up = host.peer_port_up("nic1")
+    assert up == [True, True, True]
+    up[1] = False
+    assert host.peer_port_up("nic1") is up and host.peer_port_up("nic2") == [True] * 3
