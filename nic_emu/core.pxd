@@ -1,7 +1,9 @@
 # Cython declarations for nic_emu/core.py (pure-Python mode; docs/virtual-fabric.md,
 # "Compiled hot path"): read only by the native build, the .py stays the reference.
-# NicCore becomes an extension type: every attribute is declared here (an attribute
-# added to the .py must be added here too, or the native build refuses to set it).
+# NicCore becomes an extension type deriving from NicHost (nic_emu/nic_host.pxd: the
+# per-packet state its connection parts call in C): every other attribute is declared
+# here (an attribute added to the .py must be added here too, or the native build
+# refuses to set it).
 # C integers hold counters and sequence numbers only (below 2**63 in any run). The
 # connections are typed (nic_emu/connection/queue_pair.pxd): the core reads their
 # scheduling fields and calls their parts (send turn, feedback, receive side,
@@ -11,9 +13,10 @@ cimport cython
 from mrc_wire.codec cimport DataPacket, Envelope, Nack, Probe, Sack, decode, encode_probe
 from nic_emu.connection.queue_pair cimport Connection
 from nic_emu.connection.transmit cimport Transmitter
+from nic_emu.nic_host cimport NicHost
 
 
-cdef class NicCore:
+cdef class NicCore(NicHost):
     cdef public object config
     cdef public object plan
     cdef public object name
@@ -21,12 +24,10 @@ cdef class NicCore:
     cdef public object seed
     cdef public object log
     cdef public object trace_packets
-    cdef public Py_ssize_t plane_count
     cdef public list addrs
     cdef public object _addr_set
     cdef public list macs
     cdef public list gateway_macs
-    cdef public list port_up
     cdef public list port_free_at
     cdef public object ns_per_byte
     cdef public long long _rr
@@ -43,18 +44,12 @@ cdef class NicCore:
     cdef public list out
     cdef public object _events
     cdef public object _next_qpn
-    cdef public dict _peer_ports
-    cdef public dict _peer_bits
     cdef public dict _path_cache
     cdef public dict _route_cache
-    cdef public dict peer_heard_ns
-    cdef public dict _peer_paths
-    cdef public list _t1_counts
     cdef public dict _probes
     cdef public object _next_probe_id
     cdef public list plane_tx
     cdef public list plane_rx
-    cdef public long long placed_bytes
     cdef public dict counters
     cdef public dict _failed_paths
     cdef public dict drop_reasons
@@ -86,11 +81,7 @@ cdef class NicCore:
     )
     cpdef handle_timer(self, object now)
     cpdef emit(self, object event)
-    cpdef object path_key(self, object ev)
-    @cython.locals(paths=dict)
-    cpdef heard_from(self, object peer, object ev, object now)
-    @cython.locals(paths=dict)
-    cpdef object path_heard_ns(self, object peer, object key)
+    cpdef peer_ports_changed(self, object peer, object bits, object now)
 
 
 cpdef tuple service(NicCore core, object now, object transmit)

@@ -40,20 +40,19 @@ from nic_emu.exceptions import (
     UnknownConnectionError,
 )
 from nic_emu.memory import MemoryRegion, MemoryTable
+from nic_emu.nic_host import PORT_STATUS_BITS, NicHost
 from nic_emu.sender import PSN_MASK
 from topologies import AddressPlan, Path, mac_bytes
-from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
+from topologies.addressing import EV_T1_SHIFT
 from topologies.exceptions import TopologyError
 
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
-PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
-NEVER = -(1 << 62)  # "long ago" for last-heard times
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 _CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creation order
 
 
-class NicCore:
+class NicCore(NicHost):
     """One emulated NIC: its ports (one per plane), memory regions and connections.
 
     ``name`` is the NIC's name in ``plan``'s topology (e.g. ``"nic0"``). ``seed`` makes
@@ -84,7 +83,7 @@ class NicCore:
         self.seed = seed
         self.log = log if log is not None else EventLog()
         self.trace_packets = self.config.trace_packets
-        self.plane_count = topo.plane_count
+        NicHost.__init__(self, topo.plane_count, [p.t1_count for p in topo.planes])
         if self.config.evs_per_connection < self.plane_count:
             raise ConfigError(
                 f"evs_per_connection={self.config.evs_per_connection} cannot be split across "
@@ -97,7 +96,6 @@ class NicCore:
         self.gateway_macs = [
             mac_bytes(plan.switch_mac(topo.nic_port(self.name, p).t0)) for p in planes
         ]
-        self.port_up = [True] * self.plane_count
         self.port_free_at = [0] * self.plane_count  # data transmit pacing per port
         self.ns_per_byte = 8e9 / self.config.port_rate_bps
         self._rr = 0
@@ -118,21 +116,12 @@ class NicCore:
         self.out: list[tuple[int, bytes]] = []
         self._events: deque[AppEvent] = deque()
         self._next_qpn = FIRST_QPN
-        self._peer_ports: dict[str, list[bool]] = {}
-        self._peer_bits: dict[str, int] = {}  # last port-status bitmap seen per peer
         self._path_cache: dict[tuple[str, int], Path] = {}
         self._route_cache: dict[tuple[str, int], EvRoute] = {}
-        # When each peer was last heard from, in all and per path (plane, T1 index): a
-        # path that just carried a frame from the peer carries frames back to it (faults
-        # of links, ports and switches cut both directions).
-        self.peer_heard_ns: dict[str, int] = {}
-        self._peer_paths: dict[str, dict[int, int]] = {}
-        self._t1_counts = [p.t1_count for p in topo.planes]
         self._probes: dict[int, tuple[int, EvEntry]] = {}  # probe id -> (QPN, EV)
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
         self.plane_rx = [0] * self.plane_count
-        self.placed_bytes = 0  # payload placed for the applications, each byte once
         self.counters: dict[str, int] = dict.fromkeys(
             (
                 "rx_frames",
@@ -598,18 +587,9 @@ class NicCore:
     def plan_ev_plane(self, ev: int) -> int:
         return (ev >> 28) % self.plane_count if 0 <= ev <= 0xFFFF_FFFF else -1
 
-    def peer_port_up(self, peer: str) -> list[bool]:
-        found = self._peer_ports.get(peer)
-        if found is None:
-            found = [True] * self.plane_count
-            self._peer_ports[peer] = found
-        return found
-
-    def note_peer_ports(self, peer: str, bits: int, now: int) -> None:
-        """A port-status bitmap from ``peer``: planes whose bit changed go down / come up."""
-        if self._peer_bits.get(peer) == bits:
-            return
-        self._peer_bits[peer] = bits
+    def peer_ports_changed(self, peer: str, bits: int, now: int) -> None:
+        """A new port-status bitmap from ``peer`` (:meth:`NicHost.note_peer_ports`):
+        planes whose bit changed go down / come up."""
         current = self.peer_port_up(peer)
         for p in range(min(self.plane_count, PORT_STATUS_BITS)):
             up = bool((bits >> p) & 1)
@@ -624,30 +604,6 @@ class NicCore:
                     else:
                         conn.plane_down(p, now, remote=True)
                     self.touch(conn)
-
-    def path_key(self, ev: int) -> int:
-        """The path an EV of this fabric names (plane and T1 index), -1 for EVs whose
-        fields lie beyond the fabric (never one of ours)."""
-        plane = ev >> EV_PLANE_SHIFT
-        if not 0 <= plane < self.plane_count:
-            return -1
-        key = ev >> EV_T1_SHIFT
-        return key if key & 0xFFF < self._t1_counts[plane] else -1
-
-    def heard_from(self, peer: str, ev: int, now: int) -> None:
-        """A frame from ``peer`` arrived on ``ev``: the peer is alive and that path works."""
-        self.peer_heard_ns[peer] = now
-        key = self.path_key(ev)
-        if key >= 0:
-            paths = self._peer_paths.get(peer)
-            if paths is None:
-                paths = self._peer_paths[peer] = {}
-            paths[key] = now
-
-    def path_heard_ns(self, peer: str, key: int) -> int:
-        """When a frame from ``peer`` last arrived on path ``key`` (very negative: never)."""
-        paths = self._peer_paths.get(peer)
-        return paths.get(key, NEVER) if paths is not None else NEVER
 
     def register_probe(self, qpn: int, entry: EvEntry) -> int:
         probe_id = self._next_probe_id

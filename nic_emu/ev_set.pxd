@@ -59,7 +59,7 @@ cdef class EvSet:
 
     @cython.locals(
         planes=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, p=Py_ssize_t,
-        i=Py_ssize_t, plane=Py_ssize_t, turn=Py_ssize_t, wait=tuple, best=EvEntry,
+        i=Py_ssize_t, busy=bint, wait_k=Py_ssize_t, wait_i=Py_ssize_t, best=EvEntry,
         e=EvEntry, held=dict,
     )
     cpdef EvEntry pick(self, object now, list free_at=*)

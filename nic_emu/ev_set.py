@@ -44,6 +44,9 @@ GOOD = EvState.GOOD
 SKIP = EvState.SKIP
 ASSUMED_BAD = EvState.ASSUMED_BAD
 DENIED = EvState.DENIED
+#: each state's name, indexed by the state (``STATE_NAMES[s] == s.name``, without the
+#: enum's name property, a Python call, on every state change)
+STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
 
 
 class EvEntry:
@@ -252,19 +255,39 @@ class EvSet:
         planes = self.planes
         n = len(planes)
         start = self._turn
-        wait: tuple[int, int, int] | None = None
+        # First the planes whose port is free, in turn order: the first with an EV wins.
+        # A busy plane is not scanned here (a scan has no side effect, so its outcome
+        # waits until it could matter).
+        busy = False
         for k in range(n):
             p = planes[(start + k) % n]
-            i = self._scan(p, now)
-            if i < 0:
+            if free_at is not None and free_at[p] > now:
+                busy = True
                 continue
-            if free_at is None or free_at[p] <= now:
+            i = self._scan(p, now)
+            if i >= 0:
                 return self._take(p, i, (start + k + 1) % n, now)
-            if wait is None or free_at[p] < free_at[wait[0]]:
-                wait = (p, i, (start + k + 1) % n)
-        if wait is not None:
-            plane, i, turn = wait
-            return self._take(plane, i, turn, now)
+        if busy:
+            # Every free plane lacks an EV: the busy plane whose port frees first (the
+            # earliest in turn order among equals) among those with an EV. A plane whose
+            # port frees no sooner than the best so far cannot win: it is not scanned.
+            wait_k = -1
+            wait_i = -1
+            wait_free = 0
+            for k in range(n):
+                p = planes[(start + k) % n]
+                free = free_at[p]  # type: ignore[index]
+                if free <= now or (wait_k >= 0 and free >= wait_free):
+                    continue
+                i = self._scan(p, now)
+                if i >= 0:
+                    wait_k = k
+                    wait_i = i
+                    wait_free = free
+            if wait_k >= 0:
+                return self._take(
+                    planes[(start + wait_k) % n], wait_i, (start + wait_k + 1) % n, now
+                )
         self._undo = None
         # No GOOD EV anywhere: a skipped EV is still better than not sending.
         best: EvEntry | None = None

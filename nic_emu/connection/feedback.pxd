@@ -15,6 +15,7 @@ from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.transmit cimport DataTransmitter
 from nic_emu.ev_set cimport EvEntry, EvSet
+from nic_emu.nic_host cimport NicHost
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest, unwrap
 
 
@@ -84,10 +85,10 @@ cdef class Feedback:
 
     @cython.locals(
         reverse=ReverseEvs, send=SendState, timers=RttTimers, pkt=TxPacket, entry=EvEntry,
-        probes=list,
+        probes=list, host=NicHost,
     )
     cpdef object on_sack(self, Sack s, object plane, object now)
     @cython.locals(done=list, wr=WriteRequest)
     cpdef complete_writes(self, object now)
-    @cython.locals(send=SendState, pkt=TxPacket)
+    @cython.locals(send=SendState, pkt=TxPacket, host=NicHost)
     cpdef on_nack(self, Nack n, object plane, object now)

@@ -9,6 +9,7 @@ cimport cython
 
 from mrc_wire.codec cimport DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from nic_emu.connection.reverse cimport ReverseEvs
+from nic_emu.nic_host cimport NicHost
 from nic_emu.receiver cimport MessageTracker
 from nic_emu.streams cimport StreamReceiver
 
@@ -44,6 +45,7 @@ cdef class Receiver:
 
     @cython.locals(
         counters=dict, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
+        host=NicHost,
     )
     cpdef object on_data(self, DataPacket m, object plane, object now)
     cpdef bint already_received(self, object psn) except -1

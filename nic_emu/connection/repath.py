@@ -16,7 +16,7 @@ from nic_emu.connection.ev_layout import RouteHost, mrc_entries, roce_entry
 from nic_emu.connection.feedback import Losses
 from nic_emu.connection.probes import PathProbes
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
+from nic_emu.ev_set import ASSUMED_BAD, STATE_NAMES, EvEntry, EvSet, EvState
 from nic_emu.sender import SendState
 
 SHARED = "shared"  # the reason of a path retired on a sibling connection's verdict
@@ -112,8 +112,8 @@ class Repath:
             now,
             ev_kinds.EV_STATE,
             e,
-            old=old.name,
-            new=new.name,
+            old=STATE_NAMES[old],
+            new=STATE_NAMES[new],
             reason=reason,
             last_tx_ns=e.last_tx_ns,
         )

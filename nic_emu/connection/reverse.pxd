@@ -6,6 +6,8 @@
 # and the configured periods stay Python objects.
 cimport cython
 
+from nic_emu.nic_host cimport NicHost
+
 
 cdef class ReverseEvs:
     cdef public object host
@@ -26,10 +28,12 @@ cdef class ReverseEvs:
     cpdef heard_on(self, Py_ssize_t plane, object ev, object now)
     @cython.locals(
         planes=Py_ssize_t, heard=list, slots=list, fallback=Py_ssize_t, start=Py_ssize_t,
-        i=Py_ssize_t, p=Py_ssize_t,
+        i=Py_ssize_t, p=Py_ssize_t, host=NicHost, peer_up=list, port_up=list,
     )
     cpdef object pick(self, object now)
-    @cython.locals(slots=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t)
+    @cython.locals(
+        slots=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t, host=NicHost,
+    )
     cpdef object _fresh(self, Py_ssize_t plane, object stale)
     @cython.locals(slots=list, i=Py_ssize_t)
     cpdef object _next(self, Py_ssize_t plane)

@@ -13,6 +13,7 @@ from nic_emu.connection.feedback cimport Losses, TailProbe
 from nic_emu.connection.probes cimport PathProbes
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.ev_set cimport EvSet
+from nic_emu.nic_host cimport NicHost
 from nic_emu.sender cimport SendState, TxPacket
 
 
@@ -42,6 +43,7 @@ cdef class Deadlines:
     cpdef object next_deadline(self)
     @cython.locals(send=SendState, timers=RttTimers)
     cpdef object timer_deadline(self)
+    @cython.locals(host=NicHost)
     cpdef object peer_deadline(self)
     cpdef peer_answered(self, object now)
     @cython.locals(out=list)

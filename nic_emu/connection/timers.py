@@ -155,9 +155,10 @@ class Deadlines:
     def peer_deadline(self) -> int | None:
         """When silence from the peer fails this connection: MRC, data outstanding, and at
         least one local port up (probes can ask every path)."""
-        if not self.mrc or self.send.idle() or True not in self.host.port_up:
+        host = self.host
+        if not self.mrc or self.send.idle() or True not in host.port_up:
             return None
-        heard = self.host.peer_heard_ns.get(self.peer, self.quiet_since)
+        heard = host.peer_heard_ns.get(self.peer, self.quiet_since)
         return max(heard, self.quiet_since) + self.peer_timeout_ns
 
     def peer_answered(self, now: int) -> None:

@@ -391,9 +391,11 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     # codec's in-place decoder and one-allocation encoders), on it; the finder first
     # (``-p clikit.hotpath``), as every entry point installs it before mrc_wire loads;
     # those of the NIC's parts that call the codec in C (cimported across packages:
-    # the cores' templates and decoded messages as mrc_wire.codec's C types); and those of
-    # the wires, the clock, the traffic manager and the packet context (C serialisation
-    # times, clock reads through a C base, C queue masks, the payload held by offset)
+    # the cores' templates and decoded messages as mrc_wire.codec's C types), and of
+    # those that take their NIC as the NicHost base type (its doubles derive from it); and
+    # those of the wires, the clock, the traffic manager and the packet context (C
+    # serialisation times, clock reads through a C base, C queue masks, the payload held
+    # by offset)
     native_env = {**env, hotpath.PURE_ENV: "0"}
     where = subprocess.run(
         [sys.executable, "-c",
@@ -409,9 +411,10 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
          "tests/mrc_wire/test_wire_codec.py", "tests/nic_emu/connection/test_receive.py",
          "tests/nic_emu/connection/test_transmit.py", "tests/nic_emu/connection/test_feedback.py",
          "tests/nic_emu/connection/test_probes.py", "tests/nic_emu/test_core_robustness.py",
-         "tests/nic_emu/test_reliability_state.py", "tests/vfabric/test_wires.py",
-         "tests/p4emu/runtime/test_clock.py", "tests/p4emu/runtime/test_traffic_manager.py",
-         "tests/p4emu/backend/test_rt.py"],
+         "tests/nic_emu/test_reliability_state.py", "tests/nic_emu/test_nic_host.py",
+         "tests/nic_emu/connection/test_timers.py", "tests/nic_emu/test_ev_set.py",
+         "tests/vfabric/test_wires.py", "tests/p4emu/runtime/test_clock.py",
+         "tests/p4emu/runtime/test_traffic_manager.py", "tests/p4emu/backend/test_rt.py"],
         cwd=ROOT, env={**native_env, generated_native.NATIVE_ENV: "0"},
         capture_output=True, text=True, check=False,
     )  # fmt: skip

@@ -8,7 +8,7 @@ from itertools import pairwise
 
 import pytest
 
-from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, EvEntry, EvSet
+from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, STATE_NAMES, EvEntry, EvSet, EvState
 from nic_emu.exceptions import EvManagementError
 
 
@@ -228,3 +228,60 @@ def test_probes_are_limited_per_path_and_a_revival_revives_the_path() -> None:
     for t in range(3):
         revived = evs.probe_answered(streak, 3, 10 + t)
     assert revived and all(e.state is GOOD for e in bad)
+
+
+def _reference_pick(evs: EvSet, now: int, free_at: list[int]) -> tuple[EvEntry, int, int] | None:
+    """The busy-port rule as first written (every plane scanned in turn order): the first
+    plane with a free port and an EV, else the busy one with an EV whose port frees first
+    (the earliest in turn order among equals). Returns (entry, its plane, next turn)."""
+    planes = evs.planes
+    n = len(planes)
+    wait: tuple[int, int, int] | None = None
+    for k in range(n):
+        p = planes[(evs._turn + k) % n]
+        i = evs._scan(p, now)
+        if i < 0:
+            continue
+        if free_at[p] <= now:
+            return evs.ring[evs._slots[p][i]], p, (evs._turn + k + 1) % n
+        if wait is None or free_at[p] < free_at[wait[0]]:
+            wait = (p, i, (evs._turn + k + 1) % n)
+    if wait is None:
+        return None
+    return evs.ring[evs._slots[wait[0]][wait[1]]], wait[0], wait[2]
+
+
+def test_busy_ports_pass_their_turn_to_the_port_that_frees_first() -> None:
+    rng = random.Random(3)
+    evs = make_set(planes=4, active_per_plane=3, backup_per_plane=0)
+    for step in range(3000):
+        now = step * 10
+        if rng.random() < 0.3:  # some planes run out of EVs for a while
+            e = rng.choice(evs.ring)
+            if e.state is GOOD:
+                evs.mark_skip(e, now)
+        free_at = [now + rng.choice((-5, 0, 0, 5, 10, 10, 20)) for _ in range(4)]
+        expected = _reference_pick(evs, now, free_at)
+        got = evs.pick(now, free_at)
+        if expected is None:
+            assert got is None or got.state is SKIP  # the skipped-EV fallback
+            continue
+        entry, plane, turn = expected
+        assert got is entry
+        assert evs._turn == turn
+        assert evs._ppos[plane] == evs._slots[plane].index(evs.ring.index(entry)) + 1
+    # Both branches were taken: a free port won, and a busy one did.
+    evs = make_set(planes=2, active_per_plane=1, backup_per_plane=0)
+    first = evs.pick(0, [5, 3])
+    assert first is not None and first.plane == 1  # both busy: plane 1 frees first
+    evs.unpick()
+    start = evs._turn
+    tie = evs.pick(0, [4, 4])
+    assert tie is not None and tie.plane == evs.planes[start]  # equals: turn order decides
+    free = evs.pick(0, [9, 0])
+    assert free is not None and free.plane == 1
+
+
+def test_state_names_are_the_states_names() -> None:
+    assert [STATE_NAMES[s] for s in EvState] == [s.name for s in EvState]
+    assert STATE_NAMES[SKIP] == "SKIP" and STATE_NAMES[DENIED] == "DENIED"

@@ -21,6 +21,7 @@ from nic_emu.connection.templates import data_templates, probe_templates
 from nic_emu.connection.transmit import DataTransmitter
 from nic_emu.core import NicCore
 from nic_emu.ev_set import EvEntry, EvSet
+from nic_emu.nic_host import NicHost
 from nic_emu.sender import BufferPayload, SendState, TxPacket, WriteRequest
 from topologies import AddressPlan, load
 
@@ -57,10 +58,12 @@ class RecordingQp:
         self.failures.append((reason, detail, now))
 
 
-class RecordingHost:
-    """What the acknowledgements ask of the NIC (FeedbackHost), recorded."""
+class RecordingHost(NicHost):
+    """What the acknowledgements ask of the NIC (FeedbackHost), recorded. A NicHost (the
+    native build's parts take their host as one), its calls overridden."""
 
     def __init__(self) -> None:
+        super().__init__(PLAN.topology.plane_count, [p.t1_count for p in PLAN.topology.planes])
         self.calls: list[tuple[object, ...]] = []
         self.events: list[AppEvent] = []
 

@@ -13,6 +13,7 @@ from nic_emu.connection.common import Frame, QpState
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.timers import Deadlines
 from nic_emu.ev_set import ASSUMED_BAD
+from nic_emu.nic_host import NicHost
 
 from .kit import CFG, PEER, PEER_QPN, Parts, make_parts, post, transmit
 
@@ -43,16 +44,12 @@ class Waits:
         self.timers.append(now)
 
 
-class Host:
-    """DeadlineHost: two ports, both up; the peer's likewise."""
+class Host(NicHost):
+    """DeadlineHost: two ports, both up; the peer's likewise (a NicHost: the native
+    build's deadlines take their host as one)."""
 
     def __init__(self) -> None:
-        self.plane_count = 2
-        self.port_up = [True, True]
-        self.peer_heard_ns: dict[str, int] = {}
-
-    def peer_port_up(self, peer: str) -> list[bool]:
-        return [True, True]
+        super().__init__(2, [1, 1])
 
 
 def _deadlines(parts: Parts, *, gbn: GoBackN | None = None) -> tuple[Deadlines, Host, Acks, Waits]:

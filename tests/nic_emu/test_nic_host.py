@@ -1,0 +1,80 @@
+"""NicHost: the per-packet state a NIC's connection parts reach (last heard, per path;
+the peer's port bitmap; payload placed), and the NIC deriving from it."""
+
+from __future__ import annotations
+
+import pytest
+
+from nic_emu.core import NicCore
+from nic_emu.nic_host import NEVER, NicHost
+from topologies import AddressPlan, load
+from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
+
+pytestmark = pytest.mark.unit
+
+
+def _ev(plane: int, t1: int, low: int = 5) -> int:
+    return (plane << EV_PLANE_SHIFT) | (t1 << EV_T1_SHIFT) | low
+
+
+class ChangesHost(NicHost):
+    def __init__(self) -> None:
+        super().__init__(2, [3, 1])
+        self.changes: list[tuple[str, int, int]] = []
+
+    def peer_ports_changed(self, peer: str, bits: int, now: int) -> None:
+        self.changes.append((peer, bits, now))
+
+
+def test_path_key_names_plane_and_t1_within_the_fabric_only() -> None:
+    host = NicHost(2, [3, 1])
+    assert host.path_key(_ev(0, 2)) == _ev(0, 2, 0) >> EV_T1_SHIFT
+    assert host.path_key(_ev(1, 0)) == _ev(1, 0, 0) >> EV_T1_SHIFT
+    assert host.path_key(_ev(0, 3)) == -1  # plane 0 has three T1s
+    assert host.path_key(_ev(1, 1)) == -1
+    assert host.path_key(_ev(2, 0)) == -1  # two planes
+
+
+def test_heard_from_records_the_peer_and_the_path() -> None:
+    host = NicHost(2, [3, 1])
+    key = host.path_key(_ev(0, 1))
+    assert host.path_heard_ns("nic1", key) == NEVER
+    host.heard_from("nic1", _ev(0, 1), 100)
+    host.heard_from("nic1", _ev(0, 9), 200)  # beyond the fabric: the peer only
+    assert host.peer_heard_ns == {"nic1": 200}
+    assert host.path_heard_ns("nic1", key) == 100
+    assert host.path_heard_ns("nic2", key) == NEVER
+    assert host.path_heard_ns("nic1", host.path_key(_ev(1, 0))) == NEVER
+
+
+def test_port_bitmap_changes_reach_the_nic_once_each() -> None:
+    host = ChangesHost()
+    host.note_peer_ports("nic1", 0b11, 1)
+    host.note_peer_ports("nic1", 0b11, 2)
+    host.note_peer_ports("nic1", 0b01, 3)
+    host.note_peer_ports("nic2", 0b01, 4)
+    assert host.changes == [("nic1", 0b11, 1), ("nic1", 0b01, 3), ("nic2", 0b01, 4)]
+    with pytest.raises(NotImplementedError):
+        NicHost(1, [1]).note_peer_ports("nic1", 1, 0)
+
+
+def test_the_nic_is_a_nic_host_with_its_fabric() -> None:
+    plan = AddressPlan(load("tiny"))
+    core = NicCore("nic0", plan)
+    assert isinstance(core, NicHost)
+    assert core.plane_count == plan.topology.plane_count
+    assert core._t1_counts == [p.t1_count for p in plan.topology.planes]
+    assert core.placed_bytes == 0
+    core.placed_bytes += 7
+    assert core.placed_bytes == 7
+    core.note_peer_ports("nic3", 0, 5)  # every port of the peer down: logged per plane
+    assert core.peer_port_up("nic3") == [False] * core.plane_count
+
+
+def test_peer_ports_start_up_and_are_one_list_per_peer() -> None:
+    host = NicHost(3, [1, 1, 1])
+    assert host.port_up == [True, True, True]
+    up = host.peer_port_up("nic1")
+    assert up == [True, True, True]
+    up[1] = False
+    assert host.peer_port_up("nic1") is up and host.peer_port_up("nic2") == [True] * 3
