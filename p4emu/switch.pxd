@@ -8,7 +8,7 @@
 cimport cython
 
 from p4emu.backend.rt cimport PacketContext, StandardMetadata
-from p4emu.runtime.clock cimport ClockBase
+from p4emu.runtime.clock cimport read_us
 from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
 
 cdef long long _NS_PER_US  # NS_PER_US (1000): deq_ns is a C integer, and so the quotient
@@ -53,7 +53,7 @@ cdef class Switch:
     cpdef poll(self)
     @cython.locals(
         spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
-        sm=StandardMetadata, c_sm=StandardMetadata, clock=object, now_us="long long",
+        sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long",
     )
     cpdef _ingress(
         self, object port, bytes data, object instance_type, object preserved, object copier

@@ -34,8 +34,6 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
-import cython
-
 from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.pytypes import standard_metadata_problem
@@ -43,7 +41,7 @@ from p4emu.backend.rt import ExitSignal, PacketContext, StandardMetadata
 from p4emu.exceptions import SwitchError
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
-from p4emu.runtime.clock import NS_PER_US, Clock, ClockBase, RealClock, VirtualClock
+from p4emu.runtime.clock import NS_PER_US, Clock, RealClock, VirtualClock, read_us
 from p4emu.runtime.externs import DigestQueue, RandomSource
 from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
@@ -378,11 +376,7 @@ class Switch:
         sm.packet_length = length
         if instance_type == PKT_INSTANCE_TYPE_NORMAL:  # standard metadata all 0 but these
             sm.ingress_port = port
-            clock = self.clock
-            if cython.compiled and isinstance(clock, ClockBase):  # a C call
-                now_us = cython.cast(ClockBase, clock).now_us()
-            else:
-                now_us = clock.now_us()
+            now_us = read_us(self.clock)
             sm.ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
         else:
             sm.instance_type = instance_type

@@ -25,3 +25,8 @@ cdef class VirtualClock(ClockBase):
     cpdef now_ns(self)
     cpdef now_us(self)
     cpdef set_ns(self, object ns)
+
+
+# a clock read as a C call when it derives from ClockBase (the switch, the traffic manager)
+cpdef object read_ns(object clock)
+cpdef object read_us(object clock)

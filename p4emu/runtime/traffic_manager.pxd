@@ -10,7 +10,7 @@
 # capacities given by callers stay Python ints, as on the pure path.
 cimport cython
 
-from p4emu.runtime.clock cimport ClockBase
+from p4emu.runtime.clock cimport read_ns
 
 
 cdef double _MAX_GAP  # the C copy of MAX_GAP_NS
@@ -96,13 +96,13 @@ cdef class TrafficManager:
 
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
-        send="long long", now="long long", by_port=list, free=list, clock=object,
+        send="long long", now="long long", by_port=list, free=list,
         index=Py_ssize_t,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
-    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long", clock=object)
+    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
     cpdef list take_ready(self, object now_ns=*)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)

@@ -49,7 +49,7 @@ from collections import deque
 
 import cython
 
-from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock, ClockBase
+from p4emu.runtime.clock import NS_PER_S, NS_PER_US, Clock, read_ns
 from p4emu.runtime.exceptions import TrafficManagerError
 
 log = logging.getLogger("p4emu.runtime")
@@ -351,11 +351,7 @@ class TrafficManager:
 
         Returns None if queued, else the :class:`DropReason` (also counted in ``drops``).
         """
-        clock = self.clock
-        if cython.compiled and isinstance(clock, ClockBase):  # a C call
-            now = cython.cast(ClockBase, clock).now_ns()
-        else:
-            now = clock.now_ns()
+        now = read_ns(self.clock)
         if not 0 <= priority < self.priority_queues:
             log.error("Priority out of range, dropping packet (priority %d)", priority)
             self._drop(port, priority, DropReason.priority_out_of_range)
@@ -447,14 +443,7 @@ class TrafficManager:
         switch drains through it, the last call of every drain finds nothing)."""
         active = self._active
         if active:
-            if now_ns is not None:
-                now = now_ns
-            else:
-                clock = self.clock
-                if cython.compiled and isinstance(clock, ClockBase):  # a C call
-                    now = cython.cast(ClockBase, clock).now_ns()
-                else:
-                    now = clock.now_ns()
+            now = read_ns(self.clock) if now_ns is None else now_ns
             if self._earliest <= now:
                 if len(active) == 1:
                     (port,) = active

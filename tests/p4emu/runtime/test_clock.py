@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4emu.runtime.clock import Clock, ClockBase, RealClock, VirtualClock
+from p4emu.runtime.clock import Clock, ClockBase, RealClock, VirtualClock, read_ns, read_us
 from p4emu.runtime.exceptions import RuntimeP4Error
 
 
@@ -58,3 +58,23 @@ def test_a_subclass_of_a_clock_tells_its_own_time() -> None:
     clock = _Skewed(1)
     assert (clock.now_ns(), clock.now_us()) == (8_000, 8)
     assert isinstance(clock, ClockBase)
+
+
+class _Protocol:
+    """A Clock by the protocol only (not a ClockBase): read through Python."""
+
+    def now_ns(self) -> int:
+        return 12_345
+
+    def now_us(self) -> int:
+        return 12
+
+
+def test_read_ns_and_read_us_reach_every_kind_of_clock() -> None:
+    """What the switch and the traffic manager read: a ClockBase's own methods (its C
+    vtable when compiled, a Python subclass's override included), any other Clock's."""
+    assert (read_ns(VirtualClock(3.999)), read_us(VirtualClock(3.999))) == (3_999, 3)
+    assert (read_ns(_Skewed(1)), read_us(_Skewed(1))) == (8_000, 8)
+    assert (read_ns(_Protocol()), read_us(_Protocol())) == (12_345, 12)
+    with pytest.raises(NotImplementedError, match="does not tell the time"):
+        read_ns(ClockBase())
