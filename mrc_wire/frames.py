@@ -38,6 +38,19 @@ DATA_DSCPS = frozenset({int(Dscp.TRIMMABLE), int(Dscp.TRIMMABLE_RETX), int(Dscp.
 TRIMMED_DSCPS = frozenset({int(Dscp.TRIMMED), int(Dscp.TRIMMED_LASTHOP)})
 RETX_DSCP = int(Dscp.TRIMMABLE_RETX)
 
+
+def dscp_mask(dscps: frozenset[int]) -> int:
+    """``dscps`` as a 64-bit mask, bit ``d`` set for DSCP ``d`` (a DSCP is 6 bits): a
+    membership test is then a shift, ``mask >> d & 1`` (C integers on the compiled path)."""
+    if not all(0 <= d < 64 for d in dscps):
+        raise ValueError(f"a DSCP is 6 bits: {sorted(dscps)}")
+    return sum(1 << d for d in dscps)
+
+
+#: DATA_DSCPS and TRIMMED_DSCPS as masks (:func:`dscp_mask`), the fabric's per-frame tests
+DATA_DSCP_MASK = dscp_mask(DATA_DSCPS)
+TRIMMED_DSCP_MASK = dscp_mask(TRIMMED_DSCPS)
+
 # Offsets in a frame without an SRH.
 TRAFFIC_CLASS_OFFSET = ETH_LEN  # outer version / traffic class / flow label
 NEXT_HEADER_OFFSET = ETH_LEN + 6  # outer next header

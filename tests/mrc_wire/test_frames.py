@@ -6,8 +6,13 @@ import pytest
 
 from mrc_wire import DataPacket, Sack, decode, encode
 from mrc_wire.frames import (
+    DATA_DSCP_MASK,
+    DATA_DSCPS,
     DATA_HEADER_BYTES,
+    TRIMMED_DSCP_MASK,
+    TRIMMED_DSCPS,
     data_bytes,
+    dscp_mask,
     frame_dqpn,
     frame_dscp,
     frame_ev,
@@ -93,3 +98,16 @@ def test_addresses_qp_and_payload_read_what_decode_reads(dscp: int) -> None:
     carries_data = dscp in (26, 28, 30)
     assert data_bytes(frame) == (len(payload) if carries_data else 0)
     assert len(frame) == DATA_HEADER_BYTES + len(m.payload)
+
+
+def test_the_dscp_masks_are_the_sets() -> None:
+    """DATA_DSCP_MASK / TRIMMED_DSCP_MASK (the fabric's per-frame tests): bit d set exactly
+    for the DSCPs of the set; a value outside 6 bits is refused."""
+    for mask, dscps in ((DATA_DSCP_MASK, DATA_DSCPS), (TRIMMED_DSCP_MASK, TRIMMED_DSCPS)):
+        assert {d for d in range(64) if mask >> d & 1} == set(dscps)
+        assert mask == dscp_mask(dscps) and mask < 1 << 64
+    assert dscp_mask(frozenset({0, 63})) == 1 | 1 << 63
+    with pytest.raises(ValueError, match="a DSCP is 6 bits"):
+        dscp_mask(frozenset({64}))
+    with pytest.raises(ValueError, match="a DSCP is 6 bits"):
+        dscp_mask(frozenset({-1}))

@@ -15,7 +15,6 @@ from mrc_wire.frames import (
     TRAFFIC_CLASS_OFFSET,
     data_bytes,
 )
-from vfabric import wires
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
 from vfabric.wires import MAX_SERIALISATION_NS, NS_BITS, FrameSink, Wire
@@ -139,11 +138,3 @@ def test_a_connected_node_receives_until_another_sink_is_set() -> None:
 def test_a_frame_sink_must_say_what_it_does() -> None:
     with pytest.raises(NotImplementedError, match="receives nothing"):
         FrameSink().receive(0, b"")
-
-
-@pytest.mark.skipif(not hasattr(wires, "_DATA_DSCP_BITS"), reason="a C constant when compiled")
-def test_the_data_dscp_mask_is_the_set() -> None:
-    from mrc_wire.frames import DATA_DSCPS
-
-    mask = wires._DATA_DSCP_BITS
-    assert {d for d in range(64) if mask >> d & 1} == set(DATA_DSCPS)
