@@ -22,11 +22,10 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
 
-from finsy.proto import p4r  # noqa: E402
-
 from p4emu.p4rt import P4RuntimeState  # noqa: E402
 from p4emu.p4rt_client.messages import EntityNames  # noqa: E402
 from p4emu.p4rt_client.schema import KeyFieldValue  # noqa: E402
+from p4emu.proto import p4r  # noqa: E402
 from p4emu.runtime.clock import VirtualClock  # noqa: E402
 from p4emu.switch import Switch  # noqa: E402
 

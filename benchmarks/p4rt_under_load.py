@@ -19,7 +19,9 @@ from collections.abc import Callable, Iterator
 from pathlib import Path
 
 import grpc
-from finsy.proto import p4r, p4r_grpc
+from finsy.proto import p4r_grpc
+
+from p4emu.proto import p4r
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

@@ -24,7 +24,8 @@ import time
 from pathlib import Path
 
 import grpc
-from finsy.proto import p4r
+
+from p4emu.proto import p4r
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))

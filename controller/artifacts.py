@@ -22,9 +22,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from finsy.proto import p4i, p4r
-
 from controller.exceptions import ArtifactError
+from p4emu.proto import p4i, p4r
 
 if TYPE_CHECKING:
     from p4emu import CheckedProgram

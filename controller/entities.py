@@ -20,14 +20,13 @@ import dataclasses
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from finsy.proto import p4i, p4r
-
 import controller.p4names as p4names
 from controller.exceptions import DecodeError, EncodeError, P4InfoMismatchError
 from controller.plan import Entry, LpmPrefix, PlanMatch, SwitchPlan
 from p4emu.p4rt_client.entity import P4TableEntry, decode_action_call
 from p4emu.p4rt_client.exceptions import EntityNameError
 from p4emu.p4rt_client.schema import CounterSchema, FieldSchema, P4Schema, encode_value
+from p4emu.proto import p4i, p4r
 
 UPDATE_TYPES = {
     "INSERT": p4r.Update.INSERT,

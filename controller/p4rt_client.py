@@ -18,7 +18,7 @@ import contextlib
 from collections.abc import Sequence
 
 import grpc
-from finsy.proto import p4r, p4r_grpc, rpc_code
+from finsy.proto import p4r_grpc
 
 from controller.artifacts import Pipeline
 from controller.endpoints import P4RuntimeTarget
@@ -43,6 +43,7 @@ from p4emu.p4rt_client.messages import (
     set_pipeline_request,
     write_request,
 )
+from p4emu.proto import p4r, rpc_code
 
 DEFAULT_ELECTION_ID = 1
 DEFAULT_CONNECT_TIMEOUT_S = 5.0

@@ -14,8 +14,6 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from finsy.proto import p4r
-
 import controller.p4names as p4names
 from controller.artifacts import Pipeline, pipeline_cookie
 from controller.entities import EntityCodec
@@ -29,6 +27,7 @@ from controller.exceptions import (
     UpdateFailure,
 )
 from controller.plan import Entry, SwitchPlan
+from p4emu.proto import p4r
 
 if TYPE_CHECKING:
     from controller.p4rt_client import SwitchClient

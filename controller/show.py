@@ -9,13 +9,12 @@ from __future__ import annotations
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 
-from finsy.proto import p4r
-
 from controller.entities import EntityCodec
 from controller.exceptions import DecodeError, ReadError
 from controller.notation import format_entry, short_name
 from controller.p4rt_client import SwitchClient
 from controller.plan import Entry
+from p4emu.proto import p4r
 
 
 @dataclass(frozen=True)

@@ -36,8 +36,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from finsy.proto import p4i
-
 from controller.artifacts import Pipeline
 from controller.endpoints import P4RuntimeTarget
 from controller.exceptions import ControllerError
@@ -47,6 +45,7 @@ from controller.push import ConnectOptions, FabricReport, push_fabric
 from controller.reconcile import SyncOptions
 from controller.render import report_line, short_name
 from controller.show import SwitchView, read_switch
+from p4emu.proto import p4i
 from testbed import layout
 from testbed.exceptions import (
     ModeError,

@@ -17,8 +17,6 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from finsy.proto import p4r
-
 from controller import p4names
 from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
 from controller.entities import EntityCodec
@@ -29,6 +27,7 @@ from p4emu import CheckedProgram
 from p4emu.exceptions import P4EmuError
 from p4emu.frontend import load_checked
 from p4emu.p4rt import P4RuntimeState
+from p4emu.proto import p4r
 from p4emu.switch import Switch
 from vfabric.exceptions import ProgramError
 

@@ -11,8 +11,6 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
-from finsy.proto import p4i, p4t
-
 from p4emu.p4info.exceptions import DuplicateNameError, ModelError
 from p4emu.p4info.ids import ResourceType, SymbolTable, allocate_field_ids, sorted_names
 from p4emu.p4info.model import (
@@ -34,6 +32,7 @@ from p4emu.p4info.model import (
     TypeSpec,
     VarbitSpec,
 )
+from p4emu.proto import p4i, p4t
 
 _MATCH_TYPES = {
     MatchType.EXACT: p4i.MatchField.EXACT,

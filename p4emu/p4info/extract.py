@@ -35,8 +35,6 @@ import pickle
 import threading
 import weakref
 
-from finsy.proto import p4i
-
 from p4emu.frontend import ast
 from p4emu.p4info.annotations import (
     documentation,
@@ -55,6 +53,7 @@ from p4emu.p4info.model import (
     ControlPlaneModel,
     PkgInfo,
 )
+from p4emu.proto import p4i
 
 _models: weakref.WeakKeyDictionary[ast.CheckedProgram, bytes] = weakref.WeakKeyDictionary()
 _models_lock = threading.Lock()

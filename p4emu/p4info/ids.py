@@ -31,8 +31,6 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from enum import IntEnum
 
-from finsy.proto import p4i
-
 from p4emu.p4info.exceptions import (
     FieldIdError,
     IdCollisionError,
@@ -40,6 +38,7 @@ from p4emu.p4info.exceptions import (
     IdSpaceExhaustedError,
     ModelError,
 )
+from p4emu.proto import p4i
 
 _U32 = 0xFFFF_FFFF
 _LOW24 = 0xFF_FFFF

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from finsy.proto import p4i
 from google.protobuf import text_format
 
 from p4emu.p4info.exceptions import P4InfoTextError
+from p4emu.proto import p4i
 
 P4INFO_SUFFIX = ".p4info.txtpb"
 HEADER = "# proto-file: p4/config/v1/p4info.proto\n# proto-message: p4.config.v1.P4Info\n\n"

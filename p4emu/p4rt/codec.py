@@ -20,11 +20,11 @@ from __future__ import annotations
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
-from finsy.proto import p4d, p4r
 from google.protobuf.internal.containers import RepeatedCompositeFieldContainer
 
 from p4emu.p4rt.exceptions import invalid, unimplemented
 from p4emu.p4rt_client.schema import ONEOF_OF_KIND, FieldSchema, encode_unsigned
+from p4emu.proto import p4d, p4r
 from p4emu.runtime.tables import Exact, Lpm, MatchValue, OptionalMatch, Range, Ternary
 
 # --------------------------------------------------------------------------- bytestrings

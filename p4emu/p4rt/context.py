@@ -16,11 +16,10 @@ from collections.abc import Callable, Container, Mapping
 from dataclasses import dataclass, field
 from typing import Any, TypeVar
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import Specs
 from p4emu.p4rt.exceptions import invalid
 from p4emu.p4rt_client.schema import FieldSchema
+from p4emu.proto import p4r
 from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.externs import DigestConfig
 from p4emu.runtime.objects import ActionInfo, ProgramObjects, TableInfo

@@ -10,10 +10,9 @@ specification is silent, PI's ``DeviceMgr`` (what ``simple_switch_grpc`` runs); 
 
 from __future__ import annotations
 
-from finsy.proto import p4r, rpc_code
-
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt_client.exceptions import code_name
+from p4emu.proto import p4r, rpc_code
 
 #: ``p4.v1.Error.space`` of every error p4emu reports (PI reports "ALL-sswitch-p4org").
 ERROR_SPACE = "ALL-sswitch-p4org"

@@ -29,8 +29,6 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import BitstringType, decode_p4data, encode_p4data
 from p4emu.p4rt.context import COUNTER, DIGEST, METER, REGISTER, Context, Undo, no_undo
 from p4emu.p4rt.exceptions import (
@@ -40,6 +38,7 @@ from p4emu.p4rt.exceptions import (
     out_of_range,
     unimplemented,
 )
+from p4emu.proto import p4r
 from p4emu.runtime.exceptions import ExternError, MeterConfigError
 from p4emu.runtime.externs import Counter, CounterType, DigestConfig, Meter, MeterConfig, Register
 

@@ -21,11 +21,10 @@ from __future__ import annotations
 
 from collections.abc import Iterator, Sequence
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import decode_unsigned, encode_unsigned
 from p4emu.p4rt.context import Context, Undo
 from p4emu.p4rt.exceptions import already_exists, invalid, not_found, out_of_range, unimplemented
+from p4emu.proto import p4r
 from p4emu.runtime.exceptions import PreError
 from p4emu.runtime.pre import MAX_INSTANCE, CloneSession, MulticastGroup, Replica
 

@@ -28,8 +28,6 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import decode_params, decode_unsigned, encode_params, encode_unsigned
 from p4emu.p4rt.context import ACTION, ACTION_PROFILE, Context, Undo, no_undo
 from p4emu.p4rt.exceptions import (
@@ -41,6 +39,7 @@ from p4emu.p4rt.exceptions import (
     resource_exhausted,
     unimplemented,
 )
+from p4emu.proto import p4r
 from p4emu.runtime.action_profiles import ActionProfile
 from p4emu.runtime.exceptions import (
     ActionProfileError,

@@ -32,8 +32,6 @@ from collections.abc import Callable, Iterable, Iterator, Sequence
 from contextlib import AbstractContextManager
 from typing import Any
 
-from finsy.proto import p4r, rpc_code, rpc_status
-
 from p4emu.p4rt.context import Context, Undo
 from p4emu.p4rt.exceptions import ERROR_SPACE, P4RuntimeError, invalid, unimplemented
 from p4emu.p4rt.externs import Externs
@@ -41,6 +39,7 @@ from p4emu.p4rt.pre import Pre
 from p4emu.p4rt.profiles import ActionProfiles
 from p4emu.p4rt.table_entries import TableEntries
 from p4emu.p4rt.value_sets import ValueSets
+from p4emu.proto import p4r, rpc_code, rpc_status
 from p4emu.runtime.externs import DigestConfig
 from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.tables import TableEntry

@@ -52,8 +52,6 @@ from __future__ import annotations
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, field
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import (
     add_matches,
     add_params,
@@ -81,6 +79,7 @@ from p4emu.p4rt.profiles import (
     plan_oneshot,
     profile_error,
 )
+from p4emu.proto import p4r
 from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF, ActionProfile
 from p4emu.runtime.exceptions import ActionProfileError, TableError
 from p4emu.runtime.externs import CounterType, MeterConfig

@@ -13,12 +13,11 @@ from __future__ import annotations
 
 from collections.abc import Iterator
 
-from finsy.proto import p4r
-
 from p4emu.p4rt.codec import decode_matches, encode_matches
 from p4emu.p4rt.context import VALUE_SET, Context, Undo
 from p4emu.p4rt.exceptions import already_exists, invalid, resource_exhausted
 from p4emu.p4rt_client.schema import FieldSchema
+from p4emu.proto import p4r
 from p4emu.runtime.exceptions import ValueSetError, ValueSetFullError
 from p4emu.runtime.objects import ValueSet
 

@@ -25,8 +25,6 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import NoReturn
 
-from finsy.proto import p4r
-
 from p4emu.p4rt_client.exceptions import EntityNameError
 from p4emu.p4rt_client.schema import (
     FieldSchema,
@@ -37,6 +35,7 @@ from p4emu.p4rt_client.schema import (
     encode_match,
     encode_value,
 )
+from p4emu.proto import p4r
 
 
 @dataclass(slots=True)

@@ -2,9 +2,8 @@
 
 from __future__ import annotations
 
-from finsy.proto import rpc_code
-
 from p4emu.exceptions import P4EmuError
+from p4emu.proto import rpc_code
 
 
 class EntityNameError(P4EmuError):

@@ -27,11 +27,10 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
-from finsy.proto import p4i, p4r, rpc_code, rpc_status
-
 from p4emu.p4rt_client.entity import P4TableEntry, decode_action_call, encode_action
 from p4emu.p4rt_client.exceptions import EntityNameError, code_name
 from p4emu.p4rt_client.schema import KeyFieldValue, P4Schema, decode_value, encode_value
+from p4emu.proto import p4i, p4r, rpc_code, rpc_status
 
 #: The trailer of a failed Write that holds one ``p4.v1.Error`` per update.
 STATUS_DETAILS_KEY = "grpc-status-details-bin"

@@ -27,9 +27,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from finsy.proto import p4i, p4r
-
 from p4emu.p4rt_client.exceptions import EntityNameError
+from p4emu.proto import p4i, p4r
 
 KeyFieldValue = int | tuple[int, int]
 What = str | Callable[[], str]

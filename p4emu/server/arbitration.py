@@ -11,8 +11,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from finsy.proto import rpc_code
-
+from p4emu.proto import rpc_code
 from p4emu.server.status import quoted
 
 ElectionId = tuple[int, int]  # (high, low): compared as a 128-bit number

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import grpc
-from finsy.proto import gnmi, gnmi_grpc, p4i, p4r, p4r_grpc, rpc_code
+from finsy.proto import gnmi, gnmi_grpc, p4r_grpc
 
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt_client.exceptions import EntityNameError
@@ -36,6 +36,7 @@ from p4emu.p4rt_client.messages import (
     write_request,
 )
 from p4emu.p4rt_client.schema import KeyFieldValue
+from p4emu.proto import p4i, p4r, rpc_code
 from p4emu.server.ports import interface_path
 
 

@@ -10,9 +10,8 @@ from __future__ import annotations
 from collections.abc import Callable, Iterator, Sequence
 from typing import Protocol
 
-from finsy.proto import p4r
-
 from p4emu.exceptions import P4EmuError
+from p4emu.proto import p4r
 
 
 class DeviceError(P4EmuError):

@@ -18,13 +18,12 @@ import time
 from pathlib import Path
 from typing import TextIO
 
-from finsy.proto import p4r
-
 from clikit import EXIT_INTERRUPTED, EXIT_OK, EXIT_USAGE, run_main
 from p4emu.bundle import DeviceConfigError, device_config_for, remove_workspace
 from p4emu.exceptions import P4EmuError, P4SourceError
 from p4emu.io import PcapWriter, PortDriver, PortIOError, Reactor
 from p4emu.limits import CompileLimitError
+from p4emu.proto import p4r
 from p4emu.server.device import DeviceError
 from p4emu.server.exceptions import ServerError
 from p4emu.server.options import SwitchOptions, parse_options

@@ -18,8 +18,9 @@ from dataclasses import dataclass
 from typing import Protocol
 
 import grpc
-from finsy.proto import gnmi, gnmi_grpc, rpc_code
+from finsy.proto import gnmi, gnmi_grpc
 
+from p4emu.proto import rpc_code
 from p4emu.server.policy import AccessPolicy
 from p4emu.server.status import quoted, set_error
 from p4emu.server.transport import peer_identity

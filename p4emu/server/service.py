@@ -15,9 +15,10 @@ from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 
 import grpc
-from finsy.proto import gnmi, gnmi_grpc, p4r, p4r_grpc, rpc_code
+from finsy.proto import gnmi, gnmi_grpc, p4r_grpc
 
 from p4emu.limits import CompileLimitError, CompileLimits, run_bounded
+from p4emu.proto import p4r, rpc_code
 from p4emu.server.arbitration import Arbiter, ArbitrationError, ElectionId
 from p4emu.server.device import Device, DeviceError
 from p4emu.server.policy import AccessPolicy

@@ -11,9 +11,9 @@ from __future__ import annotations
 from collections.abc import Sequence
 
 import grpc
-from finsy.proto import p4r, rpc_code, rpc_status
 
 from p4emu.p4rt_client.messages import STATUS_DETAILS_KEY
+from p4emu.proto import p4r, rpc_code, rpc_status
 
 _GRPC_CODES = {code.value[0]: code for code in grpc.StatusCode}
 

@@ -14,13 +14,12 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from finsy.proto import p4i, p4r, rpc_code
-
 from p4emu.bundle import DeviceConfigError, MaterializedBundle, parse_device_config
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt.codec import decode_unsigned, encode_unsigned
 from p4emu.p4rt.exceptions import P4RuntimeError
 from p4emu.p4rt.state import P4RuntimeState
+from p4emu.proto import p4i, p4r, rpc_code
 from p4emu.runtime.clock import Clock
 from p4emu.runtime.objects import ControllerHeader
 from p4emu.server.device import DeviceError, StreamListener

@@ -27,9 +27,9 @@ from pathlib import Path
 from typing import Any
 
 import grpc
-from finsy.proto import rpc_code
 from google.protobuf.message import DecodeError
 
+from p4emu.proto import rpc_code
 from p4emu.server.exceptions import ServerError
 from p4emu.server.status import set_error
 

@@ -42,12 +42,11 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from finsy.proto import p4d, p4r, rpc_code
-
 from p4emu.exceptions import P4EmuError
 from p4emu.p4rt import P4RuntimeError, P4RuntimeState
 from p4emu.p4rt.codec import encode_unsigned
 from p4emu.p4rt_client.exceptions import code_name
+from p4emu.proto import p4d, p4r, rpc_code
 from p4emu.runtime.clock import VirtualClock
 from p4emu.runtime.exceptions import PreError, RuntimeP4Error
 from p4emu.runtime.externs import meter_config_from_bmv2_rates
