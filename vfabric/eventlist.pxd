@@ -25,6 +25,7 @@ cdef class EventHandle:
     cdef public bint cancelled
 
 
+@cython.final  # no subclass: its C methods are called directly
 cdef class EventList:
     cdef list _queue
     cdef object _sequence
