@@ -25,6 +25,7 @@ cdef class EventHandle:
     cdef public bint cancelled
 
 
+@cython.final  # no subclass: its C methods are called directly
 cdef class EventList:
     cdef list _queue
     cdef object _sequence
@@ -71,6 +72,10 @@ cdef class EventList:
                    right=Py_ssize_t)
     cdef void _c_sift_down(self, Py_ssize_t pos) noexcept
 
+    @cython.locals(heap="_Event*", size=Py_ssize_t, last=_Event, pos=Py_ssize_t,
+                   child=Py_ssize_t, right=Py_ssize_t, parent=Py_ssize_t)
+    cdef void _c_pop(self) noexcept
+
     cdef int _c_free(self, Py_ssize_t slot) except -1
 
     @cython.locals(heap="_Event*", index=Py_ssize_t, last=_Event, pos=Py_ssize_t,
@@ -88,5 +93,7 @@ cdef class EventList:
         slot=Py_ssize_t,
         direct="unsigned char",
         clock=VirtualClock,
+        fns=list,
+        args=list,
     )
     cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

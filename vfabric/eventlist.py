@@ -270,6 +270,8 @@ class EventList:
             direct[slot] = 0
         self._cap = cap
 
+    @cython.boundscheck(False)  # a free slot is below _cap, the lists' length
+    @cython.wraparound(False)
     def _c_push(self, t: int, fn: Any, arg: Any) -> int:
         """Put ``fn(arg)`` at ``t`` on the heap; returns the slot it took."""
         if self._size == self._cap:
@@ -315,6 +317,42 @@ class EventList:
             pos = child
         heap[pos] = item
 
+    def _c_pop(self) -> None:
+        """Take the earliest event (the root) off the heap; its slot is the caller's.
+
+        Floyd's variant, as :mod:`heapq`'s ``heappop``: the hole at the root moves down
+        to a leaf along the earlier child (one comparison a level), and the last event
+        goes into it and up past every parent later than it (usually few: the last
+        event is a late one). The heap it leaves differs from :meth:`_c_sift_down`'s,
+        the events popped after it do not (they are unique by ``(t, seq)``)."""
+        heap = self._heap
+        self._size -= 1
+        size = self._size
+        if not size:
+            return
+        last = heap[size]
+        pos = 0
+        child = 1
+        while child < size:  # down to a leaf, the earlier child up
+            right = child + 1
+            if right < size and (
+                heap[right].t < heap[child].t
+                or (heap[right].t == heap[child].t and heap[right].seq < heap[child].seq)
+            ):
+                child = right
+            heap[pos] = heap[child]
+            pos = child
+            child = 2 * pos + 1
+        while pos > 0:  # the last event up past every parent later than it
+            parent = (pos - 1) >> 1
+            if heap[parent].t < last.t or (
+                heap[parent].t == last.t and heap[parent].seq < last.seq
+            ):
+                break
+            heap[pos] = heap[parent]
+            pos = parent
+        heap[pos] = last
+
     def _c_free(self, slot: int) -> None:
         """Clear ``slot`` (its event left the heap) and give it back."""
         self._fns[slot] = None
@@ -350,6 +388,8 @@ class EventList:
                 self._c_sift_down(index)
         return True
 
+    @cython.boundscheck(False)  # a slot is below _cap, the lists' length
+    @cython.wraparound(False)
     def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
         """:meth:`_run` on the native heap: the same events in the same order."""
         set_clock = self.clock.set_ns
@@ -360,6 +400,8 @@ class EventList:
         now = self.now
         limit = until_ns if until_ns is not None else 1 << 62
         heap = self._heap
+        fns = self._fns  # _c_grow extends these two lists in place: the same objects
+        args = self._args
         going = limit >= now  # else every pending event is at or after now: none is due
         try:
             while going and self._size:
@@ -379,14 +421,16 @@ class EventList:
                         else:
                             set_clock(t)
                     slot = heap[0].slot
-                    self._size -= 1
-                    if self._size:
-                        heap[0] = heap[self._size]
-                        self._c_sift_down(0)
-                    fn = self._fns[slot]
-                    arg = self._args[slot]
+                    self._c_pop()
+                    # the slot cleared and given back (_c_free, inlined)
+                    fn = fns[slot]
+                    arg = args[slot]
+                    fns[slot] = None
+                    args[slot] = None
                     direct = self._direct[slot]
-                    self._c_free(slot)
+                    self._direct[slot] = 0
+                    self._free[self._nfree] = slot
+                    self._nfree += 1
                     if direct:
                         cython.cast(EventSource, fn).fire(arg)
                     else:

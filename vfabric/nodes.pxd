@@ -13,9 +13,17 @@ cdef Py_ssize_t _DATA_HEADER  # DATA_HEADER_BYTES
 cdef int _RETX_DSCP
 cdef unsigned long long _DATA_DSCP_BITS  # DATA_DSCPS, bit d for DSCP d (0-63)
 cdef unsigned long long _TRIMMED_DSCP_BITS  # TRIMMED_DSCPS, likewise
+cdef Py_ssize_t _TC, _NH, _SPORT  # the offsets _outer_fields reads
+cdef long _IPV6  # IPPROTO_IPV6
+
+# frame_outer's three fields in one C integer (the EV is 32 bits: ev << 8 fits), -1: None;
+# -2 with an exception set (frame None)
+@cython.locals(vtcfl="long long", ev="long long")
+cpdef long long _outer_fields(bytes frame) except? -2
 
 
 cdef class SwitchNode(FrameSink):
+    cdef public long long _armed
     cdef public set _wakes
     cdef public EventList events
     cdef public object name
@@ -27,9 +35,11 @@ cdef class SwitchNode(FrameSink):
     cpdef receive(self, object port, bytes frame)
     @cython.locals(wire=Wire)
     cpdef _output(self, object port, bytes frame)
-    @cython.locals(now="long long", wakes=set)
-    cpdef _arm(self, object due)
+    # due: a time in ns (below 2**62, the event list's limit)
+    @cython.locals(now="long long", wakes=set, key=object)
+    cpdef _arm(self, long long due)
     cpdef fire(self, object due)
+    @cython.locals(at="long long")
     cpdef _wake(self, object due)
 
 
@@ -59,13 +69,17 @@ cdef class NicNode(FrameSink):
     cdef public list uplinks
 
     # dscp and ecn: 6 and 2 bits of the frame (mrc_wire.frames.frame_outer)
-    @cython.locals(stats=EvStats, now="long long", bins=dict, core=NicCore, dscp=int, ecn=int)
+    @cython.locals(
+        stats=EvStats, now="long long", bins=dict, core=NicCore, dscp=int,
+        fields="long long", ev="long long",
+    )
     cpdef receive(self, object port, bytes frame)
     @cython.locals(
         stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t, dscp=int,
+        fields="long long", ev="long long",
     )
     cpdef _transmit(self, object plane, bytes frame)
-    @cython.locals(now="long long")
+    @cython.locals(now="long long", core=NicCore)
     cpdef service(self)
     cpdef fire(self, object deadline)
     cpdef _fire(self, object deadline)

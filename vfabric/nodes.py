@@ -6,17 +6,19 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
+from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
     DATA_DSCP_MASK,
     DATA_HEADER_BYTES,
+    NEXT_HEADER_OFFSET,
     RETX_DSCP,
+    TRAFFIC_CLASS_OFFSET,
     TRIMMED_DSCP_MASK,
     frame_dqpn,
     frame_inner_dst,
-    frame_outer,
 )
 from nic_emu.connection.host import AppEvent
-from nic_emu.core import NicCore, service
+from nic_emu.core import NicCore
 from p4emu.switch import Switch
 from vfabric.pfc import NicPause
 from vfabric.wires import FrameSink, Wire
@@ -32,6 +34,27 @@ _DATA_HEADER = DATA_HEADER_BYTES
 _RETX_DSCP = RETX_DSCP
 _DATA_DSCP_BITS = DATA_DSCP_MASK
 _TRIMMED_DSCP_BITS = TRIMMED_DSCP_MASK
+# where mrc_wire.frames.frame_outer reads a frame without an SRH: the outer IPv6 header's
+# first word (version, traffic class, flow label), its next header, the UDP source port
+_TC = TRAFFIC_CLASS_OFFSET
+_NH = NEXT_HEADER_OFFSET
+_SPORT = ETH_LEN + 2 * IPV6_LEN
+_IPV6 = IPPROTO_IPV6
+
+
+def _outer_fields(frame: bytes) -> int:
+    """:func:`mrc_wire.frames.frame_outer`'s (EV, DSCP, ECN) in one integer, ``ev << 8 |
+    dscp << 2 | ecn``, or -1 where it gives None (an SRH, not IPv6 in IPv6, too short).
+    Read byte by byte: compiled, C integers (the EV is 32 bits), no tuple and no int
+    object per frame; ``tests/vfabric/test_nodes.py`` checks it against ``frame_outer``."""
+    if len(frame) < _SPORT + 2 or frame[_NH] != _IPV6:
+        return -1
+    # compiled, a byte is a C int: widened to 64 bits (vtcfl, ev) before any shift past 23
+    vtcfl = frame[_TC]
+    vtcfl = vtcfl << 24 | frame[_TC + 1] << 16 | frame[_TC + 2] << 8 | frame[_TC + 3]
+    ev = frame[_SPORT] << 8 | frame[_SPORT + 1]
+    ev = ev << 16 | vtcfl & 0xFFFF
+    return ev << 8 | (vtcfl >> 22 & 0x3F) << 2 | vtcfl >> 20 & 3
 
 
 class SwitchNode(FrameSink):
@@ -40,6 +63,7 @@ class SwitchNode(FrameSink):
     happen at their exact times, for which the node schedules its own wake-ups."""
 
     __slots__ = (
+        "_armed",
         "_wakes",
         "events",
         "name",
@@ -57,6 +81,9 @@ class SwitchNode(FrameSink):
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
         self._wakes: set[int] = set()
+        #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
+        #: most arms repeat it, and then need no set lookup (nor, compiled, an int object)
+        self._armed = -1
         switch.output_callback = self._output
         switch.packet_in_callback = self._packet_in
 
@@ -82,10 +109,14 @@ class SwitchNode(FrameSink):
         now = self.events.now
         if due < now:
             due = now
+        if due == self._armed:
+            return  # pending already
+        key = due  # compiled, one int object: the set's and the event's (_wake discards it)
         wakes = self._wakes
-        if due not in wakes:
-            wakes.add(due)
-            self.events.push_source(due, self, due)  # fire: _wake; the per-packet path
+        if key not in wakes:
+            wakes.add(key)
+            self.events.push_source(due, self, key)  # fire: _wake; the per-packet path
+        self._armed = due
 
     def fire(self, due: int) -> None:
         """The switch's event: its traffic manager's departure due at ``due``."""
@@ -93,6 +124,9 @@ class SwitchNode(FrameSink):
 
     def _wake(self, due: int) -> None:
         self._wakes.discard(due)
+        at = due  # compiled, a C integer
+        if at == self._armed:
+            self._armed = -1
         due = self.switch.poll()
         if due is not None:
             self._arm(due)
@@ -171,19 +205,20 @@ class NicNode(FrameSink):
         self._bin_ns = bin_ns
 
     def receive(self, port: int, frame: bytes) -> None:
-        fields = frame_outer(frame)
-        if fields is not None:
-            ev, dscp, ecn = fields
+        fields = _outer_fields(frame)
+        if fields >= 0:
+            ev = fields >> 8
+            dscp = fields >> 2 & 0x3F
             stats = self.ev_rx.get(ev)
             if stats is None:
                 stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
             if _TRIMMED_DSCP_BITS >> dscp & 1:  # dscp in TRIMMED_DSCPS
                 stats.trimmed += 1
-            elif ecn == _ECN_CE:
+            elif fields & 3 == _ECN_CE:
                 stats.ce_marked += 1
             if _DATA_DSCP_BITS >> dscp & 1 and len(frame) > _DATA_HEADER:  # in DATA_DSCPS
-                # data_bytes(frame), inlined: frame_outer already checked the next header,
+                # data_bytes(frame), inlined: _outer_fields already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
                 self.rx_data_bytes[port] += len(frame) - _DATA_HEADER
         core = self.core
@@ -198,9 +233,10 @@ class NicNode(FrameSink):
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:
-        fields = frame_outer(frame)
-        if fields is not None:
-            ev, dscp, _ = fields
+        fields = _outer_fields(frame)
+        if fields >= 0:
+            ev = fields >> 8
+            dscp = fields >> 2 & 0x3F
             stats = self.ev_tx.get(ev)
             if stats is None:
                 stats = self.ev_tx[ev] = EvStats()
@@ -258,7 +294,14 @@ class NicNode(FrameSink):
     def service(self) -> None:
         """Flush the core's frames onto the wires and (re)arm its timer."""
         now = self.events.now
-        deadline, app_events = service(self.core, now, self._transmit)
+        core = self.core
+        # nic_emu.core.service (the driver contract) inlined, in its order: the frames to
+        # send, then the next deadline, then the application's events; compiled, C calls
+        # (no call through Python, no bound method, no tuple per service)
+        for plane, frame in core.frames_to_send(now):
+            self._transmit(plane, frame)
+        deadline = core.next_timer()
+        app_events = core.events()
         for event in app_events:
             self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:

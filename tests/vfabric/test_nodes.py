@@ -1,0 +1,117 @@
+"""The nodes' per-frame work: a NIC node reads a frame's EV, DSCP and ECN in one C integer
+(``_outer_fields``, what ``frame_outer`` gives), and a switch node arms one wake-up per
+departure time (the time armed last is remembered while it is pending)."""
+
+from __future__ import annotations
+
+import random
+
+import pytest
+
+from mrc_wire.constants import IPPROTO_IPV6
+from mrc_wire.frames import NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
+from vfabric import VirtualFabric
+from vfabric.nodes import SwitchNode, _outer_fields
+
+pytestmark = pytest.mark.unit
+
+#: the UDP source port's offset in a frame without an SRH (Ethernet, two IPv6 headers)
+SPORT = 14 + 40 + 40
+
+
+def packed(frame: bytes) -> int:
+    """frame_outer's fields packed as _outer_fields packs them (-1: None)."""
+    fields = frame_outer(frame)
+    if fields is None:
+        return -1
+    ev, dscp, ecn = fields
+    return ev << 8 | dscp << 2 | ecn
+
+
+def frames() -> list[bytes]:
+    """Frames of every length around the one frame_outer needs, random bytes with and
+    without the IPv6 next header, and the extreme values of each field read."""
+    rng = random.Random(27)
+    out = []
+    for length in range(0, SPORT + 40):
+        for _ in range(8):
+            frame = bytearray(rng.getrandbits(8) for _ in range(length))
+            if length > NEXT_HEADER_OFFSET and rng.random() < 0.75:
+                frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+            out.append(bytes(frame))
+    for fill in (0x00, 0xFF, 0x80, 0x7F):
+        frame = bytearray([fill] * (SPORT + 30))
+        frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+        out.append(bytes(frame))
+    for tc in range(256):  # every DSCP and ECN, the flow label's high bits set
+        frame = bytearray([0xFF] * (SPORT + 2))
+        frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+        frame[TRAFFIC_CLASS_OFFSET] = 0x60 | tc >> 4
+        frame[TRAFFIC_CLASS_OFFSET + 1] = (tc & 0x0F) << 4 | 0x0F
+        out.append(bytes(frame))
+    return out
+
+
+def test_outer_fields_are_frame_outers() -> None:
+    checked = 0
+    for frame in frames():
+        assert _outer_fields(frame) == packed(frame), frame.hex()
+        checked += frame_outer(frame) is not None
+    assert checked > 400  # a third have fields, the rest are None (-1)
+
+
+def test_outer_fields_of_a_32_bit_ev_and_top_dscp() -> None:
+    frame = bytearray([0xFF] * (SPORT + 2))
+    frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+    assert _outer_fields(bytes(frame)) == 0xFFFFFFFF << 8 | 0x3F << 2 | 3
+
+
+def test_outer_fields_refuse_none() -> None:
+    with pytest.raises(TypeError):
+        _outer_fields(None)  # type: ignore[arg-type]
+
+
+def test_nic_node_receive_refuses_none() -> None:
+    fabric = VirtualFabric("tiny", seed=0)
+    with pytest.raises(TypeError):
+        fabric.nics["nic0"].receive(0, None)  # type: ignore[arg-type]
+
+
+def switch_node() -> tuple[VirtualFabric, SwitchNode]:
+    fabric = VirtualFabric("tiny", seed=0)
+    return fabric, next(iter(fabric.switches.values()))
+
+
+def test_arm_schedules_one_wake_up_per_time() -> None:
+    fabric, node = switch_node()
+    events = fabric.events
+    base = events.pending()
+    node._arm(5_000)
+    node._arm(5_000)  # the time armed last: nothing new
+    assert events.pending() == base + 1
+    node._arm(7_000)
+    node._arm(5_000)  # pending (not the last armed): nothing new
+    node._arm(7_000)
+    assert events.pending() == base + 2
+    assert node._wakes == {5_000, 7_000}
+    fabric.run(until_ns=5_000)  # 5 us fired: the switch is idle, nothing is re-armed
+    assert node._wakes == {7_000}
+    node._arm(5_000)  # fired: armed again
+    assert node._wakes == {5_000, 7_000}
+    node._arm(1_000)  # overdue: now
+    assert node._wakes == {5_000, 7_000}
+    fabric.run(until_ns=10_000)
+    assert node._wakes == set()
+    node._arm(7_000)  # overdue again: now (10 us), a new wake-up
+    assert node._wakes == {10_000}
+
+
+def test_arm_after_the_last_armed_fired() -> None:
+    fabric, node = switch_node()
+    base = fabric.events.pending()
+    node._arm(2_000)
+    fabric.run(until_ns=2_000)
+    assert node._wakes == set()
+    node._arm(2_000)  # the time armed last, but no longer pending: armed again
+    assert fabric.events.pending() == base + 1
+    assert node._wakes == {2_000}
