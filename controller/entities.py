@@ -37,6 +37,9 @@ UPDATE_TYPES = {
 
 @dataclass(frozen=True, slots=True)
 class CodecAction:
+    """An action as the codec encodes it: name, id and parameters in ``p4names`` order
+    (``param_names`` are their names)."""
+
     name: str
     id: int
     params: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other actions)
@@ -48,6 +51,10 @@ class CodecAction:
 
 @dataclass(frozen=True, slots=True)
 class CodecTable:
+    """A table as the codec encodes it: name, id, key fields in ``p4names`` order
+    (``field_names`` are their names), the ids of its actions, its size and its initial
+    default action (None: the P4Info gives none)."""
+
     name: str
     id: int
     fields: tuple[FieldSchema, ...]  # in p4names order (P4Info order for other tables)

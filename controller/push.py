@@ -31,6 +31,9 @@ DEFAULT_CONCURRENCY = 64
 
 @dataclass(frozen=True)
 class ConnectOptions:
+    """How to reach and control each switch: election id (1..2^128-1), connect and RPC
+    timeouts in seconds and how many switches are programmed at once."""
+
     election_id: int = DEFAULT_ELECTION_ID
     connect_timeout: float = DEFAULT_CONNECT_TIMEOUT_S
     rpc_timeout: float = DEFAULT_RPC_TIMEOUT_S
@@ -47,6 +50,8 @@ class ConnectOptions:
 
 @dataclass
 class FabricReport:
+    """What a push or diff did: one report per switch and the wall time in seconds."""
+
     reports: list[SwitchReport] = field(default_factory=list)
     seconds: float = 0.0
 

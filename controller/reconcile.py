@@ -57,6 +57,8 @@ class Change:
 
 @dataclass(frozen=True)
 class Diff:
+    """The updates that turn a switch's entries into the plan's; false when there are none."""
+
     changes: tuple[Change, ...]
 
     def __bool__(self) -> bool:
@@ -163,6 +165,10 @@ class SwitchReport:
 
 @dataclass(frozen=True)
 class SyncOptions:
+    """How to reconcile a switch: the pipeline mode (``auto``, ``keep`` or ``force``), the
+    number of updates per Write, diff only (``dry_run``) and read back after writing
+    (``verify``)."""
+
     pipeline_mode: str = "auto"  # auto: install if different; keep: never; force: always
     batch_size: int = DEFAULT_BATCH_SIZE
     dry_run: bool = False  # diff only: no arbitration needed, nothing written

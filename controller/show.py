@@ -19,6 +19,8 @@ from p4emu.proto import p4r
 
 @dataclass(frozen=True)
 class CounterCell:
+    """One cell of an indexed counter as read from a switch: counter name, index, packets, bytes."""
+
     counter: str
     index: int
     packets: int
@@ -27,6 +29,9 @@ class CounterCell:
 
 @dataclass
 class SwitchView:
+    """What one switch holds: its name, address, pipeline cookie (None: none set), entries per
+    table, counter cells and the codec of the P4Info it runs."""
+
     switch: str
     address: str
     cookie: int | None

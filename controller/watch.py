@@ -53,6 +53,9 @@ EventCallback = Callable[[WatchEvent], None]
 
 @dataclass(frozen=True)
 class WatchOptions:
+    """How often (in seconds) ``watch`` checks each switch's pipeline, retries an unreachable
+    switch and reconciles anyway (0: only after a restart or a lost pipeline)."""
+
     check_interval: float = DEFAULT_CHECK_INTERVAL_S
     retry_interval: float = DEFAULT_RETRY_INTERVAL_S
     resync_interval: float = 0.0  # 0: only on restart / pipeline loss

@@ -18,6 +18,9 @@ from nic_emu.exceptions import AnalysisError
 
 @dataclass(frozen=True, slots=True)
 class Repath:
+    """The repath measurement of one failed path (times in ns, module docstring); ``repath_ns``
+    is the repath time."""
+
     first_lost_sent_ns: int  # send time of the first packet lost on the failed path
     last_sent_ns: int  # time of the last data packet sent on the failed path
     packets_lost: int  # loss records on the failed path after the fault

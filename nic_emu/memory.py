@@ -16,6 +16,8 @@ VA_ALIGN = 1 << 21  # regions start on 2 MiB boundaries, with a gap between them
 
 @dataclass(slots=True, eq=False)
 class MemoryRegion:
+    """One registered region: its R_Key, base virtual address and the bytes it holds."""
+
     rkey: int
     va: int
     buffer: bytearray

@@ -190,6 +190,9 @@ def transport_overrides(config: NicConfig) -> dict[str, Any]:
 
 @dataclass(frozen=True, slots=True)
 class UdpPortSpec:
+    """A NIC port on a UDP socket: its plane, the local and peer (host, port) addresses and
+    the delay in us before a transmitted frame goes on the socket."""
+
     plane: int
     local: tuple[str, int]
     peer: tuple[str, int]
@@ -198,6 +201,9 @@ class UdpPortSpec:
 
 @dataclass(frozen=True, slots=True)
 class AfPacketPortSpec:
+    """A NIC port on a Linux interface (AF_PACKET): its plane, the interface name and the
+    delay in us before a transmitted frame goes out."""
+
     plane: int
     interface: str
     delay_us: float = 0.0
@@ -208,6 +214,10 @@ PortSpec = UdpPortSpec | AfPacketPortSpec
 
 @dataclass(frozen=True, slots=True)
 class ServeConfig:
+    """A checked ``serve`` configuration: the NIC's name, the topology and address plan, its
+    ports by plane, the control socket and event log paths, the seed, the transport settings
+    and the size in bytes past which the event log rotates."""
+
     nic: str
     topology: Topology
     plan: AddressPlan

@@ -60,6 +60,9 @@ class DeviceConfigError(P4EmuError):
 
 @dataclass(frozen=True)
 class SourceBundle:
+    """A program split over files: the main file's name and every file's text by its path
+    relative to the main file's directory."""
+
     main: str
     files: dict[str, str]
 

@@ -34,6 +34,9 @@ COMMAND_MODULES = ("p4emu.p4info.cli", "p4emu.stf.cli")
 
 @dataclass
 class Command:
+    """One subcommand: its name, help line, the function that adds its arguments and the one
+    that runs it (returns the exit status)."""
+
     name: str
     help: str
     configure: Callable[[argparse.ArgumentParser], None]

@@ -57,6 +57,9 @@ class CompileLimitError(P4EmuError):
 
 @dataclass(frozen=True)
 class CompileLimits:
+    """The bounds of one compile: CPU seconds of the compiling thread and how many bytes the
+    resident set may grow by."""
+
     cpu_seconds: float = MAX_COMPILE_CPU_SECONDS
     memory_bytes: int = MAX_COMPILE_MEMORY_BYTES
 

@@ -69,6 +69,9 @@ def default_image(target: str) -> str:
 
 @dataclass(frozen=True)
 class ClabOptions:
+    """How to export a fabric for containerlab: the switch target and image, the lab name, the
+    host ports, link rate scale, seed and NIC transport overrides, and the hosts to place it on."""
+
     target: str = "p4emu"
     image: str | None = None  # default: default_image(target)
     lab: str | None = None  # default: mrc-<topology name>
@@ -83,6 +86,9 @@ class ClabOptions:
 
 @dataclass(frozen=True)
 class ClabExport:
+    """What an export wrote: the lab files (one per host), the configuration directory, the lab
+    name and the counts of switches, NICs and links."""
+
     paths: tuple[Path, ...]  # one containerlab topology per host
     hosts: tuple[str, ...]
     config_dir: Path

@@ -422,6 +422,9 @@ def load_pipeline(rundir: RunDir) -> Pipeline:
 
 @dataclass
 class NodeStatus:
+    """One node's status: name, kind (``switch`` or ``nic``), whether its process runs, a
+    one-line detail, its pid (None when not running) and, of a NIC, its control status."""
+
     name: str
     kind: str  # switch | nic
     running: bool
@@ -432,6 +435,9 @@ class NodeStatus:
 
 @dataclass
 class FabricStatus:
+    """What ``status`` reports of a fabric: its run's name, mode, target and phase, the topology,
+    the run directory, every node and what is down; ``drifted`` None when not checked."""
+
     name: str
     mode: str
     target: str

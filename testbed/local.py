@@ -62,6 +62,9 @@ Progress = Callable[[str], None]
 
 @dataclass
 class UpResult:
+    """What ``up`` did: the fabric, its start-up time in seconds and per phase, the entries
+    installed and written, and notes to show."""
+
     fabric: Fabric
     seconds: float  # from the call to every route installed and every NIC answering
     phases: dict[str, float]  # cumulative seconds at the end of each phase

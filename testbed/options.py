@@ -36,6 +36,9 @@ def check_transport(overrides: Mapping[str, Any]) -> None:
 
 @dataclass(frozen=True)
 class FabricOptions:
+    """Everything ``up`` needs besides the topology: run name and root, mode, target, ports,
+    program, commands, NIC transport overrides, seed and timeouts (None: the default)."""
+
     name: str | None = None  # run name; default: the topology's name
     root: Path | None = None  # where run directories live (rundir.default_root())
     mode: str = "local"  # a mode of testbed.modes that up can start (its launcher's NAME)

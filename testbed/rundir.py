@@ -112,6 +112,9 @@ class ProcessRecord:
 
 @dataclass
 class RunState:
+    """The run's ``state.json`` (module docstring): name, id, mode, target, topology file,
+    creation time, launcher pid, phase, settings, every process and what is down or created."""
+
     name: str
     run_id: str
     mode: str  # "local" | "mininet"
@@ -450,6 +453,9 @@ def kill_record(record: ProcessRecord, sig: int = signal.SIGKILL, wait: float = 
 
 @dataclass
 class TeardownReport:
+    """What a teardown did to run ``run``: whether it existed, processes stopped, interfaces and
+    namespaces deleted, sockets removed."""
+
     run: str
     existed: bool
     processes_stopped: int = 0

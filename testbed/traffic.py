@@ -27,6 +27,9 @@ class TransferError(TestbedError):
 
 @dataclass
 class TransferOutcome:
+    """One checked transfer: sender, receiver, size in bytes, the sender's final ``transfer``
+    answer, whether it arrived intact, wall seconds from send to done, and logs to read."""
+
     src: str
     dst: str
     size: int

@@ -116,6 +116,8 @@ class AddressingSettings:
 
 @dataclass(frozen=True, slots=True)
 class Plane:
+    """One plane: ``index``, its T0 and T1 counts and the link parameters its links default to."""
+
     index: int
     t0_count: int
     t1_count: int
@@ -162,6 +164,8 @@ class Nic:
 
 @dataclass(frozen=True, slots=True)
 class Endpoint:
+    """One end of a link: a node (switch or NIC name) and its port."""
+
     node: str  # switch or NIC name
     port: int  # switch port number, or the plane number for a NIC port
 

@@ -328,6 +328,9 @@ class ModelSwitch:
 
 @dataclass(slots=True)
 class _NicAttachment:
+    """An attached NIC's callbacks: ``on_frame(plane, frame)`` for arrivals, ``on_port(plane,
+    up)`` for its port going up or down."""
+
     on_frame: Callable[[int, bytes], None]
     on_port: Callable[[int, bool], None]
 

@@ -86,6 +86,9 @@ cdef extern from *:
 
 @dataclass
 class _Field:
+    """One header field as the codec reads it: attribute name, width in bits and kind
+    (``bits``, ``signed`` or ``bool``)."""
+
     attr: str
     width: int
     kind: str  # "bits", "signed", "bool"
@@ -93,6 +96,9 @@ class _Field:
 
 @dataclass
 class _Chunk:
+    """Fields that together fill ``nbytes`` whole bytes, and the ``struct`` parts (format
+    code, bits) read for them; ``first_part`` is the index of the first in the header's format."""
+
     nbytes: int
     fields: list[_Field]
     parts: list[tuple[str, int]] = field(default_factory=list)  # (code, nbits)

@@ -49,6 +49,9 @@ END = "<end>"
 
 @dataclass
 class _State:
+    """One state of the flattened parser graph: its dispatch key, scope, the operations it runs
+    in order (statements, sub-parser entry and exit) and its transition."""
+
     key: str
     scope: Scope
     ops: list[tuple[str, Any]] = field(default_factory=list)

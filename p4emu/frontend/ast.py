@@ -129,6 +129,8 @@ class BitTypeRef(TypeRef):
 
 @dataclass(eq=False)
 class VarbitTypeRef(TypeRef):
+    """``varbit<W>``: a variable-size bit string of at most ``width`` bits."""
+
     width: Expr
 
 
@@ -187,6 +189,8 @@ class StackTypeRef(TypeRef):
 
 @dataclass(eq=False)
 class TupleTypeRef(TypeRef):
+    """``tuple<T1, T2, ...>``."""
+
     elements: list[TypeRef]
 
 
@@ -222,11 +226,15 @@ class IntLiteral(Expr):
 
 @dataclass(eq=False)
 class BoolLiteral(Expr):
+    """``true`` or ``false``."""
+
     value: bool
 
 
 @dataclass(eq=False)
 class StringLiteral(Expr):
+    """A string literal; ``value`` is its decoded text, without the quotes."""
+
     value: str
 
 
@@ -315,6 +323,8 @@ class Binary(Expr):
 
 @dataclass(eq=False)
 class Ternary(Expr):
+    """``cond ? then : otherwise``."""
+
     cond: Expr
     then: Expr
     otherwise: Expr
@@ -387,6 +397,8 @@ class ListExpr(Expr):
 
 @dataclass(eq=False)
 class NamedExpr(Node):
+    """``name = value``, one field of a :class:`StructExpr`."""
+
     name: str
     value: Expr
 
@@ -440,11 +452,15 @@ class CallTarget:
 
 @dataclass(eq=False)
 class ActionCall(CallTarget):
+    """Call of an action (directly, not through a table)."""
+
     action: ActionDecl
 
 
 @dataclass(eq=False)
 class FunctionCall(CallTarget):
+    """Call of a P4 function; ``type_args`` are its type arguments in type-parameter order."""
+
     function: FunctionDecl
     type_args: tuple[Type, ...] = ()
 
@@ -495,6 +511,8 @@ class BuiltinMethodCall(CallTarget):
 
 @dataclass(eq=False)
 class TableApply(CallTarget):
+    """``table.apply()``."""
+
     table: TableDecl
 
 
@@ -517,6 +535,8 @@ class BlockApply(CallTarget):
 
 @dataclass(eq=False)
 class Statement(Node):
+    """Base of statements; ``annotations`` are the ones written before the statement."""
+
     annotations: list[Annotation] = field(default_factory=list, kw_only=True)
 
 
@@ -539,11 +559,15 @@ class CallStmt(Statement):
 
 @dataclass(eq=False)
 class BlockStmt(Statement):
+    """``{ ... }``: a block of statements."""
+
     statements: list[Statement]
 
 
 @dataclass(eq=False)
 class IfStmt(Statement):
+    """``if (cond) then else otherwise``; ``otherwise`` None when there is no ``else``."""
+
     cond: Expr
     then: Statement
     otherwise: Statement | None = None
@@ -575,6 +599,8 @@ class ExitStmt(Statement):
 
 @dataclass(eq=False)
 class ReturnStmt(Statement):
+    """``return;`` or ``return value;`` (``value`` None for the first)."""
+
     value: Expr | None = None
 
 
@@ -595,6 +621,8 @@ class DeclStmt(Statement):
 
 @dataclass(eq=False)
 class StructField(Node):
+    """One field of a header, header union or struct declaration."""
+
     name: str
     type_ref: TypeRef
     annotations: list[Annotation] = field(default_factory=list, kw_only=True)
@@ -602,24 +630,32 @@ class StructField(Node):
 
 @dataclass(eq=False)
 class HeaderDecl(Declaration):
+    """``header H { ... }``; ``type`` is the checker's HeaderType."""
+
     fields: list[StructField]
     type: Type | None = field(default=None, kw_only=True)  # types.HeaderType
 
 
 @dataclass(eq=False)
 class HeaderUnionDecl(Declaration):
+    """``header_union U { ... }``; ``type`` is the checker's HeaderUnionType."""
+
     fields: list[StructField]
     type: Type | None = field(default=None, kw_only=True)  # types.HeaderUnionType
 
 
 @dataclass(eq=False)
 class StructDecl(Declaration):
+    """``struct S { ... }``; ``type`` is the checker's StructType."""
+
     fields: list[StructField]
     type: Type | None = field(default=None, kw_only=True)  # types.StructType
 
 
 @dataclass(eq=False)
 class EnumMemberDecl(Node):
+    """One member of an enum; ``value`` is its ``= expr`` (a serializable enum's), else None."""
+
     name: str
     value: Expr | None = None
 
@@ -635,6 +671,8 @@ class EnumDecl(Declaration):
 
 @dataclass(eq=False)
 class Identifier(Node):
+    """A bare name: a member of an ``error`` or ``match_kind`` declaration."""
+
     name: str
 
 
@@ -654,6 +692,8 @@ class MatchKindDecl(Declaration):
 
 @dataclass(eq=False)
 class TypedefDecl(Declaration):
+    """``typedef T name;``."""
+
     type_ref: TypeRef
 
 
@@ -1099,6 +1139,9 @@ class ExternInstance:
 
 @dataclass(eq=False)
 class ValueSetInstance:
+    """A ``value_set`` as the control plane sees it: its control-plane name, declaration and
+    the parser block that declares it."""
+
     name: str
     decl: ValueSetDecl
     block: BlockInstance

@@ -94,6 +94,9 @@ class _Conditional:
 
 @dataclass
 class PreprocessedSource:
+    """The preprocessor's output: the tokens (ending with EOF), every file read, in the order
+    first read, and the ``#warning`` messages."""
+
     tokens: list[Token]
     files: list[str] = field(default_factory=list)
     warnings: list[str] = field(default_factory=list)

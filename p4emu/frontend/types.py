@@ -86,6 +86,8 @@ class InfIntType(Type):
 
 @dataclass(frozen=True)
 class BoolType(Type):
+    """``bool`` (one bit wide where it is serialized)."""
+
     @property
     def width_bits(self) -> int:
         return 1
@@ -96,12 +98,16 @@ class BoolType(Type):
 
 @dataclass(frozen=True)
 class StringType(Type):
+    """``string`` (compile-time strings: ``log_msg`` formats)."""
+
     def describe(self) -> str:
         return "string"
 
 
 @dataclass(frozen=True)
 class VoidType(Type):
+    """``void``: the return type of a function, method or action that returns nothing."""
+
     def describe(self) -> str:
         return "void"
 
@@ -150,6 +156,8 @@ class ErrorType(Type):
 
 @dataclass(eq=False)
 class MatchKindMember:
+    """One ``match_kind`` constant (``exact``, ``lpm``, ``ternary``...)."""
+
     name: str
 
     def __repr__(self) -> str:
@@ -424,6 +432,8 @@ class ControlType(Type):
 
 @dataclass(eq=False)
 class PackageType(Type):
+    """A ``package`` type such as v1model's ``V1Switch``."""
+
     name: str
     type_params: list[TypeVar] = field(default_factory=list)
     decl: SyntaxNode | None = None  # ast.PackageTypeDecl

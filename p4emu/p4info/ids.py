@@ -116,6 +116,9 @@ class SuffixSet:
 
     @dataclass
     class _Node:
+        """A node of the suffix tree: how many added names end with the suffix that leads here,
+        and the next components (right to left)."""
+
         instances: int = 0
         edges: dict[str, SuffixSet._Node] = field(default_factory=dict)
 
@@ -151,6 +154,9 @@ class SuffixSet:
 
 @dataclass
 class _Symbol:
+    """One control-plane name: the object that declares it (for messages) and its id, None
+    until :meth:`SymbolTable.assign_ids` gives one."""
+
     name: str
     owner: str
     id: int | None

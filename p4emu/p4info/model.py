@@ -54,6 +54,8 @@ class BitstringSpec:
 
 @dataclass(frozen=True)
 class VarbitSpec:
+    """``varbit<W>`` in a P4Info type spec; ``max_width`` is W."""
+
     max_width: int
 
 
@@ -88,6 +90,8 @@ class NamedSpec:
 
 @dataclass(frozen=True)
 class TupleSpec:
+    """A ``tuple<...>`` in a P4Info type spec: its member types in order."""
+
     members: tuple[TypeSpec, ...]
 
 
@@ -107,6 +111,8 @@ TypeSpec = (
 
 @dataclass(frozen=True)
 class StructDef:
+    """A struct type: its members (name, type spec) in declaration order."""
+
     members: tuple[tuple[str, TypeSpec], ...]
 
 
@@ -119,16 +125,22 @@ class HeaderDef:
 
 @dataclass(frozen=True)
 class HeaderUnionDef:
+    """A header union type: its members (name, header type name) in declaration order."""
+
     members: tuple[tuple[str, str], ...]  # (member name, header type name)
 
 
 @dataclass(frozen=True)
 class EnumDef:
+    """A (non-serializable) enum type: its member names in declaration order."""
+
     members: tuple[str, ...]
 
 
 @dataclass(frozen=True)
 class SerializableEnumDef:
+    """An ``enum bit<W>`` type: its width W and its members (name, value) in declaration order."""
+
     width: int
     members: tuple[tuple[str, int], ...]
 
@@ -180,6 +192,9 @@ class ActionParam:
 
 @dataclass
 class Action:
+    """An action: preamble and action-data parameters; ``hidden`` for ``@hidden`` (numbered,
+    not emitted)."""
+
     preamble: Preamble
     params: list[ActionParam] = field(default_factory=list)
     hidden: bool = False
@@ -204,6 +219,9 @@ class MatchType(Enum):
 
 @dataclass
 class MatchField:
+    """One match field of a table's key: control-plane name, width in bits, match type, and the
+    P4Info extras (explicit ``@id``, annotations, doc, new type or enum name)."""
+
     name: str
     bitwidth: int
     match_type: MatchType
@@ -240,6 +258,10 @@ class DefaultAction:
 
 @dataclass
 class Table:
+    """A table: its key, actions and default action, ``size`` (1024 when the program gives
+    none), the names of its implementation and direct resources (None: none); ``hidden``
+    for ``@hidden`` (numbered, not emitted)."""
+
     preamble: Preamble
     match_fields: list[MatchField] = field(default_factory=list)
     action_refs: list[ActionRef] = field(default_factory=list)
@@ -290,6 +312,9 @@ class ActionProfile:
 
 @dataclass
 class Counter:
+    """An indexed ``counter``: unit, number of cells and the index's new type name (None: a
+    plain ``bit<W>`` index)."""
+
     preamble: Preamble
     unit: CounterUnit
     size: int
@@ -308,6 +333,9 @@ class DirectCounter:
 
 @dataclass
 class Meter:
+    """An indexed ``meter``: unit, number of cells and the index's new type name (None: a plain
+    ``bit<W>`` index)."""
+
     preamble: Preamble
     unit: MeterUnit
     size: int
@@ -324,6 +352,9 @@ class DirectMeter:
 
 @dataclass
 class Register:
+    """A ``register<T>``: number of cells, the cell type T and the index's new type name (None:
+    a plain ``bit<W>`` index)."""
+
     preamble: Preamble
     size: int
     type_spec: TypeSpec
@@ -353,6 +384,8 @@ class ValueSetMatch:
 
 @dataclass
 class ValueSet:
+    """A parser ``value_set``: its size (most members) and the match fields of its element type."""
+
     preamble: Preamble
     size: int
     match: list[ValueSetMatch] = field(default_factory=list)
@@ -362,6 +395,9 @@ class ValueSet:
 
 @dataclass
 class ControllerMetadata:
+    """One field of a controller header (P4Info ``ControllerPacketMetadata.Metadata``);
+    ``hidden`` fields are numbered but not emitted."""
+
     name: str
     bitwidth: int
     explicit_id: int | None = None
@@ -389,6 +425,9 @@ class ControllerHeader:
 
 @dataclass
 class PkgInfo:
+    """P4Info ``pkg_info``: the architecture and the ``@pkginfo`` keys of the main package
+    instance (empty strings when not given)."""
+
     arch: str = "v1model"
     name: str = ""
     version: str = ""

@@ -75,6 +75,9 @@ class OneShotRecord:
 
 @dataclass
 class Context:
+    """The state every entity handler shares: the program's objects plus the P4Runtime-only
+    state that has no place in them (module docstring), and lookup caches."""
+
     objects: ProgramObjects
     #: table name -> (controller_metadata, metadata) of its default entry
     default_entry_meta: dict[str, tuple[int, bytes]] = field(default_factory=dict)

@@ -310,6 +310,9 @@ class ActionProfiles:
 
 @dataclass(frozen=True)
 class OneShotAction:
+    """One validated action of a one-shot action set: action id, its arguments, weight and
+    watch port (``("watch", int)`` / ``("watch_port", bytes)``, None: none)."""
+
     action_id: int
     args: tuple[int, ...]
     weight: int

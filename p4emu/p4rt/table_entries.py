@@ -108,6 +108,9 @@ class _ActionPlan:
 
 @dataclass
 class _DirectPlan:
+    """What an update does to an entry's direct resources: the counter's new (packets, bytes)
+    (None: keep), and whether the meter is set, to ``meter`` (None: reset)."""
+
     counter: tuple[int | None, int | None] | None = None  # (packets, bytes); None = keep
     meter_set: bool = False
     meter: MeterConfig | None = None

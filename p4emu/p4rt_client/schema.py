@@ -96,6 +96,8 @@ def _index(fields: Iterable[FieldSchema]) -> tuple[dict[str, FieldSchema], dict[
 
 @dataclass(frozen=True, slots=True)
 class ActionSchema:
+    """An action: name, alias, id and its parameters in P4Info order, also by name and by id."""
+
     name: str
     alias: str
     id: int
@@ -106,6 +108,9 @@ class ActionSchema:
 
 @dataclass(frozen=True, slots=True)
 class TableSchema:
+    """A table: name, alias, id, its match fields in P4Info order (also by name and by id), the
+    ids of its actions, its size and its P4Info message."""
+
     name: str
     alias: str
     id: int
@@ -119,6 +124,9 @@ class TableSchema:
 
 @dataclass(frozen=True, slots=True)
 class CounterSchema:
+    """An indexed counter: name, alias, id, number of cells and unit (``BYTES``, ``PACKETS`` or
+    ``BOTH``)."""
+
     name: str
     alias: str
     id: int

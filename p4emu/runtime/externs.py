@@ -443,6 +443,9 @@ class DigestList:
 
 @dataclass
 class _DigestState:
+    """One digest's configuration and state: samples waiting to be sent (and when the first
+    arrived, in ns), the learning filter and the lists sent but not acknowledged."""
+
     config: DigestConfig
     pending: list[tuple[int, ...]] = field(default_factory=list)
     first_pending_ns: int = 0

@@ -40,18 +40,25 @@ MAX_INSTANCE = 0xFFFF  # egress_rid is bit<16>
 
 @dataclass(frozen=True, slots=True)
 class Replica:
+    """One copy: its egress port and instance (``egress_rid`` of the copy)."""
+
     egress_port: int
     instance: int = 0
 
 
 @dataclass(frozen=True)
 class MulticastGroup:
+    """A multicast group: its id and its replicas in replication order."""
+
     group_id: int
     replicas: tuple[Replica, ...]
 
 
 @dataclass(frozen=True)
 class CloneSession:
+    """A clone session: its replicas, class of service, the length clones are cut to (0: no
+    truncation) and the multicast group it points at (0: none)."""
+
     session_id: int
     replicas: tuple[Replica, ...] = ()
     class_of_service: int = 0
@@ -61,6 +68,8 @@ class CloneSession:
 
 @dataclass
 class _Node:
+    """A BMv2 CLI node: its rid, its ports and the groups it is associated with."""
+
     rid: int
     ports: tuple[int, ...]
     groups: list[int] = field(default_factory=list)

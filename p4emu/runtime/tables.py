@@ -77,6 +77,8 @@ class ActionScope(enum.Enum):
 
 @dataclass(frozen=True)
 class KeyField:
+    """One field of a table's key: control-plane name, width in bits and match kind."""
+
     name: str
     width: int
     match_kind: MatchKind
@@ -87,29 +89,39 @@ class KeyField:
 
 @dataclass(frozen=True, slots=True)
 class Exact:
+    """An exact match value."""
+
     value: int
 
 
 @dataclass(frozen=True, slots=True)
 class Lpm:
+    """A longest-prefix match: the value and its prefix length in bits."""
+
     value: int
     prefix_len: int
 
 
 @dataclass(frozen=True, slots=True)
 class Ternary:
+    """A ternary match: the value and its mask (the bits that must match)."""
+
     value: int
     mask: int
 
 
 @dataclass(frozen=True, slots=True)
 class Range:
+    """A range match: ``low`` to ``high``, both included."""
+
     low: int
     high: int
 
 
 @dataclass(frozen=True, slots=True)
 class OptionalMatch:
+    """An ``optional`` match of one value (``None`` in its place is the wildcard)."""
+
     value: int
 
 

@@ -36,6 +36,9 @@ class ArbitrationError(Exception):
 
 @dataclass
 class _Role:
+    """One role's arbitration state: every client's election id, the primary (None: none)
+    and the highest election id seen (None: none yet)."""
+
     clients: dict[object, ElectionId]
     primary: object | None = None
     highest_seen: ElectionId | None = None

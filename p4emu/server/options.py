@@ -42,6 +42,10 @@ PROGRAM_SUFFIXES = (".p4", ".p4_16")
 
 @dataclass(frozen=True)
 class SwitchOptions:
+    """A parsed ``p4emu-switch`` command line: the program (None: ``--no-p4``), the ports and
+    the target, logging, gRPC, TLS and access-policy options; ``ignored`` lists the options
+    accepted and ignored."""
+
     program: Path | None
     interfaces: tuple[InterfaceSpec, ...] = ()
     device_id: int = 0

@@ -21,6 +21,9 @@ from p4emu.server.status import quoted
 
 @dataclass(frozen=True)
 class AccessPolicy:
+    """Who may control the switch: the roles a stream may arbitrate for and the certificate
+    names allowed to control it (None: no restriction)."""
+
     roles: frozenset[str] | None = None
     controllers: frozenset[str] | None = None
 

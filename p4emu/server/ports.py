@@ -28,6 +28,9 @@ from p4emu.server.transport import peer_identity
 
 @dataclass(frozen=True)
 class PortStatus:
+    """What gNMI reports of one port: number, interface name, whether it is up, and its
+    counters (``in-pkts``, ``out-pkts``)."""
+
     port: int
     name: str
     up: bool

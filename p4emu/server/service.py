@@ -54,6 +54,9 @@ def _election_id(message: p4r.Uint128 | None, present: bool) -> ElectionId | Non
 
 @dataclass(frozen=True)
 class _EndStream:
+    """The end of a stream with an error: the google.rpc code and the message its gRPC
+    call ends with."""
+
     code: int
     message: str
 

@@ -47,12 +47,18 @@ class DeviceSettings:
 
 @dataclass
 class PreparedPipeline:
+    """A pipeline verified and ready to commit: the loaded switch and the configuration as
+    GetForwardingPipelineConfig will return it."""
+
     switch: Switch
     config: p4r.ForwardingPipelineConfig
 
 
 @dataclass
 class DeviceCounters:
+    """Frames the device received and sent (in all and per port), dropped because no pipeline
+    was set, and PacketIns that had no listener."""
+
     frames_rx: int = 0
     frames_tx: int = 0
     frames_dropped_no_pipeline: int = 0

@@ -22,6 +22,9 @@ UNSUPPORTED = "unsupported"
 
 @dataclass(frozen=True)
 class CorpusCase:
+    """One test of a corpus: the program, its STF file, the outcome (``passed``, ``failed`` or
+    ``unsupported``) and the detail (the run's report, or the error)."""
+
     program: Path
     stf: Path
     outcome: str
@@ -30,6 +33,8 @@ class CorpusCase:
 
 @dataclass
 class CorpusResult:
+    """Every case of a corpus run, in path order."""
+
     cases: list[CorpusCase] = field(default_factory=list)
 
     def count(self, outcome: str) -> int:

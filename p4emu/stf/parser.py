@@ -103,18 +103,24 @@ class StfNumber:
 
 @dataclass(frozen=True)
 class StfMatch:
+    """``KEY:VALUE``: one key field of an ``add``, its name as written."""
+
     field: str
     value: StfNumber
 
 
 @dataclass(frozen=True)
 class StfArg:
+    """``ARG:VALUE``: one action argument, its name as written."""
+
     name: str
     value: StfNumber
 
 
 @dataclass(frozen=True)
 class StfActionCall:
+    """``ACTION(ARG:VALUE, ...)``: the action's name as written and its arguments."""
+
     name: str
     args: tuple[StfArg, ...] = ()
 
@@ -124,11 +130,16 @@ class StfActionCall:
 
 @dataclass(frozen=True)
 class StfCommand:
+    """Base of the commands; ``line`` is the command's 1-based line in the file."""
+
     line: int
 
 
 @dataclass(frozen=True)
 class StfAdd(StfCommand):
+    """``add TABLE [PRIORITY] KEY:VALUE... ACTION(...) [= HANDLE]``; ``priority`` and
+    ``handle`` None when not written."""
+
     table: str
     priority: int | None
     matches: tuple[StfMatch, ...]
@@ -138,6 +149,8 @@ class StfAdd(StfCommand):
 
 @dataclass(frozen=True)
 class StfSetDefault(StfCommand):
+    """``setdefault TABLE ACTION(...)``: set the table's default action."""
+
     table: str
     action: StfActionCall
 
@@ -149,6 +162,8 @@ class StfRemoveAll(StfCommand):
 
 @dataclass(frozen=True)
 class StfPacket(StfCommand):
+    """``packet PORT HEX...``: send ``data`` into ingress port ``port``."""
+
     port: int
     data: bytes
 
@@ -213,6 +228,8 @@ class StfCheckCounter(StfCommand):
 
 @dataclass(frozen=True)
 class StfCheckRegister(StfCommand):
+    """``check_register NAME(INDEX) OP NUMBER`` (p4emu extension): compare a register cell."""
+
     register: str
     index: int
     op: str
@@ -221,57 +238,77 @@ class StfCheckRegister(StfCommand):
 
 @dataclass(frozen=True)
 class StfMirroringAdd(StfCommand):
+    """``mirroring_add SESSION PORT``: a clone session to one port."""
+
     session: int
     port: int
 
 
 @dataclass(frozen=True)
 class StfMirroringAddMc(StfCommand):
+    """``mirroring_add_mc SESSION GROUP``: a clone session to a multicast group."""
+
     session: int
     group: int
 
 
 @dataclass(frozen=True)
 class StfMirroringDelete(StfCommand):
+    """``mirroring_delete SESSION``."""
+
     session: int
 
 
 @dataclass(frozen=True)
 class StfMirroringGet(StfCommand):
+    """``mirroring_get SESSION``."""
+
     session: int
 
 
 @dataclass(frozen=True)
 class StfMcGroupCreate(StfCommand):
+    """``mc_mgrp_create GROUP``."""
+
     group: int
 
 
 @dataclass(frozen=True)
 class StfMcNodeCreate(StfCommand):
+    """``mc_node_create RID PORT...``."""
+
     rid: int
     ports: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class StfMcNodeUpdate(StfCommand):
+    """``mc_node_update NODE PORT...``: replace a node's ports."""
+
     node: int
     ports: tuple[int, ...]
 
 
 @dataclass(frozen=True)
 class StfMcNodeAssociate(StfCommand):
+    """``mc_node_associate GROUP NODE``."""
+
     group: int
     node: int
 
 
 @dataclass(frozen=True)
 class StfCounterRead(StfCommand):
+    """``counter_read NAME INDEX``."""
+
     counter: str
     index: int
 
 
 @dataclass(frozen=True)
 class StfCounterWrite(StfCommand):
+    """``counter_write NAME INDEX PACKETS BYTES``."""
+
     counter: str
     index: int
     packets: int
@@ -280,12 +317,16 @@ class StfCounterWrite(StfCommand):
 
 @dataclass(frozen=True)
 class StfRegisterRead(StfCommand):
+    """``register_read NAME INDEX``."""
+
     register: str
     index: int
 
 
 @dataclass(frozen=True)
 class StfRegisterWrite(StfCommand):
+    """``register_write NAME INDEX VALUE``."""
+
     register: str
     index: int
     value: int
@@ -293,6 +334,8 @@ class StfRegisterWrite(StfCommand):
 
 @dataclass(frozen=True)
 class StfRegisterReset(StfCommand):
+    """``register_reset NAME``: every cell back to 0."""
+
     register: str
 
 
@@ -306,6 +349,9 @@ class StfMeterRate:
 
 @dataclass(frozen=True)
 class StfMeterGetRates(StfCommand):
+    """``meter_get_rates NAME INDEX``; of a direct meter, ``index`` is the entry (module
+    docstring)."""
+
     meter: str
     index: int | str  # a direct meter's entry: a handle name, or BMv2's entry handle
 
@@ -342,6 +388,9 @@ _COMPARISONS = ("==", "!=", "<", "<=", ">", ">=")
 
 @dataclass
 class _Tok:
+    """One token of a command line: its kind (the token pattern's group name), text and
+    column (1-based)."""
+
     kind: str
     text: str
     column: int = 0

@@ -170,6 +170,8 @@ def options_from_text(text: str, file: str, options: StfOptions) -> None:
 
 @dataclass
 class ReceivedPacket:
+    """A packet the switch output: its egress port and bytes."""
+
     port: int
     data: bytes
 

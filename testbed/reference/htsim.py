@@ -149,6 +149,9 @@ def command(
 
 @dataclass(frozen=True)
 class HtsimStdout:
+    """What htsim's stdout says: the MTU in bytes, each finished flow's name and completion time
+    in µs by flow id, and the run's summary counts."""
+
     mtu: int
     finished: dict[int, tuple[str, float]]  # flow id -> (name, completion µs)
     summary: dict[str, int]  # New, Rtx, RTS, Bounced, ACKs, NACKs (run totals)

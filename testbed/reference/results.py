@@ -48,6 +48,9 @@ class SideRun:
 
 @dataclass(frozen=True)
 class ChildRun:
+    """How a child process ended: its exit status (-1 when it could not be measured), wall
+    seconds, peak RSS in MiB and whether it was killed at its timeout."""
+
     returncode: int
     wall_s: float
     peak_rss_mib: float

@@ -27,6 +27,9 @@ NOT_REPRODUCED_FILE = "not_reproduced.yaml"
 
 @dataclass(frozen=True)
 class Target:
+    """One target: its id, the workloads it applies to, the comparison metric it reads, how it
+    is met (``within`` or ``at_most`` the bound) and the claim in words."""
+
     id: str
     applies_to: str  # "permutation", "incast" or "victim" (an incast with a victim)
     metric: str  # the key of the comparison it reads

@@ -159,6 +159,9 @@ class LatencyCheck:
 
 @dataclass(frozen=True, slots=True)
 class Assertions:
+    """What must hold of a run (docs/scenarios.md); a check whose value is None or empty is not
+    made. Times in ns; ``section`` is where they are in the file."""
+
     byte_exact: bool = True
     expect_failure_within_ns: int | None = None  # every transfer must fail by then
     completion_max_ns: int | None = None
@@ -235,6 +238,9 @@ class NegativeControl:
 
 @dataclass(frozen=True, slots=True)
 class FabricSpec:
+    """The fabric's switches as a scenario sets them: packet trimming and ECN marking on or off,
+    every link's rate in Gb/s (None: the topology's) and PFC (None: none)."""
+
     trimming: bool = True
     ecn: bool = True
     rate_gbps: float | None = None  # override of every link's rate (topology link_defaults)
@@ -264,6 +270,9 @@ class Sweep:
 
 @dataclass(frozen=True, slots=True)
 class Scenario:
+    """A scenario file, validated and resolved against its topology (module docstring): what
+    to run, on which fabric, what must hold and how it relates to the paper. Times in ns."""
+
     name: str
     description: str
     paper: str  # what the paper states, for docs/results.md ("" if beyond the paper)

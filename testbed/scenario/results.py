@@ -22,6 +22,10 @@ RECORDED_BINS_MAX = 1000
 
 @dataclass
 class TransferResult:
+    """One transfer of a run: what was sent (bytes, transport, start), when it completed
+    (None: it did not), what arrived and was verified, why it failed (None: it did not) and
+    its retransmissions, NACKs and timeouts. Times in ns."""
+
     name: str
     traffic: str
     src: str
@@ -53,6 +57,9 @@ class TransferResult:
 
 @dataclass
 class EventResult:
+    """One timeline event of a run: its index, kind, time in ns, description, target and
+    parameters, and the repath time in ns of each connection it affected (None: none measured)."""
+
     index: int
     kind: str
     at_ns: int
@@ -104,6 +111,10 @@ class Check:
 
 @dataclass
 class RunResult:
+    """Everything one run of a scenario produced: its transfers and events, goodput per bin,
+    counters, EV changes, the event log's hash (None: none kept), the checks, the files
+    written and what ran it."""
+
     scenario: str
     variant: str  # "mrc", "roce", "baseline", "control:<name>", "case:<...>"
     mode: str

@@ -49,6 +49,9 @@ def default_tdf(topology: Topology, mode: str, target: str) -> int:
 
 @dataclass
 class RunOptions:
+    """How to run a scenario: the mode (a name of ``testbed.modes``), seed (None: the
+    scenario's), progress bar, and the process or virtual fabric's settings (None: the default)."""
+
     mode: str = "virtual"  # a name of the modes registry (testbed.modes)
     seed: int | None = None
     progress: bool = False  # a progress bar on stderr (drawn only on a TTY)

@@ -112,6 +112,8 @@ def control_caught(control: NegativeControl, run: RunResult) -> tuple[bool, str]
 
 @dataclass
 class Comparison:
+    """A scenario run with MRC and with RoCE, and the checks between the two runs."""
+
     scenario: Scenario
     mrc: RunResult
     roce: RunResult
@@ -154,6 +156,9 @@ def compare(scenario: Scenario, options: RunOptions, out_dir: Path | None = None
 
 @dataclass(frozen=True)
 class SweepCase:
+    """One case of a failure sweep: its name, the failures it injects and whether every flow
+    still has a path."""
+
     name: str
     timeline: tuple[Event, ...]
     path_left: bool  # every flow still has a path between its ends

@@ -26,6 +26,9 @@ ROCE_PREFIX = "RoCE: "
 
 @dataclass
 class SeedRun:
+    """One seed's runs: the MRC run, the RoCE run when compared (else None) and the checks
+    between the two."""
+
     seed: int
     mrc: RunResult
     roce: RunResult | None = None
@@ -47,6 +50,9 @@ class SeedRun:
 
 @dataclass
 class SeedSweep:
+    """A scenario run over several seeds: every seed's runs, each check's distribution over the
+    seeds, and whether RoCE was run beside MRC."""
+
     scenario: Scenario
     runs: list[SeedRun]
     distributions: list[Distribution]
