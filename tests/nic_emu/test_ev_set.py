@@ -285,3 +285,35 @@ def test_busy_ports_pass_their_turn_to_the_port_that_frees_first() -> None:
 def test_state_names_are_the_states_names() -> None:
     assert [STATE_NAMES[s] for s in EvState] == [s.name for s in EvState]
     assert STATE_NAMES[SKIP] == "SKIP" and STATE_NAMES[DENIED] == "DENIED"
+
+
+def test_planes_numbered_with_gaps_keep_their_slots_by_position() -> None:
+    # The per-plane slots and next positions are kept by the plane's position in
+    # ``planes``; the planes' numbers (here 1, 3 and 6) index ``free_at`` and the entries.
+    active = {
+        p: [EvEntry(ev=(p << 28) | i, plane=p, path=(p, i % 2)) for i in range(3)]
+        for p in (1, 3, 6)
+    }
+    evs = EvSet(active, {}, min_active_per_plane=0, skip_ns=1000, rng=random.Random(11))
+    assert evs.planes == [1, 3, 6]
+    picks = [evs.pick(0) for _ in range(9)]
+    assert Counter(e.plane for e in picks if e is not None) == {1: 3, 3: 3, 6: 3}
+    assert len({e.ev for e in picks if e is not None}) == 9
+    for k, p in enumerate(evs.planes):
+        assert {evs.ring[i].plane for i in evs._slots[k]} == {p}
+    # free_at is indexed by plane number: only plane 6's port is free.
+    free_at = [0, 50, 0, 50, 0, 0, 0]
+    got = evs.pick(10, free_at)
+    assert got is not None and got.plane == 6
+    turn, ppos = evs._turn, list(evs._ppos)
+    again = evs.pick(10, free_at)
+    assert again is not None and again.plane == 6 and again is not got
+    evs.unpick()  # the same EV comes first next time
+    assert (evs._turn, evs._ppos) == (turn, ppos)
+    assert evs.pick(10, free_at) is again
+    evs.unpick()
+    evs.unpick()  # nothing left to undo: no change
+    assert (evs._turn, evs._ppos) == (turn, ppos)
+    # Every port busy: the plane whose port frees first (plane 3 at 20).
+    busy = evs.pick(10, [0, 30, 0, 20, 0, 0, 40])
+    assert busy is not None and busy.plane == 3
