@@ -9,6 +9,10 @@
 cimport cython
 
 
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
+cpdef shuffle(object rng, list x)
+
+
 cdef class EvEntry:
     cdef public object ev
     cdef public Py_ssize_t plane

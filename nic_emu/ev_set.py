@@ -29,6 +29,7 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Hashable, Iterable
+from typing import Any
 
 from nic_emu.exceptions import EvManagementError
 
@@ -47,6 +48,33 @@ DENIED = EvState.DENIED
 #: each state's name, indexed by the state (``STATE_NAMES[s] == s.name``, without the
 #: enum's name property, a Python call, on every state change)
 STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
+
+
+def shuffle(rng: random.Random, x: list[Any]) -> None:
+    """``rng.shuffle(x)``: the same draws from ``rng`` and the same order of ``x``.
+
+    For a ``random.Random`` itself, ``Random.shuffle``'s loop with its
+    ``_randbelow_with_getrandbits`` written out here (compiled, it runs in C and calls
+    only ``getrandbits``: a connection's EV ring shuffles a few hundred EVs when it is
+    set up); any other generator (a subclass may draw otherwise) shuffles by its own
+    ``shuffle``. ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw."""
+    if type(rng) is not random.Random:
+        rng.shuffle(x)
+        return
+    getrandbits = rng.getrandbits
+    i = len(x) - 1
+    while i > 0:
+        n = i + 1  # j = randbelow(i + 1): k = n.bit_length() bits, redrawn while >= n
+        k = 0
+        b = n
+        while b:
+            k += 1
+            b >>= 1
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+        i -= 1
 
 
 class EvEntry:
@@ -241,12 +269,12 @@ class EvSet:
     def _interleave(self, active: dict[int, list[EvEntry]]) -> list[EvEntry]:
         per_plane = {p: list(active[p]) for p in self.planes}
         for entries in per_plane.values():
-            self._rng.shuffle(entries)
+            shuffle(self._rng, entries)
         ring: list[EvEntry] = []
         depth = max((len(v) for v in per_plane.values()), default=0)
         for r in range(depth):
             order = list(self.planes)
-            self._rng.shuffle(order)
+            shuffle(self._rng, order)
             ring.extend([per_plane[p][r] for p in order if r < len(per_plane[p])])
         return ring
 

@@ -52,10 +52,14 @@ def mrc_entries(
         # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
         # whose route all EVs through that T1 share (the salt picks no path)
         routes = [host.ev_route(peer, encode_ev(p, t1)) for t1 in range(t1_count)]
-        entries = [
-            entry(host, peer, encode_ev(p, j % t1_count, j // t1_count), routes[j % t1_count])
-            for j in range(want_active + want_backup)
-        ]
+        entries = []
+        for j in range(want_active + want_backup):
+            # entry() written out (a few hundred EVs per connection, made when it is set up)
+            t1 = j % t1_count
+            plane, path, wire = routes[t1]
+            e = EvEntry(encode_ev(p, t1, j // t1_count), plane, path)
+            e.wire = wire
+            entries.append(e)
         active[p] = entries[:want_active]
         backup[p] = entries[want_active:]
     return active, backup

@@ -8,7 +8,17 @@ from itertools import pairwise
 
 import pytest
 
-from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, STATE_NAMES, EvEntry, EvSet, EvState
+from nic_emu.ev_set import (
+    ASSUMED_BAD,
+    DENIED,
+    GOOD,
+    SKIP,
+    STATE_NAMES,
+    EvEntry,
+    EvSet,
+    EvState,
+    shuffle,
+)
 from nic_emu.exceptions import EvManagementError
 
 
@@ -317,3 +327,36 @@ def test_planes_numbered_with_gaps_keep_their_slots_by_position() -> None:
     # Every port busy: the plane whose port frees first (plane 3 at 20).
     busy = evs.pick(10, [0, 30, 0, 20, 0, 0, 40])
     assert busy is not None and busy.plane == 3
+
+
+def test_shuffle_draws_as_random_shuffle() -> None:
+    # The same order and the same generator state after, for every length from 0 (lengths
+    # just past a power of two redraw most often) and many seeds.
+    for seed in range(40):
+        ours, ref = random.Random(seed), random.Random(seed)
+        for n in (*range(12), 16, 17, 33, 64, 65, 100, 257):
+            got, want = list(range(n)), list(range(n))
+            shuffle(ours, got)
+            ref.shuffle(want)
+            assert got == want
+        assert ours.getstate() == ref.getstate()
+
+
+def test_shuffle_leaves_another_generator_to_its_own_shuffle() -> None:
+    class Reversing(random.Random):
+        def shuffle(self, x: list) -> None:  # type: ignore[override]
+            x.reverse()
+
+    items = [1, 2, 3, 4]
+    shuffle(Reversing(1), items)
+    assert items == [4, 3, 2, 1]
+
+    class OwnRandom(random.Random):  # draws by random(), not getrandbits: its own path
+        def random(self) -> float:
+            return 0.0
+
+    items = list(range(6))
+    shuffle(OwnRandom(2), items)
+    want = list(range(6))
+    OwnRandom(2).shuffle(want)
+    assert items == want
