@@ -13,6 +13,13 @@ cimport cython
 cpdef shuffle(object rng, list x)
 
 
+cdef class EvEntry
+
+
+@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, t1=Py_ssize_t, e=EvEntry, out=list)
+cpdef list plane_entries(object plane, Py_ssize_t count, list routes, object encode)
+
+
 cdef class EvEntry:
     cdef public object ev
     cdef public Py_ssize_t plane

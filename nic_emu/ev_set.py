@@ -31,6 +31,8 @@ import random
 from collections.abc import Callable, Hashable, Iterable
 from typing import Any
 
+import cython
+
 from nic_emu.exceptions import EvManagementError
 
 
@@ -175,6 +177,26 @@ class EvEntry:
         }
 
 
+def plane_entries(
+    plane: int,
+    count: int,
+    routes: list[tuple[int, Hashable, object]],
+    encode: Callable[[int, int, int], int],
+) -> list[EvEntry]:
+    """``count`` new entries of ``plane`` (a connection's share of it, set up once):
+    entry j has EV ``encode(plane, t1, j // len(routes))`` with ``t1 = j % len(routes)``,
+    and that T1's route ``routes[t1]``, a (plane, path, wire) triple."""
+    t1s = len(routes)
+    out: list[EvEntry] = []
+    for j in range(count):
+        t1 = j % t1s
+        on, path, wire = routes[t1]
+        e = EvEntry(encode(plane, t1, j // t1s), on, path)
+        e.wire = wire
+        out.append(e)
+    return out
+
+
 # (entry, old state, new state, reason, now_ns)
 ChangeCallback = Callable[[EvEntry, EvState, EvState, str, int], None]
 FloorCallback = Callable[[EvEntry, str, int], None]
@@ -185,6 +207,9 @@ PathCallback = Callable[[Hashable, str, int], None]
 class EvSet:
     """The EV state machine of one connection (sans-IO: every call takes ``now``)."""
 
+    @cython.locals(
+        e=EvEntry, i=cython.Py_ssize_t, slots=list, position=dict, by_path=dict, by_ev=dict
+    )
     def __init__(
         self,
         active: dict[int, list[EvEntry]],
@@ -224,9 +249,10 @@ class EvSet:
         # per pick): its ring slots (a slot keeps its plane: replacements come from the
         # same plane) and the next slot to try; and whose turn it is among the planes.
         position = {p: k for k, p in enumerate(self.planes)}
-        self._slots: list[list[int]] = [[] for _ in self.planes]
+        slots = [[] for _ in self.planes]
         for i, e in enumerate(self.ring):
-            self._slots[position[e.plane]].append(i)
+            slots[position[e.plane]].append(i)
+        self._slots: list[list[int]] = slots
         self._ppos: list[int] = [0] * len(self.planes)
         self._turn = 0
         # What unpick restores: the position of the plane last picked from (-1: nothing
@@ -236,9 +262,10 @@ class EvSet:
         self._undo_turn = 0
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
         # The EVs of each path: they cross the same links, so they share a hard failure.
-        self.by_path: dict[Hashable, list[EvEntry]] = {}
-        for e in self.by_ev.values():
-            self.by_path.setdefault(e.path, []).append(e)
+        by_path: dict[Hashable, list[EvEntry]] = {}
+        for e in by_ev.values():
+            by_path.setdefault(e.path, []).append(e)
+        self.by_path = by_path
         # Per path: (send time of the first lost packet, losses) while nothing sent on the
         # path after that packet has been acknowledged (see mark_bad).
         self._undelivered: dict[Hashable, tuple[int, int]] = {}
