@@ -9,6 +9,17 @@
 cimport cython
 
 
+@cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
+cpdef shuffle(object rng, list x)
+
+
+cdef class EvEntry
+
+
+@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, t1=Py_ssize_t, e=EvEntry, out=list)
+cpdef list plane_entries(object plane, Py_ssize_t count, list routes, object encode)
+
+
 cdef class EvEntry:
     cdef public object ev
     cdef public Py_ssize_t plane
@@ -48,28 +59,30 @@ cdef class EvSet:
     cdef public set local_down
     cdef public set remote_down
     cdef public list ring
-    cdef public dict _slots
-    cdef public dict _ppos
+    cdef public list _slots
+    cdef public list _ppos
     cdef public Py_ssize_t _turn
-    cdef public object _undo
+    cdef public Py_ssize_t _undo_k
+    cdef public Py_ssize_t _undo_pos
+    cdef public Py_ssize_t _undo_turn
     cdef public long long bad_count
     cdef public dict by_path
     cdef public dict _undelivered
     cdef public dict quarantined
 
     @cython.locals(
-        planes=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, p=Py_ssize_t,
+        planes=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, pos=Py_ssize_t, p=Py_ssize_t,
         i=Py_ssize_t, busy=bint, wait_k=Py_ssize_t, wait_i=Py_ssize_t, best=EvEntry,
         e=EvEntry, held=dict,
     )
     cpdef EvEntry pick(self, object now, list free_at=*)
     @cython.locals(
         ring=list, slots=list, m=Py_ssize_t, i=Py_ssize_t, _=Py_ssize_t, held=dict,
-        e=EvEntry,
+        e=EvEntry, slot=Py_ssize_t,
     )
-    cpdef Py_ssize_t _scan(self, Py_ssize_t plane, object now) except? -2
+    cpdef Py_ssize_t _scan(self, Py_ssize_t pos, object now) except? -2
     @cython.locals(e=EvEntry)
-    cpdef EvEntry _take(self, Py_ssize_t plane, Py_ssize_t i, Py_ssize_t turn, object now)
+    cpdef EvEntry _take(self, Py_ssize_t pos, Py_ssize_t i, Py_ssize_t turn, object now)
     cpdef unpick(self)
     cpdef bint plane_usable(self, object plane) except -1
     cpdef mark_skip(self, EvEntry e, object now)

@@ -29,6 +29,9 @@ from __future__ import annotations
 import enum
 import random
 from collections.abc import Callable, Hashable, Iterable
+from typing import Any
+
+import cython
 
 from nic_emu.exceptions import EvManagementError
 
@@ -47,6 +50,33 @@ DENIED = EvState.DENIED
 #: each state's name, indexed by the state (``STATE_NAMES[s] == s.name``, without the
 #: enum's name property, a Python call, on every state change)
 STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
+
+
+def shuffle(rng: random.Random, x: list[Any]) -> None:
+    """``rng.shuffle(x)``: the same draws from ``rng`` and the same order of ``x``.
+
+    For a ``random.Random`` itself, ``Random.shuffle``'s loop with its
+    ``_randbelow_with_getrandbits`` written out here (compiled, it runs in C and calls
+    only ``getrandbits``: a connection's EV ring shuffles a few hundred EVs when it is
+    set up); any other generator (a subclass may draw otherwise) shuffles by its own
+    ``shuffle``. ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw."""
+    if type(rng) is not random.Random:
+        rng.shuffle(x)
+        return
+    getrandbits = rng.getrandbits
+    i = len(x) - 1
+    while i > 0:
+        n = i + 1  # j = randbelow(i + 1): k = n.bit_length() bits, redrawn while >= n
+        k = 0
+        b = n
+        while b:
+            k += 1
+            b >>= 1
+        j = getrandbits(k)
+        while j >= n:
+            j = getrandbits(k)
+        x[i], x[j] = x[j], x[i]
+        i -= 1
 
 
 class EvEntry:
@@ -147,6 +177,26 @@ class EvEntry:
         }
 
 
+def plane_entries(
+    plane: int,
+    count: int,
+    routes: list[tuple[int, Hashable, object]],
+    encode: Callable[[int, int, int], int],
+) -> list[EvEntry]:
+    """``count`` new entries of ``plane`` (a connection's share of it, set up once):
+    entry j has EV ``encode(plane, t1, j // len(routes))`` with ``t1 = j % len(routes)``,
+    and that T1's route ``routes[t1]``, a (plane, path, wire) triple."""
+    t1s = len(routes)
+    out: list[EvEntry] = []
+    for j in range(count):
+        t1 = j % t1s
+        on, path, wire = routes[t1]
+        e = EvEntry(encode(plane, t1, j // t1s), on, path)
+        e.wire = wire
+        out.append(e)
+    return out
+
+
 # (entry, old state, new state, reason, now_ns)
 ChangeCallback = Callable[[EvEntry, EvState, EvState, str, int], None]
 FloorCallback = Callable[[EvEntry, str, int], None]
@@ -157,6 +207,9 @@ PathCallback = Callable[[Hashable, str, int], None]
 class EvSet:
     """The EV state machine of one connection (sans-IO: every call takes ``now``)."""
 
+    @cython.locals(
+        e=EvEntry, i=cython.Py_ssize_t, slots=list, position=dict, by_path=dict, by_ev=dict
+    )
     def __init__(
         self,
         active: dict[int, list[EvEntry]],
@@ -192,19 +245,27 @@ class EvSet:
                     e.active = is_active
                     by_ev[ev] = e
         self.ring: list[EvEntry] = self._interleave(active)
-        # Per plane: its ring slots (a slot keeps its plane: replacements come from the
-        # same plane), the next slot to try, and whose turn it is among the planes.
-        self._slots: dict[int, list[int]] = {p: [] for p in self.planes}
+        # Per plane, by its position in ``planes`` (list indexing, no dictionary lookup
+        # per pick): its ring slots (a slot keeps its plane: replacements come from the
+        # same plane) and the next slot to try; and whose turn it is among the planes.
+        position = {p: k for k, p in enumerate(self.planes)}
+        slots = [[] for _ in self.planes]
         for i, e in enumerate(self.ring):
-            self._slots[e.plane].append(i)
-        self._ppos: dict[int, int] = dict.fromkeys(self.planes, 0)
+            slots[position[e.plane]].append(i)
+        self._slots: list[list[int]] = slots
+        self._ppos: list[int] = [0] * len(self.planes)
         self._turn = 0
-        self._undo: tuple[int, int, int] | None = None  # (plane, its slot, turn) for unpick
+        # What unpick restores: the position of the plane last picked from (-1: nothing
+        # to undo), that plane's next slot and the turn before that pick.
+        self._undo_k = -1
+        self._undo_pos = 0
+        self._undo_turn = 0
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
         # The EVs of each path: they cross the same links, so they share a hard failure.
-        self.by_path: dict[Hashable, list[EvEntry]] = {}
-        for e in self.by_ev.values():
-            self.by_path.setdefault(e.path, []).append(e)
+        by_path: dict[Hashable, list[EvEntry]] = {}
+        for e in by_ev.values():
+            by_path.setdefault(e.path, []).append(e)
+        self.by_path = by_path
         # Per path: (send time of the first lost packet, losses) while nothing sent on the
         # path after that packet has been acknowledged (see mark_bad).
         self._undelivered: dict[Hashable, tuple[int, int]] = {}
@@ -235,12 +296,12 @@ class EvSet:
     def _interleave(self, active: dict[int, list[EvEntry]]) -> list[EvEntry]:
         per_plane = {p: list(active[p]) for p in self.planes}
         for entries in per_plane.values():
-            self._rng.shuffle(entries)
+            shuffle(self._rng, entries)
         ring: list[EvEntry] = []
         depth = max((len(v) for v in per_plane.values()), default=0)
         for r in range(depth):
             order = list(self.planes)
-            self._rng.shuffle(order)
+            shuffle(self._rng, order)
             ring.extend([per_plane[p][r] for p in order if r < len(per_plane[p])])
         return ring
 
@@ -260,13 +321,15 @@ class EvSet:
         # waits until it could matter).
         busy = False
         for k in range(n):
-            p = planes[(start + k) % n]
-            if free_at is not None and free_at[p] > now:
-                busy = True
-                continue
-            i = self._scan(p, now)
+            pos = (start + k) % n
+            if free_at is not None:
+                p = planes[pos]
+                if free_at[p] > now:
+                    busy = True
+                    continue
+            i = self._scan(pos, now)
             if i >= 0:
-                return self._take(p, i, (start + k + 1) % n, now)
+                return self._take(pos, i, (start + k + 1) % n, now)
         if busy:
             # Every free plane lacks an EV: the busy plane whose port frees first (the
             # earliest in turn order among equals) among those with an EV. A plane whose
@@ -275,20 +338,19 @@ class EvSet:
             wait_i = -1
             wait_free = 0
             for k in range(n):
-                p = planes[(start + k) % n]
+                pos = (start + k) % n
+                p = planes[pos]
                 free = free_at[p]  # type: ignore[index]
                 if free <= now or (wait_k >= 0 and free >= wait_free):
                     continue
-                i = self._scan(p, now)
+                i = self._scan(pos, now)
                 if i >= 0:
                     wait_k = k
                     wait_i = i
                     wait_free = free
             if wait_k >= 0:
-                return self._take(
-                    planes[(start + wait_k) % n], wait_i, (start + wait_k + 1) % n, now
-                )
-        self._undo = None
+                return self._take((start + wait_k) % n, wait_i, (start + wait_k + 1) % n, now)
+        self._undo_k = -1
         # No GOOD EV anywhere: a skipped EV is still better than not sending.
         best: EvEntry | None = None
         for e in self.ring:
@@ -302,17 +364,19 @@ class EvSet:
                     return e
         return best
 
-    def _scan(self, plane: int, now: int) -> int:
-        """Index in the plane's slots of its next pickable EV (-1: none)."""
+    def _scan(self, pos: int, now: int) -> int:
+        """Index in the slots of the plane at ``pos`` in ``planes`` of its next pickable
+        EV (-1: none)."""
         ring = self.ring
-        slots = self._slots[plane]
+        slots = self._slots[pos]
         m = len(slots)
-        i = self._ppos[plane]
+        i = self._ppos[pos]
         held = self.quarantined
         for _ in range(m):
             if i >= m:
                 i = 0
-            e = ring[slots[i]]
+            slot = slots[i]
+            e = ring[slot]
             state = e.state
             if (state is GOOD or (state is SKIP and now >= e.skip_until)) and not (
                 held and e.path in held
@@ -321,22 +385,24 @@ class EvSet:
             i += 1
         return -1
 
-    def _take(self, plane: int, i: int, turn: int, now: int) -> EvEntry:
-        e = self.ring[self._slots[plane][i]]
+    def _take(self, pos: int, i: int, turn: int, now: int) -> EvEntry:
+        """Pick slot ``i`` of the plane at ``pos``; ``turn`` is the next plane's turn."""
+        e = self.ring[self._slots[pos][i]]
         if e.state is SKIP:
             self._set(e, GOOD, "skip_expired", now)
-        self._undo = (plane, self._ppos[plane], self._turn)
-        self._ppos[plane] = i + 1
+        self._undo_k = pos
+        self._undo_pos = self._ppos[pos]
+        self._undo_turn = self._turn
+        self._ppos[pos] = i + 1
         self._turn = turn
         return e
 
     def unpick(self) -> None:
         """Undo the last :meth:`pick`: the same EV comes first next time (its port was busy)."""
-        if self._undo is not None:
-            plane, pos, turn = self._undo
-            self._ppos[plane] = pos
-            self._turn = turn
-            self._undo = None
+        if self._undo_k >= 0:
+            self._ppos[self._undo_k] = self._undo_pos
+            self._turn = self._undo_turn
+            self._undo_k = -1
 
     def has_usable(self) -> bool:
         return any(e.state <= SKIP for e in self.ring)

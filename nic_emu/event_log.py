@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
+from json.encoder import JSONEncoder, c_make_encoder, encode_basestring_ascii
 from pathlib import Path
 from typing import IO, Any
 
@@ -37,6 +38,40 @@ CONN_FAILED = "conn_failed"  # a connection moved to the error state: detail rea
 WRITE_DONE = "write_done"  # a WRITE was fully acknowledged at the sender
 WRITE_RECEIVED = "write_received"  # a WRITE was fully placed at the receiver
 RX_DROP = "rx_drop"  # a packet from the wire was dropped: detail reason
+
+
+#: the form of a record's JSON line: ``json.dumps(data, sort_keys=True, separators=(",", ":"))``
+LINE_ENCODER = JSONEncoder(sort_keys=True, separators=(",", ":"))
+# That encoder's C core (the ``_json`` module's), made once instead of once per line as
+# ``json.dumps`` does, and without the cycle check's bookkeeping (its ``markers``): a
+# line is the same text. Any error (a cycle is a RecursionError here, not the
+# reference's ValueError) sends the record to ``json.dumps``, which raises its own.
+_C_LINE = (
+    c_make_encoder(
+        None,
+        LINE_ENCODER.default,
+        encode_basestring_ascii,
+        None,
+        LINE_ENCODER.key_separator,
+        LINE_ENCODER.item_separator,
+        True,  # sort_keys
+        False,  # skipkeys
+        True,  # allow_nan
+    )
+    if c_make_encoder is not None
+    else None
+)
+
+
+def json_line(data: dict[str, Any]) -> str:
+    """``data`` as one JSON line (no newline): sorted keys, no spaces, ASCII; the text of
+    ``json.dumps(data, sort_keys=True, separators=(",", ":"))`` and its errors."""
+    if _C_LINE is not None:
+        try:
+            return "".join(_C_LINE(data, 0))
+        except Exception:  # the reference below raises the error to report
+            pass
+    return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(slots=True)
@@ -67,7 +102,7 @@ class EventRecord:
         return out
 
     def to_json(self) -> str:
-        return json.dumps(self.as_dict(), sort_keys=True, separators=(",", ":"))
+        return json_line(self.as_dict())
 
 
 class EventLog:

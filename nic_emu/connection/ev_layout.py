@@ -9,7 +9,7 @@ import zlib
 from typing import Protocol
 
 from nic_emu.config import NicConfig
-from nic_emu.ev_set import EvEntry
+from nic_emu.ev_set import EvEntry, plane_entries
 from topologies import AddressPlan, encode_ev
 
 EvRoute = tuple[int, tuple[int, str | None], bytes]  # plane, path key (plane, T1), carrier
@@ -52,10 +52,7 @@ def mrc_entries(
         # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
         # whose route all EVs through that T1 share (the salt picks no path)
         routes = [host.ev_route(peer, encode_ev(p, t1)) for t1 in range(t1_count)]
-        entries = [
-            entry(host, peer, encode_ev(p, j % t1_count, j // t1_count), routes[j % t1_count])
-            for j in range(want_active + want_backup)
-        ]
+        entries = plane_entries(p, want_active + want_backup, routes, encode_ev)
         active[p] = entries[:want_active]
         backup[p] = entries[want_active:]
     return active, backup

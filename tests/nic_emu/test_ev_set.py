@@ -8,7 +8,18 @@ from itertools import pairwise
 
 import pytest
 
-from nic_emu.ev_set import ASSUMED_BAD, DENIED, GOOD, SKIP, STATE_NAMES, EvEntry, EvSet, EvState
+from nic_emu.ev_set import (
+    ASSUMED_BAD,
+    DENIED,
+    GOOD,
+    SKIP,
+    STATE_NAMES,
+    EvEntry,
+    EvSet,
+    EvState,
+    plane_entries,
+    shuffle,
+)
 from nic_emu.exceptions import EvManagementError
 
 
@@ -285,3 +296,92 @@ def test_busy_ports_pass_their_turn_to_the_port_that_frees_first() -> None:
 def test_state_names_are_the_states_names() -> None:
     assert [STATE_NAMES[s] for s in EvState] == [s.name for s in EvState]
     assert STATE_NAMES[SKIP] == "SKIP" and STATE_NAMES[DENIED] == "DENIED"
+
+
+def test_planes_numbered_with_gaps_keep_their_slots_by_position() -> None:
+    # The per-plane slots and next positions are kept by the plane's position in
+    # ``planes``; the planes' numbers (here 1, 3 and 6) index ``free_at`` and the entries.
+    active = {
+        p: [EvEntry(ev=(p << 28) | i, plane=p, path=(p, i % 2)) for i in range(3)]
+        for p in (1, 3, 6)
+    }
+    evs = EvSet(active, {}, min_active_per_plane=0, skip_ns=1000, rng=random.Random(11))
+    assert evs.planes == [1, 3, 6]
+    picks = [evs.pick(0) for _ in range(9)]
+    assert Counter(e.plane for e in picks if e is not None) == {1: 3, 3: 3, 6: 3}
+    assert len({e.ev for e in picks if e is not None}) == 9
+    for k, p in enumerate(evs.planes):
+        assert {evs.ring[i].plane for i in evs._slots[k]} == {p}
+    # free_at is indexed by plane number: only plane 6's port is free.
+    free_at = [0, 50, 0, 50, 0, 0, 0]
+    got = evs.pick(10, free_at)
+    assert got is not None and got.plane == 6
+    turn, ppos = evs._turn, list(evs._ppos)
+    again = evs.pick(10, free_at)
+    assert again is not None and again.plane == 6 and again is not got
+    evs.unpick()  # the same EV comes first next time
+    assert (evs._turn, evs._ppos) == (turn, ppos)
+    assert evs.pick(10, free_at) is again
+    evs.unpick()
+    evs.unpick()  # nothing left to undo: no change
+    assert (evs._turn, evs._ppos) == (turn, ppos)
+    # Every port busy: the plane whose port frees first (plane 3 at 20).
+    busy = evs.pick(10, [0, 30, 0, 20, 0, 0, 40])
+    assert busy is not None and busy.plane == 3
+
+
+def test_shuffle_draws_as_random_shuffle() -> None:
+    # The same order and the same generator state after, for every length from 0 (lengths
+    # just past a power of two redraw most often) and many seeds.
+    for seed in range(40):
+        ours, ref = random.Random(seed), random.Random(seed)
+        for n in (*range(12), 16, 17, 33, 64, 65, 100, 257):
+            got, want = list(range(n)), list(range(n))
+            shuffle(ours, got)
+            ref.shuffle(want)
+            assert got == want
+        assert ours.getstate() == ref.getstate()
+
+
+def test_shuffle_leaves_another_generator_to_its_own_shuffle() -> None:
+    class Reversing(random.Random):
+        def shuffle(self, x: list) -> None:  # type: ignore[override]
+            x.reverse()
+
+    items = [1, 2, 3, 4]
+    shuffle(Reversing(1), items)
+    assert items == [4, 3, 2, 1]
+
+    class OwnRandom(random.Random):  # draws by random(), not getrandbits: its own path
+        def random(self) -> float:
+            return 0.0
+
+    items = list(range(6))
+    shuffle(OwnRandom(2), items)
+    want = list(range(6))
+    OwnRandom(2).shuffle(want)
+    assert items == want
+
+
+def test_plane_entries_take_the_t1s_in_turn_with_growing_salts() -> None:
+    routes = [(2, (2, "t1-0"), b"w0"), (2, (2, "t1-1"), b"w1"), (2, (2, "t1-2"), b"w2")]
+    calls: list[tuple[int, int, int]] = []
+
+    def encode(plane: int, t1: int, salt: int) -> int:
+        calls.append((plane, t1, salt))
+        return plane << 28 | t1 << 16 | salt
+
+    entries = plane_entries(2, 7, routes, encode)
+    assert calls == [(2, j % 3, j // 3) for j in range(7)]
+    assert [e.ev for e in entries] == [2 << 28 | (j % 3) << 16 | j // 3 for j in range(7)]
+    assert [(e.plane, e.path, e.wire) for e in entries] == [routes[j % 3] for j in range(7)]
+    fresh = EvEntry(0, 2, None)
+    for e in entries:  # otherwise as a new entry: the constructor's defaults
+        assert (e.state, e.active, e.tx_packets, e.probe_seq, e.last_tx_ns) == (
+            fresh.state,
+            fresh.active,
+            fresh.tx_packets,
+            fresh.probe_seq,
+            fresh.last_tx_ns,
+        )
+    assert plane_entries(0, 0, routes, encode) == []
