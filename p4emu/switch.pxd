@@ -16,6 +16,10 @@ cdef long long _MASK32  # 2**32 - 1, 2**48 - 1: the queueing fields' masks as C 
 cdef long long _MASK48
 
 
+cdef class PortOutput:
+    cpdef output(self, object port, object frame)
+
+
 cdef class Switch:
     cdef public object clock
     cdef public object drop_port
@@ -29,6 +33,7 @@ cdef class Switch:
     cdef public object _hi
     cdef public list _outputs
     cdef public object output_callback
+    cdef public PortOutput output_sink
     cdef public object admission_callback
     cdef public object release_callback
     cdef public object packet_in_callback
