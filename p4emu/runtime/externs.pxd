@@ -29,6 +29,7 @@ cdef class Counter:
     cdef public list _bytes
     cdef bytearray _cells
     cdef public list _packets
+    cdef Py_ssize_t _size
     cdef bint _wide
     cdef public object name
     cdef public object out_of_range

@@ -170,13 +170,24 @@ class Counter:
     either way. Generated code of a native runtime counts with :meth:`count_at`, a C call.
     """
 
-    __slots__ = ("_bytes", "_cells", "_packets", "_wide", "name", "out_of_range", "size", "type")
+    __slots__ = (
+        "_bytes",
+        "_cells",
+        "_packets",
+        "_size",
+        "_wide",
+        "name",
+        "out_of_range",
+        "size",
+        "type",
+    )
 
     def __init__(self, name: str, size: int, type: CounterType) -> None:
         if size < 0:
             raise ExternError(f"counter {name}: size must not be negative, got {size}")
         self.name = name
         self.size = size
+        self._size = size  # a C copy natively: count_at's range check
         self.type = type
         self.out_of_range = 0
         if cython.compiled:
@@ -212,7 +223,10 @@ class Counter:
 
     def count_at(self, index: int, length: int) -> None:
         """Generated code's count: one packet of ``length`` bytes at ``index``, which the
-        caller knows is in range (``0 <= index < size``; not checked again)."""
+        caller knows is in range (``0 <= index < size``). Not logged like :meth:`count`:
+        an index out of range is the caller's error (:class:`ExternIndexError`)."""
+        if not 0 <= index < self._size:
+            raise ExternIndexError("counter", self.name, index, self.size)
         if cython.compiled:
             if not self._wide and length >= 0:
                 cells: cython.pointer(cython.ulonglong) = cython.cast(

@@ -142,6 +142,10 @@ def test_counter_count_at_matches_count() -> None:
         direct.count_at(index, length)
     assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
     assert direct.read(0) == (3, 128) and direct.out_of_range == 0
+    for index in (-1, 4, 5):  # not in range: the caller's error, nothing counted
+        with pytest.raises(ExternIndexError):
+            direct.count_at(index, 1)
+    assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
 
 
 def test_counter_cells_are_the_lists_from_then_on() -> None:
