@@ -53,11 +53,12 @@ cdef class Switch:
     cdef public object _compute_fn
     cdef public object _egress_spec
     cdef public list _spare
+    cdef public Py_ssize_t _spare_count
 
     cpdef inject(self, object port, object data)
     cpdef poll(self)
     @cython.locals(
-        spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
+        ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
         sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long",
     )
     cpdef _ingress(
@@ -72,7 +73,7 @@ cdef class Switch:
     cpdef _run_hi(self)
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes,
-        sm=StandardMetadata, c_sm=StandardMetadata,
+        sm=StandardMetadata, c_sm=StandardMetadata, spare=list,
     )
     cpdef _egress(self, QueuedPacket queued)
     cpdef _drop(self, object port, object reason)

@@ -210,6 +210,10 @@ class Switch:
         # reused by the next ingress: resetting in place is cheaper than allocating every
         # header object again
         self._spare: list[PacketContext] = []
+        # the spares are _spare[:_spare_count]; the list never shrinks (a list popped to
+        # empty and appended again frees and allocates its storage each time), a slot past
+        # the count may still name a context in use: it is overwritten before it is taken
+        self._spare_count = 0
 
     # ------------------------------------------------------------------ properties
 
@@ -380,10 +384,10 @@ class Switch:
         copier: Any,
     ) -> None:
         prog = self.program
-        spare = self._spare
         length = len(data)
-        if spare:
-            ctx = spare.pop()
+        if self._spare_count:
+            self._spare_count -= 1
+            ctx = self._spare[self._spare_count]
             hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
             self._init_packet(hdr, meta, sm)
             ctx.renew(length)
@@ -582,7 +586,13 @@ class Switch:
         truncate = ctx.truncate
         if truncate is not None and truncate < len(frame):
             frame = frame[:truncate]
-        self._spare.append(ctx)  # nothing refers to it (nor its hdr, meta, sm) any more
+        # nothing refers to it (nor its hdr, meta, sm) any more: a spare
+        spare = self._spare
+        if self._spare_count < len(spare):
+            spare[self._spare_count] = ctx
+        else:
+            spare.append(ctx)
+        self._spare_count += 1
 
         # TRANSMIT
         if self._down and port in self._down:
