@@ -16,6 +16,10 @@ cdef long long _MASK32  # 2**32 - 1, 2**48 - 1: the queueing fields' masks as C 
 cdef long long _MASK48
 
 
+cdef class PortOutput:
+    cpdef output(self, object port, object frame)
+
+
 cdef class Switch:
     cdef public object clock
     cdef public object drop_port
@@ -29,6 +33,7 @@ cdef class Switch:
     cdef public object _hi
     cdef public list _outputs
     cdef public object output_callback
+    cdef public PortOutput output_sink
     cdef public object admission_callback
     cdef public object release_callback
     cdef public object packet_in_callback
@@ -48,11 +53,12 @@ cdef class Switch:
     cdef public object _compute_fn
     cdef public object _egress_spec
     cdef public list _spare
+    cdef public Py_ssize_t _spare_count
 
     cpdef inject(self, object port, object data)
     cpdef poll(self)
     @cython.locals(
-        spare=list, ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
+        ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
         sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long",
     )
     cpdef _ingress(
@@ -67,7 +73,7 @@ cdef class Switch:
     cpdef _run_hi(self)
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes,
-        sm=StandardMetadata, c_sm=StandardMetadata,
+        sm=StandardMetadata, c_sm=StandardMetadata, spare=list,
     )
     cpdef _egress(self, QueuedPacket queued)
     cpdef _drop(self, object port, object reason)

@@ -88,6 +88,20 @@ ReleaseCallback = Callable[[int, int, int], None]
 PacketInCallback = Callable[[bytes, dict[str, int]], None]
 
 
+class PortOutput:
+    """Where a switch sends the frames it transmits, called through C on the compiled
+    path (:attr:`Switch.output_sink`; an extension type there, whose ``output`` a
+    subclass overrides: a subclass compiled against ``p4emu/switch.pxd`` is called
+    through its C vtable, a Python subclass through Python, as any ``cpdef`` method).
+    The base sends nowhere: it refuses."""
+
+    __slots__ = ()
+
+    def output(self, port: int, frame: bytes) -> None:
+        """Transmit ``frame`` on ``port``."""
+        raise NotImplementedError(f"{type(self).__name__} must override PortOutput.output")
+
+
 class Switch:
     """A software v1model switch running one P4 program (see the module docs).
 
@@ -164,6 +178,9 @@ class Switch:
         self._hi: deque[tuple[int, bytes, int, Any, Any]] = deque()  # resubmit/recirc
         self._outputs: list[tuple[int, bytes]] = []
         self.output_callback: OutputCallback | None = None
+        # a PortOutput, called through C on the compiled path; when set, it is called
+        # instead of output_callback (both None: frames wait in collect())
+        self.output_sink: PortOutput | None = None
         # Buffer accounting by ingress port (a fabric's PFC, docs/p4emu-runtime.md): asked
         # before every enqueue, told when an admitted packet leaves the traffic manager.
         self.admission_callback: AdmissionCallback | None = None
@@ -193,6 +210,10 @@ class Switch:
         # reused by the next ingress: resetting in place is cheaper than allocating every
         # header object again
         self._spare: list[PacketContext] = []
+        # the spares are _spare[:_spare_count]; the list never shrinks (a list popped to
+        # empty and appended again frees and allocates its storage each time), a slot past
+        # the count may still name a context in use: it is overwritten before it is taken
+        self._spare_count = 0
 
     # ------------------------------------------------------------------ properties
 
@@ -212,7 +233,9 @@ class Switch:
             self._drop(port, DROP_PORT_DOWN_RX)
             return self.tm.next_departure_ns()
         self.packets_in += 1
-        self._ingress(port, bytes(data), PKT_INSTANCE_TYPE_NORMAL, None, None)
+        if type(data) is not bytes:  # a frame already bytes is kept (bytes() would return it)
+            data = bytes(data)
+        self._ingress(port, data, PKT_INSTANCE_TYPE_NORMAL, None, None)
         if self._hi:
             self._run_hi()
         self._drain()
@@ -361,10 +384,10 @@ class Switch:
         copier: Any,
     ) -> None:
         prog = self.program
-        spare = self._spare
         length = len(data)
-        if spare:
-            ctx = spare.pop()
+        if self._spare_count:
+            self._spare_count -= 1
+            ctx = self._spare[self._spare_count]
             hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
             self._init_packet(hdr, meta, sm)
             ctx.renew(length)
@@ -377,7 +400,8 @@ class Switch:
         if instance_type == PKT_INSTANCE_TYPE_NORMAL:  # standard metadata all 0 but these
             sm.ingress_port = port
             now_us = read_us(self.clock)
-            sm.ingress_global_timestamp = now_us & 0xFFFFFFFFFFFF
+            # a C constant: Cython keeps a literal past 32 bits a Python object
+            sm.ingress_global_timestamp = now_us & _MASK48
         else:
             sm.instance_type = instance_type
             if copier is not None and preserved is not None:
@@ -562,7 +586,13 @@ class Switch:
         truncate = ctx.truncate
         if truncate is not None and truncate < len(frame):
             frame = frame[:truncate]
-        self._spare.append(ctx)  # nothing refers to it (nor its hdr, meta, sm) any more
+        # nothing refers to it (nor its hdr, meta, sm) any more: a spare
+        spare = self._spare
+        if self._spare_count < len(spare):
+            spare[self._spare_count] = ctx
+        else:
+            spare.append(ctx)
+        self._spare_count += 1
 
         # TRANSMIT
         if self._down and port in self._down:
@@ -573,6 +603,8 @@ class Switch:
             self._trace("transmit", port, len(frame), frame)
         if port == self.cpu_port and self.packet_in_callback is not None:
             self._packet_in(port, frame)
+        elif self.output_sink is not None:
+            self.output_sink.output(port, frame)
         elif self.output_callback is not None:
             self.output_callback(port, frame)
         else:

@@ -55,7 +55,7 @@ from p4emu.backend.exceptions import BackendError
 from p4emu.backend.headercodec import NATIVE_PXD
 from p4emu.frontend.cache import CACHE_ENV as CACHE_ENV
 from p4emu.frontend.cache import p4emu_cache_root
-from p4emu.runtime import tables
+from p4emu.runtime import externs, tables
 
 NATIVE_ENV = "MRC_TESTBED_P4_NATIVE"
 #: bumped whenever what an entry holds changes (old entries are then never looked up)
@@ -71,6 +71,7 @@ BUILD_TIMEOUT_S = 600
 RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
     "p4emu.backend.rt": ("PacketContext", "StandardMetadata"),
     "p4emu.runtime.tables": ("Table", "TableAction"),
+    "p4emu.runtime.externs": ("Counter",),
 }
 
 #: the fields of the runtime types a generated class may derive from
@@ -157,7 +158,7 @@ def runtime_native() -> bool:
         isinstance(
             getattr(module.__spec__, "loader", None), importlib.machinery.ExtensionFileLoader
         )
-        for module in (rt, tables)
+        for module in (rt, tables, externs)
     )
 
 

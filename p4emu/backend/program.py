@@ -163,6 +163,7 @@ SHARED_IMPORTS = (
     "stack_at, stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
     "from p4emu.runtime.tables import Table, TableAction\n"
+    "from p4emu.runtime.externs import Counter\n"
 )
 
 _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
@@ -478,7 +479,8 @@ class ProgramCompiler:
         self.names = Names()
         # the standard metadata derives from the runtime's StandardMetadata when that is
         # an extension type (a compiled generated class can derive from no other)
-        self.types = TypeRegistry(standard_base=native.runtime_native())
+        self.native_runtime = native.runtime_native()
+        self.types = TypeRegistry(standard_base=self.native_runtime)
         self.global_scope = Scope()
         # the code generators above body/, handed down to every BodyCompiler
         self.emitters = CallEmitters(
@@ -577,7 +579,9 @@ class ProgramCompiler:
             index.setdefault(id(obj), origin)
             if isinstance(obj, Register):
                 index[id(obj.cells())] = origin.then("call", "cells")
-            elif isinstance(obj, Counter):
+            elif isinstance(obj, Counter) and not self.native_runtime:
+                # (a native runtime's counters are counted by Counter.count_at, their
+                # cells in C: asking for the lists would move them to Python ints)
                 for item, cells in enumerate(obj.cells()):
                     index[id(cells)] = origin.then("call", "cells").then("item", item)
         for vs_key, value_set in runtime.value_sets.items():
@@ -1068,6 +1072,8 @@ def _closure_type(value: Any) -> str:
         return f": {kind.__name__}"
     if kind is Table:
         return ": Table"
+    if kind is Counter:
+        return ": Counter"
     return ""
 
 

@@ -395,7 +395,7 @@ class TypeRegistry:
         self, var: str, type_: t.StructType, skip: frozenset[str] = frozenset()
     ) -> list[str]:
         """Statements putting struct ``var`` back in the state of a new one (its headers
-        and the headers of its stacks reset inline; temporaries ``h<N>`` and ``k``), except
+        and the headers of its stacks reset inline; temporaries ``h<N>`` and ``k<N>``), except
         the scalar fields named in ``skip``."""
         lines: list[str] = []
         splits = split_fields((py_attr(f.name), f.type) for f in type_.fields)
@@ -410,12 +410,14 @@ class TypeRegistry:
                 lines.extend(_header_init(local, ftype))
             elif isinstance(ftype, t.HeaderStackType) and isinstance(ftype.element, t.HeaderType):
                 self.cls(ftype)
-                # the items' local annotated with their class (the native build's type)
+                # the stack's and the items' locals annotated with their classes (the
+                # native build's types: C struct accesses instead of generic attributes)
                 local = f"h{len(lines)}"
-                lines.append(f"k = {var}.{attr}")
-                lines.append("k.nxt = 0")
+                stack = f"k{len(lines)}"
+                lines.append(f"{stack}: {self.cls(ftype)} = {var}.{attr}")
+                lines.append(f"{stack}.nxt = 0")
                 lines.append(f"{local}: {self.cls(ftype.element)}")
-                lines.append(f"for {local} in k.items:")
+                lines.append(f"for {local} in {stack}.items:")
                 lines.extend(f"    {line}" for line in _header_init(local, ftype.element))
             elif is_aggregate(ftype):
                 lines.append(f"init_{self.cls(ftype)}({var}.{attr})")

@@ -360,16 +360,21 @@ def _counter_count(bc: BodyCompiler, call: ast.Call, target: ast.ExternMethodCal
     if not _in_range(index_expr, counter.size):  # type: ignore[arg-type]
         bc.w.line(f"{_instance(bc, target, call)}.count({index}, ctx.ingress_length)")
         return
+    # the index once, in a local annotated as a C index (always in range: the native
+    # build indexes the cells in C; Python never evaluates a local's annotation)
+    local = bc.fresh("i")
+    bc.w.line(f"{local}: cython.Py_ssize_t = {index}")
+    index = local
+    if bc.pc.native_runtime:
+        # a native runtime's counter holds its cells in C: one C call (the object is
+        # annotated ``Counter``, program._closure_type) adds to both
+        name = _instance(bc, target, call)
+        bc.w.line(f"{name}.count_at({index}, ctx.ingress_length)")
+        return
     # always in range: count in the cells (Counter.count would only add the range check)
     packets, byte_counts = counter.cells()
     packets_name = bc.pc.bind(packets, "Xpackets_" + counter.name)
     bytes_name = bc.pc.bind(byte_counts, "Xbytes_" + counter.name)
-    # the index once, in a local annotated as a C index (always in range: the native
-    # build indexes the lists in C instead of through ``PyObject_GetItem``; Python never
-    # evaluates a local's annotation)
-    local = bc.fresh("i")
-    bc.w.line(f"{local}: cython.Py_ssize_t = {index}")
-    index = local
     bc.w.line(f"{packets_name}[{index}] += 1")
     bc.w.line(f"{bytes_name}[{index}] += ctx.ingress_length")
 

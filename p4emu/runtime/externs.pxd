@@ -20,15 +20,26 @@ cdef class Register:
     cpdef write(self, object index, object value)
 
 
+cdef unsigned long long _CELL_MAX  # CELL_MAX (2**64 - 1): a C cell's largest value
+
+
 cdef class Counter:
+    # cells in C (two unsigned 64-bit integers per index in _cells) until _wide: then
+    # Python ints in the lists (externs.py, "Counter")
     cdef public list _bytes
+    cdef bytearray _cells
     cdef public list _packets
+    cdef Py_ssize_t _size
+    cdef bint _wide
     cdef public object name
     cdef public object out_of_range
     cdef public object size
     cdef public object type
 
     cpdef count(self, object index, object length)
+    @cython.locals(packets="unsigned long long", byte_count="unsigned long long")
+    cpdef count_at(self, Py_ssize_t index, long long length)
+    cdef _widen(self)
 
 
 cdef class MeterCell:

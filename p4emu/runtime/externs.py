@@ -31,6 +31,8 @@ from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 
+import cython
+
 from p4emu.runtime.clock import NS_PER_US, Clock
 from p4emu.runtime.exceptions import (
     ExternError,
@@ -38,6 +40,9 @@ from p4emu.runtime.exceptions import (
     LogMsgFormatError,
     MeterConfigError,
 )
+
+if cython.compiled:
+    from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
 
 log = logging.getLogger("p4emu.runtime")
 
@@ -146,24 +151,64 @@ class Register:
 # --- counters ---------------------------------------------------------------------------
 
 
-class Counter:
-    """``counter(size, CounterType)`` (indirect counter array)."""
+#: the largest value a counter cell of the native build holds in C (an unsigned 64-bit
+#: integer, BMv2's width); a count or a write past it moves that counter's cells to Python
+#: ints, so its values stay exact (unbounded, as the pure path's always are)
+CELL_MAX = 2**64 - 1
+_CELL_MAX = CELL_MAX  # the native build's C copy (``externs.pxd``)
+_LENGTH_MAX = 2**63 - 1  # the largest length :meth:`Counter.count_at` takes (a C long long)
 
-    __slots__ = ("_bytes", "_packets", "name", "out_of_range", "size", "type")
+
+class Counter:
+    """``counter(size, CounterType)`` (indirect counter array).
+
+    Cells: the pure path keeps each count in two lists of Python ints. The native build
+    keeps them in C (two unsigned 64-bit integers per index, packets then bytes, in a
+    ``bytearray`` it owns, never resized) until a value would pass :data:`CELL_MAX` or
+    :meth:`cells` is asked for: then it moves them, once and for good, into the lists
+    (``_wide``) and counts as the pure path does. Every read gives the same Python ints
+    either way. Generated code of a native runtime counts with :meth:`count_at`, a C call.
+    """
+
+    __slots__ = (
+        "_bytes",
+        "_cells",
+        "_packets",
+        "_size",
+        "_wide",
+        "name",
+        "out_of_range",
+        "size",
+        "type",
+    )
 
     def __init__(self, name: str, size: int, type: CounterType) -> None:
         if size < 0:
             raise ExternError(f"counter {name}: size must not be negative, got {size}")
         self.name = name
         self.size = size
+        self._size = size  # a C copy natively: count_at's range check
         self.type = type
-        self._packets = [0] * size
-        self._bytes = [0] * size
         self.out_of_range = 0
+        if cython.compiled:
+            self._cells = bytearray(16 * size)  # zeroed: every count 0
+            self._wide = False
+            self._packets = None
+            self._bytes = None
+        else:
+            self._cells = None
+            self._wide = True
+            self._packets = [0] * size
+            self._bytes = [0] * size
 
     def count(self, index: int, length: int) -> None:
         """Packet path: one packet of ``length`` bytes; out of range: log and ignore."""
         if 0 <= index < self.size:
+            if cython.compiled:
+                if not self._wide and 0 <= length <= _LENGTH_MAX:
+                    self.count_at(index, length)
+                    return
+                self._widen()  # a length C cells cannot add: Python ints from now on
             self._packets[index] += 1
             self._bytes[index] += length
             return
@@ -176,26 +221,81 @@ class Counter:
             index,
         )
 
+    def count_at(self, index: int, length: int) -> None:
+        """Generated code's count: one packet of ``length`` bytes at ``index``, which the
+        caller knows is in range (``0 <= index < size``). Not logged like :meth:`count`:
+        an index out of range is the caller's error (:class:`ExternIndexError`)."""
+        if not 0 <= index < self._size:
+            raise ExternIndexError("counter", self.name, index, self.size)
+        if cython.compiled:
+            if not self._wide and length >= 0:
+                cells: cython.pointer(cython.ulonglong) = cython.cast(
+                    cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
+                )
+                packets = cells[2 * index]
+                byte_count = cells[2 * index + 1]
+                if packets < _CELL_MAX and byte_count <= _CELL_MAX - length:
+                    cells[2 * index] = packets + 1
+                    cells[2 * index + 1] = byte_count + length
+                    return
+            self._widen()
+        self._packets[index] += 1
+        self._bytes[index] += length
+
     def read(self, index: int) -> tuple[int, int]:
         """Control plane: ``(packets, bytes)``."""
         self._check(index)
+        if cython.compiled and not self._wide:
+            at: cython.Py_ssize_t = 2 * index
+            cells: cython.pointer(cython.ulonglong) = cython.cast(
+                cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
+            )
+            return cells[at], cells[at + 1]
         return self._packets[index], self._bytes[index]
 
     def write(self, index: int, packets: int, byte_count: int) -> None:
         self._check(index)
         if packets < 0 or byte_count < 0:
             raise ExternError(f"counter {self.name}: counts must not be negative")
+        if cython.compiled and not self._wide:
+            if packets <= CELL_MAX and byte_count <= CELL_MAX:
+                cells: cython.pointer(cython.ulonglong) = cython.cast(
+                    cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
+                )
+                at: cython.Py_ssize_t = 2 * index
+                cells[at] = packets
+                cells[at + 1] = byte_count
+                return
+            self._widen()  # a value past a C cell: Python ints from now on
         self._packets[index] = packets
         self._bytes[index] = byte_count
 
     def cells(self) -> tuple[list[int], list[int]]:
         """The packet and byte cells themselves, for generated code that counts in range
-        (the same lists for the life of the counter)."""
+        (the same lists for the life of the counter; the native build moves its C cells
+        into them first, for good)."""
+        if cython.compiled and not self._wide:
+            self._widen()
         return self._packets, self._bytes
 
     def reset(self) -> None:
-        self._packets[:] = [0] * self.size
-        self._bytes[:] = [0] * self.size
+        if self._wide:
+            self._packets[:] = [0] * self.size
+            self._bytes[:] = [0] * self.size
+        else:
+            self._cells[:] = bytes(16 * self.size)
+
+    def _widen(self) -> None:
+        """The native build: the C cells into the lists of Python ints, for good."""
+        if cython.compiled and not self._wide:
+            cells: cython.pointer(cython.ulonglong) = cython.cast(
+                cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
+            )
+            count: cython.Py_ssize_t = self.size
+            self._packets = [cells[2 * i] for i in range(count)]
+            self._bytes = [cells[2 * i + 1] for i in range(count)]
+            self._cells = bytearray()
+            self._wide = True
 
     def _check(self, index: int) -> None:
         if not 0 <= index < self.size:

@@ -12,6 +12,7 @@ cimport cython
 cdef class TableAction:
     cdef public object action_id
     cdef public object args
+    cdef readonly bint hit
     cdef public object is_const
 
 

@@ -134,14 +134,17 @@ MatchValue = Exact | Lpm | Ternary | Range | OptionalMatch | None
 class TableAction:
     """What a lookup gives generated code: an action and its arguments (a hit's
     :class:`TableEntry` or a miss's :class:`DefaultAction`; one base class, so that the
-    native build reads both as one C struct)."""
+    native build reads both as one C struct). ``hit`` is True for an entry and False for
+    a default action: a field of the instance (a C ``bint`` compiled, read per lookup by
+    generated code), set once by the subclass."""
 
-    __slots__ = ("action_id", "args", "is_const")
+    __slots__ = ("action_id", "args", "hit", "is_const")
 
     def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool) -> None:
         self.action_id = action_id
         self.args = args
         self.is_const = is_const
+        self.hit = False
 
 
 class TableEntry(TableAction):
@@ -166,8 +169,6 @@ class TableEntry(TableAction):
         "seq",
     )
 
-    hit = True
-
     def __init__(
         self,
         key: tuple[tuple[int, int], ...],
@@ -177,6 +178,7 @@ class TableEntry(TableAction):
         seq: int,
     ) -> None:
         TableAction.__init__(self, action_id, args, False)
+        self.hit = True
         self.key = key
         self.priority = priority
         self.seq = seq
@@ -203,8 +205,6 @@ class DefaultAction(TableAction):
     """The action a miss runs (``hit`` is False)."""
 
     __slots__ = ()
-
-    hit = False
 
     def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool = False) -> None:
         TableAction.__init__(self, action_id, args, is_const)

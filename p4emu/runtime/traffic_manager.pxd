@@ -85,6 +85,7 @@ cdef class TrafficManager:
     cdef public dict _ports
     cdef public list _by_port
     cdef public list _free
+    cdef public Py_ssize_t _free_count
     cdef public bint _indexed
     cdef public set _active
     cdef public long long _earliest
@@ -96,7 +97,7 @@ cdef class TrafficManager:
 
     @cython.locals(
         state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
-        send="long long", now="long long", by_port=list, free=list,
+        send="long long", now="long long", by_port=list,
         index=Py_ssize_t,
     )
     cpdef enqueue(self, object port, object item, object length, object priority=*)
@@ -104,6 +105,7 @@ cdef class TrafficManager:
     cpdef list poll(self, object now_ns=*)
     @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
     cpdef list take_ready(self, object now_ns=*)
+    @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
     @cython.locals(active=set, when="long long")

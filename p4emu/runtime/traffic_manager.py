@@ -268,6 +268,10 @@ class TrafficManager:
         self._by_port: list[_Port | None] = []
         #: packets the caller released (:meth:`release`), reused by enqueue
         self._free: list[QueuedPacket] = []
+        # the released packets are _free[:_free_count]: the list never shrinks (popped to
+        # empty and appended again, a list frees and allocates its storage each time); a
+        # slot past the count may still name a packet in use, overwritten before it is taken
+        self._free_count = 0
         self._active: set[int] = set()
         # min(next_ns) over the active ports (kept exact by enqueue and every settle), so
         # a poll with nothing due and next_departure_ns() look at no port
@@ -373,9 +377,9 @@ class TrafficManager:
         if len(fifo) >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
-        free = self._free
-        if free:
-            packet = free.pop()
+        if self._free_count:
+            self._free_count -= 1
+            packet = self._free[self._free_count]
             packet.renew(item, port, priority, length, now, len(fifo))
         else:
             packet = QueuedPacket(item, port, priority, length, now, len(fifo))
@@ -474,7 +478,12 @@ class TrafficManager:
         :meth:`enqueue` reuses it, every field set again (its item is dropped now). A
         packet must be released once at most, and not read after."""
         packet.item = None
-        self._free.append(packet)
+        free = self._free
+        if self._free_count < len(free):
+            free[self._free_count] = packet
+        else:
+            free.append(packet)
+        self._free_count += 1
 
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""

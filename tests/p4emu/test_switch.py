@@ -23,6 +23,7 @@ from p4emu.switch import (
     DROP_PORT_DOWN_RX,
     DROP_PORT_DOWN_TX,
     DROP_QUEUE_FULL,
+    PortOutput,
     Switch,
 )
 
@@ -336,6 +337,37 @@ def test_output_callback_receives_frames_instead_of_collect() -> None:
     switch.output_callback = lambda port, data: seen.append((port, data))
     switch.inject(1, frame(1))
     assert [port for port, _ in seen] == [2] and switch.collect() == []
+
+
+class _Sink(PortOutput):
+    """A Python subclass of the C base: its own ``output`` is the one called."""
+
+    __slots__ = ("seen",)
+
+    def __init__(self) -> None:
+        self.seen: list[tuple[int, bytes]] = []
+
+    def output(self, port: int, frame: bytes) -> None:
+        self.seen.append((port, frame))
+
+
+def test_an_output_sink_receives_frames_before_the_callback_and_collect() -> None:
+    switch = make()
+    sink, called = _Sink(), []
+    switch.output_sink = sink
+    switch.output_callback = lambda port, data: called.append(port)
+    sent = frame(1)
+    switch.inject(1, sent)
+    switch.inject(1, bytearray(sent))  # any buffer: the switch takes its bytes
+    assert [port for port, _ in sink.seen] == [2, 2] and called == []
+    (_, first), (_, second) = sink.seen
+    assert type(first) is bytes and type(second) is bytes and len(first) == len(second)
+    switch.output_sink = None  # back to the callback
+    switch.inject(1, sent)
+    assert called == [2] and switch.collect() == []
+    switch.output_sink = PortOutput()  # the base sends nowhere: it says so
+    with pytest.raises(NotImplementedError, match=r"must override PortOutput\.output"):
+        switch.inject(1, sent)
 
 
 def test_bad_arguments_are_reported() -> None:

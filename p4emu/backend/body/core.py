@@ -50,6 +50,9 @@ class ProgramContext(Protocol):
     drop_port: int
     no_match_error: bool
     trace: bool
+    #: p4emu's runtime runs native (its types are C structs to generated code: a
+    #: counter is counted by ``Counter.count_at``, its cells in C)
+    native_runtime: bool
 
     def bind(self, obj: Any, hint: str) -> str: ...
     def bind_shared(self, obj: Any, hint: str) -> str: ...

@@ -3,11 +3,13 @@ digest, checksums, log_msg, assert, truncate, mark_to_drop."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from backend_helpers import Harness, switch_for
 
+from p4emu.backend import native
 from p4emu.backend.exceptions import CompileError, P4AssertionError
 from p4emu.runtime import hashes
 from p4emu.runtime.bitbuf import pack_bits
@@ -79,8 +81,16 @@ def test_registers_and_counters_indexed_always_in_range_use_their_cells() -> Non
         """,
     )
     source = harness.switch.program.source
-    assert "Xcells_Ing_wide" in source and "Xpackets_Ing_cnt_wide" in source
-    assert "Xcells_Ing_narrow" not in source and "Xpackets_Ing_cnt_narrow" not in source
+    assert "Xcells_Ing_wide" in source and "Xcells_Ing_narrow" not in source
+    if native.runtime_native():  # the counter's cells in C: one call counts in range
+        assert re.search(r"G_X_Ing_cnt_wide_\d+\.count_at\(i_\d+, ctx\.ingress_length\)", source)
+        assert "Xpackets_" not in source and "Xbytes_" not in source
+    else:  # the lists of Python ints themselves
+        assert "Xpackets_Ing_cnt_wide" in source and "Xbytes_Ing_cnt_wide" in source
+    # the narrow one through Counter.count, which checks the index
+    assert "Xpackets_Ing_cnt_narrow" not in source
+    assert re.search(r"G_X_Ing_cnt_narrow_\d+\.count\(", source)
+    assert not re.search(r"G_X_Ing_cnt_narrow_\d+\.count_at\(", source)
     objects = harness.switch.objects
     # narrow: out of range, the destination unchanged; the store of 9 just before the read
     # is removed, as p4c removes it (a new header's 0 stays, as on BMv2)

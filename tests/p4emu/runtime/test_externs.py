@@ -15,6 +15,7 @@ from p4emu.runtime.exceptions import (
     MeterConfigError,
 )
 from p4emu.runtime.externs import (
+    CELL_MAX,
     GREEN,
     RED,
     YELLOW,
@@ -94,6 +95,76 @@ def test_counter_counts_packets_and_bytes(caplog: pytest.LogCaptureFixture) -> N
         counter.write(0, -1, 0)
     counter.reset()
     assert counter.read(0) == (0, 0)
+
+
+def test_counter_cells_stay_exact_past_64_bits() -> None:
+    """The native build's C cells hold up to CELL_MAX (2**64 - 1); a count or a write past
+    it moves the counter to Python ints: every value stays exact, as on the pure path."""
+    counter = Counter("c", 3, CounterType.packets_and_bytes)
+    counter.write(0, CELL_MAX - 1, CELL_MAX - 100)
+    counter.write(2, CELL_MAX, CELL_MAX)  # at the limit: still a C cell natively
+    assert counter.read(2) == (CELL_MAX, CELL_MAX)
+    counter.count_at(0, 100)  # both reach CELL_MAX exactly
+    assert counter.read(0) == (CELL_MAX, CELL_MAX)
+    counter.count_at(1, 7)
+    counter.count(0, 1)  # past it: packets and bytes 2**64
+    assert counter.read(0) == (2**64, 2**64)
+    counter.count_at(0, 4096)
+    counter.count(1, 2**70)  # a length no C integer holds
+    assert counter.read(0) == (2**64 + 1, 2**64 + 4096)
+    assert counter.read(1) == (2, 7 + 2**70)
+    assert counter.read(2) == (CELL_MAX, CELL_MAX)
+    counter.write(1, 5, 6)
+    assert counter.read(1) == (5, 6)
+    counter.reset()
+    assert [counter.read(i) for i in range(3)] == [(0, 0)] * 3
+    counter.count_at(2, 9)
+    assert counter.read(2) == (1, 9)
+
+
+@pytest.mark.parametrize("big", [2**64, 2**80])
+def test_counter_write_past_64_bits_is_kept(big: int) -> None:
+    counter = Counter("c", 2, CounterType.bytes)
+    counter.count(1, 10)
+    counter.write(0, 1, big)
+    assert counter.read(0) == (1, big) and counter.read(1) == (1, 10)
+    counter.count_at(0, 3)
+    counter.count_at(1, 3)
+    assert counter.read(0) == (2, big + 3) and counter.read(1) == (2, 13)
+
+
+def test_counter_count_at_matches_count() -> None:
+    """Generated code's call (the index known in range) counts as ``count`` does."""
+    checked = Counter("c", 4, CounterType.packets_and_bytes)
+    direct = Counter("c", 4, CounterType.packets_and_bytes)
+    for index, length in [(0, 64), (3, 1500), (0, 0), (2, 9216), (3, 1), (0, 64)]:
+        checked.count(index, length)
+        direct.count_at(index, length)
+    assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
+    assert direct.read(0) == (3, 128) and direct.out_of_range == 0
+    for index in (-1, 4, 5):  # not in range: the caller's error, nothing counted
+        with pytest.raises(ExternIndexError):
+            direct.count_at(index, 1)
+    assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
+
+
+def test_counter_cells_are_the_lists_from_then_on() -> None:
+    """``cells()`` gives the lists generated code of a pure runtime counts in: with the
+    counts made before (the native build moves its C cells into them), and the same lists
+    whatever is done afterwards."""
+    counter = Counter("c", 2, CounterType.packets_and_bytes)
+    counter.count(1, 40)
+    packets, byte_counts = counter.cells()
+    assert (packets, byte_counts) == ([0, 1], [0, 40])
+    packets[0] += 1
+    byte_counts[0] += 5
+    counter.count_at(1, 2)
+    counter.write(0, 7, 8)
+    assert counter.read(0) == (7, 8) and counter.read(1) == (2, 42)
+    again = counter.cells()
+    assert again[0] is packets and again[1] is byte_counts
+    counter.reset()
+    assert counter.cells()[0] is packets and packets == [0, 0] and byte_counts == [0, 0]
 
 
 # --- meters -----------------------------------------------------------------------------

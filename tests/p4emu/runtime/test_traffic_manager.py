@@ -470,6 +470,32 @@ def test_a_released_packet_is_reused_with_nothing_of_its_past() -> None:
     assert reused.departure_seq == 4 and reused.deq_ns == clock.now_ns()
 
 
+def test_released_packets_are_reused_last_first_and_never_while_in_use() -> None:
+    """The free list is a stack that keeps its storage: a packet taken from it and still
+    queued is never handed out again, however releases and enqueues interleave."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    for item in ("a", "b", "c"):
+        tm.enqueue(1, item, 64, 0)
+    a, b, c = tm.poll()
+    for packet in (a, b, c):
+        tm.release(packet)
+    clock.advance(1_000)
+    tm.enqueue(2, "x", 64, 0)
+    [x] = tm.poll()
+    assert x is c  # the last released
+    tm.enqueue(2, "y", 64, 0)  # while x is out: b, then a
+    tm.release(x)  # back on top of a
+    tm.enqueue(2, "z", 64, 0)
+    tm.enqueue(2, "w", 64, 0)
+    out = tm.poll()
+    assert [p.item for p in out] == ["y", "z", "w"]
+    assert [id(p) for p in out] == [id(b), id(c), id(a)]
+    tm.enqueue(2, "fresh", 64, 0)  # none free: a new packet
+    [fresh] = tm.poll()
+    assert all(fresh is not p for p in (a, b, c))
+
+
 #: bits/s rates: the fabric's link rates, odd ones and rates whose quotients fall close to
 #: an integer (the truncation's edge)
 BPS_RATES = [
