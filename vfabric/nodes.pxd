@@ -4,7 +4,7 @@
 cimport cython
 
 from nic_emu.core cimport NicCore
-from p4emu.switch cimport Switch
+from p4emu.switch cimport PortOutput, Switch
 from vfabric.eventlist cimport EventList
 from vfabric.wires cimport FrameSink, Wire
 
@@ -41,6 +41,12 @@ cdef class SwitchNode(FrameSink):
     cpdef fire(self, object due)
     @cython.locals(at="long long")
     cpdef _wake(self, object due)
+
+
+cdef class SwitchOutput(PortOutput):
+    cdef public SwitchNode node
+
+    cpdef output(self, object port, object frame)
 
 
 cdef class EvStats:

@@ -19,7 +19,7 @@ from mrc_wire.frames import (
 )
 from nic_emu.connection.host import AppEvent
 from nic_emu.core import NicCore
-from p4emu.switch import Switch
+from p4emu.switch import PortOutput, Switch
 from vfabric.pfc import NicPause
 from vfabric.wires import FrameSink, Wire
 
@@ -84,7 +84,7 @@ class SwitchNode(FrameSink):
         #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
         #: most arms repeat it, and then need no set lookup (nor, compiled, an int object)
         self._armed = -1
-        switch.output_callback = self._output
+        switch.output_sink = SwitchOutput(self)  # compiled: the switch calls it in C
         switch.packet_in_callback = self._packet_in
 
     def receive(self, port: int, frame: bytes) -> None:
@@ -130,6 +130,20 @@ class SwitchNode(FrameSink):
         due = self.switch.poll()
         if due is not None:
             self._arm(due)
+
+
+class SwitchOutput(PortOutput):
+    """Where a :class:`SwitchNode`'s switch sends the frames it transmits: the node's
+    wire on that port (:meth:`SwitchNode._output`). The switch's ``output_sink``, so that
+    the compiled switch calls it through C (no bound method called through Python)."""
+
+    __slots__ = ("node",)
+
+    def __init__(self, node: SwitchNode) -> None:
+        self.node = node
+
+    def output(self, port: int, frame: bytes) -> None:
+        self.node._output(port, frame)
 
 
 class EvStats:

@@ -11,7 +11,8 @@ import pytest
 from mrc_wire.constants import IPPROTO_IPV6
 from mrc_wire.frames import NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
 from vfabric import VirtualFabric
-from vfabric.nodes import SwitchNode, _outer_fields
+from vfabric.nodes import SwitchNode, SwitchOutput, _outer_fields
+from vfabric.wires import FrameSink
 
 pytestmark = pytest.mark.unit
 
@@ -115,3 +116,32 @@ def test_arm_after_the_last_armed_fired() -> None:
     node._arm(2_000)  # the time armed last, but no longer pending: armed again
     assert fabric.events.pending() == base + 1
     assert node._wakes == {2_000}
+
+
+class RecordingSink(FrameSink):
+    """A wire's far end that records what reaches it."""
+
+    def __init__(self) -> None:
+        self.frames: list[tuple[int, bytes]] = []
+
+    def receive(self, port: int, frame: bytes) -> None:
+        self.frames.append((port, frame))
+
+
+def test_the_switch_sends_through_its_node_s_output_sink() -> None:
+    fabric, node = switch_node()
+    sink = node.switch.output_sink
+    assert isinstance(sink, SwitchOutput) and sink.node is node
+    assert node.switch.output_callback is None
+    port, wire = next(iter(node.out.items()))
+    far = RecordingSink()
+    wire.connect(far)
+    before = fabric.events.pending()
+    sink.output(port, b"\x00" * 64)  # onto the port's wire: arrives after its delay
+    assert fabric.events.pending() == before + 1
+    unwired = node.unwired
+    free = max(node.out) + 1  # a port without a link (the CPU port's case)
+    sink.output(free, b"\x00" * 64)
+    assert node.unwired == unwired + 1
+    fabric.run(until_ns=1_000_000)
+    assert [frame for _, frame in far.frames] == [b"\x00" * 64]
