@@ -13,18 +13,9 @@ import ast
 from collections.abc import Iterator
 from pathlib import Path
 
+from project_files import PACKAGES, script_files
+
 ROOT = Path(__file__).resolve().parent.parent
-PACKAGES = (
-    "clikit",
-    "mrc_wire",
-    "topologies",
-    "p4emu",
-    "controller",
-    "nic_emu",
-    "vfabric",
-    "testbed",
-)
-SCRIPT_FOLDERS = ("benchmarks", "scripts")
 WHY = (
     "every dataclass needs a docstring of its own, saying what it holds: without one, "
     "Python 3.11's dataclasses computes inspect.signature(cls) to make one, at every "
@@ -63,21 +54,12 @@ def undocumented_dataclasses(tree: ast.AST) -> Iterator[tuple[int, str]]:
 
 
 def python_files(root: Path) -> list[Path]:
-    """Every ``.py`` file of :data:`PACKAGES` and :data:`SCRIPT_FOLDERS`, and every
+    """Every ``.py`` file of :data:`PACKAGES` and :data:`project_files.SCRIPT_FOLDERS`, and every
     executable script of those folders whose first line names python."""
     files: list[Path] = []
     for folder in PACKAGES:
         files += sorted((root / folder).rglob("*.py"))
-    for folder in SCRIPT_FOLDERS:
-        for path in sorted((root / folder).rglob("*")):
-            if not path.is_file():
-                continue
-            if path.suffix != ".py":
-                with path.open("rb") as handle:
-                    first = handle.readline()
-                if not (first.startswith(b"#!") and b"python" in first):
-                    continue
-            files.append(path)
+    files += script_files(root)
     return files
 
 
@@ -98,35 +80,40 @@ def test_every_dataclass_has_a_docstring() -> None:
     assert not missing, f"{WHY}; {len(missing)} without:\n" + "\n".join(missing)
 
 
-def test_the_checker_finds_each_decorator_form(tmp_path: Path) -> None:
-    source = tmp_path / "mod.py"
-    source.write_text(
+def decorator_forms(doc: str) -> str:
+    """A module with a dataclass of each decorator form (one nested), ``doc`` (a
+    docstring line or nothing) after each of their ``class`` lines, and two other classes."""
+    return (
         "import dataclasses\n"
         "from dataclasses import dataclass\n"
         "\n"
         "@dataclass\n"
-        "class Bare:\n"
+        f"class Bare:\n{doc}"
         "    x: int\n"
         "\n"
         "@dataclass(frozen=True)\n"
-        "class Called:\n"
+        f"class Called:\n{doc}"
         "    x: int\n"
         "\n"
         "@dataclasses.dataclass\n"
-        "class Qualified:\n"
+        f"class Qualified:\n{doc}"
         "    x: int\n"
         "\n"
         "class Outer:\n"
         '    """Not a dataclass, documented or not."""\n'
         "\n"
         "    @dataclasses.dataclass(slots=True)\n"
-        "    class Inner:\n"
+        f"    class Inner:\n{'    ' + doc if doc else ''}"
         "        x: int\n"
         "\n"
         "class Plain:\n"
-        "    x: int\n",
-        encoding="utf-8",
+        "    x: int\n"
     )
+
+
+def test_the_checker_finds_each_decorator_form(tmp_path: Path) -> None:
+    source = tmp_path / "mod.py"
+    source.write_text(decorator_forms(""), encoding="utf-8")
     assert offenders(tmp_path, [source]) == [
         "mod.py:5 Bare",
         "mod.py:9 Called",
@@ -137,23 +124,5 @@ def test_the_checker_finds_each_decorator_form(tmp_path: Path) -> None:
 
 def test_the_checker_accepts_documented_dataclasses(tmp_path: Path) -> None:
     source = tmp_path / "mod.py"
-    source.write_text(
-        "import dataclasses\n"
-        "from dataclasses import dataclass\n"
-        "\n"
-        "@dataclass\n"
-        "class Bare:\n"
-        '    """A bare one."""\n'
-        "\n"
-        "    x: int\n"
-        "\n"
-        "@dataclass(frozen=True)\n"
-        "class Called:\n"
-        '    """A called one."""\n'
-        "\n"
-        "@dataclasses.dataclass\n"
-        "class Qualified:\n"
-        '    """A qualified one."""\n',
-        encoding="utf-8",
-    )
+    source.write_text(decorator_forms('    """Documented."""\n'), encoding="utf-8")
     assert offenders(tmp_path, [source]) == []

@@ -17,18 +17,10 @@ from collections.abc import Iterable, Mapping
 from pathlib import Path
 
 import pytest
+from project_files import PACKAGES, script_files
 
 ROOT = Path(__file__).resolve().parent.parent
-PROJECT_PACKAGES = {
-    "clikit",
-    "mrc_wire",
-    "topologies",
-    "p4emu",
-    "controller",
-    "nic_emu",
-    "vfabric",
-    "testbed",
-}
+PROJECT_PACKAGES = set(PACKAGES)
 
 # package -> project packages it may import (besides itself)
 # clikit (the one command-line kit) is the bottom layer: every package may import it.
@@ -117,7 +109,6 @@ PUBLIC = {"p4emu": P4EMU_PUBLIC, "nic_emu": NIC_EMU_PUBLIC, "controller": CONTRO
 
 # Outside the packages: benchmark and script files import the project like any package
 # above it (everything), through the same public modules.
-SCRIPT_FOLDERS = ("benchmarks", "scripts")
 # Uses of a non-public module outside its package, each with its reason. Nothing else.
 KNOWN_PRIVATE_USES = {
     # measures the gRPC service itself, started in-process
@@ -144,7 +135,16 @@ P4EMU_ORDER: dict[str, set[str]] = {
     # the client stack; the switch side shares its schema and canonical encoder
     "p4rt_client": {"exceptions", "proto"},
     "p4rt": {"exceptions", "proto", "p4info", "runtime", "p4rt_client"},
-    "stf": {"exceptions", "proto", "frontend", "p4info", "runtime", "switch", "p4rt", "p4rt_client"},
+    "stf": {
+        "exceptions",
+        "proto",
+        "frontend",
+        "p4info",
+        "runtime",
+        "switch",
+        "p4rt",
+        "p4rt_client",
+    },
     "server": {
         "exceptions",
         "limits",
@@ -330,20 +330,12 @@ def package_modules(graph: Mapping[str, set[str]], package: str) -> set[str]:
 
 
 def script_paths(root: Path) -> dict[str, Path]:
-    """``folder.name`` -> file, for every Python file of :data:`SCRIPT_FOLDERS` (``*.py``,
+    """``folder.name`` -> file, for every Python file of :data:`project_files.SCRIPT_FOLDERS` (``*.py``,
     or an executable script whose first line names python)."""
     found: dict[str, Path] = {}
-    for folder in SCRIPT_FOLDERS:
-        for path in sorted((root / folder).rglob("*")):
-            if not path.is_file():
-                continue
-            if path.suffix != ".py":
-                with path.open("rb") as handle:
-                    first = handle.readline()
-                if not (first.startswith(b"#!") and b"python" in first):
-                    continue
-            parts = path.relative_to(root).with_suffix("").parts
-            found[".".join(parts).replace("-", "_")] = path
+    for path in script_files(root):
+        parts = path.relative_to(root).with_suffix("").parts
+        found[".".join(parts).replace("-", "_")] = path
     return found
 
 

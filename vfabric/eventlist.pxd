@@ -64,8 +64,7 @@ cdef class EventList:
                    direct="unsigned char*")
     cdef int _c_grow(self) except -1
 
-    @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, parent=Py_ssize_t,
-                   seq="long long")
+    @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, seq="long long")
     cdef Py_ssize_t _c_push(self, long long t, object fn, object arg) except -1
 
     @cython.locals(heap="_Event*", size=Py_ssize_t, item=_Event, child=Py_ssize_t,
@@ -73,13 +72,15 @@ cdef class EventList:
     cdef void _c_sift_down(self, Py_ssize_t pos) noexcept
 
     @cython.locals(heap="_Event*", size=Py_ssize_t, last=_Event, pos=Py_ssize_t,
-                   child=Py_ssize_t, right=Py_ssize_t, parent=Py_ssize_t)
+                   child=Py_ssize_t, right=Py_ssize_t)
     cdef void _c_pop(self) noexcept
+
+    @cython.locals(heap="_Event*", parent=Py_ssize_t)
+    cdef inline Py_ssize_t _c_sift_up(self, Py_ssize_t pos, long long t, long long seq) noexcept
 
     cdef int _c_free(self, Py_ssize_t slot) except -1
 
-    @cython.locals(heap="_Event*", index=Py_ssize_t, last=_Event, pos=Py_ssize_t,
-                   parent=Py_ssize_t)
+    @cython.locals(heap="_Event*", index=Py_ssize_t, last=_Event, pos=Py_ssize_t)
     cdef bint _c_remove(self, long long t, long long seq) except -1
 
     @cython.locals(

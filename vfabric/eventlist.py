@@ -285,12 +285,7 @@ class EventList:
         seq = self._seq
         self._seq = seq + 1
         self._size = pos + 1
-        while pos > 0:  # sift the new event up to its place
-            parent = (pos - 1) >> 1
-            if heap[parent].t < t or (heap[parent].t == t and heap[parent].seq < seq):
-                break
-            heap[pos] = heap[parent]
-            pos = parent
+        pos = self._c_sift_up(pos, t, seq)  # the new event's place
         heap[pos].t = t
         heap[pos].seq = seq
         heap[pos].slot = slot
@@ -343,15 +338,19 @@ class EventList:
             heap[pos] = heap[child]
             pos = child
             child = 2 * pos + 1
-        while pos > 0:  # the last event up past every parent later than it
+        heap[self._c_sift_up(pos, last.t, last.seq)] = last  # the last event up
+
+    def _c_sift_up(self, pos: int, t: int, seq: int) -> int:
+        """Where an event ``(t, seq)`` put at the hole ``pos`` goes: every parent later
+        than it moves down into the hole, which the caller then fills with the event."""
+        heap = self._heap
+        while pos > 0:
             parent = (pos - 1) >> 1
-            if heap[parent].t < last.t or (
-                heap[parent].t == last.t and heap[parent].seq < last.seq
-            ):
+            if heap[parent].t < t or (heap[parent].t == t and heap[parent].seq < seq):
                 break
             heap[pos] = heap[parent]
             pos = parent
-        heap[pos] = last
+        return pos
 
     def _c_free(self, slot: int) -> None:
         """Clear ``slot`` (its event left the heap) and give it back."""
@@ -373,16 +372,7 @@ class EventList:
         self._size -= 1
         if index < self._size:
             last = heap[self._size]
-            heap[index] = last
-            pos = index
-            while pos > 0:  # up past every parent later than it
-                parent = (pos - 1) >> 1
-                if heap[parent].t < last.t or (
-                    heap[parent].t == last.t and heap[parent].seq < last.seq
-                ):
-                    break
-                heap[pos] = heap[parent]
-                pos = parent
+            pos = self._c_sift_up(index, last.t, last.seq)  # up past every later parent
             heap[pos] = last
             if pos == index:  # else down, below every child earlier than it
                 self._c_sift_down(index)
