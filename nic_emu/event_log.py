@@ -66,12 +66,12 @@ _C_LINE = (
 def json_line(data: dict[str, Any]) -> str:
     """``data`` as one JSON line (no newline): sorted keys, no spaces, ASCII; the text of
     ``json.dumps(data, sort_keys=True, separators=(",", ":"))`` and its errors."""
-    if _C_LINE is not None:
-        try:
-            return "".join(_C_LINE(data, 0))
-        except Exception:  # the reference below raises the error to report
-            pass
-    return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    if _C_LINE is None:
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
+    try:
+        return "".join(_C_LINE(data, 0))
+    except Exception:  # the reference raises the error to report
+        return json.dumps(data, sort_keys=True, separators=(",", ":"))
 
 
 @dataclass(slots=True)

@@ -21,6 +21,7 @@ cdef class Register:
 
 
 cdef unsigned long long _CELL_MAX  # CELL_MAX (2**64 - 1): a C cell's largest value
+cdef inline unsigned long long* _cell_array(bytearray cells)
 
 
 cdef class Counter:

@@ -30,6 +30,7 @@ import random
 from collections import deque
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from typing import Any
 
 import cython
 
@@ -159,6 +160,12 @@ _CELL_MAX = CELL_MAX  # the native build's C copy (``externs.pxd``)
 _LENGTH_MAX = 2**63 - 1  # the largest length :meth:`Counter.count_at` takes (a C long long)
 
 
+def _cell_array(cells: bytearray) -> Any:
+    """A native :class:`Counter`'s cells: its ``bytearray`` as C unsigned 64-bit integers
+    (packets then bytes per index). Called on the native build only."""
+    return cython.cast(cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(cells))
+
+
 class Counter:
     """``counter(size, CounterType)`` (indirect counter array).
 
@@ -229,9 +236,7 @@ class Counter:
             raise ExternIndexError("counter", self.name, index, self.size)
         if cython.compiled:
             if not self._wide and length >= 0:
-                cells: cython.pointer(cython.ulonglong) = cython.cast(
-                    cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
-                )
+                cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
                 packets = cells[2 * index]
                 byte_count = cells[2 * index + 1]
                 if packets < _CELL_MAX and byte_count <= _CELL_MAX - length:
@@ -247,9 +252,7 @@ class Counter:
         self._check(index)
         if cython.compiled and not self._wide:
             at: cython.Py_ssize_t = 2 * index
-            cells: cython.pointer(cython.ulonglong) = cython.cast(
-                cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
-            )
+            cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
             return cells[at], cells[at + 1]
         return self._packets[index], self._bytes[index]
 
@@ -259,9 +262,7 @@ class Counter:
             raise ExternError(f"counter {self.name}: counts must not be negative")
         if cython.compiled and not self._wide:
             if packets <= CELL_MAX and byte_count <= CELL_MAX:
-                cells: cython.pointer(cython.ulonglong) = cython.cast(
-                    cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
-                )
+                cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
                 at: cython.Py_ssize_t = 2 * index
                 cells[at] = packets
                 cells[at + 1] = byte_count
@@ -288,9 +289,7 @@ class Counter:
     def _widen(self) -> None:
         """The native build: the C cells into the lists of Python ints, for good."""
         if cython.compiled and not self._wide:
-            cells: cython.pointer(cython.ulonglong) = cython.cast(
-                cython.pointer(cython.ulonglong), PyByteArray_AS_STRING(self._cells)
-            )
+            cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
             count: cython.Py_ssize_t = self.size
             self._packets = [cells[2 * i] for i in range(count)]
             self._bytes = [cells[2 * i + 1] for i in range(count)]
