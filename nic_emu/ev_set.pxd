@@ -16,8 +16,8 @@ cpdef shuffle(object rng, list x)
 cdef class EvEntry
 
 
-@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, t1=Py_ssize_t, e=EvEntry, out=list)
-cpdef list plane_entries(object plane, Py_ssize_t count, list routes, object encode)
+@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
+cpdef list plane_entries(object plane, tuple evs, list routes)
 
 
 cdef class EvEntry:

@@ -179,19 +179,17 @@ class EvEntry:
 
 def plane_entries(
     plane: int,
-    count: int,
+    evs: tuple[int, ...],
     routes: list[tuple[int, Hashable, object]],
-    encode: Callable[[int, int, int], int],
 ) -> list[EvEntry]:
-    """``count`` new entries of ``plane`` (a connection's share of it, set up once):
-    entry j has EV ``encode(plane, t1, j // len(routes))`` with ``t1 = j % len(routes)``,
-    and that T1's route ``routes[t1]``, a (plane, path, wire) triple."""
+    """New entries of ``plane`` (a connection's share of it, set up once): entry j has
+    EV ``evs[j]`` and the route ``routes[j % len(routes)]`` of its T1, a (plane, path,
+    wire) triple (``nic_emu.connection.ev_layout.plane_evs`` gives the EVs)."""
     t1s = len(routes)
     out: list[EvEntry] = []
-    for j in range(count):
-        t1 = j % t1s
-        on, path, wire = routes[t1]
-        e = EvEntry(encode(plane, t1, j // t1s), on, path)
+    for j in range(len(evs)):
+        on, path, wire = routes[j % t1s]
+        e = EvEntry(evs[j], on, path)
         e.wire = wire
         out.append(e)
     return out

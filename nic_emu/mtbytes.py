@@ -27,13 +27,11 @@ import cython
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+    from cython.cimports.nic_emu.mtbytes import nic_mt_temper, nic_mt_twist
 
-#: MT19937's parameters (its state's words, the twist's offset and matrix, tempering)
+#: MT19937's state size and tempering masks (the twist's offset and matrix are in the C of
+#: mtbytes.pxd, with these)
 N = 624
-M = 397
-MATRIX_A = 0x9908B0DF
-UPPER_MASK = 0x80000000
-LOWER_MASK = 0x7FFFFFFF
 TEMPER_B = 0x9D2C5680
 TEMPER_C = 0xEFC60000
 #: the version ``random.Random.getstate()`` puts first in a state
@@ -83,19 +81,9 @@ class WordStream:
         while i < words:
             if self._index >= N:
                 self._twist()
-            # the words left in this state, tempered in one loop without a check each
+            # the words left in this state, tempered in one C loop (mtbytes.pxd)
             run = min(words - i, N - self._index)
-            mt = cython.address(self._mt[self._index])
-            for k in range(run):
-                y = mt[k]
-                y ^= y >> 11
-                y ^= (y << 7) & TEMPER_B
-                y ^= (y << 15) & TEMPER_C
-                y ^= y >> 18
-                buf[4 * (i + k)] = y & 0xFF
-                buf[4 * (i + k) + 1] = (y >> 8) & 0xFF
-                buf[4 * (i + k) + 2] = (y >> 16) & 0xFF
-                buf[4 * (i + k) + 3] = y >> 24
+            nic_mt_temper(cython.address(self._mt[self._index]), buf + 4 * i, run)
             self._index += run
             i += run
         rest = n & 3
@@ -138,15 +126,5 @@ class WordStream:
 
     def _twist(self) -> None:
         """The native build's next 624 words of state."""
-        # (0 - (y & 1)) & MATRIX_A: MATRIX_A when y is odd, else 0, without a branch
-        # (the words are uint32_t: the negation wraps)
-        mt = self._mt
-        for k in range(N - M):
-            y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
-            mt[k] = mt[k + M] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
-        for k in range(N - M, N - 1):
-            y = (mt[k] & UPPER_MASK) | (mt[k + 1] & LOWER_MASK)
-            mt[k] = mt[k + M - N] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
-        y = (mt[N - 1] & UPPER_MASK) | (mt[0] & LOWER_MASK)
-        mt[N - 1] = mt[M - 1] ^ (y >> 1) ^ ((0 - (y & 1)) & MATRIX_A)
+        nic_mt_twist(self._mt)  # in C (mtbytes.pxd), as in the module docstring
         self._index = 0

@@ -12,11 +12,11 @@ cdef class StreamPayload:
     cdef public long long length
     cdef public object what
     cdef public object _pieces
-    cdef public object _piece
+    cdef public bytes _piece
     cdef public Py_ssize_t _used
     cdef public long long _pos
 
-    @cython.locals(end="long long", piece=object, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
+    @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
     cpdef bytes take(self, long long offset, long long length)
 
 

@@ -52,7 +52,7 @@ class StreamPayload:
         self.length = length
         self.what = what
         self._pieces = pieces
-        self._piece = memoryview(b"")
+        self._piece = b""  # a bytes-like piece that is not ``bytes`` is copied into one
         self._used = 0  # bytes of the current piece already taken
         self._pos = 0  # bytes taken in all
 
@@ -72,7 +72,7 @@ class StreamPayload:
         if len(piece) - used >= length:  # the common case: inside the current piece
             self._used = used + length
             self._pos = end
-            return bytes(piece[used : used + length])
+            return piece[used : used + length]  # one copy (a slice of bytes is bytes)
         out = bytearray(piece[used:])
         while len(out) < length:
             try:
@@ -85,7 +85,7 @@ class StreamPayload:
                 raise
             except (OSError, ValueError) as exc:
                 raise DataSourceError(f"{self.what}: {exc}") from None
-            piece = memoryview(nxt)
+            piece = nxt if type(nxt) is bytes else bytes(memoryview(nxt))
             want = length - len(out)
             out += piece[:want]
             used = min(want, len(piece))

@@ -6,6 +6,7 @@ QP's one EV (section 5). Pure layout: the EV set itself is :class:`nic_emu.ev_se
 from __future__ import annotations
 
 import zlib
+from functools import lru_cache
 from typing import Protocol
 
 from nic_emu.config import NicConfig
@@ -13,6 +14,9 @@ from nic_emu.ev_set import EvEntry, plane_entries
 from topologies import AddressPlan, encode_ev
 
 EvRoute = tuple[int, tuple[int, str | None], bytes]  # plane, path key (plane, T1), carrier
+#: the (plane, count, T1 count) shares whose EVs :func:`plane_evs` keeps: every connection
+#: of a run asks for the same few (one per plane and configuration); more are made again
+PLANE_EVS_KEPT = 256
 
 
 class RouteHost(Protocol):
@@ -35,6 +39,16 @@ def entry(host: RouteHost, peer: str, ev: int, route: EvRoute | None = None) -> 
     return e
 
 
+@lru_cache(maxsize=PLANE_EVS_KEPT)
+def plane_evs(plane: int, count: int, t1_count: int) -> tuple[int, ...]:
+    """The EVs of a connection's ``count`` entries of ``plane`` (whose T1s are
+    ``t1_count``): EV j is ``encode_ev(plane, j % t1_count, j // t1_count)``, T1 j mod the
+    T1 count and a salt growing every round of the T1s. The same for every connection
+    (made once: 320 ``encode_ev`` calls per connection otherwise); ``encode_ev``'s
+    AddressingError when a field does not fit."""
+    return tuple(encode_ev(plane, j % t1_count, j // t1_count) for j in range(count))
+
+
 def mrc_entries(
     host: RouteHost, cfg: NicConfig, peer: str
 ) -> tuple[dict[int, list[EvEntry]], dict[int, list[EvEntry]]]:
@@ -50,9 +64,10 @@ def mrc_entries(
         want_backup = n_backup // planes + (p < n_backup % planes)
         t1_count = host.plan.topology.planes[p].t1_count
         # EV j takes T1 j mod t1_count (in range by construction: no make_ev check),
-        # whose route all EVs through that T1 share (the salt picks no path)
-        routes = [host.ev_route(peer, encode_ev(p, t1)) for t1 in range(t1_count)]
-        entries = plane_entries(p, want_active + want_backup, routes, encode_ev)
+        # whose route all EVs through that T1 share (the salt picks no path): the route
+        # of the T1's EV of salt 0
+        routes = [host.ev_route(peer, ev) for ev in plane_evs(p, t1_count, t1_count)]
+        entries = plane_entries(p, plane_evs(p, want_active + want_backup, t1_count), routes)
         active[p] = entries[:want_active]
         backup[p] = entries[want_active:]
     return active, backup

@@ -363,17 +363,11 @@ def test_shuffle_leaves_another_generator_to_its_own_shuffle() -> None:
     assert items == want
 
 
-def test_plane_entries_take_the_t1s_in_turn_with_growing_salts() -> None:
+def test_plane_entries_take_the_t1s_routes_in_turn() -> None:
     routes = [(2, (2, "t1-0"), b"w0"), (2, (2, "t1-1"), b"w1"), (2, (2, "t1-2"), b"w2")]
-    calls: list[tuple[int, int, int]] = []
-
-    def encode(plane: int, t1: int, salt: int) -> int:
-        calls.append((plane, t1, salt))
-        return plane << 28 | t1 << 16 | salt
-
-    entries = plane_entries(2, 7, routes, encode)
-    assert calls == [(2, j % 3, j // 3) for j in range(7)]
-    assert [e.ev for e in entries] == [2 << 28 | (j % 3) << 16 | j // 3 for j in range(7)]
+    evs = tuple(0x2000_0000 + 17 * j for j in range(7))
+    entries = plane_entries(2, evs, routes)
+    assert [e.ev for e in entries] == list(evs)
     assert [(e.plane, e.path, e.wire) for e in entries] == [routes[j % 3] for j in range(7)]
     fresh = EvEntry(0, 2, None)
     for e in entries:  # otherwise as a new entry: the constructor's defaults
@@ -384,4 +378,4 @@ def test_plane_entries_take_the_t1s_in_turn_with_growing_salts() -> None:
             fresh.probe_seq,
             fresh.last_tx_ns,
         )
-    assert plane_entries(0, 0, routes, encode) == []
+    assert plane_entries(0, (), routes) == []

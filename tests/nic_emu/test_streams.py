@@ -32,6 +32,23 @@ def test_payload_is_taken_in_order_across_pieces() -> None:
     assert payload.take(8, 2) == b"ij"
 
 
+def test_payload_takes_bytes_like_pieces_as_bytes() -> None:
+    """A piece may be any bytes-like object (copied into ``bytes`` when reached); every
+    packet's payload is ``bytes``, a whole piece taken at once included."""
+    pieces = [bytearray(b"abc"), memoryview(b"defgh"), b"ijkl", b"mn"]
+    payload = StreamPayload(iter(pieces), 14)  # type: ignore[arg-type]
+    taken = [payload.take(0, 2), payload.take(2, 4), payload.take(6, 2), payload.take(8, 4)]
+    taken.append(payload.take(12, 2))
+    assert taken == [b"ab", b"cdef", b"gh", b"ijkl", b"mn"]
+    assert all(type(t) is bytes for t in taken)
+
+
+def test_a_piece_that_is_not_bytes_like_is_refused() -> None:
+    payload = StreamPayload(iter([b"ab", 3]), 5)  # type: ignore[list-item]
+    with pytest.raises(TypeError):
+        payload.take(0, 4)
+
+
 def test_a_source_that_ends_early_or_fails_raises_a_data_source_error() -> None:
     short = StreamPayload(iter([b"abc"]), 10, "transfer 7 data (file:/x)")
     with pytest.raises(DataSourceError, match=r"transfer 7 data \(file:/x\) ended after 3 of 10"):

@@ -4,10 +4,12 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from nic_emu.config import NicConfig
-from nic_emu.connection.ev_layout import mrc_entries, roce_entry
+from nic_emu.connection.ev_layout import mrc_entries, plane_evs, roce_entry
 from nic_emu.core import NicCore
-from topologies import AddressPlan, load
+from topologies import AddressingError, AddressPlan, encode_ev, load
 
 
 def _core() -> NicCore:
@@ -43,3 +45,28 @@ def test_a_roce_qp_takes_its_port_by_qpn_and_a_t1_by_hash() -> None:
         assert roce_entry(core, "nic5", qpn, 0x200).ev == e.ev  # a function of the 5-tuple
         seen.add(e.path)
     assert len(seen) > core.plane_count  # the hash spreads QPs over the T1s
+
+
+@pytest.mark.parametrize(("plane", "count", "t1s"), [(0, 0, 4), (1, 7, 3), (3, 80, 8), (15, 5, 1)])
+def test_plane_evs_take_the_t1s_in_turn_with_growing_salts(
+    plane: int, count: int, t1s: int
+) -> None:
+    evs = plane_evs(plane, count, t1s)
+    assert evs == tuple(encode_ev(plane, j % t1s, j // t1s) for j in range(count))
+    assert plane_evs(plane, count, t1s) is evs  # made once
+
+
+def test_plane_evs_refuse_a_field_that_does_not_fit() -> None:
+    with pytest.raises(AddressingError, match="plane 16"):
+        plane_evs(16, 1, 4)
+    with pytest.raises(AddressingError, match="t1_index 4096"):
+        plane_evs(0, 4097, 4097)
+
+
+def test_the_entries_of_two_connections_share_their_evs_not_their_state() -> None:
+    core = _core()
+    cfg = NicConfig()
+    first, _ = mrc_entries(core, cfg, "nic5")
+    second, _ = mrc_entries(core, cfg, "nic5")
+    assert [e.ev for e in first[0]] == [e.ev for e in second[0]]
+    assert all(a is not b for a, b in zip(first[0], second[0], strict=True))
