@@ -159,9 +159,10 @@ cdef _set_envelope(
 )
 cdef object _decode_native(bytes frame)
 cdef Py_ssize_t _ADDRESS_SLOTS
+cdef int _ADDRESS_SLOT_SHIFT
 cdef list _addresses
 cdef uint32_t _FNV_BASIS, _FNV_PRIME
-@cython.locals(h=uint32_t, i=Py_ssize_t, slot=Py_ssize_t, found=bytes)
+@cython.locals(h=uint32_t, w=uint32_t, i=Py_ssize_t, end=Py_ssize_t, slot=Py_ssize_t, found=bytes)
 cdef bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
 @cython.locals(value="long long")
 cdef long long _get16(const unsigned char* b, Py_ssize_t off) noexcept

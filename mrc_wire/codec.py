@@ -142,8 +142,10 @@ _DSCP_TRIMMED = int(Dscp.TRIMMED)
 _DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
 _MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
 # the native build's decoder: the addresses it made last (_address), a power of two of
-# slots (a NIC node meets a few dozen addresses), and FNV-1a's 32-bit constants
+# slots (a NIC node meets a few dozen addresses), and FNV-1a's 32-bit constants (applied
+# to 4-byte words; a slot is the hash's top bits, which every bit of the words reaches)
 _ADDRESS_SLOTS = 1024
+_ADDRESS_SLOT_SHIFT = 32 - (_ADDRESS_SLOTS.bit_length() - 1)
 _addresses: list[bytes] = [b""] * _ADDRESS_SLOTS
 _FNV_BASIS = 2166136261
 _FNV_PRIME = 16777619
@@ -1080,11 +1082,20 @@ def _address(frame: bytes, b: bytes, off: int, size: int) -> bytes:
     """The native build's ``frame[off:off + size]``, an address: the bytes object made for
     the same bytes before while the cache still holds it (a NIC sees the same few
     addresses on every packet: one object each, whose hash Python keeps). Equal bytes
-    either way; a slot (FNV-1a of the bytes) holds the last address that hashed to it."""
+    either way; a slot (FNV-1a of its 4-byte words, then of the bytes left, in the
+    machine's byte order) holds the last address that hashed to it."""
     h = _FNV_BASIS
-    for i in range(off, off + size):
+    i = off
+    end = off + size
+    w = 0  # a word of the address, copied in (no alignment needed)
+    while i + 4 <= end:
+        memcpy(cython.address(w), b + i, 4)
+        h = (h ^ w) * _FNV_PRIME
+        i += 4
+    while i < end:
         h = (h ^ b[i]) * _FNV_PRIME
-    slot = h & (_ADDRESS_SLOTS - 1)
+        i += 1
+    slot = h >> _ADDRESS_SLOT_SHIFT
     found = _addresses[slot]
     if len(found) == size and memcmp(PyBytes_AS_STRING(found), b + off, size) == 0:
         return found

@@ -50,6 +50,9 @@ FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 _CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creation order
+# a module global (one dictionary read, cached by the native build) rather than the enum
+# class's attribute, read for every frame received
+_READY = QpState.READY
 
 
 class NicCore(NicHost):
@@ -314,7 +317,7 @@ class NicCore(NicHost):
             frame = conn.rx.on_reliability_probe(m, plane, now)  # type: ignore[arg-type]
             if frame is not None:
                 self.out.append(frame)
-        if conn.state is QpState.READY:
+        if conn.state is _READY:
             self._sendable.add(conn)
             self._stale.add(conn)
 
@@ -384,7 +387,7 @@ class NicCore(NicHost):
         return out
 
     def _ready_connections(self) -> list[Connection]:
-        ready = [c for c in self.connections.values() if c.state is QpState.READY]
+        ready = [c for c in self.connections.values() if c.state is _READY]
         for i, conn in enumerate(ready):
             conn.ready_index = i
         self._ready = ready
@@ -393,7 +396,7 @@ class NicCore(NicHost):
     def touch(self, conn: Connection) -> None:
         """Something happened to ``conn`` (a frame, a timer, a port, an application
         call): it may have something to send, and its deadline may have moved."""
-        if conn.state is QpState.READY and self.connections.get(conn.qpn) is conn:
+        if conn.state is _READY and self.connections.get(conn.qpn) is conn:
             self._sendable.add(conn)
             self._stale.add(conn)
 
@@ -508,7 +511,7 @@ class NicCore(NicHost):
             if frames:
                 out.extend(frames)
             stale.add(conn)
-            if conn.state is QpState.READY:
+            if conn.state is _READY:
                 sendable.add(conn)
 
     def set_port_state(self, plane: int, up: bool, now: int) -> None:
@@ -694,7 +697,7 @@ class NicCore(NicHost):
     def _ready_mrc(self) -> list[Connection]:
         """The NIC's MRC connections that are ready, in creation order: those a path
         verdict or hold is shared with."""
-        return [c for c in self.connections.values() if c.mrc and c.state is QpState.READY]
+        return [c for c in self.connections.values() if c.mrc and c.state is _READY]
 
     def _far_t0(self, peer: str, ev: int) -> str:
         """The T0 where ``ev``'s path to ``peer`` ends (the peer's T0 on its plane)."""
@@ -734,7 +737,7 @@ class NicCore(NicHost):
                 return
             qpn, entry = found
             conn = self.connections.get(qpn)
-            if conn is not None and conn.state is QpState.READY and entry.probe_seq == p.probe_id:
+            if conn is not None and conn.state is _READY and entry.probe_seq == p.probe_id:
                 conn.on_probe_answer(entry, now)
                 self.touch(conn)
             return

@@ -18,6 +18,8 @@ cdef class EvEntry
 
 @cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
 cpdef list plane_entries(object plane, tuple evs, list routes)
+@cython.locals(e=EvEntry)
+cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
 
 
 cdef class EvEntry:

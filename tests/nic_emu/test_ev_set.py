@@ -22,6 +22,33 @@ from nic_emu.ev_set import (
 )
 from nic_emu.exceptions import EvManagementError
 
+#: every field of an entry (``EvEntry.__slots__`` of the pure source; the native build's
+#: extension type has the same fields, declared in nic_emu/ev_set.pxd)
+ENTRY_FIELDS = (
+    "acked_packets",
+    "acked_sent_ns",
+    "active",
+    "ecn_marks",
+    "ev",
+    "first_tx_ns",
+    "last_tx_ns",
+    "losses",
+    "nacks",
+    "path",
+    "plane",
+    "probe_seq",
+    "probe_successes",
+    "probed_ns",
+    "probes_ok",
+    "probes_sent",
+    "skip_until",
+    "state",
+    "state_changes",
+    "tx_bytes",
+    "tx_packets",
+    "wire",
+)
+
 
 def make_set(
     planes: int = 4,
@@ -369,13 +396,11 @@ def test_plane_entries_take_the_t1s_routes_in_turn() -> None:
     entries = plane_entries(2, evs, routes)
     assert [e.ev for e in entries] == list(evs)
     assert [(e.plane, e.path, e.wire) for e in entries] == [routes[j % 3] for j in range(7)]
-    fresh = EvEntry(0, 2, None)
-    for e in entries:  # otherwise as a new entry: the constructor's defaults
-        assert (e.state, e.active, e.tx_packets, e.probe_seq, e.last_tx_ns) == (
-            fresh.state,
-            fresh.active,
-            fresh.tx_packets,
-            fresh.probe_seq,
-            fresh.last_tx_ns,
-        )
+    for e in entries:  # otherwise as a new entry: every field the constructor's default
+        fresh = EvEntry(e.ev, 2, e.path)
+        fresh.wire = e.wire
+        assert {name: getattr(e, name) for name in ENTRY_FIELDS} == {
+            name: getattr(fresh, name) for name in ENTRY_FIELDS
+        }
     assert plane_entries(0, (), routes) == []
+    assert set(getattr(EvEntry, "__slots__", ENTRY_FIELDS)) == set(ENTRY_FIELDS)
