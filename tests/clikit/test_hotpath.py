@@ -392,7 +392,9 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
     # (``-p clikit.hotpath``), as every entry point installs it before mrc_wire loads;
     # those of the NIC's parts that call the codec in C (cimported across packages:
     # the cores' templates and decoded messages as mrc_wire.codec's C types), and of
-    # those that take their NIC as the NicHost base type (its doubles derive from it); and
+    # those that take their NIC as the NicHost base type (its doubles derive from it); the
+    # streamed payload's and the EV layout's (bytes pieces sliced in C, entries made
+    # without the constructor's call); and
     # those of the wires, the clock, the traffic manager and the packet context (C
     # serialisation times, clock reads through a C base, C queue masks, the payload held
     # by offset)
@@ -413,6 +415,7 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
          "tests/nic_emu/connection/test_probes.py", "tests/nic_emu/test_core_robustness.py",
          "tests/nic_emu/test_reliability_state.py", "tests/nic_emu/test_nic_host.py",
          "tests/nic_emu/connection/test_timers.py", "tests/nic_emu/test_ev_set.py",
+         "tests/nic_emu/test_streams.py", "tests/nic_emu/connection/test_ev_layout.py",
          "tests/vfabric/test_wires.py", "tests/p4emu/runtime/test_clock.py",
          "tests/p4emu/runtime/test_traffic_manager.py", "tests/p4emu/backend/test_rt.py"],
         cwd=ROOT, env={**native_env, generated_native.NATIVE_ENV: "0"},
