@@ -103,7 +103,10 @@ cdef class TrafficManager:
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
-    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
+    @cython.locals(
+        active=set, state=_Port, ready=list, due=list, now="long long", earliest="long long",
+        when="long long", found=bint,
+    )
     cpdef list take_ready(self, object now_ns=*)
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
@@ -127,7 +130,10 @@ cdef class TrafficManager:
     cdef inline _Port _active_port(self, object port)
     @cython.locals(active=set, state=_Port, earliest="long long", found=bint)
     cpdef long long _min_next_ns(self) except? -1
-    @cython.locals(head=QueuedPacket, earliest="long long", filled="unsigned long long")
+    @cython.locals(
+        head=QueuedPacket, earliest="long long", filled="unsigned long long", queue=_Queue,
+        when="long long", found=bint,
+    )
     cpdef long long _next_departure(self, _Port state) except? -1
 
 

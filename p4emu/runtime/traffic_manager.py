@@ -455,16 +455,29 @@ class TrafficManager:
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
+                    # one pass over the active ports: the due ones, and the earliest next
+                    # departure of the others (settling a port changes no other port's)
                     due = []
+                    earliest = 0
+                    found = False
                     for port in active:
                         state = self._active_port(port)
-                        if state.next_ns <= now:
+                        when = state.next_ns
+                        if when <= now:
                             due.append(port)
+                        elif not found or when < earliest:
+                            earliest = when
+                            found = True
                     if len(due) > 1:
                         due.sort()
                     for port in due:
-                        self._settle(self._active_port(port), now)
-                    self._earliest = self._min_next_ns()
+                        state = self._active_port(port)
+                        self._settle(state, now)
+                        # still active: its next departure, kept exact by the settle
+                        if port in active and (not found or state.next_ns < earliest):
+                            earliest = state.next_ns
+                            found = True
+                    self._earliest = earliest
         ready = self._ready
         if not ready:
             return None
@@ -701,10 +714,19 @@ class TrafficManager:
         """Time of the next departure of a port with a backlog in a queue not paused."""
         filled = state.filled & ~state.paused
         if filled & (filled - 1):  # several queues hold packets
-            heads = [q.fifo[0] for q in state.queues if q.fifo and not q.bit & state.paused]
+            # a queue's bit is in ``filled`` while its fifo holds packets and it is not
+            # paused: the earliest of those heads' times (no list made, C reads compiled)
+            earliest = 0
+            found = False
+            for queue in state.queues:
+                if queue.bit & filled:
+                    head = queue.fifo[0]
+                    when = head.enq_ns if self._port_scope else head.send_ns
+                    if not found or when < earliest:
+                        earliest = when
+                        found = True
             if not self._port_scope:
-                return min([p.send_ns for p in heads])
-            earliest = min([p.enq_ns for p in heads])
+                return earliest
         else:
             head = state.queues[_top_bit(filled)].fifo[0]
             if not self._port_scope:
