@@ -675,6 +675,11 @@ def _random_run(scope: RateScope, seed: int) -> str:
             log.append((p.item, p.port, p.qid, p.deq_ns, p.deq_qdepth, p.deq_timedelta))
             tm.release(p)
         log.append(("next", tm.next_departure_ns()))
+        # the active ports: the set, the list of their states and each state's flag agree
+        states = tm._active_states
+        assert len(states) == len(tm._active) == len({s.port for s in states})
+        assert {s.port for s in states} == tm._active
+        assert all(s.active == (s.port in tm._active) for s in tm._ports.values())
     return hashlib.sha256(repr(log).encode()).hexdigest()[:16]
 
 
@@ -690,8 +695,8 @@ def _random_run(scope: RateScope, seed: int) -> str:
 def test_departures_of_many_busy_ports_and_queues_are_the_recorded_ones(
     scope: RateScope, seed: int, expected: str
 ) -> None:
-    """take_ready's one pass over the active ports (due ones settled, the earliest next
-    departure of the rest) and the next departure of a port with several filled queues
-    give, departure by departure, what main 8e1a605 gave (the hashes were recorded there,
-    pure): both paths run this."""
+    """take_ready's one pass over the active ports' states (due ones settled, the earliest
+    next departure of the rest) and the next departure of a port with several filled
+    queues give, departure by departure, what main 8e1a605 gave (the hashes were recorded
+    there, pure): both paths run this, checking the active ports' bookkeeping at each step."""
     assert _random_run(scope, seed) == expected
