@@ -15,7 +15,8 @@ Generated shape (direct table)::
 
 An exact table without a direct counter or idle timeout is looked up in its dictionary
 instead (``e = T_entries.get((key1, key2)) or T.miss``, and ``T_entries.get(key1)`` for
-a table of one key field: :meth:`Table.packet_dict`), a
+a table of one key field: :meth:`Table.packet_dict`; compiled, a table of one key field
+of up to 63 bits is looked up in its C map instead, ``T.exact_at(key1)``), a
 keyless one gives ``T.miss`` (its default action); the packet length is passed
 (``T_apply(key, ctx.ingress_length)``) only to a table with a direct counter. Without a ``switch``, branches of actions with nothing to run (``NoAction``,
 an empty action) are left out, and so is ``a = e.action_id`` when no branch is left (a
@@ -33,6 +34,7 @@ from typing import TYPE_CHECKING
 
 from p4emu.backend.compile_helpers import compile_error, to_unsigned, unsupported
 from p4emu.frontend import ast
+from p4emu.runtime.tables import C_KEY_BITS
 
 if TYPE_CHECKING:
     from p4emu.backend.body import BodyCompiler
@@ -73,7 +75,12 @@ def emit_table_apply(
     elif entries is not None:  # exact, nothing to count: one dictionary lookup
         lookup = bc.pc.bind(entries, "Tentries_" + runtime.name)
         key = keys[0] if len(keys) == 1 else key_tuple  # one field: entries by its value
-        w.line(f"{typed} = {lookup}.get({key}) or {runtime.table_name}.miss")
+        found = f"{lookup}.get({key}) or {runtime.table_name}.miss"
+        if 0 < table.exact_key_bits() <= C_KEY_BITS:
+            # compiled: the table's C map (Table.exact_at), a C call on a C integer key;
+            # the pure module keeps the dictionary (Cython folds ``cython.compiled``)
+            found = f"{runtime.table_name}.exact_at({key}) if cython.compiled else ({found})"
+        w.line(f"{typed} = {found}")
     else:  # the length only matters to a direct counter
         length = ", ctx.ingress_length" if table.direct_counter is not None else ""
         w.line(f"{typed} = {runtime.apply_name}({key_tuple}{length})")

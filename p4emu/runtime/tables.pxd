@@ -7,6 +7,10 @@
 # Python ints, and flags the caller gives stay what it gave; C types hold only the
 # table's own flags and indexes. The gain is C struct access and C calls.
 cimport cython
+from cpython.bytearray cimport PyByteArray_AS_STRING
+
+
+cdef unsigned long long _GOLDEN  # the C copy of _GOLDEN: the C map's multiplier
 
 
 cdef class TableAction:
@@ -63,9 +67,22 @@ cdef class Table:
     cdef public DefaultAction _initial_default
     cdef public DefaultAction miss
     cdef public object _lookup
+    # exact_at's C map (tables.py, Table.exact_at)
+    cdef bytearray _c_keys
+    cdef list _c_values
+    cdef int _c_shift
+    cdef bint _c_stale
 
     @cython.locals(entry=TableEntry)
     cpdef apply(self, object key, object length=*)
     cpdef _lookup_exact(self, object key)
+    @cython.locals(
+        keys="long long *", mask=Py_ssize_t, at=Py_ssize_t, found="long long", entry=object
+    )
+    cpdef TableAction exact_at(self, long long key)
+    @cython.locals(
+        keys="long long *", at=Py_ssize_t, key="long long", slots=Py_ssize_t, shift=int
+    )
+    cpdef _c_rebuild(self)
     @cython.locals(bucket=dict, probe=list, index=Py_ssize_t)
     cpdef _lookup_lpm(self, object key)

@@ -43,6 +43,8 @@ import functools
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 
+import cython
+
 from p4emu.runtime.clock import Clock
 from p4emu.runtime.exceptions import (
     ConstDefaultActionError,
@@ -54,6 +56,9 @@ from p4emu.runtime.exceptions import (
     TableFullError,
 )
 from p4emu.runtime.externs import GREEN, DirectCounter, DirectMeter, MeterCell, MeterConfig
+
+if cython.compiled:
+    from cython.cimports.cpython.bytearray import PyByteArray_AS_STRING
 
 #: p4c gives a table without a ``size`` property 1024 entries.
 DEFAULT_TABLE_SIZE = 1024
@@ -226,6 +231,14 @@ class ProgramEntry:
 
 LookupResult = TableEntry | DefaultAction
 
+#: the widest key field :meth:`Table.exact_at` takes (its values are C ``long long``s)
+C_KEY_BITS = 63
+#: the C map of :meth:`Table.exact_at` holds at least this many slots, and at least twice
+#: its entries (linear probing at a load of at most one half)
+C_MAP_MIN_SLOTS = 8
+#: 2**64 / the golden ratio, odd: the multiplier of the C map's Fibonacci hashing
+_GOLDEN = 0x9E3779B97F4A7C15
+
 
 class _Kind(enum.Enum):
     keyless = "keyless"
@@ -305,6 +318,13 @@ class Table:
         self._field_shifts = _shifts([f.width for f in self.key_fields])
         self._count = direct_counter is not None
         self._track_hits = supports_idle_timeout
+        # exact_at's C map (compiled only): slot i holds the key _c_keys[i] (a C long long,
+        # -1: empty) and its entry _c_values[i]; rebuilt from _exact at the first lookup
+        # after any change (_c_stale)
+        self._c_keys = bytearray()
+        self._c_values: list[TableEntry | None] = []
+        self._c_shift = 64
+        self._c_stale = True
 
         if default_action is None:
             # P4: a table without default_action runs NoAction; the backend passes its id.
@@ -344,6 +364,68 @@ class Table:
         if self._kind is _Kind.exact and not self._count and not self._track_hits:
             return self._exact  # type: ignore[return-value]
         return None
+
+    def exact_key_bits(self) -> int:
+        """For generated code: the width of the key field of a table :meth:`packet_dict`
+        serves that has one key field, else 0. :meth:`exact_at` takes such a key up to
+        :data:`C_KEY_BITS` wide."""
+        if self.packet_dict() is None or len(self.key_fields) != 1:
+            return 0
+        return self.key_fields[0].width
+
+    def exact_at(self, key: int) -> TableAction:
+        """For generated code: ``packet_dict().get(key) or self.miss`` of a table whose
+        :meth:`exact_key_bits` is at most :data:`C_KEY_BITS` (``key``: a value of that
+        field, non-negative and below 2**63). Compiled, found in a C map kept from
+        ``_exact`` (rebuilt after a change: the control plane writes, packets read), with
+        no Python int made or hashed; pure, the dictionary."""
+        if cython.compiled:
+            if key < 0:  # no entry's (the empty slots' -1 included)
+                return self.miss
+            if self._c_stale:
+                self._c_rebuild()
+            keys = cython.cast(cython.pointer(cython.longlong), PyByteArray_AS_STRING(self._c_keys))
+            mask = len(self._c_values) - 1
+            at = cython.cast(
+                cython.Py_ssize_t,
+                (cython.cast(cython.ulonglong, key) * _GOLDEN) >> self._c_shift,
+            )
+            while True:
+                found = keys[at]
+                if found == key:
+                    return cython.cast(TableAction, self._c_values[at])
+                if found < 0:
+                    return self.miss
+                at = (at + 1) & mask
+        entry = self._exact.get(key)
+        return entry if entry is not None else self.miss
+
+    def _c_rebuild(self) -> None:
+        """exact_at's C map from ``_exact`` (compiled only): the fewest slots, a power of
+        two, of at least :data:`C_MAP_MIN_SLOTS` and twice the entries; each entry at its
+        hash's slot or the next free one."""
+        slots = C_MAP_MIN_SLOTS
+        shift = 64 - (C_MAP_MIN_SLOTS.bit_length() - 1)
+        while slots < 2 * len(self._exact):
+            slots *= 2
+            shift -= 1
+        keys_buffer = bytearray(b"\xff" * (8 * slots))  # every key -1: empty
+        values: list[TableEntry | None] = [None] * slots
+        if cython.compiled:
+            keys = cython.cast(cython.pointer(cython.longlong), PyByteArray_AS_STRING(keys_buffer))
+            for value, entry in self._exact.items():
+                key = value
+                at = cython.cast(
+                    cython.Py_ssize_t, (cython.cast(cython.ulonglong, key) * _GOLDEN) >> shift
+                )
+                while keys[at] >= 0:
+                    at = (at + 1) & (slots - 1)
+                keys[at] = key
+                values[at] = entry
+        self._c_keys = keys_buffer
+        self._c_values = values
+        self._c_shift = shift
+        self._c_stale = False
 
     def lookup(self, key: Sequence[int]) -> TableEntry | None:
         """Pure lookup: the matching entry or None; no counters or hit times updated."""
@@ -846,6 +928,7 @@ class Table:
     def _index(self, entry: TableEntry) -> None:
         if self._kind is _Kind.exact:
             self._exact[self._exact_key(entry)] = entry
+            self._c_stale = True
         elif self._kind is _Kind.lpm:
             mask = entry.key[self._lpm_index][1]
             bucket = self._lpm.get(mask)
@@ -860,6 +943,7 @@ class Table:
         del self._entries[(entry.key, entry.priority)]
         if self._kind is _Kind.exact:
             del self._exact[self._exact_key(entry)]
+            self._c_stale = True
         elif self._kind is _Kind.lpm:
             mask = entry.key[self._lpm_index][1]
             bucket = self._lpm[mask]

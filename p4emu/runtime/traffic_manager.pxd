@@ -65,6 +65,7 @@ cdef class _Queue:
 
 
 cdef class _Port:
+    cdef public bint active
     cdef public long long backlog
     cdef public list by_priority
     cdef public unsigned long long filled
@@ -88,6 +89,7 @@ cdef class TrafficManager:
     cdef public Py_ssize_t _free_count
     cdef public bint _indexed
     cdef public set _active
+    cdef public list _active_states
     cdef public long long _earliest
     cdef public list _ready
     cdef public long long _departures
@@ -103,13 +105,18 @@ cdef class TrafficManager:
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
-    @cython.locals(active=set, state=_Port, ready=list, due=list, now="long long")
+    @cython.locals(
+        active=set, state=_Port, ready=list, due=list, now="long long", earliest="long long",
+        when="long long", found=bint,
+    )
     cpdef list take_ready(self, object now_ns=*)
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
-    @cython.locals(active=set, when="long long")
+    @cython.locals(when="long long")
     cpdef _reschedule(self, _Port state, long long now)
+    cdef _activate(self, _Port state)
+    cdef _deactivate(self, _Port state)
     @cython.locals(state=_Port, by_port=list)
     cpdef _Port _port(self, object port)
     cpdef _drop(self, object port, object priority, object reason)
@@ -125,9 +132,12 @@ cdef class TrafficManager:
     @cython.final  # a direct C call, inlined (not through the vtable)
     @cython.locals(index=Py_ssize_t)
     cdef inline _Port _active_port(self, object port)
-    @cython.locals(active=set, state=_Port, earliest="long long", found=bint)
+    @cython.locals(state=_Port, earliest="long long", found=bint)
     cpdef long long _min_next_ns(self) except? -1
-    @cython.locals(head=QueuedPacket, earliest="long long", filled="unsigned long long")
+    @cython.locals(
+        head=QueuedPacket, earliest="long long", filled="unsigned long long", queue=_Queue,
+        when="long long", found=bint,
+    )
     cpdef long long _next_departure(self, _Port state) except? -1
 
 

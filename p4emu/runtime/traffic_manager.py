@@ -216,6 +216,7 @@ class _Queue:
 
 class _Port:
     __slots__ = (
+        "active",
         "backlog",
         "by_priority",
         "filled",
@@ -239,6 +240,7 @@ class _Port:
         self.next_ns = 0
         self.rate = rate  # port scope only
         self.paused = 0  # bit p set: queue p is paused (set_paused), not served
+        self.active = False  # in its traffic manager's active ports (_activate)
 
 
 class TrafficManager:
@@ -273,6 +275,9 @@ class TrafficManager:
         # slot past the count may still name a packet in use, overwritten before it is taken
         self._free_count = 0
         self._active: set[int] = set()
+        #: the states of the ports in ``_active``, in the order they became active: the
+        #: polls walk this list (compiled, a C loop reading C fields) instead of the set
+        self._active_states: list[_Port] = []
         # min(next_ns) over the active ports (kept exact by enqueue and every settle), so
         # a poll with nothing due and next_departure_ns() look at no port
         self._earliest = 0
@@ -429,7 +434,8 @@ class TrafficManager:
         fifo.append(packet)
         state.backlog += 1
         state.filled |= queue.bit
-        active.add(port)
+        if not state.active:
+            self._activate(state)
         return None
 
     def poll(self, now_ns: int | None = None) -> list[QueuedPacket]:
@@ -450,21 +456,32 @@ class TrafficManager:
             now = read_ns(self.clock) if now_ns is None else now_ns
             if self._earliest <= now:
                 if len(active) == 1:
-                    (port,) = active
-                    state = self._active_port(port)
+                    state = self._active_states[0]
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
+                    # one pass over the active ports: the due ones, and the earliest next
+                    # departure of the others (settling a port changes no other port's)
                     due = []
-                    for port in active:
-                        state = self._active_port(port)
-                        if state.next_ns <= now:
-                            due.append(port)
+                    earliest = 0
+                    found = False
+                    for state in self._active_states:
+                        when = state.next_ns
+                        if when <= now:
+                            due.append(state.port)
+                        elif not found or when < earliest:
+                            earliest = when
+                            found = True
                     if len(due) > 1:
                         due.sort()
                     for port in due:
-                        self._settle(self._active_port(port), now)
-                    self._earliest = self._min_next_ns()
+                        state = self._active_port(port)
+                        self._settle(state, now)
+                        # still active: its next departure, kept exact by the settle
+                        if state.active and (not found or state.next_ns < earliest):
+                            earliest = state.next_ns
+                            found = True
+                    self._earliest = earliest
         ready = self._ready
         if not ready:
             return None
@@ -521,14 +538,27 @@ class TrafficManager:
     def _reschedule(self, state: _Port, now: int) -> None:
         """After a pause change or an enqueue on a port with paused queues: the port's
         next departure among the queues that may be served (none: the port waits)."""
-        active = self._active
         if state.filled & ~state.paused:
             when = self._next_departure(state)
             state.next_ns = when if when > now else now
-            active.add(state.port)
+            if not state.active:
+                self._activate(state)
         else:
-            active.discard(state.port)
+            self._deactivate(state)
         self._earliest = self._min_next_ns()
+
+    def _activate(self, state: _Port) -> None:
+        """``state``'s port joins the active ports (it is not one yet)."""
+        state.active = True
+        self._active.add(state.port)
+        self._active_states.append(state)
+
+    def _deactivate(self, state: _Port) -> None:
+        """``state``'s port leaves the active ports, if it is one."""
+        if state.active:
+            state.active = False
+            self._active.discard(state.port)
+            self._active_states.remove(state)  # no equality defined: found by identity
 
     # --- observation ----------------------------------------------------------------
 
@@ -669,12 +699,12 @@ class TrafficManager:
                 when = state.next_ns = self._next_departure(state)
                 if when > now:
                     return
-            self._active.discard(state.port)
+            self._deactivate(state)
             return
         if state.backlog:
             state.next_ns = self._next_departure(state)
         else:
-            self._active.discard(state.port)
+            self._deactivate(state)
 
     def _active_port(self, port: int) -> _Port:
         """An active port's state: from the list while every port is indexed (compiled,
@@ -687,11 +717,9 @@ class TrafficManager:
 
     def _min_next_ns(self) -> int:
         """The earliest next departure of the active ports (0 when none is active)."""
-        active = self._active
         earliest = 0
         found = False
-        for port in active:  # a loop rather than min(): the native build reads C fields
-            state = self._active_port(port)
+        for state in self._active_states:  # not min(): the native build reads C fields
             if not found or state.next_ns < earliest:
                 earliest = state.next_ns
                 found = True
@@ -701,10 +729,19 @@ class TrafficManager:
         """Time of the next departure of a port with a backlog in a queue not paused."""
         filled = state.filled & ~state.paused
         if filled & (filled - 1):  # several queues hold packets
-            heads = [q.fifo[0] for q in state.queues if q.fifo and not q.bit & state.paused]
+            # a queue's bit is in ``filled`` while its fifo holds packets and it is not
+            # paused: the earliest of those heads' times (no list made, C reads compiled)
+            earliest = 0
+            found = False
+            for queue in state.queues:
+                if queue.bit & filled:
+                    head = queue.fifo[0]
+                    when = head.enq_ns if self._port_scope else head.send_ns
+                    if not found or when < earliest:
+                        earliest = when
+                        found = True
             if not self._port_scope:
-                return min([p.send_ns for p in heads])
-            earliest = min([p.enq_ns for p in heads])
+                return earliest
         else:
             head = state.queues[_top_bit(filled)].fifo[0]
             if not self._port_scope:

@@ -373,3 +373,52 @@ def test_header_union_member_valid_invalidates_its_siblings() -> None:
         decls="header x_t { bit<8> v; }\nheader y_t { bit<16> v; }\nheader_union u_t { x_t x; y_t y; }",
     )
     assert harness.run(a=3) == {"va": 0, "vb": 1, "u": 1}
+
+
+WIDTHS = Harness(
+    "bit<1> p; bit<63> a; bit<64> b; bit<128> c;",
+    "bit<8> r;",
+    """
+    hdr.o.r = 0;
+    by_port.apply();
+    by_63.apply();
+    by_64.apply();
+    by_128.apply();
+    """,
+    locals_="""
+    action add(bit<8> x) { hdr.o.r = hdr.o.r + x; }
+    table by_port { key = { sm.ingress_port: exact; } actions = { add; } }
+    table by_63 { key = { hdr.i.a: exact; } actions = { add; } }
+    table by_64 { key = { hdr.i.b: exact; } actions = { add; } }
+    table by_128 { key = { hdr.i.c: exact; } actions = { add; } }
+    """,
+)
+
+
+def test_exact_tables_of_one_key_up_to_63_bits_use_the_c_map_compiled() -> None:
+    """The generated lookup: ``T.exact_at(key)`` on the compiled path for one exact key
+    field of up to 63 bits (the port, a bit<63>), the dictionary for wider keys (bit<64>,
+    bit<128>: not C long longs) and on the pure path; the same results either way."""
+    source = WIDTHS.switch.program.source
+    lookups = [line.strip() for line in source.splitlines() if ": TableAction = " in line]
+    assert len(lookups) == 4
+    by_name = {name: next(line for line in lookups if name in line) for name in WIDTHS_NAMES}
+    for name in ("by_port", "by_63"):
+        assert ".exact_at(" in by_name[name] and " if cython.compiled else (" in by_name[name]
+    for name in ("by_64", "by_128"):
+        assert "exact_at" not in by_name[name] and ".get(" in by_name[name]
+    objects = WIDTHS.switch.objects
+    add = objects.actions["Ing.add"].id
+    top = (1 << 63) - 1
+    assert WIDTHS.run(a=top, b=1 << 63, c=1 << 127) == {"r": 0}
+    objects.tables["Ing.by_port"].insert([Exact(1)], add, [1])
+    objects.tables["Ing.by_63"].insert([Exact(top)], add, [2])
+    objects.tables["Ing.by_64"].insert([Exact(1 << 63)], add, [4])
+    objects.tables["Ing.by_128"].insert([Exact(1 << 127)], add, [8])
+    assert WIDTHS.run(a=top, b=1 << 63, c=1 << 127) == {"r": 15}
+    assert WIDTHS.run(a=top - 1, b=1 << 63, c=1 << 127) == {"r": 13}
+    objects.tables["Ing.by_63"].delete([Exact(top)])
+    assert WIDTHS.run(a=top, b=0, c=0) == {"r": 1}
+
+
+WIDTHS_NAMES = ("by_port", "by_63", "by_64", "by_128")

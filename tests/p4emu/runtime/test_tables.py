@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from p4emu.runtime.clock import VirtualClock
@@ -368,6 +370,72 @@ def test_packet_dict_lookup_gives_what_apply_gives() -> None:
     )
     assert counted.packet_dict() is None
     assert lpm_table().packet_dict() is None
+
+
+def test_exact_at_gives_what_the_packet_dict_gives_through_every_write() -> None:
+    """exact_at (compiled: a C map rebuilt from the dictionary after any change) against
+    ``packet_dict().get(key) or miss`` after inserts, modifies, deletes, default action
+    changes and clear, for keys that collide in the map (every key hashed to few slots,
+    keys at 0 and 2**48 - 1) and keys never inserted."""
+    rng = random.Random(5)
+    table = Table("t", [KeyField("a", 48, MatchKind.exact)], 4096, default_action=(NO_ACTION, ()))
+    entries = table.packet_dict()
+    assert entries is not None and table.exact_key_bits() == 48
+
+    def check(keys: list[int]) -> None:
+        for key in keys:
+            expected = entries.get(key) or table.miss
+            assert table.exact_at(key) is expected
+
+    assert table.exact_at(0) is table.miss
+    live: list[int] = []
+    probes = [0, 1, (1 << 48) - 1, 1 << 47]
+    for round_ in range(6):
+        fresh = [rng.randrange(1 << 48) for _ in range(300)] + [
+            round_ * 1024 + i
+            for i in range(64)  # neighbouring values
+        ]
+        for key in fresh:
+            if key not in entries:
+                table.insert([Exact(key)], FORWARD, [key & 0xFF])
+                live.append(key)
+        check(live + probes + [rng.randrange(1 << 48) for _ in range(200)])
+        for key in rng.sample(live, 40):
+            table.modify([Exact(key)], DROP)
+        check(live + probes)
+        gone = rng.sample(live, 150)
+        for key in gone:
+            table.delete([Exact(key)])
+            live.remove(key)
+        check(live + probes + gone)
+        assert not any(table.exact_at(key).hit for key in gone)
+        table.set_default_action(DROP)
+        check(probes + [rng.randrange(1 << 48) for _ in range(50)])
+        table.reset_default_action()
+    assert table.exact_at(-1) is table.miss  # below every key: the empty slots' marker
+    table.clear()
+    check(live + probes)
+    assert all(table.exact_at(key) is table.miss for key in live)
+    # a full table, the map at its fewest slots and full to one half
+    small = Table("s", [KeyField("p", 9, MatchKind.exact)], 4)
+    for port in (0, 8, 16, 511):
+        small.insert([Exact(port)], FORWARD, [port])
+    assert [small.exact_at(p).args for p in (0, 8, 16, 511)] == [(0,), (8,), (16,), (511,)]
+    assert not any(small.exact_at(p).hit for p in range(1, 8))
+
+
+def test_exact_key_bits_names_the_tables_exact_at_serves() -> None:
+    assert Table("a", [KeyField("a", 63, MatchKind.exact)]).exact_key_bits() == 63
+    assert Table("w", [KeyField("w", 128, MatchKind.exact)]).exact_key_bits() == 128
+    two = [KeyField("a", 8, MatchKind.exact), KeyField("b", 8, MatchKind.exact)]
+    assert Table("p", two).exact_key_bits() == 0
+    counted = Table(
+        "c",
+        [KeyField("a", 8, MatchKind.exact)],
+        direct_counter=DirectCounter("c_counter", CounterType.packets_and_bytes),
+    )
+    assert counted.exact_key_bits() == 0
+    assert lpm_table().exact_key_bits() == 0
 
 
 # --- direct counters, meters, idle timeout --------------------------------------------
