@@ -50,11 +50,10 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import BuiltinMethodType, CodeType, MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clikit import hotpath
-from p4emu.backend import native, v1model_externs, wide
-from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+from p4emu.backend import native, wide
 from p4emu.backend.codewriter import CodeWriter, Names, sanitize
 from p4emu.backend.compile_helpers import (
     CTX_PARAM,
@@ -73,11 +72,8 @@ from p4emu.backend.headercodec import (
     varbit_helpers,
 )
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
-from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
 from p4emu.backend.runtime_objects import RuntimeBuilder, RuntimeObjects, TableRuntime
-from p4emu.backend.scope import Binding, Scope
-from p4emu.backend.tables_codegen import emit_table_apply
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.runtime.clock import Clock, RealClock
@@ -86,7 +82,28 @@ from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.tables import Table
 
+if TYPE_CHECKING:
+    from p4emu.backend import v1model_externs
+    from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.parsers import ParserGenerator
+    from p4emu.backend.scope import Binding, Scope
+    from p4emu.backend.tables_codegen import emit_table_apply
+
 log = logging.getLogger("p4emu.backend")
+
+
+def _import_generator() -> None:
+    """Import the code generator's statement, parser, extern and table modules, and bind
+    the names :class:`ProgramCompiler` uses: on its first use, not with this module (a
+    process whose templates are all kept with their programs never generates; see the
+    module docs)."""
+    global BodyCompiler, CallEmitters, Hoist, ParserGenerator, Binding, Scope
+    global emit_table_apply, v1model_externs
+    from p4emu.backend import v1model_externs
+    from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.parsers import ParserGenerator
+    from p4emu.backend.scope import Binding, Scope
+    from p4emu.backend.tables_codegen import emit_table_apply
 
 
 class Hooks:
@@ -687,6 +704,7 @@ class ProgramCompiler:
         no_match_error: bool,
         trace: bool,
     ) -> None:
+        _import_generator()
         self.program = program
         self.clock = clock
         self.random = random

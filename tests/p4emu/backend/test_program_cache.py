@@ -7,6 +7,10 @@ the checked-program cache keep nothing."""
 from __future__ import annotations
 
 import logging
+import os
+import subprocess
+import sys
+import textwrap
 import weakref
 from pathlib import Path
 from typing import Any
@@ -246,3 +250,39 @@ def test_a_cache_that_cannot_be_rewritten_still_compiles(
     new_process(monkeypatch)
     _, how = compiles(load_checked(source))
     assert how == (1, 0, 0)
+
+
+def test_a_kept_template_imports_no_code_generator(source: Path) -> None:
+    code = """
+        import sys
+        from p4emu.backend.program import compile_stats
+        from p4emu.frontend import load_checked
+        from p4emu.switch import Switch
+        Switch(load_checked(sys.argv[1]))
+        stats = compile_stats()
+        print(stats.generated, stats.loaded)
+        print(" ".join(sorted(m for m in sys.modules if m.startswith("p4emu."))))
+    """
+    runs = [
+        subprocess.run(
+            [sys.executable, "-c", textwrap.dedent(code), str(source)],
+            env=dict(os.environ),
+            capture_output=True,
+            text=True,
+            check=True,
+        ).stdout.splitlines()
+        for _ in range(2)
+    ]
+    assert runs[0][0] == "1 0" and runs[1][0] == "0 1"
+    generator = {
+        "p4emu.backend.body",
+        "p4emu.backend.parsers",
+        "p4emu.backend.v1model_externs",
+        "p4emu.backend.tables_codegen",
+        "p4emu.backend.scope",
+        "p4emu.backend.dead_stores",
+        "p4emu.p4info.extract",
+        "p4emu.p4info.builder",
+    }
+    assert generator <= set(runs[0][1].split())
+    assert not generator & set(runs[1][1].split())
