@@ -663,7 +663,7 @@ def _kept_template(
         template = ProgramTemplate.loaded(program, kept)
         if template.options != options:
             raise ValueError(f"options {template.options} kept for {options}")
-    except (TypeError, ValueError, KeyError, CompileError) as exc:
+    except Exception as exc:  # whatever a damaged template raises: generate it again
         log.warning(
             "a kept template of %s is damaged (%r): generated again", program.source_files[:1], exc
         )

@@ -178,6 +178,8 @@ def replace_kept(checked: ast.CheckedProgram, change: Any) -> None:
             id="p4info-bytes",
         ),
         pytest.param(lambda kept: {**kept, "options": (100, False, False)}, id="options"),
+        pytest.param(lambda kept: {**kept, "source": "def (:\n"}, id="source-not-python"),
+        pytest.param(lambda kept: {**kept, "declarations": None}, id="declarations"),
         pytest.param(lambda kept: {**kept, "replay": (("no_such_call", ()),)}, id="replay"),
         pytest.param(
             lambda kept: {
