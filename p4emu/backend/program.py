@@ -26,6 +26,18 @@ same checked program and options builds that switch's run-time objects, replays 
 builder calls code generation made (late action ids, custom CRCs, digests), resolves
 every origin against them and calls ``__make__``: no statement walk, no analysis, no
 text. :func:`compile_stats` counts both kinds of compile.
+
+A template is also kept on disk, with the checked program it was made from, when that
+program came from p4emu's checked-program cache (:func:`p4emu.frontend.load_checked`;
+:func:`p4emu.frontend.cache.keep_companion`): its text, the origins and replayed calls
+(which refer to the program's nodes, pickled with them), the ids and the native build's
+declarations, under a slot named by the options and the digest of the code that makes and
+runs a template (:func:`generator_digest`: p4emu's back end, runtime and P4Info modules,
+the Python version, whether the runtime runs native). A process whose checked program
+holds a template with its options and digest compiles its first switch as a further one
+(:meth:`ProgramTemplate.loaded`): no generation at all. A kept template that does not
+load or does not instantiate is logged and generated again (and kept again); any other
+program (loaded from source, another digest) generates as before.
 """
 
 from __future__ import annotations
@@ -36,12 +48,12 @@ import threading
 import weakref
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from pathlib import Path
 from types import BuiltinMethodType, CodeType, MethodType
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from clikit import hotpath
-from p4emu.backend import native, v1model_externs, wide
-from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+from p4emu.backend import native, wide
 from p4emu.backend.codewriter import CodeWriter, Names, sanitize
 from p4emu.backend.compile_helpers import (
     CTX_PARAM,
@@ -60,11 +72,8 @@ from p4emu.backend.headercodec import (
     varbit_helpers,
 )
 from p4emu.backend.ids import ControlPlaneIds, assign_ids
-from p4emu.backend.parsers import ParserGenerator
 from p4emu.backend.pytypes import TypeRegistry, field_list_paths, is_aggregate
 from p4emu.backend.runtime_objects import RuntimeBuilder, RuntimeObjects, TableRuntime
-from p4emu.backend.scope import Binding, Scope
-from p4emu.backend.tables_codegen import emit_table_apply
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 from p4emu.runtime.clock import Clock, RealClock
@@ -73,7 +82,28 @@ from p4emu.runtime.objects import ProgramObjects
 from p4emu.runtime.pre import ReplicationEngine
 from p4emu.runtime.tables import Table
 
+if TYPE_CHECKING:
+    from p4emu.backend import v1model_externs
+    from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.parsers import ParserGenerator
+    from p4emu.backend.scope import Binding, Scope
+    from p4emu.backend.tables_codegen import emit_table_apply
+
 log = logging.getLogger("p4emu.backend")
+
+
+def _import_generator() -> None:
+    """Import the code generator's statement, parser, extern and table modules, and bind
+    the names :class:`ProgramCompiler` uses: on its first use, not with this module (a
+    process whose templates are all kept with their programs never generates; see the
+    module docs)."""
+    global BodyCompiler, CallEmitters, Hoist, ParserGenerator, Binding, Scope
+    global emit_table_apply, v1model_externs
+    from p4emu.backend import v1model_externs
+    from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.parsers import ParserGenerator
+    from p4emu.backend.scope import Binding, Scope
+    from p4emu.backend.tables_codegen import emit_table_apply
 
 
 class Hooks:
@@ -244,6 +274,8 @@ class CompileStats:
 
     generated: int = 0
     reused: int = 0
+    #: first switches of a template kept with the checked program (see module docs)
+    loaded: int = 0
 
 
 _stats = CompileStats()
@@ -251,7 +283,7 @@ _stats = CompileStats()
 
 def compile_stats() -> CompileStats:
     """A copy of this process's :class:`CompileStats` so far."""
-    return CompileStats(_stats.generated, _stats.reused)
+    return CompileStats(_stats.generated, _stats.reused, _stats.loaded)
 
 
 @dataclass(eq=False)
@@ -274,6 +306,87 @@ class ProgramTemplate:
     #: the program's control-plane ids as :func:`assign_ids` gives them (no late ids):
     #: each further switch takes :meth:`ControlPlaneIds.fresh` of them
     ids: ControlPlaneIds
+    #: what the native build's declarations are made from (the generated classes, their
+    #: scalar fields, their bases: :func:`native.program_declarations`)
+    declarations: tuple[dict[str, Any], dict[str, Any], dict[str, str]] = ({}, {}, {})
+
+    def kept(self) -> dict[str, Any] | None:
+        """This template as the checked program's cache entry keeps it (see module docs):
+        plain data and the program's own nodes; None when an origin's key is none of the
+        program's tables, externs or value sets (such a template is not kept)."""
+        nodes: dict[int, Any] = {}
+        checked = self.checked
+        for instance in (*checked.tables, *checked.extern_instances, *checked.value_sets):
+            for node in (instance.block, instance.decl):
+                if node is not None:
+                    nodes[id(node)] = node
+        origins: dict[str, tuple[str, Any, tuple[tuple[str, Any], ...]]] = {}
+        for name, origin in self.origins.items():
+            key = origin.key
+            if origin.kind in _NODE_KEYED:
+                if not isinstance(key, tuple) or any(
+                    part is not None and part not in nodes for part in key
+                ):
+                    return None
+                key = tuple(None if part is None else nodes[part] for part in key)
+            origins[name] = (origin.kind, key, origin.steps)
+        return {
+            "options": self.options,
+            "source": self.source,
+            "filename": self.shared.filename,
+            "declarations": self.declarations,
+            "origins": origins,
+            "replay": self.replay,
+            "copiers": self.copiers,
+            "checksums": (self.has_verify_checksum, self.has_compute_checksum),
+            "error_codes": self.error_codes,
+            "ids": _ids_kept(self.ids),
+        }
+
+    @classmethod
+    def loaded(cls, checked: ast.CheckedProgram, kept: Any) -> ProgramTemplate:
+        """The template :meth:`kept` made, for ``checked`` (the program it was kept with).
+        Raises ``TypeError``/``ValueError``/``KeyError`` for anything else."""
+        if not isinstance(kept, dict):
+            raise TypeError(f"a kept template is a dict, not {type(kept).__name__}")
+        source, filename = kept["source"], kept["filename"]
+        classes, scalars, bases = kept["declarations"]
+        ids, origins = _ids_loaded(kept["ids"]), kept["origins"]
+        has_verify, has_compute = kept["checksums"]
+        drop_port, no_match_error, trace = kept["options"]
+        if not (
+            isinstance(source, str)
+            and isinstance(filename, str)
+            and isinstance(ids, ControlPlaneIds)
+            and isinstance(origins, dict)
+            and all(isinstance(x, dict) for x in (classes, scalars, bases, kept["error_codes"]))
+            and all(isinstance(x, tuple) for x in (kept["replay"], kept["copiers"]))
+        ):
+            raise TypeError("a kept template's parts are not of their types")
+        made: dict[str, Origin] = {}
+        for name, (kind, key, steps) in origins.items():
+            if kind in _NODE_KEYED:
+                key = tuple(None if part is None else id(part) for part in key)
+            made[name] = Origin(kind, key, tuple(steps))
+        shared = shared_code(
+            source,
+            filename,
+            lambda: native.program_declarations(source, classes, scalars, bases),
+        )
+        return cls(
+            checked=checked,
+            options=(int(drop_port), bool(no_match_error), bool(trace)),
+            source=source,
+            shared=shared,
+            origins=made,
+            replay=kept["replay"],
+            copiers=kept["copiers"],
+            has_verify_checksum=bool(has_verify),
+            has_compute_checksum=bool(has_compute),
+            error_codes=dict(kept["error_codes"]),
+            ids=ids,
+            declarations=(classes, scalars, bases),
+        )
 
     def instantiate(
         self,
@@ -437,6 +550,24 @@ def compile_program(
         )
         _stats.reused += 1
         return compiled
+    options = (drop_port, no_match_error, trace)
+    template = _kept_template(program, options)
+    if template is not None:
+        try:
+            compiled = template.instantiate(
+                clock=clock, pre=pre, digest_queue=digest_queue, random=random
+            )
+        except Exception as exc:  # a kept template that does not fit: generate it again
+            log.warning(
+                "the kept template of %s does not instantiate (%r): generated again",
+                template.shared.filename,
+                exc,
+            )
+        else:
+            with _templates_lock:
+                _templates[key] = template
+            _stats.loaded += 1
+            return compiled
     compiler = ProgramCompiler(
         program,
         clock=clock,
@@ -452,7 +583,110 @@ def compile_program(
     with _templates_lock:
         _templates[key] = compiled.template
     _stats.generated += 1
+    _keep_template(compiled.template)
     return compiled
+
+
+_NODE_KEYED = frozenset({"table", "profile", "extern", "value_set"})
+"""The origins keyed by (block instance, declaration) ids (kept as the nodes themselves)."""
+TEMPLATE_FORMAT = "p4emu-template-1"
+"""Bumped whenever what a kept template holds changes."""
+_GENERATOR_PACKAGES = ("backend", "runtime", "p4info")
+
+
+def generator_digest() -> str:
+    """The sha256 of what makes and runs a template besides the checked program (see
+    module docs): p4emu's ``backend``, ``runtime`` and ``p4info`` sources (``.py``,
+    ``.pxd``, ``.pyx``) and ``proto.py``, the Python version, whether the runtime runs
+    native (the generated classes derive from its types then). Once per process."""
+    from p4emu.frontend import cache
+
+    root = Path(__file__).resolve().parent.parent
+    return cache.code_digest(
+        tuple(root / package for package in _GENERATOR_PACKAGES),
+        (root / "proto.py",),
+        (TEMPLATE_FORMAT, f"runtime_native={native.runtime_native()}"),
+    )
+
+
+def _ids_kept(ids: ControlPlaneIds) -> tuple[Any, ...]:
+    """``ids`` as a kept template holds them: the P4Info as its bytes (its message class
+    is p4emu.proto's, which pickle cannot name)."""
+    info = None if ids.p4info is None else ids.p4info.SerializeToString(deterministic=True)
+    return (
+        ids.symbols,
+        info,
+        ids.p4info_error,
+        ids.action_params,
+        ids.match_fields,
+        ids.controller_fields,
+    )
+
+
+def _ids_loaded(kept: Any) -> ControlPlaneIds:
+    """The ids :func:`_ids_kept` made (``TypeError``/``ValueError`` for anything else)."""
+    from p4emu.p4info.ids import SymbolTable
+    from p4emu.p4info.kept import p4info_from_bytes
+
+    symbols, info, error, action_params, match_fields, controller_fields = kept
+    if not isinstance(symbols, SymbolTable) or not all(
+        isinstance(x, dict) for x in (action_params, match_fields, controller_fields)
+    ):
+        raise TypeError("kept ids are not of their types")
+    p4info = None if info is None else p4info_from_bytes(info)
+    return ControlPlaneIds(symbols, p4info, error, action_params, match_fields, controller_fields)
+
+
+def _template_slot(options: tuple[int, bool, bool]) -> str:
+    # the runtime's kind is in the slot's name too (not only in its digest): processes of
+    # both kinds using one cache each find their own template instead of replacing it
+    drop_port, no_match_error, trace = options
+    return (
+        f"template runtime_native={native.runtime_native()} drop_port={drop_port} "
+        f"no_match_error={no_match_error} trace={trace}"
+    )
+
+
+def _kept_template(
+    program: ast.CheckedProgram, options: tuple[int, bool, bool]
+) -> ProgramTemplate | None:
+    """The template kept with ``program`` for ``options`` (see module docs), or None."""
+    from p4emu.frontend import cache
+
+    try:
+        kept = cache.companion(program, _template_slot(options), generator_digest())
+    except OSError:  # p4emu's own files unreadable: nothing kept is trusted
+        return None
+    if kept is None:
+        return None
+    try:
+        template = ProgramTemplate.loaded(program, kept)
+        if template.options != options:
+            raise ValueError(f"options {template.options} kept for {options}")
+    except Exception as exc:  # whatever a damaged template raises: generate it again
+        log.warning(
+            "a kept template of %s is damaged (%r): generated again", program.source_files[:1], exc
+        )
+        return None
+    return template
+
+
+def _keep_template(template: ProgramTemplate) -> None:
+    """Keep ``template`` with its checked program, when that came from the cache."""
+    from p4emu.frontend import cache
+
+    kept = template.kept()
+    if kept is None:
+        log.debug(
+            "a template of %s is not kept: an origin is no node of the program",
+            template.shared.filename,
+        )
+        return
+    try:
+        digest = generator_digest()
+    except OSError:
+        return
+    cache.keep_companion(template.checked, _template_slot(template.options), digest, kept)
 
 
 class ProgramCompiler:
@@ -470,6 +704,7 @@ class ProgramCompiler:
         no_match_error: bool,
         trace: bool,
     ) -> None:
+        _import_generator()
         self.program = program
         self.clock = clock
         self.random = random
@@ -933,6 +1168,7 @@ class ProgramCompiler:
             has_compute_checksum=not _does_nothing(compute),
             error_codes=dict(self.error_codes),
             ids=self._pristine_ids,
+            declarations=(classes, scalars, bases),
         )
         # this switch takes its objects through the origins too: each must give back the
         # object generation bound, or another switch would get something else

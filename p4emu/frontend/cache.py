@@ -20,6 +20,14 @@ loaded again; a cache that cannot be written (read-only, not a directory) is ski
 the program loaded each time. Errors are never kept: a program that does not load raises
 exactly what :func:`~p4emu.frontend.load_program` raises.
 
+An entry also keeps what later stages made from the checked program (its *companions*:
+:func:`companion`, :func:`keep_companion`), pickled with it in one pickle so that they refer
+to the program's own nodes: the control-plane model (p4emu.p4info.extract) and the code
+generated from it (p4emu.backend.program), each in a named slot with the digest of the
+code that made it; a slot whose digest is not the caller's is a miss, and keeping a value
+again replaces the slot and rewrites the entry (same rename). Only a checked program that
+came from (or went into) the cache has companions.
+
 A pickle runs code when it is read: the cache folder must be writable only by its owner,
 as the generated modules' cache (which holds native code) must be.
 """
@@ -28,15 +36,19 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import io
 import logging
 import os
 import pickle
 import re
+import struct
 import sys
 import tempfile
 import threading
+import weakref
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 from p4emu.frontend.ast import CheckedProgram
 from p4emu.frontend.source import MAX_TOTAL_SOURCE_BYTES
@@ -47,7 +59,7 @@ CACHE_ENV = "MRC_TESTBED_P4_CACHE"
 """The cache root, shared with the generated modules (p4emu.backend.native)."""
 SUBDIR = "checked"
 #: bumped whenever what an entry holds changes (old entries are then never looked up)
-FORMAT = "p4emu-checked-1"
+FORMAT = "p4emu-checked-2"
 SUFFIX = ".pickle"
 PICKLE_PROTOCOL = 5
 MAX_KEYED_FILES = 1024
@@ -61,6 +73,10 @@ BUILTIN_DIR = _P4EMU_DIR / "include"
 _QUOTED_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 _digest: str | None = None
 _lock = threading.Lock()
+#: the entry and companions of each checked program read from or written to the cache
+_kept: weakref.WeakKeyDictionary[CheckedProgram, tuple[Path, dict[str, tuple[str, Any]]]] = (
+    weakref.WeakKeyDictionary()
+)
 
 
 def p4emu_cache_root() -> Path:
@@ -94,6 +110,42 @@ def frontend_digest() -> str:
             digest.update(b"\0")
         _digest = digest.hexdigest()
     return _digest
+
+
+_code_digests: dict[tuple[tuple[Path, ...], tuple[Path, ...], tuple[str, ...]], str] = {}
+CODE_SUFFIXES = (".py", ".pxd", ".pyx")
+"""The files of a folder :func:`code_digest` covers."""
+
+
+def code_digest(
+    folders: tuple[Path, ...], files: tuple[Path, ...] = (), parts: tuple[str, ...] = ()
+) -> str:
+    """The sha256 of the Python version, ``parts``, every ``.py``/``.pxd``/``.pyx`` file
+    below ``folders`` and ``files`` (by path relative to p4emu's folder, and content):
+    the digest a companion is kept under (see module docs). Once per process and
+    arguments; raises ``OSError`` when a file cannot be read."""
+    key = (folders, files, parts)
+    with _lock:
+        found = _code_digests.get(key)
+    if found is not None:
+        return found
+    paths = list(files)
+    for folder in folders:
+        paths.extend(
+            sorted(p for p in folder.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file())
+        )
+    digest = hashlib.sha256()
+    for part in (sys.version, *parts):
+        digest.update(part.encode(errors="surrogateescape"))
+        digest.update(b"\0")
+    for path in paths:
+        digest.update(os.path.relpath(path, _P4EMU_DIR).encode(errors="surrogateescape"))
+        digest.update(b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    found = digest.hexdigest()
+    with _lock:
+        _code_digests[key] = found
+    return found
 
 
 def program_files(path: str | Path) -> dict[Path, bytes] | None:
@@ -151,7 +203,7 @@ def entry_key(path: str | Path) -> str | None:
 
 def read_entry(entry: Path) -> CheckedProgram | None:
     """The checked program of a whole entry; None when there is none (a corrupt one is
-    deleted)."""
+    deleted). Its companions are kept for :func:`companion`."""
     try:
         data = entry.read_bytes()
     except OSError:
@@ -162,19 +214,45 @@ def read_entry(entry: Path) -> CheckedProgram | None:
             found = pickle.loads(payload)
         except Exception:  # any unpickling failure means a bad entry
             found = None
-        if isinstance(found, CheckedProgram):
-            return found
+        if (
+            isinstance(found, tuple)
+            and len(found) == 2
+            and isinstance(found[0], CheckedProgram)
+            and isinstance(found[1], dict)
+        ):
+            _kept[found[0]] = (entry, found[1])
+            return found[0]
     log.warning("checked-program cache: %s is corrupt; the program is loaded again", entry)
     with contextlib.suppress(OSError):  # gone already, or the cache is read-only
         entry.unlink()
     return None
 
 
-def write_entry(entry: Path, checked: CheckedProgram) -> bool:
-    """Keep ``checked`` as ``entry`` (atomically); False when it cannot be kept (the
-    program does not pickle, or the cache cannot be written)."""
+class _Pickler(pickle.Pickler):
+    """A pickler that also takes ``struct.Struct`` packers (by their format): the
+    generated code's header codecs bind their methods (p4emu.backend.program)."""
+
+    def reducer_override(self, obj: Any) -> Any:
+        if type(obj) is struct.Struct:
+            return struct.Struct, (obj.format,)
+        return NotImplemented
+
+
+def _dumps(value: Any) -> bytes:
+    out = io.BytesIO()
+    _Pickler(out, protocol=PICKLE_PROTOCOL).dump(value)
+    return out.getvalue()
+
+
+def write_entry(
+    entry: Path, checked: CheckedProgram, companions: dict[str, tuple[str, Any]] | None = None
+) -> bool:
+    """Keep ``checked`` (with ``companions``) as ``entry`` (atomically); False when it
+    cannot be kept (the program or a companion does not pickle, or the cache cannot be
+    written)."""
+    companions = {} if companions is None else companions
     try:
-        payload = pickle.dumps(checked, protocol=PICKLE_PROTOCOL)
+        payload = _dumps((checked, companions))
     except (RecursionError, pickle.PicklingError, TypeError, AttributeError) as exc:
         log.debug("checked-program cache: %s not kept: %s", entry, exc)
         return False
@@ -192,7 +270,33 @@ def write_entry(entry: Path, checked: CheckedProgram) -> bool:
             with contextlib.suppress(OSError):
                 os.unlink(temporary)
         return False
+    _kept[checked] = (entry, companions)
     return True
+
+
+def companion(checked: CheckedProgram, slot: str, digest: str) -> Any:
+    """What :func:`keep_companion` kept in ``slot`` of ``checked``'s entry with the same
+    ``digest``; None when there is none (another digest, or a program not from the cache)."""
+    with _lock:
+        found = _kept.get(checked)
+    if found is None:
+        return None
+    kept = found[1].get(slot)
+    if not isinstance(kept, tuple) or len(kept) != 2 or kept[0] != digest:
+        return None
+    return kept[1]
+
+
+def keep_companion(checked: CheckedProgram, slot: str, digest: str, value: Any) -> bool:
+    """Keep ``value`` in ``slot`` of ``checked``'s entry (see module docs), replacing what
+    the slot held; False when ``checked`` has no entry or it cannot be rewritten (nothing
+    kept then: the entry stays as it was)."""
+    with _lock:
+        found = _kept.get(checked)
+        if found is None:
+            return False
+        entry, companions = found
+        return write_entry(entry, checked, {**companions, slot: (digest, value)})
 
 
 def keeps(checked: CheckedProgram, path: str | Path) -> bool:

@@ -207,3 +207,71 @@ def test_a_file_read_outside_the_key_is_not_kept(root: Path, tmp_path: Path) -> 
     assert not cache.keeps(checked, main)
     assert cache.keeps(load_program(main), main)
     assert not root.exists() or not list(root.iterdir())
+
+
+def test_companions_are_kept_with_the_entry(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    first = cache.load_cached(main, Loads())
+    assert cache.companion(first, "slot", "d1") is None
+    # the value refers to the program's own nodes: read back, it refers to the new copy's
+    value = {"ingress": first.ingress, "n": 1}
+    assert cache.keep_companion(first, "slot", "d1", value)
+    assert cache.companion(first, "slot", "d1") == value
+    assert cache.keep_companion(first, "other", "d1", b"bytes")
+    loads = Loads()
+    again = cache.load_cached(main, loads)
+    assert loads.calls == 0 and again is not first
+    found = cache.companion(again, "slot", "d1")
+    assert found["n"] == 1 and found["ingress"] is again.ingress
+    assert cache.companion(again, "other", "d1") == b"bytes"
+    assert cache.companion(again, "slot", "d2") is None  # kept by other code: a miss
+    # keeping a slot again replaces it (one value per slot, whatever its digest)
+    assert cache.keep_companion(again, "slot", "d2", "new")
+    third = cache.load_cached(main, loads)
+    assert cache.companion(third, "slot", "d1") is None
+    assert cache.companion(third, "slot", "d2") == "new"
+    assert cache.companion(third, "other", "d1") == b"bytes"
+    assert len(list(root.glob(f"*{cache.SUFFIX}"))) == 1
+
+
+def test_a_program_not_from_the_cache_has_no_companions(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    checked = load_program(main)
+    assert not cache.keep_companion(checked, "slot", "d", 1)
+    assert cache.companion(checked, "slot", "d") is None
+    assert not root.exists()
+
+
+def test_a_companion_that_does_not_pickle_leaves_the_entry(root: Path, tmp_path: Path) -> None:
+    main = write_program(tmp_path / "prog")
+    checked = cache.load_cached(main, Loads())
+    assert cache.keep_companion(checked, "slot", "d", 1)
+    assert not cache.keep_companion(checked, "slot", "d", lambda: None)
+    assert cache.companion(checked, "slot", "d") == 1
+    assert cache.companion(cache.load_cached(main, Loads()), "slot", "d") == 1
+
+
+def test_struct_packers_are_kept(root: Path, tmp_path: Path) -> None:
+    import struct
+
+    main = write_program(tmp_path / "prog")
+    checked = cache.load_cached(main, Loads())
+    packer = struct.Struct(">HB")
+    assert cache.keep_companion(checked, "slot", "d", packer.unpack_from)
+    unpack = cache.companion(cache.load_cached(main, Loads()), "slot", "d")
+    assert unpack(b"\x01\x02\x03") == (258, 3)
+
+
+def test_code_digest_follows_files_and_parts(tmp_path: Path) -> None:
+    folder = tmp_path / "code"
+    folder.mkdir()
+    (folder / "a.py").write_text("x = 1\n", encoding="utf-8")
+    (folder / "notes.txt").write_text("not code\n", encoding="utf-8")
+    first = cache.code_digest((folder,))
+    assert cache.code_digest((folder,), parts=("other",)) != first
+    (folder / "notes.txt").write_text("still not code\n", encoding="utf-8")
+    cache._code_digests.clear()
+    assert cache.code_digest((folder,)) == first
+    (folder / "a.pxd").write_text("cdef int x\n", encoding="utf-8")
+    cache._code_digests.clear()
+    assert cache.code_digest((folder,)) != first
