@@ -692,12 +692,17 @@ def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
     foreground transfer finished (checked as one process does, mid-window) and B at once;
     with split NICs, each at a barrier when its ends of them all finished."""
     foreground = [t for t in part.fabric.transfers if not t.background and not t.finished]
+    first = [0]  # foreground[:first[0]] have finished (as VirtualFabric.run's stop())
 
     def never() -> bool:
         return False
 
     def all_finished() -> bool:
-        return bool(foreground) and all(t.finished for t in foreground)
+        i = first[0]
+        while i < len(foreground) and foreground[i].finished:
+            i += 1
+        first[0] = i
+        return bool(foreground) and i == len(foreground)
 
     def halves_done() -> bool:
         return bool(foreground) and part.halves_done(foreground)
