@@ -6,10 +6,6 @@ cimport cython
 
 from p4emu.runtime.clock cimport VirtualClock
 
-# a hint to the CPU to load a cache line (GCC and Clang builtin; never faults)
-cdef extern from *:
-    void _prefetch "__builtin_prefetch" (const void* addr) noexcept nogil
-
 
 # one pending event of the native heap: its time, tie-breaking number and the slot of
 # its callback and argument (EventList._fns / _args)
@@ -96,11 +92,9 @@ cdef class EventList:
         heap="_Event*",
         going=bint,
         slot=Py_ssize_t,
-        slot_next=Py_ssize_t,
         direct="unsigned char",
         clock=VirtualClock,
         fns=list,
         args=list,
-        ahead="char*",
     )
     cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

@@ -29,9 +29,8 @@ from typing import Any
 import cython
 
 if cython.compiled:  # the native build's heap (see EventList): C memory, refcounted slots
-    from cython.cimports.cpython.list import PyList_GET_ITEM
     from cython.cimports.libc.stdlib import free, realloc
-    from cython.cimports.vfabric.eventlist import _Event, _prefetch
+    from cython.cimports.vfabric.eventlist import _Event
 
 from p4emu.runtime.clock import VirtualClock
 from vfabric.exceptions import EventHandleError, FaultTimeError, VirtualFabricError
@@ -422,18 +421,6 @@ class EventList:
                     self._direct[slot] = 0
                     self._free[self._nfree] = slot
                     self._nfree += 1
-                    if self._size:
-                        # the next event's callback and argument (a frame, most often, last
-                        # touched many events ago) into the cache while this one runs: their
-                        # first reads miss it otherwise (a hint: a push may come first)
-                        slot_next = heap[0].slot
-                        ahead = cython.cast(cython.p_char, PyList_GET_ITEM(args, slot_next))
-                        _prefetch(ahead)
-                        _prefetch(ahead + 64)
-                        _prefetch(ahead + 128)
-                        ahead = cython.cast(cython.p_char, PyList_GET_ITEM(fns, slot_next))
-                        _prefetch(ahead)
-                        _prefetch(ahead + 64)
                     if direct:
                         cython.cast(EventSource, fn).fire(arg)
                     else:

@@ -2,7 +2,6 @@
 # "Compiled hot path"): read only by the native build, the .py stays the reference.
 # Counters and times are integers below 2**63 (ns, bytes, packets of one run).
 cimport cython
-from cpython.object cimport PyObject
 
 from nic_emu.core cimport NicCore
 from p4emu.switch cimport PortOutput, Switch
@@ -60,36 +59,8 @@ cdef class EvStats:
     cdef public long long tx_packets
 
 
-# EvIndex's table: an EV (-1: a free slot) and its EvStats, borrowed (EvIndex._found
-# holds the reference)
-cdef struct _EvSlot:
-    long long ev
-    PyObject* stats
-
-cdef unsigned long long _EV_MIX
-
-
-cdef class EvIndex:
-    cdef int _bits  # a slot is the top (64 - _bits) bits of ev * _EV_MIX
-    cdef Py_ssize_t _count
-    cdef list _found
-    cdef Py_ssize_t _mask
-    cdef _EvSlot* _slots
-    cdef public dict stats
-
-    @cython.locals(i=Py_ssize_t, slots="_EvSlot*", stats=EvStats)
-    cpdef EvStats get(self, long long ev)
-    cdef int _add(self, long long ev, EvStats stats) except -1
-    @cython.locals(i=Py_ssize_t)
-    cdef void _put(self, long long ev, PyObject* stats) noexcept
-    @cython.locals(slots="_EvSlot*", old="_EvSlot*", old_size=Py_ssize_t, i=Py_ssize_t)
-    cdef int _grow(self, Py_ssize_t size, int bits) except -1
-
-
 cdef class NicNode(FrameSink):
     cdef public long long _bin_ns
-    cdef public EvIndex _rx_index
-    cdef public EvIndex _tx_index
     cdef public object _timer_at
     cdef public object app_sink
     cdef public NicCore core

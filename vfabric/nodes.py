@@ -6,13 +6,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import TYPE_CHECKING
 
-import cython
-
-if cython.compiled:  # EvIndex's table: C memory
-    from cython.cimports.cpython.object import PyObject
-    from cython.cimports.libc.stdlib import free, malloc
-    from cython.cimports.vfabric.nodes import _EvSlot
-
 from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
     DATA_DSCP_MASK,
@@ -180,94 +173,6 @@ class EvStats:
         return {name: getattr(self, name) for name in self.__slots__}
 
 
-#: an EvIndex's table starts with this many slots (a power of two), doubled whenever it
-#: would be more than half full: a NIC meets tens to hundreds of EVs
-EV_INDEX_START = 64
-#: Fibonacci hashing's multiplier (2**64 / the golden ratio, odd): an EV's slot is the top
-#: bits of ev * this, modulo 2**64, which spreads EVs that differ in any bits
-_EV_MIX = 0x9E3779B97F4A7C15
-
-
-class EvIndex:
-    """A NIC node's :class:`EvStats` per EV (``stats``, the node's ``ev_tx`` or ``ev_rx``
-    dict): :meth:`get` finds an EV's entry, made (and put in the dict) on its first
-    frame. Pure, a dict lookup. Compiled, an open-addressing table of C structs (EV, its
-    entry) caches the dict: no int object is made and no dict probed per frame, and the
-    entry is one pointer away from its slot (these are cold by the time a NIC's next
-    frame comes, so each indirection is a cache miss). ``_found`` holds the entries the
-    table points to. The dict stays the truth: an entry put in it from outside
-    (``VirtualFabric._on_wire_drop``) is found there on the table's first miss and cached
-    then. Entries are never taken out of the dict."""
-
-    __slots__ = ("_bits", "_count", "_found", "_mask", "_slots", "stats")
-
-    def __init__(self, stats: dict[int, EvStats]) -> None:
-        self.stats = stats
-        if cython.compiled:
-            self._found = []
-            self._count = 0
-            self._slots = cython.NULL
-            self._grow(EV_INDEX_START, 58)
-
-    def get(self, ev: int) -> EvStats:
-        """EV ``ev``'s entry (an EV is 32 bits, 0 to 2**32 - 1)."""
-        if cython.compiled:
-            i = cython.cast(
-                cython.Py_ssize_t, (cython.cast(cython.ulonglong, ev) * _EV_MIX) >> self._bits
-            )
-            slots = self._slots
-            while slots[i].ev != -1:
-                if slots[i].ev == ev:
-                    return cython.cast(EvStats, slots[i].stats)
-                i = (i + 1) & self._mask
-        stats = self.stats.get(ev)
-        if stats is None:
-            stats = self.stats[ev] = EvStats()
-        if cython.compiled:
-            self._add(ev, stats)
-        return stats
-
-    def _add(self, ev: int, stats: EvStats) -> None:
-        """Compiled: cache ``stats`` as EV ``ev``'s (not in the table yet)."""
-        if 2 * (self._count + 1) > self._mask + 1:
-            self._grow(2 * (self._mask + 1), self._bits - 1)
-        self._found.append(stats)  # holds the reference the table's slot points with
-        self._put(ev, cython.cast(cython.pointer(PyObject), stats))
-        self._count += 1
-
-    def _put(self, ev: int, stats: object) -> None:
-        """Compiled: EV ``ev`` at the table's first free slot from its own."""
-        i = cython.cast(
-            cython.Py_ssize_t, (cython.cast(cython.ulonglong, ev) * _EV_MIX) >> self._bits
-        )
-        while self._slots[i].ev != -1:
-            i = (i + 1) & self._mask
-        self._slots[i].ev = ev
-        self._slots[i].stats = stats
-
-    def _grow(self, size: int, bits: int) -> None:
-        """Compiled: a table of ``size`` slots (2**(64 - bits)), the cached EVs put in it."""
-        slots = cython.cast(cython.pointer(_EvSlot), malloc(size * cython.sizeof(_EvSlot)))
-        if slots == cython.NULL:
-            raise MemoryError(f"EV index: no memory for {size} slots")
-        for i in range(size):
-            slots[i].ev = -1
-            slots[i].stats = cython.NULL
-        old = self._slots
-        old_size = self._mask + 1 if old != cython.NULL else 0
-        self._slots = slots
-        self._mask = size - 1
-        self._bits = bits
-        for i in range(old_size):
-            if old[i].ev != -1:
-                self._put(old[i].ev, old[i].stats)
-        free(old)
-
-    def __dealloc__(self) -> None:
-        if cython.compiled:
-            free(self._slots)
-
-
 AppSink = Callable[[str, AppEvent], None]
 
 
@@ -278,9 +183,7 @@ class NicNode(FrameSink):
 
     __slots__ = (
         "_bin_ns",
-        "_rx_index",
         "_timer_at",
-        "_tx_index",
         "app_sink",
         "core",
         "ev_rx",
@@ -305,8 +208,6 @@ class NicNode(FrameSink):
         self._timer_at: int | None = None
         self.ev_tx: dict[int, EvStats] = {}  # EVs this NIC sends on (as the frames carry them)
         self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
-        self._tx_index = EvIndex(self.ev_tx)  # their entries found per frame
-        self._rx_index = EvIndex(self.ev_rx)
         # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
         # receiver's QPN alone is not unique across the peers of a NIC
         self.retx_bytes: dict[tuple[bytes, int], int] = {}
@@ -322,7 +223,9 @@ class NicNode(FrameSink):
         if fields >= 0:
             ev = fields >> 8
             dscp = fields >> 2 & 0x3F
-            stats = self._rx_index.get(ev)
+            stats = self.ev_rx.get(ev)
+            if stats is None:
+                stats = self.ev_rx[ev] = EvStats()
             stats.rx_packets += 1
             if _TRIMMED_DSCP_BITS >> dscp & 1:  # dscp in TRIMMED_DSCPS
                 stats.trimmed += 1
@@ -348,7 +251,9 @@ class NicNode(FrameSink):
         if fields >= 0:
             ev = fields >> 8
             dscp = fields >> 2 & 0x3F
-            stats = self._tx_index.get(ev)
+            stats = self.ev_tx.get(ev)
+            if stats is None:
+                stats = self.ev_tx[ev] = EvStats()
             size = len(frame)
             stats.tx_packets += 1
             stats.tx_bytes += size

@@ -1,7 +1,6 @@
 """The nodes' per-frame work: a NIC node reads a frame's EV, DSCP and ECN in one C integer
-(``_outer_fields``, what ``frame_outer`` gives) and finds the EV's counters (``EvIndex``:
-compiled, a C table caching the dict), and a switch node arms one wake-up per departure
-time (the time armed last is remembered while it is pending)."""
+(``_outer_fields``, what ``frame_outer`` gives), and a switch node arms one wake-up per
+departure time (the time armed last is remembered while it is pending)."""
 
 from __future__ import annotations
 
@@ -12,7 +11,7 @@ import pytest
 from mrc_wire.constants import IPPROTO_IPV6
 from mrc_wire.frames import NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
 from vfabric import VirtualFabric
-from vfabric.nodes import EV_INDEX_START, EvIndex, EvStats, SwitchNode, SwitchOutput, _outer_fields
+from vfabric.nodes import SwitchNode, SwitchOutput, _outer_fields
 from vfabric.wires import FrameSink
 
 pytestmark = pytest.mark.unit
@@ -146,59 +145,3 @@ def test_the_switch_sends_through_its_node_s_output_sink() -> None:
     assert node.unwired == unwired + 1
     fabric.run(until_ns=1_000_000)
     assert [frame for _, frame in far.frames] == [b"\x00" * 64]
-
-
-def ev_patterns() -> list[int]:
-    """EVs as frames carry them (32 bits) in patterns that strain a table's hashing: ones
-    that differ only in their top, middle or bottom bits, the extremes, random ones."""
-    rng = random.Random(27)
-    evs = [0, 1, 0xFFFFFFFF, 0x80000000, 0x7FFFFFFF]
-    evs += [i << 16 for i in range(1, 300)]  # only the top 16 bits differ
-    evs += [0x10000 | i for i in range(1, 300)]  # only the bottom bits
-    evs += [i << 8 for i in range(1, 300)]
-    evs += [rng.getrandbits(32) for _ in range(600)]
-    return list(dict.fromkeys(evs))  # each once, in this order
-
-
-def test_ev_index_finds_each_ev_s_entry() -> None:
-    stats: dict[int, EvStats] = {}
-    index = EvIndex(stats)
-    evs = ev_patterns()
-    assert len(evs) > 20 * EV_INDEX_START  # the table grows many times over
-    entries = {}
-    for ev in evs:
-        entry = index.get(ev)
-        entry.rx_packets += 1
-        entries[ev] = entry
-    assert list(stats) == evs  # the dict in the order the EVs came
-    rng = random.Random(5)
-    for ev in rng.sample(evs, len(evs)):  # found again, from the table
-        entry = index.get(ev)
-        assert entry is entries[ev] and entry is stats[ev]
-        entry.rx_packets += 1
-    assert all(entry.rx_packets == 2 for entry in stats.values())
-    assert len(stats) == len(evs)
-
-
-def test_ev_index_finds_an_entry_put_in_the_dict() -> None:
-    stats: dict[int, EvStats] = {}
-    index = EvIndex(stats)
-    index.get(7).dropped += 1
-    outside = stats[9] = EvStats()  # as VirtualFabric._on_wire_drop does
-    assert index.get(9) is outside
-    assert index.get(9) is outside
-    assert index.get(7).dropped == 1
-    assert list(stats) == [7, 9]
-
-
-def test_nic_node_counts_per_ev_in_its_dicts() -> None:
-    fabric = VirtualFabric("tiny", seed=0)
-    fabric.transfer("nic0", "nic3", 256 << 10)  # 64 data packets
-    fabric.run()
-    sent = fabric.nics["nic0"].ev_tx
-    arrived = fabric.nics["nic3"].ev_rx
-    assert sent and arrived
-    assert sum(s.tx_packets for s in sent.values()) >= 64
-    assert sum(s.rx_packets for s in arrived.values()) >= 64
-    for ev, entry in arrived.items():  # the node's index finds the dict's entries
-        assert fabric.nics["nic3"]._rx_index.get(ev) is entry
