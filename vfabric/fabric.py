@@ -565,13 +565,20 @@ class VirtualFabric:
         tens of thousands of events."""
         foreground = [t for t in self.transfers if not t.background and not t.finished]
         counter = [0]
+        # foreground[:first[0]] have finished: a transfer never unfinishes, so each stop()
+        # asks from the first one still running on (not every transfer every time)
+        first = [0]
 
         def stop() -> bool:
             if progress is not None:
                 counter[0] += 1
                 if counter[0] * 64 % PROGRESS_EVERY_EVENTS < 64:
                     progress(self.now)
-            return bool(foreground) and all(t.finished for t in foreground)
+            i = first[0]
+            while i < len(foreground) and foreground[i].finished:
+                i += 1
+            first[0] = i
+            return bool(foreground) and i == len(foreground)
 
         try:
             with long_lived():

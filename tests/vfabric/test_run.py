@@ -150,3 +150,27 @@ def test_cycles_made_during_a_run_are_freed_during_it() -> None:
     gc.collect()
     assert _Cycle.alive == 0
     assert 0 < peak[0] <= 2 * RUN_GC_THRESHOLD0 + 100, f"{peak[0]} of {made} alive at once"
+
+
+def test_the_run_ends_when_its_last_foreground_transfer_finishes() -> None:
+    """stop() asks from the first transfer still running on: transfers that finish out of
+    their order in the list end the run at the first stop() after the last one finished."""
+    fabric = VirtualFabric("tiny", seed=0)
+    big = fabric.transfer("nic0", "nic3", 1 << 20)
+    small = fabric.transfer("nic1", "nic2", 16 << 10)
+    calls: list[tuple[bool, bool]] = []  # (small, big) finished, at each stop()
+
+    def progress(now_ns: int) -> None:  # called from stop(), before it asks the transfers
+        calls.append((small.finished, big.finished))
+
+    fabric_module.PROGRESS_EVERY_EVENTS, every = 64, fabric_module.PROGRESS_EVERY_EVENTS
+    try:
+        assert fabric.run(until_ns=50_000_000, progress=progress)
+    finally:
+        fabric_module.PROGRESS_EVERY_EVENTS = every
+    assert big.done and small.done
+    assert small.completion_ns is not None and big.completion_ns is not None
+    assert small.completion_ns < big.completion_ns  # the second in the list finished first
+    assert (True, False) in calls  # stop() saw small finished and big running: no stop
+    assert calls[-1] == (True, True) and calls[-2] != (True, True)  # the first after big
+    assert fabric.now < 50_000_000
