@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import ast
 import random
 from collections import Counter
 from itertools import pairwise
 
 import pytest
 
+from clikit import hotpath
 from nic_emu.ev_set import (
     ASSUMED_BAD,
     DENIED,
@@ -22,32 +24,23 @@ from nic_emu.ev_set import (
 )
 from nic_emu.exceptions import EvManagementError
 
-#: every field of an entry (``EvEntry.__slots__`` of the pure source; the native build's
-#: extension type has the same fields, declared in nic_emu/ev_set.pxd)
-ENTRY_FIELDS = (
-    "acked_packets",
-    "acked_sent_ns",
-    "active",
-    "ecn_marks",
-    "ev",
-    "first_tx_ns",
-    "last_tx_ns",
-    "losses",
-    "nacks",
-    "path",
-    "plane",
-    "probe_seq",
-    "probe_successes",
-    "probed_ns",
-    "probes_ok",
-    "probes_sent",
-    "skip_until",
-    "state",
-    "state_changes",
-    "tx_bytes",
-    "tx_packets",
-    "wire",
-)
+
+def _pure_slots() -> tuple[str, ...]:
+    """``EvEntry.__slots__`` as the pure source declares it (the native build's extension
+    type has the same fields, declared in nic_emu/ev_set.pxd, and no ``__slots__``)."""
+    tree = ast.parse(hotpath.source_of("nic_emu.ev_set").read_text())
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ClassDef) and node.name == "EvEntry":
+            for stmt in node.body:
+                if isinstance(stmt, ast.Assign) and [
+                    getattr(t, "id", None) for t in stmt.targets
+                ] == ["__slots__"]:
+                    return tuple(ast.literal_eval(stmt.value))
+    raise AssertionError("nic_emu/ev_set.py declares no EvEntry.__slots__")
+
+
+#: every field of an entry
+ENTRY_FIELDS = _pure_slots()
 
 
 def make_set(
