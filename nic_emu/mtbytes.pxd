@@ -28,6 +28,14 @@ cdef extern from *:
     #define NIC_MT_TEMPER_B 0x9D2C5680u
     #define NIC_MT_TEMPER_C 0xEFC60000u
 
+    /* one word tempered */
+    static inline uint32_t nic_mt_temper1(uint32_t y) {
+        y ^= y >> 11;
+        y ^= (y << 7) & NIC_MT_TEMPER_B;
+        y ^= (y << 15) & NIC_MT_TEMPER_C;
+        return y ^ (y >> 18);
+    }
+
     /* the n words from mt tempered, written to out little endian (4 n bytes) */
     static void nic_mt_temper(const uint32_t *mt, unsigned char *out, Py_ssize_t n) {
         Py_ssize_t k = 0;
@@ -44,11 +52,7 @@ cdef extern from *:
         }
     #endif
         for (; k < n; k++) {
-            uint32_t y = mt[k];
-            y ^= y >> 11;
-            y ^= (y << 7) & NIC_MT_TEMPER_B;
-            y ^= (y << 15) & NIC_MT_TEMPER_C;
-            y ^= y >> 18;
+            uint32_t y = nic_mt_temper1(mt[k]);
             out[4 * k] = (unsigned char)y;
             out[4 * k + 1] = (unsigned char)(y >> 8);
             out[4 * k + 2] = (unsigned char)(y >> 16);
@@ -96,12 +100,11 @@ cdef extern from *:
         mt[NIC_MT_N - 1] = nic_mt_mix(mt[NIC_MT_N - 1], mt[0], mt[NIC_MT_M - 1]);
     }
     """
+    uint32_t nic_mt_temper1(uint32_t y) noexcept nogil
     void nic_mt_temper(const uint32_t *mt, unsigned char *out, Py_ssize_t n) noexcept nogil
     void nic_mt_twist(uint32_t *mt) noexcept nogil
 
 cdef Py_ssize_t N
-cdef uint32_t TEMPER_B
-cdef uint32_t TEMPER_C
 
 
 cdef class WordStream:
@@ -115,9 +118,8 @@ cdef class WordStream:
     @cython.locals(out=bytes, buf="unsigned char*", words=Py_ssize_t, i=Py_ssize_t,
                    y=uint32_t, rest=Py_ssize_t, run=Py_ssize_t)
     cdef bytes _take(self, Py_ssize_t n)
-    @cython.locals(_i=Py_ssize_t)
+    @cython.locals(run=Py_ssize_t)
     cpdef skip(self, Py_ssize_t words)
     cpdef tuple state(self)
-    @cython.locals(y=uint32_t)
     cdef inline uint32_t _next(self) noexcept
     cdef void _twist(self) noexcept

@@ -28,13 +28,10 @@ import cython
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
-    from cython.cimports.nic_emu.mtbytes import nic_mt_temper, nic_mt_twist
+    from cython.cimports.nic_emu.mtbytes import nic_mt_temper, nic_mt_temper1, nic_mt_twist
 
-#: MT19937's state size and tempering masks (the twist's offset and matrix are in the C of
-#: mtbytes.pxd, with these)
+#: MT19937's state size (its twist and tempering are the C of mtbytes.pxd)
 N = 624
-TEMPER_B = 0x9D2C5680
-TEMPER_C = 0xEFC60000
 #: the version ``random.Random.getstate()`` puts first in a state
 STATE_VERSION = 3
 
@@ -102,8 +99,12 @@ class WordStream:
             if words:
                 self._rng.getrandbits(32 * words)
             return
-        for _i in range(words):
-            self._next()
+        while words:  # the words are passed untempered: only the state moves
+            if self._index >= N:
+                self._twist()
+            run = min(words, N - self._index)
+            self._index += run
+            words -= run
 
     def state(self) -> tuple[Any, ...]:
         """The state reached, as ``random.Random.getstate()`` gives it."""
@@ -119,11 +120,7 @@ class WordStream:
             self._twist()
         y = self._mt[self._index]
         self._index += 1
-        y ^= y >> 11
-        y ^= (y << 7) & TEMPER_B
-        y ^= (y << 15) & TEMPER_C
-        y ^= y >> 18
-        return y
+        return nic_mt_temper1(y)
 
     def _twist(self) -> None:
         """The native build's next 624 words of state."""

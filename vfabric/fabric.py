@@ -51,6 +51,7 @@ from vfabric.transfers import (
     TRANSPORTS,
     SentData,
     Transfer,
+    all_finished,
     message_spans,
     receive_sink,
     transfer_source,
@@ -565,20 +566,14 @@ class VirtualFabric:
         tens of thousands of events."""
         foreground = [t for t in self.transfers if not t.background and not t.finished]
         counter = [0]
-        # foreground[:first[0]] have finished: a transfer never unfinishes, so each stop()
-        # asks from the first one still running on (not every transfer every time)
-        first = [0]
+        all_done = all_finished(foreground)
 
         def stop() -> bool:
             if progress is not None:
                 counter[0] += 1
                 if counter[0] * 64 % PROGRESS_EVERY_EVENTS < 64:
                     progress(self.now)
-            i = first[0]
-            while i < len(foreground) and foreground[i].finished:
-                i += 1
-            first[0] = i
-            return bool(foreground) and i == len(foreground)
+            return all_done()
 
         try:
             with long_lived():

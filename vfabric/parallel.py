@@ -76,9 +76,7 @@ from typing import TYPE_CHECKING, Any
 from topologies import LinkKind
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
-from vfabric.transfers import (
-    Transfer,
-)
+from vfabric.transfers import Transfer, all_finished
 from vfabric.wires import Wire
 
 if TYPE_CHECKING:
@@ -694,17 +692,9 @@ def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
     foreground transfer finished (checked as one process does, mid-window) and B at once;
     with split NICs, each at a barrier when its ends of them all finished."""
     foreground = [t for t in part.fabric.transfers if not t.background and not t.finished]
-    first = [0]  # foreground[:first[0]] have finished (as VirtualFabric.run's stop())
 
     def never() -> bool:
         return False
-
-    def all_finished() -> bool:
-        i = first[0]
-        while i < len(foreground) and foreground[i].finished:
-            i += 1
-        first[0] = i
-        return bool(foreground) and i == len(foreground)
 
     def halves_done() -> bool:
         return bool(foreground) and part.halves_done(foreground)
@@ -712,7 +702,7 @@ def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
     if part.split_nics:
         stop, done = never, halves_done
     elif part.is_a:
-        stop, done = all_finished, all_finished
+        stop = done = all_finished(foreground)
     else:
         stop, done = never, _always
     collecting = gc.isenabled()

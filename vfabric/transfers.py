@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -251,3 +251,21 @@ class Transfer:
             "ecn_echo_received": int(sender.get("ecn_echo_rx", 0)),
             "failure": self.failure,
         }
+
+
+def all_finished(foreground: list[Transfer]) -> Callable[[], bool]:
+    """A check a run's stop condition calls after events: whether every transfer of
+    ``foreground`` has :attr:`~Transfer.finished` (False when there are none). A transfer
+    never unfinishes, so each call asks from the first one still running on, not every
+    transfer every time."""
+    first = 0  # foreground[:first] have finished
+
+    def check() -> bool:
+        nonlocal first
+        i = first
+        while i < len(foreground) and foreground[i].finished:
+            i += 1
+        first = i
+        return bool(foreground) and i == len(foreground)
+
+    return check

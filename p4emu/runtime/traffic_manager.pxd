@@ -88,7 +88,6 @@ cdef class TrafficManager:
     cdef public list _free
     cdef public Py_ssize_t _free_count
     cdef public bint _indexed
-    cdef public set _active
     cdef public list _active_states
     cdef public long long _earliest
     cdef public list _ready
@@ -98,7 +97,7 @@ cdef class TrafficManager:
     cdef public long long total_enqueued
 
     @cython.locals(
-        state=_Port, queue=_Queue, packet=QueuedPacket, active=set, rate=QueueRate,
+        state=_Port, queue=_Queue, packet=QueuedPacket, active=list, rate=QueueRate,
         send="long long", now="long long", by_port=list,
         index=Py_ssize_t,
     )
@@ -106,7 +105,7 @@ cdef class TrafficManager:
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
     @cython.locals(
-        active=set, state=_Port, ready=list, due=list, now="long long", earliest="long long",
+        active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
         when="long long", found=bint,
     )
     cpdef list take_ready(self, object now_ns=*)

@@ -274,9 +274,9 @@ class TrafficManager:
         # empty and appended again, a list frees and allocates its storage each time); a
         # slot past the count may still name a packet in use, overwritten before it is taken
         self._free_count = 0
-        self._active: set[int] = set()
-        #: the states of the ports in ``_active``, in the order they became active: the
-        #: polls walk this list (compiled, a C loop reading C fields) instead of the set
+        #: the states of the active ports (a packet queued in a queue that may be served),
+        #: in the order they became active; each state's ``active`` flag says it is here.
+        #: The polls walk this list (compiled, a C loop reading C fields)
         self._active_states: list[_Port] = []
         # min(next_ns) over the active ports (kept exact by enqueue and every settle), so
         # a poll with nothing due and next_departure_ns() look at no port
@@ -389,7 +389,7 @@ class TrafficManager:
         else:
             packet = QueuedPacket(item, port, priority, length, now, len(fifo))
         self.total_enqueued += 1
-        active = self._active
+        active = self._active_states
         # a packet that leaves at once from an idle port while no port has a departure
         # due by now goes straight to the ready list: what queueing it and settling the
         # due ports in the next poll would do (it would be the only one), without the queue
@@ -451,12 +451,12 @@ class TrafficManager:
     def take_ready(self, now_ns: int | None = None) -> list[QueuedPacket] | None:
         """:meth:`poll`, but None when no packet is ready (no empty list made: the
         switch drains through it, the last call of every drain finds nothing)."""
-        active = self._active
+        active = self._active_states
         if active:
             now = read_ns(self.clock) if now_ns is None else now_ns
             if self._earliest <= now:
                 if len(active) == 1:
-                    state = self._active_states[0]
+                    state = active[0]
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
@@ -506,10 +506,10 @@ class TrafficManager:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
         if self._ready:
             best = min([p.deq_ns for p in self._ready])
-            if self._active and self._earliest < best:
+            if self._active_states and self._earliest < best:
                 return self._earliest
             return best
-        return self._earliest if self._active else None
+        return self._earliest if self._active_states else None
 
     # --- pause (PFC) ------------------------------------------------------------------
 
@@ -525,7 +525,7 @@ class TrafficManager:
             )
         state = self._port(port)
         now = self.clock.now_ns()
-        if state.backlog and state.next_ns <= now and port in self._active:
+        if state.backlog and state.next_ns <= now and state.active:
             self._settle(state, now)  # what left before the pause took effect
         bit = 1 << priority
         state.paused = state.paused | bit if paused else state.paused & ~bit
@@ -550,14 +550,12 @@ class TrafficManager:
     def _activate(self, state: _Port) -> None:
         """``state``'s port joins the active ports (it is not one yet)."""
         state.active = True
-        self._active.add(state.port)
         self._active_states.append(state)
 
     def _deactivate(self, state: _Port) -> None:
         """``state``'s port leaves the active ports, if it is one."""
         if state.active:
             state.active = False
-            self._active.discard(state.port)
             self._active_states.remove(state)  # no equality defined: found by identity
 
     # --- observation ----------------------------------------------------------------

@@ -21,6 +21,7 @@ from vfabric.transfers import (
     EMPTY_SHA256,
     SentData,
     Transfer,
+    all_finished,
     message_spans,
     transfer_source,
 )
@@ -33,6 +34,37 @@ KIB = 1 << 10
 def source_bytes(source: DataSource, start: int = 0, length: int | None = None) -> bytes:
     length = source.size - start if length is None else length
     return b"".join(source.pieces(start, length))
+
+
+class _Watched(Transfer):
+    """A transfer whose ``finished`` reads are counted."""
+
+    reads = 0
+
+    @property
+    def finished(self) -> bool:
+        _Watched.reads += 1
+        return super().finished
+
+
+def test_all_finished_asks_from_the_first_transfer_still_running() -> None:
+    assert all_finished([])() is False  # no foreground transfer: never done by them
+    ts = [_Watched(i, "nic0", "nic1", KIB, 1, "mrc", 0) for i in range(4)]
+    check = all_finished(ts)
+    assert check() is False
+    ts[2].completion_ns = 5  # out of order: the first two still run
+    ts[3].failure = "conn_failed"  # failed counts as finished
+    assert check() is False
+    ts[0].completion_ns = 7
+    _Watched.reads = 0
+    assert check() is False  # transfer 1 still runs: 0 passed, stops at 1
+    assert _Watched.reads == 2
+    ts[1].completion_ns = 9
+    _Watched.reads = 0
+    assert check() is True  # from transfer 1 on: 1, 2 and 3 read once each
+    assert _Watched.reads == 3
+    _Watched.reads = 0
+    assert check() is True and _Watched.reads == 0  # nothing read again
 
 
 # ---------------------------------------------------------------- the sending side
