@@ -20,8 +20,10 @@ sent between the smallest and the largest: what grows with the bytes sent
 (docs/virtual-fabric.md, "Memory in long runs").
 
 ``--processes 2`` adds a third side, ``vfabric_two_process``: the same workload on the
-two-process fabric (``vfabric.parallel.run_two_process``; one plane splits NICs | switches,
-docs/virtual-fabric.md "Several cores"), in its own child measured by the same launcher,
+two-process fabric (``vfabric.parallel.run_two_process`` with its default split: the one
+plane splits inside itself, by the fat tree's halves, ``vfabric.parallel.tree_halves``:
+A the lower half of the T0 switches, their NICs and the lower half of the T1 switches, B
+the rest; docs/virtual-fabric.md "Several cores", "Split inside a plane"), in its own child measured by the same launcher,
 alternating with the other two, on the same hot path. Its run is *not the one-process event
 log*: its two partitions' logs are hashed apart (``event_log_sha256_a``, ``_b``), and each
 repeat must give the same pair. Its figures: the child's wall seconds (start to exit:
@@ -79,8 +81,8 @@ DEFAULT_FLOW_KIB = (1024, 4096)  # the permutation's flow sizes: 1 and 4 MiB
 TWO_PROCESS_CHILD = "--two-process-child"  # argv[1] of this script as the two-process side
 TWO_PROCESS_SIDE = "vfabric_two_process"
 TWO_PROCESS_LABEL = (
-    "two processes (vfabric.parallel, NICs | switches on one plane): partitions A's and B's "
-    "event logs, not the one-process event log"
+    "two processes (vfabric.parallel, the plane split by its fat tree's halves): partitions "
+    "A's and B's event logs, not the one-process event log"
 )
 CHILD_TIMEOUT_S = 3600.0
 
@@ -130,6 +132,7 @@ def simulate_two_process(shape: FabricShape, flows: Sequence[Flow], seed: int) -
     a, b = run.a, run.b
     return {
         "finished": run.finished,
+        "split": run.split,
         "failures": sum(not t.intact for t in fabric.transfers),
         "hot_path": hotpath.summary(),
         "call_wall_s": call_wall,
@@ -196,6 +199,7 @@ def two_process_figures(run: SideRun, htsim_run: SideRun) -> dict[str, Any]:
     wall_ratio = ratio(run.wall_s, htsim_run.wall_s)
     row = {
         "label": TWO_PROCESS_LABEL,
+        "split": extra["split"],
         "hot_path": extra["hot_path"],
         "wall_s": round(run.wall_s, 3),
         "run_wall_s": round(extra["run_wall_s"], 3),

@@ -2,8 +2,8 @@
 
 Per case, the same workload runs in one process (``VirtualFabric.run``, ``one``) and in
 two (``vfabric.parallel.run_two_process``): ``two`` with the default split (halves of the
-NICs and of the planes; NICs | switches on one plane) and, on several planes,
-``two_nics_switches`` (A every NIC, B every plane), in turn, ``--repeat`` times each,
+NICs and of the planes; on one plane the halves of its fat tree, ``tree_halves``) and
+``two_nics_switches`` (A every NIC, B every switch), in turn, ``--repeat`` times each,
 every run in a fresh Python process (this script with ``--child``); medians are reported:
 
 - ``paper8``: ``topologies/paper-8plane.yaml`` (8 planes, 32 NICs), all-to-all of
@@ -11,7 +11,8 @@ every run in a fresh Python process (this script with ``--child``); medians are 
 - ``small``: ``small`` (4 planes, 8 NICs), all-to-all of ``--small-kib`` KiB (56 transfers);
 - ``perm1``: the htsim comparison's workload (``benchmarks/htsim_compare.py``,
   ``testbed.reference``): one plane, 32 hosts, a permutation of ``--perm-kib`` KiB each
-  (the NICs | switches split needs no second plane).
+  (split inside the plane by default: A the lower half of the T0 switches, their NICs and
+  the lower half of the T1 switches, B the rest).
 
 Each case runs on both paths (``--paths``, default ``pure compiled``): the pure one
 (``MRC_TESTBED_PURE=1`` in the child's environment) and the compiled one (the installed
@@ -114,7 +115,7 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
         out["traversals"] = fabric.traversals()
     else:
         wall0 = time.perf_counter()
-        # "two": the default split; "two-nics": NICs | switches (A every NIC, B every plane)
+        # "two": the default split; "two-nics": NICs | switches (A every NIC, B every switch)
         run = run_two_process(fabric, nics_b=frozenset() if mode == "two-nics" else None)
         out["call_wall_s"] = time.perf_counter() - wall0
         finished = run.finished
@@ -155,6 +156,9 @@ def child(case: str, mode: str, kib: int) -> dict[str, Any]:
             planes_b=b.planes,
             nics_a=a.nics,
             nics_b=b.nics,
+            switches_a=a.switches,
+            switches_b=b.switches,
+            split=run.split,
             b_sha=run.b_event_log_sha256,
             logs=[str(p) for p in run.logs],
         )
@@ -222,6 +226,9 @@ def two_figures(ones: list[dict[str, Any]], twos: list[dict[str, Any]]) -> dict[
     diffs = [(t - o) / o for t, o in zip(twos[0]["completion_ns"], base, strict=True) if t and o]
     return {
         "split": {
+            "name": twos[0]["split"],
+            "a_switches": twos[0]["switches_a"],
+            "b_switches": twos[0]["switches_b"],
             "a_planes": twos[0]["planes_a"],
             "b_planes": twos[0]["planes_b"],
             "a_nics": twos[0]["nics_a"],
@@ -353,8 +360,9 @@ def main() -> None:
     for case in CASES:
         if case in args.skip:
             continue
-        # one-plane fabrics split NICs | switches by default: no second split to try
-        modes = ["one", "two"] if case == "perm1" else ["one", "two", "two-nics"]
+        # the default split, then NICs | switches (on one plane: the split inside the plane
+        # against the one it replaced)
+        modes = ["one", "two", "two-nics"]
         runs: dict[str, dict[str, list[dict[str, Any]]]] = {
             p: {m: [] for m in modes} for p in paths
         }

@@ -1,12 +1,19 @@
-"""One virtual fabric in two processes, partitioned by plane (a prototype; issue #27).
+"""One virtual fabric in two processes, partitioned by node (a prototype; issue #27).
 
-Planes meet only at the NICs, so a fabric splits into two partitions, each owning some
-planes (their switches and links) and some NICs: **B** the planes ``planes_b`` and the
-NICs ``nics_b``, **A** the rest. A frame crosses between them only on an access link
-whose NIC and plane are on different sides, and it arrives ``delay`` after it was sent:
-the smallest delay of those links is the *lookahead* ``L`` (1 us on the bundled
-topologies). By default (:data:`DEFAULT_SPLIT`) each side has half of the NICs and half
-of the planes; a one-plane fabric splits NICs | switches (A every NIC, B the plane).
+A fabric splits into two partitions, each owning some switches and some NICs
+(:class:`Split`): **B** the switches ``switches_b`` and the NICs ``nics_b``, **A** the
+rest. A frame crosses between them only on a wire whose two ends are on different sides,
+and it arrives ``delay`` after it was sent: the smallest delay of those wires is the
+*lookahead* ``L`` (1 us on the bundled topologies). The splits (:data:`DEFAULT_SPLIT`):
+
+- by plane (:func:`plane_split`, ``planes_b`` and ``nics_b``): planes meet only at the
+  NICs, so only access links cross. On several planes the default is *halves*, half of
+  the NICs and half of the planes each; *NICs | switches* (A every NIC, B every switch)
+  is ``nics_b=frozenset()``;
+- inside a plane (:func:`tree_halves`, the default on one plane of two T0 switches or
+  more): A the lower half of the T0 switches with the NICs under them and the lower half
+  of the T1 switches, B the rest; only the T0-T1 links between the halves cross;
+- any other (``switches_b`` and ``nics_b``).
 
 :func:`run_two_process` takes a freshly built :class:`~vfabric.fabric.VirtualFabric` (its
 transfers scheduled, nothing run) and forks: the parent goes on as A, the child is B. Both
@@ -73,7 +80,7 @@ from operator import itemgetter
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from topologies import LinkKind
+from topologies import Role
 from vfabric.eventlist import EventList
 from vfabric.exceptions import VirtualFabricError
 from vfabric.transfers import Transfer, all_finished
@@ -138,8 +145,9 @@ class PartitionStats:
     """What one partition measured (CPU seconds are ``time.process_time``)."""
 
     name: str
-    planes: list[int]
+    planes: list[int]  # the planes in which this side owns switches
     nics: int = 0  # how many NICs this side owns
+    switches: int = 0  # how many switches this side owns
     pid: int = 0
     windows: int = 0
     frames_sent: int = 0
@@ -185,6 +193,8 @@ class ParallelRun:
     logs: tuple[Path, ...]
     #: B's own event log's hash (its NICs' records, with split NICs; else only the start)
     b_event_log_sha256: str = ""
+    #: which split ran (:attr:`Split.name`: "halves", "tree halves", "NICs | switches"...)
+    split: str = ""
 
     @property
     def traversals(self) -> int:
@@ -208,27 +218,74 @@ class ParallelRun:
         return total
 
 
-def crossing_wires(
-    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
-) -> list[Wire]:
-    """The wires between the partitions: both directions of every access link whose NIC
-    and plane are on different sides (by default every NIC is A's: B's planes' links)."""
-    kinds = fabric._link_kind
-    nics = fabric.nics
-    out = []
-    for wire in fabric.wires.values():
-        if kinds[wire.link] is LinkKind.ACCESS:
-            nic = wire.src if wire.src in nics else wire.dst
-            if (nic in nics_b) != (wire.plane in planes_b):
-                out.append(wire)
-    return out
+@dataclass(frozen=True)
+class Split:
+    """Who runs what: **B** the switches ``switches_b`` and the NICs ``nics_b``, **A** every
+    other switch and NIC. ``name`` says which rule made it (for logs and benchmarks)."""
+
+    switches_b: frozenset[str]
+    nics_b: frozenset[str] = frozenset()
+    name: str = "custom"
+
+    def side_of(self, node: str) -> str:
+        """``"B"`` if the split gives ``node`` (a switch or NIC name) to B, else ``"A"``."""
+        return "B" if node in self.switches_b or node in self.nics_b else "A"
 
 
-def lookahead_ns(
-    fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str] = frozenset()
-) -> int:
+def plane_split(
+    fabric: VirtualFabric,
+    planes_b: frozenset[int],
+    nics_b: frozenset[str] = frozenset(),
+    name: str | None = None,
+) -> Split:
+    """B the switches of the planes ``planes_b`` and the NICs ``nics_b``: the split by plane
+    (``planes_b`` must be some of the fabric's planes: :class:`PartitionSetupError`)."""
+    count = fabric.topology.plane_count
+    if not planes_b or not planes_b <= frozenset(range(count)):
+        raise PartitionSetupError(
+            f"B must own some of the planes 0..{count - 1} (all: A runs the NICs alone), "
+            f"got {sorted(planes_b)}"
+        )
+    switches = frozenset(sw.name for sw in fabric.topology.switches if sw.plane in planes_b)
+    if name is None:
+        if nics_b:
+            name = "planes and NICs"
+        else:
+            name = "NICs | switches" if len(planes_b) == count else "planes"
+    return Split(switches, frozenset(nics_b), name)
+
+
+def tree_halves(fabric: VirtualFabric) -> Split:
+    """The split inside a plane: in every plane A the lower half of the T0 switches (by
+    index) and the lower half of the T1 switches, B the upper halves; each NIC goes with
+    its T0 (a NIC hangs off the T0 of the same index in every plane). Only the T0-T1 links
+    whose ends are on different sides cross. Needs at least two T0 switches per plane."""
+    topo = fabric.topology
+    if topo.t0_per_plane < 2:
+        raise PartitionSetupError(
+            f"the split inside a plane needs at least 2 T0 switches per plane, "
+            f"{topo.name} has {topo.t0_per_plane}"
+        )
+    t0_half = topo.t0_per_plane // 2
+    switches = frozenset(
+        sw.name
+        for sw in topo.switches
+        if sw.index >= (t0_half if sw.role is Role.T0 else topo.planes[sw.plane].t1_count // 2)
+    )
+    nics = frozenset(n.name for n in topo.nics if n.t0_index >= t0_half)
+    return Split(switches, nics, "tree halves")
+
+
+def crossing_wires(fabric: VirtualFabric, split: Split) -> list[Wire]:
+    """The wires between the partitions: those whose two ends are on different sides
+    (both directions of a link), in the fabric's wire order."""
+    side = split.side_of
+    return [w for w in fabric.wires.values() if side(w.src) != side(w.dst)]
+
+
+def lookahead_ns(fabric: VirtualFabric, split: Split) -> int:
     """The smallest delay of a crossing wire: no crossing frame arrives sooner."""
-    delays = [wire.delay_ns for wire in crossing_wires(fabric, planes_b, nics_b)]
+    delays = [wire.delay_ns for wire in crossing_wires(fabric, split)]
     if not delays or min(delays) < 1:
         raise PartitionSetupError(
             "the split needs crossing links with a delay of at least 1 ns, "
@@ -237,26 +294,38 @@ def lookahead_ns(
     return min(delays)
 
 
-def default_split(fabric: VirtualFabric) -> tuple[frozenset[int], frozenset[str]]:
-    """B's planes and NICs by default (:data:`DEFAULT_SPLIT`): the upper half of each on
-    a fabric of several planes, every plane and no NIC on a one-plane fabric."""
-    count = fabric.topology.plane_count
+def default_split(fabric: VirtualFabric) -> Split:
+    """The split :func:`run_two_process` takes by default (:data:`DEFAULT_SPLIT`): on a
+    fabric of several planes the halves of the NICs and of the planes; on one plane the
+    halves of its fat tree (:func:`tree_halves`), or NICs | switches where it has a single
+    T0 switch."""
+    topo = fabric.topology
+    count = topo.plane_count
     if count == 1:
-        return frozenset({0}), frozenset()
+        if topo.t0_per_plane >= 2:
+            return tree_halves(fabric)
+        return plane_split(fabric, frozenset({0}))
     nics = list(fabric.nics)
-    return frozenset(range(count // 2, count)), frozenset(nics[len(nics) // 2 :])
+    return plane_split(
+        fabric, frozenset(range(count // 2, count)), frozenset(nics[len(nics) // 2 :]), "halves"
+    )
 
 
-#: The default split. Measured on the pure path (docs/virtual-fabric.md, "Several
+#: The default split (:func:`default_split`). Measured (docs/virtual-fabric.md, "Several
 #: cores"): the NICs are about half of a run's CPU, so with every NIC on one side
-#: ("NICs | switches": A every NIC, B every plane) the sides are only roughly even, their
-#: load alternates from window to window (NIC-heavy, then switch-heavy), and A alone
-#: starts every transfer. Halves (A the lower half of the NICs and of the planes, B the
-#: upper) are even by symmetry under symmetric traffic and cross half as many frames:
-#: all-to-all on paper-8plane (64 KiB) a critical path of 3.43 s against 4.23 s, on
-#: small (1 MiB) 1.95 s against 2.09 s. A one-plane fabric has no halves of planes:
-#: NICs | switches there.
-DEFAULT_SPLIT = "halves of the NICs and of the planes; NICs | switches on one plane"
+#: ("NICs | switches": A every NIC, B every switch) the sides are only roughly even, their
+#: load alternates from window to window (NIC-heavy, then switch-heavy), every access frame
+#: crosses twice and A alone starts every transfer. Halves of the NICs and of the planes
+#: (A the lower half of each, B the upper) are even by symmetry under symmetric traffic and
+#: cross half as many frames: all-to-all on paper-8plane (64 KiB) a critical path of 3.43 s
+#: against 4.23 s, on small (1 MiB) 1.95 s against 2.09 s (pure path, session 13). A
+#: one-plane fabric has no halves of planes: it splits inside the plane, the fat tree's
+#: halves (:func:`tree_halves`), where both sides do NIC and switch work in every window
+#: and a frame crosses at most once on its way (session 19: FIGURES).
+DEFAULT_SPLIT = (
+    "halves of the NICs and of the planes; on one plane the halves of its fat tree "
+    "(NICs | switches where it has one T0)"
+)
 
 
 class Partition:
@@ -267,12 +336,11 @@ class Partition:
         self,
         fabric: VirtualFabric,
         name: str,
-        planes_b: frozenset[int],
+        split: Split,
         conn: Connection,
         log: Path,
         timeout_s: float,
         peer_alive: Callable[[], bool],
-        nics_b: frozenset[str] = frozenset(),
     ) -> None:
         self.fabric = fabric
         self.name = name
@@ -282,16 +350,19 @@ class Partition:
         self.peer_alive = peer_alive
         self.is_a = name == "A"
         #: the NICs are split too: transfers start in halves (:meth:`start_half`)
-        self.split_nics = bool(nics_b)
-        mine = [p for p in range(fabric.topology.plane_count) if (p in planes_b) != self.is_a]
-        self.nics = {n for n in fabric.nics if (n in nics_b) != self.is_a}
-        self.stats = PartitionStats(name, mine, nics=len(self.nics), pid=os.getpid())
-        plane_of = {sw.name: sw.plane for sw in fabric.topology.switches}
+        self.split = split
+        self.split_nics = bool(split.nics_b)
+        self.nics = {n for n in fabric.nics if (n in split.nics_b) != self.is_a}
         self.wire_ids = {id(w): i for i, w in enumerate(fabric.wires.values())}
         self.wires = list(fabric.wires.values())
         self.switches = [
-            n for n in fabric.switches.values() if (plane_of[n.name] in planes_b) != self.is_a
+            n for n in fabric.switches.values() if (n.name in split.switches_b) != self.is_a
         ]
+        names = {n.name for n in self.switches}
+        mine = sorted({sw.plane for sw in fabric.topology.switches if sw.name in names})
+        self.stats = PartitionStats(
+            name, mine, nics=len(self.nics), switches=len(self.switches), pid=os.getpid()
+        )
         owned = {n.name for n in self.switches} | self.nics
         if self.is_a and not self.split_nics:
             self.events = fabric.events  # A keeps the list with the transfers' starts
@@ -310,7 +381,7 @@ class Partition:
             if self.split_nics:
                 for t in fabric.transfers:  # both sides, in the same order
                     self.events.at(t.start_ns, self.start_half, t)
-        crossing = crossing_wires(fabric, planes_b, nics_b)
+        crossing = crossing_wires(fabric, split)
         sending = [w for w in crossing if w.src in owned]
         #: (wire id, its outbox) of each wire that sends to the other side
         self.outboxes: list[tuple[int, list[Arrival]]] = []
@@ -318,7 +389,10 @@ class Partition:
             wire.outbox = []
             self.outboxes.append((self.wire_ids[id(wire)], wire.outbox))
         self._log = open(log, "w", encoding="utf-8")  # noqa: SIM115 - closed by close()
-        self.note(f"partition {name} pid {os.getpid()} planes {mine} crossing wires {len(sending)}")
+        self.note(
+            f"partition {name} pid {os.getpid()} split {split.name!r}: {len(self.switches)} "
+            f"switches (planes {mine}), {len(self.nics)} NICs, crossing wires {len(sending)}"
+        )
 
     def start_half(self, t: Transfer) -> None:
         """:meth:`VirtualFabric._start_transfer` when the NICs are split: this side sets up
@@ -549,7 +623,7 @@ class Partition:
         fabric = self.fabric
         names = {n.name for n in self.switches}
         switches = {k: v for k, v in fabric.switch_counters().items() if k in names}
-        senders = names | (set(fabric.nics) if self.is_a else set())
+        senders = names | self.nics
         links = {
             w.name: row
             for w, row in zip(self.wires, fabric.link_counters().values(), strict=True)
@@ -584,16 +658,39 @@ def pss_kib() -> int:
     return 0
 
 
-def _check(fabric: VirtualFabric, planes_b: frozenset[int], nics_b: frozenset[str]) -> None:
-    count = fabric.topology.plane_count
-    if not planes_b or not planes_b <= frozenset(range(count)):
-        raise PartitionSetupError(
-            f"B must own some of the planes 0..{count - 1} (all: A runs the NICs alone), "
-            f"got {sorted(planes_b)}"
-        )
-    unknown = sorted(nics_b - set(fabric.nics))
+def split_of(
+    fabric: VirtualFabric,
+    planes_b: frozenset[int] | None = None,
+    nics_b: frozenset[str] | None = None,
+    switches_b: frozenset[str] | None = None,
+) -> Split:
+    """The split :func:`run_two_process` runs for these arguments: ``switches_b`` (and
+    ``nics_b``, by default none) as given; else the planes ``planes_b`` (by default every
+    plane) and ``nics_b`` (by default none); all None: :func:`default_split`."""
+    if switches_b is not None:
+        if planes_b is not None:
+            raise PartitionSetupError("give B's planes_b or its switches_b, not both")
+        known = {sw.name for sw in fabric.topology.switches}
+        unknown = sorted(set(switches_b) - known)
+        if unknown:
+            raise PartitionSetupError(
+                f"switches_b names {unknown[0]!r}, not a switch of the fabric"
+            )
+        return Split(frozenset(switches_b), frozenset(() if nics_b is None else nics_b))
+    if planes_b is None and nics_b is None:
+        return default_split(fabric)
+    planes = frozenset(range(fabric.topology.plane_count) if planes_b is None else planes_b)
+    return plane_split(fabric, planes, frozenset(() if nics_b is None else nics_b))
+
+
+def _check(fabric: VirtualFabric, split: Split) -> None:
+    unknown = sorted(split.nics_b - set(fabric.nics))
     if unknown:
         raise PartitionSetupError(f"nics_b names {unknown[0]!r}, not a NIC of the fabric")
+    if not split.switches_b and not split.nics_b:
+        raise PartitionSetupError("the split leaves B empty: it owns no switch and no NIC")
+    if len(split.switches_b) == len(fabric.switches) and len(split.nics_b) == len(fabric.nics):
+        raise PartitionSetupError("the split leaves A empty: B owns every switch and NIC")
     if fabric.now != 0 or fabric.events.events_run:
         raise PartitionSetupError("the two-process run takes a fresh fabric (nothing run yet)")
     if fabric.faults:
@@ -609,26 +706,24 @@ def run_two_process(
     planes_b: frozenset[int] | None = None,
     *,
     nics_b: frozenset[str] | None = None,
+    switches_b: frozenset[str] | None = None,
     until_ns: int | None = None,
     window_ns: int | None = None,
     log_dir: str | Path | None = None,
     timeout_s: float = DEFAULT_TIMEOUT_S,
 ) -> ParallelRun:
-    """Run ``fabric`` (fresh, transfers scheduled) in two processes: this one as A (the
-    NICs not in ``nics_b``, the planes not in ``planes_b``), a forked child as B
-    (``nics_b`` and ``planes_b``; both None: :func:`default_split`; one None: no NIC,
-    every plane). Returns like :meth:`VirtualFabric.run` in :attr:`ParallelRun.finished`;
+    """Run ``fabric`` (fresh, transfers scheduled) in two processes: a forked child as B
+    (the NICs ``nics_b`` and the switches of the planes ``planes_b``, or the switches
+    ``switches_b``), this one as A (every other NIC and switch): :func:`split_of` (all
+    None: :func:`default_split`; ``planes_b`` or ``nics_b`` None: every plane, no NIC).
+    Returns like :meth:`VirtualFabric.run` in :attr:`ParallelRun.finished`;
     the fabric in this process then holds A's results, and its transfers both ends'
     (:func:`merge_halves`, when the NICs are split).
     ``window_ns``: the synchronisation window, by default the lookahead (a longer one is
     unsafe, and a frame it makes late raises :class:`LateFrameError`)."""
-    if planes_b is None and nics_b is None:
-        planes, nics = default_split(fabric)
-    else:
-        planes = frozenset(range(fabric.topology.plane_count) if planes_b is None else planes_b)
-        nics = frozenset(() if nics_b is None else nics_b)
-    _check(fabric, planes, nics)
-    window = lookahead_ns(fabric, planes, nics) if window_ns is None else window_ns
+    split = split_of(fabric, planes_b, nics_b, switches_b)
+    _check(fabric, split)
+    window = lookahead_ns(fabric, split) if window_ns is None else window_ns
     if isinstance(window, bool) or not isinstance(window, int) or window < 1:
         raise PartitionSetupError(f"window_ns must be a positive integer, got {window!r}")
     directory = Path(tempfile.mkdtemp(prefix="vfabric-2p-")) if log_dir is None else Path(log_dir)
@@ -640,7 +735,7 @@ def run_two_process(
     parent = os.getpid()
     child = ctx.Process(
         target=_run_b,
-        args=(fabric, planes, nics, conn_b, logs[1], timeout_s, window, until_ns, parent),
+        args=(fabric, split, conn_b, logs[1], timeout_s, window, until_ns, parent),
         name="vfabric-partition-B",
         daemon=True,
     )
@@ -648,11 +743,11 @@ def run_two_process(
     conn_b.close()
     part: Partition | None = None
     try:
-        part = Partition(fabric, "A", planes, conn_a, logs[0], timeout_s, child.is_alive, nics)
+        part = Partition(fabric, "A", split, conn_a, logs[0], timeout_s, child.is_alive)
         part.ping()
         finished = _collected(part, window, until_ns)
         b_stats, b_switches, b_links, b_halves, b_sha = part.receive()
-        if nics:
+        if split.nics_b:
             merge_halves(fabric.transfers, b_halves)
         switches, links = part.counters()
         switches.update(b_switches)
@@ -667,6 +762,7 @@ def run_two_process(
             {name: links[name] for name in (w.name for w in fabric.wires.values())},
             logs,
             b_sha,
+            split.name,
         )
     except PeerError as exc:
         if part is not None:
@@ -741,8 +837,7 @@ def merge_halves(transfers: list[Transfer], halves: list[tuple[Any, ...]]) -> No
 
 def _run_b(
     fabric: VirtualFabric,
-    planes_b: frozenset[int],
-    nics_b: frozenset[str],
+    split: Split,
     conn: Connection,
     log: Path,
     timeout_s: float,
@@ -756,13 +851,11 @@ def _run_b(
     # the file is A's
     fabric._log_sink = None
     try:
-        part = Partition(
-            fabric, "B", planes_b, conn, log, timeout_s, lambda: os.getppid() == parent, nics_b
-        )
+        part = Partition(fabric, "B", split, conn, log, timeout_s, lambda: os.getppid() == parent)
         part.ping()
         _collected(part, window, until_ns)
         switches, links = part.counters()
-        halves = part.halves() if nics_b else []
+        halves = part.halves() if split.nics_b else []
         part.send((part.stats, switches, links, halves, fabric.event_log_sha256))
     except BaseException as exc:
         text = traceback.format_exc()

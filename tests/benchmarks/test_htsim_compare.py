@@ -29,6 +29,7 @@ def made_up_two_process_run(bench: ModuleType, wall_s: float = 2.0) -> SideRun:
         "pss_end_kib": [50 * 1024, 30 * 1024],
         "launcher_peak_rss_mib": 80.0,
         "windows": 100,
+        "split": "tree halves",
         "crossing_frames": 5000,
         "event_log_sha256_a": "a" * 64,
         "event_log_sha256_b": "b" * 64,
@@ -40,7 +41,8 @@ def test_the_two_process_row_sums_both_peaks_and_keeps_its_own_logs(bench: Modul
     htsim_run = SideRun("htsim", {}, 0.1, 7.0)
     figures = bench.two_process_figures(made_up_two_process_run(bench), htsim_run)
     row, ratios = figures["row"], figures["ratios"]
-    assert "not the one-process event log" in row["label"]
+    assert "not the one-process event log" in row["label"] and "fat tree" in row["label"]
+    assert row["split"] == "tree halves"
     assert (row["event_log_sha256_a"], row["event_log_sha256_b"]) == ("a" * 64, "b" * 64)
     assert "event_log_sha256" not in row  # never mistaken for the one-process log's hash
     assert row["peak_rss_mib"] == 140.0 and row["peak_rss_mib_a_b"] == [80.0, 60.0]
@@ -68,6 +70,7 @@ def test_the_two_process_child_runs_the_workload_twice_alike(
     first, second = (r.extra for r in runs)
     assert not (tmp_path / "p0").exists()  # removed on success
     assert first["finished"] and first["switch_traversals"] > 0 and first["windows"] > 0
+    assert first["split"] == "tree halves"  # the default on one plane of several T0s
     assert (first["event_log_sha256_a"], first["event_log_sha256_b"]) == (
         second["event_log_sha256_a"],
         second["event_log_sha256_b"],
