@@ -321,7 +321,11 @@ def default_split(fabric: VirtualFabric) -> Split:
 #: against 4.23 s, on small (1 MiB) 1.95 s against 2.09 s (pure path, session 13). A
 #: one-plane fabric has no halves of planes: it splits inside the plane, the fat tree's
 #: halves (:func:`tree_halves`), where both sides do NIC and switch work in every window
-#: and a frame crosses at most once on its way (session 19: FIGURES).
+#: and a frame between the halves crosses once: on the 1 MiB permutation (compiled, session
+#: 19) 14,384 crossing frames against 30,582, a critical path of 0.366 s against 0.376 s
+#: (4 MiB: 1.09 to 1.32 s against 1.24 to 1.42 s), the larger side's run-loop instructions
+#: without libcrypto 888 M against 1,005 M; the receivers' digests made again in
+#: start_half take back part of it (docs/virtual-fabric.md, "Split inside a plane").
 DEFAULT_SPLIT = (
     "halves of the NICs and of the planes; on one plane the halves of its fat tree "
     "(NICs | switches where it has one T0)"

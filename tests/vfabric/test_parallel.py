@@ -442,21 +442,37 @@ def test_the_critical_path_takes_the_slower_side_of_each_window() -> None:
 
 
 #: A child's runs, on the path its environment selects: tiny's all-to-all in two processes,
-#: split in halves and NICs | switches; one JSON line.
+#: split in halves, NICs | switches and the tree's halves, and htsim_compare's permutation
+#: (64 KiB) split by default (the tree's halves); one JSON line.
 BOTH_SPLITS = """
 import json, sys, tempfile
 from clikit import hotpath
+from testbed.reference import suites, vfside
 from vfabric import VirtualFabric
-from vfabric.parallel import run_two_process
+from vfabric.parallel import run_two_process, tree_halves
 runs = {}
-for split, nics_b in (("halves", None), ("nics|switches", frozenset())):
-    fabric = VirtualFabric("tiny", seed=2)
-    for src in fabric.nics:
-        for dst in fabric.nics:
-            if src != dst:
-                fabric.transfer(src, dst, 64 << 10)
-    run = run_two_process(fabric, nics_b=nics_b, log_dir=tempfile.mkdtemp(), timeout_s=60)
+for split in ("halves", "nics|switches", "tree-halves", "permutation"):
+    if split == "permutation":
+        work = suites.permutation(32, size=64 << 10)
+        fabric = VirtualFabric(
+            vfside.topology(work.shape), seed=work.seed, nic_config=vfside.nic_config(work.shape)
+        )
+        for f in work.flows():
+            src, dst = vfside.nic_name(f.src), vfside.nic_name(f.dst)
+            fabric.transfer(src, dst, f.size, start_ns=f.start_us * 1000)
+    else:
+        fabric = VirtualFabric("tiny", seed=2)
+        for src in fabric.nics:
+            for dst in fabric.nics:
+                if src != dst:
+                    fabric.transfer(src, dst, 64 << 10)
+    kwargs = {"nics_b": frozenset()} if split == "nics|switches" else {}
+    if split == "tree-halves":
+        halves = tree_halves(fabric)
+        kwargs = {"switches_b": halves.switches_b, "nics_b": halves.nics_b}
+    run = run_two_process(fabric, **kwargs, log_dir=tempfile.mkdtemp(), timeout_s=60)
     runs[split] = {
+        "split": run.split,
         "finished": run.finished,
         "intact": all(t.intact for t in fabric.transfers),
         "a": fabric.event_log_sha256,
@@ -475,7 +491,8 @@ print(json.dumps({"path": info["path"], "generated": info["generated_p4"], "runs
 @pytest.mark.timeout(1800)
 def test_both_paths_give_the_same_two_process_runs(tmp_path: Path) -> None:
     """The native build, then the two-process runs twice on each path (each run in a fresh
-    process): the same A and B event logs, completions, exchange and counters on all four."""
+    process): the same A and B event logs, completions, exchange and counters on all four,
+    for each split (the tree's halves on tiny and on htsim_compare's permutation too)."""
     lib = build_native(tmp_path)
     outputs: dict[str, list[dict[str, object]]] = {"pure": [], "compiled": []}
     for _ in range(2):
@@ -500,8 +517,13 @@ def test_both_paths_give_the_same_two_process_runs(tmp_path: Path) -> None:
         assert [r["path"] for r in reports] == [path, path]
     assert all(r["generated"]["compiled"] > 0 for r in outputs["compiled"])  # type: ignore[index]
     reference = outputs["pure"][0]["runs"]
-    assert isinstance(reference, dict) and set(reference) == {"halves", "nics|switches"}
+    splits = {"halves", "nics|switches", "tree-halves", "permutation"}
+    assert isinstance(reference, dict) and set(reference) == splits
     for split, run in reference.items():
         assert run["finished"] and run["intact"] and run["b"], split
+    assert (reference["permutation"]["split"], reference["tree-halves"]["split"]) == (
+        "tree halves",
+        "custom",
+    )
     for report in [*outputs["pure"], *outputs["compiled"]]:
         assert report["runs"] == reference
