@@ -148,10 +148,11 @@ def test_the_frame_s_namespaces_are_exec_s_defaults(cache: Path) -> None:
         b"",
         b"not marshal at all",
         marshal.dumps(["a list"]),
-        marshal.dumps({"text": "not code"}),
-        marshal.dumps({1: compile("x = 1", "<string>", "exec")}),
+        marshal.dumps({bytes(32): "not bytes"}),
+        marshal.dumps({"a text": marshal.dumps(compile("x = 1", "<string>", "exec"))}),
+        marshal.dumps({bytes(31): marshal.dumps(compile("x = 1", "<string>", "exec"))}),
     ],
-    ids=["empty", "garbage", "list", "not-code", "not-text"],
+    ids=["empty", "garbage", "list", "not-bytes", "not-a-digest", "short-digest"],
 )
 def test_a_damaged_file_is_ignored_and_replaced(cache: Path, content: bytes) -> None:
     cache.parent.mkdir(parents=True)
@@ -161,7 +162,23 @@ def test_a_damaged_file_is_ignored_and_replaced(cache: Path, content: bytes) -> 
     assert dataclass_code.flush()
     table = marshal.loads(cache.read_bytes())
     assert isinstance(table, dict) and len(table) == dataclass_code.stats()["compiled"]
-    assert all(type(text) is str for text in table)
+    assert all(type(key) is bytes and len(key) == 32 for key in table)
+
+
+@pytest.mark.parametrize(
+    "blob", [b"", b"garbage", marshal.dumps("a string")], ids=["empty", "garbage", "not-code"]
+)
+def test_an_entry_that_is_no_code_is_compiled_again(cache: Path, blob: bytes) -> None:
+    text = "value = 6 * 7"
+    cache.parent.mkdir(parents=True)
+    cache.write_bytes(marshal.dumps({dataclass_code.text_key(text): blob}))
+    namespace: dict[str, Any] = {}
+    dataclass_code.cached_exec(text, {}, namespace)
+    assert namespace == {"value": 42}
+    assert dataclass_code.stats() == {"hits": 0, "compiled": 1}
+    assert dataclass_code.flush()
+    kept = marshal.loads(marshal.loads(cache.read_bytes())[dataclass_code.text_key(text)])
+    assert kept.co_code == compile(text, "<string>", "exec").co_code
 
 
 def test_an_unwritable_cache_is_skipped(cache: Path, tmp_path: Path) -> None:
@@ -176,7 +193,10 @@ def test_past_the_limit_only_this_process_s_texts_are_kept(
     cache: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     cache.parent.mkdir(parents=True)
-    old = {f"x = {i}": compile(f"x = {i}", "<string>", "exec") for i in range(5)}
+    old = {
+        dataclass_code.text_key(f"x = {i}"): marshal.dumps(compile(f"x = {i}", "<string>", "exec"))
+        for i in range(5)
+    }
     cache.write_bytes(marshal.dumps(old))
     monkeypatch.setattr(dataclass_code, "MAX_ENTRIES", 6)
     define()
