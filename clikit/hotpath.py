@@ -20,6 +20,9 @@ imported before this finder is installed, such a module loads from its source, a
 finder then counts it as imported from source, which makes every module load pure
 (:func:`imported_early`), so all-or-none holds whatever imports first.
 
+Importing this module also installs :mod:`clikit.dataclass_code` (the dataclasses'
+generated methods taken from the cache instead of compiled by every process), as early.
+
 :func:`describe` / :func:`summary` say which path a process runs (the demo, ``run``,
 ``results.json`` / ``result.json`` and the benchmarks print it). Both paths give the same
 event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric.md,
