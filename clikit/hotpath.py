@@ -20,6 +20,9 @@ imported before this finder is installed, such a module loads from its source, a
 finder then counts it as imported from source, which makes every module load pure
 (:func:`imported_early`), so all-or-none holds whatever imports first.
 
+Importing this module also installs :mod:`clikit.dataclass_code` (the dataclasses'
+generated methods taken from the cache instead of compiled by every process), as early.
+
 :func:`describe` / :func:`summary` say which path a process runs (the demo, ``run``,
 ``results.json`` / ``result.json`` and the benchmarks print it). Both paths give the same
 event log, byte for byte (``tests/clikit/test_hotpath.py``). docs/virtual-fabric.md,
@@ -30,7 +33,6 @@ install time skips it) gains and costs.
 from __future__ import annotations
 
 import hashlib
-import importlib.abc
 import importlib.machinery
 import importlib.util
 import os
@@ -40,6 +42,8 @@ from collections.abc import Sequence
 from pathlib import Path
 from types import ModuleType
 from typing import Any
+
+from clikit import dataclass_code
 
 PURE_ENV = "MRC_TESTBED_PURE"
 NATIVE_DIR_ENV = "MRC_TESTBED_NATIVE_DIR"
@@ -252,6 +256,9 @@ EARLY_REASON = "imported from its source before clikit.hotpath's finder"
 #: module once per process (not once per import), and every later import follows that
 #: one verdict, even if a source or a build changes meanwhile
 _others: dict[tuple[str, str], str] = {}
+#: the same look's :func:`own_choice` of each module (what a later import of it follows,
+#: instead of hashing its source and declarations again), set with :data:`_others`
+_verdicts: dict[tuple[str, str], dict[str, tuple[str, Path]]] = {}
 
 
 def choice(name: str) -> tuple[str, Path]:
@@ -260,16 +267,25 @@ def choice(name: str) -> tuple[str, Path]:
     (``vfabric.nodes`` calls ``nic_emu.core.NicCore`` as an extension type): one module
     from source beside native others fails to import ("size changed, may indicate binary
     incompatibility"), so the modules load all native or all pure."""
-    how, where = own_choice(name)
-    if how != "compiled":
-        return how, where
     key = (os.environ.get(PURE_ENV, ""), str(native_dir()))
-    if key not in _others:
+    if key in _others:  # every module looked at once already: that look is the verdict
+        how, where = _verdicts.get(key, {}).get(name) or own_choice(name)
+        if how != "compiled":
+            return how, where
+    else:
+        how, where = own_choice(name)
+        if how != "compiled":
+            return how, where
+        verdicts = {name: (how, where)}
+        for other in COMPILED_MODULES:
+            if other not in verdicts:
+                verdicts[other] = own_choice(other)
+        _verdicts[key] = verdicts
         _others[key] = next(
             (
                 f"{other}: {other_how.removeprefix('pure: ')}"
-                for other in COMPILED_MODULES
-                if (other_how := own_choice(other)[0]) != "compiled"
+                for other, (other_how, _) in verdicts.items()
+                if other_how != "compiled"
             ),
             "",
         )
@@ -281,8 +297,10 @@ def choice(name: str) -> tuple[str, Path]:
     return how, where
 
 
-class HotPathFinder(importlib.abc.MetaPathFinder):
-    """Finds the modules of :data:`COMPILED_MODULES` as :func:`choice` says."""
+class HotPathFinder:
+    """Finds the modules of :data:`COMPILED_MODULES` as :func:`choice` says (a meta path
+    finder: ``find_spec`` is all Python asks of one; not an ``importlib.abc.MetaPathFinder``
+    subclass, whose import pulls ``importlib.resources`` and ``tempfile`` into every process)."""
 
     names = frozenset(COMPILED_MODULES)
 
@@ -293,9 +311,8 @@ class HotPathFinder(importlib.abc.MetaPathFinder):
             return None
         how, where = choice(fullname)
         if how == "compiled":
-            loader: importlib.abc.Loader = importlib.machinery.ExtensionFileLoader(
-                fullname, str(where)
-            )
+            loader: importlib.machinery.ExtensionFileLoader | importlib.machinery.SourceFileLoader
+            loader = importlib.machinery.ExtensionFileLoader(fullname, str(where))
         else:
             loader = importlib.machinery.SourceFileLoader(fullname, str(where))
         return importlib.util.spec_from_file_location(fullname, where, loader=loader)
@@ -310,6 +327,8 @@ def install() -> None:
 
 
 install()  # on import: the packages of COMPILED_MODULES import this module first
+# and, as early, the dataclasses' generated methods from the cache (clikit.dataclass_code)
+dataclass_code.install()
 
 
 #: the generated P4 modules this process loaded: name -> ``compiled`` or ``pure: REASON``

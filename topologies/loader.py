@@ -6,7 +6,6 @@ reading YAML files, in :mod:`topologies.yamlfile` (shared with the scenario file
 
 from __future__ import annotations
 
-import difflib
 import math
 import os
 from collections.abc import Mapping
@@ -156,6 +155,8 @@ class _Reader:
             raise self.error(path or "(top level)", f"must be a mapping, got {show(value)}")
         for key in value:
             if key not in allowed:
+                import difflib  # (here: only a bad key needs it)
+
                 hint = difflib.get_close_matches(str(key), allowed, n=1)
                 suggestion = f"did you mean {hint[0]!r}? " if hint else ""
                 raise self.error(

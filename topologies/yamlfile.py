@@ -10,12 +10,10 @@ file with ``ScenarioFileError``, with the same words.
 
 from __future__ import annotations
 
-import difflib
 import functools
 import os
 from collections.abc import Callable
 from dataclasses import dataclass
-from importlib import resources
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
@@ -40,6 +38,8 @@ class YamlText:
 
 def bundled_names(package: str) -> list[str]:
     """Names of the ``.yaml`` files shipped inside ``package``."""
+    from importlib import resources  # (here: a run that names no bundled file never needs it)
+
     return sorted(
         entry.name.removesuffix(".yaml")
         for entry in resources.files(package).iterdir()
@@ -61,8 +61,12 @@ def locate(
     stem = str(name_or_path).removesuffix(".yaml")
     names = bundled_names(package)
     if stem in names:
+        from importlib import resources
+
         text = resources.files(package).joinpath(f"{stem}.yaml").read_text(encoding="utf-8")
         return YamlText(text, f"{stem}.yaml", None, stem)
+    import difflib  # (here: only a name that is not found needs it)
+
     hint = difflib.get_close_matches(stem, names, n=1)
     raise file_error(
         f"{name_or_path}: no such {kind} file, and no bundled {kind} of that name"

@@ -2,10 +2,7 @@
 
 from __future__ import annotations
 
-import shutil
-import subprocess
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -100,6 +97,8 @@ def run_child(
     """Run ``argv`` (``argv[0]`` an absolute path) in ``cwd`` with its output in files:
     its exit status, wall seconds from start to exit and its own peak RSS (``wait4`` in
     :data:`LAUNCHER`); killed after ``timeout_s``."""
+    import subprocess  # (here: a child process, which imports this module, starts none)
+
     report = cwd / ".child-report"
     launcher = [sys.executable, "-S", "-E", "-c", LAUNCHER, str(report), repr(timeout_s), *argv]
     with open(stdout, "wb") as out, open(stderr, "wb") as err:
@@ -127,6 +126,9 @@ def run_child(
 def rss_floor_mib() -> float:
     """The peak RSS :func:`run_child` reports for a command that does nothing (``true``):
     the floor under both sides' peak RSS figures."""
+    import shutil
+    import tempfile
+
     exe = shutil.which("true")
     if exe is None:
         raise HtsimDiffError("no 'true' command on PATH to measure the RSS floor")

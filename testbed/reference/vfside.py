@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import shutil
 import sys
 import time
 from collections.abc import Callable, Sequence
@@ -17,6 +16,7 @@ from dataclasses import asdict
 from pathlib import Path
 from typing import Any, NoReturn
 
+from clikit import dataclass_code
 from nic_emu.config import NicConfig
 from testbed.reference.exceptions import RunFailedError
 from testbed.reference.results import FlowResult, SideRun, run_child
@@ -140,6 +140,8 @@ def run(
     run_wall = data["run_wall_s"]
     extra["traversals_per_s"] = round(data["switch_traversals"] / run_wall) if run_wall else None
     if not keep:
+        import shutil  # (here: the child, which imports this module, removes nothing)
+
         shutil.rmtree(directory, ignore_errors=True)
     return SideRun("vfabric", per_flow, child.wall_s, child.peak_rss_mib, extra)
 
@@ -184,7 +186,9 @@ def leave(code: int) -> NoReturn:
     stderr flushed, then out without the interpreter's teardown, which would free the
     whole fabric object by object (about 0.1 s of the 1 MiB permutation's child;
     docs/virtual-fabric.md, "Start-up"). Only for a child's ``__main__``: the caller
-    holds nothing that still needs closing."""
+    holds nothing that still needs closing. What the child compiled of its dataclasses'
+    methods is kept first (:func:`clikit.dataclass_code.flush`: no teardown, no atexit)."""
+    dataclass_code.flush()
     sys.stdout.flush()
     sys.stderr.flush()
     os._exit(code)

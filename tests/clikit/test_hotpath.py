@@ -207,6 +207,30 @@ def test_a_changed_cimported_declaration_makes_its_importers_stale(
     )
 
 
+def test_each_module_is_looked_at_once_per_process(
+    native: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The first import looks at every module (its source's sha256 against its build
+    record); a later import of any of them follows that look, hashing nothing again."""
+    fake_build(native, hotpath.COMPILED_MODULES)
+    looked: list[str] = []
+    own_choice = hotpath.own_choice
+
+    def counted(name: str) -> tuple[str, Path]:
+        looked.append(name)
+        return own_choice(name)
+
+    monkeypatch.setattr(hotpath, "own_choice", counted)
+    assert hotpath.choice("vfabric.eventlist")[0] == "compiled"
+    assert sorted(looked) == sorted(hotpath.COMPILED_MODULES)
+    for name in hotpath.COMPILED_MODULES:
+        assert hotpath.choice(name) == ("compiled", hotpath.extension_of(name))
+    assert len(looked) == len(hotpath.COMPILED_MODULES)
+    monkeypatch.setenv(hotpath.PURE_ENV, "1")  # another key: looked at again
+    assert hotpath.PURE_ENV in hotpath.choice("vfabric.eventlist")[0]
+    assert looked[-1] == "vfabric.eventlist"
+
+
 def test_the_verdict_on_every_module_is_taken_once_per_process(native: Path) -> None:
     """Every import after the first follows the first's verdict on the other modules: a
     build that changes meanwhile cannot split a process between both paths."""
