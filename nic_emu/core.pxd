@@ -36,6 +36,7 @@ cdef class NicCore(NicHost):
     cdef public dict connections
     cdef public set _sendable
     cdef public set _stale
+    cdef public set _fresh
     cdef public list _timers
     cdef public long long _pushes
     cdef public long long _created
@@ -69,15 +70,15 @@ cdef class NicCore(NicHost):
     cpdef touch(self, Connection conn)
     cpdef wake(self, object qpn)
     cpdef _unschedule(self, Connection conn)
-    @cython.locals(timers=list, fresh=set, conn=Connection)
+    @cython.locals(timers=list, fresh=set, spare=set, conn=Connection)
     cpdef set _refresh_timers(self)
     @cython.locals(timers=list, conn=Connection)
-    cpdef tuple _earliest(self, set fresh)
-    @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t)
+    cpdef Connection _earliest(self, set fresh)
+    @cython.locals(fresh=set, parked=list, free=list, p=Py_ssize_t, group=set, found=Connection)
     cpdef object next_timer(self)
     @cython.locals(
         fresh=set, sendable=set, free=list, p=Py_ssize_t, group=set, due=list, timers=list,
-        found=tuple, conn=Connection, stale=set, out=list,
+        conn=Connection, stale=set, out=list,
     )
     cpdef handle_timer(self, object now)
     cpdef emit(self, object event)

@@ -18,10 +18,10 @@ The core has no socket, thread or clock. Everything a driver must do is in
 
 from __future__ import annotations
 
-import heapq
 import operator
 from collections import deque
 from collections.abc import Callable
+from heapq import heapify, heappop, heappush
 
 from mrc_wire import EV_PROBE_QPN
 from mrc_wire.codec import DataPacket, Nack, Probe, Sack, decode, encode_probe
@@ -111,6 +111,7 @@ class NicCore(NicHost):
         # and the READY connections in creation order (None: rebuild).
         self._sendable: set[Connection] = set()
         self._stale: set[Connection] = set()
+        self._fresh: set[Connection] = set()  # the last _refresh_timers() result, reused
         self._timers: list[tuple[int, int, Connection]] = []
         self._pushes = 0
         self._created = 0
@@ -219,6 +220,7 @@ class NicCore(NicHost):
         del self.connections[qpn]
         self._unschedule(conn)
         self._stale.discard(conn)
+        self._fresh.discard(conn)
         conn.sched_deadline = None  # its heap entries are stale from now on
         for entry in conn.evs.entries():
             if entry.probe_seq >= 0:
@@ -335,10 +337,11 @@ class NicCore(NicHost):
         sendable = self._sendable
         parked = self._parked
         free = self.port_free_at
-        if any(parked):
-            for p, group in enumerate(parked):
-                if group and free[p] <= now:
-                    sendable.update(group)
+        # A loop, not any(parked): the native build tests each set's size in C.
+        for p in range(len(parked)):
+            group = parked[p]
+            if group and free[p] <= now:
+                sendable.update(group)
         ready = self._ready
         if ready is None:
             ready = self._ready_connections()
@@ -349,7 +352,8 @@ class NicCore(NicHost):
             self._rr += 1
         if sendable:
             if len(sendable) == 1:
-                turn = list(sendable)
+                for conn in sendable:  # its one member, without list()'s iterator
+                    turn = [conn]
             else:
                 order = {c: (c.ready_index - start) % n for c in sendable}
                 turn = sorted(sendable, key=order.__getitem__)
@@ -360,7 +364,8 @@ class NicCore(NicHost):
                     parked[conn.parked_plane].discard(conn)
                     conn.parked_plane = -1
             if len(turn) == 1:
-                tx = turn[0].tx
+                conn = turn[0]
+                tx = conn.tx
                 while (frame := tx.send_one(now)) is not None:
                     out.append(frame)
             else:
@@ -426,7 +431,12 @@ class NicCore(NicHost):
         """
         timers = self._timers
         fresh = self._stale
-        self._stale = set()
+        # The set handed out by the previous call is no longer read (its caller is done
+        # with it): emptied, it takes the stale connections from now on.
+        spare = self._fresh
+        spare.clear()
+        self._stale = spare
+        self._fresh = fresh
         for conn in fresh:
             t = conn.deadlines.timer_deadline()
             conn.sched_by_peer = conn.deadlines.by_peer
@@ -434,34 +444,34 @@ class NicCore(NicHost):
                 conn.sched_deadline = t
                 if t is not None:
                     self._pushes += 1
-                    heapq.heappush(timers, (t, self._pushes, conn))
+                    heappush(timers, (t, self._pushes, conn))
         if len(timers) > 64 + 8 * len(self.connections):
             # Compact: the one valid entry of each connection (duplicates agree).
             keep = {e[2]: e for e in timers if e[2].sched_deadline == e[0]}
             timers[:] = keep.values()
-            heapq.heapify(timers)
+            heapify(timers)
         return fresh
 
-    def _earliest(self, fresh: set[Connection]) -> tuple[int, Connection] | None:
-        """The earliest confirmed (deadline, connection) in the heap, left on top;
-        connections in ``fresh`` were just recomputed."""
+    def _earliest(self, fresh: set[Connection]) -> Connection | None:
+        """The connection with the earliest confirmed deadline in the heap (its
+        ``sched_deadline``), left on top; connections in ``fresh`` were just recomputed."""
         timers = self._timers
         while timers:
             d, _, conn = timers[0]
             if conn.sched_deadline != d:
-                heapq.heappop(timers)  # superseded, or the connection is gone
+                heappop(timers)  # superseded, or the connection is gone
                 continue
             if not conn.sched_by_peer or conn in fresh:
-                return d, conn
+                return conn
             t = conn.deadlines.timer_deadline()
             conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
-                return d, conn
-            heapq.heappop(timers)
+                return conn
+            heappop(timers)
             conn.sched_deadline = t
             if t is not None:
                 self._pushes += 1
-                heapq.heappush(timers, (t, self._pushes, conn))
+                heappush(timers, (t, self._pushes, conn))
         return None
 
     def next_timer(self) -> int | None:
@@ -469,13 +479,13 @@ class NicCore(NicHost):
         earliest connection deadline, or a busy port that connections wait for."""
         fresh = self._refresh_timers() if self._stale else _NONE_FRESH
         found = self._earliest(fresh)
-        best = None if found is None else found[0]
+        best = None if found is None else found.sched_deadline
         parked = self._parked
-        if any(parked):
-            free = self.port_free_at
-            for p, group in enumerate(parked):
-                if group and (best is None or free[p] < best):
-                    best = free[p]
+        free = self.port_free_at
+        for p in range(len(parked)):
+            group = parked[p]
+            if group and (best is None or free[p] < best):
+                best = free[p]
         return best
 
     def handle_timer(self, now: int) -> None:
@@ -495,11 +505,10 @@ class NicCore(NicHost):
         due: list[Connection] = []
         timers = self._timers
         while True:
-            found = self._earliest(fresh)
-            if found is None or found[0] > now:
+            conn = self._earliest(fresh)
+            if conn is None or conn.sched_deadline > now:
                 break
-            conn = found[1]
-            heapq.heappop(timers)
+            heappop(timers)
             conn.sched_deadline = None
             due.append(conn)
         if len(due) > 1:

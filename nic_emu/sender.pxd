@@ -82,7 +82,7 @@ cdef class SendState:
     cpdef object ack_below(self, object cumulative, object ambiguous_after)
     @cython.locals(unacked=dict, old="long long", una="long long", nxt="long long")
     cpdef bint advance_una(self, object cumulative) except -1
-    @cython.locals(out=list)
+    @cython.locals(out=list, wr=WriteRequest)
     cpdef list completed_writes(self)
     @cython.locals(q=object, pkt=TxPacket, seq="long long")
     cpdef TxPacket _front(self)

@@ -320,7 +320,10 @@ class SendState:
         """WRs now fully acknowledged, in posting order (RDMA completes in order)."""
         out = []
         q = self.incomplete
-        while q and q[0].acked_pkts == q[0].npkts:
+        while q:
+            wr = q[0]  # a WriteRequest: its counts are C fields on the native build
+            if wr.acked_pkts != wr.npkts:
+                break
             out.append(q.popleft())
         return out
 

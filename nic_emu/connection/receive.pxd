@@ -10,7 +10,7 @@ cimport cython
 from mrc_wire.codec cimport DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.nic_host cimport NicHost
-from nic_emu.receiver cimport MessageTracker
+from nic_emu.receiver cimport MessageTracker, ReceiveState
 from nic_emu.streams cimport StreamReceiver
 
 
@@ -51,7 +51,7 @@ cdef class Receiver:
     cpdef bint already_received(self, object psn) except -1
     cpdef object on_reliability_probe(self, Probe p, object plane, object now)
     cpdef object on_timer(self, object now)
-    @cython.locals(s=Sack)
+    @cython.locals(s=Sack, rs=ReceiveState)
     cpdef object send_sack(
         self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
         object ecn, object probe_reply=*

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from mrc_wire.codec import DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
@@ -170,7 +172,10 @@ class Receiver:
                 counters["rx_access_error"] += 1
                 host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
-        result = recv.accept(psn)
+        if type(recv) is ReceiveState:  # MRC: a C call on the native build
+            result = cython.cast(ReceiveState, recv).accept(psn)
+        else:
+            result = recv.accept(psn)
         if result == DUPLICATE:
             counters["rx_dup"] += 1
             return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
@@ -189,7 +194,11 @@ class Receiver:
         self.rcvd_bytes += length
         host.placed_bytes += length
         msgs = self.msgs
-        msgs.va_by_psn[psn] = va
+        if result != NEW_IN_ORDER or psn == msgs.msg_first_psn:
+            # Only a message's first PSN needs its VA. Every message ending below the
+            # cumulative point is complete once an in-order packet is handled, so an
+            # in-order PSN other than msg_first_psn follows no message end: not a start.
+            msgs.va_by_psn[psn] = va
         if m.last:
             msgs.note_last(psn, m.rkey, va + length)
         if result == NEW_IN_ORDER:
@@ -281,8 +290,9 @@ class Receiver:
         recv = self.recv
         cum = recv.rcv_nxt
         if isinstance(recv, ReceiveState):
-            base, bitmap = recv.sack_view(trigger_psn)
-            s.ooo_count = min(recv.ooo.bit_count(), 0xFFFF)
+            rs = cython.cast(ReceiveState, recv)  # its fields and sack_view in C
+            base, bitmap = rs.sack_view(trigger_psn)
+            s.ooo_count = min(rs.ooo.bit_count(), 0xFFFF)
         else:
             base, bitmap = cum, 0
         s.ev = ev

@@ -5,13 +5,16 @@
 # the RTT timers, the probes and the tail-loss probe as C structs and calls them through
 # vtables. The receive side's and the send turn's waits (``acks``, ``waits``) stay
 # Python objects: the deadlines know them through protocols (AckSchedule, SendWaits),
-# which unit tests fill with doubles. Deadlines are None or a time that may add a
-# configured value: they stay Python objects.
+# which unit tests fill with doubles; timer_deadline reads them as C fields when they are
+# the connection's own Receiver and Transmitter (cimported). Deadlines are None or a time
+# that may add a configured value: they stay Python objects.
 cimport cython
 
 from nic_emu.connection.feedback cimport Losses, TailProbe
 from nic_emu.connection.probes cimport PathProbes
+from nic_emu.connection.receive cimport Receiver
 from nic_emu.connection.rtt cimport RttTimers
+from nic_emu.connection.transmit cimport Transmitter
 from nic_emu.ev_set cimport EvSet
 from nic_emu.nic_host cimport NicHost
 from nic_emu.sender cimport SendState, TxPacket

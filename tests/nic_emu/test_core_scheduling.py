@@ -123,3 +123,29 @@ def test_incremental_scheduling_matches_scanning(
     ref_digest, ref_trace = run(ScanningCore, CONFIGS[name], monkeypatch)
     assert trace == ref_trace
     assert digest == ref_digest
+
+
+def test_refresh_hands_out_the_stale_set_and_earliest_gives_the_connection() -> None:
+    net = sim.SimNetwork(load("small"), EventList(), seed=7)
+    a, _ = net.connect("nic0", "nic1")
+    c, _ = net.connect("nic0", "nic4")
+    region = net.register_memory("nic1", 1 << 16)
+    net.write(a, b"x" * 8192, region)  # in flight: a has a retransmission deadline
+    core = a.nic
+    assert c.nic is core and core._stale == set()
+    core.touch(a)
+    core.touch(c)
+    fresh = core._refresh_timers()
+    assert fresh == {a, c} and core._stale == set() and core._stale is not fresh
+    earliest = core._earliest(fresh)
+    assert earliest is a and a.sched_deadline == a.deadlines.timer_deadline()
+    assert core.next_timer() == a.sched_deadline
+    core.touch(c)  # collected apart from the set handed out, which stays as it was
+    assert core._stale == {c} and fresh == {a, c}
+    again = core._refresh_timers()
+    assert again == {c} and again is not fresh and core._stale == set()
+    core.destroy_connection(a.qpn)
+    assert a not in core._fresh and a not in core._stale
+    assert core._earliest(set()) is not a
+    net.run_until_idle([c], limit_ns=1_000_000)
+    assert core._earliest(set()) is None  # nothing in flight, nothing pending

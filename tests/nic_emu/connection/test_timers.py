@@ -218,3 +218,30 @@ def test_a_roce_timeout_goes_back_n_and_its_retries_fail_the_queue_pair() -> Non
     transmit(parts, gbn.ack_timeout_ns)
     parts.out.extend(deadlines.on_timer(2 * gbn.ack_timeout_ns))
     assert parts.qp.failures and parts.qp.failures[0][0] == "max_retries"
+
+
+def test_a_connections_own_receive_side_and_send_turn_set_its_deadline() -> None:
+    # A queue pair's deadlines read its Receiver and Transmitter (C fields on the
+    # native build) as they read the doubles above.
+    from nic_emu.connection.receive import Receiver
+    from nic_emu.connection.transmit import Transmitter
+    from nic_emu.testing import sim
+    from topologies import load
+    from vfabric.eventlist import EventList
+
+    net = sim.SimNetwork(load("tiny"), EventList(), seed=1)
+    conn, _ = net.connect("nic0", "nic3")
+    d = conn.deadlines
+    assert type(d.acks) is Receiver and type(d.waits) is Transmitter
+    base = d.timer_deadline()
+    early = 1 if base is None else base - 10
+    conn.rx.sack_deadline = early
+    assert d.timer_deadline() == early and not d.by_peer
+    conn.rx.sack_deadline = None
+    conn.tx.rate_wait_ns = early + 1
+    assert d.timer_deadline() == early + 1
+    conn.tx.rate_wait_ns = None
+    conn.tx.no_ev_since = early - d.no_ev_timeout_ns + 2
+    assert d.timer_deadline() == early + 2
+    conn.tx.no_ev_since = None
+    assert d.timer_deadline() == base
