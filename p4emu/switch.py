@@ -520,6 +520,7 @@ class Switch:
             for queued in ready:
                 self._egress(queued)
                 tm.release(queued)  # egress is done with it
+            tm.recycle(ready)  # the next take's list (no list made per take)
             if self._hi:
                 self._run_hi()
 

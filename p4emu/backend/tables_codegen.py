@@ -88,7 +88,9 @@ def emit_table_apply(
         w.line(f"TRACE('table', {runtime.name!r}, {key_tuple}, {entry})")
     action = bc.fresh("a")
     action_line = len(w.lines)
-    w.line(f"{action} = {entry}.action_id")
+    # compiled: a C integer (an action id is P4Runtime's 32 bits, a member reference a
+    # negative one), so each branch's test is a C comparison; Python ignores the annotation
+    w.line(f"{action}: cython.longlong = {entry}.action_id")
     args = f"{entry}.args"
     hit = bc.fresh("hit")
     if want_hit:

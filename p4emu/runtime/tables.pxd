@@ -71,6 +71,7 @@ cdef class Table:
     cdef bytearray _c_keys
     cdef list _c_values
     cdef int _c_shift
+    cdef Py_ssize_t _c_mask
     cdef bint _c_stale
 
     @cython.locals(entry=TableEntry)

@@ -324,6 +324,7 @@ class Table:
         self._c_keys = bytearray()
         self._c_values: list[TableEntry | None] = []
         self._c_shift = 64
+        self._c_mask = 0  # len(_c_values) - 1 once built: the probe's wrap
         self._c_stale = True
 
         if default_action is None:
@@ -373,6 +374,8 @@ class Table:
             return 0
         return self.key_fields[0].width
 
+    @cython.boundscheck(False)  # a slot index is masked below len(_c_values)
+    @cython.wraparound(False)
     def exact_at(self, key: int) -> TableAction:
         """For generated code: ``packet_dict().get(key) or self.miss`` of a table whose
         :meth:`exact_key_bits` is at most :data:`C_KEY_BITS` (``key``: a value of that
@@ -385,7 +388,7 @@ class Table:
             if self._c_stale:
                 self._c_rebuild()
             keys = cython.cast(cython.pointer(cython.longlong), PyByteArray_AS_STRING(self._c_keys))
-            mask = len(self._c_values) - 1
+            mask = self._c_mask
             at = cython.cast(
                 cython.Py_ssize_t,
                 (cython.cast(cython.ulonglong, key) * _GOLDEN) >> self._c_shift,
@@ -425,6 +428,7 @@ class Table:
         self._c_keys = keys_buffer
         self._c_values = values
         self._c_shift = shift
+        self._c_mask = slots - 1
         self._c_stale = False
 
     def lookup(self, key: Sequence[int]) -> TableEntry | None:

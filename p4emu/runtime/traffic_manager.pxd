@@ -91,6 +91,8 @@ cdef class TrafficManager:
     cdef public list _active_states
     cdef public long long _earliest
     cdef public list _ready
+    cdef public list _spare_ready
+    cdef public list _due
     cdef public long long _departures
     cdef public dict drops
     cdef public long long total_drops
@@ -106,9 +108,10 @@ cdef class TrafficManager:
     cpdef list poll(self, object now_ns=*)
     @cython.locals(
         active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
-        when="long long", found=bint,
+        when="long long", found=bint, spare=list,
     )
     cpdef list take_ready(self, object now_ns=*)
+    cpdef recycle(self, list ready)
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)

@@ -282,6 +282,10 @@ class TrafficManager:
         # a poll with nothing due and next_departure_ns() look at no port
         self._earliest = 0
         self._ready: list[QueuedPacket] = []
+        #: a list :meth:`recycle` got back, emptied: the next ready list (None: make one)
+        self._spare_ready: list[QueuedPacket] | None = None
+        #: take_ready's due ports (emptied at the start of each take that walks the ports)
+        self._due: list[int] = []
         self._indexed = True  # every port is in _by_port (none at or past INDEXED_PORTS)
         self._departures = 0
         self.drops: dict[tuple[int, int, DropReason], int] = {}
@@ -462,7 +466,8 @@ class TrafficManager:
                 else:
                     # one pass over the active ports: the due ones, and the earliest next
                     # departure of the others (settling a port changes no other port's)
-                    due = []
+                    due = self._due  # one list for every take (none made per take)
+                    due.clear()  # emptied first: a take that raised may have left ports
                     earliest = 0
                     found = False
                     for state in self._active_states:
@@ -485,10 +490,26 @@ class TrafficManager:
         ready = self._ready
         if not ready:
             return None
-        self._ready = []
+        spare = self._spare_ready
+        if spare is not None:  # a list handed back (recycle): no new list per take
+            self._ready = spare
+            self._spare_ready = None
+        else:
+            self._ready = []
         if len(ready) > 1:
             _sort_departures(ready)
         return ready
+
+    def recycle(self, ready: list[QueuedPacket]) -> None:
+        """The caller is done with ``ready``, a list :meth:`take_ready` gave (its packets
+        released, or kept elsewhere): emptied here, it becomes the next ready list, so a
+        drain makes no list per take. Hand a list back once at most, and do not read it
+        after. The list being filled (not given yet) is refused (it would be returned
+        while still filled)."""
+        if ready is self._ready:
+            raise TrafficManagerError("recycle: this list was not given by take_ready")
+        ready.clear()
+        self._spare_ready = ready
 
     def release(self, packet: QueuedPacket) -> None:
         """The caller is done with ``packet`` (one :meth:`poll` returned): a later

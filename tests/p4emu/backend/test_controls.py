@@ -421,4 +421,14 @@ def test_exact_tables_of_one_key_up_to_63_bits_use_the_c_map_compiled() -> None:
     assert WIDTHS.run(a=top, b=0, c=0) == {"r": 1}
 
 
+def test_action_ids_read_into_c_integer_locals() -> None:
+    """Each action dispatch reads the entry's action id into a local annotated
+    ``cython.longlong`` (compiled, each branch's test a C comparison; Python ignores the
+    annotation); the dispatch itself is tested above, on both paths."""
+    source = TABLES.switch.program.source
+    reads = [line.strip() for line in source.splitlines() if line.rstrip().endswith(".action_id")]
+    assert len(reads) == 2  # t (its hit and set) and lpm (the switch on action_run)
+    assert all(": cython.longlong = e_" in line for line in reads)
+
+
 WIDTHS_NAMES = ("by_port", "by_63", "by_64", "by_128")

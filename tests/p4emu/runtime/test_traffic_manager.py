@@ -647,10 +647,50 @@ def test_take_ready_is_poll_without_the_empty_list() -> None:
     assert tms[1].take_ready() is None
 
 
-def _random_run(scope: RateScope, seed: int) -> str:
+def test_recycled_ready_list_is_filled_next() -> None:
+    # a list handed back is emptied and becomes the list being filled (the take that finds
+    # packets gives the one filled before and fills the spare): two lists take turns; the
+    # list being filled is never one the caller holds, and cannot be handed back
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    tm.set_queue_rate(1, 1000.0)
+    for item in range(5):
+        assert tm.enqueue(1, item, 100) is None
+    clock.set_ns(tm.next_departure_ns())
+    first = tm.take_ready()
+    assert first is not None and [p.item for p in first] == [0]
+    with pytest.raises(TrafficManagerError, match="not given by take_ready"):
+        tm.recycle(tm._ready)
+    filling = tm._ready
+    assert filling is not first and filling == []
+    tm.recycle(first)
+    assert first == [] and tm._ready is filling  # spare until the next take finds packets
+    assert tm.take_ready() is None  # nothing due: nothing swapped
+    assert tm._ready is filling
+    clock.set_ns(tm.next_departure_ns())
+    second = tm.take_ready()
+    assert second is filling and [p.item for p in second] == [1]
+    assert tm._ready is first  # the recycled list is filled now
+    clock.set_ns(tm.next_departure_ns())
+    third = tm.take_ready()  # second not handed back: no spare, a new list is filled
+    assert third is first and [p.item for p in third] == [2]
+    assert tm._ready is not second and tm._ready is not third
+    assert [p.item for p in second] == [1]  # a list not handed back is left as it was
+    tm.recycle(third)
+    clock.set_ns(tm.next_departure_ns())
+    polled = tm.poll()  # poll's list is the caller's: only recycle hands a list back
+    assert [p.item for p in polled] == [3] and tm._ready is third
+    clock.set_ns(tm.next_departure_ns())
+    last = tm.take_ready()
+    assert last is third and [p.item for p in last] == [4]
+    assert [p.item for p in polled] == [3]
+    assert tm.take_ready() is None and tm._ready is not polled
+
+
+def _random_run(scope: RateScope, seed: int, recycle: bool = False) -> str:
     """The sha256 of every departure (item, time, depths, delta, queue) and drop of a random
     workload over 5 ports of 4 priority queues (mixed rates, pauses in port scope), polled
-    at random times."""
+    at random times; ``recycle``: each list taken is handed back (as the switch does)."""
     rng = random.Random(seed)
     clock = VirtualClock()
     tm = TrafficManager(clock, priority_queues=4, rate_scope=scope, default_depth=6)
@@ -674,6 +714,9 @@ def _random_run(scope: RateScope, seed: int) -> str:
         for p in ready or ():
             log.append((p.item, p.port, p.qid, p.deq_ns, p.deq_qdepth, p.deq_timedelta))
             tm.release(p)
+        if recycle and ready is not None:
+            tm.recycle(ready)
+            assert ready == [] and tm._ready is not ready
         log.append(("next", tm.next_departure_ns()))
         # the active ports: the list of their states (each port once) and each state's
         # flag agree, and a port is active exactly while a queue it may serve holds packets
@@ -699,5 +742,7 @@ def test_departures_of_many_busy_ports_and_queues_are_the_recorded_ones(
     """take_ready's one pass over the active ports' states (due ones settled, the earliest
     next departure of the rest) and the next departure of a port with several filled
     queues give, departure by departure, what main 8e1a605 gave (the hashes were recorded
-    there, pure): both paths run this, checking the active ports' bookkeeping at each step."""
+    there, pure): both paths run this, checking the active ports' bookkeeping at each step;
+    and the same again with each list taken handed back (recycle), as the switch does."""
     assert _random_run(scope, seed) == expected
+    assert _random_run(scope, seed, recycle=True) == expected
