@@ -4,7 +4,8 @@
 # types, every attribute declared here (an attribute added to the .py must be added here
 # too). C integers hold byte counts and offsets within one WRITE and the sink's next PSN
 # (the initial PSN plus a count of packets); a VA, an R_Key, the budget, the pieces'
-# iterator and the running SHA-256 stay Python objects.
+# iterator and the running SHA-256 stay Python objects. The comparing sink (a subclass)
+# reads its expected bytes through a StreamPayload, a C call per packet.
 cimport cython
 
 
@@ -39,3 +40,17 @@ cdef class StreamReceiver:
     cpdef place(self, long long psn, object payload, object last)
     @cython.locals(n=Py_ssize_t)
     cpdef _feed(self, object payload, object last)
+
+
+cdef class ComparingReceiver(StreamReceiver):
+    cdef public list lengths
+    cdef public object expected
+    cdef public Py_ssize_t _index
+    cdef public StreamPayload _reader
+    cdef public bint _equal
+    cdef public object _checked
+
+    @cython.locals(n=Py_ssize_t, pos="long long", index=Py_ssize_t, size="long long", equal=bint)
+    cpdef _feed(self, object payload, object last)
+    @cython.locals(index=Py_ssize_t, reader=StreamPayload)
+    cpdef bint _matches(self, long long pos, object payload, Py_ssize_t n) except -1

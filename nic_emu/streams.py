@@ -9,13 +9,17 @@ them into, without either holding a whole message (docs/nic-emu-process.md, "Mem
   running SHA-256 of the current message at once; payloads beyond a gap are held until the
   gap fills (at most the receive window's worth), counted against a :class:`Budget`. A
   message's digest is final when its last packet is fed, so nothing is kept after it.
+- :class:`ComparingReceiver` is the same sink checking each message byte for byte
+  against the bytes expected there (read again from their source, a piece at a time, in
+  step with the in-order placement) instead of a digest: the virtual fabric's
+  (vfabric/transfers.py), which knows what each message should hold.
 """
 
 from __future__ import annotations
 
 import hashlib
 from collections import deque
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Protocol
 
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
@@ -185,3 +189,71 @@ class StreamReceiver:
             self.budget.give(self.held_bytes)
         self.held.clear()
         self.held_bytes = 0
+
+
+class ComparingReceiver(StreamReceiver):
+    """A :class:`StreamReceiver` that compares what it places with the bytes expected,
+    instead of digesting it: message ``i`` (the ``i``-th completed, in PSN order) must be
+    exactly ``lengths[i]`` bytes equal to ``expected(i)`` (a reader of them, made when the
+    message's first payload is fed, dropped when its last is). Payloads beyond a gap are
+    held as by the parent, so the comparison runs in PSN order, a packet at a time: no
+    message is held whole, only the expected reader's current piece.
+
+    :meth:`pop_checked` hands each message's (index, bytes placed, equal) once, oldest
+    first; a message is equal when every byte matched and it ended exactly at its length
+    (a short one, a long one or one beyond ``lengths`` is not). :meth:`pop_message` has
+    nothing to hand (no digest is made).
+    """
+
+    def __init__(
+        self,
+        first_psn: int,
+        budget: Budget,
+        max_va: int,
+        lengths: list[int],
+        expected: Callable[[int], StreamPayload],
+        *,
+        min_va: int = 0,
+        rkey: int | None = None,
+    ) -> None:
+        super().__init__(first_psn, budget, max_va, min_va=min_va, rkey=rkey)
+        self.lengths = lengths
+        self.expected = expected
+        self._index = 0  # the message being fed
+        self._reader: StreamPayload | None = None  # its expected bytes (None: not begun)
+        self._equal = True  # every byte of it fed so far matched
+        self._checked: deque[tuple[int, int, bool]] = deque()
+
+    def _feed(self, payload: bytes | memoryview, last: bool) -> None:
+        n = len(payload)
+        pos = self._message_bytes
+        self._message_bytes = pos + n
+        self.fed_bytes += n
+        self.next_psn += 1
+        if self._equal:
+            self._equal = self._matches(pos, payload, n)
+        if last:
+            index = self._index
+            size = self._message_bytes
+            equal = self._equal and size == self.lengths[index]
+            self._checked.append((index, size, equal))
+            self._index = index + 1
+            self._reader = None
+            self._equal = True
+            self._message_bytes = 0
+
+    def _matches(self, pos: int, payload: bytes | memoryview, n: int) -> bool:
+        """Whether ``payload`` (``n`` bytes at ``pos`` of the current message) is what the
+        message holds there; False once it passes the message's end."""
+        index = self._index
+        if index >= len(self.lengths) or pos + n > self.lengths[index]:
+            return False
+        reader = self._reader
+        if reader is None:
+            reader = self._reader = self.expected(index)
+        return reader.take(pos, n) == payload
+
+    def pop_checked(self) -> tuple[int, int, bool] | None:
+        """(index, bytes placed, equal to the expected bytes) of the oldest message not
+        yet popped, None if none is done."""
+        return self._checked.popleft() if self._checked else None

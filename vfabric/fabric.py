@@ -521,7 +521,7 @@ class VirtualFabric:
         t.sent = SentData(transfer_source(self.seed, t.id, t.nbytes), spans)
         t.rkey, t.va = b.core.reserve_memory(t.nbytes)
         if dst_end:
-            t.sink = receive_sink(t.receiver, t.rkey, t.va, t.nbytes)
+            t.sink = receive_sink(t.receiver, t.rkey, t.va, t.sent)
         t.message_offsets = spans
         t.message_done_ns = [None] * len(spans)
         t.message_received_ns = [None] * len(spans)
@@ -863,9 +863,10 @@ class VirtualFabric:
         )
         return out
 
-    def transfer_result(self, t: Transfer) -> dict[str, Any]:
-        """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire)."""
-        return t.as_dict(self.retransmitted_bytes(t))
+    def transfer_result(self, t: Transfer, *, sha256: bool = True) -> dict[str, Any]:
+        """``t.as_dict()`` with its retransmitted bytes (counted on the sender's wire);
+        ``sha256=False`` leaves out the data's digest (a pass over the whole transfer)."""
+        return t.as_dict(self.retransmitted_bytes(t), sha256=sha256)
 
     def retransmitted_bytes(self, t: Transfer) -> int:
         """Payload bytes ``t``'s sender retransmitted to ``t``'s receiving connection: keyed

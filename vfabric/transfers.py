@@ -3,16 +3,18 @@
 Nothing holds a transfer whole (docs/virtual-fabric.md, "Memory in long runs"): its bytes
 come from a lazy source (nic_emu's ``random`` data source, seeded per transfer), each
 packet's payload made when the sender first segments it and kept until acknowledged
-(:class:`SentData`, :class:`nic_emu.streams.StreamPayload`); the receiver checks what it
-places into a running SHA-256 per message (:class:`nic_emu.streams.StreamReceiver`),
-compared with the digest of the bytes the source made for that message.
+(:class:`SentData`, :class:`nic_emu.streams.StreamPayload`); the receiver compares what
+it places, in PSN order, with the same bytes read again from the source at the message's
+offset, a piece at a time (:class:`nic_emu.streams.ComparingReceiver`). No digest is made
+during a run: a transfer's reported ``sha256`` is made from the source when asked
+(:meth:`SentData.sha256`).
 """
 
 from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable, Iterator
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -20,7 +22,7 @@ from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
 from nic_emu.connection.host import ConnectionFailed, WriteCompleted, WriteReceived
 from nic_emu.datasource import DataSource, RandomSource
-from nic_emu.streams import StreamPayload, StreamReceiver
+from nic_emu.streams import ComparingReceiver, StreamPayload
 from nic_emu.transfers import MemoryBudget
 from vfabric.exceptions import TransferSetupError
 
@@ -59,9 +61,9 @@ def message_spans(nbytes: int, messages: int) -> list[tuple[int, int]]:
 
 class SentData:
     """A transfer's bytes as its sender takes them, one streamed WRITE per message: made
-    lazily from ``source``, a piece at a time; each message's SHA-256 is computed as its
-    bytes are made (:attr:`digests`, what the receiver's digest must equal), and the whole
-    transfer's as they are made in order. Holds no bytes beyond the piece being read."""
+    lazily from ``source``, a piece at a time, for the sender (:meth:`payload`) and again
+    for the receiver's comparison (:meth:`expected`). Holds no bytes beyond the pieces
+    being read, and makes no digest while they are sent."""
 
     def __init__(self, source: DataSource, spans: list[tuple[int, int]]) -> None:
         end = 0
@@ -78,63 +80,42 @@ class SentData:
         self.source = source
         self.size = source.size
         self.spans = spans
-        self.digests: list[str | None] = [None] * len(spans)
-        self._whole = hashlib.sha256()
-        self._made = 0  # bytes [0, made) were made in order (fed to _whole)
+        self._sha256: str | None = None  # made once, when first asked
         if isinstance(source, RandomSource):
             source.mark([offset for offset, _ in spans])  # each message's reader starts at once
 
     def payload(self, index: int, what: str) -> StreamPayload:
         """Message ``index``'s data, to post as one WRITE."""
         offset, length = self.spans[index]
-        pieces = self._digesting(index, self.source.pieces(offset, length))
-        return StreamPayload(pieces, length, what)
+        return StreamPayload(self.source.pieces(offset, length), length, what)
 
-    def _digesting(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
-        offset, length = self.spans[index]
-        end = offset + length
-        hasher = hashlib.sha256()
-        pos = offset
-        whole = len(self.spans) > 1  # one message: its digest is the whole transfer's
-        for piece in pieces:
-            hasher.update(piece)
-            if pos == self._made:
-                if whole:
-                    self._whole.update(piece)
-                self._made = pos + len(piece)
-            pos += len(piece)
-            if pos == end:  # final before the last piece is handed on
-                self.digests[index] = hasher.hexdigest()
-            yield piece
+    def expected(self, index: int) -> StreamPayload:
+        """Message ``index``'s data again, for the receiver to compare what it places with
+        (an independent reader of the source)."""
+        return self.payload(index, f"expected bytes of message {index}")
 
     def sha256(self) -> str:
-        """SHA-256 of the transfer's bytes: those made so far, completed from the source
-        (a piece at a time) when the sender did not take them all. A transfer of one
-        message is hashed once as it is made: its message's digest, once complete, is
-        the whole transfer's (else it is made again from the source)."""
-        if len(self.spans) == 1:
-            done = self.digests[0]
-            if done is not None:
-                return done
+        """SHA-256 of the transfer's bytes, made from the source (a piece at a time) the
+        first time it is asked, outside the run; kept after."""
+        if self._sha256 is None:
             whole = hashlib.sha256()
             for piece in self.source.pieces(0, self.size):
                 whole.update(piece)
-            return whole.hexdigest()
-        whole = self._whole.copy()
-        if self._made < self.size:
-            for piece in self.source.pieces(self._made, self.size - self._made):
-                whole.update(piece)
-        return whole.hexdigest()
+            self._sha256 = whole.hexdigest()
+        return self._sha256
 
 
-def receive_sink(receiver: Connection, rkey: int, va: int, nbytes: int) -> StreamReceiver:
-    """The receiving connection's check of what it places: a running SHA-256 per message,
-    packets refused (``memory_access``) outside [va, va+nbytes) or under another R_Key,
-    as a registered region of that range would refuse them."""
-    sink = StreamReceiver(
+def receive_sink(receiver: Connection, rkey: int, va: int, sent: SentData) -> ComparingReceiver:
+    """The receiving connection's check of what it places: each message compared byte for
+    byte with ``sent``'s bytes of it, packets refused (``memory_access``) outside
+    [va, va+size) or under another R_Key, as a registered region of that range would
+    refuse them."""
+    sink = ComparingReceiver(
         receiver.rx.recv.rcv_nxt,
         MemoryBudget(RECEIVE_BUDGET_BYTES),
-        va + nbytes,
+        va + sent.size,
+        [length for _, length in sent.spans],
+        sent.expected,
         min_va=va,
         rkey=rkey,
     )
@@ -157,7 +138,7 @@ class Transfer:
     sent: SentData | None = None  # the bytes sent, made lazily (None: not started)
     sender: Connection | None = None
     receiver: Connection | None = None
-    sink: StreamReceiver | None = None  # the receiver's check of what it places
+    sink: ComparingReceiver | None = None  # the receiver's check of what it places
     va: int = 0  # the receiver's VA of byte 0 (R_Key ``rkey``)
     rkey: int = 0
     wr_ids: list[int] = field(default_factory=list)
@@ -194,15 +175,15 @@ class Transfer:
         self._check_done(now)
 
     def _placed(self, event: WriteReceived) -> None:
-        assert self.sink is not None and self.sent is not None
-        # WRITEs complete in PSN order, so this one's digest is the oldest not popped.
-        received = self.sink.pop_message()
+        assert self.sink is not None
+        # WRITEs complete in PSN order, so this one's check is the oldest not popped.
+        received = self.sink.pop_checked()
         start = event.va - self.va
         for index, (offset, length) in enumerate(self.message_offsets):
             if offset == start and length == event.length:
                 self.message_received_ns[index] = event.t_ns
                 self.bytes_delivered += length
-                if received is not None and received == (length, self.sent.digests[index]):
+                if received == (index, length, True):
                     self.bytes_verified += length
                 elif self.failure is None:
                     self.failure = f"message {index} arrived damaged (bytes differ from sent)"
@@ -221,10 +202,12 @@ class Transfer:
                 max(t for t in self.message_received_ns if t is not None),
             )
 
-    def as_dict(self, retransmitted_bytes: int = 0) -> dict[str, Any]:
+    def as_dict(self, retransmitted_bytes: int = 0, *, sha256: bool = True) -> dict[str, Any]:
+        """The results; ``sha256=False`` leaves out the data's digest (made from the
+        source when asked: a pass over the whole transfer)."""
         sender = self.sender.counters if self.sender is not None else {}
         receiver = self.receiver.counters if self.receiver is not None else {}
-        return {
+        out: dict[str, Any] = {
             "id": self.id,
             "src": self.src,
             "dst": self.dst,
@@ -242,7 +225,7 @@ class Transfer:
             "bytes_delivered": self.bytes_delivered,
             "bytes_verified": self.bytes_verified,
             "intact": self.intact,
-            "sha256": (self.sent.sha256() if self.sent is not None else EMPTY_SHA256),
+            "sha256": "",  # in this place, made below unless left out
             "retransmitted_packets": int(sender.get("tx_rtx", 0)),
             "retransmitted_bytes": retransmitted_bytes,
             "nacks_sent": int(receiver.get("tx_nack", 0)),
@@ -251,6 +234,11 @@ class Transfer:
             "ecn_echo_received": int(sender.get("ecn_echo_rx", 0)),
             "failure": self.failure,
         }
+        if sha256:
+            out["sha256"] = self.sent.sha256() if self.sent is not None else EMPTY_SHA256
+        else:
+            del out["sha256"]
+        return out
 
 
 def all_finished(foreground: list[Transfer]) -> Callable[[], bool]:

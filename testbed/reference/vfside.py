@@ -77,7 +77,7 @@ def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, 
         "failures": {},
     }
     for fid, t in transfers.items():
-        result = fabric.transfer_result(t)
+        result = fabric.transfer_result(t, sha256=False)  # the digest is never read here
         if not t.intact:
             out["failures"][fid] = result["failure"] or "did not finish"
             continue

@@ -32,7 +32,7 @@ METHOD = re.compile(r"^\s+cpdef\s+(?:[\w\"]+\s+)*?(\w+)\(")
 #: streamed payloads (docs/virtual-fabric.md)
 TYPED: dict[str, set[str]] = {
     "mrc_wire.codec": {"DataPacket", "Envelope", "Nack", "Probe", "Sack"},
-    "nic_emu.streams": {"StreamPayload", "StreamReceiver"},
+    "nic_emu.streams": {"ComparingReceiver", "StreamPayload", "StreamReceiver"},
     "nic_emu.mtbytes": {"WordStream"},
     "nic_emu.core": {"NicCore"},
     "nic_emu.congestion": {"FixedWindow", "Nscc", "WindowControl"},

@@ -4,6 +4,7 @@ source fails the connection, and memory does not grow with the size of a transfe
 from __future__ import annotations
 
 import hashlib
+import random
 import tracemalloc
 from collections.abc import Iterator
 
@@ -12,7 +13,12 @@ import pytest
 from nic_emu.connection import QpState
 from nic_emu.datasource import PIECE_BYTES, RandomSource
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
-from nic_emu.streams import DROP_MEMORY_ACCESS, StreamPayload, StreamReceiver
+from nic_emu.streams import (
+    DROP_MEMORY_ACCESS,
+    ComparingReceiver,
+    StreamPayload,
+    StreamReceiver,
+)
 from nic_emu.testing import SimNetwork
 from nic_emu.transfers import MemoryBudget
 
@@ -92,6 +98,101 @@ def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
     assert sink.admit(0, 0x43, 1000, 10) == DROP_MEMORY_ACCESS  # the R_Key is given
     first = StreamReceiver(0, budget, max_va=2000)
     assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
+
+
+# ---------------------------------------------------------------- the comparing sink
+
+DATA = random.Random(1).randbytes(16384)  # two messages of 10,000 and 6,384 bytes
+LENGTHS = [10_000, len(DATA) - 10_000]
+
+
+class Expected:
+    """Readers of DATA's messages, counted as they are made."""
+
+    def __init__(self) -> None:
+        self.made: list[int] = []
+
+    def __call__(self, index: int) -> StreamPayload:
+        self.made.append(index)
+        offset = sum(LENGTHS[:index])
+        pieces = (DATA[p : p + 3000] for p in range(offset, offset + LENGTHS[index], 3000))
+        return StreamPayload(pieces, LENGTHS[index], f"message {index}")
+
+
+def comparing(expected: Expected | None = None) -> ComparingReceiver:
+    return ComparingReceiver(0, MemoryBudget(), 1 << 20, LENGTHS, expected or Expected())
+
+
+def packets(data: bytes, size: int = 1024) -> list[bytes]:
+    return [data[p : p + size] for p in range(0, len(data), size)]
+
+
+def feed(sink: ComparingReceiver, payloads: list[bytes], order: list[int] | None = None) -> None:
+    """``payloads`` as one message from the sink's next PSN, placed in ``order``."""
+    first = sink.next_psn
+    for i in order if order is not None else range(len(payloads)):
+        sink.place(first + i, payloads[i], i == len(payloads) - 1)
+
+
+def test_comparing_sink_finds_messages_equal_in_order_and_makes_no_digest() -> None:
+    expected = Expected()
+    sink = comparing(expected)
+    feed(sink, packets(DATA[:10_000]))
+    assert expected.made == [0] and sink._reader is None  # dropped after the last packet
+    feed(sink, packets(DATA[10_000:], 1000))
+    assert sink.pop_checked() == (0, 10_000, True)
+    assert sink.pop_checked() == (1, 6384, True)
+    assert sink.pop_checked() is None and sink.pop_message() is None
+    assert sink.fed_bytes == len(DATA) and expected.made == [0, 1]
+
+
+@pytest.mark.parametrize("at", [0, 1023, 1024, 5000, 9999])
+def test_comparing_sink_finds_one_byte_that_differs(at: int) -> None:
+    damaged = bytearray(DATA[:10_000])
+    damaged[at] ^= 0x80
+    sink = comparing()
+    feed(sink, packets(bytes(damaged)))
+    feed(sink, packets(DATA[10_000:]))
+    assert sink.pop_checked() == (0, 10_000, False)
+    assert sink.pop_checked() == (1, 6384, True)  # the next message is checked afresh
+
+
+def test_comparing_sink_finds_a_short_and_a_long_message() -> None:
+    sink = comparing()
+    feed(sink, packets(DATA[:9000]))  # the right bytes, but it ends early
+    assert sink.pop_checked() == (0, 9000, False)
+    sink = comparing()
+    feed(sink, packets(DATA[:10_000] + b"\0"))  # one byte past its end
+    assert sink.pop_checked() == (0, 10_001, False)
+    sink = comparing()
+    feed(sink, packets(DATA[:10_000]))
+    feed(sink, packets(DATA[:10_000]))  # message 1's place with message 0's bytes
+    feed(sink, [b"x"])  # a third message, where none is expected
+    assert [sink.pop_checked() for _ in range(3)] == [
+        (0, 10_000, True),
+        (1, 10_000, False),
+        (2, 1, False),
+    ]
+
+
+def test_comparing_sink_checks_payloads_held_beyond_a_gap_in_psn_order() -> None:
+    payloads = packets(DATA[:10_000])
+    sink = comparing()
+    feed(sink, payloads, order=[0, 3, 2, 5, 9, 1, 4, 6, 8, 7])  # 3, 2, 5 and 9 (784) held
+    assert sink.held_bytes == 0 and not sink.held and sink.peak_held_bytes == 3 * 1024 + 784
+    assert sink.pop_checked() == (0, 10_000, True)
+    swapped = comparing()  # two payloads that trade places are not the message
+    feed(swapped, [payloads[i] for i in (0, 2, 1, *range(3, 10))])
+    assert swapped.pop_checked() == (0, 10_000, False)
+
+
+def test_comparing_sink_reads_the_expected_bytes_in_step() -> None:
+    """The reader is asked for each payload's bytes as it is fed: it has made no more of
+    the message than the pieces those span."""
+    sink = comparing()
+    sink.place(0, DATA[:1024], False)  # one packet of message 0
+    reader = sink._reader
+    assert reader is not None and reader._pos == 1024 and len(reader._piece) == 3000
 
 
 def test_a_failing_source_fails_the_connection_naming_it() -> None:

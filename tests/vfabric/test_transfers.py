@@ -13,6 +13,7 @@ import pytest
 
 from mrc_wire.codec import DataPacket, decode, encode_data
 from mrc_wire.frames import data_bytes
+from nic_emu.config import NicConfig
 from nic_emu.datasource import PIECE_BYTES, DataSource, RandomSource
 from nic_emu.exceptions import MemoryAccessError
 from vfabric import VirtualFabric
@@ -83,30 +84,34 @@ def test_a_transfers_bytes_depend_on_the_seed_and_the_id_only() -> None:
     assert source_bytes(transfer_source(1, 0, 9000))[:5000] == a  # a prefix of a longer one
 
 
-def test_each_message_digest_is_the_digest_of_its_bytes_as_made() -> None:
+def test_each_message_payload_and_expected_reader_give_its_bytes() -> None:
     size = 3 * PIECE_BYTES + 1000
     spans = message_spans(size, 3)
     want = source_bytes(transfer_source(4, 2, size))
     sent = SentData(transfer_source(4, 2, size), spans)
     for index, (offset, length) in enumerate(spans):
-        payload = sent.payload(index, f"message {index}")
+        payload, expected = sent.payload(index, f"message {index}"), sent.expected(index)
         got = b"".join(payload.take(pos, min(4000, length - pos)) for pos in range(0, length, 4000))
         assert got == want[offset : offset + length]
-        assert sent.digests[index] == hashlib.sha256(got).hexdigest()
+        assert expected.take(0, length) == got  # an independent reader of the same bytes
     assert sent.sha256() == hashlib.sha256(want).hexdigest()
 
 
-def test_a_digest_is_final_once_the_last_piece_is_made() -> None:
-    """At the latest when the sender segments the message's last packet, so before the
-    receiver can have it."""
-    size = 2 * PIECE_BYTES + 100
-    sent = SentData(transfer_source(1, 0, size), [(0, size)])
-    payload = sent.payload(0, "m0")
-    payload.take(0, PIECE_BYTES)
-    payload.take(PIECE_BYTES, PIECE_BYTES)
-    assert sent.digests == [None]
-    payload.take(2 * PIECE_BYTES, 50)  # from the last piece: 50 bytes left to segment
-    assert sent.digests[0] == hashlib.sha256(source_bytes(sent.source)).hexdigest()
+def test_the_sender_makes_no_digest_while_sending(monkeypatch: pytest.MonkeyPatch) -> None:
+    """The payloads are the source's pieces as they are; the transfer's SHA-256 is made
+    only when asked."""
+    size = 2 * PIECE_BYTES + 5
+    sent = SentData(transfer_source(7, 1, size), message_spans(size, 2))
+
+    def no_digest(*args: object) -> None:
+        raise AssertionError("a digest was made while sending")
+
+    with monkeypatch.context() as patched:
+        patched.setattr(hashlib, "sha256", no_digest)
+        for index, (_, length) in enumerate(sent.spans):
+            sent.payload(index, f"m{index}").take(0, length)
+            sent.expected(index).take(0, length)
+    assert sent.sha256() == hashlib.sha256(source_bytes(sent.source)).hexdigest()
 
 
 def test_later_messages_start_from_a_saved_state_not_from_byte_zero() -> None:
@@ -121,42 +126,21 @@ def test_later_messages_start_from_a_saved_state_not_from_byte_zero() -> None:
     assert 2 * PIECE_BYTES in source._states
 
 
-def test_the_whole_digest_of_a_transfer_sent_is_not_made_again() -> None:
+def test_the_digest_is_made_once_when_asked() -> None:
     size = 2 * PIECE_BYTES + 5
     sent = SentData(transfer_source(7, 1, size), [(0, size)])
-    payload = sent.payload(0, "m0")
-    payload.take(0, size)
+    want = hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
+    assert sent.sha256() == want
     sent.source = RandomSource(0, 0)  # a pass over the source would now fail
-    assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
+    assert sent.sha256() == want
 
 
-def test_the_whole_digest_of_a_transfer_cut_short_is_completed_from_the_source() -> None:
+@pytest.mark.parametrize("messages", [1, 2])
+def test_the_digest_of_a_transfer_cut_short_is_the_whole_datas(messages: int) -> None:
     size = 2 * PIECE_BYTES + 5
-    sent = SentData(transfer_source(7, 1, size), message_spans(size, 2))
+    sent = SentData(transfer_source(7, 1, size), message_spans(size, messages))
     sent.payload(0, "m0").take(0, 1000)  # the connection failed after one packet
     assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
-
-
-def test_a_one_message_transfer_cut_short_is_completed_from_the_source() -> None:
-    size = 2 * PIECE_BYTES + 5
-    sent = SentData(transfer_source(7, 1, size), [(0, size)])
-    sent.payload(0, "m0").take(0, 1000)
-    assert sent.digests == [None]
-    assert sent.sha256() == hashlib.sha256(source_bytes(transfer_source(7, 1, size))).hexdigest()
-
-
-def test_a_one_message_transfer_is_hashed_once_as_it_is_made() -> None:
-    """Its message's digest is the transfer's: the running whole-transfer digest is
-    left empty (one pass of SHA-256 over the data instead of two)."""
-    size = 3 * PIECE_BYTES
-    sent = SentData(transfer_source(3, 0, size), [(0, size)])
-    sent.payload(0, "m0").take(0, size)
-    assert sent._whole.hexdigest() == hashlib.sha256(b"").hexdigest()
-    assert sent.sha256() == sent.digests[0]
-    two = SentData(transfer_source(3, 0, size), message_spans(size, 2))
-    for index, (offset, length) in enumerate(two.spans):
-        two.payload(index, f"m{index}").take(offset - two.spans[index][0], length)
-    assert two._whole.hexdigest() == sent.sha256()  # several messages: the running digest
 
 
 def test_message_data_is_taken_in_order_only() -> None:
@@ -250,6 +234,125 @@ def test_the_same_run_undamaged_is_intact() -> None:
         t.as_dict()["sha256"]
         == hashlib.sha256(source_bytes(transfer_source(5, 0, SIZE))).hexdigest()
     )
+
+
+DROP = object()  # an edit's answer: the frame never arrives
+SeenEdit = Callable[[DataPacket, int], "DataPacket | object | None"]
+
+
+def edit_frames_into(fabric: VirtualFabric, nic: str, edit: SeenEdit) -> list[tuple[int, int]]:
+    """On every wire into ``nic``: each data frame is given to ``edit`` with how many
+    frames of its PSN arrived before it; it returns the packet to deliver instead,
+    :data:`DROP`, or None to leave the frame alone. The (PSN, arrival) changed or dropped."""
+    changed: list[tuple[int, int]] = []
+    seen: dict[int, int] = {}
+    for (_, dst), wire in fabric.wires.items():
+        if dst != nic:
+            continue
+        sink = wire.sink
+        assert sink is not None
+
+        def arrive(port: int, frame: bytes, sink: Callable[[int, bytes], None] = sink) -> None:
+            if data_bytes(frame):
+                m = decode(frame)
+                assert isinstance(m, DataPacket)
+                count = seen.get(m.psn, 0)
+                seen[m.psn] = count + 1
+                new = edit(m, count)
+                if new is DROP:
+                    changed.append((m.psn, count))
+                    return
+                if new is not None:
+                    assert isinstance(new, DataPacket)
+                    changed.append((m.psn, count))
+                    frame = encode_data(new)
+            sink(port, frame)
+
+        wire.sink = arrive
+    return changed
+
+
+def flip(m: DataPacket, at: int) -> DataPacket:
+    """``m`` with bit 0 of its payload's byte ``at`` flipped."""
+    payload = bytearray(m.payload)
+    payload[at] ^= 0x01
+    return dataclasses.replace(m, payload=bytes(payload))
+
+
+def run_damaged(edit: SeenEdit, messages: int = 3) -> tuple[Transfer, list[tuple[int, int]]]:
+    fabric = VirtualFabric("tiny", seed=5)
+    t = fabric.transfer("nic0", "nic3", SIZE, messages=messages)
+    changed = edit_frames_into(fabric, "nic3", edit)
+    assert fabric.run(until_ns=50_000_000)
+    return t, changed
+
+
+def test_one_byte_flipped_in_the_first_packet_fails_the_transfer() -> None:
+    t, changed = run_damaged(lambda m, seen: flip(m, 0) if m.psn == 0 and not seen else None)
+    assert changed == [(0, 0)]
+    assert t.failure == "message 0 arrived damaged (bytes differ from sent)"
+    assert t.bytes_verified == t.bytes_delivered - message_spans(SIZE, 3)[0][1]
+    assert not t.intact
+
+
+def test_one_byte_flipped_in_a_retransmission_fails_the_transfer() -> None:
+    """The first copy of a packet of message 2 is lost; the copy the sender resends
+    arrives with one byte flipped: what is checked is the copy placed."""
+    spans = message_spans(SIZE, 3)
+    mtu = NicConfig().mtu_payload  # the fabric's NICs' (messages start on a packet)
+    psn = -(-spans[2][0] // mtu) + 5  # well inside message 2
+
+    def lose_then_damage(m: DataPacket, seen: int) -> DataPacket | object | None:
+        if m.psn != psn:
+            return None
+        return DROP if seen == 0 else flip(m, len(m.payload) // 2) if seen == 1 else None
+
+    t, changed = run_damaged(lose_then_damage)
+    assert changed == [(psn, 0), (psn, 1)]
+    assert t.sender is not None and t.sender.counters["tx_rtx"] >= 1
+    assert t.failure == "message 2 arrived damaged (bytes differ from sent)"
+    assert t.bytes_verified == spans[0][1] + spans[1][1]
+
+
+def test_the_last_byte_of_a_message_flipped_fails_the_transfer() -> None:
+    lasts: list[int] = []
+
+    def damage_last_of_message_1(m: DataPacket, seen: int) -> DataPacket | None:
+        if m.last and not seen:
+            lasts.append(m.psn)
+            if len(lasts) == 2:  # the second message's last packet
+                return flip(m, len(m.payload) - 1)
+        return None
+
+    t, changed = run_damaged(damage_last_of_message_1)
+    assert len(changed) == 1
+    assert t.failure == "message 1 arrived damaged (bytes differ from sent)"
+    spans = message_spans(SIZE, 3)
+    assert t.bytes_verified == t.bytes_delivered - spans[1][1] and not t.intact
+
+
+def test_a_one_message_transfer_damaged_in_its_last_byte_fails() -> None:
+    def damage_last(m: DataPacket, seen: int) -> DataPacket | None:
+        return flip(m, len(m.payload) - 1) if m.last and not seen else None
+
+    t, changed = run_damaged(damage_last, messages=1)
+    assert len(changed) == 1
+    assert t.failure == "message 0 arrived damaged (bytes differ from sent)"
+    assert t.bytes_verified == 0 and t.bytes_delivered == SIZE
+
+
+def test_a_result_without_the_digest_leaves_it_out() -> None:
+    fabric = VirtualFabric("tiny", seed=5)
+    t = fabric.transfer("nic0", "nic3", 64 * KIB, messages=2)
+    assert fabric.run(until_ns=50_000_000) and t.intact and t.sent is not None
+    t.sent.source = RandomSource(0, 0)  # a pass over the source would now fail
+    short = fabric.transfer_result(t, sha256=False)
+    assert "sha256" not in short and short["bytes_verified"] == 64 * KIB
+    t.sent.source = transfer_source(5, t.id, 64 * KIB)
+    full = fabric.transfer_result(t)
+    assert full.pop("sha256") == hashlib.sha256(source_bytes(t.sent.source)).hexdigest()
+    assert full == short
+    assert list(t.as_dict()) == list(fabric.transfer_result(t))  # the digest in its place
 
 
 @pytest.mark.parametrize(

@@ -80,6 +80,21 @@ def test_a_late_flow_is_timed_from_its_own_start() -> None:
     assert late["virtual_ns"] >= at_zero["virtual_ns"] + 30_000
 
 
+def test_simulate_makes_no_digest_of_the_data(monkeypatch: pytest.MonkeyPatch) -> None:
+    """It reads fct, retransmissions, trims and NACKs: the transfers' SHA-256 (a pass over
+    all the data sent) is never asked for, and every flow still arrives intact."""
+    from vfabric.transfers import SentData
+
+    def no_digest(self: SentData) -> str:
+        raise AssertionError("simulate asked for a transfer's sha256")
+
+    monkeypatch.setattr(SentData, "sha256", no_digest)
+    w = Workload("p", 8, "permutation", 16 * 1024)
+    out = vfside.simulate(w.shape, w.flows(), 1)
+    assert out["finished"] and not out["failures"]
+    assert sorted(out["flows"]) == sorted(f.id for f in w.flows())
+
+
 def test_leave_flushes_the_output_and_skips_the_teardown() -> None:
     """A child ends through ``leave``: what it printed arrives, its status is the one
     given, and no teardown runs (an atexit hook would print)."""
