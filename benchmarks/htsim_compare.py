@@ -118,14 +118,9 @@ def simulate_two_process(shape: FabricShape, flows: Sequence[Flow], seed: int) -
     """The two-process side, in this (child) process: the fabric as
     :func:`testbed.reference.vfside.simulate` builds it, run by
     :func:`vfabric.parallel.run_two_process` to the same end."""
-    from vfabric import VirtualFabric  # the child's import: the parent never builds one
-    from vfabric.parallel import run_two_process
+    from vfabric.parallel import run_two_process  # the child's import, as vfside's
 
-    fabric = VirtualFabric(vfside.topology(shape), seed=seed, nic_config=vfside.nic_config(shape))
-    for f in flows:
-        fabric.transfer(
-            vfside.nic_name(f.src), vfside.nic_name(f.dst), f.size, start_ns=f.start_us * 1000
-        )
+    fabric, _ = vfside.build(shape, flows, seed)
     started = time.perf_counter()
     run = run_two_process(fabric, until_ns=end_us(shape, flows) * 1000)
     call_wall = time.perf_counter() - started

@@ -82,14 +82,7 @@ def build(case: str, kib: int) -> Any:
         from testbed.reference import suites, vfside
 
         work = suites.permutation(32, size=kib << 10)
-        fabric = VirtualFabric(
-            vfside.topology(work.shape), seed=work.seed, nic_config=vfside.nic_config(work.shape)
-        )
-        for f in work.flows():
-            fabric.transfer(
-                vfside.nic_name(f.src), vfside.nic_name(f.dst), f.size, start_ns=f.start_us * 1000
-            )
-        return fabric
+        return vfside.build(work.shape, work.flows(), work.seed)[0]
     fabric = VirtualFabric(CASES[case][0], seed=SEED)
     for src in fabric.nics:
         for dst in fabric.nics:

@@ -14,7 +14,7 @@ import time
 from collections.abc import Callable, Sequence
 from dataclasses import asdict
 from pathlib import Path
-from typing import Any, NoReturn
+from typing import TYPE_CHECKING, Any, NoReturn
 
 from clikit import dataclass_code
 from nic_emu.config import NicConfig
@@ -22,6 +22,10 @@ from testbed.reference.exceptions import RunFailedError
 from testbed.reference.results import FlowResult, SideRun, run_child
 from testbed.reference.workload import FabricShape, Flow, check_flows, end_us
 from topologies import Topology, two_tier
+
+if TYPE_CHECKING:
+    from vfabric import VirtualFabric
+    from vfabric.transfers import Transfer
 
 REQUEST_NAME = "request.json"
 RESULT_NAME = "result.json"
@@ -55,8 +59,12 @@ def nic_config(shape: FabricShape) -> NicConfig:
     return NicConfig(port_rate_bps=round(shape.rate_gbps * 1e9), base_rtt_ns=shape.base_rtt_ns)
 
 
-def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, Any]:
-    """Run the flows in this process; per flow results and the run's own figures."""
+def build(
+    shape: FabricShape, flows: Sequence[Flow], seed: int
+) -> tuple[VirtualFabric, dict[int, Transfer]]:
+    """The virtual fabric of ``shape`` with ``flows`` scheduled, nothing run: the fabric
+    and its transfers by flow id (what :func:`simulate` runs, and the two-process
+    benchmarks and tests split)."""
     from vfabric import VirtualFabric  # the child's import: the parent never builds one
 
     fabric = VirtualFabric(topology(shape), seed=seed, nic_config=nic_config(shape))
@@ -64,6 +72,12 @@ def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, 
         f.id: fabric.transfer(nic_name(f.src), nic_name(f.dst), f.size, start_ns=f.start_us * 1000)
         for f in flows
     }
+    return fabric, transfers
+
+
+def simulate(shape: FabricShape, flows: Sequence[Flow], seed: int) -> dict[str, Any]:
+    """Run the flows in this process; per flow results and the run's own figures."""
+    fabric, transfers = build(shape, flows, seed)
     started = time.perf_counter()
     finished = fabric.run(until_ns=end_us(shape, flows) * 1000)
     run_wall = time.perf_counter() - started

@@ -329,14 +329,7 @@ def test_a_split_that_cannot_run_is_refused_with_its_reason(tmp_path: Path) -> N
 def permutation(size: int = SIZE) -> VirtualFabric:
     """htsim_compare's workload (a one-plane K=8 fat tree, a 32-host permutation), smaller."""
     work = suites.permutation(32, size=size)
-    fabric = VirtualFabric(
-        vfside.topology(work.shape), seed=work.seed, nic_config=vfside.nic_config(work.shape)
-    )
-    for f in work.flows():
-        fabric.transfer(
-            vfside.nic_name(f.src), vfside.nic_name(f.dst), f.size, start_ns=f.start_us * 1000
-        )
-    return fabric
+    return vfside.build(work.shape, work.flows(), work.seed)[0]
 
 
 def test_the_permutation_splits_inside_its_plane_by_default(tmp_path: Path) -> None:
@@ -454,12 +447,7 @@ runs = {}
 for split in ("halves", "nics|switches", "tree-halves", "permutation"):
     if split == "permutation":
         work = suites.permutation(32, size=64 << 10)
-        fabric = VirtualFabric(
-            vfside.topology(work.shape), seed=work.seed, nic_config=vfside.nic_config(work.shape)
-        )
-        for f in work.flows():
-            src, dst = vfside.nic_name(f.src), vfside.nic_name(f.dst)
-            fabric.transfer(src, dst, f.size, start_ns=f.start_us * 1000)
+        fabric = vfside.build(work.shape, work.flows(), work.seed)[0]
     else:
         fabric = VirtualFabric("tiny", seed=2)
         for src in fabric.nics:

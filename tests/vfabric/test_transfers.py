@@ -178,25 +178,19 @@ FrameEdit = Callable[[DataPacket], DataPacket | None]
 
 def edit_first_frame_into(fabric: VirtualFabric, nic: str, edit: FrameEdit) -> list[int]:
     """On every wire into ``nic``: the first data frame that ``edit`` changes (it returns
-    the changed packet, or None to leave a frame alone) arrives changed; the PSNs changed."""
+    the changed packet, or None to leave a frame alone) arrives changed; the PSNs changed
+    (:func:`edit_frames_into` with an edit that stops after one change)."""
     changed: list[int] = []
-    for (_, dst), wire in fabric.wires.items():
-        if dst != nic:
-            continue
-        sink = wire.sink
-        assert sink is not None
 
-        def arrive(port: int, frame: bytes, sink: Callable[[int, bytes], None] = sink) -> None:
-            if not changed and data_bytes(frame):
-                m = decode(frame)
-                assert isinstance(m, DataPacket)
-                new = edit(m)
-                if new is not None:
-                    changed.append(m.psn)
-                    frame = encode_data(new)
-            sink(port, frame)
+    def first(m: DataPacket, count: int) -> DataPacket | None:
+        if changed:
+            return None
+        new = edit(m)
+        if new is not None:
+            changed.append(m.psn)
+        return new
 
-        wire.sink = arrive
+    edit_frames_into(fabric, nic, first)
     return changed
 
 
