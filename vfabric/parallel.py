@@ -94,8 +94,10 @@ DEFAULT_TIMEOUT_S = 120.0
 LIVENESS_POLL_S = 0.2
 #: A partition writes one progress line to its log every this many windows.
 LOG_EVERY_WINDOWS = 1000
-#: Ping-pongs over the pipe before the run, to measure an empty barrier's round trip.
-PING_PONGS = 200
+#: Ping-pongs over the pipe before the run, to measure an empty barrier's round trip (its
+#: median: 64 give the same figure as 200 within a microsecond or two, in a quarter of the
+#: time, docs/virtual-fabric.md, "The two-process run's own costs").
+PING_PONGS = 64
 PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
 
 #: (arrival time ns, wire id, frame): a crossing frame; its sequence is its place in the
@@ -743,10 +745,13 @@ def run_two_process(
         part = Partition(fabric, "A", split, conn_a, logs[0], timeout_s, child.is_alive)
         part.ping()
         finished = _collected(part, window, until_ns)
+        # A's own counters and its event log's records hashed (and written) while B takes
+        # its own and hashes its records: both were waits for B's message before
+        switches, links = part.counters()
+        fabric.flush()
         b_stats, b_switches, b_links, b_halves, b_sha = part.receive()
         if split.nics_b:
             merge_halves(fabric.transfers, b_halves)
-        switches, links = part.counters()
         switches.update(b_switches)
         links.update(b_links)
         fabric.flush()
