@@ -466,6 +466,10 @@ class Partition:
     def receive(self) -> Any:
         """The peer's next message: waits at most ``timeout_s`` (checking that the peer
         lives), raises the peer's own error if it sent one."""
+        return self._decode(self._receive_bytes())
+
+    def _receive_bytes(self) -> bytes:
+        """The peer's next message as it came (:meth:`receive` without the decoding)."""
         started = time.perf_counter()
         waited = 0.0
         conn = self.conn
@@ -492,6 +496,9 @@ class Partition:
                 f"({type(exc).__name__})",
                 (),
             ) from None
+        return data
+
+    def _decode(self, data: bytes) -> Any:
         message = pickle.loads(data)
         self._raise_if_error(message)
         return message
@@ -507,13 +514,19 @@ class Partition:
             )
 
     def exchange(self, message: object) -> Any:
-        """A sends first, then B: neither blocks on a full pipe while the other sends."""
+        """A sends first, then B: neither blocks on a full pipe while the other sends. B
+        answers as soon as A's message is read, and decodes it (and raises A's error, if
+        it is one) after: A waits for B's answer, not for B's decoding."""
         if self.is_a:
             self.send(message)
             return self.receive()
-        reply = self.receive()
-        self.send(message)
-        return reply
+        data = self._receive_bytes()
+        try:
+            self.send(message)
+        except PeerError:
+            self._decode(data)  # A's last word, already read, says why if it was an error
+            raise
+        return self._decode(data)
 
     def ping(self) -> None:
         """:data:`PING_PONGS` empty exchanges: the median round trip of a barrier."""

@@ -12,9 +12,11 @@ from __future__ import annotations
 import json
 import multiprocessing
 import os
+import pickle
 import subprocess
 import sys
 from collections.abc import Callable
+from multiprocessing.connection import Connection
 from operator import itemgetter
 from pathlib import Path
 
@@ -229,6 +231,42 @@ def test_a_frame_for_a_time_already_passed_is_an_error(tmp_path: Path) -> None:
     part.deliver([(5_001, wire_id, b"ok")])  # after the window: scheduled
     with pytest.raises(LateFrameError, match=r"p0-t0-0->nic0 arrives at 5000 ns.*ended at 5000"):
         part.deliver([(5_000, wire_id, b"late")])
+    part.close()
+
+
+def partition_b(tmp_path: Path) -> tuple[Partition, Connection]:
+    """B's side of an in-process pipe, and A's end of it (to talk as A)."""
+    fabric = all_to_all()
+    mine, other = multiprocessing.Pipe()
+    split = plane_split(fabric, frozenset({0, 1}))
+    return Partition(fabric, "B", split, mine, tmp_path / "b.log", 30, lambda: True), other
+
+
+def test_b_answers_before_it_decodes_what_a_sent(tmp_path: Path) -> None:
+    part, a_end = partition_b(tmp_path)
+    a_end.send_bytes(pickle.dumps(([], 7, False)))
+    assert part.exchange(([], 9, True)) == ([], 7, False)
+    assert pickle.loads(a_end.recv_bytes()) == ([], 9, True)
+    part.close()
+
+
+@pytest.mark.parametrize(
+    ("kind", "error", "message"),
+    [
+        ("LateFrameError", LateFrameError, "arrives at 5 ns"),
+        ("RuntimeError", PeerFailedError, "partition A failed: RuntimeError: arrives at 5 ns"),
+    ],
+)
+def test_an_error_read_by_b_before_the_pipe_closed_is_still_that_error(
+    tmp_path: Path, kind: str, error: type[Exception], message: str
+) -> None:
+    # A's last word is read by B's exchange before B answers; the answer then finds the
+    # pipe closed: B raises A's error, not a dead peer
+    part, a_end = partition_b(tmp_path)
+    a_end.send_bytes(pickle.dumps(("error", kind, "arrives at 5 ns")))
+    a_end.close()
+    with pytest.raises(error, match=message):
+        part.exchange(([], None, True))
     part.close()
 
 
