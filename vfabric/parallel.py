@@ -65,6 +65,7 @@ from __future__ import annotations
 
 import contextlib
 import gc
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -99,6 +100,12 @@ LOG_EVERY_WINDOWS = 1000
 #: time, docs/virtual-fabric.md, "The two-process run's own costs").
 PING_PONGS = 64
 PICKLE_PROTOCOL = pickle.HIGHEST_PROTOCOL
+#: Each direction's shared area (an anonymous shared mapping made before the fork: pages
+#: taken only as written): a message up to this size is written there and the pipe carries
+#: only a doorbell (:data:`DOORBELL` and its length); a longer one goes over the pipe.
+SHARED_AREA_BYTES = 8 << 20
+#: The first byte of a doorbell; a pickled message starts with pickle's PROTO (0x80).
+DOORBELL = b"S"
 
 #: (arrival time ns, wire id, frame): a crossing frame; its sequence is its place in the
 #: message (a wire's frames are in sending order, and a stable sort keeps it).
@@ -139,6 +146,11 @@ class PeerFailedError(PeerError):
 
 class PeerTimeoutError(PeerError):
     """The other partition said nothing for ``timeout_s``."""
+
+
+class PeerMessageError(PeerError):
+    """A message from the other partition that is neither a doorbell for a message in the
+    shared area nor a pickled message."""
 
 
 @dataclass
@@ -346,8 +358,16 @@ class Partition:
         log: Path,
         timeout_s: float,
         peer_alive: Callable[[], bool],
+        areas: tuple[mmap.mmap, mmap.mmap] | None = None,
     ) -> None:
         self.fabric = fabric
+        #: (the area this side writes, the one it reads); None: every message by the pipe
+        self.areas = areas
+        #: whether this side may write its area: not again until a message from the peer
+        #: came, which the barrier's order (:meth:`exchange`) sends only after the peer
+        #: copied out the last one; B's closing message, after its last answer, goes
+        #: by the pipe
+        self._area_free = True
         self.name = name
         self.conn = conn
         self.log_path = log
@@ -446,7 +466,13 @@ class Partition:
 
     def send(self, message: object) -> None:
         data = pickle.dumps(message, PICKLE_PROTOCOL)
-        self.stats.bytes_pickled += len(data)
+        size = len(data)
+        self.stats.bytes_pickled += size
+        areas = self.areas
+        if areas is not None and self._area_free and size <= len(areas[0]):
+            areas[0][:size] = data
+            self._area_free = False
+            data = DOORBELL + size.to_bytes(4, "little")
         try:
             self.conn.send_bytes(data)
         except OSError as exc:
@@ -456,7 +482,7 @@ class Partition:
             except (EOFError, OSError):
                 last = b""
             if last:
-                self._raise_if_error(pickle.loads(last))
+                self._decode(self._unwrap(last))
             raise PeerDiedError(
                 f"partition {self.name}: the pipe to the other partition closed mid-run "
                 f"({type(exc).__name__})",
@@ -496,10 +522,34 @@ class Partition:
                 f"({type(exc).__name__})",
                 (),
             ) from None
-        return data
+        return self._unwrap(data)
+
+    def _unwrap(self, data: bytes) -> bytes:
+        """The message ``data`` brought: itself, or for a doorbell a copy of the message
+        in the shared area (copied out before this side answers, which lets the peer
+        write its next one there)."""
+        self._area_free = True
+        if data[:1] != DOORBELL:
+            return data
+        size = int.from_bytes(data[1:], "little")
+        area = None if self.areas is None else self.areas[1]
+        if area is None or len(data) != 5 or size > len(area):
+            raise PeerMessageError(
+                f"partition {self.name}: a malformed doorbell from the other partition "
+                f"({data[:16]!r}{' and no shared area' if area is None else ''})",
+                (),
+            )
+        return area[:size]
 
     def _decode(self, data: bytes) -> Any:
-        message = pickle.loads(data)
+        try:
+            message = pickle.loads(data)
+        except Exception as exc:  # pickle raises several kinds on bytes it cannot read
+            raise PeerMessageError(
+                f"partition {self.name}: a message from the other partition that does not "
+                f"unpickle ({type(exc).__name__}: {exc}; {len(data)} bytes, {data[:16]!r})",
+                (),
+            ) from None
         self._raise_if_error(message)
         return message
 
@@ -744,10 +794,22 @@ def run_two_process(
     fabric.flush()  # nothing buffered in the event log that the child could write again
     ctx = multiprocessing.get_context("fork")
     conn_a, conn_b = ctx.Pipe(duplex=True)
+    # shared with the child by the fork: (A to B, B to A)
+    a_to_b, b_to_a = mmap.mmap(-1, SHARED_AREA_BYTES), mmap.mmap(-1, SHARED_AREA_BYTES)
     parent = os.getpid()
     child = ctx.Process(
         target=_run_b,
-        args=(fabric, split, conn_b, logs[1], timeout_s, window, until_ns, parent),
+        args=(
+            fabric,
+            split,
+            conn_b,
+            (b_to_a, a_to_b),
+            logs[1],
+            timeout_s,
+            window,
+            until_ns,
+            parent,
+        ),
         name="vfabric-partition-B",
         daemon=True,
     )
@@ -755,7 +817,9 @@ def run_two_process(
     conn_b.close()
     part: Partition | None = None
     try:
-        part = Partition(fabric, "A", split, conn_a, logs[0], timeout_s, child.is_alive)
+        part = Partition(
+            fabric, "A", split, conn_a, logs[0], timeout_s, child.is_alive, (a_to_b, b_to_a)
+        )
         part.ping()
         finished = _collected(part, window, until_ns)
         # A's own counters and its event log's records hashed (and written) while B takes
@@ -795,6 +859,8 @@ def run_two_process(
             child.join(timeout=LIVENESS_POLL_S * 10)
         if part is not None:
             part.close()
+        a_to_b.close()
+        b_to_a.close()
 
 
 def _collected(part: Partition, window: int, until_ns: int | None) -> bool:
@@ -854,6 +920,7 @@ def _run_b(
     fabric: VirtualFabric,
     split: Split,
     conn: Connection,
+    areas: tuple[mmap.mmap, mmap.mmap],
     log: Path,
     timeout_s: float,
     window: int,
@@ -866,7 +933,9 @@ def _run_b(
     # the file is A's
     fabric._log_sink = None
     try:
-        part = Partition(fabric, "B", split, conn, log, timeout_s, lambda: os.getppid() == parent)
+        part = Partition(
+            fabric, "B", split, conn, log, timeout_s, lambda: os.getppid() == parent, areas
+        )
         part.ping()
         _collected(part, window, until_ns)
         switches, links = part.counters()

@@ -10,6 +10,7 @@ does for one process."""
 from __future__ import annotations
 
 import json
+import mmap
 import multiprocessing
 import os
 import pickle
@@ -37,6 +38,7 @@ from vfabric.parallel import (
     PartitionStats,
     PeerDiedError,
     PeerFailedError,
+    PeerMessageError,
     PeerTimeoutError,
     Split,
     crossing_wires,
@@ -267,6 +269,58 @@ def test_an_error_read_by_b_before_the_pipe_closed_is_still_that_error(
     a_end.close()
     with pytest.raises(error, match=message):
         part.exchange(([], None, True))
+    part.close()
+
+
+def test_a_message_in_the_shared_area_arrives_by_its_doorbell(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    mine, other = multiprocessing.Pipe()
+    split = plane_split(fabric, frozenset({0, 1}))
+    out, back = mmap.mmap(-1, 64), mmap.mmap(-1, 64)
+    a = Partition(fabric, "A", split, mine, tmp_path / "a.log", 30, lambda: True, (out, back))
+    b = Partition(fabric, "B", split, other, tmp_path / "b.log", 30, lambda: True, (back, out))
+    a.send([(5, 1, b"frame")])
+    assert pickle.loads(out[: a.stats.bytes_pickled]) == [(5, 1, b"frame")]
+    assert b.receive() == [(5, 1, b"frame")]
+    a.send(b"x" * 100)  # longer than the area: by the pipe itself
+    assert b.receive() == b"x" * 100
+    b.send(1)
+    b.send(2)  # no word from A since the first: the area may be unread, so by the pipe
+    assert pickle.loads(back[:5]) == 1
+    assert (a.receive(), a.receive()) == (1, 2)
+    a.close()
+    b.close()
+
+
+@pytest.mark.parametrize(
+    ("data", "message"),
+    [
+        (b"S" + (65).to_bytes(4, "little"), "malformed doorbell"),  # past the area's end
+        (b"S\x01", "malformed doorbell"),  # short
+        (b"\x80\x05junk", "does not unpickle"),
+        (b"", "does not unpickle"),
+    ],
+    ids=["past-the-area", "short-doorbell", "junk", "empty"],
+)
+def test_a_malformed_message_from_the_peer_is_a_specific_error(
+    tmp_path: Path, data: bytes, message: str
+) -> None:
+    fabric = all_to_all()
+    mine, other = multiprocessing.Pipe()
+    split = plane_split(fabric, frozenset({0, 1}))
+    areas = (mmap.mmap(-1, 64), mmap.mmap(-1, 64))
+    part = Partition(fabric, "A", split, mine, tmp_path / "a.log", 30, lambda: True, areas)
+    other.send_bytes(data)
+    with pytest.raises(PeerMessageError, match=message):
+        part.receive()
+    part.close()
+
+
+def test_a_doorbell_without_a_shared_area_is_a_specific_error(tmp_path: Path) -> None:
+    part, a_end = partition_b(tmp_path)
+    a_end.send_bytes(b"S" + (4).to_bytes(4, "little"))
+    with pytest.raises(PeerMessageError, match="no shared area"):
+        part.receive()
     part.close()
 
 
