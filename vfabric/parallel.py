@@ -39,6 +39,9 @@ hold the same fabric (fork copies it), each runs only its own nodes' events:
   next window starts at the earliest pending time of either side (idle stretches are
   skipped). A frame sent at ``t >= start`` arrives at ``>= start + L``, after the window:
   a frame for a time a process has already passed raises :class:`LateFrameError`.
+  A window's message is pickled into a shared area mapped before the fork, one per
+  direction, and the pipe carries only a doorbell (:data:`SHARED_AREA_BYTES`,
+  :data:`DOORBELL`); one that is malformed raises :class:`PeerMessageError`.
 
 A run is deterministic (the merge order is fixed by (time, wire, sequence), and each
 partition's own events keep their scheduling order), but its event log is not the
