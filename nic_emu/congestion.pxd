@@ -7,7 +7,11 @@
 # driver's ns; C doubles only what the .py always computes as a float (a true division
 # or a float's product: the rate, the gains scaled by the BDP, the average delay and the
 # accumulated increase). A value taken from the configuration as given (an int or a
-# float: base RTT, gains, thresholds) stays a Python object.
+# float: base RTT, gains, thresholds) stays a Python object. An acknowledgement's bytes,
+# the bytes in flight and its delay (``on_ack``, session 20) are C values: the delay an
+# int below 2**53 (an RTT sample minus the base RTT: exact as a double) or the average
+# (a float), so every comparison and product with it gives what the .py's int or float
+# gives; a comparison with a Python-object threshold boxes it (exactly).
 cimport cython
 
 
@@ -15,7 +19,9 @@ cdef class WindowControl:
     cdef public long long cwnd
     cdef public long long max_wnd
 
-    cpdef on_ack(self, object nbytes, object ecn, object rtt_ns, object now, object inflight=*)
+    cpdef on_ack(
+        self, long long nbytes, object ecn, object rtt_ns, object now, long long inflight=*
+    )
     cpdef on_nack(self, object nbytes, object now, object inflight=*)
     cpdef on_loss(self, object nbytes, object now)
 
@@ -61,15 +67,18 @@ cdef class Nscc(WindowControl):
     cdef public object delay_md
     cdef public object last_rtt_ns
 
-    cpdef on_ack(self, object nbytes, object ecn, object rtt_ns, object now, object inflight=*)
+    @cython.locals(delay=double, target="long long")
+    cpdef on_ack(
+        self, long long nbytes, object ecn, object rtt_ns, object now, long long inflight=*
+    )
     cpdef on_nack(self, object nbytes, object now, object inflight=*)
     cpdef on_loss(self, object nbytes, object now)
     cpdef _base_rtt(self, object rtt_ns)
-    cpdef _average(self, object delay, object ecn)
+    cpdef _average(self, double delay, object ecn)
     cpdef bint _quick_adapt(
-        self, object loss, object ecn, object delay, object now, object inflight
+        self, object loss, object ecn, double delay, object now, long long inflight
     ) except -1
-    cpdef bint _fast_increase(self, object nbytes, object delay) except -1
+    cpdef bint _fast_increase(self, long long nbytes, double delay) except -1
     cpdef _multiplicative_decrease(self, object now)
     cpdef _adjust(self, object now)
     cpdef _bound(self)

@@ -74,12 +74,12 @@ cdef class SendState:
     @cython.locals(seq="long long")
     cpdef sent(self, TxPacket pkt, EvEntry entry, object now)
     @cython.locals(pkt=TxPacket)
-    cpdef TxPacket ack(self, object psn, object ambiguous_after)
+    cpdef TxPacket ack(self, object psn, long long ambiguous_after)
     @cython.locals(
         unacked=dict, acked="long long", max_seq="long long", max_sent="long long",
         pkt=TxPacket, length="long long", entry=EvEntry, psn="long long",
     )
-    cpdef object ack_below(self, object cumulative, object ambiguous_after)
+    cpdef object ack_below(self, object cumulative, long long ambiguous_after)
     @cython.locals(unacked=dict, old="long long", una="long long", nxt="long long")
     cpdef bint advance_una(self, object cumulative) except -1
     @cython.locals(out=list, wr=WriteRequest)

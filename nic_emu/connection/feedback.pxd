@@ -85,7 +85,8 @@ cdef class Feedback:
 
     @cython.locals(
         reverse=ReverseEvs, send=SendState, timers=RttTimers, pkt=TxPacket, entry=EvEntry,
-        probes=list, host=NicHost,
+        probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
+        rtt="long long",
     )
     cpdef object on_sack(self, Sack s, object plane, object now)
     @cython.locals(done=list, wr=WriteRequest)

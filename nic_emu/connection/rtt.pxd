@@ -6,7 +6,11 @@
 # minimum RTT (an RTT sample, below 2**32, or NO_RTT), times taken from the driver's ns
 # and counts. The timeouts (from the configuration, an int or a float, and shifted by a
 # backoff) and the queueing delay's peak (an int sample or a float blend) stay Python
-# objects.
+# objects. A sample (``sample``, ``smooth``) is taken as a C integer (the SACK's echoed
+# timestamp's age, below 2**32) and its arithmetic done in C (session 20): the queueing
+# delay's peak is read as a C double (an int or a float below 2**53: exact) and stored as
+# the .py stores it (the sample, an int, or the blend, a float); the blend's gain is the
+# same correctly rounded quotient (two exact doubles) as Python's true division.
 cimport cython
 
 
@@ -30,8 +34,9 @@ cdef class RttTimers:
     cpdef object rto_ns(self)
     cpdef progress(self, object now)
     cpdef object probe_interval_ns(self)
-    cpdef sample(self, object rtt, object now)
-    cpdef smooth(self, object rtt)
+    @cython.locals(sample="long long", peak=double, span=double, gain=double)
+    cpdef sample(self, long long rtt, long long now)
+    cpdef smooth(self, long long rtt)
     cpdef object reorder_window(self)
     cpdef object tail_probe_timeout(self)
     cpdef object hold_delay(self)

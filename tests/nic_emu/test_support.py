@@ -230,3 +230,20 @@ def test_repath_time_from_records() -> None:
         repath_time(log, {2})
     with pytest.raises(AnalysisError, match="at least one EV"):
         repath_time(log, set())
+
+
+def test_nscc_delay_at_the_target_is_a_mark_and_below_it_an_exact_increase() -> None:
+    """The native build holds an acknowledgement's delay as a C double (session 20): an
+    int delay compares with the target and scales the increase as Python's int does."""
+    cc = _nscc(delay_md=True)
+    cc.cwnd = 50_000
+    target = cc.target_ns
+    cc.on_ack(4096, False, 12_000 + target, 100)  # at the target: delay_md marks it
+    assert cc.inc_bytes == 0.0 and cc.avg_delay == cc.delay_gain * target
+    avg = cc.avg_delay
+    cc.on_ack(4096, False, 12_000 + target - 1, 200)  # one ns under: proportional increase
+    assert cc.inc_bytes == cc.alpha * 4096 * 1
+    assert cc.avg_delay == avg + cc.delay_gain * ((target - 1) - avg)
+    inc, avg = cc.inc_bytes, cc.avg_delay
+    cc.on_ack(4096, False, -1, 300)  # no sample: the average delay (a float) stands in
+    assert cc.inc_bytes == inc + cc.alpha * 4096 * (target - avg)

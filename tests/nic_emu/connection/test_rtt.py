@@ -72,3 +72,34 @@ def test_reorder_window_tail_probe_timeout_and_hold_delay() -> None:
     adaptive = RttTimers(CFG, 0, adaptive=True)
     adaptive.smooth(400_000)
     assert adaptive.reorder_window() == 100_000 == adaptive.hold_delay()  # SRTT / 4
+
+
+def test_a_sample_is_blended_into_the_peak_as_python_ints_and_floats_do() -> None:
+    """The native build computes a sample in C (session 20): the peak an int when a sample
+    sets it, else the blend of Python's mixed int and float steps, to the bit."""
+    t = RttTimers(CFG, 0, adaptive=True)
+    span = QDELAY_PEAK_RTTS * CFG.base_rtt_ns
+    t.sample(10_007, 0)
+    t.sample(23_011, 1_000)  # the peak: the sample itself, an int
+    assert t.qdelay_peak_ns == 13_004 and type(t.qdelay_peak_ns) is int
+    rtts = [11_003, 10_500, 19_999, 10_007, 12_345, 30_001, 10_009]
+    now, peak, qdelay = 1_000, 13_004, t.qdelay_ns
+    for i, rtt in enumerate(rtts):
+        at, now = now, now + 7_919 * (i + 1)
+        t.sample(rtt, now)
+        sample = rtt - 10_007
+        qdelay += (sample - qdelay) / 8
+        if sample >= peak:
+            peak = sample
+        else:
+            peak = peak + (sample - peak) * min(1.0, (now - at) / span)
+        assert (t.qdelay_ns, t.qdelay_peak_ns, type(t.qdelay_peak_ns)) == (
+            qdelay,
+            peak,
+            type(peak),
+        )
+    srtt, rttvar = float(10_007), 10_007 / 2
+    for rtt in [23_011, *rtts]:
+        rttvar += (abs(srtt - rtt) - rttvar) / 4
+        srtt += (rtt - srtt) / 8
+    assert (t.srtt_ns, t.rttvar_ns, t.rtt_bound) == (srtt, rttvar, int(srtt + 4 * rttvar))
