@@ -19,6 +19,8 @@ cdef class StreamPayload:
 
     @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
     cpdef bytes take(self, long long offset, long long length)
+    @cython.locals(length=Py_ssize_t, piece=bytes, used=Py_ssize_t, end="long long")
+    cpdef bint matches(self, long long offset, object data) except -1
 
 
 cdef class StreamReceiver:

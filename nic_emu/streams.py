@@ -22,7 +22,13 @@ from collections import deque
 from collections.abc import Callable, Iterator
 from typing import Protocol
 
+import cython
+
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
+
+if cython.compiled:
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING
+    from cython.cimports.libc.string import memcmp
 
 # Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
 DROP_MEMORY_ACCESS = "memory_access"
@@ -95,6 +101,27 @@ class StreamPayload:
             used = min(want, len(piece))
         self._piece, self._used, self._pos = piece, used, end
         return bytes(out)
+
+    def matches(self, offset: int, data: bytes | memoryview) -> bool:
+        """Whether the next ``len(data)`` bytes, which start at ``offset``, equal ``data``:
+        :meth:`take` and a comparison (the same errors), without the copy where ``data`` is
+        ``bytes`` that lie inside the current piece (the native build compares the piece's
+        buffer in C, a ``memcmp``)."""
+        length = len(data)
+        piece, used = self._piece, self._used
+        end = offset + length
+        if (
+            offset == self._pos
+            and end <= self.length
+            and len(piece) - used >= length
+            and type(data) is bytes
+        ):
+            self._used = used + length
+            self._pos = end
+            if cython.compiled:
+                return memcmp(PyBytes_AS_STRING(piece) + used, PyBytes_AS_STRING(data), length) == 0
+            return piece[used : used + length] == data
+        return self.take(offset, length) == data
 
     def __len__(self) -> int:
         return self.length
@@ -251,7 +278,7 @@ class ComparingReceiver(StreamReceiver):
         reader = self._reader
         if reader is None:
             reader = self._reader = self.expected(index)
-        return reader.take(pos, n) == payload
+        return reader.matches(pos, payload)
 
     def pop_checked(self) -> tuple[int, int, bool] | None:
         """(index, bytes placed, equal to the expected bytes) of the oldest message not

@@ -315,9 +315,9 @@ class NicNode(FrameSink):
         for plane, frame in core.frames_to_send(now):
             self._transmit(plane, frame)
         deadline = core.next_timer()
-        app_events = core.events()
-        for event in app_events:
-            self.app_sink(self.name, event)
+        if core._events:  # a look at the core's queue: events() makes a list even when empty
+            for event in core.events():
+                self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:
             self._timer_at = deadline
             self.events.push_source(max(deadline, now), self, deadline)  # fire: _fire

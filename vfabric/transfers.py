@@ -14,7 +14,8 @@ from __future__ import annotations
 
 import hashlib
 import sys
-from collections.abc import Callable
+from collections import deque
+from collections.abc import Callable, Iterator
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -31,6 +32,12 @@ TRANSPORTS = {"mrc": TransportMode.MRC, "roce": TransportMode.ROCE}
 # window bounds them), so that no packet is refused that a memory region would take.
 RECEIVE_BUDGET_BYTES = sys.maxsize
 EMPTY_SHA256 = hashlib.sha256(b"").hexdigest()  # a transfer that never started sent nothing
+# [P] A message's source pieces the sender has taken and its receiver (in the same process)
+# has not yet compared: past this many, the message stops sharing them and its receiver
+# reads its own copy of the source from where it is (a receiver that stopped comparing, a
+# damaged message, holds no more than this). 64 pieces of PIECE_BYTES: 4 MiB, above the
+# sender's lead in every bundled run (docs/virtual-fabric.md, "Fabric per event, round 5").
+MAX_SHARED_PIECES = 64
 
 
 def transfer_seed(seed: int, transfer_id: int) -> int:
@@ -61,9 +68,16 @@ def message_spans(nbytes: int, messages: int) -> list[tuple[int, int]]:
 
 class SentData:
     """A transfer's bytes as its sender takes them, one streamed WRITE per message: made
-    lazily from ``source``, a piece at a time, for the sender (:meth:`payload`) and again
-    for the receiver's comparison (:meth:`expected`). Holds no bytes beyond the pieces
-    being read, and makes no digest while they are sent."""
+    lazily from ``source``, a piece at a time, for the sender (:meth:`payload`) and for
+    the receiver's comparison (:meth:`expected`). Holds no bytes beyond the pieces being
+    read, and makes no digest while they are sent.
+
+    When both ends run in this process (:meth:`share`, before the first :meth:`payload`),
+    the receiver compares with the very pieces the source made for the sender (immutable
+    ``bytes``, not the frames), handed over in order, instead of making them a second
+    time; a receiver whose next piece the sender has not taken (another process's sender,
+    a payload past what was sent) or a message past :data:`MAX_SHARED_PIECES` reads the
+    source itself from there on."""
 
     def __init__(self, source: DataSource, spans: list[tuple[int, int]]) -> None:
         end = 0
@@ -81,18 +95,66 @@ class SentData:
         self.size = source.size
         self.spans = spans
         self._sha256: str | None = None  # made once, when first asked
+        # per message: the pieces the sender took that its receiver has not compared yet
+        # (None: not shared, the receiver reads the source)
+        self._shared: list[deque[bytes] | None] = [None] * len(spans)
         if isinstance(source, RandomSource):
             source.mark([offset for offset, _ in spans])  # each message's reader starts at once
+
+    def share(self) -> None:
+        """The receiver runs in this process beside the sender: every message's pieces are
+        handed to it as the sender takes them (call before the first :meth:`payload`)."""
+        self._shared = [deque() for _ in self.spans]
 
     def payload(self, index: int, what: str) -> StreamPayload:
         """Message ``index``'s data, to post as one WRITE."""
         offset, length = self.spans[index]
-        return StreamPayload(self.source.pieces(offset, length), length, what)
+        pieces = self.source.pieces(offset, length)
+        if self._shared[index] is not None:
+            pieces = self._handing(index, pieces)
+        return StreamPayload(pieces, length, what)
+
+    def _handing(self, index: int, pieces: Iterator[bytes]) -> Iterator[bytes]:
+        """``pieces``, each also queued for message ``index``'s receiver while it shares."""
+        shared = self._shared
+        for piece in pieces:
+            queue = shared[index]
+            if queue is not None:
+                if len(queue) < MAX_SHARED_PIECES:
+                    queue.append(piece)
+                else:  # the receiver lags (or stopped): it reads its own copy from here
+                    shared[index] = None
+                    queue.clear()
+            yield piece
 
     def expected(self, index: int) -> StreamPayload:
-        """Message ``index``'s data again, for the receiver to compare what it places with
-        (an independent reader of the source)."""
-        return self.payload(index, f"expected bytes of message {index}")
+        """Message ``index``'s data again, for the receiver to compare what it places with:
+        the sender's pieces while they are shared, else its own reader of the source."""
+        offset, length = self.spans[index]
+        return StreamPayload(
+            self._expected_pieces(index, offset, length),
+            length,
+            f"expected bytes of message {index}",
+        )
+
+    def _expected_pieces(self, index: int, offset: int, length: int) -> Iterator[bytes]:
+        shared = self._shared
+        made = 0
+        try:
+            while made < length:
+                queue = shared[index]
+                if not queue:  # not shared, or not taken by the sender: the source from here
+                    shared[index] = None  # the sender queues no more for this message
+                    yield from self.source.pieces(offset + made, length - made)
+                    return
+                piece = queue.popleft()
+                made += len(piece)
+                yield piece
+        finally:  # done, or dropped by the receiver (the message ended): nothing kept
+            queue = shared[index]
+            if queue is not None:
+                shared[index] = None
+                queue.clear()
 
     def sha256(self) -> str:
         """SHA-256 of the transfer's bytes, made from the source (a piece at a time) the
@@ -110,6 +172,7 @@ def receive_sink(receiver: Connection, rkey: int, va: int, sent: SentData) -> Co
     byte with ``sent``'s bytes of it, packets refused (``memory_access``) outside
     [va, va+size) or under another R_Key, as a registered region of that range would
     refuse them."""
+    sent.share()
     sink = ComparingReceiver(
         receiver.rx.recv.rcv_nxt,
         MemoryBudget(RECEIVE_BUDGET_BYTES),

@@ -38,6 +38,22 @@ def test_payload_is_taken_in_order_across_pieces() -> None:
     assert payload.take(8, 2) == b"ij"
 
 
+def test_matches_compares_the_next_bytes_in_order_as_take_does() -> None:
+    payload = StreamPayload(iter([b"abcdef", b"ghij"]), 10)
+    assert payload.matches(0, b"abc")
+    assert not payload.matches(3, b"dxf")  # inside the piece, one byte differs
+    assert payload.matches(6, memoryview(b"gh"))  # not bytes: compared through take
+    assert payload.matches(8, b"ij")
+    payload = StreamPayload(iter([b"abcd", b"efgh"]), 8)
+    assert payload.matches(0, b"ab")
+    assert payload.matches(2, b"cdef")  # across two pieces
+    assert not payload.matches(6, b"gX")
+    with pytest.raises(MemoryAccessError, match="read in order; asked for offset 0, next is 8"):
+        payload.matches(0, b"a")
+    with pytest.raises(MemoryAccessError, match="pass the end"):
+        StreamPayload(iter([b"abcd"]), 4).matches(0, b"abcde")
+
+
 def test_payload_takes_bytes_like_pieces_as_bytes() -> None:
     """A piece may be any bytes-like object (copied into ``bytes`` when reached); every
     packet's payload is ``bytes``, a whole piece taken at once included."""

@@ -7,7 +7,7 @@ import dataclasses
 import gc
 import hashlib
 import tracemalloc
-from collections.abc import Callable
+from collections.abc import Callable, Iterator
 
 import pytest
 
@@ -20,6 +20,7 @@ from vfabric import VirtualFabric
 from vfabric.exceptions import TransferSetupError
 from vfabric.transfers import (
     EMPTY_SHA256,
+    MAX_SHARED_PIECES,
     SentData,
     Transfer,
     all_finished,
@@ -95,6 +96,63 @@ def test_each_message_payload_and_expected_reader_give_its_bytes() -> None:
         assert got == want[offset : offset + length]
         assert expected.take(0, length) == got  # an independent reader of the same bytes
     assert sent.sha256() == hashlib.sha256(want).hexdigest()
+
+
+def test_a_shared_receiver_compares_with_the_senders_own_pieces() -> None:
+    """Both ends in one process: the receiver's expected bytes are the very piece objects
+    the source made for the sender, none made again, and none kept once compared."""
+    size = 3 * PIECE_BYTES + 1000
+    sent = SentData(transfer_source(4, 2, size), [(0, size)])
+    sent.share()
+    taken: list[bytes] = []
+    pieces = sent.source.pieces
+
+    def counting(start: int, length: int) -> Iterator[bytes]:
+        for piece in pieces(start, length):
+            taken.append(piece)
+            yield piece
+
+    sent.source.pieces = counting  # type: ignore[method-assign]
+    payload, expected = sent.payload(0, "m0"), sent.expected(0)
+    for pos in range(0, size, 4000):
+        n = min(4000, size - pos)
+        assert expected.matches(pos, payload.take(pos, n))
+    assert len(taken) == 4  # the sender's four pieces, made once
+    assert expected._piece is taken[-1]  # the sender's object itself
+    assert sent._shared[0] is not None and not sent._shared[0]  # every piece handed over
+    del expected  # the receiver drops its reader at the message's end
+    assert sent._shared == [None]  # and the queue with it
+
+
+def test_a_receiver_ahead_of_the_sender_reads_its_own_copy() -> None:
+    """Bytes the sender has not taken (another process's sender, a forged payload past
+    what was sent): the receiver reads the source from there on, the same bytes."""
+    size = 3 * PIECE_BYTES + 1000
+    want = source_bytes(transfer_source(4, 2, size))
+    sent = SentData(transfer_source(4, 2, size), [(0, size)])
+    sent.share()
+    payload, expected = sent.payload(0, "m0"), sent.expected(0)
+    payload.take(0, 100)  # the sender has the first piece only
+    assert expected.take(0, PIECE_BYTES + 10) == want[: PIECE_BYTES + 10]
+    assert sent._shared == [None]  # from now on the sender queues nothing
+    payload.take(100, size - 100)
+    assert expected.take(PIECE_BYTES + 10, size - PIECE_BYTES - 10) == want[PIECE_BYTES + 10 :]
+
+
+def test_a_lagging_receiver_stops_sharing_past_the_limit() -> None:
+    """A receiver that stopped comparing (a damaged message) holds at most
+    MAX_SHARED_PIECES pieces; it then reads its own copy, the same bytes."""
+    size = (MAX_SHARED_PIECES + 3) * PIECE_BYTES
+    want = source_bytes(transfer_source(4, 2, size))
+    sent = SentData(transfer_source(4, 2, size), [(0, size)])
+    sent.share()
+    payload, expected = sent.payload(0, "m0"), sent.expected(0)
+    payload.take(0, MAX_SHARED_PIECES * PIECE_BYTES)
+    queue = sent._shared[0]
+    assert queue is not None and len(queue) == MAX_SHARED_PIECES
+    payload.take(MAX_SHARED_PIECES * PIECE_BYTES, 1)
+    assert sent._shared == [None] and not queue
+    assert expected.take(0, size) == want
 
 
 def test_the_sender_makes_no_digest_while_sending(monkeypatch: pytest.MonkeyPatch) -> None:
