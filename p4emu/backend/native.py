@@ -37,6 +37,7 @@ import importlib.machinery
 import importlib.util
 import logging
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -110,7 +111,30 @@ def cache_root() -> Path:
     return p4emu_cache_root()
 
 
+#: the line of ``Cython/Shadow.py`` that gives Cython's version (``Cython.__version__``
+#: is imported from it)
+_CYTHON_VERSION_LINE = re.compile(r"""^__version__ = ["']([^"'\n]+)["']$""", re.MULTILINE)
+
+
 def cython_version() -> str | None:
+    """The installed Cython's version (None: no Cython), as ``Cython.__version__`` gives
+    it, read from ``Cython/Shadow.py`` beside the package's ``__init__`` (importing
+    Cython costs 3-7 ms of every start-up, where the version is only part of a cache
+    key); imported when that file does not give it."""
+    try:
+        spec = importlib.util.find_spec("Cython")
+    except (ImportError, ValueError):
+        return None
+    if spec is None:
+        return None
+    if spec.origin is not None:
+        try:
+            text = (Path(spec.origin).parent / "Shadow.py").read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            text = ""
+        found = _CYTHON_VERSION_LINE.search(text)
+        if found is not None:
+            return found.group(1)
     try:
         import Cython
     except ImportError:

@@ -231,6 +231,55 @@ def test_generated_code_follows_the_hot_path(monkeypatch: pytest.MonkeyPatch) ->
         native.wanted()
 
 
+def test_the_cython_version_is_read_without_importing_cython() -> None:
+    # the pure modules import Cython's shadow module (``cython``): forget what is loaded
+    code = (
+        "import sys\n"
+        "from p4emu.backend import native\n"
+        "for name in [n for n in sys.modules if n.split('.')[0] in ('Cython', 'cython')]:\n"
+        "    del sys.modules[name]\n"
+        "found = native.cython_version()\n"
+        "print('Cython' in sys.modules)\n"
+        "import Cython\n"
+        "print(found == Cython.__version__)\n"
+    )
+    if native.importlib.util.find_spec("Cython") is None:
+        pytest.skip("Cython is not installed")
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, cwd=ROOT
+    )
+    assert done.stdout.split() == ["False", "True"]
+
+
+def _fake_cython(monkeypatch: pytest.MonkeyPatch, folder: Path, shadow: str | None) -> None:
+    (folder / "__init__.py").write_text("", encoding="utf-8")
+    if shadow is not None:
+        (folder / "Shadow.py").write_text(shadow, encoding="utf-8")
+    spec = native.importlib.util.spec_from_file_location("Cython", folder / "__init__.py")
+    monkeypatch.setattr(native.importlib.util, "find_spec", lambda name: spec)
+
+
+def test_the_cython_version_comes_from_its_shadow_module(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cython(monkeypatch, tmp_path, '# comment\n__version__ = "9.8.7a1"\nother = 1\n')
+    assert native.cython_version() == "9.8.7a1"
+
+
+def test_a_cython_version_not_in_its_file_is_imported(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    _fake_cython(monkeypatch, tmp_path, None)
+    monkeypatch.setitem(sys.modules, "Cython", ModuleType("Cython"))
+    sys.modules["Cython"].__version__ = "1.2.3"  # type: ignore[attr-defined]
+    assert native.cython_version() == "1.2.3"
+
+
+def test_no_cython_has_no_version(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(native.importlib.util, "find_spec", lambda name: None)
+    assert native.cython_version() is None
+
+
 def test_no_compiler_is_said(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr(native.sysconfig, "get_config_var", lambda name: "no-such-cc-here")
     assert native.build_missing() == "no C compiler (no-such-cc-here; gcc, apt-packages.txt)"
