@@ -56,6 +56,7 @@ cdef class NicCore(NicHost):
     cdef public dict drop_reasons
     cdef public object accept_unknown_qp
 
+    cpdef bint has_events(self)
     cpdef list events(self)
     @cython.locals(counters=dict, conn=Connection, m=Envelope)
     cpdef receive_frame(self, object frame, object plane, object now)

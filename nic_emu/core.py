@@ -257,6 +257,10 @@ class NicCore(NicHost):
         """Management: lift a DENIED state."""
         self.connection(qpn).allow_ev(ev, now)
 
+    def has_events(self) -> bool:
+        """Whether :meth:`events` has something to hand (a look, without making a list)."""
+        return bool(self._events)
+
     def events(self) -> list[AppEvent]:
         """Application events since the last call, oldest first."""
         if not self._events:

@@ -315,7 +315,7 @@ class NicNode(FrameSink):
         for plane, frame in core.frames_to_send(now):
             self._transmit(plane, frame)
         deadline = core.next_timer()
-        if core._events:  # a look at the core's queue: events() makes a list even when empty
+        if core.has_events():  # events() makes a list even when there is none
             for event in core.events():
                 self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:

@@ -330,3 +330,13 @@ def test_tail_loss_probe_also_fires_when_the_window_is_full_of_lost_packets() ->
     assert len(probes) == 1 and probes[0].psn == send.snd_una
     assert pair.ca.counters["tx_tail_probe"] == 1
     assert not pair.kinds(RTO)
+
+
+def test_has_events_says_whether_events_has_something_to_hand() -> None:
+    pair = Pair()
+    assert not pair.b.has_events() and pair.b.events() == []
+    pair.write(b"x" * 100)
+    pair.deliver(pair.b, pair.a.frames_to_send(0), 10)
+    assert pair.b.has_events()
+    assert [e.length for e in pair.b.events() if isinstance(e, WriteReceived)] == [100]
+    assert not pair.b.has_events() and pair.b.events() == []
