@@ -8,6 +8,10 @@
 cimport cython
 
 
+# the EV's plane and T1 shifts (nic_host.py), as C values
+cdef long long _PLANE_SHIFT, _T1_SHIFT
+
+
 cdef class NicHost:
     cdef public Py_ssize_t plane_count
     cdef public list _t1_counts
@@ -19,6 +23,8 @@ cdef class NicHost:
     cdef public long long placed_bytes
 
     cpdef object path_key(self, object ev)
+    @cython.locals(plane="long long", key="long long", t1_count="long long")
+    cdef long long _path_key(self, long long ev) except? -2
     @cython.locals(paths=dict)
     cpdef heard_from(self, object peer, object ev, object now)
     @cython.locals(paths=dict)

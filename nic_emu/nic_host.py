@@ -14,6 +14,10 @@ from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
 NEVER = -(1 << 62)  # "long ago" for last-heard times
+EV_KEYED = 1 << 62  # EVs below this (every 32-bit EV of the wire) are keyed as C integers
+# the EV's field shifts, C values on the native build (nic_host.pxd)
+_PLANE_SHIFT = EV_PLANE_SHIFT
+_T1_SHIFT = EV_T1_SHIFT
 
 
 class NicHost:
@@ -36,11 +40,20 @@ class NicHost:
     def path_key(self, ev: int) -> int:
         """The path an EV of this fabric names (plane and T1 index), -1 for EVs whose
         fields lie beyond the fabric (never one of ours)."""
-        plane = ev >> EV_PLANE_SHIFT
-        if not 0 <= plane < self.plane_count:
+        if not 0 <= ev < EV_KEYED:
+            # A negative EV has a negative plane; one of 2**62 or more a plane of 2**34 or
+            # more, more than any NIC's planes (it has a port per plane): neither is ours.
             return -1
-        key = ev >> EV_T1_SHIFT
-        return key if key & 0xFFF < self._t1_counts[plane] else -1
+        return self._path_key(ev)
+
+    def _path_key(self, ev: int) -> int:
+        """:meth:`path_key` of an EV in [0, EV_KEYED): C integers on the native build."""
+        plane = ev >> _PLANE_SHIFT
+        if plane >= self.plane_count:
+            return -1
+        key = ev >> _T1_SHIFT
+        t1_count: int = self._t1_counts[plane]
+        return key if key & 0xFFF < t1_count else -1
 
     def heard_from(self, peer: str, ev: int, now: int) -> None:
         """A frame from ``peer`` arrived on ``ev``: the peer is alive and that path works."""

@@ -31,6 +31,9 @@ class ReceiveState:
     def accept(self, psn: int) -> int:
         off = psn - self.rcv_nxt
         if off == 0:
+            if not self.ooo:  # nothing arrived beyond: the point moves by one (the usual)
+                self.rcv_nxt += 1
+                return NEW_IN_ORDER
             bits = self.ooo | 1
             run = (bits ^ (bits + 1)).bit_length() - 1  # trailing ones
             self.rcv_nxt += run

@@ -37,8 +37,9 @@ cdef class StreamReceiver:
     cdef public long long _message_bytes
     cdef public object _done
 
-    cpdef object admit(self, object psn, object rkey, object va, object length)
-    @cython.locals(data=bytes, held=dict, nxt="long long", found=object, is_last=object)
+    cpdef object admit(self, long long psn, object rkey, object va, object length)
+    @cython.locals(data=bytes, held=dict, nxt="long long", found=object, is_last=object,
+                   freed="long long")
     cpdef place(self, long long psn, object payload, object last)
     @cython.locals(n=Py_ssize_t)
     cpdef _feed(self, object payload, object last)

@@ -175,7 +175,8 @@ class StreamReceiver:
     def place(self, psn: int, payload: bytes | memoryview, last: bool) -> None:
         """A new packet (never one placed before): fed at once when in order, else held."""
         if psn != self.next_psn:
-            data = bytes(payload)
+            # bytes(payload) is payload itself when it is bytes: no call to make
+            data = payload if type(payload) is bytes else bytes(payload)
             self.budget.take(len(data))  # admit() checked that it fits
             self.held[psn] = (data, last)
             self.held_bytes += len(data)
@@ -185,15 +186,20 @@ class StreamReceiver:
         self._feed(payload, last)
         held = self.held
         nxt = self.next_psn
-        while held:
-            found = held.pop(nxt, None)
-            if found is None:
-                break
-            data, is_last = found
-            self.held_bytes -= len(data)
-            self.budget.give(len(data))
-            self._feed(data, is_last)
-            nxt = self.next_psn
+        freed = 0  # given back to the budget at once when the run of held payloads ends
+        try:
+            while held:
+                found = held.pop(nxt, None)
+                if found is None:
+                    break
+                data, is_last = found
+                self.held_bytes -= len(data)
+                freed += len(data)
+                self._feed(data, is_last)
+                nxt = self.next_psn
+        finally:  # a payload taken out of ``held`` is given back even if feeding it fails
+            if freed:
+                self.budget.give(freed)
 
     def _feed(self, payload: bytes | memoryview, last: bool) -> None:
         self._hash.update(payload)

@@ -14,6 +14,10 @@ from nic_emu.receiver cimport MessageTracker, ReceiveState
 from nic_emu.streams cimport StreamReceiver
 
 
+# the PSN unwrap's masks and the SACK's byte count's (receive.py), as C values
+cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK
+
+
 cdef class Receiver:
     cdef public object host
     cdef public object peer
@@ -45,13 +49,14 @@ cdef class Receiver:
 
     @cython.locals(
         counters=dict, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
-        host=NicHost,
+        host=NicHost, mrc_state=bint, rcv_nxt="long long", wire_psn="long long", cum="long long",
+        psn=object,
     )
-    cpdef object on_data(self, DataPacket m, object plane, object now)
+    cpdef object on_data(self, DataPacket m, Py_ssize_t plane, object now)
     cpdef bint already_received(self, object psn) except -1
     cpdef object on_reliability_probe(self, Probe p, object plane, object now)
     cpdef object on_timer(self, object now)
-    @cython.locals(s=Sack, rs=ReceiveState)
+    @cython.locals(s=Sack, rs=ReceiveState, cum="long long")
     cpdef object send_sack(
         self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
         object ecn, object probe_reply=*

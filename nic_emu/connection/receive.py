@@ -40,6 +40,12 @@ from nic_emu.receiver import (
 from nic_emu.sender import PSN_HALF, PSN_MASK
 from nic_emu.streams import StreamReceiver
 
+# C values on the native build (receive.pxd): the PSN unwrap's masks and the SACK's
+# byte count's
+_PSN_MASK = PSN_MASK
+_PSN_HALF = PSN_HALF
+_TS_MASK = TS_MASK
+
 
 class ReceiveHost(Protocol):
     """What the receive side asks of its NIC."""
@@ -141,8 +147,10 @@ class Receiver:
         if now - self._refreshed[plane] >= self._refresh_ns:
             self.reverse.heard_on(plane, m.ev, now)
         recv = self.recv
-        rcv_nxt = recv.rcv_nxt
-        psn = rcv_nxt + (((m.psn - rcv_nxt) & PSN_MASK) ^ PSN_HALF) - PSN_HALF  # unwrap()
+        mrc_state = type(recv) is ReceiveState  # MRC: its fields and accept in C (native)
+        rcv_nxt = cython.cast(ReceiveState, recv).rcv_nxt if mrc_state else recv.rcv_nxt
+        wire_psn = m.psn  # 24 bits: unwrapped in C integers on the native build
+        psn = rcv_nxt + (((wire_psn - rcv_nxt) & _PSN_MASK) ^ _PSN_HALF) - _PSN_HALF  # unwrap()
         dscp = m.dscp
         if dscp in (DSCP_TRIMMED, DSCP_TRIMMED_LASTHOP):
             counters["rx_trimmed"] += 1
@@ -172,7 +180,7 @@ class Receiver:
                 counters["rx_access_error"] += 1
                 host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
-        if type(recv) is ReceiveState:  # MRC: a C call on the native build
+        if mrc_state:  # MRC: a C call on the native build
             result = cython.cast(ReceiveState, recv).accept(psn)
         else:
             result = recv.accept(psn)
@@ -202,10 +210,11 @@ class Receiver:
         if m.last:
             msgs.note_last(psn, m.rkey, va + length)
         if result == NEW_IN_ORDER:
-            if msgs.has_due(recv.rcv_nxt):
+            cum = cython.cast(ReceiveState, recv).rcv_nxt if mrc_state else recv.rcv_nxt
+            if msgs.has_due(cum):
                 self._deliver_messages(now)
             elif len(msgs.va_by_psn) > self.va_prune_at:
-                msgs.prune(recv.rcv_nxt)  # a long message: keep its first VA, not every one
+                msgs.prune(cum)  # a long message: keep its first VA, not every one
         else:
             counters["rx_out_of_order"] += 1
         ecn = m.ecn == ECN_CE
@@ -217,7 +226,7 @@ class Receiver:
             ecn
             or m.ack_req
             or result != NEW_IN_ORDER
-            or (mrc and recv.ooo)  # type: ignore[union-attr]
+            or (mrc and (cython.cast(ReceiveState, recv).ooo if mrc_state else recv.ooo))  # type: ignore[union-attr]
             or pending >= self.sack_every
         ):
             return self.send_sack(now, m.ev, psn, m.timestamp, ecn)
@@ -288,22 +297,25 @@ class Receiver:
         plane, ev = choice
         s = self.stmpl[plane]
         recv = self.recv
-        cum = recv.rcv_nxt
         if isinstance(recv, ReceiveState):
             rs = cython.cast(ReceiveState, recv)  # its fields and sack_view in C
+            cum = rs.rcv_nxt
             base, bitmap = rs.sack_view(trigger_psn)
-            s.ooo_count = min(rs.ooo.bit_count(), 0xFFFF)
+            ooo = rs.ooo
+            # no PSN beyond the cumulative point (the usual): no count to make
+            s.ooo_count = min(ooo.bit_count(), 0xFFFF) if ooo else 0
         else:
+            cum = recv.rcv_nxt
             base, bitmap = cum, 0
         s.ev = ev
         s.outer_dst = self.reverse.carrier[ev]
-        s.cum_psn = cum & PSN_MASK
+        s.cum_psn = cum & _PSN_MASK
         s.sack_offset = base - cum
         s.bitmap = bitmap
         s.echoed_ev = echoed_ev
         s.echoed_psn = trigger_psn & PSN_MASK
         s.echoed_ts = echoed_ts
-        s.rcvd_bytes = self.rcvd_bytes & TS_MASK
+        s.rcvd_bytes = self.rcvd_bytes & _TS_MASK
         s.ecn_echo = ecn
         s.probe_reply = probe_reply
         s.port_status = self.host.port_status_bits

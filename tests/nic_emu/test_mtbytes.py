@@ -75,3 +75,20 @@ def test_negative_counts_are_refused() -> None:
         stream.take(-1)
     with pytest.raises((ValueError, OverflowError)):
         stream.skip(-1)
+
+
+@pytest.mark.parametrize("seed", [2, 11])
+def test_pieces_of_every_word_count_around_the_wide_steps(seed: int) -> None:
+    """Pieces of 1 to 40 words (then a partial word), so that the tempering's runs of
+    eight and four words and their remainders fall on every alignment, across many
+    twists (whose two runs are made eight, four and one word at a time): the bytes and
+    states of ``randbytes``, whichever of the AVX2, SSE2 or scalar loops the machine
+    runs."""
+    stream = WordStream(random.Random(seed).getstate())
+    reference = random.Random(seed)
+    for _ in range(3):
+        for words in range(1, 41):
+            assert stream.take(4 * words) == reference.randbytes(4 * words)
+        assert stream.take(4 * 1871 + 3) == reference.randbytes(4 * 1871 + 3)
+        assert stream.state() == reference.getstate()
+        stream = WordStream(reference.getstate())  # a state mid-block, tempered from there

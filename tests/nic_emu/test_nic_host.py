@@ -3,6 +3,8 @@ the peer's port bitmap; payload placed), and the NIC deriving from it."""
 
 from __future__ import annotations
 
+import random
+
 import pytest
 
 from nic_emu.core import NicCore
@@ -33,6 +35,24 @@ def test_path_key_names_plane_and_t1_within_the_fabric_only() -> None:
     assert host.path_key(_ev(0, 3)) == -1  # plane 0 has three T1s
     assert host.path_key(_ev(1, 1)) == -1
     assert host.path_key(_ev(2, 0)) == -1  # two planes
+
+
+def test_path_key_of_any_integer_is_the_shifts_of_it() -> None:
+    """The key is ``ev >> EV_T1_SHIFT`` when the plane (``ev >> EV_PLANE_SHIFT``) is one
+    of the NIC's and the T1 index one of that plane's, else -1: negative EVs, EVs past
+    32 bits (planes beyond the EV's 4 bits, which a NIC of 20 planes has) and EVs past
+    any C integer alike."""
+    host = NicHost(20, [3] * 20)
+    rng = random.Random(9)
+    evs = [-1, -(1 << 70), 0, (1 << 62) - 1, 1 << 62, 1 << 63, 1 << 64, 1 << 90]
+    evs += [_ev(17, 2), _ev(19, 0), _ev(20, 0), _ev(5, 3)]
+    evs += [rng.getrandbits(rng.choice([8, 20, 33, 40, 63, 64, 80])) for _ in range(2000)]
+    for ev in evs:
+        plane = ev >> EV_PLANE_SHIFT
+        key = ev >> EV_T1_SHIFT
+        want = key if 0 <= plane < 20 and key & 0xFFF < 3 else -1
+        assert host.path_key(ev) == want, ev
+    assert host.path_key(_ev(17, 2)) != -1 and host.path_key(_ev(20, 0)) == -1
 
 
 def test_heard_from_records_the_peer_and_the_path() -> None:

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import random
 
+import pytest
+
 from nic_emu.receiver import (
     DUPLICATE,
     NEW_IN_ORDER,
@@ -32,6 +34,35 @@ def test_receive_state_in_any_order_and_duplicates() -> None:
     assert rs.accept(150) == DUPLICATE
     assert rs.accept(400 + 1024) == OUT_OF_WINDOW
     assert rs.accept(405) == NEW_OUT_OF_ORDER and rs.accept(405) == DUPLICATE
+
+
+@pytest.mark.parametrize("seed", range(20))
+def test_receive_state_follows_the_arrivals_it_was_given(seed: int) -> None:
+    """In order (the point moves by one), after a gap that fills (it jumps over every PSN
+    that arrived beyond), duplicates, out of window: each result, ``rcv_nxt`` and the
+    bitmap are what the set of arrivals says, window beyond 64 PSNs included."""
+    rng = random.Random(seed)
+    window = rng.choice([128, 1024])
+    rs = ReceiveState(7, window)
+    seen: set[int] = set()
+    point = 7
+    for _ in range(2000):
+        psn = point + rng.choice([0, 0, 0, 1, 2, 5, 63, 64, 65, 130, window - 1, window, -1])
+        if psn < point or psn in seen:
+            want = DUPLICATE
+        elif psn - point >= window:
+            want = OUT_OF_WINDOW
+        elif psn == point:
+            want = NEW_IN_ORDER
+            seen.add(psn)
+            while point in seen:
+                point += 1
+        else:
+            want = NEW_OUT_OF_ORDER
+            seen.add(psn)
+        assert rs.accept(psn) == want
+        assert rs.rcv_nxt == point
+        assert rs.ooo == sum(1 << (p - point) for p in seen if p > point)
 
 
 def test_sack_view_covers_the_trigger() -> None:

@@ -116,6 +116,62 @@ def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
     assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
 
 
+class CountingBudget(MemoryBudget):
+    """A budget that lists what is given back, call by call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.given: list[int] = []
+
+    def give(self, nbytes: int) -> None:
+        self.given.append(nbytes)
+        super().give(nbytes)
+
+
+def test_held_payloads_are_kept_as_they_came_and_given_back_once_per_run() -> None:
+    """A bytes payload beyond a gap is held as the object itself (other bytes-like ones
+    as a copy); when the gap fills, the run of held payloads fed behind it is given back
+    to the budget in one call, and the budget ends where it began."""
+    budget = CountingBudget()
+    sink = StreamReceiver(0, budget, max_va=1 << 20)
+    one, two, three = b"a" * 100, bytearray(b"b" * 50), b"c" * 7
+    sink.place(1, one, False)
+    sink.place(2, two, False)
+    sink.place(4, three, True)
+    assert sink.held[1][0] is one and type(sink.held[2][0]) is bytes
+    assert budget.used == 157 and sink.held_bytes == 157
+    sink.place(0, b"z" * 10, False)  # 1 and 2 follow it; 4 waits for 3
+    assert budget.given == [150] and budget.used == 7 and sink.held_bytes == 7
+    sink.place(3, b"y", False)
+    assert budget.given == [150, 7] and budget.used == 0 and sink.held_bytes == 0
+    assert sink.pop_message() == (
+        168,
+        hashlib.sha256(b"z" * 10 + b"a" * 100 + b"b" * 50 + b"y" + b"c" * 7).hexdigest(),
+    )
+
+
+def test_a_held_payload_that_fails_to_feed_is_still_given_back() -> None:
+    """The comparison of a held payload raises (its expected bytes' source fails): what
+    was taken out of ``held`` is given back all the same, and nothing is counted twice."""
+
+    def failing(index: int) -> StreamPayload:
+        def pieces() -> Iterator[bytes]:
+            yield DATA[:1024]
+            raise OSError("disk gone")
+
+        return StreamPayload(pieces(), LENGTHS[index], "expected")
+
+    budget = CountingBudget()
+    sink = ComparingReceiver(0, budget, 1 << 20, LENGTHS, failing)
+    sink.place(1, DATA[1024:2048], False)
+    assert budget.used == 1024
+    with pytest.raises(DataSourceError, match="disk gone"):
+        sink.place(0, DATA[:1024], False)
+    assert budget.given == [1024] and budget.used == 0 and sink.held_bytes == 0
+    sink.release()
+    assert budget.given == [1024]
+
+
 # ---------------------------------------------------------------- the comparing sink
 
 DATA = random.Random(1).randbytes(16384)  # two messages of 10,000 and 6,384 bytes
