@@ -279,7 +279,8 @@ class NicCore(NicHost):
         if not 0 <= plane < self.plane_count:
             self.drop(now, "bad_port", None)
             return
-        if not self.port_up[plane]:
+        port = plane  # in range: a C index on the native build
+        if not self.port_up[port]:
             counters["rx_port_down"] += 1
             return
         try:
@@ -293,7 +294,7 @@ class NicCore(NicHost):
             counters["rx_foreign"] += 1
             self.drop(now, "not_for_this_nic", plane)
             return
-        self.plane_rx[plane] += 1
+        self.plane_rx[port] += 1
         kind = type(m)
         dqpn = m.dqpn
         if kind is Probe and dqpn == EV_PROBE_QPN:
@@ -314,7 +315,7 @@ class NicCore(NicHost):
             if frame is not None:
                 self.out.append(frame)
         elif kind is Sack:
-            frames = conn.feedback.on_sack(m, plane, now)  # type: ignore[arg-type]
+            frames = conn.feedback.on_sack(m, port, now)  # type: ignore[arg-type]
             if frames:
                 self.out.extend(frames)
         elif kind is Nack:
