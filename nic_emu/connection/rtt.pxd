@@ -37,8 +37,6 @@ cdef class RttTimers:
     @cython.locals(sample="long long", peak=double, span=double, gain=double)
     cpdef sample(self, long long rtt, long long now)
     cpdef smooth(self, long long rtt)
-    @cython.locals(queue="long long", peak="long long", quarter="long long")
     cpdef object reorder_window(self)
     cpdef object tail_probe_timeout(self)
-    @cython.locals(quarter="long long")
     cpdef object hold_delay(self)

@@ -7,8 +7,6 @@ timeout and the path quarantine window.
 
 from __future__ import annotations
 
-import cython
-
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import QDELAY_PEAK_RTTS, RTO_CAP_NS
 
@@ -105,20 +103,9 @@ class RttTimers:
     def reorder_window(self) -> int:
         """RACK's time window: how much later than a delivered packet one sent before
         it may still arrive."""
-        # max(floor, int(2 * qdelay), int(peak)), the floor first on a tie (it may be a
-        # float): the two queueing terms are ints, compared first (in C on the native
-        # build: a delay in ns is far below 2**63, where a C truncation is int()'s).
-        queue = cython.cast(cython.longlong, 2 * self.qdelay_ns)
-        peak = int(self.qdelay_peak_ns)
-        if peak > queue:
-            queue = peak
-        window = self.cfg.reorder_window_ns
-        if queue > window:
-            window = queue
+        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
         if self.adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
-            quarter = cython.cast(cython.longlong, self.srtt_ns) >> 2
-            if quarter > window:
-                window = quarter
+            window = max(window, int(self.srtt_ns) >> 2)
         return window
 
     def tail_probe_timeout(self) -> int:
@@ -131,8 +118,4 @@ class RttTimers:
     def hold_delay(self) -> int:
         """The quarantine window: RACK's time window without its queueing term, from
         its own floor (``quarantine_window_ns``)."""
-        window = self.cfg.quarantine_window_ns
-        quarter = cython.cast(cython.longlong, self.srtt_ns) >> 2  # int(srtt) >> 2
-        if quarter > window:
-            window = quarter
-        return window
+        return max(self.cfg.quarantine_window_ns, int(self.srtt_ns) >> 2)
