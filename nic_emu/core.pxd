@@ -58,14 +58,18 @@ cdef class NicCore(NicHost):
 
     cpdef bint has_events(self)
     cpdef list events(self)
-    @cython.locals(counters=dict, conn=Connection, m=Envelope)
+    @cython.locals(counters=dict, conn=Connection, m=Envelope, port=Py_ssize_t)
     cpdef receive_frame(self, object frame, object plane, object now)
     @cython.locals(
         out=list, sendable=set, parked=list, free=list, p=Py_ssize_t, group=set, ready=list,
         n=Py_ssize_t, start=Py_ssize_t, order=dict, turn=list, tried=list, still=list,
-        conn=Connection, tx=Transmitter, stale=set,
+        conn=Connection, tx=Transmitter,
     )
     cpdef list frames_to_send(self, object now)
+    @cython.locals(p=Py_ssize_t, group=set)
+    cdef _unpark(self, Connection conn)
+    @cython.locals(tx=Transmitter, p=Py_ssize_t, group=set)
+    cdef _settle(self, Connection conn, set sendable)
     @cython.locals(ready=list, i=Py_ssize_t, conn=Connection)
     cpdef list _ready_connections(self)
     cpdef touch(self, Connection conn)

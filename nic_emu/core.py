@@ -279,7 +279,8 @@ class NicCore(NicHost):
         if not 0 <= plane < self.plane_count:
             self.drop(now, "bad_port", None)
             return
-        if not self.port_up[plane]:
+        port = plane  # in range: a C index on the native build
+        if not self.port_up[port]:
             counters["rx_port_down"] += 1
             return
         try:
@@ -293,7 +294,7 @@ class NicCore(NicHost):
             counters["rx_foreign"] += 1
             self.drop(now, "not_for_this_nic", plane)
             return
-        self.plane_rx[plane] += 1
+        self.plane_rx[port] += 1
         kind = type(m)
         dqpn = m.dqpn
         if kind is Probe and dqpn == EV_PROBE_QPN:
@@ -314,7 +315,7 @@ class NicCore(NicHost):
             if frame is not None:
                 self.out.append(frame)
         elif kind is Sack:
-            frames = conn.feedback.on_sack(m, plane, now)  # type: ignore[arg-type]
+            frames = conn.feedback.on_sack(m, port, now)  # type: ignore[arg-type]
             if frames:
                 self.out.extend(frames)
         elif kind is Nack:
@@ -356,23 +357,19 @@ class NicCore(NicHost):
             self._rr += 1
         if sendable:
             if len(sendable) == 1:
-                for conn in sendable:  # its one member, without list()'s iterator
-                    turn = [conn]
-            else:
-                order = {c: (c.ready_index - start) % n for c in sendable}
-                turn = sorted(sendable, key=order.__getitem__)
-            tried = turn
-            for conn in turn:
-                conn.tx.pace_at = None
-                if conn.parked_plane >= 0:
-                    parked[conn.parked_plane].discard(conn)
-                    conn.parked_plane = -1
-            if len(turn) == 1:
-                conn = turn[0]
+                for conn in sendable:  # its one member, without a list or an iterator's
+                    self._unpark(conn)
+                    break
                 tx = conn.tx
                 while (frame := tx.send_one(now)) is not None:
                     out.append(frame)
+                self._settle(conn, sendable)
             else:
+                order = {c: (c.ready_index - start) % n for c in sendable}
+                turn = sorted(sendable, key=order.__getitem__)
+                tried = turn
+                for conn in turn:
+                    self._unpark(conn)
                 while turn:
                     still = []
                     for conn in turn:
@@ -381,19 +378,34 @@ class NicCore(NicHost):
                             out.append(frame)
                             still.append(conn)
                     turn = still
-            stale = self._stale
-            for conn in tried:
-                stale.add(conn)
-                if conn.tx.pace_at is not None:
-                    p = conn.tx.pace_plane
-                    parked[p].add(conn)
-                    conn.parked_plane = p
-                    if conn.tx.pace_fixed:
-                        sendable.discard(conn)
-                elif conn.tx.window_blocked():
-                    sendable.discard(conn)
+                for conn in tried:
+                    self._settle(conn, sendable)
         self.out = []
         return out
+
+    def _unpark(self, conn: Connection) -> None:
+        """``conn`` takes its turn: it no longer waits for a port."""
+        conn.tx.pace_at = None
+        p = conn.parked_plane
+        if p >= 0:
+            group = self._parked[p]
+            group.discard(conn)
+            conn.parked_plane = -1
+
+    def _settle(self, conn: Connection, sendable: set[Connection]) -> None:
+        """After ``conn``'s turn: its deadline may have moved; it waits for the port its
+        next packet needs, or out of ``sendable`` while that wait or its window holds."""
+        self._stale.add(conn)
+        tx = conn.tx
+        if tx.pace_at is not None:
+            p = tx.pace_plane
+            group = self._parked[p]
+            group.add(conn)
+            conn.parked_plane = p
+            if tx.pace_fixed:
+                sendable.discard(conn)
+        elif tx.window_blocked():
+            sendable.discard(conn)
 
     def _ready_connections(self) -> list[Connection]:
         ready = [c for c in self.connections.values() if c.state is _READY]

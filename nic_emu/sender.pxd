@@ -11,6 +11,7 @@
 cimport cython
 
 from nic_emu.ev_set cimport EvEntry
+from nic_emu.streams cimport StreamPayload
 
 
 cpdef object unwrap(object psn24, object reference)
@@ -46,6 +47,12 @@ cdef class TxPacket:
     cdef public WriteRequest wr
 
 
+@cython.locals(pkt=TxPacket)
+cdef TxPacket _new_packet(
+    long long psn, WriteRequest wr, long long offset, long long length, bint first, bint last
+)
+
+
 cdef class SendState:
     cdef public long long mtu
     cdef public object window_psns
@@ -56,7 +63,8 @@ cdef class SendState:
     cdef public list rtx_heap
     cdef public long long inflight_bytes
     cdef public long long tx_seq
-    cdef public object outstanding
+    cdef public list outstanding
+    cdef public Py_ssize_t out_head
     cdef public long long acked_max_tx_seq
     cdef public long long acked_max_sent_ns
     cdef public object pending
@@ -68,7 +76,7 @@ cdef class SendState:
     cpdef bint idle(self) except -1
     @cython.locals(
         heap=list, pkt=TxPacket, wr=WriteRequest, offset="long long", length="long long",
-        psn="long long", last=bint,
+        psn="long long", last=bint, data=object,
     )
     cpdef TxPacket next_packet(self)
     @cython.locals(seq="long long")
@@ -84,7 +92,7 @@ cdef class SendState:
     cpdef bint advance_una(self, object cumulative) except -1
     @cython.locals(out=list, wr=WriteRequest)
     cpdef list completed_writes(self)
-    @cython.locals(q=object, pkt=TxPacket, seq="long long")
+    @cython.locals(q=list, pkt=TxPacket, head=Py_ssize_t, end=Py_ssize_t)
     cpdef TxPacket _front(self)
     @cython.locals(lost=list, pkt=TxPacket)
     cpdef list detect_losses(self, object threshold_pkts, object window_ns)
@@ -94,5 +102,7 @@ cdef class SendState:
     cpdef object oldest_sent_ns(self)
     @cython.locals(pkt=TxPacket)
     cpdef TxPacket pop_expired(self, object deadline_sent_ns)
+    @cython.locals(q=list, i=Py_ssize_t)
     cpdef mark_lost(self, TxPacket pkt)
+    cpdef _lose(self, TxPacket pkt)
 

@@ -2,8 +2,10 @@
 
 Packets are segmented lazily from posted WRITE requests when the window opens, each
 taking its payload from the WRITE's data then (:class:`Payload`). Every
-transmission gets a monotonic ``tx_seq``; ``outstanding`` lists transmissions in send
-order, so both loss detectors look only at its front:
+transmission gets a monotonic ``tx_seq``; ``outstanding`` lists the packets in the order
+of their latest transmission (each in-flight packet once: one taken out of flight
+elsewhere than at the front leaves the list then, :meth:`SendState.mark_lost`), so both
+loss detectors look only at its front:
 
 - SACK-driven (RACK-like): a packet is lost once a transmission sent at least
   ``reorder_threshold_pkts`` sends *and* ``reorder_window_ns`` later has been
@@ -24,7 +26,10 @@ import heapq
 from collections import deque
 from typing import Protocol
 
+import cython
+
 from nic_emu.ev_set import EvEntry
+from nic_emu.streams import StreamPayload
 
 PSN_BITS = 24
 PSN_MOD = 1 << PSN_BITS
@@ -43,6 +48,11 @@ def unwrap(psn24: int, reference: int) -> int:
 IN_FLIGHT = 0
 LOST = 1  # queued for retransmission, not counted in flight
 ACKED = 2
+
+#: ``SendState.outstanding``'s entries before ``out_head`` (done with) are dropped in one
+#: step once this many have gathered and the front is reached again (a list's head moves
+#: by an index, not by a deque's pop: the native build reads the list in C)
+OUT_COMPACT = 64
 
 
 class Payload(Protocol):
@@ -166,6 +176,27 @@ class TxPacket:
         )
 
 
+def _new_packet(
+    psn: int, wr: WriteRequest, offset: int, length: int, first: bool, last: bool
+) -> TxPacket:
+    """``TxPacket(psn, wr, offset, length, first, last)``. The native build makes it
+    without the constructor's call (six arguments boxed and parsed per packet): the
+    type's allocation (None, zero, False everywhere), then the constructor's other
+    fields (tests/nic_emu/test_sender.py compares every field)."""
+    if not cython.compiled:
+        return TxPacket(psn, wr, offset, length, first, last)
+    pkt = TxPacket.__new__(TxPacket)
+    pkt.psn = psn
+    pkt.wr = wr
+    pkt.offset = offset
+    pkt.length = length
+    pkt.first = first
+    pkt.last = last
+    pkt.payload = b""
+    pkt.tx_seq = -1
+    return pkt
+
+
 class SendState:
     """Selective-repeat (or go-back-N) sender bookkeeping; no policy about EVs or CC."""
 
@@ -181,7 +212,11 @@ class SendState:
         self.rtx_heap: list[int] = []
         self.inflight_bytes = 0
         self.tx_seq = 0
-        self.outstanding: deque[tuple[int, TxPacket]] = deque()
+        # Packets in the order of their latest transmission, from ``out_head`` on (the
+        # entries before it are done with). Every in-flight packet is here exactly once;
+        # acknowledged ones are skipped when they reach the front.
+        self.outstanding: list[TxPacket] = []
+        self.out_head = 0
         self.acked_max_tx_seq = -1
         self.acked_max_sent_ns = -1
         self.pending: deque[WriteRequest] = deque()  # WRs with bytes not yet segmented
@@ -214,7 +249,13 @@ class SendState:
         wr = self.pending[0]
         offset = wr.next_offset
         length = min(self.mtu, wr.length - offset)
-        payload = wr.data.take(offset, length)  # first: it may raise (a failed source)
+        # first: it may raise (a failed source). A stream's reader is called in C on the
+        # native build, any other Payload through Python.
+        data = wr.data
+        if type(data) is StreamPayload:
+            payload = cython.cast(StreamPayload, data).take(offset, length)
+        else:
+            payload = data.take(offset, length)
         psn = self.next_psn
         self.next_psn = psn + 1
         if wr.segmented == 0:
@@ -225,7 +266,7 @@ class SendState:
         if last:
             wr.last_psn = psn
             self.pending.popleft()
-        pkt = TxPacket(psn, wr, offset, length, offset == 0, last)
+        pkt = _new_packet(psn, wr, offset, length, offset == 0, last)
         pkt.payload = payload
         self.unacked[psn] = pkt
         return pkt
@@ -241,7 +282,7 @@ class SendState:
         pkt.transmissions += 1
         pkt.state = IN_FLIGHT
         self.inflight_bytes += pkt.length
-        self.outstanding.append((seq, pkt))
+        self.outstanding.append(pkt)
 
     # -- acknowledgement -----------------------------------------------------------
 
@@ -330,12 +371,21 @@ class SendState:
     # -- loss ----------------------------------------------------------------------
 
     def _front(self) -> TxPacket | None:
+        """The oldest in-flight transmission (left at the front: ``out_head``)."""
         q = self.outstanding
-        while q:
-            seq, pkt = q[0]
-            if pkt.tx_seq == seq and pkt.state == IN_FLIGHT:
+        head = self.out_head
+        end = len(q)
+        while head < end:
+            pkt = q[head]
+            if pkt.state == IN_FLIGHT:
+                if head >= OUT_COMPACT:
+                    del q[:head]
+                    head = 0
+                self.out_head = head
                 return pkt
-            q.popleft()
+            head += 1
+        q.clear()
+        self.out_head = 0
         return None
 
     def detect_losses(self, threshold_pkts: int, window_ns: int) -> list[TxPacket]:
@@ -347,8 +397,8 @@ class SendState:
             pkt = self._front()
             if pkt is None or pkt.tx_seq > max_seq or pkt.sent_ns > max_sent:
                 return lost
-            self.outstanding.popleft()
-            self.mark_lost(pkt)
+            self.out_head += 1
+            self._lose(pkt)
             lost.append(pkt)
 
     def lost_before(self, sent_ns_limit: int) -> list[TxPacket]:
@@ -358,8 +408,8 @@ class SendState:
             pkt = self._front()
             if pkt is None or pkt.sent_ns > sent_ns_limit:
                 return lost
-            self.outstanding.popleft()
-            self.mark_lost(pkt)
+            self.out_head += 1
+            self._lose(pkt)
             lost.append(pkt)
 
     def oldest_sent_ns(self) -> int | None:
@@ -371,8 +421,8 @@ class SendState:
         pkt = self._front()
         if pkt is None or pkt.sent_ns > deadline_sent_ns:
             return None
-        self.outstanding.popleft()
-        self.mark_lost(pkt)
+        self.out_head += 1
+        self._lose(pkt)
         return pkt
 
     def rewind(self, from_psn: int) -> int:
@@ -381,12 +431,27 @@ class SendState:
         for psn in range(max(from_psn, self.snd_una), self.next_psn):
             pkt = self.unacked.get(psn)
             if pkt is not None and pkt.state == IN_FLIGHT:
-                self.mark_lost(pkt)
+                self._lose(pkt)
                 count += 1
+        if count:  # their entries leave ``outstanding`` together
+            q = self.outstanding
+            q[self.out_head :] = [p for p in q[self.out_head :] if p.state != LOST]
         return count
 
     def mark_lost(self, pkt: TxPacket) -> None:
-        """Take an in-flight packet out of flight and queue it for retransmission."""
+        """Take an in-flight packet out of flight (and out of ``outstanding``) and queue
+        it for retransmission."""
+        q = self.outstanding
+        i = len(q) - 1
+        while i >= self.out_head:
+            if q[i] is pkt:
+                del q[i]
+                break
+            i -= 1
+        self._lose(pkt)
+
+    def _lose(self, pkt: TxPacket) -> None:
+        """:meth:`mark_lost` for a packet already out of ``outstanding``."""
         pkt.state = LOST
         self.inflight_bytes -= pkt.length
         heapq.heappush(self.rtx_heap, pkt.psn)

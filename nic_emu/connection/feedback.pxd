@@ -88,7 +88,7 @@ cdef class Feedback:
         probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
         rtt="long long",
     )
-    cpdef object on_sack(self, Sack s, object plane, object now)
+    cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(done=list, wr=WriteRequest)
     cpdef complete_writes(self, object now)
     @cython.locals(send=SendState, pkt=TxPacket, host=NicHost)

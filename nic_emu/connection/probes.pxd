@@ -33,7 +33,7 @@ cdef class PathProbes:
 
     cpdef arm(self, object now)
     cpdef _due(self, object t)
-    @cython.locals(evs=EvSet, pkt=TxPacket, e=EvEntry)
+    @cython.locals(evs=EvSet, pkt=TxPacket, e=EvEntry, q=list, i=Py_ssize_t)
     cpdef quarantine_overdue(self, SendState send, object now)
     @cython.locals(evs=EvSet)
     cpdef bint hold_path(

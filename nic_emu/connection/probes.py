@@ -111,12 +111,12 @@ class PathProbes:
         limit_seq = send.acked_max_tx_seq - self.overdue_threshold
         limit_sent = send.acked_max_sent_ns - self.timers.hold_delay()
         evs = self.evs
-        for seq, pkt in send.outstanding:
-            if seq > limit_seq:
-                return
-            if pkt.tx_seq != seq:
-                continue  # sent again since: a later entry stands for it
-            if pkt.sent_ns > limit_sent:
+        # In the order of the packets' latest transmissions (each packet once): send
+        # order, so the first one past either limit ends the scan.
+        q = send.outstanding
+        for i in range(send.out_head, len(q)):
+            pkt = q[i]
+            if pkt.tx_seq > limit_seq or pkt.sent_ns > limit_sent:
                 return
             if pkt.state != IN_FLIGHT:
                 continue

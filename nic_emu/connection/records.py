@@ -6,7 +6,7 @@ from __future__ import annotations
 from typing import Any
 
 from nic_emu import event_log as ev_kinds
-from nic_emu.ev_set import EvEntry
+from nic_emu.ev_set import STATE_NAMES, EvEntry, EvState
 from nic_emu.event_log import EventLog
 
 
@@ -26,6 +26,23 @@ class ConnectionLog:
     def about_ev(self, now: int, kind: str, e: EvEntry, **detail: Any) -> None:
         """Log ``kind`` about ``e``, one of the connection's EVs (its plane and EV)."""
         self.log.record(now, self.nic, kind, qpn=self.qpn, plane=e.plane, ev=e.ev, **detail)
+
+    def ev_state(self, now: int, e: EvEntry, old: EvState, new: EvState, reason: str) -> None:
+        """Log ``e``'s change of state (``ev_state``: the two states' names, why, and when
+        ``e`` last carried a packet): :meth:`about_ev`'s record, written without its
+        keywords (the EV set's every change of state, called in C on the native build)."""
+        self.log.record(
+            now,
+            self.nic,
+            ev_kinds.EV_STATE,
+            qpn=self.qpn,
+            plane=e.plane,
+            ev=e.ev,
+            old=STATE_NAMES[old],
+            new=STATE_NAMES[new],
+            reason=reason,
+            last_tx_ns=e.last_tx_ns,
+        )
 
     def retransmit(self, now: int, psn: int, reason: str, **detail: Any) -> None:
         """PSN ``psn`` (or, go-back-N, every PSN from it: ``packets``) is queued again."""

@@ -16,7 +16,7 @@ from nic_emu.connection.ev_layout import RouteHost, mrc_entries, roce_entry
 from nic_emu.connection.feedback import Losses
 from nic_emu.connection.probes import PathProbes
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.ev_set import ASSUMED_BAD, STATE_NAMES, EvEntry, EvSet, EvState
+from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import SendState
 
 SHARED = "shared"  # the reason of a path retired on a sibling connection's verdict
@@ -108,15 +108,7 @@ class Repath:
             evs.listen(on_change=self.on_ev_change)
 
     def on_ev_change(self, e: EvEntry, old: EvState, new: EvState, reason: str, now: int) -> None:
-        self.log.about_ev(
-            now,
-            ev_kinds.EV_STATE,
-            e,
-            old=STATE_NAMES[old],
-            new=STATE_NAMES[new],
-            reason=reason,
-            last_tx_ns=e.last_tx_ns,
-        )
+        self.log.ev_state(now, e, old, new, reason)
         if new is ASSUMED_BAD:
             self.probes.arm(now)
 

@@ -9,7 +9,7 @@ from pathlib import Path
 import nic_emu
 from nic_emu import event_log as ev_kinds
 from nic_emu.connection.records import ConnectionLog
-from nic_emu.ev_set import EvEntry
+from nic_emu.ev_set import STATE_NAMES, EvEntry, EvState
 from nic_emu.event_log import EventLog
 
 
@@ -46,3 +46,29 @@ def test_the_retransmit_record_has_one_home() -> None:
         if re.search(r"\bRETRANSMIT\b", p.read_text(encoding="utf-8")) and p.name != "event_log.py"
     ]
     assert writers == ["connection/records.py"]
+
+
+def test_the_ev_state_record_is_about_evs_with_the_states_names() -> None:
+    log = EventLog()
+    clog = ConnectionLog(log, "nic0", 0x101)
+    e = EvEntry(ev=0x1234, plane=1, path=(1, "t1"))
+    e.last_tx_ns = 40
+    clog.ev_state(50, e, EvState.GOOD, EvState.ASSUMED_BAD, "timeout")
+    clog.about_ev(
+        50,
+        ev_kinds.EV_STATE,
+        e,
+        old=STATE_NAMES[EvState.GOOD],
+        new=STATE_NAMES[EvState.ASSUMED_BAD],
+        reason="timeout",
+        last_tx_ns=40,
+    )
+    fast, slow = log.records
+    assert fast == slow and fast.to_json() == slow.to_json()
+    assert list(fast.detail or {}) == ["old", "new", "reason", "last_tx_ns"]
+    assert (fast.kind, fast.plane, fast.ev, fast.detail["new"]) == (  # type: ignore[index]
+        ev_kinds.EV_STATE,
+        1,
+        0x1234,
+        "ASSUMED_BAD",
+    )

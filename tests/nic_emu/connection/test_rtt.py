@@ -103,3 +103,29 @@ def test_a_sample_is_blended_into_the_peak_as_python_ints_and_floats_do() -> Non
         rttvar += (abs(srtt - rtt) - rttvar) / 4
         srtt += (rtt - srtt) / 8
     assert (t.srtt_ns, t.rttvar_ns, t.rtt_bound) == (srtt, rttvar, int(srtt + 4 * rttvar))
+
+
+def test_the_reorder_window_and_hold_delay_are_the_max_of_their_terms_floor_first() -> None:
+    """reorder_window = max(floor, int(2 * qdelay), int(peak)) (then RACK's quarter SRTT
+    when adaptive) and hold_delay = max(floor, int(srtt) >> 2), compared as the builtin
+    max does: the floor, first, is kept on a tie, a float one as the float it is."""
+    for floor in (2_500, 2_500.0, 1_000, 7_999.5):
+        cfg = replace(CFG, reorder_window_ns=floor, quarantine_window_ns=floor)
+        for adaptive in (False, True):
+            t = RttTimers(cfg, 0, adaptive=adaptive)
+            for qdelay, peak, srtt in (
+                (0.0, 0.0, 0.0),
+                (1_249.9, 2_500, 10_000.0),
+                (1_250.0, 2_499.99, 10_003.75),
+                (3_000.7, 1_000, 31_999.0),
+                (10.0, 4_000.5, 40_000.0),
+                (0.2, 0, 9_999.99),
+            ):
+                t.qdelay_ns, t.qdelay_peak_ns, t.srtt_ns = qdelay, peak, srtt
+                want = max(floor, int(2 * qdelay), int(peak))
+                if adaptive:
+                    want = max(want, int(srtt) >> 2)
+                got = t.reorder_window()
+                assert (got, type(got)) == (want, type(want)), (floor, adaptive, qdelay, peak)
+                hold = max(floor, int(srtt) >> 2)
+                assert (t.hold_delay(), type(t.hold_delay())) == (hold, type(hold))
