@@ -10,6 +10,7 @@
 # offsets and lengths, and the codec's own constants; a field's value that may be wider
 # (a RETH's 64-bit VA, a SACK bitmap) stays a Python int.
 cimport cython
+from cpython.object cimport PyObject
 from libc.stdint cimport uint32_t
 
 
@@ -96,7 +97,8 @@ cdef long long _NACK_ECN_ECHO, _NACK_TS_VALID, _PROBE_REPLY
 cdef long long _DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP, _MAX_SRH_SIDS
 cdef long long _ETHERTYPE, _IPPROTO_IPV6, _IPPROTO_UDP, _UDP_PORT, _INNER_HOP, _UDP_CSUM
 cdef long long _MAC_LEN, _IPV6_LEN, _UDP_LEN, _BTH_VERSION, _TSETH_LEN, _RETH_LEN
-cdef long long _IMMDT_LEN, _SACK_LEN, _PSN_MASK, _QPN_MASK, _BTH_LEN, _BTH_PKEY
+cdef long long _IMMDT_LEN, _SACK_LEN, _PSN_MASK, _QPN_MASK, _BTH_LEN, _BTH_PKEY, _EV_MASK
+cdef unsigned long long _LOW32
 
 
 cdef object _check_envelope(Envelope m, object dscp, object ecn)
@@ -112,17 +114,20 @@ cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transpo
 cdef bytes _head_native(Envelope m, long long dscp, long long ecn, Py_ssize_t transport_len,
                         bytes payload)
 cdef bint _is_u32(object value) except -1
+# 0 <= value <= limit: an exact int that fits a long long in C, anything else by Python
+@cython.locals(overflow=int, small="long long")
+cdef bint _in_range(object value, unsigned long long limit) except -1
 # The native build's data and SACK frames (None: struct packs them, as the reference).
 @cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
                b="unsigned char*", off=Py_ssize_t)
 cdef object _data_native(DataPacket p, object opcode, long long flags, object psn_word)
 @cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t)
 cdef object _sack_native(Sack s, long long flags)
-cdef void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
-cdef void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
-cdef void _put_bth(unsigned char* b, Py_ssize_t off, long long opcode, long long flags,
-                   long long dqpn, long long psn_word) noexcept
-cdef void _put64(unsigned char* b, Py_ssize_t off, unsigned long long value) noexcept
+cdef inline void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef inline void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
+cdef inline void _put_bth(unsigned char* b, Py_ssize_t off, long long opcode, long long flags,
+                          long long dqpn, long long psn_word) noexcept
+cdef inline void _put64(unsigned char* b, Py_ssize_t off, unsigned long long value) noexcept
 
 @cython.locals(opcode=object, trimmed=bint, flags="long long", psn_word=object, head=bytes,
                frame=object)
@@ -162,14 +167,16 @@ cdef Py_ssize_t _ADDRESS_SLOTS
 cdef int _ADDRESS_SLOT_SHIFT
 cdef list _addresses
 cdef uint32_t _FNV_BASIS, _FNV_PRIME
-@cython.locals(h=uint32_t, w=uint32_t, i=Py_ssize_t, end=Py_ssize_t, slot=Py_ssize_t, found=bytes)
-cdef bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
+# inline: decode's six calls have constant offsets and sizes (the loops and memcmp unrolled)
+@cython.locals(h=uint32_t, w=uint32_t, i=Py_ssize_t, end=Py_ssize_t, slot=Py_ssize_t, found=bytes,
+               old="PyObject*")
+cdef inline bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
 @cython.locals(value="long long")
-cdef long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
+cdef inline long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(value="long long")
-cdef long long _get32(const unsigned char* b, Py_ssize_t off) noexcept
+cdef inline long long _get32(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(value="unsigned long long")
-cdef unsigned long long _get64(const unsigned char* b, Py_ssize_t off) noexcept
+cdef inline unsigned long long _get64(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(timestamp=object, immediate=object, payload=object)
 cdef DataPacket _decode_data(
     object frame, Py_ssize_t off, Py_ssize_t rest, long long opcode, long long bflags,

@@ -62,6 +62,10 @@ from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket
 
 if cython.compiled:  # the native build's in-place readers and one-allocation frames
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow
+    from cython.cimports.cpython.object import Py_TYPE
+    from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.string import memcmp, memcpy
 
 __all__ = [
@@ -165,6 +169,8 @@ _RETH_LEN = RETH_LEN
 _IMMDT_LEN = IMMDT_LEN
 _SACK_LEN = SACK_LEN
 _PSN_MASK = PSN_MASK
+_EV_MASK = EV_MASK
+_LOW32 = 0xFFFF_FFFF  # _put64's low word
 _BTH_LEN = BTH_LEN
 _BTH_PKEY = BTH_PKEY
 _QPN_MASK = QPN_MASK
@@ -338,8 +344,26 @@ def _check_range(name: str, value: int, limit: int) -> None:
 def _check_envelope(m: Envelope, dscp: int, ecn: int) -> None:
     # The usual frame in one expression (no SRH, every field in range); anything else
     # goes through the field-by-field checks, which name what is wrong. ``dscp`` and
-    # ``ecn`` are the message's (each kind declares its own).
-    if (
+    # ``ecn`` are the message's (each kind declares its own). Compiled, the same test with
+    # each range read in C (_in_range: an exact int in C, anything else as below).
+    if cython.compiled:
+        if (
+            len(m.dst_mac) == _MAC_LEN
+            and len(m.src_mac) == _MAC_LEN
+            and len(m.outer_src) == 16
+            and len(m.outer_dst) == 16
+            and len(m.inner_src) == 16
+            and len(m.inner_dst) == 16
+            and _in_range(m.ev, _EV_MASK)
+            and _in_range(dscp, 0x3F)
+            and _in_range(ecn, 0x3)
+            and _in_range(m.hop_limit, 0xFF)
+            and _in_range(m.dqpn, _QPN_MASK)
+            and not m.segments
+            and not m.segments_left
+        ):
+            return
+    elif (
         len(m.dst_mac) == MAC_LEN
         and len(m.src_mac) == MAC_LEN
         and len(m.outer_src) == 16
@@ -497,7 +521,26 @@ def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: 
 
 def _is_u32(value: object) -> bool:
     """An ``int`` that ``struct``'s ``I`` takes (the native writers' precondition)."""
-    return isinstance(value, int) and 0 <= value <= 0xFFFF_FFFF
+    return isinstance(value, int) and _in_range(value, 0xFFFF_FFFF)
+
+
+def _in_range(value: object, limit: int) -> bool:
+    """``0 <= value <= limit`` (``limit`` below 2**64). Compiled, an ``int`` that fits a
+    C ``long long`` and compares as an ``int`` (its type's comparison is ``int``'s: ``int``
+    itself, ``bool``, an ``IntEnum`` such as ``Dscp``) is compared in C, with no Python
+    comparison; any other value (wider, a subclass with its own comparison, not an int)
+    is compared by Python, with its errors. Only the native build calls it (the pure path
+    writes the comparison)."""
+    if (
+        cython.compiled
+        and isinstance(value, int)
+        and Py_TYPE(value).tp_richcompare == Py_TYPE(0).tp_richcompare  # int's own
+    ):
+        overflow: cython.int = 0
+        small = PyLong_AsLongLongAndOverflow(value, cython.address(overflow))
+        if not overflow:
+            return small >= 0 and cython.cast(cython.ulonglong, small) <= limit
+    return 0 <= value <= limit
 
 
 def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes | None:
@@ -510,7 +553,7 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
         _native_frame(p, p.dscp, p.ecn, p.payload)
         and isinstance(opcode, int)
         and isinstance(p.dqpn, int)
-        and 0 <= p.dqpn <= _QPN_MASK
+        and _in_range(p.dqpn, _QPN_MASK)
         and isinstance(p.psn, int)
         and isinstance(p.va, int)
         and isinstance(p.rkey, int)
@@ -549,21 +592,21 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     if not (
         _native_frame(s, s.dscp, s.ecn, b"")
         and isinstance(s.dqpn, int)
-        and 0 <= s.dqpn <= _QPN_MASK
+        and _in_range(s.dqpn, _QPN_MASK)
         and isinstance(s.cum_psn, int)
         and isinstance(s.port_status, int)
-        and 0 <= s.port_status <= 0xFF
+        and _in_range(s.port_status, 0xFF)
         and isinstance(s.sack_offset, int)
-        and 0 <= s.sack_offset <= 0xFFFF
+        and _in_range(s.sack_offset, 0xFFFF)
         and isinstance(s.bitmap, int)
-        and 0 <= s.bitmap <= 0xFFFF_FFFF_FFFF_FFFF
+        and _in_range(s.bitmap, 0xFFFF_FFFF_FFFF_FFFF)
         and _is_u32(s.echoed_ev)
         and (echoed_ts is None or _is_u32(echoed_ts))
         and _is_u32(s.rcvd_bytes)
         and isinstance(s.echoed_psn, int)
         and isinstance(s.rcv_cwnd_pen, int)
         and isinstance(s.ooo_count, int)
-        and 0 <= s.ooo_count <= 0xFFFF
+        and _in_range(s.ooo_count, 0xFFFF)
     ):
         return None
     _check_envelope(s, s.dscp, s.ecn)
@@ -629,9 +672,10 @@ def _put_bth(b: bytearray, off: int, opcode: int, flags: int, dqpn: int, psn_wor
 
 
 def _put64(b: bytearray, off: int, value: int) -> None:
-    """The native build's big-endian 64-bit store."""
+    """The native build's big-endian 64-bit store (``_LOW32``: a C constant, so the mask
+    is a C operation; a literal that wide is a Python int to Cython)."""
     _put32(b, off, value >> 32)
-    _put32(b, off + 4, value & 0xFFFF_FFFF)
+    _put32(b, off + 4, value & _LOW32)
 
 
 # --- Encoders -------------------------------------------------------------------------------
@@ -640,12 +684,21 @@ def _put64(b: bytearray, off: int, value: int) -> None:
 def encode_data(p: DataPacket) -> bytes:
     """Encode a data packet. An untrimmed packet must carry exactly ``dma_length`` bytes;
     a trimmed one (DSCP TRIMMED/TRIMMED_LASTHOP) carries none and no ImmDt."""
-    if not (
-        0 <= p.psn <= PSN_MASK
-        and 0 <= p.va <= 0xFFFF_FFFF_FFFF_FFFF
-        and 0 <= p.rkey <= 0xFFFF_FFFF
-        and 0 <= p.dma_length <= 0xFFFF_FFFF
-    ):
+    if cython.compiled:  # the same test, each range read in C (_in_range)
+        in_range = (
+            _in_range(p.psn, _PSN_MASK)
+            and _in_range(p.va, 0xFFFF_FFFF_FFFF_FFFF)
+            and _in_range(p.rkey, 0xFFFF_FFFF)
+            and _in_range(p.dma_length, 0xFFFF_FFFF)
+        )
+    else:
+        in_range = (
+            0 <= p.psn <= PSN_MASK
+            and 0 <= p.va <= 0xFFFF_FFFF_FFFF_FFFF
+            and 0 <= p.rkey <= 0xFFFF_FFFF
+            and 0 <= p.dma_length <= 0xFFFF_FFFF
+        )
+    if not in_range:
         _check_range("psn", p.psn, PSN_MASK)
         _check_range("va", p.va, 0xFFFF_FFFF_FFFF_FFFF)
         _check_range("rkey", p.rkey, 0xFFFF_FFFF)
@@ -699,9 +752,19 @@ def encode_data(p: DataPacket) -> bytes:
 
 
 def encode_sack(s: Sack) -> bytes:
-    if not (
-        0 <= s.cum_psn <= PSN_MASK and 0 <= s.echoed_psn <= PSN_MASK and 0 <= s.rcv_cwnd_pen <= 0x7F
-    ):
+    if cython.compiled:  # the same test, each range read in C (_in_range)
+        in_range = (
+            _in_range(s.cum_psn, _PSN_MASK)
+            and _in_range(s.echoed_psn, _PSN_MASK)
+            and _in_range(s.rcv_cwnd_pen, 0x7F)
+        )
+    else:
+        in_range = (
+            0 <= s.cum_psn <= PSN_MASK
+            and 0 <= s.echoed_psn <= PSN_MASK
+            and 0 <= s.rcv_cwnd_pen <= 0x7F
+        )
+    if not in_range:
         _check_range("cum_psn", s.cum_psn, PSN_MASK)
         _check_range("echoed_psn", s.echoed_psn, PSN_MASK)
         _check_range("rcv_cwnd_pen", s.rcv_cwnd_pen, 0x7F)
@@ -1096,11 +1159,15 @@ def _address(frame: bytes, b: bytes, off: int, size: int) -> bytes:
         h = (h ^ b[i]) * _FNV_PRIME
         i += 1
     slot = h >> _ADDRESS_SLOT_SHIFT
-    found = _addresses[slot]
+    # the slot's bytes object, borrowed (the list holds only bytes: no type test)
+    found = cython.cast(bytes, PyList_GET_ITEM(_addresses, slot))
     if len(found) == size and memcmp(PyBytes_AS_STRING(found), b + off, size) == 0:
         return found
     found = frame[off : off + size]
-    _addresses[slot] = found
+    old = PyList_GET_ITEM(_addresses, slot)  # the list's C store, the old one released
+    Py_INCREF(found)
+    PyList_SET_ITEM(_addresses, slot, found)
+    Py_XDECREF(old)
     return found
 
 

@@ -4,6 +4,8 @@
 # sequence numbers count the events of one list (below 2**63).
 cimport cython
 
+from cpython.object cimport PyObject
+
 from p4emu.runtime.clock cimport VirtualClock
 
 
@@ -23,6 +25,11 @@ cdef class EventHandle:
     cdef public object events
     cdef public tuple entry
     cdef public bint cancelled
+
+
+# items[slot] = value in C (the slot below len(items)); the old reference released
+@cython.locals(old="PyObject*")
+cdef inline void _c_store(list items, Py_ssize_t slot, object value) noexcept
 
 
 @cython.final  # no subclass: its C methods are called directly

@@ -29,6 +29,8 @@ from typing import Any
 import cython
 
 if cython.compiled:  # the native build's heap (see EventList): C memory, refcounted slots
+    from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.stdlib import free, realloc
     from cython.cimports.vfabric.eventlist import _Event
 
@@ -278,8 +280,8 @@ class EventList:
             self._c_grow()
         self._nfree -= 1
         slot = self._free[self._nfree]
-        self._fns[slot] = fn
-        self._args[slot] = arg
+        _c_store(self._fns, slot, fn)
+        _c_store(self._args, slot, arg)
         heap = self._heap
         pos = self._size
         seq = self._seq
@@ -354,8 +356,8 @@ class EventList:
 
     def _c_free(self, slot: int) -> None:
         """Clear ``slot`` (its event left the heap) and give it back."""
-        self._fns[slot] = None
-        self._args[slot] = None
+        _c_store(self._fns, slot, None)
+        _c_store(self._args, slot, None)
         self._direct[slot] = 0
         self._free[self._nfree] = slot
         self._nfree += 1
@@ -413,10 +415,10 @@ class EventList:
                     slot = heap[0].slot
                     self._c_pop()
                     # the slot cleared and given back (_c_free, inlined)
-                    fn = fns[slot]
-                    arg = args[slot]
-                    fns[slot] = None
-                    args[slot] = None
+                    fn = cython.cast(object, PyList_GET_ITEM(fns, slot))
+                    arg = cython.cast(object, PyList_GET_ITEM(args, slot))
+                    _c_store(fns, slot, None)
+                    _c_store(args, slot, None)
                     direct = self._direct[slot]
                     self._direct[slot] = 0
                     self._free[self._nfree] = slot
@@ -438,3 +440,13 @@ class EventList:
             free(self._heap)
             free(self._free)
             free(self._direct)
+
+
+def _c_store(items: list[Any], slot: int, value: object) -> None:
+    """The native build's ``items[slot] = value`` for a slot of the event list's two lists
+    (below their length: ``_c_grow`` made it): the list's C store, no index checks, no
+    type dispatch; the reference it held is released."""
+    old = PyList_GET_ITEM(items, slot)
+    Py_INCREF(value)
+    PyList_SET_ITEM(items, slot, value)
+    Py_XDECREF(old)

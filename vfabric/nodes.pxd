@@ -59,6 +59,9 @@ cdef class EvStats:
     cdef public long long tx_packets
 
 
+cdef EvStats _new_stats()
+
+
 cdef class NicNode(FrameSink):
     cdef public long long _bin_ns
     cdef public object _timer_at

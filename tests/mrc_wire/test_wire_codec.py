@@ -753,3 +753,57 @@ def test_encode_packs_a_float_field_as_the_reference_does() -> None:
         encode(sack(echoed_ev=1.0))
     with pytest.raises(EncodeError, match="data packet field out of range"):
         encode(data(timestamp=2.0))
+
+
+class _Compared(Exception):
+    """What :class:`_OwnOrder` raises when it is compared."""
+
+
+class _OwnOrder(int):
+    """An int whose ordering is its own: any comparison raises :class:`_Compared`."""
+
+    def __le__(self, other: object) -> bool:
+        raise _Compared(f"{int(self)} compared with {other!r}")
+
+    __lt__ = __gt__ = __ge__ = __le__
+
+
+@pytest.mark.parametrize(
+    ("build", "field"),
+    [
+        (data, "ev"),
+        (data, "dscp"),
+        (data, "ecn"),
+        (data, "hop_limit"),
+        (data, "dqpn"),
+        (data, "psn"),
+        (data, "va"),
+        (data, "rkey"),
+        (data, "dma_length"),
+        (sack, "cum_psn"),
+        (sack, "echoed_psn"),
+        (sack, "rcv_cwnd_pen"),
+    ],
+)
+def test_encode_compares_an_int_with_its_own_order_as_python_does(build: Any, field: str) -> None:
+    """The native range checks read an int's value in C only where its type compares as
+    ``int`` does; a subclass with its own comparisons is compared by Python, as on the
+    pure path (here: its comparison raises)."""
+    message = build()
+    with pytest.raises(_Compared):
+        encode(dataclasses.replace(message, **{field: _OwnOrder(getattr(message, field))}))
+
+
+def test_encode_of_enum_bool_and_wide_fields_is_that_of_their_ints() -> None:
+    """An IntEnum and a bool compare as ints (the native checks read them in C); a value
+    too wide for a C ``long long`` is compared by Python: each encodes as its int."""
+    reference = encode(data(dscp=int(Dscp.TRIMMABLE), ecn=int(Ecn.ECT0), hop_limit=1))
+    assert isinstance(data().dscp, Dscp) and isinstance(data().ecn, Ecn)
+    assert encode(data(dscp=Dscp.TRIMMABLE, ecn=Ecn.ECT0, hop_limit=True)) == reference
+    wide = data(va=(1 << 64) - 1)
+    assert decode(encode(wide)).va == (1 << 64) - 1
+    assert decode(encode(sack(bitmap=(1 << 64) - 1))).bitmap == (1 << 64) - 1
+    with pytest.raises(EncodeError, match="va"):
+        encode(data(va=1 << 64))
+    with pytest.raises(EncodeError, match="rkey"):
+        encode(data(rkey=-(1 << 70)))

@@ -11,7 +11,7 @@ import pytest
 from mrc_wire.constants import IPPROTO_IPV6
 from mrc_wire.frames import NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
 from vfabric import VirtualFabric
-from vfabric.nodes import SwitchNode, SwitchOutput, _outer_fields
+from vfabric.nodes import EvStats, SwitchNode, SwitchOutput, _outer_fields
 from vfabric.wires import FrameSink
 
 pytestmark = pytest.mark.unit
@@ -76,6 +76,24 @@ def test_nic_node_receive_refuses_none() -> None:
     fabric = VirtualFabric("tiny", seed=0)
     with pytest.raises(TypeError):
         fabric.nics["nic0"].receive(0, None)  # type: ignore[arg-type]
+
+
+def test_a_nic_node_counts_a_new_ev_from_zero() -> None:
+    """The counters a NIC node makes for an EV it meets first (compiled: the type's own
+    allocation, without ``__init__``) start at zero: one frame sent counts only itself."""
+    fabric = VirtualFabric("tiny", seed=0)
+    nic = fabric.nics["nic0"]
+    frame = bytearray([0x11] * (SPORT + 30))
+    frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+    frame[TRAFFIC_CLASS_OFFSET] = 0x60  # DSCP 0, ECN 0: no data
+    frame[TRAFFIC_CLASS_OFFSET + 1] = 0x01
+    ev = packed(bytes(frame)) >> 8
+    assert ev not in nic.ev_tx
+    nic._transmit(0, bytes(frame))
+    stats = nic.ev_tx[ev]
+    assert type(stats) is EvStats
+    counts = dict.fromkeys(EvStats().as_dict(), 0)
+    assert stats.as_dict() == {**counts, "tx_packets": 1, "tx_bytes": len(frame)}
 
 
 def switch_node() -> tuple[VirtualFabric, SwitchNode]:
