@@ -52,6 +52,7 @@ Usage: ``python benchmarks/htsim_compare.py [--ci] [--flow-kib KIB ...] [--only 
 from __future__ import annotations
 
 import argparse
+import gc
 import json
 import os
 import shutil
@@ -62,6 +63,10 @@ import time
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
+
+TWO_PROCESS_CHILD = "--two-process-child"  # argv[1] of this script as the two-process side
+if __name__ == "__main__" and len(sys.argv) == 4 and sys.argv[1] == TWO_PROCESS_CHILD:
+    gc.disable()  # the child's start-up, as testbed.reference.vfside's child: see there
 
 ROOT = Path(__file__).resolve().parents[1]
 sys.path.insert(0, str(ROOT))
@@ -78,7 +83,6 @@ MB_PER_MIB = 1.048576
 MIB = 1 << 20
 KIB = 1 << 10
 DEFAULT_FLOW_KIB = (1024, 4096)  # the permutation's flow sizes: 1 and 4 MiB
-TWO_PROCESS_CHILD = "--two-process-child"  # argv[1] of this script as the two-process side
 TWO_PROCESS_SIDE = "vfabric_two_process"
 TWO_PROCESS_LABEL = (
     "two processes (vfabric.parallel, the plane split by its fat tree's halves): partitions "
@@ -310,7 +314,9 @@ def rss_growth(results: list[dict[str, Any]]) -> dict[str, Any] | None:
 
 
 def two_process_child(request_path: str, result_path: str) -> int:
-    """This script as the two-process side's child: a request in, its figures out."""
+    """This script as the two-process side's child: a request in, its figures out (the
+    collector off until the fabric is built: :func:`vfside.start_without_collector`)."""
+    vfside.start_without_collector()
     return vfside.serve(request_path, result_path, simulate_two_process)
 
 

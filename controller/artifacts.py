@@ -14,9 +14,6 @@ recognised and left alone (a second ``push`` changes nothing).
 from __future__ import annotations
 
 import hashlib
-import shutil
-import subprocess
-import tempfile
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -26,7 +23,12 @@ from controller.exceptions import ArtifactError
 from p4emu.proto import p4i, p4r
 
 if TYPE_CHECKING:
+    import subprocess
+
     from p4emu import CheckedProgram
+
+# shutil, subprocess and tempfile are imported by bmv2_pipeline, the one that runs p4c: a
+# virtual fabric takes p4emu's pipeline and needs none of them
 
 TARGETS = ("p4emu", "bmv2")
 PROGRAM_NAME = "mrc_switch.p4"
@@ -34,7 +36,7 @@ PROGRAM_NAME = "mrc_switch.p4"
 DEFAULT_PROGRAM = Path(__file__).resolve().parent.parent / "p4src" / PROGRAM_NAME
 P4C_TIMEOUT_S = 600
 
-Runner = Callable[..., subprocess.CompletedProcess[str]]
+Runner = Callable[..., "subprocess.CompletedProcess[str]"]
 
 
 @dataclass(frozen=True)
@@ -165,10 +167,19 @@ def bmv2_pipeline(
     p4info: str | Path | None = None,
     p4c: str | None = None,
     out_dir: str | Path | None = None,
-    which: Callable[[str], str | None] = shutil.which,
-    run: Runner = subprocess.run,
+    which: Callable[[str], str | None] | None = None,
+    run: Runner | None = None,
 ) -> Pipeline:
-    """BMv2's pipeline: given files, or p4c's output when p4c is on PATH."""
+    """BMv2's pipeline: given files, or p4c's output when p4c is on PATH (``which``,
+    ``run``: ``shutil.which`` and ``subprocess.run`` unless given)."""
+    import shutil
+    import subprocess
+    import tempfile
+
+    if which is None:
+        which = shutil.which
+    if run is None:
+        run = subprocess.run
     if (bmv2_json is None) != (p4info is None):
         given, missing = ("--bmv2-json", "--p4info") if bmv2_json else ("--p4info", "--bmv2-json")
         raise ArtifactError(

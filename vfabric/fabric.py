@@ -5,7 +5,7 @@ from __future__ import annotations
 import gc
 import hashlib
 import random
-from collections.abc import Callable, Iterable, Iterator, Mapping
+from collections.abc import Callable, Container, Iterable, Iterator, Mapping
 from contextlib import contextmanager
 from itertools import pairwise
 from pathlib import Path
@@ -93,6 +93,20 @@ def long_lived() -> Iterator[None]:
         gc.set_threshold(*thresholds)
         if freezing:
             gc.unfreeze()
+
+
+def age_survivors() -> None:
+    """Every object alive now moved to the cyclic collector's oldest generation without a
+    scan, and the count of new objects that triggers the next young collection zeroed
+    (``gc.freeze`` then ``gc.unfreeze``: both only relink the generations' lists). For a
+    process that made many long-lived objects with the collector off (a child's imports
+    and build, the two-process loop): turned back on, its first allocation would
+    otherwise scan them all, for cycles such work (nearly) never makes; a full
+    collection still finds any. Nothing when the caller froze objects itself (the
+    unfreeze would release its objects too): the next collection then scans, as before."""
+    if gc.get_freeze_count() == 0:
+        gc.freeze()
+        gc.unfreeze()
 
 
 class VirtualFabric:
@@ -638,12 +652,15 @@ class VirtualFabric:
             if rec.kind == ev_kinds.EV_STATE
         ]
 
-    def link_counters(self) -> dict[str, dict[str, Any]]:
+    def link_counters(self, senders: Container[str] | None = None) -> dict[str, dict[str, Any]]:
         """Per link direction: bytes and packets sent, data bytes, drops on the wire by
         reason, and what the sending switch's P4 counters say about that port (trims, ECN
-        marks, queue-limit drops) plus its traffic manager's tail drops."""
+        marks, queue-limit drops) plus its traffic manager's tail drops. ``senders``: only
+        the wires these nodes send on (a partition's own, :mod:`vfabric.parallel`)."""
         out: dict[str, dict[str, Any]] = {}
         for wire in self.wires.values():
+            if senders is not None and wire.src not in senders:
+                continue
             row: dict[str, Any] = {
                 "plane": wire.plane,
                 "kind": wire.kind,
@@ -703,7 +720,9 @@ class VirtualFabric:
             for name, node in self.nics.items()
         }
 
-    def switch_counters(self) -> dict[str, dict[str, int]]:
+    def switch_counters(self, only: Container[str] | None = None) -> dict[str, dict[str, int]]:
+        """Per switch (``only``: these switches): traversals, packets out, frames sent to
+        an unwired port, drops by reason."""
         return {
             name: {
                 "traversals": node.traversals,
@@ -712,6 +731,7 @@ class VirtualFabric:
                 **{f"drop_{r}": n for (_, r), n in sorted(node.switch.drops.items())},
             }
             for name, node in self.switches.items()
+            if only is None or name in only
         }
 
     def traversals(self) -> int:

@@ -39,10 +39,8 @@ import logging
 import os
 import re
 import shutil
-import subprocess
 import sys
 import sysconfig
-import tempfile
 import threading
 import time
 from collections.abc import Callable, Iterable, Iterator, Mapping
@@ -57,6 +55,9 @@ from p4emu.backend.headercodec import NATIVE_PXD
 from p4emu.frontend.cache import CACHE_ENV as CACHE_ENV
 from p4emu.frontend.cache import p4emu_cache_root
 from p4emu.runtime import externs, tables
+
+# subprocess and tempfile are imported by the functions that build (a cache miss, the
+# background builder, declarations written): a process whose module is cached needs neither
 
 NATIVE_ENV = "MRC_TESTBED_P4_NATIVE"
 #: bumped whenever what an entry holds changes (old entries are then never looked up)
@@ -243,6 +244,8 @@ def discard(entry: Path) -> None:
 
 
 def run_step(argv: list[str], what: str, cwd: Path) -> None:
+    import subprocess
+
     try:
         done = subprocess.run(
             argv, cwd=cwd, capture_output=True, text=True, timeout=BUILD_TIMEOUT_S, check=False
@@ -257,6 +260,8 @@ def run_step(argv: list[str], what: str, cwd: Path) -> None:
 def build(root: Path, key: str, source: str, pxd: str) -> None:
     """Build the entry ``key`` under ``root`` (see module docs): a temporary folder,
     renamed into place; if another process got there first, its entry stays."""
+    import tempfile
+
     root.mkdir(parents=True, exist_ok=True)
     work = Path(tempfile.mkdtemp(prefix=".build-", dir=root))
     try:
@@ -364,6 +369,9 @@ def start_background_build(root: Path, key: str, source: str, pxd: str) -> str:
     with build_lock(root, key, wait=False) as free:
         if not free:
             return "its compiled module is being built by another process; this one runs pure"
+    import subprocess
+    import tempfile
+
     work = Path(tempfile.mkdtemp(prefix=".request-", dir=root))
     (work / "source.py").write_text(source, encoding="utf-8")
     (work / "declarations.pxd").write_text(pxd, encoding="utf-8")
@@ -537,6 +545,8 @@ def program_declarations(
             )
     pxd = declarations(classes, native, proven, bases, wide.constants_in(source))
     path = folder / f"{key}-{hashlib.sha256(pxd.encode('utf-8')).hexdigest()}.pxd"
+    import tempfile
+
     try:
         path.parent.mkdir(parents=True, exist_ok=True)
         fd, temporary = tempfile.mkstemp(prefix=".tmp-", suffix=".pxd", dir=path.parent)

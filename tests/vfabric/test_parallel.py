@@ -9,6 +9,7 @@ does for one process."""
 
 from __future__ import annotations
 
+import hashlib
 import json
 import mmap
 import multiprocessing
@@ -250,6 +251,45 @@ def test_b_answers_before_it_decodes_what_a_sent(tmp_path: Path) -> None:
     assert part.exchange(([], 9, True)) == ([], 7, False)
     assert pickle.loads(a_end.recv_bytes()) == ([], 9, True)
     part.close()
+
+
+def test_a_barrier_works_while_the_peers_message_is_not_there_yet(tmp_path: Path) -> None:
+    # the loop's idle work (the event log's new records hashed) runs once per barrier, and
+    # only when the peer's message has not come yet
+    part, a_end = partition_b(tmp_path)
+    calls: list[int] = []
+
+    def idle() -> None:
+        calls.append(len(calls))
+        a_end.send_bytes(pickle.dumps(([], 7, False)))  # the peer's message comes meanwhile
+
+    part._idle = idle
+    assert part.exchange(([], 9, True)) == ([], 7, False)
+    assert calls == [0] and pickle.loads(a_end.recv_bytes()) == ([], 9, True)
+    a_end.send_bytes(pickle.dumps(([], 8, False)))  # there before B looks: no idle work
+    assert part.exchange(([], 10, True)) == ([], 8, False)
+    assert calls == [0] and part.stats.idle_cpu_s >= 0.0
+    part.close()
+
+
+def test_the_event_log_is_hashed_during_the_loop_to_the_same_digest(tmp_path: Path) -> None:
+    fabric = all_to_all()
+    flushed: list[int] = []
+    flush = fabric.flush
+
+    def counting_flush() -> None:
+        flushed.append(len(fabric.log.records))
+        flush()
+
+    fabric.flush = counting_flush  # type: ignore[method-assign]
+    run = run_two_process(fabric, log_dir=tmp_path, timeout_s=30)
+    assert run.finished
+    # A hashed records at barriers inside the loop (before the fork and after the run it
+    # sees two lengths of the log only), and its digest is that of every line in order
+    assert len(set(flushed)) > 2 and run.a.idle_cpu_s > 0.0
+    lines = "".join(rec.to_json() + "\n" for rec in fabric.log.records)
+    assert fabric.event_log_sha256 == hashlib.sha256(lines.encode()).hexdigest()
+    assert "idle_cpu_s" in run.a.summary() and run.b_event_log_sha256 != ""
 
 
 @pytest.mark.parametrize(

@@ -46,6 +46,17 @@ def test_incast_trims_on_the_last_hop_and_never_marks_there() -> None:
     assert trims - tail <= trimmed_at_nic3 <= trims
 
 
+def test_the_counters_of_some_senders_are_those_rows_of_all() -> None:
+    fabric = _incast()
+    links, switches = fabric.link_counters(), fabric.switch_counters()
+    senders = {"p0-t0-1", "nic0"}
+    some = fabric.link_counters(senders)
+    assert some == {name: row for name, row in links.items() if name.split("->")[0] in senders}
+    assert list(some) == [name for name in links if name in some] and some
+    assert fabric.switch_counters({"p0-t0-1"}) == {"p0-t0-1": switches["p0-t0-1"]}
+    assert fabric.switch_counters(set()) == {} and fabric.link_counters(set()) == {}
+
+
 def test_incast_without_trimming_drops_at_the_queue_limit_instead() -> None:
     fabric = _incast(trimming=False)
     links = fabric.link_counters()

@@ -427,7 +427,7 @@ def background(monkeypatch: pytest.MonkeyPatch) -> list[list[str]]:
 
     monkeypatch.setattr(native, "_background", False)
     native.build_in_background()
-    monkeypatch.setattr(native.subprocess, "Popen", FakeChild)
+    monkeypatch.setattr(subprocess, "Popen", FakeChild)  # imported where used
     return started
 
 

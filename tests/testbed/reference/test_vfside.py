@@ -113,3 +113,30 @@ def test_leave_flushes_the_output_and_skips_the_teardown() -> None:
     assert child.returncode == 3
     assert child.stdout == "result written"  # flushed, no newline needed, nothing after
     assert child.stderr == "a note"
+
+
+def test_a_child_starts_without_the_collector_until_its_fabric_is_built() -> None:
+    """The child's prelude turns the collector off before the project's imports;
+    ``build`` turns it back on, the start-up's objects in the oldest generation."""
+    code = (
+        "import gc\n"
+        "from testbed.reference import vfside\n"
+        "from testbed.reference.workload import Workload\n"
+        "assert gc.isenabled()  # an import alone changes nothing\n"
+        "vfside.start_without_collector()\n"
+        "assert not gc.isenabled()\n"
+        "w = Workload('i', 8, 'incast', 4096, fan_in=2)\n"
+        "fabric, transfers = vfside.build(w.shape, w.flows(), 1)\n"
+        "assert gc.isenabled() and gc.get_count()[0] < 50 and gc.get_freeze_count() == 0\n"
+        "fabric, transfers = vfside.build(w.shape, w.flows(), 1)  # once: built as before\n"
+        "gc.disable()\n"
+        "vfside.build(w.shape, w.flows(), 1)\n"
+        "assert not gc.isenabled()  # a caller's own choice stays\n"
+        "print(len(transfers))\n"
+    )
+    child = subprocess.run(
+        [sys.executable, "-c", code], env=vfside.child_env(), capture_output=True, text=True
+    )
+    assert child.returncode == 0, child.stderr
+    assert child.stdout == "2\n"  # fan_in=2: two flows
+    assert vfside.CHILD_PRELUDE.startswith("import gc, sys; gc.disable(); ")
