@@ -24,7 +24,7 @@ cdef class TableAction:
     cdef bint _c_ok
 
     @cython.final
-    cdef long long *c_args(self)
+    cdef long long *c_args(self) except? NULL
     cpdef c_arg_values(self)
     cpdef _c_copy(self)
 
