@@ -46,7 +46,8 @@ overflows (``>>`` of a negative value is an arithmetic shift, as Python's; ``//`
   comparison, ``min``/``max`` or ``x if c else y`` of an unsigned value beside one that
   may be negative, and ``~``/``-`` of an unsigned value, drop the fields they read. The
   module-level constants of halves (``_W_<hex>``, declared ``unsigned long long``) are
-  C values.
+  C values, and so are the literals named ``_K_<hex>`` (declared ``long long``,
+  :func:`p4emu.backend.wide.name_literals`): the same interval as the literal.
 - Dropping a field can change what else is C typed, so the proof runs again until
   nothing is dropped (each round drops at least one field).
 - **C-typed locals**: the parser's temporaries the generator annotates
@@ -70,7 +71,7 @@ from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from p4emu.backend.wide import constant_value
+from p4emu.backend.wide import constant_value, signed_constant_value
 
 #: the C type of a proven field (64-bit signed: exact while nothing overflows)
 C_TYPE = "long long"
@@ -250,6 +251,9 @@ class _Proof:
             value = constant_value(node.id)  # a wide field's half constant: C, unsigned
             if value is not None:
                 return CVal(value, value, unsigned=True)
+            value = signed_constant_value(node.id)  # a named literal: C, as the literal was
+            if value is not None:
+                return CVal(value, value)
         return None  # untyped locals are objects (infer_types=False); typed ones: classes
 
     def _v_Attribute(self, node: ast.Attribute, scope: Scope) -> CVal | None:

@@ -1295,7 +1295,8 @@ class ProgramCompiler:
             f"'copiers': {{{copiers}}}}}"
         )
         out.extend("    " + line if line else "" for line in body)
-        return "\n".join(out) + "\n"
+        # literals past 32 bits in bitwise operations and comparisons named (C compiled)
+        return wide.name_literals("\n".join(out), len(SHARED_IMPORTS.splitlines())) + "\n"
 
 
 def _closure_type(value: Any) -> str:

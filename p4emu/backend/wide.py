@@ -17,10 +17,16 @@ Constants: a half literal above ``2**31 - 1`` would be a Python object to Cython
 keeps literals beyond 32 bits Python objects, and then computes the operation in Python);
 such a constant is a module-level name (:func:`constant_name`) the ``.pxd`` declares
 ``unsigned long long`` (:func:`constants_in`), a C value compiled and a global pure.
+Any other literal of ``2**31`` to ``2**63 - 1`` that is an operand of ``&``, ``|``,
+``^`` or a comparison (a ``bit<32>`` wrap's ``& 4294967295``) is named the same way
+(:func:`name_literals`: ``_K_<hex>``, declared ``long long``), so that the operation is
+C's when its other operand is C; such an operation cannot overflow, and the width proof
+(:mod:`p4emu.backend.cfields`) already took the literal for a C value.
 """
 
 from __future__ import annotations
 
+import ast as pyast
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass
@@ -41,6 +47,12 @@ MAX_C_LITERAL = (1 << 31) - 1
 CONSTANT_PREFIX = "_W_"
 _CONSTANT = re.compile(r"^_W_([0-9a-f]+)$")
 _CONSTANT_LINE = re.compile(r"^(_W_[0-9a-f]+) = (\d+)$", re.MULTILINE)
+#: the names of the module-level signed constants (:func:`name_literals`)
+SIGNED_PREFIX = "_K_"
+_SIGNED = re.compile(r"^_K_([0-9a-f]+)$")
+_SIGNED_LINE = re.compile(r"^(_K_[0-9a-f]+) = (\d+)$", re.MULTILINE)
+#: the largest literal :func:`name_literals` names (a C ``long long``)
+MAX_SIGNED = (1 << 63) - 1
 
 
 @dataclass(frozen=True)
@@ -135,3 +147,62 @@ def constant_lines(names: Iterable[str]) -> list[str]:
 def constants_in(source: str) -> list[str]:
     """The constants a generated module's text defines (its ``.pxd`` declares them)."""
     return sorted({m.group(1) for m in _CONSTANT_LINE.finditer(source)})
+
+
+def signed_constant_value(name: str) -> int | None:
+    """The value of a constant named by :func:`name_literals`, or None."""
+    found = _SIGNED.match(name)
+    return int(found.group(1), 16) if found else None
+
+
+def signed_constants_in(source: str) -> list[str]:
+    """The signed constants a generated module's text defines (:func:`name_literals`;
+    its ``.pxd`` declares them ``long long``)."""
+    return sorted({m.group(1) for m in _SIGNED_LINE.finditer(source)})
+
+
+def name_literals(source: str, at_line: int) -> str:
+    """``source`` with every integer literal above :data:`MAX_C_LITERAL` and at most
+    :data:`MAX_SIGNED` that is an operand of ``&``, ``|``, ``^`` or a comparison
+    replaced by a module-level name (``_K_<hex>``), whose definitions are inserted before
+    line ``at_line`` (0-based; module level, after the imports). Cython keeps such a
+    literal a Python object, and computes the operation in Python even when its other
+    operand is a C integer; named, the ``.pxd`` declares it ``long long`` (compiled: a C
+    value, boxed to the same ``int`` where it meets an object; pure: a global holding
+    the same ``int``). A bitwise operation or comparison of two ``long long`` values is
+    exact, so nothing else changes."""
+    found: dict[int, list[tuple[int, int, str]]] = {}  # line -> (start, end, name)
+
+    def note(node: pyast.expr) -> None:
+        if (
+            isinstance(node, pyast.Constant)
+            and type(node.value) is int
+            and MAX_C_LITERAL < node.value <= MAX_SIGNED
+            and node.lineno == node.end_lineno
+            and node.end_col_offset is not None
+        ):
+            name = f"{SIGNED_PREFIX}{node.value:x}"
+            found.setdefault(node.lineno, []).append((node.col_offset, node.end_col_offset, name))
+
+    for node in pyast.walk(pyast.parse(source)):
+        if isinstance(node, pyast.BinOp) and isinstance(
+            node.op, (pyast.BitAnd, pyast.BitOr, pyast.BitXor)
+        ):
+            note(node.left)
+            note(node.right)
+        elif isinstance(node, pyast.Compare):
+            note(node.left)
+            for comparator in node.comparators:
+                note(comparator)
+    if not found:
+        return source
+    lines = source.split("\n")
+    names: set[str] = set()
+    for lineno, spans in found.items():
+        line = lines[lineno - 1].encode("utf-8")  # ast's offsets count UTF-8 bytes
+        for start, end, name in sorted(set(spans), reverse=True):
+            line = line[:start] + name.encode("ascii") + line[end:]
+            names.add(name)
+        lines[lineno - 1] = line.decode("utf-8")
+    definitions = [f"{name} = {int(name[len(SIGNED_PREFIX) :], 16)}" for name in sorted(names)]
+    return "\n".join([*lines[:at_line], *definitions, *lines[at_line:]])

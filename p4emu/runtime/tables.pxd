@@ -18,6 +18,15 @@ cdef class TableAction:
     cdef public object args
     cdef readonly bint hit
     cdef public object is_const
+    # c_args' copy of args (tables.py, TableAction.c_args)
+    cdef object _c_src
+    cdef bytearray _c_args
+    cdef bint _c_ok
+
+    @cython.final
+    cdef long long *c_args(self) except? NULL
+    cpdef c_arg_values(self)
+    cpdef _c_copy(self)
 
 
 cdef class TableEntry(TableAction):

@@ -40,8 +40,10 @@ from __future__ import annotations
 
 import enum
 import functools
+import struct
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 import cython
 
@@ -143,13 +145,56 @@ class TableAction:
     a default action: a field of the instance (a C ``bint`` compiled, read per lookup by
     generated code), set once by the subclass."""
 
-    __slots__ = ("action_id", "args", "hit", "is_const")
+    __slots__ = ("_c_args", "_c_ok", "_c_src", "action_id", "args", "hit", "is_const")
 
     def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool) -> None:
         self.action_id = action_id
         self.args = args
         self.is_const = is_const
         self.hit = False
+        # c_args' copy of args as C long longs (compiled generated code reads it): made at
+        # the first read, and again whenever args is no longer the tuple it copied
+        self._c_src: object = None
+        self._c_args: bytearray | None = None
+        self._c_ok = False
+
+    def c_args(self) -> Any:
+        """For compiled generated code (compiled only): ``args`` as C ``long long`` values (a pointer to
+        them), or NULL when ``args`` is not a tuple of ints within 64 signed bits (the
+        code then unpacks ``args`` as before). The copy is made again whenever ``args``
+        was replaced (an entry's action modified): it is kept with the tuple it copies,
+        which cannot change. Pure, :meth:`c_arg_values` says what it holds."""
+        if self._c_src is not self.args:
+            self._c_copy()
+        if not self._c_ok:
+            return cython.NULL
+        return cython.cast(
+            cython.pointer(cython.longlong),
+            PyByteArray_AS_STRING(self._c_args),  # type: ignore[arg-type]
+        )
+
+    def c_arg_values(self) -> tuple[int, ...] | None:
+        """The values :meth:`c_args` gives (None: NULL), on both paths."""
+        if self._c_src is not self.args:
+            self._c_copy()
+        if not self._c_ok:
+            return None
+        return struct.unpack(f"={len(self.args)}q", bytes(self._c_args))  # type: ignore[arg-type]
+
+    def _c_copy(self) -> None:
+        args = self.args
+        self._c_src = args
+        ok = type(args) is tuple
+        if ok:
+            for value in args:
+                if type(value) is not int or not LL_MIN <= value <= LL_MAX:
+                    ok = False
+                    break
+        self._c_ok = ok
+        if not ok:
+            self._c_args = None
+            return
+        self._c_args = bytearray(struct.pack(f"={len(args)}q", *args))
 
 
 class TableEntry(TableAction):
@@ -233,6 +278,9 @@ LookupResult = TableEntry | DefaultAction
 
 #: the widest key field :meth:`Table.exact_at` takes (its values are C ``long long``s)
 C_KEY_BITS = 63
+#: the values :meth:`TableAction.c_args` holds (C ``long long``)
+LL_MIN = -(2**63)
+LL_MAX = 2**63 - 1
 #: the C map of :meth:`Table.exact_at` holds at least this many slots, and at least twice
 #: its entries (linear probing at a load of at most one half)
 C_MAP_MIN_SLOTS = 8

@@ -4,6 +4,8 @@ table actions, generated P4 functions, and table applies handed to the emitters.
 from __future__ import annotations
 
 import dataclasses
+import re
+from collections.abc import Callable
 
 from p4emu.backend.body.core import BodyCore, is_simple, writes_state
 from p4emu.backend.compile_helpers import (
@@ -208,8 +210,9 @@ class CallCode(BodyCore):
         entry's argument tuple), directional ones from the ``actions`` list entry."""
         scope = self.action_scope(action)
         cp_params = action.control_plane_params
+        start = len(self.w.lines)
+        names: list[str] = []
         if cp_params:
-            names = []
             for param in cp_params:
                 names.append(self.fresh(param.name))
             self.w.line(f"{', '.join(names)}{',' if len(names) == 1 else ''} = {args_code}")
@@ -229,6 +232,13 @@ class CallCode(BodyCore):
                 directional, [b for b in bound if b.expr is not None], scope, node, action.body
             )
         self.run_unit(scope, action.body, copies)
+        if (
+            names
+            and self.pc.native_runtime
+            and args_code.endswith(".args")
+            and all(_c_arg_type(param.type) for param in cp_params)
+        ):
+            _stores_from_c_args(self.w.lines, start, names, args_code[: -len(".args")], self.fresh)
 
     def call_function(
         self, call: ast.Call, target: ast.FunctionCall, statement: bool = False
@@ -450,3 +460,57 @@ def may_exit(node: ast.Node, seen: set[int] | None = None) -> bool:
 
 def contains_return(node: ast.Node) -> bool:
     return any(isinstance(sub, ast.ReturnStmt) for sub in ast.walk(node))
+
+
+#: the widest ``bit<W>`` action parameter read from :meth:`TableAction.c_args`
+#: (:func:`_stores_from_c_args`): its values are C ``long long``s
+C_ARG_BITS = 63
+
+
+def _c_arg_type(type_: t.Type | None) -> bool:
+    """A control-plane parameter of this type may be read from the entry's C copy of its
+    arguments: ``bit<W>`` up to :data:`C_ARG_BITS` (a table checks each argument
+    against its width; an unsigned value needs no conversion)."""
+    return isinstance(type_, t.BitsType) and not type_.signed and type_.width <= C_ARG_BITS
+
+
+def _stores_from_c_args(
+    lines: list[str], start: int, names: list[str], entry: str, fresh: Callable[[str], str]
+) -> None:
+    """An inlined table action whose parameters (``names``, unpacked from ``entry.args``
+    at ``lines[start]``) are each only stored whole (``<target> = <name>`` lines): the
+    compiled module stores the entry's C copy of its arguments instead
+    (:meth:`p4emu.runtime.tables.TableAction.c_args`: ``target = _ca[i]``, a C value,
+    no tuple unpacked, no ``int`` converted), and runs the lines as they were when the
+    entry has no such copy (an argument beyond 64 signed bits) and on the pure path
+    (``cython.compiled`` is False there; Python never evaluates the pointer's
+    annotation). Anything else done with a parameter leaves the lines as they are."""
+    unpack = lines[start]
+    indent = unpack[: len(unpack) - len(unpack.lstrip())]
+    body = lines[start + 1 :]
+    index = {name: i for i, name in enumerate(names)}
+    pattern = re.compile(r"\b(" + "|".join(re.escape(name) for name in names) + r")\b")
+    store = re.compile(r"^(\s*[\w.]+) = (\w+)$")
+    pointer = fresh("_ca")
+    compiled: list[str] = []
+    for line in body:
+        if not line.startswith(indent) and line.strip():
+            return  # not inside the action's lines (never expected): leave them
+        if pattern.search(line) is None:
+            compiled.append(line)
+            continue
+        found = store.match(line)
+        if found is None or found.group(2) not in index or pattern.search(found.group(1)):
+            return  # a parameter read in an expression: the lines stay
+        compiled.append(f"{found.group(1)} = {pointer}[{index[found.group(2)]}]")
+    if compiled == body:
+        return  # no parameter used: nothing to gain
+    lines[start:] = [
+        f"{indent}{pointer}: cython.p_longlong",
+        f"{indent}if cython.compiled:",
+        f"{indent}    {pointer} = {entry}.c_args()",
+        f"{indent}if cython.compiled and {pointer} != cython.NULL:",
+        *("    " + line if line.strip() else line for line in compiled),
+        f"{indent}else:",
+        *("    " + line if line.strip() else line for line in [unpack, *body]),
+    ]

@@ -6,6 +6,9 @@ from __future__ import annotations
 import pytest
 from backend_helpers import Harness
 
+from p4emu.backend import native
+from p4emu.backend.body import calls
+from p4emu.frontend import types as t
 from p4emu.runtime.action_profiles import GROUP_REF, MEMBER_REF
 from p4emu.runtime.exceptions import ConstDefaultActionError, ConstEntryError
 from p4emu.runtime.externs import MeterConfig
@@ -429,6 +432,105 @@ def test_action_ids_read_into_c_integer_locals() -> None:
     reads = [line.strip() for line in source.splitlines() if line.rstrip().endswith(".action_id")]
     assert len(reads) == 2  # t (its hit and set) and lpm (the switch on action_run)
     assert all(": cython.longlong = e_" in line for line in reads)
+
+
+STORES = Harness(
+    "bit<8> a;",
+    "bit<8> r; bit<16> s; bit<8> u; bit<8> v;",
+    "hdr.o.r = 0; hdr.o.s = 0; hdr.o.u = 0; hdr.o.v = 0; t.apply();",
+    locals_="""
+    action store(bit<8> x, bit<16> y) { hdr.o.r = x; if (hdr.i.a == 8w1) { hdr.o.s = y; } }
+    action mixed(bit<8> x, bit<8> y) { hdr.o.u = x; hdr.o.v = y + 8w1; }
+    action signed(int<8> x) { hdr.o.u = (bit<8>) x; }
+    table t {
+        key = { hdr.i.a: exact; }
+        actions = { store; mixed; signed; }
+        default_action = store(8w5, 16w300);
+    }
+    """,
+)
+
+
+def test_action_parameters_stored_whole_come_from_the_entrys_c_copy() -> None:
+    """On a native runtime, an action whose ``bit<W>`` parameters are only stored whole
+    reads them from ``TableAction.c_args`` (compiled; the unpacking kept beside it for
+    an entry without a C copy and for the pure path); one that computes with a parameter,
+    or has a signed one, unpacks as before. The same results on both paths, through
+    inserts, a modify, arguments replaced by another tuple and by a list (no C copy)."""
+    source = STORES.switch.program.source
+    copies = [line.strip() for line in source.splitlines() if ".c_args()" in line]
+    if native.runtime_native():
+        assert len(copies) == 1  # store's; mixed computes with y, signed is signed
+        assert "cython.compiled and _ca_" in source
+    else:  # a pure runtime's TableAction has no C copy: nothing reads it
+        assert copies == []
+    objects = STORES.switch.objects
+    table = objects.tables["Ing.t"]
+    store, mixed, signed = (
+        objects.actions[f"Ing.{name}"].id for name in ("store", "mixed", "signed")
+    )
+    assert STORES.run(a=1) == {"r": 5, "s": 300, "u": 0, "v": 0}  # the default action
+    assert STORES.run(a=8) == {"r": 5, "s": 0, "u": 0, "v": 0}
+    table.insert([Exact(1)], store, [1, 65535])
+    table.insert([Exact(2)], mixed, [7, 255])
+    table.insert([Exact(3)], signed, [0xFF])
+    assert STORES.run(a=1) == {"r": 1, "s": 65535, "u": 0, "v": 0}
+    assert STORES.run(a=2) == {"r": 0, "s": 0, "u": 7, "v": 0}  # 255 + 1 wraps
+    assert STORES.run(a=3) == {"r": 0, "s": 0, "u": 0xFF, "v": 0}
+    table.modify([Exact(1)], store, [2, 3])
+    assert STORES.run(a=1) == {"r": 2, "s": 3, "u": 0, "v": 0}
+    entry = table.get([Exact(1)])
+    entry.args = (4, 5)
+    assert STORES.run(a=1) == {"r": 4, "s": 5, "u": 0, "v": 0}
+    entry.args = [6, 7]  # type: ignore[assignment]  # not a tuple: unpacked as before
+    assert STORES.run(a=1) == {"r": 6, "s": 7, "u": 0, "v": 0}
+    table.set_default_action(store, [9, 10])
+    assert STORES.run(a=9) == {"r": 9, "s": 0, "u": 0, "v": 0}
+    assert STORES.run(a=7) == {"r": 9, "s": 0, "u": 0, "v": 0}
+
+
+def test_only_whole_stores_of_narrow_unsigned_parameters_use_the_c_copy() -> None:
+    """``_stores_from_c_args`` on lines as the generator writes them: stores rewritten to
+    the pointer's items, the lines kept as the fallback; a parameter read in an
+    expression (or as part of a target) leaves the lines untouched; so do lines that
+    name no parameter."""
+    lines = [
+        "x",
+        "    a_1, b_2 = e_3.args",
+        "    h.f = a_1",
+        "    if h.g == 1:",
+        "        h.k = b_2",
+        "",
+    ]
+    out = list(lines)
+    calls._stores_from_c_args(out, 1, ["a_1", "b_2"], "e_3", lambda hint: f"{hint}_9")
+    assert out == [
+        "x",
+        "    _ca_9: cython.p_longlong",
+        "    if cython.compiled:",
+        "        _ca_9 = e_3.c_args()",
+        "    if cython.compiled and _ca_9 != cython.NULL:",
+        "        h.f = _ca_9[0]",
+        "        if h.g == 1:",
+        "            h.k = _ca_9[1]",
+        "",
+        "    else:",
+        "        a_1, b_2 = e_3.args",
+        "        h.f = a_1",
+        "        if h.g == 1:",
+        "            h.k = b_2",
+        "",
+    ]
+    for body in (["    h.f = a_1 + 1"], ["    h.f = g(a_1)"], ["    a_1 = 2"], ["    h.f = 3"]):
+        kept = ["    a_1, = e_3.args", *body]
+        before = list(kept)
+        calls._stores_from_c_args(kept, 0, ["a_1"], "e_3", lambda hint: f"{hint}_9")
+        assert kept == before, body
+    assert calls._c_arg_type(t.BitsType(63, False))
+    assert not calls._c_arg_type(t.BitsType(64, False))
+    assert not calls._c_arg_type(t.BitsType(8, True))
+    assert not calls._c_arg_type(t.BoolType())
+    assert not calls._c_arg_type(None)
 
 
 WIDTHS_NAMES = ("by_port", "by_63", "by_64", "by_128")

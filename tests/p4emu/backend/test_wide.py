@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import pytest
 
-from p4emu.backend import wide
+from p4emu.backend import cfields, native, wide
 from p4emu.backend.body.expressions import (
     Half,
     Pair,
@@ -56,6 +56,80 @@ def test_constants_beyond_31_bits_are_named_module_constants() -> None:
         "_W_80000000",
         "_W_ffffffffffffffff",
     ]
+
+
+NAMED_TEXT = """import x
+def f(a, b):
+    m = (a - b) & 4294967295
+    n = a | 2147483648
+    o = 9223372036854775807 ^ a
+    c = a < 4294967296 and 2147483648 <= b
+    keep = (a + 4294967295, a * 4294967296, a << 40, a & 2147483647, a & 9223372036854775808)
+    neg = a & -4294967296
+    s = "& 4294967295"
+    return m, n, o, c, keep, neg, s
+"""
+
+
+def test_literals_past_31_bits_in_bitwise_operations_and_comparisons_are_named() -> None:
+    named = wide.name_literals(NAMED_TEXT, 1)
+    lines = named.split("\n")
+    # the definitions at the line given, sorted; only the bitwise and compared operands
+    assert lines[:5] == [
+        "import x",
+        "_K_100000000 = 4294967296",
+        "_K_7fffffffffffffff = 9223372036854775807",
+        "_K_80000000 = 2147483648",
+        "_K_ffffffff = 4294967295",
+    ]
+    assert "    m = (a - b) & _K_ffffffff" in lines
+    assert "    n = a | _K_80000000" in lines
+    assert "    o = _K_7fffffffffffffff ^ a" in lines
+    assert "    c = a < _K_100000000 and _K_80000000 <= b" in lines
+    # arithmetic operands, literals of 31 bits or of 64, negative ones and strings stay
+    assert (
+        "    keep = (a + 4294967295, a * 4294967296, a << 40, a & 2147483647, a & 9223372036854775808)"
+        in lines
+    )
+    assert "    neg = a & -4294967296" in lines
+    assert '    s = "& 4294967295"' in lines
+    assert wide.signed_constants_in(named) == [
+        "_K_100000000",
+        "_K_7fffffffffffffff",
+        "_K_80000000",
+        "_K_ffffffff",
+    ]
+    assert wide.signed_constant_value("_K_ffffffff") == (1 << 32) - 1
+    assert wide.signed_constant_value("_W_ffffffff") is None
+    assert wide.name_literals("a = b & 255\n", 0) == "a = b & 255\n"  # nothing to name
+    # the same results (pure): edges of the mask, below zero, the comparisons
+    plain: dict[str, object] = {}
+    renamed: dict[str, object] = {}
+    exec(compile(NAMED_TEXT.replace("import x\n", ""), "plain", "exec"), plain)
+    exec(compile(named.replace("import x\n", ""), "named", "exec"), renamed)
+    for a, b in [
+        (0, 0),
+        (0, 1),
+        (1 << 32, 3),
+        (-5, 7),
+        ((1 << 63) - 1, -(1 << 63)),
+        (1 << 31, 1 << 31),
+    ]:
+        assert renamed["f"](a, b) == plain["f"](a, b)  # type: ignore[operator]
+
+
+def test_named_literals_are_declared_long_long_and_proven_as_the_literals() -> None:
+    pxd = native.declarations({"H": [("a", None)]}, signed_constants=["_K_ffffffff"])
+    assert "cdef long long _K_ffffffff" in pxd.split("\n")
+    classes: dict[str, list[tuple[str, str | None]]] = {"H": [("a", None), ("b", None)]}
+    candidates = {"H": {"a": (0, (1 << 32) - 1), "b": (0, (1 << 32) - 1)}}
+    for mask in ("4294967295", "_K_ffffffff"):
+        source = f"def f(h: H):\n    h.a = (h.a - h.b) & {mask}\n    h.b = h.a | {mask}\n"
+        typed = cfields.prove(source, classes, candidates, {})
+        assert typed == {"H": {"a": cfields.C_TYPE, "b": cfields.C_TYPE}}, mask
+    # a named literal past the field's interval, stored: dropped, as the literal would be
+    source = "def f(h: H):\n    h.a = h.b | _K_100000000\n"
+    assert cfields.prove(source, classes, candidates, {}) == {"H": {"b": cfields.C_TYPE}}
 
 
 def _pair(width: int) -> Pair:

@@ -104,6 +104,28 @@ def test_modify_and_delete() -> None:
     assert len(table) == 0
 
 
+def test_c_arg_values_follow_the_arguments_and_refuse_what_c_cannot_hold() -> None:
+    """``TableAction.c_args``' copy (``c_arg_values`` on both paths): the arguments as
+    64-bit signed values, copied again whenever ``args`` is another object (a modify, a
+    control plane's assignment), None for what a ``long long`` cannot hold exactly."""
+    table = Table("t", [KeyField("a", 8, MatchKind.exact)], default_action=(DROP, (7, 8)))
+    assert table.miss.c_arg_values() == (7, 8)
+    table.insert([Exact(1)], FORWARD, [1, (1 << 63) - 1])
+    entry = table.apply((1,))
+    assert entry.c_arg_values() == (1, (1 << 63) - 1)
+    table.modify([Exact(1)], FORWARD, [2, 0])
+    assert entry.c_arg_values() == (2, 0)
+    entry.args = (3, -(1 << 63))  # as P4Runtime's modify assigns it
+    assert entry.c_arg_values() == (3, -(1 << 63))
+    for refused in [(1 << 63,), (-(1 << 63) - 1,), (True,), (1.0,), [4, 5], (4, "5")]:
+        entry.args = refused  # type: ignore[assignment]
+        assert entry.c_arg_values() is None, refused
+    entry.args = ()
+    assert entry.c_arg_values() == ()
+    table.set_default_action(FORWARD, [9, 10])
+    assert table.miss.c_arg_values() == (9, 10)
+
+
 # --- lpm --------------------------------------------------------------------------------
 
 
