@@ -75,11 +75,11 @@ cdef class EventList:
     cdef Py_ssize_t _c_push(self, long long t, object fn, object arg) except -1
 
     @cython.locals(heap="_Event*", size=Py_ssize_t, item=_Event, child=Py_ssize_t,
-                   right=Py_ssize_t)
+                   end=Py_ssize_t, best=Py_ssize_t, c=Py_ssize_t)
     cdef void _c_sift_down(self, Py_ssize_t pos) noexcept
 
     @cython.locals(heap="_Event*", size=Py_ssize_t, last=_Event, pos=Py_ssize_t,
-                   child=Py_ssize_t, right=Py_ssize_t)
+                   child=Py_ssize_t, best=Py_ssize_t, c=Py_ssize_t)
     cdef void _c_pop(self) noexcept
 
     @cython.locals(heap="_Event*", parent=Py_ssize_t)

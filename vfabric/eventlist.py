@@ -88,7 +88,7 @@ class EventList:
     every correct heap pops them in the same order):
 
     - pure Python: a :mod:`heapq` list of tuples;
-    - the native build (``cython.compiled``): a binary heap of C structs ``(t, seq,
+    - the native build (``cython.compiled``): a 4-ary heap of C structs ``(t, seq,
       slot)`` in C memory, compared in C, the callback and argument kept in two Python
       lists at ``slot`` (a free slot is reused; the lists keep the objects visible to
       the cycle collector). No tuple, no sequence integer and no comparison object is
@@ -299,29 +299,32 @@ class EventList:
         size = self._size
         item = heap[pos]
         while True:
-            child = 2 * pos + 1
+            child = 4 * pos + 1
             if child >= size:
                 break
-            right = child + 1
-            if right < size and (
-                heap[right].t < heap[child].t
-                or (heap[right].t == heap[child].t and heap[right].seq < heap[child].seq)
-            ):
-                child = right
-            if heap[child].t > item.t or (heap[child].t == item.t and heap[child].seq > item.seq):
+            end = child + 4 if child + 4 <= size else size
+            best = child
+            for c in range(child + 1, end):  # the earliest of the (up to 4) children
+                if heap[c].t < heap[best].t or (
+                    heap[c].t == heap[best].t and heap[c].seq < heap[best].seq
+                ):
+                    best = c
+            if heap[best].t > item.t or (heap[best].t == item.t and heap[best].seq > item.seq):
                 break
-            heap[pos] = heap[child]
-            pos = child
+            heap[pos] = heap[best]
+            pos = best
         heap[pos] = item
 
     def _c_pop(self) -> None:
         """Take the earliest event (the root) off the heap; its slot is the caller's.
 
+        The heap is 4-ary (the children of ``i`` are ``4i + 1`` to ``4i + 4``): half the
+        levels of a binary heap, and the four children of a node are adjacent (96 bytes).
         Floyd's variant, as :mod:`heapq`'s ``heappop``: the hole at the root moves down
-        to a leaf along the earlier child (one comparison a level), and the last event
-        goes into it and up past every parent later than it (usually few: the last
-        event is a late one). The heap it leaves differs from :meth:`_c_sift_down`'s,
-        the events popped after it do not (they are unique by ``(t, seq)``)."""
+        to a leaf along the earliest child, and the last event goes into it and up past
+        every parent later than it (usually few: the last event is a late one). The heap
+        it leaves differs from :meth:`_c_sift_down`'s, the events popped after it do not
+        (they are unique by ``(t, seq)``)."""
         heap = self._heap
         self._size -= 1
         size = self._size
@@ -330,16 +333,32 @@ class EventList:
         last = heap[size]
         pos = 0
         child = 1
-        while child < size:  # down to a leaf, the earlier child up
-            right = child + 1
-            if right < size and (
-                heap[right].t < heap[child].t
-                or (heap[right].t == heap[child].t and heap[right].seq < heap[child].seq)
+        while child + 3 < size:  # four children: down to the earliest
+            best = child
+            if heap[child + 1].t < heap[best].t or (
+                heap[child + 1].t == heap[best].t and heap[child + 1].seq < heap[best].seq
             ):
-                child = right
-            heap[pos] = heap[child]
-            pos = child
-            child = 2 * pos + 1
+                best = child + 1
+            if heap[child + 2].t < heap[best].t or (
+                heap[child + 2].t == heap[best].t and heap[child + 2].seq < heap[best].seq
+            ):
+                best = child + 2
+            if heap[child + 3].t < heap[best].t or (
+                heap[child + 3].t == heap[best].t and heap[child + 3].seq < heap[best].seq
+            ):
+                best = child + 3
+            heap[pos] = heap[best]
+            pos = best
+            child = 4 * pos + 1
+        if child < size:  # the last parent, with one to three children
+            best = child
+            for c in range(child + 1, size):
+                if heap[c].t < heap[best].t or (
+                    heap[c].t == heap[best].t and heap[c].seq < heap[best].seq
+                ):
+                    best = c
+            heap[pos] = heap[best]
+            pos = best
         heap[self._c_sift_up(pos, last.t, last.seq)] = last  # the last event up
 
     def _c_sift_up(self, pos: int, t: int, seq: int) -> int:
@@ -347,7 +366,7 @@ class EventList:
         than it moves down into the hole, which the caller then fills with the event."""
         heap = self._heap
         while pos > 0:
-            parent = (pos - 1) >> 1
+            parent = (pos - 1) >> 2
             if heap[parent].t < t or (heap[parent].t == t and heap[parent].seq < seq):
                 break
             heap[pos] = heap[parent]

@@ -72,15 +72,21 @@ cdef class NicNode(FrameSink):
     cdef public EventList events
     cdef public object name
     cdef public object pfc
-    cdef public dict placed_bins
     cdef public dict retx_bytes
-    cdef public list rx_data_bytes
     cdef public list uplinks
+    # per port (plane, _ports of them): data bytes arrived, placed_bins' open time bin
+    # (-1: none) and its bytes; _placed holds the closed bins (NicNode.__init__)
+    cdef dict _placed
+    cdef Py_ssize_t _ports
+    cdef long long* _rx_bytes
+    cdef long long* _open_bin
+    cdef long long* _open_bytes
 
     # dscp and ecn: 6 and 2 bits of the frame (mrc_wire.frames.frame_outer)
     @cython.locals(
         stats=EvStats, now="long long", bins=dict, core=NicCore, dscp=int,
-        fields="long long", ev="long long",
+        fields="long long", ev="long long", p=Py_ssize_t, index="long long",
+        placed="long long", before="long long",
     )
     cpdef receive(self, object port, bytes frame)
     @cython.locals(

@@ -8,6 +8,9 @@ from typing import TYPE_CHECKING
 
 import cython
 
+if cython.compiled:  # a NIC node's per-port counters: C arrays (NicNode)
+    from cython.cimports.libc.stdlib import calloc, free
+
 from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
     DATA_DSCP_MASK,
@@ -194,6 +197,11 @@ class NicNode(FrameSink):
 
     __slots__ = (
         "_bin_ns",
+        "_open_bin",
+        "_open_bytes",
+        "_placed",
+        "_ports",
+        "_rx_bytes",
         "_timer_at",
         "app_sink",
         "core",
@@ -202,12 +210,11 @@ class NicNode(FrameSink):
         "events",
         "name",
         "pfc",
-        "placed_bins",
         "retx_bytes",
-        "rx_data_bytes",
         "uplinks",
     )
 
+    @cython.locals(ports=cython.Py_ssize_t, p=cython.Py_ssize_t)
     def __init__(
         self, events: EventList, core: NicCore, app_sink: AppSink, bin_ns: int = 10_000
     ) -> None:
@@ -222,12 +229,66 @@ class NicNode(FrameSink):
         # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
         # receiver's QPN alone is not unique across the peers of a NIC
         self.retx_bytes: dict[tuple[bytes, int], int] = {}
-        self.rx_data_bytes = [0] * core.plane_count
         self.pfc: NicPause | None = None  # set when the fabric runs PFC (vfabric.pfc)
-        # (plane, time bin) -> payload bytes placed for the application: each byte once
-        # (goodput), where rx_data_bytes counts every data frame that arrived
-        self.placed_bins: dict[tuple[int, int], int] = {}
         self._bin_ns = bin_ns
+        # Per port (plane): the data payload bytes that arrived (rx_data_bytes) and the
+        # time bin being counted for placed_bins (-1: none yet) with its bytes. A port's
+        # bins come in time order, so a bin is closed (put in _placed) when the port's
+        # first placement in a later bin arrives; placed_bins adds the open ones. Compiled,
+        # C arrays (no int object, tuple or dict operation per frame); pure, lists.
+        ports = core.plane_count
+        self._ports = ports
+        #: (plane, time bin) -> payload bytes placed for the application, closed bins
+        self._placed: dict[tuple[int, int], int] = {}
+        if cython.compiled:
+            self._rx_bytes = cython.cast(
+                cython.p_longlong, calloc(max(ports, 1), cython.sizeof(cython.longlong))
+            )
+            self._open_bytes = cython.cast(
+                cython.p_longlong, calloc(max(ports, 1), cython.sizeof(cython.longlong))
+            )
+            self._open_bin = cython.cast(
+                cython.p_longlong, calloc(max(ports, 1), cython.sizeof(cython.longlong))
+            )
+            if (
+                self._rx_bytes == cython.NULL
+                or self._open_bytes == cython.NULL
+                or self._open_bin == cython.NULL
+            ):
+                raise MemoryError(f"NIC node {self.name}: no memory for {ports} ports")
+        else:
+            self._rx_bytes = [0] * ports
+            self._open_bytes = [0] * ports
+            self._open_bin = [0] * ports
+        for p in range(ports):
+            self._open_bin[p] = -1
+
+    @property
+    @cython.locals(p=cython.Py_ssize_t)
+    def rx_data_bytes(self) -> list[int]:
+        """Per port (plane): data payload bytes that arrived on it, every data frame
+        (duplicates and frames dropped out of order included)."""
+        return [self._rx_bytes[p] for p in range(self._ports)]
+
+    @property
+    @cython.locals(p=cython.Py_ssize_t, index=cython.longlong)
+    def placed_bins(self) -> dict[tuple[int, int], int]:
+        """(plane, time bin) -> payload bytes placed for the application: each byte once
+        (goodput), where :attr:`rx_data_bytes` counts every data frame that arrived. A
+        new dict: the closed bins, then each port's open one."""
+        bins = dict(self._placed)
+        for p in range(self._ports):
+            index = self._open_bin[p]
+            if index >= 0:
+                key = (p, index)
+                bins[key] = bins.get(key, 0) + self._open_bytes[p]
+        return bins
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            free(self._rx_bytes)
+            free(self._open_bytes)
+            free(self._open_bin)
 
     def receive(self, port: int, frame: bytes) -> None:
         fields = _outer_fields(frame)
@@ -245,16 +306,28 @@ class NicNode(FrameSink):
             if _DATA_DSCP_BITS >> dscp & 1 and len(frame) > _DATA_HEADER:  # in DATA_DSCPS
                 # data_bytes(frame), inlined: _outer_fields already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
-                self.rx_data_bytes[port] += len(frame) - _DATA_HEADER
+                p = port  # a list's index: from the end when negative
+                if p < 0:
+                    p += self._ports
+                if not 0 <= p < self._ports:
+                    raise IndexError("list index out of range")
+                self._rx_bytes[p] += len(frame) - _DATA_HEADER
         core = self.core
         before = core.placed_bytes
         now = self.events.now
         core.receive_frame(frame, port, now)
         placed = core.placed_bytes - before
-        if placed:
-            key = (port, now // self._bin_ns)
-            bins = self.placed_bins
-            bins[key] = bins.get(key, 0) + placed
+        if placed:  # receive_frame placed nothing unless 0 <= port < plane_count
+            p = port
+            index = now // self._bin_ns
+            if self._open_bin[p] != index:  # the port's open bin closes, this one opens
+                if self._open_bin[p] >= 0:
+                    key = (p, self._open_bin[p])
+                    bins = self._placed
+                    bins[key] = bins.get(key, 0) + self._open_bytes[p]
+                self._open_bin[p] = index
+                self._open_bytes[p] = 0
+            self._open_bytes[p] += placed
         self.service()
 
     def _transmit(self, plane: int, frame: bytes) -> None:

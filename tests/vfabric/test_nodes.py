@@ -8,8 +8,8 @@ import random
 
 import pytest
 
-from mrc_wire.constants import IPPROTO_IPV6
-from mrc_wire.frames import NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
+from mrc_wire.constants import IPPROTO_IPV6, Dscp
+from mrc_wire.frames import DATA_HEADER_BYTES, NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
 from vfabric import VirtualFabric
 from vfabric.nodes import EvStats, SwitchNode, SwitchOutput, _outer_fields
 from vfabric.wires import FrameSink
@@ -163,3 +163,77 @@ def test_the_switch_sends_through_its_node_s_output_sink() -> None:
     assert node.unwired == unwired + 1
     fabric.run(until_ns=1_000_000)
     assert [frame for _, frame in far.frames] == [b"\x00" * 64]
+
+
+def data_frame(length: int) -> bytes:
+    """A frame whose outer fields say data (DSCP TRIMMABLE, ECN 0), ``length`` bytes: not
+    a packet the core decodes (it drops it), but the node counts its payload first."""
+    frame = bytearray([0x11] * length)
+    frame[NEXT_HEADER_OFFSET] = IPPROTO_IPV6
+    frame[TRAFFIC_CLASS_OFFSET] = 0x60 | Dscp.TRIMMABLE >> 2
+    frame[TRAFFIC_CLASS_OFFSET + 1] = (Dscp.TRIMMABLE & 3) << 6
+    return bytes(frame)
+
+
+def test_rx_data_bytes_count_each_port_s_data_payload_as_a_list_index_would() -> None:
+    """The per-port counts (C on the native build) take a port as a list index does:
+    from the end when negative, IndexError past either end; a frame no longer than the
+    data header carries no payload."""
+    fabric = VirtualFabric("tiny", seed=0)
+    nic = fabric.nics["nic0"]
+    ports = nic.core.plane_count
+    assert ports >= 2 and nic.rx_data_bytes == [0] * ports
+    nic.receive(1, data_frame(DATA_HEADER_BYTES + 100))
+    nic.receive(0, data_frame(DATA_HEADER_BYTES + 7))
+    nic.receive(-1, data_frame(DATA_HEADER_BYTES + 1000))  # the last port
+    nic.receive(0, data_frame(DATA_HEADER_BYTES))  # no payload
+    expected = [7, 100] + [0] * (ports - 2)
+    expected[-1] += 1000
+    assert nic.rx_data_bytes == expected
+    assert fabric.received_data_bytes() == sum(expected)
+    for port in (ports, -ports - 1):
+        with pytest.raises(IndexError):
+            nic.receive(port, data_frame(DATA_HEADER_BYTES + 5))
+    assert nic.rx_data_bytes == expected
+    assert nic.placed_bins == {}  # the core placed nothing of these
+
+
+def test_placed_bins_are_the_bytes_placed_in_each_time_bin() -> None:
+    """A transfer run one time bin at a time: what a NIC's core placed during bin k is
+    the sum of its ``placed_bins[(plane, k)]`` over the planes, read while bin k is the
+    open one and again after later bins closed it; every key is a (plane, bin) that
+    exists, and the bins add up to the core's placed bytes."""
+    nbytes = 256 << 10
+    fabric = VirtualFabric("tiny", seed=1, bin_ns=1_000)  # 1 µs: many bins
+    transfer = fabric.transfer("nic0", "nic3", nbytes)
+    width = fabric.bin_ns
+    placed: dict[str, dict[int, int]] = {name: {} for name in fabric.nics}
+    before = dict.fromkeys(fabric.nics, 0)
+    k = 0
+    done = False
+    while not done:
+        done = fabric.run(until_ns=(k + 1) * width - 1)
+        assert fabric.now < (k + 1) * width
+        for name, nic in fabric.nics.items():
+            step = nic.core.placed_bytes - before[name]
+            before[name] = nic.core.placed_bytes
+            bins = nic.placed_bins  # bin k is the open one
+            assert sum(n for (_, index), n in bins.items() if index == k) == step
+            if step:
+                placed[name][k] = step
+        k += 1
+        assert k < 10_000
+    assert transfer.intact
+    assert len(placed["nic3"]) > 3  # bins closed while the transfer ran
+    assert fabric.delivered_bytes() == nbytes
+    for name, nic in fabric.nics.items():
+        bins = nic.placed_bins
+        assert bins == nic.placed_bins  # reading takes nothing away
+        planes = nic.core.plane_count
+        assert all(0 <= plane < planes and 0 <= index < k for plane, index in bins)
+        assert all(n > 0 for n in bins.values())
+        per_bin: dict[int, int] = {}
+        for (_, index), n in bins.items():
+            per_bin[index] = per_bin.get(index, 0) + n
+        assert per_bin == placed[name]
+        assert sum(bins.values()) == nic.core.placed_bytes
