@@ -8,20 +8,15 @@
 # value (``skip_until``: a config may give a float) stay Python objects.
 cimport cython
 
+cdef object _RANDOM
+
 
 @cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
 cpdef shuffle(object rng, list x)
 
 
-cdef class EvEntry
-
-
-@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
-cpdef list plane_entries(object plane, tuple evs, list routes)
-@cython.locals(e=EvEntry)
-cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
-
-
+# (not tracked by the cycle collector: ``cython.no_gc`` on the class in ev_set.py, where
+# the directive takes effect)
 cdef class EvEntry:
     cdef public object ev
     cdef public Py_ssize_t plane
@@ -45,6 +40,12 @@ cdef class EvEntry:
     cdef public long long first_tx_ns
     cdef public long long last_tx_ns
     cdef public long long state_changes
+
+
+@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
+cpdef list plane_entries(object plane, tuple evs, list routes)
+@cython.locals(e=EvEntry)
+cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
 
 
 cdef class EvSet:
