@@ -15,8 +15,6 @@ cdef object _RANDOM
 cpdef shuffle(object rng, list x)
 
 
-# (not tracked by the cycle collector: ``cython.no_gc`` on the class in ev_set.py, where
-# the directive takes effect)
 cdef class EvEntry:
     cdef public object ev
     cdef public Py_ssize_t plane

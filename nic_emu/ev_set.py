@@ -88,17 +88,11 @@ def shuffle(rng: random.Random, x: list[Any]) -> None:
         i -= 1
 
 
-@cython.no_gc
-@cython.cclass
 class EvEntry:
     """One EV of one connection, with its state and per-EV counters.
 
     A plain slotted class rather than a dataclass (the native build makes it an
-    extension type: ``nic_emu/ev_set.pxd``); compared by identity, as before. The native
-    type is not tracked by the cycle collector (``cython.no_gc``: a connection makes 320
-    of them when it is set up, each counted towards the next young collection
-    otherwise): an entry holds ints, its state, its path key and its wire bytes, none of
-    which refers back to an entry, so it is never part of a reference cycle."""
+    extension type: ``nic_emu/ev_set.pxd``); compared by identity, as before."""
 
     __slots__ = (
         "acked_packets",

@@ -3,9 +3,7 @@
 from __future__ import annotations
 
 import ast
-import gc
 import random
-import sys
 from collections import Counter
 from itertools import pairwise
 
@@ -456,18 +454,6 @@ def test_ring_and_draws_are_the_reference_layouts(rng_type: type[random.Random])
             assert all(
                 [id(e) for e in evs.by_path[k]] == [id(e) for e in v] for k, v in want_paths.items()
             )
-
-
-def test_native_entries_are_not_tracked_by_the_cycle_collector() -> None:
-    # The native type (loaded from an extension module) is made without the collector
-    # (cython.no_gc); the pure class is tracked as every slotted instance is. An entry's
-    # fields hold no container that could lead back to it.
-    e = EvEntry(ev=1, plane=0, path=(0, 1))
-    e.wire = b"wire"
-    native = not (sys.modules[EvEntry.__module__].__file__ or "").endswith(".py")
-    assert gc.is_tracked(e) is not native
-    (made,) = plane_entries(0, (5,), [(0, (0, 1), b"w")])
-    assert gc.is_tracked(made) is not native
 
 
 def test_plane_entries_take_the_t1s_routes_in_turn() -> None:
