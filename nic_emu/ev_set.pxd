@@ -8,18 +8,11 @@
 # value (``skip_until``: a config may give a float) stay Python objects.
 cimport cython
 
+cdef object _RANDOM
+
 
 @cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
 cpdef shuffle(object rng, list x)
-
-
-cdef class EvEntry
-
-
-@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
-cpdef list plane_entries(object plane, tuple evs, list routes)
-@cython.locals(e=EvEntry)
-cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
 
 
 cdef class EvEntry:
@@ -45,6 +38,12 @@ cdef class EvEntry:
     cdef public long long first_tx_ns
     cdef public long long last_tx_ns
     cdef public long long state_changes
+
+
+@cython.locals(t1s=Py_ssize_t, j=Py_ssize_t, e=EvEntry, out=list)
+cpdef list plane_entries(object plane, tuple evs, list routes)
+@cython.locals(e=EvEntry)
+cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
 
 
 cdef class EvSet:

@@ -52,19 +52,28 @@ DENIED = EvState.DENIED
 STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
 
 
+#: the generator whose ``shuffle`` :func:`shuffle` writes out (bound once: the native
+#: build reads it as a C global, not ``random``'s attribute on every call)
+_RANDOM = random.Random
+
+
 def shuffle(rng: random.Random, x: list[Any]) -> None:
     """``rng.shuffle(x)``: the same draws from ``rng`` and the same order of ``x``.
 
     For a ``random.Random`` itself, ``Random.shuffle``'s loop with its
     ``_randbelow_with_getrandbits`` written out here (compiled, it runs in C and calls
     only ``getrandbits``: a connection's EV ring shuffles a few hundred EVs when it is
-    set up); any other generator (a subclass may draw otherwise) shuffles by its own
-    ``shuffle``. ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw."""
-    if type(rng) is not random.Random:
+    set up); a list of fewer than two items draws nothing (``Random.shuffle``'s loop
+    runs from ``len(x) - 1`` down to 1) and is left before ``getrandbits`` is looked up.
+    Any other generator (a subclass may draw otherwise) shuffles by its own ``shuffle``.
+    ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw."""
+    if type(rng) is not _RANDOM:
         rng.shuffle(x)
         return
-    getrandbits = rng.getrandbits
     i = len(x) - 1
+    if i <= 0:
+        return
+    getrandbits = rng.getrandbits
     while i > 0:
         n = i + 1  # j = randbelow(i + 1): k = n.bit_length() bits, redrawn while >= n
         k = 0
@@ -228,7 +237,13 @@ class EvSet:
     """The EV state machine of one connection (sans-IO: every call takes ``now``)."""
 
     @cython.locals(
-        e=EvEntry, i=cython.Py_ssize_t, slots=list, position=dict, by_path=dict, by_ev=dict
+        e=EvEntry,
+        i=cython.Py_ssize_t,
+        slots=list,
+        position=dict,
+        by_path=dict,
+        by_ev=dict,
+        group=list,
     )
     def __init__(
         self,
@@ -268,10 +283,13 @@ class EvSet:
         # Per plane, by its position in ``planes`` (list indexing, no dictionary lookup
         # per pick): its ring slots (a slot keeps its plane: replacements come from the
         # same plane) and the next slot to try; and whose turn it is among the planes.
-        position = {p: k for k, p in enumerate(self.planes)}
-        slots = [[] for _ in self.planes]
-        for i, e in enumerate(self.ring):
-            slots[position[e.plane]].append(i)
+        if len(self.planes) == 1:
+            slots = [list(range(len(self.ring)))]  # every slot is the one plane's
+        else:
+            position = {p: k for k, p in enumerate(self.planes)}
+            slots = [[] for _ in self.planes]
+            for i, e in enumerate(self.ring):
+                slots[position[e.plane]].append(i)
         self._slots: list[list[int]] = slots
         self._ppos: list[int] = [0] * len(self.planes)
         self._turn = 0
@@ -282,9 +300,14 @@ class EvSet:
         self._undo_turn = 0
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
         # The EVs of each path: they cross the same links, so they share a hard failure.
+        # (a path's list made once, at its first EV: no list made and dropped per EV)
         by_path: dict[Hashable, list[EvEntry]] = {}
         for e in by_ev.values():
-            by_path.setdefault(e.path, []).append(e)
+            group = by_path.get(e.path)
+            if group is None:
+                by_path[e.path] = [e]
+            else:
+                group.append(e)
         self.by_path = by_path
         # Per path: (send time of the first lost packet, losses) while nothing sent on the
         # path after that packet has been acknowledged (see mark_bad).
@@ -317,6 +340,10 @@ class EvSet:
         per_plane = {p: list(active[p]) for p in self.planes}
         for entries in per_plane.values():
             shuffle(self._rng, entries)
+        if len(self.planes) == 1 and type(self._rng) is _RANDOM:
+            # one plane: every round's order is that plane alone, whose shuffle draws
+            # nothing from a random.Random (see shuffle): the ring is the plane's EVs
+            return per_plane[self.planes[0]]
         ring: list[EvEntry] = []
         depth = max((len(v) for v in per_plane.values()), default=0)
         for r in range(depth):

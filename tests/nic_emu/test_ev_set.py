@@ -383,6 +383,79 @@ def test_shuffle_leaves_another_generator_to_its_own_shuffle() -> None:
     assert items == want
 
 
+def test_shuffle_of_a_short_list_still_calls_another_generators_shuffle() -> None:
+    # Only random.Random itself skips a list of fewer than two items (its shuffle draws
+    # nothing there); a subclass's own shuffle is called whatever the length.
+    class Counting(random.Random):
+        calls = 0
+
+        def shuffle(self, x: list) -> None:  # type: ignore[override]
+            Counting.calls += 1
+            self.getrandbits(5)
+
+    rng = Counting(3)
+    for n in (0, 1, 2):
+        shuffle(rng, list(range(n)))
+    assert Counting.calls == 3
+    ref = random.Random(3)
+    for _ in range(3):
+        ref.getrandbits(5)
+    assert rng.getstate() == ref.getstate()
+    plain, ref = random.Random(4), random.Random(4)
+    for n in (0, 1):
+        items = list(range(n))
+        shuffle(plain, items)
+        assert items == list(range(n))
+    assert plain.getstate() == ref.getstate()
+
+
+def _reference_ring(
+    planes: list[int], active: dict[int, list[EvEntry]], rng: random.Random
+) -> list[EvEntry]:
+    """The ring as EvSet laid it out before its one-plane shortcut: each plane's EVs
+    shuffled, then round by round the planes in a shuffled order (random.Random's own
+    shuffle)."""
+    per_plane = {p: list(active[p]) for p in planes}
+    for entries in per_plane.values():
+        rng.shuffle(entries)
+    ring: list[EvEntry] = []
+    depth = max((len(v) for v in per_plane.values()), default=0)
+    for r in range(depth):
+        order = list(planes)
+        rng.shuffle(order)
+        ring.extend([per_plane[p][r] for p in order if r < len(per_plane[p])])
+    return ring
+
+
+@pytest.mark.parametrize("rng_type", [random.Random, type("Sub", (random.Random,), {})])
+def test_ring_and_draws_are_the_reference_layouts(rng_type: type[random.Random]) -> None:
+    # One plane (the shortcut: no per-round shuffles), several planes, unequal and empty
+    # planes, gaps in the plane numbers: the same ring and the same generator state after.
+    for seed in range(12):
+        for counts in ((256,), (1,), (0,), (5, 5), (8, 3, 0, 8), (4, 4, 4, 4), (7, 2, 5)):
+            planes = [3 * k for k in range(len(counts))]
+            active = {
+                p: [EvEntry(ev=(p << 20) | i, plane=p, path=(p, i % 3)) for i in range(n)]
+                for p, n in zip(planes, counts, strict=True)
+            }
+            ours, ref = rng_type(seed), rng_type(seed)
+            evs = EvSet(active, {}, min_active_per_plane=0, skip_ns=1, rng=ours)
+            want = _reference_ring(planes, active, ref)
+            assert [e.ev for e in evs.ring] == [e.ev for e in want]
+            assert ours.getstate() == ref.getstate()
+            # each plane's ring slots, and the EVs of each path in the order of by_ev
+            assert evs._slots == [
+                [i for i, e in enumerate(evs.ring) if e.plane == p] for p in planes
+            ]
+            want_paths: dict[object, list[EvEntry]] = {}
+            for e in evs.by_ev.values():
+                want_paths.setdefault(e.path, []).append(e)
+            assert list(evs.by_path) == list(want_paths)
+            assert all(
+                [id(e) for e in evs.by_path[k]] == [id(e) for e in v] for k, v in want_paths.items()
+            )
+
+
 def test_plane_entries_take_the_t1s_routes_in_turn() -> None:
     routes = [(2, (2, "t1-0"), b"w0"), (2, (2, "t1-1"), b"w1"), (2, (2, "t1-2"), b"w2")]
     evs = tuple(0x2000_0000 + 17 * j for j in range(7))
