@@ -204,7 +204,9 @@ def test_the_survivors_go_unscanned_to_the_oldest_generation() -> None:
         frozen = gc.get_freeze_count()
         more = [[] for _ in range(100)]
         age_survivors()
-        assert gc.get_freeze_count() == frozen and gc.get_count()[0] >= len(more)
+        # (a frozen object may still be freed meanwhile, so the count may only fall a little)
+        assert 0 < frozen - 100 < gc.get_freeze_count() <= frozen
+        assert gc.get_count()[0] >= len(more)
     finally:
         gc.unfreeze()
         if collecting:
