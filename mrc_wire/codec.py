@@ -344,37 +344,20 @@ def _check_range(name: str, value: int, limit: int) -> None:
 def _check_envelope(m: Envelope, dscp: int, ecn: int) -> None:
     # The usual frame in one expression (no SRH, every field in range); anything else
     # goes through the field-by-field checks, which name what is wrong. ``dscp`` and
-    # ``ecn`` are the message's (each kind declares its own). Compiled, the same test with
-    # each range read in C (_in_range: an exact int in C, anything else as below).
-    if cython.compiled:
-        if (
-            len(m.dst_mac) == _MAC_LEN
-            and len(m.src_mac) == _MAC_LEN
-            and len(m.outer_src) == 16
-            and len(m.outer_dst) == 16
-            and len(m.inner_src) == 16
-            and len(m.inner_dst) == 16
-            and _in_range(m.ev, _EV_MASK)
-            and _in_range(dscp, 0x3F)
-            and _in_range(ecn, 0x3)
-            and _in_range(m.hop_limit, 0xFF)
-            and _in_range(m.dqpn, _QPN_MASK)
-            and not m.segments
-            and not m.segments_left
-        ):
-            return
-    elif (
-        len(m.dst_mac) == MAC_LEN
-        and len(m.src_mac) == MAC_LEN
+    # ``ecn`` are the message's (each kind declares its own). Compiled, each range is read
+    # in C (_in_range: an exact int in C, anything else by Python's comparison).
+    if (
+        len(m.dst_mac) == _MAC_LEN
+        and len(m.src_mac) == _MAC_LEN
         and len(m.outer_src) == 16
         and len(m.outer_dst) == 16
         and len(m.inner_src) == 16
         and len(m.inner_dst) == 16
-        and 0 <= m.ev <= EV_MASK
-        and 0 <= dscp <= 0x3F
-        and 0 <= ecn <= 0x3
-        and 0 <= m.hop_limit <= 0xFF
-        and 0 <= m.dqpn <= QPN_MASK
+        and _in_range(m.ev, _EV_MASK)
+        and _in_range(dscp, 0x3F)
+        and _in_range(ecn, 0x3)
+        and _in_range(m.hop_limit, 0xFF)
+        and _in_range(m.dqpn, _QPN_MASK)
         and not m.segments
         and not m.segments_left
     ):
@@ -529,8 +512,7 @@ def _in_range(value: object, limit: int) -> bool:
     C ``long long`` and compares as an ``int`` (its type's comparison is ``int``'s: ``int``
     itself, ``bool``, an ``IntEnum`` such as ``Dscp``) is compared in C, with no Python
     comparison; any other value (wider, a subclass with its own comparison, not an int)
-    is compared by Python, with its errors. Only the native build calls it (the pure path
-    writes the comparison)."""
+    is compared by Python, with its errors; the pure path compares every value by Python."""
     if (
         cython.compiled
         and isinstance(value, int)
@@ -684,20 +666,12 @@ def _put64(b: bytearray, off: int, value: int) -> None:
 def encode_data(p: DataPacket) -> bytes:
     """Encode a data packet. An untrimmed packet must carry exactly ``dma_length`` bytes;
     a trimmed one (DSCP TRIMMED/TRIMMED_LASTHOP) carries none and no ImmDt."""
-    if cython.compiled:  # the same test, each range read in C (_in_range)
-        in_range = (
-            _in_range(p.psn, _PSN_MASK)
-            and _in_range(p.va, 0xFFFF_FFFF_FFFF_FFFF)
-            and _in_range(p.rkey, 0xFFFF_FFFF)
-            and _in_range(p.dma_length, 0xFFFF_FFFF)
-        )
-    else:
-        in_range = (
-            0 <= p.psn <= PSN_MASK
-            and 0 <= p.va <= 0xFFFF_FFFF_FFFF_FFFF
-            and 0 <= p.rkey <= 0xFFFF_FFFF
-            and 0 <= p.dma_length <= 0xFFFF_FFFF
-        )
+    in_range = (  # compiled, each range read in C (_in_range)
+        _in_range(p.psn, _PSN_MASK)
+        and _in_range(p.va, 0xFFFF_FFFF_FFFF_FFFF)
+        and _in_range(p.rkey, 0xFFFF_FFFF)
+        and _in_range(p.dma_length, 0xFFFF_FFFF)
+    )
     if not in_range:
         _check_range("psn", p.psn, PSN_MASK)
         _check_range("va", p.va, 0xFFFF_FFFF_FFFF_FFFF)
@@ -752,18 +726,11 @@ def encode_data(p: DataPacket) -> bytes:
 
 
 def encode_sack(s: Sack) -> bytes:
-    if cython.compiled:  # the same test, each range read in C (_in_range)
-        in_range = (
-            _in_range(s.cum_psn, _PSN_MASK)
-            and _in_range(s.echoed_psn, _PSN_MASK)
-            and _in_range(s.rcv_cwnd_pen, 0x7F)
-        )
-    else:
-        in_range = (
-            0 <= s.cum_psn <= PSN_MASK
-            and 0 <= s.echoed_psn <= PSN_MASK
-            and 0 <= s.rcv_cwnd_pen <= 0x7F
-        )
+    in_range = (  # compiled, each range read in C (_in_range)
+        _in_range(s.cum_psn, _PSN_MASK)
+        and _in_range(s.echoed_psn, _PSN_MASK)
+        and _in_range(s.rcv_cwnd_pen, 0x7F)
+    )
     if not in_range:
         _check_range("cum_psn", s.cum_psn, PSN_MASK)
         _check_range("echoed_psn", s.echoed_psn, PSN_MASK)
