@@ -4,6 +4,7 @@ order of their latest transmission (each in-flight packet once)."""
 
 from __future__ import annotations
 
+import inspect
 import random
 
 import pytest
@@ -20,19 +21,16 @@ from nic_emu.sender import (
 )
 from nic_emu.streams import StreamPayload
 
-FIELDS = (
-    "entry",
-    "first",
-    "last",
-    "length",
-    "offset",
-    "payload",
-    "psn",
-    "sent_ns",
-    "state",
-    "transmissions",
-    "tx_seq",
-    "wr",
+# every field a packet has: the pure class's slots, the compiled type's readable fields
+FIELDS = tuple(
+    sorted(
+        getattr(TxPacket, "__slots__", None)
+        or (
+            name
+            for name, member in inspect.getmembers(TxPacket)
+            if inspect.isgetsetdescriptor(member) or inspect.ismemberdescriptor(member)
+        )
+    )
 )
 
 
