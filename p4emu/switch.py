@@ -408,9 +408,9 @@ class Switch:
                 copier(preserved, meta)
         if self._trace_enabled:
             self._trace("ingress", port, instance_type, data)
-        offset, error = self._parse_fn(data, hdr, meta, sm, ctx)
+        # the parser sets sm.parser_error itself (0 when none) and returns the offset
+        offset = self._parse_fn(data, hdr, meta, sm, ctx)
         ctx.set_payload(data, offset)  # not copied: the deparser copies it once
-        sm.parser_error = error
         if self._verify_fn is not None:
             self._verify_fn(hdr, meta, ctx)
             sm.checksum_error = ctx.checksum_error
@@ -429,8 +429,7 @@ class Switch:
                 c_sm = prog.new_standard_metadata()
                 c_ctx = PacketContext(length)
                 c_sm.ingress_port = port  # the parser may branch on it (BMv2 sets it too)
-                c_off, _ = prog.parse(data, c_hdr, c_meta, c_sm, c_ctx)
-                c_ctx.set_payload(data, c_off)
+                c_ctx.set_payload(data, prog.parse(data, c_hdr, c_meta, c_sm, c_ctx))
                 # copy_field_list_and_set_type: metadata reset, field list copied
                 c_meta = prog.new_metadata()
                 c_sm = prog.new_standard_metadata()

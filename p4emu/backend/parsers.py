@@ -20,6 +20,10 @@ parser.cpp``):
 - a ``select`` without a matching case ends parsing without an error, as BMv2's parse
   state has no default transition; ``no_match_error=True`` reports ``NoMatch`` instead
   (the P4 specification's behaviour).
+
+The function returns the payload's offset only; it stores its error code (0, ``NoError``,
+when parsing went through) in the standard metadata's ``parser_error`` itself, on every
+path, after the last state (a tuple is neither built nor unpacked per packet).
 """
 
 from __future__ import annotations
@@ -45,6 +49,8 @@ from p4emu.frontend import types as t
 from p4emu.frontend.header_groups import leaf_paths
 
 END = "<end>"
+PARSER_ERROR = "parser_error"
+"""The standard metadata's field the parse function stores its error code in."""
 
 
 @dataclass
@@ -144,6 +150,7 @@ class ParserGenerator:
         pc.bind_constructor_params(scope, self.instance)
         params = []
         struct_params: set[str] = set()
+        error_store = None  # where the parse's error goes: the standard metadata's field
         for position, param in enumerate(decl.params):
             ptype = param.type
             if _is_extern(ptype, "packet_in"):
@@ -154,6 +161,8 @@ class ParserGenerator:
                 params.append(pc.annotated(name, ptype))
                 if isinstance(ptype, t.StructType):
                     struct_params.add(name)
+                    if position == 3 and _has_parser_error(ptype):
+                        error_store = f"{name}.{py_attr(PARSER_ERROR)}"
         flattener = ParserFlattener(pc)
         start = flattener.flatten(self.instance, scope, END)
         states = flattener.states
@@ -201,7 +210,9 @@ class ParserGenerator:
                     with w.block(f"{'if' if index == 0 else 'elif'} st == {index}:"):
                         self.emit_state(key)
             w.line("break")
-        w.line("return off, err")
+        if error_store is not None:  # every path: 0 (NoError) when parsing went through
+            w.line(f"{error_store} = err")
+        w.line("return off")
         w.level -= 1
         w.line("")
         return bc.hoist.finish(w.lines, 1, "    ")
@@ -382,6 +393,15 @@ def _bits(value: Any, type_: Any) -> int:
         raise ValueError(f"not a constant: {value!r}")
     width = bit_width(type_) if type_ is not None else None
     return number & ((1 << width) - 1) if width else number
+
+
+def _has_parser_error(type_: t.StructType) -> bool:
+    """Whether the struct (the parser's fourth parameter) has v1model's ``parser_error``
+    field of type ``error``, which the parse function sets to its error code."""
+    return any(
+        f.name == PARSER_ERROR and isinstance(scalar_type(f.type), t.ErrorType)
+        for f in type_.fields
+    )
 
 
 def _is_extern(type_: t.Type | None, name: str) -> bool:

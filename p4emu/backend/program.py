@@ -468,7 +468,8 @@ class CompiledProgram:
 
     Block functions (``ctx`` is a :class:`p4emu.backend.rt.PacketContext`):
 
-    - ``parse(data, hdr, meta, sm, ctx) -> (payload_offset, error_code)``
+    - ``parse(data, hdr, meta, sm, ctx) -> payload_offset`` (sets ``sm.parser_error``
+      to the error code, 0 when none)
     - ``verify_checksum(hdr, meta, ctx)`` (sets ``ctx.checksum_error``)
     - ``ingress(hdr, meta, sm, ctx)`` / ``egress(hdr, meta, sm, ctx)``
     - ``compute_checksum(hdr, meta, ctx)``
@@ -480,7 +481,7 @@ class CompiledProgram:
     objects: ProgramObjects
     source: str
     hooks: Hooks
-    parse: Callable[..., tuple[int, int]]
+    parse: Callable[..., int]
     verify_checksum: Callable[..., None]
     ingress: Callable[..., None]
     egress: Callable[..., None]
@@ -589,7 +590,7 @@ def compile_program(
 
 _NODE_KEYED = frozenset({"table", "profile", "extern", "value_set"})
 """The origins keyed by (block instance, declaration) ids (kept as the nodes themselves)."""
-TEMPLATE_FORMAT = "p4emu-template-1"
+TEMPLATE_FORMAT = "p4emu-template-2"
 """Bumped whenever what a kept template holds changes."""
 _GENERATOR_PACKAGES = ("backend", "runtime", "p4info")
 

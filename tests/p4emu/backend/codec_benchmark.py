@@ -69,8 +69,8 @@ def main(argv: list[str] | None = None) -> int:
             parse(frame, hdr, meta, sm, ctx)
 
     init(hdr)
-    offset, error = parse(packets[0], hdr, meta, sm, ctx)
-    assert error == 0, error
+    offset = parse(packets[0], hdr, meta, sm, ctx)
+    assert sm.parser_error == 0, sm.parser_error
     ctx.payload = packets[0][offset:]
     out = deparse(hdr, ctx)
     joins = isinstance(out, list)  # the deparser's contract before the native deparser

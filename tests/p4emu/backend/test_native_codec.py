@@ -225,7 +225,9 @@ def _run(native_env: str, cases: list[dict[str, Any]]) -> tuple[str, list[Any]]:
         parsed = program.new_headers()
         ctx = PacketContext(len(frame))
         meta, sm = program.new_metadata(), program.new_standard_metadata()
-        offset, error = program.parse(frame, parsed, meta, sm, ctx)
+        sm.parser_error = -1  # the parser stores its error (0: none) on every path
+        offset = program.parse(frame, parsed, meta, sm, ctx)
+        error = sm.parser_error
         fields = {
             header: (
                 getattr(parsed, header).valid_,

@@ -78,8 +78,9 @@ def test_compiled_program_blocks_can_be_driven_directly() -> None:
     sm = compiled.new_standard_metadata()
     frame = raw(Ether() / IP(dst="1.2.3.4") / b"xyz")
     ctx = PacketContext(len(frame))
-    offset, error = compiled.parse(frame, hdr, meta, sm, ctx)
-    assert error == 0 and offset == 34
+    sm.parser_error = -1  # the parser stores its error (0: none) on every path
+    offset = compiled.parse(frame, hdr, meta, sm, ctx)
+    assert sm.parser_error == 0 and offset == 34
     assert hdr.ipv4.valid_ and hdr.ipv4.dstAddr == 0x01020304
     copy = compiled.copy_headers(hdr)
     copy.ipv4.ttl = 1
@@ -87,6 +88,24 @@ def test_compiled_program_blocks_can_be_driven_directly() -> None:
     ctx.payload = frame[offset:]  # the deparser gives the whole packet
     assert compiled.deparse(hdr, ctx) == frame
     assert compiled.error_name(1) == "PacketTooShort"
+
+
+def test_parse_stores_its_error_in_the_standard_metadata() -> None:
+    # parse returns the payload offset only; the error code goes to sm.parser_error on
+    # every path: PacketTooShort for a cut IPv4 header (the Ethernet header kept), then
+    # back to 0 (NoError) for a whole frame parsed with the same standard metadata
+    compiled = compile_program(load_program(PROGRAMS / "basic.p4"), clock=VirtualClock())
+    hdr = compiled.new_headers()
+    meta = compiled.new_metadata()
+    sm = compiled.new_standard_metadata()
+    frame = raw(Ether() / IP(dst="1.2.3.4") / b"xyz")
+    short = frame[:20]
+    offset = compiled.parse(short, hdr, meta, sm, PacketContext(len(short)))
+    assert offset == 14 and hdr.ethernet.valid_ and not hdr.ipv4.valid_
+    assert compiled.error_name(sm.parser_error) == "PacketTooShort"
+    compiled.init_headers(hdr)
+    assert compiled.parse(frame, hdr, meta, sm, PacketContext(len(frame))) == 34
+    assert sm.parser_error == 0
 
 
 def test_init_functions_restore_the_state_of_new_objects() -> None:
