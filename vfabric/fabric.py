@@ -36,7 +36,7 @@ from vfabric.exceptions import (
     VirtualFabricError,
 )
 from vfabric.faults import Fault, plan_faults
-from vfabric.nodes import EvStats, NicNode, SwitchNode
+from vfabric.nodes import NicNode, SwitchNode
 from vfabric.pcap import NsPcapWriter
 from vfabric.pfc import (
     NicPause,
@@ -348,10 +348,7 @@ class VirtualFabric:
             return
         node = self.nics.get(nic)
         if node is not None:
-            stats = node.ev_tx.get(ev)
-            if stats is None:
-                stats = node.ev_tx[ev] = EvStats()
-            stats.dropped += 1
+            node.count_drop(ev)
 
     def _open_pcaps(self, directory: Path) -> None:
         try:

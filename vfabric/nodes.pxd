@@ -61,14 +61,45 @@ cdef class EvStats:
 
 cdef EvStats _new_stats()
 
+cdef Py_ssize_t _EV_FIELDS, _CE_MARKED, _DATA_BYTES, _DROPPED, _RX_PACKETS, _TRIMMED
+cdef Py_ssize_t _TX_BYTES, _TX_PACKETS
+cdef unsigned long long _FIB
+cdef Py_ssize_t _EV_FIRST
+
+
+# one NIC node's per-EV counters in one direction (EvCounters): the EVs met (_count of
+# them, room for _cap), their counters (_EV_FIELDS each, in EvStats' order) and the table
+# of positions + 1 (0: free), 2 * _cap slots, picked by the top bits of ev * _FIB
+cdef class EvCounters:
+    cdef Py_ssize_t _cap
+    cdef Py_ssize_t _count
+    cdef long long* _counts
+    cdef long long* _evs
+    cdef dict _index  # the pure path's EV -> position (None compiled)
+    cdef int _shift
+    cdef int* _slots
+
+    @cython.locals(
+        cap=Py_ssize_t, evs="long long*", counts="long long*", slots="int*",
+        size=Py_ssize_t, mask="unsigned long long", i=Py_ssize_t, h="unsigned long long",
+    )
+    cdef int _grow(self) except -1
+    @cython.locals(
+        mask="unsigned long long", h="unsigned long long", slots="int*", i=Py_ssize_t,
+        counts="long long*", k=Py_ssize_t,
+    )
+    cdef Py_ssize_t _find(self, long long ev) except -1
+    @cython.locals(result=dict, counts="long long*", i=Py_ssize_t, k=Py_ssize_t, s=EvStats)
+    cpdef dict stats(self)
+
 
 cdef class NicNode(FrameSink):
     cdef public long long _bin_ns
     cdef public object _timer_at
     cdef public object app_sink
     cdef public NicCore core
-    cdef public dict ev_rx
-    cdef public dict ev_tx
+    cdef EvCounters _ev_rx
+    cdef EvCounters _ev_tx
     cdef public EventList events
     cdef public object name
     cdef public object pfc
@@ -84,16 +115,18 @@ cdef class NicNode(FrameSink):
 
     # dscp and ecn: 6 and 2 bits of the frame (mrc_wire.frames.frame_outer)
     @cython.locals(
-        stats=EvStats, now="long long", bins=dict, core=NicCore, dscp=int,
-        fields="long long", ev="long long", p=Py_ssize_t, index="long long",
-        placed="long long", before="long long",
+        counters=EvCounters, i=Py_ssize_t, counts="long long*", now="long long",
+        bins=dict, core=NicCore, dscp=int, fields="long long", ev="long long",
+        p=Py_ssize_t, index="long long", placed="long long", before="long long",
     )
     cpdef receive(self, object port, bytes frame)
     @cython.locals(
-        stats=EvStats, wire=Wire, size=Py_ssize_t, payload=Py_ssize_t, dscp=int,
-        fields="long long", ev="long long",
+        counters=EvCounters, i=Py_ssize_t, counts="long long*", wire=Wire,
+        size=Py_ssize_t, payload=Py_ssize_t, dscp=int, fields="long long", ev="long long",
     )
     cpdef _transmit(self, object plane, bytes frame)
+    @cython.locals(counters=EvCounters, i=Py_ssize_t)
+    cpdef count_drop(self, long long ev)
     @cython.locals(now="long long", core=NicCore)
     cpdef service(self)
     cpdef fire(self, object deadline)

@@ -8,8 +8,8 @@ from typing import TYPE_CHECKING
 
 import cython
 
-if cython.compiled:  # a NIC node's per-port counters: C arrays (NicNode)
-    from cython.cimports.libc.stdlib import calloc, free
+if cython.compiled:  # a NIC node's per-port and per-EV counters: C arrays (NicNode)
+    from cython.cimports.libc.stdlib import calloc, free, realloc
 
 from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
@@ -179,12 +179,146 @@ class EvStats:
 
 
 def _new_stats() -> EvStats:
-    """A NIC node's counters for an EV it meets first. Compiled, the type's own
-    allocation, which zeroes its C counters (what ``__init__`` does), without a call
-    through Python's call protocol; pure, ``EvStats()``."""
+    """A new EvStats, all zero. Compiled, the type's own allocation, which zeroes its C
+    counters (what ``__init__`` does), without a call through Python's call protocol;
+    pure, ``EvStats()``."""
     if cython.compiled:
         return EvStats.__new__(EvStats)
     return EvStats()
+
+
+# EvCounters' seven counters of an EV, in EvStats.__slots__' order (an EV's counters are
+# _EV_FIELDS consecutive integers from its position times _EV_FIELDS)
+_EV_FIELDS = 7
+_CE_MARKED = 0
+_DATA_BYTES = 1
+_DROPPED = 2
+_RX_PACKETS = 3
+_TRIMMED = 4
+_TX_BYTES = 5
+_TX_PACKETS = 6
+_FIB = 0x9E3779B97F4A7C15  # 2**64 / the golden ratio: Fibonacci hashing of an EV
+_EV_FIRST = 16  # EVs an EvCounters has room for at first (doubled when full)
+
+
+class EvCounters:
+    """One NIC node's per-EV counters in one direction (sent, or received): for every EV
+    met, :class:`EvStats`' seven counters, the EVs in the order they were first met.
+    Compiled, C arrays (the EVs, their counters) and an open-addressed table of
+    positions, twice the EVs' room, found by Fibonacci hashing with linear probing: no
+    int object nor dict lookup per frame and no EvStats per new EV. Pure, lists and a
+    dict from EV to position. :meth:`stats` gives them as a dict of EvStats."""
+
+    __slots__ = ("_cap", "_count", "_counts", "_evs", "_index", "_shift", "_slots")
+
+    def __init__(self) -> None:
+        self._count = 0  # EVs met
+        if cython.compiled:
+            self._cap = 0
+            self._shift = 64
+            self._evs = cython.NULL
+            self._counts = cython.NULL
+            self._slots = cython.NULL
+            self._grow()
+        else:
+            self._evs = []  # type: list[int]
+            self._counts = []  # type: list[int]
+            self._index = {}  # type: dict[int, int]
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            free(self._evs)
+            free(self._counts)
+            free(self._slots)
+
+    def _grow(self) -> None:
+        """Compiled: room for twice the EVs (the first time, _EV_FIRST), the table of
+        positions rebuilt at twice that size."""
+        if cython.compiled:
+            cap = _EV_FIRST if self._cap == 0 else 2 * self._cap
+            evs = cython.cast(
+                cython.p_longlong, realloc(self._evs, cap * cython.sizeof(cython.longlong))
+            )
+            if evs == cython.NULL:
+                raise MemoryError(f"no memory for {cap} EVs")
+            self._evs = evs
+            counts = cython.cast(
+                cython.p_longlong,
+                realloc(self._counts, cap * _EV_FIELDS * cython.sizeof(cython.longlong)),
+            )
+            if counts == cython.NULL:
+                raise MemoryError(f"no memory for {cap} EVs")
+            self._counts = counts
+            slots = cython.cast(cython.p_int, calloc(2 * cap, cython.sizeof(cython.int)))
+            if slots == cython.NULL:
+                raise MemoryError(f"no memory for {cap} EVs")
+            free(self._slots)
+            self._slots = slots
+            self._cap = cap
+            self._shift = 64  # the top log2(2 * cap) bits of ev * _FIB pick a slot
+            size = 1
+            while size < 2 * cap:
+                size *= 2
+                self._shift -= 1
+            mask = 2 * cap - 1
+            for i in range(self._count):
+                h = cython.cast(cython.ulonglong, evs[i]) * _FIB >> self._shift
+                while slots[h]:
+                    h = (h + 1) & mask
+                slots[h] = i + 1
+
+    def _find(self, ev: int) -> int:
+        """The position of ``ev``'s counters (its index among the EVs met), the EV added
+        with all its counters zero if it is met for the first time."""
+        if cython.compiled:
+            mask = 2 * self._cap - 1
+            h = cython.cast(cython.ulonglong, ev) * _FIB >> self._shift
+            slots = self._slots
+            while slots[h]:  # a slot holds a position + 1, 0: free
+                i = slots[h] - 1
+                if self._evs[i] == ev:
+                    return i
+                h = (h + 1) & mask
+            i = self._count
+            if i == self._cap:  # full (the table half full): twice the room, probe again
+                self._grow()
+                mask = 2 * self._cap - 1
+                h = cython.cast(cython.ulonglong, ev) * _FIB >> self._shift
+                slots = self._slots
+                while slots[h]:
+                    h = (h + 1) & mask
+            slots[h] = i + 1
+            self._evs[i] = ev
+            counts = self._counts
+            for k in range(i * _EV_FIELDS, (i + 1) * _EV_FIELDS):
+                counts[k] = 0
+            self._count = i + 1
+            return i
+        found = self._index.get(ev)
+        if found is None:
+            found = self._index[ev] = self._count
+            self._evs.append(ev)
+            self._counts.extend([0] * _EV_FIELDS)
+            self._count = found + 1
+        return found
+
+    def stats(self) -> dict[int, EvStats]:
+        """EV -> a new :class:`EvStats` with its counters, in the order the EVs were
+        first met."""
+        result: dict[int, EvStats] = {}
+        counts = self._counts
+        for i in range(self._count):
+            k = i * _EV_FIELDS
+            s = _new_stats()
+            s.ce_marked = counts[k + _CE_MARKED]
+            s.data_bytes = counts[k + _DATA_BYTES]
+            s.dropped = counts[k + _DROPPED]
+            s.rx_packets = counts[k + _RX_PACKETS]
+            s.trimmed = counts[k + _TRIMMED]
+            s.tx_bytes = counts[k + _TX_BYTES]
+            s.tx_packets = counts[k + _TX_PACKETS]
+            result[self._evs[i]] = s
+        return result
 
 
 AppSink = Callable[[str, AppEvent], None]
@@ -197,6 +331,8 @@ class NicNode(FrameSink):
 
     __slots__ = (
         "_bin_ns",
+        "_ev_rx",
+        "_ev_tx",
         "_open_bin",
         "_open_bytes",
         "_placed",
@@ -205,8 +341,6 @@ class NicNode(FrameSink):
         "_timer_at",
         "app_sink",
         "core",
-        "ev_rx",
-        "ev_tx",
         "events",
         "name",
         "pfc",
@@ -224,8 +358,8 @@ class NicNode(FrameSink):
         self.uplinks: list[Wire | None] = [None] * core.plane_count
         self.app_sink = app_sink
         self._timer_at: int | None = None
-        self.ev_tx: dict[int, EvStats] = {}  # EVs this NIC sends on (as the frames carry them)
-        self.ev_rx: dict[int, EvStats] = {}  # EVs of frames that arrive here
+        self._ev_tx = EvCounters()  # EVs this NIC sends on (as the frames carry them)
+        self._ev_rx = EvCounters()  # EVs of frames that arrive here
         # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
         # receiver's QPN alone is not unique across the peers of a NIC
         self.retx_bytes: dict[tuple[bytes, int], int] = {}
@@ -264,6 +398,26 @@ class NicNode(FrameSink):
             self._open_bin[p] = -1
 
     @property
+    def ev_tx(self) -> dict[int, EvStats]:
+        """EV -> what this NIC sent on it (as its frames carry it) and what of that was
+        lost on a wire (:meth:`count_drop`), in the order the EVs were first met: a new
+        dict of new EvStats."""
+        return self._ev_tx.stats()
+
+    @property
+    def ev_rx(self) -> dict[int, EvStats]:
+        """EV -> the frames that arrived here carrying it (trimmed, CE-marked), in the
+        order the EVs were first met: a new dict of new EvStats."""
+        return self._ev_rx.stats()
+
+    def count_drop(self, ev: int) -> None:
+        """A frame this NIC sent on ``ev`` was lost on a wire (link down, random loss, EV
+        drop): its ``dropped`` count in :attr:`ev_tx`."""
+        counters = self._ev_tx
+        i = counters._find(ev) * _EV_FIELDS
+        counters._counts[i + _DROPPED] += 1
+
+    @property
     @cython.locals(p=cython.Py_ssize_t)
     def rx_data_bytes(self) -> list[int]:
         """Per port (plane): data payload bytes that arrived on it, every data frame
@@ -295,14 +449,14 @@ class NicNode(FrameSink):
         if fields >= 0:
             ev = fields >> 8
             dscp = fields >> 2 & 0x3F
-            stats = self.ev_rx.get(ev)
-            if stats is None:
-                stats = self.ev_rx[ev] = _new_stats()
-            stats.rx_packets += 1
+            counters = self._ev_rx
+            i = counters._find(ev) * _EV_FIELDS
+            counts = counters._counts  # after _find, which may move it
+            counts[i + _RX_PACKETS] += 1
             if _TRIMMED_DSCP_BITS >> dscp & 1:  # dscp in TRIMMED_DSCPS
-                stats.trimmed += 1
+                counts[i + _TRIMMED] += 1
             elif fields & 3 == _ECN_CE:
-                stats.ce_marked += 1
+                counts[i + _CE_MARKED] += 1
             if _DATA_DSCP_BITS >> dscp & 1 and len(frame) > _DATA_HEADER:  # in DATA_DSCPS
                 # data_bytes(frame), inlined: _outer_fields already checked the next header,
                 # and a frame without an EV (not IPv6-in-IPv6) carries no data
@@ -335,15 +489,15 @@ class NicNode(FrameSink):
         if fields >= 0:
             ev = fields >> 8
             dscp = fields >> 2 & 0x3F
-            stats = self.ev_tx.get(ev)
-            if stats is None:
-                stats = self.ev_tx[ev] = _new_stats()
+            counters = self._ev_tx
+            i = counters._find(ev) * _EV_FIELDS
+            counts = counters._counts  # after _find, which may move it
             size = len(frame)
-            stats.tx_packets += 1
-            stats.tx_bytes += size
+            counts[i + _TX_PACKETS] += 1
+            counts[i + _TX_BYTES] += size
             if _DATA_DSCP_BITS >> dscp & 1 and size > _DATA_HEADER:  # data_bytes(frame), inlined
                 payload = size - _DATA_HEADER
-                stats.data_bytes += payload
+                counts[i + _DATA_BYTES] += payload
                 if dscp == _RETX_DSCP:
                     key = (frame_inner_dst(frame), frame_dqpn(frame))
                     self.retx_bytes[key] = self.retx_bytes.get(key, 0) + payload
