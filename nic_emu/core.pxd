@@ -58,7 +58,9 @@ cdef class NicCore(NicHost):
 
     cpdef bint has_events(self)
     cpdef list events(self)
-    @cython.locals(counters=dict, conn=Connection, m=Envelope, port=Py_ssize_t)
+    @cython.locals(
+        counters=dict, conn=Connection, m=Envelope, port=Py_ssize_t, dst=bytes, own=bytes
+    )
     cpdef receive_frame(self, object frame, object plane, object now)
     @cython.locals(
         out=list, sendable=set, parked=list, free=list, p=Py_ssize_t, group=set, ready=list,

@@ -235,3 +235,54 @@ def test_probe_traffic_is_answered_only_for_known_nics() -> None:
     (reply,) = decoded(pair.b.frames_to_send(1))
     assert reply.reply and reply.probe_ev == ev.ev and reply.dqpn == 2
     assert QPN_A != QPN_B
+
+
+def _first_data_frame(pair: Pair) -> bytes:
+    pair.write(bytes(MTU))
+    return next(f for _, f in pair.a.frames_to_send(0) if isinstance(decode(f), DataPacket))
+
+
+def test_a_frame_for_any_of_this_nics_addresses_is_taken_on_any_port() -> None:
+    """receive_frame checks the arriving port's own address first and the NIC's other
+    addresses after: a data packet addressed to any of them, arriving on any port, is
+    taken exactly as one for the port's own address (the same counters, log and reply)."""
+    data = _first_data_frame(Pair())
+    planes = range(Pair().b.plane_count)
+    assert len(planes) > 1
+    for port in planes:
+        for to in planes:
+            reference, pair = Pair(), Pair()
+            assert _first_data_frame(reference) == _first_data_frame(pair) == data
+            own = pair.b.addrs
+            reference.b.receive_frame(_reencode(data, inner_dst=own[port]), port, 1)
+            pair.b.receive_frame(_reencode(data, inner_dst=own[to]), port, 1)
+            assert pair.b.counters == reference.b.counters
+            assert pair.b.counters["rx_foreign"] == pair.b.counters["rx_dropped"] == 0
+            assert pair.b.plane_rx == reference.b.plane_rx == [int(p == port) for p in planes]
+            assert [r.as_dict() for r in pair.log.records] == [
+                r.as_dict() for r in reference.log.records
+            ]
+            assert pair.b.frames_to_send(2) == reference.b.frames_to_send(2) != []
+
+
+def test_a_frame_for_another_nic_is_dropped_on_every_port() -> None:
+    """A frame for another NIC's address (on any plane) is counted as foreign and dropped
+    as ``not_for_this_nic`` on the port it came in on, whichever port that is."""
+    pair = Pair()
+    data = _first_data_frame(pair)
+    b = pair.b
+    planes = range(b.plane_count)
+    others = [pair.plan.nic_address(name, p).packed for name in ("nic0", "nic4") for p in planes]
+    assert not set(others) & set(b.addrs)
+    drops = 0
+    for port in planes:
+        for addr in others:
+            before = len(pair.log.of_kind("rx_drop"))
+            b.receive_frame(_reencode(data, inner_dst=addr), port, 1)
+            drops += 1
+            assert b.counters["rx_frames"] == drops
+            assert b.counters["rx_foreign"] == b.counters["rx_dropped"] == drops
+            assert b.drop_reasons == {"not_for_this_nic": drops}
+            (event,) = pair.log.of_kind("rx_drop")[before:]
+            assert event.plane == port and event.detail == {"reason": "not_for_this_nic"}
+    assert b.plane_rx == [0] * b.plane_count
