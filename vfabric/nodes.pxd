@@ -24,7 +24,10 @@ cpdef long long _outer_fields(bytes frame) except? -2
 
 cdef class SwitchNode(FrameSink):
     cdef public long long _armed
-    cdef public set _wakes
+    # the pending wake-up times: the first _wake_count of _wake_at (room: _wake_room)
+    cdef long long* _wake_at
+    cdef Py_ssize_t _wake_count
+    cdef Py_ssize_t _wake_room
     cdef public EventList events
     cdef public object name
     cdef public dict out
@@ -36,10 +39,12 @@ cdef class SwitchNode(FrameSink):
     @cython.locals(wire=Wire)
     cpdef _output(self, object port, bytes frame)
     # due: a time in ns (below 2**62, the event list's limit)
-    @cython.locals(now="long long", wakes=set, key=object)
+    @cython.locals(room=Py_ssize_t, at="long long*")
+    cdef int _grow_wakes(self) except -1
+    @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
     cpdef _arm(self, long long due)
     cpdef fire(self, object due)
-    @cython.locals(at="long long")
+    @cython.locals(at="long long", count=Py_ssize_t, i=Py_ssize_t)
     cpdef _wake(self, object due)
 
 

@@ -69,7 +69,9 @@ class SwitchNode(FrameSink):
 
     __slots__ = (
         "_armed",
-        "_wakes",
+        "_wake_at",
+        "_wake_count",
+        "_wake_room",
         "events",
         "name",
         "out",
@@ -85,12 +87,46 @@ class SwitchNode(FrameSink):
         self.out: dict[int, Wire] = {}
         self.traversals = 0
         self.unwired = 0  # frames sent to a port without a link (e.g. the CPU port)
-        self._wakes: set[int] = set()
+        # The wake-up times pending (scheduled, not yet fired), in no order: the first
+        # _wake_count of _wake_at, which has room for _wake_room. A switch has a few at a
+        # time (at most 3 in the 256 KiB permutation), so a scan finds one: compiled, a C
+        # array (no set operation per arm and per wake-up); pure, a list.
+        self._wake_count = 0
+        self._wake_room = 0
+        if cython.compiled:
+            self._wake_at = cython.NULL
+        else:
+            self._wake_at = []  # type: list[int]
+        self._grow_wakes()
         #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
-        #: most arms repeat it, and then need no set lookup (nor, compiled, an int object)
+        #: most arms repeat it, and then need no scan (nor, compiled, an int object)
         self._armed = -1
         switch.output_sink = SwitchOutput(self)  # compiled: the switch calls it in C
         switch.packet_in_callback = self._packet_in
+
+    def __dealloc__(self) -> None:
+        if cython.compiled:
+            free(self._wake_at)
+
+    def _grow_wakes(self) -> None:
+        """Room for twice the pending wake-up times (the first time, 4)."""
+        room = 2 * self._wake_room if self._wake_room else 4
+        if cython.compiled:
+            at = cython.cast(
+                cython.p_longlong, realloc(self._wake_at, room * cython.sizeof(cython.longlong))
+            )
+            if at == cython.NULL:
+                raise MemoryError(f"switch node {self.name}: no memory for {room} wake-ups")
+            self._wake_at = at
+        else:
+            self._wake_at.extend([0] * (room - self._wake_room))
+        self._wake_room = room
+
+    @property
+    @cython.locals(i=cython.Py_ssize_t)
+    def _wakes(self) -> set[int]:
+        """The wake-up times pending (a new set)."""
+        return {self._wake_at[i] for i in range(self._wake_count)}
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
@@ -116,20 +152,30 @@ class SwitchNode(FrameSink):
             due = now
         if due == self._armed:
             return  # pending already
-        key = due  # compiled, one int object: the set's and the event's (_wake discards it)
-        wakes = self._wakes
-        if key not in wakes:
-            wakes.add(key)
-            self.events.push_source(due, self, key)  # fire: _wake; the per-packet path
         self._armed = due
+        count = self._wake_count
+        for i in range(count):
+            if self._wake_at[i] == due:
+                return  # pending already
+        if count == self._wake_room:
+            self._grow_wakes()
+        self._wake_at[count] = due
+        self._wake_count = count + 1
+        self.events.push_source(due, self, due)  # fire: _wake; the per-packet path
 
     def fire(self, due: int) -> None:
         """The switch's event: its traffic manager's departure due at ``due``."""
         self._wake(due)
 
     def _wake(self, due: int) -> None:
-        self._wakes.discard(due)
         at = due  # compiled, a C integer
+        count = self._wake_count
+        for i in range(count):
+            if self._wake_at[i] == at:  # no longer pending: the last one takes its place
+                count -= 1
+                self._wake_at[i] = self._wake_at[count]
+                self._wake_count = count
+                break
         if at == self._armed:
             self._armed = -1
         due = self.switch.poll()

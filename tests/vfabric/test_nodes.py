@@ -214,6 +214,32 @@ def test_arm_after_the_last_armed_fired() -> None:
     assert node._wakes == {2_000}
 
 
+def test_many_pending_wake_ups_each_fire_once() -> None:
+    """More wake-up times pending than a switch node has room for at first (4: compiled,
+    a C array that grows), armed in random order and again while pending: one event per
+    time, each leaves the pending ones as it fires, and a time armed again after it
+    fired is scheduled again."""
+    fabric, node = switch_node()
+    events = fabric.events
+    base = events.pending()
+    rng = random.Random(8)
+    times = [1_000 * (k + 1) for k in range(40)]
+    rng.shuffle(times)
+    for at in times + rng.sample(times, 20):  # the repeats are pending: nothing new
+        node._arm(at)
+    assert node._wakes == set(times)
+    assert events.pending() == base + 40
+    fabric.run(until_ns=20_500)
+    assert node._wakes == {at for at in times if at > 20_500}
+    node._arm(30_000)  # pending
+    node._arm(50_000)  # new
+    assert events.pending() == base + 21
+    fabric.run(until_ns=100_000)
+    assert node._wakes == set()
+    node._arm(120_000)  # fired long ago: armed again
+    assert node._wakes == {120_000} and events.pending() == base + 1
+
+
 class RecordingSink(FrameSink):
     """A wire's far end that records what reaches it."""
 
