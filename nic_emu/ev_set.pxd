@@ -5,7 +5,9 @@
 # one). C integers hold counts (packets, bytes, probes, state changes), send and probe
 # times (the driver's ns, below 2**63), probe ids and planes and ring positions; an EV,
 # its path, its state (an EvState compared by identity) and a time that adds a configured
-# value (``skip_until``: a config may give a float) stay Python objects.
+# value (``skip_until``: a config may give a float) stay Python objects. EvEntry is not
+# tracked by the cycle collector: ``@cython.no_gc`` on the class in ev_set.py (Cython
+# ignores the directive here), whose comment says why no cycle can pass through an entry.
 cimport cython
 
 cdef object _RANDOM

@@ -88,6 +88,21 @@ def shuffle(rng: random.Random, x: list[Any]) -> None:
         i -= 1
 
 
+# Untracked by the cycle collector on the native build (``no_gc``, which Cython reads on
+# the class here, not in the .pxd, and only above ``cclass``; both no-ops on the pure path,
+# where the slotted class is tracked as any): no reference cycle can pass through an entry, as
+# nothing it holds can refer back to it. Its C fields hold numbers and flags; its object
+# fields hold ``ev`` an int, ``path`` the path key, a tuple of the plane (an int) and the
+# T1's name (a str or None), ``state`` an EvState (an int enum: its members refer to
+# their class, never to an entry), ``skip_until`` an int or a float (``now`` plus the
+# configured skip time) and ``wire`` the carrier, bytes (``NicCore.ev_route``): all
+# atomic. No class derives from it (tests/clikit/test_pxd.py refuses a declared subclass;
+# a Python one would be tracked, but would not traverse these fields). Untracked, the
+# 20,480 entries of a 32-host permutation are neither counted towards young collections
+# nor scanned by them (docs/virtual-fabric.md, NIC per packet, round 9);
+# tests/nic_emu/test_ev_set.py checks what a run's entries hold.
+@cython.no_gc
+@cython.cclass
 class EvEntry:
     """One EV of one connection, with its state and per-EV counters.
 

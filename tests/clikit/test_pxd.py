@@ -7,8 +7,10 @@ has exactly the attributes declared there. An attribute that the ``.py`` sets bu
 native one, so every ``self.NAME = ...`` of such a class must be declared; the class must
 exist, must not be decorated (a decorator would rebuild an extension type) except as a
 dataclass that Cython compiles itself (:func:`cython_dataclass`: then its fields are
-declared in the ``.py``'s order, none again in a subclass), and its module must be one that
-the native build compiles.
+declared in the ``.py``'s order, none again in a subclass) or, for a class listed in
+:data:`UNTRACKED`, as exactly ``@cython.no_gc`` over ``@cython.cclass`` (:func:`untracked`:
+Cython's directives, no-ops on the pure path), and its module must be one that the native
+build compiles.
 """
 
 from __future__ import annotations
@@ -212,6 +214,33 @@ def cython_dataclass(decorators: list[ast.expr]) -> bool:
     )
 
 
+#: the extension types made without the cycle collector (``@cython.no_gc`` and
+#: ``@cython.cclass`` on the class in its ``.py``: Cython ignores ``no_gc`` in a ``.pxd``),
+#: each because nothing it may hold can refer back to it, as a comment on the class says
+#: and docs/virtual-fabric.md records (NIC per packet, round 9): untracked, such an object
+#: in a reference cycle would never be freed
+UNTRACKED: dict[str, set[str]] = {
+    "nic_emu.ev_set": {"EvEntry"},
+}
+#: the two decorators an UNTRACKED class carries, top first: Cython refuses ``no_gc``
+#: below ``cclass`` ("not allowed in class scope")
+UNTRACKED_DECORATORS = ["no_gc", "cclass"]
+
+
+def untracked(decorators: list[ast.expr]) -> bool:
+    """Whether ``decorators`` are exactly ``@cython.no_gc`` over ``@cython.cclass``,
+    neither called: what makes an extension type that the cycle collector does not track
+    (only for the classes of :data:`UNTRACKED`)."""
+    names = [
+        dec.attr
+        for dec in decorators
+        if isinstance(dec, ast.Attribute)
+        and isinstance(dec.value, ast.Name)
+        and dec.value.id == "cython"
+    ]
+    return len(names) == len(decorators) and names == UNTRACKED_DECORATORS
+
+
 def dataclass_fields(node: ast.ClassDef) -> list[str]:
     """The fields a dataclass body declares (annotated names), in order."""
     return [
@@ -273,9 +302,87 @@ def test_only_a_dataclass_that_cython_compiles_is_allowed() -> None:
     assert not cython_dataclass(decorators("@dataclass(kw_only=FLAG)"))
     assert not cython_dataclass(decorators("@total_ordering"))
     assert not cython_dataclass(decorators("@dataclass\n@total_ordering"))
+    assert not cython_dataclass(decorators("@cython.cclass\n@cython.no_gc"))
     node = ast.parse("class A:\n    x: int\n    y: int = 0\n    z = 1\n").body[0]
     assert isinstance(node, ast.ClassDef)
     assert dataclass_fields(node) == ["x", "y"]
+
+
+def test_only_cclass_and_no_gc_together_make_an_untracked_type() -> None:
+    def decorators(source: str) -> list[ast.expr]:
+        node = ast.parse(source + "\nclass A:\n    x: int\n").body[0]
+        assert isinstance(node, ast.ClassDef)
+        return node.decorator_list
+
+    assert untracked(decorators("@cython.no_gc\n@cython.cclass"))
+    for refused in (
+        "@cython.cclass\n@cython.no_gc",  # the order Cython refuses
+        "@cython.no_gc",  # alone: not an extension type on its own
+        "@cython.cclass",
+        "@cython.no_gc\n@cython.cclass\n@cython.final",
+        "@cython.no_gc_clear\n@cython.cclass",
+        "@cython.cclass\n@cython.cclass",
+        "@cython.no_gc()\n@cython.cclass",
+        "@no_gc\n@cython.cclass",
+        "@cy.no_gc\n@cy.cclass",
+        "@cython.no_gc\n@cython.cclass\n@total_ordering",
+        "@dataclass",
+        "@total_ordering",
+    ):
+        assert not untracked(decorators(refused)), refused
+
+
+def test_only_the_listed_classes_may_be_untracked() -> None:
+    """The rule of :func:`test_declarations_match_the_source` for a decorated class: an
+    untracked type only where UNTRACKED lists it (a compiled type, declared in its .pxd)."""
+    for module, classes in UNTRACKED.items():
+        assert classes <= TYPED.get(module, set()), f"{module}: {classes} not all in TYPED"
+    assert allowed_decorators("nic_emu.ev_set", "EvEntry", "@cython.no_gc\n@cython.cclass")
+    assert not allowed_decorators("nic_emu.ev_set", "EvSet", "@cython.no_gc\n@cython.cclass")
+    assert not allowed_decorators("nic_emu.core", "EvEntry", "@cython.no_gc\n@cython.cclass")
+    assert not allowed_decorators("nic_emu.ev_set", "EvEntry", "@cython.cclass\n@cython.final")
+    assert allowed_decorators("nic_emu.ev_set", "EvSet", "@dataclass")
+
+
+def test_each_untracked_type_is_made_so_and_has_no_declared_subclass() -> None:
+    """A class UNTRACKED lists carries the two decorators in its source (the list says what
+    the build does), and no ``.pxd`` derives a type from it (a subclass could hold what
+    refers back to it, and its base's fields would not be traversed)."""
+    bases = {
+        cls: (module_of(pxd), base)
+        for pxd in pxd_files()
+        for cls, base in declared_bases(pxd.read_text(encoding="utf-8")).items()
+    }
+    for module, classes in UNTRACKED.items():
+        source = source_classes(hotpath.source_of(module))
+        for cls in classes:
+            assert untracked(source[cls].decorator_list), f"{module}.{cls} is tracked"
+            derived = sorted(c for c, (_, base) in bases.items() if base == cls)
+            assert not derived, f"{module}.{cls}: {derived} derive from an untracked type"
+
+
+def allowed_decorators(module: str, cls: str, source: str) -> bool:
+    node = ast.parse(source + f"\nclass {cls}:\n    x: int\n").body[0]
+    assert isinstance(node, ast.ClassDef)
+    return decoration_problem(module, node) is None
+
+
+def decoration_problem(module: str, node: ast.ClassDef) -> str | None:
+    """Why ``node``'s decorators are refused on an extension type of ``module`` (None: they
+    are not): a Cython dataclass anywhere, ``cclass`` + ``no_gc`` only where listed."""
+    if not node.decorator_list or cython_dataclass(node.decorator_list):
+        return None
+    if untracked(node.decorator_list):
+        if node.name in UNTRACKED.get(module, set()):
+            return None
+        return (
+            f"{module}.{node.name}: an untracked type (cython.cclass + cython.no_gc) must be "
+            "listed in UNTRACKED, once nothing it holds can refer back to it"
+        )
+    return (
+        f"{module}.{node.name}: an extension type cannot be decorated, except as a dataclass "
+        "that Cython compiles or, where UNTRACKED lists it, as cython.cclass + cython.no_gc"
+    )
 
 
 def test_the_checker_finds_an_undeclared_attribute() -> None:
@@ -299,11 +406,9 @@ def test_declarations_match_the_source(pxd: Path) -> None:
     for cls in fields:
         assert cls in classes, f"{pxd.name} declares {cls}, which {source.name} does not define"
         node = classes[cls]
-        if node.decorator_list:
-            assert cython_dataclass(node.decorator_list), (
-                f"{name}.{cls}: an extension type cannot be decorated, except as a dataclass "
-                "that Cython compiles"
-            )
+        problem = decoration_problem(name, node)
+        assert problem is None, problem
+        if node.decorator_list and cython_dataclass(node.decorator_list):
             own = dataclass_fields(node)
             assert declared_field_order(text)[cls] == own, (
                 f"{name}.{cls}: {pxd.name} must declare the dataclass's fields {own} in the "

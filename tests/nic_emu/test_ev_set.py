@@ -3,12 +3,15 @@
 from __future__ import annotations
 
 import ast
+import gc
+import importlib.machinery
 import random
 from collections import Counter
 from itertools import pairwise
 
 import pytest
 
+import nic_emu.ev_set
 from clikit import hotpath
 from nic_emu.ev_set import (
     ASSUMED_BAD,
@@ -470,3 +473,43 @@ def test_plane_entries_take_the_t1s_routes_in_turn() -> None:
         }
     assert plane_entries(0, (), routes) == []
     assert set(getattr(EvEntry, "__slots__", ENTRY_FIELDS)) == set(ENTRY_FIELDS)
+
+
+def _atomic(value: object) -> bool:
+    """Whether ``value`` is a number, a string, bytes, None or a tuple of such: nothing
+    that can refer to an object made later (an entry)."""
+    if type(value) is tuple:
+        return all(_atomic(v) for v in value)
+    return value is None or isinstance(value, int | float | str | bytes)
+
+
+def test_a_runs_entries_hold_nothing_that_can_refer_back_to_them() -> None:
+    """EvEntry is untracked by the cycle collector on the native build (``cython.no_gc``):
+    safe only as long as no entry holds what could refer back to it. Every field of every
+    entry of an incast run over a lossy fabric (ECN skips with their ``skip_until``, losses,
+    the backups) holds an atomic value; the native type is untracked, the pure class
+    tracked as any slotted class."""
+    from nic_emu.testing.model_fabric import LinkFault
+
+    from .conftest import make_net, start_transfer
+
+    net = make_net()
+    net.fabric.set_fault_everywhere(LinkFault(drop_prob=0.002))
+    senders = ["nic0", "nic1", "nic4", "nic6"]
+    ts = [start_transfer(net, s, "nic2", 1 << 19, seed=i) for i, s in enumerate(senders)]
+    assert net.run_until_idle([t.sender for t in ts], limit_ns=50_000_000)
+    entries = [
+        e
+        for core in net.cores.values()
+        for conn in core.connections.values()
+        for e in [*conn.evs.by_ev.values(), *(b for g in conn.evs.backup.values() for b in g)]
+    ]
+    assert len(entries) >= 8 * 64  # 4 senders and 4 receivers, 64 EVs each
+    assert {e.state for e in entries} > {GOOD}  # states other than the first were set
+    assert any(e.skip_until for e in entries)
+    for e in entries:
+        held = {name: getattr(e, name) for name in ENTRY_FIELDS}
+        assert all(_atomic(v) for v in held.values()), held
+        assert type(e.wire) is bytes and type(e.path) is tuple and type(e.state) is EvState
+    native = isinstance(nic_emu.ev_set.__spec__.loader, importlib.machinery.ExtensionFileLoader)
+    assert {gc.is_tracked(e) for e in entries} == {not native}
