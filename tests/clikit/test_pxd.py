@@ -51,7 +51,7 @@ TYPED: dict[str, set[str]] = {
     "nic_emu.connection.timers": {"Deadlines"},
     "nic_emu.connection.transmit": {"DataTransmitter", "Transmitter"},
     "vfabric.eventlist": {"EventHandle", "EventList"},
-    "vfabric.nodes": {"EvStats", "NicNode", "SwitchNode"},
+    "vfabric.nodes": {"EvCounters", "EvStats", "NicNode", "SwitchNode"},
     "vfabric.wires": {"Wire"},
     "p4emu.backend.rt": {"PacketContext"},
     "p4emu.switch": {"Switch"},
