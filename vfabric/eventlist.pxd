@@ -19,6 +19,8 @@ cdef struct _Event:
 
 cdef class EventSource:
     cpdef fire(self, object arg)
+    # the event of push_source_int: its argument a C integer (no int object per event)
+    cpdef fire_int(self, long long arg)
 
 
 cdef class EventHandle:
@@ -41,8 +43,10 @@ cdef class EventList:
     cdef public long long now
     cdef _Event* _heap
     cdef Py_ssize_t* _free
-    # per slot: 1 when its callback is an EventSource to fire in C (push_source)
+    # per slot: 1 when its callback is an EventSource to fire in C (push_source), 2 when
+    # its fire_int takes _ints[slot] (push_source_int; the argument list holds None)
     cdef unsigned char* _direct
+    cdef long long* _ints
     cdef Py_ssize_t _size
     cdef Py_ssize_t _cap
     cdef Py_ssize_t _nfree
@@ -53,6 +57,8 @@ cdef class EventList:
     # t_ns: a C long long, as _c_push takes it (the same conversion, before the call)
     cpdef push(self, long long t_ns, object fn, object arg)
     cpdef push_source(self, long long t_ns, EventSource source, object arg)
+    @cython.locals(slot=Py_ssize_t)
+    cpdef push_source_int(self, long long t_ns, EventSource source, long long arg)
 
     @cython.locals(stopped=bint)
     cpdef bint run(self, object until_ns, object stop, object check_every=*)
@@ -68,7 +74,7 @@ cdef class EventList:
     cdef bint _run(self, object until_ns, object stop, Py_ssize_t check_every) except -1
 
     @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*",
-                   direct="unsigned char*")
+                   direct="unsigned char*", ints="long long*")
     cdef int _c_grow(self) except -1
 
     @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, seq="long long")
@@ -100,6 +106,7 @@ cdef class EventList:
         going=bint,
         slot=Py_ssize_t,
         direct="unsigned char",
+        number="long long",
         clock=VirtualClock,
         fns=list,
         args=list,

@@ -14,7 +14,9 @@ Two ways to schedule, one order (both take the next tie-breaking number):
   time is at or after :attr:`now` by construction; :meth:`EventList.push_source` the same
   for an :class:`EventSource` (a wire's arrivals, a switch's or a NIC's wake-ups), whose
   :meth:`EventSource.fire` the native build calls in C, with no bound method made per
-  event.
+  event; :meth:`EventList.push_source_int` the same for :meth:`EventSource.fire_int`,
+  whose argument is an integer the native build keeps in C (a switch's wake-up time: no
+  int object per event).
 
 Nothing outside this module touches the heap.
 """
@@ -80,6 +82,12 @@ class EventSource:
     def fire(self, arg: Any) -> None:
         raise NotImplementedError(f"{type(self).__name__} has no event of its own to fire")
 
+    def fire_int(self, arg: int) -> None:
+        """The event :meth:`EventList.push_source_int` schedules, whose argument is an
+        integer (a C ``long long`` on the native build): ``fire(arg)`` unless a subclass
+        takes it without an int object."""
+        self.fire(arg)
+
 
 class EventList:
     """A heap of ``(time_ns, sequence, callback, argument)``; see the module docstring.
@@ -141,6 +149,17 @@ class EventList:
             self._direct[self._c_push(t_ns, source, arg)] = 1
             return
         heappush(self._queue, (t_ns, self._sequence(), source.fire, arg))
+
+    def push_source_int(self, t_ns: int, source: EventSource, arg: int) -> None:
+        """:meth:`push_source` of ``source.fire_int(arg)`` for an integer ``arg`` (a signed
+        64-bit one): the same order. The native build keeps ``arg`` in a C array beside
+        the slot's callback (``_ints``), so no int object is made or kept per event."""
+        if cython.compiled:
+            slot = self._c_push(t_ns, source, None)
+            self._direct[slot] = 2
+            self._ints[slot] = arg
+            return
+        heappush(self._queue, (t_ns, self._sequence(), source.fire_int, arg))
 
     def cancel(self, handle: EventHandle) -> bool:
         """Take ``handle``'s event off the list: True if it was pending. An event that has
@@ -264,6 +283,12 @@ class EventList:
         if direct == cython.NULL:
             raise MemoryError(f"event list: no memory for {cap} events")
         self._direct = direct
+        ints = cython.cast(
+            cython.p_longlong, realloc(self._ints, cap * cython.sizeof(cython.longlong))
+        )
+        if ints == cython.NULL:
+            raise MemoryError(f"event list: no memory for {cap} events")
+        self._ints = ints
         for slot in range(cap - 1, self._cap - 1, -1):  # the new slots, lowest on top
             self._free[self._nfree] = slot
             self._nfree += 1
@@ -442,7 +467,10 @@ class EventList:
                     self._direct[slot] = 0
                     self._free[self._nfree] = slot
                     self._nfree += 1
-                    if direct:
+                    if direct == 2:  # push_source_int: the argument is in C
+                        number = self._ints[slot]
+                        cython.cast(EventSource, fn).fire_int(number)
+                    elif direct:
                         cython.cast(EventSource, fn).fire(arg)
                     else:
                         fn(arg)
@@ -459,6 +487,7 @@ class EventList:
             free(self._heap)
             free(self._free)
             free(self._direct)
+            free(self._ints)
 
 
 def _c_store(items: list[Any], slot: int, value: object) -> None:

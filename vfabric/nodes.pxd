@@ -44,8 +44,9 @@ cdef class SwitchNode(FrameSink):
     @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
     cpdef _arm(self, long long due)
     cpdef fire(self, object due)
-    @cython.locals(at="long long", count=Py_ssize_t, i=Py_ssize_t)
-    cpdef _wake(self, object due)
+    cpdef fire_int(self, long long due)
+    @cython.locals(count=Py_ssize_t, i=Py_ssize_t)
+    cpdef _wake(self, long long due)
 
 
 cdef class SwitchOutput(PortOutput):

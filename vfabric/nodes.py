@@ -161,26 +161,32 @@ class SwitchNode(FrameSink):
             self._grow_wakes()
         self._wake_at[count] = due
         self._wake_count = count + 1
-        self.events.push_source(due, self, due)  # fire: _wake; the per-packet path
+        # fire_int: _wake; the per-packet path. The time stays a C integer in the event
+        # list (compiled: no int object per wake-up)
+        self.events.push_source_int(due, self, due)
 
     def fire(self, due: int) -> None:
         """The switch's event: its traffic manager's departure due at ``due``."""
         self._wake(due)
 
+    def fire_int(self, due: int) -> None:
+        """:meth:`fire` as :meth:`_arm` schedules it (``push_source_int``): compiled, the
+        time a C integer from the event list to :meth:`_wake`."""
+        self._wake(due)
+
     def _wake(self, due: int) -> None:
-        at = due  # compiled, a C integer
         count = self._wake_count
         for i in range(count):
-            if self._wake_at[i] == at:  # no longer pending: the last one takes its place
+            if self._wake_at[i] == due:  # no longer pending: the last one takes its place
                 count -= 1
                 self._wake_at[i] = self._wake_at[count]
                 self._wake_count = count
                 break
-        if at == self._armed:
+        if due == self._armed:
             self._armed = -1
-        due = self.switch.poll()
-        if due is not None:
-            self._arm(due)
+        after = self.switch.poll()
+        if after is not None:
+            self._arm(after)
 
 
 class SwitchOutput(PortOutput):

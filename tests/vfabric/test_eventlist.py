@@ -136,6 +136,53 @@ def test_push_source_fires_the_source_in_the_one_order_and_keeps_nothing() -> No
     assert gone() is None
 
 
+class _IntRecorder(_Recorder):
+    """An event source with an event of its own for ``push_source_int``."""
+
+    def fire_int(self, arg: int) -> None:
+        self.seen.append((self.name + "-int", arg))
+
+
+def test_push_source_int_fires_fire_int_with_the_integer_in_the_one_order() -> None:
+    """``push_source_int(t, source, n)`` runs ``source.fire_int(n)`` at ``t`` (the native
+    build keeps ``n`` in C), ordered with the other three ways in by the one scheduling
+    number; the 64-bit extremes come back unchanged, and a source that does not override
+    ``fire_int`` has its ``fire`` called with the integer."""
+    from vfabric.eventlist import C_HEAP_START
+
+    events = EventList()
+    seen: list[tuple[str, object]] = []
+    a, b = _IntRecorder("a", seen), _Recorder("b", seen)
+    events.push_source_int(7, a, 2**63 - 1)
+    events.push_source(7, a, "source")
+    events.push_source_int(3, a, -(2**63))
+    events.push(7, lambda arg: seen.append(("push", arg)), 1)
+    events.push_source_int(7, b, 0)  # no fire_int of its own: fire(0)
+    events.at(3, lambda arg: seen.append(("at", arg)), 2)
+    events.push_source_int(7, a, -1)
+    assert events.pending() == 7
+    assert events.run(None, lambda: False) is False
+    assert seen == [
+        ("a-int", -(2**63)),
+        ("at", 2),
+        ("a-int", 2**63 - 1),
+        ("a", "source"),
+        ("push", 1),
+        ("b", 0),
+        ("a-int", -1),
+    ]
+    assert events.events_run == 7 and events.pending() == 0
+    # slots freed by integer events are reused by events with objects, and back
+    seen.clear()
+    for t in range(10, 10 + 3 * C_HEAP_START, 3):
+        events.push_source_int(t, a, t)
+        events.push_source(t + 1, b, str(t))
+    events.run(None, lambda: False)
+    assert seen == [
+        item for t in range(10, 10 + 3 * C_HEAP_START, 3) for item in (("a-int", t), ("b", str(t)))
+    ]
+
+
 def test_an_event_source_must_say_what_its_event_does() -> None:
     events = EventList()
     events.push_source(1, EventSource(), None)
@@ -259,6 +306,9 @@ def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels
         def fire(self, number: int) -> None:
             fire(number)
 
+        def fire_int(self, number: int) -> None:
+            fire(number)
+
     source = Source()
 
     def schedule(t: int, handle: bool) -> None:
@@ -268,8 +318,10 @@ def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels
             handles[number] = events.at(t, fire, number)
         elif number % 2:
             events.push(t, fire, number)
-        else:
+        elif number % 4:
             events.push_source(t, source, number)
+        else:  # the fourth: the number a C integer on the native build
+            events.push_source_int(t, source, number)
 
     def fire(number: int) -> None:
         assert model.pop(number) == events.now

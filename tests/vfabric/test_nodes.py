@@ -240,6 +240,26 @@ def test_many_pending_wake_ups_each_fire_once() -> None:
     assert node._wakes == {120_000} and events.pending() == base + 1
 
 
+def test_a_switch_wake_up_is_an_integer_event_and_fire_is_the_same() -> None:
+    """``_arm`` schedules ``fire_int(due)`` (``push_source_int``: compiled, the time a C
+    integer in the event list); ``fire_int`` and ``fire`` both wake the switch for that
+    time: it leaves the pending ones, and the last armed time may be armed again."""
+    fabric, node = switch_node()
+    events = fabric.events
+    base = events.pending()
+    node._arm(5_000)
+    node._arm(6_000)
+    assert events.pending() == base + 2 and node._wakes == {5_000, 6_000}
+    node.fire_int(6_000)  # the last armed: no longer pending, armed again below
+    assert node._wakes == {5_000}
+    node.fire(5_000)
+    assert node._wakes == set()
+    node._arm(6_000)
+    assert node._wakes == {6_000} and events.pending() == base + 3
+    fabric.run(until_ns=10_000)  # the three events fire: the stale two find nothing
+    assert node._wakes == set()
+
+
 class RecordingSink(FrameSink):
     """A wire's far end that records what reaches it."""
 
