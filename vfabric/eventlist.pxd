@@ -53,6 +53,12 @@ cdef class EventList:
     cdef long long _seq
     cdef list _fns
     cdef list _args
+    # now_object(): the int object of the time _now_t (now when _now_t == now)
+    cdef object _now_obj
+    cdef long long _now_t
+
+    # now as an int object: the one given to the clock (a C call: the class is final)
+    cpdef object now_object(self)
 
     # t_ns: a C long long, as _c_push takes it (the same conversion, before the call)
     cpdef push(self, long long t_ns, object fn, object arg)
@@ -107,6 +113,7 @@ cdef class EventList:
         slot=Py_ssize_t,
         direct="unsigned char",
         number="long long",
+        moment=object,
         clock=VirtualClock,
         fns=list,
         args=list,

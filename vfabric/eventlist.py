@@ -118,7 +118,21 @@ class EventList:
             self._cap = 0
             self._fns = []
             self._args = []
+            self._now_obj = self.now
+            self._now_t = self.now
             self._c_grow()
+
+    def now_object(self) -> int:
+        """:attr:`now` as an int object, for a caller that passes the time on to Python
+        code (a NIC core's calls). Compiled, the one the run loop gave the clock when it
+        moved to this time (no new int per reader); a new one only if ``now`` was set
+        since (then kept for the next reader). Pure, ``now`` itself."""
+        if cython.compiled:
+            if self._now_t != self.now:
+                self._now_obj = self.now
+                self._now_t = self.now
+            return self._now_obj
+        return self.now
 
     def at(self, t_ns: int, fn: Callable[[Any], Any], arg: Any = None) -> EventHandle:
         """Run ``fn(arg)`` at virtual time ``t_ns`` (not before now); the handle cancels it."""
@@ -452,10 +466,13 @@ class EventList:
                             i -= 1  # this one did not run
                             break
                         self.now = now = t
+                        moment = t  # the int object the clock and now_object() share
+                        self._now_obj = moment
+                        self._now_t = t
                         if clock is not None:
-                            clock.set_ns(t)
+                            clock.set_ns(moment)
                         else:
-                            set_clock(t)
+                            set_clock(moment)
                     slot = heap[0].slot
                     self._c_pop()
                     # the slot cleared and given back (_c_free, inlined)

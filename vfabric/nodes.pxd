@@ -133,7 +133,7 @@ cdef class NicNode(FrameSink):
     cpdef _transmit(self, object plane, bytes frame)
     @cython.locals(counters=EvCounters, i=Py_ssize_t)
     cpdef count_drop(self, long long ev)
-    @cython.locals(now="long long", core=NicCore)
+    @cython.locals(now="long long", core=NicCore, at="long long")
     cpdef service(self)
     cpdef fire(self, object deadline)
     cpdef _fire(self, object deadline)

@@ -521,7 +521,8 @@ class NicNode(FrameSink):
         core = self.core
         before = core.placed_bytes
         now = self.events.now
-        core.receive_frame(frame, port, now)
+        # the time as the int object the event list already has (no new one per frame)
+        core.receive_frame(frame, port, self.events.now_object())
         placed = core.placed_bytes - before
         if placed:  # receive_frame placed nothing unless 0 <= port < plane_count
             p = port
@@ -601,8 +602,9 @@ class NicNode(FrameSink):
         core = self.core
         # nic_emu.core.service (the driver contract) inlined, in its order: the frames to
         # send, then the next deadline, then the application's events; compiled, C calls
-        # (no call through Python, no bound method, no tuple per service)
-        for plane, frame in core.frames_to_send(now):
+        # (no call through Python, no bound method, no tuple per service), the time the
+        # event list's int object (no new one per service)
+        for plane, frame in core.frames_to_send(self.events.now_object()):
             self._transmit(plane, frame)
         deadline = core.next_timer()
         if core.has_events():  # events() makes a list even when there is none
@@ -610,7 +612,8 @@ class NicNode(FrameSink):
                 self.app_sink(self.name, event)
         if deadline is not None and deadline != self._timer_at:
             self._timer_at = deadline
-            self.events.push_source(max(deadline, now), self, deadline)  # fire: _fire
+            at = deadline  # compiled, a C integer: the later of it and now, in C
+            self.events.push_source(at if at > now else now, self, deadline)  # fire: _fire
 
     def fire(self, deadline: int) -> None:
         """The NIC's event: its core's timer set for ``deadline`` (:meth:`_fire`)."""
@@ -620,7 +623,7 @@ class NicNode(FrameSink):
         if self._timer_at != deadline:
             return  # superseded by a later service()
         self._timer_at = None
-        self.core.handle_timer(self.events.now)
+        self.core.handle_timer(self.events.now_object())
         self.service()
 
     def set_port(self, plane: int, up: bool) -> None:

@@ -183,6 +183,33 @@ def test_push_source_int_fires_fire_int_with_the_integer_in_the_one_order() -> N
     ]
 
 
+def test_now_object_is_now_as_the_clock_s_int() -> None:
+    """``now_object()`` is :attr:`now` as an int object at every moment: inside events
+    (where, compiled, it is the very object the run loop gave the clock), after a run
+    stopped by ``until_ns`` and after ``now`` was set by hand; one object between moves."""
+    events = EventList()
+    assert events.now_object() == events.now == 0
+    big = 2**62 - 1
+    seen: list[tuple[int, int, int]] = []
+
+    def look(_: object) -> None:
+        moment = events.now_object()
+        assert moment is events.now_object()
+        seen.append((moment, events.now, events.clock.now_ns()))
+
+    for t in (5, 5, 1_000_003, big):
+        events.push(t, look, None)
+    events.run(1_000_003, lambda: False)
+    assert seen == [(5, 5, 5), (5, 5, 5), (1_000_003,) * 3]
+    events.run(2_000_000, lambda: False)  # nothing due: now moves to until_ns
+    assert events.now_object() == events.now == 2_000_000
+    events.run(None, lambda: False)
+    assert seen[-1] == (big, big, big) and events.now_object() == big
+    events.now = 7_000  # set by hand (as a test may): the next read follows it
+    assert events.now_object() == 7_000
+    assert events.now_object() is events.now_object()
+
+
 def test_an_event_source_must_say_what_its_event_does() -> None:
     events = EventList()
     events.push_source(1, EventSource(), None)
