@@ -9,6 +9,7 @@ from vfabric.eventlist cimport EventList
 from vfabric.wires cimport FrameSink, Wire
 
 cdef int _ECN_CE
+cdef long long _NO_TIMER  # NO_TIMER
 cdef Py_ssize_t _DATA_HEADER  # DATA_HEADER_BYTES
 cdef int _RETX_DSCP
 cdef unsigned long long _DATA_DSCP_BITS  # DATA_DSCPS, bit d for DSCP d (0-63)
@@ -101,7 +102,7 @@ cdef class EvCounters:
 
 cdef class NicNode(FrameSink):
     cdef public long long _bin_ns
-    cdef public object _timer_at
+    cdef public long long _timer_at  # NO_TIMER: none pending
     cdef public object app_sink
     cdef public NicCore core
     cdef EvCounters _ev_rx
@@ -136,4 +137,5 @@ cdef class NicNode(FrameSink):
     @cython.locals(now="long long", core=NicCore, at="long long")
     cpdef service(self)
     cpdef fire(self, object deadline)
-    cpdef _fire(self, object deadline)
+    cpdef fire_int(self, long long deadline)
+    cpdef _fire(self, long long deadline)

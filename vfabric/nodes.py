@@ -32,6 +32,10 @@ if TYPE_CHECKING:
     from vfabric.eventlist import EventList
 
 ECN_CE = 3
+#: a NIC node's ``_timer_at`` when no timer event is pending: below every deadline (a
+#: deadline is a time, at or after the event list's start)
+NO_TIMER = -(2**63)
+_NO_TIMER = NO_TIMER
 # C constants of the native build (nodes.pxd): a DSCP is 6 bits, so a set of DSCPs is a
 # 64-bit mask (bit d: DSCP d is in it), tested with a shift instead of a set lookup
 _ECN_CE = ECN_CE
@@ -409,7 +413,8 @@ class NicNode(FrameSink):
         self.name = core.name
         self.uplinks: list[Wire | None] = [None] * core.plane_count
         self.app_sink = app_sink
-        self._timer_at: int | None = None
+        #: the core's deadline the node's pending timer event is for; NO_TIMER: none
+        self._timer_at = _NO_TIMER
         self._ev_tx = EvCounters()  # EVs this NIC sends on (as the frames carry them)
         self._ev_rx = EvCounters()  # EVs of frames that arrive here
         # (receiver's inner address, receiver's QPN) -> retransmitted payload bytes: the
@@ -610,19 +615,26 @@ class NicNode(FrameSink):
         if core.has_events():  # events() makes a list even when there is none
             for event in core.events():
                 self.app_sink(self.name, event)
-        if deadline is not None and deadline != self._timer_at:
-            self._timer_at = deadline
-            at = deadline  # compiled, a C integer: the later of it and now, in C
-            self.events.push_source(at if at > now else now, self, deadline)  # fire: _fire
+        if deadline is not None:
+            at = deadline  # compiled, a C integer: compared, and the event's, in C
+            if at != self._timer_at:
+                self._timer_at = at
+                # fire_int: _fire, the deadline a C integer in the event list
+                self.events.push_source_int(at if at > now else now, self, at)
 
     def fire(self, deadline: int) -> None:
         """The NIC's event: its core's timer set for ``deadline`` (:meth:`_fire`)."""
         self._fire(deadline)
 
+    def fire_int(self, deadline: int) -> None:
+        """:meth:`fire` as :meth:`service` schedules it (``push_source_int``): compiled,
+        the deadline a C integer from the event list to :meth:`_fire`."""
+        self._fire(deadline)
+
     def _fire(self, deadline: int) -> None:
         if self._timer_at != deadline:
             return  # superseded by a later service()
-        self._timer_at = None
+        self._timer_at = _NO_TIMER
         self.core.handle_timer(self.events.now_object())
         self.service()
 

@@ -11,7 +11,7 @@ import pytest
 from mrc_wire.constants import IPPROTO_IPV6, Dscp
 from mrc_wire.frames import DATA_HEADER_BYTES, NEXT_HEADER_OFFSET, TRAFFIC_CLASS_OFFSET, frame_outer
 from vfabric import VirtualFabric
-from vfabric.nodes import EvStats, SwitchNode, SwitchOutput, _outer_fields
+from vfabric.nodes import NO_TIMER, EvStats, SwitchNode, SwitchOutput, _outer_fields
 from vfabric.wires import FrameSink
 
 pytestmark = pytest.mark.unit
@@ -320,6 +320,35 @@ def test_rx_data_bytes_count_each_port_s_data_payload_as_a_list_index_would() ->
             nic.receive(port, data_frame(DATA_HEADER_BYTES + 5))
     assert nic.rx_data_bytes == expected
     assert nic.placed_bins == {}  # the core placed nothing of these
+
+
+def test_a_nic_node_s_timer_is_one_integer_event_per_deadline() -> None:
+    """A NIC node keeps the deadline its pending timer event is for (``_timer_at``, a C
+    integer compiled; ``NO_TIMER`` before any): after every service it is the core's
+    next deadline when there is one; a service that finds the same deadline schedules
+    nothing more, and an event for another deadline (superseded) does nothing."""
+    fabric = VirtualFabric("tiny", seed=1)
+    nic = fabric.nics["nic0"]
+    assert nic._timer_at == NO_TIMER < 0
+    transfer = fabric.transfer("nic0", "nic3", 64 << 10)
+    seen = 0
+    done = False
+    step = 0
+    while not done:
+        step += 1
+        done = fabric.run(until_ns=step * 2_000)
+        deadline = nic.core.next_timer()
+        if deadline is not None:
+            assert nic._timer_at == deadline
+            seen += 1
+            pending = fabric.events.pending()
+            nic.service()  # the same deadline: nothing new
+            assert fabric.events.pending() == pending and nic._timer_at == deadline
+            nic.fire_int(deadline + 1)  # not the pending one's: nothing
+            nic.fire(deadline - 1)
+            assert fabric.events.pending() == pending and nic._timer_at == deadline
+        assert step < 10_000
+    assert seen > 3 and transfer.intact
 
 
 def test_placed_bins_are_the_bytes_placed_in_each_time_bin() -> None:
