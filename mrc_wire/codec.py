@@ -520,7 +520,13 @@ def _in_range(value: object, limit: int) -> bool:
         found = mrc_int_in_range(value, limit)  # in C (codec.pxd); -1: wider than 64 bits
         if found >= 0:
             return found == 1
-    elif (
+    return _in_range_any(value, limit)
+
+
+def _in_range_any(value: object, limit: int) -> bool:
+    """:func:`_in_range` of a value that is not an exact ``int`` of at most 64 bits (out of
+    line: the native build inlines :func:`_in_range`'s usual case)."""
+    if (
         cython.compiled
         and isinstance(value, int)
         and Py_TYPE(value).tp_richcompare == Py_TYPE(0).tp_richcompare  # int's own
