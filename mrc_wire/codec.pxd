@@ -114,9 +114,49 @@ cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transpo
 cdef bytes _head_native(Envelope m, long long dscp, long long ecn, Py_ssize_t transport_len,
                         bytes payload)
 cdef bint _is_u32(object value) except -1
-# 0 <= value <= limit: an exact int that fits a long long in C, anything else by Python
+# 0 <= value <= limit: an exact int read in C (mrc_int_in_range), anything else by
+# _in_range_any. Inline, and small enough for the C compiler to inline it: each encode
+# checks a dozen fields.
+@cython.locals(found=int)
+cdef inline bint _in_range(object value, unsigned long long limit) except -1
+# an int subclass that compares as int and fits a long long in C, anything else by Python
 @cython.locals(overflow=int, small="long long")
-cdef bint _in_range(object value, unsigned long long limit) except -1
+cdef bint _in_range_any(object value, unsigned long long limit) except -1
+# An exact int's 0 <= v <= limit in C: 1 or 0, or -1 when it does not fit a long long (the
+# caller then compares by Python). Its digits read directly where it has one or two (the
+# usual field; on 3.12 and later, the compact form's value), inline; any other value by
+# PyLong_AsLongLongAndOverflow, in a function of its own (mrc_int_in_range_wide), which
+# keeps the inline part small. docs/virtual-fabric.md, "NIC per packet, round 10".
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    __attribute__((noinline))
+    #endif
+    static int mrc_int_in_range_wide(PyObject *v, unsigned long long limit) {
+        int overflow = 0;
+        long long small = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (overflow) return -1;
+        return small >= 0 && (unsigned long long)small <= limit;
+    }
+    static CYTHON_INLINE int mrc_int_in_range(PyObject *v, unsigned long long limit) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+            Py_ssize_t c = PyUnstable_Long_CompactValue((PyLongObject *)v);
+            return c >= 0 && (unsigned long long)c <= limit;
+        }
+    #else
+        Py_ssize_t size = Py_SIZE(v);
+        const digit *d = ((PyLongObject *)v)->ob_digit;
+        if (size == 0) return 1;
+        if (size == 1) return (unsigned long long)d[0] <= limit;
+        if (size == 2)
+            return (((unsigned long long)d[1] << PyLong_SHIFT) | d[0]) <= limit;
+        if (size < 0) return 0;
+    #endif
+        return mrc_int_in_range_wide(v, limit);
+    }
+    """
+    int mrc_int_in_range(object v, unsigned long long limit) noexcept
 # The native build's data and SACK frames (None: struct packs them, as the reference).
 @cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
                b="unsigned char*", off=Py_ssize_t)

@@ -63,10 +63,11 @@ from mrc_wire.exceptions import EncodeError, Malformation, MalformedPacket
 if cython.compiled:  # the native build's in-place readers and one-allocation frames
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
-    from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow
+    from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow, PyLong_CheckExact
     from cython.cimports.cpython.object import Py_TYPE
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.string import memcmp, memcpy
+    from cython.cimports.mrc_wire.codec import mrc_int_in_range
 
 __all__ = [
     "DataPacket",
@@ -508,11 +509,23 @@ def _is_u32(value: object) -> bool:
 
 
 def _in_range(value: object, limit: int) -> bool:
-    """``0 <= value <= limit`` (``limit`` below 2**64). Compiled, an ``int`` that fits a
-    C ``long long`` and compares as an ``int`` (its type's comparison is ``int``'s: ``int``
-    itself, ``bool``, an ``IntEnum`` such as ``Dscp``) is compared in C, with no Python
-    comparison; any other value (wider, a subclass with its own comparison, not an int)
-    is compared by Python, with its errors; the pure path compares every value by Python."""
+    """``0 <= value <= limit`` (``limit`` below 2**64). Compiled, an exact ``int`` that
+    fits a C ``long long`` is compared in C from its digits (``mrc_int_in_range``, inline in
+    every encoder); an ``int`` subclass that compares as an ``int`` (its type's comparison
+    is ``int``'s: ``bool``, an ``IntEnum`` such as ``Dscp``) and fits is compared in C, with
+    no Python comparison; any other value (wider, a subclass with its own comparison, not
+    an int) is compared by Python, with its errors; the pure path compares every value by
+    Python."""
+    if cython.compiled and PyLong_CheckExact(value):
+        found = mrc_int_in_range(value, limit)  # in C (codec.pxd); -1: wider than 64 bits
+        if found >= 0:
+            return found == 1
+    return _in_range_any(value, limit)
+
+
+def _in_range_any(value: object, limit: int) -> bool:
+    """:func:`_in_range` of a value that is not an exact ``int`` of at most 64 bits (out of
+    line: the native build inlines :func:`_in_range`'s usual case)."""
     if (
         cython.compiled
         and isinstance(value, int)

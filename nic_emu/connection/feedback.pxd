@@ -4,8 +4,10 @@
 # attribute declared here (an attribute added to the .py must be added here too); they
 # reach the send state and its packets, the EV set and its entries, the window control,
 # the RTT timers, the reverse EV set and the probes as C structs and vtable calls. The
-# SACK's PSNs and bitmap (shifted and masked past 64 bits) stay Python ints, as do the
-# configured thresholds; C integers hold only the probe's send time (the driver's ns).
+# SACK's cumulative PSN and the wider record of what is acknowledged (``send.sacked``,
+# shifted past 64 bits) stay Python ints, as do the configured thresholds; C integers
+# hold the probe's send time (the driver's ns) and on_sack's walk of the SACK's 64-bit
+# bitmap (each PSN it names: the bitmap's base plus a set bit's index).
 cimport cython
 
 from mrc_wire.codec cimport Nack, Sack
@@ -17,6 +19,23 @@ from nic_emu.connection.transmit cimport DataTransmitter
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.nic_host cimport NicHost
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest, unwrap
+
+cdef object _BITS64
+# The index of the lowest set bit of a non-zero 64-bit word (on_sack's walk of a SACK's
+# bitmap; docs/virtual-fabric.md, "NIC per packet, round 10").
+cdef extern from *:
+    """
+    static CYTHON_INLINE int nic_lowest_bit(unsigned long long x) {
+    #if defined(__GNUC__) || defined(__clang__)
+        return __builtin_ctzll(x);
+    #else
+        int i = 0;
+        while (!(x & 1)) { x >>= 1; i++; }
+        return i;
+    #endif
+    }
+    """
+    int _lowest_bit "nic_lowest_bit"(unsigned long long x) noexcept
 
 
 cdef class Losses:
@@ -86,7 +105,8 @@ cdef class Feedback:
     @cython.locals(
         reverse=ReverseEvs, send=SendState, timers=RttTimers, pkt=TxPacket, entry=EvEntry,
         probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
-        rtt="long long",
+        rtt="long long", bits="unsigned long long", known="unsigned long long", low=int,
+        base="long long", shift="long long", nxt="long long", psn="long long", news=object,
     )
     cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(done=list, wr=WriteRequest)

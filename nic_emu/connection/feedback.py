@@ -15,6 +15,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from mrc_wire.codec import Nack, Sack
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
@@ -44,7 +46,11 @@ from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import EvSet
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState, TxPacket, unwrap
 
+if cython.compiled:  # the SACK bitmap's lowest set bit in C (feedback.pxd)
+    from cython.cimports.nic_emu.connection.feedback import _lowest_bit
+
 OVERTAKEN = "overtaken"  # lost: an EV probe sent later on the same path came back
+_BITS64 = 0xFFFF_FFFF_FFFF_FFFF  # a SACK's bitmap: 64 bits
 
 
 class Losses:
@@ -316,17 +322,21 @@ class Feedback:
         timers = self.timers
         ambiguous_after = now - timers.min_rtt_ns
         acked = send.ack_below(cum, ambiguous_after)
-        bits = s.bitmap
+        bits = s.bitmap  # 64 bits: a C integer on the native build, as its PSNs
         if bits and self.mrc:
             base = cum + s.sack_offset
-            # PSNs already acknowledged by an earlier SACK (send.sacked) are no news
+            # PSNs already acknowledged by an earlier SACK (send.sacked) are no news; of
+            # the wider bitmap, only the 64 bits under the SACK's matter
             shift = base - send.snd_una
-            bits &= ~(send.sacked >> shift if shift >= 0 else send.sacked << -shift)
+            news = send.sacked >> shift if shift >= 0 else send.sacked << -shift
+            known = news & _BITS64
+            bits &= ~known
             nxt = send.next_psn
             while bits:
-                low = bits & -bits
-                bits ^= low
-                psn = base + low.bit_length() - 1
+                # the lowest bit's index: one instruction on the native build
+                low = _lowest_bit(bits) if cython.compiled else (bits & -bits).bit_length() - 1
+                bits &= bits - 1
+                psn = base + low
                 if psn >= nxt:
                     break
                 pkt = send.ack(psn, ambiguous_after)

@@ -807,3 +807,24 @@ def test_encode_of_enum_bool_and_wide_fields_is_that_of_their_ints() -> None:
         encode(data(va=1 << 64))
     with pytest.raises(EncodeError, match="rkey"):
         encode(data(rkey=-(1 << 70)))
+
+
+@pytest.mark.parametrize(
+    ("field", "limit"),
+    [("psn", (1 << 24) - 1), ("rkey", (1 << 32) - 1), ("va", (1 << 64) - 1), ("hop_limit", 0xFF)],
+)
+def test_encode_range_checks_at_every_digit_boundary(field: str, limit: int) -> None:
+    """An exact int is checked in C from its digits when it has one or two (30 bits each
+    on a 64-bit CPython), else as a C ``long long``, else by Python: each value around
+    those boundaries, and the field's own limit, is taken or refused as ``0 <= v <= limit``
+    says."""
+    edges = {0, 1, limit, limit + 1, -1, 1 << 64, -(1 << 64)}
+    for bits in (15, 30, 60, 63):
+        edges |= {(1 << bits) - 1, 1 << bits, -(1 << bits), -((1 << bits) - 1)}
+    for value in sorted(edges):
+        message = data(**{field: value})
+        if 0 <= value <= limit:
+            assert getattr(decode(encode(message)), field) == value
+        else:
+            with pytest.raises(EncodeError, match=field):
+                encode(message)

@@ -348,3 +348,40 @@ def test_a_sack_returns_the_probes_of_the_quarantined_paths_due() -> None:
     (probe,) = [decode(f) for _, f in frames]
     assert isinstance(probe, Probe) and probe.dqpn == EV_PROBE_QPN
     assert parts.evs.by_ev[probe.probe_ev].path == path
+
+
+def test_a_sack_bitmap_acknowledges_each_psn_it_names_once() -> None:
+    """Each set bit of the 64-bit bitmap names PSN cum + sack_offset + its index (bit 63
+    included); a PSN an earlier SACK acknowledged is no news; a bit at or past the next
+    PSN ends the walk."""
+    parts = make_parts()
+    feedback, _ = _feedback(parts)
+    post(parts, 80)
+    for i in range(80):
+        transmit(parts, i)
+    send = parts.send
+    assert send.next_psn == 80
+    feedback.on_sack(_sack(parts, 0, sack_offset=2, bitmap=(1 << 3) | (1 << 10)), 0, 1_000)
+    assert sorted(set(range(80)) - set(send.unacked)) == [5, 12]
+    assert parts.counters["rx_sack"] == 1
+    inflight = send.inflight_bytes
+    # PSN 5 again (no news), 12 again, 16 + 63 = 79 (the last sent), bit 0 (16)
+    bitmap = (1 << 63) | 1
+    feedback.on_sack(_sack(parts, 0, sack_offset=16, bitmap=bitmap), 0, 2_000)
+    feedback.on_sack(_sack(parts, 0, sack_offset=1, bitmap=(1 << 4) | (1 << 11)), 0, 2_000)
+    assert sorted(set(range(80)) - set(send.unacked)) == [5, 12, 16, 79]
+    assert send.inflight_bytes == inflight - 2 * MTU
+    # past the next PSN: 17 + 63 = 80 is not sent; the walk stops there
+    feedback.on_sack(_sack(parts, 0, sack_offset=17, bitmap=1 << 63), 0, 3_000)
+    assert sorted(set(range(80)) - set(send.unacked)) == [5, 12, 16, 79]
+    # an advanced cumulative point: the bitmap's base is past snd_una (the shift)
+    feedback.on_sack(_sack(parts, 6, sack_offset=30, bitmap=(1 << 40) | 1), 0, 4_000)
+    assert send.snd_una == 6
+    assert sorted(set(range(6, 80)) - set(send.unacked)) == [12, 16, 36, 76, 79]
+    # a late SACK, its cumulative point below snd_una (a negative shift): PSN 5 is old
+    # news, 22 and 16 (already acknowledged above) are read at their places
+    feedback.on_sack(
+        _sack(parts, 2, sack_offset=0, bitmap=(1 << 3) | (1 << 14) | (1 << 20)), 0, 5_000
+    )
+    assert send.snd_una == 6
+    assert sorted(set(range(6, 80)) - set(send.unacked)) == [12, 16, 22, 36, 76, 79]
