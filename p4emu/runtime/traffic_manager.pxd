@@ -58,10 +58,23 @@ cdef class QueueRate:
 cdef class _Queue:
     cdef public unsigned long long bit
     cdef public object capacity
-    cdef public object fifo
+    cdef public Py_ssize_t head
     cdef public long long last_length
     cdef public long long last_send_ns
     cdef public QueueRate rate
+    cdef public Py_ssize_t size
+    cdef public list slots
+
+    # the ring's three operations: direct C calls, inlined (not through the vtable)
+    @cython.final
+    @cython.locals(slots=list, n=Py_ssize_t, index=Py_ssize_t)
+    cdef inline push(self, QueuedPacket packet)
+    @cython.final
+    @cython.locals(slots=list, index=Py_ssize_t, packet=QueuedPacket)
+    cdef inline QueuedPacket pop(self)
+    @cython.final
+    @cython.locals(index=Py_ssize_t)
+    cdef inline QueuedPacket first(self)
 
 
 cdef class _Port:

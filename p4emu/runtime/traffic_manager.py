@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections import deque
 
 import cython
 
@@ -199,19 +198,77 @@ class QueueRate:
 
 
 class _Queue:
-    __slots__ = ("bit", "capacity", "fifo", "last_length", "last_send_ns", "rate")
+    """One FIFO of a port: its packets in a ring over a list (``slots``), the oldest at
+    ``slots[head]``, ``size`` of them. Compiled, adding, taking and reading the oldest are
+    C calls indexing a typed list (a ``deque``'s ``append``, ``popleft`` and ``len`` were
+    Python method calls per packet)."""
+
+    __slots__ = (
+        "bit",
+        "capacity",
+        "head",
+        "last_length",
+        "last_send_ns",
+        "rate",
+        "size",
+        "slots",
+    )
 
     def __init__(
         self, priority: int, capacity: int, rate: QueueRate | None, created_ns: int
     ) -> None:
         self.bit = 1 << priority  # this queue in its port's ``filled`` mask
-        self.fifo: deque[QueuedPacket] = deque()
+        #: the ring: ``size`` packets from ``head`` on, wrapping at the list's end; a
+        #: slot not holding one is None. It grows (in order) when full, never shrinks
+        self.slots: list[QueuedPacket | None] = []
+        self.head = 0
+        self.size = 0
         self.capacity = capacity
         self.rate = rate
         # BMv2 starts last_sent at the queue's creation and spaces the next packet by the
         # per-packet delay; a bits/s shaper has sent nothing yet.
         self.last_send_ns = created_ns
         self.last_length = 1 if rate is None or rate.unit is RateUnit.packets_per_second else 0
+
+    @cython.boundscheck(False)  # an index below len(slots), a slot the ring holds
+    @cython.wraparound(False)
+    def push(self, packet: QueuedPacket) -> None:
+        """``packet`` joins the end of the queue."""
+        slots = self.slots
+        n = len(slots)
+        if self.size == n:  # full: grown by one slot, the packets in order from 0
+            if self.head:
+                slots[:] = slots[self.head :] + slots[: self.head]
+                self.head = 0
+            slots.append(packet)
+        else:
+            index = self.head + self.size
+            if index >= n:
+                index -= n
+            slots[index] = packet
+        self.size += 1
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def pop(self) -> QueuedPacket:
+        """The oldest packet, taken out (the queue holds one)."""
+        slots = self.slots
+        index = self.head
+        packet = cython.cast(QueuedPacket, slots[index])
+        slots[index] = None
+        index += 1
+        if index == len(slots):
+            index = 0
+        self.head = index
+        self.size -= 1
+        return packet
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def first(self) -> QueuedPacket:
+        """The oldest packet, left in (the queue holds one)."""
+        index = self.head
+        return cython.cast(QueuedPacket, self.slots[index])
 
 
 class _Port:
@@ -382,16 +439,15 @@ class TrafficManager:
             self._earliest = self._min_next_ns()
         index = priority  # checked in range above: a C index
         queue = state.queues[index]
-        fifo = queue.fifo
-        if len(fifo) >= queue.capacity:
+        if queue.size >= queue.capacity:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
         if self._free_count:
             self._free_count -= 1
             packet = self._free[self._free_count]
-            packet.renew(item, port, priority, length, now, len(fifo))
+            packet.renew(item, port, priority, length, now, queue.size)
         else:
-            packet = QueuedPacket(item, port, priority, length, now, len(fifo))
+            packet = QueuedPacket(item, port, priority, length, now, queue.size)
         self.total_enqueued += 1
         active = self._active_states
         # a packet that leaves at once from an idle port while no port has a departure
@@ -399,7 +455,7 @@ class TrafficManager:
         # due ports in the next poll would do (it would be the only one), without the queue
         if self._port_scope:
             if state.paused:
-                fifo.append(packet)
+                queue.push(packet)
                 state.backlog += 1
                 state.filled |= queue.bit
                 self._reschedule(state, now)
@@ -435,7 +491,7 @@ class TrafficManager:
                 state.next_ns = packet.send_ns
                 if not active or packet.send_ns < self._earliest:
                     self._earliest = packet.send_ns
-        fifo.append(packet)
+        queue.push(packet)
         state.backlog += 1
         state.filled |= queue.bit
         if not state.active:
@@ -593,7 +649,7 @@ class TrafficManager:
                 self._earliest = self._min_next_ns()
         if priority is None:
             return state.backlog
-        return len(self._select(port, priority)[0].fifo)
+        return self._select(port, priority)[0].size
 
     def dropped(self, port: int | None = None, reason: DropReason | None = None) -> int:
         """Number of drops, optionally filtered by port and/or reason."""
@@ -655,16 +711,15 @@ class TrafficManager:
         self._ready.append(packet)
 
     def _depart(self, state: _Port, queue: _Queue, when: int) -> None:
-        fifo = queue.fifo
-        packet = fifo.popleft()
-        if not fifo:
+        packet = queue.pop()
+        if not queue.size:
             state.filled ^= queue.bit
         state.backlog -= 1
         packet.deq_ns = when
         self._departures += 1
         packet.departure_seq = self._departures
         packet.deq_timedelta = when // _NS_PER_US - packet.enq_timestamp
-        packet.deq_qdepth = len(fifo)
+        packet.deq_qdepth = queue.size
         self._ready.append(packet)
 
     def _settle(self, state: _Port, now: int) -> None:
@@ -676,16 +731,15 @@ class TrafficManager:
         if not self._port_scope:
             if len(queues) == 1:
                 queue = queues[0]
-                fifo = queue.fifo
-                while fifo and fifo[0].send_ns <= now:
-                    self._depart(state, queue, fifo[0].send_ns)
+                while queue.size and queue.first().send_ns <= now:
+                    self._depart(state, queue, queue.first().send_ns)
             else:
                 while state.backlog:
                     best: _Queue | None = None
                     best_send = 0
                     for queue in reversed(queues):  # highest priority wins ties
-                        if queue.fifo:
-                            send = queue.fifo[0].send_ns
+                        if queue.size:
+                            send = queue.first().send_ns
                             if best is None or send < best_send:
                                 best, best_send = queue, send
                     if best is None or best_send > now:
@@ -702,14 +756,13 @@ class TrafficManager:
                     break  # every queue that holds packets is paused
                 if filled & (filled - 1):  # several queues hold packets
                     for queue in state.by_priority:
-                        fifo = queue.fifo
-                        if fifo:
-                            head = fifo[0]  # compiled: a QueuedPacket, its fields C reads
+                        if queue.size:
+                            head = queue.first()  # compiled: its fields C reads
                             if head.enq_ns <= when and not queue.bit & state.paused:
                                 break
                 else:  # one queue: its head has arrived (when >= its enq_ns)
                     queue = queues[_top_bit(filled)]
-                head = queue.fifo[0]
+                head = queue.first()
                 length = head.length
                 self._depart(state, queue, when)
                 state.next_free_ns = _later(when, rate.gap_ns(length)) if rate is not None else when
@@ -748,13 +801,13 @@ class TrafficManager:
         """Time of the next departure of a port with a backlog in a queue not paused."""
         filled = state.filled & ~state.paused
         if filled & (filled - 1):  # several queues hold packets
-            # a queue's bit is in ``filled`` while its fifo holds packets and it is not
+            # a queue's bit is in ``filled`` while it holds packets and it is not
             # paused: the earliest of those heads' times (no list made, C reads compiled)
             earliest = 0
             found = False
             for queue in state.queues:
                 if queue.bit & filled:
-                    head = queue.fifo[0]
+                    head = queue.first()
                     when = head.enq_ns if self._port_scope else head.send_ns
                     if not found or when < earliest:
                         earliest = when
@@ -762,7 +815,7 @@ class TrafficManager:
             if not self._port_scope:
                 return earliest
         else:
-            head = state.queues[_top_bit(filled)].fifo[0]
+            head = cython.cast(_Queue, state.queues[_top_bit(filled)]).first()
             if not self._port_scope:
                 return head.send_ns
             earliest = head.enq_ns

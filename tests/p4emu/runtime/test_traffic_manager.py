@@ -746,3 +746,42 @@ def test_departures_of_many_busy_ports_and_queues_are_the_recorded_ones(
     and the same again with each list taken handed back (recycle), as the switch does."""
     assert _random_run(scope, seed) == expected
     assert _random_run(scope, seed, recycle=True) == expected
+
+
+@pytest.mark.parametrize("scope", [RateScope.queue, RateScope.port])
+def test_a_queue_wrapping_round_its_ring_and_growing_keeps_fifo_order(scope: RateScope) -> None:
+    """A queue's packets are a ring over a list (``_Queue.slots``, the oldest at ``head``):
+    filled and drained in random steps, so that it wraps past the list's end and grows while
+    wrapped, it gives every packet in the order it came and holds what a FIFO holds, no
+    slot keeping a packet taken, on both paths (the depths: the recorded hashes above)."""
+    from collections import deque
+
+    rng = random.Random(24)
+    clock = VirtualClock()
+    tm = TrafficManager(clock, rate_scope=scope, default_depth=10_000)
+    tm.set_queue_rate(3, 1_000_000, RateUnit.packets_per_second)  # one packet a µs
+    model: deque[int] = deque()
+    left: list[int] = []
+    count = 0
+    grown_while_wrapped = False
+    for _ in range(400):
+        for _ in range(rng.choice((0, 1, 2, 5, 17))):
+            count += 1
+            queue = tm._ports[3].queues[0] if 3 in tm._ports else None
+            wrapped = queue is not None and queue.head + queue.size > len(queue.slots)
+            full = queue is not None and queue.size == len(queue.slots)
+            assert tm.enqueue(3, count, 100) is None
+            grown_while_wrapped |= wrapped and full
+            model.append(count)
+        clock.advance(rng.choice((0, 1, 3, 8, 20)))  # µs: that many packets may leave
+        for p in tm.poll():
+            assert p.item == model.popleft()
+            left.append(p.item)
+            tm.release(p)
+    queue = tm._ports[3].queues[0]
+    assert grown_while_wrapped and queue.size == len(model) == tm.queue_depth(3)
+    held = [queue.slots[(queue.head + i) % len(queue.slots)] for i in range(queue.size)]
+    assert [p.item for p in held] == list(model)
+    # every slot not holding a packet is None (a taken packet is not kept)
+    assert sum(slot is not None for slot in queue.slots) == queue.size
+    assert left == list(range(1, len(left) + 1))
