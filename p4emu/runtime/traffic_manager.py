@@ -236,11 +236,12 @@ class _Queue:
         """``packet`` joins the end of the queue."""
         slots = self.slots
         n = len(slots)
-        if self.size == n:  # full: grown by one slot, the packets in order from 0
-            if self.head:
-                slots[:] = slots[self.head :] + slots[: self.head]
-                self.head = 0
-            slots.append(packet)
+        if self.size == n:  # full: grown by one slot, right after the newest packet
+            if self.head:  # wrapped: the newest is at head - 1, the oldest moves up one
+                slots.insert(self.head, packet)
+                self.head += 1
+            else:
+                slots.append(packet)
         else:
             index = self.head + self.size
             if index >= n:
