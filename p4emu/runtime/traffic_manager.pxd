@@ -121,7 +121,7 @@ cdef class TrafficManager:
     cpdef list poll(self, object now_ns=*)
     @cython.locals(
         active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
-        when="long long", found=bint, spare=list,
+        when="long long", found=bint, spare=list, index=Py_ssize_t,
     )
     cpdef list take_ready(self, object now_ns=*)
     cpdef recycle(self, list ready)
@@ -131,6 +131,7 @@ cdef class TrafficManager:
     @cython.locals(when="long long")
     cpdef _reschedule(self, _Port state, long long now)
     cdef _activate(self, _Port state)
+    @cython.locals(active=list, index=Py_ssize_t)
     cdef _deactivate(self, _Port state)
     @cython.locals(state=_Port, by_port=list)
     cpdef _Port _port(self, object port)
@@ -147,7 +148,7 @@ cdef class TrafficManager:
     @cython.final  # a direct C call, inlined (not through the vtable)
     @cython.locals(index=Py_ssize_t)
     cdef inline _Port _active_port(self, object port)
-    @cython.locals(state=_Port, earliest="long long", found=bint)
+    @cython.locals(state=_Port, earliest="long long", found=bint, active=list, index=Py_ssize_t)
     cpdef long long _min_next_ns(self) except? -1
     @cython.locals(
         head=QueuedPacket, earliest="long long", filled="unsigned long long", queue=_Queue,

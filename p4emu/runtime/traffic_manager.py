@@ -517,7 +517,7 @@ class TrafficManager:
             now = read_ns(self.clock) if now_ns is None else now_ns
             if self._earliest <= now:
                 if len(active) == 1:
-                    state = active[0]
+                    state = cython.cast(_Port, active[0])  # compiled: no type test
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
@@ -527,7 +527,8 @@ class TrafficManager:
                     due.clear()  # emptied first: a take that raised may have left ports
                     earliest = 0
                     found = False
-                    for state in self._active_states:
+                    for index in range(len(active)):
+                        state = cython.cast(_Port, active[index])  # compiled: no type test
                         when = state.next_ns
                         if when <= now:
                             due.append(state.port)
@@ -634,7 +635,13 @@ class TrafficManager:
         """``state``'s port leaves the active ports, if it is one."""
         if state.active:
             state.active = False
-            self._active_states.remove(state)  # no equality defined: found by identity
+            # found by identity (what list.remove finds: no equality is defined), in a C
+            # loop: remove() was a Python method call comparing each state before it
+            active = self._active_states
+            for index in range(len(active)):
+                if active[index] is state:
+                    del active[index]
+                    break
 
     # --- observation ----------------------------------------------------------------
 
@@ -792,7 +799,9 @@ class TrafficManager:
         """The earliest next departure of the active ports (0 when none is active)."""
         earliest = 0
         found = False
-        for state in self._active_states:  # not min(): the native build reads C fields
+        active = self._active_states
+        for index in range(len(active)):  # not min(): the native build reads C fields
+            state = cython.cast(_Port, active[index])  # compiled: no type test
             if not found or state.next_ns < earliest:
                 earliest = state.next_ns
                 found = True
