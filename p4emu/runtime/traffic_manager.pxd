@@ -59,12 +59,14 @@ cdef class _Queue:
     cdef public unsigned long long bit
     cdef public object capacity
     cdef public Py_ssize_t head
+    cdef public long long limit
     cdef public long long last_length
     cdef public long long last_send_ns
     cdef public QueueRate rate
     cdef public Py_ssize_t size
     cdef public list slots
 
+    cpdef set_capacity(self, object capacity)
     # the ring's three operations: direct C calls, inlined (not through the vtable)
     @cython.final
     @cython.locals(slots=list, n=Py_ssize_t, index=Py_ssize_t)
@@ -93,6 +95,7 @@ cdef class _Port:
 cdef class TrafficManager:
     cdef public object clock
     cdef public object priority_queues
+    cdef public long long _queue_count
     cdef public bint _port_scope
     cdef public object _default_depth
     cdef public QueueRate _default_rate
@@ -116,6 +119,7 @@ cdef class TrafficManager:
         send="long long", now="long long", by_port=list,
         index=Py_ssize_t,
     )
+    cpdef enqueue_c(self, object port, object item, long long length, long long priority)
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)

@@ -54,6 +54,9 @@ from p4emu.runtime.exceptions import TrafficManagerError
 log = logging.getLogger("p4emu.runtime")
 
 DEFAULT_QUEUE_DEPTH = 64
+#: a queue's capacity as its C copy (``_Queue.limit``): a larger one is this, which no
+#: queue's count of packets held reaches (each is an object in memory)
+MAX_HELD = 2**62
 _NS_PER_US = NS_PER_US  # its C copy on the compiled path (the queueing times in C)
 #: bits per byte times ns per s, the C double a bits/s gap is computed with: a length
 #: below 2**53 is exact as a double, so ``length * _BIT_NS`` is the correctly rounded
@@ -209,6 +212,7 @@ class _Queue:
         "head",
         "last_length",
         "last_send_ns",
+        "limit",
         "rate",
         "size",
         "slots",
@@ -224,11 +228,20 @@ class _Queue:
         self.head = 0
         self.size = 0
         self.capacity = capacity
+        self.limit = 0
+        self.set_capacity(capacity)
         self.rate = rate
         # BMv2 starts last_sent at the queue's creation and spaces the next packet by the
         # per-packet delay; a bits/s shaper has sent nothing yet.
         self.last_send_ns = created_ns
         self.last_length = 1 if rate is None or rate.unit is RateUnit.packets_per_second else 0
+
+    def set_capacity(self, capacity: int) -> None:
+        """``capacity`` (packets, not negative, any int), and ``limit``, its C copy that
+        enqueue compares with: the same below MAX_HELD, which no queue can reach (compiled,
+        a C integer; a capacity is a Python int as the caller gave it)."""
+        self.capacity = capacity
+        self.limit = capacity if capacity < MAX_HELD else MAX_HELD
 
     @cython.boundscheck(False)  # an index below len(slots), a slot the ring holds
     @cython.wraparound(False)
@@ -320,6 +333,7 @@ class TrafficManager:
             raise TrafficManagerError(f"queue depth must not be negative, got {default_depth}")
         self.clock = clock
         self.priority_queues = priority_queues
+        self._queue_count = priority_queues  # its C copy (enqueue_c)
         self._port_scope = rate_scope is RateScope.port
         self._default_depth = default_depth
         self._default_rate: QueueRate | None = None
@@ -361,7 +375,7 @@ class TrafficManager:
         if depth < 0:
             raise TrafficManagerError(f"queue depth must not be negative, got {depth}")
         for queue in self._select(port, priority):
-            queue.capacity = depth
+            queue.set_capacity(depth)
 
     def set_all_queue_depths(self, depth: int) -> None:
         """Capacity of every queue, current and future (BMv2 ``set_queue_depth DEPTH``)."""
@@ -370,7 +384,7 @@ class TrafficManager:
         self._default_depth = depth
         for port in self._ports.values():
             for queue in port.queues:
-                queue.capacity = depth
+                queue.set_capacity(depth)
 
     def set_queue_rate(
         self,
@@ -422,11 +436,21 @@ class TrafficManager:
 
         Returns None if queued, else the :class:`DropReason` (also counted in ``drops``).
         """
-        now = read_ns(self.clock)
-        if not 0 <= priority < self.priority_queues:
+        if not 0 <= priority < self.priority_queues:  # any int (a C one below)
             log.error("Priority out of range, dropping packet (priority %d)", priority)
             self._drop(port, priority, DropReason.priority_out_of_range)
             return DropReason.priority_out_of_range
+        return self.enqueue_c(port, item, length, priority)
+
+    def enqueue_c(self, port: int, item: object, length: int, priority: int) -> DropReason | None:
+        """:meth:`enqueue` of a length and a priority the caller holds as C integers (the
+        switch, whose packet context and standard metadata hold them so): compiled, no
+        Python int made for them. The same checks and results."""
+        if not 0 <= priority < self._queue_count:
+            log.error("Priority out of range, dropping packet (priority %d)", priority)
+            self._drop(port, priority, DropReason.priority_out_of_range)
+            return DropReason.priority_out_of_range
+        now = read_ns(self.clock)
         by_port = self._by_port
         if 0 <= port < len(by_port):
             index = port  # in range: compiled, a C index into the typed list
@@ -440,7 +464,7 @@ class TrafficManager:
             self._earliest = self._min_next_ns()
         index = priority  # checked in range above: a C index
         queue = state.queues[index]
-        if queue.size >= queue.capacity:
+        if queue.size >= queue.limit:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
         if self._free_count:
