@@ -66,7 +66,7 @@ cdef class Switch:
     )
     @cython.locals(copy=PacketContext, sm=StandardMetadata)
     cpdef _replicate(self, PacketContext packet, object replicas, object port)
-    @cython.locals(length="long long", sm=StandardMetadata)
+    @cython.locals(length="long long", sm=StandardMetadata, priority="long long")
     cpdef _enqueue(self, object port, PacketContext packet)
     @cython.locals(tm=TrafficManager, ready=list, queued=QueuedPacket)
     cpdef _drain(self)

@@ -499,7 +499,7 @@ class Switch:
         if admit is not None and not admit(sm.ingress_port, port, priority, length):
             self._drop(port, DROP_ADMISSION)
             return
-        reason = self.tm.enqueue(port, packet, length, priority)
+        reason = self.tm.enqueue_c(port, packet, length, priority)  # compiled: C integers
         if reason is not None and admit is not None and self.release_callback is not None:
             self.release_callback(sm.ingress_port, priority, length)
         if reason is None:

@@ -58,10 +58,25 @@ cdef class QueueRate:
 cdef class _Queue:
     cdef public unsigned long long bit
     cdef public object capacity
-    cdef public object fifo
+    cdef public Py_ssize_t head
+    cdef public long long limit
     cdef public long long last_length
     cdef public long long last_send_ns
     cdef public QueueRate rate
+    cdef public Py_ssize_t size
+    cdef public list slots
+
+    cpdef set_capacity(self, object capacity)
+    # the ring's three operations: direct C calls, inlined (not through the vtable)
+    @cython.final
+    @cython.locals(slots=list, n=Py_ssize_t, index=Py_ssize_t)
+    cdef inline push(self, QueuedPacket packet)
+    @cython.final
+    @cython.locals(slots=list, index=Py_ssize_t, packet=QueuedPacket)
+    cdef inline QueuedPacket pop(self)
+    @cython.final
+    @cython.locals(index=Py_ssize_t)
+    cdef inline QueuedPacket first(self)
 
 
 cdef class _Port:
@@ -80,6 +95,7 @@ cdef class _Port:
 cdef class TrafficManager:
     cdef public object clock
     cdef public object priority_queues
+    cdef public long long _queue_count
     cdef public bint _port_scope
     cdef public object _default_depth
     cdef public QueueRate _default_rate
@@ -103,12 +119,13 @@ cdef class TrafficManager:
         send="long long", now="long long", by_port=list,
         index=Py_ssize_t,
     )
+    cpdef enqueue_c(self, object port, object item, long long length, long long priority)
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
     @cython.locals(
         active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
-        when="long long", found=bint, spare=list,
+        when="long long", found=bint, spare=list, index=Py_ssize_t,
     )
     cpdef list take_ready(self, object now_ns=*)
     cpdef recycle(self, list ready)
@@ -118,6 +135,7 @@ cdef class TrafficManager:
     @cython.locals(when="long long")
     cpdef _reschedule(self, _Port state, long long now)
     cdef _activate(self, _Port state)
+    @cython.locals(active=list, index=Py_ssize_t)
     cdef _deactivate(self, _Port state)
     @cython.locals(state=_Port, by_port=list)
     cpdef _Port _port(self, object port)
@@ -134,7 +152,7 @@ cdef class TrafficManager:
     @cython.final  # a direct C call, inlined (not through the vtable)
     @cython.locals(index=Py_ssize_t)
     cdef inline _Port _active_port(self, object port)
-    @cython.locals(state=_Port, earliest="long long", found=bint)
+    @cython.locals(state=_Port, earliest="long long", found=bint, active=list, index=Py_ssize_t)
     cpdef long long _min_next_ns(self) except? -1
     @cython.locals(
         head=QueuedPacket, earliest="long long", filled="unsigned long long", queue=_Queue,

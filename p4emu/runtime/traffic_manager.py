@@ -45,7 +45,6 @@ from __future__ import annotations
 
 import enum
 import logging
-from collections import deque
 
 import cython
 
@@ -55,6 +54,9 @@ from p4emu.runtime.exceptions import TrafficManagerError
 log = logging.getLogger("p4emu.runtime")
 
 DEFAULT_QUEUE_DEPTH = 64
+#: a queue's capacity as its C copy (``_Queue.limit``): a larger one is this, which no
+#: queue's count of packets held reaches (each is an object in memory)
+MAX_HELD = 2**62
 _NS_PER_US = NS_PER_US  # its C copy on the compiled path (the queueing times in C)
 #: bits per byte times ns per s, the C double a bits/s gap is computed with: a length
 #: below 2**53 is exact as a double, so ``length * _BIT_NS`` is the correctly rounded
@@ -199,19 +201,88 @@ class QueueRate:
 
 
 class _Queue:
-    __slots__ = ("bit", "capacity", "fifo", "last_length", "last_send_ns", "rate")
+    """One FIFO of a port: its packets in a ring over a list (``slots``), the oldest at
+    ``slots[head]``, ``size`` of them. Compiled, adding, taking and reading the oldest are
+    C calls indexing a typed list (a ``deque``'s ``append``, ``popleft`` and ``len`` were
+    Python method calls per packet)."""
+
+    __slots__ = (
+        "bit",
+        "capacity",
+        "head",
+        "last_length",
+        "last_send_ns",
+        "limit",
+        "rate",
+        "size",
+        "slots",
+    )
 
     def __init__(
         self, priority: int, capacity: int, rate: QueueRate | None, created_ns: int
     ) -> None:
         self.bit = 1 << priority  # this queue in its port's ``filled`` mask
-        self.fifo: deque[QueuedPacket] = deque()
+        #: the ring: ``size`` packets from ``head`` on, wrapping at the list's end; a
+        #: slot not holding one is None. It grows (in order) when full, never shrinks
+        self.slots: list[QueuedPacket | None] = []
+        self.head = 0
+        self.size = 0
         self.capacity = capacity
+        self.limit = 0
+        self.set_capacity(capacity)
         self.rate = rate
         # BMv2 starts last_sent at the queue's creation and spaces the next packet by the
         # per-packet delay; a bits/s shaper has sent nothing yet.
         self.last_send_ns = created_ns
         self.last_length = 1 if rate is None or rate.unit is RateUnit.packets_per_second else 0
+
+    def set_capacity(self, capacity: int) -> None:
+        """``capacity`` (packets, not negative, any int), and ``limit``, its C copy that
+        enqueue compares with: the same below MAX_HELD, which no queue can reach (compiled,
+        a C integer; a capacity is a Python int as the caller gave it)."""
+        self.capacity = capacity
+        self.limit = capacity if capacity < MAX_HELD else MAX_HELD
+
+    @cython.boundscheck(False)  # an index below len(slots), a slot the ring holds
+    @cython.wraparound(False)
+    def push(self, packet: QueuedPacket) -> None:
+        """``packet`` joins the end of the queue."""
+        slots = self.slots
+        n = len(slots)
+        if self.size == n:  # full: grown by one slot, right after the newest packet
+            if self.head:  # wrapped: the newest is at head - 1, the oldest moves up one
+                slots.insert(self.head, packet)
+                self.head += 1
+            else:
+                slots.append(packet)
+        else:
+            index = self.head + self.size
+            if index >= n:
+                index -= n
+            slots[index] = packet
+        self.size += 1
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def pop(self) -> QueuedPacket:
+        """The oldest packet, taken out (the queue holds one)."""
+        slots = self.slots
+        index = self.head
+        packet = cython.cast(QueuedPacket, slots[index])
+        slots[index] = None
+        index += 1
+        if index == len(slots):
+            index = 0
+        self.head = index
+        self.size -= 1
+        return packet
+
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
+    def first(self) -> QueuedPacket:
+        """The oldest packet, left in (the queue holds one)."""
+        index = self.head
+        return cython.cast(QueuedPacket, self.slots[index])
 
 
 class _Port:
@@ -262,6 +333,7 @@ class TrafficManager:
             raise TrafficManagerError(f"queue depth must not be negative, got {default_depth}")
         self.clock = clock
         self.priority_queues = priority_queues
+        self._queue_count = priority_queues  # its C copy (enqueue_c)
         self._port_scope = rate_scope is RateScope.port
         self._default_depth = default_depth
         self._default_rate: QueueRate | None = None
@@ -303,7 +375,7 @@ class TrafficManager:
         if depth < 0:
             raise TrafficManagerError(f"queue depth must not be negative, got {depth}")
         for queue in self._select(port, priority):
-            queue.capacity = depth
+            queue.set_capacity(depth)
 
     def set_all_queue_depths(self, depth: int) -> None:
         """Capacity of every queue, current and future (BMv2 ``set_queue_depth DEPTH``)."""
@@ -312,7 +384,7 @@ class TrafficManager:
         self._default_depth = depth
         for port in self._ports.values():
             for queue in port.queues:
-                queue.capacity = depth
+                queue.set_capacity(depth)
 
     def set_queue_rate(
         self,
@@ -364,11 +436,21 @@ class TrafficManager:
 
         Returns None if queued, else the :class:`DropReason` (also counted in ``drops``).
         """
-        now = read_ns(self.clock)
-        if not 0 <= priority < self.priority_queues:
+        if not 0 <= priority < self.priority_queues:  # any int (a C one below)
             log.error("Priority out of range, dropping packet (priority %d)", priority)
             self._drop(port, priority, DropReason.priority_out_of_range)
             return DropReason.priority_out_of_range
+        return self.enqueue_c(port, item, length, priority)
+
+    def enqueue_c(self, port: int, item: object, length: int, priority: int) -> DropReason | None:
+        """:meth:`enqueue` of a length and a priority the caller holds as C integers (the
+        switch, whose packet context and standard metadata hold them so): compiled, no
+        Python int made for them. The same checks and results."""
+        if not 0 <= priority < self._queue_count:
+            log.error("Priority out of range, dropping packet (priority %d)", priority)
+            self._drop(port, priority, DropReason.priority_out_of_range)
+            return DropReason.priority_out_of_range
+        now = read_ns(self.clock)
         by_port = self._by_port
         if 0 <= port < len(by_port):
             index = port  # in range: compiled, a C index into the typed list
@@ -382,16 +464,15 @@ class TrafficManager:
             self._earliest = self._min_next_ns()
         index = priority  # checked in range above: a C index
         queue = state.queues[index]
-        fifo = queue.fifo
-        if len(fifo) >= queue.capacity:
+        if queue.size >= queue.limit:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
         if self._free_count:
             self._free_count -= 1
             packet = self._free[self._free_count]
-            packet.renew(item, port, priority, length, now, len(fifo))
+            packet.renew(item, port, priority, length, now, queue.size)
         else:
-            packet = QueuedPacket(item, port, priority, length, now, len(fifo))
+            packet = QueuedPacket(item, port, priority, length, now, queue.size)
         self.total_enqueued += 1
         active = self._active_states
         # a packet that leaves at once from an idle port while no port has a departure
@@ -399,7 +480,7 @@ class TrafficManager:
         # due ports in the next poll would do (it would be the only one), without the queue
         if self._port_scope:
             if state.paused:
-                fifo.append(packet)
+                queue.push(packet)
                 state.backlog += 1
                 state.filled |= queue.bit
                 self._reschedule(state, now)
@@ -435,7 +516,7 @@ class TrafficManager:
                 state.next_ns = packet.send_ns
                 if not active or packet.send_ns < self._earliest:
                     self._earliest = packet.send_ns
-        fifo.append(packet)
+        queue.push(packet)
         state.backlog += 1
         state.filled |= queue.bit
         if not state.active:
@@ -460,7 +541,7 @@ class TrafficManager:
             now = read_ns(self.clock) if now_ns is None else now_ns
             if self._earliest <= now:
                 if len(active) == 1:
-                    state = active[0]
+                    state = cython.cast(_Port, active[0])  # compiled: no type test
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
@@ -470,7 +551,8 @@ class TrafficManager:
                     due.clear()  # emptied first: a take that raised may have left ports
                     earliest = 0
                     found = False
-                    for state in self._active_states:
+                    for index in range(len(active)):
+                        state = cython.cast(_Port, active[index])  # compiled: no type test
                         when = state.next_ns
                         if when <= now:
                             due.append(state.port)
@@ -577,7 +659,13 @@ class TrafficManager:
         """``state``'s port leaves the active ports, if it is one."""
         if state.active:
             state.active = False
-            self._active_states.remove(state)  # no equality defined: found by identity
+            # found by identity (what list.remove finds: no equality is defined), in a C
+            # loop: remove() was a Python method call comparing each state before it
+            active = self._active_states
+            for index in range(len(active)):
+                if active[index] is state:
+                    del active[index]
+                    break
 
     # --- observation ----------------------------------------------------------------
 
@@ -593,7 +681,7 @@ class TrafficManager:
                 self._earliest = self._min_next_ns()
         if priority is None:
             return state.backlog
-        return len(self._select(port, priority)[0].fifo)
+        return self._select(port, priority)[0].size
 
     def dropped(self, port: int | None = None, reason: DropReason | None = None) -> int:
         """Number of drops, optionally filtered by port and/or reason."""
@@ -655,16 +743,15 @@ class TrafficManager:
         self._ready.append(packet)
 
     def _depart(self, state: _Port, queue: _Queue, when: int) -> None:
-        fifo = queue.fifo
-        packet = fifo.popleft()
-        if not fifo:
+        packet = queue.pop()
+        if not queue.size:
             state.filled ^= queue.bit
         state.backlog -= 1
         packet.deq_ns = when
         self._departures += 1
         packet.departure_seq = self._departures
         packet.deq_timedelta = when // _NS_PER_US - packet.enq_timestamp
-        packet.deq_qdepth = len(fifo)
+        packet.deq_qdepth = queue.size
         self._ready.append(packet)
 
     def _settle(self, state: _Port, now: int) -> None:
@@ -676,16 +763,15 @@ class TrafficManager:
         if not self._port_scope:
             if len(queues) == 1:
                 queue = queues[0]
-                fifo = queue.fifo
-                while fifo and fifo[0].send_ns <= now:
-                    self._depart(state, queue, fifo[0].send_ns)
+                while queue.size and queue.first().send_ns <= now:
+                    self._depart(state, queue, queue.first().send_ns)
             else:
                 while state.backlog:
                     best: _Queue | None = None
                     best_send = 0
                     for queue in reversed(queues):  # highest priority wins ties
-                        if queue.fifo:
-                            send = queue.fifo[0].send_ns
+                        if queue.size:
+                            send = queue.first().send_ns
                             if best is None or send < best_send:
                                 best, best_send = queue, send
                     if best is None or best_send > now:
@@ -702,14 +788,13 @@ class TrafficManager:
                     break  # every queue that holds packets is paused
                 if filled & (filled - 1):  # several queues hold packets
                     for queue in state.by_priority:
-                        fifo = queue.fifo
-                        if fifo:
-                            head = fifo[0]  # compiled: a QueuedPacket, its fields C reads
+                        if queue.size:
+                            head = queue.first()  # compiled: its fields C reads
                             if head.enq_ns <= when and not queue.bit & state.paused:
                                 break
                 else:  # one queue: its head has arrived (when >= its enq_ns)
                     queue = queues[_top_bit(filled)]
-                head = queue.fifo[0]
+                head = queue.first()
                 length = head.length
                 self._depart(state, queue, when)
                 state.next_free_ns = _later(when, rate.gap_ns(length)) if rate is not None else when
@@ -738,7 +823,9 @@ class TrafficManager:
         """The earliest next departure of the active ports (0 when none is active)."""
         earliest = 0
         found = False
-        for state in self._active_states:  # not min(): the native build reads C fields
+        active = self._active_states
+        for index in range(len(active)):  # not min(): the native build reads C fields
+            state = cython.cast(_Port, active[index])  # compiled: no type test
             if not found or state.next_ns < earliest:
                 earliest = state.next_ns
                 found = True
@@ -748,13 +835,13 @@ class TrafficManager:
         """Time of the next departure of a port with a backlog in a queue not paused."""
         filled = state.filled & ~state.paused
         if filled & (filled - 1):  # several queues hold packets
-            # a queue's bit is in ``filled`` while its fifo holds packets and it is not
+            # a queue's bit is in ``filled`` while it holds packets and it is not
             # paused: the earliest of those heads' times (no list made, C reads compiled)
             earliest = 0
             found = False
             for queue in state.queues:
                 if queue.bit & filled:
-                    head = queue.fifo[0]
+                    head = queue.first()
                     when = head.enq_ns if self._port_scope else head.send_ns
                     if not found or when < earliest:
                         earliest = when
@@ -762,7 +849,7 @@ class TrafficManager:
             if not self._port_scope:
                 return earliest
         else:
-            head = state.queues[_top_bit(filled)].fifo[0]
+            head = cython.cast(_Queue, state.queues[_top_bit(filled)]).first()
             if not self._port_scope:
                 return head.send_ns
             earliest = head.enq_ns

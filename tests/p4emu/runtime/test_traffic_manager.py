@@ -13,6 +13,7 @@ from p4emu.runtime.exceptions import TrafficManagerError
 from p4emu.runtime.traffic_manager import (
     INDEXED_PORTS,
     MAX_GAP_NS,
+    MAX_HELD,
     MAX_PRIORITY_QUEUES,
     DropReason,
     QueuedPacket,
@@ -746,3 +747,88 @@ def test_departures_of_many_busy_ports_and_queues_are_the_recorded_ones(
     and the same again with each list taken handed back (recycle), as the switch does."""
     assert _random_run(scope, seed) == expected
     assert _random_run(scope, seed, recycle=True) == expected
+
+
+@pytest.mark.parametrize("scope", [RateScope.queue, RateScope.port])
+def test_a_queue_wrapping_round_its_ring_and_growing_keeps_fifo_order(scope: RateScope) -> None:
+    """A queue's packets are a ring over a list (``_Queue.slots``, the oldest at ``head``):
+    filled and drained in random steps, so that it wraps past the list's end and grows while
+    wrapped, it gives every packet in the order it came and holds what a FIFO holds, no
+    slot keeping a packet taken, on both paths (the depths: the recorded hashes above)."""
+    from collections import deque
+
+    rng = random.Random(24)
+    clock = VirtualClock()
+    tm = TrafficManager(clock, rate_scope=scope, default_depth=10_000)
+    tm.set_queue_rate(3, 1_000_000, RateUnit.packets_per_second)  # one packet a µs
+    model: deque[int] = deque()
+    left: list[int] = []
+    count = 0
+    grown_while_wrapped = False
+    for _ in range(400):
+        for _ in range(rng.choice((0, 1, 2, 5, 17))):
+            count += 1
+            queue = tm._ports[3].queues[0] if 3 in tm._ports else None
+            wrapped = queue is not None and queue.head + queue.size > len(queue.slots)
+            full = queue is not None and queue.size == len(queue.slots)
+            assert tm.enqueue(3, count, 100) is None
+            grown_while_wrapped |= wrapped and full
+            model.append(count)
+        clock.advance(rng.choice((0, 1, 3, 8, 20)))  # µs: that many packets may leave
+        for p in tm.poll():
+            assert p.item == model.popleft()
+            left.append(p.item)
+            tm.release(p)
+    queue = tm._ports[3].queues[0]
+    assert grown_while_wrapped and queue.size == len(model) == tm.queue_depth(3)
+    held = [queue.slots[(queue.head + i) % len(queue.slots)] for i in range(queue.size)]
+    assert [p.item for p in held] == list(model)
+    # every slot not holding a packet is None (a taken packet is not kept)
+    assert sum(slot is not None for slot in queue.slots) == queue.size
+    assert left == list(range(1, len(left) + 1))
+
+
+def test_enqueue_c_gives_what_enqueue_gives() -> None:
+    """The switch's entry (a length and a priority it holds as C integers): the same
+    departures, drops (priority out of range either side, a full queue) and counts as
+    :meth:`TrafficManager.enqueue` on a twin manager, on both paths."""
+    results = []
+    for entry in ("enqueue", "enqueue_c"):
+        clock = VirtualClock()
+        tm = TrafficManager(clock, priority_queues=3, default_depth=2)
+        tm.set_queue_rate(1, 1_000_000, RateUnit.packets_per_second)
+        log: list[object] = []
+        for i, (port, prio) in enumerate(
+            [(1, 0), (1, 0), (1, 0), (1, 2), (2, 1), (1, 3), (1, -1), (2, 2), (1, 0)]
+        ):
+            reason = getattr(tm, entry)(port, i, 100 + i, prio)
+            log.append(reason)
+            clock.advance(0.25)  # µs: four arrivals a departure
+            log.extend((p.item, p.port, p.qid, p.deq_ns, p.enq_qdepth) for p in tm.poll())
+        log.append(sorted(tm.drops.items(), key=repr))
+        log.append((tm.total_drops, tm.total_enqueued, tm.queue_depth(1)))
+        results.append(log)
+    assert results[0] == results[1]
+    assert DropReason.priority_out_of_range in results[0]
+    assert DropReason.queue_full in results[0]
+
+
+def test_a_queue_capacity_past_the_c_limit_holds_every_packet() -> None:
+    """A queue's capacity is the caller's int; enqueue compares with its C copy
+    (``limit``), the same below MAX_HELD and MAX_HELD above it (no queue gets there)."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock, default_depth=2**80)
+    tm.set_queue_rate(1, 1, RateUnit.packets_per_second)
+    for i in range(5):
+        assert tm.enqueue(1, i, 64) is None
+    queue = tm._ports[1].queues[0]
+    assert queue.capacity == 2**80 and queue.limit == MAX_HELD
+    tm.set_queue_depth(1, 3)
+    assert (queue.capacity, queue.limit) == (3, 3)
+    assert tm.queue_depth_limit(1) == 3
+    assert tm.enqueue(1, 5, 64) is DropReason.queue_full
+    tm.set_all_queue_depths(MAX_HELD + 1)
+    assert (queue.capacity, queue.limit) == (MAX_HELD + 1, MAX_HELD)
+    assert tm.enqueue(1, 6, 64) is None
+    tm.set_queue_depth(1, 0)
+    assert tm.enqueue(1, 7, 64) is DropReason.queue_full
