@@ -121,3 +121,15 @@ def test_a_failed_warm_up_is_a_specific_error(
     monkeypatch.delenv(bench.NO_BYTECODE_ENV, raising=False)
     with pytest.raises(bench.HtsimDiffError, match=r"warm-up run failed .status 3.*vfabric"):
         bench.cache_bytecode(False)
+
+
+def test_the_report_names_the_interpreter_that_ran(bench: ModuleType) -> None:
+    import os
+    import platform
+    import sys
+
+    said = bench.interpreter()
+    assert said["version"] == platform.python_version()
+    assert said["executable"] == os.path.realpath(sys.executable)
+    assert os.path.isfile(said["executable"])
+    assert said["build"] and said["compiler"] == platform.python_compiler()
