@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 import tracemalloc
 from collections.abc import Iterator
 
@@ -15,10 +16,13 @@ from nic_emu.datasource import PIECE_BYTES, RandomSource
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
 from nic_emu.streams import (
     DROP_MEMORY_ACCESS,
+    DROP_MEMORY_BUDGET,
+    NIC_MEMORY_BUDGET_BYTES,
     ComparingReceiver,
     StreamPayload,
     StreamReceiver,
 )
+from nic_emu.streams import MemoryBudget as StreamsBudget
 from nic_emu.testing import SimNetwork
 from nic_emu.transfers import MemoryBudget
 
@@ -114,6 +118,41 @@ def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
     assert sink.admit(0, 0x43, 1000, 10) == DROP_MEMORY_ACCESS  # the R_Key is given
     first = StreamReceiver(0, budget, max_va=2000)
     assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
+
+
+def test_the_memory_budget_takes_up_to_its_limit_counts_refusals_and_never_goes_negative() -> None:
+    """The budget a sink calls in C on the native build (the streams module's own type,
+    which nic_emu.transfers hands out): the same answers and counts as Python ints."""
+    budget = MemoryBudget(limit=10_000)
+    assert type(budget) is StreamsBudget and budget.limit == 10_000
+    assert budget.can_take(10_000) and budget.used == 0 and budget.refused == 0
+    assert budget.take(6000) and not budget.can_take(4001) and budget.refused == 1
+    assert not budget.take(4001) and budget.used == 6000 and budget.refused == 2
+    assert budget.take(4000) and budget.used == 10_000 and not budget.can_take(1)
+    budget.give(12_000)  # more than it holds: it ends at 0
+    assert budget.used == 0 and budget.refused == 3
+    huge = MemoryBudget(sys.maxsize)  # the virtual fabric's sinks: no limit, no overflow
+    assert huge.take(sys.maxsize - 1) and huge.can_take(1) and not huge.can_take(2)
+    assert MemoryBudget().limit == NIC_MEMORY_BUDGET_BYTES == 512 << 20
+    with pytest.raises(AttributeError):
+        budget.other = 1  # type: ignore[attr-defined]
+
+
+def test_a_sink_holds_beyond_a_gap_against_its_budget_and_refuses_past_it() -> None:
+    """admit and place call the budget (in C when it is a MemoryBudget) for payloads
+    held beyond a gap only; the run fed behind a filled gap gives them back."""
+    budget = MemoryBudget(limit=3000)
+    sink = StreamReceiver(0, budget, max_va=1 << 20)
+    assert sink.admit(1, 7, 1000, 1000) is None and budget.refused == 0
+    sink.place(1, b"b" * 1000, False)
+    assert sink.admit(2, 7, 2000, 1500) is None
+    sink.place(2, b"c" * 1500, False)
+    assert budget.used == 2500 and sink.held_bytes == 2500
+    assert sink.admit(3, 7, 3500, 600) == DROP_MEMORY_BUDGET and budget.refused == 1
+    assert sink.admit(2, 7, 2000, 1500) is None  # already held: asks nothing
+    assert sink.admit(0, 7, 0, 1000) is None and budget.refused == 1  # in order
+    sink.place(0, b"a" * 1000, False)
+    assert budget.used == 0 and sink.next_psn == 3 and not sink.held
 
 
 class CountingBudget(MemoryBudget):
