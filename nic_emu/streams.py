@@ -27,7 +27,7 @@ import cython
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
 
 if cython.compiled:
-    from cython.cimports.cpython.bytes import PyBytes_AS_STRING
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcmp
 
 # Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
@@ -124,6 +124,8 @@ class StreamPayload:
         if len(piece) - used >= length:  # the common case: inside the current piece
             self._used = used + length
             self._pos = end
+            if cython.compiled:  # the slice's copy made directly (no slice object)
+                return PyBytes_FromStringAndSize(PyBytes_AS_STRING(piece) + used, length)
             return piece[used : used + length]  # one copy (a slice of bytes is bytes)
         out = bytearray(piece[used:])
         while len(out) < length:

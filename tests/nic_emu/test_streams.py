@@ -31,6 +31,18 @@ from .conftest import make_net
 MIB = 1 << 20
 
 
+def test_a_payload_taken_inside_a_piece_is_a_copy_of_those_bytes() -> None:
+    """take() inside the current piece copies the bytes out in C on the native build (no
+    slice object): exact bytes, of type bytes, in order to the piece's end."""
+    piece = bytes(range(256)) * 4
+    payload = StreamPayload(iter([piece]), len(piece))
+    got = [payload.take(0, 1), payload.take(1, 255), payload.take(256, 0)]
+    got.append(payload.take(256, 768))
+    assert all(type(part) is bytes for part in got)
+    assert got == [piece[:1], piece[1:256], b"", piece[256:]]
+    assert b"".join(got) == piece
+
+
 def test_payload_is_taken_in_order_across_pieces() -> None:
     payload = StreamPayload(iter([b"abc", b"", b"defgh", b"ij"]), 10)
     assert payload.take(0, 4) == b"abcd"
