@@ -18,7 +18,8 @@ cdef class StreamPayload:
     cdef public Py_ssize_t _used
     cdef public long long _pos
 
-    @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
+    @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t,
+                   have=Py_ssize_t, result=bytes, dst="char *")
     cpdef bytes take(self, long long offset, long long length)
     @cython.locals(length=Py_ssize_t, piece=bytes, used=Py_ssize_t, end="long long")
     cpdef bint matches(self, long long offset, object data) except -1

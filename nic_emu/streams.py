@@ -28,7 +28,7 @@ from nic_emu.exceptions import DataSourceError, MemoryAccessError
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
-    from cython.cimports.libc.string import memcmp
+    from cython.cimports.libc.string import memcmp, memcpy
 
 # Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
 DROP_MEMORY_ACCESS = "memory_access"
@@ -127,23 +127,38 @@ class StreamPayload:
             if cython.compiled:  # the slice's copy made directly (no slice object)
                 return PyBytes_FromStringAndSize(PyBytes_AS_STRING(piece) + used, length)
             return piece[used : used + length]  # one copy (a slice of bytes is bytes)
-        out = bytearray(piece[used:])
-        while len(out) < length:
+        # Across pieces: the rest of this one, then from the next ones. The native build
+        # makes the result once and copies each part into it in C (no bytearray, no
+        # slices, no final copy).
+        have = len(piece) - used  # bytes of the result made so far
+        if cython.compiled:
+            result = PyBytes_FromStringAndSize(cython.NULL, length)
+            dst = PyBytes_AS_STRING(result)
+            memcpy(dst, PyBytes_AS_STRING(piece) + used, have)
+        else:
+            out = bytearray(piece[used:])
+        while have < length:
             try:
                 nxt = next(self._pieces)
             except StopIteration:
                 raise DataSourceError(
-                    f"{self.what} ended after {offset + len(out)} of {self.length} bytes"
+                    f"{self.what} ended after {offset + have} of {self.length} bytes"
                 ) from None
             except DataSourceError:
                 raise
             except (OSError, ValueError) as exc:
                 raise DataSourceError(f"{self.what}: {exc}") from None
             piece = nxt if type(nxt) is bytes else bytes(memoryview(nxt))
-            want = length - len(out)
-            out += piece[:want]
+            want = length - have
             used = min(want, len(piece))
+            if cython.compiled:
+                memcpy(dst + have, PyBytes_AS_STRING(piece), used)
+            else:
+                out += piece[:want]
+            have += used
         self._piece, self._used, self._pos = piece, used, end
+        if cython.compiled:
+            return result
         return bytes(out)
 
     def matches(self, offset: int, data: bytes | memoryview) -> bool:

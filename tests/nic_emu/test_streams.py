@@ -81,6 +81,33 @@ def test_payload_takes_bytes_like_pieces_as_bytes() -> None:
     assert all(type(t) is bytes for t in taken)
 
 
+@pytest.mark.parametrize("seed", range(4))
+def test_payloads_across_any_pieces_are_the_bytes_joined(seed: int) -> None:
+    """Packets that straddle pieces (the native build fills one result in C): pieces of
+    any sizes, empty ones and ones shorter than a packet among them, give the data's
+    bytes in order; a source that ends early names how far a straddling take got."""
+    rng = random.Random(seed)
+    data = rng.randbytes(20_000)
+    cuts = sorted(rng.sample(range(1, len(data)), 60)) + [len(data)] * 2  # an empty one too
+    pieces, start = [], 0
+    for cut in cuts:
+        pieces.append(data[start:cut])
+        start = cut
+    payload = StreamPayload(iter(pieces), len(data))
+    pos, taken = 0, []
+    while pos < len(data):
+        n = min(rng.choice([1, 7, 300, 1500, 4096]), len(data) - pos)
+        part = payload.take(pos, n)
+        assert type(part) is bytes and part == data[pos : pos + n]
+        taken.append(part)
+        pos += n
+    assert b"".join(taken) == data
+    short = StreamPayload(iter(pieces[:3]), len(data))
+    have = sum(len(p) for p in pieces[:3])
+    with pytest.raises(DataSourceError, match=f"ended after {have} of {len(data)}"):
+        short.take(0, have + 1)
+
+
 def test_a_piece_that_is_not_bytes_like_is_refused() -> None:
     payload = StreamPayload(iter([b"ab", 3]), 5)  # type: ignore[list-item]
     with pytest.raises(TypeError):
