@@ -1074,7 +1074,8 @@ def _decode_native(frame: bytes) -> Message | None:
                 rest -= _IMMDT_LEN
             if rest != dma_length:
                 return None
-            payload = frame[off:]
+            # frame[off:] made directly (the slice object and its protocol skipped)
+            payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(frame) + off, rest)
         message = _new_data(
             opcode, bflags, psn_word, dscp, ecn, va, rkey, dma_length, timestamp, immediate, payload
         )

@@ -16,6 +16,19 @@ from nic_emu.connection.transmit cimport Transmitter
 from nic_emu.nic_host cimport NicHost
 
 
+# The timer heap's push and pop (heapq's sifts, on (deadline, push sequence, connection)
+# entries compared in C: the deadlines as objects, then the sequences): C calls, not
+# calls through Python to heapq and its tuple comparisons.
+@cython.locals(ta=object, tb=object)
+cdef bint _entry_lt(tuple a, tuple b) except -1
+@cython.locals(item=tuple, parent_pos=Py_ssize_t, parent=tuple)
+cdef int _sift_down(list heap, Py_ssize_t start, Py_ssize_t pos) except -1
+cpdef _heap_push(list heap, tuple item)
+@cython.locals(last=tuple, top=tuple, end=Py_ssize_t, pos=Py_ssize_t, child=Py_ssize_t,
+               right=Py_ssize_t)
+cpdef tuple _heap_pop(list heap)
+
+
 cdef class NicCore(NicHost):
     cdef public object config
     cdef public object plan

@@ -21,7 +21,7 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Callable
-from heapq import heapify, heappop, heappush
+from heapq import heapify
 
 from mrc_wire import EV_PROBE_QPN
 from mrc_wire.codec import DataPacket, Nack, Probe, Sack, decode, encode_probe
@@ -53,6 +53,61 @@ _CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creati
 # a module global (one dictionary read, cached by the native build) rather than the enum
 # class's attribute, read for every frame received
 _READY = QpState.READY
+
+TimerEntry = tuple[int, int, Connection]  # (deadline, push sequence, connection)
+
+
+# The timer heap's push and pop: heapq's heappush and heappop (the same sifts, so the same
+# list at every step), on (deadline, push sequence, connection) entries compared as
+# tuples are: the deadlines (an int or a float) first, then the sequences, unique to each
+# push, so connections are never compared. The native build runs them in C (no call
+# through Python, no tuple comparison). heapify (a compaction, rare) stays heapq's.
+def _entry_lt(a: TimerEntry, b: TimerEntry) -> bool:
+    ta = a[0]
+    tb = b[0]
+    if ta != tb:
+        return ta < tb
+    return a[1] < b[1]
+
+
+def _sift_down(heap: list[TimerEntry], start: int, pos: int) -> int:
+    item = heap[pos]
+    while pos > start:
+        parent_pos = (pos - 1) >> 1
+        parent = heap[parent_pos]
+        if _entry_lt(item, parent):
+            heap[pos] = parent
+            pos = parent_pos
+            continue
+        break
+    heap[pos] = item
+    return 0
+
+
+def _heap_push(heap: list[TimerEntry], item: TimerEntry) -> None:
+    heap.append(item)
+    _sift_down(heap, 0, len(heap) - 1)
+
+
+def _heap_pop(heap: list[TimerEntry]) -> TimerEntry:
+    last = heap.pop()  # IndexError when empty, as heappop
+    if not heap:
+        return last
+    top = heap[0]
+    heap[0] = last
+    end = len(heap)
+    pos = 0
+    child = 1
+    while child < end:  # heapq's _siftup: the smaller child up to the leaf, then back
+        right = child + 1
+        if right < end and not _entry_lt(heap[child], heap[right]):
+            child = right
+        heap[pos] = heap[child]
+        pos = child
+        child = 2 * pos + 1
+    heap[pos] = last
+    _sift_down(heap, 0, pos)
+    return top
 
 
 class NicCore(NicHost):
@@ -465,7 +520,7 @@ class NicCore(NicHost):
                 conn.sched_deadline = t
                 if t is not None:
                     self._pushes += 1
-                    heappush(timers, (t, self._pushes, conn))
+                    _heap_push(timers, (t, self._pushes, conn))
         if len(timers) > 64 + 8 * len(self.connections):
             # Compact: the one valid entry of each connection (duplicates agree).
             keep = {e[2]: e for e in timers if e[2].sched_deadline == e[0]}
@@ -480,7 +535,7 @@ class NicCore(NicHost):
         while timers:
             d, _, conn = timers[0]
             if conn.sched_deadline != d:
-                heappop(timers)  # superseded, or the connection is gone
+                _heap_pop(timers)  # superseded, or the connection is gone
                 continue
             if not conn.sched_by_peer or conn in fresh:
                 return conn
@@ -488,11 +543,11 @@ class NicCore(NicHost):
             conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
                 return conn
-            heappop(timers)
+            _heap_pop(timers)
             conn.sched_deadline = t
             if t is not None:
                 self._pushes += 1
-                heappush(timers, (t, self._pushes, conn))
+                _heap_push(timers, (t, self._pushes, conn))
         return None
 
     def next_timer(self) -> int | None:
@@ -529,7 +584,7 @@ class NicCore(NicHost):
             conn = self._earliest(fresh)
             if conn is None or conn.sched_deadline > now:
                 break
-            heappop(timers)
+            _heap_pop(timers)
             conn.sched_deadline = None
             due.append(conn)
         if len(due) > 1:

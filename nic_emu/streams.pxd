@@ -5,7 +5,8 @@
 # too). C integers hold byte counts and offsets within one WRITE and the sink's next PSN
 # (the initial PSN plus a count of packets); a VA, an R_Key, the budget, the pieces'
 # iterator and the running SHA-256 stay Python objects. The comparing sink (a subclass)
-# reads its expected bytes through a StreamPayload, a C call per packet.
+# reads its expected bytes through a StreamPayload, a C call per packet. The memory
+# budget is an extension type of C integers, called in C by a sink whose budget is one.
 cimport cython
 
 
@@ -17,10 +18,22 @@ cdef class StreamPayload:
     cdef public Py_ssize_t _used
     cdef public long long _pos
 
-    @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t)
+    @cython.locals(end="long long", piece=bytes, used=Py_ssize_t, out=bytearray, want=Py_ssize_t,
+                   have=Py_ssize_t, result=bytes, dst="char *")
     cpdef bytes take(self, long long offset, long long length)
     @cython.locals(length=Py_ssize_t, piece=bytes, used=Py_ssize_t, end="long long")
     cpdef bint matches(self, long long offset, object data) except -1
+
+
+cdef class MemoryBudget:
+    # C integers: byte counts (a limit up to sys.maxsize) and a count of refusals
+    cdef public long long limit
+    cdef public long long used
+    cdef public long long refused
+
+    cpdef bint can_take(self, long long nbytes) except -1
+    cpdef bint take(self, long long nbytes) except -1
+    cpdef give(self, long long nbytes)
 
 
 cdef class StreamReceiver:
@@ -37,9 +50,10 @@ cdef class StreamReceiver:
     cdef public long long _message_bytes
     cdef public object _done
 
+    @cython.locals(budget=object, fits=bint)
     cpdef object admit(self, long long psn, object rkey, object va, object length)
     @cython.locals(data=bytes, held=dict, nxt="long long", found=object, is_last=object,
-                   freed="long long")
+                   freed="long long", budget=object)
     cpdef place(self, long long psn, object payload, object last)
     @cython.locals(n=Py_ssize_t)
     cpdef _feed(self, object payload, object last)

@@ -27,8 +27,8 @@ import cython
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
 
 if cython.compiled:
-    from cython.cimports.cpython.bytes import PyBytes_AS_STRING
-    from cython.cimports.libc.string import memcmp
+    from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
+    from cython.cimports.libc.string import memcmp, memcpy
 
 # Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
 DROP_MEMORY_ACCESS = "memory_access"
@@ -44,6 +44,48 @@ class Budget(Protocol):
     def take(self, nbytes: int) -> bool: ...
 
     def give(self, nbytes: int) -> None: ...
+
+
+# [P] What a NIC holds for its transfers together: payloads sent and not yet acknowledged
+# (reserved per sending connection: receive window x MTU payload + one data piece) and
+# payloads received beyond a gap. Not the transfers' sizes: data is made as it is sent.
+NIC_MEMORY_BUDGET_BYTES = 512 << 20
+
+
+class MemoryBudget:
+    """Bytes a NIC's transfers may hold together (:data:`NIC_MEMORY_BUDGET_BYTES`):
+    reservations of sending connections and payloads held out of order (the
+    :class:`Budget` of ``nic_emu serve``'s transfers and of the virtual fabric's sinks).
+
+    The native build makes it an extension type of C integers that a sink calls in C
+    (:meth:`StreamReceiver.admit`, :meth:`StreamReceiver.place`) when it is exactly this
+    type; a subclass, or another :class:`Budget`, is called as a Python object.
+    """
+
+    __slots__ = ("limit", "refused", "used")
+
+    def __init__(self, limit: int = NIC_MEMORY_BUDGET_BYTES) -> None:
+        self.limit = limit
+        self.used = 0
+        self.refused = 0
+
+    # ``nbytes > limit - used`` is ``used + nbytes > limit`` for Python ints, and never
+    # overflows a C integer (both are at least 0 while the budget is in use).
+    def can_take(self, nbytes: int) -> bool:
+        if nbytes > self.limit - self.used:
+            self.refused += 1
+            return False
+        return True
+
+    def take(self, nbytes: int) -> bool:
+        if nbytes > self.limit - self.used:
+            self.refused += 1
+            return False
+        self.used += nbytes
+        return True
+
+    def give(self, nbytes: int) -> None:
+        self.used = max(0, self.used - nbytes)
 
 
 class StreamPayload:
@@ -82,24 +124,41 @@ class StreamPayload:
         if len(piece) - used >= length:  # the common case: inside the current piece
             self._used = used + length
             self._pos = end
+            if cython.compiled:  # the slice's copy made directly (no slice object)
+                return PyBytes_FromStringAndSize(PyBytes_AS_STRING(piece) + used, length)
             return piece[used : used + length]  # one copy (a slice of bytes is bytes)
-        out = bytearray(piece[used:])
-        while len(out) < length:
+        # Across pieces: the rest of this one, then from the next ones. The native build
+        # makes the result once and copies each part into it in C (no bytearray, no
+        # slices, no final copy).
+        have = len(piece) - used  # bytes of the result made so far
+        if cython.compiled:
+            result = PyBytes_FromStringAndSize(cython.NULL, length)
+            dst = PyBytes_AS_STRING(result)
+            memcpy(dst, PyBytes_AS_STRING(piece) + used, have)
+        else:
+            out = bytearray(piece[used:])
+        while have < length:
             try:
                 nxt = next(self._pieces)
             except StopIteration:
                 raise DataSourceError(
-                    f"{self.what} ended after {offset + len(out)} of {self.length} bytes"
+                    f"{self.what} ended after {offset + have} of {self.length} bytes"
                 ) from None
             except DataSourceError:
                 raise
             except (OSError, ValueError) as exc:
                 raise DataSourceError(f"{self.what}: {exc}") from None
             piece = nxt if type(nxt) is bytes else bytes(memoryview(nxt))
-            want = length - len(out)
-            out += piece[:want]
+            want = length - have
             used = min(want, len(piece))
+            if cython.compiled:
+                memcpy(dst + have, PyBytes_AS_STRING(piece), used)
+            else:
+                out += piece[:want]
+            have += used
         self._piece, self._used, self._pos = piece, used, end
+        if cython.compiled:
+            return result
         return bytes(out)
 
     def matches(self, offset: int, data: bytes | memoryview) -> bool:
@@ -168,8 +227,14 @@ class StreamReceiver:
             return DROP_MEMORY_ACCESS  # one stream per (source NIC, QPN)
         if va < self.min_va or va + length > self.max_va:
             return DROP_MEMORY_ACCESS
-        if psn > self.next_psn and psn not in self.held and not self.budget.can_take(length):
-            return DROP_MEMORY_BUDGET
+        if psn > self.next_psn and psn not in self.held:
+            budget = self.budget
+            if type(budget) is MemoryBudget:  # a C call on the native build
+                fits = cython.cast(MemoryBudget, budget).can_take(length)
+            else:
+                fits = budget.can_take(length)
+            if not fits:
+                return DROP_MEMORY_BUDGET
         return None
 
     def place(self, psn: int, payload: bytes | memoryview, last: bool) -> None:
@@ -177,7 +242,11 @@ class StreamReceiver:
         if psn != self.next_psn:
             # bytes(payload) is payload itself when it is bytes: no call to make
             data = payload if type(payload) is bytes else bytes(payload)
-            self.budget.take(len(data))  # admit() checked that it fits
+            budget = self.budget
+            if type(budget) is MemoryBudget:  # admit() checked that it fits
+                cython.cast(MemoryBudget, budget).take(len(data))
+            else:
+                budget.take(len(data))
             self.held[psn] = (data, last)
             self.held_bytes += len(data)
             if self.held_bytes > self.peak_held_bytes:
@@ -199,7 +268,11 @@ class StreamReceiver:
                 nxt = self.next_psn
         finally:  # a payload taken out of ``held`` is given back even if feeding it fails
             if freed:
-                self.budget.give(freed)
+                budget = self.budget
+                if type(budget) is MemoryBudget:
+                    cython.cast(MemoryBudget, budget).give(freed)
+                else:
+                    budget.give(freed)
 
     def _feed(self, payload: bytes | memoryview, last: bool) -> None:
         self._hash.update(payload)

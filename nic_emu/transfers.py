@@ -31,16 +31,12 @@ from nic_emu.config import TransportMode
 from nic_emu.connection import Connection
 from nic_emu.event_log import EventRecord
 from nic_emu.exceptions import ConnectionSetupError
-from nic_emu.streams import StreamReceiver
+from nic_emu.streams import MemoryBudget, StreamReceiver  # the budget: compiled with the sinks
 
 QPN_BITS = 24
 QPN_ROCE_BIT = 1 << (QPN_BITS - 1)
 FIRST_SEQUENCE = 0x100  # keeps every QPN clear of the reserved ones below 0x100
 MAX_REGION_BYTES = 1 << 30  # [P] one connection's share of a transfer (its VA range), 1 GiB
-# [P] What a NIC holds for its transfers together: payloads sent and not yet acknowledged
-# (reserved per sending connection: receive window x MTU payload + one data piece) and
-# payloads received beyond a gap. Not the transfers' sizes: data is made as it is sent.
-NIC_MEMORY_BUDGET_BYTES = 512 << 20
 TIMELINE_STEP_NS = 10_000_000  # delivery timeline resolution (10 ms)
 DATA_STEP_BYTES = 1 << 20  # a send's data is digested this much per event-loop step
 NS_PER_S = 1_000_000_000
@@ -473,29 +469,3 @@ class ResponderQp:
     def release(self) -> None:
         self.sink.release()
         self.retired = True
-
-
-class MemoryBudget:
-    """Bytes a NIC's transfers may hold together (:data:`NIC_MEMORY_BUDGET_BYTES`):
-    reservations of sending connections and payloads held out of order."""
-
-    def __init__(self, limit: int = NIC_MEMORY_BUDGET_BYTES) -> None:
-        self.limit = limit
-        self.used = 0
-        self.refused = 0
-
-    def can_take(self, nbytes: int) -> bool:
-        if self.used + nbytes > self.limit:
-            self.refused += 1
-            return False
-        return True
-
-    def take(self, nbytes: int) -> bool:
-        if self.used + nbytes > self.limit:
-            self.refused += 1
-            return False
-        self.used += nbytes
-        return True
-
-    def give(self, nbytes: int) -> None:
-        self.used = max(0, self.used - nbytes)

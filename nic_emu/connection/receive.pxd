@@ -14,6 +14,29 @@ from nic_emu.receiver cimport MessageTracker, ReceiveState
 from nic_emu.streams cimport StreamReceiver
 
 
+# An int's bit_count() read from its digits (CPython 3.11's layout: 30-bit digits holding
+# the magnitude, whose popcount int.bit_count() returns); -1 where that layout is not
+# known (another Python, another compiler, not an exact int): the caller then calls
+# int.bit_count(). The SACK's count of PSNs beyond the cumulative point, per SACK.
+cdef extern from *:
+    """
+    static Py_ssize_t nic_int_bit_count(PyObject *v) {
+    #if PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && (defined(__GNUC__) || defined(__clang__))
+        if (PyLong_CheckExact(v)) {
+            Py_ssize_t n = Py_SIZE(v), i, count = 0;
+            const digit *d = ((PyLongObject *)v)->ob_digit;
+            if (n < 0) n = -n;
+            for (i = 0; i < n; i++) count += __builtin_popcount((unsigned int)d[i]);
+            return count;
+        }
+    #endif
+        (void)v;
+        return -1;
+    }
+    """
+    Py_ssize_t nic_int_bit_count(object v) noexcept
+
+
 # the PSN unwrap's masks and the SACK's byte count's (receive.py), as C values
 cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK
 
@@ -56,7 +79,7 @@ cdef class Receiver:
     cpdef bint already_received(self, object psn) except -1
     cpdef object on_reliability_probe(self, Probe p, object plane, object now)
     cpdef object on_timer(self, object now)
-    @cython.locals(s=Sack, rs=ReceiveState, cum="long long")
+    @cython.locals(s=Sack, rs=ReceiveState, cum="long long", count=Py_ssize_t)
     cpdef object send_sack(
         self, object now, object echoed_ev, object trigger_psn, object echoed_ts,
         object ecn, object probe_reply=*

@@ -40,6 +40,9 @@ from nic_emu.receiver import (
 from nic_emu.sender import PSN_HALF, PSN_MASK
 from nic_emu.streams import StreamReceiver
 
+if cython.compiled:  # an int's bit count read in C (receive.pxd)
+    from cython.cimports.nic_emu.connection.receive import nic_int_bit_count
+
 # C values on the native build (receive.pxd): the PSN unwrap's masks and the SACK's
 # byte count's
 _PSN_MASK = PSN_MASK
@@ -302,8 +305,17 @@ class Receiver:
             cum = rs.rcv_nxt
             base, bitmap = rs.sack_view(trigger_psn)
             ooo = rs.ooo
-            # no PSN beyond the cumulative point (the usual): no count to make
-            s.ooo_count = min(ooo.bit_count(), 0xFFFF) if ooo else 0
+            # no PSN beyond the cumulative point: no count to make; else the native
+            # build counts the bits from the int's digits in C (no method call)
+            if ooo:
+                count = -1
+                if cython.compiled:
+                    count = nic_int_bit_count(ooo)
+                if count < 0:
+                    count = ooo.bit_count()
+                s.ooo_count = min(count, 0xFFFF)
+            else:
+                s.ooo_count = 0
         else:
             cum = recv.rcv_nxt
             base, bitmap = cum, 0

@@ -30,6 +30,12 @@ cdef class RttTimers:
     cdef public long long backoff
     cdef public object hold_until
     cdef public long long probe_misses
+    # the configuration's base RTT and the floors of the reorder window, the quarantine
+    # window and the RTO (an int or a float each): read per acknowledgement
+    cdef public object base_rtt_ns
+    cdef public object reorder_floor_ns
+    cdef public object quarantine_floor_ns
+    cdef public object rto_floor_ns
 
     cpdef object rto_ns(self)
     cpdef progress(self, object now)

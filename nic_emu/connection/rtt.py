@@ -34,6 +34,14 @@ class RttTimers:
         self.backoff = 0  # consecutive silent timeouts since then
         self.hold_until = 0  # no timeout fires before this (after a silent one)
         self.probe_misses = 0  # probe rounds in a row that got no answer at all
+        # The configuration's terms read per acknowledgement (the base RTT, the floors of
+        # the reorder window, the quarantine window and the RTO), kept as the timers' own
+        # (NicConfig is frozen: they never change; the native build reads a C field, not
+        # the dataclass's slot through Python attribute lookup)
+        self.base_rtt_ns = cfg.base_rtt_ns
+        self.reorder_floor_ns = cfg.reorder_window_ns
+        self.quarantine_floor_ns = cfg.quarantine_window_ns
+        self.rto_floor_ns = cfg.rto_min_ns
 
     def fix(self, rto_ns: int) -> None:
         """A fixed timeout (the RoCE baseline's ACK timeout): no sample moves it."""
@@ -78,7 +86,7 @@ class RttTimers:
         if sample >= peak:
             self.qdelay_peak_ns = sample
         else:
-            span = QDELAY_PEAK_RTTS * self.cfg.base_rtt_ns
+            span = QDELAY_PEAK_RTTS * self.base_rtt_ns
             gain = min(1.0, (now - self.qdelay_peak_at) / span)
             self.qdelay_peak_ns = peak + (sample - peak) * gain
         self.qdelay_peak_at = now
@@ -98,24 +106,22 @@ class RttTimers:
             self.srtt_ns += (rtt - self.srtt_ns) / 8
         rto = int(self.srtt_ns + 4 * self.rttvar_ns)
         self.rtt_bound = rto
-        self.rto_base = min(max(self.cfg.rto_min_ns, rto), self.rto_ceiling)
+        self.rto_base = min(max(self.rto_floor_ns, rto), self.rto_ceiling)
 
     def reorder_window(self) -> int:
         """RACK's time window: how much later than a delivered packet one sent before
         it may still arrive."""
-        window = max(self.cfg.reorder_window_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
+        window = max(self.reorder_floor_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
         if self.adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
             window = max(window, int(self.srtt_ns) >> 2)
         return window
 
     def tail_probe_timeout(self) -> int:
         """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
-        srtt = (
-            self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < NO_RTT else self.cfg.base_rtt_ns
-        )
+        srtt = self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < NO_RTT else self.base_rtt_ns
         return int(max(2 * srtt, srtt + self.reorder_window()))
 
     def hold_delay(self) -> int:
         """The quarantine window: RACK's time window without its queueing term, from
         its own floor (``quarantine_window_ns``)."""
-        return max(self.cfg.quarantine_window_ns, int(self.srtt_ns) >> 2)
+        return max(self.quarantine_floor_ns, int(self.srtt_ns) >> 2)

@@ -26,6 +26,7 @@ cdef class DataTransmitter:
     @cython.locals(
         plane=Py_ssize_t, wr=WriteRequest, offset="long long", length="long long",
         rtx=bint, size=Py_ssize_t, frame=bytes, counters=dict, t=DataPacket,
+        ns_per_byte=object, wire_ns=object,
     )
     cpdef tuple transmit(self, TxPacket pkt, EvEntry entry, SendState send, object now)
 

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from mrc_wire.codec import DataPacket, encode_data
 from nic_emu import event_log as ev_kinds
 from nic_emu.congestion import CongestionControl
@@ -85,8 +87,15 @@ class DataTransmitter:
         t.timestamp = now & TS_MASK
         frame = encode_data(t)
         size = len(frame)
-        # Same rounding as the fabric's serialisation time, so the two never drift.
-        self.port_free_at[plane] = now + int(size * self.ns_per_byte)
+        # Same rounding as the fabric's serialisation time, so the two never drift. The
+        # host's ns per byte is a float (8e9 / the port rate): the product and its
+        # truncation in C doubles on the native build, the same as int() of the float.
+        ns_per_byte = self.ns_per_byte
+        if type(ns_per_byte) is float:
+            wire_ns = cython.cast(cython.longlong, size * cython.cast(cython.double, ns_per_byte))
+        else:
+            wire_ns = int(size * ns_per_byte)
+        self.port_free_at[plane] = now + wire_ns
         self.last_tx_ns = now
         send.sent(pkt, entry, now)
         entry.tx_packets += 1

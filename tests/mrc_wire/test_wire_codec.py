@@ -148,6 +148,22 @@ def test_decode_sets_every_field_of_each_kind(message: DataPacket | Sack | Nack 
     assert dataclasses.asdict(decoded) == dataclasses.asdict(message)
 
 
+@pytest.mark.parametrize("length", [0, 1, 64, 4096])
+def test_a_decoded_payload_is_bytes_of_the_frame_tail_not_tied_to_the_frame(length: int) -> None:
+    """The native decode copies the payload out of the frame in C (no slice object): the
+    same bytes, of type bytes, whatever the frame's buffer does afterwards."""
+    payload = bytes((i * 7 + 3) & 0xFF for i in range(length))
+    frame = encode(data(dma_length=length, payload=payload))
+    buffer = bytearray(frame)
+    for source in (frame, bytes(buffer)):
+        decoded = decode(source)
+        assert isinstance(decoded, DataPacket)
+        assert type(decoded.payload) is bytes and decoded.payload == payload
+    decoded = decode(buffer)
+    buffer[len(buffer) - length :] = bytes(length)  # the buffer changes after decoding
+    assert isinstance(decoded, DataPacket) and decoded.payload == payload
+
+
 def test_data_frame_layout_byte_by_byte() -> None:
     packet = data(timestamp=0x0102_0304, ack_req=True, last=True, rtx=True)
     frame = encode_data(packet)

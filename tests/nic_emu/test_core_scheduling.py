@@ -149,3 +149,39 @@ def test_refresh_hands_out_the_stale_set_and_earliest_gives_the_connection() -> 
     assert core._earliest(set()) is not a
     net.run_until_idle([c], limit_ns=1_000_000)
     assert core._earliest(set()) is None  # nothing in flight, nothing pending
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_the_timer_heap_pushes_and_pops_as_heapq_does(seed: int) -> None:
+    """The core's timer heap (its own push and pop, compiled on the native build) keeps
+    the very list heapq keeps at every step and pops the same entries: deadlines that
+    are ints or floats, equal ones ordered by their push sequence (connections, here
+    objects that refuse comparison, are never compared)."""
+    import heapq
+    import random
+
+    from nic_emu import core as core_module
+
+    class Uncomparable:
+        def __lt__(self, other: object) -> bool:
+            raise AssertionError("a connection was compared")
+
+    rng = random.Random(seed)
+    ours: list[tuple[int, int, object]] = []
+    theirs: list[tuple[int, int, object]] = []
+    seq = 0
+    for _ in range(3000):
+        if ours and rng.random() < 0.45:
+            got = core_module._heap_pop(ours)
+            assert got is heapq.heappop(theirs)
+        else:
+            seq += 1
+            t = rng.choice([rng.randrange(50), rng.randrange(50) + 0.5, rng.randrange(10**12)])
+            entry = (t, seq, Uncomparable())
+            core_module._heap_push(ours, entry)
+            heapq.heappush(theirs, entry)
+        assert ours == theirs
+    while theirs:
+        assert core_module._heap_pop(ours) is heapq.heappop(theirs)
+    with pytest.raises(IndexError):
+        core_module._heap_pop(ours)

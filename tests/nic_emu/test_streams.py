@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import sys
 import tracemalloc
 from collections.abc import Iterator
 
@@ -15,16 +16,31 @@ from nic_emu.datasource import PIECE_BYTES, RandomSource
 from nic_emu.exceptions import DataSourceError, MemoryAccessError
 from nic_emu.streams import (
     DROP_MEMORY_ACCESS,
+    DROP_MEMORY_BUDGET,
+    NIC_MEMORY_BUDGET_BYTES,
     ComparingReceiver,
     StreamPayload,
     StreamReceiver,
 )
+from nic_emu.streams import MemoryBudget as StreamsBudget
 from nic_emu.testing import SimNetwork
 from nic_emu.transfers import MemoryBudget
 
 from .conftest import make_net
 
 MIB = 1 << 20
+
+
+def test_a_payload_taken_inside_a_piece_is_a_copy_of_those_bytes() -> None:
+    """take() inside the current piece copies the bytes out in C on the native build (no
+    slice object): exact bytes, of type bytes, in order to the piece's end."""
+    piece = bytes(range(256)) * 4
+    payload = StreamPayload(iter([piece]), len(piece))
+    got = [payload.take(0, 1), payload.take(1, 255), payload.take(256, 0)]
+    got.append(payload.take(256, 768))
+    assert all(type(part) is bytes for part in got)
+    assert got == [piece[:1], piece[1:256], b"", piece[256:]]
+    assert b"".join(got) == piece
 
 
 def test_payload_is_taken_in_order_across_pieces() -> None:
@@ -63,6 +79,33 @@ def test_payload_takes_bytes_like_pieces_as_bytes() -> None:
     taken.append(payload.take(12, 2))
     assert taken == [b"ab", b"cdef", b"gh", b"ijkl", b"mn"]
     assert all(type(t) is bytes for t in taken)
+
+
+@pytest.mark.parametrize("seed", range(4))
+def test_payloads_across_any_pieces_are_the_bytes_joined(seed: int) -> None:
+    """Packets that straddle pieces (the native build fills one result in C): pieces of
+    any sizes, empty ones and ones shorter than a packet among them, give the data's
+    bytes in order; a source that ends early names how far a straddling take got."""
+    rng = random.Random(seed)
+    data = rng.randbytes(20_000)
+    cuts = sorted(rng.sample(range(1, len(data)), 60)) + [len(data)] * 2  # an empty one too
+    pieces, start = [], 0
+    for cut in cuts:
+        pieces.append(data[start:cut])
+        start = cut
+    payload = StreamPayload(iter(pieces), len(data))
+    pos, taken = 0, []
+    while pos < len(data):
+        n = min(rng.choice([1, 7, 300, 1500, 4096]), len(data) - pos)
+        part = payload.take(pos, n)
+        assert type(part) is bytes and part == data[pos : pos + n]
+        taken.append(part)
+        pos += n
+    assert b"".join(taken) == data
+    short = StreamPayload(iter(pieces[:3]), len(data))
+    have = sum(len(p) for p in pieces[:3])
+    with pytest.raises(DataSourceError, match=f"ended after {have} of {len(data)}"):
+        short.take(0, have + 1)
 
 
 def test_a_piece_that_is_not_bytes_like_is_refused() -> None:
@@ -114,6 +157,41 @@ def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
     assert sink.admit(0, 0x43, 1000, 10) == DROP_MEMORY_ACCESS  # the R_Key is given
     first = StreamReceiver(0, budget, max_va=2000)
     assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
+
+
+def test_the_memory_budget_takes_up_to_its_limit_counts_refusals_and_never_goes_negative() -> None:
+    """The budget a sink calls in C on the native build (the streams module's own type,
+    which nic_emu.transfers hands out): the same answers and counts as Python ints."""
+    budget = MemoryBudget(limit=10_000)
+    assert type(budget) is StreamsBudget and budget.limit == 10_000
+    assert budget.can_take(10_000) and budget.used == 0 and budget.refused == 0
+    assert budget.take(6000) and not budget.can_take(4001) and budget.refused == 1
+    assert not budget.take(4001) and budget.used == 6000 and budget.refused == 2
+    assert budget.take(4000) and budget.used == 10_000 and not budget.can_take(1)
+    budget.give(12_000)  # more than it holds: it ends at 0
+    assert budget.used == 0 and budget.refused == 3
+    huge = MemoryBudget(sys.maxsize)  # the virtual fabric's sinks: no limit, no overflow
+    assert huge.take(sys.maxsize - 1) and huge.can_take(1) and not huge.can_take(2)
+    assert MemoryBudget().limit == NIC_MEMORY_BUDGET_BYTES == 512 << 20
+    with pytest.raises(AttributeError):
+        budget.other = 1  # type: ignore[attr-defined]
+
+
+def test_a_sink_holds_beyond_a_gap_against_its_budget_and_refuses_past_it() -> None:
+    """admit and place call the budget (in C when it is a MemoryBudget) for payloads
+    held beyond a gap only; the run fed behind a filled gap gives them back."""
+    budget = MemoryBudget(limit=3000)
+    sink = StreamReceiver(0, budget, max_va=1 << 20)
+    assert sink.admit(1, 7, 1000, 1000) is None and budget.refused == 0
+    sink.place(1, b"b" * 1000, False)
+    assert sink.admit(2, 7, 2000, 1500) is None
+    sink.place(2, b"c" * 1500, False)
+    assert budget.used == 2500 and sink.held_bytes == 2500
+    assert sink.admit(3, 7, 3500, 600) == DROP_MEMORY_BUDGET and budget.refused == 1
+    assert sink.admit(2, 7, 2000, 1500) is None  # already held: asks nothing
+    assert sink.admit(0, 7, 0, 1000) is None and budget.refused == 1  # in order
+    sink.place(0, b"a" * 1000, False)
+    assert budget.used == 0 and sink.next_psn == 3 and not sink.held
 
 
 class CountingBudget(MemoryBudget):

@@ -235,3 +235,25 @@ def test_go_back_n_messages_complete_with_their_first_va() -> None:
         (1, 4, rig.region.va + MTU),
         (5, 11, rig.region.va + 5 * MTU),
     ]
+
+
+def test_a_sack_counts_the_psns_beyond_the_cumulative_point_up_to_its_field() -> None:
+    """The SACK's ``ooo_count`` is the arrival bitmap's bit count (the native build reads
+    it from the int's digits: one digit, several, a 30-bit digit boundary), capped at
+    its 16-bit field."""
+    rig = Rig()
+    recv = rig.rx.recv
+    cases = [
+        (0b1011, 3),
+        ((1 << 29) | (1 << 30) | (1 << 59) | (1 << 60), 4),
+        ((1 << 64) - 1, 64),
+        ((1 << 100) | (1 << 61) | 1, 3),
+        ((1 << 70_000) - 1, 0xFFFF),
+        (0, 0),
+    ]
+    for ooo, count in cases:
+        recv.ooo = ooo
+        frame = rig.rx.send_sack(50, 7, 0, None, False)
+        assert frame is not None
+        sack = decode(frame[1])
+        assert isinstance(sack, Sack) and sack.ooo_count == count == min(ooo.bit_count(), 0xFFFF)

@@ -129,3 +129,32 @@ def test_the_reorder_window_and_hold_delay_are_the_max_of_their_terms_floor_firs
                 assert (got, type(got)) == (want, type(want)), (floor, adaptive, qdelay, peak)
                 hold = max(floor, int(srtt) >> 2)
                 assert (t.hold_delay(), type(t.hold_delay())) == (hold, type(hold))
+
+
+def test_the_configured_terms_read_per_acknowledgement_are_the_configurations() -> None:
+    """The base RTT and the floors of the reorder window, the quarantine window and the
+    RTO are kept by the timers (read per acknowledgement without the dataclass's
+    attribute lookup): each one is the configuration's and sets what it bounds."""
+    cfg = replace(
+        CFG,
+        base_rtt_ns=7_000,
+        reorder_window_ns=3_333,
+        quarantine_window_ns=4_444.5,
+        rto_min_ns=55_555,
+        adaptive_timers=True,
+    )
+    t = RttTimers(cfg, 0, adaptive=True)
+    assert (t.base_rtt_ns, t.reorder_floor_ns, t.quarantine_floor_ns, t.rto_floor_ns) == (
+        7_000,
+        3_333,
+        4_444.5,
+        55_555,
+    )
+    assert (t.reorder_window(), t.hold_delay()) == (3_333, 4_444.5)  # no sample: the floors
+    assert t.tail_probe_timeout() == int(max(2 * 7_000, 7_000 + 3_333))  # no RTT: the base
+    t.sample(1_000, 0)  # a short RTT: the RTO is held at its floor
+    assert t.rto_base == 55_555
+    t.sample(9_000, 10)  # 8 us of queueing: the peak sets the reorder window
+    assert t.reorder_window() == 8_000 and t.qdelay_peak_at == 10
+    t.sample(1_000, 10 + QDELAY_PEAK_RTTS * 7_000 // 2)  # half the base RTTs' span later
+    assert t.qdelay_peak_ns == 4_000

@@ -4,6 +4,9 @@ each on its own."""
 from __future__ import annotations
 
 from dataclasses import replace
+from fractions import Fraction
+
+import pytest
 
 from mrc_wire import DataPacket, decode
 from mrc_wire.constants import Dscp
@@ -24,6 +27,40 @@ from topologies import AddressPlan, load
 from .kit import CFG, Parts, make_parts, post
 
 MTU = 512
+
+
+@pytest.mark.parametrize("ns_per_byte", [0.08, 1 / 3, 2.675, 7, Fraction(5, 3)])
+def test_a_port_is_busy_for_the_truncated_wire_time_of_any_ns_per_byte(
+    ns_per_byte: float | int | Fraction,
+) -> None:
+    """A float ns per byte (the host's, 8e9 / the port rate) is multiplied and truncated
+    in C doubles on the native build: the same as int() of the Python product, which
+    any other number (an int, a Fraction) still takes."""
+    plan = AddressPlan(load("tiny"))
+    core = NicCore("nic0", plan, NicConfig())
+    peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
+    tx = DataTransmitter(
+        core,
+        data_templates(core, peer, 0x300),
+        trace=False,
+        counters=dict.fromkeys(COUNTERS, 0),
+        log=ConnectionLog(core.log, "nic0", 0x100),
+        now=0,
+    )
+    tx.ns_per_byte = ns_per_byte
+    ev = plan.make_ev(1, 0, 5)
+    plane, path, wire = core.ev_route("nic3", ev)
+    entry = EvEntry(ev=ev, plane=plane, path=path)
+    entry.wire = wire
+    send = SendState(0, MTU, 64)
+    data = bytes(range(256)) * 3
+    send.post(WriteRequest(1, BufferPayload(memoryview(data)), len(data), 0x1000, 9, 2, 0))
+    for now in (1_000, 10**15 + 7):
+        pkt = send.next_packet()
+        assert pkt is not None
+        _, frame = tx.transmit(pkt, entry, send, now)
+        busy = core.port_free_at[plane] - now
+        assert busy == int(len(frame) * ns_per_byte) and type(busy) is int
 
 
 def test_a_packet_leaves_on_its_ev_and_keeps_its_port_busy() -> None:
