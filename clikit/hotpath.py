@@ -38,7 +38,8 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -168,9 +169,50 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
 _declared_cache: dict[tuple[Path, int, int, str, Path], list[Path]] = {}
 
 
+#: while :func:`choice` looks at every module (:func:`_one_look`): what :func:`_declared`
+#: and :func:`_read` found per file, so a ``.pxd`` that many modules cimport is looked at
+#: once per look, not once per importer (None outside a look: every call looks again)
+_look: dict[tuple[Path, str, Path], Any] | None = None
+
+
+@contextmanager
+def _one_look() -> Iterator[None]:
+    """One look at every listed module: each file stat-ed, parsed and read once in it."""
+    global _look
+    outer = _look
+    if outer is None:
+        _look = {}
+    try:
+        yield
+    finally:
+        _look = outer
+
+
+def _read(path: Path) -> bytes:
+    """``path``'s bytes (once per look)."""
+    look = _look
+    if look is None:
+        return path.read_bytes()
+    key = (path, "\0bytes", path)
+    found = look.get(key)
+    if found is None:
+        found = look[key] = path.read_bytes()
+    return found  # type: ignore[no-any-return]
+
+
 def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
     """The ``.pxd`` files under ``root`` of the modules the file ``path`` cimports
     (``prefix``: ``cython.cimports.`` for a pure-mode source's form only)."""
+    look = _look
+    if look is not None:
+        found = look.get((path, prefix, root))
+        if found is None:
+            found = look[(path, prefix, root)] = _declared_now(path, prefix, root)
+        return found  # type: ignore[no-any-return]
+    return _declared_now(path, prefix, root)
+
+
+def _declared_now(path: Path, prefix: str, root: Path) -> list[Path]:
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -182,8 +224,20 @@ def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
 
 
 def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
+    """What ``_CIMPORT.finditer(text)`` finds that cimports (``prefix``: in that form), by
+    line: a match lies within one line (its pattern crosses no newline and starts at one
+    line's start), and a line without the keyword the match must hold is skipped unread
+    by the pattern (a large source with no cimport costs one ``in``)."""
+    keyword = prefix or "cimport"
+    if keyword not in text:
+        return []
     out = []
-    for match in _CIMPORT.finditer(text):
+    for text_line in text.split("\n"):
+        if keyword not in text_line:
+            continue
+        match = _CIMPORT.match(text_line)
+        if match is None:
+            continue
         line = match.group(0)
         if prefix and prefix not in line:
             continue
@@ -204,9 +258,9 @@ def source_sha256(source: Path, root: Path | None = None) -> str:
     digest = hashlib.sha256(source.read_bytes())
     declarations = source.with_suffix(".pxd")
     if declarations.is_file():
-        digest.update(b"\0pxd\0" + declarations.read_bytes())
+        digest.update(b"\0pxd\0" + _read(declarations))
     for name, pxd in cimported(source, root).items():
-        digest.update(b"\0cimport\0" + name.encode() + b"\0" + pxd.read_bytes())
+        digest.update(b"\0cimport\0" + name.encode() + b"\0" + _read(pxd))
     return digest.hexdigest()
 
 
@@ -273,13 +327,14 @@ def choice(name: str) -> tuple[str, Path]:
         if how != "compiled":
             return how, where
     else:
-        how, where = own_choice(name)
-        if how != "compiled":
-            return how, where
-        verdicts = {name: (how, where)}
-        for other in COMPILED_MODULES:
-            if other not in verdicts:
-                verdicts[other] = own_choice(other)
+        with _one_look():
+            how, where = own_choice(name)
+            if how != "compiled":
+                return how, where
+            verdicts = {name: (how, where)}
+            for other in COMPILED_MODULES:
+                if other not in verdicts:
+                    verdicts[other] = own_choice(other)
         _verdicts[key] = verdicts
         _others[key] = next(
             (

@@ -117,6 +117,22 @@ CODE_SUFFIXES = (".py", ".pxd", ".pyx")
 """The files of a folder :func:`code_digest` covers."""
 
 
+def code_files(folder: Path) -> list[Path]:
+    """The files below ``folder`` whose suffix is one of :data:`CODE_SUFFIXES`, unsorted:
+    what ``folder.rglob("*")`` filtered by ``suffix`` and ``is_file()`` gives (into no
+    symlinked folder; a symlink to a file counts), by ``os.walk``, which is several times
+    quicker than pathlib's globbing and matching (tests/p4emu/frontend/test_cache.py)."""
+    out = []
+    for top, dirs, names in os.walk(folder):
+        for name in (*dirs, *names):
+            dot = name.rfind(".")
+            if 0 < dot < len(name) - 1 and name[dot:] in CODE_SUFFIXES:
+                path = os.path.join(top, name)
+                if os.path.isfile(path):
+                    out.append(Path(path))
+    return out
+
+
 def code_digest(
     folders: tuple[Path, ...], files: tuple[Path, ...] = (), parts: tuple[str, ...] = ()
 ) -> str:
@@ -131,9 +147,7 @@ def code_digest(
         return found
     paths = list(files)
     for folder in folders:
-        paths.extend(
-            sorted(p for p in folder.rglob("*") if p.suffix in CODE_SUFFIXES and p.is_file())
-        )
+        paths.extend(sorted(code_files(folder)))
     digest = hashlib.sha256()
     for part in (sys.version, *parts):
         digest.update(part.encode(errors="surrogateescape"))
