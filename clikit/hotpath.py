@@ -99,8 +99,25 @@ def pure_forced() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
+#: the results of pure functions of paths and names (no file looked at): pathlib's
+#: parsing and joining were most of the finder's look at every module
+_paths: dict[tuple[Any, ...], Any] = {}
+
+
 def source_of(name: str) -> Path:
-    return ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    key = ("source", ROOT, name)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    return found  # type: ignore[no-any-return]
+
+
+def _with_suffix(path: Path, suffix: str) -> Path:
+    key = ("suffix", path, suffix)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = path.with_suffix(suffix)
+    return found  # type: ignore[no-any-return]
 
 
 def native_dir() -> Path:
@@ -119,18 +136,28 @@ def extension_stem(name: str) -> str:
 
 def extension_of(name: str) -> Path | None:
     """The built extension module of ``name``, if there is one."""
-    stem = native_dir() / extension_stem(name)
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = stem.with_name(stem.name + suffix)
-        if candidate.is_file():
-            return candidate
+    where = native_dir()
+    key = ("extensions", where, name, tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    candidates = _paths.get(key)
+    if candidates is None:
+        stem = where / extension_stem(name)
+        candidates = _paths[key] = tuple(
+            stem.with_name(stem.name + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        )
+    for candidate in candidates:
+        if _is_file(candidate):
+            return candidate  # type: ignore[no-any-return]
     return None
 
 
 def record_of(extension: Path) -> Path:
     """The build record beside an extension: the sha256 of the source it was built from
     (``setup.py`` writes it; an install copies it with the extension)."""
-    return extension.with_name(extension.name + RECORD_SUFFIX)
+    key = ("record", extension)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = extension.with_name(extension.name + RECORD_SUFFIX)
+    return found  # type: ignore[no-any-return]
 
 
 #: a ``.pxd``'s cimports (``from pkg.mod cimport T``, ``cimport pkg.mod``) and a pure-mode
@@ -149,14 +176,14 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
     against another version of it fails to import ("size changed")."""
     root = ROOT if root is None else root
     found: dict[str, Path] = {}
-    own = source.with_suffix(".pxd")
-    todo = [own] if own.is_file() else []
+    own = _with_suffix(source, ".pxd")
+    todo = [own] if _is_file(own) else []
     todo += _declared(source, "cython.cimports.", root)
     seen = {own}
     while todo:
         pxd = todo.pop()
         if pxd != own:
-            found[".".join(pxd.relative_to(root).with_suffix("").parts)] = pxd
+            found[_module_named(pxd, root)] = pxd
         for other in _declared(pxd, "", root):
             if other not in seen:
                 seen.add(other)
@@ -186,6 +213,36 @@ def _one_look() -> Iterator[None]:
         yield
     finally:
         _look = outer
+
+
+def _module_named(pxd: Path, root: Path) -> str:
+    """The module whose declarations ``pxd`` (below ``root``) holds."""
+    key = ("module", pxd, root)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = ".".join(pxd.relative_to(root).with_suffix("").parts)
+    return found  # type: ignore[no-any-return]
+
+
+def _pxd_named(root: Path, name: str) -> Path:
+    """Where the declarations of the module ``name`` are below ``root``."""
+    key = ("pxd", root, name)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = root.joinpath(*name.split(".")).with_suffix(".pxd")
+    return found  # type: ignore[no-any-return]
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()`` (once per look)."""
+    look = _look
+    if look is None:
+        return path.is_file()
+    key = (path, "\0is_file", path)
+    found = look.get(key)
+    if found is None:
+        found = look[key] = path.is_file()
+    return found  # type: ignore[no-any-return]
 
 
 def _read(path: Path) -> bytes:
@@ -244,8 +301,8 @@ def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
         if not prefix and "cimport" not in line:
             continue
         name = match.group(1) or match.group(2)
-        pxd = root.joinpath(*name.split(".")).with_suffix(".pxd")
-        if pxd.is_file():
+        pxd = _pxd_named(root, name)
+        if _is_file(pxd):
             out.append(pxd)
     return out
 
@@ -256,8 +313,8 @@ def source_sha256(source: Path, root: Path | None = None) -> str:
     and the project's ``.pxd`` files it cimports (:func:`cimported`: another module's
     changed layout is a changed build too)."""
     digest = hashlib.sha256(source.read_bytes())
-    declarations = source.with_suffix(".pxd")
-    if declarations.is_file():
+    declarations = _with_suffix(source, ".pxd")
+    if _is_file(declarations):
         digest.update(b"\0pxd\0" + _read(declarations))
     for name, pxd in cimported(source, root).items():
         digest.update(b"\0cimport\0" + name.encode() + b"\0" + _read(pxd))
@@ -269,7 +326,7 @@ def stale(source: Path, extension: Path) -> bool:
     record, or, for a build without one, by modification times (of the source, its
     ``.pxd`` and the declarations it cimports)."""
     record = record_of(extension)
-    if record.is_file():
+    if _is_file(record):
         return record.read_text(encoding="ascii").strip() != source_sha256(source)
     inputs = [source, *cimported(source).values()]
     if source.with_suffix(".pxd").is_file():

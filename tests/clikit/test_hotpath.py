@@ -533,3 +533,27 @@ def test_one_look_reads_each_declaration_once_and_decides_the_same(
     hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
     hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
     assert reads.count(hotpath.source_of("nic_emu.core").with_suffix(".pxd")) == 2
+
+
+def test_the_remembered_paths_are_pathlib_s_and_follow_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finder remembers what it derives from names and paths alone (``_paths``): the
+    same paths pathlib gives, and a moved ``ROOT`` or extensions' folder is another key."""
+    name = "nic_emu.connection.transmit"
+    assert hotpath.source_of(name) == hotpath.ROOT / "nic_emu" / "connection" / "transmit.py"
+    pxd = hotpath._pxd_named(hotpath.ROOT, "mrc_wire.codec")
+    assert pxd == hotpath.ROOT / "mrc_wire" / "codec.pxd"
+    assert hotpath._module_named(pxd, hotpath.ROOT) == "mrc_wire.codec"
+    extension = hotpath.extension_of("vfabric.nodes")
+    if extension is not None:
+        assert hotpath.record_of(extension).name == extension.name + hotpath.RECORD_SUFFIX
+    monkeypatch.setattr(hotpath, "ROOT", tmp_path)
+    assert hotpath.source_of(name) == tmp_path / "nic_emu" / "connection" / "transmit.py"
+    monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path / "build"))
+    assert hotpath.extension_of("vfabric.nodes") is None
+    stem = tmp_path / "build" / "vfabric" / "nodes"
+    stem.parent.mkdir(parents=True)
+    built = stem.with_name("nodes" + SUFFIX)
+    built.write_bytes(b"")
+    assert hotpath.extension_of("vfabric.nodes") == built  # a file is looked for each time

@@ -306,3 +306,8 @@ def test_code_files_are_what_rglob_finds(tmp_path: Path) -> None:
     p4emu_dir = Path(cache.__file__).resolve().parent.parent
     for package in ("backend", "runtime", "p4info", "frontend"):
         assert sorted(cache.code_files(p4emu_dir / package)) == by_rglob(p4emu_dir / package)
+    # the front end's digest lists entries as rglob("*.py") does (a folder named so too)
+    for root in (folder, p4emu_dir / "frontend"):
+        below = cache.entries_below(root, lambda name: name.endswith(".py"))
+        assert sorted(below) == sorted(root.rglob("*.py"))
+    assert folder / "dir.py" in cache.entries_below(folder, lambda name: name.endswith(".py"))
