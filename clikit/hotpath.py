@@ -38,7 +38,8 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
 from typing import Any
@@ -98,8 +99,25 @@ def pure_forced() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
+#: the results of pure functions of paths and names (no file looked at): pathlib's
+#: parsing and joining were most of the finder's look at every module
+_paths: dict[tuple[Any, ...], Any] = {}
+
+
 def source_of(name: str) -> Path:
-    return ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    key = ("source", ROOT, name)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+    return found  # type: ignore[no-any-return]
+
+
+def _with_suffix(path: Path, suffix: str) -> Path:
+    key = ("suffix", path, suffix)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = path.with_suffix(suffix)
+    return found  # type: ignore[no-any-return]
 
 
 def native_dir() -> Path:
@@ -118,18 +136,28 @@ def extension_stem(name: str) -> str:
 
 def extension_of(name: str) -> Path | None:
     """The built extension module of ``name``, if there is one."""
-    stem = native_dir() / extension_stem(name)
-    for suffix in importlib.machinery.EXTENSION_SUFFIXES:
-        candidate = stem.with_name(stem.name + suffix)
-        if candidate.is_file():
-            return candidate
+    where = native_dir()
+    key = ("extensions", where, name, tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    candidates = _paths.get(key)
+    if candidates is None:
+        stem = where / extension_stem(name)
+        candidates = _paths[key] = tuple(
+            stem.with_name(stem.name + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES
+        )
+    for candidate in candidates:
+        if _is_file(candidate):
+            return candidate  # type: ignore[no-any-return]
     return None
 
 
 def record_of(extension: Path) -> Path:
     """The build record beside an extension: the sha256 of the source it was built from
     (``setup.py`` writes it; an install copies it with the extension)."""
-    return extension.with_name(extension.name + RECORD_SUFFIX)
+    key = ("record", extension)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = extension.with_name(extension.name + RECORD_SUFFIX)
+    return found  # type: ignore[no-any-return]
 
 
 #: a ``.pxd``'s cimports (``from pkg.mod cimport T``, ``cimport pkg.mod``) and a pure-mode
@@ -148,14 +176,14 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
     against another version of it fails to import ("size changed")."""
     root = ROOT if root is None else root
     found: dict[str, Path] = {}
-    own = source.with_suffix(".pxd")
-    todo = [own] if own.is_file() else []
+    own = _with_suffix(source, ".pxd")
+    todo = [own] if _is_file(own) else []
     todo += _declared(source, "cython.cimports.", root)
     seen = {own}
     while todo:
         pxd = todo.pop()
         if pxd != own:
-            found[".".join(pxd.relative_to(root).with_suffix("").parts)] = pxd
+            found[_module_named(pxd, root)] = pxd
         for other in _declared(pxd, "", root):
             if other not in seen:
                 seen.add(other)
@@ -168,9 +196,80 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
 _declared_cache: dict[tuple[Path, int, int, str, Path], list[Path]] = {}
 
 
+#: while :func:`choice` looks at every module (:func:`_one_look`): what :func:`_declared`
+#: and :func:`_read` found per file, so a ``.pxd`` that many modules cimport is looked at
+#: once per look, not once per importer (None outside a look: every call looks again)
+_look: dict[tuple[Path, str, Path], Any] | None = None
+
+
+@contextmanager
+def _one_look() -> Iterator[None]:
+    """One look at every listed module: each file stat-ed, parsed and read once in it."""
+    global _look
+    outer = _look
+    if outer is None:
+        _look = {}
+    try:
+        yield
+    finally:
+        _look = outer
+
+
+def _module_named(pxd: Path, root: Path) -> str:
+    """The module whose declarations ``pxd`` (below ``root``) holds."""
+    key = ("module", pxd, root)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = ".".join(pxd.relative_to(root).with_suffix("").parts)
+    return found  # type: ignore[no-any-return]
+
+
+def _pxd_named(root: Path, name: str) -> Path:
+    """Where the declarations of the module ``name`` are below ``root``."""
+    key = ("pxd", root, name)
+    found = _paths.get(key)
+    if found is None:
+        found = _paths[key] = root.joinpath(*name.split(".")).with_suffix(".pxd")
+    return found  # type: ignore[no-any-return]
+
+
+def _is_file(path: Path) -> bool:
+    """``path.is_file()`` (once per look)."""
+    look = _look
+    if look is None:
+        return path.is_file()
+    key = (path, "\0is_file", path)
+    found = look.get(key)
+    if found is None:
+        found = look[key] = path.is_file()
+    return found  # type: ignore[no-any-return]
+
+
+def _read(path: Path) -> bytes:
+    """``path``'s bytes (once per look)."""
+    look = _look
+    if look is None:
+        return path.read_bytes()
+    key = (path, "\0bytes", path)
+    found = look.get(key)
+    if found is None:
+        found = look[key] = path.read_bytes()
+    return found  # type: ignore[no-any-return]
+
+
 def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
     """The ``.pxd`` files under ``root`` of the modules the file ``path`` cimports
     (``prefix``: ``cython.cimports.`` for a pure-mode source's form only)."""
+    look = _look
+    if look is not None:
+        found = look.get((path, prefix, root))
+        if found is None:
+            found = look[(path, prefix, root)] = _declared_now(path, prefix, root)
+        return found  # type: ignore[no-any-return]
+    return _declared_now(path, prefix, root)
+
+
+def _declared_now(path: Path, prefix: str, root: Path) -> list[Path]:
     try:
         info = path.stat()
     except FileNotFoundError:
@@ -182,16 +281,28 @@ def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
 
 
 def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
+    """What ``_CIMPORT.finditer(text)`` finds that cimports (``prefix``: in that form), by
+    line: a match lies within one line (its pattern crosses no newline and starts at one
+    line's start), and a line without the keyword the match must hold is skipped unread
+    by the pattern (a large source with no cimport costs one ``in``)."""
+    keyword = prefix or "cimport"
+    if keyword not in text:
+        return []
     out = []
-    for match in _CIMPORT.finditer(text):
+    for text_line in text.split("\n"):
+        if keyword not in text_line:
+            continue
+        match = _CIMPORT.match(text_line)
+        if match is None:
+            continue
         line = match.group(0)
         if prefix and prefix not in line:
             continue
         if not prefix and "cimport" not in line:
             continue
         name = match.group(1) or match.group(2)
-        pxd = root.joinpath(*name.split(".")).with_suffix(".pxd")
-        if pxd.is_file():
+        pxd = _pxd_named(root, name)
+        if _is_file(pxd):
             out.append(pxd)
     return out
 
@@ -202,11 +313,11 @@ def source_sha256(source: Path, root: Path | None = None) -> str:
     and the project's ``.pxd`` files it cimports (:func:`cimported`: another module's
     changed layout is a changed build too)."""
     digest = hashlib.sha256(source.read_bytes())
-    declarations = source.with_suffix(".pxd")
-    if declarations.is_file():
-        digest.update(b"\0pxd\0" + declarations.read_bytes())
+    declarations = _with_suffix(source, ".pxd")
+    if _is_file(declarations):
+        digest.update(b"\0pxd\0" + _read(declarations))
     for name, pxd in cimported(source, root).items():
-        digest.update(b"\0cimport\0" + name.encode() + b"\0" + pxd.read_bytes())
+        digest.update(b"\0cimport\0" + name.encode() + b"\0" + _read(pxd))
     return digest.hexdigest()
 
 
@@ -215,7 +326,7 @@ def stale(source: Path, extension: Path) -> bool:
     record, or, for a build without one, by modification times (of the source, its
     ``.pxd`` and the declarations it cimports)."""
     record = record_of(extension)
-    if record.is_file():
+    if _is_file(record):
         return record.read_text(encoding="ascii").strip() != source_sha256(source)
     inputs = [source, *cimported(source).values()]
     if source.with_suffix(".pxd").is_file():
@@ -273,13 +384,14 @@ def choice(name: str) -> tuple[str, Path]:
         if how != "compiled":
             return how, where
     else:
-        how, where = own_choice(name)
-        if how != "compiled":
-            return how, where
-        verdicts = {name: (how, where)}
-        for other in COMPILED_MODULES:
-            if other not in verdicts:
-                verdicts[other] = own_choice(other)
+        with _one_look():
+            how, where = own_choice(name)
+            if how != "compiled":
+                return how, where
+            verdicts = {name: (how, where)}
+            for other in COMPILED_MODULES:
+                if other not in verdicts:
+                    verdicts[other] = own_choice(other)
         _verdicts[key] = verdicts
         _others[key] = next(
             (

@@ -472,3 +472,88 @@ def test_native_and_pure_paths_give_the_same_event_logs(tmp_path: Path) -> None:
         reports["pure"]["tiny_64MiB"]["event_log_sha256"]
         == reports["compiled"]["tiny_64MiB"]["event_log_sha256"]
     )
+
+
+def test_cimports_are_parsed_as_the_pattern_finds_them_in_the_whole_text() -> None:
+    """``_parse_cimports`` reads by line what ``_CIMPORT.finditer`` finds in the whole
+    text (a match lies within one line), on tricky lines and on every project file."""
+    root = hotpath.ROOT
+
+    def whole(text: str, prefix: str) -> list[Path]:
+        out = []
+        for match in hotpath._CIMPORT.finditer(text):
+            line = match.group(0)
+            if (prefix and prefix not in line) or (not prefix and "cimport" not in line):
+                continue
+            pxd = root.joinpath(*(match.group(1) or match.group(2)).split(".")).with_suffix(".pxd")
+            if pxd.is_file():
+                out.append(pxd)
+        return out
+
+    tricky = (
+        "from mrc_wire.codec cimport X\n  cimport nic_emu.core\r\nx = 1 # cimport vfabric.nodes\n"
+        "\tfrom cython.cimports.vfabric.wires import Wire\nfrom vfabric.nodes import y\n"
+        "s = 'a\rfrom nic_emu.core cimport Z'\n"
+    )
+    texts = [tricky, "", "cimport", "from cython.cimports.", tricky.replace("\n", "\r")]
+    project = [p for p in root.glob("[mnpv]*/**/*.p[yx]*") if p.suffix in (".py", ".pxd", ".pyx")]
+    assert len(project) > 100
+    texts += [p.read_text(encoding="utf-8") for p in sorted(project)]
+    for text in texts:
+        for prefix in ("", "cython.cimports."):
+            assert hotpath._parse_cimports(text, prefix, root) == whole(text, prefix)
+    assert len(hotpath._parse_cimports(tricky, "", root)) == 3
+
+
+def test_one_look_reads_each_declaration_once_and_decides_the_same(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """In :func:`hotpath.choice`'s look at every module a ``.pxd`` is parsed and read once
+    (not once per importer); the records' digests and the closures are those computed
+    outside a look, which forgets everything when it ends."""
+    names = hotpath.COMPILED_MODULES
+    outside = {n: hotpath.source_sha256(hotpath.source_of(n)) for n in names}
+    closures = {n: hotpath.cimported(hotpath.source_of(n)) for n in names}
+    reads: list[Path] = []
+    real_read_bytes = Path.read_bytes
+
+    def counted(path: Path) -> bytes:
+        reads.append(path)
+        return real_read_bytes(path)
+
+    monkeypatch.setattr(Path, "read_bytes", counted)
+    with hotpath._one_look():
+        inside = {n: hotpath.source_sha256(hotpath.source_of(n)) for n in names}
+        assert {n: hotpath.cimported(hotpath.source_of(n)) for n in names} == closures
+    assert inside == outside
+    pxds = [p for p in reads if p.suffix == ".pxd"]
+    assert pxds and len(pxds) == len(set(pxds))
+    assert hotpath._look is None
+    reads.clear()
+    hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
+    hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
+    assert reads.count(hotpath.source_of("nic_emu.core").with_suffix(".pxd")) == 2
+
+
+def test_the_remembered_paths_are_pathlib_s_and_follow_root(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """The finder remembers what it derives from names and paths alone (``_paths``): the
+    same paths pathlib gives, and a moved ``ROOT`` or extensions' folder is another key."""
+    name = "nic_emu.connection.transmit"
+    assert hotpath.source_of(name) == hotpath.ROOT / "nic_emu" / "connection" / "transmit.py"
+    pxd = hotpath._pxd_named(hotpath.ROOT, "mrc_wire.codec")
+    assert pxd == hotpath.ROOT / "mrc_wire" / "codec.pxd"
+    assert hotpath._module_named(pxd, hotpath.ROOT) == "mrc_wire.codec"
+    extension = hotpath.extension_of("vfabric.nodes")
+    if extension is not None:
+        assert hotpath.record_of(extension).name == extension.name + hotpath.RECORD_SUFFIX
+    monkeypatch.setattr(hotpath, "ROOT", tmp_path)
+    assert hotpath.source_of(name) == tmp_path / "nic_emu" / "connection" / "transmit.py"
+    monkeypatch.setenv(hotpath.NATIVE_DIR_ENV, str(tmp_path / "build"))
+    assert hotpath.extension_of("vfabric.nodes") is None
+    stem = tmp_path / "build" / "vfabric" / "nodes"
+    stem.parent.mkdir(parents=True)
+    built = stem.with_name("nodes" + SUFFIX)
+    built.write_bytes(b"")
+    assert hotpath.extension_of("vfabric.nodes") == built  # a file is looked for each time

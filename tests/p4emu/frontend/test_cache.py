@@ -275,3 +275,39 @@ def test_code_digest_follows_files_and_parts(tmp_path: Path) -> None:
     (folder / "a.pxd").write_text("cdef int x\n", encoding="utf-8")
     cache._code_digests.clear()
     assert cache.code_digest((folder,)) != first
+
+
+def test_code_files_are_what_rglob_finds(tmp_path: Path) -> None:
+    """:func:`cache.code_files` lists what ``rglob("*")`` filtered by suffix and
+    ``is_file()`` does (the digest's files, so a kept template's key, unchanged): dot
+    files, a name that is only a suffix, a folder named like code, symlinks to a file, to
+    a folder (not followed) and to nothing, on the real p4emu folders too."""
+    folder = tmp_path / "code"
+    (folder / "sub" / "deeper").mkdir(parents=True)
+    (folder / "dir.py").mkdir()
+    (folder / "dir.py" / "inner.pyx").write_text("", encoding="utf-8")
+    for name in ("a.py", ".hidden.pxd", ".py", "b.pyc", "c.txt", "sub/d.pxd", "sub/deeper/e.py"):
+        (folder / name).write_text("", encoding="utf-8")
+    outside = tmp_path / "outside"
+    outside.mkdir()
+    (outside / "f.py").write_text("", encoding="utf-8")
+    (folder / "linked").symlink_to(outside, target_is_directory=True)
+    (folder / "link.py").symlink_to(folder / "a.py")
+    (folder / "broken.py").symlink_to(tmp_path / "missing.py")
+
+    def by_rglob(root: Path) -> list[Path]:
+        return sorted(p for p in root.rglob("*") if p.suffix in cache.CODE_SUFFIXES and p.is_file())
+
+    found = sorted(cache.code_files(folder))
+    assert found == by_rglob(folder)
+    assert [p.relative_to(folder).as_posix() for p in found] == [
+        ".hidden.pxd", "a.py", "dir.py/inner.pyx", "link.py", "sub/d.pxd", "sub/deeper/e.py"
+    ]  # fmt: skip
+    p4emu_dir = Path(cache.__file__).resolve().parent.parent
+    for package in ("backend", "runtime", "p4info", "frontend"):
+        assert sorted(cache.code_files(p4emu_dir / package)) == by_rglob(p4emu_dir / package)
+    # the front end's digest lists entries as rglob("*.py") does (a folder named so too)
+    for root in (folder, p4emu_dir / "frontend"):
+        below = cache.entries_below(root, lambda name: name.endswith(".py"))
+        assert sorted(below) == sorted(root.rglob("*.py"))
+    assert folder / "dir.py" in cache.entries_below(folder, lambda name: name.endswith(".py"))
