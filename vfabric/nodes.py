@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING
 import cython
 
 if cython.compiled:  # a NIC node's per-port and per-EV counters: C arrays (NicNode)
+    from cython.cimports.cpython.long import PyLong_AsLongAndOverflow
+    from cython.cimports.cpython.object import PyObject
     from cython.cimports.libc.stdlib import calloc, free, realloc
+    from cython.cimports.vfabric.nodes import _HAS_DICT_VERSION, _dict_version
 
 from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
@@ -49,6 +52,10 @@ _TC = TRAFFIC_CLASS_OFFSET
 _NH = NEXT_HEADER_OFFSET
 _SPORT = ETH_LEN + 2 * IPV6_LEN
 _IPV6 = IPPROTO_IPV6
+#: compiled, a switch node's table of its out wires holds the ports below this (a port
+#: at or past it, or a key that is not one, leaves out to be read with ``out.get``)
+PORT_TABLE_MAX = 4096
+_PORT_TABLE_MAX = PORT_TABLE_MAX
 
 
 def _outer_fields(frame: bytes) -> int:
@@ -73,6 +80,10 @@ class SwitchNode(FrameSink):
 
     __slots__ = (
         "_armed",
+        "_port_count",
+        "_port_wires",
+        "_ports_at",
+        "_ports_of",
         "_wake_at",
         "_wake_count",
         "_wake_room",
@@ -105,12 +116,22 @@ class SwitchNode(FrameSink):
         #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
         #: most arms repeat it, and then need no scan (nor, compiled, an int object)
         self._armed = -1
+        # compiled, _output's table of out (port -> wire, a C array read from the dict
+        # again whenever it changed, by its version): no dict lookup per frame
+        self._ports_of = None
+        self._port_count = 0
+        self._ports_at = 0
+        if cython.compiled:
+            self._port_wires = cython.NULL
+        else:
+            self._port_wires = None
         switch.output_sink = SwitchOutput(self)  # compiled: the switch calls it in C
         switch.packet_in_callback = self._packet_in
 
     def __dealloc__(self) -> None:
         if cython.compiled:
             free(self._wake_at)
+            free(self._port_wires)
 
     def _grow_wakes(self) -> None:
         """Room for twice the pending wake-up times (the first time, 4)."""
@@ -140,11 +161,62 @@ class SwitchNode(FrameSink):
             self._arm(due)
 
     def _output(self, port: int, frame: bytes) -> None:
+        """``frame`` onto the wire on ``port`` (``out.get(port)``; none: unwired)."""
+        if cython.compiled and _HAS_DICT_VERSION:
+            # out's table (_read_ports) while out is the dict it was read from, unchanged
+            if self.out is not self._ports_of or _dict_version(self.out) != self._ports_at:
+                self._read_ports()
+            if self._ports_of is not None and type(port) is int:
+                overflow = 0
+                p = PyLong_AsLongAndOverflow(port, cython.address(overflow))
+                if not overflow and 0 <= p < self._port_count:
+                    if self._port_wires[p] == cython.NULL:
+                        self.unwired += 1
+                        return
+                    wire = cython.cast(Wire, self._port_wires[p])
+                    wire.receive(frame)
+                    return
         wire = self.out.get(port)
         if wire is None:
             self.unwired += 1
             return
         wire.receive(frame)
+
+    def _read_ports(self) -> None:
+        """Compiled: read ``out`` into the table ``_output`` looks ports up in, or leave
+        none (``_ports_of`` None) when a key is not an int from 0 to PORT_TABLE_MAX - 1
+        or a value is neither a :class:`~vfabric.wires.Wire` nor None (``out.get`` then
+        does what it would)."""
+        if cython.compiled:
+            out = self.out
+            self._ports_of = None
+            self._port_count = 0
+            count = 0
+            for key, value in out.items():
+                if type(key) is not int or not (value is None or isinstance(value, Wire)):
+                    return
+                overflow = 0
+                p = PyLong_AsLongAndOverflow(key, cython.address(overflow))
+                if overflow or not 0 <= p < _PORT_TABLE_MAX:
+                    return
+                if p >= count:
+                    count = p + 1
+            wires = cython.cast(
+                cython.pointer(cython.pointer(PyObject)),
+                realloc(self._port_wires, max(count, 1) * cython.sizeof(cython.pointer(PyObject))),
+            )
+            if wires == cython.NULL:
+                raise MemoryError(f"switch node {self.name}: no memory for {count} ports")
+            self._port_wires = wires
+            for p in range(count):
+                wires[p] = cython.NULL
+            for key, value in out.items():
+                if value is not None:
+                    p = key  # checked above: an int from 0 to count - 1
+                    wires[p] = cython.cast(cython.pointer(PyObject), value)
+            self._port_count = count
+            self._ports_of = out
+            self._ports_at = _dict_version(out)
 
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric

@@ -64,6 +64,7 @@ cdef class Wire(EventSource):
     cpdef fire(self, object frame)
     @cython.locals(bins=dict, index="long long")
     cpdef _flush_bin(self)
+    @cython.final  # fire's direct C call: no vtable, no override check
     @cython.locals(node=FrameSink)
-    cpdef _arrive(self, bytes frame)
+    cdef _arrive(self, bytes frame)
     cpdef _drop(self, str reason, bytes frame)
