@@ -76,8 +76,10 @@ cdef class SwitchNode(FrameSink):
     # due: a time in ns (below 2**62, the event list's limit)
     @cython.locals(room=Py_ssize_t, at="long long*")
     cdef int _grow_wakes(self) except -1
+    cpdef arm(self, long long due)
+    @cython.final  # receive's and _wake's direct C call (arm: the same from Python)
     @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
-    cpdef _arm(self, long long due)
+    cdef _arm(self, long long due)
     cpdef fire(self, object due)
     cpdef fire_int(self, long long due)
     @cython.final

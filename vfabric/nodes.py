@@ -221,6 +221,10 @@ class SwitchNode(FrameSink):
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
 
+    def arm(self, due: int) -> None:
+        """Wake up at ``due`` (now if overdue): :meth:`_arm`, for a caller in Python."""
+        self._arm(due)
+
     def _arm(self, due: int) -> None:
         """Wake up at ``due`` (the traffic manager's next departure; now if overdue)."""
         now = self.events.now
