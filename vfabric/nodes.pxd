@@ -56,18 +56,16 @@ cdef class SwitchNode(FrameSink):
     cdef public Switch switch
     cdef public long long traversals
     cdef public long long unwired
-    # _output's table of out: _port_wires[p] is out.get(p) for 0 <= p < _port_count (NULL:
-    # None), borrowed from _ports_of (the dict out was), read at its version _ports_at;
-    # _ports_of None: no table (out not read yet, or a key or value the table cannot hold)
+    # SwitchOutput.output's table of out: _port_wires[p] is out.get(p) for 0 <= p <
+    # _port_count (NULL: None), borrowed from _ports_of (the dict out was), read at its
+    # version _ports_at; _ports_of None: no table (out not read yet, or a key or value the
+    # table cannot hold)
     cdef PyObject** _port_wires
     cdef Py_ssize_t _port_count
     cdef object _ports_of
     cdef unsigned long long _ports_at
 
     cpdef receive(self, object port, bytes frame)
-    @cython.final  # direct C calls (SwitchOutput.output): no vtable, no override check
-    @cython.locals(wire=Wire, p=long, overflow=int)
-    cdef _output(self, object port, bytes frame)
     @cython.locals(
         out=dict, count=Py_ssize_t, wires="PyObject**", key=object, value=object, p=long,
         overflow=int,
@@ -76,20 +74,19 @@ cdef class SwitchNode(FrameSink):
     # due: a time in ns (below 2**62, the event list's limit)
     @cython.locals(room=Py_ssize_t, at="long long*")
     cdef int _grow_wakes(self) except -1
-    cpdef arm(self, long long due)
-    @cython.final  # receive's and _wake's direct C call (arm: the same from Python)
+    cpdef _arm(self, long long due)
+    @cython.final  # receive's and fire_int's direct C call (_arm: the same from Python)
     @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
-    cdef _arm(self, long long due)
+    cdef _wake_at_due(self, long long due)
     cpdef fire(self, object due)
-    cpdef fire_int(self, long long due)
-    @cython.final
     @cython.locals(count=Py_ssize_t, i=Py_ssize_t)
-    cdef _wake(self, long long due)
+    cpdef fire_int(self, long long due)
 
 
 cdef class SwitchOutput(PortOutput):
     cdef public SwitchNode node
 
+    @cython.locals(node=SwitchNode, wire=Wire, p=long, overflow=int)
     cpdef output(self, object port, object frame)
 
 
@@ -175,5 +172,3 @@ cdef class NicNode(FrameSink):
     cpdef service(self)
     cpdef fire(self, object deadline)
     cpdef fire_int(self, long long deadline)
-    @cython.final
-    cdef _fire(self, long long deadline)

@@ -116,8 +116,8 @@ class SwitchNode(FrameSink):
         #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
         #: most arms repeat it, and then need no scan (nor, compiled, an int object)
         self._armed = -1
-        # compiled, _output's table of out (port -> wire, a C array read from the dict
-        # again whenever it changed, by its version): no dict lookup per frame
+        # compiled, SwitchOutput.output's table of out (port -> wire, a C array read from
+        # the dict again whenever it changed, by its version): no dict lookup per frame
         self._ports_of = None
         self._port_count = 0
         self._ports_at = 0
@@ -158,32 +158,11 @@ class SwitchNode(FrameSink):
         # inject and poll return the next departure (None: all empty); compiled, C calls
         due = self.switch.inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
-            self._arm(due)
-
-    def _output(self, port: int, frame: bytes) -> None:
-        """``frame`` onto the wire on ``port`` (``out.get(port)``; none: unwired)."""
-        if cython.compiled and _HAS_DICT_VERSION:
-            # out's table (_read_ports) while out is the dict it was read from, unchanged
-            if self.out is not self._ports_of or _dict_version(self.out) != self._ports_at:
-                self._read_ports()
-            if self._ports_of is not None and type(port) is int:
-                overflow = 0
-                p = PyLong_AsLongAndOverflow(port, cython.address(overflow))
-                if not overflow and 0 <= p < self._port_count:
-                    if self._port_wires[p] == cython.NULL:
-                        self.unwired += 1
-                        return
-                    wire = cython.cast(Wire, self._port_wires[p])
-                    wire.receive(frame)
-                    return
-        wire = self.out.get(port)
-        if wire is None:
-            self.unwired += 1
-            return
-        wire.receive(frame)
+            self._wake_at_due(due)
 
     def _read_ports(self) -> None:
-        """Compiled: read ``out`` into the table ``_output`` looks ports up in, or leave
+        """Compiled: read ``out`` into the table :meth:`SwitchOutput.output` looks ports
+        up in, or leave
         none (``_ports_of`` None) when a key is not an int from 0 to PORT_TABLE_MAX - 1
         or a value is neither a :class:`~vfabric.wires.Wire` nor None (``out.get`` then
         does what it would)."""
@@ -221,11 +200,12 @@ class SwitchNode(FrameSink):
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
 
-    def arm(self, due: int) -> None:
-        """Wake up at ``due`` (now if overdue): :meth:`_arm`, for a caller in Python."""
-        self._arm(due)
-
     def _arm(self, due: int) -> None:
+        """Wake up at ``due`` (now if overdue): :meth:`_wake_at_due`, for a caller in
+        Python (the fabric's PFC resume, tests)."""
+        self._wake_at_due(due)
+
+    def _wake_at_due(self, due: int) -> None:
         """Wake up at ``due`` (the traffic manager's next departure; now if overdue)."""
         now = self.events.now
         if due < now:
@@ -241,20 +221,19 @@ class SwitchNode(FrameSink):
             self._grow_wakes()
         self._wake_at[count] = due
         self._wake_count = count + 1
-        # fire_int: _wake; the per-packet path. The time stays a C integer in the event
-        # list (compiled: no int object per wake-up)
+        # fire_int: the wake-up; the per-packet path. The time stays a C integer in the
+        # event list (compiled: no int object per wake-up)
         self.events.push_source_int(due, self, due)
 
     def fire(self, due: int) -> None:
-        """The switch's event: its traffic manager's departure due at ``due``."""
-        self._wake(due)
+        """The switch's event: its traffic manager's departure due at ``due``
+        (:meth:`fire_int`)."""
+        self.fire_int(due)
 
     def fire_int(self, due: int) -> None:
-        """:meth:`fire` as :meth:`_arm` schedules it (``push_source_int``): compiled, the
-        time a C integer from the event list to :meth:`_wake`."""
-        self._wake(due)
-
-    def _wake(self, due: int) -> None:
+        """The switch's event as :meth:`_wake_at_due` schedules it (``push_source_int``:
+        compiled, the time a C integer from the event list): ``due`` is no longer pending,
+        and the traffic manager's departures due by now leave (its next one armed)."""
         count = self._wake_count
         for i in range(count):
             if self._wake_at[i] == due:  # no longer pending: the last one takes its place
@@ -266,13 +245,13 @@ class SwitchNode(FrameSink):
             self._armed = -1
         after = self.switch.poll()
         if after is not None:
-            self._arm(after)
+            self._wake_at_due(after)
 
 
 class SwitchOutput(PortOutput):
     """Where a :class:`SwitchNode`'s switch sends the frames it transmits: the node's
-    wire on that port (:meth:`SwitchNode._output`). The switch's ``output_sink``, so that
-    the compiled switch calls it through C (no bound method called through Python)."""
+    wire on that port (``node.out``). The switch's ``output_sink``, so that the compiled
+    switch calls it through C (no bound method called through Python)."""
 
     __slots__ = ("node",)
 
@@ -280,7 +259,27 @@ class SwitchOutput(PortOutput):
         self.node = node
 
     def output(self, port: int, frame: bytes) -> None:
-        self.node._output(port, frame)
+        """``frame`` onto the node's wire on ``port`` (``out.get(port)``; none: unwired)."""
+        node = self.node
+        if cython.compiled and _HAS_DICT_VERSION:
+            # out's table (_read_ports) while out is the dict it was read from, unchanged
+            if node.out is not node._ports_of or _dict_version(node.out) != node._ports_at:
+                node._read_ports()
+            if node._ports_of is not None and type(port) is int:
+                overflow = 0
+                p = PyLong_AsLongAndOverflow(port, cython.address(overflow))
+                if not overflow and 0 <= p < node._port_count:
+                    if node._port_wires[p] == cython.NULL:
+                        node.unwired += 1
+                        return
+                    wire = cython.cast(Wire, node._port_wires[p])
+                    wire.receive(frame)
+                    return
+        wire = node.out.get(port)
+        if wire is None:
+            node.unwired += 1
+            return
+        wire.receive(frame)
 
 
 class EvStats:
@@ -695,19 +694,17 @@ class NicNode(FrameSink):
             at = deadline  # compiled, a C integer: compared, and the event's, in C
             if at != self._timer_at:
                 self._timer_at = at
-                # fire_int: _fire, the deadline a C integer in the event list
+                # fire_int: the timer, the deadline a C integer in the event list
                 self.events.push_source_int(at if at > now else now, self, at)
 
     def fire(self, deadline: int) -> None:
-        """The NIC's event: its core's timer set for ``deadline`` (:meth:`_fire`)."""
-        self._fire(deadline)
+        """The NIC's event: its core's timer set for ``deadline`` (:meth:`fire_int`)."""
+        self.fire_int(deadline)
 
     def fire_int(self, deadline: int) -> None:
-        """:meth:`fire` as :meth:`service` schedules it (``push_source_int``): compiled,
-        the deadline a C integer from the event list to :meth:`_fire`."""
-        self._fire(deadline)
-
-    def _fire(self, deadline: int) -> None:
+        """The NIC's event as :meth:`service` schedules it (``push_source_int``: compiled,
+        the deadline a C integer from the event list): the core's timer, unless a later
+        :meth:`service` superseded this deadline."""
         if self._timer_at != deadline:
             return  # superseded by a later service()
         self._timer_at = _NO_TIMER

@@ -61,10 +61,8 @@ cdef class Wire(EventSource):
     )
     cpdef receive(self, bytes frame)
     cpdef bint _refused(self, bytes frame) except -1
+    @cython.locals(node=FrameSink)
     cpdef fire(self, object frame)
     @cython.locals(bins=dict, index="long long")
     cpdef _flush_bin(self)
-    @cython.final  # fire's direct C call: no vtable, no override check
-    @cython.locals(node=FrameSink)
-    cdef _arrive(self, bytes frame)
     cpdef _drop(self, str reason, bytes frame)

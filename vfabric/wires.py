@@ -195,7 +195,7 @@ class Wire(EventSource):
         if self.pcap is not None:
             self.pcap.write(frame, start)
         if self.outbox is None:
-            self.events.push_source(done + self.delay_ns, self, frame)  # fire: _arrive
+            self.events.push_source(done + self.delay_ns, self, frame)  # fire: arrival
         else:  # the far end runs in the other process, which schedules the arrival
             self.outbox.append((done + self.delay_ns, frame))
 
@@ -231,10 +231,8 @@ class Wire(EventSource):
         return False
 
     def fire(self, frame: bytes) -> None:
-        """The wire's event: ``frame`` arrives at the far end (:meth:`_arrive`)."""
-        self._arrive(frame)
-
-    def _arrive(self, frame: bytes) -> None:
+        """The wire's event: ``frame`` arrives at the far end (``sink``; compiled, a C
+        call of the connected node's ``receive``)."""
         if not self.up:  # cut while the frame was on it
             self._drop("link_down", frame)
             return

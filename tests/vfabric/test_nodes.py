@@ -183,33 +183,33 @@ def test_arm_schedules_one_wake_up_per_time() -> None:
     fabric, node = switch_node()
     events = fabric.events
     base = events.pending()
-    node.arm(5_000)
-    node.arm(5_000)  # the time armed last: nothing new
+    node._arm(5_000)
+    node._arm(5_000)  # the time armed last: nothing new
     assert events.pending() == base + 1
-    node.arm(7_000)
-    node.arm(5_000)  # pending (not the last armed): nothing new
-    node.arm(7_000)
+    node._arm(7_000)
+    node._arm(5_000)  # pending (not the last armed): nothing new
+    node._arm(7_000)
     assert events.pending() == base + 2
     assert node._wakes == {5_000, 7_000}
     fabric.run(until_ns=5_000)  # 5 us fired: the switch is idle, nothing is re-armed
     assert node._wakes == {7_000}
-    node.arm(5_000)  # fired: armed again
+    node._arm(5_000)  # fired: armed again
     assert node._wakes == {5_000, 7_000}
-    node.arm(1_000)  # overdue: now
+    node._arm(1_000)  # overdue: now
     assert node._wakes == {5_000, 7_000}
     fabric.run(until_ns=10_000)
     assert node._wakes == set()
-    node.arm(7_000)  # overdue again: now (10 us), a new wake-up
+    node._arm(7_000)  # overdue again: now (10 us), a new wake-up
     assert node._wakes == {10_000}
 
 
 def test_arm_after_the_last_armed_fired() -> None:
     fabric, node = switch_node()
     base = fabric.events.pending()
-    node.arm(2_000)
+    node._arm(2_000)
     fabric.run(until_ns=2_000)
     assert node._wakes == set()
-    node.arm(2_000)  # the time armed last, but no longer pending: armed again
+    node._arm(2_000)  # the time armed last, but no longer pending: armed again
     assert fabric.events.pending() == base + 1
     assert node._wakes == {2_000}
 
@@ -226,35 +226,35 @@ def test_many_pending_wake_ups_each_fire_once() -> None:
     times = [1_000 * (k + 1) for k in range(40)]
     rng.shuffle(times)
     for at in times + rng.sample(times, 20):  # the repeats are pending: nothing new
-        node.arm(at)
+        node._arm(at)
     assert node._wakes == set(times)
     assert events.pending() == base + 40
     fabric.run(until_ns=20_500)
     assert node._wakes == {at for at in times if at > 20_500}
-    node.arm(30_000)  # pending
-    node.arm(50_000)  # new
+    node._arm(30_000)  # pending
+    node._arm(50_000)  # new
     assert events.pending() == base + 21
     fabric.run(until_ns=100_000)
     assert node._wakes == set()
-    node.arm(120_000)  # fired long ago: armed again
+    node._arm(120_000)  # fired long ago: armed again
     assert node._wakes == {120_000} and events.pending() == base + 1
 
 
 def test_a_switch_wake_up_is_an_integer_event_and_fire_is_the_same() -> None:
-    """``arm`` schedules ``fire_int(due)`` (``push_source_int``: compiled, the time a C
+    """``_arm`` schedules ``fire_int(due)`` (``push_source_int``: compiled, the time a C
     integer in the event list); ``fire_int`` and ``fire`` both wake the switch for that
     time: it leaves the pending ones, and the last armed time may be armed again."""
     fabric, node = switch_node()
     events = fabric.events
     base = events.pending()
-    node.arm(5_000)
-    node.arm(6_000)
+    node._arm(5_000)
+    node._arm(6_000)
     assert events.pending() == base + 2 and node._wakes == {5_000, 6_000}
     node.fire_int(6_000)  # the last armed: no longer pending, armed again below
     assert node._wakes == {5_000}
     node.fire(5_000)
     assert node._wakes == set()
-    node.arm(6_000)
+    node._arm(6_000)
     assert node._wakes == {6_000} and events.pending() == base + 3
     fabric.run(until_ns=10_000)  # the three events fire: the stale two find nothing
     assert node._wakes == set()
@@ -290,10 +290,10 @@ def test_the_switch_sends_through_its_node_s_output_sink() -> None:
 
 
 def test_a_switch_s_out_is_read_again_whenever_it_changes() -> None:
-    """Compiled, ``_output`` looks a port up in a table of ``out`` (no dict lookup per
-    frame), read again whenever ``out`` changed: a wire put on a port, taken off, or
-    swapped, a new ``out`` dict and a key the table cannot hold all send frames where
-    ``out.get(port)`` says, as the pure path does."""
+    """Compiled, ``SwitchOutput.output`` looks a port up in a table of ``out`` (no dict
+    lookup per frame), read again whenever ``out`` changed: a wire put on a port, taken
+    off, or swapped, a new ``out`` dict and a key the table cannot hold all send frames
+    where ``out.get(port)`` says, as the pure path does."""
     fabric, node = switch_node()
     sink = node.switch.output_sink
     port, wire = next(iter(node.out.items()))
