@@ -52,12 +52,15 @@ _TC = TRAFFIC_CLASS_OFFSET
 _NH = NEXT_HEADER_OFFSET
 _SPORT = ETH_LEN + 2 * IPV6_LEN
 _IPV6 = IPPROTO_IPV6
+assert max(_TC + 3, _NH) < _SPORT  # _outer_fields reads below _SPORT + 2, checked first
 #: compiled, a switch node's table of its out wires holds the ports below this (a port
 #: at or past it, or a key that is not one, leaves out to be read with ``out.get``)
 PORT_TABLE_MAX = 4096
 _PORT_TABLE_MAX = PORT_TABLE_MAX
 
 
+@cython.boundscheck(False)  # its reads are below _SPORT + 2 <= len(frame), checked first
+@cython.wraparound(False)
 def _outer_fields(frame: bytes) -> int:
     """:func:`mrc_wire.frames.frame_outer`'s (EV, DSCP, ECN) in one integer, ``ev << 8 |
     dscp << 2 | ecn``, or -1 where it gives None (an SRH, not IPv6 in IPv6, too short).
