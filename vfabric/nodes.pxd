@@ -58,8 +58,8 @@ cdef class SwitchNode(FrameSink):
     cdef public long long unwired
     # SwitchOutput.output's table of out: _port_wires[p] is out.get(p) for 0 <= p <
     # _port_count (NULL: None), borrowed from _ports_of (the dict out was), read at its
-    # version _ports_at; _ports_of None: no table (out not read yet, or a key or value the
-    # table cannot hold)
+    # version _ports_at (_ports_of None: not read yet); _port_count 0 when out has a key
+    # or value the table cannot hold (out.get then)
     cdef PyObject** _port_wires
     cdef Py_ssize_t _port_count
     cdef object _ports_of

@@ -165,13 +165,13 @@ class SwitchNode(FrameSink):
 
     def _read_ports(self) -> None:
         """Compiled: read ``out`` into the table :meth:`SwitchOutput.output` looks ports
-        up in, or leave
-        none (``_ports_of`` None) when a key is not an int from 0 to PORT_TABLE_MAX - 1
-        or a value is neither a :class:`~vfabric.wires.Wire` nor None (``out.get`` then
-        does what it would)."""
+        up in, or leave it empty (``_port_count`` 0: ``out.get`` for every port, until
+        ``out`` changes) when a key is not an int from 0 to PORT_TABLE_MAX - 1 or a value
+        is neither a :class:`~vfabric.wires.Wire` nor None."""
         if cython.compiled:
             out = self.out
-            self._ports_of = None
+            self._ports_of = out  # read at this version: the table, or an empty one
+            self._ports_at = _dict_version(out)
             self._port_count = 0
             count = 0
             for key, value in out.items():
@@ -197,8 +197,6 @@ class SwitchNode(FrameSink):
                     p = key  # checked above: an int from 0 to count - 1
                     wires[p] = cython.cast(cython.pointer(PyObject), value)
             self._port_count = count
-            self._ports_of = out
-            self._ports_at = _dict_version(out)
 
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
@@ -268,7 +266,7 @@ class SwitchOutput(PortOutput):
             # out's table (_read_ports) while out is the dict it was read from, unchanged
             if node.out is not node._ports_of or _dict_version(node.out) != node._ports_at:
                 node._read_ports()
-            if node._ports_of is not None and type(port) is int:
+            if type(port) is int:
                 overflow = 0
                 p = PyLong_AsLongAndOverflow(port, cython.address(overflow))
                 if not overflow and 0 <= p < node._port_count:
