@@ -117,5 +117,9 @@ cdef class EventList:
         clock=VirtualClock,
         fns=list,
         args=list,
+        fn="PyObject*",
+        arg="PyObject*",
+        held_fn="PyObject*",
+        held_arg="PyObject*",
     )
     cdef bint _c_run(self, object until_ns, object stop, Py_ssize_t check_every) except -1

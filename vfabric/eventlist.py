@@ -32,6 +32,7 @@ import cython
 
 if cython.compiled:  # the native build's heap (see EventList): C memory, refcounted slots
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
+    from cython.cimports.cpython.object import PyObject
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.stdlib import free, realloc
     from cython.cimports.vfabric.eventlist import _Event
@@ -453,6 +454,11 @@ class EventList:
         fns = self._fns  # _c_grow extends these two lists in place: the same objects
         args = self._args
         going = limit >= now  # else every pending event is at or after now: none is due
+        # the callback and argument of the event running (or run last): the references
+        # the slot's lists held, taken over (the slot gets None), released when the next
+        # event's are taken or the run ends, as two object variables would be
+        held_fn = cython.cast(cython.pointer(PyObject), cython.NULL)
+        held_arg = cython.cast(cython.pointer(PyObject), cython.NULL)
         try:
             while going and self._size:
                 if stop():
@@ -475,11 +481,19 @@ class EventList:
                             set_clock(moment)
                     slot = heap[0].slot
                     self._c_pop()
-                    # the slot cleared and given back (_c_free, inlined)
-                    fn = cython.cast(object, PyList_GET_ITEM(fns, slot))
-                    arg = cython.cast(object, PyList_GET_ITEM(args, slot))
-                    _c_store(fns, slot, None)
-                    _c_store(args, slot, None)
+                    # the slot cleared and given back (_c_free, inlined): its lists'
+                    # references to the callback and argument taken over (held_*), None
+                    # put in their place
+                    fn = PyList_GET_ITEM(fns, slot)
+                    Py_XDECREF(held_fn)
+                    held_fn = fn
+                    arg = PyList_GET_ITEM(args, slot)
+                    Py_XDECREF(held_arg)
+                    held_arg = arg
+                    Py_INCREF(None)
+                    PyList_SET_ITEM(fns, slot, None)
+                    Py_INCREF(None)
+                    PyList_SET_ITEM(args, slot, None)
                     direct = self._direct[slot]
                     self._direct[slot] = 0
                     self._free[self._nfree] = slot
@@ -488,15 +502,17 @@ class EventList:
                         number = self._ints[slot]
                         cython.cast(EventSource, fn).fire_int(number)
                     elif direct:
-                        cython.cast(EventSource, fn).fire(arg)
+                        cython.cast(EventSource, fn).fire(cython.cast(object, arg))
                     else:
-                        fn(arg)
+                        cython.cast(object, fn)(cython.cast(object, arg))
                     if not self._size:
                         break
                 count += i + 1
                 i = -1
         finally:
             self.events_run += count + (i if i > 0 else 0)
+            Py_XDECREF(held_fn)
+            Py_XDECREF(held_arg)
         return False
 
     def __dealloc__(self) -> None:

@@ -3,6 +3,8 @@
 # Counters and times are integers below 2**63 (ns, bytes, packets of one run).
 cimport cython
 
+from cpython.object cimport PyObject
+
 from nic_emu.core cimport NicCore
 from p4emu.switch cimport PortOutput, Switch
 from vfabric.eventlist cimport EventList
@@ -22,6 +24,25 @@ cdef long _IPV6  # IPPROTO_IPV6
 @cython.locals(vtcfl="long long", ev="long long")
 cpdef long long _outer_fields(bytes frame) except? -2
 
+# A dict's version (CPython's ma_version_tag, 3.11): it changes whenever the dict does, and
+# no two dicts share one. SwitchNode's table of its out wires is read again when out's
+# version is not the one it was read at (_HAS_DICT_VERSION 0: no table, out.get).
+cdef extern from *:
+    """
+    #if PY_VERSION_HEX < 0x030C0000 && !defined(PYPY_VERSION)
+    #define vf_has_dict_version 1
+    #define vf_dict_version(d) (((PyDictObject *)(d))->ma_version_tag)
+    #else
+    #define vf_has_dict_version 0
+    #define vf_dict_version(d) 0
+    #endif
+    """
+    bint _HAS_DICT_VERSION "vf_has_dict_version"
+    unsigned long long _dict_version "vf_dict_version"(dict d) noexcept
+
+# the highest port (+ 1) SwitchNode's table of out wires holds
+cdef Py_ssize_t _PORT_TABLE_MAX
+
 
 cdef class SwitchNode(FrameSink):
     cdef public long long _armed
@@ -35,24 +56,37 @@ cdef class SwitchNode(FrameSink):
     cdef public Switch switch
     cdef public long long traversals
     cdef public long long unwired
+    # SwitchOutput.output's table of out: _port_wires[p] is out.get(p) for 0 <= p <
+    # _port_count (NULL: None), borrowed from _ports_of (the dict out was), read at its
+    # version _ports_at (_ports_of None: not read yet); _port_count 0 when out has a key
+    # or value the table cannot hold (out.get then)
+    cdef PyObject** _port_wires
+    cdef Py_ssize_t _port_count
+    cdef object _ports_of
+    cdef unsigned long long _ports_at
 
     cpdef receive(self, object port, bytes frame)
-    @cython.locals(wire=Wire)
-    cpdef _output(self, object port, bytes frame)
+    @cython.locals(
+        out=dict, count=Py_ssize_t, wires="PyObject**", key=object, value=object, p=long,
+        overflow=int,
+    )
+    cdef _read_ports(self)
     # due: a time in ns (below 2**62, the event list's limit)
     @cython.locals(room=Py_ssize_t, at="long long*")
     cdef int _grow_wakes(self) except -1
-    @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
     cpdef _arm(self, long long due)
+    @cython.final  # receive's and fire_int's direct C call (_arm: the same from Python)
+    @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
+    cdef _wake_at_due(self, long long due)
     cpdef fire(self, object due)
-    cpdef fire_int(self, long long due)
     @cython.locals(count=Py_ssize_t, i=Py_ssize_t)
-    cpdef _wake(self, long long due)
+    cpdef fire_int(self, long long due)
 
 
 cdef class SwitchOutput(PortOutput):
     cdef public SwitchNode node
 
+    @cython.locals(node=SwitchNode, wire=Wire, p=long, overflow=int)
     cpdef output(self, object port, object frame)
 
 
@@ -138,4 +172,3 @@ cdef class NicNode(FrameSink):
     cpdef service(self)
     cpdef fire(self, object deadline)
     cpdef fire_int(self, long long deadline)
-    cpdef _fire(self, long long deadline)

@@ -9,7 +9,10 @@ from typing import TYPE_CHECKING
 import cython
 
 if cython.compiled:  # a NIC node's per-port and per-EV counters: C arrays (NicNode)
+    from cython.cimports.cpython.long import PyLong_AsLongAndOverflow
+    from cython.cimports.cpython.object import PyObject
     from cython.cimports.libc.stdlib import calloc, free, realloc
+    from cython.cimports.vfabric.nodes import _HAS_DICT_VERSION, _dict_version
 
 from mrc_wire.constants import ETH_LEN, IPPROTO_IPV6, IPV6_LEN
 from mrc_wire.frames import (
@@ -49,8 +52,15 @@ _TC = TRAFFIC_CLASS_OFFSET
 _NH = NEXT_HEADER_OFFSET
 _SPORT = ETH_LEN + 2 * IPV6_LEN
 _IPV6 = IPPROTO_IPV6
+assert max(_TC + 3, _NH) < _SPORT  # _outer_fields reads below _SPORT + 2, checked first
+#: compiled, a switch node's table of its out wires holds the ports below this (a port
+#: at or past it, or a key that is not one, leaves out to be read with ``out.get``)
+PORT_TABLE_MAX = 4096
+_PORT_TABLE_MAX = PORT_TABLE_MAX
 
 
+@cython.boundscheck(False)  # its reads are below _SPORT + 2 <= len(frame), checked first
+@cython.wraparound(False)
 def _outer_fields(frame: bytes) -> int:
     """:func:`mrc_wire.frames.frame_outer`'s (EV, DSCP, ECN) in one integer, ``ev << 8 |
     dscp << 2 | ecn``, or -1 where it gives None (an SRH, not IPv6 in IPv6, too short).
@@ -73,6 +83,10 @@ class SwitchNode(FrameSink):
 
     __slots__ = (
         "_armed",
+        "_port_count",
+        "_port_wires",
+        "_ports_at",
+        "_ports_of",
         "_wake_at",
         "_wake_count",
         "_wake_room",
@@ -105,12 +119,22 @@ class SwitchNode(FrameSink):
         #: the wake-up time armed last while it is still pending (in ``_wakes``), else -1:
         #: most arms repeat it, and then need no scan (nor, compiled, an int object)
         self._armed = -1
+        # compiled, SwitchOutput.output's table of out (port -> wire, a C array read from
+        # the dict again whenever it changed, by its version): no dict lookup per frame
+        self._ports_of = None
+        self._port_count = 0
+        self._ports_at = 0
+        if cython.compiled:
+            self._port_wires = cython.NULL
+        else:
+            self._port_wires = None
         switch.output_sink = SwitchOutput(self)  # compiled: the switch calls it in C
         switch.packet_in_callback = self._packet_in
 
     def __dealloc__(self) -> None:
         if cython.compiled:
             free(self._wake_at)
+            free(self._port_wires)
 
     def _grow_wakes(self) -> None:
         """Room for twice the pending wake-up times (the first time, 4)."""
@@ -137,19 +161,52 @@ class SwitchNode(FrameSink):
         # inject and poll return the next departure (None: all empty); compiled, C calls
         due = self.switch.inject(port, frame)
         if due is not None:  # else the usual case: the packet left at once
-            self._arm(due)
+            self._wake_at_due(due)
 
-    def _output(self, port: int, frame: bytes) -> None:
-        wire = self.out.get(port)
-        if wire is None:
-            self.unwired += 1
-            return
-        wire.receive(frame)
+    def _read_ports(self) -> None:
+        """Compiled: read ``out`` into the table :meth:`SwitchOutput.output` looks ports
+        up in, or leave it empty (``_port_count`` 0: ``out.get`` for every port, until
+        ``out`` changes) when a key is not an int from 0 to PORT_TABLE_MAX - 1 or a value
+        is neither a :class:`~vfabric.wires.Wire` nor None."""
+        if cython.compiled:
+            out = self.out
+            self._ports_of = out  # read at this version: the table, or an empty one
+            self._ports_at = _dict_version(out)
+            self._port_count = 0
+            count = 0
+            for key, value in out.items():
+                if type(key) is not int or not (value is None or isinstance(value, Wire)):
+                    return
+                overflow = 0
+                p = PyLong_AsLongAndOverflow(key, cython.address(overflow))
+                if overflow or not 0 <= p < _PORT_TABLE_MAX:
+                    return
+                if p >= count:
+                    count = p + 1
+            wires = cython.cast(
+                cython.pointer(cython.pointer(PyObject)),
+                realloc(self._port_wires, max(count, 1) * cython.sizeof(cython.pointer(PyObject))),
+            )
+            if wires == cython.NULL:
+                raise MemoryError(f"switch node {self.name}: no memory for {count} ports")
+            self._port_wires = wires
+            for p in range(count):
+                wires[p] = cython.NULL
+            for key, value in out.items():
+                if value is not None:
+                    p = key  # checked above: an int from 0 to count - 1
+                    wires[p] = cython.cast(cython.pointer(PyObject), value)
+            self._port_count = count
 
     def _packet_in(self, payload: bytes, metadata: dict[str, int]) -> None:
         self.unwired += 1  # a punt to the CPU: no controller listens in a virtual fabric
 
     def _arm(self, due: int) -> None:
+        """Wake up at ``due`` (now if overdue): :meth:`_wake_at_due`, for a caller in
+        Python (the fabric's PFC resume, tests)."""
+        self._wake_at_due(due)
+
+    def _wake_at_due(self, due: int) -> None:
         """Wake up at ``due`` (the traffic manager's next departure; now if overdue)."""
         now = self.events.now
         if due < now:
@@ -165,20 +222,19 @@ class SwitchNode(FrameSink):
             self._grow_wakes()
         self._wake_at[count] = due
         self._wake_count = count + 1
-        # fire_int: _wake; the per-packet path. The time stays a C integer in the event
-        # list (compiled: no int object per wake-up)
+        # fire_int: the wake-up; the per-packet path. The time stays a C integer in the
+        # event list (compiled: no int object per wake-up)
         self.events.push_source_int(due, self, due)
 
     def fire(self, due: int) -> None:
-        """The switch's event: its traffic manager's departure due at ``due``."""
-        self._wake(due)
+        """The switch's event: its traffic manager's departure due at ``due``
+        (:meth:`fire_int`)."""
+        self.fire_int(due)
 
     def fire_int(self, due: int) -> None:
-        """:meth:`fire` as :meth:`_arm` schedules it (``push_source_int``): compiled, the
-        time a C integer from the event list to :meth:`_wake`."""
-        self._wake(due)
-
-    def _wake(self, due: int) -> None:
+        """The switch's event as :meth:`_wake_at_due` schedules it (``push_source_int``:
+        compiled, the time a C integer from the event list): ``due`` is no longer pending,
+        and the traffic manager's departures due by now leave (its next one armed)."""
         count = self._wake_count
         for i in range(count):
             if self._wake_at[i] == due:  # no longer pending: the last one takes its place
@@ -190,13 +246,13 @@ class SwitchNode(FrameSink):
             self._armed = -1
         after = self.switch.poll()
         if after is not None:
-            self._arm(after)
+            self._wake_at_due(after)
 
 
 class SwitchOutput(PortOutput):
     """Where a :class:`SwitchNode`'s switch sends the frames it transmits: the node's
-    wire on that port (:meth:`SwitchNode._output`). The switch's ``output_sink``, so that
-    the compiled switch calls it through C (no bound method called through Python)."""
+    wire on that port (``node.out``). The switch's ``output_sink``, so that the compiled
+    switch calls it through C (no bound method called through Python)."""
 
     __slots__ = ("node",)
 
@@ -204,7 +260,27 @@ class SwitchOutput(PortOutput):
         self.node = node
 
     def output(self, port: int, frame: bytes) -> None:
-        self.node._output(port, frame)
+        """``frame`` onto the node's wire on ``port`` (``out.get(port)``; none: unwired)."""
+        node = self.node
+        if cython.compiled and _HAS_DICT_VERSION:
+            # out's table (_read_ports) while out is the dict it was read from, unchanged
+            if node.out is not node._ports_of or _dict_version(node.out) != node._ports_at:
+                node._read_ports()
+            if type(port) is int:
+                overflow = 0
+                p = PyLong_AsLongAndOverflow(port, cython.address(overflow))
+                if not overflow and 0 <= p < node._port_count:
+                    if node._port_wires[p] == cython.NULL:
+                        node.unwired += 1
+                        return
+                    wire = cython.cast(Wire, node._port_wires[p])
+                    wire.receive(frame)
+                    return
+        wire = node.out.get(port)
+        if wire is None:
+            node.unwired += 1
+            return
+        wire.receive(frame)
 
 
 class EvStats:
@@ -619,19 +695,17 @@ class NicNode(FrameSink):
             at = deadline  # compiled, a C integer: compared, and the event's, in C
             if at != self._timer_at:
                 self._timer_at = at
-                # fire_int: _fire, the deadline a C integer in the event list
+                # fire_int: the timer, the deadline a C integer in the event list
                 self.events.push_source_int(at if at > now else now, self, at)
 
     def fire(self, deadline: int) -> None:
-        """The NIC's event: its core's timer set for ``deadline`` (:meth:`_fire`)."""
-        self._fire(deadline)
+        """The NIC's event: its core's timer set for ``deadline`` (:meth:`fire_int`)."""
+        self.fire_int(deadline)
 
     def fire_int(self, deadline: int) -> None:
-        """:meth:`fire` as :meth:`service` schedules it (``push_source_int``): compiled,
-        the deadline a C integer from the event list to :meth:`_fire`."""
-        self._fire(deadline)
-
-    def _fire(self, deadline: int) -> None:
+        """The NIC's event as :meth:`service` schedules it (``push_source_int``: compiled,
+        the deadline a C integer from the event list): the core's timer, unless a later
+        :meth:`service` superseded this deadline."""
         if self._timer_at != deadline:
             return  # superseded by a later service()
         self._timer_at = _NO_TIMER

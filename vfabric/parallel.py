@@ -636,7 +636,7 @@ class Partition:
                     f"partition {self.name}: a frame on {wires[wire_id].name} arrives at "
                     f"{t_ns} ns, but this partition's window already ended at {now} ns"
                 )
-            events.push_source(t_ns, wires[wire_id], frame)  # fire: the wire's _arrive
+            events.push_source(t_ns, wires[wire_id], frame)  # fire: the wire's arrival
         self.stats.frames_received += len(frames)
 
     # ------------------------------------------------------------------ the run

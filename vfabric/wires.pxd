@@ -61,9 +61,8 @@ cdef class Wire(EventSource):
     )
     cpdef receive(self, bytes frame)
     cpdef bint _refused(self, bytes frame) except -1
+    @cython.locals(node=FrameSink)
     cpdef fire(self, object frame)
     @cython.locals(bins=dict, index="long long")
     cpdef _flush_bin(self)
-    @cython.locals(node=FrameSink)
-    cpdef _arrive(self, bytes frame)
     cpdef _drop(self, str reason, bytes frame)

@@ -47,6 +47,9 @@ _DATA_DSCP_BITS = DATA_DSCP_MASK
 #: limit): then the time it leaves the wire stays below 2**63, a C long long
 MAX_SERIALISATION_NS = float(1 << 62)
 _MAX_SERIAL = MAX_SERIALISATION_NS
+# Wire.receive reads the bytes at _NH, _TC and _TC + 1 of a frame longer than _DATA_HEADER
+# only: compiled, without bounds checks (the header's offsets are inside it)
+assert max(_NH, _TC + 1) < _DATA_HEADER
 
 Sink = Callable[[int, bytes], None]
 LinkKey = tuple[str, str]  # a link, by the topology's (lower, upper) node names
@@ -156,6 +159,8 @@ class Wire(EventSource):
         #: (:mod:`vfabric.parallel`): where its arrivals go, (time ns, frame), unscheduled
         self.outbox: list[tuple[int, bytes]] | None = None
 
+    @cython.boundscheck(False)  # its frame reads are below _DATA_HEADER < len(frame)
+    @cython.wraparound(False)
     def receive(self, frame: bytes) -> None:
         """The one way in: ``frame`` is put on the wire now."""
         # a cut link and filters are both rare: one test for the usual case
@@ -195,7 +200,7 @@ class Wire(EventSource):
         if self.pcap is not None:
             self.pcap.write(frame, start)
         if self.outbox is None:
-            self.events.push_source(done + self.delay_ns, self, frame)  # fire: _arrive
+            self.events.push_source(done + self.delay_ns, self, frame)  # fire: arrival
         else:  # the far end runs in the other process, which schedules the arrival
             self.outbox.append((done + self.delay_ns, frame))
 
@@ -231,10 +236,8 @@ class Wire(EventSource):
         return False
 
     def fire(self, frame: bytes) -> None:
-        """The wire's event: ``frame`` arrives at the far end (:meth:`_arrive`)."""
-        self._arrive(frame)
-
-    def _arrive(self, frame: bytes) -> None:
+        """The wire's event: ``frame`` arrives at the far end (``sink``; compiled, a C
+        call of the connected node's ``receive``)."""
         if not self.up:  # cut while the frame was on it
             self._drop("link_down", frame)
             return

@@ -289,6 +289,44 @@ def test_the_switch_sends_through_its_node_s_output_sink() -> None:
     assert [frame for _, frame in far.frames] == [b"\x00" * 64]
 
 
+def test_a_switch_s_out_is_read_again_whenever_it_changes() -> None:
+    """Compiled, ``SwitchOutput.output`` looks a port up in a table of ``out`` (no dict
+    lookup per frame), read again whenever ``out`` changed: a wire put on a port, taken
+    off, or swapped, a new ``out`` dict and a key the table cannot hold all send frames
+    where ``out.get(port)`` says, as the pure path does."""
+    fabric, node = switch_node()
+    sink = node.switch.output_sink
+    port, wire = next(iter(node.out.items()))
+    first, second = RecordingSink(), RecordingSink()
+    wire.connect(first)
+    other = next(w for p, w in node.out.items() if p != port)
+    other.connect(second)
+    sink.output(port, b"\x01" * 64)
+    node.out[port] = other  # swapped: this port's frames go onto the other wire
+    sink.output(port, b"\x02" * 64)
+    unwired = node.unwired
+    del node.out[port]  # taken off: unwired
+    sink.output(port, b"\x03" * 64)
+    assert node.unwired == unwired + 1
+    node.out[port] = None  # a port without a wire: unwired too
+    sink.output(port, b"\x04" * 64)
+    assert node.unwired == unwired + 2
+    node.out = dict(node.out)  # a new dict, the port's wire back on it
+    node.out[port] = wire
+    sink.output(port, b"\x05" * 64)
+    node.out[1 << 70] = other  # a key past the table: out.get for every port
+    sink.output(1 << 70, b"\x06" * 64)
+    sink.output(port, b"\x07" * 64)
+    del node.out[1 << 70]
+    node.out[-1] = wire  # and a negative one (a dict key, not a list index)
+    sink.output(-1, b"\x08" * 64)
+    sink.output(port, b"\x09" * 64)
+    assert node.unwired == unwired + 2
+    fabric.run(until_ns=1_000_000)
+    assert [frame[0] for _, frame in first.frames] == [1, 5, 7, 8, 9]
+    assert [frame[0] for _, frame in second.frames] == [2, 6]
+
+
 def data_frame(length: int) -> bytes:
     """A frame whose outer fields say data (DSCP TRIMMABLE, ECN 0), ``length`` bytes: not
     a packet the core decodes (it drops it), but the node counts its payload first."""
