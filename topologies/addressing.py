@@ -30,7 +30,7 @@ from ipaddress import AddressValueError, IPv6Address, IPv6Network, NetmaskValueE
 from typing import NamedTuple
 
 from topologies.exceptions import AddressingError, UnknownNameError, UsidSpaceError
-from topologies.model import NicRef, Role, SwitchRef, Topology, nic_name, switch_name
+from topologies.model import Nic, NicRef, Role, SwitchRef, Topology, nic_name, switch_name
 
 BLOCK_BITS = 32
 USID_BITS = 16
@@ -371,6 +371,10 @@ class AddressPlan:
         self._block_value = int(self.block.network_address) >> (128 - BLOCK_BITS)
         self._carrier_base = int(self.block.network_address)
         self._nic_base = int(self.nic_prefix.network_address)
+        # path(): (plane, dst T0, dst downlink) or (plane, src T0, T1, dst T0, dst downlink)
+        # -> Path; a path depends on the NICs only through these (int arguments only, so a
+        # bool or other int-like argument is computed, not confused with its int value)
+        self._paths_by_place: dict[tuple[int, ...], Path] = {}
 
     # ---------------------------------------------------------------- switches
 
@@ -539,25 +543,45 @@ class AddressPlan:
         if src.index == dst.index:
             raise AddressingError(f"{src.name} cannot send to itself through the fabric")
         plane_info = topo.plane(plane)
-        downlink = downlink_usid_of(plane, dst.downlink_index)
-        dst_t0_usid = node_usid(plane, Role.T0, dst.t0_index)
-        dst_t0 = switch_name(plane, Role.T0, dst.t0_index)
-        if src.t0_index == dst.t0_index:
-            return Path(plane, None, (dst_t0,), self.carrier((dst_t0_usid, downlink)))
-        if t1_index is None or not 0 <= t1_index < plane_info.t1_count:
+        same_t0 = src.t0_index == dst.t0_index
+        if not same_t0 and (t1_index is None or not 0 <= t1_index < plane_info.t1_count):
             raise AddressingError(
                 f"plane {plane} has T1s 0..{plane_info.t1_count - 1}, got T1 index {t1_index}"
             )
+        key: tuple[int, ...] | None = None
+        if type(plane) is int and (same_t0 or type(t1_index) is int):
+            if same_t0:
+                key = (plane, dst.t0_index, dst.downlink_index)
+            else:
+                assert t1_index is not None
+                key = (plane, src.t0_index, t1_index, dst.t0_index, dst.downlink_index)
+            found = self._paths_by_place.get(key)
+            if found is not None:
+                return found
+        made = self._make_path(src.t0_index, dst, plane, t1_index)
+        if key is not None:
+            self._paths_by_place[key] = made
+        return made
+
+    def _make_path(self, src_t0: int, dst: Nic, plane: int, t1_index: int | None) -> Path:
+        """:meth:`path` once its arguments are checked (``t1_index`` is valid unless the
+        NICs share a T0)."""
+        downlink = downlink_usid_of(plane, dst.downlink_index)
+        dst_t0_usid = node_usid(plane, Role.T0, dst.t0_index)
+        dst_t0 = switch_name(plane, Role.T0, dst.t0_index)
+        if src_t0 == dst.t0_index:
+            return Path(plane, None, (dst_t0,), self.carrier((dst_t0_usid, downlink)))
+        assert t1_index is not None
         t1 = switch_name(plane, Role.T1, t1_index)
         carrier = self.carrier(
             (
-                node_usid(plane, Role.T0, src.t0_index),
+                node_usid(plane, Role.T0, src_t0),
                 node_usid(plane, Role.T1, t1_index),
                 dst_t0_usid,
                 downlink,
             )
         )
-        return Path(plane, t1, (switch_name(plane, Role.T0, src.t0_index), t1, dst_t0), carrier)
+        return Path(plane, t1, (switch_name(plane, Role.T0, src_t0), t1, dst_t0), carrier)
 
     def path_for_ev(self, src_nic: NicRef, dst_nic: NicRef, ev: int) -> Path:
         """The path ``ev`` selects from ``src_nic`` to ``dst_nic`` (sources §4.2:

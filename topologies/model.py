@@ -276,9 +276,13 @@ class Topology:
         init=False, repr=False, compare=False
     )
     _uplink_t1: dict[tuple[int, int], dict[int, int]] = field(init=False, repr=False, compare=False)
+    # NIC name -> Nic, filled by nic() as names are looked up (every field above is fixed
+    # after construction, so a name always resolves to the same Nic)
+    _nic_by_name: dict[str, Nic] = field(init=False, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         self._check_counts()
+        object.__setattr__(self, "_nic_by_name", {})
         override_params, uplinks = self._resolve_overrides()
         object.__setattr__(self, "_override_params", override_params)
         object.__setattr__(self, "_uplink_indexes", uplinks)
@@ -640,6 +644,10 @@ class Topology:
 
     def nic(self, ref: NicRef) -> Nic:
         """A NIC by name (``nic3``), index (3) or Nic."""
+        if type(ref) is str:
+            found = self._nic_by_name.get(ref)
+            if found is not None:
+                return found
         if isinstance(ref, Nic):
             ref = ref.index
         if isinstance(ref, str):
@@ -655,7 +663,10 @@ class Topology:
                 f"{self.name}: no NIC {shown} (NICs are nic0..nic{self.nic_count - 1})"
             )
         t0, k = divmod(index, self.nics_per_t0)
-        return Nic(nic_name(index), index, t0, k)
+        nic = Nic(nic_name(index), index, t0, k)
+        if type(ref) is str:
+            self._nic_by_name[ref] = nic
+        return nic
 
     def nics_under(self, t0_index: int) -> range:
         """Indexes of the NICs attached to T0 ``t0_index`` (of every plane)."""

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections import Counter
+from dataclasses import replace
 from ipaddress import IPv6Address
 
 import pytest
@@ -156,6 +157,48 @@ def test_make_ev_round_trips_through_path_for_ev(name: str) -> None:
                 assert far == plan.path(src, dst_far, plane.index, t1)
                 near = plan.path_for_ev(src, dst_near, ev)
                 assert (near.plane, near.t1, len(near.switches)) == (plane.index, None, 1)
+
+
+def _path_without_memory(plan: AddressPlan, src: str, dst: str, plane: int, t1: int) -> object:
+    """``plan.path`` of a plan that has computed nothing before (its memo is empty)."""
+    fresh = AddressPlan(replace(plan.topology))
+    return fresh.path(src, dst, plane, t1)
+
+
+def test_remembered_paths_equal_freshly_computed_ones_for_every_pair_plane_and_t1() -> None:
+    # AddressPlan.path keeps each path by (plane, src T0, T1, dst T0, dst downlink): a key
+    # missing a field (or the wrong one) hands a NIC another NIC's path here.
+    plan = AddressPlan(load("tiny"))
+    topo = plan.topology
+    names = [nic.name for nic in topo.nics]
+    for _round in range(2):  # the second round answers from the memo
+        for src in names:
+            for dst in names:
+                if src == dst:
+                    continue
+                for plane in topo.planes:
+                    for t1 in range(plane.t1_count):
+                        got = plan.path(src, dst, plane.index, t1)
+                        want = _path_without_memory(plan, src, dst, plane.index, t1)
+                        assert got == want and type(got) is type(want)
+                        assert type(got.carrier) is int
+
+
+def test_remembered_paths_leave_errors_unchanged() -> None:
+    plan = AddressPlan(load("tiny"))
+    far = plan.topology.nic_count - 1
+    plan.path(0, far, 0, 0)
+    with pytest.raises(AddressingError, match="T1 index 99"):
+        plan.path(0, far, 0, 99)
+    with pytest.raises(AddressingError, match="T1 index None"):
+        plan.path(0, far, 0, None)
+    with pytest.raises(AddressingError, match="cannot send to itself"):
+        plan.path(far, far, 0, 0)
+    with pytest.raises(UnknownNameError):
+        plan.path(0, far, 99, 0)
+    # an int-like argument is not confused with its int value (it is not remembered)
+    assert plan.path(0, far, 0, True).t1 == "p0-t1-True"
+    assert plan.path(0, far, 0, 1).t1 == "p0-t1-1"
 
 
 def test_ev_bit_layout_and_udp_flow_label_split() -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import pytest
 
 from topologies import (
@@ -274,3 +276,21 @@ def test_summary_describes_the_shape() -> None:
     assert (
         loads(OVERRIDES).summary().startswith("overrides: 2 planes x (3 T0 + 2 T1 / 3 T0 + 3 T1)")
     )
+
+
+def test_nic_lookup_by_name_is_remembered_per_topology_and_errors_stay() -> None:
+    # Topology.nic keeps name -> Nic per topology: another topology (here another shape
+    # made by dataclasses.replace) must not see this one's answers.
+    topo = load("tiny")
+    first = topo.nic("nic3")
+    assert topo.nic("nic3") == first == topo.nic(3)
+    assert (first.t0_index, first.downlink_index) == divmod(3, topo.nics_per_t0)
+    other = replace(topo, nics_per_t0=topo.nics_per_t0 + 1)
+    again = other.nic("nic3")
+    assert (again.t0_index, again.downlink_index) == divmod(3, other.nics_per_t0)
+    assert again != first
+    for bad in ("nic03", f"nic{topo.nic_count}", "p0-t0-0", "nic3 "):
+        with pytest.raises(UnknownNameError):
+            topo.nic(bad)
+        with pytest.raises(UnknownNameError):
+            topo.nic(bad)
