@@ -7,7 +7,7 @@
 # length (bytes), nothing else.
 cimport cython
 
-from p4emu.backend.rt cimport PacketContext, StandardMetadata
+from p4emu.backend.rt cimport Blocks, PacketContext, StandardMetadata
 from p4emu.runtime.clock cimport read_us
 from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
 
@@ -44,13 +44,10 @@ cdef class Switch:
     cdef public dict drops
     cdef public long long packets_in
     cdef public long long packets_out
-    cdef public object _ingress_fn
-    cdef public object _egress_fn
-    cdef public object _init_packet
-    cdef public object _parse_fn
-    cdef public object _deparse_fn
-    cdef public object _verify_fn
-    cdef public object _compute_fn
+    # the program's blocks (program.blocks): each called through its C vtable
+    cdef public Blocks _blocks
+    cdef public bint _verify
+    cdef public bint _compute
     cdef public object _egress_spec
     cdef public list _spare
     cdef public Py_ssize_t _spare_count
@@ -59,7 +56,7 @@ cdef class Switch:
     cpdef poll(self)
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
-        sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long",
+        sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long", offset="long long",
     )
     cpdef _ingress(
         self, object port, bytes data, object instance_type, object preserved, object copier

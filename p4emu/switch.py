@@ -37,7 +37,7 @@ from typing import Any
 from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.pytypes import standard_metadata_problem
-from p4emu.backend.rt import ExitSignal, PacketContext, StandardMetadata
+from p4emu.backend.rt import Blocks, ExitSignal, PacketContext, StandardMetadata
 from p4emu.exceptions import SwitchError
 from p4emu.frontend import load_program
 from p4emu.frontend.ast import CheckedProgram
@@ -195,16 +195,11 @@ class Switch:
         self.drops: dict[tuple[int, str], int] = {}
         self.packets_in = 0
         self.packets_out = 0
-        self._ingress_fn = self.program.ingress
-        self._egress_fn = self.program.egress
-        self._init_packet = self.program.init_packet
-        self._parse_fn = self.program.parse
-        self._deparse_fn = self.program.deparse
+        # the program's blocks: methods of one object, called through C when compiled
+        self._blocks: Blocks = self.program.blocks
         # checksum blocks that do nothing are not called
-        self._verify_fn = self.program.verify_checksum if self.program.has_verify_checksum else None
-        self._compute_fn = (
-            self.program.compute_checksum if self.program.has_compute_checksum else None
-        )
+        self._verify = self.program.has_verify_checksum
+        self._compute = self.program.has_compute_checksum
         self._egress_spec = (drop_port + 1) & 0x1FF  # egress_spec as egress starts
         # the packet contexts of transmitted packets with their (hdr, meta, sm), reset and
         # reused by the next ingress: resetting in place is cheaper than allocating every
@@ -389,7 +384,7 @@ class Switch:
             self._spare_count -= 1
             ctx = self._spare[self._spare_count]
             hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
-            self._init_packet(hdr, meta, sm)
+            self._blocks.init_packet(hdr, meta, sm)
             ctx.renew(length)
         else:
             hdr = prog.new_headers()
@@ -409,12 +404,12 @@ class Switch:
         if self._trace_enabled:
             self._trace("ingress", port, instance_type, data)
         # the parser sets sm.parser_error itself (0 when none) and returns the offset
-        offset = self._parse_fn(data, hdr, meta, sm, ctx)
+        offset = self._blocks.parse_block(data, hdr, meta, sm, ctx)
         ctx.set_payload(data, offset)  # not copied: the deparser copies it once
-        if self._verify_fn is not None:
-            self._verify_fn(hdr, meta, ctx)
+        if self._verify:
+            self._blocks.verify_block(hdr, meta, ctx)
             sm.checksum_error = ctx.checksum_error
-        self._ingress_fn(hdr, meta, sm, ctx)
+        self._blocks.ingress_block(hdr, meta, sm, ctx)
 
         # INGRESS CLONING
         session = ctx.clone_session
@@ -545,7 +540,7 @@ class Switch:
         sm.packet_length = ctx.length_reg & _MASK32
         if self._trace_enabled:
             self._trace("egress", port, sm.instance_type, None)
-        self._egress_fn(hdr, meta, sm, ctx)
+        self._blocks.egress_block(hdr, meta, sm, ctx)
 
         # EGRESS CLONING
         session = ctx.clone_session
@@ -573,9 +568,9 @@ class Switch:
             if self._trace_enabled:
                 self._trace("drop", port, DROP_EGRESS, None)
             return
-        if self._compute_fn is not None:
-            self._compute_fn(hdr, meta, ctx)
-        frame = self._deparse_fn(hdr, ctx)  # the emitted headers and the payload
+        if self._compute:
+            self._blocks.compute_block(hdr, meta, ctx)
+        frame = self._blocks.deparse_block(hdr, ctx)  # the emitted headers and the payload
 
         # RECIRCULATE
         if ctx.recirculate is not None:

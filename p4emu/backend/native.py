@@ -71,7 +71,7 @@ BUILD_TIMEOUT_S = 600
 #: p4emu's runtime types that generated code names (its text imports them; its ``.pxd``
 #: cimports them when the runtime runs native): module -> the classes
 RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
-    "p4emu.backend.rt": ("PacketContext", "StandardMetadata"),
+    "p4emu.backend.rt": ("Blocks", "PacketContext", "StandardMetadata"),
     "p4emu.runtime.tables": ("Table", "TableAction"),
     "p4emu.runtime.externs": ("Counter",),
 }
@@ -80,7 +80,22 @@ RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
 #: (:func:`declarations`' ``bases``): the standard metadata's
 RUNTIME_FIELDS: dict[str, frozenset[str]] = {
     "StandardMetadata": frozenset(rt.STANDARD_METADATA_FIELDS),
+    "Blocks": frozenset(),
 }
+
+#: the methods a class deriving from the runtime's ``Blocks`` overrides, as
+#: ``p4emu/backend/rt.pxd`` declares them (an override repeats its base's signature):
+#: the generated ``ProgramBlocks`` (:mod:`p4emu.backend.program`)
+BLOCKS_METHODS = (
+    "    cpdef long long parse_block(self, object data, object hdr, object meta, object sm, "
+    "PacketContext ctx) except? -1",
+    "    cpdef verify_block(self, object hdr, object meta, PacketContext ctx)",
+    "    cpdef ingress_block(self, object hdr, object meta, object sm, PacketContext ctx)",
+    "    cpdef egress_block(self, object hdr, object meta, object sm, PacketContext ctx)",
+    "    cpdef compute_block(self, object hdr, object meta, PacketContext ctx)",
+    "    cpdef deparse_block(self, object hdr, PacketContext ctx)",
+    "    cpdef init_packet(self, object hdr, object meta, object sm)",
+)
 
 #: how often a process waiting for another's build looks at its lock again
 LOCK_POLL_S = 0.2
@@ -465,7 +480,8 @@ def declarations(
     the annotated packet context, tables and table results are C structs to the
     generated code too, and it records their declarations' sha256 (a changed layout is
     another cache entry). ``bases``: class -> the runtime type of :data:`RUNTIME_TYPES`
-    it derives from (the standard metadata: ``StandardMetadata``), whose fields it does
+    it derives from (the standard metadata: ``StandardMetadata``; the blocks: ``Blocks``,
+    whose methods it then declares, :data:`BLOCKS_METHODS`), whose fields it does
     not declare again; only with ``runtime``. ``constants``: the module-level constants
     of wide fields' halves the text defines (:func:`p4emu.backend.wide.constants_in`),
     each a C ``unsigned long long``; ``signed_constants``: its named literals
@@ -491,11 +507,13 @@ def declarations(
             inherited = RUNTIME_FIELDS[base]
             fields = [(attr, cls) for attr, cls in fields if attr not in inherited]
         lines.append(f"cdef class {name}({base}):" if base else f"cdef class {name}:")
-        if not fields:
+        if not fields and base != "Blocks":
             lines.append("    pass")
         typed = (c_fields or {}).get(name, {})
         for attr, cls in fields:
             lines.append(f"    cdef public {cls or typed.get(attr, 'object')} {attr}")
+        if base == "Blocks":
+            lines.extend(BLOCKS_METHODS)
     return "\n".join(lines) + "\n"
 
 

@@ -42,11 +42,14 @@ program (loaded from source, another digest) generates as before.
 
 from __future__ import annotations
 
+import ast as pyast
+import io
 import logging
 import struct
 import threading
+import tokenize
 import weakref
-from collections.abc import Callable
+from collections.abc import Callable, Collection
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import BuiltinMethodType, CodeType, MethodType
@@ -189,7 +192,7 @@ class SharedCode:
 SHARED_IMPORTS = (
     # ``cython.compiled``: the native deparser's branches (False on the pure path)
     "import cython\n"
-    "from p4emu.backend.rt import ONCE, EXIT, ExitSignal, PacketContext, StandardMetadata, "
+    "from p4emu.backend.rt import ONCE, EXIT, Blocks, ExitSignal, PacketContext, StandardMetadata, "
     "stack_at, stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
     "from p4emu.runtime.tables import Table, TableAction\n"
@@ -443,7 +446,8 @@ class ProgramTemplate:
             init_headers=made["init_headers"],
             init_metadata=made["init_metadata"],
             init_standard_metadata=made["init_standard_metadata"],
-            init_packet=self.shared.namespace["init_packet"],
+            init_packet=made["init_packet"],
+            blocks=made["blocks"],
             has_verify_checksum=self.has_verify_checksum,
             has_compute_checksum=self.has_compute_checksum,
             error_codes=dict(self.error_codes),
@@ -513,6 +517,9 @@ class CompiledProgram:
     # the generated code this program was made from, shared by every compile of the same
     # checked program with the same options (see module docs)
     template: ProgramTemplate | None = None
+    #: the block functions above are this object's methods (a p4emu.backend.rt.Blocks
+    #: on the compiled path: the switch calls them through C)
+    blocks: Any = None
 
     def error_name(self, code: int) -> str:
         for name, value in self.error_codes.items():
@@ -590,7 +597,7 @@ def compile_program(
 
 _NODE_KEYED = frozenset({"table", "profile", "extern", "value_set"})
 """The origins keyed by (block instance, declaration) ids (kept as the nodes themselves)."""
-TEMPLATE_FORMAT = "p4emu-template-2"
+TEMPLATE_FORMAT = "p4emu-template-3"
 """Bumped whenever what a kept template holds changes."""
 _GENERATOR_PACKAGES = ("backend", "runtime", "p4info")
 
@@ -1121,23 +1128,25 @@ class ProgramCompiler:
         if not isinstance(header_type, t.StructType) or not isinstance(sm_type, t.StructType):
             raise CompileError("the parser does not have the v1model signature")
 
-        blocks: list[str] = []
-        blocks.extend(ParserGenerator(self, program.parser, "parse_block").generate())
+        blocks: list[list[str]] = []
+        blocks.append(ParserGenerator(self, program.parser, "parse_block").generate())
         verify = self._control_function(program.verify_checksum, "verify_block")
-        blocks.extend(verify)
-        blocks.extend(self._control_function(program.ingress, "ingress_block"))
-        blocks.extend(self._control_function(program.egress, "egress_block"))
+        blocks.append(verify)
+        blocks.append(self._control_function(program.ingress, "ingress_block"))
+        blocks.append(self._control_function(program.egress, "egress_block"))
         compute = self._control_function(program.compute_checksum, "compute_block")
-        blocks.extend(compute)
-        blocks.extend(self._control_function(program.deparser, "deparse_block"))
+        blocks.append(compute)
+        blocks.append(self._control_function(program.deparser, "deparse_block"))
 
         hdr_cls = self.types.cls(header_type)
         meta_cls = self.types.cls(meta_type) if self._metadata_type is not None else None
         sm_cls = self.types.cls(sm_type)
 
         # parameters annotated with their classes (the native build's C types)
-        packet = [("s0", hdr_cls), ("s1", meta_cls), ("s2", sm_cls)]
-        init_packet = [f"def init_packet({', '.join(f'{v}: {c}' if c else v for v, c in packet)}):"]
+        # (a method of ProgramBlocks: its parameters the runtime's names, aliased)
+        packet = [("s0", hdr_cls, "hdr"), ("s1", meta_cls, "meta"), ("s2", sm_cls, "sm")]
+        init_packet = ["def init_packet(self, hdr, meta, sm):"]
+        init_packet.extend(f"    {v}: {c} = {p}" if c else f"    {v} = {p}" for v, c, p in packet)
         set_first = self._set_before_read()
         if set_first:
             init_packet.append(f"    # ingress sets these first: {', '.join(sorted(set_first))}")
@@ -1149,9 +1158,12 @@ class ProgramCompiler:
             if type_ is not None:
                 lines = self.types.struct_init_lines(var, type_, skip)
                 init_packet.extend("    " + line for line in lines)
-        source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, [*init_packet, ""])
+        source = self._assemble(blocks, hdr_cls, meta_cls, sm_cls, init_packet)
         main_file = program.source_files[0] if program.source_files else "program"
         classes, scalars, bases = self.types.classes, self.types.scalars, self.types.bases
+        if self.native_runtime:  # ProgramBlocks an extension type deriving from Blocks
+            classes = {**classes, BLOCKS_CLASS: self._blocks_fields}
+            bases = {**bases, BLOCKS_CLASS: "Blocks"}
         shared = shared_code(
             source,
             f"<p4emu {main_file}>",
@@ -1246,11 +1258,11 @@ class ProgramCompiler:
 
     def _assemble(
         self,
-        blocks: list[str],
+        blocks: list[list[str]],
         hdr_cls: str,
         meta_cls: str | None,
         sm_cls: str,
-        module_lines: list[str],
+        init_packet: list[str],
     ) -> str:
         for name, owner, origin, attr in (
             ("LOG_MSG", self.hooks, Origin("hooks"), "log_msg"),
@@ -1265,7 +1277,6 @@ class ProgramCompiler:
         # the constants of wide fields' halves (p4emu.backend.wide: C in the native build)
         out.extend(wide.constant_lines(self.wide_constants))
         out.extend(self.types.lines)
-        out.extend(module_lines)
         if meta_cls is None:
             out.append("class _NoMeta:")
             out.append("    __slots__ = ()")
@@ -1274,19 +1285,36 @@ class ProgramCompiler:
             out.append("def init__NoMeta(s):")
             out.append("    pass")
             meta_cls = "_NoMeta"
+        # the closure names of __make__ (one switch's run-time objects, its scratch
+        # objects and helper functions) with their annotations: what a block reads of
+        # them it takes from its ProgramBlocks object (see _block_method)
+        closure = {name: _closure_type(value) for name, value in self.ns.items()}
+        for name in _bound_names([*self.extra_lines, *self._function_lines]):
+            closure.setdefault(name, "")
+        methods = [_block_method(lines, closure) for lines in blocks]
+        fields = list(dict.fromkeys(name for _, used in methods for name in used))
+        self._blocks_fields: list[tuple[str, str | None]] = [
+            (name, closure[name].removeprefix(": ") or None) for name in fields
+        ]
+        out.append(f"class {BLOCKS_CLASS}(Blocks):")
+        out.extend("    " + line if line else "" for line in init_packet)
+        for lines, _ in methods:
+            out.extend("    " + line if line else "" for line in lines)
         out.append("def __make__(NS):")
         body: list[str] = []
         for name, value in self.ns.items():
             body.append(f"{name}{_closure_type(value)} = NS[{name!r}]")
         body.extend(self.extra_lines)
         body.extend(self._function_lines)
-        body.extend(blocks)
+        body.append(f"B = {BLOCKS_CLASS}()")
+        body.extend(f"B.{name} = {name}" for name in fields)
         copiers = ", ".join(f"{name!r}: {name}" for _, name in self._pending_copiers)
         body.append(
             "return {"
-            "'parse_block': parse_block, 'verify_block': verify_block, "
-            "'ingress_block': ingress_block, 'egress_block': egress_block, "
-            "'compute_block': compute_block, 'deparse_block': deparse_block, "
+            "'blocks': B, 'init_packet': B.init_packet, "
+            "'parse_block': B.parse_block, 'verify_block': B.verify_block, "
+            "'ingress_block': B.ingress_block, 'egress_block': B.egress_block, "
+            "'compute_block': B.compute_block, 'deparse_block': B.deparse_block, "
             f"'new_headers': {hdr_cls}, 'new_metadata': {meta_cls}, "
             f"'new_standard_metadata': {sm_cls}, "
             f"'copy_headers': copy_{hdr_cls}, 'copy_metadata': copy_{meta_cls}, "
@@ -1298,6 +1326,97 @@ class ProgramCompiler:
         out.extend("    " + line if line else "" for line in body)
         # literals past 32 bits in bitwise operations and comparisons named (C compiled)
         return wide.name_literals("\n".join(out), len(SHARED_IMPORTS.splitlines())) + "\n"
+
+
+#: the class of a generated module's blocks (derives from p4emu.backend.rt.Blocks)
+BLOCKS_CLASS = "ProgramBlocks"
+#: each block's parameters after ``self`` and before ``ctx``, as rt.Blocks names them
+BLOCK_PARAMS = {
+    "parse_block": ("data", "hdr", "meta", "sm"),
+    "verify_block": ("hdr", "meta"),
+    "ingress_block": ("hdr", "meta", "sm"),
+    "egress_block": ("hdr", "meta", "sm"),
+    "compute_block": ("hdr", "meta"),
+    "deparse_block": ("hdr",),
+}
+
+
+def _bound_names(lines: list[str]) -> list[str]:
+    """The names the statements ``lines`` bind at their own level (assigned, defined)."""
+    names: list[str] = []
+    for stmt in pyast.parse("\n".join(lines)).body:
+        if isinstance(stmt, (pyast.FunctionDef, pyast.ClassDef)):
+            names.append(stmt.name)
+        elif isinstance(stmt, pyast.AnnAssign) and isinstance(stmt.target, pyast.Name):
+            names.append(stmt.target.id)
+        elif isinstance(stmt, pyast.Assign):
+            for target in stmt.targets:
+                for node in pyast.walk(target):
+                    if isinstance(node, pyast.Name):
+                        names.append(node.id)
+    return names
+
+
+def _block_method(lines: list[str], closure: dict[str, str]) -> tuple[list[str], list[str]]:
+    """The block function ``lines`` (its ``def`` on the first line) as a method of
+    :data:`BLOCKS_CLASS`, and the closure names it reads (in the order of ``closure``):
+    its parameters are named as :class:`p4emu.backend.rt.Blocks` names them (a ``cpdef``
+    override repeats its base's signature), each bound to the block's own name with its
+    annotation (its class: the compiled code's C struct); every read of a name of
+    ``closure`` is ``self.<name>`` (compiled: the object's C field, read where the
+    block reads it: no local bound per call). The rest of the block is unchanged."""
+    fn = pyast.parse("\n".join(lines)).body[0]
+    if not isinstance(fn, pyast.FunctionDef) or fn.name not in BLOCK_PARAMS:
+        raise CompileError(f"internal error: {lines[0]!r} is no block function")
+    names = BLOCK_PARAMS[fn.name]
+    *own, ctx = fn.args.args
+    if len(own) != len(names) or ctx.arg != "ctx":
+        raise CompileError(f"{fn.name}: the block does not have the v1model signature")
+    head = [f"def {fn.name}(self, {', '.join(names)}, {CTX_PARAM}):"]
+    for arg, name in zip(own, names, strict=True):
+        if arg.arg != name:
+            note = f": {pyast.unparse(arg.annotation)}" if arg.annotation is not None else ""
+            head.append(f"    {arg.arg}{note} = {name}")
+    stored = {
+        node.id
+        for node in pyast.walk(fn)
+        if isinstance(node, pyast.Name) and not isinstance(node.ctx, pyast.Load)
+    }
+    if stored & closure.keys():  # (the generator never does: a local hides the name)
+        raise CompileError(f"internal error: {fn.name} assigns {sorted(stored & closure.keys())}")
+    body, read = _names_as_attributes(lines[1:], closure.keys())
+    method = [*head, *body]
+    left = {
+        node.id
+        for node in pyast.walk(pyast.parse("\n".join(method)))
+        if isinstance(node, pyast.Name) and node.id in closure
+    }
+    if left:  # a read the tokens did not show (none the generator writes)
+        raise CompileError(f"internal error: {fn.name} still reads {sorted(left)}")
+    return method, [name for name in closure if name in read]
+
+
+def _names_as_attributes(lines: list[str], names: Collection[str]) -> tuple[list[str], set[str]]:
+    """``lines`` with every name of ``names`` (a name token, not an attribute's) read as
+    ``self.<name>``, and the names found."""
+    edits: dict[int, list[tuple[int, int]]] = {}
+    found: set[str] = set()
+    previous = ""
+    text = "\n".join(lines) + "\n"
+    for token in tokenize.generate_tokens(io.StringIO(text).readline):
+        if token.type == tokenize.NAME and token.string in names and previous != ".":
+            row, col = token.start
+            edits.setdefault(row - 1, []).append((col, col + len(token.string)))
+            found.add(token.string)
+        if token.type not in (tokenize.NL, tokenize.NEWLINE, tokenize.COMMENT):
+            previous = token.string
+    out = list(lines)
+    for row, spans in edits.items():
+        line = out[row]
+        for start, end in reversed(spans):
+            line = f"{line[:start]}self.{line[start:end]}{line[end:]}"
+        out[row] = line
+    return out, found
 
 
 def _closure_type(value: Any) -> str:

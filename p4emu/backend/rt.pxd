@@ -46,3 +46,19 @@ cdef class StandardMetadata:
     cdef public long long checksum_error
     cdef public object parser_error
     cdef public long long priority
+
+
+# A program's blocks (rt.Blocks): its generated ProgramBlocks derives from this and
+# overrides every method (p4emu.backend.native.BLOCKS_METHODS repeats these lines), so
+# the switch calls them through the C vtable. The parser's offset is a byte offset into
+# a frame (far below 2**63; never -1).
+cdef class Blocks:
+    cpdef long long parse_block(
+        self, object data, object hdr, object meta, object sm, PacketContext ctx
+    ) except? -1
+    cpdef verify_block(self, object hdr, object meta, PacketContext ctx)
+    cpdef ingress_block(self, object hdr, object meta, object sm, PacketContext ctx)
+    cpdef egress_block(self, object hdr, object meta, object sm, PacketContext ctx)
+    cpdef compute_block(self, object hdr, object meta, PacketContext ctx)
+    cpdef deparse_block(self, object hdr, PacketContext ctx)
+    cpdef init_packet(self, object hdr, object meta, object sm)

@@ -9,6 +9,7 @@ end of ingress / egress, exactly where ``simple_switch.cpp`` reads its registers
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Any
 
 #: one-iteration sequence: ``for _ in ONCE:`` lets ``return`` become ``break``
 ONCE = (0,)
@@ -221,3 +222,42 @@ class StandardMetadata:
         self.checksum_error = 0
         self.parser_error: object = 0
         self.priority = 0
+
+
+class Blocks:
+    """A program's blocks as the methods of one object: the base of the class its
+    generated module defines (``ProgramBlocks``), whose methods hold the blocks' code and
+    whose attributes the run-time objects one switch's blocks use (its tables, counters,
+    scratch headers). On the compiled path an extension type with ``cpdef`` methods
+    (its ``.pxd``): the switch calls each block through the C vtable, the parser's
+    payload offset a C integer (no Python call, no argument tuple, no boxed offset).
+
+    The parameters (``ctx`` the :class:`PacketContext`): ``hdr``, ``meta``, ``sm`` the
+    program's header, metadata and standard metadata objects, ``data`` the frame."""
+
+    __slots__ = ()
+
+    def parse_block(self, data: Any, hdr: Any, meta: Any, sm: Any, ctx: PacketContext) -> int:
+        """The parser: the payload's offset; sets ``sm.parser_error`` (0: none)."""
+        raise NotImplementedError
+
+    def verify_block(self, hdr: Any, meta: Any, ctx: PacketContext) -> None:
+        """The verify-checksum control (sets ``ctx.checksum_error``)."""
+        raise NotImplementedError
+
+    def ingress_block(self, hdr: Any, meta: Any, sm: Any, ctx: PacketContext) -> None:
+        raise NotImplementedError
+
+    def egress_block(self, hdr: Any, meta: Any, sm: Any, ctx: PacketContext) -> None:
+        raise NotImplementedError
+
+    def compute_block(self, hdr: Any, meta: Any, ctx: PacketContext) -> None:
+        raise NotImplementedError
+
+    def deparse_block(self, hdr: Any, ctx: PacketContext) -> bytes:
+        """The deparser: the emitted headers, in order, then the payload."""
+        raise NotImplementedError
+
+    def init_packet(self, hdr: Any, meta: Any, sm: Any) -> None:
+        """The three objects back to the state of new ones (in place)."""
+        raise NotImplementedError
