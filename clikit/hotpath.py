@@ -38,7 +38,7 @@ import importlib.util
 import os
 import re
 import sys
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from pathlib import Path
 from types import ModuleType
@@ -235,26 +235,25 @@ def _pxd_named(root: Path, name: str) -> Path:
 
 def _is_file(path: Path) -> bool:
     """``path.is_file()`` (once per look)."""
-    look = _look
-    if look is None:
-        return path.is_file()
-    key = (path, "\0is_file", path)
-    found = look.get(key)
-    if found is None:
-        found = look[key] = path.is_file()
-    return found  # type: ignore[no-any-return]
+    return _once_per_look(path, "\0is_file", Path.is_file)  # type: ignore[no-any-return]
 
 
 def _read(path: Path) -> bytes:
     """``path``'s bytes (once per look)."""
+    return _once_per_look(path, "\0bytes", Path.read_bytes)  # type: ignore[no-any-return]
+
+
+def _once_per_look(path: Path, what: str, read: Callable[[Path], object]) -> object:
+    """``read(path)``, remembered under ``what`` for the rest of the current look (no look:
+    read every time)."""
     look = _look
     if look is None:
-        return path.read_bytes()
-    key = (path, "\0bytes", path)
+        return read(path)
+    key = (path, what, path)
     found = look.get(key)
     if found is None:
-        found = look[key] = path.read_bytes()
-    return found  # type: ignore[no-any-return]
+        found = look[key] = read(path)
+    return found
 
 
 def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
