@@ -611,8 +611,11 @@ class TrafficManager:
         return None if due < 0 else due
 
     def next_departure_c(self) -> int:
-        """:meth:`next_departure_ns`, -1 for None (a departure time is never negative): a
-        C integer on the compiled path, so a caller in C boxes nothing."""
+        """:meth:`next_departure_ns`, -1 for None: a C integer on the compiled path, so a
+        caller in C boxes nothing. -1 is never a departure: a departure is a clock time at
+        an enqueue plus gaps >= 0, and the clocks count from 0 and never go back
+        (VirtualClock refuses a start before 0 and any move back; RealClock is
+        monotonic, 0 at construction; the vfabric's clock is a VirtualClock)."""
         if self._ready:
             best = self._ready[0].deq_ns
             for packet in self._ready:
