@@ -52,8 +52,13 @@ cdef class Switch:
     cdef public list _spare
     cdef public Py_ssize_t _spare_count
 
+    # inject_c and poll_c: a time in ns (below 2**62), -1 for None
+    @cython.locals(due="long long")
     cpdef inject(self, object port, object data)
+    cpdef long long inject_c(self, object port, object data) except? -2
+    @cython.locals(due="long long")
     cpdef poll(self)
+    cpdef long long poll_c(self) except? -2
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
         sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long", offset="long long",

@@ -222,11 +222,17 @@ class Switch:
     def inject(self, port: int, data: bytes) -> int | None:
         """Receive ``data`` on ``port``: run ingress now, then everything that is due.
         Returns :meth:`next_departure_ns` (a driver's next wake-up)."""
+        due = self.inject_c(port, data)
+        return None if due < 0 else due
+
+    def inject_c(self, port: int, data: bytes) -> int:
+        """:meth:`inject`, returning -1 where it returns None: a C integer on the compiled
+        path, so a compiled caller boxes no int per packet."""
         if not 0 <= port <= MAX_PORT:
             raise SwitchError(f"ingress port {port} out of range [0, {MAX_PORT}]")
         if self._down and port in self._down:  # compiled: an empty set is a C size test
             self._drop(port, DROP_PORT_DOWN_RX)
-            return self.tm.next_departure_ns()
+            return self.tm.next_departure_c()
         self.packets_in += 1
         if type(data) is not bytes:  # a frame already bytes is kept (bytes() would return it)
             data = bytes(data)
@@ -234,7 +240,7 @@ class Switch:
         if self._hi:
             self._run_hi()
         self._drain()
-        return self.tm.next_departure_ns()
+        return self.tm.next_departure_c()
 
     def packet_out(self, payload: bytes, metadata: dict[str, int] | None = None) -> None:
         """P4Runtime PacketOut: prepend the ``packet_out`` header, inject on the CPU port."""
@@ -262,10 +268,15 @@ class Switch:
         """Process everything due now (departures, resubmits, recirculations) without
         waiting; a real-time driver calls it when :meth:`next_departure_ns` is reached.
         Returns :meth:`next_departure_ns`."""
+        due = self.poll_c()
+        return None if due < 0 else due
+
+    def poll_c(self) -> int:
+        """:meth:`poll`, returning -1 where it returns None (a C integer when compiled)."""
         if self._hi:
             self._run_hi()
         self._drain()
-        return self.tm.next_departure_ns()
+        return self.tm.next_departure_c()
 
     def next_departure_ns(self) -> int | None:
         """Clock time (ns) of the next queued departure, None when every queue is empty."""

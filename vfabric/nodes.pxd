@@ -65,6 +65,7 @@ cdef class SwitchNode(FrameSink):
     cdef object _ports_of
     cdef unsigned long long _ports_at
 
+    @cython.locals(due="long long")  # Switch.inject_c: -1 for none
     cpdef receive(self, object port, bytes frame)
     @cython.locals(
         out=dict, count=Py_ssize_t, wires="PyObject**", key=object, value=object, p=long,
@@ -79,7 +80,7 @@ cdef class SwitchNode(FrameSink):
     @cython.locals(now="long long", count=Py_ssize_t, i=Py_ssize_t)
     cdef _wake_at_due(self, long long due)
     cpdef fire(self, object due)
-    @cython.locals(count=Py_ssize_t, i=Py_ssize_t)
+    @cython.locals(count=Py_ssize_t, i=Py_ssize_t, after="long long")
     cpdef fire_int(self, long long due)
 
 

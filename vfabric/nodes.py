@@ -158,9 +158,12 @@ class SwitchNode(FrameSink):
 
     def receive(self, port: int, frame: bytes) -> None:
         self.traversals += 1
-        # inject and poll return the next departure (None: all empty); compiled, C calls
-        due = self.switch.inject(port, frame)
-        if due is not None:  # else the usual case: the packet left at once
+        # inject_c and poll_c return the next departure, -1 for none (all empty): a
+        # departure is a time on the fabric's clock, which starts at 0 and only goes
+        # forward, so it is never negative. Compiled, C calls returning a C integer (no
+        # int object per packet)
+        due = self.switch.inject_c(port, frame)
+        if due >= 0:  # else the usual case: the packet left at once
             self._wake_at_due(due)
 
     def _read_ports(self) -> None:
@@ -244,8 +247,8 @@ class SwitchNode(FrameSink):
                 break
         if due == self._armed:
             self._armed = -1
-        after = self.switch.poll()
-        if after is not None:
+        after = self.switch.poll_c()  # -1: none (receive)
+        if after >= 0:
             self._wake_at_due(after)
 
 

@@ -132,6 +132,9 @@ cdef class TrafficManager:
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
     cpdef next_departure_ns(self)
+    # a time in ns (below 2**62), -1: none
+    @cython.locals(best="long long", packet=QueuedPacket)
+    cpdef long long next_departure_c(self) except? -2
     @cython.locals(when="long long")
     cpdef _reschedule(self, _Port state, long long now)
     cdef _activate(self, _Port state)

@@ -607,12 +607,24 @@ class TrafficManager:
 
     def next_departure_ns(self) -> int | None:
         """Earliest time a packet will leave (may be in the past), or None when all empty."""
+        due = self.next_departure_c()
+        return None if due < 0 else due
+
+    def next_departure_c(self) -> int:
+        """:meth:`next_departure_ns`, -1 for None: a C integer on the compiled path, so a
+        caller in C boxes nothing. -1 is never a departure: a departure is a clock time at
+        an enqueue plus gaps >= 0, and the clocks count from 0 and never go back
+        (VirtualClock refuses a start before 0 and any move back; RealClock is
+        monotonic, 0 at construction; the vfabric's clock is a VirtualClock)."""
         if self._ready:
-            best = min([p.deq_ns for p in self._ready])
+            best = self._ready[0].deq_ns
+            for packet in self._ready:
+                if packet.deq_ns < best:
+                    best = packet.deq_ns
             if self._active_states and self._earliest < best:
                 return self._earliest
             return best
-        return self._earliest if self._active_states else None
+        return self._earliest if self._active_states else -1
 
     # --- pause (PFC) ------------------------------------------------------------------
 

@@ -572,3 +572,37 @@ def test_any_clock_stamps_ingress_and_queueing_the_same() -> None:
     assert outputs["virtual"] == outputs["plain"]
     assert outputs["virtual"]["ing_ts"] == 250 and outputs["virtual"]["enq_ts"] == 250
     assert outputs["skewed"] == {**outputs["virtual"], "ing_ts": 1250}
+
+
+def test_inject_c_and_poll_c_return_the_public_departure_with_minus_one_for_none() -> None:
+    """The C-returning variants the fabric calls (vfabric.nodes.SwitchNode) give what
+    inject and poll give, -1 where they give None, over the same sequence on twin switches
+    (a port down, a queue building up and draining on a virtual clock)."""
+    clocks = VirtualClock(), VirtualClock()
+    public, c = (make(clock=clock, queue_depth=4, queue_rate_pps=1000) for clock in clocks)
+    for switch in (public, c):
+        switch.set_port_up(3, False)
+    seen: list[int | None] = []
+    for step in range(12):
+        port = 3 if step == 5 else 1
+        due = public.inject(port, frame(1))
+        due_c = c.inject_c(port, frame(1))
+        assert due_c == (-1 if due is None else due)
+        seen.append(due)
+        if step % 3 == 2:
+            for clock in clocks:
+                clock.advance(700)
+            due, due_c = public.poll(), c.poll_c()
+            assert due_c == (-1 if due is None else due)
+            seen.append(due)
+    for _ in range(10):
+        for clock in clocks:
+            clock.advance(1000)
+        due, due_c = public.poll(), c.poll_c()
+        assert due_c == (-1 if due is None else due)
+        seen.append(due)
+    assert None in seen and any(d is not None and d > 0 for d in seen)
+    assert c.poll_c() == -1 and public.poll() is None
+    assert c.collect() == public.collect()
+    assert c.dropped(3, DROP_PORT_DOWN_RX) == public.dropped(3, DROP_PORT_DOWN_RX) == 1
+    assert c.tm.next_departure_c() == -1 and c.tm.next_departure_ns() is None

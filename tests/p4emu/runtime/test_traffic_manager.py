@@ -293,6 +293,7 @@ def test_next_departure_is_exact_under_mixed_ports_and_priorities(scope: RateSco
             if tm.enqueue(rng.choice((1, 2, 3)), "x", rng.choice((64, 1500)), prio) is None:
                 sent += 1
         due = tm.next_departure_ns()
+        assert tm.next_departure_c() == (-1 if due is None else due)  # the fabric's C call
         if due is None:
             clock.advance(rng.randrange(1, 5_000))
             continue
@@ -307,6 +308,7 @@ def test_next_departure_is_exact_under_mixed_ports_and_priorities(scope: RateSco
     clock.advance(1_000_000_000)
     released += len(tm.poll())
     assert released == sent and tm.next_departure_ns() is None
+    assert tm.next_departure_c() == -1
 
 
 def test_queue_scope_new_packet_leaving_before_the_ports_other_queue() -> None:
