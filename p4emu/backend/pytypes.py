@@ -455,7 +455,11 @@ class TypeRegistry:
         out.append(f"        init_{element}(x)")
         out.append("")
         out.append(f"def eq_{name}(a: {name}, b: {name}):")
-        out.append(f"    return all(eq_{element}(x, y) for x, y in zip(a.items, b.items))")
+        # a loop, not all(<generator>): the native build then needs no generator type
+        out.append("    for x, y in zip(a.items, b.items):")
+        out.append(f"        if not eq_{element}(x, y):")
+        out.append("            return False")
+        out.append("    return True")
         out.append("")
 
 
