@@ -26,6 +26,11 @@ own ``timeout`` mark wins): a test waiting on something that never comes fails w
 trace instead of hanging the run. Unit tests have the ini's ``timeout`` (pyproject.toml)."""
 COMPOSE_TIMEOUT_S = 3600
 """Longest a docker compose test may run: it may build images first."""
+NATIVE_BUILD_TIMEOUT_S = 12
+"""What a test's time limit grows by for each P4 program its ``native_builds(N)`` mark says
+it loads, when the process runs generated code compiled (``MRC_TESTBED_PURE=0``): a program
+not yet in the native cache is compiled first, by Cython and the C compiler (about 5 s of
+CPU for a small random program on CI's 2-core machine, twice that on a loaded one)."""
 
 
 def _tried(argv: Sequence[str]) -> str | None:

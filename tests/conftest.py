@@ -61,6 +61,7 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
             item.add_marker(pytest.mark.timeout(capabilities.COMPOSE_TIMEOUT_S))
         elif "integration" in item.keywords:
             item.add_marker(pytest.mark.timeout(capabilities.INTEGRATION_TIMEOUT_S))
+    _allow_native_builds(config, items)
     # BMv2 integration tests run only where simple_switch_grpc is installed.
     if p4lang_tools.find_tool("simple_switch_grpc"):
         return
@@ -68,3 +69,28 @@ def pytest_collection_modifyitems(config: pytest.Config, items: list[pytest.Item
     for item in items:
         if "bmv2" in item.keywords:
             item.add_marker(skip_bmv2)
+
+
+def _allow_native_builds(config: pytest.Config, items: list[pytest.Item]) -> None:
+    """A test marked ``native_builds(N)`` loads N P4 programs: where generated code runs
+    compiled, each new one is built first, so its time limit (its own mark, else the
+    integration or the ini limit) grows by N x capabilities.NATIVE_BUILD_TIMEOUT_S."""
+    marked = [(item, item.get_closest_marker("native_builds")) for item in items]
+    marked = [(item, mark) for item, mark in marked if mark is not None]
+    if not marked:
+        return
+    from p4emu.backend import native
+
+    if native.wanted() is not None:  # generated code runs pure: nothing is built
+        return
+    for item, mark in marked:
+        (programs,) = mark.args
+        own = item.get_closest_marker("timeout")
+        if own is not None:
+            limit = float(own.args[0] if own.args else own.kwargs["timeout"])
+        elif "integration" in item.keywords:
+            limit = capabilities.INTEGRATION_TIMEOUT_S
+        else:
+            limit = float(config.getini("timeout"))
+        allowance = programs * capabilities.NATIVE_BUILD_TIMEOUT_S
+        item.add_marker(pytest.mark.timeout(limit + allowance), append=False)

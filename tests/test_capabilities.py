@@ -93,3 +93,43 @@ def test_every_unit_test_has_a_time_limit(request: pytest.FixtureRequest) -> Non
 def test_every_integration_test_has_a_time_limit(request: pytest.FixtureRequest) -> None:
     marker = request.node.get_closest_marker("timeout")
     assert marker is not None and marker.args[0] == capabilities.INTEGRATION_TIMEOUT_S
+
+
+def _allowed(request: pytest.FixtureRequest, wanted: str | None, marks: list) -> float | None:
+    """The timeout ``tests/conftest.py`` gives a test with ``marks`` when the process's
+    generated code runs pure (``wanted``: why) or compiled (None)."""
+    from p4emu.backend import native
+
+    hook = conftest_hook(request.config)
+    item = pytest.Function.from_parent(request.node.parent, name=request.node.name)
+    for mark in marks:
+        item.add_marker(mark)
+    with pytest.MonkeyPatch.context() as patch:
+        patch.setattr(native, "wanted", lambda: wanted)
+        hook(request.config, [item])
+    marker = item.get_closest_marker("timeout")
+    return None if marker is None else float(marker.args[0])
+
+
+def conftest_hook(config: pytest.Config):
+    (module,) = [
+        p for p in config.pluginmanager.get_plugins() if hasattr(p, "_allow_native_builds")
+    ]
+    return module._allow_native_builds
+
+
+def test_a_test_that_builds_programs_natively_gets_time_for_each(
+    request: pytest.FixtureRequest,
+) -> None:
+    per = capabilities.NATIVE_BUILD_TIMEOUT_S
+    ini = float(request.config.getini("timeout"))
+    builds = pytest.mark.native_builds(10)
+    assert _allowed(request, None, [builds]) == ini + 10 * per
+    own = pytest.mark.timeout(100)
+    assert _allowed(request, None, [own, builds]) == 100 + 10 * per
+    assert _allowed(request, None, [pytest.mark.integration, builds]) == (
+        capabilities.INTEGRATION_TIMEOUT_S + 10 * per
+    )
+    # pure generated code builds nothing: the limit stays what it was
+    assert _allowed(request, "$MRC_TESTBED_PURE is set", [builds]) is None
+    assert _allowed(request, "$MRC_TESTBED_PURE is set", [own, builds]) == 100

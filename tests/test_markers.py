@@ -13,9 +13,19 @@ ROOT = Path(__file__).resolve().parent.parent
 FAILOVER = ROOT / "tests" / "failover"
 
 
+#: declared markers that say something about a test, not which loop runs it
+ATTRIBUTE_MARKERS = frozenset({"native_builds"})
+
+
 def declared_markers() -> set[str]:
+    """The selection markers of pyproject.toml (a marker's name without its arguments)."""
     config = tomllib.loads((ROOT / "pyproject.toml").read_text(encoding="utf-8"))
-    return {line.split(":")[0] for line in config["tool"]["pytest"]["ini_options"]["markers"]}
+    names = {
+        line.split(":")[0].split("(")[0]
+        for line in config["tool"]["pytest"]["ini_options"]["markers"]
+    }
+    assert names >= ATTRIBUTE_MARKERS
+    return names - ATTRIBUTE_MARKERS
 
 
 def conftest_with(config: pytest.Config, name: str) -> ModuleType:

@@ -18,6 +18,7 @@ from __future__ import annotations
 import argparse
 import json
 import re
+import subprocess
 import sys
 import tempfile
 import time
@@ -140,11 +141,53 @@ def _frame_diff(emu: dict[int, list[str]], bmv2: dict[int, list[str]]) -> str:
     return "\n".join(lines)
 
 
+#: what a child process runs to make p4emu's compiled module of a program ahead of its
+#: run (argv[1]: the program): the switch :func:`run_case` makes, so the same cache entry
+PREPARE_NATIVE = (
+    "import sys\n"
+    "from p4emu.frontend import load_program\n"
+    "from p4emu.stf.runner import StfOptions, StfTarget\n"
+    "StfTarget(load_program(sys.argv[1]), StfOptions())\n"
+)
+
+
+def native_builds() -> bool:
+    """Whether this process runs a program's generated code compiled (then each new
+    program is compiled once, by Cython and the C compiler: several seconds, more than p4c;
+    :mod:`p4emu.backend.native`)."""
+    from p4emu.backend import native
+
+    return native.wanted() is None
+
+
+def prepare_ahead(p4: Path, workdir: Path) -> tuple[Path, Path]:
+    """p4c's outputs of ``p4`` and, when :func:`native_builds`, p4emu's compiled module of
+    it built into the native cache by a child process meanwhile (the run finds it there, or
+    waits for the child's build lock). A child that fails leaves its output in
+    ``prepare-native.log`` beside the program: the run then builds, or reports, the program
+    itself."""
+    if not native_builds():
+        return compile_with_p4c(p4, workdir)
+    with (workdir / "prepare-native.log").open("wb") as log:
+        child = subprocess.Popen(
+            [sys.executable, "-c", PREPARE_NATIVE, str(p4)],
+            stdin=subprocess.DEVNULL,
+            stdout=log,
+            stderr=subprocess.STDOUT,
+        )
+        try:
+            return compile_with_p4c(p4, workdir)
+        finally:
+            child.wait()
+
+
 def run_many(
     seeds: Iterable[int], features: Features, base: Path, jobs: int = 1
 ) -> Iterator[tuple[FuzzProgram, CaseResult]]:
     """Each seed's program run as :func:`run_case` does, in order, while p4c compiles the
-    next ones (``jobs`` p4c processes at a time: p4c is nearly all of a program's cost)."""
+    next ones (``jobs`` p4c processes at a time: p4c is nearly all of a program's cost)
+    and, on the compiled path, p4emu's native build of each is made beside p4c's
+    (:func:`prepare_ahead`)."""
     pending: deque[tuple[FuzzProgram, Path, Future[tuple[Path, Path]]]] = deque()
     upcoming = iter(seeds)
     with ThreadPoolExecutor(max_workers=jobs) as pool:
@@ -156,7 +199,7 @@ def run_many(
             program = generate(seed, features)
             workdir = base / f"seed{seed}"
             p4 = write_case(program, workdir)
-            pending.append((program, workdir, pool.submit(compile_with_p4c, p4, workdir)))
+            pending.append((program, workdir, pool.submit(prepare_ahead, p4, workdir)))
 
         for _ in range(jobs + 1):
             submit()

@@ -136,6 +136,7 @@ def test_minimise_stops_at_its_budget() -> None:
 
 
 @pytest.mark.bmv2
+@pytest.mark.native_builds(CI_PROGRAMS)
 def test_bmv2_and_p4emu_send_the_same_frames(tmp_path: Path) -> None:
     reason = tools_missing()
     if reason is not None:
@@ -173,3 +174,36 @@ def test_a_divergence_counts_only_when_a_second_run_shows_it(
     assert not results[2].diverged and results[2].unconfirmed == "late frame"
     assert not results[3].diverged and not results[3].unconfirmed
     assert runs_seen == [1, 1, 2, 2, 3]
+
+
+def test_the_native_build_is_made_beside_p4c_only_on_the_compiled_path(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    import p4fuzz_diff
+
+    compiled: list[Path] = []
+
+    def fake_p4c(p4: Path, out: Path) -> tuple[Path, Path]:
+        compiled.append(p4)
+        return p4, p4
+
+    monkeypatch.setattr(p4fuzz_diff, "compile_with_p4c", fake_p4c)
+    pure, native = tmp_path / "pure", tmp_path / "native"
+    monkeypatch.setattr(p4fuzz_diff, "native_builds", lambda: False)
+    p4 = p4fuzz_diff.write_case(generate(3), pure)
+    assert p4fuzz_diff.prepare_ahead(p4, pure) == (p4, p4)
+    assert not (pure / "prepare-native.log").exists()  # no child: nothing is built
+    # the child really runs (this suite runs pure, so it loads the program and builds
+    # nothing): what it runs is the switch run_case makes, and it leaves its output
+    monkeypatch.setattr(p4fuzz_diff, "native_builds", lambda: True)
+    p4 = p4fuzz_diff.write_case(generate(3), native)
+    assert p4fuzz_diff.prepare_ahead(p4, native) == (p4, p4)
+    assert compiled == [pure / "fuzz.p4", native / "fuzz.p4"]
+    assert (native / "prepare-native.log").read_text() == ""  # no error, no traceback
+    # a child that fails leaves its error beside the program; the run goes on (it loads,
+    # or reports, the program itself)
+    bad = tmp_path / "bad"
+    bad.mkdir()
+    (bad / "fuzz.p4").write_text("control oops(", encoding="utf-8")
+    assert p4fuzz_diff.prepare_ahead(bad / "fuzz.p4", bad) == (bad / "fuzz.p4",) * 2
+    assert "fuzz.p4" in (bad / "prepare-native.log").read_text()
