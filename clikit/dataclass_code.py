@@ -18,6 +18,10 @@ changes. Each entry is unmarshalled when it is used: the table itself is held as
 process are added to the file when it exits (:func:`flush`, also called by a process that
 leaves with ``os._exit``).
 
+On Python 3.11 :func:`install` also gives :mod:`dataclasses` :func:`fast_is_type`, its own
+``_is_type`` with each annotation string's parse remembered (the same steps otherwise, the
+same answers): with string annotations every field asks it three times.
+
 The file: ``dataclasses/<cache tag>-<bytecode magic>.marshal`` under the project's cache
 root (``$MRC_TESTBED_P4_CACHE``, else ``$XDG_CACHE_HOME/mrc-testbed/p4emu``, as p4emu's
 checked programs and generated modules), a :mod:`marshal` of ``{sha256 of the text:
@@ -41,6 +45,7 @@ import marshal
 import os
 import sys
 import threading
+from collections.abc import Callable
 from pathlib import Path
 from types import CodeType
 from typing import Any
@@ -157,6 +162,49 @@ def flush() -> bool:
         return True
 
 
+#: :func:`fast_is_type`'s parse of each annotation string: (module name or None, name),
+#: or () where the pattern does not match; at most :data:`MAX_ANNOTATIONS` kept
+_annotation_parts: dict[str, tuple[str | None, str] | tuple[()]] = {}
+MAX_ANNOTATIONS = 8192
+#: Python's own ``dataclasses._is_type``, which :func:`install` replaces on the version
+#: whose code :func:`fast_is_type` repeats (None elsewhere: nothing replaced)
+_REAL_IS_TYPE = dataclasses.__dict__.get("_is_type") if sys.version_info[:2] == (3, 11) else None
+
+
+def fast_is_type(
+    annotation: str,
+    cls: type,
+    a_module: Any,
+    a_type: Any,
+    is_type_predicate: Callable[[Any, Any], bool],
+) -> bool:
+    """``dataclasses._is_type`` of Python 3.11 (whether the string annotation
+    ``annotation`` names ``a_type`` of ``a_module``: a ``ClassVar``, ``InitVar`` or
+    ``KW_ONLY`` written as a string, as ``from __future__ import annotations`` makes every
+    annotation), the same steps and answers, with the pattern's match of each annotation
+    string remembered: :mod:`dataclasses` asks three times per field (about 3,000 times
+    in a virtual-fabric process, 10 k instructions each, mostly the pattern and its
+    groups). What the answer depends on besides the string (the class's module, its
+    names) is looked up at each call, as Python does."""
+    parts = _annotation_parts.get(annotation)
+    if parts is None:
+        match = dataclasses._MODULE_IDENTIFIER_RE.match(annotation)  # type: ignore[attr-defined]
+        parts = (match.group(1), match.group(2)) if match else ()
+        if len(_annotation_parts) < MAX_ANNOTATIONS:
+            _annotation_parts[annotation] = parts
+    if not parts:
+        return False
+    module_name, name = parts
+    ns = None
+    if not module_name:
+        ns = sys.modules.get(cls.__module__).__dict__  # type: ignore[union-attr]
+    else:
+        module = sys.modules.get(cls.__module__)
+        if module and module.__dict__.get(module_name) is a_module:
+            ns = sys.modules.get(a_type.__module__).__dict__  # type: ignore[union-attr]
+    return bool(ns and is_type_predicate(ns.get(name), a_module))
+
+
 def stats() -> dict[str, int]:
     """How many of this process's dataclass methods came from the file, how many compiled."""
     return dict(_stats)
@@ -173,10 +221,14 @@ def install() -> None:
         import atexit
 
         dataclasses.exec = cached_exec  # type: ignore[attr-defined]
+        if _REAL_IS_TYPE is not None and dataclasses.__dict__.get("_is_type") is _REAL_IS_TYPE:
+            dataclasses._is_type = fast_is_type  # type: ignore[attr-defined]
         atexit.register(flush)
 
 
 def uninstall() -> None:
-    """Give :mod:`dataclasses` back the builtin ``exec`` (tests)."""
+    """Give :mod:`dataclasses` back the builtin ``exec`` and its own ``_is_type`` (tests)."""
     if installed():
         del dataclasses.exec  # type: ignore[attr-defined]
+        if dataclasses.__dict__.get("_is_type") is fast_is_type:
+            dataclasses._is_type = _REAL_IS_TYPE  # type: ignore[attr-defined]

@@ -408,6 +408,58 @@ def choice(name: str) -> tuple[str, Path]:
     return how, where
 
 
+@contextmanager
+def argspecs_once() -> Iterator[None]:
+    """For the block: ``inspect.getfullargspec`` computes each callable's spec once and
+    then hands out copies (its lists and dicts new each time, as a fresh call's).
+
+    A compiled module whose source declares dataclasses (``mrc_wire.codec``: Cython
+    makes them extension types) calls ``dataclasses.field`` for every field at its init,
+    and Cython's helper asks ``inspect.getfullargspec(dataclasses.field)`` first, each
+    time (which keyword arguments this Python takes): 105 signatures of one function,
+    about a fortieth of a virtual-fabric process's start-up in instructions. A spec is a
+    function of the callable alone while nothing rebinds it, as nothing does during a
+    module's init. Nested blocks (a module whose init imports another) share the outer
+    one's table; the function is put back when the outermost block ends (if nothing else
+    replaced it meanwhile). A callable that has no spec raises as before, each time."""
+    import inspect
+
+    real = inspect.getfullargspec
+    if getattr(real, "_argspecs_once", False):
+        yield
+        return
+    found: dict[int, tuple[Any, Any]] = {}
+
+    def getfullargspec(func: Any) -> Any:
+        kept = found.get(id(func))
+        if kept is None or kept[0] is not func:
+            kept = found[id(func)] = (func, real(func))  # the callable kept: no id reused
+        spec = kept[1]
+        return spec._replace(
+            args=list(spec.args),
+            kwonlyargs=list(spec.kwonlyargs),
+            kwonlydefaults=None if spec.kwonlydefaults is None else dict(spec.kwonlydefaults),
+            annotations=dict(spec.annotations),
+        )
+
+    getfullargspec._argspecs_once = True  # type: ignore[attr-defined]
+    inspect.getfullargspec = getfullargspec
+    try:
+        yield
+    finally:
+        if inspect.getfullargspec is getfullargspec:
+            inspect.getfullargspec = real
+
+
+class ExtensionLoader(importlib.machinery.ExtensionFileLoader):
+    """Python's loader of an extension module, which runs the module's init under
+    :func:`argspecs_once` (the finder's loader of a listed module's extension)."""
+
+    def exec_module(self, module: ModuleType) -> None:
+        with argspecs_once():
+            super().exec_module(module)
+
+
 class HotPathFinder:
     """Finds the modules of :data:`COMPILED_MODULES` as :func:`choice` says (a meta path
     finder: ``find_spec`` is all Python asks of one; not an ``importlib.abc.MetaPathFinder``
@@ -423,7 +475,7 @@ class HotPathFinder:
         how, where = choice(fullname)
         if how == "compiled":
             loader: importlib.machinery.ExtensionFileLoader | importlib.machinery.SourceFileLoader
-            loader = importlib.machinery.ExtensionFileLoader(fullname, str(where))
+            loader = ExtensionLoader(fullname, str(where))
         else:
             loader = importlib.machinery.SourceFileLoader(fullname, str(where))
         return importlib.util.spec_from_file_location(fullname, where, loader=loader)

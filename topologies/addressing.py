@@ -375,6 +375,10 @@ class AddressPlan:
         # -> Path; a path depends on the NICs only through these (int arguments only, so a
         # bool or other int-like argument is computed, not confused with its int value)
         self._paths_by_place: dict[tuple[int, ...], Path] = {}
+        # _make_path(): (plane, index) -> (switch name, node uSID) of each T0 and T1 met,
+        # int arguments only (as above); a place's miss then formats no name
+        self._t0_parts: dict[tuple[int, int], tuple[str, int]] = {}
+        self._t1_parts: dict[tuple[int, int], tuple[str, int]] = {}
 
     # ---------------------------------------------------------------- switches
 
@@ -566,6 +570,8 @@ class AddressPlan:
     def _make_path(self, src_t0: int, dst: Nic, plane: int, t1_index: int | None) -> Path:
         """:meth:`path` once its arguments are checked (``t1_index`` is valid unless the
         NICs share a T0)."""
+        if type(plane) is int and (src_t0 == dst.t0_index or type(t1_index) is int):
+            return self._make_path_from_parts(src_t0, dst, plane, t1_index)
         downlink = downlink_usid_of(plane, dst.downlink_index)
         dst_t0_usid = node_usid(plane, Role.T0, dst.t0_index)
         dst_t0 = switch_name(plane, Role.T0, dst.t0_index)
@@ -582,6 +588,41 @@ class AddressPlan:
             )
         )
         return Path(plane, t1, (switch_name(plane, Role.T0, src_t0), t1, dst_t0), carrier)
+
+    def _make_path_from_parts(
+        self, src_t0: int, dst: Nic, plane: int, t1_index: int | None
+    ) -> Path:
+        """:meth:`_make_path` for an ``int`` plane (and T1 when the NICs do not share a
+        T0): the same path, from each switch's (name, uSID) made once per plan (the same
+        checks, in the same order, raise the same errors the first time)."""
+        downlink = downlink_usid_of(plane, dst.downlink_index)
+        dst_part = self._t0_parts.get((plane, dst.t0_index))
+        if dst_part is None:
+            dst_part = self._switch_part(self._t0_parts, plane, Role.T0, dst.t0_index)
+        dst_t0, dst_t0_usid = dst_part
+        if src_t0 == dst.t0_index:
+            return Path(plane, None, (dst_t0,), self.carrier((dst_t0_usid, downlink)))
+        assert t1_index is not None
+        src_part = self._t0_parts.get((plane, src_t0))
+        if src_part is None:
+            src_part = self._switch_part(self._t0_parts, plane, Role.T0, src_t0)
+        t1_part = self._t1_parts.get((plane, t1_index))
+        if t1_part is None:
+            t1_part = self._switch_part(self._t1_parts, plane, Role.T1, t1_index)
+        src_name, src_usid = src_part
+        t1, t1_usid = t1_part
+        carrier = self.carrier((src_usid, t1_usid, dst_t0_usid, downlink))
+        return Path(plane, t1, (src_name, t1, dst_t0), carrier)
+
+    @staticmethod
+    def _switch_part(
+        parts: dict[tuple[int, int], tuple[str, int]], plane: int, role: Role, index: int
+    ) -> tuple[str, int]:
+        """(name, node uSID) of switch ``index`` of ``role`` in ``plane``, kept in
+        ``parts`` (``node_usid``'s error, when it raises, is not kept)."""
+        usid = node_usid(plane, role, index)
+        found = parts[(plane, index)] = (switch_name(plane, role, index), usid)
+        return found
 
     def path_for_ev(self, src_nic: NicRef, dst_nic: NicRef, ev: int) -> Path:
         """The path ``ev`` selects from ``src_nic`` to ``dst_nic`` (sources §4.2:

@@ -46,7 +46,7 @@ from vfabric.pfc import (
     default_headroom,
     pfc_summary,
 )
-from vfabric.program import program_switch, push_updates, shared_program
+from vfabric.program import Encoded, program_switch, push_updates, shared_program
 from vfabric.transfers import (
     TRANSPORTS,
     SentData,
@@ -200,6 +200,7 @@ class VirtualFabric:
     def _build_switches(self) -> None:
         settings = self.topology.switch_settings
         codec = self.program.codec
+        encoded: Encoded = {}  # each entry object's message, made once (push_updates)
         for index, sw in enumerate(self.topology.switches):
             links = self.topology.links_of(sw.name)
             switch = Switch(
@@ -215,7 +216,9 @@ class VirtualFabric:
             for link in links:
                 port = link.endpoint(sw.name).port
                 switch.set_queue_rate(link.rate_gbps * 1e9, port, unit=RateUnit.bits_per_second)
-            updates = push_updates(self.plan[sw.name], codec, trimming=self.trimming, ecn=self.ecn)
+            updates = push_updates(
+                self.plan[sw.name], codec, trimming=self.trimming, ecn=self.ecn, encoded=encoded
+            )
             program_switch(switch, updates, sw.name)
             self.switches[sw.name] = SwitchNode(self.events, sw.name, switch)
 

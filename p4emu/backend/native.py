@@ -354,11 +354,15 @@ def build_lock(root: Path, key: str, *, wait: bool) -> Iterator[bool]:
         os.close(fd)
 
 
-def load_entry(root: Path, key: str, source: str, pxd: str) -> ModuleType:
+def load_entry(
+    root: Path, key: str, source: str, pxd: str, *, whole: bool | None = None
+) -> ModuleType:
     """The module of entry ``key``, built first unless the cache holds it whole (by this
-    process, or by another one whose build this one waits for)."""
+    process, or by another one whose build this one waits for). ``whole``: what
+    :func:`entry_ok` just said of the entry, if the caller asked (None: asked here; the
+    check reads and hashes the whole module, about 0.8 MB for ``mrc_switch.p4``)."""
     entry = root / key
-    if not entry_ok(entry, key):
+    if not (entry_ok(entry, key) if whole is None else whole):
         with build_lock(root, key, wait=True):
             if not entry_ok(entry, key):  # not built while this process waited
                 if entry.exists():
@@ -450,12 +454,13 @@ def load(source: str, pxd: str, check: Callable[[], object] | None = None) -> Mo
         found = _loaded.get(key)
         if found is None:
             root = cache_root()
-            if check is not None and not entry_ok(root / key, key):
+            whole = entry_ok(root / key, key)  # once: it hashes the module's whole file
+            if check is not None and not whole:
                 check()
-            if _background and not entry_ok(root / key, key):
+            if _background and not whole:
                 raise NativeBuildPending(start_background_build(root, key, source, pxd))
             try:
-                found = load_entry(root, key, source, pxd)
+                found = load_entry(root, key, source, pxd, whole=whole)
             except ImportError:
                 discard(root / key)  # whole by its record, yet it does not load: again
                 try:

@@ -232,3 +232,127 @@ def test_a_new_process_compiles_none_of_its_dataclasses(tmp_path: Path) -> None:
     first, second = runs
     assert first["compiled"] > 100  # (hits too: some classes share a method's text)
     assert second == {"hits": first["hits"] + first["compiled"], "compiled": 0}
+
+
+# the names a string annotation may use for ClassVar, InitVar and KW_ONLY
+ALIASES = """
+import dataclasses
+import dataclasses as dc
+import typing
+import typing as t
+from dataclasses import KW_ONLY, InitVar
+from dataclasses import InitVar as IV
+from typing import ClassVar
+from typing import ClassVar as CV
+Expr = int
+"""
+ANNOTATIONS = (
+    "int",
+    "list[Expr] | None",
+    "ClassVar",
+    "ClassVar[int]",
+    " ClassVar [int]",
+    "CV[int]",
+    "typing.ClassVar[int]",
+    "t.ClassVar[int]",
+    "t . ClassVar",
+    "dc.ClassVar",
+    "nomodule.ClassVar[int]",
+    "InitVar[int]",
+    "IV[str]",
+    "dataclasses.InitVar[int]",
+    "dc.InitVar",
+    "KW_ONLY",
+    "dc.KW_ONLY",
+    "Expr",
+    "",
+    " ",
+    "[int]",
+    "1x",
+    "\u00e9t\u00e9.ClassVar",
+)
+
+
+def test_fast_is_type_answers_as_python_s_own() -> None:
+    if dataclass_code._REAL_IS_TYPE is None:
+        pytest.skip("replaced on Python 3.11 only")
+    import typing
+
+    assert dataclasses._is_type is dataclass_code.fast_is_type  # installed with the rest
+    module = types.ModuleType("aliases_here")
+    exec(ALIASES, module.__dict__)
+    sys.modules[module.__name__] = module
+    try:
+        cls = type("C", (), {"__module__": module.__name__})
+        asks = [
+            (typing, typing.ClassVar, dataclasses._is_classvar),
+            (dataclasses, dataclasses.InitVar, dataclasses._is_initvar),
+            (dataclasses, dataclasses.KW_ONLY, dataclasses._is_kw_only),
+        ]
+        answers = []
+        for _ in range(2):  # the second time, from the remembered parse
+            for annotation in ANNOTATIONS:
+                for a_module, a_type, predicate in asks:
+                    args = (annotation, cls, a_module, a_type, predicate)
+                    fast = dataclass_code.fast_is_type(*args)
+                    assert fast is dataclass_code._REAL_IS_TYPE(*args), args
+                    answers.append(fast)
+        assert answers.count(True) == 2 * 13  # each alias above is found once
+        module.__dict__["CV"] = None  # a name rebound later: looked up at each call
+        assert not dataclass_code.fast_is_type(
+            "CV[int]", cls, typing, typing.ClassVar, dataclasses._is_classvar
+        )
+        orphan = type("D", (), {"__module__": "not_a_module_anywhere"})
+        for check in (dataclass_code.fast_is_type, dataclass_code._REAL_IS_TYPE):
+            with pytest.raises(AttributeError):  # as Python: no module, no namespace
+                check("int", orphan, typing, typing.ClassVar, dataclasses._is_classvar)
+    finally:
+        del sys.modules[module.__name__]
+
+
+def test_fields_found_through_fast_is_type_are_python_s() -> None:
+    if dataclass_code._REAL_IS_TYPE is None:
+        pytest.skip("replaced on Python 3.11 only")
+    # under the future import every annotation below is its text
+    text = ALIASES + textwrap.dedent(
+        """
+        @dataclasses.dataclass
+        class K:
+            a: int
+            b: CV[int] = 1
+            c: IV[int] = 2
+            _: KW_ONLY
+            d: t.ClassVar = 3
+            e: list[Expr] = dataclasses.field(default_factory=list)
+        """
+    )
+
+    def define_k() -> type:
+        module = types.ModuleType("fields_here")
+        sys.modules[module.__name__] = module
+        try:
+            exec(
+                compile("from __future__ import annotations\n" + text, "f.py", "exec"),
+                module.__dict__,
+            )
+        finally:
+            del sys.modules[module.__name__]
+        return module.__dict__["K"]  # type: ignore[no-any-return]
+
+    fast = define_k()
+    dataclass_code.uninstall()
+    try:
+        assert dataclasses._is_type is dataclass_code._REAL_IS_TYPE
+        plain = define_k()
+    finally:
+        dataclass_code.install()
+    assert dataclasses._is_type is dataclass_code.fast_is_type
+
+    def shape(cls: type) -> list[tuple[str, object, bool]]:
+        return [
+            (f.name, f._field_type, f.kw_only)  # type: ignore[attr-defined]
+            for f in cls.__dataclass_fields__.values()  # type: ignore[attr-defined]
+        ]
+
+    assert shape(fast) == shape(plain)
+    assert [f.name for f in dataclasses.fields(fast)] == ["a", "e"]

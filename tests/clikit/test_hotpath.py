@@ -74,6 +74,44 @@ def test_a_built_module_runs_native(native: Path) -> None:
     assert hotpath.summary().startswith("compiled")
 
 
+def test_a_listed_extension_runs_its_init_with_argspecs_once(native: Path) -> None:
+    fake_build(native, hotpath.COMPILED_MODULES)
+    spec = hotpath.HotPathFinder().find_spec("mrc_wire.codec", None)
+    assert spec is not None and type(spec.loader) is hotpath.ExtensionLoader
+
+
+def test_argspecs_once_computes_each_spec_once_and_hands_out_copies(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    import dataclasses
+    import inspect
+
+    real = inspect.getfullargspec
+    asked: list[object] = []
+
+    def counting(func: object) -> inspect.FullArgSpec:
+        asked.append(func)
+        return real(func)
+
+    def f(a: int, b: str = "", *, c: int = 1) -> None: ...
+
+    monkeypatch.setattr(inspect, "getfullargspec", counting)
+    with hotpath.argspecs_once():
+        first = inspect.getfullargspec(dataclasses.field)
+        first.kwonlyargs.append("mutated by a caller")  # a copy: the next one is whole
+        assert inspect.getfullargspec(dataclasses.field) == real(dataclasses.field)
+        with hotpath.argspecs_once():  # nested: the outer table
+            assert inspect.getfullargspec(f) == real(f)
+            assert inspect.getfullargspec(f) == real(f)
+        assert inspect.getfullargspec is not counting
+        with pytest.raises(TypeError):
+            inspect.getfullargspec(3)  # no spec: raised each time
+        with pytest.raises(TypeError):
+            inspect.getfullargspec(3)
+    assert inspect.getfullargspec is counting  # put back
+    assert asked == [dataclasses.field, f, 3, 3]
+
+
 def test_the_env_var_forces_the_pure_path(native: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     fake_build(native, hotpath.COMPILED_MODULES)
     monkeypatch.setenv(hotpath.PURE_ENV, "1")

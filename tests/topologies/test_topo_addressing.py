@@ -13,6 +13,7 @@ from hypothesis import strategies as st
 from topologies import (
     AddressingError,
     AddressPlan,
+    Path,
     Plane,
     Role,
     Topology,
@@ -28,7 +29,8 @@ from topologies import (
     paper_scale,
     split_ev,
 )
-from topologies.addressing import LIB_START, node_usid
+from topologies.addressing import LIB_START, downlink_usid_of, node_usid
+from topologies.model import switch_name
 
 PLAN = AddressPlan(load("paper-8plane"))
 
@@ -182,6 +184,41 @@ def test_remembered_paths_equal_freshly_computed_ones_for_every_pair_plane_and_t
                         want = _path_without_memory(plan, src, dst, plane.index, t1)
                         assert got == want and type(got) is type(want)
                         assert type(got.carrier) is int
+
+
+def _path_written_out(plan: AddressPlan, src: str, dst: str, plane: int, t1: int) -> Path:
+    """The path as ``AddressPlan._make_path`` spelt it before it kept each switch's name
+    and uSID: every name formatted and every uSID computed for the call."""
+    a, b = plan.topology.nic(src), plan.topology.nic(dst)
+    downlink = downlink_usid_of(plane, b.downlink_index)
+    dst_t0 = switch_name(plane, Role.T0, b.t0_index)
+    dst_usid = node_usid(plane, Role.T0, b.t0_index)
+    if a.t0_index == b.t0_index:
+        return Path(plane, None, (dst_t0,), plan.carrier((dst_usid, downlink)))
+    src_t0 = switch_name(plane, Role.T0, a.t0_index)
+    t1_name = switch_name(plane, Role.T1, t1)
+    usids = (node_usid(plane, Role.T0, a.t0_index), node_usid(plane, Role.T1, t1), dst_usid)
+    return Path(plane, t1_name, (src_t0, t1_name, dst_t0), plan.carrier((*usids, downlink)))
+
+
+@pytest.mark.parametrize("name", ["tiny", "small", "paper-8plane"])
+def test_paths_from_kept_switch_parts_are_the_paths_written_out(name: str) -> None:
+    plan = AddressPlan(load(name))
+    topo = plan.topology
+    nics = topo.nics[:: max(1, topo.nic_count // 24)]  # both ends under every kind of T0
+    for src in nics:
+        for dst in nics:
+            if src.index == dst.index:
+                continue
+            for plane in topo.planes:
+                for t1 in range(plane.t1_count):
+                    got = plan.path(src.name, dst.name, plane.index, t1)
+                    want = _path_written_out(plan, src.name, dst.name, plane.index, t1)
+                    assert got == want and type(got.t1) is type(want.t1)
+                    assert (
+                        plan.path_for_ev(src.name, dst.name, plan.make_ev(plane.index, t1)) == want
+                    )
+    assert plan._t0_parts and all(type(k[0]) is int for k in plan._t0_parts)
 
 
 def test_remembered_paths_leave_errors_unchanged() -> None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import shutil
 from pathlib import Path
 from typing import Any
@@ -15,7 +16,7 @@ from p4emu import frontend
 from p4emu.frontend import cache as frontend_cache
 from p4emu.p4rt import P4RuntimeState
 from vfabric import VirtualFabric
-from vfabric.program import push_updates, shared_program
+from vfabric.program import Encoded, push_updates, shared_program
 
 
 def test_program_is_checked_once_and_shared() -> None:
@@ -66,6 +67,35 @@ def test_updates_are_the_push_updates_byte_for_byte() -> None:
         codec.encode_update(c.kind, c.entry).SerializeToString(deterministic=True) for c in changes
     ]
     assert ours == pushed and len(ours) == len(plan.entries)
+
+
+def test_each_entry_object_is_encoded_once_per_build(monkeypatch: pytest.MonkeyPatch) -> None:
+    fabric = VirtualFabric("tiny")
+    codec = fabric.program.codec
+    plans = [fabric.plan[name] for name in fabric.switches]
+    alone = [
+        [u.SerializeToString(deterministic=True) for u in push_updates(plan, codec)]
+        for plan in plans
+    ]
+    encodes: list[object] = []
+    real = codec.encode_update
+
+    def counted(kind: str, entry: object) -> object:
+        encodes.append(entry)
+        return real(kind, entry)  # type: ignore[arg-type]
+
+    monkeypatch.setattr(codec, "encode_update", counted)
+    encoded: Encoded = {}
+    shared = [push_updates(plan, codec, encoded=encoded) for plan in plans]
+    assert [[u.SerializeToString(deterministic=True) for u in us] for us in shared] == alone
+    assert len(encodes) == len({id(e) for e in encodes}) == len(encoded) < sum(map(len, alone))
+    # an equal entry that is another object is encoded for itself
+    first = next(e for e in plans[0].entries if not e.is_default)
+    copy = first._replace(params=tuple(list(first.params)))
+    other = dataclasses.replace(plans[0], entries=(copy,))
+    before = len(encodes)
+    push_updates(other, codec, encoded=encoded)
+    assert encodes[before:] == [copy] and encodes[before] is copy
 
 
 def test_trimming_and_ecn_off_change_only_the_class_parameters() -> None:

@@ -404,6 +404,51 @@ def test_the_check_runs_before_a_build_and_not_on_a_hit(
     assert checks == ["miss"]  # a kept module passed the check when it was built
 
 
+@pytest.mark.parametrize("check", [None, lambda: None])
+def test_a_hit_hashes_the_module_once(
+    cache: Path, no_real_build: list[str], monkeypatch: pytest.MonkeyPatch, check: object
+) -> None:
+    key = native.entry_key(SOURCE, PXD)
+    native.load(SOURCE, PXD)
+    del native._loaded[key]  # a later process: the entry is on disk
+    hashed: list[Path] = []
+    real = native.file_sha256
+
+    def counted(path: Path) -> str:
+        hashed.append(path)
+        return real(path)
+
+    monkeypatch.setattr(native, "file_sha256", counted)
+    native.load(SOURCE, PXD, check)  # type: ignore[arg-type]
+    assert hashed == [native.module_path(cache / key, key)] and no_real_build == [key]
+
+
+def test_a_module_that_does_not_load_is_checked_and_built_again(
+    cache: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """Whole by its record, yet it does not import: discarded, then (no longer whole) built
+    again and loaded."""
+    key = native.entry_key(SOURCE, PXD)
+    fake_entry(cache, key)
+    builds: list[str] = []
+    imports: list[str] = []
+
+    def build(root: Path, built: str, source: str, pxd: str) -> None:
+        builds.append(built)
+        fake_entry(root, built)
+
+    def import_entry(entry: Path, name: str) -> ModuleType:
+        imports.append(name)
+        if len(imports) == 1:
+            raise ImportError("not a module")
+        return ModuleType("m")
+
+    monkeypatch.setattr(native, "build", build)
+    monkeypatch.setattr(native, "import_entry", import_entry)
+    assert native.load(SOURCE, PXD).__name__ == "m"
+    assert builds == [key] and imports == [key, key]
+
+
 def test_a_failed_check_builds_nothing(cache: Path, no_real_build: list[str]) -> None:
     def refuse() -> None:
         raise ValueError("not this text")
