@@ -28,12 +28,22 @@ import cython
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
-    from cython.cimports.nic_emu.mtbytes import nic_mt_temper, nic_mt_temper1, nic_mt_twist
+    from cython.cimports.nic_emu.mtbytes import (
+        nic_mt_limit_step,
+        nic_mt_seed,
+        nic_mt_step_words,
+        nic_mt_temper,
+        nic_mt_temper1,
+        nic_mt_twist,
+        nic_mt_twist_temper,
+    )
 
 #: MT19937's state size (its twist and tempering are the C of mtbytes.pxd)
 N = 624
 #: the version ``random.Random.getstate()`` puts first in a state
 STATE_VERSION = 3
+#: seeds of magnitude below this are seeded in C on the native build (two key words)
+SEED_LIMIT = 1 << 64
 
 
 class WordStream:
@@ -78,6 +88,10 @@ class WordStream:
         i = 0
         while i < words:
             if self._index >= N:
+                if words - i >= N:  # a whole block: twisted and tempered in one pass
+                    nic_mt_twist_temper(self._mt, buf + 4 * i)
+                    i += N
+                    continue
                 self._twist()
             # the words left in this state, tempered in one C loop (mtbytes.pxd)
             run = min(words - i, N - self._index)
@@ -126,3 +140,31 @@ class WordStream:
         """The native build's next 624 words of state."""
         nic_mt_twist(self._mt)  # in C (mtbytes.pxd), as in the module docstring
         self._index = 0
+
+    def _seed(self, key: int) -> None:
+        """The native build's state of ``random.Random(key)`` (0 <= key < SEED_LIMIT)."""
+        nic_mt_seed(self._mt, key)  # CPython's init_by_array, in C (mtbytes.pxd)
+        self._index = N
+        self._gauss = None
+
+
+def seeded(seed: int) -> WordStream:
+    """The words of ``random.Random(seed)`` from its start: ``WordStream(random.Random(seed)
+    .getstate())``, an int seed of magnitude below :data:`SEED_LIMIT` seeded in C on the
+    native build (no ``random.Random``, no state tuple of 625 ints)."""
+    if cython.compiled and type(seed) is int and -SEED_LIMIT < seed < SEED_LIMIT:
+        stream = WordStream.__new__(WordStream)
+        stream._seed(abs(seed))  # random.seed(n) seeds from abs(n)
+        return stream
+    return WordStream(random.Random(seed).getstate())
+
+
+def step_words(limit: int = 0) -> int:
+    """Words per vector step of the native build's twist and tempering: 8 (AVX2), 4 (SSE2)
+    or 1. ``limit`` > 0 lowers it to at most ``limit`` for the rest of the process (so
+    that tests run each path; 8 or more restores the machine's). The pure path: 1."""
+    if not cython.compiled:
+        return 1
+    if limit > 0:
+        return nic_mt_limit_step(min(limit, 8))
+    return nic_mt_step_words()
