@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nic_emu.exceptions import DataSourceError
-from nic_emu.mtbytes import WordStream
+from nic_emu.mtbytes import WordStream, seeded
 
 PIECE_BYTES = 64 << 10  # [P] a source makes (and a reader holds) this much at a time
 DEFAULT_PATTERN = bytes(range(256))
@@ -176,7 +175,7 @@ class RandomSource(DataSource):
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:
         end = start + length
         base = max((p for p in self._states if p <= start), default=0)
-        rng = WordStream(self._states[base] if base else random.Random(self.seed).getstate())
+        rng = WordStream(self._states[base]) if base else seeded(self.seed)
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
         wanted, states = self._wanted, self._states
