@@ -187,14 +187,16 @@ class RandomSource(DataSource):
             pos += PIECE_BYTES
             if pos in wanted and pos not in states:
                 states[pos] = rng.state()
+        size = self.size
         while pos < end:
-            n = min(PIECE_BYTES, self.size - pos)
-            block = rng.take(n)
-            if pos + n in wanted and pos + n not in states:
-                states[pos + n] = rng.state()
-            lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
-            yield block if (lo, hi) == (0, n) else block[lo:hi]
-            pos += n
+            nxt = pos + PIECE_BYTES if pos + PIECE_BYTES < size else size
+            block = rng.take(nxt - pos)
+            if nxt in wanted and nxt not in states:
+                states[nxt] = rng.state()
+            if pos < start or nxt > end:  # a first or last piece the range cuts
+                block = block[max(start, pos) - pos : min(end, nxt) - pos]
+            yield block
+            pos = nxt
 
 
 class PatternSource(DataSource):
