@@ -159,8 +159,9 @@ class RandomSource(DataSource):
     def __init__(self, seed: int, size: int) -> None:
         self.seed = seed
         self.size = size
-        # offset -> generator state there (offset 0: the seed itself, no state kept)
-        self._states: dict[int, Any] = {}
+        # offset -> a generator at that offset, never advanced itself: a reader starting
+        # there goes on from a copy (offset 0: the seed itself, none kept)
+        self._states: dict[int, WordStream] = {}
         self._wanted: set[int] = set()
 
     def mark(self, offsets: list[int]) -> None:
@@ -175,7 +176,7 @@ class RandomSource(DataSource):
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:
         end = start + length
         base = max((p for p in self._states if p <= start), default=0)
-        rng = WordStream(self._states[base]) if base else seeded(self.seed)
+        rng = self._states[base].copy() if base else seeded(self.seed)
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
         wanted, states = self._wanted, self._states
@@ -186,13 +187,13 @@ class RandomSource(DataSource):
             rng.skip(PIECE_BYTES // 4)
             pos += PIECE_BYTES
             if pos in wanted and pos not in states:
-                states[pos] = rng.state()
+                states[pos] = rng.copy()
         size = self.size
         while pos < end:
             nxt = pos + PIECE_BYTES if pos + PIECE_BYTES < size else size
             block = rng.take(nxt - pos)
             if nxt in wanted and nxt not in states:
-                states[nxt] = rng.state()
+                states[nxt] = rng.copy()
             if pos < start or nxt > end:  # a first or last piece the range cuts
                 block = block[max(start, pos) - pos : min(end, nxt) - pos]
             yield block

@@ -325,6 +325,8 @@ cdef class WordStream:
     cdef bytes _take(self, Py_ssize_t n)
     @cython.locals(run=Py_ssize_t)
     cpdef skip(self, Py_ssize_t words)
+    @cython.locals(clone=WordStream)
+    cpdef WordStream copy(self)
     cpdef tuple state(self)
     cdef inline uint32_t _next(self) noexcept
     cdef void _twist(self) noexcept

@@ -162,3 +162,21 @@ def test_the_step_is_the_machines_unless_lowered() -> None:
     assert step_words() == 1
     assert step_words(8) == machine
     assert step_words(100) == machine
+
+
+@pytest.mark.parametrize("words", [0, 1, 623, 624, 625, 5000])
+def test_a_copy_goes_on_alone_from_the_same_state(words: int) -> None:
+    """``copy()``: a stream at the same state (mid-block or at a block's end), which
+    makes the same words as the original from there while neither moves the other."""
+    stream = seeded(21)
+    stream.skip(words)
+    before = stream.state()
+    clone = stream.copy()
+    assert clone is not stream and clone.state() == before
+    ahead = stream.take(4 * 1300 + 2)
+    assert clone.state() == before  # the original's words left the copy where it was
+    reference = random.Random(21)
+    if words:
+        reference.getrandbits(32 * words)
+    assert clone.take(4 * 1300 + 2) == ahead == reference.randbytes(4 * 1300 + 2)
+    assert clone.state() == stream.state() == reference.getstate()
