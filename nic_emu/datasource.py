@@ -188,14 +188,26 @@ class RandomSource(DataSource):
             pos += PIECE_BYTES
             if pos in wanted and pos not in states:
                 states[pos] = rng.copy()
+        # A piece the range cuts is made only from the word that holds ``start`` (the
+        # words before it passed untempered) and up to the word that holds ``end``,
+        # unless the piece's end is a marked offset not yet saved (then the generator
+        # goes on to it); the last piece of a size not a multiple of 4 is made to its
+        # end (its partial word is the top bytes of a word: randbytes of the whole).
         size = self.size
         while pos < end:
             nxt = pos + PIECE_BYTES if pos + PIECE_BYTES < size else size
-            block = rng.take(nxt - pos)
-            if nxt in wanted and nxt not in states:
+            save = nxt in wanted and nxt not in states
+            first = pos
+            if start > pos:
+                skipped = (start - pos) >> 2
+                rng.skip(skipped)
+                first = pos + 4 * skipped
+            stop = nxt if save or end >= nxt else min((end + 3) & -4, nxt)
+            block = rng.take(stop - first)
+            if save:
                 states[nxt] = rng.copy()
-            if pos < start or nxt > end:  # a first or last piece the range cuts
-                block = block[max(start, pos) - pos : min(end, nxt) - pos]
+            if first < start or end < stop:  # the range's bytes of the words made
+                block = block[start - first if start > first else 0 : end - first]
             yield block
             pos = nxt
 
