@@ -270,34 +270,34 @@ cdef extern from *:
 
     /* the state random.Random(seed) starts from, for 0 <= seed < 2**64: CPython's
        init_genrand(19650218) then init_by_array of the seed's 32-bit words, least
-       significant first (one word for a seed below 2**32, 0 included) */
+       significant first (one word for a seed below 2**32, 0 included), its loops laid
+       out without their wrap tests: the first makes words 1 .. N-1 then word 1 again
+       (word 0 = word N-1 before it), adding key word j plus j at its step t (j = t mod
+       the key's length); the second makes words 2 .. N-1 then word 1 again; word 0 is
+       then 0x80000000 */
     static void nic_mt_seed(uint32_t *mt, uint64_t seed) {
-        uint32_t key[2] = {(uint32_t)seed, (uint32_t)(seed >> 32)};
-        size_t length = (seed >> 32) ? 2 : 1;
-        size_t i, j, k;
-        mt[0] = 19650218u;
-        for (i = 1; i < NIC_MT_N; i++)
-            mt[i] = 1812433253u * (mt[i - 1] ^ (mt[i - 1] >> 30)) + (uint32_t)i;
-        i = 1;
-        j = 0;
-        for (k = NIC_MT_N > length ? NIC_MT_N : length; k; k--) {
-            mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1664525u)) + key[j] + (uint32_t)j;
-            i++;
-            j++;
-            if (i >= NIC_MT_N) {
-                mt[0] = mt[NIC_MT_N - 1];
-                i = 1;
-            }
-            if (j >= length) j = 0;
+        const uint32_t mask = (seed >> 32) ? 1u : 0u;
+        const uint32_t add[2] = {(uint32_t)seed, (uint32_t)(seed >> 32) + 1u};
+        uint32_t prev = 19650218u;
+        int i;
+        mt[0] = prev;
+        for (i = 1; i < NIC_MT_N; i++) {
+            prev = 1812433253u * (prev ^ (prev >> 30)) + (uint32_t)i;
+            mt[i] = prev;
         }
-        for (k = NIC_MT_N - 1; k; k--) {
-            mt[i] = (mt[i] ^ ((mt[i - 1] ^ (mt[i - 1] >> 30)) * 1566083941u)) - (uint32_t)i;
-            i++;
-            if (i >= NIC_MT_N) {
-                mt[0] = mt[NIC_MT_N - 1];
-                i = 1;
-            }
+        prev = mt[0];
+        for (i = 1; i < NIC_MT_N; i++) {
+            prev = (mt[i] ^ ((prev ^ (prev >> 30)) * 1664525u)) + add[(uint32_t)(i - 1) & mask];
+            mt[i] = prev;
         }
+        mt[0] = prev;
+        prev = (mt[1] ^ ((prev ^ (prev >> 30)) * 1664525u)) + add[(uint32_t)(NIC_MT_N - 1) & mask];
+        mt[1] = prev;
+        for (i = 2; i < NIC_MT_N; i++) {
+            prev = (mt[i] ^ ((prev ^ (prev >> 30)) * 1566083941u)) - (uint32_t)i;
+            mt[i] = prev;
+        }
+        mt[1] = (mt[1] ^ ((prev ^ (prev >> 30)) * 1566083941u)) - 1u;
         mt[0] = 0x80000000u;
     }
     """

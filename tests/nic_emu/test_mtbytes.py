@@ -180,3 +180,13 @@ def test_a_copy_goes_on_alone_from_the_same_state(words: int) -> None:
         reference.getrandbits(32 * words)
     assert clone.take(4 * 1300 + 2) == ahead == reference.randbytes(4 * 1300 + 2)
     assert clone.state() == stream.state() == reference.getstate()
+
+
+def test_seeded_states_of_seeds_of_every_length() -> None:
+    """Seeds of 0 to 66 bits (one and two key words, and past the C seeding), either
+    sign: the state of ``random.Random(seed)``."""
+    draw = random.Random(99)
+    for bits in range(67):
+        for _ in range(4):
+            seed = draw.getrandbits(bits) * draw.choice((1, -1))
+            assert seeded(seed).state() == random.Random(seed).getstate(), seed
