@@ -150,10 +150,12 @@ class RandomSource(DataSource):
     the piece size (the last, partial word included), i.e. the bytes of one
     ``randbytes(size)`` call made in chunks.
 
-    A reader that starts past 0 regenerates from the nearest saved generator state
+    A reader that starts past 0 regenerates from a copy of the nearest saved generator
     (else from the seed): :meth:`mark` asks every reader that passes some offsets to save
-    the states there (the start of each connection's share, or of each message of a
-    virtual-fabric transfer) so that the readers starting there start at once.
+    a copy of its generator there (the start of each connection's share, or of each
+    message of a virtual-fabric transfer) so that the readers starting there start at
+    once. A piece the range cuts is made from the word holding the range's start to the
+    word holding its end only.
     """
 
     def __init__(self, seed: int, size: int) -> None:

@@ -6,11 +6,11 @@ cimport cython
 from libc.stdint cimport uint32_t, uint64_t
 
 # MT19937's tempering, twist and seeding in C (docs/virtual-fabric.md, "NIC per packet,
-# round 4", "round 7" and "Payload bytes (session 26)"): eight words per AVX2 instruction
-# where the CPU has AVX2 (asked once at run time; those functions alone are compiled for
-# it), else four per SSE2 instruction where the compiler targets SSE2 (every x86-64), on a
-# little-endian machine (a word's bytes are then its memory); one at a time otherwise and
-# for the remainders. A whole block of 624 words wanted at once is twisted and tempered in
+# round 4", "round 7" and "Payload bytes: made, copied and compared"): eight words per
+# AVX2 instruction where the CPU has AVX2 (asked once at run time; those functions alone
+# are compiled for it), else four per SSE2 instruction where the compiler targets SSE2
+# (every x86-64), on a little-endian machine (a word's bytes are then its memory); one at
+# a time otherwise and for the remainders. A whole block of 624 words wanted at once is twisted and tempered in
 # one pass where AVX2 runs (each new word tempered from the register it was made in).
 # All are the scalar algorithm of Matsumoto and Nishimura word for word (the twist's
 # vector steps read only words that the scalar order has already written or not yet

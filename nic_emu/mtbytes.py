@@ -14,9 +14,12 @@ whose words are the generator's in order; a last partial word of ``k`` bits is t
   Nishimura, 1998; the generator of Python's ``random`` module) on its own copy of the
   624-word state, writing the words straight into the piece, where CPython's
   ``randbytes`` builds a Python integer of the piece's bits and converts it back to
-  bytes (most of its time). The tempering and the twist are C in ``mtbytes.pxd``, four
-  words at a time where SSE2 is there. Same bytes, same states (``tests/nic_emu/test_mtbytes.py``
-  checks both against ``random.Random`` on the path that runs).
+  bytes (most of its time). The tempering and the twist are C in ``mtbytes.pxd``, eight
+  words at a time where AVX2 runs, else four where SSE2 is there (:func:`step_words`),
+  and a whole 624-word block wanted at once is twisted and tempered in one pass;
+  :func:`seeded` seeds in C as ``random.Random(seed)`` does. Same bytes, same states
+  (``tests/nic_emu/test_mtbytes.py`` checks both against ``random.Random`` on the path
+  that runs, on every vector step).
 """
 
 from __future__ import annotations
