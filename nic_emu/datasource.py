@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import argparse
 import os
-import random
 import stat
 from abc import ABC, abstractmethod
 from collections.abc import Iterator
@@ -24,7 +23,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from nic_emu.exceptions import DataSourceError
-from nic_emu.mtbytes import WordStream
+from nic_emu.mtbytes import WordStream, seeded
 
 PIECE_BYTES = 64 << 10  # [P] a source makes (and a reader holds) this much at a time
 DEFAULT_PATTERN = bytes(range(256))
@@ -151,17 +150,20 @@ class RandomSource(DataSource):
     the piece size (the last, partial word included), i.e. the bytes of one
     ``randbytes(size)`` call made in chunks.
 
-    A reader that starts past 0 regenerates from the nearest saved generator state
+    A reader that starts past 0 regenerates from a copy of the nearest saved generator
     (else from the seed): :meth:`mark` asks every reader that passes some offsets to save
-    the states there (the start of each connection's share, or of each message of a
-    virtual-fabric transfer) so that the readers starting there start at once.
+    a copy of its generator there (the start of each connection's share, or of each
+    message of a virtual-fabric transfer) so that the readers starting there start at
+    once. A piece the range cuts is made from the word holding the range's start to the
+    word holding its end only.
     """
 
     def __init__(self, seed: int, size: int) -> None:
         self.seed = seed
         self.size = size
-        # offset -> generator state there (offset 0: the seed itself, no state kept)
-        self._states: dict[int, Any] = {}
+        # offset -> a generator at that offset, never advanced itself: a reader starting
+        # there goes on from a copy (offset 0: the seed itself, none kept)
+        self._states: dict[int, WordStream] = {}
         self._wanted: set[int] = set()
 
     def mark(self, offsets: list[int]) -> None:
@@ -176,7 +178,7 @@ class RandomSource(DataSource):
     def _pieces(self, start: int, length: int) -> Iterator[bytes]:
         end = start + length
         base = max((p for p in self._states if p <= start), default=0)
-        rng = WordStream(self._states[base] if base else random.Random(self.seed).getstate())
+        rng = self._states[base].copy() if base else seeded(self.seed)
         pos = base
         aligned = start // PIECE_BYTES * PIECE_BYTES
         wanted, states = self._wanted, self._states
@@ -187,15 +189,29 @@ class RandomSource(DataSource):
             rng.skip(PIECE_BYTES // 4)
             pos += PIECE_BYTES
             if pos in wanted and pos not in states:
-                states[pos] = rng.state()
+                states[pos] = rng.copy()
+        # A piece the range cuts is made only from the word that holds ``start`` (the
+        # words before it passed untempered) and up to the word that holds ``end``,
+        # unless the piece's end is a marked offset not yet saved (then the generator
+        # goes on to it); the last piece of a size not a multiple of 4 is made to its
+        # end (its partial word is the top bytes of a word: randbytes of the whole).
+        size = self.size
         while pos < end:
-            n = min(PIECE_BYTES, self.size - pos)
-            block = rng.take(n)
-            if pos + n in wanted and pos + n not in states:
-                states[pos + n] = rng.state()
-            lo, hi = max(start, pos) - pos, min(end, pos + n) - pos
-            yield block if (lo, hi) == (0, n) else block[lo:hi]
-            pos += n
+            nxt = pos + PIECE_BYTES if pos + PIECE_BYTES < size else size
+            save = nxt in wanted and nxt not in states
+            first = pos
+            if start > pos:
+                skipped = (start - pos) >> 2
+                rng.skip(skipped)
+                first = pos + 4 * skipped
+            stop = nxt if save or end >= nxt else min((end + 3) & -4, nxt)
+            block = rng.take(stop - first)
+            if save:
+                states[nxt] = rng.copy()
+            if first < start or end < stop:  # the range's bytes of the words made
+                block = block[start - first if start > first else 0 : end - first]
+            yield block
+            pos = nxt
 
 
 class PatternSource(DataSource):

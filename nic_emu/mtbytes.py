@@ -14,9 +14,12 @@ whose words are the generator's in order; a last partial word of ``k`` bits is t
   Nishimura, 1998; the generator of Python's ``random`` module) on its own copy of the
   624-word state, writing the words straight into the piece, where CPython's
   ``randbytes`` builds a Python integer of the piece's bits and converts it back to
-  bytes (most of its time). The tempering and the twist are C in ``mtbytes.pxd``, four
-  words at a time where SSE2 is there. Same bytes, same states (``tests/nic_emu/test_mtbytes.py``
-  checks both against ``random.Random`` on the path that runs).
+  bytes (most of its time). The tempering and the twist are C in ``mtbytes.pxd``, eight
+  words at a time where AVX2 runs, else four where SSE2 is there (:func:`step_words`),
+  and a whole 624-word block wanted at once is twisted and tempered in one pass;
+  :func:`seeded` seeds in C as ``random.Random(seed)`` does. Same bytes, same states
+  (``tests/nic_emu/test_mtbytes.py`` checks both against ``random.Random`` on the path
+  that runs, on every vector step).
 """
 
 from __future__ import annotations
@@ -28,12 +31,23 @@ import cython
 
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
-    from cython.cimports.nic_emu.mtbytes import nic_mt_temper, nic_mt_temper1, nic_mt_twist
+    from cython.cimports.libc.string import memcpy
+    from cython.cimports.nic_emu.mtbytes import (
+        nic_mt_limit_step,
+        nic_mt_seed,
+        nic_mt_step_words,
+        nic_mt_temper,
+        nic_mt_temper1,
+        nic_mt_twist,
+        nic_mt_twist_temper,
+    )
 
 #: MT19937's state size (its twist and tempering are the C of mtbytes.pxd)
 N = 624
 #: the version ``random.Random.getstate()`` puts first in a state
 STATE_VERSION = 3
+#: seeds of magnitude below this are seeded in C on the native build (two key words)
+SEED_LIMIT = 1 << 64
 
 
 class WordStream:
@@ -78,6 +92,10 @@ class WordStream:
         i = 0
         while i < words:
             if self._index >= N:
+                if words - i >= N:  # a whole block: twisted and tempered in one pass
+                    nic_mt_twist_temper(self._mt, buf + 4 * i)
+                    i += N
+                    continue
                 self._twist()
             # the words left in this state, tempered in one C loop (mtbytes.pxd)
             run = min(words - i, N - self._index)
@@ -106,6 +124,18 @@ class WordStream:
             self._index += run
             words -= run
 
+    def copy(self) -> WordStream:
+        """Another stream at this one's state (each then goes on alone): ``WordStream(
+        self.state())``, the native build's a copy of the C state (no tuple of 625 ints
+        made and read back)."""
+        if not cython.compiled:
+            return WordStream(self.state())
+        clone = WordStream.__new__(WordStream)
+        memcpy(clone._mt, self._mt, N * 4)
+        clone._index = self._index
+        clone._gauss = self._gauss
+        return clone
+
     def state(self) -> tuple[Any, ...]:
         """The state reached, as ``random.Random.getstate()`` gives it."""
         if not cython.compiled:
@@ -126,3 +156,31 @@ class WordStream:
         """The native build's next 624 words of state."""
         nic_mt_twist(self._mt)  # in C (mtbytes.pxd), as in the module docstring
         self._index = 0
+
+    def _seed(self, key: int) -> None:
+        """The native build's state of ``random.Random(key)`` (0 <= key < SEED_LIMIT)."""
+        nic_mt_seed(self._mt, key)  # CPython's init_by_array, in C (mtbytes.pxd)
+        self._index = N
+        self._gauss = None
+
+
+def seeded(seed: int) -> WordStream:
+    """The words of ``random.Random(seed)`` from its start: ``WordStream(random.Random(seed)
+    .getstate())``, an int seed of magnitude below :data:`SEED_LIMIT` seeded in C on the
+    native build (no ``random.Random``, no state tuple of 625 ints)."""
+    if cython.compiled and type(seed) is int and -SEED_LIMIT < seed < SEED_LIMIT:
+        stream = WordStream.__new__(WordStream)
+        stream._seed(abs(seed))  # random.seed(n) seeds from abs(n)
+        return stream
+    return WordStream(random.Random(seed).getstate())
+
+
+def step_words(limit: int = 0) -> int:
+    """Words per vector step of the native build's twist and tempering: 8 (AVX2), 4 (SSE2)
+    or 1. ``limit`` > 0 lowers it to at most ``limit`` for the rest of the process (so
+    that tests run each path; 8 or more restores the machine's). The pure path: 1."""
+    if not cython.compiled:
+        return 1
+    if limit > 0:
+        return nic_mt_limit_step(min(limit, 8))
+    return nic_mt_step_words()

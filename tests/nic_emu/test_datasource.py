@@ -78,6 +78,41 @@ def test_a_fast_forward_past_a_marked_offset_saves_the_state_there() -> None:
     assert sorted(source._states) == [PIECE_BYTES]
 
 
+@pytest.mark.parametrize("size", [37, 64, 67])
+def test_every_range_with_small_pieces_is_the_bytes_of_the_whole(
+    monkeypatch: pytest.MonkeyPatch, size: int
+) -> None:
+    """Pieces of 16 bytes, every (start, length) of the data: the bytes of one
+    ``randbytes(size)`` call (a range cut inside a piece or a word, a last partial word
+    included), with and without marked offsets (readers then start from saved streams,
+    each reader after the first of a mark from a copy); each piece 1 to 16 bytes."""
+    monkeypatch.setattr(datasource, "PIECE_BYTES", 16)
+    want = random.Random(4).randbytes(size)
+    for marks in ([], [20, 37], [5, 33, 50]):
+        source = RandomSource(4, size)
+        source.mark([m for m in marks if m < size])
+        for start in range(size + 1):
+            for length in range(size - start + 1):
+                got = list(source.pieces(start, length))
+                assert b"".join(got) == want[start : start + length], (marks, start, length)
+                assert all(0 < len(piece) <= 16 for piece in got)
+        assert sorted(source._states) == sorted({m // 16 * 16 for m in marks if m < size} - {0})
+
+
+def test_a_reader_ending_inside_a_piece_before_a_mark_goes_on_to_the_mark(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    """A reader that ends inside a piece whose end is marked and not yet saved makes the
+    piece to its end, so the mark's stream is saved, and a reader from the mark goes on
+    from it."""
+    monkeypatch.setattr(datasource, "PIECE_BYTES", 16)
+    source = RandomSource(8, 64)
+    source.mark([32])
+    assert b"".join(source.pieces(0, 21)) == random.Random(8).randbytes(64)[:21]
+    assert sorted(source._states) == [32]
+    assert b"".join(source.pieces(33, 7)) == random.Random(8).randbytes(64)[33:40]
+
+
 def test_pattern_source_repeats_its_pattern_from_any_offset() -> None:
     size = 3 * PIECE_BYTES + 11
     want = (b"\xde\xad\xbe" * size)[:size]

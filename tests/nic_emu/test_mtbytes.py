@@ -4,10 +4,11 @@
 from __future__ import annotations
 
 import random
+from collections.abc import Iterator
 
 import pytest
 
-from nic_emu.mtbytes import WordStream
+from nic_emu.mtbytes import WordStream, seeded, step_words
 
 
 @pytest.mark.parametrize("seed", [0, 1, 7, 2**32 + 5, 123456789012345678901234567890])
@@ -92,3 +93,100 @@ def test_pieces_of_every_word_count_around_the_wide_steps(seed: int) -> None:
         assert stream.take(4 * 1871 + 3) == reference.randbytes(4 * 1871 + 3)
         assert stream.state() == reference.getstate()
         stream = WordStream(reference.getstate())  # a state mid-block, tempered from there
+
+
+@pytest.fixture(params=[8, 4, 1], ids=["step8", "step4", "step1"])
+def step(request: pytest.FixtureRequest) -> Iterator[int]:
+    """Each vector step the machine has (8: AVX2, 4: SSE2, 1: scalar) in turn, then the
+    machine's again; on the pure path (a ``random.Random``) always 1."""
+    got = step_words(request.param)
+    assert got in (1, 4, 8) and got <= request.param
+    yield got
+    step_words(8)
+
+
+@pytest.mark.parametrize(
+    "seed",
+    [0, 1, 2**32 - 1, 2**32, 2**63 + 7, 2**64 - 1, -1, -(2**64) + 1, 2**64, -(2**64), 10**30],
+)
+def test_a_seeded_stream_is_random_random_of_the_seed(seed: int, step: int) -> None:
+    """``seeded(seed)``: the state and the words of ``random.Random(seed)`` (CPython's
+    seeding in C below 2**64 in magnitude, one key word below 2**32, a negative seed's
+    absolute value; ``random.Random`` itself from 2**64), on every vector step."""
+    stream = seeded(seed)
+    reference = random.Random(seed)
+    assert stream.state() == reference.getstate()
+    for n in (4 * 624 * 3, 4 * 5, 4 * 624 * 2, 4 * 1000 + 1):
+        assert stream.take(n) == reference.randbytes(n)
+        assert stream.state() == reference.getstate()
+
+
+def test_a_seed_that_is_an_int_subclass_seeds_as_random_does() -> None:
+    assert seeded(True).state() == random.Random(True).getstate() == random.Random(1).getstate()
+
+
+@pytest.mark.parametrize("skip", [0, 1, 623, 624, 625, 1000])
+@pytest.mark.parametrize("words", [624, 625, 1247, 1248, 624 * 5 + 17, 16384])
+def test_whole_blocks_twisted_and_tempered_in_one_pass(skip: int, words: int, step: int) -> None:
+    """Pieces that take whole 624-word blocks (twisted and tempered in one pass where AVX2
+    runs) after any start within a block, then a partial block: the bytes and states of
+    ``randbytes``."""
+    stream = seeded(3)
+    reference = random.Random(3)
+    stream.skip(skip)
+    if skip:
+        reference.getrandbits(32 * skip)
+    for _ in range(2):
+        assert stream.take(4 * words) == reference.randbytes(4 * words)
+        assert stream.state() == reference.getstate()
+
+
+def test_pieces_of_every_word_count_on_every_step(step: int) -> None:
+    """Pieces of 1 to 40 words across many twists, on each vector step (the steps'
+    remainders fall on every alignment)."""
+    stream = seeded(13)
+    reference = random.Random(13)
+    for _ in range(2):
+        for words in range(1, 41):
+            assert stream.take(4 * words) == reference.randbytes(4 * words)
+        stream.skip(611)
+        reference.getrandbits(32 * 611)
+        assert stream.take(4 * 1871 + 3) == reference.randbytes(4 * 1871 + 3)
+        assert stream.state() == reference.getstate()
+
+
+def test_the_step_is_the_machines_unless_lowered() -> None:
+    machine = step_words()
+    assert machine in (1, 4, 8)
+    assert step_words(1) == 1
+    assert step_words() == 1
+    assert step_words(8) == machine
+    assert step_words(100) == machine
+
+
+@pytest.mark.parametrize("words", [0, 1, 623, 624, 625, 5000])
+def test_a_copy_goes_on_alone_from_the_same_state(words: int) -> None:
+    """``copy()``: a stream at the same state (mid-block or at a block's end), which
+    makes the same words as the original from there while neither moves the other."""
+    stream = seeded(21)
+    stream.skip(words)
+    before = stream.state()
+    clone = stream.copy()
+    assert clone is not stream and clone.state() == before
+    ahead = stream.take(4 * 1300 + 2)
+    assert clone.state() == before  # the original's words left the copy where it was
+    reference = random.Random(21)
+    if words:
+        reference.getrandbits(32 * words)
+    assert clone.take(4 * 1300 + 2) == ahead == reference.randbytes(4 * 1300 + 2)
+    assert clone.state() == stream.state() == reference.getstate()
+
+
+def test_seeded_states_of_seeds_of_every_length() -> None:
+    """Seeds of 0 to 66 bits (one and two key words, and past the C seeding), either
+    sign: the state of ``random.Random(seed)``."""
+    draw = random.Random(99)
+    for bits in range(67):
+        for _ in range(4):
+            seed = draw.getrandbits(bits) * draw.choice((1, -1))
+            assert seeded(seed).state() == random.Random(seed).getstate(), seed
