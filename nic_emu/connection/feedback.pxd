@@ -13,6 +13,7 @@ cimport cython
 from mrc_wire.codec cimport Nack, Sack
 from nic_emu.congestion cimport WindowControl
 from nic_emu.connection.probes cimport PathProbes
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.transmit cimport DataTransmitter
@@ -48,7 +49,7 @@ cdef class Losses:
     cdef public bint mrc
     cdef public object quarantine
     cdef public object max_transmissions
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
 
     @cython.locals(entry=EvEntry, timers=RttTimers)
@@ -99,7 +100,7 @@ cdef class Feedback:
     cdef public TailProbe tail
     cdef public object gbn
     cdef public object dcqcn
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
 
     @cython.locals(

@@ -25,7 +25,7 @@ from nic_emu.connection.common import (
     Frame,
 )
 from nic_emu.connection.events import AppEvent, WriteReceived
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.dcqcn import CnpPacer
 from nic_emu.memory import MemoryRegion
@@ -80,7 +80,7 @@ class Receiver:
         regions: dict[int, MemoryRegion],
         reverse: ReverseEvs,
         templates: tuple[list[Sack], list[Nack]],
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         window = cfg.receive_window_psns
@@ -156,9 +156,9 @@ class Receiver:
         psn = rcv_nxt + (((wire_psn - rcv_nxt) & _PSN_MASK) ^ _PSN_HALF) - _PSN_HALF  # unwrap()
         dscp = m.dscp
         if dscp in (DSCP_TRIMMED, DSCP_TRIMMED_LASTHOP):
-            counters["rx_trimmed"] += 1
+            counters.rx_trimmed += 1
             if not self.mrc:
-                counters["rx_trimmed_ignored"] += 1  # RoCE has no trim reaction
+                counters.rx_trimmed_ignored += 1  # RoCE has no trim reaction
                 return None
             if self.already_received(psn):
                 return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
@@ -173,14 +173,14 @@ class Receiver:
             offset = 0
             refused = sink.admit(psn, m.rkey, va, length)
             if refused is not None:
-                counters["rx_access_error"] += 1
+                counters.rx_access_error += 1
                 host.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
         else:
             region = self.regions.get(m.rkey)
             offset = va - region.va if region is not None else -1
             if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
-                counters["rx_access_error"] += 1
+                counters.rx_access_error += 1
                 host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
         if mrc_state:  # MRC: a C call on the native build
@@ -188,10 +188,10 @@ class Receiver:
         else:
             result = recv.accept(psn)
         if result == DUPLICATE:
-            counters["rx_dup"] += 1
+            counters.rx_dup += 1
             return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
         if result == OUT_OF_WINDOW:
-            counters["rx_out_of_window"] += 1
+            counters.rx_out_of_window += 1
             return None
         mrc = self.mrc
         if result != NEW_IN_ORDER and not mrc:
@@ -200,8 +200,8 @@ class Receiver:
             sink.place(psn, m.payload, m.last)
         else:
             region.buffer[offset : offset + length] = m.payload  # type: ignore[union-attr]
-        counters["rx_data"] += 1
-        counters["bytes_placed"] += length
+        counters.rx_data += 1
+        counters.bytes_placed += length
         self.rcvd_bytes += length
         host.placed_bytes += length
         msgs = self.msgs
@@ -219,7 +219,7 @@ class Receiver:
             elif len(msgs.va_by_psn) > self.va_prune_at:
                 msgs.prune(cum)  # a long message: keep its first VA, not every one
         else:
-            counters["rx_out_of_order"] += 1
+            counters.rx_out_of_order += 1
         ecn = m.ecn == ECN_CE
         if ecn and not mrc:
             cnp = self.cnp  # DCQCN: at most one CNP per interval
@@ -242,7 +242,7 @@ class Receiver:
     def _out_of_sequence(self, m: DataPacket, now: int) -> Frame | None:
         """Go-back-N: a packet past a gap is dropped; the expected PSN is NAKed once per
         gap."""
-        self.counters["rx_out_of_order"] += 1
+        self.counters.rx_out_of_order += 1
         recv = self.recv
         if recv.nak_outstanding:  # type: ignore[union-attr]
             return None
@@ -252,7 +252,7 @@ class Receiver:
     def _deliver_messages(self, now: int) -> None:
         host = self.host
         for first, last, rkey, va, mlen in self.msgs.completed(self.recv.rcv_nxt):
-            self.counters["writes_received"] += 1
+            self.counters.writes_received += 1
             host.emit(WriteReceived(self.qpn, rkey, va, mlen, first, last, now))
             self.log.record(now, ev_kinds.WRITE_RECEIVED, psn=last, bytes=mlen)
 
@@ -295,7 +295,7 @@ class Receiver:
         self.sack_deadline = None
         choice = self.reverse.pick(now)
         if choice is None:
-            self.counters["sack_no_path"] += 1
+            self.counters.sack_no_path += 1
             return None
         plane, ev = choice
         s = self.stmpl[plane]
@@ -331,7 +331,7 @@ class Receiver:
         s.ecn_echo = ecn
         s.probe_reply = probe_reply
         s.port_status = self.host.port_status_bits
-        self.counters["tx_sack"] += 1
+        self.counters.tx_sack += 1
         return plane, encode_sack(s)
 
     def send_nack(
@@ -346,7 +346,7 @@ class Receiver:
         """The NACK (None: no reverse path)."""
         choice = self.reverse.pick(now)
         if choice is None:
-            self.counters["sack_no_path"] += 1
+            self.counters.sack_no_path += 1
             return None
         plane, ev = choice
         n = self.ntmpl[plane]
@@ -360,7 +360,7 @@ class Receiver:
         n.ecn_echo = ecn
         n.port_status = self.host.port_status_bits
         frame = encode_nack(n)
-        self.counters["tx_nack"] += 1
+        self.counters.tx_nack += 1
         self.log.record(
             now,
             ev_kinds.NACK_TX,

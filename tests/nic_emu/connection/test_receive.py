@@ -7,9 +7,8 @@ from mrc_wire import DataPacket, Nack, Probe, Sack, decode
 from mrc_wire.constants import Dscp, Ecn, NackReason
 from nic_emu.config import NicConfig
 from nic_emu.connection.events import WriteReceived
-from nic_emu.connection.queue_pair import COUNTERS
 from nic_emu.connection.receive import Receiver
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.connection.templates import nack_templates, sack_templates
 from nic_emu.core import NicCore
@@ -26,7 +25,7 @@ class Rig:
         self.core = core = NicCore("nic0", plan, CFG)
         self.peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
         self.region: MemoryRegion = core.register_memory(64 * MTU)
-        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.counters = ConnectionCounters()
         single = None if mrc else (0, plan.make_ev(0, 0, 1))
         self.rx = Receiver(
             core,
