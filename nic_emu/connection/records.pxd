@@ -12,8 +12,12 @@ from nic_emu.ev_set cimport EvEntry
 # A connection's counters as C integers (session 26): the parts count in them with a C
 # increment (each part types its ``counters`` so); readers see the mapping records.py
 # gives. One field per name of COUNTERS, the same names (a name added there is added
-# here too).
-cdef class ConnectionCounters:
+# here too). Counters, their base, has no field: the mapping the readers see.
+cdef class Counters:
+    pass
+
+
+cdef class ConnectionCounters(Counters):
     cdef public long long tx_data
     cdef public long long tx_rtx
     cdef public long long tx_sack

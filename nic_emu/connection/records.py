@@ -1,7 +1,8 @@
-"""What one connection records: its counters (:class:`ConnectionCounters`, one home
-shared by its parts) and what it writes to the NIC's event log (:class:`ConnectionLog`:
-every record names the NIC and the QPN, and the records written from more than one
-place have one home here)."""
+"""What one connection records: its counters (:class:`ConnectionCounters`, one object
+its parts share; their base :class:`Counters` is also the NIC's, ``NicCore.counters``)
+and what it writes to the NIC's event log (:class:`ConnectionLog`: every record names
+the NIC and the QPN, and the records written from more than one place have one home
+here)."""
 
 from __future__ import annotations
 
@@ -49,44 +50,44 @@ COUNTERS = (
     "writes_completed",
     "writes_received",
 )
-_NAMES = frozenset(COUNTERS)
 
 
-class ConnectionCounters:
-    """A connection's counters: one attribute per name of :data:`COUNTERS` (a C integer
-    field on the native build, records.pxd), which the parts count in
-    (``counters.rx_data += 1``). Read, and written by name, as a mapping of those names
-    in that order, live (``counters["rx_data"]``, ``dict(counters)``: what a
-    ``dict.fromkeys(COUNTERS, 0)`` gave before); no name is added or removed."""
+class Counters:
+    """Named counters, one attribute each (a C integer field on the native build, in the
+    subclass's .pxd), counted in by the code that owns them (``counters.rx_data += 1``).
+    Read, and written by name, as a mapping of the subclass's :attr:`NAMES` in that
+    order, live (``counters["rx_data"]``, ``dict(counters)``: what a
+    ``dict.fromkeys(NAMES, 0)`` gave before); no name is added or removed."""
 
-    __slots__ = COUNTERS
+    __slots__ = ()
+    NAMES = ()  # the subclass gives its names, in order (a tuple of str)
 
     def __init__(self) -> None:
-        for name in COUNTERS:
+        for name in self.NAMES:
             setattr(self, name, 0)
 
     def as_dict(self) -> dict[str, int]:
-        """The counters now, as a new dict (in :data:`COUNTERS` order)."""
-        return {name: getattr(self, name) for name in COUNTERS}
+        """The counters now, as a new dict (in :attr:`NAMES` order)."""
+        return {name: getattr(self, name) for name in self.NAMES}
 
     def __getitem__(self, name: str) -> int:
-        if name not in _NAMES:
+        if name not in self.NAMES:
             raise KeyError(name)
         return getattr(self, name)  # type: ignore[no-any-return]
 
     def __setitem__(self, name: str, value: int) -> None:
-        if name not in _NAMES:
+        if name not in self.NAMES:
             raise KeyError(name)
         setattr(self, name, value)
 
     def __contains__(self, name: object) -> bool:
-        return name in _NAMES
+        return name in self.NAMES
 
     def __iter__(self) -> Iterator[str]:
-        return iter(COUNTERS)
+        return iter(self.NAMES)
 
     def __len__(self) -> int:
-        return len(COUNTERS)
+        return len(self.NAMES)
 
     def keys(self) -> Any:
         return self.as_dict().keys()
@@ -98,10 +99,10 @@ class ConnectionCounters:
         return self.as_dict().items()
 
     def get(self, name: str, default: Any = None) -> Any:
-        return getattr(self, name) if name in _NAMES else default
+        return getattr(self, name) if name in self.NAMES else default
 
     def __eq__(self, other: object) -> bool:
-        if isinstance(other, ConnectionCounters):
+        if isinstance(other, Counters):
             return self.as_dict() == other.as_dict()
         if isinstance(other, Mapping):
             return self.as_dict() == dict(other)
@@ -110,10 +111,17 @@ class ConnectionCounters:
     __hash__ = None  # type: ignore[assignment]  # mutable, like the dict it reads as
 
     def __repr__(self) -> str:
-        return f"ConnectionCounters({self.as_dict()!r})"
+        return f"{type(self).__name__}({self.as_dict()!r})"
 
 
-Mapping.register(ConnectionCounters)
+Mapping.register(Counters)
+
+
+class ConnectionCounters(Counters):
+    """A connection's counters (:data:`COUNTERS`), one object its parts share."""
+
+    __slots__ = COUNTERS
+    NAMES = COUNTERS
 
 
 class ConnectionLog:

@@ -12,7 +12,8 @@ import pytest
 
 import nic_emu
 from nic_emu import event_log as ev_kinds
-from nic_emu.connection.records import COUNTERS, ConnectionCounters, ConnectionLog
+from nic_emu.connection.records import COUNTERS, ConnectionCounters, ConnectionLog, Counters
+from nic_emu.core import NIC_COUNTERS, NicCounters
 from nic_emu.ev_set import STATE_NAMES, EvEntry, EvState
 from nic_emu.event_log import EventLog
 
@@ -125,3 +126,16 @@ def test_counters_have_no_other_names() -> None:
     assert c.get("tx_data") == 0 and dict(c) == dict.fromkeys(COUNTERS, 0)
     with pytest.raises(TypeError):
         hash(c)  # mutable, like the dict it reads as
+
+
+def test_a_nics_counters_read_as_their_dict_and_never_equal_a_connections() -> None:
+    nic = NicCounters()
+    assert isinstance(nic, Counters) and isinstance(nic, Mapping)
+    assert dict(nic) == dict.fromkeys(NIC_COUNTERS, 0) and list(nic) == list(NIC_COUNTERS)
+    nic.rx_frames += 2
+    nic["paths_held"] += 1
+    assert nic == dict.fromkeys(NIC_COUNTERS, 0) | {"rx_frames": 2, "paths_held": 1}
+    assert repr(nic).startswith("NicCounters({'rx_frames': 2, ")
+    with pytest.raises(KeyError):
+        nic["rx_data"]  # a connection's counter, not a NIC's
+    assert NicCounters() != ConnectionCounters() and NicCounters() == NicCounters()
