@@ -86,6 +86,7 @@ cdef class Feedback:
     cdef public object qpn
     cdef public object peer
     cdef public object peer_addrs
+    cdef public list _src_ok
     cdef public bint mrc
     cdef public object window_psns
     cdef public object reorder_threshold
@@ -108,6 +109,7 @@ cdef class Feedback:
         probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
         rtt="long long", bits="unsigned long long", known="unsigned long long", low=int,
         base="long long", shift="long long", nxt="long long", psn="long long", news=object,
+        src=bytes,
     )
     cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(done=list, wr=WriteRequest)

@@ -277,6 +277,9 @@ class Feedback:
         self.qpn = log.qpn
         self.peer = peer
         self.peer_addrs = peer_addrs
+        # Per plane, the peer's address once a SACK came from it (b"": none yet), as the
+        # receive side keeps it: one bytes comparison instead of the set's lookup.
+        self._src_ok: list[bytes] = [b""] * len(reverse.heard)
         self.mrc = mrc
         self.window_psns = cfg.receive_window_psns
         self.reorder_threshold = cfg.reorder_threshold_pkts
@@ -299,9 +302,12 @@ class Feedback:
         frames it makes (probes of quarantined paths: usually none)."""
         out: Frames = NO_FRAMES
         host = self.host
-        if s.inner_src not in self.peer_addrs:
-            host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return out
+        src = s.inner_src
+        if src != self._src_ok[plane]:
+            if src not in self.peer_addrs:
+                host.drop(now, "foreign_source", plane, qpn=self.qpn)
+                return out
+            self._src_ok[plane] = src
         host.note_peer_ports(self.peer, s.port_status, now)
         host.heard_from(self.peer, s.ev, now)
         qp = self.qp

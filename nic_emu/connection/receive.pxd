@@ -67,6 +67,7 @@ cdef class Receiver:
     cdef public list _last_ev
     cdef public list _refreshed
     cdef public object _refresh_ns
+    cdef public list _src_ok
     cdef public list stmpl
     cdef public list ntmpl
     cdef public ConnectionCounters counters
@@ -76,7 +77,7 @@ cdef class Receiver:
     @cython.locals(
         counters=ConnectionCounters, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
         host=NicHost, mrc_state=bint, rcv_nxt="long long", wire_psn="long long", cum="long long",
-        psn=object,
+        psn=object, src=bytes,
     )
     cpdef object on_data(self, DataPacket m, Py_ssize_t plane, object now)
     cpdef bint already_received(self, object psn) except -1

@@ -110,6 +110,9 @@ class Receiver:
         self._last_ev = reverse.last_ev
         self._refreshed = reverse.refreshed
         self._refresh_ns = reverse.refresh_ns
+        # Per plane, the peer's address once a packet came from it (b"": none yet): a
+        # source equal to it is the peer's without the set's lookup (hashing the bytes).
+        self._src_ok: list[bytes] = [b""] * len(self._heard)
         self.stmpl, self.ntmpl = templates
         self.counters = counters
         self.log = log
@@ -141,9 +144,12 @@ class Receiver:
         if not self.ready:
             host.drop(now, "connection_error", plane, qpn=self.qpn)
             return None
-        if m.inner_src not in self.peer_addrs:
-            host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return None
+        src = m.inner_src
+        if src != self._src_ok[plane]:
+            if src not in self.peer_addrs:
+                host.drop(now, "foreign_source", plane, qpn=self.qpn)
+                return None
+            self._src_ok[plane] = src
         self._heard[plane] = now
         host.heard_from(self.peer, m.ev, now)
         self._last_ev[plane] = m.ev

@@ -142,6 +142,20 @@ def test_bad_sources_bad_memory_and_a_stopped_receiver_drop() -> None:
     assert rig.counters["rx_data"] == 0 and rig.out == []
 
 
+def test_a_source_is_checked_on_every_packet_after_the_peer_was_seen() -> None:
+    """The peer's address remembered per plane saves the set's lookup only: a stranger
+    after it is still dropped, and the peer's other address still taken."""
+    rig = Rig()
+    rig.feed(rig.data(0), 10)
+    rig.feed(rig.data(1, inner_src=bytes(16)), 20)
+    rig.feed(rig.data(1, inner_src=rig.peer[0][:15] + b"x"), 30)
+    rig.feed(rig.data(1, inner_src=rig.peer[1]), 40)  # the peer's plane-1 address, on 0
+    rig.feed(rig.data(2), 50)
+    rig.feed(rig.data(3, inner_src=bytes(16)), 60)
+    assert rig.core.drop_reasons == {"foreign_source": 3}
+    assert rig.counters["rx_data"] == 3 and rig.counters["bytes_placed"] == 3 * MTU
+
+
 def test_a_completed_message_reaches_the_application_once() -> None:
     rig = Rig()
     rig.feed(rig.data(1, last=True), 10)  # out of order: held until PSN 0
