@@ -40,8 +40,9 @@ cdef extern from *:
     Py_ssize_t nic_int_bit_count(object v) noexcept
 
 
-# the PSN unwrap's masks and the SACK's byte count's (receive.py), as C values
-cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK
+# the PSN unwrap's masks, the SACK's byte count's and accept's answers (receive.py), as
+# C values
+cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK, _DUPLICATE, _NEW_IN_ORDER, _OUT_OF_WINDOW
 
 
 cdef class Receiver:
@@ -77,7 +78,7 @@ cdef class Receiver:
     @cython.locals(
         counters=ConnectionCounters, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
         host=NicHost, mrc_state=bint, rcv_nxt="long long", wire_psn="long long", cum="long long",
-        psn=object, src=bytes,
+        psn=object, src=bytes, result="long long",
     )
     cpdef object on_data(self, DataPacket m, Py_ssize_t plane, object now)
     cpdef bint already_received(self, object psn) except -1

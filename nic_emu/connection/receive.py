@@ -43,11 +43,14 @@ from nic_emu.streams import StreamReceiver
 if cython.compiled:  # an int's bit count read in C (receive.pxd)
     from cython.cimports.nic_emu.connection.receive import nic_int_bit_count
 
-# C values on the native build (receive.pxd): the PSN unwrap's masks and the SACK's
-# byte count's
+# C values on the native build (receive.pxd): the PSN unwrap's masks, the SACK's byte
+# count's, and what accepting a PSN answered (on_data compares it in C)
 _PSN_MASK = PSN_MASK
 _PSN_HALF = PSN_HALF
 _TS_MASK = TS_MASK
+_DUPLICATE = DUPLICATE
+_NEW_IN_ORDER = NEW_IN_ORDER
+_OUT_OF_WINDOW = OUT_OF_WINDOW
 
 
 class ReceiveHost(Protocol):
@@ -193,14 +196,14 @@ class Receiver:
             result = cython.cast(ReceiveState, recv).accept(psn)
         else:
             result = recv.accept(psn)
-        if result == DUPLICATE:
+        if result == _DUPLICATE:
             counters.rx_dup += 1
             return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
-        if result == OUT_OF_WINDOW:
+        if result == _OUT_OF_WINDOW:
             counters.rx_out_of_window += 1
             return None
         mrc = self.mrc
-        if result != NEW_IN_ORDER and not mrc:
+        if result != _NEW_IN_ORDER and not mrc:
             return self._out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
         if sink is not None:
             sink.place(psn, m.payload, m.last)
@@ -211,14 +214,14 @@ class Receiver:
         self.rcvd_bytes += length
         host.placed_bytes += length
         msgs = self.msgs
-        if result != NEW_IN_ORDER or psn == msgs.msg_first_psn:
+        if result != _NEW_IN_ORDER or psn == msgs.msg_first_psn:
             # Only a message's first PSN needs its VA. Every message ending below the
             # cumulative point is complete once an in-order packet is handled, so an
             # in-order PSN other than msg_first_psn follows no message end: not a start.
             msgs.va_by_psn[psn] = va
         if m.last:
             msgs.note_last(psn, m.rkey, va + length)
-        if result == NEW_IN_ORDER:
+        if result == _NEW_IN_ORDER:
             cum = cython.cast(ReceiveState, recv).rcv_nxt if mrc_state else recv.rcv_nxt
             if msgs.has_due(cum):
                 self._deliver_messages(now)
@@ -234,7 +237,7 @@ class Receiver:
         if (
             ecn
             or m.ack_req
-            or result != NEW_IN_ORDER
+            or result != _NEW_IN_ORDER
             or (mrc and (cython.cast(ReceiveState, recv).ooo if mrc_state else recv.ooo))  # type: ignore[union-attr]
             or pending >= self.sack_every
         ):
