@@ -12,8 +12,24 @@ cimport cython
 
 from mrc_wire.codec cimport DataPacket, Envelope, Nack, Probe, Sack, decode, encode_probe
 from nic_emu.connection.queue_pair cimport Connection
+from nic_emu.connection.records cimport Counters
 from nic_emu.connection.transmit cimport Transmitter
 from nic_emu.nic_host cimport NicHost
+
+
+# A NIC's own counters as C integers (session 26; read as a mapping, records.py): one
+# field per name of NIC_COUNTERS, the same names.
+cdef class NicCounters(Counters):
+    cdef public long long rx_frames
+    cdef public long long rx_malformed
+    cdef public long long rx_foreign
+    cdef public long long rx_unknown_qpn
+    cdef public long long rx_dropped
+    cdef public long long rx_port_down
+    cdef public long long tx_probe_reply
+    cdef public long long rx_probe_reply_unknown
+    cdef public long long paths_shared
+    cdef public long long paths_held
 
 
 # The timer heap's push and pop (heapq's sifts, on (deadline, push sequence, connection)
@@ -64,7 +80,7 @@ cdef class NicCore(NicHost):
     cdef public object _next_probe_id
     cdef public list plane_tx
     cdef public list plane_rx
-    cdef public dict counters
+    cdef public NicCounters counters
     cdef public dict _failed_paths
     cdef public dict drop_reasons
     cdef public object accept_unknown_qp
@@ -72,7 +88,7 @@ cdef class NicCore(NicHost):
     cpdef bint has_events(self)
     cpdef list events(self)
     @cython.locals(
-        counters=dict, conn=Connection, m=Envelope, port=Py_ssize_t, dst=bytes, own=bytes
+        counters=NicCounters, conn=Connection, m=Envelope, port=Py_ssize_t, dst=bytes, own=bytes
     )
     cpdef receive_frame(self, object frame, object plane, object now)
     @cython.locals(

@@ -31,6 +31,7 @@ from nic_emu.config import NicConfig, TransportMode
 from nic_emu.connection import TS_MASK, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
 from nic_emu.connection.queue_pair import Connection
+from nic_emu.connection.records import Counters
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
@@ -48,6 +49,30 @@ from topologies.exceptions import TopologyError
 
 FIRST_QPN = 0x100  # QPNs below this are reserved (0x2 is the EV-probe QPN)
 MAX_QPN = 0xFF_FFFF
+
+#: a NIC's own counters, in this order (``NicCore.counters``, in ``snapshot()``)
+NIC_COUNTERS = (
+    "rx_frames",
+    "rx_malformed",
+    "rx_foreign",
+    "rx_unknown_qpn",
+    "rx_dropped",
+    "rx_port_down",
+    "tx_probe_reply",
+    "rx_probe_reply_unknown",
+    "paths_shared",
+    "paths_held",
+)
+
+
+class NicCounters(Counters):
+    """A NIC's own counters (:data:`NIC_COUNTERS`; C integers on the native build,
+    core.pxd), read as a mapping of those names as a connection's are."""
+
+    __slots__ = NIC_COUNTERS
+    NAMES = NIC_COUNTERS
+
+
 _NONE_FRESH: set[Connection] = set()  # never written: no deadline was just recomputed
 _CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creation order
 # a module global (one dictionary read, cached by the native build) rather than the enum
@@ -181,21 +206,7 @@ class NicCore(NicHost):
         self._next_probe_id = 1
         self.plane_tx = [0] * self.plane_count
         self.plane_rx = [0] * self.plane_count
-        self.counters: dict[str, int] = dict.fromkeys(
-            (
-                "rx_frames",
-                "rx_malformed",
-                "rx_foreign",
-                "rx_unknown_qpn",
-                "rx_dropped",
-                "rx_port_down",
-                "tx_probe_reply",
-                "rx_probe_reply_unknown",
-                "paths_shared",
-                "paths_held",
-            ),
-            0,
-        )
+        self.counters = NicCounters()  # read as a mapping of its names
         # Paths (plane, T1) connections retired on their own evidence: path -> far T0 ->
         # when (path_failed), kept for a probe revival time.
         self._failed_paths: dict[object, dict[str, int]] = {}
@@ -330,18 +341,18 @@ class NicCore(NicHost):
         """One Ethernet frame arrived on the port of ``plane``. Never raises for bad frames:
         they are counted (``counters``, ``drop_reasons``) and logged as ``rx_drop``."""
         counters = self.counters
-        counters["rx_frames"] += 1
+        counters.rx_frames += 1
         if not 0 <= plane < self.plane_count:
             self.drop(now, "bad_port", None)
             return
         port = plane  # in range: a C index on the native build
         if not self.port_up[port]:
-            counters["rx_port_down"] += 1
+            counters.rx_port_down += 1
             return
         try:
             m = decode(frame)
         except MrcWireError as exc:
-            counters["rx_malformed"] += 1
+            counters.rx_malformed += 1
             reason = exc.reason.value if isinstance(exc, MalformedPacket) else "undecodable"
             self.drop(now, "malformed", plane, detail=reason)
             return
@@ -351,7 +362,7 @@ class NicCore(NicHost):
         dst = m.inner_dst
         own = self.addrs[port]
         if dst != own and dst not in self._addr_set:
-            counters["rx_foreign"] += 1
+            counters.rx_foreign += 1
             self.drop(now, "not_for_this_nic", plane)
             return
         self.plane_rx[port] += 1
@@ -365,7 +376,7 @@ class NicCore(NicHost):
             if self.accept_unknown_qp is not None and (kind is DataPacket or kind is Probe):
                 conn = self._accept_unknown_qp(m.inner_src, dqpn, now)
             if conn is None:
-                counters["rx_unknown_qpn"] += 1
+                counters.rx_unknown_qpn += 1
                 self.drop(now, "unknown_qpn", plane, qpn=dqpn)
                 return
         # The connection's parts directly (its entry points are their bound methods):
@@ -627,7 +638,7 @@ class NicCore(NicHost):
                 self._stale.add(conn)
 
     def drop(self, now: int, reason: str, plane: int | None, **detail: object) -> None:
-        self.counters["rx_dropped"] += 1
+        self.counters.rx_dropped += 1
         self.drop_reasons[reason] = self.drop_reasons.get(reason, 0) + 1
         qpn = detail.pop("qpn", None)
         psn = detail.pop("psn", None)
@@ -736,7 +747,7 @@ class NicCore(NicHost):
             if not entries or (not common and self._far_t0(other.peer, entries[0].ev) != far):
                 continue
             if other.shared_path_failure(path, now):
-                self.counters["paths_shared"] += 1
+                self.counters.paths_shared += 1
                 self.touch(other)
 
     def path_suspect(self, qpn: int, path: object, sent_ns: int, now: int) -> None:
@@ -757,7 +768,7 @@ class NicCore(NicHost):
             return
         for other in through:
             if other.shared_hold(path, sent_ns, now):
-                self.counters["paths_held"] += 1
+                self.counters.paths_held += 1
                 self.touch(other)
 
     def path_cleared(self, qpn: int, path: object, delivered_ns: int, now: int) -> None:
@@ -807,7 +818,7 @@ class NicCore(NicHost):
         try:
             requester, _ = self.plan.nic_for_address(p.inner_src)
         except TopologyError:
-            self.counters["rx_foreign"] += 1
+            self.counters.rx_foreign += 1
             self.drop(now, "probe_from_unknown_nic", plane)
             return
         if requester == self.name:
@@ -818,7 +829,7 @@ class NicCore(NicHost):
         if p.reply:
             found = self._probes.pop(p.probe_id, None)
             if found is None:
-                self.counters["rx_probe_reply_unknown"] += 1
+                self.counters.rx_probe_reply_unknown += 1
                 return
             qpn, entry = found
             conn = self.connections.get(qpn)
@@ -848,7 +859,7 @@ class NicCore(NicHost):
             port_status=self.port_status_bits,
         )
         self.out.append((reply_plane, encode_probe(reply)))
-        self.counters["tx_probe_reply"] += 1
+        self.counters.tx_probe_reply += 1
 
     # ------------------------------------------------------------------ counters
 

@@ -13,6 +13,7 @@ cimport cython
 from mrc_wire.codec cimport Nack, Sack
 from nic_emu.congestion cimport WindowControl
 from nic_emu.connection.probes cimport PathProbes
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.transmit cimport DataTransmitter
@@ -48,7 +49,7 @@ cdef class Losses:
     cdef public bint mrc
     cdef public object quarantine
     cdef public object max_transmissions
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
 
     @cython.locals(entry=EvEntry, timers=RttTimers)
@@ -85,6 +86,7 @@ cdef class Feedback:
     cdef public object qpn
     cdef public object peer
     cdef public object peer_addrs
+    cdef public list _src_ok
     cdef public bint mrc
     cdef public object window_psns
     cdef public object reorder_threshold
@@ -99,7 +101,7 @@ cdef class Feedback:
     cdef public TailProbe tail
     cdef public object gbn
     cdef public object dcqcn
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
 
     @cython.locals(
@@ -107,6 +109,7 @@ cdef class Feedback:
         probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
         rtt="long long", bits="unsigned long long", known="unsigned long long", low=int,
         base="long long", shift="long long", nxt="long long", psn="long long", news=object,
+        src=bytes,
     )
     cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(done=list, wr=WriteRequest)

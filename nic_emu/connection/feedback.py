@@ -38,7 +38,7 @@ from nic_emu.connection.common import (
 from nic_emu.connection.events import AppEvent, WriteCompleted
 from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.probes import PathProbes
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.connection.transmit import DataTransmitter
@@ -69,7 +69,7 @@ class Losses:
         probes: PathProbes,
         *,
         mrc: bool,
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         self.qp = qp
@@ -269,7 +269,7 @@ class Feedback:
         peer_addrs: frozenset[bytes],
         mrc: bool,
         gbn: GoBackN | None,
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         self.host = host
@@ -277,6 +277,9 @@ class Feedback:
         self.qpn = log.qpn
         self.peer = peer
         self.peer_addrs = peer_addrs
+        # Per plane, the peer's address once a SACK came from it (b"": none yet), as the
+        # receive side keeps it: one bytes comparison instead of the set's lookup.
+        self._src_ok: list[bytes] = [b""] * len(reverse.heard)
         self.mrc = mrc
         self.window_psns = cfg.receive_window_psns
         self.reorder_threshold = cfg.reorder_threshold_pkts
@@ -299,9 +302,12 @@ class Feedback:
         frames it makes (probes of quarantined paths: usually none)."""
         out: Frames = NO_FRAMES
         host = self.host
-        if s.inner_src not in self.peer_addrs:
-            host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return out
+        src = s.inner_src
+        if src != self._src_ok[plane]:
+            if src not in self.peer_addrs:
+                host.drop(now, "foreign_source", plane, qpn=self.qpn)
+                return out
+            self._src_ok[plane] = src
         host.note_peer_ports(self.peer, s.port_status, now)
         host.heard_from(self.peer, s.ev, now)
         qp = self.qp
@@ -312,11 +318,11 @@ class Feedback:
         reverse.last_ev[plane] = s.ev
         if now - reverse.refreshed[plane] >= reverse.refresh_ns:
             reverse.heard_on(plane, s.ev, now)
-        self.counters["rx_sack"] += 1
+        self.counters.rx_sack += 1
         send = self.send
         cum = unwrap(s.cum_psn, send.snd_una)
         if cum > send.next_psn or cum < send.snd_una - self.window_psns:
-            self.counters["rx_bad_ack"] += 1
+            self.counters.rx_bad_ack += 1
             host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return out
         timers = self.timers
@@ -352,7 +358,7 @@ class Feedback:
         send.advance_una(cum)
         ecn = s.ecn_echo
         if ecn:
-            self.counters["ecn_echo_rx"] += 1
+            self.counters.ecn_echo_rx += 1
             if self.mrc:
                 entry = self.evs.by_ev.get(s.echoed_ev)
                 if entry is not None:
@@ -404,7 +410,7 @@ class Feedback:
         host = self.host
         qpn = self.qpn
         for wr in done:
-            self.counters["writes_completed"] += 1
+            self.counters.writes_completed += 1
             host.emit(WriteCompleted(qpn, wr.wr_id, wr.length, now))
             self.log.record(now, ev_kinds.WRITE_DONE, psn=wr.last_psn, wr_id=wr.wr_id)
 
@@ -418,12 +424,12 @@ class Feedback:
         if self.qp.state is not READY:
             return
         self.reverse.heard_on(plane, n.ev, now)
-        self.counters["rx_nack"] += 1
+        self.counters.rx_nack += 1
         send = self.send
         cum = unwrap(n.cum_psn, send.snd_una)
         psn = unwrap(n.nack_psn, send.snd_una)
         if not send.snd_una - self.window_psns <= cum <= send.next_psn:
-            self.counters["rx_bad_ack"] += 1
+            self.counters.rx_bad_ack += 1
             host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return
         acked = send.ack_below(cum, now - self.timers.min_rtt_ns)
@@ -448,7 +454,7 @@ class Feedback:
             if pkt is not None and n.echoed_ts is not None and n.echoed_ts != pkt.sent_ns & TS_MASK:
                 # The NACK is about an earlier transmission (a duplicate, or one that was
                 # already resent): the current copy is still in flight.
-                self.counters["rx_nack_stale"] += 1
+                self.counters.rx_nack_stale += 1
             elif pkt is not None and pkt.state == IN_FLIGHT:
                 send.mark_lost(pkt)
                 self.cc.on_nack(pkt.length, now, send.inflight_bytes)

@@ -7,6 +7,7 @@
 cimport cython
 
 from mrc_wire.codec cimport Probe, encode_probe
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.sender cimport SendState, TxPacket
@@ -18,7 +19,7 @@ cdef class PathProbes:
     cdef public RttTimers timers
     cdef public list templates
     cdef public object peer_qpn
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
     cdef public object qpn
     cdef public object per_path

@@ -13,7 +13,7 @@ from mrc_wire.codec import Probe, encode_probe
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import TS_MASK, Frame, Outbox
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState
@@ -62,7 +62,7 @@ class PathProbes:
         templates: list[Probe],
         *,
         peer_qpn: int,
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         self.host = host
@@ -136,7 +136,7 @@ class PathProbes:
         if evs.delivered_ns(path) >= sent_ns or not evs.quarantine(path, sent_ns, now):
             return False
         self.log.about_ev(now, ev_kinds.PATH_SUSPECT, e, psn=psn, sent_ns=sent_ns, why=why)
-        self.counters["path_suspects"] += 1
+        self.counters.path_suspects += 1
         due = now + self.timers.hold_delay()
         self.held[path] = [due, -1]
         self._due(due)
@@ -202,7 +202,7 @@ class PathProbes:
         self.shared.discard(path)
         if held is None:
             return
-        self.counters["path_suspects_cleared"] += 1
+        self.counters.path_suspects_cleared += 1
         e = self.evs.by_path[path][0]  # names the path, as in path_suspect
         self.log.about_ev(now, ev_kinds.PATH_CLEARED, e, by=by, suspect_ns=now - held[1])
 
@@ -266,7 +266,7 @@ class PathProbes:
         p.timestamp = now & TS_MASK
         p.port_status = host.port_status_bits
         out.append((e.plane, encode_probe(p)))
-        self.counters["tx_probe"] += 1
+        self.counters.tx_probe += 1
         self.log.about_ev(now, ev_kinds.PROBE_TX, e)
 
     def send_tail_probe(self, e: EvEntry, psn: int, now: int) -> Frame:
@@ -281,7 +281,7 @@ class PathProbes:
         p.probe_ev = e.ev
         p.timestamp = now & TS_MASK
         p.port_status = self.host.port_status_bits
-        self.counters["tx_tail_probe"] += 1
+        self.counters.tx_tail_probe += 1
         return e.plane, encode_probe(p)
 
     def on_answer(self, e: EvEntry, now: int) -> bool:

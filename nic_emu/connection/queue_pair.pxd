@@ -11,6 +11,7 @@ from nic_emu.congestion cimport WindowControl
 from nic_emu.connection.feedback cimport Feedback, Losses, TailProbe
 from nic_emu.connection.probes cimport PathProbes
 from nic_emu.connection.receive cimport Receiver
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.repath cimport Repath
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.timers cimport Deadlines
@@ -36,7 +37,7 @@ cdef class Connection:
     cdef public list peer_addrs
     cdef public object _peer_addr_set
     cdef public object log
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object _next_wr_id
     cdef public long long created_seq
     cdef public Py_ssize_t ready_index

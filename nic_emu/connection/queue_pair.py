@@ -19,7 +19,7 @@ from nic_emu.connection.gobackn import GoBackN
 from nic_emu.connection.host import ConnectionFailed, ConnectionHost
 from nic_emu.connection.probes import PathProbes
 from nic_emu.connection.receive import Receiver
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.repath import Repath, build_evs
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.connection.rtt import RttTimers
@@ -35,43 +35,6 @@ from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
 from nic_emu.sender import BufferPayload, Payload, SendState, WriteRequest
 from nic_emu.streams import StreamPayload, StreamReceiver
-
-#: a connection's counters (``Connection.counters``, in ``NicCore.snapshot()``)
-COUNTERS = (
-    "tx_data",
-    "tx_rtx",
-    "tx_sack",
-    "tx_nack",
-    "tx_probe",
-    "rx_data",
-    "rx_dup",
-    "rx_out_of_order",
-    "rx_out_of_window",
-    "rx_trimmed",
-    "rx_trimmed_ignored",
-    "rx_access_error",
-    "rx_sack",
-    "rx_nack",
-    "rx_nack_stale",
-    "rx_bad_ack",
-    "ecn_echo_rx",
-    "losses_reorder",
-    "losses_timeout",
-    "losses_port",
-    "losses_path",
-    "paths_shared",
-    "losses_tail_probe",
-    "losses_overtaken",
-    "tx_tail_probe",
-    "path_suspects",
-    "path_suspects_cleared",
-    "rto_silent",
-    "gobackn_rewinds",
-    "sack_no_path",
-    "bytes_placed",
-    "writes_completed",
-    "writes_received",
-)
 
 
 class Connection:
@@ -114,7 +77,7 @@ class Connection:
         self.peer_addrs = [nic.plan.nic_address(peer, p).packed for p in range(nic.plane_count)]
         self._peer_addr_set = frozenset(self.peer_addrs)
         self.log = ConnectionLog(nic.log, nic.name, qpn)
-        self.counters: dict[str, int] = dict.fromkeys(COUNTERS, 0)
+        self.counters = ConnectionCounters()  # read as a mapping of its names
         self._next_wr_id = 1
         # The host's scheduling of this connection (NicCore.frames_to_send, next_timer).
         self.created_seq = 0

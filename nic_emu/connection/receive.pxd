@@ -8,6 +8,7 @@
 cimport cython
 
 from mrc_wire.codec cimport DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.nic_host cimport NicHost
 from nic_emu.receiver cimport MessageTracker, ReceiveState
@@ -18,9 +19,11 @@ from nic_emu.streams cimport StreamReceiver
 # the magnitude, whose popcount int.bit_count() returns); -1 where that layout is not
 # known (another Python, another compiler, not an exact int): the caller then calls
 # int.bit_count(). The SACK's count of PSNs beyond the cumulative point, per SACK.
+# Inline: every module that cimports this file compiles a copy, which only receive.py
+# calls (a static one, unused, drew "defined but not used" from gcc elsewhere).
 cdef extern from *:
     """
-    static Py_ssize_t nic_int_bit_count(PyObject *v) {
+    static CYTHON_INLINE Py_ssize_t nic_int_bit_count(PyObject *v) {
     #if PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && (defined(__GNUC__) || defined(__clang__))
         if (PyLong_CheckExact(v)) {
             Py_ssize_t n = Py_SIZE(v), i, count = 0;
@@ -37,8 +40,9 @@ cdef extern from *:
     Py_ssize_t nic_int_bit_count(object v) noexcept
 
 
-# the PSN unwrap's masks and the SACK's byte count's (receive.py), as C values
-cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK
+# the PSN unwrap's masks, the SACK's byte count's and accept's answers (receive.py), as
+# C values
+cdef long long _PSN_MASK, _PSN_HALF, _TS_MASK, _DUPLICATE, _NEW_IN_ORDER, _OUT_OF_WINDOW
 
 
 cdef class Receiver:
@@ -64,16 +68,17 @@ cdef class Receiver:
     cdef public list _last_ev
     cdef public list _refreshed
     cdef public object _refresh_ns
+    cdef public list _src_ok
     cdef public list stmpl
     cdef public list ntmpl
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
     cdef public object cnp
 
     @cython.locals(
-        counters=dict, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
+        counters=ConnectionCounters, msgs=MessageTracker, length="long long", mrc=bint, sink=StreamReceiver,
         host=NicHost, mrc_state=bint, rcv_nxt="long long", wire_psn="long long", cum="long long",
-        psn=object,
+        psn=object, src=bytes, result="long long",
     )
     cpdef object on_data(self, DataPacket m, Py_ssize_t plane, object now)
     cpdef bint already_received(self, object psn) except -1

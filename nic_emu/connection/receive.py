@@ -25,7 +25,7 @@ from nic_emu.connection.common import (
     Frame,
 )
 from nic_emu.connection.events import AppEvent, WriteReceived
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.dcqcn import CnpPacer
 from nic_emu.memory import MemoryRegion
@@ -43,11 +43,14 @@ from nic_emu.streams import StreamReceiver
 if cython.compiled:  # an int's bit count read in C (receive.pxd)
     from cython.cimports.nic_emu.connection.receive import nic_int_bit_count
 
-# C values on the native build (receive.pxd): the PSN unwrap's masks and the SACK's
-# byte count's
+# C values on the native build (receive.pxd): the PSN unwrap's masks, the SACK's byte
+# count's, and what accepting a PSN answered (on_data compares it in C)
 _PSN_MASK = PSN_MASK
 _PSN_HALF = PSN_HALF
 _TS_MASK = TS_MASK
+_DUPLICATE = DUPLICATE
+_NEW_IN_ORDER = NEW_IN_ORDER
+_OUT_OF_WINDOW = OUT_OF_WINDOW
 
 
 class ReceiveHost(Protocol):
@@ -80,7 +83,7 @@ class Receiver:
         regions: dict[int, MemoryRegion],
         reverse: ReverseEvs,
         templates: tuple[list[Sack], list[Nack]],
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         window = cfg.receive_window_psns
@@ -110,6 +113,9 @@ class Receiver:
         self._last_ev = reverse.last_ev
         self._refreshed = reverse.refreshed
         self._refresh_ns = reverse.refresh_ns
+        # Per plane, the peer's address once a packet came from it (b"": none yet): a
+        # source equal to it is the peer's without the set's lookup (hashing the bytes).
+        self._src_ok: list[bytes] = [b""] * len(self._heard)
         self.stmpl, self.ntmpl = templates
         self.counters = counters
         self.log = log
@@ -141,9 +147,12 @@ class Receiver:
         if not self.ready:
             host.drop(now, "connection_error", plane, qpn=self.qpn)
             return None
-        if m.inner_src not in self.peer_addrs:
-            host.drop(now, "foreign_source", plane, qpn=self.qpn)
-            return None
+        src = m.inner_src
+        if src != self._src_ok[plane]:
+            if src not in self.peer_addrs:
+                host.drop(now, "foreign_source", plane, qpn=self.qpn)
+                return None
+            self._src_ok[plane] = src
         self._heard[plane] = now
         host.heard_from(self.peer, m.ev, now)
         self._last_ev[plane] = m.ev
@@ -156,9 +165,9 @@ class Receiver:
         psn = rcv_nxt + (((wire_psn - rcv_nxt) & _PSN_MASK) ^ _PSN_HALF) - _PSN_HALF  # unwrap()
         dscp = m.dscp
         if dscp in (DSCP_TRIMMED, DSCP_TRIMMED_LASTHOP):
-            counters["rx_trimmed"] += 1
+            counters.rx_trimmed += 1
             if not self.mrc:
-                counters["rx_trimmed_ignored"] += 1  # RoCE has no trim reaction
+                counters.rx_trimmed_ignored += 1  # RoCE has no trim reaction
                 return None
             if self.already_received(psn):
                 return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
@@ -173,53 +182,53 @@ class Receiver:
             offset = 0
             refused = sink.admit(psn, m.rkey, va, length)
             if refused is not None:
-                counters["rx_access_error"] += 1
+                counters.rx_access_error += 1
                 host.drop(now, refused, plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
         else:
             region = self.regions.get(m.rkey)
             offset = va - region.va if region is not None else -1
             if offset < 0 or offset + length > len(region.buffer):  # type: ignore[union-attr]
-                counters["rx_access_error"] += 1
+                counters.rx_access_error += 1
                 host.drop(now, "memory_access", plane, qpn=self.qpn, psn=psn, rkey=m.rkey, va=va)
                 return None
         if mrc_state:  # MRC: a C call on the native build
             result = cython.cast(ReceiveState, recv).accept(psn)
         else:
             result = recv.accept(psn)
-        if result == DUPLICATE:
-            counters["rx_dup"] += 1
+        if result == _DUPLICATE:
+            counters.rx_dup += 1
             return self.send_sack(now, m.ev, psn, m.timestamp, m.ecn == ECN_CE)
-        if result == OUT_OF_WINDOW:
-            counters["rx_out_of_window"] += 1
+        if result == _OUT_OF_WINDOW:
+            counters.rx_out_of_window += 1
             return None
         mrc = self.mrc
-        if result != NEW_IN_ORDER and not mrc:
+        if result != _NEW_IN_ORDER and not mrc:
             return self._out_of_sequence(m, now)  # go-back-N: dropped, NAKed once per gap
         if sink is not None:
             sink.place(psn, m.payload, m.last)
         else:
             region.buffer[offset : offset + length] = m.payload  # type: ignore[union-attr]
-        counters["rx_data"] += 1
-        counters["bytes_placed"] += length
+        counters.rx_data += 1
+        counters.bytes_placed += length
         self.rcvd_bytes += length
         host.placed_bytes += length
         msgs = self.msgs
-        if result != NEW_IN_ORDER or psn == msgs.msg_first_psn:
+        if result != _NEW_IN_ORDER or psn == msgs.msg_first_psn:
             # Only a message's first PSN needs its VA. Every message ending below the
             # cumulative point is complete once an in-order packet is handled, so an
             # in-order PSN other than msg_first_psn follows no message end: not a start.
             msgs.va_by_psn[psn] = va
         if m.last:
             msgs.note_last(psn, m.rkey, va + length)
-        if result == NEW_IN_ORDER:
+        if result == _NEW_IN_ORDER:
             cum = cython.cast(ReceiveState, recv).rcv_nxt if mrc_state else recv.rcv_nxt
             if msgs.has_due(cum):
                 self._deliver_messages(now)
             elif len(msgs.va_by_psn) > self.va_prune_at:
                 msgs.prune(cum)  # a long message: keep its first VA, not every one
         else:
-            counters["rx_out_of_order"] += 1
+            counters.rx_out_of_order += 1
         ecn = m.ecn == ECN_CE
         if ecn and not mrc:
             cnp = self.cnp  # DCQCN: at most one CNP per interval
@@ -228,7 +237,7 @@ class Receiver:
         if (
             ecn
             or m.ack_req
-            or result != NEW_IN_ORDER
+            or result != _NEW_IN_ORDER
             or (mrc and (cython.cast(ReceiveState, recv).ooo if mrc_state else recv.ooo))  # type: ignore[union-attr]
             or pending >= self.sack_every
         ):
@@ -242,7 +251,7 @@ class Receiver:
     def _out_of_sequence(self, m: DataPacket, now: int) -> Frame | None:
         """Go-back-N: a packet past a gap is dropped; the expected PSN is NAKed once per
         gap."""
-        self.counters["rx_out_of_order"] += 1
+        self.counters.rx_out_of_order += 1
         recv = self.recv
         if recv.nak_outstanding:  # type: ignore[union-attr]
             return None
@@ -252,7 +261,7 @@ class Receiver:
     def _deliver_messages(self, now: int) -> None:
         host = self.host
         for first, last, rkey, va, mlen in self.msgs.completed(self.recv.rcv_nxt):
-            self.counters["writes_received"] += 1
+            self.counters.writes_received += 1
             host.emit(WriteReceived(self.qpn, rkey, va, mlen, first, last, now))
             self.log.record(now, ev_kinds.WRITE_RECEIVED, psn=last, bytes=mlen)
 
@@ -295,7 +304,7 @@ class Receiver:
         self.sack_deadline = None
         choice = self.reverse.pick(now)
         if choice is None:
-            self.counters["sack_no_path"] += 1
+            self.counters.sack_no_path += 1
             return None
         plane, ev = choice
         s = self.stmpl[plane]
@@ -331,7 +340,7 @@ class Receiver:
         s.ecn_echo = ecn
         s.probe_reply = probe_reply
         s.port_status = self.host.port_status_bits
-        self.counters["tx_sack"] += 1
+        self.counters.tx_sack += 1
         return plane, encode_sack(s)
 
     def send_nack(
@@ -346,7 +355,7 @@ class Receiver:
         """The NACK (None: no reverse path)."""
         choice = self.reverse.pick(now)
         if choice is None:
-            self.counters["sack_no_path"] += 1
+            self.counters.sack_no_path += 1
             return None
         plane, ev = choice
         n = self.ntmpl[plane]
@@ -360,7 +369,7 @@ class Receiver:
         n.ecn_echo = ecn
         n.port_status = self.host.port_status_bits
         frame = encode_nack(n)
-        self.counters["tx_nack"] += 1
+        self.counters.tx_nack += 1
         self.log.record(
             now,
             ev_kinds.NACK_TX,

@@ -9,7 +9,7 @@ cimport cython
 
 from nic_emu.connection.feedback cimport Losses
 from nic_emu.connection.probes cimport PathProbes
-from nic_emu.connection.records cimport ConnectionLog
+from nic_emu.connection.records cimport ConnectionCounters, ConnectionLog
 from nic_emu.ev_set cimport EvSet
 from nic_emu.sender cimport SendState
 
@@ -24,5 +24,5 @@ cdef class Repath:
     cdef public PathProbes probes
     cdef public Losses losses
     cdef public object silence
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public ConnectionLog log

@@ -15,7 +15,7 @@ from nic_emu.connection.common import READY, QpStatus
 from nic_emu.connection.ev_layout import RouteHost, mrc_entries, roce_entry
 from nic_emu.connection.feedback import Losses
 from nic_emu.connection.probes import PathProbes
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet, EvState
 from nic_emu.sender import SendState
 
@@ -83,7 +83,7 @@ class Repath:
         silence: PeerSilence,
         *,
         mrc: bool,
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
     ) -> None:
         self.host = host
@@ -142,7 +142,7 @@ class Repath:
             return 0
         count = self.evs.retire_path(path, SHARED, now)
         if count:
-            self.counters["paths_shared"] += 1
+            self.counters.paths_shared += 1
         return count
 
     def on_floor_hold(self, e: EvEntry, reason: str, now: int) -> None:

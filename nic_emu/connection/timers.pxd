@@ -35,7 +35,7 @@ cdef class Deadlines:
     cdef public object peer_qpn
     cdef public bint mrc
     cdef public object gbn
-    cdef public dict counters
+    cdef public object counters
     cdef public object log
     cdef public object peer_timeout_ns
     cdef public object max_retries

@@ -9,6 +9,7 @@ cimport cython
 
 from mrc_wire.codec cimport DataPacket, encode_data
 from nic_emu.congestion cimport WindowControl
+from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest
 
@@ -19,13 +20,13 @@ cdef class DataTransmitter:
     cdef public object ns_per_byte
     cdef public list plane_tx
     cdef public object trace
-    cdef public dict counters
+    cdef public ConnectionCounters counters
     cdef public object log
     cdef public long long last_tx_ns
 
     @cython.locals(
         plane=Py_ssize_t, wr=WriteRequest, offset="long long", length="long long",
-        rtx=bint, size=Py_ssize_t, frame=bytes, counters=dict, t=DataPacket,
+        rtx=bint, size=Py_ssize_t, frame=bytes, counters=ConnectionCounters, t=DataPacket,
         ns_per_byte=object, wire_ns=object,
     )
     cpdef tuple transmit(self, TxPacket pkt, EvEntry entry, SendState send, object now)

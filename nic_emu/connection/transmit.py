@@ -21,7 +21,7 @@ from nic_emu.connection.common import (
     Frame,
     QpStatus,
 )
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import GOOD, EvEntry, EvSet
 from nic_emu.exceptions import DataSourceError
@@ -47,7 +47,7 @@ class DataTransmitter:
         templates: list[DataPacket],
         *,
         trace: bool,
-        counters: dict[str, int],
+        counters: ConnectionCounters,
         log: ConnectionLog,
         now: int,
     ) -> None:
@@ -104,9 +104,9 @@ class DataTransmitter:
         if entry.first_tx_ns < 0:
             entry.first_tx_ns = now
         counters = self.counters
-        counters["tx_data"] += 1
+        counters.tx_data += 1
         if rtx:
-            counters["tx_rtx"] += 1
+            counters.tx_rtx += 1
         self.plane_tx[plane] += 1
         if self.trace:
             self.log.record(

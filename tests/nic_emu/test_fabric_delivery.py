@@ -7,6 +7,7 @@ from collections import Counter
 
 from nic_emu.analysis import tx_per_plane
 from nic_emu.connection.host import WriteCompleted, WriteReceived
+from nic_emu.connection.records import COUNTERS
 from nic_emu.event_log import TX, read_jsonl
 from nic_emu.sender import PSN_MOD
 from nic_emu.testing import SimNetwork
@@ -121,6 +122,9 @@ def test_counters_snapshot_and_event_file_are_json(tmp_path) -> None:
     snap = net.cores["nic0"].snapshot()
     text = json.dumps(snap)
     planes = snap["connections"][t.sender.qpn]["planes"]
+    counters = snap["connections"][t.sender.qpn]["counters"]
+    assert type(counters) is dict and list(counters) == list(COUNTERS)  # the names' order
+    assert counters == dict(t.sender.counters) and counters["tx_data"] > 0
     assert sum(p["tx_packets"] for p in planes.values()) == t.sender.counters["tx_data"]
     assert all(p["good_active"] == 8 for p in planes.values())
     assert "tx_packets" in text and len(t.sender.ev_counters()) == 48

@@ -13,8 +13,7 @@ from nic_emu.connection.common import QpState
 from nic_emu.connection.events import AppEvent
 from nic_emu.connection.feedback import Losses, TailProbe
 from nic_emu.connection.probes import PathProbes
-from nic_emu.connection.queue_pair import COUNTERS
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.repath import build_evs
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.connection.templates import data_templates, probe_templates
@@ -95,7 +94,7 @@ class Parts:
     probes: PathProbes
     losses: Losses
     tail: TailProbe
-    counters: dict[str, int]
+    counters: ConnectionCounters
     log: ConnectionLog
     out: list[tuple[int, bytes]] = field(default_factory=list)
 
@@ -103,7 +102,7 @@ class Parts:
 def make_parts(cfg: NicConfig = CFG, *, mrc: bool = True, now: int = 0) -> Parts:
     core = NicCore("nic0", PLAN, cfg)
     qp = RecordingQp()
-    counters = dict.fromkeys(COUNTERS, 0)
+    counters = ConnectionCounters()
     log = ConnectionLog(core.log, core.name, QPN)
     send = SendState(0, cfg.mtu_payload, cfg.receive_window_psns)
     evs = build_evs(core, cfg, PEER, qpn=QPN, peer_qpn=PEER_QPN, mrc=mrc, rng=random.Random(1))

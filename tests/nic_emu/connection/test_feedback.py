@@ -235,6 +235,21 @@ def test_a_sack_from_elsewhere_is_dropped() -> None:
     assert parts.counters["rx_sack"] == 0
 
 
+def test_a_sack_from_elsewhere_is_dropped_after_the_peers() -> None:
+    parts = make_parts()
+    feedback, host = _feedback(parts)
+    stranger = PLAN.nic_address("nic1", 0).packed
+    other = PLAN.nic_address(PEER, 1).packed  # the peer's plane-1 address, on plane 0
+    assert feedback.on_sack(_sack(parts, 0), 0, 10) == ()
+    s = Sack(**_envelope(1, inner_src=stranger), cum_psn=0, echoed_ev=1)  # type: ignore[arg-type]
+    assert feedback.on_sack(s, 0, 20) == ()
+    s = Sack(**_envelope(1, inner_src=other), cum_psn=0, echoed_ev=1)  # type: ignore[arg-type]
+    assert feedback.on_sack(s, 0, 30) == ()
+    drops = [c for c in host.calls if c[0] == "drop"]
+    assert drops == [("drop", "foreign_source", 0, {"qpn": QPN})]
+    assert parts.counters["rx_sack"] == 2
+
+
 def test_a_cumulative_sack_acknowledges_samples_and_completes_the_write() -> None:
     parts = make_parts()
     feedback, host = _feedback(parts)

@@ -10,8 +10,7 @@ from mrc_wire import EV_PROBE_QPN, Probe, decode
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.probes import PathProbes
-from nic_emu.connection.queue_pair import COUNTERS
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.rtt import RttTimers
 from nic_emu.connection.templates import probe_templates
 from nic_emu.core import NicCore
@@ -36,7 +35,7 @@ def _probes() -> tuple[NicCore, EvSet, PathProbes, dict[str, int]]:
         entries.append(e)
     evs = EvSet({0: entries}, {}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
     peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
-    counters = dict.fromkeys(COUNTERS, 0)
+    counters = ConnectionCounters()
     probes = PathProbes(
         core,
         CFG,

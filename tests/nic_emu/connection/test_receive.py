@@ -7,9 +7,8 @@ from mrc_wire import DataPacket, Nack, Probe, Sack, decode
 from mrc_wire.constants import Dscp, Ecn, NackReason
 from nic_emu.config import NicConfig
 from nic_emu.connection.events import WriteReceived
-from nic_emu.connection.queue_pair import COUNTERS
 from nic_emu.connection.receive import Receiver
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.connection.templates import nack_templates, sack_templates
 from nic_emu.core import NicCore
@@ -26,7 +25,7 @@ class Rig:
         self.core = core = NicCore("nic0", plan, CFG)
         self.peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
         self.region: MemoryRegion = core.register_memory(64 * MTU)
-        self.counters = dict.fromkeys(COUNTERS, 0)
+        self.counters = ConnectionCounters()
         single = None if mrc else (0, plan.make_ev(0, 0, 1))
         self.rx = Receiver(
             core,
@@ -141,6 +140,20 @@ def test_bad_sources_bad_memory_and_a_stopped_receiver_drop() -> None:
         "connection_error": 1,
     }
     assert rig.counters["rx_data"] == 0 and rig.out == []
+
+
+def test_a_source_is_checked_on_every_packet_after_the_peer_was_seen() -> None:
+    """The peer's address remembered per plane saves the set's lookup only: a stranger
+    after it is still dropped, and the peer's other address still taken."""
+    rig = Rig()
+    rig.feed(rig.data(0), 10)
+    rig.feed(rig.data(1, inner_src=bytes(16)), 20)
+    rig.feed(rig.data(1, inner_src=rig.peer[0][:15] + b"x"), 30)
+    rig.feed(rig.data(1, inner_src=rig.peer[1]), 40)  # the peer's plane-1 address, on 0
+    rig.feed(rig.data(2), 50)
+    rig.feed(rig.data(3, inner_src=bytes(16)), 60)
+    assert rig.core.drop_reasons == {"foreign_source": 3}
+    assert rig.counters["rx_data"] == 3 and rig.counters["bytes_placed"] == 3 * MTU
 
 
 def test_a_completed_message_reaches_the_application_once() -> None:

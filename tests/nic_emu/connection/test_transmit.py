@@ -13,8 +13,7 @@ from mrc_wire.constants import Dscp
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import QpState
-from nic_emu.connection.queue_pair import COUNTERS
-from nic_emu.connection.records import ConnectionLog
+from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.templates import data_templates
 from nic_emu.connection.transmit import DataTransmitter, Transmitter
 from nic_emu.core import NicCore
@@ -43,7 +42,7 @@ def test_a_port_is_busy_for_the_truncated_wire_time_of_any_ns_per_byte(
         core,
         data_templates(core, peer, 0x300),
         trace=False,
-        counters=dict.fromkeys(COUNTERS, 0),
+        counters=ConnectionCounters(),
         log=ConnectionLog(core.log, "nic0", 0x100),
         now=0,
     )
@@ -67,7 +66,7 @@ def test_a_packet_leaves_on_its_ev_and_keeps_its_port_busy() -> None:
     plan = AddressPlan(load("tiny"))
     core = NicCore("nic0", plan, NicConfig())
     peer = [plan.nic_address("nic3", p).packed for p in range(core.plane_count)]
-    counters = dict.fromkeys(COUNTERS, 0)
+    counters = ConnectionCounters()
     tx = DataTransmitter(
         core,
         data_templates(core, peer, 0x300),
