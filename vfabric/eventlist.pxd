@@ -96,11 +96,11 @@ cdef class EventList:
     cdef _Bucket _buckets[_BUCKETS]
     cdef unsigned long long _used[_LEVELS]
     cdef unsigned int _levels
-    # now_object(): the int object of the time _now_t (now when _now_t == now)
+    # now_object(): the int object of the time _now_t (made by its first call at now)
     cdef object _now_obj
     cdef long long _now_t
 
-    # now as an int object: the one given to the clock (a C call: the class is final)
+    # now as an int object, made once per time asked for (a C call: the class is final)
     cpdef object now_object(self)
 
     # t_ns: a C long long, as _c_push takes it (the same conversion, before the call)
@@ -164,7 +164,6 @@ cdef class EventList:
         slot=Py_ssize_t,
         direct="unsigned char",
         number="long long",
-        moment=object,
         clock=VirtualClock,
         fns=list,
         args=list,

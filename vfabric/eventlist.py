@@ -134,9 +134,9 @@ class EventList:
 
     def now_object(self) -> int:
         """:attr:`now` as an int object, for a caller that passes the time on to Python
-        code (a NIC core's calls). Compiled, the one the run loop gave the clock when it
-        moved to this time (no new int per reader); a new one only if ``now`` was set
-        since (then kept for the next reader). Pure, ``now`` itself."""
+        code (a NIC core's calls). Compiled, made at the first call at this time and kept
+        for the next readers (the run loop makes none: most times have no reader); a new
+        one once ``now`` moved. Pure, ``now`` itself."""
         if cython.compiled:
             if self._now_t != self.now:
                 self._now_obj = self.now
@@ -512,8 +512,9 @@ class EventList:
     def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
         """:meth:`_run` on the native list: the same events in the same order."""
         set_clock = self.clock.set_ns
-        # the usual clock, a VirtualClock, is set by a C call (None: another, through set_clock)
-        clock = self.clock if isinstance(self.clock, VirtualClock) else None
+        # the usual clock, a VirtualClock (not a subclass: its own set_ns), is set by a C
+        # call with the time in C too (None: another, through set_clock)
+        clock = self.clock if type(self.clock) is VirtualClock else None
         count = 0
         i = -1
         now = self.now
@@ -538,13 +539,12 @@ class EventList:
                             i -= 1  # this one did not run
                             break
                         self.now = now = t
-                        moment = t  # the int object the clock and now_object() share
-                        self._now_obj = moment
-                        self._now_t = t
+                        # no int object for the new time unless one is asked for
+                        # (now_object(), the clock's now_ns())
                         if clock is not None:
-                            clock.set_ns(moment)
+                            clock._c_set(t)
                         else:
-                            set_clock(moment)
+                            set_clock(t)
                     slot = self._c_take()
                     # the slot cleared and given back (_c_free, inlined): its lists'
                     # references to the callback and argument taken over (held_*), None

@@ -460,3 +460,45 @@ def test_times_far_apart_and_earlier_than_the_first_run_in_the_one_order(seed: i
         if model:  # to the next event, or a little past it, or a stop before it
             until = min(model.values()) + rng.choice((-1, 0, 0, 3, 2**20))
     assert len(ran) == events.events_run == len(set(ran))
+
+
+def test_the_clock_reads_the_event_list_s_time_in_every_way() -> None:
+    """The run loop moves the clock to each event's time (compiled: as a C integer, the
+    int object made only when asked for): inside events, ``now_ns``, ``now_us``,
+    ``read_ns`` and ``read_us`` give that time; after the run the clock advances and
+    refuses to go back from it, and a subclass of VirtualClock has its own ``set_ns``
+    called."""
+    from p4emu.runtime.clock import VirtualClock, read_ns, read_us
+    from p4emu.runtime.exceptions import RuntimeP4Error
+
+    events = EventList()
+    clock = events.clock
+    seen: list[tuple[int, ...]] = []
+
+    def look(_: object) -> None:
+        now = events.now
+        seen.append((now, read_ns(clock), read_us(clock), clock.now_us(), clock.now_ns()))
+
+    times = (0, 999, 1_000, 1_000, 123_456_789, 2**62 - 1)
+    for t in times:
+        events.push(t, look, None)
+    events.run(None, lambda: False)
+    assert seen == [(t, t, t // 1000, t // 1000, t) for t in times]
+    with pytest.raises(RuntimeP4Error, match=f"from {2**62 - 1} ns to {2**62 - 2} ns"):
+        clock.set_ns(2**62 - 2)
+    assert clock.advance_ns(5) == 2**62 + 4 and read_ns(clock) == 2**62 + 4
+
+    class Counted(VirtualClock):
+        __slots__ = ("moves",)
+
+        def set_ns(self, ns: int) -> None:
+            self.moves.append(ns)
+            super().set_ns(ns)
+
+    counted = Counted()
+    counted.moves = []
+    events = EventList(counted)
+    for t in (7, 7, 9):
+        events.push(t, look, None)
+    events.run(20, lambda: False)
+    assert counted.moves == [7, 9, 20] and counted.now_ns() == read_ns(counted) == 20
