@@ -9,12 +9,45 @@ from cpython.object cimport PyObject
 from p4emu.runtime.clock cimport VirtualClock
 
 
-# one pending event of the native heap: its time, tie-breaking number and the slot of
-# its callback and argument (EventList._fns / _args)
+# one pending event of the native list, kept at its slot (EventList._events[slot]; its
+# callback and argument at the same slot of _fns / _args): its time, tie-breaking number
+# and the next slot of its bucket's chain (-1: the last)
 cdef struct _Event:
     long long t
     long long seq
-    Py_ssize_t slot
+    Py_ssize_t next
+
+
+# a bucket of the radix heap: a chain of slots (first to tail, -1: empty) in scheduling
+# order among equal times, and the earliest time in it (least; buckets only, not _ready)
+cdef struct _Bucket:
+    Py_ssize_t first
+    Py_ssize_t tail
+    long long least
+
+
+# the radix heap's digits: _DIGIT_BITS bits (_DIGITS values, one bit each of a 64-bit
+# mask), _LEVELS of them in 64 bits, a bucket per digit value and level
+cdef enum:
+    _DIGIT_BITS = 6
+    _DIGITS = 64
+    _LEVELS = 11
+    _BUCKETS = 704
+
+
+# the bit length of x (0 for 0) and the index of x's lowest set bit (x != 0)
+cdef extern from *:
+    """
+    #if defined(__GNUC__) || defined(__clang__)
+    static inline int vf_bit_length(unsigned long long x) { return x ? 64 - __builtin_clzll(x) : 0; }
+    static inline int vf_lowest_bit(unsigned long long x) { return __builtin_ctzll(x); }
+    #else
+    static inline int vf_bit_length(unsigned long long x) { int n = 0; while (x) { n++; x >>= 1; } return n; }
+    static inline int vf_lowest_bit(unsigned long long x) { int n = 0; while (!(x & 1)) { n++; x >>= 1; } return n; }
+    #endif
+    """
+    int _bit_length "vf_bit_length"(unsigned long long x) noexcept nogil
+    int _lowest_bit "vf_lowest_bit"(unsigned long long x) noexcept nogil
 
 
 cdef class EventSource:
@@ -41,10 +74,11 @@ cdef class EventList:
     cdef public object clock
     cdef public long long events_run
     cdef public long long now
-    cdef _Event* _heap
+    # per slot (_cap of them): the pending event there (_Event), 1 in _direct when its
+    # callback is an EventSource to fire in C (push_source), 2 when its fire_int takes
+    # _ints[slot] (push_source_int; the argument list holds None)
+    cdef _Event* _events
     cdef Py_ssize_t* _free
-    # per slot: 1 when its callback is an EventSource to fire in C (push_source), 2 when
-    # its fire_int takes _ints[slot] (push_source_int; the argument list holds None)
     cdef unsigned char* _direct
     cdef long long* _ints
     cdef Py_ssize_t _size
@@ -53,11 +87,20 @@ cdef class EventList:
     cdef long long _seq
     cdef list _fns
     cdef list _args
-    # now_object(): the int object of the time _now_t (now when _now_t == now)
+    # the radix heap: _last, the time every pending event is at or after; _ready, the
+    # events at _last; _buckets[level * _DIGITS + d], those whose time differs from
+    # _last first in digit `level` (_DIGIT_BITS bits), d being that digit of their time
+    # (bit d of _used[level] set: not empty; bit level of _levels: _used[level] not 0)
+    cdef long long _last
+    cdef _Bucket _ready
+    cdef _Bucket _buckets[_BUCKETS]
+    cdef unsigned long long _used[_LEVELS]
+    cdef unsigned int _levels
+    # now_object(): the int object of the time _now_t (made by its first call at now)
     cdef object _now_obj
     cdef long long _now_t
 
-    # now as an int object: the one given to the clock (a C call: the class is final)
+    # now as an int object, made once per time asked for (a C call: the class is final)
     cpdef object now_object(self)
 
     # t_ns: a C long long, as _c_push takes it (the same conversion, before the call)
@@ -79,27 +122,36 @@ cdef class EventList:
     )
     cdef bint _run(self, object until_ns, object stop, Py_ssize_t check_every) except -1
 
-    @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, heap="_Event*", free_slots="Py_ssize_t*",
+    @cython.locals(cap=Py_ssize_t, slot=Py_ssize_t, events="_Event*", free_slots="Py_ssize_t*", b=int,
                    direct="unsigned char*", ints="long long*")
     cdef int _c_grow(self) except -1
 
-    @cython.locals(slot=Py_ssize_t, heap="_Event*", pos=Py_ssize_t, seq="long long")
+    @cython.locals(slot=Py_ssize_t, seq="long long")
     cdef Py_ssize_t _c_push(self, long long t, object fn, object arg) except -1
 
-    @cython.locals(heap="_Event*", size=Py_ssize_t, item=_Event, child=Py_ssize_t,
-                   end=Py_ssize_t, best=Py_ssize_t, c=Py_ssize_t)
-    cdef void _c_sift_down(self, Py_ssize_t pos) noexcept
+    @cython.locals(x="unsigned long long", level=int, d=int, bucket="_Bucket*")
+    cdef inline void _c_put(self, Py_ssize_t slot, long long t) noexcept
 
-    @cython.locals(heap="_Event*", size=Py_ssize_t, last=_Event, pos=Py_ssize_t,
-                   child=Py_ssize_t, best=Py_ssize_t, c=Py_ssize_t)
-    cdef void _c_pop(self) noexcept
+    # the earliest pending time (_size > 0)
+    @cython.locals(level=int)
+    cdef inline long long _c_next(self) noexcept
 
-    @cython.locals(heap="_Event*", parent=Py_ssize_t)
-    cdef inline Py_ssize_t _c_sift_up(self, Py_ssize_t pos, long long t, long long seq) noexcept
+    # the earliest pending event off the list (_size > 0): its slot, the caller's
+    @cython.locals(slot=Py_ssize_t)
+    cdef inline Py_ssize_t _c_take(self) noexcept
+
+    @cython.locals(level=int, d=int, bucket="_Bucket*", last="long long", slot=Py_ssize_t,
+                   after=Py_ssize_t, events="_Event*")
+    cdef void _c_settle(self) noexcept
+
+    @cython.locals(events="_Event*", first=Py_ssize_t, tail=Py_ssize_t, slot=Py_ssize_t,
+                   after=Py_ssize_t, b=int)
+    cdef void _c_rebase(self, long long t) noexcept
 
     cdef int _c_free(self, Py_ssize_t slot) except -1
 
-    @cython.locals(heap="_Event*", index=Py_ssize_t, last=_Event, pos=Py_ssize_t)
+    @cython.locals(events="_Event*", x="unsigned long long", level=int, d=int,
+                   bucket="_Bucket*", slot=Py_ssize_t, before=Py_ssize_t, least="long long")
     cdef bint _c_remove(self, long long t, long long seq) except -1
 
     @cython.locals(
@@ -108,12 +160,10 @@ cdef class EventList:
         now="long long",
         t="long long",
         limit="long long",
-        heap="_Event*",
         going=bint,
         slot=Py_ssize_t,
         direct="unsigned char",
         number="long long",
-        moment=object,
         clock=VirtualClock,
         fns=list,
         args=list,

@@ -30,12 +30,20 @@ from typing import Any
 
 import cython
 
-if cython.compiled:  # the native build's heap (see EventList): C memory, refcounted slots
+if cython.compiled:  # the native build's list (see EventList): C memory, refcounted slots
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
     from cython.cimports.cpython.object import PyObject
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.stdlib import free, realloc
-    from cython.cimports.vfabric.eventlist import _Event
+    from cython.cimports.vfabric.eventlist import (
+        _BUCKETS,
+        _DIGIT_BITS,
+        _DIGITS,
+        _LEVELS,
+        _bit_length,
+        _Event,
+        _lowest_bit,
+    )
 
 from p4emu.runtime.clock import VirtualClock
 from vfabric.exceptions import EventHandleError, FaultTimeError, VirtualFabricError
@@ -68,7 +76,7 @@ class EventHandle:
         return f"<EventHandle #{self.entry[1]} at {self.entry[0]} ns{state}>"
 
 
-#: the native build's heap starts with room for this many events, doubling when full
+#: the native build's list starts with room for this many events, doubling when full
 C_HEAP_START = 1024
 
 
@@ -97,11 +105,12 @@ class EventList:
     every correct heap pops them in the same order):
 
     - pure Python: a :mod:`heapq` list of tuples;
-    - the native build (``cython.compiled``): a 4-ary heap of C structs ``(t, seq,
-      slot)`` in C memory, compared in C, the callback and argument kept in two Python
-      lists at ``slot`` (a free slot is reused; the lists keep the objects visible to
-      the cycle collector). No tuple, no sequence integer and no comparison object is
-      made per event.
+    - the native build (``cython.compiled``): a radix heap of C structs ``(t, seq)`` in
+      C memory, chained by slot (see "the native build's list" below), the callback and
+      argument kept in two Python lists at the event's slot (a free slot is reused; the
+      lists keep the objects visible to the cycle collector). No tuple, no sequence
+      integer and no comparison object is made per event, and a put or a take compares
+      no more than a few times.
     """
 
     __slots__ = ("_queue", "_sequence", "clock", "events_run", "now")
@@ -125,9 +134,9 @@ class EventList:
 
     def now_object(self) -> int:
         """:attr:`now` as an int object, for a caller that passes the time on to Python
-        code (a NIC core's calls). Compiled, the one the run loop gave the clock when it
-        moved to this time (no new int per reader); a new one only if ``now`` was set
-        since (then kept for the next reader). Pure, ``now`` itself."""
+        code (a NIC core's calls). Compiled, made at the first call at this time and kept
+        for the next readers (the run loop makes none: most times have no reader); a new
+        one once ``now`` moved. Pure, ``now`` itself."""
         if cython.compiled:
             if self._now_t != self.now:
                 self._now_obj = self.now
@@ -212,7 +221,7 @@ class EventList:
 
     def next_time(self) -> int | None:
         if cython.compiled:
-            return self._heap[0].t if self._size else None
+            return self._c_next() if self._size else None
         return self._queue[0][0] if self._queue else None
 
     def pending(self) -> int:
@@ -274,17 +283,38 @@ class EventList:
             self.events_run += count + (i if i > 0 else 0)
         return False
 
-    # --- the native build's heap (only ``cython.compiled`` reaches these) ---------------
-    # The heap holds ``_size`` structs ``(t, seq, slot)`` in C memory (``_cap`` of room);
-    # ``_fns[slot]`` and ``_args[slot]`` hold the event's callback and argument, and
-    # ``_free[0:_nfree]`` the slots no event holds. Popping an event clears its slot.
+    # --- the native build's list (only ``cython.compiled`` reaches these) ---------------
+    # ``_size`` events are pending, each at a slot (``_cap`` of them): ``_events[slot]``
+    # holds its time, tie-breaking number and the next slot of its bucket's chain,
+    # ``_fns[slot]`` and ``_args[slot]`` its callback and argument; ``_free[0:_nfree]``
+    # are the slots no event holds. Taking an event off clears its slot.
+    #
+    # The pending events are a radix heap (Ahuja, Mehlhorn, Orlin and Tarjan) of 6-bit
+    # digits, which needs what an event list guarantees: no event is put before the
+    # last one taken. ``_last`` is a time at or before every pending event's (the time
+    # of the events taken last); ``_ready`` chains the events at ``_last``, and the
+    # bucket of level L and digit d those whose time differs from ``_last`` first in its
+    # digit L (bits 6L to 6L + 5), which is d in their time: every event of a bucket is
+    # earlier than every event of a bucket of a higher digit in its level or of a higher
+    # level. A put appends the event to its chain; a take takes ``_ready``'s first
+    # event, after ``_c_settle`` refilled ``_ready`` from the lowest bucket that is not
+    # empty when it was empty: ``_last`` becomes that bucket's earliest time and each of
+    # its events moves to a lower level or to ``_ready`` (an event moves at most once a
+    # level: about two moves an event in the fabric's runs, against six sifting levels
+    # of a 4-ary heap). Order at one instant: events with one time are always in one
+    # chain (their bucket depends on their time and ``_last`` alone), appended to it in
+    # scheduling order and moved in chain order, so they stay in scheduling order, and
+    # ``_ready`` runs them first to last: the order of ``(time, sequence)``, as the
+    # pure path's heap. A chain of slots needs no memory of its own.
 
     def _c_grow(self) -> None:
         cap = self._cap * 2 if self._cap else C_HEAP_START
-        heap = cython.cast(cython.pointer(_Event), realloc(self._heap, cap * cython.sizeof(_Event)))
-        if heap == cython.NULL:
+        events = cython.cast(
+            cython.pointer(_Event), realloc(self._events, cap * cython.sizeof(_Event))
+        )
+        if events == cython.NULL:
             raise MemoryError(f"event list: no memory for {cap} events")
-        self._heap = heap
+        self._events = events
         free_slots = cython.cast(
             cython.pointer(cython.Py_ssize_t),
             realloc(self._free, cap * cython.sizeof(cython.Py_ssize_t)),
@@ -304,6 +334,10 @@ class EventList:
         if ints == cython.NULL:
             raise MemoryError(f"event list: no memory for {cap} events")
         self._ints = ints
+        if not self._cap:  # the first room: every chain empty
+            self._ready.first = self._ready.tail = -1
+            for b in range(_BUCKETS):
+                self._buckets[b].first = self._buckets[b].tail = -1
         for slot in range(cap - 1, self._cap - 1, -1):  # the new slots, lowest on top
             self._free[self._nfree] = slot
             self._nfree += 1
@@ -315,106 +349,114 @@ class EventList:
     @cython.boundscheck(False)  # a free slot is below _cap, the lists' length
     @cython.wraparound(False)
     def _c_push(self, t: int, fn: Any, arg: Any) -> int:
-        """Put ``fn(arg)`` at ``t`` on the heap; returns the slot it took."""
+        """Put ``fn(arg)`` at ``t`` on the list; returns the slot it took."""
         if self._size == self._cap:
             self._c_grow()
         self._nfree -= 1
         slot = self._free[self._nfree]
         _c_store(self._fns, slot, fn)
         _c_store(self._args, slot, arg)
-        heap = self._heap
-        pos = self._size
         seq = self._seq
         self._seq = seq + 1
-        self._size = pos + 1
-        pos = self._c_sift_up(pos, t, seq)  # the new event's place
-        heap[pos].t = t
-        heap[pos].seq = seq
-        heap[pos].slot = slot
+        self._size += 1
+        self._events[slot].seq = seq
+        if t < self._last:  # before the events taken last (now set back by hand)
+            self._c_rebase(t)
+        self._c_put(slot, t)
         return slot
 
-    def _c_sift_down(self, pos: int) -> None:
-        """The event at ``pos`` moves down to its place among ``_size`` events."""
-        heap = self._heap
-        size = self._size
-        item = heap[pos]
-        while True:
-            child = 4 * pos + 1
-            if child >= size:
-                break
-            end = child + 4 if child + 4 <= size else size
-            best = child
-            for c in range(child + 1, end):  # the earliest of the (up to 4) children
-                if heap[c].t < heap[best].t or (
-                    heap[c].t == heap[best].t and heap[c].seq < heap[best].seq
-                ):
-                    best = c
-            if heap[best].t > item.t or (heap[best].t == item.t and heap[best].seq > item.seq):
-                break
-            heap[pos] = heap[best]
-            pos = best
-        heap[pos] = item
+    def _c_put(self, slot: int, t: int) -> None:
+        """Append the event at ``slot`` (its time ``t``, at or after ``_last``) to its chain."""
+        self._events[slot].t = t
+        self._events[slot].next = -1
+        x = cython.cast(cython.ulonglong, t) ^ cython.cast(cython.ulonglong, self._last)
+        if x == 0:
+            bucket = cython.address(self._ready)
+        else:
+            level = (_bit_length(x) - 1) // _DIGIT_BITS
+            d = (cython.cast(cython.ulonglong, t) >> (level * _DIGIT_BITS)) & (_DIGITS - 1)
+            bucket = cython.address(self._buckets[level * _DIGITS + d])
+            if bucket.first < 0:
+                self._used[level] |= cython.cast(cython.ulonglong, 1) << d
+                self._levels |= cython.cast(cython.uint, 1) << level
+                bucket.least = t
+            elif t < bucket.least:
+                bucket.least = t
+        if bucket.first < 0:
+            bucket.first = slot
+        else:
+            self._events[bucket.tail].next = slot
+        bucket.tail = slot
 
-    def _c_pop(self) -> None:
-        """Take the earliest event (the root) off the heap; its slot is the caller's.
+    def _c_next(self) -> int:
+        """The earliest pending time (``_size`` > 0): ``_last`` when events are ready, else
+        the earliest of the lowest bucket's."""
+        if self._ready.first >= 0:
+            return self._last
+        level = _lowest_bit(self._levels)
+        return self._buckets[level * _DIGITS + _lowest_bit(self._used[level])].least
 
-        The heap is 4-ary (the children of ``i`` are ``4i + 1`` to ``4i + 4``): half the
-        levels of a binary heap, and the four children of a node are adjacent (96 bytes).
-        Floyd's variant, as :mod:`heapq`'s ``heappop``: the hole at the root moves down
-        to a leaf along the earliest child, and the last event goes into it and up past
-        every parent later than it (usually few: the last event is a late one). The heap
-        it leaves differs from :meth:`_c_sift_down`'s, the events popped after it do not
-        (they are unique by ``(t, seq)``)."""
-        heap = self._heap
+    def _c_take(self) -> int:
+        """Take the earliest pending event (``_size`` > 0) off the list: its slot, which
+        is the caller's to clear."""
+        if self._ready.first < 0:
+            self._c_settle()
+        slot = self._ready.first
+        self._ready.first = self._events[slot].next
+        if self._ready.first < 0:
+            self._ready.tail = -1
         self._size -= 1
-        size = self._size
-        if not size:
-            return
-        last = heap[size]
-        pos = 0
-        child = 1
-        while child + 3 < size:  # four children: down to the earliest
-            best = child
-            if heap[child + 1].t < heap[best].t or (
-                heap[child + 1].t == heap[best].t and heap[child + 1].seq < heap[best].seq
-            ):
-                best = child + 1
-            if heap[child + 2].t < heap[best].t or (
-                heap[child + 2].t == heap[best].t and heap[child + 2].seq < heap[best].seq
-            ):
-                best = child + 2
-            if heap[child + 3].t < heap[best].t or (
-                heap[child + 3].t == heap[best].t and heap[child + 3].seq < heap[best].seq
-            ):
-                best = child + 3
-            heap[pos] = heap[best]
-            pos = best
-            child = 4 * pos + 1
-        if child < size:  # the last parent, with one to three children
-            best = child
-            for c in range(child + 1, size):
-                if heap[c].t < heap[best].t or (
-                    heap[c].t == heap[best].t and heap[c].seq < heap[best].seq
-                ):
-                    best = c
-            heap[pos] = heap[best]
-            pos = best
-        heap[self._c_sift_up(pos, last.t, last.seq)] = last  # the last event up
+        return slot
 
-    def _c_sift_up(self, pos: int, t: int, seq: int) -> int:
-        """Where an event ``(t, seq)`` put at the hole ``pos`` goes: every parent later
-        than it moves down into the hole, which the caller then fills with the event."""
-        heap = self._heap
-        while pos > 0:
-            parent = (pos - 1) >> 2
-            if heap[parent].t < t or (heap[parent].t == t and heap[parent].seq < seq):
-                break
-            heap[pos] = heap[parent]
-            pos = parent
-        return pos
+    def _c_settle(self) -> None:
+        """``_ready`` is empty: the lowest bucket that is not empty is spread out below
+        its level, ``_last`` becoming its earliest time (its events at that time, in
+        chain order, make ``_ready``; the others go to lower levels)."""
+        level = _lowest_bit(self._levels)
+        d = _lowest_bit(self._used[level])
+        bucket = cython.address(self._buckets[level * _DIGITS + d])
+        self._used[level] &= ~(cython.cast(cython.ulonglong, 1) << d)
+        if not self._used[level]:
+            self._levels &= ~(cython.cast(cython.uint, 1) << level)
+        last = bucket.least
+        self._last = last
+        slot = bucket.first
+        bucket.first = bucket.tail = -1
+        events = self._events
+        while slot >= 0:
+            after = events[slot].next
+            self._c_put(slot, events[slot].t)
+            slot = after
+
+    def _c_rebase(self, t: int) -> None:
+        """An event is put at ``t``, before ``_last`` (``now`` was set back by hand): every
+        pending event goes into its chain again with ``_last`` at ``t`` (in chain order,
+        ``_ready``'s then the buckets' in turn: events at one time stay in scheduling
+        order)."""
+        events = self._events
+        first = self._ready.first
+        tail = self._ready.tail
+        self._ready.first = self._ready.tail = -1
+        for b in range(_BUCKETS):  # every chain, one after the other
+            if self._buckets[b].first >= 0:
+                if first < 0:
+                    first = self._buckets[b].first
+                else:
+                    events[tail].next = self._buckets[b].first
+                tail = self._buckets[b].tail
+                self._buckets[b].first = self._buckets[b].tail = -1
+        for b in range(_LEVELS):
+            self._used[b] = 0
+        self._levels = 0
+        self._last = t
+        slot = first
+        while slot >= 0:
+            after = events[slot].next
+            self._c_put(slot, events[slot].t)
+            slot = after
 
     def _c_free(self, slot: int) -> None:
-        """Clear ``slot`` (its event left the heap) and give it back."""
+        """Clear ``slot`` (its event left the list) and give it back."""
         _c_store(self._fns, slot, None)
         _c_store(self._args, slot, None)
         self._direct[slot] = 0
@@ -422,35 +464,61 @@ class EventList:
         self._nfree += 1
 
     def _c_remove(self, t: int, seq: int) -> bool:
-        """Take the pending event ``(t, seq)`` off the heap: False if none is pending."""
-        heap = self._heap
-        for index in range(self._size):
-            if heap[index].t == t and heap[index].seq == seq:
-                break
+        """Take the pending event ``(t, seq)`` off the list: False if none is pending."""
+        if t < self._last or not self._size:
+            return False  # every pending event is at or after _last
+        events = self._events
+        x = cython.cast(cython.ulonglong, t) ^ cython.cast(cython.ulonglong, self._last)
+        level = -1
+        d = 0
+        if x == 0:
+            bucket = cython.address(self._ready)
         else:
+            level = (_bit_length(x) - 1) // _DIGIT_BITS
+            d = (cython.cast(cython.ulonglong, t) >> (level * _DIGIT_BITS)) & (_DIGITS - 1)
+            bucket = cython.address(self._buckets[level * _DIGITS + d])
+        before = -1  # the slot before, in the chain
+        slot = bucket.first
+        while slot >= 0 and not (events[slot].seq == seq and events[slot].t == t):
+            before = slot
+            slot = events[slot].next
+        if slot < 0:
             return False
-        self._c_free(heap[index].slot)
+        if before < 0:
+            bucket.first = events[slot].next
+        else:
+            events[before].next = events[slot].next
+        if bucket.tail == slot:
+            bucket.tail = before
+        if level >= 0:
+            if bucket.first < 0:
+                self._used[level] &= ~(cython.cast(cython.ulonglong, 1) << d)
+                if not self._used[level]:
+                    self._levels &= ~(cython.cast(cython.uint, 1) << level)
+            elif t == bucket.least:  # the earliest may have gone: read again
+                least = events[bucket.first].t
+                before = events[bucket.first].next
+                while before >= 0:
+                    if events[before].t < least:
+                        least = events[before].t
+                    before = events[before].next
+                bucket.least = least
         self._size -= 1
-        if index < self._size:
-            last = heap[self._size]
-            pos = self._c_sift_up(index, last.t, last.seq)  # up past every later parent
-            heap[pos] = last
-            if pos == index:  # else down, below every child earlier than it
-                self._c_sift_down(index)
+        self._c_free(slot)
         return True
 
     @cython.boundscheck(False)  # a slot is below _cap, the lists' length
     @cython.wraparound(False)
     def _c_run(self, until_ns: int | None, stop: Callable[[], bool], check_every: int) -> bool:
-        """:meth:`_run` on the native heap: the same events in the same order."""
+        """:meth:`_run` on the native list: the same events in the same order."""
         set_clock = self.clock.set_ns
-        # the usual clock, a VirtualClock, is set by a C call (None: another, through set_clock)
-        clock = self.clock if isinstance(self.clock, VirtualClock) else None
+        # the usual clock, a VirtualClock (not a subclass: its own set_ns), is set by a C
+        # call with the time in C too (None: another, through set_clock)
+        clock = self.clock if type(self.clock) is VirtualClock else None
         count = 0
         i = -1
         now = self.now
         limit = until_ns if until_ns is not None else 1 << 62
-        heap = self._heap
         fns = self._fns  # _c_grow extends these two lists in place: the same objects
         args = self._args
         going = limit >= now  # else every pending event is at or after now: none is due
@@ -464,23 +532,20 @@ class EventList:
                 if stop():
                     return True
                 for i in range(check_every):
-                    heap = self._heap  # a callback's push may have moved it
-                    t = heap[0].t
+                    t = self._c_next()
                     if t != now:
                         if t > limit:
                             going = False
                             i -= 1  # this one did not run
                             break
                         self.now = now = t
-                        moment = t  # the int object the clock and now_object() share
-                        self._now_obj = moment
-                        self._now_t = t
+                        # no int object for the new time unless one is asked for
+                        # (now_object(), the clock's now_ns())
                         if clock is not None:
-                            clock.set_ns(moment)
+                            clock._c_set(t)
                         else:
-                            set_clock(moment)
-                    slot = heap[0].slot
-                    self._c_pop()
+                            set_clock(t)
+                    slot = self._c_take()
                     # the slot cleared and given back (_c_free, inlined): its lists'
                     # references to the callback and argument taken over (held_*), None
                     # put in their place
@@ -517,7 +582,7 @@ class EventList:
 
     def __dealloc__(self) -> None:
         if cython.compiled:
-            free(self._heap)
+            free(self._events)
             free(self._free)
             free(self._direct)
             free(self._ints)

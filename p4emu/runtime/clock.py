@@ -25,6 +25,7 @@ from p4emu.runtime.exceptions import RuntimeP4Error
 
 NS_PER_US = 1_000
 NS_PER_S = 1_000_000_000
+_NS_PER_US = NS_PER_US  # compiled, a C constant (clock.pxd)
 
 
 @runtime_checkable
@@ -73,7 +74,12 @@ class RealClock(ClockBase):
 
 
 class VirtualClock(ClockBase):
-    """A deterministic clock that only moves forward when advanced."""
+    """A deterministic clock that only moves forward when advanced.
+
+    Compiled, it keeps its time as a C integer too whenever it is an int that fits one
+    (``_c_ns``, -1 otherwise), which :func:`read_ns` and :func:`read_us` read without an
+    int object; the event list's moves to each event's time (:meth:`_c_set`) set only
+    that, and the int object is made when a caller asks for it (``_ns`` None until then)."""
 
     __slots__ = ("_ns",)
 
@@ -81,44 +87,89 @@ class VirtualClock(ClockBase):
         if start_us < 0:
             raise RuntimeP4Error(f"VirtualClock cannot start before 0 (got {start_us} us)")
         self._ns = round(start_us * NS_PER_US)
+        self._mirror()
 
     def now_ns(self) -> int:
-        return self._ns
+        return self._time()
 
     def now_us(self) -> int:
-        return self._ns // NS_PER_US
+        if cython.compiled and self._c_ns >= 0:
+            return self._c_ns // _NS_PER_US  # C: the same for a time >= 0
+        return self._time() // NS_PER_US
 
     def advance(self, us: float) -> int:
         """Move forward by ``us`` microseconds (fractions allowed); returns the new ``now_ns``."""
         if us < 0:
             raise RuntimeP4Error(f"a clock cannot go backwards (advance by {us} us)")
-        self._ns += round(us * NS_PER_US)
+        self._ns = self._time() + round(us * NS_PER_US)
+        self._mirror()
         return self._ns
 
     def advance_ns(self, ns: int) -> int:
         """Move forward by ``ns`` nanoseconds; returns the new ``now_ns``."""
         if ns < 0:
             raise RuntimeP4Error(f"a clock cannot go backwards (advance by {ns} ns)")
-        self._ns += ns
+        self._ns = self._time() + ns
+        self._mirror()
         return self._ns
 
     def set_ns(self, ns: int) -> None:
         """Jump to an absolute time, which must not be in the past."""
-        if ns < self._ns:
+        if ns < self._time():
             raise RuntimeP4Error(f"a clock cannot go backwards (from {self._ns} ns to {ns} ns)")
         self._ns = ns
+        self._mirror()
+
+    def _time(self) -> int:
+        """The time as an int object: ``_ns``; compiled, made from ``_c_ns`` (and kept)
+        when :meth:`_c_set` left the time in C only."""
+        if cython.compiled and self._ns is None:
+            self._ns = self._c_ns
+        return self._ns
+
+    def _mirror(self) -> None:
+        """Compiled: ``_c_ns`` follows ``_ns`` (every change of ``_ns`` calls this)."""
+        if cython.compiled:
+            ns = self._ns
+            if type(ns) is int and 0 <= ns < 1 << 63:
+                self._c_ns = ns
+            else:
+                self._c_ns = -1
+
+    def _c_set(self, ns: int) -> None:
+        """``set_ns(ns)``: the event list's move to its next event's time. Compiled, a C
+        call that compares and stores C integers when the clock's time is one, and makes
+        no int object (:meth:`_time` makes it if asked)."""
+        if cython.compiled and 0 <= self._c_ns <= ns:
+            self._ns = None
+            self._c_ns = ns
+        else:
+            self.set_ns(ns)
 
 
 def read_ns(clock: Clock) -> int:
-    """``clock.now_ns()``; compiled, a C call through :class:`ClockBase`'s vtable when the
-    clock derives from it (its subclasses' own ``now_ns`` included), else the method."""
-    if cython.compiled and isinstance(clock, ClockBase):
-        return cython.cast(ClockBase, clock).now_ns()
+    """``clock.now_ns()``; compiled, a C integer: a :class:`VirtualClock`'s own (not a
+    subclass's) read in C, another :class:`ClockBase`'s ``now_ns`` called through its C
+    vtable (its subclasses' own ``now_ns`` included), else the method."""
+    if cython.compiled:
+        if type(clock) is VirtualClock:
+            vc = cython.cast(VirtualClock, clock)
+            if vc._c_ns >= 0:
+                return vc._c_ns
+            return vc._ns
+        if isinstance(clock, ClockBase):
+            return cython.cast(ClockBase, clock).now_ns()
     return clock.now_ns()
 
 
 def read_us(clock: Clock) -> int:
     """``clock.now_us()``, read as :func:`read_ns` reads ``now_ns``."""
-    if cython.compiled and isinstance(clock, ClockBase):
-        return cython.cast(ClockBase, clock).now_us()
+    if cython.compiled:
+        if type(clock) is VirtualClock:
+            vc = cython.cast(VirtualClock, clock)
+            if vc._c_ns >= 0:
+                return vc._c_ns // _NS_PER_US  # C: the same for a time >= 0
+            return vc._ns // NS_PER_US
+        if isinstance(clock, ClockBase):
+            return cython.cast(ClockBase, clock).now_us()
     return clock.now_us()

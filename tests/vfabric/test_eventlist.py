@@ -380,3 +380,125 @@ def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels
         assert events.pending() == len(model)
         assert events.next_time() == (min(model.values()) if model else None)
     assert len(ran) == events.events_run == len(set(ran))
+
+
+class _SignedClock:
+    """A clock that starts before 0 (the event list takes any clock with ``now_ns`` and
+    ``set_ns``): events before 0, and before the first ones put, are still in order."""
+
+    def __init__(self, start_ns: int) -> None:
+        self.ns = start_ns
+
+    def now_ns(self) -> int:
+        return self.ns
+
+    def set_ns(self, ns: int) -> None:
+        assert ns >= self.ns
+        self.ns = ns
+
+
+@pytest.mark.parametrize("seed", range(6))
+def test_times_far_apart_and_earlier_than_the_first_run_in_the_one_order(seed: int) -> None:
+    """Times from 2**62 down to before 0, gaps from 0 to 2**61 (the native list's radix
+    heap files an event by the highest bits its time differs in from the last time
+    taken: every level of it), events put before every event put so far (before the
+    first run: the native list files everything again), cancels of the earliest event
+    of a bucket and of others, runs stopped by ``until_ns``: the events run exactly in
+    the order of a model sorted by (time, scheduling number), and ``next_time`` is the
+    model's earliest time throughout."""
+    import random
+
+    rng = random.Random(1000 + seed)
+    start = -(2**40)
+    events = EventList(clock=_SignedClock(start))  # type: ignore[arg-type]
+    model: dict[int, int] = {}
+    handles: dict[int, object] = {}
+    ran: list[int] = []
+    numbers = iter(range(1, 10**9))
+    gaps = (0, 0, 1, 2, 63, 64, 65, 4095, 4096, 2**20, 2**35 + 3, 2**50, 2**61)
+
+    def schedule(t: int) -> None:
+        number = next(numbers)
+        model[number] = t
+        if number % 3:
+            handles[number] = events.at(t, fire, number)
+        else:
+            events.push(t, fire, number)
+
+    def fire(number: int) -> None:
+        assert model.pop(number) == events.now
+        handles.pop(number, None)
+        ran.append(number)
+        for _ in range(rng.choice((0, 1, 1, 2))):
+            t = events.now + rng.choice(gaps)
+            if t < 2**62:
+                schedule(t)
+        if handles and rng.random() < 0.3:  # the earliest pending, or any
+            pending = sorted(handles, key=lambda n: (model[n], n))
+            victim = pending[0] if rng.random() < 0.5 else rng.choice(pending)
+            assert events.cancel(handles.pop(victim)) is True  # type: ignore[arg-type]
+            del model[victim]
+
+    # before the first run: later times first, then ever earlier ones (each before
+    # every event put so far), some of them equal
+    for base in (2**61, 2**30, 5_000, 0, -5, -(2**39)):
+        for _ in range(40):
+            schedule(base + rng.choice(gaps))
+            assert events.next_time() == min(model.values())
+    schedule(start)
+    assert events.pending() == len(model)
+    until = start
+    while model:
+        due = sorted((t, n) for n, t in model.items() if t <= until)
+        begin = len(ran)
+        events.run(until, lambda: False, check_every=rng.choice((1, 7, 64)))
+        got = ran[begin:]
+        assert [n for n in got if n in {n for _, n in due}] == [n for _, n in due if n in got]
+        assert all(t > until for t in model.values())
+        assert events.pending() == len(model)
+        assert events.next_time() == (min(model.values()) if model else None)
+        if model:  # to the next event, or a little past it, or a stop before it
+            until = min(model.values()) + rng.choice((-1, 0, 0, 3, 2**20))
+    assert len(ran) == events.events_run == len(set(ran))
+
+
+def test_the_clock_reads_the_event_list_s_time_in_every_way() -> None:
+    """The run loop moves the clock to each event's time (compiled: as a C integer, the
+    int object made only when asked for): inside events, ``now_ns``, ``now_us``,
+    ``read_ns`` and ``read_us`` give that time; after the run the clock advances and
+    refuses to go back from it, and a subclass of VirtualClock has its own ``set_ns``
+    called."""
+    from p4emu.runtime.clock import VirtualClock, read_ns, read_us
+    from p4emu.runtime.exceptions import RuntimeP4Error
+
+    events = EventList()
+    clock = events.clock
+    seen: list[tuple[int, ...]] = []
+
+    def look(_: object) -> None:
+        now = events.now
+        seen.append((now, read_ns(clock), read_us(clock), clock.now_us(), clock.now_ns()))
+
+    times = (0, 999, 1_000, 1_000, 123_456_789, 2**62 - 1)
+    for t in times:
+        events.push(t, look, None)
+    events.run(None, lambda: False)
+    assert seen == [(t, t, t // 1000, t // 1000, t) for t in times]
+    with pytest.raises(RuntimeP4Error, match=f"from {2**62 - 1} ns to {2**62 - 2} ns"):
+        clock.set_ns(2**62 - 2)
+    assert clock.advance_ns(5) == 2**62 + 4 and read_ns(clock) == 2**62 + 4
+
+    class Counted(VirtualClock):
+        __slots__ = ("moves",)
+
+        def set_ns(self, ns: int) -> None:
+            self.moves.append(ns)
+            super().set_ns(ns)
+
+    counted = Counted()
+    counted.moves = []
+    events = EventList(counted)
+    for t in (7, 7, 9):
+        events.push(t, look, None)
+    events.run(20, lambda: False)
+    assert counted.moves == [7, 9, 20] and counted.now_ns() == read_ns(counted) == 20

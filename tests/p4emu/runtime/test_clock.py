@@ -78,3 +78,24 @@ def test_read_ns_and_read_us_reach_every_kind_of_clock() -> None:
     assert (read_ns(_Protocol()), read_us(_Protocol())) == (12_345, 12)
     with pytest.raises(NotImplementedError, match="does not tell the time"):
         read_ns(ClockBase())
+
+
+def test_a_virtual_clock_past_64_bits_or_not_an_int_keeps_python_s_arithmetic() -> None:
+    """Compiled, a virtual clock also keeps its time as a C integer while it is an int
+    below 2**63; past that (or a float from ``advance_ns``) it reads the int object
+    itself, as the pure path does."""
+    clock = VirtualClock()
+    clock.set_ns(2**63 - 1)
+    assert (clock.now_ns(), clock.now_us()) == (2**63 - 1, (2**63 - 1) // 1000)
+    assert (read_ns(clock), read_us(clock)) == (2**63 - 1, (2**63 - 1) // 1000)
+    clock.advance_ns(1)
+    assert (clock.now_ns(), clock.now_us()) == (2**63, 2**63 // 1000)
+    clock.advance(2.5)
+    assert clock.now_ns() == 2**63 + 2_500
+    with pytest.raises(RuntimeP4Error, match=f"from {2**63 + 2_500} ns to 5 ns"):
+        clock.set_ns(5)
+    small = VirtualClock()
+    small.advance_ns(1_500.5)  # type: ignore[arg-type]
+    assert (small.now_ns(), small.now_us()) == (1_500.5, 1.0)
+    small.set_ns(3_000)  # an int again: C reads again
+    assert (small.now_ns(), small.now_us(), read_ns(small), read_us(small)) == (3_000, 3, 3_000, 3)
