@@ -69,7 +69,7 @@ cdef bint _any_port_up(list ports) except -1
 
 
 cdef class Deadlines:
-    cdef public object host
+    cdef public NicHost host
     cdef public object qp
     cdef public SendState send
     cdef public EvSet evs
