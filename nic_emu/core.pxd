@@ -13,6 +13,7 @@ cimport cython
 from mrc_wire.codec cimport DataPacket, Envelope, Nack, Probe, Sack, decode, encode_probe
 from nic_emu.connection.queue_pair cimport Connection
 from nic_emu.connection.records cimport Counters
+from nic_emu.connection.timers cimport Deadlines, time_key
 from nic_emu.connection.transmit cimport Transmitter
 from nic_emu.nic_host cimport NicHost
 
@@ -32,17 +33,24 @@ cdef class NicCounters(Counters):
     cdef public long long paths_held
 
 
-# The timer heap's push and pop (heapq's sifts, on (deadline, push sequence, connection)
-# entries compared in C: the deadlines as objects, then the sequences): C calls, not
-# calls through Python to heapq and its tuple comparisons.
-@cython.locals(ta=object, tb=object)
-cdef bint _entry_lt(tuple a, tuple b) except -1
-@cython.locals(item=tuple, parent_pos=Py_ssize_t, parent=tuple)
-cdef int _sift_down(list heap, Py_ssize_t start, Py_ssize_t pos) except -1
-cpdef _heap_push(list heap, tuple item)
-@cython.locals(last=tuple, top=tuple, end=Py_ssize_t, pos=Py_ssize_t, child=Py_ssize_t,
-               right=Py_ssize_t)
-cpdef tuple _heap_pop(list heap)
+# the timer heap's "no deadline" and "not an int" (core.py), as C values
+cdef long long _INEXACT, _NO_DEADLINE
+
+
+# The timer heap (core.py, _schedule): connections, each knowing its place (heap_pos), in
+# order of their deadlines, compared as C integers when both are exact ints (sched_key,
+# nic_emu/connection/timers.pxd's time_key), as objects otherwise.
+@cython.locals(ka="long long", kb="long long", ta=object, tb=object)
+cdef bint _earlier(Connection a, Connection b) except -1
+@cython.locals(conn=Connection, parent_pos=Py_ssize_t, parent=Connection)
+cdef int _sift_up(list heap, Py_ssize_t pos) except -1
+@cython.locals(conn=Connection, end=Py_ssize_t, child=Py_ssize_t, right=Py_ssize_t,
+               first=Connection)
+cdef int _sift_down(list heap, Py_ssize_t pos) except -1
+@cython.locals(pos=Py_ssize_t, last=Connection)
+cdef int _heap_remove(list heap, Connection conn) except -1
+@cython.locals(pos=Py_ssize_t)
+cpdef _schedule(list heap, Connection conn, object t)
 
 
 cdef class NicCore(NicHost):
@@ -67,7 +75,6 @@ cdef class NicCore(NicHost):
     cdef public set _stale
     cdef public set _fresh
     cdef public list _timers
-    cdef public long long _pushes
     cdef public long long _created
     cdef public list _ready
     cdef public list _parked
@@ -106,7 +113,10 @@ cdef class NicCore(NicHost):
     cpdef touch(self, Connection conn)
     cpdef wake(self, object qpn)
     cpdef _unschedule(self, Connection conn)
-    @cython.locals(timers=list, fresh=set, spare=set, conn=Connection)
+    @cython.locals(
+        timers=list, fresh=set, spare=set, conn=Connection, deadlines=Deadlines,
+        key="long long",
+    )
     cpdef set _refresh_timers(self)
     @cython.locals(timers=list, conn=Connection)
     cpdef Connection _earliest(self, set fresh)

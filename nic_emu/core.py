@@ -21,7 +21,8 @@ from __future__ import annotations
 import operator
 from collections import deque
 from collections.abc import Callable
-from heapq import heapify
+
+import cython
 
 from mrc_wire import EV_PROBE_QPN
 from mrc_wire.codec import DataPacket, Nack, Probe, Sack, decode, encode_probe
@@ -32,6 +33,7 @@ from nic_emu.connection import TS_MASK, QpState
 from nic_emu.connection.host import AppEvent, ConnectionFailed, EvRoute
 from nic_emu.connection.queue_pair import Connection
 from nic_emu.connection.records import Counters
+from nic_emu.connection.timers import INEXACT, NO_DEADLINE, time_key
 from nic_emu.ev_set import EvEntry
 from nic_emu.event_log import EventLog
 from nic_emu.exceptions import (
@@ -78,61 +80,95 @@ _CREATED_SEQ = operator.attrgetter("created_seq")  # handle_timer: due in creati
 # a module global (one dictionary read, cached by the native build) rather than the enum
 # class's attribute, read for every frame received
 _READY = QpState.READY
-
-TimerEntry = tuple[int, int, Connection]  # (deadline, push sequence, connection)
-
-
-# The timer heap's push and pop: heapq's heappush and heappop (the same sifts, so the same
-# list at every step), on (deadline, push sequence, connection) entries compared as
-# tuples are: the deadlines (an int or a float) first, then the sequences, unique to each
-# push, so connections are never compared. The native build runs them in C (no call
-# through Python, no tuple comparison). heapify (a compaction, rare) stays heapq's.
-def _entry_lt(a: TimerEntry, b: TimerEntry) -> bool:
-    ta = a[0]
-    tb = b[0]
-    if ta != tb:
-        return ta < tb
-    return a[1] < b[1]
+# the timer heap's C integers (nic_emu.connection.timers.time_key), as C values
+_INEXACT = INEXACT
+_NO_DEADLINE = NO_DEADLINE
 
 
-def _sift_down(heap: list[TimerEntry], start: int, pos: int) -> int:
-    item = heap[pos]
-    while pos > start:
+# The timer heap: a binary min-heap of the connections that have a deadline, one entry
+# each, every connection knowing its place (``heap_pos``, -1: not in it), so a deadline
+# that moves moves its entry (no stale entries to skip or compact). Ordered by
+# ``sched_deadline`` (an int or a float), compared as C integers on the native build when
+# both are exact ints (``sched_key``, nic_emu.connection.timers), as Python compares them
+# otherwise; equal ones by creation (``created_seq``). The heap's order decides no result:
+# next_timer returns the earliest deadline, and handle_timer runs every connection due in
+# creation order.
+def _earlier(a: Connection, b: Connection) -> bool:
+    """``a``'s deadline is before ``b``'s (or the same and ``a`` older)."""
+    ka = a.sched_key
+    kb = b.sched_key
+    if ka != _INEXACT and kb != _INEXACT:
+        if ka != kb:
+            return ka < kb
+    else:
+        ta = a.sched_deadline
+        tb = b.sched_deadline
+        if ta != tb:
+            return ta < tb  # type: ignore[operator]
+    return a.created_seq < b.created_seq
+
+
+def _sift_up(heap: list[Connection], pos: int) -> None:
+    conn = heap[pos]
+    while pos > 0:
         parent_pos = (pos - 1) >> 1
         parent = heap[parent_pos]
-        if _entry_lt(item, parent):
-            heap[pos] = parent
-            pos = parent_pos
-            continue
-        break
-    heap[pos] = item
-    return 0
+        if not _earlier(conn, parent):
+            break
+        heap[pos] = parent
+        parent.heap_pos = pos
+        pos = parent_pos
+    heap[pos] = conn
+    conn.heap_pos = pos
 
 
-def _heap_push(heap: list[TimerEntry], item: TimerEntry) -> None:
-    heap.append(item)
-    _sift_down(heap, 0, len(heap) - 1)
-
-
-def _heap_pop(heap: list[TimerEntry]) -> TimerEntry:
-    last = heap.pop()  # IndexError when empty, as heappop
-    if not heap:
-        return last
-    top = heap[0]
-    heap[0] = last
+def _sift_down(heap: list[Connection], pos: int) -> None:
+    conn = heap[pos]
     end = len(heap)
-    pos = 0
-    child = 1
-    while child < end:  # heapq's _siftup: the smaller child up to the leaf, then back
+    child = 2 * pos + 1
+    while child < end:
         right = child + 1
-        if right < end and not _entry_lt(heap[child], heap[right]):
+        if right < end and _earlier(heap[right], heap[child]):
             child = right
-        heap[pos] = heap[child]
+        first = heap[child]
+        if not _earlier(first, conn):
+            break
+        heap[pos] = first
+        first.heap_pos = pos
         pos = child
         child = 2 * pos + 1
-    heap[pos] = last
-    _sift_down(heap, 0, pos)
-    return top
+    heap[pos] = conn
+    conn.heap_pos = pos
+
+
+def _heap_remove(heap: list[Connection], conn: Connection) -> None:
+    """``conn`` leaves the heap (it must be in it)."""
+    pos = conn.heap_pos
+    conn.heap_pos = -1
+    last = heap.pop()
+    if last is not conn:
+        heap[pos] = last
+        last.heap_pos = pos
+        _sift_down(heap, pos)
+        if last.heap_pos == pos:
+            _sift_up(heap, pos)
+
+
+def _schedule(heap: list[Connection], conn: Connection, t: object) -> None:
+    """``conn``'s deadline is now ``t`` (None: none): its entry moves, comes or goes."""
+    conn.sched_deadline = t
+    conn.sched_key = time_key(t)
+    pos = conn.heap_pos
+    if t is None:
+        if pos >= 0:
+            _heap_remove(heap, conn)
+    elif pos < 0:
+        heap.append(conn)
+        _sift_up(heap, len(heap) - 1)
+    else:
+        _sift_down(heap, pos)
+        if conn.heap_pos == pos:
+            _sift_up(heap, pos)
 
 
 class NicCore(NicHost):
@@ -187,13 +223,12 @@ class NicCore(NicHost):
         self.connections: dict[int, Connection] = {}
         # Incremental scheduling state (see frames_to_send / next_timer): connections an
         # event touched since they last proved blocked, connections whose deadline must be
-        # recomputed, a heap of (deadline, push number, connection) with lazy invalidation,
-        # and the READY connections in creation order (None: rebuild).
+        # recomputed, the heap of the connections with a deadline (_schedule), and the
+        # READY connections in creation order (None: rebuild).
         self._sendable: set[Connection] = set()
         self._stale: set[Connection] = set()
         self._fresh: set[Connection] = set()  # the last _refresh_timers() result, reused
-        self._timers: list[tuple[int, int, Connection]] = []
-        self._pushes = 0
+        self._timers: list[Connection] = []
         self._created = 0
         self._ready: list[Connection] | None = None
         self._parked: list[set[Connection]] = [set() for _ in planes]
@@ -287,7 +322,7 @@ class NicCore(NicHost):
         self._unschedule(conn)
         self._stale.discard(conn)
         self._fresh.discard(conn)
-        conn.sched_deadline = None  # its heap entries are stale from now on
+        _schedule(self._timers, conn, None)  # it leaves the timer heap
         for entry in conn.evs.entries():
             if entry.probe_seq >= 0:
                 self.forget_probe(entry.probe_seq)
@@ -506,15 +541,16 @@ class NicCore(NicHost):
             conn.parked_plane = -1
 
     def _refresh_timers(self) -> set[Connection]:
-        """Recompute the deadline of every touched connection; push the ones that moved.
-        Returns those connections (their deadlines are current: no need to confirm them).
+        """Recompute the deadline of every touched connection; move the ones that moved
+        in the timer heap. Returns those connections (their deadlines are current: no need
+        to confirm them).
 
-        Invariant: every hosted connection's ``sched_deadline`` is in the heap and is no
-        later than its :meth:`Connection.timer_deadline` (state shared between
+        Invariant: every hosted connection's ``sched_deadline`` is its place in the heap
+        and is no later than its :meth:`Connection.timer_deadline` (state shared between
         connections only moves deadlines later: a peer heard from again), so the heap's
-        first valid entry, once confirmed, is the earliest deadline of all. Only a
-        deadline set by the peer's silence (``sched_by_peer``) needs confirming: every
-        other term changes only with the connection's own state, which marks it stale.
+        first entry, once confirmed, is the earliest deadline of all. Only a deadline set
+        by the peer's silence (``sched_by_peer``) needs confirming: every other term
+        changes only with the connection's own state, which marks it stale.
         """
         timers = self._timers
         fresh = self._stale
@@ -525,40 +561,39 @@ class NicCore(NicHost):
         self._stale = spare
         self._fresh = fresh
         for conn in fresh:
-            t = conn.deadlines.timer_deadline()
-            conn.sched_by_peer = conn.deadlines.by_peer
+            deadlines = conn.deadlines
+            if cython.compiled:
+                # The deadline as a C integer (exact_deadline): an unchanged one is
+                # known without making it an int object or comparing objects.
+                key = deadlines.exact_deadline() if conn.state is _READY else _NO_DEADLINE
+                if key != _INEXACT:
+                    conn.sched_by_peer = deadlines.by_peer
+                    if key != conn.sched_key:
+                        t = None if key == _NO_DEADLINE else key
+                        # a float scheduled (no key) stays if equal, as on the general path
+                        if conn.sched_key != _INEXACT or t != conn.sched_deadline:
+                            _schedule(timers, conn, t)
+                    continue
+            t = deadlines.timer_deadline()
+            conn.sched_by_peer = deadlines.by_peer
             if t != conn.sched_deadline:
-                conn.sched_deadline = t
-                if t is not None:
-                    self._pushes += 1
-                    _heap_push(timers, (t, self._pushes, conn))
-        if len(timers) > 64 + 8 * len(self.connections):
-            # Compact: the one valid entry of each connection (duplicates agree).
-            keep = {e[2]: e for e in timers if e[2].sched_deadline == e[0]}
-            timers[:] = keep.values()
-            heapify(timers)
+                _schedule(timers, conn, t)
         return fresh
 
     def _earliest(self, fresh: set[Connection]) -> Connection | None:
-        """The connection with the earliest confirmed deadline in the heap (its
-        ``sched_deadline``), left on top; connections in ``fresh`` were just recomputed."""
+        """The connection with the earliest confirmed deadline (its ``sched_deadline``),
+        left on top of the heap; connections in ``fresh`` were just recomputed."""
         timers = self._timers
         while timers:
-            d, _, conn = timers[0]
-            if conn.sched_deadline != d:
-                _heap_pop(timers)  # superseded, or the connection is gone
-                continue
+            conn = timers[0]
             if not conn.sched_by_peer or conn in fresh:
                 return conn
+            d = conn.sched_deadline
             t = conn.deadlines.timer_deadline()
             conn.sched_by_peer = conn.deadlines.by_peer
             if t == d:
                 return conn
-            _heap_pop(timers)
-            conn.sched_deadline = t
-            if t is not None:
-                self._pushes += 1
-                _heap_push(timers, (t, self._pushes, conn))
+            _schedule(timers, conn, t)
         return None
 
     def next_timer(self) -> int | None:
@@ -595,8 +630,7 @@ class NicCore(NicHost):
             conn = self._earliest(fresh)
             if conn is None or conn.sched_deadline > now:
                 break
-            _heap_pop(timers)
-            conn.sched_deadline = None
+            _schedule(timers, conn, None)
             due.append(conn)
         if len(due) > 1:
             due.sort(key=_CREATED_SEQ)

@@ -43,6 +43,8 @@ cdef class Connection:
     cdef public Py_ssize_t ready_index
     cdef public object sched_deadline
     cdef public bint sched_by_peer
+    cdef public long long sched_key
+    cdef public Py_ssize_t heap_pos
     cdef public Py_ssize_t parked_plane
     cdef public object send_one
     cdef public object window_blocked

@@ -29,7 +29,7 @@ from nic_emu.connection.templates import (
     probe_templates,
     sack_templates,
 )
-from nic_emu.connection.timers import Deadlines
+from nic_emu.connection.timers import NO_DEADLINE, Deadlines
 from nic_emu.connection.transmit import DataTransmitter, Transmitter
 from nic_emu.ev_set import EvSet
 from nic_emu.exceptions import ConnectionFailedError, MemoryAccessError
@@ -84,6 +84,8 @@ class Connection:
         self.ready_index = 0
         self.sched_deadline: int | None = None
         self.sched_by_peer = False  # the peer's silence set sched_deadline (timer_deadline)
+        self.sched_key = NO_DEADLINE  # sched_deadline as a C integer (timers.time_key)
+        self.heap_pos = -1  # its place in the host's timer heap (-1: none)
         self.parked_plane = -1  # the host's queue of connections waiting for a port
         self._build_parts(send_psn, recv_psn, now)
         self._bind_entry_points()

@@ -14,6 +14,12 @@
 cimport cython
 
 
+# min_rtt_ns before the first sample, and where a C double stops holding every int
+# (rtt.py), as C values
+cdef long long _NO_RTT
+cdef double _EXACT_DOUBLE
+
+
 cdef class RttTimers:
     cdef public object cfg
     cdef public bint adaptive
@@ -43,6 +49,12 @@ cdef class RttTimers:
     @cython.locals(sample="long long", peak=double, span=double, gain=double)
     cpdef sample(self, long long rtt, long long now)
     cpdef smooth(self, long long rtt)
+    @cython.locals(c_window="long long")
     cpdef object reorder_window(self)
+    @cython.locals(c_window="long long", rtt=double, twice=double, padded=double,
+                   longest=double)
     cpdef object tail_probe_timeout(self)
+    # reorder_window on C integers (-1: its floor is not an int below 2**53)
+    @cython.locals(exact=double, window="long long", term="long long")
+    cdef long long _c_window(self) except? -2
     cpdef object hold_delay(self)

@@ -7,10 +7,15 @@ timeout and the path quarantine window.
 
 from __future__ import annotations
 
+import cython
+
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import QDELAY_PEAK_RTTS, RTO_CAP_NS
 
 NO_RTT = 1 << 62  # min_rtt_ns before the first sample
+_NO_RTT = NO_RTT  # a C value on the native build (rtt.pxd)
+# below this a C double holds an int exactly (the window's terms on the native build)
+_EXACT_DOUBLE = float(1 << 53)
 
 
 class RttTimers:
@@ -111,6 +116,10 @@ class RttTimers:
     def reorder_window(self) -> int:
         """RACK's time window: how much later than a delivered packet one sent before
         it may still arrive."""
+        if cython.compiled:  # C integers, when the floor is an int (_c_window)
+            c_window = self._c_window()
+            if c_window >= 0:
+                return c_window
         window = max(self.reorder_floor_ns, int(2 * self.qdelay_ns), int(self.qdelay_peak_ns))
         if self.adaptive:  # RACK's min_RTT / 4 (RFC 8985 section 6.2)
             window = max(window, int(self.srtt_ns) >> 2)
@@ -118,8 +127,43 @@ class RttTimers:
 
     def tail_probe_timeout(self) -> int:
         """RACK-TLP's probe timeout (RFC 8985 section 7.2): about two round trips."""
+        if cython.compiled and self.min_rtt_ns < _NO_RTT:
+            # C: the window a C integer (_c_window), the round trip the C double it is
+            # (an int plus a float), the sum Python's (the int made the nearest double)
+            c_window = self._c_window()
+            if c_window >= 0:
+                rtt = self.min_rtt_ns + self.qdelay_ns
+                twice = 2 * rtt
+                padded = rtt + cython.cast(cython.double, c_window)
+                longest = padded if padded > twice else twice  # max(): the first on a tie
+                if longest < _EXACT_DOUBLE:
+                    return cython.cast(cython.longlong, longest)  # int(): truncated
         srtt = self.min_rtt_ns + self.qdelay_ns if self.min_rtt_ns < NO_RTT else self.base_rtt_ns
         return int(max(2 * srtt, srtt + self.reorder_window()))
+
+    def _c_window(self) -> int:
+        """:meth:`reorder_window` on C integers (the native build's), or -1 when its floor
+        is not an int below 2**53 (a float: the general path keeps its type). The other
+        terms are ints (a truncated C double is ``int()`` of it); the maximum of ints is
+        the same whichever is first."""
+        floor = self.reorder_floor_ns
+        if type(floor) is not int:
+            return -1
+        exact = cython.cast(cython.double, floor)  # exact below 2**53
+        if not 0 <= exact < _EXACT_DOUBLE:
+            return -1
+        window = cython.cast(cython.longlong, exact)
+        term = cython.cast(cython.longlong, 2 * self.qdelay_ns)
+        if term > window:
+            window = term
+        term = cython.cast(cython.longlong, cython.cast(cython.double, self.qdelay_peak_ns))
+        if term > window:
+            window = term
+        if self.adaptive:
+            term = cython.cast(cython.longlong, self.srtt_ns) >> 2
+            if term > window:
+                window = term
+        return window
 
     def hold_delay(self) -> int:
         """The quarantine window: RACK's time window without its queueing term, from

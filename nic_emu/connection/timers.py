@@ -23,6 +23,45 @@ from nic_emu.connection.transmit import Transmitter
 from nic_emu.ev_set import EvSet
 from nic_emu.sender import PSN_MASK, SendState
 
+if cython.compiled:  # a deadline term read as a C integer (timers.pxd)
+    from cython.cimports.nic_emu.connection.timers import nic_time_ll
+
+# Deadlines on C integers (timer_deadline on the native build, exact_deadline): a term
+# that is an int of magnitude below 2**60 (a time in ns: 36 years) is exact in a C long
+# long, and so is the sum of two; any other (a float: a configured timeout may be one)
+# makes exact_deadline answer INEXACT, and timer_deadline takes its general path.
+# NO_DEADLINE stands for None (no deadline): above every time, so "t < best" reads as
+# "best is None or t < best".
+TIME_LIMIT = 1 << 60
+NO_DEADLINE = (1 << 63) - 1
+INEXACT = -NO_DEADLINE - 1
+# their C values on the native build (timers.pxd)
+_TIME_LIMIT = TIME_LIMIT
+_NO_DEADLINE = NO_DEADLINE
+_INEXACT = INEXACT
+
+
+def time_key(value: object) -> int:
+    """A deadline term as a C integer: itself (an int of magnitude below 2**60),
+    ``NO_DEADLINE`` (None) or ``INEXACT`` (anything else)."""
+    if cython.compiled:
+        return nic_time_ll(value)
+    if value is None:
+        return _NO_DEADLINE
+    if type(value) is int and -_TIME_LIMIT < value < _TIME_LIMIT:
+        return value
+    return _INEXACT
+
+
+def _any_port_up(ports: list[bool]) -> bool:
+    """``True in ports``; on the native build, an identity test of each first (the ports
+    hold True and False: no comparison through Python)."""
+    if cython.compiled:
+        for up in ports:
+            if up is True:
+                return True
+    return True in ports
+
 
 class DeadlineHost(Protocol):
     """What the deadlines ask of the NIC: which ports are up (ours and the peer's), and
@@ -124,6 +163,10 @@ class Deadlines:
         earliest."""
         if self.qp.state is not READY:
             return None
+        if cython.compiled:  # C integers, unless a term is not an int (exact_deadline)
+            exact = self.exact_deadline()
+            if exact != _INEXACT:
+                return None if exact == _NO_DEADLINE else exact
         # A connection's own receive side and send turn are read as C fields on the
         # native build; a test's double (the protocols above) by attribute.
         acks = self.acks
@@ -166,6 +209,83 @@ class Deadlines:
         if t is not None and (best is None or t < best):
             self.by_peer = True
             return t
+        self.by_peer = False
+        return best
+
+    def exact_deadline(self) -> int:
+        """:meth:`timer_deadline` of a READY connection on C integers (the native
+        build's): the same deadline, ``NO_DEADLINE`` for None, or ``INEXACT`` when a term is
+        not an int of magnitude below 2**60 (nothing set then: :meth:`timer_deadline`
+        takes its general path). Sets ``by_peer`` as :meth:`timer_deadline` does."""
+        acks = self.acks
+        if type(acks) is Receiver:
+            best = time_key(cython.cast(Receiver, acks).sack_deadline)
+        else:
+            best = time_key(acks.sack_deadline)
+        waits = self.waits
+        if type(waits) is Transmitter:
+            rate_wait = time_key(cython.cast(Transmitter, waits).rate_wait_ns)
+            no_ev_since = time_key(cython.cast(Transmitter, waits).no_ev_since)
+        else:
+            rate_wait = time_key(waits.rate_wait_ns)
+            no_ev_since = time_key(waits.no_ev_since)
+        if best == _INEXACT or rate_wait == _INEXACT or no_ev_since == _INEXACT:
+            return _INEXACT
+        pkt = self.send._front()  # oldest_sent_ns(), its send time read as a C integer
+        if pkt is not None:
+            sent = pkt.sent_ns
+            timers = self.timers
+            rto = time_key(timers.rto_ns())
+            hold = time_key(timers.hold_until)
+            # (a key strictly between _INEXACT and _NO_DEADLINE is a time)
+            if not (
+                -_TIME_LIMIT < sent < _TIME_LIMIT
+                and _INEXACT < rto < _NO_DEADLINE
+                and _INEXACT < hold < _NO_DEADLINE
+            ):
+                return _INEXACT
+            t = sent + rto
+            if t < hold:
+                t = hold
+            if t < best:
+                best = t
+        t = time_key(self.probes.next_ns)
+        if t == _INEXACT:
+            return _INEXACT
+        if t < best:
+            best = t
+        if rate_wait < best:
+            best = rate_wait
+        tail = self.tail
+        if tail.armed:
+            t = time_key(tail.deadline())
+            if t == _INEXACT:
+                return _INEXACT
+            if t < best:
+                best = t
+        if no_ev_since != _NO_DEADLINE:
+            t = time_key(self.no_ev_timeout_ns)
+            if not _INEXACT < t < _NO_DEADLINE:
+                return _INEXACT
+            t += no_ev_since
+            if t < best:
+                best = t
+        # peer_deadline()
+        host = self.host
+        if self.mrc and not self.send.idle() and _any_port_up(host.port_up):
+            quiet = time_key(self.quiet_since)
+            heard = time_key(host.peer_heard_ns.get(self.peer, self.quiet_since))
+            limit = time_key(self.peer_timeout_ns)
+            if not (
+                _INEXACT < quiet < _NO_DEADLINE
+                and _INEXACT < heard < _NO_DEADLINE
+                and _INEXACT < limit < _NO_DEADLINE
+            ):
+                return _INEXACT
+            t = (heard if heard > quiet else quiet) + limit
+            if t < best:
+                self.by_peer = True
+                return t
         self.by_peer = False
         return best
 

@@ -152,36 +152,58 @@ def test_refresh_hands_out_the_stale_set_and_earliest_gives_the_connection() -> 
 
 
 @pytest.mark.parametrize("seed", range(6))
-def test_the_timer_heap_pushes_and_pops_as_heapq_does(seed: int) -> None:
-    """The core's timer heap (its own push and pop, compiled on the native build) keeps
-    the very list heapq keeps at every step and pops the same entries: deadlines that
-    are ints or floats, equal ones ordered by their push sequence (connections, here
-    objects that refuse comparison, are never compared)."""
-    import heapq
+def test_the_timer_heap_keeps_each_connection_once_in_deadline_order(seed: int) -> None:
+    """The core's timer heap (_schedule, compiled on the native build): every connection
+    with a deadline in it once, at the place it records; the first has the earliest
+    deadline, equal ones the oldest connection first; deadlines that are ints (C keys),
+    floats and ints too large for a C key (compared as objects), moved, removed and
+    re-added in any order."""
     import random
 
     from nic_emu import core as core_module
-
-    class Uncomparable:
-        def __lt__(self, other: object) -> bool:
-            raise AssertionError("a connection was compared")
+    from nic_emu.connection.timers import INEXACT, time_key
 
     rng = random.Random(seed)
-    ours: list[tuple[int, int, object]] = []
-    theirs: list[tuple[int, int, object]] = []
-    seq = 0
-    for _ in range(3000):
-        if ours and rng.random() < 0.45:
-            got = core_module._heap_pop(ours)
-            assert got is heapq.heappop(theirs)
-        else:
-            seq += 1
-            t = rng.choice([rng.randrange(50), rng.randrange(50) + 0.5, rng.randrange(10**12)])
-            entry = (t, seq, Uncomparable())
-            core_module._heap_push(ours, entry)
-            heapq.heappush(theirs, entry)
-        assert ours == theirs
-    while theirs:
-        assert core_module._heap_pop(ours) is heapq.heappop(theirs)
-    with pytest.raises(IndexError):
-        core_module._heap_pop(ours)
+    net = sim.SimNetwork(load("small"), EventList(), seed=7)
+    conns = [net.connect("nic0", peer)[0] for peer in ("nic1", "nic4", "nic6") for _ in range(4)]
+    heap: list = []
+    for conn in conns:
+        conn.sched_deadline, conn.sched_key, conn.heap_pos = None, time_key(None), -1
+    choices = [
+        lambda: rng.randrange(40),
+        lambda: rng.randrange(40) + 0.5,
+        lambda: float(rng.randrange(40)),  # equal to an int deadline
+        lambda: (1 << 61) + rng.randrange(3),  # no C key
+        lambda: None,
+    ]
+    for _ in range(2000):
+        conn = rng.choice(conns)
+        core_module._schedule(heap, conn, rng.choice(choices)())
+        scheduled = [c for c in conns if c.sched_deadline is not None]
+        assert sorted(heap, key=id) == sorted(scheduled, key=id)
+        for pos, c in enumerate(heap):
+            assert c.heap_pos == pos
+            assert c.sched_key == time_key(c.sched_deadline)
+            assert (c.sched_key == INEXACT) == (
+                type(c.sched_deadline) is not int or c.sched_deadline >= 1 << 60
+            )
+        for c in conns:
+            if c.sched_deadline is None:
+                assert c.heap_pos == -1
+        if heap:
+            first = min(scheduled, key=lambda c: (c.sched_deadline, c.created_seq))
+            assert heap[0] is first
+            for pos in range(1, len(heap)):
+                parent, child = heap[(pos - 1) >> 1], heap[pos]
+                assert (parent.sched_deadline, parent.created_seq) < (
+                    child.sched_deadline,
+                    child.created_seq,
+                )
+    while heap:  # emptied from the top: in deadline order
+        first = heap[0]
+        assert all(
+            (first.sched_deadline, first.created_seq) < (c.sched_deadline, c.created_seq)
+            for c in heap[1:]
+        )
+        core_module._schedule(heap, first, None)
+        assert first.heap_pos == -1 and first not in heap

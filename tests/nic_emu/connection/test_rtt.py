@@ -158,3 +158,40 @@ def test_the_configured_terms_read_per_acknowledgement_are_the_configurations() 
     assert t.reorder_window() == 8_000 and t.qdelay_peak_at == 10
     t.sample(1_000, 10 + QDELAY_PEAK_RTTS * 7_000 // 2)  # half the base RTTs' span later
     assert t.qdelay_peak_ns == 4_000
+
+
+def test_the_tail_probe_timeout_is_python_arithmetic_on_its_terms() -> None:
+    """tail_probe_timeout = int(max(2 * srtt, srtt + reorder_window())), srtt the minimum
+    RTT plus the queueing delay (a float) or, before a sample, the base RTT: the native
+    build computes it (and the window, for an int floor) in C integers and doubles, to
+    the same int; a float floor or base RTT takes Python's arithmetic, whose result it is."""
+    for floor, base in ((2_500, 12_000), (2_500.0, 12_000), (7_999.5, 12_000), (0, 9_000.5)):
+        cfg = replace(CFG, reorder_window_ns=floor, base_rtt_ns=base, probe_interval_ns=64_000)
+        for adaptive in (False, True):
+            t = RttTimers(cfg, 0, adaptive=adaptive)
+            got = t.tail_probe_timeout()
+            want = int(max(2 * base, base + t.reorder_window()))
+            assert (got, type(got)) == (want, int)  # no sample: the base RTT
+            for min_rtt, qdelay, peak, srtt in (
+                (1, 0.0, 0, 0.0),
+                (10_007, 1_249.9, 2_500, 10_000.0),
+                (10_007, 1_250.0, 2_499.99, 10_003.75),
+                (3, 3_000.7, 1_000, 31_999.0),
+                (12_345, 10.0, 4_000.5, 40_000.0),
+                ((1 << 40) + 1, 0.1, 0, 9_999.99),  # the int made the nearest double
+                ((1 << 53) + 1, 0.5, 7, 1.0),  # a round trip past 2**53: Python's int()
+            ):
+                t.min_rtt_ns, t.qdelay_ns, t.qdelay_peak_ns, t.srtt_ns = (
+                    min_rtt,
+                    qdelay,
+                    peak,
+                    srtt,
+                )
+                window = max(floor, int(2 * qdelay), int(peak))
+                if adaptive:
+                    window = max(window, int(srtt) >> 2)
+                assert (t.reorder_window(), type(t.reorder_window())) == (window, type(window))
+                rtt = min_rtt + qdelay
+                want = int(max(2 * rtt, rtt + window))
+                got = t.tail_probe_timeout()
+                assert (got, type(got)) == (want, int), (floor, adaptive, min_rtt, qdelay)

@@ -245,3 +245,94 @@ def test_a_connections_own_receive_side_and_send_turn_set_its_deadline() -> None
     assert d.timer_deadline() == early + 2
     conn.tx.no_ev_since = None
     assert d.timer_deadline() == base
+
+
+def _general(deadlines: Deadlines) -> tuple[int | float | None, bool]:
+    """timer_deadline on its general path (every term a Python object, the reference),
+    forced by a float term that never wins: (the deadline, by_peer)."""
+    acks = deadlines.acks
+    saved = acks.sack_deadline
+    never = float(1 << 62)
+    if saved is None:
+        acks.sack_deadline = never
+    try:
+        t = deadlines.timer_deadline()
+        return (None if t == never else t), deadlines.by_peer
+    finally:
+        acks.sack_deadline = saved
+
+
+def test_exact_deadline_is_timer_deadline_on_c_integers_or_says_inexact() -> None:
+    """exact_deadline (timer_deadline's arithmetic on C integers on the native build)
+    gives the general path's deadline as a time key, and the same by_peer, in every state
+    of the terms; a float term (a configured timeout may be one) or an int of 2**60 or
+    more makes it INEXACT, and timer_deadline then gives the general path's float."""
+    from nic_emu.connection.timers import INEXACT, NO_DEADLINE, time_key
+
+    assert (time_key(None), time_key(5), time_key(-5)) == (NO_DEADLINE, 5, -5)
+    assert time_key((1 << 60) - 1) == (1 << 60) - 1 and time_key(-(1 << 60) + 1) == 1 - (1 << 60)
+    assert {time_key(1 << 60), time_key(-(1 << 60)), time_key(2.0), time_key(True)} == {INEXACT}
+    parts = make_parts()
+    deadlines, host, acks, waits = _deadlines(parts)
+
+    def check(expect_exact: bool = True) -> None:
+        general, by_peer = _general(deadlines)
+        exact = deadlines.exact_deadline()
+        if expect_exact:
+            assert exact == time_key(general) and exact != INEXACT
+            assert deadlines.by_peer == by_peer
+            assert deadlines.timer_deadline() == general and deadlines.by_peer == by_peer
+        else:
+            assert exact == INEXACT
+            t = deadlines.timer_deadline()
+            assert t == general and type(t) is type(general)
+
+    check()  # nothing at all
+    post(parts, 2)
+    check()  # the peer's silence only
+    transmit(parts, 100)
+    check()  # the tail-loss probe, the RTO, the peer
+    transmit(parts, 150)
+    parts.tail.armed = False
+    check()
+    parts.timers.hold_until = 1 << 40
+    check()  # held past the RTO: the peer's silence is earlier
+    parts.timers.hold_until = 0
+    acks.sack_deadline = 120
+    waits.rate_wait_ns = 110
+    check()
+    waits.no_ev_since = 5
+    deadlines.no_ev_timeout_ns = 50
+    check()
+    host.peer_heard_ns[PEER] = -(1 << 50)  # heard long ago: the peer's silence is first
+    deadlines.quiet_since = -(1 << 50)
+    check()
+    assert deadlines.by_peer
+    host.port_up = [False, True]
+    check()
+    host.port_up = [False, False]
+    check()
+    assert not deadlines.by_peer
+    parts.probes.next_ns = 7
+    check()
+    deadlines.no_ev_timeout_ns = 50.0  # a float term: the general path
+    check(expect_exact=False)
+    parts.probes.next_ns = None
+    check(expect_exact=False)
+    assert deadlines.timer_deadline() == 55.0 and type(deadlines.timer_deadline()) is float
+    deadlines.no_ev_timeout_ns = 50
+    acks.sack_deadline = 1 << 60  # too large for the C integers
+    assert deadlines.exact_deadline() == INEXACT
+    acks.sack_deadline = 3.5
+    check(expect_exact=False)
+    acks.sack_deadline = None
+    deadlines.peer_timeout_ns = 1e6
+    host.port_up = [True, True]
+    deadlines.quiet_since = 0
+    host.peer_heard_ns[PEER] = 0
+    waits.no_ev_since = None
+    parts.probes.next_ns = None
+    waits.rate_wait_ns = None
+    parts.timers.hold_until = 1 << 40
+    check(expect_exact=False)
+    assert deadlines.by_peer and deadlines.timer_deadline() == 1e6
