@@ -1146,7 +1146,9 @@ class ProgramCompiler:
         # (a method of ProgramBlocks: its parameters the runtime's names, aliased)
         packet = [("s0", hdr_cls, "hdr"), ("s1", meta_cls, "meta"), ("s2", sm_cls, "sm")]
         init_packet = ["def init_packet(self, hdr, meta, sm):"]
-        init_packet.extend(f"    {v}: {c} = {p}" if c else f"    {v} = {p}" for v, c, p in packet)
+        for var, cls, param in packet:
+            bound = _bind_typed(var, cls, param) if cls else [f"{var} = {param}"]
+            init_packet.extend("    " + line for line in bound)
         set_first = self._set_before_read()
         if set_first:
             init_packet.append(f"    # ingress sets these first: {', '.join(sorted(set_first))}")
@@ -1374,7 +1376,11 @@ def _block_method(lines: list[str], closure: dict[str, str]) -> tuple[list[str],
         raise CompileError(f"{fn.name}: the block does not have the v1model signature")
     head = [f"def {fn.name}(self, {', '.join(names)}, {CTX_PARAM}):"]
     for arg, name in zip(own, names, strict=True):
-        if arg.arg != name:
+        if arg.arg == name:
+            continue
+        if isinstance(arg.annotation, pyast.Name):
+            head.extend("    " + line for line in _bind_typed(arg.arg, arg.annotation.id, name))
+        else:
             note = f": {pyast.unparse(arg.annotation)}" if arg.annotation is not None else ""
             head.append(f"    {arg.arg}{note} = {name}")
     stored = {
@@ -1394,6 +1400,21 @@ def _block_method(lines: list[str], closure: dict[str, str]) -> tuple[list[str],
     if left:  # a read the tokens did not show (none the generator writes)
         raise CompileError(f"internal error: {fn.name} still reads {sorted(left)}")
     return method, [name for name in closure if name in read]
+
+
+def _bind_typed(var: str, cls: str, param: str) -> list[str]:
+    """The lines binding the block parameter ``param`` to ``var`` of the generated class
+    ``cls``. Compiled, an object of exactly that class (what the switch passes: the
+    objects the module made) is taken by an unchecked cast, an inline comparison of its
+    type; any other object goes through Cython's type test, as a plain typed assignment
+    would (its TypeError unchanged). Python runs the plain assignment."""
+    return [
+        f"{var}: {cls}",
+        f"if cython.compiled and type({param}) is {cls}:",
+        f"    {var} = cython.cast({cls}, {param})",
+        "else:",
+        f"    {var} = {param}",
+    ]
 
 
 def _names_as_attributes(lines: list[str], names: Collection[str]) -> tuple[list[str], set[str]]:
