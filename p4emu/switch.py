@@ -33,6 +33,8 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+import cython
+
 from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
 from p4emu.backend.pytypes import standard_metadata_problem
@@ -407,7 +409,8 @@ class Switch:
         length = len(data)
         if self._spare_count:
             self._spare_count -= 1
-            ctx = self._spare[self._spare_count]
+            # only contexts are kept there (compiled: no type test)
+            ctx = cython.cast(PacketContext, self._spare[self._spare_count])
             hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
             self._blocks.init_packet(hdr, meta, sm)
             ctx.renew(length)
@@ -550,7 +553,8 @@ class Switch:
             self._ingress(port, data, instance_type, preserved, copier)
 
     def _egress(self, queued: QueuedPacket) -> None:
-        ctx: PacketContext = queued.item  # type: ignore[assignment]
+        # _enqueue queues contexts only (compiled: no type test)
+        ctx = cython.cast(PacketContext, queued.item)
         hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
