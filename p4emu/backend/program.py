@@ -88,6 +88,7 @@ from p4emu.runtime.tables import Table
 if TYPE_CHECKING:
     from p4emu.backend import v1model_externs
     from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.body.statements import EXIT_STATEMENT
     from p4emu.backend.parsers import ParserGenerator
     from p4emu.backend.scope import Binding, Scope
     from p4emu.backend.tables_codegen import emit_table_apply
@@ -101,9 +102,10 @@ def _import_generator() -> None:
     process whose templates are all kept with their programs never generates; see the
     module docs)."""
     global BodyCompiler, CallEmitters, Hoist, ParserGenerator, Binding, Scope
-    global emit_table_apply, v1model_externs
+    global emit_table_apply, v1model_externs, EXIT_STATEMENT
     from p4emu.backend import v1model_externs
     from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.body.statements import EXIT_STATEMENT
     from p4emu.backend.parsers import ParserGenerator
     from p4emu.backend.scope import Binding, Scope
     from p4emu.backend.tables_codegen import emit_table_apply
@@ -1293,6 +1295,11 @@ class ProgramCompiler:
         closure = {name: _closure_type(value) for name, value in self.ns.items()}
         for name in _bound_names([*self.extra_lines, *self._function_lines]):
             closure.setdefault(name, "")
+        # no exit anywhere in the program's code: no block catches ExitSignal (compiled,
+        # a try statement saves and restores the exception state on every call)
+        code = (*blocks, self.extra_lines, self._function_lines)
+        if not any(EXIT_STATEMENT in line for lines in code for line in lines):
+            blocks = [_without_exit_catch(lines) for lines in blocks]
         methods = [_block_method(lines, closure) for lines in blocks]
         fields = list(dict.fromkeys(name for _, used in methods for name in used))
         self._blocks_fields: list[tuple[str, str | None]] = [
@@ -1463,6 +1470,23 @@ def _same_object(a: Any, b: Any) -> bool:
     if isinstance(a, (MethodType, BuiltinMethodType)) and type(a) is type(b):
         return a.__self__ is b.__self__ and a.__name__ == b.__name__
     return False
+
+
+def _without_exit_catch(lines: list[str]) -> list[str]:
+    """The control function ``lines`` (:meth:`ProgramCompiler._control_function`) without
+    its ``try`` / ``except ExitSignal: pass`` around the body (the body one level up);
+    another block (the parser's catches nothing) as it is."""
+    if "    except ExitSignal:" not in lines:
+        return lines
+    end = lines.index("    except ExitSignal:")
+    try:
+        start = lines.index("    try:", 0, end)
+    except ValueError:
+        raise CompileError(f"internal error: {lines[0]!r} catches outside a try") from None
+    if lines[end + 1].strip() != "pass":
+        raise CompileError(f"internal error: {lines[0]!r} does more on ExitSignal")
+    body = [line.removeprefix("    ") for line in lines[start + 1 : end]]
+    return [*lines[:start], *body, *lines[end + 2 :]]
 
 
 def _does_nothing(lines: list[str]) -> bool:

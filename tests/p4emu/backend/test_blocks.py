@@ -18,6 +18,7 @@ from p4emu.backend.program import (
     _block_method,
     _bound_names,
     _names_as_attributes,
+    _without_exit_catch,
 )
 from p4emu.backend.rt import Blocks, PacketContext
 from p4emu.frontend import load_program
@@ -242,3 +243,37 @@ def test_every_example_program_keeps_no_closure_read_in_its_blocks() -> None:
         for method in cls.body:
             reads = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
             assert not reads & (closure - {"B"}), (path.name, method.name)
+
+
+def test_only_a_program_that_exits_catches_exit_signal() -> None:
+    def catches(name: str) -> int:
+        compiled = compile_program(load_program(PROGRAMS / name), clock=VirtualClock())
+        return compiled.source.count("except ExitSignal:")
+
+    assert catches("basic.p4") == 0  # no exit: no try around any block's body
+    assert "exit;" in (PROGRAMS / "stateful.p4").read_text()
+    assert catches("stateful.p4") == 5  # each of the five controls (not the parser) catches it
+
+
+def test_without_exit_catch_lifts_the_body_and_keeps_the_rest() -> None:
+    lines = [
+        "def deparse_block(p1, ctx):",
+        "    x = 1",
+        "    try:",
+        "        if x:",
+        "            y = 2",
+        "    except ExitSignal:",
+        "        pass",
+        "    return y",
+    ]
+    assert _without_exit_catch(lines) == [
+        "def deparse_block(p1, ctx):",
+        "    x = 1",
+        "    if x:",
+        "        y = 2",
+        "    return y",
+    ]
+    parser = ["def parse_block(data, p1, ctx):", "    return 0"]
+    assert _without_exit_catch(parser) == parser
+    with pytest.raises(CompileError, match="does more"):
+        _without_exit_catch([*lines[:6], "        raise", *lines[7:]])
