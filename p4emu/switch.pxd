@@ -14,6 +14,7 @@ from p4emu.runtime.traffic_manager cimport QueuedPacket, TrafficManager
 cdef long long _NS_PER_US  # NS_PER_US (1000): deq_ns is a C integer, and so the quotient
 cdef long long _MASK32  # 2**32 - 1, 2**48 - 1: the queueing fields' masks as C integers
 cdef long long _MASK48
+cdef long long _NORMAL  # PKT_INSTANCE_TYPE_NORMAL, compared with a C instance type
 
 
 cdef class PortOutput:
@@ -22,15 +23,16 @@ cdef class PortOutput:
 
 cdef class Switch:
     cdef public object clock
-    cdef public object drop_port
-    cdef public object cpu_port
+    # the drop port and the CPU port (-1: none), read by the properties drop_port, cpu_port
+    cdef readonly long long _drop_port
+    cdef readonly long long _cpu_port
     cdef public object pre
     cdef public object digest_queue
     cdef public object random
     cdef public object program
     cdef public object objects
     cdef public TrafficManager tm
-    cdef public object _hi
+    cdef public list _hi
     cdef public list _outputs
     cdef public object output_callback
     cdef public PortOutput output_sink
@@ -48,7 +50,7 @@ cdef class Switch:
     cdef public Blocks _blocks
     cdef public bint _verify
     cdef public bint _compute
-    cdef public object _egress_spec
+    cdef public long long _egress_spec
     cdef public list _spare
     cdef public Py_ssize_t _spare_count
 
@@ -62,9 +64,10 @@ cdef class Switch:
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, length=Py_ssize_t,
         sm=StandardMetadata, c_sm=StandardMetadata, now_us="long long", offset="long long",
+        egress_port="long long",
     )
     cpdef _ingress(
-        self, object port, bytes data, object instance_type, object preserved, object copier
+        self, object port, bytes data, long long instance_type, object preserved, object copier
     )
     @cython.locals(copy=PacketContext, sm=StandardMetadata)
     cpdef _replicate(self, PacketContext packet, object replicas, object port)
@@ -75,7 +78,7 @@ cdef class Switch:
     cpdef _run_hi(self)
     @cython.locals(
         ctx=PacketContext, c_ctx=PacketContext, parts=list, frame=bytes,
-        sm=StandardMetadata, c_sm=StandardMetadata, spare=list,
+        sm=StandardMetadata, c_sm=StandardMetadata, spare=list, port_c="long long",
     )
     cpdef _egress(self, QueuedPacket queued)
     cpdef _drop(self, object port, object reason)

@@ -29,10 +29,11 @@ from __future__ import annotations
 
 import logging
 import time
-from collections import deque
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
+
+import cython
 
 from p4emu.backend.native import build_in_background
 from p4emu.backend.program import CompiledProgram, compile_program
@@ -69,6 +70,7 @@ MAX_PORT = 511
 _NS_PER_US = NS_PER_US
 _MASK32 = 0xFFFFFFFF
 _MASK48 = 0xFFFFFFFFFFFF
+_NORMAL = PKT_INSTANCE_TYPE_NORMAL
 
 #: drop reasons counted in :attr:`Switch.drops` (keyed ``(port, reason)``)
 DROP_INGRESS = "ingress_drop"  # egress_spec == drop port at the end of ingress
@@ -151,8 +153,10 @@ class Switch:
             if problem is not None:  # BMv2 needs v1model's fields, and so do the paths below
                 raise SwitchError(f"the standard metadata is not v1model's: {problem}")
         self.clock: Clock = clock or RealClock()
-        self.drop_port = drop_port
-        self.cpu_port = cpu_port
+        # C integers on the compiled path (read per packet): drop_port and cpu_port (the
+        # properties) read them; no CPU port is -1
+        self._drop_port = drop_port
+        self._cpu_port = -1 if cpu_port is None else cpu_port
         self.pre = ReplicationEngine()
         self.digest_queue = DigestQueue(self.clock)
         self.random = RandomSource(seed)
@@ -175,7 +179,9 @@ class Switch:
         )
         if queue_rate_pps:
             self.tm.set_all_queue_rates(queue_rate_pps, RateUnit.packets_per_second)
-        self._hi: deque[tuple[int, bytes, int, Any, Any]] = deque()  # resubmit/recirc
+        # resubmitted and recirculated packets, first in first out (a list: compiled, its
+        # emptiness a C size test on every packet; it holds a packet or two at most)
+        self._hi: list[tuple[int, bytes, int, Any, Any]] = []
         self._outputs: list[tuple[int, bytes]] = []
         self.output_callback: OutputCallback | None = None
         # a PortOutput, called through C on the compiled path; when set, it is called
@@ -211,6 +217,16 @@ class Switch:
         self._spare_count = 0
 
     # ------------------------------------------------------------------ properties
+
+    @property
+    def drop_port(self) -> int:
+        """The drop port (``drop_port``): a packet whose egress_spec is this one is dropped."""
+        return self._drop_port
+
+    @property
+    def cpu_port(self) -> int | None:
+        """The CPU port (``cpu_port``; None: none)."""
+        return None if self._cpu_port < 0 else self._cpu_port
 
     @property
     def p4info(self) -> Any:
@@ -393,7 +409,8 @@ class Switch:
         length = len(data)
         if self._spare_count:
             self._spare_count -= 1
-            ctx = self._spare[self._spare_count]
+            # only contexts are kept there (compiled: no type test)
+            ctx = cython.cast(PacketContext, self._spare[self._spare_count])
             hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
             self._blocks.init_packet(hdr, meta, sm)
             ctx.renew(length)
@@ -403,7 +420,7 @@ class Switch:
             sm = prog.new_standard_metadata()
             ctx = PacketContext(length, b"", hdr, meta, sm)
         sm.packet_length = length
-        if instance_type == PKT_INSTANCE_TYPE_NORMAL:  # standard metadata all 0 but these
+        if instance_type == _NORMAL:  # standard metadata all 0 but these
             sm.ingress_port = port
             now_us = read_us(self.clock)
             # a C constant: Cython keeps a literal past 32 bits a Python object
@@ -471,12 +488,12 @@ class Switch:
             self._replicate(ctx, replicas, port)
             return
         egress_port = sm.egress_spec
-        if egress_port == self.drop_port:
+        if egress_port == self._drop_port:
             self._drop(port, DROP_INGRESS)
             if self._trace_enabled:
                 self._trace("drop", port, DROP_INGRESS, None)
             return
-        sm.instance_type = PKT_INSTANCE_TYPE_NORMAL
+        sm.instance_type = _NORMAL
         self._enqueue(egress_port, ctx)
 
     def _replicate(self, packet: PacketContext, replicas: Any, port: int) -> None:
@@ -532,21 +549,23 @@ class Switch:
     def _run_hi(self) -> None:
         hi = self._hi
         while hi:
-            port, data, instance_type, preserved, copier = hi.popleft()
+            port, data, instance_type, preserved, copier = hi.pop(0)
             self._ingress(port, data, instance_type, preserved, copier)
 
     def _egress(self, queued: QueuedPacket) -> None:
-        ctx: PacketContext = queued.item  # type: ignore[assignment]
+        # _enqueue queues contexts only (compiled: no type test)
+        ctx = cython.cast(PacketContext, queued.item)
         hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port
+        port_c = port  # compiled: the port as a C integer, converted once
         sm.egress_global_timestamp = (queued.deq_ns // _NS_PER_US) & _MASK48
         sm.enq_timestamp = queued.enq_timestamp & _MASK32
         sm.enq_qdepth = queued.enq_qdepth & 0x7FFFF
         sm.deq_timedelta = queued.deq_timedelta & _MASK32
         sm.deq_qdepth = queued.deq_qdepth & 0x7FFFF
-        sm.egress_port = port
+        sm.egress_port = port_c
         sm.egress_spec = self._egress_spec
         sm.packet_length = ctx.length_reg & _MASK32
         if self._trace_enabled:
@@ -574,7 +593,7 @@ class Switch:
                     c_ctx.truncate = truncate
                 self._replicate(c_ctx, replicas, port)
 
-        if sm.egress_spec == self.drop_port:
+        if sm.egress_spec == self._drop_port:
             self._drop(port, DROP_EGRESS)
             if self._trace_enabled:
                 self._trace("drop", port, DROP_EGRESS, None)
@@ -607,7 +626,7 @@ class Switch:
         self.packets_out += 1
         if self._trace_enabled:
             self._trace("transmit", port, len(frame), frame)
-        if port == self.cpu_port and self.packet_in_callback is not None:
+        if port_c == self._cpu_port and self.packet_in_callback is not None:
             self._packet_in(port, frame)
         elif self.output_sink is not None:
             self.output_sink.output(port, frame)

@@ -56,7 +56,11 @@ NATIVE_CHUNK_BYTES = 8
 #: the generated ``.pxd``'s declarations the native deparser and parser use: CPython's
 #: bytes, ``memcpy``, and the big-endian conversions of a wide value (``P4_INT_TO_BE``
 #: writes ``n`` bytes of a non-negative ``int``, raising ``OverflowError`` as
-#: ``int.to_bytes`` would; ``P4_INT_FROM_BE`` reads them back: ``int.from_bytes``)
+#: ``int.to_bytes`` would; ``P4_INT_FROM_BE`` reads them back: ``int.from_bytes``) and of
+#: a chunk (``P4_LOAD_BE``: the value of ``n`` bytes, 1 to 8; ``P4_STORE_BE``: the low
+#: ``n`` bytes of a value written; ``n`` a constant of the text: with GCC or Clang on a
+#: little-endian machine one copy and one byte swap, which the compiler folds into a
+#: load or store and a ``bswap``; elsewhere a loop over the bytes)
 NATIVE_PXD = '''from cpython.bytes cimport PyBytes_AS_STRING, PyBytes_FromStringAndSize
 from libc.string cimport memcpy
 cdef extern from *:
@@ -78,9 +82,34 @@ cdef extern from *:
     #define P4_INT_TO_BE(v, p, n) _PyLong_AsByteArray((PyLongObject *)(v), (p), (n), 0, 0)
     #define P4_INT_FROM_BE(p, n) _PyLong_FromByteArray((p), (n), 0, 0)
     #endif
+    #if (defined(__GNUC__) || defined(__clang__)) && defined(__BYTE_ORDER__) \
+        && __BYTE_ORDER__ == __ORDER_LITTLE_ENDIAN__
+    static CYTHON_INLINE unsigned long long P4_LOAD_BE(const unsigned char *p, int n) {
+        unsigned long long v = 0;
+        memcpy((unsigned char *)&v + (8 - n), p, n);
+        return __builtin_bswap64(v);
+    }
+    static CYTHON_INLINE void P4_STORE_BE(unsigned char *p, unsigned long long v, int n) {
+        v = __builtin_bswap64(v);
+        memcpy(p, (unsigned char *)&v + (8 - n), n);
+    }
+    #else
+    static CYTHON_INLINE unsigned long long P4_LOAD_BE(const unsigned char *p, int n) {
+        unsigned long long v = 0;
+        int i;
+        for (i = 0; i < n; i++) v = (v << 8) | p[i];
+        return v;
+    }
+    static CYTHON_INLINE void P4_STORE_BE(unsigned char *p, unsigned long long v, int n) {
+        int i;
+        for (i = n - 1; i >= 0; i--) { p[i] = (unsigned char)v; v >>= 8; }
+    }
+    #endif
     """
     int P4_INT_TO_BE(object v, unsigned char *p, Py_ssize_t n) except -1
     object P4_INT_FROM_BE(const unsigned char *p, Py_ssize_t n)
+    unsigned long long P4_LOAD_BE(const unsigned char *p, int n)
+    void P4_STORE_BE(unsigned char *p, unsigned long long v, int n)
 '''
 
 
@@ -311,7 +340,8 @@ class HeaderCodec:
         and advancing it: a chunk of at most :data:`NATIVE_CHUNK_BYTES` bytes is one C
         ``unsigned long long`` (each field converted to it: a C field by a C cast, a
         Python ``int`` by Cython's conversion, which raises on a value outside 64 bits as
-        ``pack`` would) written byte by byte from its top; a wider chunk's Python value
+        ``pack`` would) written big-endian by ``P4_STORE_BE`` (one byte: stored); a
+        wider chunk's Python value
         is written by ``P4_INT_TO_BE`` (:data:`NATIVE_PXD`). The bytes are those of
         :meth:`emit_expr`."""
         lines: list[str] = []
@@ -331,13 +361,13 @@ class HeaderCodec:
                 bits = f"cython.cast(cython.ulonglong, {_to_bits(f'{source}.{f.attr}', f)})"
                 terms.append(f"({bits} << {shift})" if shift else bits)
             lines.append(f"{NATIVE_CHUNK} = {' | '.join(terms)}")
-            for index in range(chunk.nbytes):
-                shift = (chunk.nbytes - 1 - index) * 8
-                byte = f"{NATIVE_CHUNK} >> {shift}" if shift else NATIVE_CHUNK
+            if chunk.nbytes == 1:
                 lines.append(
-                    f"{NATIVE_BUF}[{NATIVE_LEN} + {at}] = cython.cast(cython.uchar, {byte})"
+                    f"{NATIVE_BUF}[{NATIVE_LEN} + {at}] = cython.cast(cython.uchar, {NATIVE_CHUNK})"
                 )
-                at += 1
+            else:  # its low nbytes bytes, big-endian (NATIVE_PXD)
+                lines.append(f"P4_STORE_BE({dest}, {NATIVE_CHUNK}, {chunk.nbytes})")
+            at += chunk.nbytes
         lines.append(f"{NATIVE_LEN} += {self.nbytes}")
         return lines
 
@@ -346,7 +376,7 @@ class HeaderCodec:
         object ``target`` from :data:`NATIVE_DATA` (the packet's bytes) at ``off`` (its
         length checked) and marking it valid, as :meth:`extract_lines` does: a chunk of
         at most :data:`NATIVE_CHUNK_BYTES` bytes read into one C ``unsigned long long``
-        from its top byte, its fields shifted and masked in C (a signed field's two's
+        by ``P4_LOAD_BE`` (big-endian; one byte: read), its fields shifted and masked in C (a signed field's two's
         complement taken on a C ``long long``; a field Cython holds as a Python object
         gets the C value converted); a wider chunk's value made by ``P4_INT_FROM_BE``
         (:data:`NATIVE_PXD`), its fields split as Python ints."""
@@ -368,12 +398,11 @@ class HeaderCodec:
                         lines.append(f"{target}.{f.attr} = {_convert(piece, f)}")
                 at += chunk.nbytes
                 continue
-            terms = []
-            for index in range(chunk.nbytes):
-                byte = f"cython.cast(cython.ulonglong, {NATIVE_DATA}[{NATIVE_AT} + {at + index}])"
-                shift = (chunk.nbytes - 1 - index) * 8
-                terms.append(f"({byte} << {shift})" if shift else byte)
-            lines.append(f"{NATIVE_CHUNK} = {' | '.join(terms)}")
+            if chunk.nbytes == 1:
+                byte = f"cython.cast(cython.ulonglong, {NATIVE_DATA}[{NATIVE_AT} + {at}])"
+                lines.append(f"{NATIVE_CHUNK} = {byte}")
+            else:  # nbytes bytes, big-endian (NATIVE_PXD)
+                lines.append(f"{NATIVE_CHUNK} = P4_LOAD_BE({source}, {chunk.nbytes})")
             shift = chunk.nbytes * 8
             for f in chunk.fields:
                 shift -= f.width

@@ -304,16 +304,14 @@ class ParserGenerator:
         w = bc.w
         keys = []
         key_types = []
-        # a key tested by one case only is read there (an attribute chain has no effect)
-        tested = sum(
-            not isinstance(c.keyset, (ast.DefaultExpr, ast.DontCare)) for c in transition.cases
-        )
+        # a key that is an attribute chain (reading it has no effect) is read by each case
+        # that tests it: compiled, a C field compared in C (a local would hold it boxed)
         for expr in transition.select:
             code = bc.ex(expr)
             type_ = expr.type
             if bit_width(type_) is not None:  # type: ignore[arg-type]
                 code = to_unsigned(code, type_)  # type: ignore[arg-type]
-            if not code.isidentifier() and (tested > 1 or not is_simple(code)):
+            if not code.isidentifier() and not is_simple(code):
                 tmp = bc.fresh("k")
                 w.line(f"{tmp} = {code}")
                 code = tmp

@@ -88,6 +88,7 @@ from p4emu.runtime.tables import Table
 if TYPE_CHECKING:
     from p4emu.backend import v1model_externs
     from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.body.statements import EXIT_STATEMENT
     from p4emu.backend.parsers import ParserGenerator
     from p4emu.backend.scope import Binding, Scope
     from p4emu.backend.tables_codegen import emit_table_apply
@@ -101,9 +102,10 @@ def _import_generator() -> None:
     process whose templates are all kept with their programs never generates; see the
     module docs)."""
     global BodyCompiler, CallEmitters, Hoist, ParserGenerator, Binding, Scope
-    global emit_table_apply, v1model_externs
+    global emit_table_apply, v1model_externs, EXIT_STATEMENT
     from p4emu.backend import v1model_externs
     from p4emu.backend.body import BodyCompiler, CallEmitters, Hoist
+    from p4emu.backend.body.statements import EXIT_STATEMENT
     from p4emu.backend.parsers import ParserGenerator
     from p4emu.backend.scope import Binding, Scope
     from p4emu.backend.tables_codegen import emit_table_apply
@@ -1146,7 +1148,9 @@ class ProgramCompiler:
         # (a method of ProgramBlocks: its parameters the runtime's names, aliased)
         packet = [("s0", hdr_cls, "hdr"), ("s1", meta_cls, "meta"), ("s2", sm_cls, "sm")]
         init_packet = ["def init_packet(self, hdr, meta, sm):"]
-        init_packet.extend(f"    {v}: {c} = {p}" if c else f"    {v} = {p}" for v, c, p in packet)
+        for var, cls, param in packet:
+            bound = _bind_typed(var, cls, param) if cls else [f"{var} = {param}"]
+            init_packet.extend("    " + line for line in bound)
         set_first = self._set_before_read()
         if set_first:
             init_packet.append(f"    # ingress sets these first: {', '.join(sorted(set_first))}")
@@ -1291,6 +1295,11 @@ class ProgramCompiler:
         closure = {name: _closure_type(value) for name, value in self.ns.items()}
         for name in _bound_names([*self.extra_lines, *self._function_lines]):
             closure.setdefault(name, "")
+        # no exit anywhere in the program's code: no block catches ExitSignal (compiled,
+        # a try statement saves and restores the exception state on every call)
+        code = (*blocks, self.extra_lines, self._function_lines)
+        if not any(EXIT_STATEMENT in line for lines in code for line in lines):
+            blocks = [_without_exit_catch(lines) for lines in blocks]
         methods = [_block_method(lines, closure) for lines in blocks]
         fields = list(dict.fromkeys(name for _, used in methods for name in used))
         self._blocks_fields: list[tuple[str, str | None]] = [
@@ -1374,7 +1383,11 @@ def _block_method(lines: list[str], closure: dict[str, str]) -> tuple[list[str],
         raise CompileError(f"{fn.name}: the block does not have the v1model signature")
     head = [f"def {fn.name}(self, {', '.join(names)}, {CTX_PARAM}):"]
     for arg, name in zip(own, names, strict=True):
-        if arg.arg != name:
+        if arg.arg == name:
+            continue
+        if isinstance(arg.annotation, pyast.Name):
+            head.extend("    " + line for line in _bind_typed(arg.arg, arg.annotation.id, name))
+        else:
             note = f": {pyast.unparse(arg.annotation)}" if arg.annotation is not None else ""
             head.append(f"    {arg.arg}{note} = {name}")
     stored = {
@@ -1394,6 +1407,21 @@ def _block_method(lines: list[str], closure: dict[str, str]) -> tuple[list[str],
     if left:  # a read the tokens did not show (none the generator writes)
         raise CompileError(f"internal error: {fn.name} still reads {sorted(left)}")
     return method, [name for name in closure if name in read]
+
+
+def _bind_typed(var: str, cls: str, param: str) -> list[str]:
+    """The lines binding the block parameter ``param`` to ``var`` of the generated class
+    ``cls``. Compiled, an object of exactly that class (what the switch passes: the
+    objects the module made) is taken by an unchecked cast, an inline comparison of its
+    type; any other object goes through Cython's type test, as a plain typed assignment
+    would (its TypeError unchanged). Python runs the plain assignment."""
+    return [
+        f"{var}: {cls}",
+        f"if cython.compiled and type({param}) is {cls}:",
+        f"    {var} = cython.cast({cls}, {param})",
+        "else:",
+        f"    {var} = {param}",
+    ]
 
 
 def _names_as_attributes(lines: list[str], names: Collection[str]) -> tuple[list[str], set[str]]:
@@ -1442,6 +1470,23 @@ def _same_object(a: Any, b: Any) -> bool:
     if isinstance(a, (MethodType, BuiltinMethodType)) and type(a) is type(b):
         return a.__self__ is b.__self__ and a.__name__ == b.__name__
     return False
+
+
+def _without_exit_catch(lines: list[str]) -> list[str]:
+    """The control function ``lines`` (:meth:`ProgramCompiler._control_function`) without
+    its ``try`` / ``except ExitSignal: pass`` around the body (the body one level up);
+    another block (the parser's catches nothing) as it is."""
+    if "    except ExitSignal:" not in lines:
+        return lines
+    end = lines.index("    except ExitSignal:")
+    try:
+        start = lines.index("    try:", 0, end)
+    except ValueError:
+        raise CompileError(f"internal error: {lines[0]!r} catches outside a try") from None
+    if lines[end + 1].strip() != "pass":
+        raise CompileError(f"internal error: {lines[0]!r} does more on ExitSignal")
+    body = [line.removeprefix("    ") for line in lines[start + 1 : end]]
+    return [*lines[:start], *body, *lines[end + 2 :]]
 
 
 def _does_nothing(lines: list[str]) -> bool:

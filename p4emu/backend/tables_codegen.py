@@ -93,8 +93,8 @@ def emit_table_apply(
     w.line(f"{action}: cython.longlong = {entry}.action_id")
     args = f"{entry}.args"
     hit = bc.fresh("hit")
-    if want_hit:
-        w.line(f"{hit} = {entry}.hit")
+    if want_hit:  # compiled: a C flag (no bool object tested per use)
+        w.line(f"{hit}: cython.bint = {entry}.hit")
     if runtime.profile_name is not None:
         args = bc.fresh("args")
         w.line(f"{args} = {entry}.args")

@@ -424,6 +424,8 @@ class Table:
 
     @cython.boundscheck(False)  # a slot index is masked below len(_c_values)
     @cython.wraparound(False)
+    @cython.boundscheck(False)  # compiled: every slot index is masked into the map
+    @cython.wraparound(False)
     def exact_at(self, key: int) -> TableAction:
         """For generated code: ``packet_dict().get(key) or self.miss`` of a table whose
         :meth:`exact_key_bits` is at most :data:`C_KEY_BITS` (``key``: a value of that

@@ -245,6 +245,8 @@ class _Queue:
 
     @cython.boundscheck(False)  # an index below len(slots), a slot the ring holds
     @cython.wraparound(False)
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     def push(self, packet: QueuedPacket) -> None:
         """``packet`` joins the end of the queue."""
         slots = self.slots
@@ -454,7 +456,8 @@ class TrafficManager:
         by_port = self._by_port
         if 0 <= port < len(by_port):
             index = port  # in range: compiled, a C index into the typed list
-            state = by_port[index]
+            # a port's state or None (compiled: no type test, None passes a cast as is)
+            state = cython.cast(_Port, by_port[index])
         else:
             state = self._ports.get(port)
         if state is None:
@@ -463,13 +466,13 @@ class TrafficManager:
             self._settle(state, now)
             self._earliest = self._min_next_ns()
         index = priority  # checked in range above: a C index
-        queue = state.queues[index]
+        queue = cython.cast(_Queue, state.queues[index])  # compiled: no type test
         if queue.size >= queue.limit:
             self._drop(port, priority, DropReason.queue_full)
             return DropReason.queue_full
         if self._free_count:
             self._free_count -= 1
-            packet = self._free[self._free_count]
+            packet = cython.cast(QueuedPacket, self._free[self._free_count])  # no type test
             packet.renew(item, port, priority, length, now, queue.size)
         else:
             packet = QueuedPacket(item, port, priority, length, now, queue.size)
@@ -593,6 +596,8 @@ class TrafficManager:
         ready.clear()
         self._spare_ready = ready
 
+    @cython.boundscheck(False)
+    @cython.wraparound(False)
     def release(self, packet: QueuedPacket) -> None:
         """The caller is done with ``packet`` (one :meth:`poll` returned): a later
         :meth:`enqueue` reuses it, every field set again (its item is dropped now). A

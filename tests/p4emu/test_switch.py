@@ -606,3 +606,15 @@ def test_inject_c_and_poll_c_return_the_public_departure_with_minus_one_for_none
     assert c.collect() == public.collect()
     assert c.dropped(3, DROP_PORT_DOWN_RX) == public.dropped(3, DROP_PORT_DOWN_RX) == 1
     assert c.tm.next_departure_c() == -1 and c.tm.next_departure_ns() is None
+
+
+def test_the_drop_and_cpu_ports_read_back_and_cannot_be_set() -> None:
+    plain = Switch(PROGRAMS / "basic.p4")
+    assert plain.drop_port == 511 and plain.cpu_port is None
+    punting = Switch(PROGRAMS / "basic.p4", drop_port=100, cpu_port=0)
+    assert punting.drop_port == 100 and punting.cpu_port == 0  # port 0 is a CPU port
+    # read-only: the switch holds them as C integers read on every packet
+    with pytest.raises(AttributeError):
+        punting.cpu_port = 5  # type: ignore[misc]
+    with pytest.raises(AttributeError):
+        punting.drop_port = 5  # type: ignore[misc]

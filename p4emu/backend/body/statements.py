@@ -29,6 +29,10 @@ from p4emu.backend.wide import member_split
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
+#: the generated statement of P4's ``exit`` (caught by the block function: the program
+#: generator leaves that ``try`` out of a program whose code has none, ``program.py``)
+EXIT_STATEMENT = "raise EXIT"
+
 
 class StatementCode(BodyCore):
     """Statements: a part of
@@ -241,7 +245,7 @@ class StatementCode(BodyCore):
             self.scope = saved
 
     def _st_ExitStmt(self, s: ast.ExitStmt) -> None:
-        self.w.line("raise EXIT")
+        self.w.line(EXIT_STATEMENT)
 
     def _st_ReturnStmt(self, s: ast.ReturnStmt) -> None:
         if not self.returns:

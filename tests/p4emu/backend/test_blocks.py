@@ -18,6 +18,7 @@ from p4emu.backend.program import (
     _block_method,
     _bound_names,
     _names_as_attributes,
+    _without_exit_catch,
 )
 from p4emu.backend.rt import Blocks, PacketContext
 from p4emu.frontend import load_program
@@ -127,6 +128,41 @@ def test_the_switch_calls_the_blocks_object_in_pipeline_order() -> None:
     assert Ether(out[0][1])[IP].ttl == 8
 
 
+class NotTheHeaders:
+    """An object of no generated class: every attribute reads None, none can be set."""
+
+    __slots__ = ()
+
+    def __getattr__(self, name: str) -> Any:
+        return None
+
+
+def test_a_block_refuses_headers_of_another_class_and_takes_its_own() -> None:
+    compiled = compile_program(load_program(PROGRAMS / "basic.p4"), clock=VirtualClock())
+    frame = raw(Ether() / IP(dst="10.0.1.1") / UDP() / b"x")
+    hdr, meta, sm = (
+        compiled.new_headers(),
+        compiled.new_metadata(),
+        compiled.new_standard_metadata(),
+    )
+    ctx = PacketContext(len(frame), b"", hdr, meta, sm)
+    offset = compiled.parse(frame, hdr, meta, sm, ctx)
+    assert offset == 34  # Ethernet and IPv4 parsed, from the module's own objects
+    assert hdr.ipv4.valid_ and hdr.ipv4.dstAddr == 0x0A000101
+    wrong = NotTheHeaders()
+    # compiled: the exact class is taken without a test, any other object is tested
+    # (TypeError); Python: the block reads an attribute the object does not have right
+    with pytest.raises((TypeError, AttributeError)):
+        compiled.parse(frame, wrong, meta, sm, PacketContext(len(frame)))
+    with pytest.raises((TypeError, AttributeError)):
+        compiled.deparse(wrong, ctx)
+    with pytest.raises((TypeError, AttributeError)):
+        compiled.init_packet(hdr, meta, wrong)
+    if compiled.shared.how == "compiled":
+        with pytest.raises(TypeError):
+            compiled.deparse(wrong, ctx)
+
+
 def test_names_as_attributes_renames_names_only() -> None:
     lines = [
         "    x = G_a(G_b.miss, obj.G_a, 'G_a')  # G_b",
@@ -151,8 +187,16 @@ def test_block_method_takes_the_runtime_parameters_and_reads_closures_from_self(
     method, used = _block_method(lines, {"T_1": ": Table", "LOG": "", "UNUSED": ""})
     assert method == [
         "def ingress_block(self, hdr, meta, sm, ctx: PacketContext):",
-        "    p0: H = hdr",
-        "    p1: M = meta",
+        "    p0: H",
+        "    if cython.compiled and type(hdr) is H:",
+        "        p0 = cython.cast(H, hdr)",
+        "    else:",
+        "        p0 = hdr",
+        "    p1: M",
+        "    if cython.compiled and type(meta) is M:",
+        "        p1 = cython.cast(M, meta)",
+        "    else:",
+        "        p1 = meta",
         "    p2 = sm",
         "    p1.x = self.T_1.apply(p0.y, p2)",
         "    self.LOG(p1)",
@@ -199,3 +243,37 @@ def test_every_example_program_keeps_no_closure_read_in_its_blocks() -> None:
         for method in cls.body:
             reads = {n.id for n in ast.walk(method) if isinstance(n, ast.Name)}
             assert not reads & (closure - {"B"}), (path.name, method.name)
+
+
+def test_only_a_program_that_exits_catches_exit_signal() -> None:
+    def catches(name: str) -> int:
+        compiled = compile_program(load_program(PROGRAMS / name), clock=VirtualClock())
+        return compiled.source.count("except ExitSignal:")
+
+    assert catches("basic.p4") == 0  # no exit: no try around any block's body
+    assert "exit;" in (PROGRAMS / "stateful.p4").read_text()
+    assert catches("stateful.p4") == 5  # each of the five controls (not the parser) catches it
+
+
+def test_without_exit_catch_lifts_the_body_and_keeps_the_rest() -> None:
+    lines = [
+        "def deparse_block(p1, ctx):",
+        "    x = 1",
+        "    try:",
+        "        if x:",
+        "            y = 2",
+        "    except ExitSignal:",
+        "        pass",
+        "    return y",
+    ]
+    assert _without_exit_catch(lines) == [
+        "def deparse_block(p1, ctx):",
+        "    x = 1",
+        "    if x:",
+        "        y = 2",
+        "    return y",
+    ]
+    parser = ["def parse_block(data, p1, ctx):", "    return 0"]
+    assert _without_exit_catch(parser) == parser
+    with pytest.raises(CompileError, match="does more"):
+        _without_exit_catch([*lines[:6], "        raise", *lines[7:]])

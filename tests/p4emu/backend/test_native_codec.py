@@ -324,7 +324,7 @@ def test_the_native_buffer_holds_every_emit_of_the_deparser() -> None:
     assert deparser.count("if cython.compiled:") == 6  # five emits (one loops) and the end
 
 
-def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
+def test_native_emit_lines_write_each_chunk_big_endian() -> None:
     codec = header_codec(
         t.HeaderType(
             "h",
@@ -333,6 +333,7 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
                 t.FieldInfo("b", t.BitsType(12, False)),
                 t.FieldInfo("c", t.BitsType(128, False)),
                 t.FieldInfo("d", t.BitsType(128, True)),
+                t.FieldInfo("e", t.BitsType(8, False)),
             ],
         )
     )
@@ -340,21 +341,51 @@ def test_native_emit_lines_write_each_chunk_from_its_top_byte() -> None:
     assert lines[0] == (
         "_dpc = (cython.cast(cython.ulonglong, x.a) << 12) | cython.cast(cython.ulonglong, x.b)"
     )
-    assert lines[1] == "_dpb[_dpn + 0] = cython.cast(cython.uchar, _dpc >> 8)"
-    assert lines[2] == "_dpb[_dpn + 1] = cython.cast(cython.uchar, _dpc)"
-    # an unsigned 128-bit field: its two halves, each a chunk written from its top byte
-    assert lines[3] == "_dpc = cython.cast(cython.ulonglong, x.c_hi_)"
-    assert lines[4] == "_dpb[_dpn + 2] = cython.cast(cython.uchar, _dpc >> 56)"
-    assert lines[11] == "_dpb[_dpn + 9] = cython.cast(cython.uchar, _dpc)"
-    assert lines[12] == "_dpc = cython.cast(cython.ulonglong, x.c_lo_)"
-    assert lines[20] == "_dpb[_dpn + 17] = cython.cast(cython.uchar, _dpc)"
+    # a chunk of 2 to 8 bytes: its low bytes stored big-endian by one C helper
+    assert lines[1] == "P4_STORE_BE(cython.address(_dpb[_dpn + 0]), _dpc, 2)"
+    # an unsigned 128-bit field: its two halves, each a chunk
+    assert lines[2] == "_dpc = cython.cast(cython.ulonglong, x.c_hi_)"
+    assert lines[3] == "P4_STORE_BE(cython.address(_dpb[_dpn + 2]), _dpc, 8)"
+    assert lines[4] == "_dpc = cython.cast(cython.ulonglong, x.c_lo_)"
+    assert lines[5] == "P4_STORE_BE(cython.address(_dpb[_dpn + 10]), _dpc, 8)"
     # a signed one: converted from its Python int by CPython
-    assert lines[21] == (
+    assert lines[6] == (
         f"P4_INT_TO_BE((x.d & {(1 << 128) - 1}), cython.address(_dpb[_dpn + 18]), 16)"
     )
-    assert lines[22] == "_dpn += 34"
+    # a one-byte chunk: the byte stored
+    assert lines[7] == "_dpc = cython.cast(cython.ulonglong, x.e)"
+    assert lines[8] == "_dpb[_dpn + 34] = cython.cast(cython.uchar, _dpc)"
+    assert lines[9] == "_dpn += 35"
+    assert len(lines) == 10
     assert native_deparse_locals(0)[0] == "_dpb: cython.uchar[1]"
     assert native_deparse_return()[-1] == 'return b"".join(out)'
+
+
+def test_native_extract_lines_read_each_chunk_big_endian() -> None:
+    codec = header_codec(
+        t.HeaderType(
+            "h",
+            [
+                t.FieldInfo("a", t.BitsType(4, False)),
+                t.FieldInfo("b", t.BitsType(12, False)),
+                t.FieldInfo("c", t.BitsType(128, False)),
+                t.FieldInfo("e", t.BitsType(8, False)),
+            ],
+        )
+    )
+    assert codec.native_extract_lines("x") == [
+        "_pdo = off",
+        "_dpc = P4_LOAD_BE(cython.address(_pdp[_pdo + 0]), 2)",  # 2 to 8 bytes: one helper
+        "x.a = (_dpc >> 12) & 15",
+        "x.b = (_dpc) & 4095",
+        "_dpc = P4_LOAD_BE(cython.address(_pdp[_pdo + 2]), 8)",
+        "x.c_hi_ = _dpc",
+        "_dpc = P4_LOAD_BE(cython.address(_pdp[_pdo + 10]), 8)",
+        "x.c_lo_ = _dpc",
+        "_dpc = cython.cast(cython.ulonglong, _pdp[_pdo + 18])",  # one byte: read
+        "x.e = _dpc",
+        "x.valid_ = True",
+    ]
 
 
 def test_the_program_holds_signed_fields_both_as_c_and_as_python_objects() -> None:
