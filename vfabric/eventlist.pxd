@@ -129,7 +129,12 @@ cdef class EventList:
     @cython.locals(slot=Py_ssize_t, seq="long long")
     cdef Py_ssize_t _c_push(self, long long t, object fn, object arg) except -1
 
-    @cython.locals(x="unsigned long long", level=int, d=int, bucket="_Bucket*")
+    # where an event at t is filed: -1 (the ready chain) or level * _DIGITS + digit
+    @cython.locals(x="unsigned long long", level=int, d="unsigned long long")
+    cdef inline Py_ssize_t _c_index(self, long long t) noexcept
+    cdef inline _Bucket* _c_bucket(self, Py_ssize_t index) noexcept
+
+    @cython.locals(index=Py_ssize_t, level=int, d=int, bucket="_Bucket*")
     cdef inline void _c_put(self, Py_ssize_t slot, long long t) noexcept
 
     # the earliest pending time (_size > 0)
@@ -150,7 +155,7 @@ cdef class EventList:
 
     cdef int _c_free(self, Py_ssize_t slot) except -1
 
-    @cython.locals(events="_Event*", x="unsigned long long", level=int, d=int,
+    @cython.locals(events="_Event*", index=Py_ssize_t, level=int, d=int,
                    bucket="_Bucket*", slot=Py_ssize_t, before=Py_ssize_t, least="long long")
     cdef bint _c_remove(self, long long t, long long seq) except -1
 

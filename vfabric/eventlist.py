@@ -41,6 +41,7 @@ if cython.compiled:  # the native build's list (see EventList): C memory, refcou
         _DIGITS,
         _LEVELS,
         _bit_length,
+        _Bucket,
         _Event,
         _lowest_bit,
     )
@@ -365,17 +366,32 @@ class EventList:
         self._c_put(slot, t)
         return slot
 
+    def _c_index(self, t: int) -> int:
+        """Where an event at ``t`` (at or after ``_last``) is filed: -1 for the ready chain
+        (``t == _last``), else ``level * _DIGITS + d``: ``level`` the first digit in which
+        ``t`` differs from ``_last``, ``d`` that digit of ``t``."""
+        x = cython.cast(cython.ulonglong, t) ^ cython.cast(cython.ulonglong, self._last)
+        if x == 0:
+            return -1
+        level = (_bit_length(x) - 1) // _DIGIT_BITS
+        d = (cython.cast(cython.ulonglong, t) >> (level * _DIGIT_BITS)) & (_DIGITS - 1)
+        return level * _DIGITS + d
+
+    def _c_bucket(self, index: int) -> cython.pointer(_Bucket):
+        """The chain of :meth:`_c_index`'s ``index``."""
+        if index < 0:
+            return cython.address(self._ready)
+        return cython.address(self._buckets[index])
+
     def _c_put(self, slot: int, t: int) -> None:
         """Append the event at ``slot`` (its time ``t``, at or after ``_last``) to its chain."""
         self._events[slot].t = t
         self._events[slot].next = -1
-        x = cython.cast(cython.ulonglong, t) ^ cython.cast(cython.ulonglong, self._last)
-        if x == 0:
-            bucket = cython.address(self._ready)
-        else:
-            level = (_bit_length(x) - 1) // _DIGIT_BITS
-            d = (cython.cast(cython.ulonglong, t) >> (level * _DIGIT_BITS)) & (_DIGITS - 1)
-            bucket = cython.address(self._buckets[level * _DIGITS + d])
+        index = self._c_index(t)
+        bucket = self._c_bucket(index)
+        if index >= 0:
+            level = index >> _DIGIT_BITS
+            d = index & (_DIGITS - 1)
             if bucket.first < 0:
                 self._used[level] |= cython.cast(cython.ulonglong, 1) << d
                 self._levels |= cython.cast(cython.uint, 1) << level
@@ -468,15 +484,8 @@ class EventList:
         if t < self._last or not self._size:
             return False  # every pending event is at or after _last
         events = self._events
-        x = cython.cast(cython.ulonglong, t) ^ cython.cast(cython.ulonglong, self._last)
-        level = -1
-        d = 0
-        if x == 0:
-            bucket = cython.address(self._ready)
-        else:
-            level = (_bit_length(x) - 1) // _DIGIT_BITS
-            d = (cython.cast(cython.ulonglong, t) >> (level * _DIGIT_BITS)) & (_DIGITS - 1)
-            bucket = cython.address(self._buckets[level * _DIGITS + d])
+        index = self._c_index(t)
+        bucket = self._c_bucket(index)
         before = -1  # the slot before, in the chain
         slot = bucket.first
         while slot >= 0 and not (events[slot].seq == seq and events[slot].t == t):
@@ -490,7 +499,9 @@ class EventList:
             events[before].next = events[slot].next
         if bucket.tail == slot:
             bucket.tail = before
-        if level >= 0:
+        if index >= 0:
+            level = index >> _DIGIT_BITS
+            d = index & (_DIGITS - 1)
             if bucket.first < 0:
                 self._used[level] &= ~(cython.cast(cython.ulonglong, 1) << d)
                 if not self._used[level]:
