@@ -50,6 +50,14 @@ overflows (``>>`` of a negative value is an arithmetic shift, as Python's; ``//`
   :func:`p4emu.backend.wide.name_literals`): the same interval as the literal.
 - Dropping a field can change what else is C typed, so the proof runs again until
   nothing is dropped (each round drops at least one field).
+- **P4 locals** (session 27): a block method's local of a ``bit<W>``/``int<W>`` type
+  held in C (the same widths as fields) is named for its type by the generator
+  (:func:`local_name`: ``qdepth_161_b32``), and is a candidate like a field, of its
+  type's interval: a C value stored into it must lie there, an operation that may
+  overflow drops it, and so does a Python result of an augmented assignment. Only the
+  methods of a class deriving from ``Blocks`` (:data:`BLOCK_METHODS`) type their locals
+  (``@cython.locals`` in the ``.pxd``: :func:`p4emu.backend.native.declarations`); a
+  local is unique to its method (the generator's names are fresh).
 - **C-typed locals**: the parser's temporaries the generator annotates
   ``cython.longlong`` (:mod:`p4emu.backend.headercodec`; Python never evaluates a local's
   annotation), named ``_u<N>_<k>`` for the width ``N`` of the values it unpacks into
@@ -141,6 +149,32 @@ def field_range(width: int, signed: bool) -> tuple[int, int] | None:
     return (0, (1 << width) - 1)
 
 
+def local_name(name: str, width: int, signed: bool) -> str:
+    """The name of a P4 local of type ``bit<width>``/``int<width>`` (``name``: a fresh
+    one): with its type's suffix when a value of that type may be held in C (a candidate
+    of the proof), else ``name`` itself."""
+    if field_range(width, signed) is None:
+        return name
+    return f"{name}_{'i' if signed else 'b'}{width}"
+
+
+def local_range(name: str) -> tuple[int, int] | None:
+    """The interval of a candidate local named by :func:`local_name`, or None."""
+    found = _CANDIDATE_LOCAL.match(name)
+    if found is None:
+        return None
+    return field_range(int(found.group(2)), found.group(1) == "i")
+
+
+@dataclass(frozen=True)
+class Candidate:
+    """A P4 local that may be held in C (:func:`local_name`): its interval. Its key in
+    the proof's dropped fields is ``("", name)`` (no class has an empty name)."""
+
+    lo: int
+    hi: int
+
+
 @dataclass(frozen=True)
 class CVal:
     """A C-typed value: its interval, the candidate fields and the C-typed locals it was
@@ -161,8 +195,25 @@ class ProofError(ValueError):
 
 #: a local the generator annotates ``cython.longlong``, named for the width of its values
 _TYPED_LOCAL = re.compile(r"^_u(\d+)_\d+$")
+#: a P4 local named for its type (:func:`local_name`): a fresh name (``<hint>_<n>``) and
+#: ``_b<W>`` (``bit<W>``) or ``_i<W>`` (``int<W>``); no other name the generator makes
+#: ends that way (a fresh name ends in its count)
+_CANDIDATE_LOCAL = re.compile(r"^\w+_\d+_([bi])(\d+)$")
+#: the methods whose candidate locals the native build types (``rt.Blocks``'s blocks)
+BLOCK_METHODS = frozenset(
+    {
+        "parse_block",
+        "verify_block",
+        "ingress_block",
+        "egress_block",
+        "compute_block",
+        "deparse_block",
+        "init_packet",
+    }
+)
 #: a scope: each annotated name's class, or the interval of a C-typed local's values
-Scope = Mapping[str, "str | tuple[int, int]"]
+ScopeEntry = str | tuple[int, int] | Candidate
+Scope = Mapping[str, ScopeEntry]
 
 
 FULL = CVal(LL_MIN, LL_MAX)
@@ -201,6 +252,8 @@ class _Proof:
     drop: set[tuple[str, str]] = field(default_factory=set)
     #: C-typed locals read by an operation that may overflow (nothing to drop: an error)
     unsafe: set[str] = field(default_factory=set)
+    #: each block method's candidate locals (:func:`local_name`)
+    locals_of: dict[str, set[str]] = field(default_factory=dict)
 
     # --- types of names and attribute chains ------------------------------------------
 
@@ -247,6 +300,11 @@ class _Proof:
         found = scope.get(node.id)
         if isinstance(found, tuple):  # a C-typed local
             return CVal(found[0], found[1], names=frozenset({node.id}))
+        if isinstance(found, Candidate):  # a P4 local: C while not dropped
+            key = ("", node.id)
+            if key in self.drop:
+                return None
+            return CVal(found.lo, found.hi, frozenset({key}))
         if found is None:
             value = constant_value(node.id)  # a wide field's half constant: C, unsigned
             if value is not None:
@@ -469,6 +527,10 @@ class _Proof:
             return
         if isinstance(target, ast.Name):
             interval = scope.get(target.id)
+            if isinstance(interval, Candidate):
+                if value is not None and not (interval.lo <= value.lo and value.hi <= interval.hi):
+                    self.drop.add(("", target.id))
+                return
             if (
                 isinstance(interval, tuple)
                 and value is not None
@@ -482,19 +544,20 @@ class _Proof:
         elif isinstance(target, ast.Starred):
             self.store(target.value, None, scope)
 
-    def statements(self, body: list[ast.stmt], scope: dict[str, str | tuple[int, int]]) -> None:
+    def statements(self, body: list[ast.stmt], scope: dict[str, ScopeEntry]) -> None:
         for stmt in body:
             self.statement(stmt, scope)
 
-    def statement(self, stmt: ast.stmt, scope: dict[str, str | tuple[int, int]]) -> None:
+    def statement(self, stmt: ast.stmt, scope: dict[str, ScopeEntry]) -> None:
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
             self.function(stmt, scope)
         elif isinstance(stmt, ast.ClassDef):
             # a method's ``self`` is typed with its class (an extension type's methods)
             own = {"self": stmt.name} if stmt.name in self.classes else {}
+            blocks = any(isinstance(b, ast.Name) and b.id == "Blocks" for b in stmt.bases)
             for item in stmt.body:
                 if isinstance(item, (ast.FunctionDef, ast.AsyncFunctionDef)):
-                    self.function(item, {}, own)
+                    self.function(item, {}, own, blocks and item.name in BLOCK_METHODS)
                 else:
                     self.statement(item, {})
         elif isinstance(stmt, ast.Assign):
@@ -546,11 +609,13 @@ class _Proof:
         fn: ast.FunctionDef | ast.AsyncFunctionDef,
         outer: Mapping[str, str],
         typed: Mapping[str, str] | None = None,
+        candidates: bool = False,
     ) -> None:
         """A function's body; its scope: the enclosing one's annotated names (closure
         variables), its annotated parameters and locals (``typed``: parameters Cython
-        types itself, a method's ``self``)."""
-        scope = dict(outer)
+        types itself, a method's ``self``); with ``candidates``, its P4 locals named for
+        their types (:func:`local_name`, noted in :attr:`locals_of`)."""
+        scope: dict[str, ScopeEntry] = dict(outer)
         known = {**self.classes, **self.runtime}
         for arg in [*fn.args.posonlyargs, *fn.args.args, *fn.args.kwonlyargs]:
             scope.pop(arg.arg, None)
@@ -570,6 +635,16 @@ class _Proof:
                     if width and 0 < int(width.group(1)) < 64
                     else (LL_MIN, LL_MAX)
                 )
+        if candidates:
+            params = {arg.arg for arg in (*fn.args.posonlyargs, *fn.args.args)}
+            found = self.locals_of.setdefault(fn.name, set())
+            for node in _own_nodes(fn):
+                if not isinstance(node, ast.Name) or not isinstance(node.ctx, ast.Store):
+                    continue
+                interval = local_range(node.id)
+                if interval is not None and node.id not in scope and node.id not in params:
+                    scope[node.id] = Candidate(*interval)
+                    found.add(node.id)
         self.statements(fn.body, scope)
 
 
@@ -608,7 +683,9 @@ def _bitwise(op: ast.operator, a: CVal, b: CVal) -> tuple[int, int]:
     return (-(1 << bits), (1 << bits) - 1)
 
 
-_cache: dict[tuple[str, str], dict[str, dict[str, str]]] = {}
+#: a proof's result: class -> field -> C type, and block method -> local -> C type
+Proven = tuple[dict[str, dict[str, str]], dict[str, dict[str, str]]]
+_cache: dict[tuple[str, str], Proven] = {}
 _cache_lock = threading.Lock()
 
 
@@ -622,6 +699,17 @@ def prove(
     -> C type. ``classes``: every generated class's fields and their declared types
     (``TypeRegistry.classes``); ``candidates``: the scalar fields that may be C, with
     their intervals; ``runtime``: p4emu's runtime types and their C integer fields."""
+    return prove_all(source, classes, candidates, runtime)[0]
+
+
+def prove_all(
+    source: str,
+    classes: Mapping[str, list[tuple[str, str | None]]],
+    candidates: Mapping[str, Mapping[str, tuple[int, int]]],
+    runtime: Mapping[str, frozenset[str]],
+) -> Proven:
+    """:func:`prove`'s fields, and the candidate locals of the block methods proven safe
+    (block method -> local -> C type; a method without one is left out)."""
     key = (
         source,
         repr((sorted(classes.items()), sorted(candidates.items()), sorted(runtime.items()))),
@@ -644,14 +732,19 @@ def prove(
             "C-typed locals read by an operation that may leave 64 bits: "
             + ", ".join(sorted(proof.unsafe))
         )
-    result = {
+    fields = {
         cls: {
             attr: UNSIGNED_C_TYPE if interval[1] > LL_MAX else C_TYPE
-            for attr, interval in fields.items()
+            for attr, interval in members.items()
             if (cls, attr) not in drop
         }
-        for cls, fields in candidates.items()
+        for cls, members in candidates.items()
     }
+    kept_locals = {
+        method: {name: C_TYPE for name in sorted(names) if ("", name) not in drop}
+        for method, names in sorted(proof.locals_of.items())
+    }
+    result = (fields, {method: names for method, names in kept_locals.items() if names})
     with _cache_lock:
         if len(_cache) > 16:
             _cache.clear()

@@ -7,6 +7,7 @@ from collections.abc import Callable, Iterator
 from typing import Any
 
 from p4emu.backend.body.core import BodyCore, is_simple
+from p4emu.backend.cfields import local_name
 from p4emu.backend.codewriter import py_attr
 from p4emu.backend.compile_helpers import (
     compile_error,
@@ -159,6 +160,10 @@ class StatementCode(BodyCore):
             if init is not None:
                 self.assign_expr_to(name, init, type_)
             return
+        scalar = scalar_type(type_)
+        if isinstance(scalar, t.BitsType):
+            # named for its type: the native build may hold it in C (p4emu.backend.cfields)
+            name = local_name(name, scalar.width, scalar.signed)
         if init is not None:
             self.w.line(f"{name} = {self.owned(self.ex(init), type_)}")
         else:

@@ -373,8 +373,11 @@ def _inputs() -> list[dict[str, int]]:
     return cases
 
 
-def _run(native_env: str, cases: list[dict[str, int]]) -> tuple[str, list[dict[str, int]]]:
-    switch = switch_on_path(WIDE, f"wide-{native_env}.p4", native_env)
+def _run(
+    native_env: str, cases: list[dict[str, int]], p4: str = WIDE
+) -> tuple[str, list[dict[str, int]]]:
+    name = "wide" if p4 is WIDE else "locals"
+    switch = switch_on_path(p4, f"{name}-{native_env}.p4", native_env)
     results = []
     in_len = sum(w for _, w, _ in IN_FIELDS) // 8
     for case in cases:
@@ -527,3 +530,137 @@ def test_signed_sub_byte_fields_compiled_equal_pure(fresh_native: None) -> None:
     assert how == "compiled"
     _, _, pure = _subbyte_run("0")
     assert compiled == pure
+
+
+# ------------------------------------------------------------------ P4 locals in C
+
+
+def proven_in_method(
+    body: str, cls: str = "B(Blocks)", method: str = "ingress_block"
+) -> tuple[set[str], set[str]]:
+    """The fields and the candidate locals proven C in ``method`` of a class ``cls`` (its
+    parameters as :func:`proven`'s block function)."""
+    source = (
+        f"class {cls}:\n    def {method}(self, p: S, ctx: PacketContext):\n"
+        "        h: H = p.h\n" + textwrap.indent(textwrap.dedent(body), "        ")
+    )
+    fields, found = cfields.prove_all(source, CLASSES, CANDIDATES, RUNTIME)
+    return (
+        {f"{name}.{attr}" for name, attrs in fields.items() for attr in attrs},
+        set(found.get(method, {})),
+    )
+
+
+def proven_locals(body: str, cls: str = "B(Blocks)", method: str = "ingress_block") -> set[str]:
+    return proven_in_method(body, cls, method)[1]
+
+
+def test_a_p4_local_is_named_for_its_type_when_it_may_be_c() -> None:
+    assert cfields.local_name("q_5", 32, signed=False) == "q_5_b32"
+    assert cfields.local_name("g_1", 64, signed=True) == "g_1_i64"
+    assert cfields.local_name("u_2", 64, signed=False) == "u_2"  # bit<64>: an object
+    assert cfields.local_range("q_5_b32") == (0, (1 << 32) - 1)
+    assert cfields.local_range("g_1_i64") == (-(1 << 63), (1 << 63) - 1)
+    for other in ("q_5", "_u8_1", "p1_ipv6_7", "x_b32", "u_2_b64"):
+        assert cfields.local_range(other) is None, other
+
+
+def test_bounded_locals_of_a_block_method_stay_c() -> None:
+    body = """
+    x_1_b32 = h.a
+    y_2_b32 = (x_1_b32 - h.b) & 4294967295
+    z_3_i16 = p.s
+    p.small = (y_2_b32 + z_3_i16) & 255
+    k_4_b8 = f()
+    """
+    assert proven_in_method(body) == (ALL, {"x_1_b32", "y_2_b32", "z_3_i16", "k_4_b8"})
+    # only a Blocks class's block methods type their locals
+    assert proven_locals(body, cls="C") == set()
+    assert proven_locals(body, method="helper") == set()
+
+
+def test_a_local_that_may_overflow_or_leave_its_type_is_left_to_python() -> None:
+    # shifted out of 64 bits: the local goes, not the field it was read from
+    assert proven_in_method("x_1_b63 = h.w\ny = x_1_b63 << 1") == (ALL, set())
+    # a product of a local and a field: both go
+    assert proven_in_method("x_1_b32 = h.a\ny = x_1_b32 * h.w") == (ALL - {"H.w"}, set())
+    assert proven_locals("x_1_b8 = h.a") == set()  # a 32-bit value in 8 bits
+    assert proven_locals("x_1_b8 = 0\nx_1_b8 += f()") == set()  # a Python result
+    assert proven_locals("x_1_b8 = 0\nx_1_b8 += 1") == set()  # may reach 256
+    assert proven_locals("x_1_b8 = 0\nx_1_b8 = (x_1_b8 + 1) & 255") == {"x_1_b8"}
+
+
+LOCALS = WIDE.replace(
+    """        hdr.o.shl = hdr.i.w << 1;
+        hdr.o.prod = hdr.i.m1 * hdr.i.m2;
+        hdr.o.dyn = hdr.i.a << hdr.i.c;
+        hdr.o.diff = hdr.i.d1 - hdr.i.d2;
+        hdr.o.sum = hdr.i.d1 + hdr.i.d2;
+        hdr.o.swrap = hdr.i.s1 + hdr.i.s2;
+        hdr.o.sprod = hdr.i.s1 * hdr.i.s2;
+        hdr.o.sshr = hdr.i.s1 >> 3;
+        hdr.o.gsum = hdr.i.g1 + hdr.i.g2;
+        hdr.o.ushl = hdr.i.u << 3;""",
+    """        bit<63> w = hdr.i.w;
+        hdr.o.shl = w << 1;
+        bit<48> m = hdr.i.m1;
+        hdr.o.prod = m * hdr.i.m2;
+        bit<8> c = hdr.i.c;
+        hdr.o.dyn = hdr.i.a << c;
+        bit<32> diff = hdr.i.d1 - hdr.i.d2;
+        hdr.o.diff = diff;
+        bit<32> sum = hdr.i.d1;
+        sum = sum + hdr.i.d2;
+        hdr.o.sum = sum;
+        int<16> s = hdr.i.s1 + hdr.i.s2;
+        hdr.o.swrap = s;
+        int<16> sp = hdr.i.s1;
+        hdr.o.sprod = sp * hdr.i.s2;
+        int<16> sh = hdr.i.s1 >> 3;
+        hdr.o.sshr = sh;
+        int<64> g = hdr.i.g1 + hdr.i.g2;
+        hdr.o.gsum = g;
+        bit<64> u = hdr.i.u;
+        hdr.o.ushl = u << 3;""",
+)
+
+
+def test_the_generator_declares_the_proven_locals_of_a_block() -> None:
+    assert LOCALS != WIDE
+    compiler = program_compiler(LOCALS, "locals.p4")
+    compiled = compiler.compile()
+    assert compiled.template is not None
+    classes, scalars, _ = compiled.template.declarations
+    _, found = cfields.prove_all(compiled.source, classes, scalars, native.runtime_c_fields())
+    kept = {re.sub(r"_\d+_[bi]\d+$", "", name) for name in found["ingress_block"]}
+    # bounded: C (g too: its value is stored whole, though the fields it adds are objects)
+    assert kept == {"diff", "sum", "s", "sp", "sh", "g"}
+    # w << 1, m * m2 and a shift by c may leave 64 bits; bit<64> is never a candidate
+    assert re.search(r"\bw_\d+_b63 = ", compiled.source)
+    assert re.search(r"\bu_\d+ = ", compiled.source)
+    pxd = native.declarations(
+        {"ProgramBlocks": []}, True, {}, {"ProgramBlocks": "Blocks"}, c_locals=found
+    )
+    lines = pxd.splitlines()
+    at = next(i for i, line in enumerate(lines) if "cpdef ingress_block" in line)
+    listed = ", ".join(f'{name}="long long"' for name in sorted(found["ingress_block"]))
+    assert lines[at - 1] == f"    @cython.locals({listed})"
+    assert "@cython.locals" not in lines[at - 2]  # only the methods with C locals
+
+
+def test_locals_the_pure_module_computes_p4s_results() -> None:
+    cases = _inputs()
+    how, results = _run("0", cases, LOCALS)
+    assert how.startswith("pure")
+    assert results == [_expected(case) for case in cases]
+
+
+@pytest.mark.integration
+@needs_build
+def test_locals_compiled_equal_pure(fresh_native: None) -> None:
+    cases = _inputs()
+    how, compiled = _run("1", cases, LOCALS)
+    assert how == "compiled"
+    _, pure = _run("0", cases, LOCALS)
+    assert compiled == pure
+    assert compiled == [_expected(case) for case in cases]

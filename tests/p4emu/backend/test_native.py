@@ -124,7 +124,7 @@ def test_proved_declarations_are_kept_and_read_back(
     def prove(*args: object) -> object:
         raise cfields.ProofError("proved again")
 
-    monkeypatch.setattr(cfields, "prove", prove)
+    monkeypatch.setattr(cfields, "prove_all", prove)
     # the same inputs: read back, not proved again
     assert native.program_declarations(SOURCE, classes, {}) == first
     # another text, or other candidate fields: proved (the patched prover refuses, and a
