@@ -89,8 +89,14 @@ def emit_table_apply(
     action = bc.fresh("a")
     action_line = len(w.lines)
     # compiled: a C integer (an action id is P4Runtime's 32 bits, a member reference a
-    # negative one), so each branch's test is a C comparison; Python ignores the annotation
-    w.line(f"{action}: cython.longlong = {entry}.action_id")
+    # negative one), so each branch's test is a C comparison; Python ignores the annotation.
+    # On a native runtime, the entry's C copy while it is of this action id (no call, no
+    # conversion: TableAction.c_action_id)
+    read = f"{entry}.action_id"
+    if bc.pc.native_runtime:
+        copy = f"{entry}._c_id if {entry}._c_id_src is {read} else {entry}.c_action_id()"
+        read = f"({copy}) if cython.compiled else {read}"
+    w.line(f"{action}: cython.longlong = {read}")
     args = f"{entry}.args"
     hit = bc.fresh("hit")
     if want_hit:  # compiled: a C flag (no bool object tested per use)

@@ -18,13 +18,21 @@ cdef class TableAction:
     cdef public object args
     cdef readonly bint hit
     cdef public object is_const
-    # c_args' copy of args (tables.py, TableAction.c_args)
+    # c_args' copy of args (tables.py, TableAction.c_args) and a pointer to its values
+    # (NULL without one), read by compiled generated code while _c_src is args
     cdef object _c_src
     cdef bytearray _c_args
     cdef bint _c_ok
+    cdef long long *_c_argp
+    # c_action_id's copy of action_id, read by compiled generated code while _c_id_src
+    # is action_id
+    cdef object _c_id_src
+    cdef long long _c_id
 
     @cython.final
     cdef long long *c_args(self) except? NULL
+    @cython.final
+    cdef long long c_action_id(self) except? -1
     cpdef c_arg_values(self)
     cpdef _c_copy(self)
 

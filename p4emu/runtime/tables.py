@@ -138,6 +138,10 @@ MatchValue = Exact | Lpm | Ternary | Range | OptionalMatch | None
 # --- entries --------------------------------------------------------------------------
 
 
+#: TableAction._c_id_src before its first copy: an object no action id is
+_UNREAD: object = object()
+
+
 class TableAction:
     """What a lookup gives generated code: an action and its arguments (a hit's
     :class:`TableEntry` or a miss's :class:`DefaultAction`; one base class, so that the
@@ -145,7 +149,17 @@ class TableAction:
     a default action: a field of the instance (a C ``bint`` compiled, read per lookup by
     generated code), set once by the subclass."""
 
-    __slots__ = ("_c_args", "_c_ok", "_c_src", "action_id", "args", "hit", "is_const")
+    __slots__ = (
+        "_c_args",
+        "_c_id",
+        "_c_id_src",
+        "_c_ok",
+        "_c_src",
+        "action_id",
+        "args",
+        "hit",
+        "is_const",
+    )
 
     def __init__(self, action_id: int, args: tuple[int, ...], is_const: bool) -> None:
         self.action_id = action_id
@@ -153,17 +167,36 @@ class TableAction:
         self.is_const = is_const
         self.hit = False
         # c_args' copy of args as C long longs (compiled generated code reads it): made at
-        # the first read, and again whenever args is no longer the tuple it copied
+        # the first read, and again whenever args is no longer the tuple it copied (the
+        # native build also keeps a pointer to it, _c_argp, NULL without a copy)
         self._c_src: object = None
         self._c_args: bytearray | None = None
         self._c_ok = False
+        # c_action_id's copy of action_id and the object it was read from: compiled
+        # generated code reads _c_id while _c_id_src is action_id (the control plane may
+        # replace action_id: the next read copies it again); none yet: no action id is
+        # _UNREAD (None is not: it would read as 0 instead of raising)
+        self._c_id_src: object = _UNREAD
+        self._c_id = 0
+
+    def c_action_id(self) -> int:
+        """For compiled generated code: ``action_id`` as a C ``long long`` (raising as that
+        conversion does: ``TypeError``, ``OverflowError``), kept in ``_c_id`` with the
+        object it was read from. Generated code reads ``_c_id`` itself while
+        ``_c_id_src is action_id`` (one comparison, no call), this method otherwise."""
+        value: cython.longlong = self.action_id
+        self._c_id = value
+        self._c_id_src = self.action_id
+        return value
 
     def c_args(self) -> Any:
         """For compiled generated code (compiled only): ``args`` as C ``long long`` values (a pointer to
         them), or NULL when ``args`` is not a tuple of ints within 64 signed bits (the
         code then unpacks ``args`` as before). The copy is made again whenever ``args``
         was replaced (an entry's action modified): it is kept with the tuple it copies,
-        which cannot change. Pure, :meth:`c_arg_values` says what it holds."""
+        which cannot change. Pure, :meth:`c_arg_values` says what it holds. Generated
+        code reads the pointer kept with the copy (``_c_argp``) itself while ``_c_src is
+        args`` (one comparison, no call), this method otherwise."""
         if self._c_src is not self.args:
             self._c_copy()
         if not self._c_ok:
@@ -193,8 +226,15 @@ class TableAction:
         self._c_ok = ok
         if not ok:
             self._c_args = None
+            if cython.compiled:
+                self._c_argp = cython.NULL
             return
         self._c_args = bytearray(struct.pack(f"={len(args)}q", *args))
+        if cython.compiled:
+            self._c_argp = cython.cast(
+                cython.pointer(cython.longlong),
+                PyByteArray_AS_STRING(self._c_args),  # type: ignore[arg-type]
+            )
 
 
 class TableEntry(TableAction):

@@ -508,7 +508,9 @@ def _stores_from_c_args(
     lines[start:] = [
         f"{indent}{pointer}: cython.p_longlong",
         f"{indent}if cython.compiled:",
-        f"{indent}    {pointer} = {entry}.c_args()",
+        # the entry's pointer while its copy is of these arguments: no call
+        f"{indent}    {pointer} = {entry}._c_argp if {entry}._c_src is {entry}.args"
+        f" else {entry}.c_args()",
         f"{indent}if cython.compiled and {pointer} != cython.NULL:",
         *("    " + line if line.strip() else line for line in compiled),
         f"{indent}else:",

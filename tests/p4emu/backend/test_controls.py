@@ -3,6 +3,8 @@ structs and headers (initializers, assignment, validity), header stacks."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from backend_helpers import Harness
 
@@ -431,7 +433,37 @@ def test_action_ids_read_into_c_integer_locals() -> None:
     source = TABLES.switch.program.source
     reads = [line.strip() for line in source.splitlines() if line.rstrip().endswith(".action_id")]
     assert len(reads) == 2  # t (its hit and set) and lpm (the switch on action_run)
-    assert all(": cython.longlong = e_" in line for line in reads)
+    for line in reads:
+        if native.runtime_native():  # the entry's C copy while it is of this id
+            assert re.search(
+                r": cython\.longlong = \((e_\d+)\._c_id if \1\._c_id_src is \1\.action_id "
+                r"else \1\.c_action_id\(\)\) if cython\.compiled else \1\.action_id$",
+                line,
+            ), line
+        else:
+            assert re.search(r": cython\.longlong = e_\d+\.action_id$", line), line
+
+
+def test_an_entrys_action_replaced_is_followed() -> None:
+    """The action id and arguments compiled code reads from an entry's C copies
+    (``TableAction._c_id``, ``_c_argp``) follow the control plane: a modify to another
+    action, the action id and arguments assigned (as P4Runtime's modify and rollback do),
+    an action id the table does not know (no branch: nothing runs), and back."""
+    objects = STORES.switch.objects
+    table = objects.tables["Ing.t"]
+    store, mixed = (objects.actions[f"Ing.{name}"].id for name in ("store", "mixed"))
+    table.insert([Exact(4)], store, [1, 2])
+    assert STORES.run(a=4) == {"r": 1, "s": 0, "u": 0, "v": 0}
+    table.modify([Exact(4)], mixed, [3, 4])
+    assert STORES.run(a=4) == {"r": 0, "s": 0, "u": 3, "v": 5}
+    entry = table.get([Exact(4)])
+    entry.action_id, entry.args = store, (6, 7)
+    assert STORES.run(a=4) == {"r": 6, "s": 0, "u": 0, "v": 0}
+    entry.action_id = store + mixed + 1  # no action's id
+    assert STORES.run(a=4) == {"r": 0, "s": 0, "u": 0, "v": 0}
+    entry.action_id = int(str(mixed))  # an equal int, another object
+    assert STORES.run(a=4) == {"r": 0, "s": 0, "u": 6, "v": 8}
+    table.delete([Exact(4)])
 
 
 STORES = Harness(
@@ -508,7 +540,7 @@ def test_only_whole_stores_of_narrow_unsigned_parameters_use_the_c_copy() -> Non
         "x",
         "    _ca_9: cython.p_longlong",
         "    if cython.compiled:",
-        "        _ca_9 = e_3.c_args()",
+        "        _ca_9 = e_3._c_argp if e_3._c_src is e_3.args else e_3.c_args()",
         "    if cython.compiled and _ca_9 != cython.NULL:",
         "        h.f = _ca_9[0]",
         "        if h.g == 1:",
