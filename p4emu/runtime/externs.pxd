@@ -24,6 +24,9 @@ cdef unsigned long long _CELL_MAX  # CELL_MAX (2**64 - 1): a C cell's largest va
 cdef inline unsigned long long* _cell_array(bytearray cells)
 
 
+# final (nothing derives from it): its final methods are called without the check
+# for a Python override
+@cython.final
 cdef class Counter:
     # cells in C (two unsigned 64-bit integers per index in _cells) until _wide: then
     # Python ints in the lists (externs.py, "Counter")
@@ -38,6 +41,7 @@ cdef class Counter:
     cdef public object type
 
     cpdef count(self, object index, object length)
+    @cython.final
     @cython.locals(packets="unsigned long long", byte_count="unsigned long long")
     cpdef count_at(self, Py_ssize_t index, long long length)
     cdef _widen(self)

@@ -56,6 +56,9 @@ cdef class DefaultAction(TableAction):
     pass
 
 
+# final (nothing derives from it): its final methods are called without the check
+# for a Python override
+@cython.final
 cdef class Table:
     cdef public object name
     cdef public tuple key_fields
@@ -84,8 +87,9 @@ cdef class Table:
     cdef public DefaultAction _initial_default
     cdef public DefaultAction miss
     cdef public object _lookup
-    # exact_at's C map (tables.py, Table.exact_at)
+    # exact_at's C map (tables.py, Table.exact_at); _c_keyp: _c_keys' bytes (set with it)
     cdef bytearray _c_keys
+    cdef long long *_c_keyp
     cdef list _c_values
     cdef int _c_shift
     cdef Py_ssize_t _c_mask
@@ -94,6 +98,7 @@ cdef class Table:
     @cython.locals(entry=TableEntry)
     cpdef apply(self, object key, object length=*)
     cpdef _lookup_exact(self, object key)
+    @cython.final
     @cython.locals(
         keys="long long *", mask=Py_ssize_t, at=Py_ssize_t, found="long long", entry=object
     )

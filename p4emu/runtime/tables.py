@@ -477,7 +477,7 @@ class Table:
                 return self.miss
             if self._c_stale:
                 self._c_rebuild()
-            keys = cython.cast(cython.pointer(cython.longlong), PyByteArray_AS_STRING(self._c_keys))
+            keys = self._c_keyp  # _c_keys' bytes: no reference taken per lookup
             mask = self._c_mask
             at = cython.cast(
                 cython.Py_ssize_t,
@@ -516,6 +516,11 @@ class Table:
                 keys[at] = key
                 values[at] = entry
         self._c_keys = keys_buffer
+        if cython.compiled:  # kept with the buffer, which is never resized
+            self._c_keyp = cython.cast(
+                cython.pointer(cython.longlong),
+                PyByteArray_AS_STRING(keys_buffer),  # type: ignore[arg-type]
+            )
         self._c_values = values
         self._c_shift = shift
         self._c_mask = slots - 1

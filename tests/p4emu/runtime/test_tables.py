@@ -549,3 +549,19 @@ def test_insert_validated_stores_a_canonical_key_and_keeps_the_table_invariants(
     with pytest.raises(ConstEntryError):
         const.insert_validated(const.canonicalize([Exact(1)]), FORWARD, (), priority=0)
     assert len(const) == 0
+
+
+def test_table_and_counter_are_final_compiled() -> None:
+    """Compiled, ``Table`` and ``Counter`` are final extension types (their per-packet
+    methods, ``exact_at`` and ``count_at``, are then called without the check for a
+    Python override): deriving from them is a ``TypeError`` there; pure classes still
+    allow it (nothing in the project derives from either)."""
+    from p4emu.runtime.externs import Counter
+
+    for base in (Table, Counter):
+        compiled = hasattr(base, "__pyx_vtable__")  # an extension type's C methods
+        if compiled:
+            with pytest.raises(TypeError):
+                type("Derived", (base,), {})
+        else:
+            assert issubclass(type("Derived", (base,), {}), base)
