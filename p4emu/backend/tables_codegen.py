@@ -89,14 +89,8 @@ def emit_table_apply(
     action = bc.fresh("a")
     action_line = len(w.lines)
     # compiled: a C integer (an action id is P4Runtime's 32 bits, a member reference a
-    # negative one), so each branch's test is a C comparison; Python ignores the annotation.
-    # On a native runtime, the entry's C copy while it is of this action id (no call, no
-    # conversion: TableAction.c_action_id)
-    read = f"{entry}.action_id"
-    if bc.pc.native_runtime:
-        copy = f"{entry}._c_id if {entry}._c_id_src is {read} else {entry}.c_action_id()"
-        read = f"({copy}) if cython.compiled else {read}"
-    w.line(f"{action}: cython.longlong = {read}")
+    # negative one), so each branch's test is a C comparison; Python ignores the annotation
+    w.line(f"{action}: cython.longlong = {_action_id_read(bc, entry)}")
     args = f"{entry}.args"
     hit = bc.fresh("hit")
     if want_hit:  # compiled: a C flag (no bool object tested per use)
@@ -161,6 +155,17 @@ def emit_table_apply(
         _drop_empty_branches(w.lines, branches, action_line)
     bc.meter_color = saved_color
     return hit
+
+
+def _action_id_read(bc: BodyCompiler, entry: str) -> str:
+    """The expression reading ``entry``'s action id: on a native runtime, compiled, the
+    entry's C copy while it is of its current action id (no call, no conversion:
+    :meth:`p4emu.runtime.tables.TableAction.c_action_id`)."""
+    read = f"{entry}.action_id"
+    if not bc.pc.native_runtime:
+        return read
+    copy = f"{entry}._c_id if {entry}._c_id_src is {read} else {entry}.c_action_id()"
+    return f"({copy}) if cython.compiled else {read}"
 
 
 def _drop_empty_branches(lines: list[str], branches: list[int], action_line: int) -> None:
