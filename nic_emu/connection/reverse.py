@@ -25,13 +25,12 @@ class ReverseHost(Protocol):
 
     def path_or_none(self, peer: str, ev: int) -> bytes | None: ...
 
-    def path_key(self, ev: int) -> int: ...
 
     def plan_ev_plane(self, ev: int) -> int: ...
 
     def peer_port_up(self, peer: str) -> list[bool]: ...
 
-    def path_heard_ns(self, peer: str, key: int) -> int: ...
+    def ev_heard_ns(self, peer: str, ev: int) -> int: ...
 
 
 class ReverseEvs:
@@ -153,7 +152,7 @@ class ReverseEvs:
         for k in range(n):
             i = (start + k) % n
             ev = slots[i]
-            if host.path_heard_ns(self.peer, host.path_key(ev)) >= stale:
+            if host.ev_heard_ns(self.peer, ev) >= stale:
                 self.pos[plane] = i + 1
                 return ev
         last = self.last_ev[plane]
@@ -161,7 +160,7 @@ class ReverseEvs:
             self.mrc
             and last is not None
             and host.plan_ev_plane(last) == plane
-            and host.path_heard_ns(self.peer, host.path_key(last)) >= stale
+            and host.ev_heard_ns(self.peer, last) >= stale
         ):
             carrier = host.path_or_none(self.peer, last)
             if carrier is not None:

@@ -67,6 +67,54 @@ def test_heard_from_records_the_peer_and_the_path() -> None:
     assert host.path_heard_ns("nic1", host.path_key(_ev(1, 0))) == NEVER
 
 
+def test_times_per_path_agree_with_a_dict_of_path_keys() -> None:
+    """Each peer's times are kept in a list, a path at its plane's base plus its T1
+    index: what it answers equals a dict keyed by :meth:`NicHost.path_key`, the old
+    record, for EVs of the fabric, beyond it (planes, T1 indexes past a plane's count,
+    negative, 2**62 and past), of uneven planes and of a plane of more T1s than the key's
+    12-bit field holds, for every key of the fabric and keys beyond it."""
+    rng = random.Random(27)
+    for planes, t1_counts in [(2, [3, 1]), (4, [5, 0, 2, 7]), (3, [5000, 1, 2]), (20, [3] * 20)]:
+        host = NicHost(planes, t1_counts)
+        model: dict[str, dict[int, int]] = {}
+        heard: dict[str, int] = {}
+        evs = [-1, 1 << 62, (1 << 62) - 1, 1 << 90, True, False]
+        evs += [_ev(p, t, rng.getrandbits(16)) for p in range(planes + 1) for t in range(9)]
+        evs += [_ev(0, 4095), _ev(0, 4096 + 1)]
+        evs += [rng.getrandbits(rng.choice([20, 33, 40, 63, 64])) for _ in range(300)]
+        for now in range(3000):
+            peer = rng.choice(["nic1", "nic2", "nic3"])
+            ev = rng.choice(evs)
+            host.heard_from(peer, ev, now)
+            heard[peer] = now
+            key = host.path_key(ev)
+            if key >= 0:
+                model.setdefault(peer, {})[key] = now
+        assert host.peer_heard_ns == heard
+        keys = {host.path_key(ev) for ev in evs} | {-1, -5, 1 << 50, 1 << 46, (1 << 46) - 1}
+        keys |= {(p << 12) | t for p in range(planes + 2) for t in (0, 1, 2, 4095)}
+        for peer in ["nic1", "nic2", "nic3", "nic4"]:
+            for key in keys:
+                want = model.get(peer, {}).get(key, NEVER)
+                assert host.path_heard_ns(peer, key) == want, (peer, key)
+            for ev in evs:
+                want = model.get(peer, {}).get(host.path_key(ev), NEVER)
+                assert host.ev_heard_ns(peer, ev) == want, (peer, ev)
+
+
+def test_an_ev_that_is_no_int_is_refused_as_path_key_refuses_it() -> None:
+    host = NicHost(2, [3, 1])
+    with pytest.raises(TypeError):
+        host.path_key(1.5)  # type: ignore[arg-type]
+    with pytest.raises(TypeError):
+        host.heard_from("nic1", 1.5, 100)  # type: ignore[arg-type]
+    assert host.peer_heard_ns == {"nic1": 100}  # the peer, as before: heard first
+    with pytest.raises(TypeError):
+        host.ev_heard_ns("nic1", 1.5)  # type: ignore[arg-type]
+    host.heard_from("nic1", True, 200)  # an int: plane 0, T1 0
+    assert host.path_heard_ns("nic1", 0) == 200 == host.ev_heard_ns("nic1", _ev(0, 0))
+
+
 def test_port_bitmap_changes_reach_the_nic_once_each() -> None:
     host = ChangesHost()
     host.note_peer_ports("nic1", 0b11, 1)
