@@ -43,6 +43,41 @@ cdef extern from *:
     long long nic_ev_ll(object v) noexcept
 
 
+# A time as a C integer, for the parts' per-packet time arithmetic (reverse.py, pick):
+# an exact int of magnitude at most ``limit`` (below 2**63) itself (CPython 3.11's
+# layout: up to two 30-bit digits read in place; else PyLong_AsLongLongAndOverflow),
+# NIC_NS_INEXACT (LLONG_MIN) for anything else (a float, a bool, a larger int), where the
+# caller takes the .py's Python expressions.
+cdef extern from *:
+    """
+    #define NIC_NS_INEXACT ((long long)(-0x7FFFFFFFFFFFFFFFLL - 1))
+    static CYTHON_INLINE long long nic_ns_ll(PyObject *v, long long limit) {
+        int overflow = 0;
+        long long x;
+        if (!PyLong_CheckExact(v)) return NIC_NS_INEXACT;
+    #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && PyLong_SHIFT == 30
+        {
+            const digit *d = ((PyLongObject *)v)->ob_digit;
+            switch (Py_SIZE(v)) {
+            case 0: return 0;
+            case 1: x = (long long)d[0]; return x <= limit ? x : NIC_NS_INEXACT;
+            case -1: x = (long long)d[0]; return x <= limit ? -x : NIC_NS_INEXACT;
+            case 2: x = ((long long)d[1] << 30) | (long long)d[0]; return x <= limit ? x : NIC_NS_INEXACT;
+            case -2: x = ((long long)d[1] << 30) | (long long)d[0]; return x <= limit ? -x : NIC_NS_INEXACT;
+            default: break;
+            }
+        }
+    #endif
+        x = PyLong_AsLongLongAndOverflow(v, &overflow);
+        if (x == -1 && PyErr_Occurred()) { PyErr_Clear(); return NIC_NS_INEXACT; }
+        if (overflow || x > limit || x < -limit) return NIC_NS_INEXACT;
+        return x;
+    }
+    """
+    long long NIC_NS_INEXACT
+    long long nic_ns_ll(object v, long long limit) noexcept
+
+
 cdef class NicHost:
     cdef public Py_ssize_t plane_count
     cdef public list _t1_counts
