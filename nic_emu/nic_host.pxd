@@ -10,7 +10,7 @@ cimport cython
 
 # the EV's plane and T1 shifts, a path key's T1 bits and its end (nic_host.py), as C
 # values
-cdef long long _PLANE_SHIFT, _T1_SHIFT, _T1_FIELD, _KEY_END
+cdef long long _PLANE_SHIFT, _T1_SHIFT, _T1_FIELD, _KEY_END, _TIME_LIMIT
 
 
 # An EV as a C integer (nic_host.py, _ev_index): an int in [0, 2**62) itself (CPython
@@ -76,6 +76,10 @@ cdef extern from *:
     """
     long long NIC_NS_INEXACT
     long long nic_ns_ll(object v, long long limit) noexcept
+
+
+@cython.locals(n="long long", t="long long", p="long long")
+cpdef bint time_reached(object now, object since, object period) except -1
 
 
 cdef class NicHost:

@@ -14,8 +14,8 @@ import cython
 
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 
-if cython.compiled:  # an EV read as a C integer (nic_host.pxd)
-    from cython.cimports.nic_emu.nic_host import nic_ev_ll
+if cython.compiled:  # an EV and a time read as C integers (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import NIC_NS_INEXACT, nic_ev_ll, nic_ns_ll
 
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
 NEVER = -(1 << 62)  # "long ago" for last-heard times
@@ -25,6 +25,20 @@ _PLANE_SHIFT = EV_PLANE_SHIFT
 _T1_SHIFT = EV_T1_SHIFT
 _T1_FIELD = (1 << (EV_PLANE_SHIFT - EV_T1_SHIFT)) - 1  # a path key's T1 index bits
 _KEY_END = EV_KEYED >> EV_T1_SHIFT  # every path key of an EV below EV_KEYED is below it
+_TIME_LIMIT = 1 << 61  # times and periods read as C integers up to it (time_reached)
+
+
+def time_reached(now: int, since: int, period: int) -> bool:
+    """``now - since >= period``: on the native build in C integers when all three are
+    ints of magnitude at most 2**61 (the driver's ns, a configured period;
+    their difference cannot overflow), else (a float) the Python expression."""
+    if cython.compiled:
+        n = nic_ns_ll(now, _TIME_LIMIT)
+        t = nic_ns_ll(since, _TIME_LIMIT)
+        p = nic_ns_ll(period, _TIME_LIMIT)
+        if n != NIC_NS_INEXACT and t != NIC_NS_INEXACT and p != NIC_NS_INEXACT:
+            return n - t >= p
+    return now - since >= period
 
 
 class NicHost:

@@ -8,7 +8,7 @@ import random
 import pytest
 
 from nic_emu.core import NicCore
-from nic_emu.nic_host import NEVER, NicHost
+from nic_emu.nic_host import NEVER, NicHost, time_reached
 from topologies import AddressPlan, load
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 
@@ -146,3 +146,20 @@ def test_peer_ports_start_up_and_are_one_list_per_peer() -> None:
     assert up == [True, True, True]
     up[1] = False
     assert host.peer_port_up("nic1") is up and host.peer_port_up("nic2") == [True] * 3
+
+
+def test_time_reached_is_the_python_comparison() -> None:
+    """``time_reached(now, since, period)`` is ``now - since >= period``: on C integers
+    on the native build for ints up to 2**61 in magnitude, the Python expression for
+    larger ints, floats and bools; at the bounds, on both sides of each."""
+    edge = 1 << 61
+    values = [0, 1, -1, 7, 50_000, edge, edge - 1, edge + 1, -edge, -edge - 1, NEVER]
+    values += [1 << 62, 1 << 70, -(1 << 70), 2.5, 50_000.0, True, False]
+    rng = random.Random(61)
+    values += [rng.randrange(-(1 << 63), 1 << 63) for _ in range(20)]
+    values += [rng.randrange(-(1 << 31), 1 << 31) for _ in range(20)]
+    for now in values:
+        for since in values:
+            for period in values:
+                want = now - since >= period
+                assert time_reached(now, since, period) == want, (now, since, period)
