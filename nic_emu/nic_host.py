@@ -10,7 +10,12 @@ core imports them). docs/virtual-fabric.md, "NIC per packet, round 2".
 
 from __future__ import annotations
 
+import cython
+
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
+
+if cython.compiled:  # an EV and a time read as C integers (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import NIC_NS_INEXACT, nic_ev_ll, nic_ns_ll
 
 PORT_STATUS_BITS = 8  # the SACK/NACK/probe port-status field is 8 bits: planes 0..7
 NEVER = -(1 << 62)  # "long ago" for last-heard times
@@ -18,6 +23,22 @@ EV_KEYED = 1 << 62  # EVs below this (every 32-bit EV of the wire) are keyed as 
 # the EV's field shifts, C values on the native build (nic_host.pxd)
 _PLANE_SHIFT = EV_PLANE_SHIFT
 _T1_SHIFT = EV_T1_SHIFT
+_T1_FIELD = (1 << (EV_PLANE_SHIFT - EV_T1_SHIFT)) - 1  # a path key's T1 index bits
+_KEY_END = EV_KEYED >> EV_T1_SHIFT  # every path key of an EV below EV_KEYED is below it
+_TIME_LIMIT = 1 << 61  # times and periods read as C integers up to it (time_reached)
+
+
+def time_reached(now: int, since: int, period: int) -> bool:
+    """``now - since >= period``: on the native build in C integers when all three are
+    ints of magnitude at most 2**61 (the driver's ns, a configured period;
+    their difference cannot overflow), else (a float) the Python expression."""
+    if cython.compiled:
+        n = nic_ns_ll(now, _TIME_LIMIT)
+        t = nic_ns_ll(since, _TIME_LIMIT)
+        p = nic_ns_ll(period, _TIME_LIMIT)
+        if n != NIC_NS_INEXACT and t != NIC_NS_INEXACT and p != NIC_NS_INEXACT:
+            return n - t >= p
+    return now - since >= period
 
 
 class NicHost:
@@ -34,7 +55,17 @@ class NicHost:
         # path that just carried a frame from the peer carries frames back to it (faults
         # of links, ports and switches cut both directions).
         self.peer_heard_ns: dict[str, int] = {}
-        self._peer_paths: dict[str, dict[int, int]] = {}
+        # Per peer, one time per path of the fabric (NEVER until heard), a path at its
+        # plane's base plus its T1 index: set and read by index, with no int key made or
+        # hashed per frame. A plane's T1 indexes are those of the key's field (at most
+        # its 4096), the ones below the plane's T1 count (path_key's others are -1).
+        self._path_base: list[int] = []
+        total = 0
+        for t1_count in t1_counts:
+            self._path_base.append(total)
+            total += max(0, min(t1_count, _T1_FIELD + 1))
+        self._path_total = total
+        self._peer_paths: dict[str, list[int]] = {}
         self.placed_bytes = 0  # payload placed for the applications, each byte once
 
     def path_key(self, ev: int) -> int:
@@ -55,20 +86,56 @@ class NicHost:
         t1_count: int = self._t1_counts[plane]
         return key if key & 0xFFF < t1_count else -1
 
+    def _key_index(self, key: int) -> int:
+        """The place of path ``key`` (in [0, _KEY_END)) in a peer's list of times, -1
+        for a key :meth:`path_key` never gives (a plane or T1 index beyond the fabric)."""
+        plane = key >> (_PLANE_SHIFT - _T1_SHIFT)
+        if plane >= self.plane_count:
+            return -1
+        t1 = key & _T1_FIELD
+        t1_count: int = self._t1_counts[plane]
+        if t1 >= t1_count:
+            return -1
+        base: int = self._path_base[plane]
+        return base + t1
+
+    def _ev_index(self, ev: int) -> int:
+        """The place of ``ev``'s path in a peer's list of times, -1 for an EV beyond the
+        fabric (:meth:`path_key` -1). The native build reads an int's value in C
+        (``nic_ev_ll``); anything else takes the Python expressions, which raise for a
+        non-int as :meth:`path_key` does."""
+        if cython.compiled:
+            e = nic_ev_ll(ev)  # -1: an int outside [0, EV_KEYED); -2: not an int
+            if e != -2:
+                return self._key_index(e >> _T1_SHIFT) if e >= 0 else -1
+        if not 0 <= ev < EV_KEYED:
+            return -1
+        return self._key_index(ev >> _T1_SHIFT)
+
     def heard_from(self, peer: str, ev: int, now: int) -> None:
         """A frame from ``peer`` arrived on ``ev``: the peer is alive and that path works."""
         self.peer_heard_ns[peer] = now
-        key = self.path_key(ev)
-        if key >= 0:
+        i = self._ev_index(ev)
+        if i >= 0:
             paths = self._peer_paths.get(peer)
             if paths is None:
-                paths = self._peer_paths[peer] = {}
-            paths[key] = now
+                paths = self._peer_paths[peer] = [NEVER] * self._path_total
+            paths[i] = now
 
     def path_heard_ns(self, peer: str, key: int) -> int:
-        """When a frame from ``peer`` last arrived on path ``key`` (very negative: never)."""
+        """When a frame from ``peer`` last arrived on path ``key`` (very negative: never;
+        so for -1, :meth:`path_key`'s answer for an EV beyond the fabric)."""
         paths = self._peer_paths.get(peer)
-        return paths.get(key, NEVER) if paths is not None else NEVER
+        if paths is None or not 0 <= key < _KEY_END:
+            return NEVER
+        i = self._key_index(key)
+        return paths[i] if i >= 0 else NEVER
+
+    def ev_heard_ns(self, peer: str, ev: int) -> int:
+        """``path_heard_ns(peer, path_key(ev))`` in one call, with no key made."""
+        i = self._ev_index(ev)
+        paths = self._peer_paths.get(peer)
+        return paths[i] if paths is not None and i >= 0 else NEVER
 
     def peer_port_up(self, peer: str) -> list[bool]:
         """Which of ``peer``'s ports are up (all until its bitmap says otherwise); the

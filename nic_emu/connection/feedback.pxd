@@ -18,10 +18,13 @@ from nic_emu.connection.reverse cimport ReverseEvs
 from nic_emu.connection.rtt cimport RttTimers
 from nic_emu.connection.transmit cimport DataTransmitter
 from nic_emu.ev_set cimport EvEntry, EvSet
-from nic_emu.nic_host cimport NicHost
+from nic_emu.nic_host cimport NicHost, nic_ns_ll, time_reached
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest, unwrap
 
 cdef object _BITS64
+# on_sack's bounds for times read as C integers, nic_ns_ll's "not read" and the echoed
+# timestamp's mask (feedback.py), as C values
+cdef long long _TIME_LIMIT, _RTT_LIMIT, _INEXACT, _TS_MASK
 # The index of the lowest set bit of a non-zero 64-bit word (on_sack's walk of a SACK's
 # bitmap; docs/virtual-fabric.md, "NIC per packet, round 10").
 cdef extern from *:
@@ -109,7 +112,7 @@ cdef class Feedback:
         probes=list, host=NicHost, ambiguous_after="long long", acked="long long",
         rtt="long long", bits="unsigned long long", known="unsigned long long", low=int,
         base="long long", shift="long long", nxt="long long", psn="long long", news=object,
-        src=bytes,
+        src=bytes, n="long long", t="long long", min_rtt="long long",
     )
     cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(done=list, wr=WriteRequest)

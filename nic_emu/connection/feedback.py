@@ -44,12 +44,21 @@ from nic_emu.connection.rtt import RttTimers
 from nic_emu.connection.transmit import DataTransmitter
 from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import EvSet
+from nic_emu.nic_host import time_reached
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState, TxPacket, unwrap
 
-if cython.compiled:  # the SACK bitmap's lowest set bit in C (feedback.pxd)
+if cython.compiled:  # the SACK bitmap's lowest set bit, a time, read in C (.pxd files)
     from cython.cimports.nic_emu.connection.feedback import _lowest_bit
+    from cython.cimports.nic_emu.nic_host import nic_ns_ll
 
 OVERTAKEN = "overtaken"  # lost: an EV probe sent later on the same path came back
+# on_sack's times as C integers (native build): now and the echoed timestamp read up to
+# 2**61, the minimum RTT used up to 2**62 (its NO_RTT), so no difference overflows;
+# _INEXACT is nic_ns_ll's answer for a value it does not read (NIC_NS_INEXACT)
+_TIME_LIMIT = 1 << 61
+_RTT_LIMIT = 1 << 62
+_INEXACT = -(1 << 63)
+_TS_MASK = TS_MASK
 _BITS64 = 0xFFFF_FFFF_FFFF_FFFF  # a SACK's bitmap: 64 bits
 
 
@@ -316,7 +325,7 @@ class Feedback:
         reverse = self.reverse
         reverse.heard[plane] = now
         reverse.last_ev[plane] = s.ev
-        if now - reverse.refreshed[plane] >= reverse.refresh_ns:
+        if time_reached(now, reverse.refreshed[plane], reverse.refresh_ns):  # C (native)
             reverse.heard_on(plane, s.ev, now)
         self.counters.rx_sack += 1
         send = self.send
@@ -326,7 +335,16 @@ class Feedback:
             host.drop(now, "ack_outside_window", plane, qpn=self.qpn, psn=cum)
             return out
         timers = self.timers
-        ambiguous_after = now - timers.min_rtt_ns
+        # now as a C integer (native build), for the arithmetic below that has no float
+        # term when it is an int: NIC_NS_INEXACT when it is not, and the Python's taken
+        n = _INEXACT
+        if cython.compiled:
+            n = nic_ns_ll(now, _TIME_LIMIT)
+        min_rtt = timers.min_rtt_ns
+        if n != _INEXACT and -_RTT_LIMIT <= min_rtt <= _RTT_LIMIT:
+            ambiguous_after = n - min_rtt
+        else:
+            ambiguous_after = now - min_rtt
         acked = send.ack_below(cum, ambiguous_after)
         bits = s.bitmap  # 64 bits: a C integer on the native build, as its PSNs
         if bits and self.mrc:
@@ -370,8 +388,15 @@ class Feedback:
             if entry is not None:
                 self.evs.mark_bad(entry, "receiver_always_skip", now)
         rtt = -1
-        if s.echoed_ts is not None:
-            rtt = (now - s.echoed_ts) & TS_MASK
+        ts = s.echoed_ts
+        if ts is not None:
+            t = _INEXACT
+            if cython.compiled and n != _INEXACT:
+                t = nic_ns_ll(ts, _TIME_LIMIT)
+            if t != _INEXACT:
+                rtt = (n - t) & _TS_MASK  # two's complement: Python's & of the difference
+            else:
+                rtt = (now - ts) & TS_MASK
             if rtt > MAX_RTT_SAMPLE_NS:
                 rtt = -1
         if rtt >= 0:

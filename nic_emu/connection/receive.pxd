@@ -10,7 +10,7 @@ cimport cython
 from mrc_wire.codec cimport DataPacket, Nack, Probe, Sack, encode_nack, encode_sack
 from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.reverse cimport ReverseEvs
-from nic_emu.nic_host cimport NicHost
+from nic_emu.nic_host cimport NicHost, time_reached
 from nic_emu.receiver cimport MessageTracker, ReceiveState
 from nic_emu.streams cimport StreamReceiver
 

@@ -29,6 +29,7 @@ from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.reverse import ReverseEvs
 from nic_emu.dcqcn import CnpPacer
 from nic_emu.memory import MemoryRegion
+from nic_emu.nic_host import time_reached
 from nic_emu.receiver import (
     DUPLICATE,
     NEW_IN_ORDER,
@@ -156,7 +157,7 @@ class Receiver:
         self._heard[plane] = now
         host.heard_from(self.peer, m.ev, now)
         self._last_ev[plane] = m.ev
-        if now - self._refreshed[plane] >= self._refresh_ns:
+        if time_reached(now, self._refreshed[plane], self._refresh_ns):  # C ints (native)
             self.reverse.heard_on(plane, m.ev, now)
         recv = self.recv
         mrc_state = type(recv) is ReceiveState  # MRC: its fields and accept in C (native)

@@ -6,7 +6,11 @@
 # and the configured periods stay Python objects.
 cimport cython
 
-from nic_emu.nic_host cimport NicHost
+from nic_emu.nic_host cimport NIC_NS_INEXACT, NicHost, nic_ns_ll
+
+# pick's C path's bounds and its answer when a time is not an exact int (reverse.py)
+cdef long long _HEARD_LIMIT, _PERIOD_LIMIT
+cdef object _NOT_EXACT
 
 
 cdef class ReverseEvs:
@@ -31,6 +35,13 @@ cdef class ReverseEvs:
         i=Py_ssize_t, p=Py_ssize_t, host=NicHost, peer_up=list, port_up=list,
     )
     cpdef object pick(self, object now)
+    @cython.locals(
+        n="long long", stale_ns="long long", refresh="long long", latest="long long",
+        t="long long", stale="long long", fresh="long long", heard=list, slots=list,
+        planes=Py_ssize_t, fallback=Py_ssize_t, start=Py_ssize_t, i=Py_ssize_t, p=Py_ssize_t,
+        host=NicHost, peer_up=list, port_up=list,
+    )
+    cdef object _pick_exact(self, object now)
     @cython.locals(
         slots=list, n=Py_ssize_t, start=Py_ssize_t, k=Py_ssize_t, i=Py_ssize_t, host=NicHost,
     )

@@ -6,11 +6,21 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import REVERSE_SALT_BASE
 from topologies import AddressPlan, Path
 
+if cython.compiled:  # times read as C integers (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import NIC_NS_INEXACT, nic_ns_ll
+
 NEVER = -(1 << 62)  # "long ago" for a plane never heard from
+# pick's C path (native build): a plane's last-heard time is read in C up to |NEVER|, now
+# and the periods up to 2**61, so that a difference of two stays within 63 bits
+_HEARD_LIMIT = 1 << 62
+_PERIOD_LIMIT = 1 << 61
+_NOT_EXACT = object()  # _pick_exact's answer when a time is not such an int
 
 
 class ReverseHost(Protocol):
@@ -25,13 +35,11 @@ class ReverseHost(Protocol):
 
     def path_or_none(self, peer: str, ev: int) -> bytes | None: ...
 
-    def path_key(self, ev: int) -> int: ...
-
     def plan_ev_plane(self, ev: int) -> int: ...
 
     def peer_port_up(self, peer: str) -> list[bool]: ...
 
-    def path_heard_ns(self, peer: str, key: int) -> int: ...
+    def ev_heard_ns(self, peer: str, ev: int) -> int: ...
 
 
 class ReverseEvs:
@@ -111,6 +119,12 @@ class ReverseEvs:
         ``reverse_refresh_ns`` of the latest arrival (of any plane, then of the plane for
         its paths): a plane or path that stopped delivering while the others go on is
         skipped at once, not only when it goes stale."""
+        if cython.compiled:
+            # The same choice on C integers when every time is an int in range (the
+            # driver's ns, the configured periods); a float takes the Python below.
+            found = self._pick_exact(now)
+            if found is not _NOT_EXACT:
+                return found
         host = self.host
         planes = host.plane_count
         peer_up = host.peer_port_up(self.peer)
@@ -142,6 +156,54 @@ class ReverseEvs:
         self.plane_rr = (fallback + 1) % planes
         return fallback, self._next(fallback)
 
+    def _pick_exact(self, now: int) -> object:
+        """:meth:`pick` on C integers (the native build's; the pure build never calls
+        it), or ``_NOT_EXACT`` (nothing done) when ``now``, a period or a plane's
+        last-heard time is not an int of :func:`nic_ns_ll`'s range."""
+        n = nic_ns_ll(now, _PERIOD_LIMIT)
+        stale_ns = nic_ns_ll(self.stale_ns, _PERIOD_LIMIT)
+        refresh = nic_ns_ll(self.refresh_ns, _PERIOD_LIMIT)
+        if n == NIC_NS_INEXACT or stale_ns == NIC_NS_INEXACT or refresh == NIC_NS_INEXACT:
+            return _NOT_EXACT
+        heard = self.heard
+        latest = nic_ns_ll(heard[0], _HEARD_LIMIT)
+        if latest == NIC_NS_INEXACT:
+            return _NOT_EXACT
+        for i in range(1, len(heard)):
+            t = nic_ns_ll(heard[i], _HEARD_LIMIT)
+            if t == NIC_NS_INEXACT:
+                return _NOT_EXACT
+            if t > latest:
+                latest = t
+        stale = n - stale_ns
+        fresh = latest - refresh
+        if stale > fresh:
+            fresh = stale
+        host = self.host
+        planes = host.plane_count
+        peer_up = host.peer_port_up(self.peer)
+        port_up = host.port_up
+        slots = self.slots
+        fallback = -1
+        start = self.plane_rr
+        for i in range(planes):
+            p = start + i
+            if p >= planes:
+                p -= planes
+            if not (port_up[p] and peer_up[p] and slots[p]):
+                continue
+            t = nic_ns_ll(heard[p], _HEARD_LIMIT)  # an int in range: read above
+            if t >= fresh:
+                self.plane_rr = p + 1 if p + 1 < planes else 0
+                t -= refresh
+                return p, self._fresh(p, t if t > stale else stale)
+            if fallback < 0:
+                fallback = p
+        if fallback < 0:
+            return None
+        self.plane_rr = (fallback + 1) % planes
+        return fallback, self._next(fallback)
+
     def _fresh(self, plane: int, stale: int) -> int:
         """The next reverse EV of ``plane`` on a path the peer was heard on recently; if
         no slot has one, the latest EV heard on the plane takes the oldest slot (a path
@@ -153,7 +215,7 @@ class ReverseEvs:
         for k in range(n):
             i = (start + k) % n
             ev = slots[i]
-            if host.path_heard_ns(self.peer, host.path_key(ev)) >= stale:
+            if host.ev_heard_ns(self.peer, ev) >= stale:
                 self.pos[plane] = i + 1
                 return ev
         last = self.last_ev[plane]
@@ -161,7 +223,7 @@ class ReverseEvs:
             self.mrc
             and last is not None
             and host.plan_ev_plane(last) == plane
-            and host.path_heard_ns(self.peer, host.path_key(last)) >= stale
+            and host.ev_heard_ns(self.peer, last) >= stale
         ):
             carrier = host.path_or_none(self.peer, last)
             if carrier is not None:

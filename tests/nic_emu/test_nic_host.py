@@ -8,7 +8,7 @@ import random
 import pytest
 
 from nic_emu.core import NicCore
-from nic_emu.nic_host import NEVER, NicHost
+from nic_emu.nic_host import NEVER, NicHost, time_reached
 from topologies import AddressPlan, load
 from topologies.addressing import EV_PLANE_SHIFT, EV_T1_SHIFT
 
@@ -67,6 +67,54 @@ def test_heard_from_records_the_peer_and_the_path() -> None:
     assert host.path_heard_ns("nic1", host.path_key(_ev(1, 0))) == NEVER
 
 
+def test_times_per_path_agree_with_a_dict_of_path_keys() -> None:
+    """Each peer's times are kept in a list, a path at its plane's base plus its T1
+    index: what it answers equals a dict keyed by :meth:`NicHost.path_key`, the old
+    record, for EVs of the fabric, beyond it (planes, T1 indexes past a plane's count,
+    negative, 2**62 and past), of uneven planes and of a plane of more T1s than the key's
+    12-bit field holds, for every key of the fabric and keys beyond it."""
+    rng = random.Random(27)
+    for planes, t1_counts in [(2, [3, 1]), (4, [5, 0, 2, 7]), (3, [5000, 1, 2]), (20, [3] * 20)]:
+        host = NicHost(planes, t1_counts)
+        model: dict[str, dict[int, int]] = {}
+        heard: dict[str, int] = {}
+        evs = [-1, 1 << 62, (1 << 62) - 1, 1 << 90, True, False]
+        evs += [_ev(p, t, rng.getrandbits(16)) for p in range(planes + 1) for t in range(9)]
+        evs += [_ev(0, 4095), _ev(0, 4096 + 1)]
+        evs += [rng.getrandbits(rng.choice([20, 33, 40, 63, 64])) for _ in range(300)]
+        for now in range(3000):
+            peer = rng.choice(["nic1", "nic2", "nic3"])
+            ev = rng.choice(evs)
+            host.heard_from(peer, ev, now)
+            heard[peer] = now
+            key = host.path_key(ev)
+            if key >= 0:
+                model.setdefault(peer, {})[key] = now
+        assert host.peer_heard_ns == heard
+        keys = {host.path_key(ev) for ev in evs} | {-1, -5, 1 << 50, 1 << 46, (1 << 46) - 1}
+        keys |= {(p << 12) | t for p in range(planes + 2) for t in (0, 1, 2, 4095)}
+        for peer in ["nic1", "nic2", "nic3", "nic4"]:
+            for key in keys:
+                want = model.get(peer, {}).get(key, NEVER)
+                assert host.path_heard_ns(peer, key) == want, (peer, key)
+            for ev in evs:
+                want = model.get(peer, {}).get(host.path_key(ev), NEVER)
+                assert host.ev_heard_ns(peer, ev) == want, (peer, ev)
+
+
+def test_an_ev_that_is_no_int_is_refused_as_the_pure_path_key_refuses_it() -> None:
+    """A float EV is a TypeError on both builds (the pure ``path_key`` shifts it; the
+    native one, left as it was, truncates it to a C integer)."""
+    host = NicHost(2, [3, 1])
+    with pytest.raises(TypeError):
+        host.heard_from("nic1", 1.5, 100)  # type: ignore[arg-type]
+    assert host.peer_heard_ns == {"nic1": 100}  # the peer, as before: heard first
+    with pytest.raises(TypeError):
+        host.ev_heard_ns("nic1", 1.5)  # type: ignore[arg-type]
+    host.heard_from("nic1", True, 200)  # an int: plane 0, T1 0
+    assert host.path_heard_ns("nic1", 0) == 200 == host.ev_heard_ns("nic1", _ev(0, 0))
+
+
 def test_port_bitmap_changes_reach_the_nic_once_each() -> None:
     host = ChangesHost()
     host.note_peer_ports("nic1", 0b11, 1)
@@ -98,3 +146,20 @@ def test_peer_ports_start_up_and_are_one_list_per_peer() -> None:
     assert up == [True, True, True]
     up[1] = False
     assert host.peer_port_up("nic1") is up and host.peer_port_up("nic2") == [True] * 3
+
+
+def test_time_reached_is_the_python_comparison() -> None:
+    """``time_reached(now, since, period)`` is ``now - since >= period``: on C integers
+    on the native build for ints up to 2**61 in magnitude, the Python expression for
+    larger ints, floats and bools; at the bounds, on both sides of each."""
+    edge = 1 << 61
+    values = [0, 1, -1, 7, 50_000, edge, edge - 1, edge + 1, -edge, -edge - 1, NEVER]
+    values += [1 << 62, 1 << 70, -(1 << 70), 2.5, 50_000.0, True, False]
+    rng = random.Random(61)
+    values += [rng.randrange(-(1 << 63), 1 << 63) for _ in range(20)]
+    values += [rng.randrange(-(1 << 31), 1 << 31) for _ in range(20)]
+    for now in values:
+        for since in values:
+            for period in values:
+                want = now - since >= period
+                assert time_reached(now, since, period) == want, (now, since, period)

@@ -400,3 +400,34 @@ def test_a_sack_bitmap_acknowledges_each_psn_it_names_once() -> None:
     )
     assert send.snd_una == 6
     assert sorted(set(range(6, 80)) - set(send.unacked)) == [12, 16, 22, 36, 76, 79]
+
+
+def test_the_rtt_sample_is_the_echoed_timestamps_age_modulo_2_32() -> None:
+    """on_sack's RTT sample, on C integers on the native build when now and the echoed
+    timestamp are ints, is ``(now - echoed_ts) & TS_MASK`` (samples past 1 s ignored):
+    across the 32-bit wrap, for a timestamp from the future (a huge age: no sample), for
+    ``True`` (an int but not exactly one: the Python expression) and for a timestamp
+    wider than the field, as the Python expression gives it."""
+    cases = [
+        (5_000, 4_700),
+        (5_000, 5_000),
+        ((1 << 32) + 100, TS_MASK - 49),
+        ((1 << 40) + 7, ((1 << 40) - 1_000) & TS_MASK),
+        (5_000, 5_010),
+        (5_000, True),
+        (5_000, (1 << 45) + 4_000),
+        ((1 << 61) + 3, 1),  # now past the C path's bound: the Python expression
+    ]
+    for now, ts in cases:
+        parts = make_parts()
+        feedback, _ = _feedback(parts)
+        post(parts, 1)
+        transmit(parts, 0)
+        feedback.on_sack(_sack(parts, 1, echoed_ts=ts), 0, now)
+        age = (now - ts) & TS_MASK
+        want = age if age <= 1_000_000_000 else None
+        if want is None:
+            assert parts.timers.min_rtt_ns == make_parts().timers.min_rtt_ns, (now, ts)
+        else:
+            assert parts.timers.min_rtt_ns == want, (now, ts)
+        assert parts.send.snd_una == 1

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import random
 from dataclasses import replace
 
 from nic_emu.config import NicConfig
@@ -66,3 +67,49 @@ def test_a_baseline_connection_answers_on_its_one_path() -> None:
     assert rev.pick(10) == (1, ev)
     rev.heard_on(1, core.plan.make_ev(1, 1, 0x43), 10 * CFG.reverse_refresh_ns)
     assert rev.slots == [[], [ev]]  # never refreshed
+
+
+def test_the_c_choice_is_the_python_one() -> None:
+    """The native build picks on C integers when every time is an int in range; a twin
+    whose periods are floats of the same values takes the Python expressions. Through
+    random arrivals, refreshes, ports going down and up at both ends and picks, both
+    choose the same plane and EV every time and keep the same state; an int past 2**61
+    (``now``) or a float last-heard time takes the Python path and answers the same."""
+    rng = random.Random(27)
+    cores, revs = [], []
+    for floats in (False, True):
+        core, rev = _reverse()
+        if floats:
+            rev.stale_ns = float(rev.stale_ns)
+            rev.refresh_ns = float(rev.refresh_ns)
+        cores.append(core)
+        revs.append(rev)
+    plan = cores[0].plan
+    now = 0
+    for step in range(3000):
+        now += rng.choice([0, 1, 500, 20_000, 60_000, 250_000])
+        plane = rng.randrange(cores[0].plane_count)
+        ev = rng.choice(revs[0].slots[plane] + [plan.make_ev(plane, rng.randrange(2), 77)])
+        action = rng.randrange(6)
+        for core, rev in zip(cores, revs, strict=True):
+            if action == 0:
+                rev.heard_on(plane, ev, now)
+                core.heard_from("nic3", ev, now)
+            elif action == 1:
+                rev.seen(plane, ev, now)
+            elif action == 2:
+                core.peer_port_up("nic3")[plane] = step % 7 != 0
+            elif action == 3:
+                core.port_up[plane] = step % 5 != 0
+        picks = [rev.pick(now) for rev in revs]
+        assert picks[0] == picks[1], step
+        a, b = revs
+        assert (a.plane_rr, a.pos, a.slots, a.heard) == (b.plane_rr, b.pos, b.slots, b.heard)
+    _, rev = _reverse()
+    _, twin = _reverse()
+    for r in (rev, twin):
+        r.seen(1, r.slots[1][0], 1_000)
+    twin.heard[1] = 1_000.0  # a float time: the Python path
+    assert rev.pick(2_000) == twin.pick(2_000)
+    late = (1 << 61) + 5  # past the C path's bound for now
+    assert rev.pick(late) == twin.pick(late) and rev.plane_rr == twin.plane_rr
