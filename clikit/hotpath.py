@@ -99,24 +99,36 @@ def pure_forced() -> bool:
     return os.environ.get(PURE_ENV, "") not in ("", "0")
 
 
-#: the results of pure functions of paths and names (no file looked at): pathlib's
-#: parsing and joining were most of the finder's look at every module
-_paths: dict[tuple[Any, ...], Any] = {}
+#: the results of pure functions of paths and names (no file looked at), as strings: the
+#: finder looks at every module once per process, and pathlib's parsing, joining and
+#: hashing of ``Path`` objects were most of that look (session 27: strings throughout)
+_paths: dict[tuple[str, ...], Any] = {}
 
 
 def source_of(name: str) -> Path:
-    key = ("source", ROOT, name)
+    return Path(_source_file(os.fspath(ROOT), name))
+
+
+def _source_file(root: str, name: str) -> str:
+    """``root/pkg/mod.py`` for ``pkg.mod``, as ``ROOT.joinpath(*parts).with_suffix(".py")``
+    gives it (no part of a module's name holds a dot: the suffix is appended)."""
+    key = ("source", root, name)
     found = _paths.get(key)
     if found is None:
-        found = _paths[key] = ROOT.joinpath(*name.split(".")).with_suffix(".py")
+        found = _paths[key] = os.path.join(root, *name.split(".")) + ".py"
     return found  # type: ignore[no-any-return]
 
 
-def _with_suffix(path: Path, suffix: str) -> Path:
+def _swap_suffix(path: str, suffix: str) -> str:
+    """``os.fspath(Path(path).with_suffix(suffix))`` for a normalised path whose name is
+    not empty: pathlib's suffix runs from the name's last dot, unless that dot starts or
+    ends the name (tested against pathlib on such names)."""
     key = ("suffix", path, suffix)
     found = _paths.get(key)
     if found is None:
-        found = _paths[key] = path.with_suffix(suffix)
+        dot = path.rfind(".")
+        has_suffix = path.rfind(os.sep) + 1 < dot < len(path) - 1
+        found = _paths[key] = (path[:dot] if has_suffix else path) + suffix
     return found  # type: ignore[no-any-return]
 
 
@@ -136,14 +148,18 @@ def extension_stem(name: str) -> str:
 
 def extension_of(name: str) -> Path | None:
     """The built extension module of ``name``, if there is one."""
-    where = native_dir()
-    key = ("extensions", where, name, tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    found = _extension_file(os.fspath(native_dir()), name)
+    return None if found is None else Path(found)
+
+
+def _extension_file(where: str, name: str) -> str | None:
+    """:func:`extension_of` in the extensions' folder ``where`` (normalised), a string."""
+    key = ("extensions", where, name, *importlib.machinery.EXTENSION_SUFFIXES)
     candidates = _paths.get(key)
     if candidates is None:
-        stem = where / extension_stem(name)
-        candidates = _paths[key] = tuple(
-            stem.with_name(stem.name + suffix) for suffix in importlib.machinery.EXTENSION_SUFFIXES
-        )
+        stem = os.path.join(where, *extension_stem(name).split("/"))
+        suffixes = importlib.machinery.EXTENSION_SUFFIXES
+        candidates = _paths[key] = tuple(stem + suffix for suffix in suffixes)
     for candidate in candidates:
         if _is_file(candidate):
             return candidate  # type: ignore[no-any-return]
@@ -153,11 +169,7 @@ def extension_of(name: str) -> Path | None:
 def record_of(extension: Path) -> Path:
     """The build record beside an extension: the sha256 of the source it was built from
     (``setup.py`` writes it; an install copies it with the extension)."""
-    key = ("record", extension)
-    found = _paths.get(key)
-    if found is None:
-        found = _paths[key] = extension.with_name(extension.name + RECORD_SUFFIX)
-    return found  # type: ignore[no-any-return]
+    return Path(os.fspath(extension) + RECORD_SUFFIX)
 
 
 #: a ``.pxd``'s cimports (``from pkg.mod cimport T``, ``cimport pkg.mod``) and a pure-mode
@@ -174,9 +186,15 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
     source, in ``cython.cimports`` form) cimports, and those they cimport in turn, by
     module name. A cimported type's layout is compiled into the importer: one built
     against another version of it fails to import ("size changed")."""
-    root = ROOT if root is None else root
-    found: dict[str, Path] = {}
-    own = _with_suffix(source, ".pxd")
+    root_file = os.fspath(ROOT if root is None else root)
+    found = _cimported(os.fspath(source), root_file)
+    return {name: Path(pxd) for name, pxd in found.items()}
+
+
+def _cimported(source: str, root: str) -> dict[str, str]:
+    """:func:`cimported` on strings."""
+    found: dict[str, str] = {}
+    own = _swap_suffix(source, ".pxd")
     todo = [own] if _is_file(own) else []
     todo += _declared(source, "cython.cimports.", root)
     seen = {own}
@@ -191,15 +209,15 @@ def cimported(source: Path, root: Path | None = None) -> dict[str, Path]:
     return dict(sorted(found.items()))
 
 
-#: (file, its mtime and size, prefix, root) -> what :func:`_declared` found in it: the
-#: finder asks for every listed module's declarations once per import of each
-_declared_cache: dict[tuple[Path, int, int, str, Path], list[Path]] = {}
+#: (file, its mtime and size, prefix, root) -> what :func:`_declared` found in it outside
+#: a look (:func:`describe` asks for every listed module's declarations again)
+_declared_cache: dict[tuple[str, int, int, str, str], list[str]] = {}
 
 
 #: while :func:`choice` looks at every module (:func:`_one_look`): what :func:`_declared`
 #: and :func:`_read` found per file, so a ``.pxd`` that many modules cimport is looked at
 #: once per look, not once per importer (None outside a look: every call looks again)
-_look: dict[tuple[Path, str, Path], Any] | None = None
+_look: dict[tuple[str, str, str], Any] | None = None
 
 
 @contextmanager
@@ -215,35 +233,56 @@ def _one_look() -> Iterator[None]:
         _look = outer
 
 
-def _module_named(pxd: Path, root: Path) -> str:
-    """The module whose declarations ``pxd`` (below ``root``) holds."""
+def _module_named(pxd: str, root: str) -> str:
+    """The module whose declarations ``pxd`` (below ``root``) holds: what
+    :func:`_pxd_named` made it from, else its path below ``root`` with dots."""
     key = ("module", pxd, root)
     found = _paths.get(key)
     if found is None:
-        found = _paths[key] = ".".join(pxd.relative_to(root).with_suffix("").parts)
+        below = Path(pxd).relative_to(root).with_suffix("")
+        found = _paths[key] = ".".join(below.parts)
     return found  # type: ignore[no-any-return]
 
 
-def _pxd_named(root: Path, name: str) -> Path:
-    """Where the declarations of the module ``name`` are below ``root``."""
+def _pxd_named(root: str, name: str) -> str:
+    """Where the declarations of the module ``name`` are below ``root``:
+    ``Path(root).joinpath(*name.split(".")).with_suffix(".pxd")`` (pathlib drops a name's
+    empty parts; a name of none is ``root`` itself with the suffix)."""
     key = ("pxd", root, name)
     found = _paths.get(key)
     if found is None:
-        found = _paths[key] = root.joinpath(*name.split(".")).with_suffix(".pxd")
+        parts = [part for part in name.split(".") if part]
+        found = _paths[key] = _swap_suffix(os.path.join(root, *parts), ".pxd")
+        if parts:
+            _paths["module", found, root] = ".".join(parts)
     return found  # type: ignore[no-any-return]
 
 
-def _is_file(path: Path) -> bool:
-    """``path.is_file()`` (once per look)."""
-    return _once_per_look(path, "\0is_file", Path.is_file)  # type: ignore[no-any-return]
+def _read_file(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
 
 
-def _read(path: Path) -> bytes:
+def _text_of(data: bytes) -> str:
+    """``data`` as ``Path.read_text(encoding="utf-8")`` gives a file of it: decoded, with
+    universal newlines (``\r\n`` and a lone ``\r`` read as ``\n``)."""
+    text = data.decode("utf-8")
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    return text
+
+
+def _is_file(path: str) -> bool:
+    """``os.path.isfile(path)`` (once per look)."""
+    return _once_per_look(path, "\0is_file", os.path.isfile)  # type: ignore[no-any-return]
+
+
+def _read(path: str) -> bytes:
     """``path``'s bytes (once per look)."""
-    return _once_per_look(path, "\0bytes", Path.read_bytes)  # type: ignore[no-any-return]
+    return _once_per_look(path, "\0bytes", _read_file)  # type: ignore[no-any-return]
 
 
-def _once_per_look(path: Path, what: str, read: Callable[[Path], object]) -> object:
+def _once_per_look(path: str, what: str, read: Callable[[str], object]) -> object:
     """``read(path)``, remembered under ``what`` for the rest of the current look (no look:
     read every time)."""
     look = _look
@@ -256,42 +295,51 @@ def _once_per_look(path: Path, what: str, read: Callable[[Path], object]) -> obj
     return found
 
 
-def _declared(path: Path, prefix: str, root: Path) -> list[Path]:
+def _declared(path: str, prefix: str, root: str) -> list[str]:
     """The ``.pxd`` files under ``root`` of the modules the file ``path`` cimports
-    (``prefix``: ``cython.cimports.`` for a pure-mode source's form only)."""
+    (``prefix``: ``cython.cimports.`` for a pure-mode source's form only). In a look, from
+    the bytes the look read (a source's are hashed too: read once)."""
     look = _look
-    if look is not None:
-        found = look.get((path, prefix, root))
-        if found is None:
-            found = look[(path, prefix, root)] = _declared_now(path, prefix, root)
-        return found  # type: ignore[no-any-return]
-    return _declared_now(path, prefix, root)
+    if look is None:
+        return _declared_now(path, prefix, root)
+    found = look.get((path, prefix, root))
+    if found is None:
+        try:
+            data = _read(path)
+        except FileNotFoundError:
+            data = None
+        text = "" if data is None else _text_of(data)
+        found = look[(path, prefix, root)] = _parse_cimports(text, prefix, root)
+    return found  # type: ignore[no-any-return]
 
 
-def _declared_now(path: Path, prefix: str, root: Path) -> list[Path]:
+def _declared_now(path: str, prefix: str, root: str) -> list[str]:
     try:
-        info = path.stat()
+        info = os.stat(path)
     except FileNotFoundError:
         return []
     key = (path, info.st_mtime_ns, info.st_size, prefix, root)
     if key not in _declared_cache:
-        _declared_cache[key] = _parse_cimports(path.read_text(encoding="utf-8"), prefix, root)
+        text = _text_of(_read_file(path))
+        _declared_cache[key] = _parse_cimports(text, prefix, root)
     return _declared_cache[key]
 
 
-def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
+def _parse_cimports(text: str, prefix: str, root: str) -> list[str]:
     """What ``_CIMPORT.finditer(text)`` finds that cimports (``prefix``: in that form), by
     line: a match lies within one line (its pattern crosses no newline and starts at one
-    line's start), and a line without the keyword the match must hold is skipped unread
-    by the pattern (a large source with no cimport costs one ``in``)."""
+    line's start), so only the lines holding the keyword the match must hold are cut out
+    and matched, in order (a large source with no cimport costs one ``find``)."""
     keyword = prefix or "cimport"
-    if keyword not in text:
-        return []
     out = []
-    for text_line in text.split("\n"):
-        if keyword not in text_line:
-            continue
-        match = _CIMPORT.match(text_line)
+    at = text.find(keyword)
+    while at >= 0:
+        start = text.rfind("\n", 0, at) + 1
+        end = text.find("\n", at)
+        if end < 0:
+            end = len(text)
+        at = text.find(keyword, end)
+        match = _CIMPORT.match(text, start, end)
         if match is None:
             continue
         line = match.group(0)
@@ -299,8 +347,7 @@ def _parse_cimports(text: str, prefix: str, root: Path) -> list[Path]:
             continue
         if not prefix and "cimport" not in line:
             continue
-        name = match.group(1) or match.group(2)
-        pxd = _pxd_named(root, name)
+        pxd = _pxd_named(root, match.group(1) or match.group(2))
         if _is_file(pxd):
             out.append(pxd)
     return out
@@ -311,11 +358,16 @@ def source_sha256(source: Path, root: Path | None = None) -> str:
     is one, the ``.pxd`` beside it (its C types; a changed declaration is a changed build),
     and the project's ``.pxd`` files it cimports (:func:`cimported`: another module's
     changed layout is a changed build too)."""
-    digest = hashlib.sha256(source.read_bytes())
-    declarations = _with_suffix(source, ".pxd")
+    return _source_sha256(os.fspath(source), os.fspath(ROOT if root is None else root))
+
+
+def _source_sha256(source: str, root: str) -> str:
+    """:func:`source_sha256` on strings."""
+    digest = hashlib.sha256(_read(source))
+    declarations = _swap_suffix(source, ".pxd")
     if _is_file(declarations):
         digest.update(b"\0pxd\0" + _read(declarations))
-    for name, pxd in cimported(source, root).items():
+    for name, pxd in _cimported(source, root).items():
         digest.update(b"\0cimport\0" + name.encode() + b"\0" + _read(pxd))
     return digest.hexdigest()
 
@@ -324,26 +376,34 @@ def stale(source: Path, extension: Path) -> bool:
     """Whether ``extension`` was built from another version of ``source``: by its build
     record, or, for a build without one, by modification times (of the source, its
     ``.pxd`` and the declarations it cimports)."""
-    record = record_of(extension)
+    return _stale(os.fspath(source), os.fspath(extension), os.fspath(ROOT))
+
+
+def _stale(source: str, extension: str, root: str) -> bool:
+    """:func:`stale` on strings."""
+    record = extension + RECORD_SUFFIX
     if _is_file(record):
-        return record.read_text(encoding="ascii").strip() != source_sha256(source)
-    inputs = [source, *cimported(source).values()]
-    if source.with_suffix(".pxd").is_file():
-        inputs.append(source.with_suffix(".pxd"))
-    return max(path.stat().st_mtime for path in inputs) > extension.stat().st_mtime
+        recorded = _read_file(record).decode("ascii").strip()
+        return recorded != _source_sha256(source, root)
+    inputs = [source, *_cimported(source, root).values()]
+    declarations = _swap_suffix(source, ".pxd")
+    if os.path.isfile(declarations):
+        inputs.append(declarations)
+    return max(os.stat(path).st_mtime for path in inputs) > os.stat(extension).st_mtime
 
 
 def own_choice(name: str) -> tuple[str, Path]:
     """``("compiled", extension)`` or ``("pure: REASON", source)`` for ``name`` alone."""
-    source = source_of(name)
+    root = os.fspath(ROOT)
+    source = _source_file(root, name)
     if pure_forced():
-        return f"pure: ${PURE_ENV} is set", source
-    extension = extension_of(name)
+        return f"pure: ${PURE_ENV} is set", Path(source)
+    extension = _extension_file(os.fspath(native_dir()), name)
     if extension is None:
-        return "pure: not built (docs/virtual-fabric.md, Compiled hot path)", source
-    if stale(source, extension):
-        return "pure: source changed since its native build", source
-    return "compiled", extension
+        return "pure: not built (docs/virtual-fabric.md, Compiled hot path)", Path(source)
+    if _stale(source, extension, root):
+        return "pure: source changed since its native build", Path(source)
+    return "compiled", Path(extension)
 
 
 def imported_early() -> list[str]:

@@ -14,7 +14,6 @@ A source makes any range of a transfer's data lazily, a piece at a time
 
 from __future__ import annotations
 
-import argparse
 import os
 import stat
 from abc import ABC, abstractmethod
@@ -115,6 +114,11 @@ def command_line_spec(text: str) -> str:
 
 def data_spec_argument(text: str) -> str:
     """argparse type of ``--data``: :func:`command_line_spec`, its error as a usage error."""
+    # imported here, where argparse already runs: a virtual fabric imports this module
+    # for its data sources and never parses a command line (argparse and gettext, about
+    # 1 % of its start-up in instructions)
+    import argparse
+
     try:
         return command_line_spec(text)
     except DataSourceError as exc:

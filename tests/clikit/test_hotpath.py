@@ -517,7 +517,7 @@ def test_cimports_are_parsed_as_the_pattern_finds_them_in_the_whole_text() -> No
     text (a match lies within one line), on tricky lines and on every project file."""
     root = hotpath.ROOT
 
-    def whole(text: str, prefix: str) -> list[Path]:
+    def whole(text: str, prefix: str) -> list[str]:
         out = []
         for match in hotpath._CIMPORT.finditer(text):
             line = match.group(0)
@@ -525,7 +525,7 @@ def test_cimports_are_parsed_as_the_pattern_finds_them_in_the_whole_text() -> No
                 continue
             pxd = root.joinpath(*(match.group(1) or match.group(2)).split(".")).with_suffix(".pxd")
             if pxd.is_file():
-                out.append(pxd)
+                out.append(str(pxd))
         return out
 
     tricky = (
@@ -539,8 +539,8 @@ def test_cimports_are_parsed_as_the_pattern_finds_them_in_the_whole_text() -> No
     texts += [p.read_text(encoding="utf-8") for p in sorted(project)]
     for text in texts:
         for prefix in ("", "cython.cimports."):
-            assert hotpath._parse_cimports(text, prefix, root) == whole(text, prefix)
-    assert len(hotpath._parse_cimports(tricky, "", root)) == 3
+            assert hotpath._parse_cimports(text, prefix, str(root)) == whole(text, prefix)
+    assert len(hotpath._parse_cimports(tricky, "", str(root))) == 3
 
 
 def test_one_look_reads_each_declaration_once_and_decides_the_same(
@@ -552,25 +552,27 @@ def test_one_look_reads_each_declaration_once_and_decides_the_same(
     names = hotpath.COMPILED_MODULES
     outside = {n: hotpath.source_sha256(hotpath.source_of(n)) for n in names}
     closures = {n: hotpath.cimported(hotpath.source_of(n)) for n in names}
-    reads: list[Path] = []
-    real_read_bytes = Path.read_bytes
+    reads: list[str] = []
+    real_read_file = hotpath._read_file
 
-    def counted(path: Path) -> bytes:
+    def counted(path: str) -> bytes:
         reads.append(path)
-        return real_read_bytes(path)
+        return real_read_file(path)
 
-    monkeypatch.setattr(Path, "read_bytes", counted)
+    monkeypatch.setattr(hotpath, "_read_file", counted)
     with hotpath._one_look():
         inside = {n: hotpath.source_sha256(hotpath.source_of(n)) for n in names}
         assert {n: hotpath.cimported(hotpath.source_of(n)) for n in names} == closures
     assert inside == outside
-    pxds = [p for p in reads if p.suffix == ".pxd"]
-    assert pxds and len(pxds) == len(set(pxds))
+    assert reads and len(reads) == len(set(reads))  # sources and declarations: once each
+    assert {r for r in reads if r.endswith(".pxd")} >= {
+        str(p) for c in closures.values() for p in c.values()
+    }
     assert hotpath._look is None
     reads.clear()
     hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
     hotpath.source_sha256(hotpath.source_of("nic_emu.core"))
-    assert reads.count(hotpath.source_of("nic_emu.core").with_suffix(".pxd")) == 2
+    assert reads.count(str(hotpath.source_of("nic_emu.core").with_suffix(".pxd"))) == 2
 
 
 def test_the_remembered_paths_are_pathlib_s_and_follow_root(
@@ -580,9 +582,9 @@ def test_the_remembered_paths_are_pathlib_s_and_follow_root(
     same paths pathlib gives, and a moved ``ROOT`` or extensions' folder is another key."""
     name = "nic_emu.connection.transmit"
     assert hotpath.source_of(name) == hotpath.ROOT / "nic_emu" / "connection" / "transmit.py"
-    pxd = hotpath._pxd_named(hotpath.ROOT, "mrc_wire.codec")
-    assert pxd == hotpath.ROOT / "mrc_wire" / "codec.pxd"
-    assert hotpath._module_named(pxd, hotpath.ROOT) == "mrc_wire.codec"
+    pxd = hotpath._pxd_named(str(hotpath.ROOT), "mrc_wire.codec")
+    assert pxd == str(hotpath.ROOT / "mrc_wire" / "codec.pxd")
+    assert hotpath._module_named(pxd, str(hotpath.ROOT)) == "mrc_wire.codec"
     extension = hotpath.extension_of("vfabric.nodes")
     if extension is not None:
         assert hotpath.record_of(extension).name == extension.name + hotpath.RECORD_SUFFIX
@@ -595,3 +597,48 @@ def test_the_remembered_paths_are_pathlib_s_and_follow_root(
     built = stem.with_name("nodes" + SUFFIX)
     built.write_bytes(b"")
     assert hotpath.extension_of("vfabric.nodes") == built  # a file is looked for each time
+
+
+def test_the_finder_s_strings_are_the_paths_pathlib_gives(tmp_path: Path) -> None:
+    """The finder's look works on strings (pathlib's objects were most of its cost): each
+    string is what the ``Path`` operation it replaces gives, on tricky names too."""
+    for name in ("b.py", ".py", "..py", "b.", "b", "b.tar.py", "b.c.d", ".b.py", "b..py"):
+        for folder in ("/a", "/a.b", "/x.y/z"):
+            path = f"{folder}/{name}"
+            expected = Path(path).with_suffix(".pxd")
+            assert hotpath._swap_suffix(path, ".pxd") == str(expected), path
+    root = str(hotpath.ROOT)
+    for name in ("mrc_wire.codec", "a..b", "a.b.", ".a", "a", "nic_emu.connection.transmit"):
+        expected = Path(root).joinpath(*name.split(".")).with_suffix(".pxd")
+        assert hotpath._pxd_named(root, name) == str(expected), name
+    for name in hotpath.COMPILED_MODULES:
+        source = hotpath.ROOT.joinpath(*name.split(".")).with_suffix(".py")
+        assert hotpath._source_file(root, name) == str(source)
+        extension = hotpath.extension_of(name)
+        if extension is not None:
+            assert hotpath.record_of(extension) == extension.with_name(
+                extension.name + hotpath.RECORD_SUFFIX
+            )
+    text = tmp_path / "newlines.pxd"
+    text.write_bytes(b"from a cimport b\r\nx\ry\n\r\rz\r")
+    assert hotpath._text_of(text.read_bytes()) == text.read_text(encoding="utf-8")
+    with pytest.raises(UnicodeDecodeError):  # as read_text: a file that is not UTF-8
+        hotpath._text_of(b"\xff cimport")
+
+
+def test_a_look_parses_the_bytes_it_read_as_a_file_s_text(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    """In a look a file's cimports come from the bytes read for its digest, with the
+    newlines ``read_text`` gives (a lone ``\\r`` ends a line); outside a look, from the file
+    read again: the same declarations either way."""
+    write_package(tmp_path, {"pkg/b.py": "", "pkg/b.pxd": "", "pkg/c.py": "", "pkg/c.pxd": ""})
+    (tmp_path / "pkg" / "a.pxd").write_bytes(b"x = 1\rfrom pkg.b cimport B\r\ncimport pkg.c")
+    (tmp_path / "pkg" / "a.py").write_bytes(b"")
+    source = tmp_path / "pkg" / "a.py"
+    outside = hotpath.cimported(source, tmp_path)
+    assert list(outside) == ["pkg.b", "pkg.c"]
+    with hotpath._one_look():
+        assert hotpath.cimported(source, tmp_path) == outside
+        digest = hotpath.source_sha256(source, tmp_path)
+    assert hotpath.source_sha256(source, tmp_path) == digest

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import random
 from pathlib import Path
 
@@ -220,3 +221,13 @@ def test_a_file_that_shrinks_after_the_check_fails_the_reader(tmp_path: Path) ->
 def test_a_range_outside_the_data_is_refused() -> None:
     with pytest.raises(DataSourceError, match=r"bytes \[5, 15\) are outside the data \(size 10\)"):
         RandomSource(1, 10).pieces(5, 10)
+
+
+def test_the_data_argument_s_error_is_a_usage_error() -> None:
+    """``--data``'s argparse type (argparse imported where it runs, not with the module):
+    a bad spec is argparse's usage error, a relative file path made absolute."""
+    import argparse
+
+    with pytest.raises(argparse.ArgumentTypeError):
+        datasource.data_spec_argument("nonsense:1")
+    assert datasource.data_spec_argument("file:x.bin") == "file:" + os.path.abspath("x.bin")

@@ -52,9 +52,11 @@ def test_a_fabric_generates_its_program_once() -> None:
 
 
 # what a virtual fabric run does not need: the controller's P4Runtime client, pusher,
-# watcher and entry notation, the command-line kit, and PyYAML (its topology is made in
-# code)
+# watcher and entry notation, the command-line kit, PyYAML (its topology is made in
+# code), and argparse (it parses no command line)
 UNUSED_BY_A_VIRTUAL_RUN = (
+    "argparse",
+    "gettext",
     "clikit.main",
     "clikit.types",
     "controller.p4rt_client",
