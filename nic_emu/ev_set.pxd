@@ -124,7 +124,7 @@ cdef class EvSet:
         e=EvEntry, slot=Py_ssize_t,
     )
     cpdef Py_ssize_t _scan(self, Py_ssize_t pos, object now) except? -2
-    @cython.locals(e=EvEntry)
+    @cython.locals(e=EvEntry, slots=list, slot=Py_ssize_t, ppos=list)
     cpdef EvEntry _take(self, Py_ssize_t pos, Py_ssize_t i, Py_ssize_t turn, object now)
     cpdef unpick(self)
     cpdef bint plane_usable(self, object plane) except -1

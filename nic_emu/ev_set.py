@@ -581,13 +581,18 @@ class EvSet:
 
     def _take(self, pos: int, i: int, turn: int, now: int) -> EvEntry:
         """Pick slot ``i`` of the plane at ``pos``; ``turn`` is the next plane's turn."""
-        e = self.ring[self._slots[pos][i]]
+        # the plane's slots and the ring slot read into typed locals (ev_set.pxd): list
+        # indexing by a C integer, not a generic subscript of an object
+        slots = self._slots[pos]
+        slot = slots[i]
+        e = self.ring[slot]
         if e.state is SKIP:
             self._set(e, GOOD, "skip_expired", now)
+        ppos = self._ppos
         self._undo_k = pos
-        self._undo_pos = self._ppos[pos]
+        self._undo_pos = ppos[pos]
         self._undo_turn = self._turn
-        self._ppos[pos] = i + 1
+        ppos[pos] = i + 1
         self._turn = turn
         return e
 
