@@ -9,12 +9,52 @@
 # tracked by the cycle collector: ``@cython.no_gc`` on the class in ev_set.py (Cython
 # ignores the directive here), whose comment says why no cycle can pass through an entry.
 cimport cython
+from cpython.object cimport PyObject
+from libc.stdint cimport uint32_t
+
+# random.Random's C object as CPython 3.11 lays it out (Modules/_randommodule.c's
+# RandomObject, which no header declares): the index of the next of MT19937's 624 words,
+# then the words. ev_set.py uses it only after checking it (``_layout_ok``: the type's
+# size, and draws across a twist compared with getrandbits'); the twist and tempering are
+# mtbytes.pxd's, cimported by ev_set.py alone (not here: every module that cimports this
+# file would carry mtbytes' C). A list's items, to swap two without touching their
+# reference counts.
+cdef extern from *:
+    """
+    #include <stdint.h>
+    typedef struct {
+        PyObject_HEAD
+        int index;
+        uint32_t state[624];
+    } nic_ev_random;
+    #define nic_ev_random_size ((Py_ssize_t)sizeof(nic_ev_random))
+    static CYTHON_INLINE int *nic_ev_random_index(PyObject *r) {
+        return &((nic_ev_random *)r)->index;
+    }
+    static CYTHON_INLINE uint32_t *nic_ev_random_words(PyObject *r) {
+        return ((nic_ev_random *)r)->state;
+    }
+    static CYTHON_INLINE PyObject **nic_ev_items(PyObject *x) {
+        return ((PyListObject *)x)->ob_item;
+    }
+    """
+    const Py_ssize_t nic_ev_random_size
+    int *nic_ev_random_index(object r) noexcept
+    uint32_t *nic_ev_random_words(object r) noexcept
+    PyObject **nic_ev_items(list x) noexcept
 
 cdef object _RANDOM
 
 
 @cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
 cpdef shuffle(object rng, list x)
+@cython.locals(
+    words="uint32_t *", index="int *", items="PyObject **", item="PyObject *",
+    i=Py_ssize_t, j=Py_ssize_t, n=uint32_t, k=int, b=uint32_t,
+)
+cdef void _c_shuffle(object rng, list x) noexcept
+@cython.locals(k=int, j=uint32_t, index="int *", words="uint32_t *")
+cdef uint32_t _c_below(object rng, uint32_t n, int k) noexcept
 
 
 cdef class EvEntry:
@@ -84,7 +124,7 @@ cdef class EvSet:
         e=EvEntry, slot=Py_ssize_t,
     )
     cpdef Py_ssize_t _scan(self, Py_ssize_t pos, object now) except? -2
-    @cython.locals(e=EvEntry)
+    @cython.locals(e=EvEntry, slots=list, slot=Py_ssize_t, ppos=list)
     cpdef EvEntry _take(self, Py_ssize_t pos, Py_ssize_t i, Py_ssize_t turn, object now)
     cpdef unpick(self)
     cpdef bint plane_usable(self, object plane) except -1

@@ -26,6 +26,7 @@ expires, so the planes' shares follow their congestion signals.
 
 from __future__ import annotations
 
+import _random
 import enum
 import random
 from collections.abc import Callable, Hashable, Iterable
@@ -34,6 +35,15 @@ from typing import Any
 import cython
 
 from nic_emu.exceptions import EvManagementError
+
+if cython.compiled:
+    from cython.cimports.nic_emu.ev_set import (
+        nic_ev_items,
+        nic_ev_random_index,
+        nic_ev_random_size,
+        nic_ev_random_words,
+    )
+    from cython.cimports.nic_emu.mtbytes import nic_mt_temper1, nic_mt_twist
 
 
 class EvState(enum.IntEnum):
@@ -66,12 +76,17 @@ def shuffle(rng: random.Random, x: list[Any]) -> None:
     set up); a list of fewer than two items draws nothing (``Random.shuffle``'s loop
     runs from ``len(x) - 1`` down to 1) and is left before ``getrandbits`` is looked up.
     Any other generator (a subclass may draw otherwise) shuffles by its own ``shuffle``.
-    ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw."""
+    ``tests/nic_emu/test_ev_set.py`` compares the two draw for draw. Compiled, the loop
+    and its draws are C (:func:`_c_shuffle`) when the generator's own words can be read
+    (``_LAYOUT_OK``) and no ``getrandbits`` of the instance's own replaces the class's."""
     if type(rng) is not _RANDOM:
         rng.shuffle(x)
         return
     i = len(x) - 1
     if i <= 0:
+        return
+    if _LAYOUT_OK and i < _C_ITEMS_LIMIT and "getrandbits" not in rng.__dict__:
+        _c_shuffle(rng, x)
         return
     getrandbits = rng.getrandbits
     while i > 0:
@@ -86,6 +101,81 @@ def shuffle(rng: random.Random, x: list[Any]) -> None:
             j = getrandbits(k)
         x[i], x[j] = x[j], x[i]
         i -= 1
+
+
+#: lists of at least this many items shuffle by getrandbits calls (a draw below
+#: ``len(x)`` must fit one 32-bit word for :func:`_c_below`)
+_C_ITEMS_LIMIT = 1 << 31
+
+
+def _c_below(rng: object, n: int, k: int) -> int:
+    """``rng._randbelow(n)`` (``0 < n < 2**32``, ``k`` its bit length) from the
+    generator's own words, compiled only: ``getrandbits(k)`` for ``k <= 32`` is the top
+    ``k`` bits of the next word tempered, and a word past the 624th twists the state
+    first, as CPython's ``genrand_uint32`` does (mtbytes.pxd's twist and tempering, the
+    same algorithm word for word). The state is the generator's, so the draws move it
+    exactly as ``getrandbits`` would."""
+    index = nic_ev_random_index(rng)
+    words = nic_ev_random_words(rng)
+    while True:
+        if index[0] >= 624:
+            nic_mt_twist(words)
+            index[0] = 0
+        j = nic_mt_temper1(words[index[0]]) >> (32 - k)
+        index[0] += 1
+        if j < n:
+            return j
+
+
+def _c_shuffle(rng: object, x: list[Any]) -> None:
+    """:func:`shuffle`'s loop in C, compiled only (``_LAYOUT_OK``; ``len(x)`` below
+    ``_C_ITEMS_LIMIT``): the same draws, the same swaps (two item pointers exchanged,
+    their references unchanged), no Python call on the way."""
+    items = nic_ev_items(x)
+    i = len(x) - 1
+    while i > 0:
+        n = i + 1
+        k = 0
+        b = n
+        while b:
+            k += 1
+            b >>= 1
+        j = _c_below(rng, n, k)
+        item = items[i]
+        items[i] = items[j]
+        items[j] = item
+        i -= 1
+
+
+def _below_by_getrandbits(rng: random.Random, n: int) -> int:
+    """``Random._randbelow_with_getrandbits(n)`` written out: the reference draw."""
+    k = n.bit_length()
+    j = rng.getrandbits(k)
+    while j >= n:
+        j = rng.getrandbits(k)
+    return j
+
+
+def _layout_ok() -> bool:
+    """Whether :func:`_c_below` may read a ``random.Random``'s words (the native build
+    only; the pure build draws by ``getrandbits``): the C type's size is that of the
+    layout ev_set.pxd declares, and draws from a state four words before its twist,
+    below bounds of 2 to 32 bits, are getrandbits' own and leave the same state."""
+    if not cython.compiled or _random.Random.__basicsize__ != nic_ev_random_size:
+        return False
+    ours, ref = _RANDOM(27), _RANDOM(27)
+    version, words, gauss = ref.getstate()
+    near_twist = (version, (*words[:-1], 620), gauss)
+    ours.setstate(near_twist)
+    ref.setstate(near_twist)
+    for n in (2, 3, 5, 6, 100, 257, 65537, (1 << 31) - 1, 1 << 31, (1 << 32) - 1):
+        if _c_below(ours, n, n.bit_length()) != _below_by_getrandbits(ref, n):
+            return False
+    return ours.getstate() == ref.getstate()
+
+
+#: the compiled shuffle draws in C (see _layout_ok)
+_LAYOUT_OK = _layout_ok()
 
 
 # Untracked by the cycle collector on the native build (``no_gc``, which Cython reads on
@@ -241,6 +331,53 @@ def _new_entry(ev: int, plane: int, path: Hashable, wire: object) -> EvEntry:
     return e
 
 
+#: how many distinct path objects :func:`by_path_of` finds by identity (a connection has
+#: one per plane and T1: 4 in the 32-host permutation, 32 on ``paper-8plane``); a path
+#: met after them is looked up in the dictionary at each of its EVs
+PATHS_BY_IDENTITY = 64
+
+
+@cython.boundscheck(False)
+@cython.wraparound(False)
+@cython.locals(
+    by_path=dict,
+    seen=list,
+    groups=list,
+    group=list,
+    e=EvEntry,
+    k=cython.Py_ssize_t,
+    n=cython.Py_ssize_t,
+)
+def by_path_of(entries: Iterable[EvEntry]) -> dict[Hashable, list[EvEntry]]:
+    """``entries`` grouped by path, each path's list in their order and made at its first
+    EV. A path object met before is found by identity among the first
+    :data:`PATHS_BY_IDENTITY` distinct ones, without hashing it (a path is a tuple, whose
+    hash is computed at every lookup; :func:`plane_entries` gives a T1's EVs one path
+    object): the dictionary's lookup checks identity first too, so it would find the same
+    list. Another object, equal or not, is looked up as before."""
+    by_path = {}
+    seen = []
+    groups = []
+    for e in entries:
+        path = e.path
+        group = None
+        n = len(seen)
+        for k in range(n):
+            if seen[k] is path:
+                group = groups[k]
+                break
+        if group is None:
+            group = by_path.get(path)
+            if group is None:
+                group = []
+                by_path[path] = group
+            if n < PATHS_BY_IDENTITY:
+                seen.append(path)
+                groups.append(group)
+        group.append(e)
+    return by_path
+
+
 # (entry, old state, new state, reason, now_ns)
 ChangeCallback = Callable[[EvEntry, EvState, EvState, str, int], None]
 FloorCallback = Callable[[EvEntry, str, int], None]
@@ -254,11 +391,10 @@ class EvSet:
     @cython.locals(
         e=EvEntry,
         i=cython.Py_ssize_t,
+        count=cython.Py_ssize_t,
         slots=list,
         position=dict,
-        by_path=dict,
         by_ev=dict,
-        group=list,
     )
     def __init__(
         self,
@@ -289,11 +425,15 @@ class EvSet:
         for is_active, groups in ((True, active), (False, self.backup)):
             for plane, entries in groups.items():
                 for e in entries:
-                    ev = e.ev
-                    if e.plane != plane or ev in by_ev:
+                    if e.plane != plane:
+                        self._refuse(e, plane)
+                    # an EV already there leaves the size as it was (the insert is the
+                    # lookup: no separate ``in``); the set is then refused, unused
+                    count = len(by_ev)
+                    by_ev[e.ev] = e
+                    if len(by_ev) == count:
                         self._refuse(e, plane)
                     e.active = is_active
-                    by_ev[ev] = e
         self.ring: list[EvEntry] = self._interleave(active)
         # Per plane, by its position in ``planes`` (list indexing, no dictionary lookup
         # per pick): its ring slots (a slot keeps its plane: replacements come from the
@@ -315,15 +455,7 @@ class EvSet:
         self._undo_turn = 0
         self.bad_count = 0  # EVs currently ASSUMED_BAD (active or backup)
         # The EVs of each path: they cross the same links, so they share a hard failure.
-        # (a path's list made once, at its first EV: no list made and dropped per EV)
-        by_path: dict[Hashable, list[EvEntry]] = {}
-        for e in by_ev.values():
-            group = by_path.get(e.path)
-            if group is None:
-                by_path[e.path] = [e]
-            else:
-                group.append(e)
-        self.by_path = by_path
+        self.by_path = by_path_of(by_ev.values())
         # Per path: (send time of the first lost packet, losses) while nothing sent on the
         # path after that packet has been acknowledged (see mark_bad).
         self._undelivered: dict[Hashable, tuple[int, int]] = {}
@@ -449,13 +581,18 @@ class EvSet:
 
     def _take(self, pos: int, i: int, turn: int, now: int) -> EvEntry:
         """Pick slot ``i`` of the plane at ``pos``; ``turn`` is the next plane's turn."""
-        e = self.ring[self._slots[pos][i]]
+        # the plane's slots and the ring slot read into typed locals (ev_set.pxd): list
+        # indexing by a C integer, not a generic subscript of an object
+        slots = self._slots[pos]
+        slot = slots[i]
+        e = self.ring[slot]
         if e.state is SKIP:
             self._set(e, GOOD, "skip_expired", now)
+        ppos = self._ppos
         self._undo_k = pos
-        self._undo_pos = self._ppos[pos]
+        self._undo_pos = ppos[pos]
         self._undo_turn = self._turn
-        self._ppos[pos] = i + 1
+        ppos[pos] = i + 1
         self._turn = turn
         return e
 

@@ -6,6 +6,7 @@ import ast
 import gc
 import importlib.machinery
 import random
+import sys
 from collections import Counter
 from itertools import pairwise
 
@@ -211,6 +212,15 @@ def test_duplicate_ev_rejected() -> None:
     e = EvEntry(ev=1, plane=0, path=(0, 0))
     with pytest.raises(EvManagementError, match="appears twice"):
         EvSet({0: [e]}, {0: [e]}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
+    # another entry of the same EV, in the same list or the backups: refused before its
+    # state is touched; an entry listed under another plane: refused as such
+    other = EvEntry(ev=1, plane=0, path=(0, 1))
+    for active, backup in (({0: [e, other]}, {}), ({0: [e]}, {0: [other]})):
+        with pytest.raises(EvManagementError, match="EV 0x1 appears twice"):
+            EvSet(active, backup, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
+        assert other.active is False
+    with pytest.raises(EvManagementError, match="EV 0x1 is on plane 0, listed under 2"):
+        EvSet({0: [], 2: [other]}, {}, min_active_per_plane=0, skip_ns=1, rng=random.Random(1))
 
 
 def _path_entries(evs: EvSet, path: tuple[int, int]) -> list[EvEntry]:
@@ -364,6 +374,76 @@ def test_shuffle_draws_as_random_shuffle() -> None:
             ref.shuffle(want)
             assert got == want
         assert ours.getstate() == ref.getstate()
+
+
+def test_the_native_shuffle_reads_the_generators_own_words_across_its_twist() -> None:
+    # Compiled, shuffle draws in C from random.Random's own words once their layout is
+    # checked (_LAYOUT_OK); pure, by getrandbits. Either way: Random.shuffle's order and
+    # state, from every index around the twist (the 624th word), lengths that redraw.
+    native = nic_emu.ev_set.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    assert nic_emu.ev_set._LAYOUT_OK is native
+    for index in range(600, 625):
+        ours, ref = random.Random(index), random.Random(index)
+        version, words, gauss = ref.getstate()
+        state = (version, (*words[:-1], index), gauss)
+        ours.setstate(state)
+        ref.setstate(state)
+        for n in (2, 3, 17, 300, 1025):
+            got, want = list(range(n)), list(range(n))
+            shuffle(ours, got)
+            ref.shuffle(want)
+            assert got == want
+        assert ours.getstate() == ref.getstate()
+
+
+def test_shuffle_keeps_the_items_references_and_an_instances_own_getrandbits() -> None:
+    # The C loop swaps item pointers: each item is referred to as often as before.
+    items = [object() for _ in range(50)]
+    shuffled, want = list(items), list(items)
+    before = [sys.getrefcount(o) for o in items]
+    shuffle(random.Random(8), shuffled)
+    random.Random(8).shuffle(want)
+    assert shuffled == want
+    assert [sys.getrefcount(o) for o in items] == before
+    # A getrandbits set on the instance is what draws (as Random.shuffle would call it).
+    rng, calls = random.Random(5), []
+    draw = rng.getrandbits
+
+    def counting(k: int) -> int:
+        calls.append(k)
+        return draw(k)
+
+    rng.getrandbits = counting  # type: ignore[method-assign]
+    got = list(range(10))
+    shuffle(rng, got)
+    want = list(range(10))
+    random.Random(5).shuffle(want)
+    assert got == want
+    assert len(calls) >= 9
+
+
+def test_paths_grouped_by_identity_are_the_dictionarys_groups() -> None:
+    # by_path_of finds a path object met before by identity; equal paths that are other
+    # objects, and paths past the first PATHS_BY_IDENTITY, go to the dictionary: the groups
+    # (their keys, lists and order) are those of a lookup per EV.
+    def reference(entries: list[EvEntry]) -> dict[object, list[EvEntry]]:
+        out: dict[object, list[EvEntry]] = {}
+        for e in entries:
+            out.setdefault(e.path, []).append(e)
+        return out
+
+    count = nic_emu.ev_set.PATHS_BY_IDENTITY + 9
+    shared = [(0, f"t1-{k}") for k in range(count)]
+    entries = [EvEntry(j, 0, shared[j % count]) for j in range(5 * count)]
+    entries += [EvEntry(10_000 + j, 0, (0, f"t1-{j % 7}")) for j in range(40)]  # equal copies
+    entries += [EvEntry(20_000 + j, 0, None if j % 2 else 1.0) for j in range(6)]
+    got, want = nic_emu.ev_set.by_path_of(entries), reference(entries)
+    assert list(got) == list(want)
+    assert all(a is b for a, b in zip(got, want, strict=True))  # the first object is the key
+    assert all(got[p] == want[p] for p in want)
+    evs = EvSet({0: entries}, {}, min_active_per_plane=1, skip_ns=1, rng=random.Random(1))
+    assert list(evs.by_path) == list(want)
+    assert all(evs.by_path[p] == want[p] for p in want)
 
 
 def test_shuffle_leaves_another_generator_to_its_own_shuffle() -> None:
