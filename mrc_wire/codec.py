@@ -67,7 +67,7 @@ if cython.compiled:  # the native build's in-place readers and one-allocation fr
     from cython.cimports.cpython.object import Py_TYPE
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
     from cython.cimports.libc.string import memcpy
-    from cython.cimports.mrc_wire.codec import mrc_int_in_range, mrc_int_value
+    from cython.cimports.mrc_wire.codec import mrc_int_in_range, mrc_int_u64, mrc_int_value
 
 __all__ = [
     "DataPacket",
@@ -534,11 +534,6 @@ def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: 
     return out
 
 
-def _is_u32(value: object) -> bool:
-    """An ``int`` that ``struct``'s ``I`` takes (the native writers' precondition)."""
-    return isinstance(value, int) and _in_range(value, 0xFFFF_FFFF)
-
-
 def _in_range(value: object, limit: int) -> bool:
     """``0 <= value <= limit`` (``limit`` below 2**64). Compiled, an exact ``int`` that
     fits a C ``long long`` is compared in C from its digits (``mrc_int_in_range``, inline in
@@ -561,6 +556,12 @@ def _as_c_int(value: object, out: cython.pointer(cython.longlong)) -> bool:
     Python's would. False for anything else, which the caller compares by Python."""
     if PyLong_CheckExact(value) and mrc_int_value(value, out):
         return True
+    return _as_c_int_any(value, out)
+
+
+def _as_c_int_any(value: object, out: cython.pointer(cython.longlong)) -> bool:
+    """:func:`_as_c_int` of a value whose digits are not read inline (out of line: the
+    native build inlines :func:`_as_c_int`'s usual case)."""
     if isinstance(value, int) and (
         PyLong_CheckExact(value) or Py_TYPE(value).tp_richcompare == Py_TYPE(0).tp_richcompare
     ):
@@ -610,23 +611,53 @@ def _in_range_any(value: object, limit: int) -> bool:
     return 0 <= value <= limit
 
 
+def _as_c_u64(value: object, out: cython.pointer(cython.ulonglong)) -> bool:
+    """Compiled: an exact ``int`` from 0 to 2**64 - 1 into ``*out`` (its digits read in C,
+    ``mrc_int_u64``): True; anything else False (the caller packs it another way)."""
+    return PyLong_CheckExact(value) and mrc_int_u64(value, out) == 1
+
+
+# The native writers read each field once as a C integer (_as_c_int, _as_c_u64) and
+# check its range in C (against C constants, _LOW32 an unsigned one: a literal past
+# 2**31 is a Python int to Cython, and its comparison a Python one); a field not read so (not an int that compares as int, too wide)
+# or out of range makes them return None, and the encoder then packs the message with
+# struct, as the reference does, with its errors. The fields the encoder range-checked
+# before (a PSN, a key, a length) need only be read.
+
+
 def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes | None:
     """The native build's :func:`encode_data` once its checks passed: the whole frame
     written in place, or None where ``struct`` (and then ``_wrap``) would refuse a field
     or the frame has an SRH (``encode_data`` then packs it as the reference does)."""
     timestamp = p.timestamp
     immediate = p.immediate
+    op = dqpn = psn = rkey = dma_length = ts = imm = 0
+    va = 0
     if not (
         _native_frame(p, p.dscp, p.ecn, p.payload)
-        and isinstance(opcode, int)
-        and isinstance(p.dqpn, int)
-        and _in_range(p.dqpn, _QPN_MASK)
-        and isinstance(p.psn, int)
-        and isinstance(p.va, int)
-        and isinstance(p.rkey, int)
-        and isinstance(p.dma_length, int)
-        and (timestamp is None or _is_u32(timestamp))
-        and (immediate is None or _is_u32(immediate))
+        and _as_c_int(opcode, cython.address(op))
+        and _as_c_int(p.dqpn, cython.address(dqpn))
+        and 0 <= dqpn <= _QPN_MASK
+        and _as_c_int(psn_word, cython.address(psn))
+        and _as_c_u64(p.va, cython.address(va))
+        and _as_c_int(p.rkey, cython.address(rkey))
+        and _as_c_int(p.dma_length, cython.address(dma_length))
+        and (
+            timestamp is None
+            or (
+                _as_c_int(timestamp, cython.address(ts))
+                and ts >= 0
+                and cython.cast(cython.ulonglong, ts) <= _LOW32
+            )
+        )
+        and (
+            immediate is None
+            or (
+                _as_c_int(immediate, cython.address(imm))
+                and imm >= 0
+                and cython.cast(cython.ulonglong, imm) <= _LOW32
+            )
+        )
     ):
         return None
     _check_native(p, p.dscp, p.ecn)
@@ -639,16 +670,16 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
     out = _head_native(p, p.dscp, p.ecn, size, p.payload)
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    _put_bth(b, off, opcode, flags, p.dqpn, psn_word)
+    _put_bth(b, off, op, flags, dqpn, psn)
     off += _BTH_LEN
     if timestamp is not None:
-        _put32(b, off, timestamp)  # TSETH
+        _put32(b, off, ts)  # TSETH
         off += _TSETH_LEN
-    _put64(b, off, p.va)  # RETH
-    _put32(b, off + 8, p.rkey)
-    _put32(b, off + 12, p.dma_length)
+    _put64(b, off, va)  # RETH
+    _put32(b, off + 8, rkey)
+    _put32(b, off + 12, dma_length)
     if immediate is not None:
-        _put32(b, off + _RETH_LEN, immediate)  # ImmDt
+        _put32(b, off + _RETH_LEN, imm)  # ImmDt
     return out
 
 
@@ -656,41 +687,54 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     """The native build's :func:`encode_sack` once its checks passed, as
     :func:`_data_native` (None: ``struct`` packs it)."""
     echoed_ts = s.echoed_ts
+    dqpn = cum_psn = port_status = sack_offset = echoed_ev = ts = rcvd = 0
+    echoed_psn = pen = ooo = 0
+    bitmap = 0
     if not (
         _native_frame(s, s.dscp, s.ecn, b"")
-        and isinstance(s.dqpn, int)
-        and _in_range(s.dqpn, _QPN_MASK)
-        and isinstance(s.cum_psn, int)
-        and isinstance(s.port_status, int)
-        and _in_range(s.port_status, 0xFF)
-        and isinstance(s.sack_offset, int)
-        and _in_range(s.sack_offset, 0xFFFF)
-        and isinstance(s.bitmap, int)
-        and _in_range(s.bitmap, 0xFFFF_FFFF_FFFF_FFFF)
-        and _is_u32(s.echoed_ev)
-        and (echoed_ts is None or _is_u32(echoed_ts))
-        and _is_u32(s.rcvd_bytes)
-        and isinstance(s.echoed_psn, int)
-        and isinstance(s.rcv_cwnd_pen, int)
-        and isinstance(s.ooo_count, int)
-        and _in_range(s.ooo_count, 0xFFFF)
+        and _as_c_int(s.dqpn, cython.address(dqpn))
+        and 0 <= dqpn <= _QPN_MASK
+        and _as_c_int(s.cum_psn, cython.address(cum_psn))
+        and _as_c_int(s.port_status, cython.address(port_status))
+        and 0 <= port_status <= 0xFF
+        and _as_c_int(s.sack_offset, cython.address(sack_offset))
+        and 0 <= sack_offset <= 0xFFFF
+        and _as_c_u64(s.bitmap, cython.address(bitmap))
+        and _as_c_int(s.echoed_ev, cython.address(echoed_ev))
+        and echoed_ev >= 0
+        and cython.cast(cython.ulonglong, echoed_ev) <= _LOW32
+        and (
+            echoed_ts is None
+            or (
+                _as_c_int(echoed_ts, cython.address(ts))
+                and ts >= 0
+                and cython.cast(cython.ulonglong, ts) <= _LOW32
+            )
+        )
+        and _as_c_int(s.rcvd_bytes, cython.address(rcvd))
+        and rcvd >= 0
+        and cython.cast(cython.ulonglong, rcvd) <= _LOW32
+        and _as_c_int(s.echoed_psn, cython.address(echoed_psn))
+        and _as_c_int(s.rcv_cwnd_pen, cython.address(pen))
+        and _as_c_int(s.ooo_count, cython.address(ooo))
+        and 0 <= ooo <= 0xFFFF
     ):
         return None
     _check_native(s, s.dscp, s.ecn)
     out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    _put_bth(b, off, _OP_SACK, _BTH_VERSION, s.dqpn, s.cum_psn)
+    _put_bth(b, off, _OP_SACK, _BTH_VERSION, dqpn, cum_psn)
     off += _BTH_LEN
     b[off] = flags  # the SACK header
-    b[off + 1] = s.port_status
-    _put16(b, off + 2, s.sack_offset)
-    _put64(b, off + 4, s.bitmap)
-    _put32(b, off + 12, s.echoed_ev)
-    _put32(b, off + 16, 0 if echoed_ts is None else echoed_ts)
-    _put32(b, off + 20, s.rcvd_bytes)
-    _put32(b, off + 24, (s.rcv_cwnd_pen << 24) | s.echoed_psn)
-    _put16(b, off + 28, s.ooo_count)
+    b[off + 1] = port_status
+    _put16(b, off + 2, sack_offset)
+    _put64(b, off + 4, bitmap)
+    _put32(b, off + 12, echoed_ev)
+    _put32(b, off + 16, ts)  # 0 without an echoed timestamp
+    _put32(b, off + 20, rcvd)
+    _put32(b, off + 24, (pen << 24) | echoed_psn)
+    _put16(b, off + 28, ooo)
     _put16(b, off + 30, 0)
     return out
 

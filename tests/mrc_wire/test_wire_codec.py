@@ -899,3 +899,40 @@ def test_encode_takes_a_falsy_segments_left_without_segments() -> None:
         encode(data(src_mac=b"\x00" * 7))
     with pytest.raises(EncodeError, match="inner_dst must be 16 bytes"):
         encode(sack(inner_dst=b"\x00" * 15))
+
+
+@pytest.mark.parametrize(
+    ("build", "field", "limit", "needle"),
+    [
+        (sack, "bitmap", (1 << 64) - 1, "SACK field out of range"),
+        (sack, "port_status", 0xFF, "SACK field out of range"),
+        (sack, "sack_offset", 0xFFFF, "SACK field out of range"),
+        (sack, "ooo_count", 0xFFFF, "SACK field out of range"),
+        (sack, "echoed_ev", 0xFFFF_FFFF, "SACK field out of range"),
+        (sack, "echoed_ts", 0xFFFF_FFFF, "SACK field out of range"),
+        (sack, "rcvd_bytes", 0xFFFF_FFFF, "SACK field out of range"),
+        (data, "timestamp", 0xFFFF_FFFF, "data packet field out of range"),
+        (data, "va", (1 << 64) - 1, "va must be in"),
+    ],
+)
+def test_native_writers_read_fields_at_every_digit_boundary(
+    build: Any, field: str, limit: int, needle: str
+) -> None:
+    """The native writers read each field once as a C integer (a 64-bit one from up to
+    three 30-bit digits): every value around the digits' and the field's limits is
+    written as the reference writes it, or refused with its error; an IntEnum or a
+    bool is written as its int."""
+    edges = {0, 1, limit, limit + 1, -1, 1 << 64, 1 << 90}
+    for bits in (15, 30, 60, 63):
+        edges |= {(1 << bits) - 1, 1 << bits, -(1 << bits)}
+    for value in sorted(edges):
+        message = build(**{field: value})
+        if 0 <= value <= limit:
+            frame = encode(message)
+            assert getattr(decode(frame), field) == value
+            assert encode(dataclasses.replace(message, dst_mac=bytearray(message.dst_mac))) == frame
+        else:
+            with pytest.raises(EncodeError, match=needle):
+                encode(message)
+    assert encode(build(**{field: True})) == encode(build(**{field: 1}))
+    assert encode(build(**{field: Dscp.TRIMMED})) == encode(build(**{field: int(Dscp.TRIMMED)}))
