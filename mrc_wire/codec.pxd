@@ -113,7 +113,6 @@ cdef bytes _wrap_native(Envelope m, long long dscp, long long ecn, bytes transpo
                b="unsigned char*")
 cdef bytes _head_native(Envelope m, long long dscp, long long ecn, Py_ssize_t transport_len,
                         bytes payload)
-cdef bint _is_u32(object value) except -1
 # 0 <= value <= limit: an exact int read in C (mrc_int_in_range), anything else by
 # _in_range_any. Inline, and small enough for the C compiler to inline it: each encode
 # checks a dozen fields.
@@ -157,11 +156,92 @@ cdef extern from *:
     }
     """
     int mrc_int_in_range(object v, unsigned long long limit) noexcept
+# An exact int's value read in C from its digits where it has at most two (on 3.12 and
+# later, the compact form's): 1 with *out set, else 0 (the caller reads it another way).
+# Inline.
+cdef extern from *:
+    """
+    static CYTHON_INLINE int mrc_int_value(PyObject *v, long long *out) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+            *out = PyUnstable_Long_CompactValue((PyLongObject *)v);
+            return 1;
+        }
+        return 0;
+    #else
+        Py_ssize_t size = Py_SIZE(v);
+        const digit *d = ((PyLongObject *)v)->ob_digit;
+        switch (size) {
+        case 0: *out = 0; return 1;
+        case 1: *out = (long long)d[0]; return 1;
+        case -1: *out = -(long long)d[0]; return 1;
+        case 2: *out = (long long)(((unsigned long long)d[1] << PyLong_SHIFT) | d[0]); return 1;
+        default: return 0;
+        }
+    #endif
+    }
+    """
+    int mrc_int_value(object v, long long* out) noexcept
+# An exact int's value from 0 to 2**64 - 1 read in C from its digits where it has at most
+# three (on 3.12 and later, the compact form's): 1 with *out set, else 0. Inline.
+cdef extern from *:
+    """
+    static CYTHON_INLINE int mrc_int_u64(PyObject *v, unsigned long long *out) {
+    #if PY_VERSION_HEX >= 0x030C0000
+        if (PyUnstable_Long_IsCompact((PyLongObject *)v)) {
+            Py_ssize_t c = PyUnstable_Long_CompactValue((PyLongObject *)v);
+            if (c < 0) return 0;
+            *out = (unsigned long long)c;
+            return 1;
+        }
+        return 0;
+    #else
+        Py_ssize_t size = Py_SIZE(v);
+        const digit *d = ((PyLongObject *)v)->ob_digit;
+        unsigned long long x = 0;
+        if (size < 0 || size > 3) return 0;
+        if (size == 3 && ((unsigned long long)d[2] >> (64 - 2 * PyLong_SHIFT))) return 0;
+        while (size > 0) {
+            size--;
+            x = (x << PyLong_SHIFT) | d[size];
+        }
+        *out = x;
+        return 1;
+    #endif
+    }
+    """
+    int mrc_int_u64(object v, unsigned long long* out) noexcept
+# value as a C long long into *out when it is an int that compares as int does (exact,
+# bool, an IntEnum) and fits: True; anything else False (the caller compares by Python)
+cdef inline bint _as_c_int(object value, long long* out) except -1
+@cython.locals(overflow=int)
+cdef bint _as_c_int_any(object value, long long* out) except -1
+# an exact int from 0 to 2**64 - 1 into *out (mrc_int_u64): True; anything else False
+cdef inline bint _as_c_u64(object value, unsigned long long* out) except -1
+# encode_data's opcode, trimmed and length rules read in C: True when they hold for
+# values read so (False: the reference's checks run, and raise or pass as they do)
+@cython.locals(opcode="long long", dscp="long long", dma_length="long long", payload=object,
+               size=Py_ssize_t)
+cdef bint _data_rules_hold(DataPacket p) except -1
+# the decoder's int object for a value read from a frame (0 <= value < 2**32): the one
+# made for it before while its slot still holds it, else a new one kept there
+@cython.locals(slot=Py_ssize_t, cached="PyObject*", found=object, held="long long")
+cdef object _int_object(long long value)
+cdef list _ints
+# _check_envelope of a message _native_frame accepted (its addresses bytes, no SRH)
+@cython.locals(segments_left="long long")
+cdef object _check_native(Envelope m, object dscp, object ecn)
 # The native build's data and SACK frames (None: struct packs them, as the reference).
 @cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
-               b="unsigned char*", off=Py_ssize_t)
+               b="unsigned char*", off=Py_ssize_t, op="long long", dqpn="long long",
+               psn="long long", va="unsigned long long", rkey="long long",
+               dma_length="long long", ts="long long", imm="long long")
 cdef object _data_native(DataPacket p, object opcode, long long flags, object psn_word)
-@cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t)
+@cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t,
+               dqpn="long long", cum_psn="long long", port_status="long long",
+               sack_offset="long long", bitmap="unsigned long long", echoed_ev="long long",
+               ts="long long", rcvd="long long", echoed_psn="long long", pen="long long",
+               ooo="long long")
 cdef object _sack_native(Sack s, long long flags)
 cdef inline void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
 cdef inline void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
@@ -204,13 +284,19 @@ cdef _set_envelope(
 )
 cdef object _decode_native(bytes frame)
 cdef Py_ssize_t _ADDRESS_SLOTS
-cdef int _ADDRESS_SLOT_SHIFT
 cdef list _addresses
-cdef uint32_t _FNV_BASIS, _FNV_PRIME
-# inline: decode's six calls have constant offsets and sizes (the loops and memcmp unrolled)
-@cython.locals(h=uint32_t, w=uint32_t, i=Py_ssize_t, end=Py_ssize_t, slot=Py_ssize_t, found=bytes,
-               old="PyObject*")
-cdef inline bytes _address(bytes frame, const unsigned char* b, Py_ssize_t off, Py_ssize_t size)
+cdef unsigned long long _ADDRESS_MIX
+cdef int _ADDRESS_SLOT_SHIFT64
+# the address at b + off, 6 or 16 bytes: its words read and compared in C (inline, fixed
+# sizes: no loop, no memcmp call); _address_new when the slot holds another
+@cython.locals(lo=uint32_t, hi="unsigned short", slot=Py_ssize_t, found=bytes,
+               f="const unsigned char*", flo=uint32_t, fhi="unsigned short")
+cdef inline bytes _address6(bytes frame, const unsigned char* b, Py_ssize_t off)
+@cython.locals(w0="unsigned long long", w1="unsigned long long", slot=Py_ssize_t, found=bytes,
+               f="const unsigned char*", f0="unsigned long long", f1="unsigned long long")
+cdef inline bytes _address16(bytes frame, const unsigned char* b, Py_ssize_t off)
+@cython.locals(found=bytes, old="PyObject*")
+cdef bytes _address_new(bytes frame, Py_ssize_t off, Py_ssize_t size, Py_ssize_t slot)
 @cython.locals(value="long long")
 cdef inline long long _get16(const unsigned char* b, Py_ssize_t off) noexcept
 @cython.locals(value="long long")

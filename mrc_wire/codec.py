@@ -66,8 +66,8 @@ if cython.compiled:  # the native build's in-place readers and one-allocation fr
     from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow, PyLong_CheckExact
     from cython.cimports.cpython.object import Py_TYPE
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
-    from cython.cimports.libc.string import memcmp, memcpy
-    from cython.cimports.mrc_wire.codec import mrc_int_in_range
+    from cython.cimports.libc.string import memcpy
+    from cython.cimports.mrc_wire.codec import mrc_int_in_range, mrc_int_u64, mrc_int_value
 
 __all__ = [
     "DataPacket",
@@ -146,14 +146,18 @@ _PROBE_REPLY = int(ProbeFlag.REPLY)
 _DSCP_TRIMMED = int(Dscp.TRIMMED)
 _DSCP_TRIMMED_LASTHOP = int(Dscp.TRIMMED_LASTHOP)
 _MAX_SRH_SIDS = 127  # hdr_ext_len (8 bits) = 2 x SIDs must fit
-# the native build's decoder: the addresses it made last (_address), a power of two of
-# slots (a NIC node meets a few dozen addresses), and FNV-1a's 32-bit constants (applied
-# to 4-byte words; a slot is the hash's top bits, which every bit of the words reaches)
+# the native build's decoder: the addresses it made last (_address6, _address16), a
+# power of two of slots (a NIC node meets a few dozen addresses); a slot is the top bits
+# of a multiplicative hash of the address's words (the 64-bit golden ratio, odd: every
+# bit of the words reaches the top bits)
 _ADDRESS_SLOTS = 1024
-_ADDRESS_SLOT_SHIFT = 32 - (_ADDRESS_SLOTS.bit_length() - 1)
+assert MAC_LEN == 6  # _head_native and _address6 copy and read a MAC as 6 literal bytes
+_ADDRESS_SLOT_SHIFT64 = 64 - (_ADDRESS_SLOTS.bit_length() - 1)
+_ADDRESS_MIX = 0x9E3779B97F4A7C15
 _addresses: list[bytes] = [b""] * _ADDRESS_SLOTS
-_FNV_BASIS = 2166136261
-_FNV_PRIME = 16777619
+# and the int objects it made last (_int_object), as many slots; -1 (no value read from
+# a frame, which are unsigned) in every slot at first
+_ints: list[int] = [-1] * _ADDRESS_SLOTS
 # the native build's readers and writers: the wire's constants as C values (codec.pxd)
 _ETHERTYPE = ETHERTYPE_IPV6
 _IPPROTO_IPV6 = IPPROTO_IPV6
@@ -366,6 +370,32 @@ def _check_envelope(m: Envelope, dscp: int, ecn: int) -> None:
     _check_envelope_fields(m, dscp, ecn)
 
 
+def _check_native(m: Envelope, dscp: int, ecn: int) -> None:
+    """:func:`_check_envelope` of a message :func:`_native_frame` accepted (no SRH, every
+    address ``bytes``): its lengths read from the bytes objects and ``segments_left``'s
+    zero in C; anything else (a wrong length, a field out of range, a ``segments_left``
+    that is not an exact 0) goes through the field-by-field checks, which raise as
+    :func:`_check_envelope` does or accept what it accepts."""
+    segments_left = 0
+    if (
+        len(cython.cast(bytes, m.dst_mac)) == _MAC_LEN
+        and len(cython.cast(bytes, m.src_mac)) == _MAC_LEN
+        and len(cython.cast(bytes, m.outer_src)) == 16
+        and len(cython.cast(bytes, m.outer_dst)) == 16
+        and len(cython.cast(bytes, m.inner_src)) == 16
+        and len(cython.cast(bytes, m.inner_dst)) == 16
+        and _in_range(m.ev, _EV_MASK)
+        and _in_range(dscp, 0x3F)
+        and _in_range(ecn, 0x3)
+        and _in_range(m.hop_limit, 0xFF)
+        and _in_range(m.dqpn, _QPN_MASK)
+        and _as_c_int(m.segments_left, cython.address(segments_left))
+        and segments_left == 0  # an int 0 (anything else falsy: the checks below)
+    ):
+        return
+    _check_envelope_fields(m, dscp, ecn)
+
+
 def _check_envelope_fields(m: Envelope, dscp: int, ecn: int) -> None:
     # struct's "16s" silently pads or cuts, so lengths are checked by hand.
     if len(m.dst_mac) != MAC_LEN or len(m.src_mac) != MAC_LEN:
@@ -480,8 +510,9 @@ def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: 
     vtcfl = _IPV6_VERSION_BITS | (dscp << 22) | (ecn << 20) | (ev & 0xFFFF)
     out = PyBytes_FromStringAndSize(cython.NULL, _HEAD_LEN + transport_len + len(payload))
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
-    memcpy(b, PyBytes_AS_STRING(m.dst_mac), _MAC_LEN)
-    memcpy(b + _MAC_LEN, PyBytes_AS_STRING(m.src_mac), _MAC_LEN)
+    # the sizes literals (_MAC_LEN, 16): the C compiler copies them inline, no memcpy call
+    memcpy(b, PyBytes_AS_STRING(m.dst_mac), 6)
+    memcpy(b + 6, PyBytes_AS_STRING(m.src_mac), 6)
     _put16(b, 12, _ETHERTYPE)
     _put32(b, 14, vtcfl)  # outer IPv6
     _put16(b, 18, _IPV6_LEN + udp_len)
@@ -503,11 +534,6 @@ def _head_native(m: Envelope, dscp: int, ecn: int, transport_len: int, payload: 
     return out
 
 
-def _is_u32(value: object) -> bool:
-    """An ``int`` that ``struct``'s ``I`` takes (the native writers' precondition)."""
-    return isinstance(value, int) and _in_range(value, 0xFFFF_FFFF)
-
-
 def _in_range(value: object, limit: int) -> bool:
     """``0 <= value <= limit`` (``limit`` below 2**64). Compiled, an exact ``int`` that
     fits a C ``long long`` is compared in C from its digits (``mrc_int_in_range``, inline in
@@ -521,6 +547,53 @@ def _in_range(value: object, limit: int) -> bool:
         if found >= 0:
             return found == 1
     return _in_range_any(value, limit)
+
+
+def _as_c_int(value: object, out: cython.pointer(cython.longlong)) -> bool:
+    """Compiled: ``value``'s value into ``*out`` when it is an ``int`` whose comparisons are
+    ``int``'s (exact: its digits read inline, ``mrc_int_value``; ``bool``, an ``IntEnum``)
+    and fits a C ``long long``: True, and C comparisons of ``*out`` then answer as
+    Python's would. False for anything else, which the caller compares by Python."""
+    if PyLong_CheckExact(value) and mrc_int_value(value, out):
+        return True
+    return _as_c_int_any(value, out)
+
+
+def _as_c_int_any(value: object, out: cython.pointer(cython.longlong)) -> bool:
+    """:func:`_as_c_int` of a value whose digits are not read inline (out of line: the
+    native build inlines :func:`_as_c_int`'s usual case)."""
+    if isinstance(value, int) and (
+        PyLong_CheckExact(value) or Py_TYPE(value).tp_richcompare == Py_TYPE(0).tp_richcompare
+    ):
+        overflow: cython.int = 0
+        out[0] = PyLong_AsLongLongAndOverflow(value, cython.address(overflow))
+        return not overflow
+    return False
+
+
+def _data_rules_hold(p: DataPacket) -> bool:
+    """Compiled: :func:`encode_data`'s rules on the opcode, a trimmed packet and the
+    payload's length, with the opcode, DSCP and ``dma_length`` read in C
+    (:func:`_as_c_int`) and the payload ``bytes``: True when they hold. False when they
+    do not or a value is not read so; the reference's checks then run (and raise, or
+    pass as they do: this test has no side effect and raises nothing)."""
+    opcode = 0
+    dscp = 0
+    dma_length = 0
+    payload = p.payload
+    if not (
+        type(payload) is bytes  # its length then read from the object (PyBytes_GET_SIZE)
+        and _as_c_int(p.opcode, cython.address(opcode))
+        and _as_c_int(p.dscp, cython.address(dscp))
+        and _as_c_int(p.dma_length, cython.address(dma_length))
+    ):
+        return False
+    if opcode != _OP_WRITE and opcode != _OP_WRITE_IMM:
+        return False
+    size = len(cython.cast(bytes, payload))
+    if dscp in (_DSCP_TRIMMED, _DSCP_TRIMMED_LASTHOP):  # compiled, C comparisons
+        return size == 0 and p.immediate is None
+    return size == dma_length and (opcode == _OP_WRITE_IMM) == (p.immediate is not None)
 
 
 def _in_range_any(value: object, limit: int) -> bool:
@@ -538,26 +611,56 @@ def _in_range_any(value: object, limit: int) -> bool:
     return 0 <= value <= limit
 
 
+def _as_c_u64(value: object, out: cython.pointer(cython.ulonglong)) -> bool:
+    """Compiled: an exact ``int`` from 0 to 2**64 - 1 into ``*out`` (its digits read in C,
+    ``mrc_int_u64``): True; anything else False (the caller packs it another way)."""
+    return PyLong_CheckExact(value) and mrc_int_u64(value, out) == 1
+
+
+# The native writers read each field once as a C integer (_as_c_int, _as_c_u64) and
+# check its range in C (against C constants, _LOW32 an unsigned one: a literal past
+# 2**31 is a Python int to Cython, and its comparison a Python one); a field not read so (not an int that compares as int, too wide)
+# or out of range makes them return None, and the encoder then packs the message with
+# struct, as the reference does, with its errors. The fields the encoder range-checked
+# before (a PSN, a key, a length) need only be read.
+
+
 def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes | None:
     """The native build's :func:`encode_data` once its checks passed: the whole frame
     written in place, or None where ``struct`` (and then ``_wrap``) would refuse a field
     or the frame has an SRH (``encode_data`` then packs it as the reference does)."""
     timestamp = p.timestamp
     immediate = p.immediate
+    op = dqpn = psn = rkey = dma_length = ts = imm = 0
+    va = 0
     if not (
         _native_frame(p, p.dscp, p.ecn, p.payload)
-        and isinstance(opcode, int)
-        and isinstance(p.dqpn, int)
-        and _in_range(p.dqpn, _QPN_MASK)
-        and isinstance(p.psn, int)
-        and isinstance(p.va, int)
-        and isinstance(p.rkey, int)
-        and isinstance(p.dma_length, int)
-        and (timestamp is None or _is_u32(timestamp))
-        and (immediate is None or _is_u32(immediate))
+        and _as_c_int(opcode, cython.address(op))
+        and _as_c_int(p.dqpn, cython.address(dqpn))
+        and 0 <= dqpn <= _QPN_MASK
+        and _as_c_int(psn_word, cython.address(psn))
+        and _as_c_u64(p.va, cython.address(va))
+        and _as_c_int(p.rkey, cython.address(rkey))
+        and _as_c_int(p.dma_length, cython.address(dma_length))
+        and (
+            timestamp is None
+            or (
+                _as_c_int(timestamp, cython.address(ts))
+                and ts >= 0
+                and cython.cast(cython.ulonglong, ts) <= _LOW32
+            )
+        )
+        and (
+            immediate is None
+            or (
+                _as_c_int(immediate, cython.address(imm))
+                and imm >= 0
+                and cython.cast(cython.ulonglong, imm) <= _LOW32
+            )
+        )
     ):
         return None
-    _check_envelope(p, p.dscp, p.ecn)
+    _check_native(p, p.dscp, p.ecn)
     size = _BTH_LEN + _RETH_LEN
     if timestamp is not None:
         size += _TSETH_LEN
@@ -567,16 +670,16 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
     out = _head_native(p, p.dscp, p.ecn, size, p.payload)
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    _put_bth(b, off, opcode, flags, p.dqpn, psn_word)
+    _put_bth(b, off, op, flags, dqpn, psn)
     off += _BTH_LEN
     if timestamp is not None:
-        _put32(b, off, timestamp)  # TSETH
+        _put32(b, off, ts)  # TSETH
         off += _TSETH_LEN
-    _put64(b, off, p.va)  # RETH
-    _put32(b, off + 8, p.rkey)
-    _put32(b, off + 12, p.dma_length)
+    _put64(b, off, va)  # RETH
+    _put32(b, off + 8, rkey)
+    _put32(b, off + 12, dma_length)
     if immediate is not None:
-        _put32(b, off + _RETH_LEN, immediate)  # ImmDt
+        _put32(b, off + _RETH_LEN, imm)  # ImmDt
     return out
 
 
@@ -584,41 +687,54 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     """The native build's :func:`encode_sack` once its checks passed, as
     :func:`_data_native` (None: ``struct`` packs it)."""
     echoed_ts = s.echoed_ts
+    dqpn = cum_psn = port_status = sack_offset = echoed_ev = ts = rcvd = 0
+    echoed_psn = pen = ooo = 0
+    bitmap = 0
     if not (
         _native_frame(s, s.dscp, s.ecn, b"")
-        and isinstance(s.dqpn, int)
-        and _in_range(s.dqpn, _QPN_MASK)
-        and isinstance(s.cum_psn, int)
-        and isinstance(s.port_status, int)
-        and _in_range(s.port_status, 0xFF)
-        and isinstance(s.sack_offset, int)
-        and _in_range(s.sack_offset, 0xFFFF)
-        and isinstance(s.bitmap, int)
-        and _in_range(s.bitmap, 0xFFFF_FFFF_FFFF_FFFF)
-        and _is_u32(s.echoed_ev)
-        and (echoed_ts is None or _is_u32(echoed_ts))
-        and _is_u32(s.rcvd_bytes)
-        and isinstance(s.echoed_psn, int)
-        and isinstance(s.rcv_cwnd_pen, int)
-        and isinstance(s.ooo_count, int)
-        and _in_range(s.ooo_count, 0xFFFF)
+        and _as_c_int(s.dqpn, cython.address(dqpn))
+        and 0 <= dqpn <= _QPN_MASK
+        and _as_c_int(s.cum_psn, cython.address(cum_psn))
+        and _as_c_int(s.port_status, cython.address(port_status))
+        and 0 <= port_status <= 0xFF
+        and _as_c_int(s.sack_offset, cython.address(sack_offset))
+        and 0 <= sack_offset <= 0xFFFF
+        and _as_c_u64(s.bitmap, cython.address(bitmap))
+        and _as_c_int(s.echoed_ev, cython.address(echoed_ev))
+        and echoed_ev >= 0
+        and cython.cast(cython.ulonglong, echoed_ev) <= _LOW32
+        and (
+            echoed_ts is None
+            or (
+                _as_c_int(echoed_ts, cython.address(ts))
+                and ts >= 0
+                and cython.cast(cython.ulonglong, ts) <= _LOW32
+            )
+        )
+        and _as_c_int(s.rcvd_bytes, cython.address(rcvd))
+        and rcvd >= 0
+        and cython.cast(cython.ulonglong, rcvd) <= _LOW32
+        and _as_c_int(s.echoed_psn, cython.address(echoed_psn))
+        and _as_c_int(s.rcv_cwnd_pen, cython.address(pen))
+        and _as_c_int(s.ooo_count, cython.address(ooo))
+        and 0 <= ooo <= 0xFFFF
     ):
         return None
-    _check_envelope(s, s.dscp, s.ecn)
+    _check_native(s, s.dscp, s.ecn)
     out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
-    _put_bth(b, off, _OP_SACK, _BTH_VERSION, s.dqpn, s.cum_psn)
+    _put_bth(b, off, _OP_SACK, _BTH_VERSION, dqpn, cum_psn)
     off += _BTH_LEN
     b[off] = flags  # the SACK header
-    b[off + 1] = s.port_status
-    _put16(b, off + 2, s.sack_offset)
-    _put64(b, off + 4, s.bitmap)
-    _put32(b, off + 12, s.echoed_ev)
-    _put32(b, off + 16, 0 if echoed_ts is None else echoed_ts)
-    _put32(b, off + 20, s.rcvd_bytes)
-    _put32(b, off + 24, (s.rcv_cwnd_pen << 24) | s.echoed_psn)
-    _put16(b, off + 28, s.ooo_count)
+    b[off + 1] = port_status
+    _put16(b, off + 2, sack_offset)
+    _put64(b, off + 4, bitmap)
+    _put32(b, off + 12, echoed_ev)
+    _put32(b, off + 16, ts)  # 0 without an echoed timestamp
+    _put32(b, off + 20, rcvd)
+    _put32(b, off + 24, (pen << 24) | echoed_psn)
+    _put16(b, off + 28, ooo)
     _put16(b, off + 30, 0)
     return out
 
@@ -691,19 +807,22 @@ def encode_data(p: DataPacket) -> bytes:
         _check_range("rkey", p.rkey, 0xFFFF_FFFF)
         _check_range("dma_length", p.dma_length, 0xFFFF_FFFF)
     opcode = p.opcode
-    if opcode != _OP_WRITE and opcode != _OP_WRITE_IMM:
-        raise EncodeError(f"a data packet's opcode is WRITE or WRITE_IMM, not {opcode!r}")
-    trimmed = p.dscp == _DSCP_TRIMMED or p.dscp == _DSCP_TRIMMED_LASTHOP
-    if trimmed:
-        if p.payload or p.immediate is not None:
-            raise EncodeError("a trimmed data packet carries no payload and no immediate")
-    else:
-        if len(p.payload) != p.dma_length:
-            raise EncodeError(
-                f"dma_length {p.dma_length} must equal the payload length {len(p.payload)}"
-            )
-        if (opcode == _OP_WRITE_IMM) != (p.immediate is not None):
-            raise EncodeError("opcode WRITE_IMM needs an immediate, WRITE must not have one")
+    # compiled, the usual packet's rules read in C (no Python comparison of an IntEnum
+    # opcode); anything else as the reference
+    if not (cython.compiled and _data_rules_hold(p)):
+        if opcode != _OP_WRITE and opcode != _OP_WRITE_IMM:
+            raise EncodeError(f"a data packet's opcode is WRITE or WRITE_IMM, not {opcode!r}")
+        trimmed = p.dscp == _DSCP_TRIMMED or p.dscp == _DSCP_TRIMMED_LASTHOP
+        if trimmed:
+            if p.payload or p.immediate is not None:
+                raise EncodeError("a trimmed data packet carries no payload and no immediate")
+        else:
+            if len(p.payload) != p.dma_length:
+                raise EncodeError(
+                    f"dma_length {p.dma_length} must equal the payload length {len(p.payload)}"
+                )
+            if (opcode == _OP_WRITE_IMM) != (p.immediate is not None):
+                raise EncodeError("opcode WRITE_IMM needs an immediate, WRITE must not have one")
     flags = BTH_VERSION
     if p.rtx:
         flags |= _BTH_FLAG_RTX
@@ -1077,7 +1196,17 @@ def _decode_native(frame: bytes) -> Message | None:
             # frame[off:] made directly (the slice object and its protocol skipped)
             payload = PyBytes_FromStringAndSize(PyBytes_AS_STRING(frame) + off, rest)
         message = _new_data(
-            opcode, bflags, psn_word, dscp, ecn, va, rkey, dma_length, timestamp, immediate, payload
+            opcode,
+            bflags,
+            psn_word,
+            dscp,
+            ecn,
+            va,
+            _int_object(rkey),  # the connection's: the same on every packet
+            _int_object(dma_length),  # the usual packet's size
+            timestamp,
+            immediate,
+            payload,
         )
     elif opcode == _OP_SACK:
         if rest != _SACK_LEN:
@@ -1090,7 +1219,7 @@ def _decode_native(frame: bytes) -> Message | None:
         sack.cum_psn = psn_word & _PSN_MASK
         sack.sack_offset = _get16(b, off + 2)
         sack.bitmap = _get64(b, off + 4)
-        sack.echoed_ev = _get32(b, off + 12)
+        sack.echoed_ev = _int_object(_get32(b, off + 12))  # an EV of the peer's few
         sack.echoed_psn = pen_psn & _PSN_MASK
         sack.echoed_ts = _get32(b, off + 16) if sflags & _SACK_TS_VALID else None
         sack.rcvd_bytes = _get32(b, off + 20)
@@ -1105,45 +1234,89 @@ def _decode_native(frame: bytes) -> Message | None:
         return None  # a NACK or a probe (one per trim, per probe interval), or no MRC opcode
     _set_envelope(
         message,
-        _address(frame, b, 0, _MAC_LEN),
-        _address(frame, b, 6, _MAC_LEN),
-        _address(frame, b, 22, 16),
-        _address(frame, b, 38, 16),
-        _address(frame, b, 62, 16),
-        _address(frame, b, 78, 16),
-        (_get16(b, 94) << 16) | (vtcfl & 0xFFFF),
+        _address6(frame, b, 0),
+        _address6(frame, b, 6),
+        _address16(frame, b, 22),
+        _address16(frame, b, 38),
+        _address16(frame, b, 62),
+        _address16(frame, b, 78),
+        _int_object((_get16(b, 94) << 16) | (vtcfl & 0xFFFF)),  # the EV
         b[21],
         (),
         0,
     )
-    message.dqpn = _get32(b, 106) & _QPN_MASK
+    message.dqpn = _int_object(_get32(b, 106) & _QPN_MASK)  # the connection's QP
     return message
 
 
-@cython.boundscheck(False)
-@cython.wraparound(False)
-def _address(frame: bytes, b: bytes, off: int, size: int) -> bytes:
-    """The native build's ``frame[off:off + size]``, an address: the bytes object made for
-    the same bytes before while the cache still holds it (a NIC sees the same few
-    addresses on every packet: one object each, whose hash Python keeps). Equal bytes
-    either way; a slot (FNV-1a of its 4-byte words, then of the bytes left, in the
-    machine's byte order) holds the last address that hashed to it."""
-    h = _FNV_BASIS
-    i = off
-    end = off + size
-    w = 0  # a word of the address, copied in (no alignment needed)
-    while i + 4 <= end:
-        memcpy(cython.address(w), b + i, 4)
-        h = (h ^ w) * _FNV_PRIME
-        i += 4
-    while i < end:
-        h = (h ^ b[i]) * _FNV_PRIME
-        i += 1
-    slot = h >> _ADDRESS_SLOT_SHIFT
+def _int_object(value: int) -> int:
+    """The native decoder's int object for ``value`` (read from a frame: 0 <= value <
+    2**32), a field that repeats (a connection's QP and key, an EV, the usual length): the
+    object made for the same value before while its slot (the top bits of
+    ``value * _ADDRESS_MIX``) still holds it, else a new one kept there. An equal int
+    either way (ints are immutable: sharing one is invisible)."""
+    slot = (cython.cast(cython.ulonglong, value) * _ADDRESS_MIX) >> _ADDRESS_SLOT_SHIFT64
+    cached = PyList_GET_ITEM(_ints, slot)  # borrowed: the list holds only exact ints
+    held = -1
+    if mrc_int_value(cython.cast(object, cached), cython.address(held)) and held == value:
+        return cython.cast(object, cached)
+    found = value
+    Py_INCREF(found)  # the list's C store, the old one released
+    PyList_SET_ITEM(_ints, slot, found)
+    Py_XDECREF(cached)
+    return found
+
+
+# The native build's address readers: ``frame[off:off + size]`` (6 bytes for a MAC, 16 for
+# an IPv6 address), the bytes object made for the same bytes before while its slot still
+# holds it (a NIC sees the same few addresses on every packet: one object each, whose hash
+# Python keeps). Equal bytes either way. The address is read as C words (memcpy of a
+# fixed size: plain loads, no alignment needed), hashed to a slot (_ADDRESS_MIX's
+# multiplication, the top bits) and compared with the slot's bytes word by word.
+
+
+def _address6(frame: bytes, b: bytes, off: int) -> bytes:
+    """A MAC address at ``off`` (see above)."""
+    lo = 0
+    hi = 0
+    memcpy(cython.address(lo), b + off, 4)
+    memcpy(cython.address(hi), b + off + 4, 2)
+    slot = ((lo | cython.cast(cython.ulonglong, hi) << 32) * _ADDRESS_MIX) >> _ADDRESS_SLOT_SHIFT64
     # the slot's bytes object, borrowed (the list holds only bytes: no type test)
     found = cython.cast(bytes, PyList_GET_ITEM(_addresses, slot))
-    if len(found) == size and memcmp(PyBytes_AS_STRING(found), b + off, size) == 0:
-        return found
+    if len(found) == 6:
+        f = cython.cast(cython.p_uchar, PyBytes_AS_STRING(found))
+        flo = 0
+        fhi = 0
+        memcpy(cython.address(flo), f, 4)
+        memcpy(cython.address(fhi), f + 4, 2)
+        if flo == lo and fhi == hi:
+            return found
+    return _address_new(frame, off, 6, slot)
+
+
+def _address16(frame: bytes, b: bytes, off: int) -> bytes:
+    """An IPv6 address at ``off`` (see above)."""
+    w0 = 0
+    w1 = 0
+    memcpy(cython.address(w0), b + off, 8)
+    memcpy(cython.address(w1), b + off + 8, 8)
+    slot = ((w0 ^ w1 * _ADDRESS_MIX) * _ADDRESS_MIX) >> _ADDRESS_SLOT_SHIFT64
+    found = cython.cast(bytes, PyList_GET_ITEM(_addresses, slot))
+    if len(found) == 16:
+        f = cython.cast(cython.p_uchar, PyBytes_AS_STRING(found))
+        f0 = 0
+        f1 = 0
+        memcpy(cython.address(f0), f, 8)
+        memcpy(cython.address(f1), f + 8, 8)
+        if f0 == w0 and f1 == w1:
+            return found
+    return _address_new(frame, off, 16, slot)
+
+
+def _address_new(frame: bytes, off: int, size: int, slot: int) -> bytes:
+    """The address at ``off`` as a new bytes object, kept in ``slot`` (out of line: the
+    readers' usual case is inline)."""
     found = frame[off : off + size]
     old = PyList_GET_ITEM(_addresses, slot)  # the list's C store, the old one released
     Py_INCREF(found)
@@ -1239,7 +1412,7 @@ def _new_data(
     packet: DataPacket = DataPacket.__new__(DataPacket)
     packet.dscp = dscp
     packet.ecn = ecn
-    packet.psn = psn_word & PSN_MASK
+    packet.psn = psn_word & _PSN_MASK  # compiled, a C operation (PSN_MASK: a Python one)
     packet.va = va
     packet.rkey = rkey
     packet.dma_length = dma_length

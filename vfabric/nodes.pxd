@@ -165,6 +165,7 @@ cdef class NicNode(FrameSink):
     @cython.locals(
         counters=EvCounters, i=Py_ssize_t, counts="long long*", wire=Wire,
         size=Py_ssize_t, payload=Py_ssize_t, dscp=int, fields="long long", ev="long long",
+        uplinks=list, p=long, overflow=int,
     )
     cpdef _transmit(self, object plane, bytes frame)
     @cython.locals(counters=EvCounters, i=Py_ssize_t)

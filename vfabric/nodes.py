@@ -638,7 +638,19 @@ class NicNode(FrameSink):
                 if dscp == _RETX_DSCP:
                     key = (frame_inner_dst(frame), frame_dqpn(frame))
                     self.retx_bytes[key] = self.retx_bytes.get(key, 0) + payload
-        wire = self.uplinks[plane]
+        uplinks = self.uplinks
+        # compiled, an int plane within the list read in C (as SwitchOutput.output reads
+        # a port): no index conversion through Python's protocol per frame; any other
+        # plane (negative, past the list, not an int) as the pure path indexes it
+        if cython.compiled and type(plane) is int:
+            overflow = 0
+            p = PyLong_AsLongAndOverflow(plane, cython.address(overflow))
+            if not overflow and 0 <= p < len(uplinks):
+                wire = uplinks[p]
+            else:
+                wire = uplinks[plane]
+        else:
+            wire = uplinks[plane]
         if wire is not None:
             pfc = self.pfc
             if pfc is not None:

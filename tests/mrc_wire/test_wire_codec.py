@@ -721,14 +721,18 @@ def test_encode_refuses_an_address_that_is_not_bytes_as_struct_does() -> None:
         encode(sack(inner_src="x" * 16))
 
 
-def test_decoded_addresses_are_the_frames_whatever_came_before() -> None:
+@pytest.mark.parametrize("order", ["big", "little"])
+def test_decoded_addresses_are_the_frames_whatever_came_before(order: str) -> None:
     """The native decoder reuses the address objects it made for the same bytes (a cache
-    of 1024 slots): thousands of distinct addresses, each decoded twice, interleaved,
-    read back as their own bytes every time (slots replaced, collisions included)."""
+    of 1024 slots, compared word by word): thousands of distinct addresses, each decoded
+    twice, interleaved, read back as their own bytes every time (slots replaced,
+    collisions included). Both byte orders: the addresses differ in their first words
+    (a MAC's first 4 bytes, an IPv6 address's first 8) or in their last ones."""
+    other = "little" if order == "big" else "big"
     frames = []
     for i in range(3000):
-        mac = i.to_bytes(6, "big")
-        address = (i * 7919).to_bytes(16, "little")
+        mac = i.to_bytes(6, order)  # type: ignore[arg-type]
+        address = (i * 7919).to_bytes(16, other)  # type: ignore[arg-type]
         message = sack(dst_mac=mac, src_mac=mac[::-1], outer_dst=address, inner_src=address)
         frames.append((encode(message), message))
     for frame, message in frames + frames[::-1]:
@@ -844,3 +848,91 @@ def test_encode_range_checks_at_every_digit_boundary(field: str, limit: int) -> 
         else:
             with pytest.raises(EncodeError, match=field):
                 encode(message)
+
+
+class _OwnEquality(int):
+    """An int whose equality is its own: comparing it for (in)equality raises
+    :class:`_Compared` (its order is int's)."""
+
+    def __eq__(self, other: object) -> bool:
+        raise _Compared(f"{int(self)} compared with {other!r}")
+
+    __ne__ = __eq__
+    __hash__ = int.__hash__
+
+
+def test_encode_tests_dscp_and_dma_length_as_python_does() -> None:
+    """encode_data's trimmed test (``dscp == TRIMMED``) and its length test (``len(payload)
+    != dma_length``) read an exact int in C, around every digit boundary (30 bits a digit,
+    negative values too), and compare anything else by Python (an equality of its own is
+    called, as on the pure path)."""
+    for dscp in (Dscp.TRIMMED, int(Dscp.TRIMMED), Dscp.TRIMMED_LASTHOP, int(Dscp.TRIMMED_LASTHOP)):
+        frame = encode(data(dscp=dscp, payload=b"", dma_length=4096))
+        assert decode(frame).payload == b"" and decode(frame).dma_length == 4096
+    for dscp in (-1, -(1 << 30), -(1 << 40), 1 << 30, 1 << 40, 1 << 70, 64):
+        with pytest.raises(EncodeError, match="dscp"):
+            encode(data(dscp=dscp))
+    for delta in (-64, -1, 1, 1 << 30, (1 << 30) - 64, 1 << 31):
+        with pytest.raises(EncodeError, match="dma_length"):
+            encode(data(dma_length=64 + delta))
+    assert decode(encode(data(dma_length=True, payload=b"x"))).dma_length == 1
+    with pytest.raises(_Compared):
+        encode(data(dscp=_OwnEquality(Dscp.TRIMMED), payload=b"", dma_length=64))
+    with pytest.raises(_Compared):
+        encode(data(dma_length=_OwnEquality(64)))
+
+
+def test_encode_takes_a_falsy_segments_left_without_segments() -> None:
+    """Without an SRH, ``segments_left`` may be any falsy value (the native check reads
+    an exact 0 in C, anything else goes through the field checks): the same frame; a
+    truthy one is refused, as are addresses of the wrong length."""
+    reference = encode(data())
+    for falsy in (0, False, None, 0.0):
+        assert encode(data(segments_left=falsy)) == reference
+        assert encode(sack(segments_left=falsy)) == encode(sack())
+    for truthy in (1, True, 1 << 40, -1):
+        with pytest.raises(EncodeError, match="segments_left is set"):
+            encode(data(segments_left=truthy))
+        with pytest.raises(EncodeError, match="segments_left is set"):
+            encode(sack(segments_left=truthy))
+    with pytest.raises(EncodeError, match="MAC addresses are 6 bytes"):
+        encode(data(src_mac=b"\x00" * 7))
+    with pytest.raises(EncodeError, match="inner_dst must be 16 bytes"):
+        encode(sack(inner_dst=b"\x00" * 15))
+
+
+@pytest.mark.parametrize(
+    ("build", "field", "limit", "needle"),
+    [
+        (sack, "bitmap", (1 << 64) - 1, "SACK field out of range"),
+        (sack, "port_status", 0xFF, "SACK field out of range"),
+        (sack, "sack_offset", 0xFFFF, "SACK field out of range"),
+        (sack, "ooo_count", 0xFFFF, "SACK field out of range"),
+        (sack, "echoed_ev", 0xFFFF_FFFF, "SACK field out of range"),
+        (sack, "echoed_ts", 0xFFFF_FFFF, "SACK field out of range"),
+        (sack, "rcvd_bytes", 0xFFFF_FFFF, "SACK field out of range"),
+        (data, "timestamp", 0xFFFF_FFFF, "data packet field out of range"),
+        (data, "va", (1 << 64) - 1, "va must be in"),
+    ],
+)
+def test_native_writers_read_fields_at_every_digit_boundary(
+    build: Any, field: str, limit: int, needle: str
+) -> None:
+    """The native writers read each field once as a C integer (a 64-bit one from up to
+    three 30-bit digits): every value around the digits' and the field's limits is
+    written as the reference writes it, or refused with its error; an IntEnum or a
+    bool is written as its int."""
+    edges = {0, 1, limit, limit + 1, -1, 1 << 64, 1 << 90}
+    for bits in (15, 30, 60, 63):
+        edges |= {(1 << bits) - 1, 1 << bits, -(1 << bits)}
+    for value in sorted(edges):
+        message = build(**{field: value})
+        if 0 <= value <= limit:
+            frame = encode(message)
+            assert getattr(decode(frame), field) == value
+            assert encode(dataclasses.replace(message, dst_mac=bytearray(message.dst_mac))) == frame
+        else:
+            with pytest.raises(EncodeError, match=needle):
+                encode(message)
+    assert encode(build(**{field: True})) == encode(build(**{field: 1}))
+    assert encode(build(**{field: Dscp.TRIMMED})) == encode(build(**{field: int(Dscp.TRIMMED)}))
