@@ -123,11 +123,14 @@ cdef class TrafficManager:
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
-    @cython.locals(
-        active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
-        when="long long", found=bint, spare=list, index=Py_ssize_t,
-    )
+    @cython.locals(active=list, state=_Port, ready=list, now="long long", spare=list)
     cpdef list take_ready(self, object now_ns=*)
+    @cython.locals(
+        due=list, first=_Port, state=_Port, count=Py_ssize_t, earliest="long long",
+        found=bint, when="long long", index=Py_ssize_t,
+    )
+    @cython.final  # a direct C call (not through the vtable)
+    cdef _settle_due(self, list active, long long now)
     cpdef recycle(self, list ready)
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
