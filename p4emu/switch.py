@@ -244,7 +244,9 @@ class Switch:
     def inject_c(self, port: int, data: bytes) -> int:
         """:meth:`inject`, returning -1 where it returns None: a C integer on the compiled
         path, so a compiled caller boxes no int per packet."""
-        if not 0 <= port <= MAX_PORT:
+        # MAX_PORT written out: compiled, compared in C with a small int (the module's
+        # name was looked up and compared as an object per packet)
+        if not 0 <= port <= 511:
             raise SwitchError(f"ingress port {port} out of range [0, {MAX_PORT}]")
         if self._down and port in self._down:  # compiled: an empty set is a C size test
             self._drop(port, DROP_PORT_DOWN_RX)
@@ -252,7 +254,7 @@ class Switch:
         self.packets_in += 1
         if type(data) is not bytes:  # a frame already bytes is kept (bytes() would return it)
             data = bytes(data)
-        self._ingress(port, data, PKT_INSTANCE_TYPE_NORMAL, None, None)
+        self._ingress(port, data, _NORMAL, None, None)  # compiled: a C constant
         if self._hi:
             self._run_hi()
         self._drain()
@@ -533,13 +535,17 @@ class Switch:
         elif reason is DropReason.priority_out_of_range:
             self._drop(port, DROP_PRIORITY)
 
+    @cython.boundscheck(False)  # indexes below len(ready), a list nothing else changes
+    @cython.wraparound(False)
     def _drain(self) -> None:
         tm = self.tm
         while True:
             ready = tm.take_ready()
             if ready is None:
                 return
-            for queued in ready:
+            for index in range(len(ready)):
+                # the traffic manager's packets only (compiled: no type test per packet)
+                queued = cython.cast(QueuedPacket, ready[index])
                 self._egress(queued)
                 tm.release(queued)  # egress is done with it
             tm.recycle(ready)  # the next take's list (no list made per take)

@@ -562,6 +562,8 @@ class TrafficManager:
             _sort_departures(ready)
         return ready
 
+    @cython.boundscheck(False)  # indexes below len(active), which the scan leaves as is
+    @cython.wraparound(False)
     def _settle_due(self, active: list[_Port], now: int) -> None:
         """Settle the ports of ``active`` (several) due by ``now``, lowest port number
         first, and bring ``_earliest`` up to date: one pass over the active ports finds
