@@ -453,11 +453,14 @@ class TrafficManager:
             self._drop(port, priority, DropReason.priority_out_of_range)
             return DropReason.priority_out_of_range
         now = read_ns(self.clock)
-        by_port = self._by_port
-        if 0 <= port < len(by_port):
+        # a port below INDEXED_PORTS (written out: compiled, compared in C with a small
+        # int) is found by index, None if it has no state yet (every state of such a port
+        # is in _by_port, grown to hold it); a higher one by the dict
+        if 0 <= port < 512:
             index = port  # in range: compiled, a C index into the typed list
+            by_port = self._by_port
             # a port's state or None (compiled: no type test, None passes a cast as is)
-            state = cython.cast(_Port, by_port[index])
+            state = cython.cast(_Port, by_port[index]) if index < len(by_port) else None
         else:
             state = self._ports.get(port)
         if state is None:

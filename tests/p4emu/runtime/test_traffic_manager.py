@@ -445,6 +445,13 @@ def test_ports_below_the_boundary_are_found_by_index() -> None:
     assert [p.item for p in tm.poll()] == [INDEXED_PORTS - 1, 5]
     with pytest.raises(TrafficManagerError, match="negative"):
         tm.enqueue(-1, "x", 64)
+    assert INDEXED_PORTS == 512  # enqueue_c writes it out
+    # a port past the list's end so far (its state made, the list grown), then one in it
+    tm = TrafficManager(clock)
+    for port in (3, 200, 3, 2):
+        assert tm.enqueue(port, port, 64) is None
+    assert len(tm._by_port) == 201 and tm._by_port[200] is tm._ports[200]
+    assert [p.item for p in tm.poll()] == [3, 200, 3, 2]
 
 
 def test_a_released_packet_is_reused_with_nothing_of_its_past() -> None:
