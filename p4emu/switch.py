@@ -413,7 +413,14 @@ class Switch:
             self._spare_count -= 1
             # only contexts are kept there (compiled: no type test)
             ctx = cython.cast(PacketContext, self._spare[self._spare_count])
-            hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
+            hdr, meta = ctx.hdr, ctx.meta
+            # a context's sm is its program's standard metadata, which the switch and the
+            # program's code set: compiled, no type test (a generated subclass's walked
+            # its MRO per packet); pure, that class is no StandardMetadata to cast to
+            if cython.compiled:
+                sm = cython.cast(StandardMetadata, ctx.sm)
+            else:
+                sm = ctx.sm
             self._blocks.init_packet(hdr, meta, sm)
             ctx.renew(length)
         else:
@@ -518,7 +525,10 @@ class Switch:
         truncate = packet.truncate
         if truncate is not None and truncate < length:
             length = truncate
-        sm: StandardMetadata = packet.sm
+        if cython.compiled:  # no type test (see _ingress)
+            sm = cython.cast(StandardMetadata, packet.sm)
+        else:
+            sm = packet.sm
         priority = sm.priority
         admit = self.admission_callback
         if admit is not None and not admit(sm.ingress_port, port, priority, length):
@@ -561,7 +571,11 @@ class Switch:
     def _egress(self, queued: QueuedPacket) -> None:
         # _enqueue queues contexts only (compiled: no type test)
         ctx = cython.cast(PacketContext, queued.item)
-        hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
+        hdr, meta = ctx.hdr, ctx.meta
+        if cython.compiled:  # no type test (see _ingress)
+            sm = cython.cast(StandardMetadata, ctx.sm)
+        else:
+            sm = ctx.sm
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port
