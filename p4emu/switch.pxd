@@ -73,7 +73,7 @@ cdef class Switch:
     cpdef _replicate(self, PacketContext packet, object replicas, object port)
     @cython.locals(length="long long", sm=StandardMetadata, priority="long long")
     cpdef _enqueue(self, object port, PacketContext packet)
-    @cython.locals(tm=TrafficManager, ready=list, queued=QueuedPacket)
+    @cython.locals(tm=TrafficManager, ready=list, queued=QueuedPacket, index=Py_ssize_t)
     cpdef _drain(self)
     cpdef _run_hi(self)
     @cython.locals(

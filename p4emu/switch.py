@@ -244,7 +244,9 @@ class Switch:
     def inject_c(self, port: int, data: bytes) -> int:
         """:meth:`inject`, returning -1 where it returns None: a C integer on the compiled
         path, so a compiled caller boxes no int per packet."""
-        if not 0 <= port <= MAX_PORT:
+        # MAX_PORT written out: compiled, compared in C with a small int (the module's
+        # name was looked up and compared as an object per packet)
+        if not 0 <= port <= 511:
             raise SwitchError(f"ingress port {port} out of range [0, {MAX_PORT}]")
         if self._down and port in self._down:  # compiled: an empty set is a C size test
             self._drop(port, DROP_PORT_DOWN_RX)
@@ -252,7 +254,7 @@ class Switch:
         self.packets_in += 1
         if type(data) is not bytes:  # a frame already bytes is kept (bytes() would return it)
             data = bytes(data)
-        self._ingress(port, data, PKT_INSTANCE_TYPE_NORMAL, None, None)
+        self._ingress(port, data, _NORMAL, None, None)  # compiled: a C constant
         if self._hi:
             self._run_hi()
         self._drain()
@@ -411,7 +413,14 @@ class Switch:
             self._spare_count -= 1
             # only contexts are kept there (compiled: no type test)
             ctx = cython.cast(PacketContext, self._spare[self._spare_count])
-            hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
+            hdr, meta = ctx.hdr, ctx.meta
+            # a context's sm is its program's standard metadata, which the switch and the
+            # program's code set: compiled, no type test (a generated subclass's walked
+            # its MRO per packet); pure, that class is no StandardMetadata to cast to
+            if cython.compiled:
+                sm = cython.cast(StandardMetadata, ctx.sm)
+            else:
+                sm = ctx.sm
             self._blocks.init_packet(hdr, meta, sm)
             ctx.renew(length)
         else:
@@ -516,7 +525,10 @@ class Switch:
         truncate = packet.truncate
         if truncate is not None and truncate < length:
             length = truncate
-        sm: StandardMetadata = packet.sm
+        if cython.compiled:  # no type test (see _ingress)
+            sm = cython.cast(StandardMetadata, packet.sm)
+        else:
+            sm = packet.sm
         priority = sm.priority
         admit = self.admission_callback
         if admit is not None and not admit(sm.ingress_port, port, priority, length):
@@ -533,13 +545,17 @@ class Switch:
         elif reason is DropReason.priority_out_of_range:
             self._drop(port, DROP_PRIORITY)
 
+    @cython.boundscheck(False)  # indexes below len(ready), a list nothing else changes
+    @cython.wraparound(False)
     def _drain(self) -> None:
         tm = self.tm
         while True:
             ready = tm.take_ready()
             if ready is None:
                 return
-            for queued in ready:
+            for index in range(len(ready)):
+                # the traffic manager's packets only (compiled: no type test per packet)
+                queued = cython.cast(QueuedPacket, ready[index])
                 self._egress(queued)
                 tm.release(queued)  # egress is done with it
             tm.recycle(ready)  # the next take's list (no list made per take)
@@ -555,7 +571,11 @@ class Switch:
     def _egress(self, queued: QueuedPacket) -> None:
         # _enqueue queues contexts only (compiled: no type test)
         ctx = cython.cast(PacketContext, queued.item)
-        hdr, meta, sm = ctx.hdr, ctx.meta, ctx.sm
+        hdr, meta = ctx.hdr, ctx.meta
+        if cython.compiled:  # no type test (see _ingress)
+            sm = cython.cast(StandardMetadata, ctx.sm)
+        else:
+            sm = ctx.sm
         if self.release_callback is not None:
             self.release_callback(sm.ingress_port, queued.priority, queued.length)
         port = queued.port

@@ -123,11 +123,14 @@ cdef class TrafficManager:
     cpdef enqueue(self, object port, object item, object length, object priority=*)
     @cython.locals(ready=list)
     cpdef list poll(self, object now_ns=*)
-    @cython.locals(
-        active=list, state=_Port, ready=list, due=list, now="long long", earliest="long long",
-        when="long long", found=bint, spare=list, index=Py_ssize_t,
-    )
+    @cython.locals(active=list, state=_Port, ready=list, now="long long", spare=list)
     cpdef list take_ready(self, object now_ns=*)
+    @cython.locals(
+        due=list, first=_Port, state=_Port, count=Py_ssize_t, earliest="long long",
+        found=bint, when="long long", index=Py_ssize_t,
+    )
+    @cython.final  # a direct C call (not through the vtable)
+    cdef _settle_due(self, list active, long long now)
     cpdef recycle(self, list ready)
     @cython.locals(free=list)
     cpdef release(self, QueuedPacket packet)
@@ -143,15 +146,20 @@ cdef class TrafficManager:
     @cython.locals(state=_Port, by_port=list)
     cpdef _Port _port(self, object port)
     cpdef _drop(self, object port, object priority, object reason)
-    cpdef _depart_at_once(self, QueuedPacket packet, long long now)
+    # the packet path's own steps, called from this class only: direct C calls (final,
+    # not through the vtable, no Python override check), not callable from Python compiled
+    @cython.final
+    cdef _depart_at_once(self, QueuedPacket packet, long long now)
+    @cython.final
     @cython.locals(packet=QueuedPacket)
-    cpdef _depart(self, _Port state, _Queue queue, long long when)
+    cdef _depart(self, _Port state, _Queue queue, long long when)
     @cython.locals(
         queues=list, queue=_Queue, best=_Queue, best_send="long long", send="long long",
         rate=QueueRate, when="long long", length="long long", head=QueuedPacket,
         filled="unsigned long long",
     )
-    cpdef _settle(self, _Port state, long long now)
+    @cython.final
+    cdef _settle(self, _Port state, long long now)
     @cython.final  # a direct C call, inlined (not through the vtable)
     @cython.locals(index=Py_ssize_t)
     cdef inline _Port _active_port(self, object port)
@@ -161,7 +169,8 @@ cdef class TrafficManager:
         head=QueuedPacket, earliest="long long", filled="unsigned long long", queue=_Queue,
         when="long long", found=bint,
     )
-    cpdef long long _next_departure(self, _Port state) except? -1
+    @cython.final
+    cdef long long _next_departure(self, _Port state) except? -1
 
 
 @cython.locals(n=Py_ssize_t, i=Py_ssize_t, j=Py_ssize_t, item=QueuedPacket, other=QueuedPacket)

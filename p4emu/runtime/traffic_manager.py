@@ -453,11 +453,14 @@ class TrafficManager:
             self._drop(port, priority, DropReason.priority_out_of_range)
             return DropReason.priority_out_of_range
         now = read_ns(self.clock)
-        by_port = self._by_port
-        if 0 <= port < len(by_port):
+        # a port below INDEXED_PORTS (written out: compiled, compared in C with a small
+        # int) is found by index, None if it has no state yet (every state of such a port
+        # is in _by_port, grown to hold it); a higher one by the dict
+        if 0 <= port < 512:
             index = port  # in range: compiled, a C index into the typed list
+            by_port = self._by_port
             # a port's state or None (compiled: no type test, None passes a cast as is)
-            state = cython.cast(_Port, by_port[index])
+            state = cython.cast(_Port, by_port[index]) if index < len(by_port) else None
         else:
             state = self._ports.get(port)
         if state is None:
@@ -548,30 +551,7 @@ class TrafficManager:
                     self._settle(state, now)
                     self._earliest = state.next_ns  # read only while the port is active
                 else:
-                    # one pass over the active ports: the due ones, and the earliest next
-                    # departure of the others (settling a port changes no other port's)
-                    due = self._due  # one list for every take (none made per take)
-                    due.clear()  # emptied first: a take that raised may have left ports
-                    earliest = 0
-                    found = False
-                    for index in range(len(active)):
-                        state = cython.cast(_Port, active[index])  # compiled: no type test
-                        when = state.next_ns
-                        if when <= now:
-                            due.append(state.port)
-                        elif not found or when < earliest:
-                            earliest = when
-                            found = True
-                    if len(due) > 1:
-                        due.sort()
-                    for port in due:
-                        state = self._active_port(port)
-                        self._settle(state, now)
-                        # still active: its next departure, kept exact by the settle
-                        if state.active and (not found or state.next_ns < earliest):
-                            earliest = state.next_ns
-                            found = True
-                    self._earliest = earliest
+                    self._settle_due(active, now)
         ready = self._ready
         if not ready:
             return None
@@ -584,6 +564,51 @@ class TrafficManager:
         if len(ready) > 1:
             _sort_departures(ready)
         return ready
+
+    @cython.boundscheck(False)  # indexes below len(active), which the scan leaves as is
+    @cython.wraparound(False)
+    def _settle_due(self, active: list[_Port], now: int) -> None:
+        """Settle the ports of ``active`` (several) due by ``now``, lowest port number
+        first, and bring ``_earliest`` up to date: one pass over the active ports finds
+        the due ones and the earliest next departure of the others (settling a port
+        changes no other port's). One port due, the usual case, is settled without the
+        list of due ports (compiled: no Python int per port, no list append, clear or
+        sort); several are sorted by port number in ``_due``."""
+        due = self._due  # one list for every take (none made per take)
+        first: _Port | None = None  # the first due port found
+        count = 0
+        earliest = 0
+        found = False
+        for index in range(len(active)):
+            state = cython.cast(_Port, active[index])  # compiled: no type test
+            when = state.next_ns
+            if when <= now:
+                if count:
+                    if count == 1:  # a second due port: the list is needed
+                        due.clear()  # emptied first: a take that raised may have left ports
+                        due.append(first.port)
+                    due.append(state.port)
+                else:
+                    first = state
+                count += 1
+            elif not found or when < earliest:
+                earliest = when
+                found = True
+        if count == 1:
+            state = first
+            self._settle(state, now)
+            # still active: its next departure, kept exact by the settle
+            if state.active and (not found or state.next_ns < earliest):
+                earliest = state.next_ns
+        elif count:
+            due.sort()
+            for port in due:
+                state = self._active_port(port)
+                self._settle(state, now)
+                if state.active and (not found or state.next_ns < earliest):
+                    earliest = state.next_ns
+                    found = True
+        self._earliest = earliest
 
     def recycle(self, ready: list[QueuedPacket]) -> None:
         """The caller is done with ``ready``, a list :meth:`take_ready` gave (its packets

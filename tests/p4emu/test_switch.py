@@ -23,6 +23,7 @@ from p4emu.switch import (
     DROP_PORT_DOWN_RX,
     DROP_PORT_DOWN_TX,
     DROP_QUEUE_FULL,
+    MAX_PORT,
     PortOutput,
     Switch,
 )
@@ -374,6 +375,13 @@ def test_bad_arguments_are_reported() -> None:
     switch = make()
     with pytest.raises(SwitchError, match="ingress port 600 out of range"):
         switch.inject(600, frame(1))
+    # the bounds inject checks (MAX_PORT written out there): refused just past each
+    for port in (-1, MAX_PORT + 1, 2**70):
+        with pytest.raises(SwitchError, match=rf"ingress port {port} out of range \[0, 511\]"):
+            switch.inject(port, frame(1))
+    assert MAX_PORT == 511
+    switch.inject(MAX_PORT, frame(1))  # the highest port and the lowest are taken
+    switch.inject(0, frame(1))
     with pytest.raises(SwitchError, match="needs a CPU port"):
         switch.packet_out(b"x")
     with pytest.raises(SwitchError, match="needs a VirtualClock"):

@@ -445,6 +445,13 @@ def test_ports_below_the_boundary_are_found_by_index() -> None:
     assert [p.item for p in tm.poll()] == [INDEXED_PORTS - 1, 5]
     with pytest.raises(TrafficManagerError, match="negative"):
         tm.enqueue(-1, "x", 64)
+    assert INDEXED_PORTS == 512  # enqueue_c writes it out
+    # a port past the list's end so far (its state made, the list grown), then one in it
+    tm = TrafficManager(clock)
+    for port in (3, 200, 3, 2):
+        assert tm.enqueue(port, port, 64) is None
+    assert len(tm._by_port) == 201 and tm._by_port[200] is tm._ports[200]
+    assert [p.item for p in tm.poll()] == [3, 200, 3, 2]
 
 
 def test_a_released_packet_is_reused_with_nothing_of_its_past() -> None:
@@ -688,6 +695,42 @@ def test_recycled_ready_list_is_filled_next() -> None:
     assert last is third and [p.item for p in last] == [4]
     assert [p.item for p in polled] == [3]
     assert tm.take_ready() is None and tm._ready is not polled
+
+
+def test_due_ports_among_several_active_are_settled_by_port_number() -> None:
+    """Several ports active: the due ones settled lowest port first (two due, activated in
+    the other order), the list of due ports emptied first (what a take that raised left
+    is dropped); one due: settled alone, the list not touched; the next departure that of
+    the ports left. On both paths."""
+    clock = VirtualClock()
+    tm = TrafficManager(clock)
+    for port, rate in ((7, 1000.0), (3, 1000.0), (5, 400.0), (9, 250.0)):
+        tm.set_queue_rate(port, rate)  # BMv2: a queue's first packet waits one gap
+    for port, item in ((7, "a7"), (3, "a3"), (5, "a5"), (9, "a9"), (3, "b3"), (7, "b7")):
+        assert tm.enqueue(port, item, 100) is None
+    assert tm.take_ready() is None and tm.next_departure_ns() == 1_000_000
+    tm._due[:] = [5]  # as a take that raised would leave it
+    clock.set_ns(1_000_000)
+    out = tm.take_ready()
+    assert out is not None and [(p.item, p.deq_ns) for p in out] == [
+        ("a3", 1_000_000),
+        ("a7", 1_000_000),
+    ]
+    assert tm._due == [3, 7] and tm.next_departure_ns() == 2_000_000
+    clock.set_ns(2_000_000)
+    out = tm.take_ready()
+    assert out is not None and [p.item for p in out] == ["b3", "b7"]
+    assert [s.port for s in tm._active_states] == [5, 9]
+    tm._due[:] = ["untouched"]
+    clock.set_ns(2_500_000)
+    out = tm.take_ready()  # port 5 due, port 9 not
+    assert out is not None and [(p.item, p.deq_ns) for p in out] == [("a5", 2_500_000)]
+    assert tm._due == ["untouched"] and tm.next_departure_ns() == 4_000_000
+    assert [s.port for s in tm._active_states] == [9]
+    clock.set_ns(4_000_000)
+    out = tm.take_ready()
+    assert out is not None and [p.item for p in out] == ["a9"]
+    assert tm.next_departure_ns() is None and tm.take_ready() is None
 
 
 def _random_run(scope: RateScope, seed: int, recycle: bool = False) -> str:
