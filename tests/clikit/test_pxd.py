@@ -142,10 +142,11 @@ def declared_field_order(text: str) -> dict[str, list[str]]:
         decl = field.group(1).split("#")[0]
         if "(" in decl:  # a cdef method
             continue
-        # "TYPE name" or "TYPE a, b" (the type may be two words: long long)
+        # "TYPE name" or "TYPE a, b" (the type may be two words: long long); a pointer's
+        # star is the type's, not the name's ("long long *p, *q")
         first, *more = decl.split(",")
-        current.append(first.split()[-1])
-        current.extend(n.strip() for n in more)
+        current.append(first.split()[-1].lstrip("*"))
+        current.extend(n.strip().lstrip("*") for n in more)
     return classes
 
 
@@ -288,6 +289,11 @@ def test_a_class_has_the_fields_of_its_declared_bases() -> None:
 def test_the_parser_reads_the_order_of_fields() -> None:
     text = "cdef class A:\n    cdef public object b\n    cdef public long long a, c\n"
     assert declared_field_order(text) == {"A": ["b", "a", "c"]}
+
+
+def test_the_parser_reads_a_pointer_field_by_its_name() -> None:
+    text = "cdef class A:\n    cdef long long *p\n    cdef char *q, *r\n    cdef object s\n"
+    assert declared_field_order(text) == {"A": ["p", "q", "r", "s"]}
 
 
 def test_only_a_dataclass_that_cython_compiles_is_allowed() -> None:
