@@ -216,6 +216,7 @@ cdef extern from *:
 cdef inline bint _as_c_int(object value, long long* out) except -1
 @cython.locals(overflow=int)
 cdef bint _as_c_int_any(object value, long long* out) except -1
+cdef inline bint _as_c_u32(object value, long long* out) except -1
 # an exact int from 0 to 2**64 - 1 into *out (mrc_int_u64): True; anything else False
 cdef inline bint _as_c_u64(object value, unsigned long long* out) except -1
 # encode_data's opcode, trimmed and length rules read in C: True when they hold for

@@ -571,6 +571,13 @@ def _as_c_int_any(value: object, out: cython.pointer(cython.longlong)) -> bool:
     return False
 
 
+def _as_c_u32(value: object, out: cython.pointer(cython.longlong)) -> bool:
+    """:func:`_as_c_int` of a value that must be a 32-bit unsigned field: True only when
+    it is read so and lies in ``[0, 2**32)``; False otherwise (the caller then packs by
+    ``struct``, whose checks raise as the reference does)."""
+    return _as_c_int(value, out) and out[0] >= 0 and cython.cast(cython.ulonglong, out[0]) <= _LOW32
+
+
 def _data_rules_hold(p: DataPacket) -> bool:
     """Compiled: :func:`encode_data`'s rules on the opcode, a trimmed packet and the
     payload's length, with the opcode, DSCP and ``dma_length`` read in C
@@ -642,22 +649,8 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
         and _as_c_u64(p.va, cython.address(va))
         and _as_c_int(p.rkey, cython.address(rkey))
         and _as_c_int(p.dma_length, cython.address(dma_length))
-        and (
-            timestamp is None
-            or (
-                _as_c_int(timestamp, cython.address(ts))
-                and ts >= 0
-                and cython.cast(cython.ulonglong, ts) <= _LOW32
-            )
-        )
-        and (
-            immediate is None
-            or (
-                _as_c_int(immediate, cython.address(imm))
-                and imm >= 0
-                and cython.cast(cython.ulonglong, imm) <= _LOW32
-            )
-        )
+        and (timestamp is None or _as_c_u32(timestamp, cython.address(ts)))
+        and (immediate is None or _as_c_u32(immediate, cython.address(imm)))
     ):
         return None
     _check_native(p, p.dscp, p.ecn)
@@ -700,20 +693,9 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
         and _as_c_int(s.sack_offset, cython.address(sack_offset))
         and 0 <= sack_offset <= 0xFFFF
         and _as_c_u64(s.bitmap, cython.address(bitmap))
-        and _as_c_int(s.echoed_ev, cython.address(echoed_ev))
-        and echoed_ev >= 0
-        and cython.cast(cython.ulonglong, echoed_ev) <= _LOW32
-        and (
-            echoed_ts is None
-            or (
-                _as_c_int(echoed_ts, cython.address(ts))
-                and ts >= 0
-                and cython.cast(cython.ulonglong, ts) <= _LOW32
-            )
-        )
-        and _as_c_int(s.rcvd_bytes, cython.address(rcvd))
-        and rcvd >= 0
-        and cython.cast(cython.ulonglong, rcvd) <= _LOW32
+        and _as_c_u32(s.echoed_ev, cython.address(echoed_ev))
+        and (echoed_ts is None or _as_c_u32(echoed_ts, cython.address(ts)))
+        and _as_c_u32(s.rcvd_bytes, cython.address(rcvd))
         and _as_c_int(s.echoed_psn, cython.address(echoed_psn))
         and _as_c_int(s.rcv_cwnd_pen, cython.address(pen))
         and _as_c_int(s.ooo_count, cython.address(ooo))
