@@ -12,7 +12,20 @@
 # int below 2**53 (an RTT sample minus the base RTT: exact as a double) or the average
 # (a float), so every comparison and product with it gives what the .py's int or float
 # gives; a comparison with a Python-object threshold boxes it (exactly).
+# On the native build on_ack takes its steps on C numbers (_exact_ack, session 28) when
+# every term it reads is exact: times as C integers (nic_host.pxd's nic_ns_ll), the
+# thresholds and the gain as C doubles that compare and compute as the Python numbers do
+# (_exact_double); any other term takes the .py's expressions.
 cimport cython
+
+from nic_emu.nic_host cimport NIC_NS_INEXACT, nic_ns_ll
+
+# _exact_ack's bounds and _exact_double's "not exact" (congestion.py), as C values
+cdef long long _TIME_LIMIT, _EXACT_INT
+cdef double _NOT_EXACT
+
+@cython.locals(x=double, n="long long")
+cdef double _exact_double(object value) except? -2.0
 
 
 cdef class WindowControl:
@@ -71,6 +84,14 @@ cdef class Nscc(WindowControl):
     cpdef on_ack(
         self, long long nbytes, object ecn, object rtt_ns, object now, long long inflight=*
     )
+    @cython.locals(
+        n="long long", rtt="long long", base="long long", qa_end="long long", gain=object,
+        clear=double, qa_threshold=double, adjust_bytes=double, target="long long",
+        mark=bint, delay=double, sample=double, done=bint,
+    )
+    cdef bint _exact_ack(
+        self, long long nbytes, object ecn, object rtt_ns, object now, long long inflight
+    ) except -1
     cpdef on_nack(self, object nbytes, object now, object inflight=*)
     cpdef on_loss(self, object nbytes, object now)
     cpdef _base_rtt(self, object rtt_ns)

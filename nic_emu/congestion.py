@@ -31,11 +31,40 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from nic_emu.config import CcConfig
+
+if cython.compiled:  # times and thresholds read as C values (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import NIC_NS_INEXACT, nic_ns_ll
 
 # UET's reference network for the scaled constants: 100 Gb/s, 12 us base RTT.
 REFERENCE_BDP_BYTES = 150_000
 REFERENCE_RTT_NS = 12_000
+
+# Nscc.on_ack's C path (the native build's, _exact_ack): the times it adds (now, the
+# base RTT, the target, the quick-adapt period's end) are ints of magnitude at most
+# 2**60, so no sum of three overflows a C long long; a delay (an RTT sample minus the
+# base RTT) and the thresholds it is compared with are numbers a C double holds exactly
+# (ints of magnitude at most 2**53, or floats), so every comparison and product gives
+# what Python's int and float give.
+_TIME_LIMIT = 1 << 60
+_EXACT_INT = 1 << 53
+_NOT_EXACT = -1.0  # _exact_double's answer for anything else (every threshold is >= 0)
+
+
+def _exact_double(value: object) -> float:
+    """A non-negative threshold as the C double that compares as it does (the native
+    build's): a float (NaN included: it compares as in Python), or an int of at most
+    2**53; ``_NOT_EXACT`` for anything else (a negative number, a larger int, a bool, a
+    Fraction), where the Python expressions are taken."""
+    if type(value) is float:
+        x: float = value  # type: ignore[assignment]
+        return _NOT_EXACT if x < 0.0 else x
+    n = nic_ns_ll(value, _EXACT_INT)
+    if n == NIC_NS_INEXACT or n < 0:
+        return _NOT_EXACT
+    return cython.cast(cython.double, n)
 
 
 class CongestionControl(Protocol):
@@ -150,6 +179,10 @@ class Nscc(WindowControl):
         self.avg_delay += self.delay_gain * (delay - self.avg_delay)
 
     def on_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int = 0) -> None:
+        # The native build takes the same steps on C numbers when every term is exact
+        # (_exact_ack); a term that is not (a float time, a Fraction gain) takes these.
+        if cython.compiled and self._exact_ack(nbytes, ecn, rtt_ns, now, inflight):
+            return
         self.achieved += nbytes
         self.acked_since_adjust += nbytes
         self.ignored += nbytes
@@ -180,6 +213,113 @@ class Nscc(WindowControl):
         ):
             self._adjust(now)
             self._bound()
+
+    def _exact_ack(self, nbytes: int, ecn: bool, rtt_ns: int, now: int, inflight: int) -> bool:
+        """:meth:`on_ack` on C numbers (the native build's; the pure build never calls
+        it): the same steps in the same order, each number it needs checked before the
+        first change. False (nothing changed) when a term is not exact: ``now``, the RTT sample, the
+        base RTT or the quick-adapt period's end not an int of magnitude at most 2**60,
+        a delay past 2**53, or a threshold or gain not a number a C double holds as it
+        is. The rare steps (a lower base RTT, quick adapt's window, a decrease, an
+        adjustment) call their methods with the same objects."""
+        n = nic_ns_ll(now, _TIME_LIMIT)
+        rtt = nic_ns_ll(rtt_ns, _TIME_LIMIT)
+        base = nic_ns_ll(self.base_rtt_ns, _TIME_LIMIT)
+        qa_end = nic_ns_ll(self.qa_end_ns, 3 * _TIME_LIMIT)
+        gain = self.delay_gain
+        clear = _exact_double(self.clear_delay_ns)
+        qa_threshold = _exact_double(self.qa_threshold_ns)
+        adjust_bytes = _exact_double(self.adjust_bytes)
+        target = self.target_ns
+        if (
+            n == NIC_NS_INEXACT
+            or rtt == NIC_NS_INEXACT
+            or base == NIC_NS_INEXACT
+            or qa_end == NIC_NS_INEXACT
+            or type(gain) is not float
+            or clear == _NOT_EXACT
+            or qa_threshold == _NOT_EXACT
+            or adjust_bytes == _NOT_EXACT
+            or not 0 < target <= _EXACT_INT
+            or not 0 <= nbytes <= _EXACT_INT
+            or not 0 <= self.acked_since_adjust <= _EXACT_INT - nbytes
+            or not -_TIME_LIMIT <= self.last_adjust_ns <= _TIME_LIMIT
+            or not -_EXACT_INT <= rtt - base <= _EXACT_INT
+        ):
+            return False  # (a sample below the base RTT gives a delay of 0)
+        if ecn is True:
+            mark = True
+        elif ecn is False:
+            mark = False
+        else:
+            return False  # another object's truth is the Python's to ask
+        self.achieved += nbytes
+        self.acked_since_adjust += nbytes
+        self.ignored += nbytes
+        if rtt >= 0:
+            if 0 < rtt < base:
+                self._base_rtt(rtt_ns)
+                base = rtt
+            delay = cython.cast(cython.double, rtt - base)
+            if self.delay_md:
+                self.last_rtt_ns = rtt_ns
+                if delay >= target:
+                    mark = True  # no switch marks here: the delay is the signal
+            # _average(delay, mark)
+            sample = delay
+            if not mark and sample > target:
+                sample = cython.cast(cython.double, base) / 4.0
+            self.avg_delay += cython.cast(cython.double, gain) * (sample - self.avg_delay)
+        else:
+            delay = self.avg_delay
+        # _quick_adapt(False, mark, delay, now, inflight)
+        if self.quick_adapt:
+            done = False
+            if self.ignored < self.ignore_bytes and mark:
+                done = True
+            elif n > qa_end:
+                if (
+                    qa_end != 0
+                    and (self.qa_trigger or delay > qa_threshold)
+                    and self.achieved < self.max_wnd >> self.qa_gate
+                ):
+                    self.cwnd = max(self.achieved, self.mtu)
+                    self.ignore_bytes = inflight
+                    self.ignored = 0
+                    self.qa_trigger = False
+                    self.quick_adapts += 1
+                    done = True
+                self.achieved = 0
+                self.qa_end_ns = n + base + target
+            if done:
+                self.inc_bytes = 0.0
+                self.acked_since_adjust = 0
+                return True
+        if not mark:
+            if delay >= target:
+                self.inc_bytes += self.fair_inc * nbytes
+            elif delay < clear:  # _fast_increase(nbytes, delay)
+                self.fast_count += nbytes
+                if self.fast_count > self.cwnd or self.fast_mode:
+                    self.cwnd += cython.cast(cython.longlong, nbytes * self.fast_scale)
+                    self.fast_mode = True
+                else:
+                    self.fast_mode = False
+                    self.inc_bytes += self.alpha * nbytes * (target - delay)
+            else:
+                self.fast_count = 0
+                self.fast_mode = False
+                self.inc_bytes += self.alpha * nbytes * (target - delay)
+        elif delay >= target:
+            self._multiplicative_decrease(now)
+        self._bound()
+        if (
+            cython.cast(cython.double, self.acked_since_adjust) > adjust_bytes
+            or n - self.last_adjust_ns > self.adjust_period_ns
+        ):
+            self._adjust(now)
+            self._bound()
+        return True
 
     def on_nack(self, nbytes: int, now: int, inflight: int = 0) -> None:
         """A trimmed packet: the queue it met was at its trim threshold, about a network

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import random
 
 import pytest
 
@@ -247,3 +248,69 @@ def test_nscc_delay_at_the_target_is_a_mark_and_below_it_an_exact_increase() -> 
     inc, avg = cc.inc_bytes, cc.avg_delay
     cc.on_ack(4096, False, -1, 300)  # no sample: the average delay (a float) stands in
     assert cc.inc_bytes == inc + cc.alpha * 4096 * (target - avg)
+
+
+class _Ns(int):
+    """A time that is an int but not exactly one: Nscc.on_ack's C path (the native
+    build's) refuses it, so the Python expressions run on the same values."""
+
+
+_NSCC_STATE = (
+    "cwnd",
+    "max_wnd",
+    "base_rtt_ns",
+    "avg_delay",
+    "inc_bytes",
+    "acked_since_adjust",
+    "last_adjust_ns",
+    "last_decrease_ns",
+    "fast_count",
+    "fast_mode",
+    "achieved",
+    "qa_end_ns",
+    "qa_trigger",
+    "ignore_bytes",
+    "ignored",
+    "decreases",
+    "quick_adapts",
+    "last_rtt_ns",
+)
+
+
+@pytest.mark.parametrize("delay_md", [True, False])
+@pytest.mark.parametrize("quick_adapt", [True, False])
+def test_nscc_on_ack_on_c_numbers_takes_the_python_steps(delay_md: bool, quick_adapt: bool) -> None:
+    """Three controls fed the same acknowledgements, NACKs and losses: one with ints and
+    bools (the native build's C path), one given ``now`` as an int subclass and one the
+    ECN echo as an int (the Python expressions on either build) hold the same state after
+    every call: the base RTT falling, marks, fast and proportional increases, decreases,
+    quick adapt and the adjustments."""
+    rng = random.Random(f"nscc-{delay_md}-{quick_adapt}")
+    cfg = CcConfig(delay_md=delay_md, quick_adapt=quick_adapt, qa_gate=1)
+    ccs = [Nscc(cfg, 4096, 150_000, 13_000, 0) for _ in range(3)]
+    now = 0
+    for step in range(3_000):
+        now += rng.choice((1, 50, 400, 3_000, 30_000))
+        nbytes = rng.choice((0, 1, 4096, 8192, 65_536))
+        inflight = rng.randrange(0, 300_000)
+        roll = rng.random()
+        if roll < 0.85:
+            ecn = rng.random() < 0.25
+            rtt = rng.choice(
+                (-1, rng.randrange(0, 13_000), 13_000 + rng.randrange(0, 60_000), 1 << 54)
+            )
+            ccs[0].on_ack(nbytes, ecn, rtt, now, inflight)
+            ccs[1].on_ack(nbytes, ecn, rtt, _Ns(now), inflight)
+            ccs[2].on_ack(nbytes, int(ecn), rtt, now, inflight)  # type: ignore[arg-type]
+        elif roll < 0.95:
+            for cc in ccs:
+                cc.on_nack(nbytes, now, inflight)
+        else:
+            for cc in ccs:
+                cc.on_loss(nbytes, now)
+        for name in _NSCC_STATE:
+            want = getattr(ccs[0], name)
+            assert getattr(ccs[1], name) == want == getattr(ccs[2], name), (step, name)
+    assert ccs[0].base_rtt_ns < 13_000 and ccs[0].decreases and ccs[0].cwnd
+    if quick_adapt:
+        assert ccs[0].quick_adapts
