@@ -16,6 +16,9 @@ from nic_emu.streams cimport StreamPayload
 
 cpdef object unwrap(object psn24, object reference)
 
+# a packet's states (sender.py: IN_FLIGHT, LOST, ACKED), as C values
+cdef long long _IN_FLIGHT, _LOST, _ACKED
+
 
 cdef class WriteRequest:
     cdef public object wr_id
@@ -94,6 +97,8 @@ cdef class SendState:
     cpdef list completed_writes(self)
     @cython.locals(q=list, pkt=TxPacket, head=Py_ssize_t, end=Py_ssize_t)
     cpdef TxPacket _front(self)
+    @cython.locals(pkt=TxPacket)
+    cpdef bint front_lost(self, long long max_seq, long long max_sent_ns) except -1
     @cython.locals(lost=list, pkt=TxPacket)
     cpdef list detect_losses(self, object threshold_pkts, object window_ns)
     @cython.locals(lost=list, pkt=TxPacket)

@@ -48,6 +48,11 @@ def unwrap(psn24: int, reference: int) -> int:
 IN_FLIGHT = 0
 LOST = 1  # queued for retransmission, not counted in flight
 ACKED = 2
+# the same, as C integers on the native build (sender.pxd): a packet's state (a C field)
+# is compared and set without a global's lookup and an int object's comparison
+_IN_FLIGHT = IN_FLIGHT
+_LOST = LOST
+_ACKED = ACKED
 
 #: ``SendState.outstanding``'s entries before ``out_head`` (done with) are dropped in one
 #: step once this many have gathered and the front is reached again (a list's head moves
@@ -167,7 +172,7 @@ class TxPacket:
         self.sent_ns = 0
         self.tx_seq = -1
         self.transmissions = 0
-        self.state = IN_FLIGHT
+        self.state = _IN_FLIGHT
 
     def __repr__(self) -> str:
         return (
@@ -242,7 +247,7 @@ class SendState:
         heap = self.rtx_heap
         while heap:
             pkt = self.unacked.get(heapq.heappop(heap))
-            if pkt is not None and pkt.state == LOST:
+            if pkt is not None and pkt.state == _LOST:
                 return pkt
         if not self.pending or self.next_psn - self.snd_una >= self.window_psns:
             return None
@@ -280,7 +285,7 @@ class SendState:
         if pkt.transmissions:
             self.retransmissions += 1
         pkt.transmissions += 1
-        pkt.state = IN_FLIGHT
+        pkt.state = _IN_FLIGHT
         self.inflight_bytes += pkt.length
         self.outstanding.append(pkt)
 
@@ -298,9 +303,9 @@ class SendState:
         if pkt is None:
             return None
         self.sacked |= 1 << (psn - self.snd_una)
-        if pkt.state == IN_FLIGHT:
+        if pkt.state == _IN_FLIGHT:
             self.inflight_bytes -= pkt.length
-        pkt.state = ACKED
+        pkt.state = _ACKED
         pkt.payload = b""
         pkt.wr.acked_pkts += 1
         if pkt.tx_seq > self.acked_max_tx_seq and (
@@ -323,9 +328,9 @@ class SendState:
             if pkt is None:
                 continue
             length = pkt.length
-            if pkt.state == IN_FLIGHT:
+            if pkt.state == _IN_FLIGHT:
                 self.inflight_bytes -= length
-            pkt.state = ACKED
+            pkt.state = _ACKED
             pkt.payload = b""
             pkt.wr.acked_pkts += 1
             acked += length
@@ -377,7 +382,7 @@ class SendState:
         end = len(q)
         while head < end:
             pkt = q[head]
-            if pkt.state == IN_FLIGHT:
+            if pkt.state == _IN_FLIGHT:
                 if head >= OUT_COMPACT:
                     del q[:head]
                     head = 0
@@ -387,6 +392,13 @@ class SendState:
         q.clear()
         self.out_head = 0
         return None
+
+    def front_lost(self, max_seq: int, max_sent_ns: int) -> bool:
+        """Whether the oldest in-flight packet is lost by the SACK evidence: sent at or
+        before transmission ``max_seq`` and at or before ``max_sent_ns`` (the first test
+        of :meth:`detect_losses`, with its limits given: False, and it would find none)."""
+        pkt = self._front()
+        return pkt is not None and pkt.tx_seq <= max_seq and pkt.sent_ns <= max_sent_ns
 
     def detect_losses(self, threshold_pkts: int, window_ns: int) -> list[TxPacket]:
         """Packets the SACK evidence shows lost (now queued for retransmission)."""
@@ -430,12 +442,12 @@ class SendState:
         count = 0
         for psn in range(max(from_psn, self.snd_una), self.next_psn):
             pkt = self.unacked.get(psn)
-            if pkt is not None and pkt.state == IN_FLIGHT:
+            if pkt is not None and pkt.state == _IN_FLIGHT:
                 self._lose(pkt)
                 count += 1
         if count:  # their entries leave ``outstanding`` together
             q = self.outstanding
-            q[self.out_head :] = [p for p in q[self.out_head :] if p.state != LOST]
+            q[self.out_head :] = [p for p in q[self.out_head :] if p.state != _LOST]
         return count
 
     def mark_lost(self, pkt: TxPacket) -> None:
@@ -452,7 +464,7 @@ class SendState:
 
     def _lose(self, pkt: TxPacket) -> None:
         """:meth:`mark_lost` for a packet already out of ``outstanding``."""
-        pkt.state = LOST
+        pkt.state = _LOST
         self.inflight_bytes -= pkt.length
         heapq.heappush(self.rtx_heap, pkt.psn)
 
@@ -461,7 +473,7 @@ class SendState:
         return [
             p
             for p in self.unacked.values()
-            if p.state == IN_FLIGHT and p.entry is not None and p.entry.path == path
+            if p.state == _IN_FLIGHT and p.entry is not None and p.entry.path == path
         ]
 
     def in_flight_on_plane(self, plane: int) -> list[TxPacket]:
@@ -469,5 +481,5 @@ class SendState:
         return [
             p
             for p in self.unacked.values()
-            if p.state == IN_FLIGHT and p.entry is not None and p.entry.plane == plane
+            if p.state == _IN_FLIGHT and p.entry is not None and p.entry.plane == plane
         ]

@@ -410,10 +410,8 @@ class Feedback:
             self.cc.on_ack(0, True, rtt, now, send.inflight_bytes)
         if self.mrc:
             window = timers.reorder_window()
-            for pkt in send.detect_losses(self.reorder_threshold, window):
-                self.losses.lost(pkt, "reorder", now)
-                if qp.state is not READY:
-                    return out
+            if not self._reorder_losses(window, now):
+                return out
             if self.quarantine:
                 if self.evs.quarantined:
                     probes: Outbox = []
@@ -426,6 +424,29 @@ class Feedback:
             self.tail.armed = True
         self.complete_writes(now)
         return out
+
+    def _reorder_losses(self, window: int, now: int) -> bool:
+        """RACK's losses after a SACK (``reorder_threshold`` later sends and ``window``
+        ns). False if one failed the queue pair."""
+        send = self.send
+        threshold = self.reorder_threshold
+        if cython.compiled:
+            # Most SACKs show none: the oldest packet is tested on C integers first (when
+            # the window and the threshold are ints in range), and the list is made only
+            # when it is lost.
+            w = nic_ns_ll(window, _TIME_LIMIT)
+            th = nic_ns_ll(threshold, _TIME_LIMIT)
+            if (
+                w != _INEXACT
+                and th != _INEXACT
+                and not send.front_lost(send.acked_max_tx_seq - th, send.acked_max_sent_ns - w)
+            ):
+                return True
+        for pkt in send.detect_losses(threshold, window):
+            self.losses.lost(pkt, "reorder", now)
+            if self.qp.state is not READY:
+                return False
+        return True
 
     def complete_writes(self, now: int) -> None:
         """Tell the application of the WRITEs now wholly acknowledged, in posting order."""

@@ -221,3 +221,32 @@ def test_a_cumulative_ack_follows_the_same_rule() -> None:
     ss, _ = _spurious_retransmission()
     ss.ack_below(30, 7100 - 1000)
     assert [p.psn for p in ss.detect_losses(16, 1000)] == list(range(30, 45))
+
+
+@pytest.mark.parametrize("seed", range(8))
+def test_front_lost_answers_whether_detect_losses_finds_one(seed: int) -> None:
+    """front_lost, given detect_losses' limits, says whether it finds a loss (the native
+    build's feedback asks it first, on C integers, and makes the list only then)."""
+    rng = random.Random(seed)
+    ss, _ = _sender(npkts=300, mtu=10)
+    t = 0
+    sent = []
+    for _ in range(600):
+        t += rng.choice((10, 100, 1_000))
+        roll = rng.random()
+        if roll < 0.5:
+            p = ss.next_packet()
+            if p is not None:
+                ss.sent(p, None, t)
+                sent.append(p)
+        elif roll < 0.8 and sent:
+            ss.ack(rng.choice(sent).psn, CREDIBLE)
+        threshold = rng.choice((0, 1, 3, 16))
+        window = rng.choice((0, 100, 1_000, 5_000))
+        due = ss.front_lost(ss.acked_max_tx_seq - threshold, ss.acked_max_sent_ns - window)
+        lost = ss.detect_losses(threshold, window)
+        assert due == bool(lost)
+        for _ in lost:  # resent at once, oldest PSN first
+            p = ss.next_packet()
+            assert p in lost
+            ss.sent(p, None, t)

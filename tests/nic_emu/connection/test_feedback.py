@@ -6,6 +6,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
+import pytest
+
 from mrc_wire import EV_PROBE_QPN, Nack, Probe, Sack, decode
 from mrc_wire.constants import NackReason
 from nic_emu import event_log as ev_kinds
@@ -277,9 +279,15 @@ def test_a_sack_outside_the_window_is_refused() -> None:
     assert parts.send.inflight_bytes == MTU
 
 
-def test_rack_declares_the_packets_a_later_one_overtook_lost() -> None:
+@pytest.mark.parametrize("general", [False, True])
+def test_rack_declares_the_packets_a_later_one_overtook_lost(general: bool) -> None:
+    """The oldest packet is tested on C integers first (the native build's), or, with a
+    threshold that is not an int (a float of the same value), by the Python expressions
+    alone: the same losses."""
     parts = make_parts()
     feedback, _ = _feedback(parts)
+    if general:
+        feedback.reorder_threshold = float(feedback.reorder_threshold)
     post(parts, 5)
     for i in range(5):
         transmit(parts, i * 100_000)
@@ -290,6 +298,20 @@ def test_rack_declares_the_packets_a_later_one_overtook_lost() -> None:
     assert parts.counters["losses_reorder"] == 2
     reasons = {r.detail["reason"] for r in parts.core.log.of_kind(ev_kinds.RETRANSMIT)}
     assert reasons == {"reorder"}
+
+
+@pytest.mark.parametrize("general", [False, True])
+def test_a_reorder_loss_that_fails_the_queue_pair_stops_the_sack_there(general: bool) -> None:
+    parts = make_parts()
+    feedback, _ = _feedback(parts)
+    if general:
+        feedback.reorder_threshold = float(feedback.reorder_threshold)
+    post(parts, 5)
+    pkts = [transmit(parts, i * 100_000) for i in range(5)]
+    pkts[0].transmissions = pkts[1].transmissions = CFG.max_packet_transmissions
+    feedback.on_sack(_sack(parts, 0, bitmap=1 << 4), 0, 410_000)
+    # the first loss failed it: the second is not counted
+    assert parts.qp.state is QpState.ERROR and parts.counters["losses_reorder"] == 1
 
 
 def test_an_ecn_echo_skips_the_echoed_ev() -> None:
