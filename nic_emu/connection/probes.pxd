@@ -9,8 +9,13 @@ cimport cython
 from mrc_wire.codec cimport Probe, encode_probe
 from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.connection.rtt cimport RttTimers
+from nic_emu.nic_host cimport NIC_NS_INEXACT, nic_ns_ll
 from nic_emu.ev_set cimport EvEntry, EvSet
 from nic_emu.sender cimport SendState, TxPacket
+
+
+# quarantine_overdue's bound for a threshold read as a C integer (probes.py)
+cdef long long _LIMIT
 
 
 cdef class PathProbes:
@@ -34,8 +39,13 @@ cdef class PathProbes:
 
     cpdef arm(self, object now)
     cpdef _due(self, object t)
-    @cython.locals(evs=EvSet, pkt=TxPacket, e=EvEntry, q=list, i=Py_ssize_t)
+    @cython.locals(
+        evs=EvSet, pkt=TxPacket, e=EvEntry, q=list, i=Py_ssize_t, threshold="long long",
+        hold="long long",
+    )
     cpdef quarantine_overdue(self, SendState send, object now)
+    @cython.locals(evs=EvSet, pkt=TxPacket, e=EvEntry, q=list, i=Py_ssize_t)
+    cdef _hold_overdue(self, SendState send, long long limit_seq, long long limit_sent, object now)
     @cython.locals(evs=EvSet)
     cpdef bint hold_path(
         self, EvEntry e, object psn, object sent_ns, object why, object now

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from typing import Protocol
 
+import cython
+
 from mrc_wire import EV_PROBE_QPN
 from mrc_wire.codec import Probe, encode_probe
 from nic_emu import event_log as ev_kinds
@@ -18,7 +20,13 @@ from nic_emu.connection.rtt import RttTimers
 from nic_emu.ev_set import ASSUMED_BAD, EvEntry, EvSet
 from nic_emu.sender import IN_FLIGHT, PSN_MASK, SendState
 
+if cython.compiled:  # a threshold read as a C integer (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import NIC_NS_INEXACT, nic_ns_ll
+
 SHARED_HOLD = "shared"  # why a path is held on the NIC's verdict (NicCore.path_suspect)
+# quarantine_overdue's C path: a threshold of magnitude at most 2**60 (the send state's
+# count and time minus it stay in a C long long)
+_LIMIT = 1 << 60
 
 
 class ProbeHost(Protocol):
@@ -108,11 +116,37 @@ class PathProbes:
         is overdue: at least ``quarantine_threshold_pkts`` later sends and one sent a
         quarantine window later (:meth:`RttTimers.hold_delay`) acknowledged, with nothing
         sent on its path since acknowledged."""
+        if cython.compiled:
+            # Both limits as C integers when the threshold and the quarantine window are
+            # ints in range (a float takes the Python below): once per SACK, and the scan
+            # usually ends at its first packet.
+            threshold = nic_ns_ll(self.overdue_threshold, _LIMIT)
+            hold = self.timers.exact_hold_delay()
+            if threshold != NIC_NS_INEXACT and hold >= 0:
+                self._hold_overdue(
+                    send, send.acked_max_tx_seq - threshold, send.acked_max_sent_ns - hold, now
+                )
+                return
         limit_seq = send.acked_max_tx_seq - self.overdue_threshold
         limit_sent = send.acked_max_sent_ns - self.timers.hold_delay()
         evs = self.evs
         # In the order of the packets' latest transmissions (each packet once): send
         # order, so the first one past either limit ends the scan.
+        q = send.outstanding
+        for i in range(send.out_head, len(q)):
+            pkt = q[i]
+            if pkt.tx_seq > limit_seq or pkt.sent_ns > limit_sent:
+                return
+            if pkt.state != IN_FLIGHT:
+                continue
+            e = pkt.entry
+            if e is not None and e.path not in evs.quarantined:
+                self.hold_path(e, pkt.psn, pkt.sent_ns, "overdue", now)
+
+    def _hold_overdue(self, send: SendState, limit_seq: int, limit_sent: int, now: int) -> None:
+        """:meth:`quarantine_overdue`'s scan with its limits given (C integers on the
+        native build, which alone calls it)."""
+        evs = self.evs
         q = send.outstanding
         for i in range(send.out_head, len(q)):
             pkt = q[i]

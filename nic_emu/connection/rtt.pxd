@@ -13,10 +13,12 @@
 # same correctly rounded quotient (two exact doubles) as Python's true division.
 cimport cython
 
+from nic_emu.nic_host cimport nic_ns_ll
+
 
 # min_rtt_ns before the first sample, and where a C double stops holding every int
 # (rtt.py), as C values
-cdef long long _NO_RTT
+cdef long long _NO_RTT, _EXACT_INT
 cdef double _EXACT_DOUBLE
 
 
@@ -55,6 +57,9 @@ cdef class RttTimers:
                    longest=double)
     cpdef object tail_probe_timeout(self)
     # reorder_window on C integers (-1: its floor is not an int below 2**53)
-    @cython.locals(exact=double, window="long long", term="long long")
+    @cython.locals(window="long long", term="long long")
     cdef long long _c_window(self) except? -2
     cpdef object hold_delay(self)
+    # hold_delay on C integers (-1: its floor is not an int of 0 to 2**53)
+    @cython.locals(hold="long long", term="long long")
+    cpdef long long exact_hold_delay(self) except? -2

@@ -12,10 +12,14 @@ import cython
 from nic_emu.config import NicConfig
 from nic_emu.connection.common import QDELAY_PEAK_RTTS, RTO_CAP_NS
 
+if cython.compiled:  # a floor read as a C integer (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import nic_ns_ll
+
 NO_RTT = 1 << 62  # min_rtt_ns before the first sample
 _NO_RTT = NO_RTT  # a C value on the native build (rtt.pxd)
 # below this a C double holds an int exactly (the window's terms on the native build)
-_EXACT_DOUBLE = float(1 << 53)
+_EXACT_INT = 1 << 53
+_EXACT_DOUBLE = float(_EXACT_INT)
 
 
 class RttTimers:
@@ -146,13 +150,9 @@ class RttTimers:
         is not an int below 2**53 (a float: the general path keeps its type). The other
         terms are ints (a truncated C double is ``int()`` of it); the maximum of ints is
         the same whichever is first."""
-        floor = self.reorder_floor_ns
-        if type(floor) is not int:
+        window = nic_ns_ll(self.reorder_floor_ns, _EXACT_INT - 1)  # an exact int, read in C
+        if window < 0:  # NIC_NS_INEXACT, or a negative floor
             return -1
-        exact = cython.cast(cython.double, floor)  # exact below 2**53
-        if not 0 <= exact < _EXACT_DOUBLE:
-            return -1
-        window = cython.cast(cython.longlong, exact)
         term = cython.cast(cython.longlong, 2 * self.qdelay_ns)
         if term > window:
             window = term
@@ -169,3 +169,21 @@ class RttTimers:
         """The quarantine window: RACK's time window without its queueing term, from
         its own floor (``quarantine_window_ns``)."""
         return max(self.quarantine_floor_ns, int(self.srtt_ns) >> 2)
+
+    def exact_hold_delay(self) -> int:
+        """:meth:`hold_delay` on C integers (the native build's), or -1 when its floor
+        is not an int of 0 to 2**53 or SRTT is past 2**53 (the general path keeps its
+        type then)."""
+        floor = self.quarantine_floor_ns
+        if cython.compiled:
+            hold = nic_ns_ll(floor, _EXACT_INT - 1)  # an exact int, read in C
+            if hold < 0:  # NIC_NS_INEXACT, or a negative floor
+                return -1
+        elif type(floor) is int and 0 <= floor < _EXACT_INT:
+            hold = floor
+        else:
+            return -1
+        if not self.srtt_ns < _EXACT_DOUBLE:
+            return -1
+        term = cython.cast(cython.longlong, self.srtt_ns) >> 2  # int(): truncated, >= 0
+        return term if term > hold else hold

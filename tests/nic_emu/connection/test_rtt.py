@@ -129,6 +129,30 @@ def test_the_reorder_window_and_hold_delay_are_the_max_of_their_terms_floor_firs
                 assert (got, type(got)) == (want, type(want)), (floor, adaptive, qdelay, peak)
                 hold = max(floor, int(srtt) >> 2)
                 assert (t.hold_delay(), type(t.hold_delay())) == (hold, type(hold))
+                # on C integers: the same int, or -1 (not taken) for a float floor
+                assert t.exact_hold_delay() == (hold if type(floor) is int else -1)
+
+
+def test_the_hold_delay_on_c_integers_refuses_what_a_c_integer_cannot_hold() -> None:
+    """exact_hold_delay answers -1 (the general path is taken) for a floor that is not an
+    int of 0 to 2**53 (a bool, a negative, a larger int) or an SRTT past 2**53."""
+    for floor, srtt, want in (
+        (0, 0.0, 0),
+        ((1 << 53) - 1, 0.0, (1 << 53) - 1),
+        (1 << 53, 0.0, -1),
+        (1 << 70, 0.0, -1),
+        (-1, 0.0, -1),
+        (True, 0.0, -1),
+        (2_500, 10_003.75, 2_500),
+        (2_500, 40_003.75, 10_000),
+        (2_500, float(1 << 53), -1),
+        (2_500, float("nan"), -1),
+    ):
+        t = RttTimers(replace(CFG, quarantine_window_ns=2_500), 0, adaptive=True)
+        t.quarantine_floor_ns, t.srtt_ns = floor, srtt
+        assert t.exact_hold_delay() == want, (floor, srtt)
+        if want >= 0:
+            assert t.exact_hold_delay() == t.hold_delay()
 
 
 def test_the_configured_terms_read_per_acknowledgement_are_the_configurations() -> None:
