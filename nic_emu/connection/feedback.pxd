@@ -77,6 +77,8 @@ cdef class TailProbe:
 
     @cython.locals(send=SendState, inflight="long long")
     cpdef object deadline(self)
+    @cython.locals(w="long long")
+    cdef bint _room(self, SendState send) except -1
     @cython.locals(entry=EvEntry)
     cpdef object send_probe(self, object now)
     @cython.locals(pkt=TxPacket)

@@ -208,13 +208,18 @@ class TailProbe:
         inflight = send.inflight_bytes
         if not inflight or send.rtx_heap:
             return None
-        if (
-            send.pending
-            and inflight + self.mtu <= self.cc.cwnd
-            and send.next_psn - send.snd_una < self.window
-        ):
+        if send.pending and inflight + self.mtu <= self.cc.cwnd and self._room(send):
             return None  # new data can go: its acknowledgements drive RACK
         return self.frames.last_tx_ns + self.timers.tail_probe_timeout()
+
+    def _room(self, send: SendState) -> bool:
+        """New data fits the receive window (``next_psn - snd_una < window``): on C
+        integers when the window is an int in range (the native build's)."""
+        if cython.compiled:
+            w = nic_ns_ll(self.window, _TIME_LIMIT)
+            if w != _INEXACT:
+                return send.next_psn - send.snd_una < w
+        return send.next_psn - send.snd_una < self.window
 
     def send_probe(self, now: int) -> Frame | None:
         """A reliability probe (opcode 0xDE to the peer QP): its SACK reply shows which of

@@ -11,7 +11,12 @@ from mrc_wire.codec cimport DataPacket, encode_data
 from nic_emu.congestion cimport WindowControl
 from nic_emu.connection.records cimport ConnectionCounters
 from nic_emu.ev_set cimport EvEntry, EvSet
+from nic_emu.nic_host cimport nic_ns_ll
 from nic_emu.sender cimport SendState, TxPacket, WriteRequest
+
+# a data packet's masks, a send time's bound and nic_ns_ll's "not read" (transmit.py), as
+# C values
+cdef long long _PSN_MASK, _TS_MASK, _NOW_LIMIT, _INEXACT
 
 
 cdef class DataTransmitter:
@@ -27,7 +32,7 @@ cdef class DataTransmitter:
     @cython.locals(
         plane=Py_ssize_t, wr=WriteRequest, offset="long long", length="long long",
         rtx=bint, size=Py_ssize_t, frame=bytes, counters=ConnectionCounters, t=DataPacket,
-        ns_per_byte=object, wire_ns=object,
+        ns_per_byte=object, wire_ns=object, n="long long",
     )
     cpdef tuple transmit(self, TxPacket pkt, EvEntry entry, SendState send, object now)
 
@@ -52,6 +57,8 @@ cdef class Transmitter:
     cpdef on_timer(self, object now)
     @cython.locals(send=SendState, inflight="long long")
     cpdef bint window_blocked(self) except -1
+    @cython.locals(w="long long")
+    cdef bint _room(self, SendState send) except -1
     @cython.locals(
         send=SendState, inflight="long long", entry=EvEntry, pkt=TxPacket, sent=tuple,
     )

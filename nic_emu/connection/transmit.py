@@ -27,6 +27,16 @@ from nic_emu.ev_set import GOOD, EvEntry, EvSet
 from nic_emu.exceptions import DataSourceError
 from nic_emu.sender import PSN_MASK, SendState, TxPacket
 
+if cython.compiled:  # the send time read as a C integer (nic_host.pxd)
+    from cython.cimports.nic_emu.nic_host import nic_ns_ll
+
+# the masks of a data packet's PSN and timestamp, as C integers on the native build
+# (transmit.pxd): the masked values are made in C, one int object each
+_PSN_MASK = PSN_MASK
+_TS_MASK = TS_MASK
+_NOW_LIMIT = 1 << 62  # a send time read as a C integer: an int of at most this
+_INEXACT = -(1 << 63)  # nic_ns_ll's answer for anything else (NIC_NS_INEXACT)
+
 
 class TransmitHost(Protocol):
     """What the data frames ask of the NIC: its ports' pacing (written per packet) and
@@ -75,7 +85,7 @@ class DataTransmitter:
         rtx = pkt.transmissions > 0
         t.ev = entry.ev
         t.outer_dst = entry.wire
-        t.psn = pkt.psn & PSN_MASK
+        t.psn = pkt.psn & _PSN_MASK
         t.va = wr.remote_va + offset
         t.rkey = wr.rkey
         t.dma_length = length
@@ -84,7 +94,11 @@ class DataTransmitter:
         t.dscp = DSCP_TRIMMABLE_RETX if rtx else DSCP_TRIMMABLE
         t.last = pkt.last
         t.ack_req = pkt.last or rtx
-        t.timestamp = now & TS_MASK
+        n = _INEXACT
+        if cython.compiled:
+            n = nic_ns_ll(now, _NOW_LIMIT)
+        # two's complement: C's & of a negative int is Python's
+        t.timestamp = n & _TS_MASK if n != _INEXACT else now & TS_MASK
         frame = encode_data(t)
         size = len(frame)
         # Same rounding as the fabric's serialisation time, so the two never drift. The
@@ -175,15 +189,24 @@ class Transmitter:
         """:meth:`send_one` would refuse at once, whatever the time: not READY, the
         congestion window is full, or nothing is queued that the receive window allows.
         Only an event on this connection (an acknowledgement, a timer, a post) changes it."""
-        if self.qp.state is not READY or self.rate_wait_ns is not None:
-            return True
+        # The C fields first: the queue pair's state, an attribute of another object,
+        # is read only when nothing else blocks (the answer is the same in any order).
         send = self.send
         inflight = send.inflight_bytes
-        if inflight and inflight + self._mtu > self.cc.cwnd:
+        if (inflight and inflight + self._mtu > self.cc.cwnd) or self.rate_wait_ns is not None:
             return True
-        return not send.rtx_heap and not (
-            send.pending and send.next_psn - send.snd_una < self._window
-        )
+        if not send.rtx_heap and not (send.pending and self._room(send)):
+            return True
+        return self.qp.state is not READY
+
+    def _room(self, send: SendState) -> bool:
+        """New data fits the receive window (``next_psn - snd_una < window``): on C
+        integers when the window is an int in range (the native build's)."""
+        if cython.compiled:
+            w = nic_ns_ll(self._window, _NOW_LIMIT)
+            if w != _INEXACT:
+                return send.next_psn - send.snd_una < w
+        return send.next_psn - send.snd_una < self._window
 
     def send_one(self, now: int) -> Frame | None:
         """The next data packet, as (plane, frame), if the window, an EV and that EV's
@@ -199,7 +222,7 @@ class Transmitter:
         inflight = send.inflight_bytes
         if inflight and inflight + self._mtu > self.cc.cwnd:
             return None
-        if not send.rtx_heap and not (send.pending and send.next_psn - send.snd_una < self._window):
+        if not send.rtx_heap and not (send.pending and self._room(send)):
             return None
         rate = self.dcqcn
         if rate is not None and rate.next_send_ns > now:

@@ -198,6 +198,19 @@ def test_the_tail_probe_is_due_only_when_nothing_new_can_go() -> None:
     assert tail.deadline() is None
 
 
+@pytest.mark.parametrize("window", [1, 1.0, 2, 2.0])
+def test_the_tail_probe_is_due_when_the_receive_window_is_full(window: float) -> None:
+    """The receive window compared on C integers (the native build's) or, a float, by
+    the Python expression: one PSN out fills a window of 1, not one of 2."""
+    parts = make_parts()
+    tail = parts.tail
+    tail.window = window
+    post(parts, 3)
+    transmit(parts, 100)
+    due = 100 + parts.timers.tail_probe_timeout() if window == 1 else None
+    assert tail.deadline() == due
+
+
 def test_the_tail_probe_asks_the_peer_qp_and_its_answer_shows_the_losses() -> None:
     parts = make_parts()
     post(parts, 2)

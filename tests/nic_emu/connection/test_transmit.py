@@ -12,7 +12,7 @@ from mrc_wire import DataPacket, decode
 from mrc_wire.constants import Dscp
 from nic_emu import event_log as ev_kinds
 from nic_emu.config import NicConfig
-from nic_emu.connection.common import QpState
+from nic_emu.connection.common import TS_MASK, QpState
 from nic_emu.connection.records import ConnectionCounters, ConnectionLog
 from nic_emu.connection.templates import data_templates
 from nic_emu.connection.transmit import DataTransmitter, Transmitter
@@ -20,7 +20,7 @@ from nic_emu.core import NicCore
 from nic_emu.dcqcn import DcqcnRate
 from nic_emu.ev_set import EvEntry
 from nic_emu.exceptions import DataSourceError
-from nic_emu.sender import BufferPayload, SendState, WriteRequest
+from nic_emu.sender import PSN_MASK, BufferPayload, SendState, WriteRequest
 from topologies import AddressPlan, load
 
 from .kit import CFG, Parts, make_parts, post
@@ -52,14 +52,18 @@ def test_a_port_is_busy_for_the_truncated_wire_time_of_any_ns_per_byte(
     entry = EvEntry(ev=ev, plane=plane, path=path)
     entry.wire = wire
     send = SendState(0, MTU, 64)
-    data = bytes(range(256)) * 3
-    send.post(WriteRequest(1, BufferPayload(memoryview(data)), len(data), 0x1000, 9, 2, 0))
-    for now in (1_000, 10**15 + 7):
+    data = bytes(range(256)) * 5
+    send.post(WriteRequest(1, BufferPayload(memoryview(data)), len(data), 0x1000, 9, 3, 0))
+    # the timestamp made in C from a time of at most 2**62, by Python's & past it
+    for now in (1_000, 10**15 + 7, (1 << 62) + 7):
         pkt = send.next_packet()
         assert pkt is not None
         _, frame = tx.transmit(pkt, entry, send, now)
         busy = core.port_free_at[plane] - now
         assert busy == int(len(frame) * ns_per_byte) and type(busy) is int
+        sent = decode(frame)
+        assert isinstance(sent, DataPacket)
+        assert (sent.timestamp, sent.psn) == (now & TS_MASK, pkt.psn & PSN_MASK)
 
 
 def test_a_packet_leaves_on_its_ev_and_keeps_its_port_busy() -> None:
@@ -130,10 +134,15 @@ def _transmitter(parts: Parts, *, dcqcn: DcqcnRate | None = None) -> Transmitter
     )
 
 
-def test_the_send_turn_sends_what_is_queued_within_the_receive_window() -> None:
+@pytest.mark.parametrize("general", [False, True])
+def test_the_send_turn_sends_what_is_queued_within_the_receive_window(general: bool) -> None:
+    """The receive window compared on C integers (the native build's), or, a float of
+    the same value, by the Python expression: the same turns."""
     parts = make_parts(replace(CFG, receive_window_psns=128))
     parts.cc.cwnd = 1 << 30  # the receive window is the limit here
     tx = _transmitter(parts)
+    if general:
+        tx._window = 128.0
     assert tx.window_blocked() and not _sent(tx, 0, parts)  # nothing posted
     post(parts, 130)
     now = 0
