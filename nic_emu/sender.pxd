@@ -93,6 +93,8 @@ cdef class SendState:
     cpdef object ack_below(self, object cumulative, long long ambiguous_after)
     @cython.locals(unacked=dict, old="long long", una="long long", nxt="long long")
     cpdef bint advance_una(self, object cumulative) except -1
+    @cython.locals(wr=WriteRequest)
+    cpdef bint write_done(self) except -1
     @cython.locals(out=list, wr=WriteRequest)
     cpdef list completed_writes(self)
     @cython.locals(q=list, pkt=TxPacket, head=Py_ssize_t, end=Py_ssize_t)

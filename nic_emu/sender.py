@@ -362,6 +362,16 @@ class SendState:
         self.sacked >>= una - old
         return True
 
+    def write_done(self) -> bool:
+        """Whether the oldest incomplete WR is wholly acknowledged: whether
+        :meth:`completed_writes` has any to return (asked first: most acknowledgements
+        complete none, and then no list is made)."""
+        q = self.incomplete
+        if not q:
+            return False
+        wr = q[0]
+        return wr.acked_pkts == wr.npkts
+
     def completed_writes(self) -> list[WriteRequest]:
         """WRs now fully acknowledged, in posting order (RDMA completes in order)."""
         out = []

@@ -119,7 +119,7 @@ cdef class Feedback:
     cpdef object on_sack(self, Sack s, Py_ssize_t plane, object now)
     @cython.locals(send=SendState, w="long long", th="long long", pkt=TxPacket)
     cdef bint _reorder_losses(self, object window, object now) except -1
-    @cython.locals(done=list, wr=WriteRequest)
+    @cython.locals(send=SendState, done=list, wr=WriteRequest)
     cpdef complete_writes(self, object now)
     @cython.locals(send=SendState, pkt=TxPacket, host=NicHost)
     cpdef on_nack(self, Nack n, object plane, object now)

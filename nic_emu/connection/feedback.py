@@ -455,9 +455,10 @@ class Feedback:
 
     def complete_writes(self, now: int) -> None:
         """Tell the application of the WRITEs now wholly acknowledged, in posting order."""
-        done = self.send.completed_writes()
-        if not done:
+        send = self.send
+        if not send.write_done():  # most acknowledgements complete none: no list made
             return
+        done = send.completed_writes()
         host = self.host
         qpn = self.qpn
         for wr in done:

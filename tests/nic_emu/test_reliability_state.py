@@ -250,3 +250,20 @@ def test_front_lost_answers_whether_detect_losses_finds_one(seed: int) -> None:
             p = ss.next_packet()
             assert p in lost
             ss.sent(p, None, t)
+
+
+def test_write_done_says_whether_completed_writes_has_any() -> None:
+    """Feedback asks write_done first (most acknowledgements complete no WRITE, and then
+    no list is made): it is true exactly when completed_writes returns some."""
+    ss, wr = _sender(npkts=3)
+    assert not ss.write_done() and ss.completed_writes() == []
+    pkts = []
+    while (p := ss.next_packet()) is not None:
+        ss.sent(p, None, 0)
+        pkts.append(p)
+    for p in pkts[1:]:
+        ss.ack(p.psn, CREDIBLE)
+        assert not ss.write_done()
+    ss.ack(pkts[0].psn, CREDIBLE)
+    assert ss.write_done() and ss.completed_writes() == [wr]
+    assert not ss.write_done() and ss.completed_writes() == []
