@@ -9,6 +9,11 @@
 # budget is an extension type of C integers, called in C by a sink whose budget is one.
 cimport cython
 
+from nic_emu.nic_host cimport nic_ns_ll
+
+# StreamReceiver._outside's bound and nic_ns_ll's "not read" (streams.py), as C values
+cdef long long _VA_LIMIT, _INEXACT
+
 
 cdef class StreamPayload:
     cdef public long long length
@@ -52,6 +57,8 @@ cdef class StreamReceiver:
 
     @cython.locals(budget=object, fits=bint)
     cpdef object admit(self, long long psn, object rkey, object va, object length)
+    @cython.locals(v="long long", n="long long", lo="long long", hi="long long")
+    cdef bint _outside(self, object va, object length) except -1
     @cython.locals(data=bytes, held=dict, nxt="long long", found=object, is_last=object,
                    freed="long long", budget=object)
     cpdef place(self, long long psn, object payload, object last)

@@ -29,10 +29,15 @@ from nic_emu.exceptions import DataSourceError, MemoryAccessError
 if cython.compiled:
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.libc.string import memcmp, memcpy
+    from cython.cimports.nic_emu.nic_host import nic_ns_ll
 
 # Drop reasons of StreamReceiver.admit (NicCore.drop's ``reason``)
 DROP_MEMORY_ACCESS = "memory_access"
 DROP_MEMORY_BUDGET = "memory_budget"
+# StreamReceiver._outside's C path: addresses and lengths of magnitude at most 2**62 (a
+# sum of two stays in a C long long); nic_ns_ll's answer for anything else
+_VA_LIMIT = 1 << 62
+_INEXACT = -(1 << 63)
 
 
 class Budget(Protocol):
@@ -225,7 +230,7 @@ class StreamReceiver:
             self.rkey = rkey
         elif rkey != self.rkey:
             return DROP_MEMORY_ACCESS  # one stream per (source NIC, QPN)
-        if va < self.min_va or va + length > self.max_va:
+        if self._outside(va, length):
             return DROP_MEMORY_ACCESS
         if psn > self.next_psn and psn not in self.held:
             budget = self.budget
@@ -236,6 +241,19 @@ class StreamReceiver:
             if not fits:
                 return DROP_MEMORY_BUDGET
         return None
+
+    def _outside(self, va: int, length: int) -> bool:
+        """Whether [``va``, ``va + length``) leaves [``min_va``, ``max_va``): on C
+        integers when the four are ints of magnitude at most 2**62 (the native build's; a
+        VA is 64 bits, its regions' far lower), by Python's ints otherwise."""
+        if cython.compiled:
+            v = nic_ns_ll(va, _VA_LIMIT)
+            n = nic_ns_ll(length, _VA_LIMIT)
+            lo = nic_ns_ll(self.min_va, _VA_LIMIT)
+            hi = nic_ns_ll(self.max_va, _VA_LIMIT)
+            if v != _INEXACT and n != _INEXACT and lo != _INEXACT and hi != _INEXACT:
+                return v < lo or v + n > hi
+        return va < self.min_va or va + length > self.max_va
 
     def place(self, psn: int, payload: bytes | memoryview, last: bool) -> None:
         """A new packet (never one placed before): fed at once when in order, else held."""

@@ -159,6 +159,18 @@ def test_a_sink_refuses_memory_outside_its_range_and_other_rkeys() -> None:
     assert first.admit(0, 0x43, 0, 10) is None and first.rkey == 0x43  # else the first's
 
 
+@pytest.mark.parametrize("base", [0x7F00_0000_0000, (1 << 62) - 4096, (1 << 64) - 4096, -5000])
+def test_a_sink_s_range_is_checked_on_c_integers_and_past_them(base: int) -> None:
+    """The range test on C integers (the native build's, every term of magnitude at most
+    2**62) and by Python's ints past it (a 64-bit VA near the top): the same edges."""
+    sink = StreamReceiver(0, MemoryBudget(), max_va=base + 4096, min_va=base, rkey=1)
+    assert sink.admit(0, 1, base, 4096) is None
+    assert sink.admit(0, 1, base + 4095, 1) is None
+    assert sink.admit(0, 1, base + 4095, 2) == DROP_MEMORY_ACCESS  # past its end
+    assert sink.admit(0, 1, base - 1, 1) == DROP_MEMORY_ACCESS  # below the range
+    assert sink.admit(0, 1, base, 1 << 70) == DROP_MEMORY_ACCESS  # a length past 2**62
+
+
 def test_the_memory_budget_takes_up_to_its_limit_counts_refusals_and_never_goes_negative() -> None:
     """The budget a sink calls in C on the native build (the streams module's own type,
     which nic_emu.transfers hands out): the same answers and counts as Python ints."""
