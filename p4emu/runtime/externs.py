@@ -479,6 +479,21 @@ def meter_config_from_bmv2_rates(
 # --- random -----------------------------------------------------------------------------
 
 
+def _bit_length(n: int) -> int:
+    """``n.bit_length()`` of ``0 <= n < 2**64`` (compiled: of a C unsigned 64-bit integer,
+    in six halving steps instead of a Python method call)."""
+    if cython.compiled:
+        k = 0
+        step = 32
+        while step:
+            if n >> step:
+                n >>= step
+                k += step
+            step >>= 1
+        return k + n
+    return n.bit_length()
+
+
 class RandomSource:
     """``random<T>(out result, lo, hi)`` with a seedable generator (one per switch)."""
 
@@ -511,6 +526,23 @@ class RandomSource:
         # them with randint's)
         n = hi - lo + 1
         k = n.bit_length()
+        bits = self._bits
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return lo + r
+
+    def uniform_at(self, lo: int, hi: int) -> int:
+        """:meth:`uniform` for generated code whose bounds are ``bit<W>`` values that fit
+        a C ``Py_ssize_t`` (``0 <= lo``, ``hi <= sys.maxsize``: 63 bits on a 64-bit
+        machine): the same draws from the same generator, so the same values and the same
+        warning. Compiled, a C call on C integers (no bound method, no argument tuple, no
+        Python arithmetic but the generator's own call)."""
+        if lo > hi:
+            log.warning("random(): lo %d > hi %d, returning lo", lo, hi)
+            return lo
+        n = hi - lo + 1  # compiled: at most sys.maxsize + 1, an unsigned 64-bit C integer
+        k = _bit_length(n)
         bits = self._bits
         r = bits(k)
         while r >= n:
