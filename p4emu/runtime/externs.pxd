@@ -32,6 +32,9 @@ cdef class Counter:
     # Python ints in the lists (externs.py, "Counter")
     cdef public list _bytes
     cdef bytearray _cells
+    # _cells' bytes as C cells for count_at (externs.py, Counter): taken when _cells is
+    # made or rewritten (never resized while not _wide)
+    cdef unsigned long long *_c_cellp
     cdef public list _packets
     cdef Py_ssize_t _size
     cdef bint _wide

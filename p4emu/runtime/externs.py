@@ -199,6 +199,7 @@ class Counter:
         self.out_of_range = 0
         if cython.compiled:
             self._cells = bytearray(16 * size)  # zeroed: every count 0
+            self._c_cellp = _cell_array(self._cells)  # count_at's cells, with no reference
             self._wide = False
             self._packets = None
             self._bytes = None
@@ -236,7 +237,7 @@ class Counter:
             raise ExternIndexError("counter", self.name, index, self.size)
         if cython.compiled:
             if not self._wide and length >= 0:
-                cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
+                cells: cython.pointer(cython.ulonglong) = self._c_cellp
                 packets = cells[2 * index]
                 byte_count = cells[2 * index + 1]
                 if packets < _CELL_MAX and byte_count <= _CELL_MAX - length:
@@ -285,6 +286,8 @@ class Counter:
             self._bytes[:] = [0] * self.size
         else:
             self._cells[:] = bytes(16 * self.size)
+            if cython.compiled:  # the same length: the same buffer, but taken again
+                self._c_cellp = _cell_array(self._cells)
 
     def _widen(self) -> None:
         """The native build: the C cells into the lists of Python ints, for good."""

@@ -148,6 +148,24 @@ def test_counter_count_at_matches_count() -> None:
     assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
 
 
+def test_counter_count_at_after_reset_and_write() -> None:
+    """``count_at`` counts in the cells ``reset`` and ``write`` leave (compiled: through
+    the pointer to the C cells it keeps, taken again by ``reset``)."""
+    counter = Counter("c", 3, CounterType.packets_and_bytes)
+    counter.count_at(2, 100)
+    counter.reset()
+    assert [counter.read(i) for i in range(3)] == [(0, 0)] * 3
+    counter.count_at(2, 7)
+    counter.write(1, 5, 50)
+    counter.count_at(1, 3)
+    counter.reset()
+    counter.count_at(0, 1)
+    assert [counter.read(i) for i in range(3)] == [(1, 1), (0, 0), (0, 0)]
+    counter.write(2, 4, 40)
+    counter.count_at(2, 2)
+    assert [counter.read(i) for i in range(3)] == [(1, 1), (0, 0), (5, 42)]
+
+
 def test_counter_cells_are_the_lists_from_then_on() -> None:
     """``cells()`` gives the lists generated code of a pure runtime counts in: with the
     counts made before (the native build moves its C cells into them), and the same lists
