@@ -76,7 +76,7 @@ BUILD_TIMEOUT_S = 600
 RUNTIME_TYPES: dict[str, tuple[str, ...]] = {
     "p4emu.backend.rt": ("Blocks", "PacketContext", "StandardMetadata"),
     "p4emu.runtime.tables": ("Table", "TableAction"),
-    "p4emu.runtime.externs": ("Counter",),
+    "p4emu.runtime.externs": ("Counter", "RandomSource"),
 }
 
 #: the fields of the runtime types a generated class may derive from

@@ -198,7 +198,7 @@ SHARED_IMPORTS = (
     "stack_at, stack_last, div_u, mod_u, div_s, mod_s\n"
     "from p4emu.backend.exceptions import P4AssertionError\n"
     "from p4emu.runtime.tables import Table, TableAction\n"
-    "from p4emu.runtime.externs import Counter\n"
+    "from p4emu.runtime.externs import Counter, RandomSource\n"
 )
 
 _shared_code: weakref.WeakValueDictionary[tuple[str, str], SharedCode] = (
@@ -1275,6 +1275,10 @@ class ProgramCompiler:
         ):
             self.ns[name] = getattr(owner, attr)
             self.origins[name] = origin.then("attr", attr)
+        # the random source itself: compiled, a draw of up to 63 bits is its C call
+        # (v1model_externs._random; annotated ``RandomSource``, _closure_type)
+        self.ns["RANDOM_SOURCE"] = self.random
+        self.origins["RANDOM_SOURCE"] = Origin("random")
         # module level: the aggregate classes and their functions, shared by every
         # __make__ call (one class per type keeps attribute caches valid across switches)
         out = SHARED_IMPORTS.splitlines()
@@ -1459,6 +1463,8 @@ def _closure_type(value: Any) -> str:
         return ": Table"
     if kind is Counter:
         return ": Counter"
+    if kind is RandomSource:
+        return ": RandomSource"
     return ""
 
 

@@ -22,6 +22,7 @@ References: behavioral-model ``targets/simple_switch/primitives.cpp``,
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
@@ -43,6 +44,10 @@ from p4emu.frontend import types as t
 
 if TYPE_CHECKING:
     from p4emu.backend.body import BodyCompiler
+
+#: the widest ``random`` draw made by a C call when compiled (RandomSource.uniform_at
+#: takes its bounds as C ``Py_ssize_t``: 63 bits on a 64-bit machine)
+C_DRAW_BITS = sys.maxsize.bit_length()
 
 
 def _args(call: ast.Call) -> dict[str, ast.BoundArg]:
@@ -172,7 +177,13 @@ def _random(bc: BodyCompiler, call: ast.Call) -> None:
     out_type = result.param_type or result.expr.type  # type: ignore[union-attr]
     lo = bc.ex(a["lo"].expr)  # type: ignore[arg-type]
     hi = bc.ex(a["hi"].expr)  # type: ignore[arg-type]
-    bc.assign(result.expr, fit(f"RANDOM({lo}, {hi})", out_type), out_type)  # type: ignore[arg-type]
+    draw = f"RANDOM({lo}, {hi})"
+    if isinstance(out_type, t.BitsType) and not out_type.signed and out_type.width <= C_DRAW_BITS:
+        # compiled: the random source's C call on C integers (RandomSource.uniform_at:
+        # its bounds a Py_ssize_t's); the pure module keeps the bound method (Cython
+        # folds ``cython.compiled``)
+        draw = f"(RANDOM_SOURCE.uniform_at({lo}, {hi}) if cython.compiled else {draw})"
+    bc.assign(result.expr, fit(draw, out_type), out_type)  # type: ignore[arg-type]
 
 
 def _checksum(bc: BodyCompiler, call: ast.Call, *, update: bool, payload: bool) -> None:

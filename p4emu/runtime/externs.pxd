@@ -32,6 +32,9 @@ cdef class Counter:
     # Python ints in the lists (externs.py, "Counter")
     cdef public list _bytes
     cdef bytearray _cells
+    # _cells' bytes as C cells for count_at (externs.py, Counter): taken when _cells is
+    # made or rewritten (never resized while not _wide)
+    cdef unsigned long long *_c_cellp
     cdef public list _packets
     cdef Py_ssize_t _size
     cdef bint _wide
@@ -74,8 +77,23 @@ cdef class Meter:
     cpdef execute(self, object index, object length, object unchanged=*)
 
 
+# _bit_length's argument a C unsigned 64-bit integer (uniform_at's range: at most
+# sys.maxsize + 1)
+@cython.locals(k=int, step=int)
+cdef inline int _bit_length(unsigned long long n)
+
+
+# final (nothing derives from it): uniform_at, final, is called without the check for a
+# Python override
+@cython.final
 cdef class RandomSource:
     cdef public object _bits
     cdef public object _rng
 
     cpdef uniform(self, object lo, object hi)
+    # generated code's draw of at most 63 bits (externs.py, RandomSource.uniform_at): C
+    # bounds and counts (Py_ssize_t, not long long: Cython 3.3.1 writes a final class's
+    # long long error value -1 as "-1LLLL", which gcc refuses)
+    @cython.final
+    @cython.locals(n="unsigned long long", r="unsigned long long", k=int)
+    cpdef Py_ssize_t uniform_at(self, Py_ssize_t lo, Py_ssize_t hi) except? -1

@@ -199,6 +199,7 @@ class Counter:
         self.out_of_range = 0
         if cython.compiled:
             self._cells = bytearray(16 * size)  # zeroed: every count 0
+            self._c_cellp = _cell_array(self._cells)  # count_at's cells, with no reference
             self._wide = False
             self._packets = None
             self._bytes = None
@@ -236,7 +237,7 @@ class Counter:
             raise ExternIndexError("counter", self.name, index, self.size)
         if cython.compiled:
             if not self._wide and length >= 0:
-                cells: cython.pointer(cython.ulonglong) = _cell_array(self._cells)
+                cells: cython.pointer(cython.ulonglong) = self._c_cellp
                 packets = cells[2 * index]
                 byte_count = cells[2 * index + 1]
                 if packets < _CELL_MAX and byte_count <= _CELL_MAX - length:
@@ -285,6 +286,8 @@ class Counter:
             self._bytes[:] = [0] * self.size
         else:
             self._cells[:] = bytes(16 * self.size)
+            if cython.compiled:  # the same length: the same buffer, but taken again
+                self._c_cellp = _cell_array(self._cells)
 
     def _widen(self) -> None:
         """The native build: the C cells into the lists of Python ints, for good."""
@@ -479,6 +482,21 @@ def meter_config_from_bmv2_rates(
 # --- random -----------------------------------------------------------------------------
 
 
+def _bit_length(n: int) -> int:
+    """``n.bit_length()`` of ``0 <= n < 2**64`` (compiled: of a C unsigned 64-bit integer,
+    in six halving steps instead of a Python method call)."""
+    if cython.compiled:
+        k = 0
+        step = 32
+        while step:
+            if n >> step:
+                n >>= step
+                k += step
+            step >>= 1
+        return k + n
+    return n.bit_length()
+
+
 class RandomSource:
     """``random<T>(out result, lo, hi)`` with a seedable generator (one per switch)."""
 
@@ -511,6 +529,23 @@ class RandomSource:
         # them with randint's)
         n = hi - lo + 1
         k = n.bit_length()
+        bits = self._bits
+        r = bits(k)
+        while r >= n:
+            r = bits(k)
+        return lo + r
+
+    def uniform_at(self, lo: int, hi: int) -> int:
+        """:meth:`uniform` for generated code whose bounds are ``bit<W>`` values that fit
+        a C ``Py_ssize_t`` (``0 <= lo``, ``hi <= sys.maxsize``: 63 bits on a 64-bit
+        machine): the same draws from the same generator, so the same values and the same
+        warning. Compiled, a C call on C integers (no bound method, no argument tuple, no
+        Python arithmetic but the generator's own call)."""
+        if lo > hi:
+            log.warning("random(): lo %d > hi %d, returning lo", lo, hi)
+            return lo
+        n = hi - lo + 1  # compiled: at most sys.maxsize + 1, an unsigned 64-bit C integer
+        k = _bit_length(n)
         bits = self._bits
         r = bits(k)
         while r >= n:

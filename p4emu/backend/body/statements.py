@@ -26,7 +26,7 @@ from p4emu.backend.pytypes import (
     scalar_type,
 )
 from p4emu.backend.scope import Binding
-from p4emu.backend.wide import member_split
+from p4emu.backend.wide import HALF_BITS, member_split
 from p4emu.frontend import ast
 from p4emu.frontend import types as t
 
@@ -210,12 +210,30 @@ class StatementCode(BodyCore):
         split = member_split(lhs)
         if split is None:
             return False
-        pair = self.halves(rhs)
+        pair = self.halves(rhs) or self.last_field_halves(rhs)
         if pair is None:
             return False
         base = self.ex(lhs.expr)
         self.w.line(f"{base}.{split.hi}, {base}.{split.lo} = {pair[0][0]}, {pair[1][0]}")
         return True
+
+    def last_field_halves(self, e: ast.Expr) -> tuple[tuple[str, int], tuple[str, int]] | None:
+        """The halves of ``e`` when it is a wide field of a stack's ``last`` (its halves'
+        codes, as :meth:`halves` gives them), that header bound first to a local annotated
+        with its class: compiled, its halves are then C reads, where the field's property
+        would make one Python ``int`` of them for the store to split again (the parser's
+        ``hdr.sids.last.sid``). None for any other ``e`` (nothing written)."""
+        if not isinstance(e, ast.Member) or e.kind != ast.MEMBER_FIELD:
+            return None
+        split = member_split(e)
+        last = e.expr
+        if split is None or not isinstance(last, ast.Member):
+            return None
+        if last.kind != ast.MEMBER_STACK_LAST or not isinstance(last.type, t.HeaderType):
+            return None
+        local = self.fresh("last")
+        self.w.line(f"{local}: {self.pc.types.cls(last.type)} = {self.ex(last)}")
+        return (f"{local}.{split.hi}", split.hi_bits), (f"{local}.{split.lo}", HALF_BITS)
 
     def owned(self, code: str, type_: t.Type) -> str:
         """The value ``code`` of ``type_`` as stored: a tuple holding aggregates gets copies

@@ -7,14 +7,14 @@ import re
 from pathlib import Path
 
 import pytest
-from backend_helpers import Harness, switch_for
+from backend_helpers import Harness, switch_for, switch_on_path
 
 from p4emu.backend import native
 from p4emu.backend.exceptions import CompileError, P4AssertionError
 from p4emu.runtime import hashes
 from p4emu.runtime.bitbuf import pack_bits
 from p4emu.runtime.clock import VirtualClock
-from p4emu.runtime.externs import MeterConfig
+from p4emu.runtime.externs import MeterConfig, RandomSource
 
 
 def test_registers_counters_and_meters() -> None:
@@ -169,6 +169,55 @@ def test_random_is_seeded_and_within_bounds() -> None:
     assert runs == [second.run(a=0) for _ in range(20)]
     assert all(10 <= r["r1"] <= 20 and r["r3"] == 7 for r in runs)
     assert len({r["r2"] for r in runs}) > 1
+
+
+RANDOM_PROGRAM = dict(
+    in_fields="bit<8> a;",
+    out_fields="bit<16> r1; bit<1> pad; bit<63> r2; bit<64> r3; bit<32> r4;",
+    body="""
+        random(hdr.o.r1, 16w10, 16w20);
+        random(hdr.o.r2, 63w5, 63w0x7fffffffffffffff);
+        random(hdr.o.r3, 64w0, 64w0xffffffffffffffff);
+        random(hdr.o.r4, 32w9, 32w3);
+        """,
+)
+
+
+def _random_expected(seed: int, runs: int) -> list[dict[str, int]]:
+    """What RANDOM_PROGRAM's runs give: the seed's RandomSource drawn in program order."""
+    reference = RandomSource(seed)
+    return [
+        {
+            "r1": reference.uniform(10, 20),
+            "pad": 0,
+            "r2": reference.uniform(5, 2**63 - 1),
+            "r3": reference.uniform(0, 2**64 - 1),
+            "r4": reference.uniform(9, 3),  # lo > hi: lo, nothing drawn
+        }
+        for _ in range(runs)
+    ]
+
+
+def test_random_of_up_to_63_bits_is_the_sources_c_draw_pure() -> None:
+    # compiled, a draw of at most 63 bits calls RandomSource.uniform_at (a C call); the
+    # pure module keeps the bound method, a 64-bit draw both paths
+    harness = Harness(**RANDOM_PROGRAM, seed=5)
+    source = harness.switch.program.source
+    assert len(re.findall(r"RANDOM_SOURCE\.uniform_at\(", source)) == 3
+    assert len(re.findall(r"if cython\.compiled else self\.RANDOM\(", source)) == 3
+    assert "RANDOM_SOURCE: RandomSource = NS['RANDOM_SOURCE']" in source
+    assert [harness.run(a=0) for _ in range(30)] == _random_expected(5, 30)
+
+
+@pytest.mark.integration
+@pytest.mark.skipif(native.build_missing() is not None, reason=str(native.build_missing()))
+def test_random_compiled_draws_what_pure_draws(fresh_native: None) -> None:
+    harness = Harness(**RANDOM_PROGRAM, seed=5)
+    harness.switch = switch_on_path(harness.source, "random-1.p4", "1")
+    assert harness.switch.program.shared is not None
+    assert harness.switch.program.shared.how == "compiled"
+    harness.switch.random.seed(5)
+    assert [harness.run(a=0) for _ in range(30)] == _random_expected(5, 30)
 
 
 def test_digest_copies_its_data_at_the_call() -> None:

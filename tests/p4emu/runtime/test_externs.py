@@ -148,6 +148,24 @@ def test_counter_count_at_matches_count() -> None:
     assert [direct.read(i) for i in range(4)] == [checked.read(i) for i in range(4)]
 
 
+def test_counter_count_at_after_reset_and_write() -> None:
+    """``count_at`` counts in the cells ``reset`` and ``write`` leave (compiled: through
+    the pointer to the C cells it keeps, taken again by ``reset``)."""
+    counter = Counter("c", 3, CounterType.packets_and_bytes)
+    counter.count_at(2, 100)
+    counter.reset()
+    assert [counter.read(i) for i in range(3)] == [(0, 0)] * 3
+    counter.count_at(2, 7)
+    counter.write(1, 5, 50)
+    counter.count_at(1, 3)
+    counter.reset()
+    counter.count_at(0, 1)
+    assert [counter.read(i) for i in range(3)] == [(1, 1), (0, 0), (0, 0)]
+    counter.write(2, 4, 40)
+    counter.count_at(2, 2)
+    assert [counter.read(i) for i in range(3)] == [(1, 1), (0, 0), (5, 42)]
+
+
 def test_counter_cells_are_the_lists_from_then_on() -> None:
     """``cells()`` gives the lists generated code of a pure runtime counts in: with the
     counts made before (the native build moves its C cells into them), and the same lists
@@ -292,6 +310,36 @@ def test_random_draws_what_randint_draws() -> None:
     for lo, hi in bounds:
         assert source.uniform(lo, hi) == reference.randint(lo, hi)
     assert source.rng.getstate() == reference.getstate()
+
+
+def test_uniform_at_draws_what_uniform_draws(caplog: pytest.LogCaptureFixture) -> None:
+    # uniform_at() (generated code's draw of at most 63 bits; compiled, a C call on C
+    # integers) gives uniform()'s values from the same generator and leaves it in the same
+    # state, for every width 1 to 63 (each power of two and its neighbours: the retry
+    # loop and the C bit length), both paths
+    bounds = [(0, 0), (0, 1), (3, 4), (5, 5), (0, 2**32 - 1), (0, 2**63 - 1), (7, 2**48)]
+    for k in range(1, 63):
+        bounds += [(0, 2**k - 2), (0, 2**k - 1), (0, 2**k), (100, 100 + 2**k)]
+    source = RandomSource(7)
+    reference = RandomSource(7)
+    for lo, hi in bounds * 10:
+        assert source.uniform_at(lo, hi) == reference.uniform(lo, hi)
+    assert source.rng.getstate() == reference.rng.getstate()
+    with caplog.at_level(logging.WARNING, logger="p4emu.runtime"):
+        assert source.uniform_at(9, 3) == 9  # lo > hi: lo, and the same warning
+    assert "lo 9 > hi 3" in caplog.text
+    assert source.rng.getstate() == reference.rng.getstate()  # nothing drawn
+
+
+def test_random_source_is_final_compiled() -> None:
+    """Compiled, ``RandomSource`` is a final extension type (``uniform_at`` is then called
+    from generated code without the check for a Python override): deriving from it is a
+    ``TypeError`` there; the pure class still allows it."""
+    if hasattr(RandomSource, "__pyx_vtable__"):  # an extension type's C methods
+        with pytest.raises(TypeError):
+            type("Derived", (RandomSource,), {})
+    else:
+        assert issubclass(type("Derived", (RandomSource,), {}), RandomSource)
 
 
 # --- digests ----------------------------------------------------------------------------
