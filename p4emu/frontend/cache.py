@@ -43,7 +43,6 @@ import pickle
 import re
 import struct
 import sys
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable
@@ -281,6 +280,8 @@ def write_entry(
         log.debug("checked-program cache: %s not kept: %s", entry, exc)
         return False
     record = hashlib.sha256(payload).hexdigest().encode()
+    import tempfile  # (here: a process whose entries are all hits never writes one)
+
     temporary: str | None = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
