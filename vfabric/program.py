@@ -3,7 +3,9 @@
 Every switch of a virtual fabric runs ``p4src/mrc_switch.p4``: the source is parsed and
 type-checked once per process (:func:`shared_program`; kept on disk between processes by
 :func:`p4emu.frontend.load_checked`), its P4Info is taken from that checked program, and
-every :class:`p4emu.switch.Switch` is built from it. Entries come from
+every :class:`p4emu.switch.Switch` is built from it. The controller's whole pipeline (the
+P4Info with the source bundle a P4Runtime switch is sent) is made only when asked for
+(:attr:`SharedProgram.pipeline`): a virtual fabric sends no device config. Entries come from
 :func:`controller.plan.plan_fabric` and are turned into P4Runtime ``Update`` messages by
 the controller's own code, exactly as ``mrc-controller push`` does against a freshly
 started switch (``controller.reconcile.diff_entries`` against nothing, then
@@ -15,10 +17,11 @@ the messages are then applied by p4emu's P4Runtime entity layer
 from __future__ import annotations
 
 from dataclasses import dataclass
+from functools import cached_property
 from pathlib import Path
 
 from controller import p4names
-from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_pipeline
+from controller.artifacts import DEFAULT_PROGRAM, Pipeline, p4emu_p4info, p4emu_pipeline
 from controller.entities import EntityCodec
 from controller.exceptions import ControllerError
 from controller.plan import Entry, SwitchPlan
@@ -27,19 +30,32 @@ from p4emu import CheckedProgram
 from p4emu.exceptions import P4EmuError
 from p4emu.frontend import load_checked
 from p4emu.p4rt import P4RuntimeState
-from p4emu.proto import p4r
+from p4emu.proto import p4i, p4r
 from p4emu.switch import Switch
 from vfabric.exceptions import ProgramError
 
 
 @dataclass(frozen=True)
 class SharedProgram:
-    """One checked P4 program and the controller's view of it (P4Info, codec)."""
+    """One checked P4 program and the controller's view of it (P4Info, codec); its
+    :attr:`pipeline` on first use."""
 
     path: Path
     checked: CheckedProgram
-    pipeline: Pipeline
+    p4info: p4i.P4Info
     codec: EntityCodec
+
+    @cached_property
+    def pipeline(self) -> Pipeline:
+        """The controller's p4emu pipeline of this program (``controller.artifacts.
+        p4emu_pipeline`` with the checked program): made on first use, since bundling the
+        program's source for a device config reads every file it includes again, and a
+        virtual fabric never sends one. Raises :class:`ProgramError` as
+        :func:`shared_program` does."""
+        try:
+            return p4emu_pipeline(self.path, checked=self.checked)
+        except (P4EmuError, ControllerError) as exc:
+            raise ProgramError(f"P4 program {self.path}: {exc}") from None
 
 
 _CACHE: dict[tuple[Path, int], SharedProgram] = {}
@@ -57,11 +73,11 @@ def shared_program(path: str | Path | None = None) -> SharedProgram:
     if found is None:
         try:
             checked = load_checked(resolved)
-            pipeline = p4emu_pipeline(resolved, checked=checked)
-            codec = EntityCodec(pipeline.p4info)
+            p4info = p4emu_p4info(resolved, checked)
+            codec = EntityCodec(p4info)
         except (P4EmuError, ControllerError) as exc:
             raise ProgramError(f"P4 program {resolved}: {exc}") from None
-        found = _CACHE[key] = SharedProgram(resolved, checked, pipeline, codec)
+        found = _CACHE[key] = SharedProgram(resolved, checked, p4info, codec)
     return found
 
 

@@ -35,15 +35,16 @@ as the generated modules' cache (which holds native code) must be.
 from __future__ import annotations
 
 import contextlib
+import errno
 import hashlib
 import io
 import logging
 import os
 import pickle
 import re
+import stat
 import struct
 import sys
-import tempfile
 import threading
 import weakref
 from collections.abc import Callable
@@ -70,6 +71,14 @@ MAX_KEYED_BYTES = MAX_TOTAL_SOURCE_BYTES
 _FRONTEND_DIR = Path(__file__).resolve().parent
 _P4EMU_DIR = _FRONTEND_DIR.parent
 BUILTIN_DIR = _P4EMU_DIR / "include"
+# the same folders as strings: the keys are worked out with os.path on str (pathlib's
+# parsing, joining and ordering were most of their Python), to the same digests
+_FRONTEND_STR = str(_FRONTEND_DIR)
+_P4EMU_STR = str(_P4EMU_DIR)
+_BUILTIN_STR = str(BUILTIN_DIR)
+#: the errors ``Path.is_file`` answers False for (3.11's ``pathlib._IGNORED_ERRNOS``);
+#: any other one it raises, and so does :func:`_is_file`
+_IGNORED_ERRNOS = (errno.ENOENT, errno.ENOTDIR, errno.EBADF, errno.ELOOP)
 _QUOTED_INCLUDE = re.compile(rb'^\s*#\s*include\s+"([^"]+)"', re.MULTILINE)
 _digest: str | None = None
 _lock = threading.Lock()
@@ -102,16 +111,54 @@ def frontend_digest() -> str:
     if _digest is None:
         digest = hashlib.sha256()
         # sorted(_FRONTEND_DIR.rglob("*.py")): every entry whose name matches "*.py"
-        below = entries_below(_FRONTEND_DIR, lambda name: name.endswith(".py"))
-        files = [*sorted(below), _P4EMU_DIR / "exceptions.py"]
-        files += sorted(path for path in BUILTIN_DIR.iterdir() if path.is_file())
+        below = _names_below(_FRONTEND_STR, lambda name: name.endswith(".py"))
+        files = [*sorted(below, key=_path_order), os.path.join(_P4EMU_STR, "exceptions.py")]
+        builtin = [os.path.join(_BUILTIN_STR, name) for name in os.listdir(_BUILTIN_STR)]
+        files += sorted((path for path in builtin if _is_file(path)), key=_path_order)
+        start = len(_P4EMU_STR) + 1  # each is below p4emu's folder: its name relative to it
         for path in files:
-            digest.update(path.relative_to(_P4EMU_DIR).as_posix().encode())
+            digest.update(path[start:].encode())
             digest.update(b"\0")
-            digest.update(path.read_bytes())
+            digest.update(_read_bytes(path))
             digest.update(b"\0")
         _digest = digest.hexdigest()
     return _digest
+
+
+def _path_order(path: str) -> list[str]:
+    """The order ``sorted`` gives these paths as ``Path`` objects (absolute and
+    normalised: by their parts, not as strings, where ``/`` sorts before ``-``)."""
+    return path.split("/")
+
+
+def _is_file(path: str) -> bool:
+    """``Path(path).is_file()``: False for a missing path, a broken or looping symlink;
+    any other error raised."""
+    try:
+        return stat.S_ISREG(os.stat(path).st_mode)
+    except OSError as exc:
+        if exc.errno not in _IGNORED_ERRNOS:
+            raise
+        return False
+    except ValueError:  # a NUL in the name
+        return False
+
+
+def _read_bytes(path: str) -> bytes:
+    with open(path, "rb") as handle:
+        return handle.read()
+
+
+def _resolve(path: str) -> str:
+    """``str(Path(path).resolve())``: ``os.path.realpath``, then the ``RuntimeError``
+    pathlib raises for a symlink loop."""
+    resolved = os.path.realpath(path)
+    try:
+        os.stat(resolved)
+    except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise RuntimeError(f"Symlink loop from {exc.filename!r}") from None
+    return resolved
 
 
 _code_digests: dict[tuple[tuple[Path, ...], tuple[Path, ...], tuple[str, ...]], str] = {}
@@ -124,9 +171,14 @@ def entries_below(folder: Path, keep: Callable[[str], bool]) -> list[Path]:
     unsorted: what ``folder.rglob("*")`` gives of them (into no symlinked folder), by
     ``os.walk``, several times quicker than pathlib's globbing and matching
     (tests/p4emu/frontend/test_cache.py)."""
+    return [Path(name) for name in _names_below(os.fspath(folder), keep)]
+
+
+def _names_below(folder: str, keep: Callable[[str], bool]) -> list[str]:
+    """:func:`entries_below` as strings."""
     out = []
     for top, dirs, names in os.walk(folder):
-        out.extend(Path(top, name) for name in (*dirs, *names) if keep(name))
+        out.extend(os.path.join(top, name) for name in (*dirs, *names) if keep(name))
     return out
 
 
@@ -140,7 +192,12 @@ def code_files(folder: Path) -> list[Path]:
     """The files below ``folder`` whose suffix is one of :data:`CODE_SUFFIXES`, unsorted:
     ``folder.rglob("*")`` filtered by ``suffix`` and ``is_file()`` (a symlink to a file
     counts), by :func:`entries_below`."""
-    return [path for path in entries_below(folder, _is_code_name) if path.is_file()]
+    return [Path(path) for path in _code_names(os.fspath(folder))]
+
+
+def _code_names(folder: str) -> list[str]:
+    """:func:`code_files` as strings."""
+    return [path for path in _names_below(folder, _is_code_name) if _is_file(path)]
 
 
 def code_digest(
@@ -155,17 +212,17 @@ def code_digest(
         found = _code_digests.get(key)
     if found is not None:
         return found
-    paths = list(files)
+    paths = [os.fspath(path) for path in files]
     for folder in folders:
-        paths.extend(sorted(code_files(folder)))
+        paths.extend(sorted(_code_names(os.fspath(folder)), key=_path_order))
     digest = hashlib.sha256()
     for part in (sys.version, *parts):
         digest.update(part.encode(errors="surrogateescape"))
         digest.update(b"\0")
     for path in paths:
-        digest.update(os.path.relpath(path, _P4EMU_DIR).encode(errors="surrogateescape"))
+        digest.update(os.path.relpath(path, _P4EMU_STR).encode(errors="surrogateescape"))
         digest.update(b"\0")
-        digest.update(hashlib.sha256(path.read_bytes()).digest())
+        digest.update(hashlib.sha256(_read_bytes(path)).digest())
     found = digest.hexdigest()
     with _lock:
         _code_digests[key] = found
@@ -177,28 +234,34 @@ def program_files(path: str | Path) -> dict[Path, bytes] | None:
     the including file, as the preprocessor looks first), by resolved path; None when the
     program cannot be keyed (a file missing or unreadable: loading reports it; more than
     :data:`MAX_KEYED_FILES` files or :data:`MAX_KEYED_BYTES` bytes)."""
+    files = _program_files(path)
+    return None if files is None else {Path(name): data for name, data in files.items()}
+
+
+def _program_files(path: str | Path) -> dict[str, bytes] | None:
+    """:func:`program_files` by resolved path as a string."""
     try:
-        return _follow_includes(Path(path).resolve())
+        return _follow_includes(_resolve(os.fspath(path)))
     except (OSError, RuntimeError, ValueError):  # unreadable, a symlink loop, a NUL
         return None
 
 
-def _follow_includes(main: Path) -> dict[Path, bytes] | None:
-    files: dict[Path, bytes] = {}
+def _follow_includes(main: str) -> dict[str, bytes] | None:
+    files: dict[str, bytes] = {}
     pending = [main]
     total = 0
     while pending:
         current = pending.pop()
         if current in files:
             continue
-        data = current.read_bytes()
+        data = _read_bytes(current)
         total += len(data)
         if len(files) >= MAX_KEYED_FILES or total > MAX_KEYED_BYTES:
             return None
         files[current] = data
         for included in _QUOTED_INCLUDE.findall(data):
-            candidate = (current.parent / included.decode()).resolve()
-            if candidate.is_file():
+            candidate = _resolve(os.path.join(os.path.dirname(current), included.decode()))
+            if _is_file(candidate):
                 pending.append(candidate)
             # one that does not resolve here resolves in the system includes, or is an error
     return files
@@ -206,7 +269,7 @@ def _follow_includes(main: Path) -> dict[Path, bytes] | None:
 
 def entry_key(path: str | Path) -> str | None:
     """The key of the program at ``path`` as it is now (None: not cacheable)."""
-    files = program_files(path)
+    files = _program_files(path)
     if files is None:
         return None
     try:
@@ -214,12 +277,12 @@ def entry_key(path: str | Path) -> str | None:
     except OSError:  # p4emu's own files unreadable: nothing to key on, load every time
         return None
     digest = hashlib.sha256()
-    parts = [FORMAT, sys.version, front_end, str(path), str(Path(path).resolve())]
+    parts = [FORMAT, sys.version, front_end, str(path), _resolve(os.fspath(path))]
     for part in parts:
         digest.update(part.encode(errors="surrogateescape"))
         digest.update(b"\0")
-    for name in sorted(files):
-        digest.update(str(name).encode(errors="surrogateescape"))
+    for name in sorted(files, key=_path_order):
+        digest.update(name.encode(errors="surrogateescape"))
         digest.update(b"\0")
         digest.update(hashlib.sha256(files[name]).digest())
     return digest.hexdigest()
@@ -281,6 +344,8 @@ def write_entry(
         log.debug("checked-program cache: %s not kept: %s", entry, exc)
         return False
     record = hashlib.sha256(payload).hexdigest().encode()
+    import tempfile  # (here: a process whose entries are all hits never writes one)
+
     temporary: str | None = None
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)

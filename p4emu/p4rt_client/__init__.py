@@ -19,9 +19,18 @@ decodes with its own, stricter codec; see docs/p4emu-p4runtime.md.
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
+from clikit.lazy import lazy_names
 from p4emu.p4rt_client.entity import P4TableEntry
 from p4emu.p4rt_client.exceptions import EntityNameError
-from p4emu.p4rt_client.messages import EntityNames
 from p4emu.p4rt_client.schema import P4Schema
 
+if TYPE_CHECKING:
+    from p4emu.p4rt_client.messages import EntityNames
+
 __all__ = ["EntityNameError", "EntityNames", "P4Schema", "P4TableEntry"]
+
+# the messages module (requests, Write errors) on first use: the entity layer above is all
+# a controller's codec needs, and a virtual fabric builds no request
+__getattr__ = lazy_names(__name__, {"EntityNames": "p4emu.p4rt_client.messages"})

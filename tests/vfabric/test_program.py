@@ -12,10 +12,11 @@ import pytest
 from controller import p4names
 from controller.artifacts import DEFAULT_PROGRAM, p4emu_pipeline
 from controller.reconcile import diff_entries, initial_defaults
-from p4emu import frontend
+from p4emu import bundle, frontend
 from p4emu.frontend import cache as frontend_cache
 from p4emu.p4rt import P4RuntimeState
 from vfabric import VirtualFabric
+from vfabric.exceptions import ProgramError
 from vfabric.program import Encoded, push_updates, shared_program
 
 
@@ -44,6 +45,47 @@ def test_program_is_the_controllers_pipeline_loaded_once(
     assert shared.pipeline.p4info == fresh.p4info
     assert shared.pipeline.device_config == fresh.device_config
     assert len(list((tmp_path / "cache" / frontend_cache.SUBDIR).iterdir())) == 1
+
+
+def test_the_source_is_bundled_only_when_the_pipeline_is_asked_for(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(frontend_cache.CACHE_ENV, str(tmp_path / "cache"))
+    program = tmp_path / "mrc_switch.p4"
+    shutil.copytree(DEFAULT_PROGRAM.parent / "include", tmp_path / "include")
+    shutil.copyfile(DEFAULT_PROGRAM, program)
+    bundled: list[object] = []
+    original = bundle.device_config_for
+
+    def counted(path: str | Path) -> bytes:
+        bundled.append(path)
+        return original(path)
+
+    monkeypatch.setattr(bundle, "device_config_for", counted)
+    shared = shared_program(program)
+    assert bundled == []  # the P4Info and codec need no device config
+    assert shared.codec.p4info is shared.p4info
+    assert shared.p4info == p4emu_pipeline(program).p4info
+    bundled.clear()
+    assert shared.pipeline is shared.pipeline and len(bundled) == 1  # made once, then kept
+    assert shared.pipeline.p4info == shared.p4info
+
+
+def test_a_bundling_error_is_the_pipelines_program_error(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setenv(frontend_cache.CACHE_ENV, str(tmp_path / "cache"))
+    program = tmp_path / "mrc_switch.p4"
+    shutil.copytree(DEFAULT_PROGRAM.parent / "include", tmp_path / "include")
+    shutil.copyfile(DEFAULT_PROGRAM, program)
+
+    def refused(path: str | Path) -> bytes:
+        raise bundle.DeviceConfigError(f"cannot bundle {path}")
+
+    monkeypatch.setattr(bundle, "device_config_for", refused)
+    shared = shared_program(program)  # a virtual fabric sends no bundle: nothing refused
+    with pytest.raises(ProgramError, match=r"P4 program .*: cannot bundle .*: cannot bundle"):
+        shared.pipeline  # noqa: B018 - the property's error is the point
 
 
 def test_every_switch_reads_back_equal_to_the_plan() -> None:

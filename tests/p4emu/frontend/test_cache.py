@@ -3,6 +3,7 @@ a key that follows the program's files and the front end."""
 
 from __future__ import annotations
 
+import os
 import pickle
 from pathlib import Path
 
@@ -311,3 +312,112 @@ def test_code_files_are_what_rglob_finds(tmp_path: Path) -> None:
         below = cache.entries_below(root, lambda name: name.endswith(".py"))
         assert sorted(below) == sorted(root.rglob("*.py"))
     assert folder / "dir.py" in cache.entries_below(folder, lambda name: name.endswith(".py"))
+
+
+def _pathlib_program_files(path: Path) -> dict[Path, bytes]:
+    """The program's files as the key took them with pathlib (sessions 12-27)."""
+    files: dict[Path, bytes] = {}
+    pending = [path.resolve()]
+    while pending:
+        current = pending.pop()
+        if current in files:
+            continue
+        files[current] = current.read_bytes()
+        for included in cache._QUOTED_INCLUDE.findall(files[current]):
+            candidate = (current.parent / included.decode()).resolve()
+            if candidate.is_file():
+                pending.append(candidate)
+    return files
+
+
+def _pathlib_entry_key(path: Path, front_end: str) -> str:
+    import hashlib
+    import sys
+
+    files = _pathlib_program_files(path)
+    digest = hashlib.sha256()
+    for part in [cache.FORMAT, sys.version, front_end, str(path), str(path.resolve())]:
+        digest.update(part.encode(errors="surrogateescape"))
+        digest.update(b"\0")
+    for name in sorted(files):
+        digest.update(str(name).encode(errors="surrogateescape"))
+        digest.update(b"\0")
+        digest.update(hashlib.sha256(files[name]).digest())
+    return digest.hexdigest()
+
+
+def _pathlib_frontend_digest() -> str:
+    import hashlib
+
+    p4emu_dir = Path(cache.__file__).resolve().parent.parent
+    files = [*sorted((p4emu_dir / "frontend").rglob("*.py")), p4emu_dir / "exceptions.py"]
+    files += sorted(path for path in (p4emu_dir / "include").iterdir() if path.is_file())
+    digest = hashlib.sha256()
+    for path in files:
+        digest.update(path.relative_to(p4emu_dir).as_posix().encode())
+        digest.update(b"\0")
+        digest.update(path.read_bytes())
+        digest.update(b"\0")
+    return digest.hexdigest()
+
+
+def _pathlib_code_digest(folders: tuple[Path, ...], files: tuple[Path, ...] = ()) -> str:
+    import hashlib
+    import os
+    import sys
+
+    p4emu_dir = Path(cache.__file__).resolve().parent.parent
+    paths = list(files)
+    for folder in folders:
+        paths.extend(
+            sorted(p for p in folder.rglob("*") if p.suffix in cache.CODE_SUFFIXES and p.is_file())
+        )
+    digest = hashlib.sha256()
+    digest.update(sys.version.encode(errors="surrogateescape") + b"\0")
+    for path in paths:
+        digest.update(os.path.relpath(path, p4emu_dir).encode(errors="surrogateescape"))
+        digest.update(b"\0")
+        digest.update(hashlib.sha256(path.read_bytes()).digest())
+    return digest.hexdigest()
+
+
+def test_the_keys_are_those_pathlib_gave(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """The keys are worked out on strings (os.path), to the digests pathlib gave: the same
+    files in the same order (by path parts: ``a/b`` before ``a-b``, where a string sorts
+    ``-`` first), names relative to p4emu's folder, includes resolved through ``..``,
+    ``.`` and symlinks; so no entry of anyone's cache is orphaned."""
+    from controller.artifacts import DEFAULT_PROGRAM
+
+    monkeypatch.setattr(cache, "_digest", None)
+    front_end = cache.frontend_digest()
+    assert front_end == _pathlib_frontend_digest()
+    prog = tmp_path / "prog"
+    (prog / "a").mkdir(parents=True)
+    (prog / "a" / "b.p4").write_text('#include "../a-b.p4"\n', encoding="utf-8")
+    (prog / "a-b.p4").write_text("const bit<8> X = 1;\n", encoding="utf-8")
+    (prog / "linked.p4").symlink_to(prog / "a" / "b.p4")
+    (prog / "loop.p4").symlink_to(prog / "loop.p4")
+    main = prog / "main.p4"
+    main.write_text(
+        '#include "a/b.p4"\n#include "./a/../linked.p4"\n#include "missing.p4"\n'
+        '#include "loop.p4"\n',
+        encoding="utf-8",
+    )
+    assert cache.program_files(main) is None  # a symlink loop: not keyed, as pathlib had it
+    main.write_text(main.read_text(encoding="utf-8").replace('#include "loop.p4"\n', ""))
+    for path in (DEFAULT_PROGRAM, main, Path(os.path.relpath(main))):
+        assert cache.program_files(path) == _pathlib_program_files(path)
+        assert cache.entry_key(path) == _pathlib_entry_key(path, front_end)
+    assert [p.name for p in sorted(_pathlib_program_files(main))] == ["b.p4", "a-b.p4", "main.p4"]
+    code = tmp_path / "code"
+    (code / "a").mkdir(parents=True)
+    for name in ("a/b.py", "a-b.py", "a.pxd", ".c.pyx"):
+        (code / name).write_text(name, encoding="utf-8")
+    p4emu_dir = Path(cache.__file__).resolve().parent.parent
+    for folders, files in (
+        ((code,), ()),
+        (tuple(p4emu_dir / name for name in ("backend", "runtime", "p4info")), ()),
+        ((p4emu_dir / "p4info",), (p4emu_dir / "proto.py",)),
+    ):
+        cache._code_digests.clear()
+        assert cache.code_digest(folders, files) == _pathlib_code_digest(folders, files)

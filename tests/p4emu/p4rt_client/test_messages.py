@@ -181,3 +181,26 @@ def test_requests_carry_device_role_and_the_election_id_as_uint128() -> None:
     assert get_pipeline_request(3, "COOKIE_ONLY").response_type == (
         p4r.GetForwardingPipelineConfigRequest.COOKIE_ONLY
     )
+
+
+def test_the_package_names_entity_names_and_imports_its_module_on_use() -> None:
+    import subprocess
+    import sys
+
+    import p4emu.p4rt_client as package
+
+    assert package.EntityNames is EntityNames
+    with pytest.raises(AttributeError, match="no attribute 'Nothing'"):
+        package.Nothing  # noqa: B018 - the lookup is the point
+    # the entity layer a controller's codec uses does not import the messages module
+    script = (
+        "import sys\n"
+        "import controller.entities, p4emu.p4rt_client\n"
+        "print('p4emu.p4rt_client.messages' in sys.modules)\n"
+        "from p4emu.p4rt_client import EntityNames\n"
+        "print('p4emu.p4rt_client.messages' in sys.modules)\n"
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, check=True
+    )
+    assert done.stdout.split() == ["False", "True"]
