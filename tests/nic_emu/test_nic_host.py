@@ -102,6 +102,36 @@ def test_times_per_path_agree_with_a_dict_of_path_keys() -> None:
                 assert host.ev_heard_ns(peer, ev) == want, (peer, ev)
 
 
+def test_the_last_peers_times_found_by_identity_answer_as_a_lookup_by_name() -> None:
+    """heard_from finds the peer it found last by identity (its list of times kept
+    beside the dict): runs from one peer, alternation, names equal to a known one but
+    other objects, and EVs beyond the fabric in between answer, at every step, as a
+    record looked up by name does."""
+    rng = random.Random(28)
+    host = NicHost(2, [3, 4])
+    assert host.ev_heard_ns("nic1", _ev(0, 1)) == NEVER  # nobody heard yet
+    model: dict[str, dict[int, int]] = {}
+    heard: dict[str, int] = {}
+    evs = [_ev(p, t) for p in range(2) for t in range(4)] + [_ev(0, 7), -3, 1 << 62]
+    peer = "nic1"
+    for now in range(4000):
+        if rng.random() < 0.4:  # a new run: a peer's name, often another object of it
+            peer = "".join(["nic", str(rng.randrange(1, 4))]) if rng.random() < 0.5 else peer
+            peer = rng.choice([peer, "nic1", "nic2", "nic3"])
+        ev = rng.choice(evs)
+        host.heard_from(peer, ev, now)
+        heard[peer] = now
+        key = host.path_key(ev)
+        if key >= 0:
+            model.setdefault(peer, {})[key] = now
+        asked = rng.choice(["nic1", "nic2", "nic3", "nic4", peer])
+        probe = rng.choice(evs)
+        want = model.get(asked, {}).get(host.path_key(probe), NEVER)
+        assert host.ev_heard_ns(asked, probe) == want
+        assert host.path_heard_ns(asked, host.path_key(probe)) == want
+    assert host.peer_heard_ns == heard
+
+
 def test_an_ev_that_is_no_int_is_refused_as_the_pure_path_key_refuses_it() -> None:
     """A float EV is a TypeError on both builds (the pure ``path_key`` shifts it; the
     native one, left as it was, truncates it to a C integer)."""
