@@ -358,7 +358,7 @@ def _new_entry(ev: int, plane: int, path: Hashable, wire: object) -> EvEntry:
     e.ev = ev
     e.plane = plane
     e.path = path
-    e.state = GOOD
+    e.state = _GOOD
     e.skip_until = 0
     e.probe_seq = -1
     e.probed_ns = -1
@@ -430,6 +430,8 @@ class EvSet:
         e=EvEntry,
         i=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
+        size=cython.Py_ssize_t,
+        is_active=cython.bint,
         slots=list,
         position=dict,
         by_ev=dict,
@@ -468,6 +470,7 @@ class EvSet:
             count += len(entries)
         self.by_ev: dict[int, EvEntry] = _dict_for(count)
         by_ev = self.by_ev
+        size = 0  # by_ev's, counted: each entry adds one (else the set is refused)
         for is_active, groups in ((True, active), (False, self.backup)):
             for plane, entries in groups.items():
                 for e in entries:
@@ -475,10 +478,10 @@ class EvSet:
                         self._refuse(e, plane)
                     # an EV already there leaves the size as it was (the insert is the
                     # lookup: no separate ``in``); the set is then refused, unused
-                    count = len(by_ev)
                     by_ev[e.ev] = e
-                    if len(by_ev) == count:
+                    if len(by_ev) == size:
                         self._refuse(e, plane)
+                    size += 1
                     e.active = is_active
         self.ring: list[EvEntry] = self._interleave(active)
         # Per plane, by its position in ``planes`` (list indexing, no dictionary lookup

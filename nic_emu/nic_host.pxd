@@ -94,6 +94,10 @@ cdef class NicHost:
     cdef public dict _peer_paths
     cdef object _last_peer
     cdef list _last_paths
+    cdef object _ports_peer
+    cdef list _ports_last
+    cdef object _bits_peer
+    cdef object _bits_last
     cdef public long long placed_bytes
 
     cpdef object path_key(self, object ev)

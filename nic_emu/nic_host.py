@@ -73,6 +73,13 @@ class NicHost:
         # lookup. _NO_PEER, no peer's name, until the first.
         self._last_peer: object = _NO_PEER
         self._last_paths: list[int] = []
+        # The same for the peer whose ports peer_port_up gave last (a connection's
+        # acknowledgements go to one peer) and whose bitmap note_peer_ports read last
+        # (_peer_bits' value for it, None when it had none).
+        self._ports_peer: object = _NO_PEER
+        self._ports_last: list[bool] = []
+        self._bits_peer: object = _NO_PEER
+        self._bits_last: object = None
         self.placed_bytes = 0  # payload placed for the applications, each byte once
 
     def path_key(self, ev: int) -> int:
@@ -152,18 +159,29 @@ class NicHost:
     def peer_port_up(self, peer: str) -> list[bool]:
         """Which of ``peer``'s ports are up (all until its bitmap says otherwise); the
         list itself, which :meth:`peer_ports_changed` updates."""
+        if peer is self._ports_peer:
+            return self._ports_last
         found = self._peer_ports.get(peer)
         if found is None:
             found = [True] * self.plane_count
             self._peer_ports[peer] = found
+        self._ports_peer = peer
+        self._ports_last = found
         return found
 
     def note_peer_ports(self, peer: str, bits: int, now: int) -> None:
         """A port-status bitmap from ``peer``: when it differs from the last one,
         :meth:`peer_ports_changed` takes the planes whose bit changed down / up."""
-        if self._peer_bits.get(peer) == bits:
+        if peer is self._bits_peer:
+            last = self._bits_last
+        else:
+            last = self._peer_bits.get(peer)
+            self._bits_peer = peer
+            self._bits_last = last
+        if last == bits:
             return
         self._peer_bits[peer] = bits
+        self._bits_last = bits
         self.peer_ports_changed(peer, bits, now)
 
     def peer_ports_changed(self, peer: str, bits: int, now: int) -> None:

@@ -156,6 +156,33 @@ def test_port_bitmap_changes_reach_the_nic_once_each() -> None:
         NicHost(1, [1]).note_peer_ports("nic1", 1, 0)
 
 
+def test_the_last_peers_ports_and_bitmap_answer_as_a_lookup_by_name() -> None:
+    """note_peer_ports and peer_port_up keep the peer they answered last beside the
+    dicts (found by identity): bitmaps from peers in runs and alternating, names equal to
+    a known one but other objects, report each change once, as a dict of the last bitmap
+    per peer does, and each peer's ports are one list whichever object names it."""
+    rng = random.Random(29)
+    host = ChangesHost()
+    last: dict[str, int] = {}
+    want: list[tuple[str, int, int]] = []
+    lists: dict[str, list[bool]] = {}
+    peer = "nic1"
+    for now in range(3000):
+        if rng.random() < 0.3:
+            name = rng.choice(["nic1", "nic2", "nic3"])
+            peer = "".join(["nic", name[-1]]) if rng.random() < 0.5 else name
+        bits = rng.choice([0b11, 0b11, 0b11, 0b01, 0b10])
+        host.note_peer_ports(peer, bits, now)
+        if last.get(peer) != bits:
+            last[peer] = bits
+            want.append((peer, bits, now))
+        asked = rng.choice([peer, "nic1", "nic2", "nic4"])
+        up = host.peer_port_up(asked)
+        assert up is lists.setdefault(asked, up) and up == [True, True]
+    assert host.changes == want
+    assert host._peer_bits == last
+
+
 def test_the_nic_is_a_nic_host_with_its_fabric() -> None:
     plan = AddressPlan(load("tiny"))
     core = NicCore("nic0", plan)
