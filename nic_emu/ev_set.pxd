@@ -86,8 +86,7 @@ cdef extern from *:
     """
     int nic_ev_cmp(object a, object b, int op) except -1
 
-# an empty dict made for n keys (CPython's own, as dict.fromkeys and the BUILD_MAP of a
-# literal use it); EvSet.__init__'s by_ev
+# an empty dict made at the size n keys need (CPython's C API); EvSet.__init__'s by_ev
 cdef extern from "Python.h":
     dict nic_ev_presized "_PyDict_NewPresized" (Py_ssize_t minused)
 

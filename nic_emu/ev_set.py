@@ -209,8 +209,8 @@ def _ge(a: object, b: object) -> bool:
 def _dict_for(n: int) -> dict[Any, Any]:
     """An empty dict for ``n`` keys: compiled, made at the size those need
     (``_PyDict_NewPresized``), so that filling it rehashes nothing (a dict grown from
-    empty is rebuilt at each of its doublings on the way); pure, ``{}``. The same dict to
-    every reader: its order is its inserts'."""
+    empty is rebuilt, every key inserted again, as it grows); pure, ``{}``. The same dict
+    to every reader: its order is its inserts'."""
     if not cython.compiled:
         return {}
     return nic_ev_presized(n)
