@@ -44,6 +44,56 @@ cdef extern from *:
     PyObject **nic_ev_items(list x) noexcept
 
 cdef object _RANDOM
+# the states pick and its scan test, as C globals (no module dictionary read per test)
+cdef object _GOOD, _SKIP
+
+
+# The comparisons of the ports' free times with ``now`` and with each other (EvSet.pick):
+# two exact ints of at most two 30-bit digits (below 2**60 in magnitude: the driver's ns)
+# compared from their digits on CPython 3.11; anything else (a float, a larger int,
+# another Python) by PyObject_RichCompareBool with the same operator, so the answer and
+# its errors are Python's (-1: raised). ``op`` is Py_GT, Py_LE or Py_GE.
+cdef extern from *:
+    """
+    static CYTHON_INLINE int nic_ev_small(PyObject *v, long long *out) {
+    #if PY_VERSION_HEX >= 0x030B0000 && PY_VERSION_HEX < 0x030C0000 && !defined(Py_LIMITED_API) && PyLong_SHIFT == 30
+        if (PyLong_CheckExact(v)) {
+            const digit *d = ((PyLongObject *)v)->ob_digit;
+            switch (Py_SIZE(v)) {
+            case 0: *out = 0; return 1;
+            case 1: *out = (long long)d[0]; return 1;
+            case -1: *out = -(long long)d[0]; return 1;
+            case 2: *out = ((long long)d[1] << 30) | (long long)d[0]; return 1;
+            case -2: *out = -(((long long)d[1] << 30) | (long long)d[0]); return 1;
+            default: break;
+            }
+        }
+    #endif
+        return 0;
+    }
+    static CYTHON_INLINE int nic_ev_cmp(PyObject *a, PyObject *b, int op) {
+        long long x, y;
+        if (nic_ev_small(a, &x) && nic_ev_small(b, &y)) {
+            switch (op) {
+            case Py_GT: return x > y;
+            case Py_LE: return x <= y;
+            case Py_GE: return x >= y;
+            default: break;
+            }
+        }
+        return PyObject_RichCompareBool(a, b, op);
+    }
+    """
+    int nic_ev_cmp(object a, object b, int op) except -1
+
+# an empty dict made at the size n keys need (CPython's C API); EvSet.__init__'s by_ev
+cdef extern from "Python.h":
+    dict nic_ev_presized "_PyDict_NewPresized" (Py_ssize_t minused)
+
+cdef bint _gt(object a, object b) except -1
+cdef bint _le(object a, object b) except -1
+cdef bint _ge(object a, object b) except -1
+cdef dict _dict_for(Py_ssize_t n)
 
 
 @cython.locals(i=Py_ssize_t, n=Py_ssize_t, k=Py_ssize_t, b=Py_ssize_t, j=Py_ssize_t)
@@ -88,6 +138,9 @@ cpdef list plane_entries(object plane, tuple evs, list routes)
 cdef EvEntry _new_entry(object ev, Py_ssize_t plane, object path, object wire)
 
 
+# no subclass: its methods' C calls are direct (not through the vtable, no check for a
+# Python override at each call: pick's scan and take, the connection parts' picks)
+@cython.final
 cdef class EvSet:
     cdef public list planes
     cdef public object min_active

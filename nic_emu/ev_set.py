@@ -37,8 +37,11 @@ import cython
 from nic_emu.exceptions import EvManagementError
 
 if cython.compiled:
+    from cython.cimports.cpython.object import Py_GE, Py_GT, Py_LE
     from cython.cimports.nic_emu.ev_set import (
+        nic_ev_cmp,
         nic_ev_items,
+        nic_ev_presized,
         nic_ev_random_index,
         nic_ev_random_size,
         nic_ev_random_words,
@@ -57,6 +60,9 @@ GOOD = EvState.GOOD
 SKIP = EvState.SKIP
 ASSUMED_BAD = EvState.ASSUMED_BAD
 DENIED = EvState.DENIED
+#: the two states pick and its scan test (C globals on the native build: ev_set.pxd)
+_GOOD = GOOD
+_SKIP = SKIP
 #: each state's name, indexed by the state (``STATE_NAMES[s] == s.name``, without the
 #: enum's name property, a Python call, on every state change)
 STATE_NAMES: tuple[str, ...] = tuple(s.name for s in EvState)
@@ -176,6 +182,38 @@ def _layout_ok() -> bool:
 
 #: the compiled shuffle draws in C (see _layout_ok)
 _LAYOUT_OK = _layout_ok()
+
+
+def _gt(a: object, b: object) -> bool:
+    """``a > b`` (pick's port times): compiled, two small ints from their digits
+    (``nic_ev_cmp``, ev_set.pxd), anything else by Python's comparison."""
+    if not cython.compiled:
+        return a > b  # type: ignore[operator]
+    return nic_ev_cmp(a, b, Py_GT)
+
+
+def _le(a: object, b: object) -> bool:
+    """``a <= b``, as :func:`_gt`."""
+    if not cython.compiled:
+        return a <= b  # type: ignore[operator]
+    return nic_ev_cmp(a, b, Py_LE)
+
+
+def _ge(a: object, b: object) -> bool:
+    """``a >= b``, as :func:`_gt`."""
+    if not cython.compiled:
+        return a >= b  # type: ignore[operator]
+    return nic_ev_cmp(a, b, Py_GE)
+
+
+def _dict_for(n: int) -> dict[Any, Any]:
+    """An empty dict for ``n`` keys: compiled, made at the size those need
+    (``_PyDict_NewPresized``), so that filling it rehashes nothing (a dict grown from
+    empty is rebuilt, every key inserted again, as it grows); pure, ``{}``. The same dict
+    to every reader: its order is its inserts'."""
+    if not cython.compiled:
+        return {}
+    return nic_ev_presized(n)
 
 
 # Untracked by the cycle collector on the native build (``no_gc``, which Cython reads on
@@ -320,7 +358,7 @@ def _new_entry(ev: int, plane: int, path: Hashable, wire: object) -> EvEntry:
     e.ev = ev
     e.plane = plane
     e.path = path
-    e.state = GOOD
+    e.state = _GOOD
     e.skip_until = 0
     e.probe_seq = -1
     e.probed_ns = -1
@@ -392,6 +430,8 @@ class EvSet:
         e=EvEntry,
         i=cython.Py_ssize_t,
         count=cython.Py_ssize_t,
+        size=cython.Py_ssize_t,
+        is_active=cython.bint,
         slots=list,
         position=dict,
         by_ev=dict,
@@ -417,11 +457,20 @@ class EvSet:
         self._on_floor_hold = on_floor_hold
         self._on_path_retired = on_path_retired
         self._on_path_loss = on_path_loss
-        self.by_ev: dict[int, EvEntry] = {}
         self.backup: dict[int, list[EvEntry]] = {p: list(backup.get(p, [])) for p in self.planes}
         self.local_down: set[int] = set()
         self.remote_down: set[int] = set()
+        # made for the entries it will hold (the lists' lengths: any other iterable
+        # counts for none, and the dict grows as it fills)
+        count = 0
+        for entries in active.values():
+            if type(entries) is list:
+                count += len(entries)
+        for entries in self.backup.values():
+            count += len(entries)
+        self.by_ev: dict[int, EvEntry] = _dict_for(count)
         by_ev = self.by_ev
+        size = 0  # by_ev's, counted: each entry adds one (else the set is refused)
         for is_active, groups in ((True, active), (False, self.backup)):
             for plane, entries in groups.items():
                 for e in entries:
@@ -429,10 +478,10 @@ class EvSet:
                         self._refuse(e, plane)
                     # an EV already there leaves the size as it was (the insert is the
                     # lookup: no separate ``in``); the set is then refused, unused
-                    count = len(by_ev)
                     by_ev[e.ev] = e
-                    if len(by_ev) == count:
+                    if len(by_ev) == size:
                         self._refuse(e, plane)
+                    size += 1
                     e.active = is_active
         self.ring: list[EvEntry] = self._interleave(active)
         # Per plane, by its position in ``planes`` (list indexing, no dictionary lookup
@@ -518,7 +567,7 @@ class EvSet:
             pos = (start + k) % n
             if free_at is not None:
                 p = planes[pos]
-                if free_at[p] > now:
+                if _gt(free_at[p], now):
                     busy = True
                     continue
             i = self._scan(pos, now)
@@ -535,7 +584,7 @@ class EvSet:
                 pos = (start + k) % n
                 p = planes[pos]
                 free = free_at[p]  # type: ignore[index]
-                if free <= now or (wait_k >= 0 and free >= wait_free):
+                if _le(free, now) or (wait_k >= 0 and _ge(free, wait_free)):
                     continue
                 i = self._scan(pos, now)
                 if i >= 0:
@@ -572,7 +621,7 @@ class EvSet:
             slot = slots[i]
             e = ring[slot]
             state = e.state
-            if (state is GOOD or (state is SKIP and now >= e.skip_until)) and not (
+            if (state is _GOOD or (state is _SKIP and now >= e.skip_until)) and not (
                 held and e.path in held
             ):
                 return i
@@ -586,8 +635,8 @@ class EvSet:
         slots = self._slots[pos]
         slot = slots[i]
         e = self.ring[slot]
-        if e.state is SKIP:
-            self._set(e, GOOD, "skip_expired", now)
+        if e.state is _SKIP:
+            self._set(e, _GOOD, "skip_expired", now)
         ppos = self._ppos
         self._undo_k = pos
         self._undo_pos = ppos[pos]

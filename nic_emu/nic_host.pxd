@@ -92,6 +92,12 @@ cdef class NicHost:
     cdef public list _path_base
     cdef public Py_ssize_t _path_total
     cdef public dict _peer_paths
+    cdef object _last_peer
+    cdef list _last_paths
+    cdef object _ports_peer
+    cdef list _ports_last
+    cdef object _bits_peer
+    cdef object _bits_last
     cdef public long long placed_bytes
 
     cpdef object path_key(self, object ev)
@@ -101,7 +107,7 @@ cdef class NicHost:
     cdef Py_ssize_t _key_index(self, long long key) except? -9
     @cython.locals(e="long long")
     cdef Py_ssize_t _ev_index(self, object ev) except? -9
-    @cython.locals(paths=list, i=Py_ssize_t)
+    @cython.locals(paths=list, found=list, i=Py_ssize_t)
     cpdef heard_from(self, object peer, object ev, object now)
     @cython.locals(paths=list, i=Py_ssize_t)
     cpdef object path_heard_ns(self, object peer, object key)

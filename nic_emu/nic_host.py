@@ -26,6 +26,7 @@ _T1_SHIFT = EV_T1_SHIFT
 _T1_FIELD = (1 << (EV_PLANE_SHIFT - EV_T1_SHIFT)) - 1  # a path key's T1 index bits
 _KEY_END = EV_KEYED >> EV_T1_SHIFT  # every path key of an EV below EV_KEYED is below it
 _TIME_LIMIT = 1 << 61  # times and periods read as C integers up to it (time_reached)
+_NO_PEER = object()  # NicHost._last_peer before any: no peer's name is this object
 
 
 def time_reached(now: int, since: int, period: int) -> bool:
@@ -66,6 +67,19 @@ class NicHost:
             total += max(0, min(t1_count, _T1_FIELD + 1))
         self._path_total = total
         self._peer_paths: dict[str, list[int]] = {}
+        # The peer heard_from last found in _peer_paths, and its times: a NIC hears from
+        # few peers, often from one several frames in a row (a run of data, a run of
+        # acknowledgements), and that peer's list is then found by identity, with no dict
+        # lookup. _NO_PEER, no peer's name, until the first.
+        self._last_peer: object = _NO_PEER
+        self._last_paths: list[int] = []
+        # The same for the peer whose ports peer_port_up gave last (a connection's
+        # acknowledgements go to one peer) and whose bitmap note_peer_ports read last
+        # (_peer_bits' value for it, None when it had none).
+        self._ports_peer: object = _NO_PEER
+        self._ports_last: list[bool] = []
+        self._bits_peer: object = _NO_PEER
+        self._bits_last: object = None
         self.placed_bytes = 0  # payload placed for the applications, each byte once
 
     def path_key(self, ev: int) -> int:
@@ -117,9 +131,14 @@ class NicHost:
         self.peer_heard_ns[peer] = now
         i = self._ev_index(ev)
         if i >= 0:
-            paths = self._peer_paths.get(peer)
-            if paths is None:
-                paths = self._peer_paths[peer] = [NEVER] * self._path_total
+            if peer is self._last_peer:
+                paths = self._last_paths
+            else:
+                found = self._peer_paths.get(peer)
+                if found is None:
+                    found = self._peer_paths[peer] = [NEVER] * self._path_total
+                self._last_peer = peer
+                self._last_paths = paths = found
             paths[i] = now
 
     def path_heard_ns(self, peer: str, key: int) -> int:
@@ -134,24 +153,35 @@ class NicHost:
     def ev_heard_ns(self, peer: str, ev: int) -> int:
         """``path_heard_ns(peer, path_key(ev))`` in one call, with no key made."""
         i = self._ev_index(ev)
-        paths = self._peer_paths.get(peer)
+        paths = self._last_paths if peer is self._last_peer else self._peer_paths.get(peer)
         return paths[i] if paths is not None and i >= 0 else NEVER
 
     def peer_port_up(self, peer: str) -> list[bool]:
         """Which of ``peer``'s ports are up (all until its bitmap says otherwise); the
         list itself, which :meth:`peer_ports_changed` updates."""
+        if peer is self._ports_peer:
+            return self._ports_last
         found = self._peer_ports.get(peer)
         if found is None:
             found = [True] * self.plane_count
             self._peer_ports[peer] = found
+        self._ports_peer = peer
+        self._ports_last = found
         return found
 
     def note_peer_ports(self, peer: str, bits: int, now: int) -> None:
         """A port-status bitmap from ``peer``: when it differs from the last one,
         :meth:`peer_ports_changed` takes the planes whose bit changed down / up."""
-        if self._peer_bits.get(peer) == bits:
+        if peer is self._bits_peer:
+            last = self._bits_last
+        else:
+            last = self._peer_bits.get(peer)
+            self._bits_peer = peer
+            self._bits_last = last
+        if last == bits:
             return
         self._peer_bits[peer] = bits
+        self._bits_last = bits
         self.peer_ports_changed(peer, bits, now)
 
     def peer_ports_changed(self, peer: str, bits: int, now: int) -> None:

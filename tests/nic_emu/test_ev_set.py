@@ -8,6 +8,7 @@ import importlib.machinery
 import random
 import sys
 from collections import Counter
+from fractions import Fraction
 from itertools import pairwise
 
 import pytest
@@ -324,6 +325,78 @@ def test_busy_ports_pass_their_turn_to_the_port_that_frees_first() -> None:
     assert tie is not None and tie.plane == evs.planes[start]  # equals: turn order decides
     free = evs.pick(0, [9, 0])
     assert free is not None and free.plane == 1
+
+
+def test_port_times_of_any_size_and_type_pick_as_python_compares_them() -> None:
+    # pick compares the ports' free times with now (and with each other) from the ints'
+    # digits when both are ints below 2**60 in magnitude (compiled), by Python otherwise.
+    # The same times as Fractions (never read from digits), and around 2**60, 2**62 and
+    # 2**70 and below zero (past the digits' reach): the same picks, turns and slots.
+    for seed in range(6):
+        rng = random.Random(seed)
+        ints, fractions = (make_set(planes=3, active_per_plane=3) for _ in range(2))
+        for step in range(1500):
+            base = rng.choice((0, -(1 << 40), (1 << 60) - 40, (1 << 62) - 40, 1 << 70))
+            now = base + step
+            if rng.random() < 0.2:
+                k = rng.randrange(len(ints.ring))
+                if ints.ring[k].state is GOOD:
+                    ints.mark_skip(ints.ring[k], now)
+                    fractions.mark_skip(fractions.ring[k], now)
+            free_at = [now + rng.choice((-70, -5, 0, 0, 5, 10, 10, 20, 70)) for _ in range(3)]
+            expected = _reference_pick(ints, now, free_at)
+            got = ints.pick(now, free_at)
+            other = fractions.pick(Fraction(now), [Fraction(t) for t in free_at])
+            assert (got is None) == (other is None)
+            if got is not None and other is not None:
+                assert (got.ev, got.state) == (other.ev, other.state)
+                if expected is not None:
+                    assert got is expected[0]
+            assert (ints._turn, ints._ppos) == (fractions._turn, fractions._ppos)
+            if rng.random() < 0.5:
+                ints.unpick()
+                fractions.unpick()
+    # A time Python cannot compare with an int is Python's TypeError on either build.
+    evs = make_set(planes=2, active_per_plane=1)
+    with pytest.raises(TypeError):
+        evs.pick(0, ["soon", 0])
+    with pytest.raises(TypeError):
+        evs.pick(0, [5, "later"])
+
+
+def test_the_ev_index_holds_each_entry_once_in_the_sets_order() -> None:
+    # by_ev is made for the entries it will hold (compiled): the same keys, in the same
+    # order, as inserting them one by one; tuples of entries are taken too, and an EV
+    # listed twice is still refused.
+    active = {
+        p: tuple(
+            EvEntry(ev=(p << 28) | (i % 4) << 16 | i, plane=p, path=(p, i % 4)) for i in range(160)
+        )
+        for p in range(2)
+    }
+    backup = {
+        p: [EvEntry(ev=(p << 28) | 1 << 24 | i, plane=p, path=(p, 9)) for i in range(3)]
+        for p in range(2)
+    }
+    evs = EvSet(active, backup, min_active_per_plane=1, skip_ns=1, rng=random.Random(4))
+    want = [e.ev for p in range(2) for e in active[p]] + [e.ev for p in range(2) for e in backup[p]]
+    assert list(evs.by_ev) == want
+    assert all(evs.by_ev[e.ev] is e for p in range(2) for e in (*active[p], *backup[p]))
+    assert type(evs.by_ev) is dict
+    twice = {0: [EvEntry(ev=5, plane=0, path=(0, 0)), EvEntry(ev=5, plane=0, path=(0, 1))]}
+    with pytest.raises(EvManagementError, match="appears twice"):
+        EvSet(twice, {}, min_active_per_plane=1, skip_ns=1, rng=random.Random(4))
+
+
+def test_the_native_ev_set_takes_no_subclass() -> None:
+    # Compiled, EvSet is a final type (its methods' C calls are direct); the pure class,
+    # the reference, is an ordinary one.
+    native = nic_emu.ev_set.__file__.endswith(tuple(importlib.machinery.EXTENSION_SUFFIXES))
+    if native:
+        with pytest.raises(TypeError):
+            type("Sub", (EvSet,), {})
+    else:
+        assert issubclass(type("Sub", (EvSet,), {}), EvSet)
 
 
 def test_state_names_are_the_states_names() -> None:

@@ -102,6 +102,36 @@ def test_times_per_path_agree_with_a_dict_of_path_keys() -> None:
                 assert host.ev_heard_ns(peer, ev) == want, (peer, ev)
 
 
+def test_the_last_peers_times_found_by_identity_answer_as_a_lookup_by_name() -> None:
+    """heard_from finds the peer it found last by identity (its list of times kept
+    beside the dict): runs from one peer, alternation, names equal to a known one but
+    other objects, and EVs beyond the fabric in between answer, at every step, as a
+    record looked up by name does."""
+    rng = random.Random(28)
+    host = NicHost(2, [3, 4])
+    assert host.ev_heard_ns("nic1", _ev(0, 1)) == NEVER  # nobody heard yet
+    model: dict[str, dict[int, int]] = {}
+    heard: dict[str, int] = {}
+    evs = [_ev(p, t) for p in range(2) for t in range(4)] + [_ev(0, 7), -3, 1 << 62]
+    peer = "nic1"
+    for now in range(4000):
+        if rng.random() < 0.4:  # a new run: a peer's name, often another object of it
+            peer = "".join(["nic", str(rng.randrange(1, 4))]) if rng.random() < 0.5 else peer
+            peer = rng.choice([peer, "nic1", "nic2", "nic3"])
+        ev = rng.choice(evs)
+        host.heard_from(peer, ev, now)
+        heard[peer] = now
+        key = host.path_key(ev)
+        if key >= 0:
+            model.setdefault(peer, {})[key] = now
+        asked = rng.choice(["nic1", "nic2", "nic3", "nic4", peer])
+        probe = rng.choice(evs)
+        want = model.get(asked, {}).get(host.path_key(probe), NEVER)
+        assert host.ev_heard_ns(asked, probe) == want
+        assert host.path_heard_ns(asked, host.path_key(probe)) == want
+    assert host.peer_heard_ns == heard
+
+
 def test_an_ev_that_is_no_int_is_refused_as_the_pure_path_key_refuses_it() -> None:
     """A float EV is a TypeError on both builds (the pure ``path_key`` shifts it; the
     native one, left as it was, truncates it to a C integer)."""
@@ -124,6 +154,33 @@ def test_port_bitmap_changes_reach_the_nic_once_each() -> None:
     assert host.changes == [("nic1", 0b11, 1), ("nic1", 0b01, 3), ("nic2", 0b01, 4)]
     with pytest.raises(NotImplementedError):
         NicHost(1, [1]).note_peer_ports("nic1", 1, 0)
+
+
+def test_the_last_peers_ports_and_bitmap_answer_as_a_lookup_by_name() -> None:
+    """note_peer_ports and peer_port_up keep the peer they answered last beside the
+    dicts (found by identity): bitmaps from peers in runs and alternating, names equal to
+    a known one but other objects, report each change once, as a dict of the last bitmap
+    per peer does, and each peer's ports are one list whichever object names it."""
+    rng = random.Random(29)
+    host = ChangesHost()
+    last: dict[str, int] = {}
+    want: list[tuple[str, int, int]] = []
+    lists: dict[str, list[bool]] = {}
+    peer = "nic1"
+    for now in range(3000):
+        if rng.random() < 0.3:
+            name = rng.choice(["nic1", "nic2", "nic3"])
+            peer = "".join(["nic", name[-1]]) if rng.random() < 0.5 else name
+        bits = rng.choice([0b11, 0b11, 0b11, 0b01, 0b10])
+        host.note_peer_ports(peer, bits, now)
+        if last.get(peer) != bits:
+            last[peer] = bits
+            want.append((peer, bits, now))
+        asked = rng.choice([peer, "nic1", "nic2", "nic4"])
+        up = host.peer_port_up(asked)
+        assert up is lists.setdefault(asked, up) and up == [True, True]
+    assert host.changes == want
+    assert host._peer_bits == last
 
 
 def test_the_nic_is_a_nic_host_with_its_fabric() -> None:
