@@ -324,6 +324,8 @@ cdef _set_envelope(
     payload=object, sflags="long long", pen_psn="long long", sack=Sack, message=Envelope,
 )
 cdef object _decode_native(bytes frame)
+@cython.locals(outer_src=bytes, inner_src=bytes)
+cdef _envelope_native(Envelope message, bytes frame, const unsigned char* b, long long vtcfl)
 cdef Py_ssize_t _ADDRESS_SLOTS
 cdef list _addresses
 cdef unsigned long long _ADDRESS_MIX

@@ -66,7 +66,7 @@ if cython.compiled:  # the native build's in-place readers and one-allocation fr
     from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow, PyLong_CheckExact
     from cython.cimports.cpython.object import Py_TYPE, PyObject
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
-    from cython.cimports.libc.string import memcpy
+    from cython.cimports.libc.string import memcmp, memcpy
     from cython.cimports.mrc_wire.codec import (
         mrc_envelope_usual,
         mrc_int_in_range,
@@ -1251,13 +1251,27 @@ def _decode_native(frame: bytes) -> Message | None:
         message = sack
     else:
         return None  # a NACK or a probe (one per trim, per probe interval), or no MRC opcode
+    _envelope_native(message, frame, b, vtcfl)
+    return message
+
+
+def _envelope_native(message: Envelope, frame: bytes, b: bytes, vtcfl: int) -> None:
+    """:func:`_decode_native`'s envelope of ``message``, read from ``frame`` (its bytes at
+    ``b``, the outer version, class and flow label ``vtcfl``) in place."""
+    outer_src = _address16(frame, b, 22)
+    # the inner source is the outer one on the usual frame (a NIC's own address): its
+    # bytes compared in place, the object shared (equal bytes either way)
+    if memcmp(b + 22, b + 62, 16) == 0:
+        inner_src = outer_src
+    else:
+        inner_src = _address16(frame, b, 62)
     _set_envelope(
         message,
         _address6(frame, b, 0),
         _address6(frame, b, 6),
-        _address16(frame, b, 22),
+        outer_src,
         _address16(frame, b, 38),
-        _address16(frame, b, 62),
+        inner_src,
         _address16(frame, b, 78),
         _int_object((_get16(b, 94) << 16) | (vtcfl & 0xFFFF)),  # the EV
         b[21],
@@ -1265,7 +1279,6 @@ def _decode_native(frame: bytes) -> Message | None:
         0,
     )
     message.dqpn = _int_object(_get32(b, 106) & _QPN_MASK)  # the connection's QP
-    return message
 
 
 def _int_object(value: int) -> int:

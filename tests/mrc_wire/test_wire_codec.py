@@ -983,3 +983,21 @@ def test_the_usual_envelope_read_in_c_takes_what_the_field_checks_take(
 
 class _OwnIntEnum(int):
     """An int subclass whose comparisons are int's (as an IntEnum's): read in C."""
+
+
+@pytest.mark.parametrize("build", [data, sack])
+def test_a_decoded_inner_source_is_its_own_bytes_when_equal_to_the_outer_or_not(
+    build: Any,
+) -> None:
+    """The native decoder shares the outer source's bytes object with the inner source
+    when their 16 bytes are equal: each is the frame's bytes, when equal and when they
+    differ in any one byte."""
+    outer = ENVELOPE["outer_src"]
+    for position in (None, 0, 7, 8, 15):
+        inner = bytearray(outer)
+        if position is not None:
+            inner[position] ^= 0x40
+        message = build(outer_src=outer, inner_src=bytes(inner))
+        got = decode(encode(message))
+        assert got.outer_src == outer and got.inner_src == bytes(inner)
+        assert got == message
