@@ -211,6 +211,46 @@ cdef extern from *:
     }
     """
     int mrc_int_u64(object v, unsigned long long* out) noexcept
+# The usual envelope of a frame the native writers make, read in C with no reference taken
+# (an attribute passed to a Cython function is held by a new reference for the call):
+# every address an exact bytes of its size, no SRH (segments the empty tuple,
+# segments_left an exact 0) and the payload bytes (mrc_envelope_usual); an int that
+# compares as int does (exact, bool, an IntEnum), 0 <= v <= limit (mrc_int_within, its
+# digits read as mrc_int_in_range reads them). 1 when it holds, 0 otherwise (the caller's
+# own checks then decide). Inline.
+cdef extern from *:
+    """
+    static CYTHON_INLINE int mrc_bytes_sized(PyObject *v, Py_ssize_t size) {
+        return PyBytes_CheckExact(v) && PyBytes_GET_SIZE(v) == size;
+    }
+    static CYTHON_INLINE int mrc_int_within(PyObject *v, unsigned long long limit) {
+        if (!PyLong_CheckExact(v)
+            && !(PyLong_Check(v) && Py_TYPE(v)->tp_richcompare == PyLong_Type.tp_richcompare))
+            return 0;
+        return mrc_int_in_range(v, limit) == 1;
+    }
+    static CYTHON_INLINE int mrc_envelope_usual(
+            PyObject *dst_mac, PyObject *src_mac, PyObject *outer_src, PyObject *outer_dst,
+            PyObject *inner_src, PyObject *inner_dst, PyObject *segments,
+            PyObject *segments_left, PyObject *payload) {
+        long long left = -1;
+        return mrc_bytes_sized(dst_mac, 6) && mrc_bytes_sized(src_mac, 6)
+            && mrc_bytes_sized(outer_src, 16) && mrc_bytes_sized(outer_dst, 16)
+            && mrc_bytes_sized(inner_src, 16) && mrc_bytes_sized(inner_dst, 16)
+            && PyTuple_CheckExact(segments) && PyTuple_GET_SIZE(segments) == 0
+            && PyLong_CheckExact(segments_left) && mrc_int_value(segments_left, &left)
+            && left == 0 && PyBytes_CheckExact(payload);
+    }
+    """
+    int mrc_int_within(PyObject* v, unsigned long long limit) noexcept
+    int mrc_envelope_usual(
+        PyObject* dst_mac, PyObject* src_mac, PyObject* outer_src, PyObject* outer_dst,
+        PyObject* inner_src, PyObject* inner_dst, PyObject* segments,
+        PyObject* segments_left, PyObject* payload,
+    ) noexcept
+# _native_frame and _check_native both pass when this is True (every value read in C, no
+# reference taken); False: they run and decide, as before
+cdef bint _envelope_usual(Envelope m, object dscp, object ecn, object payload) noexcept
 # value as a C long long into *out when it is an int that compares as int does (exact,
 # bool, an IntEnum) and fits: True; anything else False (the caller compares by Python)
 cdef inline bint _as_c_int(object value, long long* out) except -1
@@ -236,13 +276,13 @@ cdef object _check_native(Envelope m, object dscp, object ecn)
 @cython.locals(timestamp=object, immediate=object, size=Py_ssize_t, out=bytes,
                b="unsigned char*", off=Py_ssize_t, op="long long", dqpn="long long",
                psn="long long", va="unsigned long long", rkey="long long",
-               dma_length="long long", ts="long long", imm="long long")
+               dma_length="long long", ts="long long", imm="long long", usual=bint)
 cdef object _data_native(DataPacket p, object opcode, long long flags, object psn_word)
 @cython.locals(echoed_ts=object, out=bytes, b="unsigned char*", off=Py_ssize_t,
                dqpn="long long", cum_psn="long long", port_status="long long",
                sack_offset="long long", bitmap="unsigned long long", echoed_ev="long long",
                ts="long long", rcvd="long long", echoed_psn="long long", pen="long long",
-               ooo="long long")
+               ooo="long long", usual=bint)
 cdef object _sack_native(Sack s, long long flags)
 cdef inline void _put16(unsigned char* b, Py_ssize_t off, long long value) noexcept
 cdef inline void _put32(unsigned char* b, Py_ssize_t off, long long value) noexcept
@@ -284,6 +324,8 @@ cdef _set_envelope(
     payload=object, sflags="long long", pen_psn="long long", sack=Sack, message=Envelope,
 )
 cdef object _decode_native(bytes frame)
+@cython.locals(outer_src=bytes, inner_src=bytes)
+cdef _envelope_native(Envelope message, bytes frame, const unsigned char* b, long long vtcfl)
 cdef Py_ssize_t _ADDRESS_SLOTS
 cdef list _addresses
 cdef unsigned long long _ADDRESS_MIX

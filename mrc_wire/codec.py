@@ -64,10 +64,16 @@ if cython.compiled:  # the native build's in-place readers and one-allocation fr
     from cython.cimports.cpython.bytes import PyBytes_AS_STRING, PyBytes_FromStringAndSize
     from cython.cimports.cpython.list import PyList_GET_ITEM, PyList_SET_ITEM
     from cython.cimports.cpython.long import PyLong_AsLongLongAndOverflow, PyLong_CheckExact
-    from cython.cimports.cpython.object import Py_TYPE
+    from cython.cimports.cpython.object import Py_TYPE, PyObject
     from cython.cimports.cpython.ref import Py_INCREF, Py_XDECREF
-    from cython.cimports.libc.string import memcpy
-    from cython.cimports.mrc_wire.codec import mrc_int_in_range, mrc_int_u64, mrc_int_value
+    from cython.cimports.libc.string import memcmp, memcpy
+    from cython.cimports.mrc_wire.codec import (
+        mrc_envelope_usual,
+        mrc_int_in_range,
+        mrc_int_u64,
+        mrc_int_value,
+        mrc_int_within,
+    )
 
 __all__ = [
     "DataPacket",
@@ -640,8 +646,9 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
     immediate = p.immediate
     op = dqpn = psn = rkey = dma_length = ts = imm = 0
     va = 0
+    usual = _envelope_usual(p, p.dscp, p.ecn, p.payload)
     if not (
-        _native_frame(p, p.dscp, p.ecn, p.payload)
+        (usual or _native_frame(p, p.dscp, p.ecn, p.payload))
         and _as_c_int(opcode, cython.address(op))
         and _as_c_int(p.dqpn, cython.address(dqpn))
         and 0 <= dqpn <= _QPN_MASK
@@ -653,7 +660,8 @@ def _data_native(p: DataPacket, opcode: int, flags: int, psn_word: int) -> bytes
         and (immediate is None or _as_c_u32(immediate, cython.address(imm)))
     ):
         return None
-    _check_native(p, p.dscp, p.ecn)
+    if not usual:  # else _check_native's checks hold (_envelope_usual)
+        _check_native(p, p.dscp, p.ecn)
     size = _BTH_LEN + _RETH_LEN
     if timestamp is not None:
         size += _TSETH_LEN
@@ -683,8 +691,9 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     dqpn = cum_psn = port_status = sack_offset = echoed_ev = ts = rcvd = 0
     echoed_psn = pen = ooo = 0
     bitmap = 0
+    usual = _envelope_usual(s, s.dscp, s.ecn, b"")
     if not (
-        _native_frame(s, s.dscp, s.ecn, b"")
+        (usual or _native_frame(s, s.dscp, s.ecn, b""))
         and _as_c_int(s.dqpn, cython.address(dqpn))
         and 0 <= dqpn <= _QPN_MASK
         and _as_c_int(s.cum_psn, cython.address(cum_psn))
@@ -702,7 +711,8 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
         and 0 <= ooo <= 0xFFFF
     ):
         return None
-    _check_native(s, s.dscp, s.ecn)
+    if not usual:  # else _check_native's checks hold (_envelope_usual)
+        _check_native(s, s.dscp, s.ecn)
     out = _head_native(s, s.dscp, s.ecn, _BTH_LEN + _SACK_LEN, b"")
     b = cython.cast(cython.p_uchar, PyBytes_AS_STRING(out))
     off = _HEAD_LEN
@@ -719,6 +729,33 @@ def _sack_native(s: Sack, flags: int) -> bytes | None:
     _put16(b, off + 28, ooo)
     _put16(b, off + 30, 0)
     return out
+
+
+def _envelope_usual(m: Envelope, dscp: object, ecn: object, payload: object) -> bool:
+    """Compiled only: True when the envelope is the usual one, read in C with no reference
+    taken (``mrc_envelope_usual``, ``mrc_int_within`` in codec.pxd): six addresses of
+    ``bytes`` at their sizes, no SRH, ``payload`` bytes, and ``ev``, ``dscp``, ``ecn``,
+    ``hop_limit`` and ``dqpn`` ints that compare as ``int`` does, in range. Then
+    :func:`_native_frame` and :func:`_check_native` both pass, and need not run; False
+    for anything else (they run and decide, with their errors)."""
+    return (
+        mrc_envelope_usual(
+            cython.cast(cython.pointer(PyObject), m.dst_mac),
+            cython.cast(cython.pointer(PyObject), m.src_mac),
+            cython.cast(cython.pointer(PyObject), m.outer_src),
+            cython.cast(cython.pointer(PyObject), m.outer_dst),
+            cython.cast(cython.pointer(PyObject), m.inner_src),
+            cython.cast(cython.pointer(PyObject), m.inner_dst),
+            cython.cast(cython.pointer(PyObject), m.segments),
+            cython.cast(cython.pointer(PyObject), m.segments_left),
+            cython.cast(cython.pointer(PyObject), payload),
+        )
+        and mrc_int_within(cython.cast(cython.pointer(PyObject), m.ev), _EV_MASK)
+        and mrc_int_within(cython.cast(cython.pointer(PyObject), dscp), 0x3F)
+        and mrc_int_within(cython.cast(cython.pointer(PyObject), ecn), 0x3)
+        and mrc_int_within(cython.cast(cython.pointer(PyObject), m.hop_limit), 0xFF)
+        and mrc_int_within(cython.cast(cython.pointer(PyObject), m.dqpn), _QPN_MASK)
+    ) != 0
 
 
 def _native_frame(m: Envelope, dscp: int, ecn: int, payload: object) -> bool:
@@ -1214,13 +1251,27 @@ def _decode_native(frame: bytes) -> Message | None:
         message = sack
     else:
         return None  # a NACK or a probe (one per trim, per probe interval), or no MRC opcode
+    _envelope_native(message, frame, b, vtcfl)
+    return message
+
+
+def _envelope_native(message: Envelope, frame: bytes, b: bytes, vtcfl: int) -> None:
+    """:func:`_decode_native`'s envelope of ``message``, read from ``frame`` (its bytes at
+    ``b``, the outer version, class and flow label ``vtcfl``) in place."""
+    outer_src = _address16(frame, b, 22)
+    # the inner source is the outer one on the usual frame (a NIC's own address): its
+    # bytes compared in place, the object shared (equal bytes either way)
+    if memcmp(b + 22, b + 62, 16) == 0:
+        inner_src = outer_src
+    else:
+        inner_src = _address16(frame, b, 62)
     _set_envelope(
         message,
         _address6(frame, b, 0),
         _address6(frame, b, 6),
-        _address16(frame, b, 22),
+        outer_src,
         _address16(frame, b, 38),
-        _address16(frame, b, 62),
+        inner_src,
         _address16(frame, b, 78),
         _int_object((_get16(b, 94) << 16) | (vtcfl & 0xFFFF)),  # the EV
         b[21],
@@ -1228,7 +1279,6 @@ def _decode_native(frame: bytes) -> Message | None:
         0,
     )
     message.dqpn = _int_object(_get32(b, 106) & _QPN_MASK)  # the connection's QP
-    return message
 
 
 def _int_object(value: int) -> int:

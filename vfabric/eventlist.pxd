@@ -66,6 +66,19 @@ cdef class EventHandle:
 @cython.locals(old="PyObject*")
 cdef inline void _c_store(list items, Py_ssize_t slot, object value) noexcept
 
+# _c_store on borrowed pointers: for _c_push, whose lists are the event list's own
+# (an attribute passed as a list argument is held by a new reference for the call)
+cdef extern from *:
+    """
+    static inline void vf_list_store(PyObject *items, Py_ssize_t slot, PyObject *value) {
+        PyObject *old = PyList_GET_ITEM(items, slot);
+        Py_INCREF(value);
+        PyList_SET_ITEM(items, slot, value);
+        Py_XDECREF(old);
+    }
+    """
+    void _list_store "vf_list_store"(PyObject* items, Py_ssize_t slot, PyObject* value) noexcept
+
 
 @cython.final  # no subclass: its C methods are called directly
 cdef class EventList:
@@ -146,7 +159,7 @@ cdef class EventList:
     cdef inline Py_ssize_t _c_take(self) noexcept
 
     @cython.locals(level=int, d=int, bucket="_Bucket*", last="long long", slot=Py_ssize_t,
-                   after=Py_ssize_t, events="_Event*")
+                   after=Py_ssize_t, events="_Event*", bucket_tail=Py_ssize_t)
     cdef void _c_settle(self) noexcept
 
     @cython.locals(events="_Event*", first=Py_ssize_t, tail=Py_ssize_t, slot=Py_ssize_t,

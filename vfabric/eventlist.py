@@ -43,6 +43,7 @@ if cython.compiled:  # the native build's list (see EventList): C memory, refcou
         _bit_length,
         _Bucket,
         _Event,
+        _list_store,
         _lowest_bit,
     )
 
@@ -355,8 +356,18 @@ class EventList:
             self._c_grow()
         self._nfree -= 1
         slot = self._free[self._nfree]
-        _c_store(self._fns, slot, fn)
-        _c_store(self._args, slot, arg)
+        # the lists as borrowed pointers (self holds them for the call): no reference
+        # taken and released around each store
+        _list_store(
+            cython.cast(cython.pointer(PyObject), self._fns),
+            slot,
+            cython.cast(cython.pointer(PyObject), fn),
+        )
+        _list_store(
+            cython.cast(cython.pointer(PyObject), self._args),
+            slot,
+            cython.cast(cython.pointer(PyObject), arg),
+        )
         seq = self._seq
         self._seq = seq + 1
         self._size += 1
@@ -437,7 +448,15 @@ class EventList:
         last = bucket.least
         self._last = last
         slot = bucket.first
+        bucket_tail = bucket.tail
         bucket.first = bucket.tail = -1
+        if level == 0:
+            # a level-0 bucket's events differ from _last in no digit but the lowest,
+            # which is d in all of them: they are all at `last`, so the whole chain is
+            # _ready (empty here), in its order (what moving them one by one would make)
+            self._ready.first = slot
+            self._ready.tail = bucket_tail
+            return
         events = self._events
         while slot >= 0:
             after = events[slot].next

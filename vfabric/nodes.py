@@ -333,7 +333,10 @@ _TRIMMED = 4
 _TX_BYTES = 5
 _TX_PACKETS = 6
 _FIB = 0x9E3779B97F4A7C15  # 2**64 / the golden ratio: Fibonacci hashing of an EV
-_EV_FIRST = 16  # EVs an EvCounters has room for at first (doubled when full)
+# EVs an EvCounters has room for at first (doubled when full): a NIC meets hundreds of EVs
+# (a connection's EV set), and each doubling moves and rehashes every EV met so far, so
+# the first room is 256 (about 18 KiB a direction, a NIC's two: 36 KiB) rather than 16
+_EV_FIRST = 256
 
 
 class EvCounters:

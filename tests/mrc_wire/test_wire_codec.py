@@ -936,3 +936,68 @@ def test_native_writers_read_fields_at_every_digit_boundary(
                 encode(message)
     assert encode(build(**{field: True})) == encode(build(**{field: 1}))
     assert encode(build(**{field: Dscp.TRIMMED})) == encode(build(**{field: int(Dscp.TRIMMED)}))
+
+
+@pytest.mark.parametrize("build", [data, sack])
+@pytest.mark.parametrize(
+    ("field", "limit"),
+    [
+        ("ev", (1 << 32) - 1),
+        ("dscp", 0x3F),
+        ("ecn", 0x3),
+        ("hop_limit", 0xFF),
+        ("dqpn", (1 << 24) - 1),
+    ],
+)
+def test_the_usual_envelope_read_in_c_takes_what_the_field_checks_take(
+    build: Any, field: str, limit: int
+) -> None:
+    """The native writers' one C read of the usual envelope (every envelope check at once,
+    no reference taken) takes an envelope only when the field-by-field checks would: each
+    int field at and past its limit, as an int, a bool, an IntEnum and an int with its own
+    order, is written as its int or refused with the error it had; addresses of another
+    size or type, an empty SRH list and a float segments_left go through those checks."""
+    message = build()
+    for value in (0, 1, limit, limit + 1, -1, 1 << 40, 1 << 70):
+        changed = dataclasses.replace(message, **{field: value})
+        if 0 <= value <= limit:
+            frame = encode(changed)
+            assert getattr(decode(frame), field) == value
+            assert encode(dataclasses.replace(changed, **{field: _OwnIntEnum(value)})) == frame
+        else:
+            with pytest.raises((EncodeError, struct.error)):
+                encode(changed)
+    assert encode(dataclasses.replace(message, **{field: True})) == encode(
+        dataclasses.replace(message, **{field: 1})
+    )
+    with pytest.raises(_Compared):
+        encode(dataclasses.replace(message, **{field: _OwnOrder(1)}))
+    reference = encode(message)
+    assert encode(dataclasses.replace(message, segments=[])) == reference
+    assert encode(dataclasses.replace(message, segments_left=0.0)) == reference
+    assert encode(dataclasses.replace(message, inner_src=bytearray(message.inner_src))) == reference
+    for name, size in (("dst_mac", 6), ("outer_dst", 16), ("inner_dst", 16)):
+        with pytest.raises(EncodeError, match="bytes"):
+            encode(dataclasses.replace(message, **{name: b"\x01" * (size + 1)}))
+
+
+class _OwnIntEnum(int):
+    """An int subclass whose comparisons are int's (as an IntEnum's): read in C."""
+
+
+@pytest.mark.parametrize("build", [data, sack])
+def test_a_decoded_inner_source_is_its_own_bytes_when_equal_to_the_outer_or_not(
+    build: Any,
+) -> None:
+    """The native decoder shares the outer source's bytes object with the inner source
+    when their 16 bytes are equal: each is the frame's bytes, when equal and when they
+    differ in any one byte."""
+    outer = ENVELOPE["outer_src"]
+    for position in (None, 0, 7, 8, 15):
+        inner = bytearray(outer)
+        if position is not None:
+            inner[position] ^= 0x40
+        message = build(outer_src=outer, inner_src=bytes(inner))
+        got = decode(encode(message))
+        assert got.outer_src == outer and got.inner_src == bytes(inner)
+        assert got == message

@@ -382,6 +382,44 @@ def test_many_events_run_in_time_and_scheduling_order_through_pushes_and_cancels
     assert len(ran) == events.events_run == len(set(ran))
 
 
+def test_events_a_few_ns_apart_run_as_whole_instants_in_scheduling_order() -> None:
+    """Events less than 64 ns after the last time taken (the native radix heap's lowest
+    level, whose buckets are taken whole into the ready chain), several at each instant,
+    put in an interleaved order, with more put at the running instant, just after it and
+    at an instant already waiting: each instant's events run in the order they were put,
+    the instants in time order."""
+    events = EventList()
+    ran: list[tuple[int, str]] = []
+
+    def note(tag: str) -> None:
+        ran.append((events.now, tag))
+        if tag == "3a":
+            events.push(events.now, note, "3-now")
+            events.push(events.now + 1, note, "4-next")
+            events.push(5, note, "5-late")
+
+    events.push(0, note, "0")
+    events.run(None, lambda: False)  # the last time taken is 0: what follows is level 0
+    for tag in ("5a", "3a", "5b", "4a", "3b", "63a", "5c", "63b", "3c"):
+        events.push(int(tag[:-1]), note, tag)
+    assert events.run(None, lambda: False) is False
+    assert ran == [
+        (0, "0"),
+        (3, "3a"),
+        (3, "3b"),
+        (3, "3c"),
+        (3, "3-now"),
+        (4, "4a"),
+        (4, "4-next"),
+        (5, "5a"),
+        (5, "5b"),
+        (5, "5c"),
+        (5, "5-late"),
+        (63, "63a"),
+        (63, "63b"),
+    ]
+
+
 class _SignedClock:
     """A clock that starts before 0 (the event list takes any clock with ``now_ns`` and
     ``set_ns``): events before 0, and before the first ones put, are still in order."""
